@@ -1,0 +1,3 @@
+//! Pure functions that turn samples into knowledge. Each is tested on its own.
+
+pub mod littles_law;

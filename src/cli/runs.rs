@@ -1,0 +1,58 @@
+//! `fathom runs [--json]`: every stored run with its headline figures.
+
+use super::ResultsArg;
+use crate::error::Result;
+use crate::report::format::{count, latency_us};
+use crate::report::summary::RunSummary;
+use crate::report::table;
+use crate::store::Store;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    results: ResultsArg,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let store = Store::open_existing(&args.results.results)?;
+    let mut list = Vec::new();
+    let mut json = Vec::new();
+    for run in store.runs()? {
+        let summary = RunSummary::load(&store, &run.id.to_string())?;
+        let head = summary.headline();
+        let text = head.map(|h| {
+            format!(
+                "{} IOPS {} ({}), p99 {}",
+                count(h.iops),
+                h.op,
+                h.workload,
+                latency_us(h.latency.p99_us)
+            )
+        });
+        json.push(serde_json::json!({
+            "id": run.id,
+            "scenario": run.scenario,
+            "started_at": run.started_at,
+            "duration_s": run.duration_s,
+            "status": run.status,
+            "headline": head.map(|h| serde_json::json!({
+                "workload": h.workload, "op": h.op, "iops": h.iops, "mb_per_s": h.mb_per_s, "p99_us": h.latency.p99_us,
+            })),
+        }));
+        list.push((run, text));
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("runs serialize")
+        );
+    } else if list.is_empty() {
+        println!("no runs yet: try `fathom run`");
+    } else {
+        print!("{}", table::runs(&list));
+    }
+    Ok(0)
+}

@@ -1,0 +1,61 @@
+//! `fathom show RUN [--json]`: one run's results per workload and op.
+
+use super::ResultsArg;
+use crate::error::Result;
+use crate::report::format::seconds;
+use crate::report::summary::RunSummary;
+use crate::report::table;
+use crate::store::Store;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run id, or `last`
+    #[arg(default_value = "last")]
+    run: String,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    results: ResultsArg,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let store = Store::open_existing(&args.results.results)?;
+    let summary = RunSummary::load(&store, &args.run)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("summary serializes")
+        );
+    } else {
+        print(&summary);
+    }
+    Ok(0)
+}
+
+/// The human-readable view, also printed at the end of `fathom run`.
+pub fn print(s: &RunSummary) {
+    let r = &s.run;
+    let duration = r
+        .duration_s
+        .map(seconds)
+        .unwrap_or_else(|| "still running".into());
+    println!(
+        "run {} · {} · {} · {} · {}",
+        r.id, r.scenario, r.started_at, duration, r.status
+    );
+    if let Some(err) = &r.error {
+        println!("error: {err}");
+    }
+    println!();
+    print!("{}", table::results(s));
+    if s.workloads.iter().any(|w| !w.ops.is_empty()) {
+        println!(
+            "\nIOPS x mean = Little's law: the average number of IOs in flight. It should match depth;\n\
+             when it is lower, time is being lost outside the device (the generator, or queueing above it)."
+        );
+    }
+    for w in &s.warnings {
+        println!("warning: {}", w.message);
+    }
+}

@@ -1,0 +1,382 @@
+//! Targets: where workloads do IO. Decides the data file of each workload, refuses what
+//! would destroy data by surprise, checks free space, lays files out with real
+//! (incompressible, non-sparse) data before anything is measured, and opens them.
+//!
+//! A target is a directory (fathom creates `fathom-<file>.dat` inside it), a regular
+//! file (used as is, created if its directory exists), or a block device (reads only,
+//! unless `--allow-device-write`; never written while mounted).
+
+use crate::error::{Error, Result};
+use crate::scenario::Workload;
+use crate::scenario::units::Size;
+use crate::warnings::Warning;
+use crate::workload::{Rng, writes};
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// An opened data file for one workload.
+#[derive(Debug)]
+pub struct DataFile {
+    pub path: PathBuf,
+    pub file: File,
+    /// Working set in bytes (offsets are in `[0, size)`).
+    pub size: u64,
+    /// O_DIRECT actually in effect.
+    pub direct: bool,
+}
+
+pub struct Options {
+    pub allow_device_write: bool,
+    /// Use a smaller working set instead of failing when space is short (quickstart).
+    pub shrink_to_fit: bool,
+}
+
+/// Free space left untouched on a filesystem after laying out a working set.
+const RESERVE: u64 = 256 << 20;
+const LAYOUT_CHUNK: usize = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    File,
+    Device,
+}
+
+/// Where one workload's data lives, before anything is written.
+struct Placement {
+    path: PathBuf,
+    kind: Kind,
+}
+
+fn place(w: &Workload) -> Result<Placement> {
+    let target = &w.target;
+    let meta = match std::fs::metadata(target) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            let parent = target
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if parent.is_dir() {
+                return Ok(Placement {
+                    path: target.clone(),
+                    kind: Kind::File,
+                });
+            }
+            return Err(Error::input(format!(
+                "workload {}: target {} does not exist (give an existing directory, file or block device)",
+                w.name,
+                target.display()
+            )));
+        }
+        Err(e) => {
+            return Err(Error::input(format!(
+                "workload {}: target {}: {e}",
+                w.name,
+                target.display()
+            )));
+        }
+    };
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        Ok(Placement {
+            path: target.join(format!("fathom-{}.dat", w.file)),
+            kind: Kind::File,
+        })
+    } else if ft.is_file() {
+        Ok(Placement {
+            path: target.clone(),
+            kind: Kind::File,
+        })
+    } else if ft.is_block_device() {
+        Ok(Placement {
+            path: target.clone(),
+            kind: Kind::Device,
+        })
+    } else {
+        Err(Error::input(format!(
+            "workload {}: target {} is not a directory, regular file or block device",
+            w.name,
+            target.display()
+        )))
+    }
+}
+
+/// Prepares every workload's data file, in scenario order. `warn` receives what the
+/// run should record.
+pub fn prepare(
+    workloads: &[Workload],
+    opts: &Options,
+    stop: &AtomicBool,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<Vec<DataFile>> {
+    let placements: Vec<Placement> = workloads.iter().map(place).collect::<Result<_>>()?;
+    // Workloads naming the same file share it: one size (the largest), one layout.
+    let mut sizes: BTreeMap<PathBuf, u64> = BTreeMap::new();
+    for (w, p) in workloads.iter().zip(&placements) {
+        let size = match p.kind {
+            Kind::Device => device_size(w, &p.path)?,
+            Kind::File => file_size(w, &p.path)?,
+        };
+        let e = sizes.entry(p.path.clone()).or_insert(0);
+        *e = (*e).max(size);
+    }
+    for (w, p) in workloads.iter().zip(&placements) {
+        if p.kind == Kind::Device && writes(w) {
+            check_device_writable(w, &p.path, opts.allow_device_write)?;
+        }
+    }
+    for (path, size) in sizes.iter_mut() {
+        if placements
+            .iter()
+            .any(|p| &p.path == path && p.kind == Kind::File)
+        {
+            *size = lay_out(path, *size, opts, stop, warn)?;
+        }
+    }
+    let mut memory_warned = Vec::new();
+    workloads
+        .iter()
+        .zip(&placements)
+        .map(|(w, p)| {
+            let size = sizes[&p.path].min(w.size.unwrap_or(u64::MAX));
+            let size = size - size % w.bs;
+            if let Some(fstype) = memory_fs(&p.path).filter(|_| !memory_warned.contains(&p.path)) {
+                memory_warned.push(p.path.clone());
+                warn(Warning::MemoryBackedTarget {
+                    path: p.path.clone(),
+                    fstype,
+                });
+            }
+            open(w, &p.path, size, warn)
+        })
+        .collect()
+}
+
+/// The working set of a file target: as asked, or the existing file's length.
+fn file_size(w: &Workload, path: &Path) -> Result<u64> {
+    if let Some(size) = w.size {
+        return Ok(size);
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() >= w.bs => Ok(m.len()),
+        _ => Err(Error::input(format!(
+            "workload {}: no `size` given and {} has no data to take it from; set `size`, e.g. 1g",
+            w.name,
+            path.display()
+        ))),
+    }
+}
+
+fn device_size(w: &Workload, path: &Path) -> Result<u64> {
+    let file = File::open(path)
+        .map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;
+    let mut bytes: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64, &mut bytes) };
+    if rc != 0 {
+        return Err(Error::input(format!(
+            "workload {}: size of {}: {}",
+            w.name,
+            path.display(),
+            std::io::Error::last_os_error()
+        )));
+    }
+    match w.size {
+        Some(s) if s > bytes => Err(Error::input(format!(
+            "workload {}: size {} is larger than device {} ({})",
+            w.name,
+            Size(s),
+            path.display(),
+            Size(bytes)
+        ))),
+        Some(s) => Ok(s),
+        None => Ok(bytes),
+    }
+}
+
+/// `_IOR(0x12, 114, size_t)`
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+
+fn check_device_writable(w: &Workload, path: &Path, allowed: bool) -> Result<()> {
+    if !allowed {
+        return Err(Error::input(format!(
+            "workload {} would write to block device {}, destroying its contents; pass --allow-device-write if that is what you want",
+            w.name,
+            path.display()
+        )));
+    }
+    // The kernel refuses an exclusive open of a device that is mounted or held (by LVM,
+    // RAID, swap...): the one check that cannot miss a mount we do not know about.
+    match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Err(Error::input(format!(
+            "refusing to write to {}: it is mounted or in use (by a filesystem, LVM, RAID or swap)",
+            path.display()
+        ))),
+        Err(e) => Err(Error::input(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Makes sure `path` holds `size` bytes of written (not sparse) data, writing random
+/// data where it does not. Returns the size actually laid out.
+fn lay_out(
+    path: &Path,
+    mut size: u64,
+    opts: &Options,
+    stop: &AtomicBool,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<u64> {
+    let (len, allocated) = match std::fs::metadata(path) {
+        Ok(m) => (m.len(), m.blocks() * 512),
+        Err(_) => (0, 0),
+    };
+    if len >= size && allocated >= size {
+        return Ok(size);
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let free = free_bytes(dir)?;
+    let needed = size.saturating_sub(allocated);
+    if needed + RESERVE > free {
+        let room = (free.saturating_sub(RESERVE) + allocated) / 10 * 9;
+        let shrunk = room - room % (1 << 20);
+        if opts.shrink_to_fit && shrunk >= 16 << 20 {
+            warn(Warning::WorkingSetShrunk {
+                path: path.to_path_buf(),
+                wanted: size,
+                used: shrunk,
+            });
+            size = shrunk;
+            if len >= size && allocated >= size {
+                return Ok(size);
+            }
+        } else {
+            return Err(Error::input(format!(
+                "not enough free space for {}: the working set needs {} more, {} is free (keeping {} spare)",
+                path.display(),
+                Size(needed),
+                Size(free),
+                Size(RESERVE)
+            )));
+        }
+    }
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| Error::input(format!("cannot create {}: {e}", path.display())))?;
+    let started = Instant::now();
+    if size >= 64 << 20 {
+        eprintln!(
+            "laying out {} ({} of random data)...",
+            path.display(),
+            Size(size)
+        );
+    }
+    let mut rng = Rng::new(Rng::seed_from(&path.to_string_lossy(), size, 0));
+    let mut chunk = vec![0u8; LAYOUT_CHUNK];
+    let mut offset = 0u64;
+    while offset < size {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        let n = (size - offset).min(LAYOUT_CHUNK as u64) as usize;
+        rng.fill(&mut chunk[..n]);
+        std::os::unix::fs::FileExt::write_all_at(&file, &chunk[..n], offset).map_err(|e| {
+            let msg = format!("laying out {}: {e}", path.display());
+            if e.raw_os_error() == Some(libc::ENOSPC) {
+                Error::input(msg)
+            } else {
+                Error::failed(msg)
+            }
+        })?;
+        offset += n as u64;
+    }
+    file.sync_data()
+        .map_err(|e| Error::failed(format!("laying out {}: {e}", path.display())))?;
+    if size >= 64 << 20 {
+        eprintln!("laid out in {:.1} s", started.elapsed().as_secs_f64());
+    }
+    Ok(size)
+}
+
+fn free_bytes(dir: &Path) -> Result<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| Error::input(format!("{}: path contains a NUL byte", dir.display())))?;
+    // SAFETY: statvfs fills the struct it is given.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(Error::input(format!(
+            "{}: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// `RAMFS_MAGIC` from linux/magic.h (libc does not export it).
+const RAMFS_MAGIC: libc::c_long = 0x8584_58f6;
+
+/// The filesystem type if `path` lives in memory.
+fn memory_fs(path: &Path) -> Option<String> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statfs fills the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    match st.f_type {
+        libc::TMPFS_MAGIC => Some("tmpfs".into()),
+        RAMFS_MAGIC => Some("ramfs".into()),
+        _ => None,
+    }
+}
+
+fn open(w: &Workload, path: &Path, size: u64, warn: &mut dyn FnMut(Warning)) -> Result<DataFile> {
+    let attempt = |direct: bool| {
+        OpenOptions::new()
+            .read(true)
+            .write(writes(w))
+            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+            .open(path)
+    };
+    let (file, direct) = match attempt(w.direct) {
+        Ok(f) => (f, w.direct),
+        Err(e) if w.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            warn(Warning::DirectUnsupported {
+                path: path.to_path_buf(),
+            });
+            let f = attempt(false).map_err(|e| {
+                Error::input(format!("workload {}: {}: {e}", w.name, path.display()))
+            })?;
+            (f, false)
+        }
+        Err(e) => {
+            return Err(Error::input(format!(
+                "workload {}: cannot open {}: {e}",
+                w.name,
+                path.display()
+            )));
+        }
+    };
+    Ok(DataFile {
+        path: path.to_path_buf(),
+        file,
+        size,
+        direct,
+    })
+}

@@ -1,0 +1,57 @@
+//! Errors and the exit status each one maps to.
+//!
+//! fathom's exit statuses are part of its interface (scripts and CI depend on them):
+//! 0 success, 1 a run that failed mid-way, 2 bad input (nothing was measured),
+//! 3 failed expectations, 130 interrupted. Keeping the mapping in one enum means a
+//! module deep in the stack decides *what kind* of failure it saw, and `main` alone
+//! turns that into a status.
+
+use std::fmt;
+
+/// A failure that ends the command, with the exit status it implies.
+#[derive(Debug)]
+pub enum Error {
+    /// The user's input is wrong (scenario, flag, target). Exit 2, nothing measured.
+    Input(String),
+    /// Something broke while running or reading results. Exit 1.
+    Failed(String),
+    /// Ctrl-C or SIGTERM arrived. Exit 130, like a shell.
+    Interrupted,
+}
+
+impl Error {
+    pub fn input(msg: impl Into<String>) -> Self {
+        Error::Input(msg.into())
+    }
+
+    pub fn failed(msg: impl Into<String>) -> Self {
+        Error::Failed(msg.into())
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Input(_) => 2,
+            Error::Failed(_) => 1,
+            Error::Interrupted => 130,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input(m) | Error::Failed(m) => f.write_str(m),
+            Error::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Failed(format!("results store: {e}"))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

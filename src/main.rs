@@ -1,0 +1,33 @@
+//! fathom: storage and database performance testing that measures the whole curve.
+//!
+//! `main` parses arguments, runs one command, and turns its outcome into an exit
+//! status (see [`error::Error`]); nothing below it prints errors or exits.
+
+mod analysis;
+mod cli;
+mod engine;
+mod error;
+mod metrics;
+mod observe;
+mod report;
+mod scenario;
+mod store;
+mod timeline;
+mod warnings;
+mod workload;
+
+use clap::Parser;
+
+fn main() {
+    let args = cli::Cli::parse();
+    let code = match cli::dispatch(args) {
+        Ok(code) => code,
+        Err(e) => {
+            if !matches!(e, error::Error::Interrupted) {
+                eprintln!("fathom: {e}");
+            }
+            e.exit_code()
+        }
+    };
+    std::process::exit(code);
+}

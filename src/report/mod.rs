@@ -1,0 +1,5 @@
+//! Presenting results: a run's summary gathered from the store, and terminal tables.
+
+pub mod format;
+pub mod summary;
+pub mod table;

@@ -1,0 +1,156 @@
+//! Plain-text tables for the terminal: the per-step results of a run and the run list.
+
+use super::format::{count, latency_us, seconds, sig3};
+use super::summary::RunSummary;
+use crate::store::RunRow;
+
+/// Left-aligns the first `left` columns, right-aligns the rest, two spaces apart.
+pub fn render(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = widths[i] - c.chars().count();
+                if i < left {
+                    format!("{c}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{c}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    let mut out = line(header.to_vec());
+    out.push('\n');
+    for r in rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+        out.push('\n');
+    }
+    out
+}
+
+/// The results table of one run: one row per workload and op.
+pub fn results(s: &RunSummary) -> String {
+    let header = [
+        "workload",
+        "op",
+        "depth",
+        "IOPS",
+        "MB/s",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "IOPS x mean",
+    ];
+    let mut rows = Vec::new();
+    for w in &s.workloads {
+        if w.ops.is_empty() {
+            rows.push(
+                vec![
+                    w.workload.name.clone(),
+                    "-".into(),
+                    w.concurrency.to_string(),
+                    "no measured IO".into(),
+                ]
+                .into_iter()
+                .chain(std::iter::repeat_n(String::new(), header.len() - 4))
+                .collect(),
+            );
+        }
+        for o in &w.ops {
+            rows.push(vec![
+                w.workload.name.clone(),
+                o.op.to_string(),
+                w.concurrency.to_string(),
+                count(o.iops),
+                sig3(o.mb_per_s),
+                latency_us(o.latency.mean_us),
+                latency_us(o.latency.p50_us),
+                latency_us(o.latency.p99_us),
+                latency_us(o.latency.p99_9_us),
+                latency_us(o.latency.max_us),
+                format!("{:.2}", o.littles_n),
+            ]);
+        }
+    }
+    let mut out = render(&header, &rows, 2);
+    if s.workloads
+        .iter()
+        .any(|w| w.ops.iter().any(|o| o.service_time.is_some()))
+    {
+        out.push_str("\nopen-loop workloads (latency counts from each IO's scheduled start):\n");
+        let mut rows = Vec::new();
+        for w in &s.workloads {
+            for o in w.ops.iter().filter(|o| o.service_time.is_some()) {
+                let svc = o.service_time.as_ref().expect("filtered");
+                let target = o.target_iops.unwrap_or(0.0);
+                rows.push(vec![
+                    w.workload.name.clone(),
+                    o.op.to_string(),
+                    count(target),
+                    count(o.iops),
+                    format!(
+                        "{:.1}%",
+                        if target > 0.0 {
+                            o.iops / target * 100.0
+                        } else {
+                            0.0
+                        }
+                    ),
+                    latency_us(svc.p50_us),
+                    latency_us(svc.p99_us),
+                ]);
+            }
+        }
+        out.push_str(&render(
+            &[
+                "workload",
+                "op",
+                "target IOPS",
+                "achieved",
+                "of target",
+                "service p50",
+                "service p99",
+            ],
+            &rows,
+            2,
+        ));
+    }
+    out
+}
+
+/// The run list.
+pub fn runs(list: &[(RunRow, Option<String>)]) -> String {
+    let rows: Vec<Vec<String>> = list
+        .iter()
+        .map(|(r, headline)| {
+            vec![
+                r.id.to_string(),
+                r.scenario.clone(),
+                r.started_at.clone(),
+                r.duration_s.map(seconds).unwrap_or_else(|| "-".into()),
+                r.status.clone(),
+                headline.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    render(
+        &[
+            "id", "scenario", "started", "duration", "status", "headline",
+        ],
+        &rows,
+        2,
+    )
+}

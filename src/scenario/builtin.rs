@@ -1,0 +1,53 @@
+//! Scenarios compiled into the binary: `fathom scenarios` lists them and `fathom run
+//! NAME` runs one, so a newcomer needs no file to get a first result.
+
+/// (name, YAML text) of every built-in scenario.
+const BUILTIN: &[(&str, &str)] = &[("quickstart", include_str!("builtin/quickstart.yaml"))];
+
+/// The built-in scenario run by a bare `fathom run`.
+pub const DEFAULT: &str = "quickstart";
+
+/// The text of the built-in scenario `name`.
+pub fn find(name: &str) -> Option<&'static str> {
+    BUILTIN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
+/// Every built-in scenario with its one-line description.
+pub fn list() -> Vec<(&'static str, String)> {
+    BUILTIN
+        .iter()
+        .map(|(name, text)| {
+            let description = serde_yaml::from_str::<super::ScenarioFile>(text)
+                .ok()
+                .and_then(|f| f.description)
+                .unwrap_or_default();
+            (*name, description)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Scenario, Source};
+
+    #[test]
+    fn every_builtin_loads_and_has_a_description() {
+        for (name, description) in list() {
+            let text = find(name).unwrap();
+            let s = Scenario::load(
+                &Source {
+                    origin: format!("builtin:{name}"),
+                    text,
+                },
+                &[],
+            )
+            .unwrap();
+            assert_eq!(s.name, name);
+            assert!(!description.is_empty(), "{name} needs a description");
+        }
+    }
+}

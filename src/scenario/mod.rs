@@ -1,0 +1,578 @@
+//! Scenarios: what to run, loaded from YAML with errors that name file, line and key.
+//!
+//! The file format (documented in `docs/scenarios.md`) has a `name`, optional
+//! `defaults` (profile keys every workload inherits, like fio's `[global]`), named
+//! `workloads`, and an optional `timeline`. Loading happens in three steps, each in its
+//! own place: [`overrides`] applies `--set`, this module checks types and values and
+//! resolves every workload to concrete settings, and [`locate`] finds the line of a key
+//! so a semantic error points at the text the user wrote.
+
+pub mod builtin;
+mod locate;
+mod overrides;
+pub mod units;
+
+use crate::error::{Error, Result};
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+use units::{Size, Span};
+
+pub use overrides::Override;
+
+/// The read/write pattern of a workload (fio's `rw`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+}
+
+impl Rw {
+    pub fn is_random(self) -> bool {
+        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
+    }
+
+    /// Percentage of IOs that are reads.
+    pub fn read_percent(self, rwmixread: u32) -> u32 {
+        match self {
+            Rw::Read | Rw::Randread => 100,
+            Rw::Write | Rw::Randwrite => 0,
+            Rw::Randrw => rwmixread,
+        }
+    }
+}
+
+/// Which IO back end a worker uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EngineKind {
+    #[serde(rename = "io_uring")]
+    IoUring,
+    #[serde(rename = "psync")]
+    Psync,
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Psync => "psync",
+        })
+    }
+}
+
+/// Profile keys as written: every key optional so `defaults` and a workload can be
+/// overlaid. Unknown keys are rejected (old fio silently ignored options it did not
+/// know, and the field notes show what that cost).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub target: Option<String>,
+    pub file: Option<String>,
+    pub rw: Option<Rw>,
+    pub rwmixread: Option<u32>,
+    pub bs: Option<Size>,
+    pub iodepth: Option<u32>,
+    pub jobs: Option<u32>,
+    pub size: Option<Size>,
+    pub direct: Option<bool>,
+    pub engine: Option<EngineKind>,
+    pub rate_iops: Option<f64>,
+    pub duration: Option<Span>,
+    pub ramp: Option<Span>,
+}
+
+/// One timeline step. Only `start` exists so far; the timeline issue adds the rest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Start a workload and wait until it has run its ramp and duration.
+    pub start: String,
+}
+
+/// The file as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub defaults: Option<Profile>,
+    pub workloads: IndexMap<String, Profile>,
+    #[serde(default)]
+    pub timeline: Option<Vec<Step>>,
+}
+
+/// A workload with every setting decided.
+#[derive(Debug, Clone, Serialize)]
+pub struct Workload {
+    pub name: String,
+    pub target: PathBuf,
+    /// Name of the data file inside a directory target; workloads naming the same file share it.
+    pub file: String,
+    pub rw: Rw,
+    pub rwmixread: u32,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub jobs: u32,
+    /// Working set in bytes; `None` means "the whole existing file or device".
+    pub size: Option<u64>,
+    pub direct: bool,
+    pub engine: EngineKind,
+    pub rate_iops: Option<f64>,
+    pub duration: Duration,
+    pub ramp: Duration,
+}
+
+/// A set of workloads started together; every phase is one labelled stretch of the run.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    pub label: String,
+    pub workloads: Vec<usize>,
+}
+
+/// A loaded, checked scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    /// The source text, stored with the run so it can be reproduced.
+    pub text: String,
+    pub workloads: Vec<Workload>,
+    pub phases: Vec<Phase>,
+}
+
+/// Where a scenario came from, for error messages.
+pub struct Source<'a> {
+    /// Shown in errors: a path, or `builtin:NAME`.
+    pub origin: String,
+    pub text: &'a str,
+}
+
+impl Scenario {
+    /// Loads a scenario from text, applying `--set` overrides, and checks every value.
+    pub fn load(src: &Source, sets: &[Override]) -> Result<Scenario> {
+        let origin = &src.origin;
+        let parsed: ScenarioFile =
+            serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
+        let mut touched = Vec::new();
+        let file = if sets.is_empty() {
+            parsed
+        } else {
+            let mut value: serde_yaml::Value =
+                serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
+            let names: Vec<String> = parsed.workloads.keys().cloned().collect();
+            for set in sets {
+                touched.push((set.to_string(), set.apply(&mut value, &names)?));
+            }
+            serde_yaml::from_value(value).map_err(|e| {
+                Error::input(format!(
+                    "{}: {}",
+                    overrides::describe(sets),
+                    strip_mark(&e.to_string())
+                ))
+            })?
+        };
+        let checker = Checker { src, touched };
+        checker.resolve(file, src.text)
+    }
+}
+
+/// Turns a serde_yaml error into `file:line: path: message`.
+fn yaml_error(origin: &str, e: &serde_yaml::Error) -> Error {
+    let msg = strip_mark(&e.to_string());
+    match e.location() {
+        Some(loc) => Error::input(format!("{origin}:{}: {msg}", loc.line())),
+        None => Error::input(format!("{origin}: {msg}")),
+    }
+}
+
+/// serde_yaml appends " at line L column C"; we print the line ourselves, up front.
+fn strip_mark(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Resolves and validates, producing errors located at the key that is wrong.
+struct Checker<'a> {
+    src: &'a Source<'a>,
+    /// Each `--set` (as written) with the dotted paths it changed.
+    touched: Vec<(String, Vec<String>)>,
+}
+
+impl Checker<'_> {
+    /// An error about the key at `path` (e.g. `["workloads", "qd1", "iodepth"]`).
+    fn err(&self, path: &[&str], msg: impl std::fmt::Display) -> Error {
+        let dotted = path.join(".");
+        if let Some((set, _)) = self
+            .touched
+            .iter()
+            .find(|(_, paths)| paths.contains(&dotted))
+        {
+            return Error::input(format!("--set {set}: {dotted}: {msg}"));
+        }
+        match locate::line_of(self.src.text, path) {
+            Some(line) => Error::input(format!("{}:{line}: {dotted}: {msg}", self.src.origin)),
+            None => Error::input(format!("{}: {dotted}: {msg}", self.src.origin)),
+        }
+    }
+
+    fn resolve(&self, file: ScenarioFile, text: &str) -> Result<Scenario> {
+        if file.workloads.is_empty() {
+            return Err(self.err(&["workloads"], "a scenario needs at least one workload"));
+        }
+        let defaults = file.defaults.clone().unwrap_or_default();
+        let mut workloads = Vec::new();
+        for (name, profile) in &file.workloads {
+            workloads.push(self.workload(name, profile, &defaults)?);
+        }
+        let phases = match &file.timeline {
+            None => vec![Phase {
+                label: "main".into(),
+                workloads: (0..workloads.len()).collect(),
+            }],
+            Some(steps) => {
+                let mut phases = Vec::new();
+                for (i, step) in steps.iter().enumerate() {
+                    let idx = file.workloads.get_index_of(&step.start).ok_or_else(|| {
+                        let known: Vec<&str> = file.workloads.keys().map(String::as_str).collect();
+                        self.err(
+                            &["timeline", &i.to_string(), "start"],
+                            format!(
+                                "no workload named `{}` (workloads: {})",
+                                step.start,
+                                known.join(", ")
+                            ),
+                        )
+                    })?;
+                    phases.push(Phase {
+                        label: step.start.clone(),
+                        workloads: vec![idx],
+                    });
+                }
+                if phases.is_empty() {
+                    return Err(self.err(&["timeline"], "the timeline is empty"));
+                }
+                phases
+            }
+        };
+        Ok(Scenario {
+            name: file.name,
+            description: file.description,
+            text: text.to_string(),
+            workloads,
+            phases,
+        })
+    }
+
+    /// Overlays a workload on the defaults and checks each value.
+    fn workload(&self, name: &str, p: &Profile, d: &Profile) -> Result<Workload> {
+        // The path of a key: the workload's own if it sets it, else the defaults'.
+        let at = |key: &'static str, own: bool| -> Vec<String> {
+            if own {
+                vec!["workloads".into(), name.into(), key.into()]
+            } else {
+                vec!["defaults".into(), key.into()]
+            }
+        };
+        macro_rules! pick {
+            ($key:ident) => {
+                (
+                    p.$key.clone().or(d.$key.clone()),
+                    at(stringify!($key), p.$key.is_some()),
+                )
+            };
+        }
+        let fail = |path: &Vec<String>, msg: String| {
+            let parts: Vec<&str> = path.iter().map(String::as_str).collect();
+            self.err(&parts, msg)
+        };
+        let missing = |key: &str, what: &str| {
+            self.err(
+                &["workloads", name],
+                format!("missing `{key}`: {what} (set it here or in `defaults`)"),
+            )
+        };
+
+        let (target, _) = pick!(target);
+        let target = target
+            .ok_or_else(|| missing("target", "a directory, file or block device to run against"))?;
+        let (rw, _) = pick!(rw);
+        let rw =
+            rw.ok_or_else(|| missing("rw", "one of read, write, randread, randwrite, randrw"))?;
+        let (mix, mix_at) = pick!(rwmixread);
+        if let Some(m) = mix {
+            if m > 100 {
+                return Err(fail(&mix_at, format!("{m} is not a percentage (0-100)")));
+            }
+            if rw != Rw::Randrw {
+                return Err(fail(&mix_at, "only applies to `rw: randrw`".into()));
+            }
+        }
+        let (bs, bs_at) = pick!(bs);
+        let bs = bs.map(|s| s.0).unwrap_or(4096);
+        if bs == 0 || bs > 64 << 20 {
+            return Err(fail(
+                &bs_at,
+                format!("block size {bs} must be between 1 byte and 64 MiB"),
+            ));
+        }
+        let (direct, direct_at) = pick!(direct);
+        let direct = direct.unwrap_or(true);
+        if direct && bs % 512 != 0 {
+            return Err(fail(
+                &bs_at,
+                format!(
+                    "{} is not a multiple of 512, which O_DIRECT needs (or set direct: false)",
+                    Size(bs)
+                ),
+            ));
+        }
+        let _ = direct_at;
+        let (iodepth, depth_at) = pick!(iodepth);
+        let iodepth = iodepth.unwrap_or(1);
+        if !(1..=4096).contains(&iodepth) {
+            return Err(fail(
+                &depth_at,
+                format!("{iodepth} must be between 1 and 4096"),
+            ));
+        }
+        let (jobs, jobs_at) = pick!(jobs);
+        let jobs = jobs.unwrap_or(1);
+        if !(1..=1024).contains(&jobs) {
+            return Err(fail(&jobs_at, format!("{jobs} must be between 1 and 1024")));
+        }
+        let (size, size_at) = pick!(size);
+        if let Some(s) = size
+            && s.0 < bs
+        {
+            return Err(fail(
+                &size_at,
+                format!("working set {s} is smaller than one block ({})", Size(bs)),
+            ));
+        }
+        let (rate, rate_at) = pick!(rate_iops);
+        if let Some(r) = rate
+            && !(r > 0.0 && r.is_finite())
+        {
+            return Err(fail(
+                &rate_at,
+                format!("{r} must be a positive number of IOs per second"),
+            ));
+        }
+        let whole_seconds = |span: Span, path: &Vec<String>| -> Result<Duration> {
+            let d = span.0;
+            if d.subsec_nanos() != 0 {
+                return Err(fail(
+                    path,
+                    format!(
+                        "{span} must be a whole number of seconds (fathom samples every second)"
+                    ),
+                ));
+            }
+            Ok(d)
+        };
+        let (duration, dur_at) = pick!(duration);
+        let duration =
+            duration.ok_or_else(|| missing("duration", "how long to measure, e.g. 30s"))?;
+        let duration = whole_seconds(duration, &dur_at)?;
+        if duration.is_zero() {
+            return Err(fail(&dur_at, "must be at least 1s".into()));
+        }
+        let (ramp, ramp_at) = pick!(ramp);
+        let ramp = match ramp {
+            Some(r) => whole_seconds(r, &ramp_at)?,
+            None => Duration::ZERO,
+        };
+        let (file, file_at) = pick!(file);
+        let file = file.unwrap_or_else(|| name.to_string());
+        if file.is_empty() || file.contains('/') || file.starts_with('.') {
+            return Err(fail(
+                &file_at,
+                format!("`{file}` must be a plain file name (no `/`, not hidden)"),
+            ));
+        }
+        let (engine, _) = pick!(engine);
+        Ok(Workload {
+            name: name.to_string(),
+            target: PathBuf::from(target),
+            file,
+            rw,
+            rwmixread: mix.unwrap_or(50),
+            bs,
+            iodepth,
+            jobs,
+            size: size.map(|s| s.0),
+            direct,
+            engine: engine.unwrap_or(EngineKind::IoUring),
+            rate_iops: rate,
+            duration,
+            ramp,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str, sets: &[&str]) -> Result<Scenario> {
+        let sets: Vec<Override> = sets.iter().map(|s| s.parse().unwrap()).collect();
+        Scenario::load(
+            &Source {
+                origin: "s.yaml".into(),
+                text,
+            },
+            &sets,
+        )
+    }
+
+    const BASIC: &str = "\
+name: basic
+defaults:
+  target: /tmp
+  duration: 5s
+workloads:
+  a:
+    rw: randread
+    iodepth: 4
+  b:
+    rw: write
+    bs: 1m
+";
+
+    #[test]
+    fn defaults_are_inherited_and_overridden() {
+        let s = load(BASIC, &[]).unwrap();
+        assert_eq!(s.workloads.len(), 2);
+        assert_eq!(s.workloads[0].iodepth, 4);
+        assert_eq!(s.workloads[0].bs, 4096);
+        assert_eq!(s.workloads[1].bs, 1 << 20);
+        assert_eq!(s.workloads[1].duration, Duration::from_secs(5));
+        assert!(s.workloads[0].direct);
+        assert_eq!(s.phases.len(), 1, "no timeline: everything starts together");
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let text = BASIC.replace("    iodepth: 4", "    iodeph: 4");
+        let err = load(&text, &[]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("s.yaml:8: workloads.a: unknown field `iodeph`"),
+            "{err}"
+        );
+        assert!(err.contains("expected one of"), "{err}");
+    }
+
+    #[test]
+    fn bad_size_and_duration_are_located() {
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1q"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("s.yaml:11: workloads.b.bs: invalid size `1q`"),
+            "{err}"
+        );
+        let err = load(&BASIC.replace("duration: 5s", "duration: soon"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("s.yaml:4: defaults.duration: invalid duration"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn wrong_type_is_located() {
+        let err = load(&BASIC.replace("iodepth: 4", "iodepth: deep"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("s.yaml:8: workloads.a.iodepth: invalid type"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn semantic_errors_point_at_the_key() {
+        let err = load(&BASIC.replace("iodepth: 4", "iodepth: 0"), &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "s.yaml:8: workloads.a.iodepth: 0 must be between 1 and 4096"
+        );
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1000"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("s.yaml:11: workloads.b.bs: 1000 is not a multiple of 512"),
+            "{err}"
+        );
+        let err = load(&BASIC.replace("  duration: 5s\n", ""), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("s.yaml:6: workloads.a: missing `duration`"),
+            "{err}"
+        );
+        let err = load(&BASIC.replace("duration: 5s", "duration: 1500ms"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("whole number of seconds"), "{err}");
+    }
+
+    #[test]
+    fn timeline_names_must_exist() {
+        let text = format!("{BASIC}timeline:\n  - start: a\n  - start: c\n");
+        let err = load(&text, &[]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("s.yaml:15: timeline.1.start: no workload named `c`"),
+            "{err}"
+        );
+        let ok = load(
+            &format!("{BASIC}timeline:\n  - start: b\n  - start: a\n"),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(ok.phases.len(), 2);
+        assert_eq!(ok.phases[0].workloads, vec![1]);
+    }
+
+    #[test]
+    fn set_overrides_one_workload_or_all() {
+        let s = load(BASIC, &["a.iodepth=32"]).unwrap();
+        assert_eq!(s.workloads[0].iodepth, 32);
+        let s = load(BASIC, &["iodepth=8", "bs=8k"]).unwrap();
+        assert_eq!(
+            s.workloads[0].iodepth, 8,
+            "a bare key overrides workloads that set it too"
+        );
+        assert_eq!(s.workloads[1].iodepth, 8);
+        assert_eq!(s.workloads[1].bs, 8192);
+        let err = load(BASIC, &["a.iodepth=zero"]).unwrap_err().to_string();
+        assert!(err.starts_with("--set a.iodepth=zero:"), "{err}");
+        let err = load(BASIC, &["a.iodepth=0"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--set a.iodepth=0: workloads.a.iodepth: 0 must be"),
+            "{err}"
+        );
+        let err = load(BASIC, &["nosuch.iodepth=1"]).unwrap_err().to_string();
+        assert!(err.contains("nosuch"), "{err}");
+    }
+
+    #[test]
+    fn yaml_syntax_errors_are_located() {
+        let err = load("name: x\nworkloads: [\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("s.yaml:"), "{err}");
+    }
+}

@@ -1,0 +1,134 @@
+//! `--set KEY=VALUE`: change any scenario value from the command line.
+//!
+//! Forms, most specific first:
+//! - a full path: `defaults.bs=8k`, `workloads.qd1.iodepth=32`, `name=mine`;
+//! - `WORKLOAD.KEY=VALUE`: one key of one workload (`qd1.iodepth=32`);
+//! - `KEY=VALUE`: a profile key everywhere — in `defaults` and in every workload that
+//!   sets it itself — because `--set bs=8k` means "run it all at 8k".
+//!
+//! Values are read as YAML scalars, so `32` is a number and `true` a boolean, exactly
+//! as if written in the file.
+
+use crate::error::{Error, Result};
+use serde_yaml::{Mapping, Value};
+use std::fmt;
+use std::str::FromStr;
+
+const TOP_LEVEL: [&str; 5] = ["name", "description", "defaults", "workloads", "timeline"];
+
+/// One `--set` argument.
+#[derive(Debug, Clone)]
+pub struct Override {
+    pub path: Vec<String>,
+    pub value: String,
+}
+
+impl FromStr for Override {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let (key, value) = s.split_once('=').ok_or_else(|| {
+            format!("`{s}` is not KEY=VALUE (e.g. --set iodepth=32 or --set qd1.bs=8k)")
+        })?;
+        let path: Vec<String> = key.trim().split('.').map(str::to_string).collect();
+        if path.iter().any(String::is_empty) {
+            return Err(format!("`{s}`: empty key"));
+        }
+        Ok(Override {
+            path,
+            value: value.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Override {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.path.join("."), self.value)
+    }
+}
+
+/// All overrides, for an error that cannot be pinned on one.
+pub fn describe(sets: &[Override]) -> String {
+    let all: Vec<String> = sets.iter().map(|s| format!("--set {s}")).collect();
+    all.join(" ")
+}
+
+impl Override {
+    fn parsed_value(&self) -> Value {
+        serde_yaml::from_str(&self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
+    }
+
+    /// Applies this override to the scenario document, returning the dotted paths it
+    /// changed (so a later error about one of them can name this `--set`).
+    pub fn apply(&self, doc: &mut Value, workloads: &[String]) -> Result<Vec<String>> {
+        let first = self.path[0].as_str();
+        let targets: Vec<Vec<String>> = if TOP_LEVEL.contains(&first) {
+            vec![self.path.clone()]
+        } else if workloads.iter().any(|w| w == first) {
+            let mut p = vec!["workloads".to_string()];
+            p.extend(self.path.iter().cloned());
+            vec![p]
+        } else if self.path.len() == 1 {
+            let mut all = vec![vec!["defaults".to_string(), first.to_string()]];
+            for w in workloads {
+                let path = vec!["workloads".to_string(), w.clone(), first.to_string()];
+                if get(doc, &path).is_some() {
+                    all.push(path);
+                }
+            }
+            all
+        } else {
+            return Err(Error::input(format!(
+                "--set {self}: `{first}` is neither a workload ({}) nor a top-level key",
+                workloads.join(", ")
+            )));
+        };
+        let mut touched = Vec::new();
+        for path in targets {
+            set(doc, &path, self.parsed_value())
+                .map_err(|m| Error::input(format!("--set {self}: {m}")))?;
+            touched.push(path.join("."));
+        }
+        Ok(touched)
+    }
+}
+
+fn get<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter()
+        .try_fold(doc, |v, k| v.as_mapping()?.get(k.as_str()))
+}
+
+/// Sets `path` in `doc`, creating mappings on the way (so `defaults` may be absent).
+fn set(doc: &mut Value, path: &[String], value: Value) -> std::result::Result<(), String> {
+    let mut cur = doc;
+    for (i, key) in path.iter().enumerate() {
+        if cur.is_null() {
+            *cur = Value::Mapping(Mapping::new());
+        }
+        let map = match cur {
+            Value::Mapping(m) => m,
+            Value::Sequence(seq) => {
+                let idx: usize = key
+                    .parse()
+                    .map_err(|_| format!("`{key}` is not a list index"))?;
+                let len = seq.len();
+                cur = seq
+                    .get_mut(idx)
+                    .ok_or_else(|| format!("index {idx} is past the end ({len} items)"))?;
+                if i + 1 == path.len() {
+                    *cur = value;
+                    return Ok(());
+                }
+                continue;
+            }
+            _ => return Err(format!("`{}` is not a mapping", path[..i].join("."))),
+        };
+        let key_value = Value::String(key.clone());
+        if i + 1 == path.len() {
+            map.insert(key_value, value);
+            return Ok(());
+        }
+        cur = map.entry(key_value).or_insert(Value::Null);
+    }
+    Ok(())
+}

@@ -1,0 +1,429 @@
+//! The run store: every run, its environment, workloads, workers, per-second samples
+//! and warnings, in one SQLite file (`fathom-results/fathom.db` by default).
+//!
+//! Resolution policy (docs/metrics.md): counters (ops, bytes, latency sum) are kept per
+//! worker, op and second; latency histograms per workload, op and second (merged across
+//! its workers at write time) at 2 significant digits. Percentiles over any window come
+//! from merging those histograms. A 24-hour run of 64 workers is about 5.5 M counter
+//! rows (~200 MB) plus ~50 MB of histograms per closed-loop workload.
+
+mod schema;
+
+use crate::error::{Error, Result};
+use crate::metrics::{self, Op, OpStats};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where a run stands. `running` is what a crashed run is left as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    Completed,
+    Aborted,
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Completed => "completed",
+            Status::Aborted => "aborted",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// A run as listed by `fathom runs`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub scenario: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub duration_s: Option<f64>,
+    pub status: String,
+    pub command: String,
+    /// The scenario as it ran (YAML), so the run can be reproduced.
+    pub scenario_text: String,
+    pub environment: serde_json::Value,
+    pub error: Option<String>,
+}
+
+/// A workload of a run with its place on the run's clock (seconds since the run began).
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadRow {
+    pub idx: i64,
+    pub name: String,
+    pub phase: String,
+    pub profile: serde_json::Value,
+    pub data_path: String,
+    pub engine: String,
+    pub workers: i64,
+    pub start_t: i64,
+    /// First second after the ramp: results start here.
+    pub measure_t: i64,
+    pub end_t: i64,
+    /// When it really stopped (earlier than `end_t` if interrupted), seconds on the run clock.
+    pub stopped_at: Option<f64>,
+    pub rate_iops: Option<f64>,
+}
+
+impl WorkloadRow {
+    /// The measured window `[from, to)` in seconds; empty if it never got past the ramp.
+    pub fn measured_window(&self) -> (f64, f64) {
+        let to = self
+            .stopped_at
+            .unwrap_or(self.end_t as f64)
+            .min(self.end_t as f64);
+        (self.measure_t as f64, to.max(self.measure_t as f64))
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WarningRow {
+    pub code: String,
+    pub message: String,
+}
+
+/// One second of one worker's counters, ready to write.
+pub struct CounterRow<'a> {
+    pub worker: u32,
+    pub workload: usize,
+    pub t: u32,
+    pub op: Op,
+    pub stats: &'a OpStats,
+}
+
+pub struct Store {
+    conn: Connection,
+    pub path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) `DIR/fathom.db`.
+    pub fn open(dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::input(format!("results directory {}: {e}", dir.display())))?;
+        let path = dir.join("fathom.db");
+        let conn = Connection::open(&path)
+            .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
+        schema::prepare(&conn)?;
+        Ok(Store { conn, path })
+    }
+
+    /// Opens an existing store read-mostly; a missing one is an input error.
+    pub fn open_existing(dir: &Path) -> Result<Store> {
+        let path = dir.join("fathom.db");
+        if !path.exists() {
+            return Err(Error::input(format!(
+                "no results store at {} (run `fathom run` first, or pass --results DIR)",
+                path.display()
+            )));
+        }
+        Store::open(dir)
+    }
+
+    pub fn create_run(
+        &self,
+        scenario: &str,
+        text: &str,
+        command: &str,
+        env: &serde_json::Value,
+    ) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO runs (scenario, scenario_text, command, started_unix_ms, status, environment)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![scenario, text, command, now_ms(), Status::Running.as_str(), env.to_string()],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Records the instant second 0 of the run clock began (after targets were laid out).
+    pub fn set_clock_start(&self, run: i64, unix_ms: i64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET clock_start_unix_ms = ?2 WHERE id = ?1",
+            params![run, unix_ms],
+        )?;
+        Ok(())
+    }
+
+    pub fn finish_run(&self, run: i64, status: Status, error: Option<&str>) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, ended_unix_ms = ?3, error = ?4 WHERE id = ?1",
+            params![run, status.as_str(), now_ms(), error],
+        )?;
+        Ok(())
+    }
+
+    pub fn add_warning(&self, run: i64, code: &str, message: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO warnings (run_id, code, message) VALUES (?1, ?2, ?3)",
+            params![run, code, message],
+        )?;
+        Ok(())
+    }
+
+    pub fn add_workload(&self, run: i64, w: &WorkloadRow) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO workloads (run_id, idx, name, phase, profile, data_path, engine, workers,
+                                    start_t, measure_t, end_t, rate_iops)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                run,
+                w.idx,
+                w.name,
+                w.phase,
+                w.profile.to_string(),
+                w.data_path,
+                w.engine,
+                w.workers,
+                w.start_t,
+                w.measure_t,
+                w.end_t,
+                w.rate_iops
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_workload_stopped(&self, run: i64, idx: usize, at: f64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE workloads SET stopped_at = ?3 WHERE run_id = ?1 AND idx = ?2",
+            params![run, idx as i64, at],
+        )?;
+        Ok(())
+    }
+
+    pub fn add_worker(
+        &self,
+        run: i64,
+        id: u32,
+        workload: usize,
+        index: u32,
+        host: &str,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO workers (run_id, id, workload_idx, idx, host) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run, id, workload as i64, index, host],
+        )?;
+        Ok(())
+    }
+
+    /// Writes one batch of samples in one transaction: per-worker counters and
+    /// per-workload histograms. A second written before (a late sample) is added to,
+    /// never duplicated.
+    pub fn write_samples(
+        &mut self,
+        run: i64,
+        counters: &[CounterRow],
+        histograms: &BTreeMap<(usize, u32, Op), OpStats>,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut put = tx.prepare_cached(
+                "INSERT INTO samples (run_id, worker, t, op, workload_idx, ops, bytes, latency_sum_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (run_id, worker, t, op) DO UPDATE SET
+                   ops = ops + excluded.ops, bytes = bytes + excluded.bytes,
+                   latency_sum_ns = latency_sum_ns + excluded.latency_sum_ns",
+            )?;
+            for c in counters {
+                put.execute(params![
+                    run,
+                    c.worker,
+                    c.t,
+                    c.op as i64,
+                    c.workload as i64,
+                    c.stats.ops as i64,
+                    c.stats.bytes as i64,
+                    c.stats.latency_sum_ns as i64
+                ])?;
+            }
+            let mut get = tx.prepare_cached(
+                "SELECT hist FROM histograms WHERE run_id = ?1 AND workload_idx = ?2 AND t = ?3 AND op = ?4 AND kind = ?5",
+            )?;
+            let mut put = tx.prepare_cached(
+                "INSERT OR REPLACE INTO histograms (run_id, workload_idx, t, op, kind, hist) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for ((workload, t, op), stats) in histograms {
+                let kinds = [
+                    (KIND_LATENCY, Some(&stats.latency)),
+                    (KIND_SERVICE, stats.service.as_ref()),
+                ];
+                for (kind, hist) in kinds {
+                    let Some(hist) = hist else { continue };
+                    let key = params![run, *workload as i64, t, *op as i64, kind];
+                    let earlier: Option<Vec<u8>> = get.query_row(key, |r| r.get(0)).optional()?;
+                    let blob = match earlier {
+                        Some(bytes) => {
+                            let mut merged = metrics::decode(&bytes)?;
+                            merged
+                                .add(hist)
+                                .map_err(|e| Error::failed(format!("histogram merge: {e:?}")))?;
+                            metrics::encode(&merged)
+                        }
+                        None => metrics::encode(hist),
+                    };
+                    put.execute(params![run, *workload as i64, t, *op as i64, kind, blob])?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// A run by id, or the latest for `last`.
+    pub fn run(&self, which: &str) -> Result<RunRow> {
+        let id: i64 = if which == "last" {
+            self.conn
+                .query_row("SELECT max(id) FROM runs", [], |r| {
+                    r.get::<_, Option<i64>>(0)
+                })?
+                .ok_or_else(|| Error::input("the results store has no runs yet"))?
+        } else {
+            which.parse().map_err(|_| {
+                Error::input(format!("`{which}` is not a run id (a number, or `last`)"))
+            })?
+        };
+        self.query_runs("WHERE id = ?1", params![id])?
+            .pop()
+            .ok_or_else(|| Error::input(format!("no run {id} in {}", self.path.display())))
+    }
+
+    pub fn runs(&self) -> Result<Vec<RunRow>> {
+        self.query_runs("", [])
+    }
+
+    fn query_runs(&self, filter: &str, args: impl rusqlite::Params) -> Result<Vec<RunRow>> {
+        let sql = format!(
+            "SELECT id, scenario, started_unix_ms, ended_unix_ms, status, command, scenario_text, environment, error
+             FROM runs {filter} ORDER BY id"
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = stmt.query_map(args, |r| {
+            let started: i64 = r.get(2)?;
+            let ended: Option<i64> = r.get(3)?;
+            let env: String = r.get(7)?;
+            Ok(RunRow {
+                id: r.get(0)?,
+                scenario: r.get(1)?,
+                started_at: rfc3339(started),
+                duration_s: ended.map(|e| (e - started) as f64 / 1000.0),
+                status: r.get(4)?,
+                command: r.get(5)?,
+                scenario_text: r.get(6)?,
+                environment: serde_json::from_str(&env).unwrap_or(serde_json::Value::Null),
+                error: r.get(8)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub fn workloads(&self, run: i64) -> Result<Vec<WorkloadRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT idx, name, phase, profile, data_path, engine, workers, start_t, measure_t, end_t, stopped_at, rate_iops
+             FROM workloads WHERE run_id = ?1 ORDER BY start_t, idx",
+        )?;
+        let rows = stmt.query_map([run], |r| {
+            let profile: String = r.get(3)?;
+            Ok(WorkloadRow {
+                idx: r.get(0)?,
+                name: r.get(1)?,
+                phase: r.get(2)?,
+                profile: serde_json::from_str(&profile).unwrap_or(serde_json::Value::Null),
+                data_path: r.get(4)?,
+                engine: r.get(5)?,
+                workers: r.get(6)?,
+                start_t: r.get(7)?,
+                measure_t: r.get(8)?,
+                end_t: r.get(9)?,
+                stopped_at: r.get(10)?,
+                rate_iops: r.get(11)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub fn warnings(&self, run: i64) -> Result<Vec<WarningRow>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT code, message FROM warnings WHERE run_id = ?1 ORDER BY id")?;
+        let rows = stmt.query_map([run], |r| {
+            Ok(WarningRow {
+                code: r.get(0)?,
+                message: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Per op, everything a workload measured in seconds `[from, to)`: counters summed
+    /// over its workers, histograms merged.
+    pub fn window(
+        &self,
+        run: i64,
+        workload: i64,
+        from: i64,
+        to: i64,
+    ) -> Result<BTreeMap<Op, OpStats>> {
+        let mut out: BTreeMap<Op, OpStats> = BTreeMap::new();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT op, sum(ops), sum(bytes), sum(latency_sum_ns) FROM samples
+             WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 GROUP BY op",
+        )?;
+        let mut rows = stmt.query(params![run, workload, from, to])?;
+        while let Some(r) = rows.next()? {
+            let op = op_of(r.get(0)?)?;
+            let mut s = OpStats::new(false);
+            s.ops = r.get::<_, i64>(1)? as u64;
+            s.bytes = r.get::<_, i64>(2)? as u64;
+            s.latency_sum_ns = r.get::<_, i64>(3)? as u64;
+            out.insert(op, s);
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT op, kind, hist FROM histograms WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4",
+        )?;
+        let mut rows = stmt.query(params![run, workload, from, to])?;
+        while let Some(r) = rows.next()? {
+            let op = op_of(r.get(0)?)?;
+            let kind: i64 = r.get(1)?;
+            let blob: Vec<u8> = r.get(2)?;
+            let hist = metrics::decode(&blob)?;
+            let stats = out.entry(op).or_insert_with(|| OpStats::new(false));
+            let target = if kind == KIND_SERVICE {
+                stats.service.get_or_insert_with(metrics::new_histogram)
+            } else {
+                &mut stats.latency
+            };
+            target
+                .add(&hist)
+                .map_err(|e| Error::failed(format!("histogram merge: {e:?}")))?;
+        }
+        Ok(out)
+    }
+}
+
+const KIND_LATENCY: i64 = 0;
+const KIND_SERVICE: i64 = 1;
+
+fn op_of(code: i64) -> Result<Op> {
+    Op::ALL
+        .into_iter()
+        .find(|op| *op as i64 == code)
+        .ok_or_else(|| Error::failed(format!("unknown op code {code} in the store")))
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn rfc3339(unix_ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}

@@ -1,0 +1,91 @@
+//! The store's tables. `user_version` records the schema version so later versions of
+//! fathom can migrate old stores instead of refusing them.
+
+use crate::error::{Error, Result};
+use rusqlite::Connection;
+
+const VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    id                 INTEGER PRIMARY KEY,
+    scenario           TEXT NOT NULL,
+    scenario_text      TEXT NOT NULL,
+    command            TEXT NOT NULL,
+    started_unix_ms    INTEGER NOT NULL,
+    clock_start_unix_ms INTEGER,          -- wall-clock instant of second 0 of the run clock
+    ended_unix_ms      INTEGER,
+    status             TEXT NOT NULL,     -- running | completed | aborted | failed
+    environment        TEXT NOT NULL,     -- JSON: version, kernel, CPU, memory, targets
+    error              TEXT
+);
+CREATE TABLE IF NOT EXISTS workloads (
+    run_id     INTEGER NOT NULL REFERENCES runs(id),
+    idx        INTEGER NOT NULL,          -- position in the scenario
+    name       TEXT NOT NULL,
+    phase      TEXT NOT NULL,
+    profile    TEXT NOT NULL,             -- JSON: the resolved settings
+    data_path  TEXT NOT NULL,
+    engine     TEXT NOT NULL,             -- the engine actually used
+    workers    INTEGER NOT NULL,
+    start_t    INTEGER NOT NULL,          -- seconds on the run clock
+    measure_t  INTEGER NOT NULL,          -- start_t + ramp
+    end_t      INTEGER NOT NULL,
+    stopped_at REAL,
+    rate_iops  REAL,
+    PRIMARY KEY (run_id, idx)
+);
+CREATE TABLE IF NOT EXISTS workers (
+    run_id       INTEGER NOT NULL,
+    id           INTEGER NOT NULL,
+    workload_idx INTEGER NOT NULL,
+    idx          INTEGER NOT NULL,        -- position within its workload
+    host         TEXT NOT NULL,
+    PRIMARY KEY (run_id, id)
+);
+-- One row per worker, op and second: counters only (histograms are per workload).
+CREATE TABLE IF NOT EXISTS samples (
+    run_id         INTEGER NOT NULL,
+    worker         INTEGER NOT NULL,
+    t              INTEGER NOT NULL,
+    op             INTEGER NOT NULL,      -- 0 read, 1 write
+    workload_idx   INTEGER NOT NULL,
+    ops            INTEGER NOT NULL,
+    bytes          INTEGER NOT NULL,
+    latency_sum_ns INTEGER NOT NULL,
+    PRIMARY KEY (run_id, worker, t, op)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS samples_by_workload ON samples (run_id, workload_idx, t);
+-- One HDR histogram (V2 + deflate) per workload, op, second and kind (0 latency, 1 service time).
+CREATE TABLE IF NOT EXISTS histograms (
+    run_id       INTEGER NOT NULL,
+    workload_idx INTEGER NOT NULL,
+    t            INTEGER NOT NULL,
+    op           INTEGER NOT NULL,
+    kind         INTEGER NOT NULL,
+    hist         BLOB NOT NULL,
+    PRIMARY KEY (run_id, workload_idx, t, op, kind)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS warnings (
+    id      INTEGER PRIMARY KEY,
+    run_id  INTEGER NOT NULL,
+    code    TEXT NOT NULL,
+    message TEXT NOT NULL
+);
+";
+
+pub fn prepare(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // WAL: the sample writer and the run's own bookkeeping write from two connections.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version > VERSION {
+        return Err(Error::input(format!(
+            "the results store was written by a newer fathom (schema {version}, this one knows {VERSION})"
+        )));
+    }
+    conn.execute_batch(SCHEMA)?;
+    conn.pragma_update(None, "user_version", VERSION)?;
+    Ok(())
+}

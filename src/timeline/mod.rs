@@ -1,0 +1,172 @@
+//! The executor: runs a scenario's phases on the run clock, starting each workload's
+//! workers at a whole second so every sample of every workload lines up on one
+//! per-second grid, and decides how the run ended.
+
+use crate::engine::target::DataFile;
+use crate::engine::{self, Schedule, WorkerSpec};
+use crate::error::Result;
+use crate::metrics::Sample;
+use crate::scenario::{EngineKind, Scenario};
+use crate::store::{Store, WorkloadRow};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    Completed,
+    /// Stopped by Ctrl-C or SIGTERM.
+    Aborted,
+    /// An IO or a worker failed; the message says which.
+    Failed(String),
+}
+
+/// What the executor needs besides the scenario.
+pub struct Context<'a> {
+    pub store: &'a Store,
+    pub run: i64,
+    pub files: Vec<Arc<DataFile>>,
+    /// Engine per workload, after any fallback.
+    pub engines: Vec<EngineKind>,
+    pub clock_start: Instant,
+    pub tx: Sender<Sample>,
+    /// Set by a signal, or by a worker that failed, to stop everything.
+    pub stop: Arc<AtomicBool>,
+    /// Set only by a signal, to tell an abort from a failure.
+    pub interrupted: Arc<AtomicBool>,
+    /// Where progress lines go (stderr, or nothing with --quiet).
+    pub progress: &'a dyn Fn(&str),
+}
+
+pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
+    let mut next_worker = 0u32;
+    let mut failure: Option<String> = None;
+    for phase in &scenario.phases {
+        if cx.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        // start on the next whole second of the run clock
+        let start_t = (cx.clock_start.elapsed().as_secs_f64() - 0.005)
+            .ceil()
+            .max(0.0) as u64;
+        let begin = cx.clock_start + Duration::from_secs(start_t);
+        let mut handles = Vec::new();
+        let mut ends = Vec::new();
+        for &idx in &phase.workloads {
+            let w = Arc::new(scenario.workloads[idx].clone());
+            let engine = cx.engines[idx];
+            let measure_t = start_t + w.ramp.as_secs();
+            let end_t = measure_t + w.duration.as_secs();
+            let data = cx.files[idx].clone();
+            cx.store.add_workload(
+                cx.run,
+                &WorkloadRow {
+                    idx: idx as i64,
+                    name: w.name.clone(),
+                    phase: phase.label.clone(),
+                    profile: serde_json::to_value(&*w).unwrap_or_default(),
+                    data_path: data.path.display().to_string(),
+                    engine: engine.to_string(),
+                    workers: w.jobs as i64,
+                    start_t: start_t as i64,
+                    measure_t: measure_t as i64,
+                    end_t: end_t as i64,
+                    stopped_at: None,
+                    rate_iops: w.rate_iops,
+                },
+            )?;
+            (cx.progress)(&describe(&w, engine, &data, start_t));
+            let end = cx.clock_start + Duration::from_secs(end_t);
+            for index in 0..w.jobs {
+                let worker_id = next_worker;
+                next_worker += 1;
+                cx.store
+                    .add_worker(cx.run, worker_id, idx, index, "localhost")?;
+                let spec = Arc::new(WorkerSpec {
+                    workload_idx: idx,
+                    workload: w.clone(),
+                    worker_id,
+                    index,
+                    data: data.clone(),
+                    engine,
+                    clock_start: cx.clock_start,
+                    begin,
+                    end,
+                    schedule: w
+                        .rate_iops
+                        .map(|r| Arc::new(Schedule::new(begin, r, index, w.jobs))),
+                    tx: cx.tx.clone(),
+                    stop: cx.stop.clone(),
+                });
+                let threads = engine::spawn(spec.clone()).map_err(|e| {
+                    crate::error::Error::failed(format!("starting worker threads: {e}"))
+                })?;
+                handles.extend(threads.into_iter().map(|h| (h, spec.clone())));
+            }
+            ends.push((idx, end_t));
+        }
+        for (handle, spec) in handles {
+            let result = handle.join().unwrap_or_else(|_| {
+                Err(format!(
+                    "{} worker {} panicked",
+                    spec.workload.name, spec.index
+                ))
+            });
+            if let Err(msg) = result {
+                cx.stop.store(true, Ordering::Relaxed);
+                failure.get_or_insert(msg);
+            }
+        }
+        let stopped = cx.clock_start.elapsed().as_secs_f64();
+        for (idx, end_t) in ends {
+            cx.store
+                .set_workload_stopped(cx.run, idx, stopped.min(end_t as f64))?;
+        }
+    }
+    Ok(match failure {
+        Some(msg) => Outcome::Failed(msg),
+        None if cx.interrupted.load(Ordering::Relaxed) => Outcome::Aborted,
+        None => Outcome::Completed,
+    })
+}
+
+/// One line saying what starts now, e.g.
+/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT: 2s ramp + 15s`.
+fn describe(
+    w: &crate::scenario::Workload,
+    engine: EngineKind,
+    data: &DataFile,
+    start_t: u64,
+) -> String {
+    use crate::scenario::units::{Size, Span};
+    let rw = serde_json::to_value(w.rw)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let rate = w
+        .rate_iops
+        .map(|r| format!(", {r} IOPS target"))
+        .unwrap_or_default();
+    let jobs = if w.jobs == 1 {
+        "1 job".to_string()
+    } else {
+        format!("{} jobs", w.jobs)
+    };
+    let ramp = if w.ramp.is_zero() {
+        String::new()
+    } else {
+        format!("{} ramp + ", Span(w.ramp))
+    };
+    format!(
+        "[{start_t:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {engine}, {} on {} ({}): {ramp}{}",
+        w.name,
+        Size(w.bs),
+        w.iodepth,
+        if data.direct { "O_DIRECT" } else { "buffered" },
+        data.path.display(),
+        Size(data.size),
+        Span(w.duration)
+    )
+}

@@ -1,0 +1,59 @@
+//! Warnings a run raises about how it measured. One enum, one actionable message per
+//! case (after hyperfine's `warnings.rs`): what happened, why it matters for the
+//! numbers, and what to change.
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub enum Warning {
+    /// io_uring could not be set up; workers use psync.
+    IoUringUnavailable { reason: String },
+    /// The filesystem refused O_DIRECT; IO goes through the page cache.
+    DirectUnsupported { path: PathBuf },
+    /// The target lives in memory (tmpfs, ramfs): the run measures memory, not storage.
+    MemoryBackedTarget { path: PathBuf, fstype: String },
+    /// Too little free space for the requested working set; a smaller one was used.
+    WorkingSetShrunk {
+        path: PathBuf,
+        wanted: u64,
+        used: u64,
+    },
+}
+
+impl Warning {
+    /// A stable identifier, stored with the run and usable in scripts.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Warning::IoUringUnavailable { .. } => "io-uring-unavailable",
+            Warning::DirectUnsupported { .. } => "direct-unsupported",
+            Warning::MemoryBackedTarget { .. } => "memory-backed-target",
+            Warning::WorkingSetShrunk { .. } => "working-set-shrunk",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        use crate::scenario::units::Size;
+        match self {
+            Warning::IoUringUnavailable { reason } => format!(
+                "io_uring is unavailable ({reason}); using psync with one thread per outstanding IO. \
+                 CPU per IO is higher; set `engine: psync` to silence this"
+            ),
+            Warning::DirectUnsupported { path } => format!(
+                "{} does not support O_DIRECT: IO is buffered, so results include the page cache. \
+                 Use a target on a disk filesystem, or set `direct: false` to say you mean it",
+                path.display()
+            ),
+            Warning::MemoryBackedTarget { path, fstype } => format!(
+                "{} is on {fstype}: this measures memory, not storage",
+                path.display()
+            ),
+            Warning::WorkingSetShrunk { path, wanted, used } => format!(
+                "not enough free space for a {} working set at {}: using {} instead. \
+                 A working set that fits in a cache measures the cache; free space or pass --target",
+                Size(*wanted),
+                path.display(),
+                Size(*used)
+            ),
+        }
+    }
+}
