@@ -520,7 +520,7 @@ workloads:
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("s.yaml:6: workloads.a: missing `duration`"),
+            err.starts_with("s.yaml:5: workloads.a: missing `duration`"),
             "{err}"
         );
         let err = load(&BASIC.replace("duration: 5s", "duration: 1500ms"), &[])
@@ -534,7 +534,7 @@ workloads:
         let text = format!("{BASIC}timeline:\n  - start: a\n  - start: c\n");
         let err = load(&text, &[]).unwrap_err().to_string();
         assert!(
-            err.starts_with("s.yaml:15: timeline.1.start: no workload named `c`"),
+            err.starts_with("s.yaml:14: timeline.1.start: no workload named `c`"),
             "{err}"
         );
         let ok = load(
