@@ -13,11 +13,7 @@ pub enum Warning {
     /// The target lives in memory (tmpfs, ramfs): the run measures memory, not storage.
     MemoryBackedTarget { path: PathBuf, fstype: String },
     /// Too little free space for the requested working set; a smaller one was used.
-    WorkingSetShrunk {
-        path: PathBuf,
-        wanted: u64,
-        used: u64,
-    },
+    WorkingSetShrunk { path: PathBuf, wanted: u64, used: u64 },
 }
 
 impl Warning {
@@ -43,10 +39,9 @@ impl Warning {
                  Use a target on a disk filesystem, or set `direct: false` to say you mean it",
                 path.display()
             ),
-            Warning::MemoryBackedTarget { path, fstype } => format!(
-                "{} is on {fstype}: this measures memory, not storage",
-                path.display()
-            ),
+            Warning::MemoryBackedTarget { path, fstype } => {
+                format!("{} is on {fstype}: this measures memory, not storage", path.display())
+            }
             Warning::WorkingSetShrunk { path, wanted, used } => format!(
                 "not enough free space for a {} working set at {}: using {} instead. \
                  A working set that fits in a cache measures the cache; free space or pass --target",

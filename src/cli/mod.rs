@@ -18,19 +18,9 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// Where results are stored; shared by every command that reads or writes runs.
-#[derive(clap::Args, Clone)]
-pub struct ResultsArg {
     /// Directory of the results store (fathom.db)
-    #[arg(
-        long,
-        env = "FATHOM_RESULTS",
-        default_value = "fathom-results",
-        global = true
-    )]
-    pub results: PathBuf,
+    #[arg(long, env = "FATHOM_RESULTS", default_value = "fathom-results", global = true)]
+    results: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -47,10 +37,11 @@ enum Command {
 
 /// Runs the chosen command and returns the process exit status.
 pub fn dispatch(cli: Cli) -> Result<i32> {
+    let results = cli.results.as_path();
     match cli.command {
-        Command::Run(a) => run::run(a),
-        Command::Runs(a) => runs::run(a),
-        Command::Show(a) => show::run(a),
+        Command::Run(a) => run::run(a, results),
+        Command::Runs(a) => runs::run(a, results),
+        Command::Show(a) => show::run(a, results),
         Command::Scenarios(a) => scenarios::run(a),
     }
 }

@@ -1,6 +1,5 @@
 //! `fathom run [SCENARIO]`: load, prepare targets, run, store, summarize.
 
-use super::ResultsArg;
 use crate::engine::{self, target};
 use crate::error::{Error, Result};
 use crate::metrics::collector;
@@ -10,7 +9,7 @@ use crate::scenario::{EngineKind, Override, Scenario, Source, builtin};
 use crate::store::{Status, Store};
 use crate::timeline::{self, Outcome};
 use crate::warnings::Warning;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -34,37 +33,18 @@ pub struct Args {
     /// Print only the final summary
     #[arg(long, short)]
     quiet: bool,
-    #[command(flatten)]
-    results: ResultsArg,
 }
 
-pub fn run(mut args: Args) -> Result<i32> {
-    let name = args
-        .scenario
-        .clone()
-        .unwrap_or_else(|| builtin::DEFAULT.to_string());
+pub fn run(mut args: Args, results: &Path) -> Result<i32> {
+    let name = args.scenario.clone().unwrap_or_else(|| builtin::DEFAULT.to_string());
     let (origin, text, is_builtin) = read_scenario(&name)?;
     if let Some(t) = &args.target {
-        args.sets.push(
-            format!("target={}", t.display())
-                .parse()
-                .map_err(Error::input)?,
-        );
+        args.sets.push(format!("target={}", t.display()).parse().map_err(Error::input)?);
     }
-    let explicit_size = args
-        .sets
-        .iter()
-        .any(|s| s.path.last().is_some_and(|k| k == "size"));
-    let scenario = Scenario::load(
-        &Source {
-            origin,
-            text: &text,
-        },
-        &args.sets,
-    )?;
+    let explicit_size = args.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
+    let scenario = Scenario::load(&Source { origin, text: &text }, &args.sets)?;
     if is_builtin && args.target.is_none() {
-        std::fs::create_dir_all(BUILTIN_TARGET)
-            .map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
+        std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
 
     // Signals stop workers and layout alike; a second Ctrl-C exits at once.
@@ -85,16 +65,12 @@ pub fn run(mut args: Args) -> Result<i32> {
 
     let mut warnings: Vec<Warning> = Vec::new();
     let engines = choose_engines(&scenario, &mut warnings);
-    let opts = target::Options {
-        allow_device_write: args.allow_device_write,
-        shrink_to_fit: is_builtin && !explicit_size,
-    };
-    let files = target::prepare(&scenario.workloads, &opts, &interrupted, &mut |w| {
-        warnings.push(w)
-    })?;
+    let opts =
+        target::Options { allow_device_write: args.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
+    let files = target::prepare(&scenario.workloads, &opts, &interrupted, &mut |w| warnings.push(w))?;
     let files: Vec<_> = files.into_iter().map(Arc::new).collect();
 
-    let store = Store::open(&args.results.results)?;
+    let store = Store::open(results)?;
     let targets: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -117,11 +93,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     progress(&format!(
         "run {run}: {}{} ({} phase{}, about {} s); results in {}",
         scenario.name,
-        scenario
-            .description
-            .as_deref()
-            .map(|d| format!(": {d}"))
-            .unwrap_or_default(),
+        scenario.description.as_deref().map(|d| format!(": {d}")).unwrap_or_default(),
         scenario.phases.len(),
         if scenario.phases.len() == 1 { "" } else { "s" },
         total,
@@ -131,7 +103,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     let clock_start = Instant::now();
     store.set_clock_start(run, crate::store::now_ms())?;
     let (tx, rx) = std::sync::mpsc::channel();
-    let writer = Store::open(&args.results.results)?;
+    let writer = Store::open(results)?;
     let collector = std::thread::Builder::new()
         .name("collector".into())
         .spawn(move || collector::run(writer, run, clock_start, rx))
@@ -150,18 +122,12 @@ pub fn run(mut args: Args) -> Result<i32> {
     };
     let outcome = timeline::execute(&scenario, &cx);
     drop(cx); // closes the sample channel so the collector finishes
-    let stored = collector
-        .join()
-        .unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
+    let stored = collector.join().unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
 
     let (status, error, code) = match (outcome, stored) {
         (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), 1),
         (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), 1),
-        (Ok(Outcome::Aborted), _) => (
-            Status::Aborted,
-            Some("interrupted by a signal".to_string()),
-            130,
-        ),
+        (Ok(Outcome::Aborted), _) => (Status::Aborted, Some("interrupted by a signal".to_string()), 130),
         (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
     };
     store.finish_run(run, status, error.as_deref())?;
@@ -177,8 +143,7 @@ pub fn run(mut args: Args) -> Result<i32> {
 fn read_scenario(name: &str) -> Result<(String, String, bool)> {
     let path = std::path::Path::new(name);
     if path.exists() {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| Error::input(format!("{name}: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{name}: {e}")))?;
         return Ok((name.to_string(), text, false));
     }
     match builtin::find(name) {
@@ -191,10 +156,7 @@ fn read_scenario(name: &str) -> Result<(String, String, bool)> {
 
 /// The engine each workload will use: io_uring falls back to psync when unavailable.
 fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Vec<EngineKind> {
-    let wants_uring = scenario
-        .workloads
-        .iter()
-        .any(|w| w.engine == EngineKind::IoUring);
+    let wants_uring = scenario.workloads.iter().any(|w| w.engine == EngineKind::IoUring);
     let uring_ok = if wants_uring {
         match engine::probe_io_uring() {
             Ok(()) => true,
@@ -209,12 +171,6 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Vec<Engin
     scenario
         .workloads
         .iter()
-        .map(|w| {
-            if w.engine == EngineKind::IoUring && !uring_ok {
-                EngineKind::Psync
-            } else {
-                w.engine
-            }
-        })
+        .map(|w| if w.engine == EngineKind::IoUring && !uring_ok { EngineKind::Psync } else { w.engine })
         .collect()
 }

@@ -1,37 +1,28 @@
 //! `fathom runs [--json]`: every stored run with its headline figures.
 
-use super::ResultsArg;
 use crate::error::Result;
 use crate::report::format::{count, latency_us};
 use crate::report::summary::RunSummary;
 use crate::report::table;
 use crate::store::Store;
+use std::path::Path;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    results: ResultsArg,
 }
 
-pub fn run(args: Args) -> Result<i32> {
-    let store = Store::open_existing(&args.results.results)?;
+pub fn run(args: Args, results: &Path) -> Result<i32> {
+    let store = Store::open_existing(results)?;
     let mut list = Vec::new();
     let mut json = Vec::new();
     for run in store.runs()? {
         let summary = RunSummary::load(&store, &run.id.to_string())?;
         let head = summary.headline();
-        let text = head.map(|h| {
-            format!(
-                "{} IOPS {} ({}), p99 {}",
-                count(h.iops),
-                h.op,
-                h.workload,
-                latency_us(h.latency.p99_us)
-            )
-        });
+        let text = head
+            .map(|h| format!("{} IOPS {} ({}), p99 {}", count(h.iops), h.op, h.workload, latency_us(h.latency.p99_us)));
         json.push(serde_json::json!({
             "id": run.id,
             "scenario": run.scenario,
@@ -45,10 +36,7 @@ pub fn run(args: Args) -> Result<i32> {
         list.push((run, text));
     }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json).expect("runs serialize")
-        );
+        println!("{}", serde_json::to_string_pretty(&json).expect("runs serialize"));
     } else if list.is_empty() {
         println!("no runs yet: try `fathom run`");
     } else {

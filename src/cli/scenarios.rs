@@ -19,18 +19,14 @@ enum Action {
 pub fn run(args: Args) -> Result<i32> {
     match args.action {
         None => {
-            let rows: Vec<Vec<String>> = builtin::list()
-                .into_iter()
-                .map(|(name, d)| vec![name.to_string(), d])
-                .collect();
+            let rows: Vec<Vec<String>> =
+                builtin::list().into_iter().map(|(name, d)| vec![name.to_string(), d]).collect();
             print!("{}", render(&["name", "description"], &rows, 2));
-            println!(
-                "\nrun one with `fathom run NAME`; see its YAML with `fathom scenarios show NAME`"
-            );
+            println!("\nrun one with `fathom run NAME`; see its YAML with `fathom scenarios show NAME`");
         }
         Some(Action::Show { name }) => {
-            let text = builtin::find(&name)
-                .ok_or_else(|| Error::input(format!("no built-in scenario named `{name}`")))?;
+            let text =
+                builtin::find(&name).ok_or_else(|| Error::input(format!("no built-in scenario named `{name}`")))?;
             print!("{text}");
         }
     }

@@ -1,11 +1,11 @@
 //! `fathom show RUN [--json]`: one run's results per workload and op.
 
-use super::ResultsArg;
 use crate::error::Result;
 use crate::report::format::seconds;
 use crate::report::summary::RunSummary;
 use crate::report::table;
 use crate::store::Store;
+use std::path::Path;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,18 +15,13 @@ pub struct Args {
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    results: ResultsArg,
 }
 
-pub fn run(args: Args) -> Result<i32> {
-    let store = Store::open_existing(&args.results.results)?;
+pub fn run(args: Args, results: &Path) -> Result<i32> {
+    let store = Store::open_existing(results)?;
     let summary = RunSummary::load(&store, &args.run)?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&summary).expect("summary serializes")
-        );
+        println!("{}", serde_json::to_string_pretty(&summary).expect("summary serializes"));
     } else {
         print(&summary);
     }
@@ -36,14 +31,8 @@ pub fn run(args: Args) -> Result<i32> {
 /// The human-readable view, also printed at the end of `fathom run`.
 pub fn print(s: &RunSummary) {
     let r = &s.run;
-    let duration = r
-        .duration_s
-        .map(seconds)
-        .unwrap_or_else(|| "still running".into());
-    println!(
-        "run {} · {} · {} · {} · {}",
-        r.id, r.scenario, r.started_at, duration, r.status
-    );
+    let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
+    println!("run {} · {} · {} · {} · {}", r.id, r.scenario, r.started_at, duration, r.status);
     if let Some(err) = &r.error {
         println!("error: {err}");
     }

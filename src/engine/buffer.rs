@@ -16,8 +16,7 @@ unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     pub fn new(len: usize) -> AlignedBuf {
-        let layout = Layout::from_size_align(len.max(1).next_multiple_of(ALIGN), ALIGN)
-            .expect("valid layout");
+        let layout = Layout::from_size_align(len.max(1).next_multiple_of(ALIGN), ALIGN).expect("valid layout");
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {

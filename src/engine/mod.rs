@@ -61,23 +61,25 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<JoinHandle<Result<(),
     (0..threads)
         .map(|stream| {
             let spec = spec.clone();
-            std::thread::Builder::new()
-                .name(name.clone())
-                .spawn(move || {
-                    precise_timers();
-                    sleep_until(spec.begin, &spec.stop);
-                    match spec.engine {
-                        EngineKind::IoUring => uring::run(&spec),
-                        EngineKind::Psync => psync::run(&spec, stream),
-                    }
-                })
+            std::thread::Builder::new().name(name.clone()).spawn(move || {
+                precise_timers();
+                sleep_until(spec.begin, &spec.stop);
+                match spec.engine {
+                    EngineKind::IoUring => uring::run(&spec),
+                    EngineKind::Psync => psync::run(&spec, stream),
+                }
+            })
         })
         .collect()
 }
 
 /// Checks that io_uring can be used here (kernel support, not blocked by seccomp, and
 /// with the timed wait fathom relies on to stop promptly). The error says why not.
+/// `FATHOM_DISABLE_IO_URING=1` makes it report unavailable, to try the fallback.
 pub fn probe_io_uring() -> Result<(), String> {
+    if std::env::var_os("FATHOM_DISABLE_IO_URING").is_some_and(|v| v != "0") {
+        return Err("disabled by FATHOM_DISABLE_IO_URING".into());
+    }
     match io_uring::IoUring::new(4) {
         Ok(ring) if ring.params().is_feature_ext_arg() => Ok(()),
         Ok(_) => Err("kernel older than 5.11: no timed completion wait".into()),
@@ -120,12 +122,7 @@ impl Schedule {
     pub fn new(begin: Instant, rate_iops: f64, index: u32, workers: u32) -> Schedule {
         let per_worker = rate_iops / workers as f64;
         let period_ns = 1e9 / per_worker;
-        Schedule {
-            begin,
-            period_ns,
-            offset_ns: period_ns * index as f64 / workers as f64,
-            next: AtomicU64::new(0),
-        }
+        Schedule { begin, period_ns, offset_ns: period_ns * index as f64 / workers as f64, next: AtomicU64::new(0) }
     }
 
     pub fn due(&self, k: u64) -> Instant {
@@ -150,6 +147,8 @@ pub struct Recorder {
     workload: usize,
     worker: u32,
     open_loop: bool,
+    /// IOs completing at or after this instant are outside the window and not counted.
+    end: Instant,
     t: u32,
     next_boundary: Instant,
     stats: [Option<OpStats>; 2],
@@ -163,6 +162,7 @@ impl Recorder {
             workload: spec.workload_idx,
             worker: spec.worker_id,
             open_loop: spec.schedule.is_some(),
+            end: spec.end,
             t: 0,
             next_boundary: spec.clock_start,
             stats: [None, None],
@@ -173,19 +173,17 @@ impl Recorder {
 
     /// Records one completed IO. `now` is its completion time.
     #[inline]
-    pub fn record(
-        &mut self,
-        now: Instant,
-        op: Op,
-        bytes: u64,
-        latency: Duration,
-        service: Duration,
-    ) {
+    pub fn record(&mut self, now: Instant, op: Op, bytes: u64, latency: Duration, service: Duration) {
+        if now >= self.end {
+            return;
+        }
         self.tick(now);
         let open_loop = self.open_loop;
-        self.stats[op as usize]
-            .get_or_insert_with(|| OpStats::new(open_loop))
-            .record(bytes, latency.as_nanos() as u64, service.as_nanos() as u64);
+        self.stats[op as usize].get_or_insert_with(|| OpStats::new(open_loop)).record(
+            bytes,
+            latency.as_nanos() as u64,
+            service.as_nanos() as u64,
+        );
     }
 
     /// Sends the finished second once `now` has crossed into the next one.
@@ -203,13 +201,7 @@ impl Recorder {
         for op in Op::ALL {
             if let Some(stats) = self.stats[op as usize].take().filter(|s| s.ops > 0) {
                 // The collector outlives the workers; if it failed, the run reports that.
-                let _ = self.tx.send(Sample {
-                    workload: self.workload,
-                    worker: self.worker,
-                    t: self.t,
-                    op,
-                    stats,
-                });
+                let _ = self.tx.send(Sample { workload: self.workload, worker: self.worker, t: self.t, op, stats });
             }
         }
     }

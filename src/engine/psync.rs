@@ -15,12 +15,7 @@ pub fn run(spec: &WorkerSpec, stream: u32) -> Result<(), String> {
     let bs = w.bs as usize;
     let mut io = IoGen::new(w, spec.data.size, spec.index, w.jobs, stream, w.iodepth);
     let mut buf = AlignedBuf::new(bs);
-    Rng::new(Rng::seed_from(
-        &w.name,
-        spec.index as u64,
-        1 << 32 | stream as u64,
-    ))
-    .fill(buf.as_mut_slice());
+    Rng::new(Rng::seed_from(&w.name, spec.index as u64, 1 << 32 | stream as u64)).fill(buf.as_mut_slice());
     let fd = spec.data.file.as_raw_fd();
     let mut rec = spec.recorder();
     loop {
@@ -62,12 +57,7 @@ pub fn run(spec: &WorkerSpec, stream: u32) -> Result<(), String> {
             return Err(super::io_error(spec, op, offset, err));
         }
         if n as usize != bs {
-            return Err(super::io_error(
-                spec,
-                op,
-                offset,
-                format!("short transfer of {n} bytes"),
-            ));
+            return Err(super::io_error(spec, op, offset, format!("short transfer of {n} bytes")));
         }
         rec.record(done, op, bs as u64, done - intended, done - now);
     }

@@ -58,15 +58,9 @@ fn place(w: &Workload) -> Result<Placement> {
     let meta = match std::fs::metadata(target) {
         Ok(m) => m,
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            let parent = target
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
+            let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             if parent.is_dir() {
-                return Ok(Placement {
-                    path: target.clone(),
-                    kind: Kind::File,
-                });
+                return Ok(Placement { path: target.clone(), kind: Kind::File });
             }
             return Err(Error::input(format!(
                 "workload {}: target {} does not exist (give an existing directory, file or block device)",
@@ -75,29 +69,16 @@ fn place(w: &Workload) -> Result<Placement> {
             )));
         }
         Err(e) => {
-            return Err(Error::input(format!(
-                "workload {}: target {}: {e}",
-                w.name,
-                target.display()
-            )));
+            return Err(Error::input(format!("workload {}: target {}: {e}", w.name, target.display())));
         }
     };
     let ft = meta.file_type();
     if ft.is_dir() {
-        Ok(Placement {
-            path: target.join(format!("fathom-{}.dat", w.file)),
-            kind: Kind::File,
-        })
+        Ok(Placement { path: target.join(format!("fathom-{}.dat", w.file)), kind: Kind::File })
     } else if ft.is_file() {
-        Ok(Placement {
-            path: target.clone(),
-            kind: Kind::File,
-        })
+        Ok(Placement { path: target.clone(), kind: Kind::File })
     } else if ft.is_block_device() {
-        Ok(Placement {
-            path: target.clone(),
-            kind: Kind::Device,
-        })
+        Ok(Placement { path: target.clone(), kind: Kind::Device })
     } else {
         Err(Error::input(format!(
             "workload {}: target {} is not a directory, regular file or block device",
@@ -132,10 +113,7 @@ pub fn prepare(
         }
     }
     for (path, size) in sizes.iter_mut() {
-        if placements
-            .iter()
-            .any(|p| &p.path == path && p.kind == Kind::File)
-        {
+        if placements.iter().any(|p| &p.path == path && p.kind == Kind::File) {
             *size = lay_out(path, *size, opts, stop, warn)?;
         }
     }
@@ -148,10 +126,7 @@ pub fn prepare(
             let size = size - size % w.bs;
             if let Some(fstype) = memory_fs(&p.path).filter(|_| !memory_warned.contains(&p.path)) {
                 memory_warned.push(p.path.clone());
-                warn(Warning::MemoryBackedTarget {
-                    path: p.path.clone(),
-                    fstype,
-                });
+                warn(Warning::MemoryBackedTarget { path: p.path.clone(), fstype });
             }
             open(w, &p.path, size, warn)
         })
@@ -174,8 +149,7 @@ fn file_size(w: &Workload, path: &Path) -> Result<u64> {
 }
 
 fn device_size(w: &Workload, path: &Path) -> Result<u64> {
-    let file = File::open(path)
-        .map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;
+    let file = File::open(path).map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;
     let mut bytes: u64 = 0;
     // SAFETY: BLKGETSIZE64 writes one u64.
     let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64, &mut bytes) };
@@ -213,11 +187,7 @@ fn check_device_writable(w: &Workload, path: &Path, allowed: bool) -> Result<()>
     }
     // The kernel refuses an exclusive open of a device that is mounted or held (by LVM,
     // RAID, swap...): the one check that cannot miss a mount we do not know about.
-    match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL)
-        .open(path)
-    {
+    match OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path) {
         Ok(_) => Ok(()),
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Err(Error::input(format!(
             "refusing to write to {}: it is mounted or in use (by a filesystem, LVM, RAID or swap)",
@@ -243,21 +213,14 @@ fn lay_out(
     if len >= size && allocated >= size {
         return Ok(size);
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let free = free_bytes(dir)?;
     let needed = size.saturating_sub(allocated);
     if needed + RESERVE > free {
         let room = (free.saturating_sub(RESERVE) + allocated) / 10 * 9;
         let shrunk = room - room % (1 << 20);
         if opts.shrink_to_fit && shrunk >= 16 << 20 {
-            warn(Warning::WorkingSetShrunk {
-                path: path.to_path_buf(),
-                wanted: size,
-                used: shrunk,
-            });
+            warn(Warning::WorkingSetShrunk { path: path.to_path_buf(), wanted: size, used: shrunk });
             size = shrunk;
             if len >= size && allocated >= size {
                 return Ok(size);
@@ -280,11 +243,7 @@ fn lay_out(
         .map_err(|e| Error::input(format!("cannot create {}: {e}", path.display())))?;
     let started = Instant::now();
     if size >= 64 << 20 {
-        eprintln!(
-            "laying out {} ({} of random data)...",
-            path.display(),
-            Size(size)
-        );
+        eprintln!("laying out {} ({} of random data)...", path.display(), Size(size));
     }
     let mut rng = Rng::new(Rng::seed_from(&path.to_string_lossy(), size, 0));
     let mut chunk = vec![0u8; LAYOUT_CHUNK];
@@ -297,16 +256,11 @@ fn lay_out(
         rng.fill(&mut chunk[..n]);
         std::os::unix::fs::FileExt::write_all_at(&file, &chunk[..n], offset).map_err(|e| {
             let msg = format!("laying out {}: {e}", path.display());
-            if e.raw_os_error() == Some(libc::ENOSPC) {
-                Error::input(msg)
-            } else {
-                Error::failed(msg)
-            }
+            if e.raw_os_error() == Some(libc::ENOSPC) { Error::input(msg) } else { Error::failed(msg) }
         })?;
         offset += n as u64;
     }
-    file.sync_data()
-        .map_err(|e| Error::failed(format!("laying out {}: {e}", path.display())))?;
+    file.sync_data().map_err(|e| Error::failed(format!("laying out {}: {e}", path.display())))?;
     if size >= 64 << 20 {
         eprintln!("laid out in {:.1} s", started.elapsed().as_secs_f64());
     }
@@ -319,11 +273,7 @@ fn free_bytes(dir: &Path) -> Result<u64> {
     // SAFETY: statvfs fills the struct it is given.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(Error::input(format!(
-            "{}: {}",
-            dir.display(),
-            std::io::Error::last_os_error()
-        )));
+        return Err(Error::input(format!("{}: {}", dir.display(), std::io::Error::last_os_error())));
     }
     Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
@@ -348,35 +298,19 @@ fn memory_fs(path: &Path) -> Option<String> {
 
 fn open(w: &Workload, path: &Path, size: u64, warn: &mut dyn FnMut(Warning)) -> Result<DataFile> {
     let attempt = |direct: bool| {
-        OpenOptions::new()
-            .read(true)
-            .write(writes(w))
-            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
-            .open(path)
+        OpenOptions::new().read(true).write(writes(w)).custom_flags(if direct { libc::O_DIRECT } else { 0 }).open(path)
     };
     let (file, direct) = match attempt(w.direct) {
         Ok(f) => (f, w.direct),
         Err(e) if w.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-            warn(Warning::DirectUnsupported {
-                path: path.to_path_buf(),
-            });
-            let f = attempt(false).map_err(|e| {
-                Error::input(format!("workload {}: {}: {e}", w.name, path.display()))
-            })?;
+            warn(Warning::DirectUnsupported { path: path.to_path_buf() });
+            let f =
+                attempt(false).map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;
             (f, false)
         }
         Err(e) => {
-            return Err(Error::input(format!(
-                "workload {}: cannot open {}: {e}",
-                w.name,
-                path.display()
-            )));
+            return Err(Error::input(format!("workload {}: cannot open {}: {e}", w.name, path.display())));
         }
     };
-    Ok(DataFile {
-        path: path.to_path_buf(),
-        file,
-        size,
-        direct,
-    })
+    Ok(DataFile { path: path.to_path_buf(), file, size, direct })
 }

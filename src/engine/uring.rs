@@ -45,13 +45,9 @@ pub fn run(spec: &WorkerSpec) -> Result<(), String> {
     let mut buffers = AlignedBuf::new(bs * depth);
     Rng::new(Rng::seed_from(&w.name, spec.index as u64, 1 << 33)).fill(buffers.as_mut_slice());
     let base = buffers.as_mut_ptr();
-    let mut ring =
-        ring(depth.next_power_of_two() as u32).map_err(|e| format!("io_uring setup: {e}"))?;
+    let mut ring = ring(depth.next_power_of_two() as u32).map_err(|e| format!("io_uring setup: {e}"))?;
 
-    let iovec = libc::iovec {
-        iov_base: base.cast(),
-        iov_len: buffers.len(),
-    };
+    let iovec = libc::iovec { iov_base: base.cast(), iov_len: buffers.len() };
     // SAFETY: the buffer outlives the ring (dropped after it) and is not moved.
     let fixed_buffers = unsafe { ring.submitter().register_buffers(&[iovec]) }.is_ok();
     let fd = spec.data.file.as_raw_fd();
@@ -63,45 +59,21 @@ pub fn run(spec: &WorkerSpec) -> Result<(), String> {
         let ptr = unsafe { base.add(slot * bs) };
         let len = bs as u32;
         let entry = match (op, fixed_file, fixed_buffers) {
-            (Op::Read, true, true) => opcode::ReadFixed::new(types::Fixed(0), ptr, len, 0)
-                .offset(offset)
-                .build(),
-            (Op::Write, true, true) => opcode::WriteFixed::new(types::Fixed(0), ptr, len, 0)
-                .offset(offset)
-                .build(),
-            (Op::Read, true, false) => opcode::Read::new(types::Fixed(0), ptr, len)
-                .offset(offset)
-                .build(),
-            (Op::Write, true, false) => opcode::Write::new(types::Fixed(0), ptr, len)
-                .offset(offset)
-                .build(),
-            (Op::Read, false, true) => opcode::ReadFixed::new(types::Fd(fd), ptr, len, 0)
-                .offset(offset)
-                .build(),
-            (Op::Write, false, true) => opcode::WriteFixed::new(types::Fd(fd), ptr, len, 0)
-                .offset(offset)
-                .build(),
-            (Op::Read, false, false) => opcode::Read::new(types::Fd(fd), ptr, len)
-                .offset(offset)
-                .build(),
-            (Op::Write, false, false) => opcode::Write::new(types::Fd(fd), ptr, len)
-                .offset(offset)
-                .build(),
+            (Op::Read, true, true) => opcode::ReadFixed::new(types::Fixed(0), ptr, len, 0).offset(offset).build(),
+            (Op::Write, true, true) => opcode::WriteFixed::new(types::Fixed(0), ptr, len, 0).offset(offset).build(),
+            (Op::Read, true, false) => opcode::Read::new(types::Fixed(0), ptr, len).offset(offset).build(),
+            (Op::Write, true, false) => opcode::Write::new(types::Fixed(0), ptr, len).offset(offset).build(),
+            (Op::Read, false, true) => opcode::ReadFixed::new(types::Fd(fd), ptr, len, 0).offset(offset).build(),
+            (Op::Write, false, true) => opcode::WriteFixed::new(types::Fd(fd), ptr, len, 0).offset(offset).build(),
+            (Op::Read, false, false) => opcode::Read::new(types::Fd(fd), ptr, len).offset(offset).build(),
+            (Op::Write, false, false) => opcode::Write::new(types::Fd(fd), ptr, len).offset(offset).build(),
         };
         entry.user_data(slot as u64)
     };
 
     let mut rec = spec.recorder();
     let start = Instant::now();
-    let mut slots = vec![
-        Slot {
-            op: Op::Read,
-            offset: 0,
-            intended: start,
-            submitted: start
-        };
-        depth
-    ];
+    let mut slots = vec![Slot { op: Op::Read, offset: 0, intended: start, submitted: start }; depth];
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut result = Ok(());
     loop {
@@ -125,12 +97,7 @@ pub fn run(spec: &WorkerSpec) -> Result<(), String> {
                 };
                 free.pop();
                 let (op, offset) = io.next();
-                slots[slot] = Slot {
-                    op,
-                    offset,
-                    intended,
-                    submitted: now,
-                };
+                slots[slot] = Slot { op, offset, intended, submitted: now };
                 // SAFETY: see `prep`; the queue has `depth` entries, at most `depth` in flight.
                 if unsafe { sq.push(&prep(slot, op, offset)) }.is_err() {
                     free.push(slot);
@@ -150,10 +117,7 @@ pub fn run(spec: &WorkerSpec) -> Result<(), String> {
             match e.raw_os_error() {
                 Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {}
                 _ => {
-                    result = Err(format!(
-                        "{} worker {}: io_uring submit: {e}",
-                        w.name, spec.index
-                    ));
+                    result = Err(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index));
                     break;
                 }
             }
@@ -165,19 +129,9 @@ pub fn run(spec: &WorkerSpec) -> Result<(), String> {
             free.push(slot);
             let res = cqe.result();
             if res < 0 {
-                result = Err(super::io_error(
-                    spec,
-                    s.op,
-                    s.offset,
-                    std::io::Error::from_raw_os_error(-res),
-                ));
+                result = Err(super::io_error(spec, s.op, s.offset, std::io::Error::from_raw_os_error(-res)));
             } else if res as usize != bs {
-                result = Err(super::io_error(
-                    spec,
-                    s.op,
-                    s.offset,
-                    format!("short transfer of {res} bytes"),
-                ));
+                result = Err(super::io_error(spec, s.op, s.offset, format!("short transfer of {res} bytes")));
             } else {
                 rec.record(done, s.op, bs as u64, done - s.intended, done - s.submitted);
             }
@@ -191,9 +145,7 @@ pub fn run(spec: &WorkerSpec) -> Result<(), String> {
     let drain_start = Instant::now();
     while free.len() < depth && drain_start.elapsed() < DRAIN_LIMIT {
         let ts = types::Timespec::from(MAX_WAIT);
-        let _ = ring
-            .submitter()
-            .submit_with_args(1, &types::SubmitArgs::new().timespec(&ts));
+        let _ = ring.submitter().submit_with_args(1, &types::SubmitArgs::new().timespec(&ts));
         free.extend(ring.completion().map(|c| c.user_data() as usize));
     }
     result

@@ -25,17 +25,11 @@ pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample
             Err(RecvTimeoutError::Timeout) => false,
             Err(RecvTimeoutError::Disconnected) => true,
         };
-        let closed_before = if disconnected {
-            u32::MAX
-        } else {
-            (clock_start.elapsed().saturating_sub(GRACE)).as_secs() as u32
-        };
+        let closed_before =
+            if disconnected { u32::MAX } else { (clock_start.elapsed().saturating_sub(GRACE)).as_secs() as u32 };
         let ready: Vec<u32> = pending.range(..closed_before).map(|(t, _)| *t).collect();
         if !ready.is_empty() {
-            let batch: Vec<Sample> = ready
-                .iter()
-                .flat_map(|t| pending.remove(t).unwrap_or_default())
-                .collect();
+            let batch: Vec<Sample> = ready.iter().flat_map(|t| pending.remove(t).unwrap_or_default()).collect();
             write(&mut store, run, batch)?;
         }
         if disconnected {

@@ -37,16 +37,13 @@ impl Op {
 }
 
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGNIFICANT_DIGITS)
-        .expect("static histogram bounds are valid")
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGNIFICANT_DIGITS).expect("static histogram bounds are valid")
 }
 
 /// Compact, portable encoding (HdrHistogram V2 + deflate, readable by every HDR library).
 pub fn encode(h: &Histogram<u64>) -> Vec<u8> {
     let mut out = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(h, &mut out)
-        .expect("serializing into memory cannot fail");
+    V2DeflateSerializer::new().serialize(h, &mut out).expect("serializing into memory cannot fail");
     out
 }
 
@@ -96,14 +93,9 @@ impl OpStats {
         self.ops += other.ops;
         self.bytes += other.bytes;
         self.latency_sum_ns += other.latency_sum_ns;
-        self.latency
-            .add(&other.latency)
-            .expect("histograms share bounds");
+        self.latency.add(&other.latency).expect("histograms share bounds");
         if let Some(o) = &other.service {
-            self.service
-                .get_or_insert_with(new_histogram)
-                .add(o)
-                .expect("histograms share bounds");
+            self.service.get_or_insert_with(new_histogram).add(o).expect("histograms share bounds");
         }
     }
 }
@@ -143,13 +135,9 @@ mod tests {
         let p99 = all.latency.value_at_quantile(0.99) as f64;
         assert!((p99 - 1_980_000.0).abs() / 1_980_000.0 < 0.01, "p99 {p99}");
         // averaging the two workers' p99s would have said ~1.5 ms: merging must not
-        let avg_p99 =
-            (a.latency.value_at_quantile(0.99) + b.latency.value_at_quantile(0.99)) as f64 / 2.0;
+        let avg_p99 = (a.latency.value_at_quantile(0.99) + b.latency.value_at_quantile(0.99)) as f64 / 2.0;
         assert!(avg_p99 < 1_600_000.0 && p99 > 1_900_000.0);
-        assert_eq!(
-            all.latency_sum_ns,
-            (1..=2000u64).map(|v| v * 1000).sum::<u64>()
-        );
+        assert_eq!(all.latency_sum_ns, (1..=2000u64).map(|v| v * 1000).sum::<u64>());
     }
 
     #[test]
@@ -161,15 +149,8 @@ mod tests {
         let bytes = encode(&s.latency);
         let back = decode(&bytes).unwrap();
         assert_eq!(back.len(), 100_000);
-        assert_eq!(
-            back.value_at_quantile(0.99),
-            s.latency.value_at_quantile(0.99)
-        );
-        assert!(
-            bytes.len() < 1500,
-            "a second of latencies should encode small, got {}",
-            bytes.len()
-        );
+        assert_eq!(back.value_at_quantile(0.99), s.latency.value_at_quantile(0.99));
+        assert!(bytes.len() < 1500, "a second of latencies should encode small, got {}", bytes.len());
         assert!(decode(b"not a histogram").is_err());
     }
 
@@ -178,9 +159,6 @@ mod tests {
         assert!(OpStats::new(false).service.is_none());
         let mut closed = OpStats::new(false);
         closed.merge(&OpStats::new(true));
-        assert!(
-            closed.service.is_some(),
-            "merging open-loop data keeps its service times"
-        );
+        assert!(closed.service.is_some(), "merging open-loop data keeps its service times");
     }
 }

@@ -52,23 +52,9 @@ pub struct OpSummary {
 }
 
 impl OpSummary {
-    pub fn new(
-        workload: &str,
-        op: Op,
-        stats: &OpStats,
-        seconds: f64,
-        target_iops: Option<f64>,
-    ) -> OpSummary {
-        let mean_ns = if stats.ops > 0 {
-            stats.latency_sum_ns as f64 / stats.ops as f64
-        } else {
-            0.0
-        };
-        let iops = if seconds > 0.0 {
-            stats.ops as f64 / seconds
-        } else {
-            0.0
-        };
+    pub fn new(workload: &str, op: Op, stats: &OpStats, seconds: f64, target_iops: Option<f64>) -> OpSummary {
+        let mean_ns = if stats.ops > 0 { stats.latency_sum_ns as f64 / stats.ops as f64 } else { 0.0 };
+        let iops = if seconds > 0.0 { stats.ops as f64 / seconds } else { 0.0 };
         let service_time = stats.service.as_ref().map(|h| {
             let mean = if h.is_empty() { 0.0 } else { h.mean() };
             Latency::from_histogram(h, mean)
@@ -80,11 +66,7 @@ impl OpSummary {
             ops: stats.ops,
             bytes: stats.bytes,
             iops,
-            mb_per_s: if seconds > 0.0 {
-                stats.bytes as f64 / seconds / 1e6
-            } else {
-                0.0
-            },
+            mb_per_s: if seconds > 0.0 { stats.bytes as f64 / seconds / 1e6 } else { 0.0 },
             latency: Latency::from_histogram(&stats.latency, mean_ns),
             service_time,
             littles_n: crate::analysis::littles_law::concurrency(iops, mean_ns / 1e9),

@@ -27,10 +27,7 @@ pub fn capture(targets: &[PathBuf]) -> Value {
 }
 
 fn read(path: &str) -> String {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .trim()
-        .to_string()
+    std::fs::read_to_string(path).unwrap_or_default().trim().to_string()
 }
 
 /// The value of the first `key: value` line of a /proc file.
@@ -45,20 +42,13 @@ fn os_name() -> Option<String> {
     std::fs::read_to_string("/etc/os-release")
         .ok()?
         .lines()
-        .find_map(|l| {
-            l.strip_prefix("PRETTY_NAME=")
-                .map(|v| v.trim_matches('"').to_string())
-        })
+        .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
 }
 
 /// Filesystem, mount point and device of a target, from /proc/self/mountinfo.
 fn target(path: &Path) -> Value {
     let canonical = std::fs::canonicalize(path)
-        .or_else(|_| {
-            path.parent()
-                .map(std::fs::canonicalize)
-                .unwrap_or(Ok(path.to_path_buf()))
-        })
+        .or_else(|_| path.parent().map(std::fs::canonicalize).unwrap_or(Ok(path.to_path_buf())))
         .unwrap_or_else(|_| path.to_path_buf());
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     // fields: id parent maj:min root mountpoint opts [optional...] - fstype source superopts
@@ -70,9 +60,7 @@ fn target(path: &Path) -> Value {
             let mut r = right.split(' ');
             let fstype = r.next()?.to_string();
             let source = r.next()?.to_string();
-            canonical
-                .starts_with(&mountpoint)
-                .then_some((mountpoint, fstype, source))
+            canonical.starts_with(&mountpoint).then_some((mountpoint, fstype, source))
         })
         .max_by_key(|(m, _, _)| m.len());
     match best {

@@ -29,11 +29,7 @@ impl RunSummary {
         for w in store.workloads(run.id)? {
             let (from, to) = w.measured_window();
             let stats = store.window(run.id, w.idx, from as i64, to.ceil() as i64)?;
-            let depth = w
-                .profile
-                .get("iodepth")
-                .and_then(|v| v.as_i64())
-                .unwrap_or(1);
+            let depth = w.profile.get("iodepth").and_then(|v| v.as_i64()).unwrap_or(1);
             let read_share = read_share(&w);
             let ops = stats
                 .iter()
@@ -45,26 +41,15 @@ impl RunSummary {
                     OpSummary::new(&w.name, *op, s, to - from, target)
                 })
                 .collect();
-            workloads.push(WorkloadSummary {
-                concurrency: depth * w.workers,
-                workload: w,
-                ops,
-            });
+            workloads.push(WorkloadSummary { concurrency: depth * w.workers, workload: w, ops });
         }
         let warnings = store.warnings(run.id)?;
-        Ok(RunSummary {
-            run,
-            workloads,
-            warnings,
-        })
+        Ok(RunSummary { run, workloads, warnings })
     }
 
     /// The op with the most IOPS: the run's headline in `fathom runs`.
     pub fn headline(&self) -> Option<&OpSummary> {
-        self.workloads
-            .iter()
-            .flat_map(|w| &w.ops)
-            .max_by(|a, b| a.iops.total_cmp(&b.iops))
+        self.workloads.iter().flat_map(|w| &w.ops).max_by(|a, b| a.iops.total_cmp(&b.iops))
     }
 }
 
@@ -72,13 +57,7 @@ impl RunSummary {
 fn read_share(w: &WorkloadRow) -> f64 {
     match w.profile.get("rw").and_then(|v| v.as_str()) {
         Some("read") | Some("randread") => 1.0,
-        Some("randrw") => {
-            w.profile
-                .get("rwmixread")
-                .and_then(|v| v.as_f64())
-                .unwrap_or(50.0)
-                / 100.0
-        }
+        Some("randrw") => w.profile.get("rwmixread").and_then(|v| v.as_f64()).unwrap_or(50.0) / 100.0,
         _ => 0.0,
     }
 }

@@ -7,13 +7,7 @@ use crate::store::RunRow;
 /// Left-aligns the first `left` columns, right-aligns the rest, two spaces apart.
 pub fn render(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
     let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([header[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([header[i].len()]).max().unwrap_or(0))
         .collect();
     let line = |cells: Vec<&str>| {
         let padded: Vec<String> = cells
@@ -21,11 +15,7 @@ pub fn render(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
             .enumerate()
             .map(|(i, c)| {
                 let pad = widths[i] - c.chars().count();
-                if i < left {
-                    format!("{c}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{c}", " ".repeat(pad))
-                }
+                if i < left { format!("{c}{}", " ".repeat(pad)) } else { format!("{}{c}", " ".repeat(pad)) }
             })
             .collect();
         padded.join("  ").trim_end().to_string()
@@ -41,32 +31,15 @@ pub fn render(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
 
 /// The results table of one run: one row per workload and op.
 pub fn results(s: &RunSummary) -> String {
-    let header = [
-        "workload",
-        "op",
-        "depth",
-        "IOPS",
-        "MB/s",
-        "mean",
-        "p50",
-        "p99",
-        "p99.9",
-        "max",
-        "IOPS x mean",
-    ];
+    let header = ["workload", "op", "depth", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "IOPS x mean"];
     let mut rows = Vec::new();
     for w in &s.workloads {
         if w.ops.is_empty() {
             rows.push(
-                vec![
-                    w.workload.name.clone(),
-                    "-".into(),
-                    w.concurrency.to_string(),
-                    "no measured IO".into(),
-                ]
-                .into_iter()
-                .chain(std::iter::repeat_n(String::new(), header.len() - 4))
-                .collect(),
+                vec![w.workload.name.clone(), "-".into(), w.concurrency.to_string(), "no measured IO".into()]
+                    .into_iter()
+                    .chain(std::iter::repeat_n(String::new(), header.len() - 4))
+                    .collect(),
             );
         }
         for o in &w.ops {
@@ -86,10 +59,7 @@ pub fn results(s: &RunSummary) -> String {
         }
     }
     let mut out = render(&header, &rows, 2);
-    if s.workloads
-        .iter()
-        .any(|w| w.ops.iter().any(|o| o.service_time.is_some()))
-    {
+    if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.service_time.is_some())) {
         out.push_str("\nopen-loop workloads (latency counts from each IO's scheduled start):\n");
         let mut rows = Vec::new();
         for w in &s.workloads {
@@ -101,29 +71,14 @@ pub fn results(s: &RunSummary) -> String {
                     o.op.to_string(),
                     count(target),
                     count(o.iops),
-                    format!(
-                        "{:.1}%",
-                        if target > 0.0 {
-                            o.iops / target * 100.0
-                        } else {
-                            0.0
-                        }
-                    ),
+                    format!("{:.1}%", if target > 0.0 { o.iops / target * 100.0 } else { 0.0 }),
                     latency_us(svc.p50_us),
                     latency_us(svc.p99_us),
                 ]);
             }
         }
         out.push_str(&render(
-            &[
-                "workload",
-                "op",
-                "target IOPS",
-                "achieved",
-                "of target",
-                "service p50",
-                "service p99",
-            ],
+            &["workload", "op", "target IOPS", "achieved", "of target", "service p50", "service p99"],
             &rows,
             2,
         ));
@@ -146,11 +101,5 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> String {
             ]
         })
         .collect();
-    render(
-        &[
-            "id", "scenario", "started", "duration", "status", "headline",
-        ],
-        &rows,
-        2,
-    )
+    render(&["id", "scenario", "started", "duration", "status", "headline"], &rows, 2)
 }

@@ -9,10 +9,7 @@ pub const DEFAULT: &str = "quickstart";
 
 /// The text of the built-in scenario `name`.
 pub fn find(name: &str) -> Option<&'static str> {
-    BUILTIN
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, text)| *text)
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
 }
 
 /// Every built-in scenario with its one-line description.
@@ -20,10 +17,8 @@ pub fn list() -> Vec<(&'static str, String)> {
     BUILTIN
         .iter()
         .map(|(name, text)| {
-            let description = serde_yaml::from_str::<super::ScenarioFile>(text)
-                .ok()
-                .and_then(|f| f.description)
-                .unwrap_or_default();
+            let description =
+                serde_yaml::from_str::<super::ScenarioFile>(text).ok().and_then(|f| f.description).unwrap_or_default();
             (*name, description)
         })
         .collect()
@@ -38,14 +33,7 @@ mod tests {
     fn every_builtin_loads_and_has_a_description() {
         for (name, description) in list() {
             let text = find(name).unwrap();
-            let s = Scenario::load(
-                &Source {
-                    origin: format!("builtin:{name}"),
-                    text,
-                },
-                &[],
-            )
-            .unwrap();
+            let s = Scenario::load(&Source { origin: format!("builtin:{name}"), text }, &[]).unwrap();
             assert_eq!(s.name, name);
             assert!(!description.is_empty(), "{name} needs a description");
         }

@@ -22,10 +22,7 @@ pub fn line_of(text: &str, path: &[&str]) -> Option<usize> {
         let mut indent = raw.len() - trimmed.len();
         let mut rest = trimmed;
         let mut keys: Vec<(usize, String)> = Vec::new();
-        while let Some(after) =
-            rest.strip_prefix("- ")
-                .or(if rest == "-" { Some("") } else { None })
-        {
+        while let Some(after) = rest.strip_prefix("- ").or(if rest == "-" { Some("") } else { None }) {
             seq_next.retain(|&(i, _)| i <= indent);
             let idx = match seq_next.iter_mut().find(|(i, _)| *i == indent) {
                 Some(entry) => {
@@ -59,10 +56,7 @@ pub fn line_of(text: &str, path: &[&str]) -> Option<usize> {
                     return Some(line_no);
                 }
                 // a flow mapping on this line (`a: {iodepth: 1}`) may hold the rest
-                if depth + 1 == path.len()
-                    && raw.contains(&format!("{}:", path[depth]))
-                    && raw.contains('{')
-                {
+                if depth + 1 == path.len() && raw.contains(&format!("{}:", path[depth])) && raw.contains('{') {
                     return Some(line_no);
                 }
             }
@@ -73,11 +67,7 @@ pub fn line_of(text: &str, path: &[&str]) -> Option<usize> {
 
 /// How many leading elements of `path` the stack matches.
 fn matched(stack: &[(usize, String)], path: &[&str]) -> usize {
-    stack
-        .iter()
-        .zip(path)
-        .take_while(|((_, k), p)| k == *p)
-        .count()
+    stack.iter().zip(path).take_while(|((_, k), p)| k == *p).count()
 }
 
 #[cfg(test)]
@@ -104,10 +94,6 @@ timeline:
         assert_eq!(line_of(TEXT, &["workloads", "a", "iodepth"]), Some(7));
         assert_eq!(line_of(TEXT, &["workloads", "b", "iodepth"]), Some(8));
         assert_eq!(line_of(TEXT, &["timeline", "1", "start"]), Some(11));
-        assert_eq!(
-            line_of(TEXT, &["workloads", "a", "rw"]),
-            Some(6),
-            "falls back to the parent"
-        );
+        assert_eq!(line_of(TEXT, &["workloads", "a", "rw"]), Some(6), "falls back to the parent");
     }
 }

@@ -158,25 +158,18 @@ impl Scenario {
     /// Loads a scenario from text, applying `--set` overrides, and checks every value.
     pub fn load(src: &Source, sets: &[Override]) -> Result<Scenario> {
         let origin = &src.origin;
-        let parsed: ScenarioFile =
-            serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
+        let parsed: ScenarioFile = serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
         let mut touched = Vec::new();
         let file = if sets.is_empty() {
             parsed
         } else {
-            let mut value: serde_yaml::Value =
-                serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
+            let mut value: serde_yaml::Value = serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
             let names: Vec<String> = parsed.workloads.keys().cloned().collect();
             for set in sets {
                 touched.push((set.to_string(), set.apply(&mut value, &names)?));
             }
-            serde_yaml::from_value(value).map_err(|e| {
-                Error::input(format!(
-                    "{}: {}",
-                    overrides::describe(sets),
-                    strip_mark(&e.to_string())
-                ))
-            })?
+            serde_yaml::from_value(value)
+                .map_err(|e| Error::input(format!("{}: {}", overrides::describe(sets), strip_mark(&e.to_string()))))?
         };
         let checker = Checker { src, touched };
         checker.resolve(file, src.text)
@@ -211,11 +204,7 @@ impl Checker<'_> {
     /// An error about the key at `path` (e.g. `["workloads", "qd1", "iodepth"]`).
     fn err(&self, path: &[&str], msg: impl std::fmt::Display) -> Error {
         let dotted = path.join(".");
-        if let Some((set, _)) = self
-            .touched
-            .iter()
-            .find(|(_, paths)| paths.contains(&dotted))
-        {
+        if let Some((set, _)) = self.touched.iter().find(|(_, paths)| paths.contains(&dotted)) {
             return Error::input(format!("--set {set}: {dotted}: {msg}"));
         }
         match locate::line_of(self.src.text, path) {
@@ -234,10 +223,7 @@ impl Checker<'_> {
             workloads.push(self.workload(name, profile, &defaults)?);
         }
         let phases = match &file.timeline {
-            None => vec![Phase {
-                label: "main".into(),
-                workloads: (0..workloads.len()).collect(),
-            }],
+            None => vec![Phase { label: "main".into(), workloads: (0..workloads.len()).collect() }],
             Some(steps) => {
                 let mut phases = Vec::new();
                 for (i, step) in steps.iter().enumerate() {
@@ -245,17 +231,10 @@ impl Checker<'_> {
                         let known: Vec<&str> = file.workloads.keys().map(String::as_str).collect();
                         self.err(
                             &["timeline", &i.to_string(), "start"],
-                            format!(
-                                "no workload named `{}` (workloads: {})",
-                                step.start,
-                                known.join(", ")
-                            ),
+                            format!("no workload named `{}` (workloads: {})", step.start, known.join(", ")),
                         )
                     })?;
-                    phases.push(Phase {
-                        label: step.start.clone(),
-                        workloads: vec![idx],
-                    });
+                    phases.push(Phase { label: step.start.clone(), workloads: vec![idx] });
                 }
                 if phases.is_empty() {
                     return Err(self.err(&["timeline"], "the timeline is empty"));
@@ -263,31 +242,18 @@ impl Checker<'_> {
                 phases
             }
         };
-        Ok(Scenario {
-            name: file.name,
-            description: file.description,
-            text: text.to_string(),
-            workloads,
-            phases,
-        })
+        Ok(Scenario { name: file.name, description: file.description, text: text.to_string(), workloads, phases })
     }
 
     /// Overlays a workload on the defaults and checks each value.
     fn workload(&self, name: &str, p: &Profile, d: &Profile) -> Result<Workload> {
         // The path of a key: the workload's own if it sets it, else the defaults'.
         let at = |key: &'static str, own: bool| -> Vec<String> {
-            if own {
-                vec!["workloads".into(), name.into(), key.into()]
-            } else {
-                vec!["defaults".into(), key.into()]
-            }
+            if own { vec!["workloads".into(), name.into(), key.into()] } else { vec!["defaults".into(), key.into()] }
         };
         macro_rules! pick {
             ($key:ident) => {
-                (
-                    p.$key.clone().or(d.$key.clone()),
-                    at(stringify!($key), p.$key.is_some()),
-                )
+                (p.$key.clone().or(d.$key.clone()), at(stringify!($key), p.$key.is_some()))
             };
         }
         let fail = |path: &Vec<String>, msg: String| {
@@ -295,18 +261,13 @@ impl Checker<'_> {
             self.err(&parts, msg)
         };
         let missing = |key: &str, what: &str| {
-            self.err(
-                &["workloads", name],
-                format!("missing `{key}`: {what} (set it here or in `defaults`)"),
-            )
+            self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
         };
 
         let (target, _) = pick!(target);
-        let target = target
-            .ok_or_else(|| missing("target", "a directory, file or block device to run against"))?;
+        let target = target.ok_or_else(|| missing("target", "a directory, file or block device to run against"))?;
         let (rw, _) = pick!(rw);
-        let rw =
-            rw.ok_or_else(|| missing("rw", "one of read, write, randread, randwrite, randrw"))?;
+        let rw = rw.ok_or_else(|| missing("rw", "one of read, write, randread, randwrite, randrw"))?;
         let (mix, mix_at) = pick!(rwmixread);
         if let Some(m) = mix {
             if m > 100 {
@@ -319,30 +280,21 @@ impl Checker<'_> {
         let (bs, bs_at) = pick!(bs);
         let bs = bs.map(|s| s.0).unwrap_or(4096);
         if bs == 0 || bs > 64 << 20 {
-            return Err(fail(
-                &bs_at,
-                format!("block size {bs} must be between 1 byte and 64 MiB"),
-            ));
+            return Err(fail(&bs_at, format!("block size {bs} must be between 1 byte and 64 MiB")));
         }
         let (direct, direct_at) = pick!(direct);
         let direct = direct.unwrap_or(true);
         if direct && bs % 512 != 0 {
             return Err(fail(
                 &bs_at,
-                format!(
-                    "{} is not a multiple of 512, which O_DIRECT needs (or set direct: false)",
-                    Size(bs)
-                ),
+                format!("{} is not a multiple of 512, which O_DIRECT needs (or set direct: false)", Size(bs)),
             ));
         }
         let _ = direct_at;
         let (iodepth, depth_at) = pick!(iodepth);
         let iodepth = iodepth.unwrap_or(1);
         if !(1..=4096).contains(&iodepth) {
-            return Err(fail(
-                &depth_at,
-                format!("{iodepth} must be between 1 and 4096"),
-            ));
+            return Err(fail(&depth_at, format!("{iodepth} must be between 1 and 4096")));
         }
         let (jobs, jobs_at) = pick!(jobs);
         let jobs = jobs.unwrap_or(1);
@@ -353,35 +305,26 @@ impl Checker<'_> {
         if let Some(s) = size
             && s.0 < bs
         {
-            return Err(fail(
-                &size_at,
-                format!("working set {s} is smaller than one block ({})", Size(bs)),
-            ));
+            return Err(fail(&size_at, format!("working set {s} is smaller than one block ({})", Size(bs))));
         }
         let (rate, rate_at) = pick!(rate_iops);
         if let Some(r) = rate
             && !(r > 0.0 && r.is_finite())
         {
-            return Err(fail(
-                &rate_at,
-                format!("{r} must be a positive number of IOs per second"),
-            ));
+            return Err(fail(&rate_at, format!("{r} must be a positive number of IOs per second")));
         }
         let whole_seconds = |span: Span, path: &Vec<String>| -> Result<Duration> {
             let d = span.0;
             if d.subsec_nanos() != 0 {
                 return Err(fail(
                     path,
-                    format!(
-                        "{span} must be a whole number of seconds (fathom samples every second)"
-                    ),
+                    format!("{span} must be a whole number of seconds (fathom samples every second)"),
                 ));
             }
             Ok(d)
         };
         let (duration, dur_at) = pick!(duration);
-        let duration =
-            duration.ok_or_else(|| missing("duration", "how long to measure, e.g. 30s"))?;
+        let duration = duration.ok_or_else(|| missing("duration", "how long to measure, e.g. 30s"))?;
         let duration = whole_seconds(duration, &dur_at)?;
         if duration.is_zero() {
             return Err(fail(&dur_at, "must be at least 1s".into()));
@@ -394,10 +337,7 @@ impl Checker<'_> {
         let (file, file_at) = pick!(file);
         let file = file.unwrap_or_else(|| name.to_string());
         if file.is_empty() || file.contains('/') || file.starts_with('.') {
-            return Err(fail(
-                &file_at,
-                format!("`{file}` must be a plain file name (no `/`, not hidden)"),
-            ));
+            return Err(fail(&file_at, format!("`{file}` must be a plain file name (no `/`, not hidden)")));
         }
         let (engine, _) = pick!(engine);
         Ok(Workload {
@@ -425,13 +365,7 @@ mod tests {
 
     fn load(text: &str, sets: &[&str]) -> Result<Scenario> {
         let sets: Vec<Override> = sets.iter().map(|s| s.parse().unwrap()).collect();
-        Scenario::load(
-            &Source {
-                origin: "s.yaml".into(),
-                text,
-            },
-            &sets,
-        )
+        Scenario::load(&Source { origin: "s.yaml".into(), text }, &sets)
     }
 
     const BASIC: &str = "\
@@ -464,68 +398,33 @@ workloads:
     fn unknown_key_names_file_line_and_key() {
         let text = BASIC.replace("    iodepth: 4", "    iodeph: 4");
         let err = load(&text, &[]).unwrap_err().to_string();
-        assert!(
-            err.starts_with("s.yaml:8: workloads.a: unknown field `iodeph`"),
-            "{err}"
-        );
+        assert!(err.starts_with("s.yaml:8: workloads.a: unknown field `iodeph`"), "{err}");
         assert!(err.contains("expected one of"), "{err}");
     }
 
     #[test]
     fn bad_size_and_duration_are_located() {
-        let err = load(&BASIC.replace("bs: 1m", "bs: 1q"), &[])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("s.yaml:11: workloads.b.bs: invalid size `1q`"),
-            "{err}"
-        );
-        let err = load(&BASIC.replace("duration: 5s", "duration: soon"), &[])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("s.yaml:4: defaults.duration: invalid duration"),
-            "{err}"
-        );
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1q"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:11: workloads.b.bs: invalid size `1q`"), "{err}");
+        let err = load(&BASIC.replace("duration: 5s", "duration: soon"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:4: defaults.duration: invalid duration"), "{err}");
     }
 
     #[test]
     fn wrong_type_is_located() {
-        let err = load(&BASIC.replace("iodepth: 4", "iodepth: deep"), &[])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("s.yaml:8: workloads.a.iodepth: invalid type"),
-            "{err}"
-        );
+        let err = load(&BASIC.replace("iodepth: 4", "iodepth: deep"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:8: workloads.a.iodepth: invalid type"), "{err}");
     }
 
     #[test]
     fn semantic_errors_point_at_the_key() {
-        let err = load(&BASIC.replace("iodepth: 4", "iodepth: 0"), &[])
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            err,
-            "s.yaml:8: workloads.a.iodepth: 0 must be between 1 and 4096"
-        );
-        let err = load(&BASIC.replace("bs: 1m", "bs: 1000"), &[])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("s.yaml:11: workloads.b.bs: 1000 is not a multiple of 512"),
-            "{err}"
-        );
-        let err = load(&BASIC.replace("  duration: 5s\n", ""), &[])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("s.yaml:5: workloads.a: missing `duration`"),
-            "{err}"
-        );
-        let err = load(&BASIC.replace("duration: 5s", "duration: 1500ms"), &[])
-            .unwrap_err()
-            .to_string();
+        let err = load(&BASIC.replace("iodepth: 4", "iodepth: 0"), &[]).unwrap_err().to_string();
+        assert_eq!(err, "s.yaml:8: workloads.a.iodepth: 0 must be between 1 and 4096");
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1000"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:11: workloads.b.bs: 1000 is not a multiple of 512"), "{err}");
+        let err = load(&BASIC.replace("  duration: 5s\n", ""), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:5: workloads.a: missing `duration`"), "{err}");
+        let err = load(&BASIC.replace("duration: 5s", "duration: 1500ms"), &[]).unwrap_err().to_string();
         assert!(err.contains("whole number of seconds"), "{err}");
     }
 
@@ -533,15 +432,8 @@ workloads:
     fn timeline_names_must_exist() {
         let text = format!("{BASIC}timeline:\n  - start: a\n  - start: c\n");
         let err = load(&text, &[]).unwrap_err().to_string();
-        assert!(
-            err.starts_with("s.yaml:14: timeline.1.start: no workload named `c`"),
-            "{err}"
-        );
-        let ok = load(
-            &format!("{BASIC}timeline:\n  - start: b\n  - start: a\n"),
-            &[],
-        )
-        .unwrap();
+        assert!(err.starts_with("s.yaml:14: timeline.1.start: no workload named `c`"), "{err}");
+        let ok = load(&format!("{BASIC}timeline:\n  - start: b\n  - start: a\n"), &[]).unwrap();
         assert_eq!(ok.phases.len(), 2);
         assert_eq!(ok.phases[0].workloads, vec![1]);
     }
@@ -551,28 +443,20 @@ workloads:
         let s = load(BASIC, &["a.iodepth=32"]).unwrap();
         assert_eq!(s.workloads[0].iodepth, 32);
         let s = load(BASIC, &["iodepth=8", "bs=8k"]).unwrap();
-        assert_eq!(
-            s.workloads[0].iodepth, 8,
-            "a bare key overrides workloads that set it too"
-        );
+        assert_eq!(s.workloads[0].iodepth, 8, "a bare key overrides workloads that set it too");
         assert_eq!(s.workloads[1].iodepth, 8);
         assert_eq!(s.workloads[1].bs, 8192);
         let err = load(BASIC, &["a.iodepth=zero"]).unwrap_err().to_string();
         assert!(err.starts_with("--set a.iodepth=zero:"), "{err}");
         let err = load(BASIC, &["a.iodepth=0"]).unwrap_err().to_string();
-        assert!(
-            err.starts_with("--set a.iodepth=0: workloads.a.iodepth: 0 must be"),
-            "{err}"
-        );
+        assert!(err.starts_with("--set a.iodepth=0: workloads.a.iodepth: 0 must be"), "{err}");
         let err = load(BASIC, &["nosuch.iodepth=1"]).unwrap_err().to_string();
         assert!(err.contains("nosuch"), "{err}");
     }
 
     #[test]
     fn yaml_syntax_errors_are_located() {
-        let err = load("name: x\nworkloads: [\n", &[])
-            .unwrap_err()
-            .to_string();
+        let err = load("name: x\nworkloads: [\n", &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:"), "{err}");
     }
 }

@@ -27,17 +27,14 @@ impl FromStr for Override {
     type Err = String;
 
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let (key, value) = s.split_once('=').ok_or_else(|| {
-            format!("`{s}` is not KEY=VALUE (e.g. --set iodepth=32 or --set qd1.bs=8k)")
-        })?;
+        let (key, value) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}` is not KEY=VALUE (e.g. --set iodepth=32 or --set qd1.bs=8k)"))?;
         let path: Vec<String> = key.trim().split('.').map(str::to_string).collect();
         if path.iter().any(String::is_empty) {
             return Err(format!("`{s}`: empty key"));
         }
-        Ok(Override {
-            path,
-            value: value.to_string(),
-        })
+        Ok(Override { path, value: value.to_string() })
     }
 }
 
@@ -85,8 +82,7 @@ impl Override {
         };
         let mut touched = Vec::new();
         for path in targets {
-            set(doc, &path, self.parsed_value())
-                .map_err(|m| Error::input(format!("--set {self}: {m}")))?;
+            set(doc, &path, self.parsed_value()).map_err(|m| Error::input(format!("--set {self}: {m}")))?;
             touched.push(path.join("."));
         }
         Ok(touched)
@@ -94,8 +90,7 @@ impl Override {
 }
 
 fn get<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter()
-        .try_fold(doc, |v, k| v.as_mapping()?.get(k.as_str()))
+    path.iter().try_fold(doc, |v, k| v.as_mapping()?.get(k.as_str()))
 }
 
 /// Sets `path` in `doc`, creating mappings on the way (so `defaults` may be absent).
@@ -108,13 +103,9 @@ fn set(doc: &mut Value, path: &[String], value: Value) -> std::result::Result<()
         let map = match cur {
             Value::Mapping(m) => m,
             Value::Sequence(seq) => {
-                let idx: usize = key
-                    .parse()
-                    .map_err(|_| format!("`{key}` is not a list index"))?;
+                let idx: usize = key.parse().map_err(|_| format!("`{key}` is not a list index"))?;
                 let len = seq.len();
-                cur = seq
-                    .get_mut(idx)
-                    .ok_or_else(|| format!("index {idx} is past the end ({len} items)"))?;
+                cur = seq.get_mut(idx).ok_or_else(|| format!("index {idx} is past the end ({len} items)"))?;
                 if i + 1 == path.len() {
                     *cur = value;
                     return Ok(());

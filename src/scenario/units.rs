@@ -20,9 +20,7 @@ pub struct Span(pub Duration);
 /// Splits `"1.5GiB"` into `(1.5, "gib")`.
 fn split_number(text: &str) -> Option<(f64, String)> {
     let t = text.trim();
-    let end = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(end);
     let value: f64 = num.parse().ok()?;
     if !value.is_finite() || value < 0.0 {
@@ -33,11 +31,8 @@ fn split_number(text: &str) -> Option<(f64, String)> {
 
 impl Size {
     pub fn parse(text: &str) -> Result<Size, String> {
-        let bad = || {
-            format!(
-                "invalid size `{text}`: expected a number with an optional unit, e.g. 4k, 512KiB, 1g, 2GiB"
-            )
-        };
+        let bad =
+            || format!("invalid size `{text}`: expected a number with an optional unit, e.g. 4k, 512KiB, 1g, 2GiB");
         let (value, unit) = split_number(text).ok_or_else(bad)?;
         let mult: u64 = match unit.as_str() {
             "" | "b" => 1,
@@ -52,9 +47,7 @@ impl Size {
             return Err(format!("invalid size `{text}`: too large"));
         }
         if bytes.fract() != 0.0 {
-            return Err(format!(
-                "invalid size `{text}`: not a whole number of bytes"
-            ));
+            return Err(format!("invalid size `{text}`: not a whole number of bytes"));
         }
         Ok(Size(bytes as u64))
     }
@@ -63,12 +56,7 @@ impl Size {
 impl fmt::Display for Size {
     /// The largest binary unit that divides the size exactly, so `Display` round-trips.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let units = [
-            (1u64 << 40, "t"),
-            (1 << 30, "g"),
-            (1 << 20, "m"),
-            (1 << 10, "k"),
-        ];
+        let units = [(1u64 << 40, "t"), (1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")];
         for (mult, suffix) in units {
             if self.0 >= mult && self.0.is_multiple_of(mult) {
                 return write!(f, "{}{}", self.0 / mult, suffix);
@@ -80,11 +68,7 @@ impl fmt::Display for Size {
 
 impl Span {
     pub fn parse(text: &str) -> Result<Span, String> {
-        let bad = || {
-            format!(
-                "invalid duration `{text}`: expected a number with a unit, e.g. 500ms, 30s, 5m, 1h"
-            )
-        };
+        let bad = || format!("invalid duration `{text}`: expected a number with a unit, e.g. 500ms, 30s, 5m, 1h");
         let (value, unit) = split_number(text).ok_or_else(bad)?;
         let secs = match unit.as_str() {
             "ms" => value / 1000.0,

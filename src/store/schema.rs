@@ -53,9 +53,9 @@ CREATE TABLE IF NOT EXISTS samples (
     ops            INTEGER NOT NULL,
     bytes          INTEGER NOT NULL,
     latency_sum_ns INTEGER NOT NULL,
-    PRIMARY KEY (run_id, worker, t, op)
+    -- keyed for the common query: one workload over a window of seconds
+    PRIMARY KEY (run_id, workload_idx, t, worker, op)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS samples_by_workload ON samples (run_id, workload_idx, t);
 -- One HDR histogram (V2 + deflate) per workload, op, second and kind (0 latency, 1 service time).
 CREATE TABLE IF NOT EXISTS histograms (
     run_id       INTEGER NOT NULL,

@@ -48,9 +48,7 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
             break;
         }
         // start on the next whole second of the run clock
-        let start_t = (cx.clock_start.elapsed().as_secs_f64() - 0.005)
-            .ceil()
-            .max(0.0) as u64;
+        let start_t = (cx.clock_start.elapsed().as_secs_f64() - 0.005).ceil().max(0.0) as u64;
         let begin = cx.clock_start + Duration::from_secs(start_t);
         let mut handles = Vec::new();
         let mut ends = Vec::new();
@@ -82,8 +80,7 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
             for index in 0..w.jobs {
                 let worker_id = next_worker;
                 next_worker += 1;
-                cx.store
-                    .add_worker(cx.run, worker_id, idx, index, "localhost")?;
+                cx.store.add_worker(cx.run, worker_id, idx, index, "localhost")?;
                 let spec = Arc::new(WorkerSpec {
                     workload_idx: idx,
                     workload: w.clone(),
@@ -94,26 +91,19 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
                     clock_start: cx.clock_start,
                     begin,
                     end,
-                    schedule: w
-                        .rate_iops
-                        .map(|r| Arc::new(Schedule::new(begin, r, index, w.jobs))),
+                    schedule: w.rate_iops.map(|r| Arc::new(Schedule::new(begin, r, index, w.jobs))),
                     tx: cx.tx.clone(),
                     stop: cx.stop.clone(),
                 });
-                let threads = engine::spawn(spec.clone()).map_err(|e| {
-                    crate::error::Error::failed(format!("starting worker threads: {e}"))
-                })?;
+                let threads = engine::spawn(spec.clone())
+                    .map_err(|e| crate::error::Error::failed(format!("starting worker threads: {e}")))?;
                 handles.extend(threads.into_iter().map(|h| (h, spec.clone())));
             }
             ends.push((idx, end_t));
         }
         for (handle, spec) in handles {
-            let result = handle.join().unwrap_or_else(|_| {
-                Err(format!(
-                    "{} worker {} panicked",
-                    spec.workload.name, spec.index
-                ))
-            });
+            let result =
+                handle.join().unwrap_or_else(|_| Err(format!("{} worker {} panicked", spec.workload.name, spec.index)));
             if let Err(msg) = result {
                 cx.stop.store(true, Ordering::Relaxed);
                 failure.get_or_insert(msg);
@@ -121,8 +111,7 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         }
         let stopped = cx.clock_start.elapsed().as_secs_f64();
         for (idx, end_t) in ends {
-            cx.store
-                .set_workload_stopped(cx.run, idx, stopped.min(end_t as f64))?;
+            cx.store.set_workload_stopped(cx.run, idx, stopped.min(end_t as f64))?;
         }
     }
     Ok(match failure {
@@ -134,31 +123,12 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
 
 /// One line saying what starts now, e.g.
 /// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT: 2s ramp + 15s`.
-fn describe(
-    w: &crate::scenario::Workload,
-    engine: EngineKind,
-    data: &DataFile,
-    start_t: u64,
-) -> String {
+fn describe(w: &crate::scenario::Workload, engine: EngineKind, data: &DataFile, start_t: u64) -> String {
     use crate::scenario::units::{Size, Span};
-    let rw = serde_json::to_value(w.rw)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
-    let rate = w
-        .rate_iops
-        .map(|r| format!(", {r} IOPS target"))
-        .unwrap_or_default();
-    let jobs = if w.jobs == 1 {
-        "1 job".to_string()
-    } else {
-        format!("{} jobs", w.jobs)
-    };
-    let ramp = if w.ramp.is_zero() {
-        String::new()
-    } else {
-        format!("{} ramp + ", Span(w.ramp))
-    };
+    let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
+    let jobs = if w.jobs == 1 { "1 job".to_string() } else { format!("{} jobs", w.jobs) };
+    let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
     format!(
         "[{start_t:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {engine}, {} on {} ({}): {ramp}{}",
         w.name,

@@ -62,14 +62,7 @@ impl IoGen {
     /// Stream `stream` of `streams` for worker `worker` of `workers` of a workload over
     /// a working set of `size` bytes. Sequential workers start at evenly spaced offsets
     /// (fio's `offset_increment`) and wrap at the end of the working set.
-    pub fn new(
-        w: &Workload,
-        size: u64,
-        worker: u32,
-        workers: u32,
-        stream: u32,
-        streams: u32,
-    ) -> IoGen {
+    pub fn new(w: &Workload, size: u64, worker: u32, workers: u32, stream: u32, streams: u32) -> IoGen {
         let blocks = (size / w.bs).max(1);
         let start = blocks / workers as u64 * worker as u64 + stream as u64;
         IoGen {
@@ -149,11 +142,7 @@ mod tests {
             hits[(off / 4096) as usize] += 1;
         }
         // each of 256 blocks expects 1000 hits; allow 5 standard deviations
-        assert!(
-            hits.iter().all(|&h| (840..1160).contains(&h)),
-            "{:?}",
-            &hits[..8]
-        );
+        assert!(hits.iter().all(|&h| (840..1160).contains(&h)), "{:?}", &hits[..8]);
     }
 
     #[test]
@@ -178,12 +167,8 @@ mod tests {
     #[test]
     fn seeds_repeat() {
         let w = workload(Rw::Randread, 50);
-        let a: Vec<u64> = (0..5)
-            .scan(IoGen::new(&w, 1 << 30, 3, 4, 0, 1), |g, _| Some(g.next().1))
-            .collect();
-        let b: Vec<u64> = (0..5)
-            .scan(IoGen::new(&w, 1 << 30, 3, 4, 0, 1), |g, _| Some(g.next().1))
-            .collect();
+        let a: Vec<u64> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 0, 1), |g, _| Some(g.next().1)).collect();
+        let b: Vec<u64> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 0, 1), |g, _| Some(g.next().1)).collect();
         assert_eq!(a, b);
     }
 }

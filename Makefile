@@ -1,0 +1,25 @@
+# The two commands a newcomer needs: `make run` and `make test` (see README.md).
+CARGO ?= cargo
+FATHOM := target/release/fathom
+
+.PHONY: build run test bench
+
+build:
+	scripts/install-deps.sh run
+	$(CARGO) build --release --locked
+
+# The quickstart: 4k random reads at depth 1, 4, 16, 64 on ./fathom-data (about 75 s).
+run: build
+	$(FATHOM) run
+
+# Formatting, lints, unit and integration tests (integration tests run the real binary).
+test:
+	scripts/install-deps.sh test
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets --locked -- -D warnings
+	$(CARGO) test --locked
+
+# fathom and fio side by side on identical jobs (see bench/README.md).
+bench: build
+	scripts/install-deps.sh bench
+	python3 bench/vs-fio.py

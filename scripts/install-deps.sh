@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a purpose needs, only those missing, so it is cheap to
+# run every time (make test and make bench call it). Usage: install-deps.sh test|bench|run
+set -euo pipefail
+
+purpose="${1:-test}"
+case "$purpose" in
+  run)   packages=() ;;            # fathom itself needs nothing beyond a Rust toolchain
+  test)  packages=() ;;            # integration tests so far use only fathom itself
+  bench) packages=(fio) ;;         # the peer fathom is measured against
+  *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
+esac
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found: install Rust (https://rustup.rs) first" >&2
+  exit 2
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing ${missing[*]} from Debian's packages" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
