@@ -45,9 +45,9 @@ impl Warning {
             Warning::WorkingSetShrunk { path, wanted, used } => format!(
                 "not enough free space for a {} working set at {}: using {} instead. \
                  A working set that fits in a cache measures the cache; free space or pass --target",
-                Size(*wanted),
+                Size(*wanted).human(),
                 path.display(),
-                Size(*used)
+                Size(*used).human()
             ),
         }
     }

@@ -90,10 +90,11 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
                 .unwrap_or(0)
         })
         .sum();
+    if let Some(d) = &scenario.description {
+        progress(&format!("{}: {d}", scenario.name));
+    }
     progress(&format!(
-        "run {run}: {}{} ({} phase{}, about {} s); results in {}",
-        scenario.name,
-        scenario.description.as_deref().map(|d| format!(": {d}")).unwrap_or_default(),
+        "run {run}: {} phase{}, about {} s; results in {}",
         scenario.phases.len(),
         if scenario.phases.len() == 1 { "" } else { "s" },
         total,

@@ -165,9 +165,9 @@ fn device_size(w: &Workload, path: &Path) -> Result<u64> {
         Some(s) if s > bytes => Err(Error::input(format!(
             "workload {}: size {} is larger than device {} ({})",
             w.name,
-            Size(s),
+            Size(s).human(),
             path.display(),
-            Size(bytes)
+            Size(bytes).human()
         ))),
         Some(s) => Ok(s),
         None => Ok(bytes),
@@ -229,9 +229,9 @@ fn lay_out(
             return Err(Error::input(format!(
                 "not enough free space for {}: the working set needs {} more, {} is free (keeping {} spare)",
                 path.display(),
-                Size(needed),
-                Size(free),
-                Size(RESERVE)
+                Size(needed).human(),
+                Size(free).human(),
+                Size(RESERVE).human()
             )));
         }
     }
@@ -243,7 +243,7 @@ fn lay_out(
         .map_err(|e| Error::input(format!("cannot create {}: {e}", path.display())))?;
     let started = Instant::now();
     if size >= 64 << 20 {
-        eprintln!("laying out {} ({} of random data)...", path.display(), Size(size));
+        eprintln!("laying out {} ({} of random data)...", path.display(), Size(size).human());
     }
     let mut rng = Rng::new(Rng::seed_from(&path.to_string_lossy(), size, 0));
     let mut chunk = vec![0u8; LAYOUT_CHUNK];

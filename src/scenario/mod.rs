@@ -305,7 +305,7 @@ impl Checker<'_> {
         if let Some(s) = size
             && s.0 < bs
         {
-            return Err(fail(&size_at, format!("working set {s} is smaller than one block ({})", Size(bs))));
+            return Err(fail(&size_at, format!("working set {s} is smaller than one block ({})", Size(bs).human())));
         }
         let (rate, rate_at) = pick!(rate_iops);
         if let Some(r) = rate

@@ -53,6 +53,20 @@ impl Size {
     }
 }
 
+impl Size {
+    /// For people: `1 GiB`, `64 MiB`, `1.5 GiB`, `512 B`.
+    pub fn human(self) -> String {
+        let units = [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+        for (mult, unit) in units {
+            if self.0 >= mult {
+                let v = self.0 as f64 / mult as f64;
+                return if v.fract() == 0.0 { format!("{v} {unit}") } else { format!("{v:.1} {unit}") };
+            }
+        }
+        format!("{} B", self.0)
+    }
+}
+
 impl fmt::Display for Size {
     /// The largest binary unit that divides the size exactly, so `Display` round-trips.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -184,6 +198,14 @@ mod tests {
         assert_eq!(Span::parse("1.5h").unwrap().0, Duration::from_secs(5400));
         assert!(Span::parse("5d").is_err());
         assert!(Span::parse("fast").is_err());
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(Size(1 << 30).human(), "1 GiB");
+        assert_eq!(Size(3 << 29).human(), "1.5 GiB");
+        assert_eq!(Size(4096).human(), "4 KiB");
+        assert_eq!(Size(100).human(), "100 B");
     }
 
     #[test]

@@ -136,7 +136,7 @@ fn describe(w: &crate::scenario::Workload, engine: EngineKind, data: &DataFile, 
         w.iodepth,
         if data.direct { "O_DIRECT" } else { "buffered" },
         data.path.display(),
-        Size(data.size),
+        Size(data.size).human(),
         Span(w.duration)
     )
 }
