@@ -2,9 +2,9 @@
 //!
 //! fathom's exit statuses are part of its interface (scripts and CI depend on them):
 //! 0 success, 1 a run that failed mid-way, 2 bad input (nothing was measured),
-//! 3 failed expectations, 130 interrupted. Keeping the mapping in one enum means a
-//! module deep in the stack decides *what kind* of failure it saw, and `main` alone
-//! turns that into a status.
+//! 130 interrupted; 3 is reserved for failed expectations, which scenarios will gain.
+//! Keeping the mapping in one enum means a module deep in the stack decides *what kind*
+//! of failure it saw, and `main` alone turns that into a status.
 
 use std::fmt;
 

@@ -19,6 +19,12 @@ mod workload;
 use clap::Parser;
 
 fn main() {
+    // Like other Unix tools, end quietly when the reader of our output goes away
+    // (`fathom runs | head`) instead of panicking on a broken pipe.
+    // SAFETY: restoring a default signal disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args = cli::Cli::parse();
     let code = match cli::dispatch(args) {
         Ok(code) => code,

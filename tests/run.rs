@@ -234,8 +234,10 @@ fn sigterm_leaves_an_aborted_run_with_samples() {
 fn a_failing_target_fails_the_run_and_keeps_its_samples() {
     let s = Scratch::new("fail");
     let file = s.data().join("victim.dat");
+    // `r` reads the victim; `other` would run for 30 s more were the failure not to stop it.
     let scenario = s.scenario(&format!(
-        "name: fail\nworkloads:\n  r:\n    target: {}\n    rw: read\n    size: 8m\n    direct: false\n    duration: 30s\n",
+        "name: fail\nworkloads:\n  r:\n    target: {}\n    rw: read\n    size: 8m\n    direct: false\n    duration: 30s\n  \
+         other:\n    target: TARGET\n    rw: randread\n    size: 8m\n    duration: 30s\n",
         file.display()
     ));
     let mut child =
@@ -243,8 +245,10 @@ fn a_failing_target_fails_the_run_and_keeps_its_samples() {
     wait_for_samples(&s, &mut child, Duration::from_secs(30));
     // Shrinking the file under the reader makes its next reads come back short.
     std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(0).unwrap();
+    let truncated = Instant::now();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(truncated.elapsed() < Duration::from_secs(15), "a failed IO stops every workload, not just its own");
     let stderr_and_out = text(&out);
     assert!(stderr_and_out.contains("short transfer"), "{stderr_and_out}");
     let db = s.db();
@@ -332,4 +336,28 @@ fn quickstart_runs_with_overrides() {
     assert_eq!(show["workloads"].as_array().unwrap().len(), 4);
     assert!(std::fs::metadata(s.data().join("fathom-quickstart.dat")).is_ok(), "all steps share one file");
     assert!(!s.dir.join("fathom-data").exists(), "--target replaces the default target");
+}
+
+#[test]
+fn an_existing_file_is_never_overwritten_by_a_read_workload() {
+    let s = Scratch::new("keep");
+    let precious = b"IMPORTANT DATA, NOT A BENCHMARK FILE";
+    let short = s.data().join("short.db");
+    std::fs::write(&short, precious).unwrap();
+    let sparse = s.data().join("sparse.img");
+    std::fs::write(&sparse, precious).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&sparse).unwrap().set_len(32 << 20).unwrap();
+    let read = |target: &Path, size: &str| {
+        s.scenario(&format!(
+            "name: keep\nworkloads:\n  r:\n    target: {}\n    rw: randread\n{size}    duration: 1s\n",
+            target.display()
+        ))
+    };
+    let p = read(&short, "    size: 4m\n");
+    assert_input_error(&s, &["run", p.to_str().unwrap()], &["short.db", "does not overwrite an existing file"]);
+    let p = read(&sparse, "");
+    assert_input_error(&s, &["run", p.to_str().unwrap()], &["sparse.img is sparse"]);
+    assert_eq!(std::fs::read(&short).unwrap(), precious);
+    assert_eq!(&std::fs::read(&sparse).unwrap()[..precious.len()], precious);
+    assert_eq!(std::fs::metadata(&sparse).unwrap().len(), 32 << 20);
 }

@@ -40,8 +40,9 @@ pub fn print(s: &RunSummary) {
     print!("{}", table::results(s));
     if s.workloads.iter().any(|w| !w.ops.is_empty()) {
         println!(
-            "\nIOPS x mean = Little's law: the average number of IOs in flight. It should match depth;\n\
-             when it is lower, time is being lost outside the device (the generator, or queueing above it)."
+            "\nIOPS x mean = Little's law: the average number of IOs in flight. In a closed-loop workload\n\
+             its ops together should match depth; when lower, time is lost outside the device (the\n\
+             generator, or queueing above it). Open-loop workloads hold only as many as the rate needs."
         );
     }
     for w in &s.warnings {

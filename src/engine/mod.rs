@@ -64,10 +64,15 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<JoinHandle<Result<(),
             std::thread::Builder::new().name(name.clone()).spawn(move || {
                 precise_timers();
                 sleep_until(spec.begin, &spec.stop);
-                match spec.engine {
+                let result = match spec.engine {
                     EngineKind::IoUring => uring::run(&spec),
                     EngineKind::Psync => psync::run(&spec, stream),
+                };
+                if result.is_err() {
+                    // a failed IO ends the whole run now, not when this thread is joined
+                    spec.stop.store(true, Ordering::Relaxed);
                 }
+                result
             })
         })
         .collect()

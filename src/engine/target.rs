@@ -51,6 +51,9 @@ enum Kind {
 struct Placement {
     path: PathBuf,
     kind: Kind,
+    /// fathom's own file (inside a directory target, or a path that did not exist):
+    /// free to lay out. A user's existing file is written only by write workloads.
+    owned: bool,
 }
 
 fn place(w: &Workload) -> Result<Placement> {
@@ -60,7 +63,7 @@ fn place(w: &Workload) -> Result<Placement> {
         Err(e) if e.kind() == ErrorKind::NotFound => {
             let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             if parent.is_dir() {
-                return Ok(Placement { path: target.clone(), kind: Kind::File });
+                return Ok(Placement { path: target.clone(), kind: Kind::File, owned: true });
             }
             return Err(Error::input(format!(
                 "workload {}: target {} does not exist (give an existing directory, file or block device)",
@@ -74,11 +77,11 @@ fn place(w: &Workload) -> Result<Placement> {
     };
     let ft = meta.file_type();
     if ft.is_dir() {
-        Ok(Placement { path: target.join(format!("fathom-{}.dat", w.file)), kind: Kind::File })
+        Ok(Placement { path: target.join(format!("fathom-{}.dat", w.file)), kind: Kind::File, owned: true })
     } else if ft.is_file() {
-        Ok(Placement { path: target.clone(), kind: Kind::File })
+        Ok(Placement { path: target.clone(), kind: Kind::File, owned: false })
     } else if ft.is_block_device() {
-        Ok(Placement { path: target.clone(), kind: Kind::Device })
+        Ok(Placement { path: target.clone(), kind: Kind::Device, owned: false })
     } else {
         Err(Error::input(format!(
             "workload {}: target {} is not a directory, regular file or block device",
@@ -113,8 +116,15 @@ pub fn prepare(
         }
     }
     for (path, size) in sizes.iter_mut() {
-        if placements.iter().any(|p| &p.path == path && p.kind == Kind::File) {
+        let sharing: Vec<(&Workload, &Placement)> =
+            workloads.iter().zip(&placements).filter(|(_, p)| &p.path == path && p.kind == Kind::File).collect();
+        if sharing.is_empty() {
+            continue;
+        }
+        if sharing.iter().any(|(w, p)| p.owned || writes(w)) {
             *size = lay_out(path, *size, opts, stop, warn)?;
+        } else {
+            check_readable_as_is(path, *size)?;
         }
     }
     let mut memory_warned = Vec::new();
@@ -124,7 +134,8 @@ pub fn prepare(
         .map(|(w, p)| {
             let size = sizes[&p.path].min(w.size.unwrap_or(u64::MAX));
             let size = size - size % w.bs;
-            if let Some(fstype) = memory_fs(&p.path).filter(|_| !memory_warned.contains(&p.path)) {
+            let memory = if p.kind == Kind::File { memory_fs(&p.path) } else { None };
+            if let Some(fstype) = memory.filter(|_| !memory_warned.contains(&p.path)) {
                 memory_warned.push(p.path.clone());
                 warn(Warning::MemoryBackedTarget { path: p.path.clone(), fstype });
             }
@@ -197,6 +208,29 @@ fn check_device_writable(w: &Workload, path: &Path, allowed: bool) -> Result<()>
     }
 }
 
+/// A user's existing file that only read workloads use is never written: it must
+/// already hold the working set, and hold it for real (holes are read without IO).
+fn check_readable_as_is(path: &Path, size: u64) -> Result<()> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    if meta.len() < size {
+        return Err(Error::input(format!(
+            "{} holds {} but the working set is {}; fathom does not overwrite an existing file for a read \
+             workload: lower `size`, or use a directory target",
+            path.display(),
+            Size(meta.len()).human(),
+            Size(size).human()
+        )));
+    }
+    if meta.blocks() * 512 < size {
+        return Err(Error::input(format!(
+            "{} is sparse: reads of its holes never reach storage. Fill it first, or use a directory target \
+             (fathom lays out its own files with random data)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Makes sure `path` holds `size` bytes of written (not sparse) data, writing random
 /// data where it does not. Returns the size actually laid out.
 fn lay_out(
@@ -214,10 +248,13 @@ fn lay_out(
         return Ok(size);
     }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let free = free_bytes(dir)?;
+    let (free, total) = space(dir)?;
+    // Keep some room for others, but not more than a twentieth of a small filesystem.
+    // A filesystem that reports no size at all (ramfs) has no limit to check.
+    let reserve = RESERVE.min(total / 20);
     let needed = size.saturating_sub(allocated);
-    if needed + RESERVE > free {
-        let room = (free.saturating_sub(RESERVE) + allocated) / 10 * 9;
+    if total > 0 && needed + reserve > free {
+        let room = (free.saturating_sub(reserve) + allocated) / 10 * 9;
         let shrunk = room - room % (1 << 20);
         if opts.shrink_to_fit && shrunk >= 16 << 20 {
             warn(Warning::WorkingSetShrunk { path: path.to_path_buf(), wanted: size, used: shrunk });
@@ -231,7 +268,7 @@ fn lay_out(
                 path.display(),
                 Size(needed).human(),
                 Size(free).human(),
-                Size(RESERVE).human()
+                Size(reserve).human()
             )));
         }
     }
@@ -267,7 +304,8 @@ fn lay_out(
     Ok(size)
 }
 
-fn free_bytes(dir: &Path) -> Result<u64> {
+/// (free bytes for unprivileged users, total bytes) of the filesystem holding `dir`.
+fn space(dir: &Path) -> Result<(u64, u64)> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
         .map_err(|_| Error::input(format!("{}: path contains a NUL byte", dir.display())))?;
     // SAFETY: statvfs fills the struct it is given.
@@ -275,7 +313,7 @@ fn free_bytes(dir: &Path) -> Result<u64> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return Err(Error::input(format!("{}: {}", dir.display(), std::io::Error::last_os_error())));
     }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+    Ok((st.f_bavail as u64 * st.f_frsize as u64, st.f_blocks as u64 * st.f_frsize as u64))
 }
 
 /// `RAMFS_MAGIC` from linux/magic.h (libc does not export it).

@@ -45,8 +45,13 @@ fn os_name() -> Option<String> {
         .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
 }
 
-/// Filesystem, mount point and device of a target, from /proc/self/mountinfo.
+/// Filesystem, mount point and device of a target, from /proc/self/mountinfo; a block
+/// device target is its own device.
 fn target(path: &Path) -> Value {
+    use std::os::unix::fs::FileTypeExt;
+    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device()) {
+        return json!({ "path": path.display().to_string(), "device": path.display().to_string() });
+    }
     let canonical = std::fs::canonicalize(path)
         .or_else(|_| path.parent().map(std::fs::canonicalize).unwrap_or(Ok(path.to_path_buf())))
         .unwrap_or_else(|_| path.to_path_buf());

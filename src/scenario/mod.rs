@@ -103,9 +103,36 @@ pub struct ScenarioFile {
     pub description: Option<String>,
     #[serde(default)]
     pub defaults: Option<Profile>,
+    #[serde(deserialize_with = "unique_names")]
     pub workloads: IndexMap<String, Profile>,
     #[serde(default)]
     pub timeline: Option<Vec<Step>>,
+}
+
+/// Workload names must be unique: YAML would otherwise let a later definition silently
+/// replace an earlier one.
+fn unique_names<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<IndexMap<String, Profile>, D::Error> {
+    struct Names;
+    impl<'de> serde::de::Visitor<'de> for Names {
+        type Value = IndexMap<String, Profile>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a mapping of workload names to profiles")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+            let mut out = IndexMap::new();
+            while let Some(name) = map.next_key::<String>()? {
+                if out.contains_key(&name) {
+                    return Err(serde::de::Error::custom(format!("workload `{name}` is defined twice")));
+                }
+                let profile = map.next_value()?;
+                out.insert(name, profile);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Names)
 }
 
 /// A workload with every setting decided.
@@ -125,7 +152,9 @@ pub struct Workload {
     pub direct: bool,
     pub engine: EngineKind,
     pub rate_iops: Option<f64>,
+    #[serde(serialize_with = "units::serialize_duration")]
     pub duration: Duration,
+    #[serde(serialize_with = "units::serialize_duration")]
     pub ramp: Duration,
 }
 
@@ -234,10 +263,25 @@ impl Checker<'_> {
                             format!("no workload named `{}` (workloads: {})", step.start, known.join(", ")),
                         )
                     })?;
+                    if let Some(first) = steps[..i].iter().position(|s| s.start == step.start) {
+                        return Err(self.err(
+                            &["timeline", &i.to_string(), "start"],
+                            format!(
+                                "`{}` already started at timeline step {first}; define another workload to run it again",
+                                step.start
+                            ),
+                        ));
+                    }
                     phases.push(Phase { label: step.start.clone(), workloads: vec![idx] });
                 }
                 if phases.is_empty() {
                     return Err(self.err(&["timeline"], "the timeline is empty"));
+                }
+                if let Some(idle) = file.workloads.keys().find(|name| steps.iter().all(|s| &s.start != *name)) {
+                    return Err(self.err(
+                        &["workloads", idle],
+                        format!("`{idle}` is never started: add `- start: {idle}` to the timeline, or remove it"),
+                    ));
                 }
                 phases
             }
@@ -273,7 +317,8 @@ impl Checker<'_> {
             if m > 100 {
                 return Err(fail(&mix_at, format!("{m} is not a percentage (0-100)")));
             }
-            if rw != Rw::Randrw {
+            // In `defaults` it is meant for the mixed workloads only, as in fio's [global].
+            if rw != Rw::Randrw && p.rwmixread.is_some() {
                 return Err(fail(&mix_at, "only applies to `rw: randrw`".into()));
             }
         }
@@ -452,6 +497,32 @@ workloads:
         assert!(err.starts_with("--set a.iodepth=0: workloads.a.iodepth: 0 must be"), "{err}");
         let err = load(BASIC, &["nosuch.iodepth=1"]).unwrap_err().to_string();
         assert!(err.contains("nosuch"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_and_idle_workloads_are_rejected() {
+        let err = load(&BASIC.replace("  b:\n", "  a:\n"), &[]).unwrap_err().to_string();
+        assert!(err.contains("workload `a` is defined twice"), "{err}");
+        let twice = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n  - start: a\n");
+        let err = load(&twice, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:15: timeline.2.start: `a` already started"), "{err}");
+        let idle = format!("{BASIC}timeline:\n  - start: a\n");
+        let err = load(&idle, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:9: workloads.b: `b` is never started"), "{err}");
+    }
+
+    #[test]
+    fn rwmixread_in_defaults_applies_to_mixed_workloads_only() {
+        let s = load(&BASIC.replace("  duration: 5s\n", "  duration: 5s\n  rwmixread: 70\n"), &[]).unwrap();
+        assert_eq!(s.workloads[0].rw, Rw::Randread);
+        let err = load(&BASIC.replace("    iodepth: 4", "    iodepth: 4\n    rwmixread: 70"), &[]).unwrap_err();
+        assert!(err.to_string().contains("only applies to `rw: randrw`"));
+    }
+
+    #[test]
+    fn set_values_of_text_keys_stay_text() {
+        let s = load(BASIC, &["target=123"]).unwrap();
+        assert_eq!(s.workloads[0].target, PathBuf::from("123"));
     }
 
     #[test]

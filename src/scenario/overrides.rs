@@ -51,7 +51,15 @@ pub fn describe(sets: &[Override]) -> String {
 }
 
 impl Override {
+    /// Keys whose values are always text, so `--target 123` or `--set name=true` mean
+    /// the text the user typed.
+    const TEXT_KEYS: [&'static str; 5] = ["target", "file", "name", "description", "start"];
+
     fn parsed_value(&self) -> Value {
+        let key = self.path.last().map(String::as_str).unwrap_or_default();
+        if Self::TEXT_KEYS.contains(&key) {
+            return Value::String(self.value.clone());
+        }
         serde_yaml::from_str(&self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
     }
 

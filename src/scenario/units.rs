@@ -164,6 +164,11 @@ impl Serialize for Span {
     }
 }
 
+/// Serializes a `Duration` the way scenarios write it (`30s`), for stored profiles.
+pub fn serialize_duration<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    Span(*d).serialize(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
