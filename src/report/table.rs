@@ -101,5 +101,5 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> String {
             ]
         })
         .collect();
-    render(&["id", "scenario", "started", "duration", "status", "headline"], &rows, 2)
+    render(&["id", "scenario", "started", "duration", "status", "headline"], &rows, 6)
 }

@@ -396,6 +396,37 @@ mod tests {
     }
 
     #[test]
+    fn a_late_sample_adds_to_its_second_and_windows_merge_histograms() {
+        let dir = std::env::temp_dir().join(format!("fathom-store-late-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut store = Store::open(&dir).unwrap();
+        let run = store.create_run("late", "", "", &serde_json::json!({})).unwrap();
+        let mut fast = OpStats::new(true);
+        let mut slow = OpStats::new(true);
+        for _ in 0..99 {
+            fast.record(4096, 100_000, 50_000);
+        }
+        slow.record(4096, 10_000_000, 9_000_000);
+        for (t, stats) in [(3u32, &fast), (3, &slow), (4, &fast)] {
+            let counters = [CounterRow { worker: 0, workload: 0, t, op: Op::Write, stats }];
+            let hist = BTreeMap::from([((0usize, t, Op::Write), stats.clone())]);
+            store.write_samples(run, &counters, &hist).unwrap();
+        }
+        let rows: i64 = store.conn.query_row("SELECT count(*) FROM samples", [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 2, "the late sample joined second 3 instead of adding a row");
+        let second3 = &store.window(run, 0, 3, 4).unwrap()[&Op::Write];
+        assert_eq!(second3.ops, 100);
+        assert_eq!(second3.latency.len(), 100, "histograms merged too");
+        assert!(second3.latency.value_at_quantile(1.0) >= 9_900_000);
+        assert_eq!(second3.service.as_ref().unwrap().len(), 100);
+        let both = &store.window(run, 0, 3, 5).unwrap()[&Op::Write];
+        assert_eq!(both.ops, 199);
+        assert_eq!(both.latency_sum_ns, 99 * 100_000 * 2 + 10_000_000);
+        assert!(store.window(run, 0, 5, 9).unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_day_of_64_workers_fits_in_a_few_hundred_megabytes() {
         let dir = std::env::temp_dir().join(format!("fathom-store-size-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
