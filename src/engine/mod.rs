@@ -51,8 +51,11 @@ impl WorkerSpec {
     }
 }
 
-/// Starts a worker's threads; each returns an error message if an IO failed.
-pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<JoinHandle<Result<(), String>>>> {
+/// A running worker thread; it ends with an error message if an IO failed.
+pub type WorkerThread = JoinHandle<Result<(), String>>;
+
+/// Starts a worker's threads.
+pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
     let name = format!("{}-{}", spec.workload.name, spec.index);
     let threads = match spec.engine {
         EngineKind::IoUring => 1,

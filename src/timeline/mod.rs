@@ -3,10 +3,10 @@
 //! per-second grid, and decides how the run ended.
 
 use crate::engine::target::DataFile;
-use crate::engine::{self, Schedule, WorkerSpec};
-use crate::error::Result;
+use crate::engine::{self, Schedule, WorkerSpec, WorkerThread};
+use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::{EngineKind, Scenario};
+use crate::scenario::{EngineKind, Phase, Scenario};
 use crate::store::{Store, WorkloadRow};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,61 +47,13 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         if cx.stop.load(Ordering::Relaxed) {
             break;
         }
-        // start on the next whole second of the run clock
-        let start_t = (cx.clock_start.elapsed().as_secs_f64() - 0.005).ceil().max(0.0) as u64;
-        let begin = cx.clock_start + Duration::from_secs(start_t);
-        let mut handles = Vec::new();
-        let mut ends = Vec::new();
-        for &idx in &phase.workloads {
-            let w = Arc::new(scenario.workloads[idx].clone());
-            let engine = cx.engines[idx];
-            let measure_t = start_t + w.ramp.as_secs();
-            let end_t = measure_t + w.duration.as_secs();
-            let data = cx.files[idx].clone();
-            cx.store.add_workload(
-                cx.run,
-                &WorkloadRow {
-                    idx: idx as i64,
-                    name: w.name.clone(),
-                    phase: phase.label.clone(),
-                    profile: serde_json::to_value(&*w).unwrap_or_default(),
-                    data_path: data.path.display().to_string(),
-                    engine: engine.to_string(),
-                    workers: w.jobs as i64,
-                    start_t: start_t as i64,
-                    measure_t: measure_t as i64,
-                    end_t: end_t as i64,
-                    stopped_at: None,
-                    rate_iops: w.rate_iops,
-                },
-            )?;
-            (cx.progress)(&describe(&w, engine, &data, start_t));
-            let end = cx.clock_start + Duration::from_secs(end_t);
-            for index in 0..w.jobs {
-                let worker_id = next_worker;
-                next_worker += 1;
-                cx.store.add_worker(cx.run, worker_id, idx, index, "localhost")?;
-                let spec = Arc::new(WorkerSpec {
-                    workload_idx: idx,
-                    workload: w.clone(),
-                    worker_id,
-                    index,
-                    data: data.clone(),
-                    engine,
-                    clock_start: cx.clock_start,
-                    begin,
-                    end,
-                    schedule: w.rate_iops.map(|r| Arc::new(Schedule::new(begin, r, index, w.jobs))),
-                    tx: cx.tx.clone(),
-                    stop: cx.stop.clone(),
-                });
-                let threads = engine::spawn(spec.clone())
-                    .map_err(|e| crate::error::Error::failed(format!("starting worker threads: {e}")))?;
-                handles.extend(threads.into_iter().map(|h| (h, spec.clone())));
-            }
-            ends.push((idx, end_t));
+        let mut started = Started::default();
+        if let Err(e) = start_phase(scenario, phase, cx, &mut next_worker, &mut started) {
+            // whatever did start must not run on to its end
+            cx.stop.store(true, Ordering::Relaxed);
+            failure.get_or_insert(e.to_string());
         }
-        for (handle, spec) in handles {
+        for (handle, spec) in started.threads {
             let result =
                 handle.join().unwrap_or_else(|_| Err(format!("{} worker {} panicked", spec.workload.name, spec.index)));
             if let Err(msg) = result {
@@ -110,7 +62,7 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
             }
         }
         let stopped = cx.clock_start.elapsed().as_secs_f64();
-        for (idx, end_t) in ends {
+        for (idx, end_t) in started.ends {
             cx.store.set_workload_stopped(cx.run, idx, stopped.min(end_t as f64))?;
         }
     }
@@ -119,6 +71,75 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         None if cx.interrupted.load(Ordering::Relaxed) => Outcome::Aborted,
         None => Outcome::Completed,
     })
+}
+
+/// What a phase has started so far: worker threads, and each workload's end second.
+#[derive(Default)]
+struct Started {
+    threads: Vec<(WorkerThread, Arc<WorkerSpec>)>,
+    ends: Vec<(usize, u64)>,
+}
+
+/// Records and starts a phase's workloads on the next whole second of the run clock.
+fn start_phase(
+    scenario: &Scenario,
+    phase: &Phase,
+    cx: &Context,
+    next_worker: &mut u32,
+    started: &mut Started,
+) -> Result<()> {
+    let start_t = (cx.clock_start.elapsed().as_secs_f64() - 0.005).ceil().max(0.0) as u64;
+    let begin = cx.clock_start + Duration::from_secs(start_t);
+    for &idx in &phase.workloads {
+        let w = Arc::new(scenario.workloads[idx].clone());
+        let engine = cx.engines[idx];
+        let measure_t = start_t + w.ramp.as_secs();
+        let end_t = measure_t + w.duration.as_secs();
+        let data = cx.files[idx].clone();
+        cx.store.add_workload(
+            cx.run,
+            &WorkloadRow {
+                idx: idx as i64,
+                name: w.name.clone(),
+                phase: phase.label.clone(),
+                profile: serde_json::to_value(&*w).unwrap_or_default(),
+                data_path: data.path.display().to_string(),
+                engine: engine.to_string(),
+                workers: w.jobs as i64,
+                start_t: start_t as i64,
+                measure_t: measure_t as i64,
+                end_t: end_t as i64,
+                stopped_at: None,
+                rate_iops: w.rate_iops,
+            },
+        )?;
+        started.ends.push((idx, end_t));
+        (cx.progress)(&describe(&w, engine, &data, start_t));
+        let end = cx.clock_start + Duration::from_secs(end_t);
+        for index in 0..w.jobs {
+            let worker_id = *next_worker;
+            *next_worker += 1;
+            cx.store.add_worker(cx.run, worker_id, idx, index, "localhost")?;
+            let spec = Arc::new(WorkerSpec {
+                workload_idx: idx,
+                workload: w.clone(),
+                worker_id,
+                index,
+                data: data.clone(),
+                engine,
+                clock_start: cx.clock_start,
+                begin,
+                end,
+                schedule: w.rate_iops.map(|r| Arc::new(Schedule::new(begin, r, index, w.jobs))),
+                tx: cx.tx.clone(),
+                stop: cx.stop.clone(),
+            });
+            let threads =
+                engine::spawn(spec.clone()).map_err(|e| Error::failed(format!("starting worker threads: {e}")))?;
+            started.threads.extend(threads.into_iter().map(|h| (h, spec.clone())));
+        }
+    }
+    Ok(())
 }
 
 /// One line saying what starts now, e.g.
