@@ -2,7 +2,7 @@
 //! issue IOs at the instants of an open-loop schedule, timing every IO.
 //!
 //! Two back ends share everything but the system calls: [`uring`] (one thread per
-//! worker, IOs submitted in batches) and [`psync`] (pread/pwrite, one thread per
+//! worker, each IO submitted as its slot frees) and [`psync`] (pread/pwrite, one thread per
 //! outstanding IO so `iodepth` keeps its meaning). [`target`] lays out and opens the
 //! data files. Each worker reports through a [`Recorder`], which hands a sample per op
 //! to the collector at every second boundary.
