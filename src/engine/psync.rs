@@ -7,14 +7,14 @@ use super::buffer::AlignedBuf;
 use crate::metrics::Op;
 use crate::workload::{IoGen, Rng};
 use std::os::fd::AsRawFd;
+use std::sync::Mutex;
 use std::time::Instant;
 
-/// Runs one stream (thread) of a psync worker until its end time or a stop.
-pub fn run(spec: &WorkerSpec, stream: u32) -> Result<(), String> {
+/// Runs one stream (thread) of a psync worker until its end time or a stop; the
+/// worker's streams take their IOs from one generator.
+pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), String> {
     let w = &spec.workload;
-    let bs = w.bs as usize;
-    let mut io = IoGen::new(w, spec.data.size, spec.index, w.jobs, stream, w.iodepth);
-    let mut buf = AlignedBuf::new(bs);
+    let mut buf = AlignedBuf::new(w.bs.max() as usize);
     Rng::new(Rng::seed_from(&w.name, spec.index as u64, 1 << 32 | stream as u64)).fill(buf.as_mut_slice());
     let fd = spec.data.file.as_raw_fd();
     let mut rec = spec.recorder();
@@ -40,12 +40,13 @@ pub fn run(spec: &WorkerSpec, stream: u32) -> Result<(), String> {
                 due
             }
         };
-        let (op, offset) = io.next();
-        // SAFETY: buf is valid for bs bytes for the duration of the call.
+        let io = ios.lock().unwrap_or_else(|e| e.into_inner()).next();
+        let len = io.len as usize;
+        // SAFETY: buf is valid for the largest block size for the duration of the call.
         let n = unsafe {
-            match op {
-                Op::Read => libc::pread(fd, buf.as_mut_ptr().cast(), bs, offset as libc::off_t),
-                Op::Write => libc::pwrite(fd, buf.as_mut_ptr().cast(), bs, offset as libc::off_t),
+            match io.op {
+                Op::Read => libc::pread(fd, buf.as_mut_ptr().cast(), len, io.offset as libc::off_t),
+                Op::Write => libc::pwrite(fd, buf.as_mut_ptr().cast(), len, io.offset as libc::off_t),
             }
         };
         let done = Instant::now();
@@ -54,11 +55,14 @@ pub fn run(spec: &WorkerSpec, stream: u32) -> Result<(), String> {
             if err.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            return Err(super::io_error(spec, op, offset, err));
+            return Err(super::io_error(spec, io, err));
         }
-        if n as usize != bs {
-            return Err(super::io_error(spec, op, offset, format!("short transfer of {n} bytes")));
+        if n as usize != len {
+            return Err(super::io_error(spec, io, format!("short transfer of {n} bytes")));
         }
-        rec.record(done, op, bs as u64, done - intended, done - now);
+        rec.record(done, io.op, io.len, done - intended, done - now);
+        if !w.think_time.is_zero() {
+            super::sleep_until(done + w.think_time, &spec.stop);
+        }
     }
 }

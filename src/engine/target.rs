@@ -25,7 +25,8 @@ use std::time::Instant;
 pub struct DataFile {
     pub path: PathBuf,
     pub file: File,
-    /// Working set in bytes (offsets are in `[0, size)`).
+    /// Working set in bytes: IOs land in `[offset, offset + size)` for the workload's
+    /// `offset`.
     pub size: u64,
     /// O_DIRECT actually in effect.
     pub direct: bool,
@@ -132,25 +133,35 @@ pub fn prepare(
         .iter()
         .zip(&placements)
         .map(|(w, p)| {
-            let size = sizes[&p.path].min(w.size.unwrap_or(u64::MAX));
-            let size = size - size % w.bs;
+            let span = sizes[&p.path].saturating_sub(w.offset).min(w.size.unwrap_or(u64::MAX));
+            let span = span - span % w.bs.min();
+            if span < w.bs.max() {
+                return Err(Error::input(format!(
+                    "workload {}: {} leaves no room for a {} block after offset {}",
+                    w.name,
+                    p.path.display(),
+                    Size(w.bs.max()),
+                    Size(w.offset)
+                )));
+            }
             let memory = if p.kind == Kind::File { memory_fs(&p.path) } else { None };
             if let Some(fstype) = memory.filter(|_| !memory_warned.contains(&p.path)) {
                 memory_warned.push(p.path.clone());
                 warn(Warning::MemoryBackedTarget { path: p.path.clone(), fstype });
             }
-            open(w, &p.path, size, warn)
+            open(w, &p.path, span, warn)
         })
         .collect()
 }
 
-/// The working set of a file target: as asked, or the existing file's length.
+/// How much of a file target a workload needs: its offset plus the working set as
+/// asked, or the existing file's length.
 fn file_size(w: &Workload, path: &Path) -> Result<u64> {
     if let Some(size) = w.size {
-        return Ok(size);
+        return Ok(w.offset + size);
     }
     match std::fs::metadata(path) {
-        Ok(m) if m.len() >= w.bs => Ok(m.len()),
+        Ok(m) if m.len() >= w.offset + w.bs.max() => Ok(m.len()),
         _ => Err(Error::input(format!(
             "workload {}: no `size` given and {} has no data to take it from; set `size`, e.g. 1g",
             w.name,
@@ -172,17 +183,18 @@ fn device_size(w: &Workload, path: &Path) -> Result<u64> {
             std::io::Error::last_os_error()
         )));
     }
-    match w.size {
-        Some(s) if s > bytes => Err(Error::input(format!(
-            "workload {}: size {} is larger than device {} ({})",
+    let end = w.offset + w.size.unwrap_or(0);
+    if end > bytes || w.offset >= bytes {
+        return Err(Error::input(format!(
+            "workload {}: offset {} + size {} is beyond the end of device {} ({})",
             w.name,
-            Size(s).human(),
+            Size(w.offset).human(),
+            Size(w.size.unwrap_or(0)).human(),
             path.display(),
             Size(bytes).human()
-        ))),
-        Some(s) => Ok(s),
-        None => Ok(bytes),
+        )));
     }
+    Ok(if w.size.is_some() { end } else { bytes })
 }
 
 /// `_IOR(0x12, 114, size_t)`

@@ -13,6 +13,8 @@ mod overrides;
 pub mod units;
 
 use crate::error::{Error, Result};
+use crate::workload::access::Distribution;
+use crate::workload::blocksize::BlockSizes;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -47,6 +49,15 @@ impl Rw {
     }
 }
 
+/// How the IOs of an open-loop workload arrive: evenly spaced, or as a Poisson process
+/// (independent arrivals, as requests from many clients do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    Uniform,
+    Poisson,
+}
+
 /// Which IO back end a worker uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EngineKind {
@@ -76,12 +87,19 @@ pub struct Profile {
     pub rw: Option<Rw>,
     pub rwmixread: Option<u32>,
     pub bs: Option<Size>,
+    pub bssplit: Option<String>,
+    pub random_percent: Option<u32>,
+    pub distribution: Option<String>,
+    pub offset: Option<Size>,
     pub iodepth: Option<u32>,
     pub jobs: Option<u32>,
     pub size: Option<Size>,
     pub direct: Option<bool>,
     pub engine: Option<EngineKind>,
     pub rate_iops: Option<f64>,
+    pub rate_mbps: Option<f64>,
+    pub arrival: Option<Arrival>,
+    pub think_time: Option<Span>,
     pub duration: Option<Span>,
     pub ramp: Option<Span>,
 }
@@ -144,14 +162,28 @@ pub struct Workload {
     pub file: String,
     pub rw: Rw,
     pub rwmixread: u32,
-    pub bs: u64,
+    /// One block size or a split (`bs` / `bssplit`).
+    pub bs: BlockSizes,
+    /// Share of IOs at random positions (random `rw` only); the rest follow the last IO.
+    pub random_percent: u32,
+    pub distribution: Distribution,
+    /// Where the working set starts in the file or device.
+    pub offset: u64,
     pub iodepth: u32,
     pub jobs: u32,
     /// Working set in bytes; `None` means "the whole existing file or device".
     pub size: Option<u64>,
     pub direct: bool,
     pub engine: EngineKind,
+    /// IOs per second when open loop (from `rate_iops`, or `rate_mbps` over the mean
+    /// block size).
     pub rate_iops: Option<f64>,
+    /// The byte rate asked for, when the rate was given as `rate_mbps`.
+    pub rate_mbps: Option<f64>,
+    pub arrival: Arrival,
+    /// Closed loop: pause of each IO slot between a completion and its next IO.
+    #[serde(serialize_with = "units::serialize_duration")]
+    pub think_time: Duration,
     #[serde(serialize_with = "units::serialize_duration")]
     pub duration: Duration,
     #[serde(serialize_with = "units::serialize_duration")]
@@ -289,6 +321,38 @@ impl Checker<'_> {
         Ok(Scenario { name: file.name, description: file.description, text: text.to_string(), workloads, phases })
     }
 
+    /// `bs` or `bssplit`, from the workload if it sets either, else from the defaults;
+    /// with the path of the key they came from.
+    fn block_sizes(&self, name: &str, p: &Profile, d: &Profile) -> Result<(BlockSizes, Vec<String>)> {
+        let (profile, mut path): (&Profile, Vec<String>) = if p.bs.is_some() || p.bssplit.is_some() {
+            (p, vec!["workloads".into(), name.into()])
+        } else {
+            (d, vec!["defaults".into()])
+        };
+        let fail = |path: &[String], msg: String| {
+            let keys: Vec<&str> = path.iter().map(String::as_str).collect();
+            self.err(&keys, msg)
+        };
+        match (&profile.bs, &profile.bssplit) {
+            (Some(bs), None) => {
+                path.push("bs".into());
+                Ok((BlockSizes::single(bs.0), path))
+            }
+            (bs, Some(split)) => {
+                path.push("bssplit".into());
+                if bs.is_some() {
+                    return Err(fail(&path, "set `bs` or `bssplit`, not both".into()));
+                }
+                let split = BlockSizes::parse_split(split).map_err(|e| fail(&path, e))?;
+                Ok((split, path))
+            }
+            (None, None) => {
+                path.push("bs".into());
+                Ok((BlockSizes::single(4096), path))
+            }
+        }
+    }
+
     /// Overlays a workload on the defaults and checks each value.
     fn workload(&self, name: &str, p: &Profile, d: &Profile) -> Result<Workload> {
         // The path of a key: the workload's own if it sets it, else the defaults'.
@@ -322,20 +386,45 @@ impl Checker<'_> {
                 return Err(fail(&mix_at, "only applies to `rw: randrw`".into()));
             }
         }
-        let (bs, bs_at) = pick!(bs);
-        let bs = bs.map(|s| s.0).unwrap_or(4096);
-        if bs == 0 || bs > 64 << 20 {
-            return Err(fail(&bs_at, format!("block size {bs} must be between 1 byte and 64 MiB")));
-        }
-        let (direct, direct_at) = pick!(direct);
+        let (bs, bs_at) = self.block_sizes(name, p, d)?;
+        let (direct, _) = pick!(direct);
         let direct = direct.unwrap_or(true);
-        if direct && bs % 512 != 0 {
-            return Err(fail(
-                &bs_at,
-                format!("{} is not a multiple of 512, which O_DIRECT needs (or set direct: false)", Size(bs)),
-            ));
+        for (size, _) in bs.sizes() {
+            if size == 0 || size > 64 << 20 {
+                return Err(fail(&bs_at, format!("block size {size} must be between 1 byte and 64 MiB")));
+            }
+            if direct && size % 512 != 0 {
+                return Err(fail(
+                    &bs_at,
+                    format!("{} is not a multiple of 512, which O_DIRECT needs (or set direct: false)", Size(size)),
+                ));
+            }
         }
-        let _ = direct_at;
+        let (random_percent, rp_at) = pick!(random_percent);
+        if let Some(rp) = random_percent {
+            if rp > 100 {
+                return Err(fail(&rp_at, format!("{rp} is not a percentage (0-100)")));
+            }
+            if !rw.is_random() && p.random_percent.is_some() {
+                return Err(fail(&rp_at, "only applies to random `rw` (randread, randwrite, randrw)".into()));
+            }
+        }
+        let (distribution, dist_at) = pick!(distribution);
+        let distribution = match distribution {
+            None => Distribution::Uniform,
+            Some(text) => {
+                let dist: Distribution = text.parse().map_err(|e: String| fail(&dist_at, e))?;
+                if !rw.is_random() && p.distribution.is_some() {
+                    return Err(fail(&dist_at, "only applies to random `rw` (randread, randwrite, randrw)".into()));
+                }
+                dist
+            }
+        };
+        let (offset, offset_at) = pick!(offset);
+        let offset = offset.map(|o| o.0).unwrap_or(0);
+        if direct && offset % 512 != 0 {
+            return Err(fail(&offset_at, format!("{} is not a multiple of 512, which O_DIRECT needs", Size(offset))));
+        }
         let (iodepth, depth_at) = pick!(iodepth);
         let iodepth = iodepth.unwrap_or(1);
         if !(1..=4096).contains(&iodepth) {
@@ -348,15 +437,34 @@ impl Checker<'_> {
         }
         let (size, size_at) = pick!(size);
         if let Some(s) = size
-            && s.0 < bs
+            && s.0 < bs.max()
         {
-            return Err(fail(&size_at, format!("working set {s} is smaller than one block ({})", Size(bs).human())));
+            return Err(fail(
+                &size_at,
+                format!("working set {s} is smaller than one block ({})", Size(bs.max()).human()),
+            ));
         }
         let (rate, rate_at) = pick!(rate_iops);
-        if let Some(r) = rate
-            && !(r > 0.0 && r.is_finite())
-        {
-            return Err(fail(&rate_at, format!("{r} must be a positive number of IOs per second")));
+        let (mbps, mbps_at) = pick!(rate_mbps);
+        for (r, at, unit) in [(rate, &rate_at, "IOs"), (mbps, &mbps_at, "megabytes (10^6 bytes)")] {
+            if let Some(r) = r
+                && !(r > 0.0 && r.is_finite())
+            {
+                return Err(fail(at, format!("{r} must be a positive number of {unit} per second")));
+            }
+        }
+        if rate.is_some() && mbps.is_some() {
+            return Err(fail(&mbps_at, "set `rate_iops` or `rate_mbps`, not both".into()));
+        }
+        let rate = rate.or(mbps.map(|m| m * 1e6 / bs.mean()));
+        let (arrival, arrival_at) = pick!(arrival);
+        if arrival.is_some() && rate.is_none() && p.arrival.is_some() {
+            return Err(fail(&arrival_at, "only applies with `rate_iops` or `rate_mbps` (open loop)".into()));
+        }
+        let (think, think_at) = pick!(think_time);
+        let think_time = think.map(|t| t.0).unwrap_or_default();
+        if !think_time.is_zero() && rate.is_some() {
+            return Err(fail(&think_at, "paces a closed loop; with a rate the schedule sets the pace".into()));
         }
         let whole_seconds = |span: Span, path: &Vec<String>| -> Result<Duration> {
             let d = span.0;
@@ -392,12 +500,18 @@ impl Checker<'_> {
             rw,
             rwmixread: mix.unwrap_or(50),
             bs,
+            random_percent: random_percent.unwrap_or(100),
+            distribution,
+            offset,
             iodepth,
             jobs,
             size: size.map(|s| s.0),
             direct,
             engine: engine.unwrap_or(EngineKind::IoUring),
             rate_iops: rate,
+            rate_mbps: mbps,
+            arrival: arrival.unwrap_or(Arrival::Uniform),
+            think_time,
             duration,
             ramp,
         })
@@ -432,8 +546,8 @@ workloads:
         let s = load(BASIC, &[]).unwrap();
         assert_eq!(s.workloads.len(), 2);
         assert_eq!(s.workloads[0].iodepth, 4);
-        assert_eq!(s.workloads[0].bs, 4096);
-        assert_eq!(s.workloads[1].bs, 1 << 20);
+        assert_eq!(s.workloads[0].bs, BlockSizes::single(4096));
+        assert_eq!(s.workloads[1].bs, BlockSizes::single(1 << 20));
         assert_eq!(s.workloads[1].duration, Duration::from_secs(5));
         assert!(s.workloads[0].direct);
         assert_eq!(s.phases.len(), 1, "no timeline: everything starts together");
@@ -490,7 +604,7 @@ workloads:
         let s = load(BASIC, &["iodepth=8", "bs=8k"]).unwrap();
         assert_eq!(s.workloads[0].iodepth, 8, "a bare key overrides workloads that set it too");
         assert_eq!(s.workloads[1].iodepth, 8);
-        assert_eq!(s.workloads[1].bs, 8192);
+        assert_eq!(s.workloads[1].bs, BlockSizes::single(8192));
         let err = load(BASIC, &["a.iodepth=zero"]).unwrap_err().to_string();
         assert!(err.starts_with("--set a.iodepth=zero:"), "{err}");
         let err = load(BASIC, &["a.iodepth=0"]).unwrap_err().to_string();

@@ -130,7 +130,10 @@ fn start_phase(
                 clock_start: cx.clock_start,
                 begin,
                 end,
-                schedule: w.rate_iops.map(|r| Arc::new(Schedule::new(begin, r, index, w.jobs))),
+                schedule: w.rate_iops.map(|r| {
+                    let seed = crate::workload::Rng::seed_from(&w.name, index as u64, 2);
+                    Arc::new(Schedule::new(begin, r, w.arrival, seed, index, w.jobs))
+                }),
                 tx: cx.tx.clone(),
                 stop: cx.stop.clone(),
             });
@@ -153,7 +156,7 @@ fn describe(w: &crate::scenario::Workload, engine: EngineKind, data: &DataFile, 
     format!(
         "[{start_t:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {engine}, {} on {} ({}): {ramp}{}",
         w.name,
-        Size(w.bs),
+        w.bs,
         w.iodepth,
         if data.direct { "O_DIRECT" } else { "buffered" },
         data.path.display(),

@@ -1,8 +1,13 @@
 //! What a worker does next: which op, at which offset. Pure and fast (a few ns per IO)
 //! so the generator is never the bottleneck it was in vioperf.
 
+pub mod access;
+pub mod blocksize;
+
 use crate::metrics::Op;
 use crate::scenario::Workload;
+use access::Sampler;
+use blocksize::BlockSizes;
 
 /// wyrand: a tiny, fast, statistically good generator. Seeds are derived from the
 /// workload name and worker index, so a run repeats its offsets (fio's `randrepeat`).
@@ -36,6 +41,20 @@ impl Rng {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
+    /// Uniform in `[0, 1)` with 53 random bits.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Standard normal (Box-Muller; one of the pair is discarded, which keeps the
+    /// generator stateless at a cost of ~20 ns).
+    pub fn gaussian(&mut self) -> f64 {
+        let u = 1.0 - self.unit(); // (0, 1]: ln is finite
+        let v = self.unit();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
     pub fn fill(&mut self, buf: &mut [u8]) {
         for chunk in buf.chunks_mut(8) {
             let v = self.next_u64().to_le_bytes();
@@ -44,40 +63,58 @@ impl Rng {
     }
 }
 
-/// Generates the (op, offset) of each IO of one stream.
+/// One IO to issue: what, where (absolute offset in the data file) and how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Generates the IOs of one worker: op by `rwmixread`, size by the block-size split,
+/// position sequential or drawn from the access distribution (`random_percent` of
+/// them, fio's `percentage_random`: a sequential IO follows the previous IO wherever
+/// it landed, so "90% sequential" gives runs of about ten from random starts).
 #[derive(Debug, Clone)]
 pub struct IoGen {
     rng: Rng,
-    random: bool,
     read_percent: u32,
-    bs: u64,
-    blocks: u64,
-    /// Next sequential block, and how many blocks a sequential stream advances per IO
-    /// (streams sharing a worker interleave so together they read sequentially).
-    next_block: u64,
-    stride: u64,
+    random_percent: u32,
+    sizes: BlockSizes,
+    /// Random IOs start on multiples of the smallest block size (fio's `blockalign`).
+    align: u64,
+    /// The working set: `span` bytes from `base`.
+    base: u64,
+    span: u64,
+    units: u64,
+    sampler: Sampler,
+    /// Next sequential position, relative to `base`.
+    next: u64,
 }
 
 impl IoGen {
-    /// Stream `stream` of `streams` for worker `worker` of `workers` of a workload over
-    /// a working set of `size` bytes. Sequential workers start at evenly spaced offsets
-    /// (fio's `offset_increment`) and wrap at the end of the working set.
-    pub fn new(w: &Workload, size: u64, worker: u32, workers: u32, stream: u32, streams: u32) -> IoGen {
-        let blocks = (size / w.bs).max(1);
-        let start = blocks / workers as u64 * worker as u64 + stream as u64;
+    /// Worker `worker` of `workers` of a workload over a working set of `span` bytes
+    /// starting at the workload's `offset`. Sequential workers start at evenly spaced
+    /// positions (fio's `offset_increment`) and wrap at the end of the working set.
+    pub fn new(w: &Workload, span: u64, worker: u32, workers: u32) -> IoGen {
+        let align = w.bs.min();
+        let units = (span / align).max(1);
         IoGen {
-            rng: Rng::new(Rng::seed_from(&w.name, worker as u64, stream as u64)),
-            random: w.rw.is_random(),
+            rng: Rng::new(Rng::seed_from(&w.name, worker as u64, 0)),
             read_percent: w.rw.read_percent(w.rwmixread),
-            bs: w.bs,
-            blocks,
-            next_block: start % blocks,
-            stride: streams as u64,
+            random_percent: if w.rw.is_random() { w.random_percent } else { 0 },
+            sizes: w.bs.clone(),
+            align,
+            base: w.offset,
+            span,
+            units,
+            sampler: Sampler::new(&w.distribution, units),
+            next: units / workers as u64 * worker as u64 * align,
         }
     }
 
     #[inline]
-    pub fn next(&mut self) -> (Op, u64) {
+    pub fn next(&mut self) -> Io {
         let op = match self.read_percent {
             100 => Op::Read,
             0 => Op::Write,
@@ -89,14 +126,19 @@ impl IoGen {
                 }
             }
         };
-        let block = if self.random {
-            self.rng.below(self.blocks)
-        } else {
-            let b = self.next_block;
-            self.next_block = (b + self.stride) % self.blocks;
-            b
+        let len = self.sizes.pick(&mut self.rng);
+        let random = match self.random_percent {
+            100 => true,
+            0 => false,
+            p => self.rng.below(100) < p as u64,
         };
-        (op, block * self.bs)
+        let mut pos = if random { self.sampler.next(&mut self.rng, self.units) * self.align } else { self.next };
+        if pos + len > self.span {
+            // a sequential stream wraps; a random draw near the end moves back to fit
+            pos = if random { (self.span - len) / self.align * self.align } else { 0 };
+        }
+        self.next = pos + len;
+        Io { op, offset: self.base + pos, len }
     }
 }
 
@@ -118,13 +160,19 @@ mod tests {
             file: "w".into(),
             rw,
             rwmixread: mix,
-            bs: 4096,
+            bs: BlockSizes::single(4096),
+            random_percent: 100,
+            distribution: access::Distribution::Uniform,
+            offset: 0,
             iodepth: 1,
             jobs: 1,
             size: None,
             direct: true,
             engine: EngineKind::Psync,
             rate_iops: None,
+            rate_mbps: None,
+            arrival: crate::scenario::Arrival::Uniform,
+            think_time: Duration::ZERO,
             duration: Duration::from_secs(1),
             ramp: Duration::ZERO,
         }
@@ -132,14 +180,14 @@ mod tests {
 
     #[test]
     fn random_offsets_are_aligned_in_range_and_uniform() {
-        let mut g = IoGen::new(&workload(Rw::Randread, 50), 1 << 20, 0, 1, 0, 1);
+        let mut g = IoGen::new(&workload(Rw::Randread, 50), 1 << 20, 0, 1);
         let mut hits = [0u32; 256];
         for _ in 0..256_000 {
-            let (op, off) = g.next();
-            assert_eq!(op, Op::Read);
-            assert_eq!(off % 4096, 0);
-            assert!(off < 1 << 20);
-            hits[(off / 4096) as usize] += 1;
+            let io = g.next();
+            assert_eq!((io.op, io.len), (Op::Read, 4096));
+            assert_eq!(io.offset % 4096, 0);
+            assert!(io.offset < 1 << 20);
+            hits[(io.offset / 4096) as usize] += 1;
         }
         // each of 256 blocks expects 1000 hits; allow 5 standard deviations
         assert!(hits.iter().all(|&h| (840..1160).contains(&h)), "{:?}", &hits[..8]);
@@ -147,28 +195,72 @@ mod tests {
 
     #[test]
     fn mix_follows_rwmixread() {
-        let mut g = IoGen::new(&workload(Rw::Randrw, 70), 1 << 20, 0, 1, 0, 1);
-        let reads = (0..100_000).filter(|_| g.next().0 == Op::Read).count();
+        let mut g = IoGen::new(&workload(Rw::Randrw, 70), 1 << 20, 0, 1);
+        let reads = (0..100_000).filter(|_| g.next().op == Op::Read).count();
         assert!((69_000..71_000).contains(&reads), "{reads}");
     }
 
     #[test]
-    fn sequential_streams_interleave_and_wrap() {
+    fn sequential_workers_spread_and_wrap() {
         let w = workload(Rw::Read, 50);
-        let mut a = IoGen::new(&w, 4 * 4096, 0, 1, 0, 2);
-        let mut b = IoGen::new(&w, 4 * 4096, 0, 1, 1, 2);
-        let offs: Vec<u64> = (0..3).flat_map(|_| [a.next().1, b.next().1]).collect();
-        assert_eq!(offs, vec![0, 4096, 8192, 12288, 0, 4096]);
+        let mut a = IoGen::new(&w, 4 * 4096, 0, 1);
+        let offs: Vec<u64> = (0..5).map(|_| a.next().offset).collect();
+        assert_eq!(offs, vec![0, 4096, 8192, 12288, 0]);
         // two workers on a 4-block set start half-way apart
-        let mut second = IoGen::new(&w, 4 * 4096, 1, 2, 0, 1);
-        assert_eq!(second.next().1, 8192);
+        let mut second = IoGen::new(&w, 4 * 4096, 1, 2);
+        assert_eq!(second.next().offset, 8192);
+    }
+
+    #[test]
+    fn mixed_sizes_stay_inside_the_working_set_from_its_offset() {
+        let mut w = workload(Rw::Randwrite, 50);
+        w.bs = BlockSizes::parse_split("4k/50:64k/50").unwrap();
+        w.offset = 1 << 20;
+        let mut g = IoGen::new(&w, 1 << 20, 0, 1);
+        let mut sizes = [0u32; 2];
+        for _ in 0..100_000 {
+            let io = g.next();
+            assert!(io.offset >= 1 << 20 && io.offset + io.len <= 2 << 20, "{io:?}");
+            assert_eq!(io.offset % 4096, 0);
+            sizes[(io.len == 65536) as usize] += 1;
+        }
+        assert!((49_000..51_000).contains(&sizes[1]), "{sizes:?}");
+        // sequential with mixed sizes: each IO starts where the last ended
+        w.rw = Rw::Write;
+        let mut g = IoGen::new(&w, 1 << 20, 0, 1);
+        let (a, b) = (g.next(), g.next());
+        assert_eq!(b.offset, a.offset + a.len);
+    }
+
+    #[test]
+    fn random_percent_gives_sequential_runs() {
+        let mut w = workload(Rw::Randwrite, 50);
+        w.random_percent = 10;
+        let mut g = IoGen::new(&w, 1 << 30, 0, 1);
+        let mut prev = g.next();
+        let mut follows = 0;
+        for _ in 0..100_000 {
+            let io = g.next();
+            follows += (io.offset == prev.offset + prev.len) as u32;
+            prev = io;
+        }
+        assert!((89_000..91_000).contains(&follows), "{follows}");
+    }
+
+    #[test]
+    fn skewed_distributions_reach_the_generator() {
+        let mut w = workload(Rw::Randread, 50);
+        w.distribution = "zoned:90/10:10/90".parse().unwrap();
+        let mut g = IoGen::new(&w, 100 << 20, 0, 1);
+        let hot = (0..100_000).filter(|_| g.next().offset < 10 << 20).count();
+        assert!((89_000..91_000).contains(&hot), "{hot}");
     }
 
     #[test]
     fn seeds_repeat() {
         let w = workload(Rw::Randread, 50);
-        let a: Vec<u64> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 0, 1), |g, _| Some(g.next().1)).collect();
-        let b: Vec<u64> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 0, 1), |g, _| Some(g.next().1)).collect();
+        let a: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4), |g, _| Some(g.next())).collect();
+        let b: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4), |g, _| Some(g.next())).collect();
         assert_eq!(a, b);
     }
 }
