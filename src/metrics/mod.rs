@@ -65,6 +65,9 @@ pub struct OpStats {
     /// Time from submission to completion; kept separately only for open-loop
     /// workloads, where it differs from latency by the time spent waiting to be issued.
     pub service: Option<Histogram<u64>>,
+    /// IOs per block size (size, ops), so a block-size split can be checked against
+    /// what was asked; a handful of entries, scanned linearly.
+    pub sizes: Vec<(u64, u64)>,
 }
 
 impl OpStats {
@@ -75,6 +78,7 @@ impl OpStats {
             latency_sum_ns: 0,
             latency: new_histogram(),
             service: open_loop.then(new_histogram),
+            sizes: Vec::new(),
         }
     }
 
@@ -82,6 +86,7 @@ impl OpStats {
     pub fn record(&mut self, bytes: u64, latency_ns: u64, service_ns: u64) {
         self.ops += 1;
         self.bytes += bytes;
+        self.add_size(bytes, 1);
         self.latency_sum_ns += latency_ns;
         self.latency.saturating_record(latency_ns.max(1));
         if let Some(s) = &mut self.service {
@@ -89,7 +94,18 @@ impl OpStats {
         }
     }
 
+    #[inline]
+    fn add_size(&mut self, size: u64, ops: u64) {
+        match self.sizes.iter_mut().find(|e| e.0 == size) {
+            Some(e) => e.1 += ops,
+            None => self.sizes.push((size, ops)),
+        }
+    }
+
     pub fn merge(&mut self, other: &OpStats) {
+        for &(size, ops) in &other.sizes {
+            self.add_size(size, ops);
+        }
         self.ops += other.ops;
         self.bytes += other.bytes;
         self.latency_sum_ns += other.latency_sum_ns;

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::store::{RunRow, Store, WarningRow, WorkloadRow};
+use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
@@ -13,6 +14,84 @@ pub struct WorkloadSummary {
     /// Configured concurrency: depth x workers (what Little's law should give back).
     pub concurrency: i64,
     pub ops: Vec<OpSummary>,
+    /// What the scenario asked for next to what the generator did, over all ops.
+    pub fidelity: Fidelity,
+}
+
+/// Asked vs achieved for one workload, so a user sees at a glance that the generator
+/// did what the scenario says (fio's rate with mixed sizes, for one, does not).
+#[derive(Debug, Serialize)]
+pub struct Fidelity {
+    /// IOs per second: asked only for open-loop workloads.
+    pub iops: Pair,
+    /// Megabytes (10^6 bytes) per second.
+    pub mb_per_s: Pair,
+    /// Share of IOs that are reads, in percent.
+    pub read_percent: Pair,
+    /// Share of IOs of each block size, in percent (one entry per size asked or seen).
+    pub block_sizes: Vec<SizeShare>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Pair {
+    pub asked: Option<f64>,
+    pub achieved: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SizeShare {
+    pub bytes: u64,
+    pub asked_percent: f64,
+    pub achieved_percent: f64,
+}
+
+impl Fidelity {
+    fn new(w: &WorkloadRow, ops: &[OpSummary], sizes: &[(u64, u64)]) -> Fidelity {
+        let total_ops: u64 = ops.iter().map(|o| o.ops).sum();
+        let seconds = ops.first().map(|o| o.seconds).unwrap_or(0.0);
+        let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
+        let pct = |part: u64| if total_ops > 0 { part as f64 * 100.0 / total_ops as f64 } else { 0.0 };
+        let asked_sizes = w
+            .profile
+            .get("bs")
+            .and_then(|v| v.as_str())
+            .and_then(|t| BlockSizes::parse(t).ok())
+            .unwrap_or_else(|| BlockSizes::single(4096));
+        let mut block_sizes: Vec<SizeShare> = asked_sizes
+            .sizes()
+            .map(|(bytes, p)| SizeShare { bytes, asked_percent: p as f64, achieved_percent: 0.0 })
+            .collect();
+        // one size is not stored separately: it is bytes / ops
+        let total_bytes: u64 = ops.iter().map(|o| o.bytes).sum();
+        let single = [(if total_ops > 0 { total_bytes / total_ops } else { 0 }, total_ops)];
+        let sizes = if sizes.is_empty() && total_ops > 0 { &single[..] } else { sizes };
+        for &(bytes, n) in sizes {
+            match block_sizes.iter_mut().find(|s| s.bytes == bytes) {
+                Some(s) => s.achieved_percent = pct(n),
+                None => block_sizes.push(SizeShare { bytes, asked_percent: 0.0, achieved_percent: pct(n) }),
+            }
+        }
+        let rate = w.rate_iops;
+        let mbps = w.profile.get("rate_mbps").and_then(|v| v.as_f64());
+        Fidelity {
+            iops: Pair { asked: rate, achieved: per_s(total_ops as f64) },
+            mb_per_s: Pair {
+                asked: mbps.or(rate.map(|r| r * asked_sizes.mean() / 1e6)),
+                achieved: per_s(total_bytes as f64) / 1e6,
+            },
+            read_percent: Pair {
+                asked: Some(read_share(w) * 100.0),
+                achieved: pct(ops.iter().filter(|o| o.op == "read").map(|o| o.ops).sum()),
+            },
+            block_sizes,
+        }
+    }
+
+    /// True when there is more to check than one size of one op at full speed.
+    pub fn worth_showing(&self) -> bool {
+        let mixed = self.read_percent.asked.is_some_and(|a| a > 0.0 && a < 100.0);
+        self.iops.asked.is_some() || mixed || self.block_sizes.len() > 1
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -31,7 +110,16 @@ impl RunSummary {
             let stats = store.window(run.id, w.idx, from as i64, to.ceil() as i64)?;
             let depth = w.profile.get("iodepth").and_then(|v| v.as_i64()).unwrap_or(1);
             let read_share = read_share(&w);
-            let ops = stats
+            let mut sizes: Vec<(u64, u64)> = Vec::new();
+            for s in stats.values() {
+                for &(size, n) in &s.sizes {
+                    match sizes.iter_mut().find(|e| e.0 == size) {
+                        Some(e) => e.1 += n,
+                        None => sizes.push((size, n)),
+                    }
+                }
+            }
+            let ops: Vec<OpSummary> = stats
                 .iter()
                 .map(|(op, s)| {
                     let target = w.rate_iops.map(|r| match op {
@@ -41,7 +129,8 @@ impl RunSummary {
                     OpSummary::new(&w.name, *op, s, to - from, target)
                 })
                 .collect();
-            workloads.push(WorkloadSummary { concurrency: depth * w.workers, workload: w, ops });
+            let fidelity = Fidelity::new(&w, &ops, &sizes);
+            workloads.push(WorkloadSummary { concurrency: depth * w.workers, workload: w, ops, fidelity });
         }
         let warnings = store.warnings(run.id)?;
         Ok(RunSummary { run, workloads, warnings })

@@ -2,6 +2,7 @@
 
 use super::format::{count, latency_us, seconds, sig3};
 use super::summary::RunSummary;
+use crate::scenario::units::Size;
 use crate::store::RunRow;
 
 /// Left-aligns the first `left` columns, right-aligns the rest, two spaces apart.
@@ -83,7 +84,44 @@ pub fn results(s: &RunSummary) -> String {
             2,
         ));
     }
+    out.push_str(&fidelity(s));
     out
+}
+
+/// Asked vs achieved, for workloads with a rate, a read/write mix or several block
+/// sizes: `asked -> achieved` per column.
+fn fidelity(s: &RunSummary) -> String {
+    let rows: Vec<Vec<String>> = s
+        .workloads
+        .iter()
+        .filter(|w| w.fidelity.worth_showing() && !w.ops.is_empty())
+        .map(|w| {
+            let f = &w.fidelity;
+            let pair = |asked: Option<f64>, achieved: String, fmt: &dyn Fn(f64) -> String| match asked {
+                Some(a) => format!("{} -> {achieved}", fmt(a)),
+                None => achieved,
+            };
+            let sizes: Vec<String> = f
+                .block_sizes
+                .iter()
+                .map(|b| format!("{} {:.0}% -> {:.1}%", Size(b.bytes), b.asked_percent, b.achieved_percent))
+                .collect();
+            vec![
+                w.workload.name.clone(),
+                pair(f.iops.asked, count(f.iops.achieved), &count),
+                pair(f.mb_per_s.asked, sig3(f.mb_per_s.achieved), &sig3),
+                pair(f.read_percent.asked, format!("{:.1}%", f.read_percent.achieved), &|v| format!("{v:.0}%")),
+                sizes.join(", "),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nasked -> achieved (over the measured window):\n{}",
+        render(&["workload", "IOPS", "MB/s", "reads", "block sizes"], &rows, 1)
+    )
 }
 
 /// The run list.

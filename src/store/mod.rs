@@ -226,7 +226,16 @@ impl Store {
             let mut put = tx.prepare_cached(
                 "INSERT OR REPLACE INTO histograms (run_id, workload_idx, t, op, kind, hist) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
+            let mut put_size = tx.prepare_cached(
+                "INSERT INTO io_sizes (run_id, workload_idx, t, op, size, ops) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (run_id, workload_idx, t, op, size) DO UPDATE SET ops = ops + excluded.ops",
+            )?;
             for ((workload, t, op), stats) in histograms {
+                if stats.sizes.len() > 1 {
+                    for &(size, ops) in &stats.sizes {
+                        put_size.execute(params![run, *workload as i64, t, *op as i64, size as i64, ops as i64])?;
+                    }
+                }
                 let kinds = [(KIND_LATENCY, Some(&stats.latency)), (KIND_SERVICE, stats.service.as_ref())];
                 for (kind, hist) in kinds {
                     let Some(hist) = hist else { continue };
@@ -338,6 +347,17 @@ impl Store {
             s.bytes = r.get::<_, i64>(2)? as u64;
             s.latency_sum_ns = r.get::<_, i64>(3)? as u64;
             out.insert(op, s);
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT op, size, sum(ops) FROM io_sizes
+             WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 GROUP BY op, size ORDER BY op, size",
+        )?;
+        let mut rows = stmt.query(params![run, workload, from, to])?;
+        while let Some(r) = rows.next()? {
+            let op = op_of(r.get(0)?)?;
+            let size = r.get::<_, i64>(1)? as u64;
+            let ops = r.get::<_, i64>(2)? as u64;
+            out.entry(op).or_insert_with(|| OpStats::new(false)).sizes.push((size, ops));
         }
         let mut stmt = self.conn.prepare_cached(
             "SELECT op, kind, hist FROM histograms WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4",

@@ -4,7 +4,8 @@
 use crate::error::{Error, Result};
 use rusqlite::Connection;
 
-const VERSION: i64 = 1;
+/// 2 added `io_sizes`; a version 1 store gains the table when opened.
+const VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -65,6 +66,17 @@ CREATE TABLE IF NOT EXISTS histograms (
     kind         INTEGER NOT NULL,
     hist         BLOB NOT NULL,
     PRIMARY KEY (run_id, workload_idx, t, op, kind)
+) WITHOUT ROWID;
+-- IOs per block size, per workload, op and second; written only for workloads with
+-- more than one block size (one size is bytes / ops).
+CREATE TABLE IF NOT EXISTS io_sizes (
+    run_id       INTEGER NOT NULL,
+    workload_idx INTEGER NOT NULL,
+    t            INTEGER NOT NULL,
+    op           INTEGER NOT NULL,
+    size         INTEGER NOT NULL,
+    ops          INTEGER NOT NULL,
+    PRIMARY KEY (run_id, workload_idx, t, op, size)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS warnings (
     id      INTEGER PRIMARY KEY,

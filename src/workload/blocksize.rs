@@ -18,6 +18,15 @@ impl BlockSizes {
         BlockSizes { split: vec![(bs, 100)] }
     }
 
+    /// Parses what `Display` writes: one size, or a split.
+    pub fn parse(text: &str) -> Result<BlockSizes, String> {
+        if text.contains('/') {
+            BlockSizes::parse_split(text)
+        } else {
+            Size::parse(text).map(|s| BlockSizes::single(s.0))
+        }
+    }
+
     /// Parses `SIZE/PERCENT:SIZE/PERCENT...`; the percentages must add up to 100.
     pub fn parse_split(text: &str) -> Result<BlockSizes, String> {
         let mut split: Vec<(u64, u32)> = Vec::new();

@@ -1,0 +1,71 @@
+//! What the integration tests share: a scratch directory with a target and a results
+//! store, and ways to run the real `fathom` binary against it.
+#![allow(dead_code)] // each test file uses its own subset
+
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A scratch directory (on the build disk, so O_DIRECT works) with a target and a
+/// results store, removed at the end.
+pub struct Scratch {
+    pub dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        Scratch { dir }
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Writes a scenario whose `defaults.target` is this scratch's data directory.
+    pub fn scenario(&self, body: &str) -> PathBuf {
+        let path = self.dir.join("scenario.yaml");
+        let text = body.replace("TARGET", &self.data().display().to_string());
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    pub fn fathom(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fathom"));
+        cmd.args(args).arg("--results").arg(self.dir.join("results")).current_dir(&self.dir);
+        cmd.env_remove("FATHOM_RESULTS").env_remove("FATHOM_DISABLE_IO_URING");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.fathom(args).output().unwrap()
+    }
+
+    pub fn db(&self) -> Connection {
+        Connection::open(self.dir.join("results/fathom.db")).unwrap()
+    }
+
+    pub fn show_json(&self) -> serde_json::Value {
+        let out = self.run(&["show", "last", "--json"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn text(out: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// The op summaries of workload `name` in `show --json` output.
+pub fn ops<'a>(show: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::Value> {
+    let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
+    w["ops"].as_array().unwrap()
+}
