@@ -70,7 +70,7 @@ fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
         "name: stall\nworkloads:\n  w:\n    target: TARGET\n    rw: randread\n    size: 16m\n    iodepth: 8\n    \
          rate_iops: 1000\n    duration: 4s\n",
     );
-    let mut child =
+    let child =
         s.fathom(&["run", scenario.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id() as i32;
     // layout of 16 MiB is quick; the run starts on the next whole second after it

@@ -63,7 +63,7 @@ impl Fidelity {
             .collect();
         // one size is not stored separately: it is bytes / ops
         let total_bytes: u64 = ops.iter().map(|o| o.bytes).sum();
-        let single = [(if total_ops > 0 { total_bytes / total_ops } else { 0 }, total_ops)];
+        let single = [(total_bytes.checked_div(total_ops).unwrap_or(0), total_ops)];
         let sizes = if sizes.is_empty() && total_ops > 0 { &single[..] } else { sizes };
         for &(bytes, n) in sizes {
             match block_sizes.iter_mut().find(|s| s.bytes == bytes) {
