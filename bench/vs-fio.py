@@ -35,17 +35,21 @@ JOBS = [
          engine="io_uring", iodepth=32, direct=False),
     dict(name="disk-direct-uring-qd32", target=str(OUT), file="bench-disk", size=1024 * MiB,
          engine="io_uring", iodepth=32, direct=True),
+    # No IO at all (fio's ioengine=null): each tool's own cost per IO.
+    dict(name="null-qd1", target=None, file=None, size=1024 * MiB, engine="null", iodepth=1, direct=False),
+    dict(name="null-qd32", target=None, file=None, size=1024 * MiB, engine="null", iodepth=32, direct=False),
 ]
 
 
 def data_path(job):
-    """The file fathom lays out for a job, and fio reads."""
-    return Path(job["target"]) / f"fathom-{job['file']}.dat"
+    """The file fathom lays out for a job, and fio reads; None for null jobs."""
+    return Path(job["target"]) / f"fathom-{job['file']}.dat" if job["target"] else None
 
 
 def scenario_text(job, seconds):
     """A one-workload fathom scenario for the job: 4k randread, one worker, no ramp."""
-    w = (f"{{target: {job['target']}, file: {job['file']}, rw: randread, bs: 4k, "
+    place = f"target: {job['target']}, file: {job['file']}, " if job["target"] else ""
+    w = (f"{{{place}rw: randread, bs: 4k, "
          f"size: {job['size']}, engine: {job['engine']}, iodepth: {job['iodepth']}, jobs: 1, "
          f"direct: {str(job['direct']).lower()}, duration: {seconds}s, ramp: 0s}}")
     return f"name: vs-fio-{job['name']}\nworkloads:\n  {job['name']}: {w}\n"
@@ -60,7 +64,8 @@ def fathom_cmd(args, job, seconds, tag):
 
 def fio_cmd(args, job, seconds):
     """The fio argv for the job: the same file, pattern, engine and depth as fathom's."""
-    return [args.fio, f"--name={job['name']}", f"--filename={data_path(job)}",
+    place = [f"--filename={data_path(job)}"] if job["target"] else []
+    return [args.fio, f"--name={job['name']}", *place,
             "--rw=randread", "--bs=4k", f"--size={job['size']}", f"--ioengine={job['engine']}",
             f"--iodepth={job['iodepth']}", "--numjobs=1", f"--direct={int(job['direct'])}",
             "--time_based=1", f"--runtime={seconds}", "--randrepeat=0", "--norandommap=1",
@@ -109,6 +114,8 @@ def fio_once(args, job, seconds, stem):
 
 def lay_out(args, job):
     """Has fathom write the job's file once (a 1 s warm-up run) before anything is timed."""
+    if not job["target"]:
+        return
     run_measured(fathom_cmd(args, job, 1, "layout"), f"{job['name']}-layout")
     size = data_path(job).stat().st_size
     if size < job["size"]:
@@ -203,12 +210,13 @@ def main():
     results = []
     try:
         for job in jobs:
-            print(f"{job['name']}: laying out {data_path(job)}", file=sys.stderr)
+            if job["target"]:
+                print(f"{job['name']}: laying out {data_path(job)}", file=sys.stderr)
             lay_out(args, job)
             results.append(bench_job(args, job))
     finally:
         if not args.keep_files:
-            for path in {data_path(j) for j in jobs}:
+            for path in {data_path(j) for j in jobs} - {None}:
                 path.unlink(missing_ok=True)
 
     print(table(results, args))

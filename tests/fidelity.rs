@@ -102,3 +102,22 @@ fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
     let svc_p99_ms = svc["p99_us"].as_f64().unwrap() / 1000.0;
     assert!(svc_p99_ms < 50.0, "service time stays low: p99 {svc_p99_ms} ms");
 }
+
+#[test]
+fn the_null_engine_needs_no_target_and_touches_no_file() {
+    let s = Scratch::new("null");
+    let scenario = s.scenario(
+        "name: null\nworkloads:\n  n:\n    engine: null\n    rw: randrw\n    bssplit: 4k/50:8k/50\n    iodepth: 8\n    \
+         duration: 2s\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let ops = ops(&show, "n");
+    assert_eq!(ops.len(), 2, "reads and writes");
+    assert!(ops.iter().all(|o| o["ops"].as_u64().unwrap() > 1000), "{ops:?}");
+    let seconds: i64 = s.db().query_row("SELECT count(DISTINCT t) FROM samples", [], |r| r.get(0)).unwrap();
+    assert_eq!(seconds, 2);
+    assert_eq!(std::fs::read_dir(s.data()).unwrap().count(), 0, "no data file");
+    assert!(!s.dir.join("null").exists());
+}

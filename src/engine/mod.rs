@@ -3,11 +3,13 @@
 //!
 //! Two back ends share everything but the system calls: [`uring`] (one thread per
 //! worker, each IO submitted as its slot frees) and [`psync`] (pread/pwrite, one thread per
-//! outstanding IO so `iodepth` keeps its meaning). [`target`] lays out and opens the
+//! outstanding IO so `iodepth` keeps its meaning); [`null`] does no IO at all and shows
+//! what the rest costs. [`target`] lays out and opens the
 //! data files. Each worker reports through a [`Recorder`], which hands a sample per op
 //! to the collector at every second boundary.
 
 pub mod buffer;
+pub mod null;
 pub mod psync;
 pub mod target;
 pub mod uring;
@@ -59,7 +61,7 @@ pub type WorkerThread = JoinHandle<Result<(), String>>;
 pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
     let name = format!("{}-{}", spec.workload.name, spec.index);
     let threads = match spec.engine {
-        EngineKind::IoUring => 1,
+        EngineKind::IoUring | EngineKind::Null => 1,
         EngineKind::Psync => spec.workload.iodepth,
     };
     // One generator per worker: psync threads draw from it in turn, so a worker is one
@@ -75,6 +77,7 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
                 let result = match spec.engine {
                     EngineKind::IoUring => uring::run(&spec, &mut io.lock().unwrap_or_else(|e| e.into_inner())),
                     EngineKind::Psync => psync::run(&spec, stream, &io),
+                    EngineKind::Null => null::run(&spec, &mut io.lock().unwrap_or_else(|e| e.into_inner())),
                 };
                 if result.is_err() {
                     // a failed IO ends the whole run now, not when this thread is joined

@@ -7,8 +7,8 @@
 //! unless `--allow-device-write`; never written while mounted).
 
 use crate::error::{Error, Result};
-use crate::scenario::Workload;
 use crate::scenario::units::Size;
+use crate::scenario::{EngineKind, Workload};
 use crate::warnings::Warning;
 use crate::workload::{Rng, writes};
 use std::collections::BTreeMap;
@@ -93,8 +93,33 @@ fn place(w: &Workload) -> Result<Placement> {
 }
 
 /// Prepares every workload's data file, in scenario order. `warn` receives what the
-/// run should record.
+/// run should record. Workloads with `engine: null` do no IO and get a stand-in.
 pub fn prepare(
+    workloads: &[Workload],
+    opts: &Options,
+    stop: &AtomicBool,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<Vec<DataFile>> {
+    let real: Vec<Workload> = workloads.iter().filter(|w| w.engine != EngineKind::Null).cloned().collect();
+    let mut files = prepare_files(&real, opts, stop, warn)?.into_iter();
+    workloads
+        .iter()
+        .map(|w| match w.engine {
+            EngineKind::Null => null_file(w),
+            _ => Ok(files.next().expect("one file per workload that does IO")),
+        })
+        .collect()
+}
+
+/// The stand-in of a null workload: no data, a working set of `size` (1 GiB if not
+/// given) for the generator to draw offsets from.
+fn null_file(w: &Workload) -> Result<DataFile> {
+    let file = File::open("/dev/null").map_err(|e| Error::failed(format!("/dev/null: {e}")))?;
+    let size = w.size.unwrap_or(1 << 30);
+    Ok(DataFile { path: PathBuf::from("null"), file, size: size - size % w.bs.min(), direct: false })
+}
+
+fn prepare_files(
     workloads: &[Workload],
     opts: &Options,
     stop: &AtomicBool,

@@ -65,6 +65,9 @@ pub enum EngineKind {
     IoUring,
     #[serde(rename = "psync")]
     Psync,
+    /// No IO: measures fathom's own cost per IO (fio's `ioengine=null`).
+    #[serde(rename = "null")]
+    Null,
 }
 
 impl std::fmt::Display for EngineKind {
@@ -72,6 +75,7 @@ impl std::fmt::Display for EngineKind {
         f.write_str(match self {
             EngineKind::IoUring => "io_uring",
             EngineKind::Psync => "psync",
+            EngineKind::Null => "null",
         })
     }
 }
@@ -95,6 +99,7 @@ pub struct Profile {
     pub jobs: Option<u32>,
     pub size: Option<Size>,
     pub direct: Option<bool>,
+    #[serde(default, deserialize_with = "engine_or_null")]
     pub engine: Option<EngineKind>,
     pub rate_iops: Option<f64>,
     pub rate_mbps: Option<f64>,
@@ -110,6 +115,12 @@ pub struct Profile {
 pub struct Step {
     /// Start a workload and wait until it has run its ramp and duration.
     pub start: String,
+}
+
+/// `engine: null` is YAML's null, not the string "null": read it as the null engine
+/// (an absent key stays `None`).
+fn engine_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<EngineKind>, D::Error> {
+    Ok(Some(Option::<EngineKind>::deserialize(d)?.unwrap_or(EngineKind::Null)))
 }
 
 /// The file as written.
@@ -372,8 +383,14 @@ impl Checker<'_> {
             self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
         };
 
+        let (engine, _) = pick!(engine);
+        let engine = engine.unwrap_or(EngineKind::IoUring);
         let (target, _) = pick!(target);
-        let target = target.ok_or_else(|| missing("target", "a directory, file or block device to run against"))?;
+        let target = match (target, engine) {
+            (Some(t), _) => t,
+            (None, EngineKind::Null) => "null".to_string(),
+            (None, _) => return Err(missing("target", "a directory, file or block device to run against")),
+        };
         let (rw, _) = pick!(rw);
         let rw = rw.ok_or_else(|| missing("rw", "one of read, write, randread, randwrite, randrw"))?;
         let (mix, mix_at) = pick!(rwmixread);
@@ -492,7 +509,6 @@ impl Checker<'_> {
         if file.is_empty() || file.contains('/') || file.starts_with('.') {
             return Err(fail(&file_at, format!("`{file}` must be a plain file name (no `/`, not hidden)")));
         }
-        let (engine, _) = pick!(engine);
         Ok(Workload {
             name: name.to_string(),
             target: PathBuf::from(target),
@@ -507,7 +523,7 @@ impl Checker<'_> {
             jobs,
             size: size.map(|s| s.0),
             direct,
-            engine: engine.unwrap_or(EngineKind::IoUring),
+            engine,
             rate_iops: rate,
             rate_mbps: mbps,
             arrival: arrival.unwrap_or(Arrival::Uniform),

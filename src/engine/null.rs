@@ -1,0 +1,43 @@
+//! The null back end: IOs are generated, timed and recorded, but never reach a device
+//! (fio's `ioengine=null`). What it measures is fathom's own cost per IO (generator,
+//! clock, histogram, sample hand-off), the floor under every real result.
+
+use super::WorkerSpec;
+use crate::workload::{Io, IoGen};
+use std::time::Instant;
+
+/// Runs a null worker: each pass "submits" up to `iodepth` IOs, and they complete at
+/// the next clock read, as a batch of real completions would.
+pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
+    let depth = spec.workload.iodepth as usize;
+    let mut batch: Vec<(Io, Instant)> = Vec::with_capacity(depth);
+    let mut rec = spec.recorder();
+    loop {
+        let now = Instant::now();
+        if spec.stopped(now) {
+            return Ok(());
+        }
+        rec.tick(now);
+        batch.clear();
+        match &spec.schedule {
+            None => batch.extend((0..depth).map(|_| (ios.next(), now))),
+            Some(s) => {
+                while batch.len() < depth {
+                    let due = s.peek();
+                    if due > now || due >= spec.end {
+                        break;
+                    }
+                    batch.push((ios.next(), s.claim()));
+                }
+                if batch.is_empty() {
+                    super::sleep_until(s.peek().min(spec.end), &spec.stop);
+                    continue;
+                }
+            }
+        }
+        let done = Instant::now();
+        for &(io, intended) in &batch {
+            rec.record(done, io.op, io.len, done - intended, done - now);
+        }
+    }
+}
