@@ -206,7 +206,7 @@ pub struct Recorder {
     end: Instant,
     t: u32,
     next_boundary: Instant,
-    stats: [Option<OpStats>; 2],
+    stats: [Option<OpStats>; 3],
 }
 
 impl Recorder {
@@ -220,7 +220,7 @@ impl Recorder {
             end: spec.end,
             t: 0,
             next_boundary: spec.clock_start,
-            stats: [None, None],
+            stats: [None, None, None],
         };
         r.tick(Instant::now());
         r

@@ -47,6 +47,8 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), Str
             match io.op {
                 Op::Read => libc::pread(fd, buf.as_mut_ptr().cast(), len, io.offset as libc::off_t),
                 Op::Write => libc::pwrite(fd, buf.as_mut_ptr().cast(), len, io.offset as libc::off_t),
+                Op::Sync if w.fdatasync => libc::fdatasync(fd) as isize,
+                Op::Sync => libc::fsync(fd) as isize,
             }
         };
         let done = Instant::now();

@@ -66,6 +66,16 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
         let ptr = unsafe { base.add(slot * bs) };
         let len = io.len as u32;
         let entry = match (op, fixed_file, fixed_buffers) {
+            // after the writes before it (IO_DRAIN), as a log writer syncs what it wrote
+            (Op::Sync, fixed, _) => {
+                let flags = if w.fdatasync { types::FsyncFlags::DATASYNC } else { types::FsyncFlags::empty() };
+                let e = if fixed {
+                    opcode::Fsync::new(types::Fixed(0)).flags(flags).build()
+                } else {
+                    opcode::Fsync::new(types::Fd(fd)).flags(flags).build()
+                };
+                e.flags(squeue::Flags::IO_DRAIN)
+            }
             (Op::Read, true, true) => opcode::ReadFixed::new(types::Fixed(0), ptr, len, 0).offset(offset).build(),
             (Op::Write, true, true) => opcode::WriteFixed::new(types::Fixed(0), ptr, len, 0).offset(offset).build(),
             (Op::Read, true, false) => opcode::Read::new(types::Fixed(0), ptr, len).offset(offset).build(),

@@ -23,15 +23,18 @@ pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 pub enum Op {
     Read = 0,
     Write = 1,
+    /// An fsync or fdatasync (`fsync_every`): no bytes, but a latency of its own.
+    Sync = 2,
 }
 
 impl Op {
-    pub const ALL: [Op; 2] = [Op::Read, Op::Write];
+    pub const ALL: [Op; 3] = [Op::Read, Op::Write, Op::Sync];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Sync => "sync",
         }
     }
 }

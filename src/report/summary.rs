@@ -47,6 +47,8 @@ pub struct SizeShare {
 
 impl Fidelity {
     fn new(w: &WorkloadRow, ops: &[OpSummary], sizes: &[(u64, u64)]) -> Fidelity {
+        // syncs move no data and are not part of the mix or the block sizes
+        let ops: Vec<&OpSummary> = ops.iter().filter(|o| o.op != "sync").collect();
         let total_ops: u64 = ops.iter().map(|o| o.ops).sum();
         let seconds = ops.first().map(|o| o.seconds).unwrap_or(0.0);
         let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
@@ -65,7 +67,7 @@ impl Fidelity {
         let total_bytes: u64 = ops.iter().map(|o| o.bytes).sum();
         let single = [(total_bytes.checked_div(total_ops).unwrap_or(0), total_ops)];
         let sizes = if sizes.is_empty() && total_ops > 0 { &single[..] } else { sizes };
-        for &(bytes, n) in sizes {
+        for &(bytes, n) in sizes.iter().filter(|(bytes, _)| *bytes > 0) {
             match block_sizes.iter_mut().find(|s| s.bytes == bytes) {
                 Some(s) => s.achieved_percent = pct(n),
                 None => block_sizes.push(SizeShare { bytes, asked_percent: 0.0, achieved_percent: pct(n) }),
@@ -125,6 +127,7 @@ impl RunSummary {
                     let target = w.rate_iops.map(|r| match op {
                         crate::metrics::Op::Read => r * read_share,
                         crate::metrics::Op::Write => r * (1.0 - read_share),
+                        crate::metrics::Op::Sync => 0.0,
                     });
                     OpSummary::new(&w.name, *op, s, to - from, target)
                 })

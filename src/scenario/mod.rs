@@ -105,6 +105,8 @@ pub struct Profile {
     pub rate_mbps: Option<f64>,
     pub arrival: Option<Arrival>,
     pub think_time: Option<Span>,
+    pub fsync_every: Option<u32>,
+    pub fdatasync: Option<bool>,
     pub duration: Option<Span>,
     pub ramp: Option<Span>,
 }
@@ -195,6 +197,10 @@ pub struct Workload {
     /// Closed loop: pause of each IO slot between a completion and its next IO.
     #[serde(serialize_with = "units::serialize_duration")]
     pub think_time: Duration,
+    /// Sync the file after every N writes of a job (0: never), like a log writer.
+    pub fsync_every: u32,
+    /// Sync with fdatasync (data only) instead of fsync.
+    pub fdatasync: bool,
     #[serde(serialize_with = "units::serialize_duration")]
     pub duration: Duration,
     #[serde(serialize_with = "units::serialize_duration")]
@@ -483,6 +489,15 @@ impl Checker<'_> {
         if !think_time.is_zero() && rate.is_some() {
             return Err(fail(&think_at, "paces a closed loop; with a rate the schedule sets the pace".into()));
         }
+        let (fsync_every, fsync_at) = pick!(fsync_every);
+        let fsync_every = fsync_every.unwrap_or(0);
+        if fsync_every > 0 && rw.read_percent(mix.unwrap_or(50)) == 100 && p.fsync_every.is_some() {
+            return Err(fail(&fsync_at, "a workload that only reads has nothing to sync".into()));
+        }
+        let (fdatasync, fdatasync_at) = pick!(fdatasync);
+        if fdatasync == Some(true) && fsync_every == 0 && p.fdatasync.is_some() {
+            return Err(fail(&fdatasync_at, "chooses how `fsync_every` syncs; set `fsync_every` too".into()));
+        }
         let whole_seconds = |span: Span, path: &Vec<String>| -> Result<Duration> {
             let d = span.0;
             if d.subsec_nanos() != 0 {
@@ -528,6 +543,8 @@ impl Checker<'_> {
             rate_mbps: mbps,
             arrival: arrival.unwrap_or(Arrival::Uniform),
             think_time,
+            fsync_every,
+            fdatasync: fdatasync.unwrap_or(false),
             duration,
             ramp,
         })

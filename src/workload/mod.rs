@@ -90,6 +90,9 @@ pub struct IoGen {
     sampler: Sampler,
     /// Next sequential position, relative to `base`.
     next: u64,
+    /// Writes between syncs (0: never), and writes since the last one.
+    fsync_every: u32,
+    unsynced: u32,
 }
 
 impl IoGen {
@@ -110,11 +113,17 @@ impl IoGen {
             units,
             sampler: Sampler::new(&w.distribution, units),
             next: units / workers as u64 * worker as u64 * align,
+            fsync_every: w.fsync_every,
+            unsynced: 0,
         }
     }
 
     #[inline]
     pub fn next(&mut self) -> Io {
+        if self.fsync_every > 0 && self.unsynced >= self.fsync_every {
+            self.unsynced = 0;
+            return Io { op: Op::Sync, offset: 0, len: 0 };
+        }
         let op = match self.read_percent {
             100 => Op::Read,
             0 => Op::Write,
@@ -138,6 +147,7 @@ impl IoGen {
             pos = if random { (self.span - len) / self.align * self.align } else { 0 };
         }
         self.next = pos + len;
+        self.unsynced += (op == Op::Write) as u32;
         Io { op, offset: self.base + pos, len }
     }
 }
@@ -173,6 +183,8 @@ mod tests {
             rate_mbps: None,
             arrival: crate::scenario::Arrival::Uniform,
             think_time: Duration::ZERO,
+            fsync_every: 0,
+            fdatasync: false,
             duration: Duration::from_secs(1),
             ramp: Duration::ZERO,
         }
@@ -254,6 +266,27 @@ mod tests {
         let mut g = IoGen::new(&w, 100 << 20, 0, 1);
         let hot = (0..100_000).filter(|_| g.next().offset < 10 << 20).count();
         assert!((89_000..91_000).contains(&hot), "{hot}");
+    }
+
+    #[test]
+    fn a_sync_follows_every_n_writes() {
+        let mut w = workload(Rw::Randrw, 50);
+        w.fsync_every = 4;
+        let mut g = IoGen::new(&w, 1 << 20, 0, 1);
+        let mut writes_since = 0;
+        let mut syncs = 0;
+        for _ in 0..10_000 {
+            match g.next().op {
+                Op::Write => writes_since += 1,
+                Op::Sync => {
+                    assert_eq!(writes_since, 4);
+                    writes_since = 0;
+                    syncs += 1;
+                }
+                Op::Read => {}
+            }
+        }
+        assert!(syncs > 900, "{syncs}");
     }
 
     #[test]
