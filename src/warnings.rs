@@ -14,6 +14,8 @@ pub enum Warning {
     MemoryBackedTarget { path: PathBuf, fstype: String },
     /// Too little free space for the requested working set; a smaller one was used.
     WorkingSetShrunk { path: PathBuf, wanted: u64, used: u64 },
+    /// An appending workload filled its filesystem and stopped early.
+    TargetFull { workload: String, path: PathBuf, at_s: f64 },
 }
 
 impl Warning {
@@ -24,6 +26,7 @@ impl Warning {
             Warning::DirectUnsupported { .. } => "direct-unsupported",
             Warning::MemoryBackedTarget { .. } => "memory-backed-target",
             Warning::WorkingSetShrunk { .. } => "working-set-shrunk",
+            Warning::TargetFull { .. } => "target-full",
         }
     }
 
@@ -48,6 +51,11 @@ impl Warning {
                 Size(*wanted).human(),
                 path.display(),
                 Size(*used).human()
+            ),
+            Warning::TargetFull { workload, path, at_s } => format!(
+                "{workload} filled the filesystem of {} and stopped at {at_s:.1} s of the run: its results \
+                 cover less than the planned duration. Free space, or lower the rate or duration",
+                path.display()
             ),
         }
     }

@@ -268,6 +268,17 @@ impl Drop for Recorder {
     }
 }
 
+/// An appending workload that ran out of space stops there, cleanly: the run goes on
+/// and records a warning. True when `err` is that case (the caller then ends the worker).
+pub fn out_of_space(spec: &WorkerSpec, io: Io, err: i32) -> bool {
+    if spec.workload.extend && io.op == Op::Write && matches!(err, libc::ENOSPC | libc::EDQUOT | libc::EFBIG) {
+        let ms = spec.clock_start.elapsed().as_millis() as u64 + 1;
+        let _ = spec.data.full_at_ms.compare_exchange(0, ms, Ordering::Relaxed, Ordering::Relaxed);
+        return true;
+    }
+    false
+}
+
 /// Describes a failed IO for the run's error message.
 pub fn io_error(spec: &WorkerSpec, io: Io, what: impl std::fmt::Display) -> String {
     format!(

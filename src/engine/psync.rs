@@ -57,6 +57,9 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), Str
             if err.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
+            if super::out_of_space(spec, io, err.raw_os_error().unwrap_or(0)) {
+                return Ok(());
+            }
             return Err(super::io_error(spec, io, err));
         }
         if n as usize != len {

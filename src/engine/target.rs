@@ -17,7 +17,7 @@ use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// An opened data file for one workload.
@@ -30,6 +30,9 @@ pub struct DataFile {
     pub size: u64,
     /// O_DIRECT actually in effect.
     pub direct: bool,
+    /// When an appending worker ran out of space (ms on the run clock, plus one; 0:
+    /// never): the workload stopped there.
+    pub full_at_ms: AtomicU64,
 }
 
 pub struct Options {
@@ -116,7 +119,13 @@ pub fn prepare(
 fn null_file(w: &Workload) -> Result<DataFile> {
     let file = File::open("/dev/null").map_err(|e| Error::failed(format!("/dev/null: {e}")))?;
     let size = w.size.unwrap_or(1 << 30);
-    Ok(DataFile { path: PathBuf::from("null"), file, size: size - size % w.bs.min(), direct: false })
+    Ok(DataFile {
+        path: PathBuf::from("null"),
+        file,
+        size: size - size % w.bs.min(),
+        direct: false,
+        full_at_ms: AtomicU64::new(0),
+    })
 }
 
 fn prepare_files(
@@ -147,9 +156,11 @@ fn prepare_files(
         if sharing.is_empty() {
             continue;
         }
-        if sharing.iter().any(|(w, p)| p.owned || writes(w)) {
+        // A prefill writes the working set itself (and only it); a user's existing file
+        // is laid out only for workloads that write anyway.
+        if sharing.iter().any(|(w, p)| p.owned || (writes(w) && !w.prefill)) {
             *size = lay_out(path, *size, opts, stop, warn)?;
-        } else {
+        } else if !sharing.iter().any(|(w, _)| w.prefill) {
             check_readable_as_is(path, *size)?;
         }
     }
@@ -160,7 +171,9 @@ fn prepare_files(
         .map(|(w, p)| {
             let span = sizes[&p.path].saturating_sub(w.offset).min(w.size.unwrap_or(u64::MAX));
             let span = span - span % w.bs.min();
-            if span < w.bs.max() {
+            if w.extend {
+                check_room_to_grow(w, &p.path)?;
+            } else if span < w.bs.max() {
                 return Err(Error::input(format!(
                     "workload {}: {} leaves no room for a {} block after offset {}",
                     w.name,
@@ -174,7 +187,11 @@ fn prepare_files(
                 memory_warned.push(p.path.clone());
                 warn(Warning::MemoryBackedTarget { path: p.path.clone(), fstype });
             }
-            open(w, &p.path, span, warn)
+            let data = open(w, &p.path, span, warn)?;
+            if w.prefill {
+                prefill(w, &data, stop)?;
+            }
+            Ok(data)
         })
         .collect()
 }
@@ -182,6 +199,9 @@ fn prepare_files(
 /// How much of a file target a workload needs: its offset plus the working set as
 /// asked, or the existing file's length.
 fn file_size(w: &Workload, path: &Path) -> Result<u64> {
+    if w.extend {
+        return Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0));
+    }
     if let Some(size) = w.size {
         return Ok(w.offset + size);
     }
@@ -341,6 +361,55 @@ fn lay_out(
     Ok(size)
 }
 
+/// An appending workload needs room to grow beyond the space fathom keeps free: at
+/// least what its rate writes in its ramp and duration when it has a rate, and at
+/// least one block otherwise. Running out later stops the workload cleanly.
+fn check_room_to_grow(w: &Workload, path: &Path) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let (free, total) = space(dir)?;
+    let reserve = RESERVE.min(total / 20);
+    let seconds = (w.ramp + w.duration).as_secs_f64();
+    let growth = w.rate_iops.map(|r| (r * w.bs.mean() * seconds) as u64).unwrap_or(w.bs.max());
+    if total > 0 && growth + reserve > free {
+        return Err(Error::input(format!(
+            "workload {}: appending to {} needs {} of free space (keeping {} spare), {} is free",
+            w.name,
+            path.display(),
+            Size(growth).human(),
+            Size(reserve).human(),
+            Size(free).human()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes the workload's whole working set once, sequentially in 1 MiB writes through
+/// its own file handle (O_DIRECT if in effect), so reads measure written data and
+/// thin storage has allocated it.
+fn prefill(w: &Workload, data: &DataFile, stop: &AtomicBool) -> Result<()> {
+    let started = Instant::now();
+    eprintln!("prefilling {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(w.offset));
+    let mut buf = super::buffer::AlignedBuf::new(LAYOUT_CHUNK);
+    let mut rng = Rng::new(Rng::seed_from(&w.name, data.size, 3));
+    let (start, end) = (w.offset, w.offset + data.size);
+    let mut offset = start;
+    while offset < end {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        let n = (end - offset).min(LAYOUT_CHUNK as u64) as usize;
+        rng.fill(&mut buf.as_mut_slice()[..n]);
+        std::os::unix::fs::FileExt::write_all_at(&data.file, &buf.as_mut_slice()[..n], offset).map_err(|e| {
+            let msg = format!("prefilling {} at offset {offset}: {e}", data.path.display());
+            if e.raw_os_error() == Some(libc::ENOSPC) { Error::input(msg) } else { Error::failed(msg) }
+        })?;
+        offset += n as u64;
+    }
+    data.file.sync_data().map_err(|e| Error::failed(format!("prefilling {}: {e}", data.path.display())))?;
+    eprintln!("prefilled in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
 /// (free bytes for unprivileged users, total bytes) of the filesystem holding `dir`.
 fn space(dir: &Path) -> Result<(u64, u64)> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
@@ -373,7 +442,12 @@ fn memory_fs(path: &Path) -> Option<String> {
 
 fn open(w: &Workload, path: &Path, size: u64, warn: &mut dyn FnMut(Warning)) -> Result<DataFile> {
     let attempt = |direct: bool| {
-        OpenOptions::new().read(true).write(writes(w)).custom_flags(if direct { libc::O_DIRECT } else { 0 }).open(path)
+        OpenOptions::new()
+            .read(true)
+            .write(writes(w))
+            .create(w.extend)
+            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+            .open(path)
     };
     let (file, direct) = match attempt(w.direct) {
         Ok(f) => (f, w.direct),
@@ -387,5 +461,5 @@ fn open(w: &Workload, path: &Path, size: u64, warn: &mut dyn FnMut(Warning)) -> 
             return Err(Error::input(format!("workload {}: cannot open {}: {e}", w.name, path.display())));
         }
     };
-    Ok(DataFile { path: path.to_path_buf(), file, size, direct })
+    Ok(DataFile { path: path.to_path_buf(), file, size, direct, full_at_ms: AtomicU64::new(0) })
 }

@@ -97,6 +97,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
     let think = w.think_time;
     let mut resting: VecDeque<(Instant, usize)> = VecDeque::new();
     let mut result = Ok(());
+    let mut full = false;
     loop {
         let now = Instant::now();
         if spec.stopped(now) {
@@ -116,7 +117,8 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
         // alternates between full and idle (bench/README.md).
         {
             let (submitter, mut sq, _) = ring.split();
-            while let Some(&slot) = free.last() {
+            // after running out of space, only the IOs in flight are left to finish
+            while let Some(&slot) = free.last().filter(|_| !full) {
                 let intended = match &spec.schedule {
                     None => now,
                     Some(s) => {
@@ -175,7 +177,9 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
                 resting.push_back((done + think, slot));
             }
             let res = cqe.result();
-            if res < 0 {
+            if res < 0 && super::out_of_space(spec, s.io, -res) {
+                full = true;
+            } else if res < 0 {
                 result = Err(super::io_error(spec, s.io, std::io::Error::from_raw_os_error(-res)));
             } else if res as u64 != s.io.len {
                 result = Err(super::io_error(spec, s.io, format!("short transfer of {res} bytes")));
@@ -183,7 +187,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
                 rec.record(done, s.io.op, s.io.len, done - s.intended, done - s.submitted);
             }
         }
-        if result.is_err() {
+        if result.is_err() || (full && free.len() + resting.len() == depth) {
             break;
         }
     }

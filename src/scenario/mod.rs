@@ -107,6 +107,8 @@ pub struct Profile {
     pub think_time: Option<Span>,
     pub fsync_every: Option<u32>,
     pub fdatasync: Option<bool>,
+    pub prefill: Option<bool>,
+    pub extend: Option<bool>,
     pub duration: Option<Span>,
     pub ramp: Option<Span>,
 }
@@ -201,6 +203,10 @@ pub struct Workload {
     pub fsync_every: u32,
     /// Sync with fdatasync (data only) instead of fsync.
     pub fdatasync: bool,
+    /// Write the whole working set before measuring, even in an existing file or device.
+    pub prefill: bool,
+    /// Append: writes go to the end of the file, which grows (no working set to wrap in).
+    pub extend: bool,
     #[serde(serialize_with = "units::serialize_duration")]
     pub duration: Duration,
     #[serde(serialize_with = "units::serialize_duration")]
@@ -498,6 +504,29 @@ impl Checker<'_> {
         if fdatasync == Some(true) && fsync_every == 0 && p.fdatasync.is_some() {
             return Err(fail(&fdatasync_at, "chooses how `fsync_every` syncs; set `fsync_every` too".into()));
         }
+        let (prefill, _) = pick!(prefill);
+        let (extend, extend_at) = pick!(extend);
+        let extend = extend.unwrap_or(false);
+        if extend {
+            if rw != Rw::Write {
+                return Err(fail(&extend_at, "appends sequentially: use it with `rw: write`".into()));
+            }
+            if prefill == Some(true) {
+                return Err(fail(&extend_at, "an appending workload has no working set to prefill".into()));
+            }
+            if jobs != 1 {
+                return Err(fail(
+                    &extend_at,
+                    "one appender per file: set `jobs: 1` (give other workloads their own `file`)".into(),
+                ));
+            }
+            if size.is_some() || offset != 0 {
+                return Err(fail(
+                    &extend_at,
+                    "writes from the end of the file as it grows: leave out `size` and `offset`".into(),
+                ));
+            }
+        }
         let whole_seconds = |span: Span, path: &Vec<String>| -> Result<Duration> {
             let d = span.0;
             if d.subsec_nanos() != 0 {
@@ -545,6 +574,8 @@ impl Checker<'_> {
             think_time,
             fsync_every,
             fdatasync: fdatasync.unwrap_or(false),
+            prefill: prefill.unwrap_or(false),
+            extend,
             duration,
             ramp,
         })

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Phase, Scenario};
 use crate::store::{Store, WorkloadRow};
+use crate::warnings::Warning;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -63,7 +64,20 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         }
         let stopped = cx.clock_start.elapsed().as_secs_f64();
         for (idx, end_t) in started.ends {
-            cx.store.set_workload_stopped(cx.run, idx, stopped.min(end_t as f64))?;
+            let mut stopped = stopped.min(end_t as f64);
+            let data = &cx.files[idx];
+            let full_at_ms = data.full_at_ms.load(Ordering::Relaxed);
+            if full_at_ms > 0 {
+                stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
+                let w = Warning::TargetFull {
+                    workload: scenario.workloads[idx].name.clone(),
+                    path: data.path.clone(),
+                    at_s: stopped,
+                };
+                cx.store.add_warning(cx.run, w.code(), &w.message())?;
+                eprintln!("warning: {}", w.message());
+            }
+            cx.store.set_workload_stopped(cx.run, idx, stopped)?;
         }
     }
     Ok(match failure {

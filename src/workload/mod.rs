@@ -99,7 +99,10 @@ impl IoGen {
     /// Worker `worker` of `workers` of a workload over a working set of `span` bytes
     /// starting at the workload's `offset`. Sequential workers start at evenly spaced
     /// positions (fio's `offset_increment`) and wrap at the end of the working set.
+    /// An appending (`extend`) workload has no working set: `span` is the file's
+    /// current length, where its writes start, and they never wrap.
     pub fn new(w: &Workload, span: u64, worker: u32, workers: u32) -> IoGen {
+        let (base, span) = if w.extend { (span, u64::MAX / 2) } else { (w.offset, span) };
         let align = w.bs.min();
         let units = (span / align).max(1);
         IoGen {
@@ -108,7 +111,7 @@ impl IoGen {
             random_percent: if w.rw.is_random() { w.random_percent } else { 0 },
             sizes: w.bs.clone(),
             align,
-            base: w.offset,
+            base,
             span,
             units,
             sampler: Sampler::new(&w.distribution, units),
@@ -152,9 +155,10 @@ impl IoGen {
     }
 }
 
-/// True when a workload writes, so its files need opening for writing.
+/// True when a workload writes (its IO, or a prefill), so its files need opening for
+/// writing.
 pub fn writes(w: &Workload) -> bool {
-    w.rw.read_percent(w.rwmixread) < 100
+    w.rw.read_percent(w.rwmixread) < 100 || w.prefill
 }
 
 #[cfg(test)]
@@ -185,6 +189,8 @@ mod tests {
             think_time: Duration::ZERO,
             fsync_every: 0,
             fdatasync: false,
+            prefill: false,
+            extend: false,
             duration: Duration::from_secs(1),
             ramp: Duration::ZERO,
         }
