@@ -180,3 +180,41 @@ fn prefill_writes_the_working_set_of_an_existing_file_before_measuring() {
     assert_eq!(meta.len(), 8 << 20, "the file keeps its length");
     assert_eq!(meta.blocks() * 512, 4 << 20, "exactly the working set [2m, 6m) was written");
 }
+
+#[test]
+fn a_shared_queue_is_held_back_by_its_slowest_target_and_separate_queues_are_not() {
+    // One fast target (tmpfs, page cache) and one slow (O_DIRECT on disk). A shared
+    // queue deals IOs round-robin, so the slow target sets the pace for both, like a
+    // volume manager; a queue per target lets the fast one run ahead.
+    let s = Scratch::new("queues");
+    let shm = tempdir_in_shm();
+    let body = format!(
+        "name: queues\nworkloads:\n  w:\n    target: [{}, TARGET]\n    rw: randread\n    size: 8m\n    \
+         engine: psync\n    duration: 2s\n",
+        shm.display()
+    );
+    let scenario = s.scenario(&body);
+    let mut iops = Vec::new();
+    for queue in ["shared", "per_target"] {
+        let out = s.run(&["run", scenario.to_str().unwrap(), "--set", &format!("queue={queue}")]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let show = s.show_json();
+        let w = &show["workloads"][0];
+        assert_eq!(w["workers"], if queue == "shared" { 1 } else { 2 }, "{queue}");
+        assert!(w["data_path"].as_str().unwrap().contains(", "), "both targets are recorded");
+        let o = &ops(&show, "w")[0];
+        let n = o["littles_n"].as_f64().unwrap();
+        let depth = w["concurrency"].as_f64().unwrap();
+        assert!((n / depth - 1.0).abs() < 0.15, "{queue}: {n} in flight of {depth}");
+        iops.push(o["iops"].as_f64().unwrap());
+    }
+    let _ = std::fs::remove_dir_all(&shm);
+    assert!(iops[1] > 5.0 * iops[0], "shared {} IOPS vs per target {}", iops[0], iops[1]);
+}
+
+/// A fresh directory in /dev/shm (memory-backed) for a fast target.
+fn tempdir_in_shm() -> std::path::PathBuf {
+    let dir = std::path::Path::new("/dev/shm").join(format!("fathom-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -68,10 +68,10 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     let opts =
         target::Options { allow_device_write: args.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
     let files = target::prepare(&scenario.workloads, &opts, &interrupted, &mut |w| warnings.push(w))?;
-    let files: Vec<_> = files.into_iter().map(Arc::new).collect();
+    let files: Vec<Vec<_>> = files.into_iter().map(|f| f.into_iter().map(Arc::new).collect()).collect();
 
     let store = Store::open(results)?;
-    let targets: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let targets: Vec<PathBuf> = files.iter().flatten().map(|f| f.path.clone()).collect();
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;

@@ -15,7 +15,7 @@ pub mod target;
 pub mod uring;
 
 use crate::metrics::{Op, OpStats, Sample};
-use crate::scenario::{Arrival, EngineKind, Workload};
+use crate::scenario::{Arrival, EngineKind, Queue, Workload};
 use crate::workload::{Io, IoGen, Rng};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -32,7 +32,9 @@ pub struct WorkerSpec {
     pub worker_id: u32,
     /// Position within its workload (0..jobs).
     pub index: u32,
-    pub data: Arc<DataFile>,
+    /// The files this worker does IO on: all of the workload's targets with a shared
+    /// queue, one with a queue per target.
+    pub files: Vec<Arc<DataFile>>,
     pub engine: EngineKind,
     /// Second 0 of the run clock; samples are numbered from here.
     pub clock_start: Instant,
@@ -52,6 +54,18 @@ impl WorkerSpec {
     pub fn recorder(&self) -> Recorder {
         Recorder::new(self)
     }
+
+    /// This worker's IO generator: the same working set in each of its files (the
+    /// smallest file's, if they differ), and its place among the workers sharing them.
+    fn io_gen(&self) -> IoGen {
+        let w = &self.workload;
+        let span = self.files.iter().map(|f| f.size).min().unwrap_or(0);
+        let (index, workers) = match w.queue {
+            Queue::Shared => (self.index, w.jobs),
+            Queue::PerTarget => (self.index % w.jobs, w.jobs),
+        };
+        IoGen::new(w, span, index, workers, self.files.len() as u32)
+    }
 }
 
 /// A running worker thread; it ends with an error message if an IO failed.
@@ -66,7 +80,7 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
     };
     // One generator per worker: psync threads draw from it in turn, so a worker is one
     // stream of IOs (sequential stays sequential) whatever the engine.
-    let io = Arc::new(Mutex::new(IoGen::new(&spec.workload, spec.data.size, spec.index, spec.workload.jobs)));
+    let io = Arc::new(Mutex::new(spec.io_gen()));
     (0..threads)
         .map(|stream| {
             let spec = spec.clone();
@@ -273,7 +287,7 @@ impl Drop for Recorder {
 pub fn out_of_space(spec: &WorkerSpec, io: Io, err: i32) -> bool {
     if spec.workload.extend && io.op == Op::Write && matches!(err, libc::ENOSPC | libc::EDQUOT | libc::EFBIG) {
         let ms = spec.clock_start.elapsed().as_millis() as u64 + 1;
-        let _ = spec.data.full_at_ms.compare_exchange(0, ms, Ordering::Relaxed, Ordering::Relaxed);
+        let _ = spec.files[io.file as usize].full_at_ms.compare_exchange(0, ms, Ordering::Relaxed, Ordering::Relaxed);
         return true;
     }
     false
@@ -288,7 +302,7 @@ pub fn io_error(spec: &WorkerSpec, io: Io, what: impl std::fmt::Display) -> Stri
         io.op.as_str(),
         io.len,
         io.offset,
-        spec.data.path.display()
+        spec.files[io.file as usize].path.display()
     )
 }
 

@@ -16,7 +16,7 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), Str
     let w = &spec.workload;
     let mut buf = AlignedBuf::new(w.bs.max() as usize);
     Rng::new(Rng::seed_from(&w.name, spec.index as u64, 1 << 32 | stream as u64)).fill(buf.as_mut_slice());
-    let fd = spec.data.file.as_raw_fd();
+    let fds: Vec<i32> = spec.files.iter().map(|f| f.file.as_raw_fd()).collect();
     let mut rec = spec.recorder();
     loop {
         let mut now = Instant::now();
@@ -45,10 +45,12 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), Str
         // SAFETY: buf is valid for the largest block size for the duration of the call.
         let n = unsafe {
             match io.op {
-                Op::Read => libc::pread(fd, buf.as_mut_ptr().cast(), len, io.offset as libc::off_t),
-                Op::Write => libc::pwrite(fd, buf.as_mut_ptr().cast(), len, io.offset as libc::off_t),
-                Op::Sync if w.fdatasync => libc::fdatasync(fd) as isize,
-                Op::Sync => libc::fsync(fd) as isize,
+                Op::Read => libc::pread(fds[io.file as usize], buf.as_mut_ptr().cast(), len, io.offset as libc::off_t),
+                Op::Write => {
+                    libc::pwrite(fds[io.file as usize], buf.as_mut_ptr().cast(), len, io.offset as libc::off_t)
+                }
+                Op::Sync if w.fdatasync => libc::fdatasync(fds[io.file as usize]) as isize,
+                Op::Sync => libc::fsync(fds[io.file as usize]) as isize,
             }
         };
         let done = Instant::now();

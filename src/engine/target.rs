@@ -60,8 +60,9 @@ struct Placement {
     owned: bool,
 }
 
+/// Where a workload with one target puts its data.
 fn place(w: &Workload) -> Result<Placement> {
-    let target = &w.target;
+    let target = &w.targets[0];
     let meta = match std::fs::metadata(target) {
         Ok(m) => m,
         Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -95,21 +96,27 @@ fn place(w: &Workload) -> Result<Placement> {
     }
 }
 
-/// Prepares every workload's data file, in scenario order. `warn` receives what the
-/// run should record. Workloads with `engine: null` do no IO and get a stand-in.
+/// Prepares every workload's data files (one per target), in scenario order. `warn`
+/// receives what the run should record. Workloads with `engine: null` do no IO and get
+/// a stand-in.
 pub fn prepare(
     workloads: &[Workload],
     opts: &Options,
     stop: &AtomicBool,
     warn: &mut dyn FnMut(Warning),
-) -> Result<Vec<DataFile>> {
-    let real: Vec<Workload> = workloads.iter().filter(|w| w.engine != EngineKind::Null).cloned().collect();
-    let mut files = prepare_files(&real, opts, stop, warn)?.into_iter();
+) -> Result<Vec<Vec<DataFile>>> {
+    // Each target is prepared as if it were the workload's only one.
+    let single: Vec<Workload> = workloads
+        .iter()
+        .filter(|w| w.engine != EngineKind::Null)
+        .flat_map(|w| w.targets.iter().map(|t| Workload { targets: vec![t.clone()], ..w.clone() }))
+        .collect();
+    let mut files = prepare_files(&single, opts, stop, warn)?.into_iter();
     workloads
         .iter()
         .map(|w| match w.engine {
-            EngineKind::Null => null_file(w),
-            _ => Ok(files.next().expect("one file per workload that does IO")),
+            EngineKind::Null => Ok(vec![null_file(w)?]),
+            _ => Ok(w.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
         })
         .collect()
 }

@@ -56,41 +56,43 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
     let iovec = libc::iovec { iov_base: base.cast(), iov_len: buffers.len() };
     // SAFETY: the buffer outlives the ring (dropped after it) and is not moved.
     let fixed_buffers = unsafe { ring.submitter().register_buffers(&[iovec]) }.is_ok();
-    let fd = spec.data.file.as_raw_fd();
-    let fixed_file = ring.submitter().register_files(&[fd]).is_ok();
+    let fds: Vec<i32> = spec.files.iter().map(|f| f.file.as_raw_fd()).collect();
+    let fixed_file = ring.submitter().register_files(&fds).is_ok();
 
     let prep = |slot: usize, io: Io| -> squeue::Entry {
         let (op, offset) = (io.op, io.offset);
+        let (fixed_fd, fd) = (types::Fixed(io.file), types::Fd(fds[io.file as usize]));
         // SAFETY (for the caller pushing it): slot's buffer region stays valid and unused
         // by any other IO until this one completes.
         let ptr = unsafe { base.add(slot * bs) };
         let len = io.len as u32;
         let entry = match (op, fixed_file, fixed_buffers) {
             // after the writes before it (IO_DRAIN), as a log writer syncs what it wrote
-            (Op::Sync, fixed, _) => {
+            (Op::Sync, registered, _) => {
                 let flags = if w.fdatasync { types::FsyncFlags::DATASYNC } else { types::FsyncFlags::empty() };
-                let e = if fixed {
-                    opcode::Fsync::new(types::Fixed(0)).flags(flags).build()
+                let e = if registered {
+                    opcode::Fsync::new(fixed_fd).flags(flags).build()
                 } else {
-                    opcode::Fsync::new(types::Fd(fd)).flags(flags).build()
+                    opcode::Fsync::new(fd).flags(flags).build()
                 };
                 e.flags(squeue::Flags::IO_DRAIN)
             }
-            (Op::Read, true, true) => opcode::ReadFixed::new(types::Fixed(0), ptr, len, 0).offset(offset).build(),
-            (Op::Write, true, true) => opcode::WriteFixed::new(types::Fixed(0), ptr, len, 0).offset(offset).build(),
-            (Op::Read, true, false) => opcode::Read::new(types::Fixed(0), ptr, len).offset(offset).build(),
-            (Op::Write, true, false) => opcode::Write::new(types::Fixed(0), ptr, len).offset(offset).build(),
-            (Op::Read, false, true) => opcode::ReadFixed::new(types::Fd(fd), ptr, len, 0).offset(offset).build(),
-            (Op::Write, false, true) => opcode::WriteFixed::new(types::Fd(fd), ptr, len, 0).offset(offset).build(),
-            (Op::Read, false, false) => opcode::Read::new(types::Fd(fd), ptr, len).offset(offset).build(),
-            (Op::Write, false, false) => opcode::Write::new(types::Fd(fd), ptr, len).offset(offset).build(),
+            (Op::Read, true, true) => opcode::ReadFixed::new(fixed_fd, ptr, len, 0).offset(offset).build(),
+            (Op::Write, true, true) => opcode::WriteFixed::new(fixed_fd, ptr, len, 0).offset(offset).build(),
+            (Op::Read, true, false) => opcode::Read::new(fixed_fd, ptr, len).offset(offset).build(),
+            (Op::Write, true, false) => opcode::Write::new(fixed_fd, ptr, len).offset(offset).build(),
+            (Op::Read, false, true) => opcode::ReadFixed::new(fd, ptr, len, 0).offset(offset).build(),
+            (Op::Write, false, true) => opcode::WriteFixed::new(fd, ptr, len, 0).offset(offset).build(),
+            (Op::Read, false, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
+            (Op::Write, false, false) => opcode::Write::new(fd, ptr, len).offset(offset).build(),
         };
         entry.user_data(slot as u64)
     };
 
     let mut rec = spec.recorder();
     let start = Instant::now();
-    let mut slots = vec![Slot { io: Io { op: Op::Read, offset: 0, len: 0 }, intended: start, submitted: start }; depth];
+    let mut slots =
+        vec![Slot { io: Io { op: Op::Read, file: 0, offset: 0, len: 0 }, intended: start, submitted: start }; depth];
     let mut free: Vec<usize> = (0..depth).rev().collect();
     // With `think_time`, a slot rests after its IO completes; completions come in time
     // order and the pause is constant, so the queue stays sorted.

@@ -86,7 +86,9 @@ impl std::fmt::Display for EngineKind {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
-    pub target: Option<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub target: Option<Vec<String>>,
+    pub queue: Option<Queue>,
     pub file: Option<String>,
     pub rw: Option<Rw>,
     pub rwmixread: Option<u32>,
@@ -119,6 +121,53 @@ pub struct Profile {
 pub struct Step {
     /// Start a workload and wait until it has run its ramp and duration.
     pub start: String,
+}
+
+/// `target: /dev/sdb` or `target: [/dev/sdb, /dev/sdc]`.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
+    struct OneOrMany;
+    impl<'de> serde::de::Visitor<'de> for OneOrMany {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a path, or a list of paths")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Vec<String>, E> {
+            Ok(vec![v.to_string()])
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Vec<String>, E> {
+            Ok(vec![v.to_string()])
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Vec<String>, E> {
+            Ok(vec![v.to_string()])
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(path) = seq.next_element::<String>()? {
+                out.push(path);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(OneOrMany).map(Some)
+}
+
+/// How a workload with several targets shares its queue (the field notes' "one job over
+/// many devices vs one job per device").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Queue {
+    /// One queue of `iodepth` per job across all targets, IOs dealt round-robin: every
+    /// target gets the same IO rate and a slow one holds more of the queue, like a
+    /// volume manager or RAID set.
+    Shared,
+    /// Each target gets its own jobs with their own `iodepth`: targets run independently
+    /// and a fast one does proportionally more IO.
+    PerTarget,
 }
 
 /// `engine: null` is YAML's null, not the string "null": read it as the null engine
@@ -172,7 +221,9 @@ fn unique_names<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<I
 #[derive(Debug, Clone, Serialize)]
 pub struct Workload {
     pub name: String,
-    pub target: PathBuf,
+    /// One or more targets; see `queue` for how several share the IO.
+    pub targets: Vec<PathBuf>,
+    pub queue: Queue,
     /// Name of the data file inside a directory target; workloads naming the same file share it.
     pub file: String,
     pub rw: Rw,
@@ -397,12 +448,20 @@ impl Checker<'_> {
 
         let (engine, _) = pick!(engine);
         let engine = engine.unwrap_or(EngineKind::IoUring);
-        let (target, _) = pick!(target);
-        let target = match (target, engine) {
+        let (target, target_at) = pick!(target);
+        let targets = match (target, engine) {
+            (Some(t), _) if t.is_empty() => return Err(fail(&target_at, "lists no target".into())),
             (Some(t), _) => t,
-            (None, EngineKind::Null) => "null".to_string(),
+            (None, EngineKind::Null) => vec!["null".to_string()],
             (None, _) => return Err(missing("target", "a directory, file or block device to run against")),
         };
+        if let Some(dup) = targets.iter().enumerate().find(|(i, t)| targets[..*i].contains(t)) {
+            return Err(fail(&target_at, format!("`{}` is listed twice", dup.1)));
+        }
+        let (queue, queue_at) = pick!(queue);
+        if queue.is_some() && targets.len() < 2 && p.queue.is_some() {
+            return Err(fail(&queue_at, "only applies to a workload with several targets".into()));
+        }
         let (rw, _) = pick!(rw);
         let rw = rw.ok_or_else(|| missing("rw", "one of read, write, randread, randwrite, randrw"))?;
         let (mix, mix_at) = pick!(rwmixread);
@@ -514,6 +573,9 @@ impl Checker<'_> {
             if prefill == Some(true) {
                 return Err(fail(&extend_at, "an appending workload has no working set to prefill".into()));
             }
+            if targets.len() > 1 {
+                return Err(fail(&extend_at, "appends to one file: give it one target".into()));
+            }
             if jobs != 1 {
                 return Err(fail(
                     &extend_at,
@@ -555,7 +617,8 @@ impl Checker<'_> {
         }
         Ok(Workload {
             name: name.to_string(),
-            target: PathBuf::from(target),
+            targets: targets.iter().map(PathBuf::from).collect(),
+            queue: queue.unwrap_or(Queue::Shared),
             file,
             rw,
             rwmixread: mix.unwrap_or(50),
@@ -700,7 +763,7 @@ workloads:
     #[test]
     fn set_values_of_text_keys_stay_text() {
         let s = load(BASIC, &["target=123"]).unwrap();
-        assert_eq!(s.workloads[0].target, PathBuf::from("123"));
+        assert_eq!(s.workloads[0].targets, vec![PathBuf::from("123")]);
     }
 
     #[test]

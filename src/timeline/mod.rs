@@ -6,7 +6,7 @@ use crate::engine::target::DataFile;
 use crate::engine::{self, Schedule, WorkerSpec, WorkerThread};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::{EngineKind, Phase, Scenario};
+use crate::scenario::{EngineKind, Phase, Queue, Scenario};
 use crate::store::{Store, WorkloadRow};
 use crate::warnings::Warning;
 use std::sync::Arc;
@@ -28,7 +28,8 @@ pub enum Outcome {
 pub struct Context<'a> {
     pub store: &'a Store,
     pub run: i64,
-    pub files: Vec<Arc<DataFile>>,
+    /// Each workload's data files, one per target.
+    pub files: Vec<Vec<Arc<DataFile>>>,
     /// Engine per workload, after any fallback.
     pub engines: Vec<EngineKind>,
     pub clock_start: Instant,
@@ -65,7 +66,8 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         let stopped = cx.clock_start.elapsed().as_secs_f64();
         for (idx, end_t) in started.ends {
             let mut stopped = stopped.min(end_t as f64);
-            let data = &cx.files[idx];
+            // an appending workload has one file
+            let data = &cx.files[idx][0];
             let full_at_ms = data.full_at_ms.load(Ordering::Relaxed);
             if full_at_ms > 0 {
                 stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
@@ -109,7 +111,13 @@ fn start_phase(
         let engine = cx.engines[idx];
         let measure_t = start_t + w.ramp.as_secs();
         let end_t = measure_t + w.duration.as_secs();
-        let data = cx.files[idx].clone();
+        let files = &cx.files[idx];
+        // A queue per target runs `jobs` workers on each target.
+        let workers = match w.queue {
+            Queue::Shared => w.jobs,
+            Queue::PerTarget => w.jobs * files.len() as u32,
+        };
+        let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
         cx.store.add_workload(
             cx.run,
             &WorkloadRow {
@@ -117,9 +125,9 @@ fn start_phase(
                 name: w.name.clone(),
                 phase: phase.label.clone(),
                 profile: serde_json::to_value(&*w).unwrap_or_default(),
-                data_path: data.path.display().to_string(),
+                data_path: paths.join(", "),
                 engine: engine.to_string(),
-                workers: w.jobs as i64,
+                workers: workers as i64,
                 start_t: start_t as i64,
                 measure_t: measure_t as i64,
                 end_t: end_t as i64,
@@ -128,9 +136,9 @@ fn start_phase(
             },
         )?;
         started.ends.push((idx, end_t));
-        (cx.progress)(&describe(&w, engine, &data, start_t));
+        (cx.progress)(&describe(&w, engine, files, workers, start_t));
         let end = cx.clock_start + Duration::from_secs(end_t);
-        for index in 0..w.jobs {
+        for index in 0..workers {
             let worker_id = *next_worker;
             *next_worker += 1;
             cx.store.add_worker(cx.run, worker_id, idx, index, "localhost")?;
@@ -139,14 +147,17 @@ fn start_phase(
                 workload: w.clone(),
                 worker_id,
                 index,
-                data: data.clone(),
+                files: match w.queue {
+                    Queue::Shared => files.clone(),
+                    Queue::PerTarget => vec![files[(index / w.jobs) as usize].clone()],
+                },
                 engine,
                 clock_start: cx.clock_start,
                 begin,
                 end,
                 schedule: w.rate_iops.map(|r| {
                     let seed = crate::workload::Rng::seed_from(&w.name, index as u64, 2);
-                    Arc::new(Schedule::new(begin, r, w.arrival, seed, index, w.jobs))
+                    Arc::new(Schedule::new(begin, r, w.arrival, seed, index, workers))
                 }),
                 tx: cx.tx.clone(),
                 stop: cx.stop.clone(),
@@ -160,21 +171,32 @@ fn start_phase(
 }
 
 /// One line saying what starts now, e.g.
-/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT: 2s ramp + 15s`.
-fn describe(w: &crate::scenario::Workload, engine: EngineKind, data: &DataFile, start_t: u64) -> String {
+/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on ... (1 GiB): 2s ramp + 15s`.
+fn describe(
+    w: &crate::scenario::Workload,
+    engine: EngineKind,
+    files: &[Arc<DataFile>],
+    workers: u32,
+    start_t: u64,
+) -> String {
     use crate::scenario::units::{Size, Span};
     let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
-    let jobs = if w.jobs == 1 { "1 job".to_string() } else { format!("{} jobs", w.jobs) };
+    let jobs = if workers == 1 { "1 job".to_string() } else { format!("{workers} jobs") };
     let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
+    let on: Vec<String> = files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect();
+    let queue = match (files.len(), w.queue) {
+        (1, _) => String::new(),
+        (_, Queue::Shared) => ", one queue across".to_string(),
+        (_, Queue::PerTarget) => ", a queue per target".to_string(),
+    };
     format!(
-        "[{start_t:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {engine}, {} on {} ({}): {ramp}{}",
+        "[{start_t:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {engine}, {}{queue} on {}: {ramp}{}",
         w.name,
         w.bs,
         w.iodepth,
-        if data.direct { "O_DIRECT" } else { "buffered" },
-        data.path.display(),
-        Size(data.size).human(),
+        if files.iter().all(|f| f.direct) { "O_DIRECT" } else { "buffered" },
+        on.join(", "),
         Span(w.duration)
     )
 }

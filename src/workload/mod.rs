@@ -67,6 +67,8 @@ impl Rng {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Io {
     pub op: Op,
+    /// Which of the worker's files (0 with one target).
+    pub file: u32,
     pub offset: u64,
     pub len: u64,
 }
@@ -88,8 +90,11 @@ pub struct IoGen {
     span: u64,
     units: u64,
     sampler: Sampler,
-    /// Next sequential position, relative to `base`.
-    next: u64,
+    /// Next sequential position in each file, relative to `base`.
+    next: Vec<u64>,
+    /// The file of the next IO: a worker with several files deals its IOs round-robin,
+    /// so each gets the same share whatever its speed.
+    file: u32,
     /// Writes between syncs (0: never), and writes since the last one.
     fsync_every: u32,
     unsynced: u32,
@@ -101,7 +106,8 @@ impl IoGen {
     /// positions (fio's `offset_increment`) and wrap at the end of the working set.
     /// An appending (`extend`) workload has no working set: `span` is the file's
     /// current length, where its writes start, and they never wrap.
-    pub fn new(w: &Workload, span: u64, worker: u32, workers: u32) -> IoGen {
+    /// With several `files` the working set is the same span in each.
+    pub fn new(w: &Workload, span: u64, worker: u32, workers: u32, files: u32) -> IoGen {
         let (base, span) = if w.extend { (span, u64::MAX / 2) } else { (w.offset, span) };
         let align = w.bs.min();
         let units = (span / align).max(1);
@@ -115,7 +121,8 @@ impl IoGen {
             span,
             units,
             sampler: Sampler::new(&w.distribution, units),
-            next: units / workers as u64 * worker as u64 * align,
+            next: vec![units / workers as u64 * worker as u64 * align; files.max(1) as usize],
+            file: 0,
             fsync_every: w.fsync_every,
             unsynced: 0,
         }
@@ -123,9 +130,11 @@ impl IoGen {
 
     #[inline]
     pub fn next(&mut self) -> Io {
+        let file = self.file;
+        self.file = (file + 1) % self.next.len() as u32;
         if self.fsync_every > 0 && self.unsynced >= self.fsync_every {
             self.unsynced = 0;
-            return Io { op: Op::Sync, offset: 0, len: 0 };
+            return Io { op: Op::Sync, file, offset: 0, len: 0 };
         }
         let op = match self.read_percent {
             100 => Op::Read,
@@ -144,14 +153,15 @@ impl IoGen {
             0 => false,
             p => self.rng.below(100) < p as u64,
         };
-        let mut pos = if random { self.sampler.next(&mut self.rng, self.units) * self.align } else { self.next };
+        let next = &mut self.next[file as usize];
+        let mut pos = if random { self.sampler.next(&mut self.rng, self.units) * self.align } else { *next };
         if pos + len > self.span {
             // a sequential stream wraps; a random draw near the end moves back to fit
             pos = if random { (self.span - len) / self.align * self.align } else { 0 };
         }
-        self.next = pos + len;
+        *next = pos + len;
         self.unsynced += (op == Op::Write) as u32;
-        Io { op, offset: self.base + pos, len }
+        Io { op, file, offset: self.base + pos, len }
     }
 }
 
@@ -170,7 +180,8 @@ mod tests {
     fn workload(rw: Rw, mix: u32) -> Workload {
         Workload {
             name: "w".into(),
-            target: "/tmp".into(),
+            targets: vec!["/tmp".into()],
+            queue: crate::scenario::Queue::Shared,
             file: "w".into(),
             rw,
             rwmixread: mix,
@@ -198,7 +209,7 @@ mod tests {
 
     #[test]
     fn random_offsets_are_aligned_in_range_and_uniform() {
-        let mut g = IoGen::new(&workload(Rw::Randread, 50), 1 << 20, 0, 1);
+        let mut g = IoGen::new(&workload(Rw::Randread, 50), 1 << 20, 0, 1, 1);
         let mut hits = [0u32; 256];
         for _ in 0..256_000 {
             let io = g.next();
@@ -213,7 +224,7 @@ mod tests {
 
     #[test]
     fn mix_follows_rwmixread() {
-        let mut g = IoGen::new(&workload(Rw::Randrw, 70), 1 << 20, 0, 1);
+        let mut g = IoGen::new(&workload(Rw::Randrw, 70), 1 << 20, 0, 1, 1);
         let reads = (0..100_000).filter(|_| g.next().op == Op::Read).count();
         assert!((69_000..71_000).contains(&reads), "{reads}");
     }
@@ -221,11 +232,11 @@ mod tests {
     #[test]
     fn sequential_workers_spread_and_wrap() {
         let w = workload(Rw::Read, 50);
-        let mut a = IoGen::new(&w, 4 * 4096, 0, 1);
+        let mut a = IoGen::new(&w, 4 * 4096, 0, 1, 1);
         let offs: Vec<u64> = (0..5).map(|_| a.next().offset).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 12288, 0]);
         // two workers on a 4-block set start half-way apart
-        let mut second = IoGen::new(&w, 4 * 4096, 1, 2);
+        let mut second = IoGen::new(&w, 4 * 4096, 1, 2, 1);
         assert_eq!(second.next().offset, 8192);
     }
 
@@ -234,7 +245,7 @@ mod tests {
         let mut w = workload(Rw::Randwrite, 50);
         w.bs = BlockSizes::parse_split("4k/50:64k/50").unwrap();
         w.offset = 1 << 20;
-        let mut g = IoGen::new(&w, 1 << 20, 0, 1);
+        let mut g = IoGen::new(&w, 1 << 20, 0, 1, 1);
         let mut sizes = [0u32; 2];
         for _ in 0..100_000 {
             let io = g.next();
@@ -245,7 +256,7 @@ mod tests {
         assert!((49_000..51_000).contains(&sizes[1]), "{sizes:?}");
         // sequential with mixed sizes: each IO starts where the last ended
         w.rw = Rw::Write;
-        let mut g = IoGen::new(&w, 1 << 20, 0, 1);
+        let mut g = IoGen::new(&w, 1 << 20, 0, 1, 1);
         let (a, b) = (g.next(), g.next());
         assert_eq!(b.offset, a.offset + a.len);
     }
@@ -254,7 +265,7 @@ mod tests {
     fn random_percent_gives_sequential_runs() {
         let mut w = workload(Rw::Randwrite, 50);
         w.random_percent = 10;
-        let mut g = IoGen::new(&w, 1 << 30, 0, 1);
+        let mut g = IoGen::new(&w, 1 << 30, 0, 1, 1);
         let mut prev = g.next();
         let mut follows = 0;
         for _ in 0..100_000 {
@@ -269,16 +280,26 @@ mod tests {
     fn skewed_distributions_reach_the_generator() {
         let mut w = workload(Rw::Randread, 50);
         w.distribution = "zoned:90/10:10/90".parse().unwrap();
-        let mut g = IoGen::new(&w, 100 << 20, 0, 1);
+        let mut g = IoGen::new(&w, 100 << 20, 0, 1, 1);
         let hot = (0..100_000).filter(|_| g.next().offset < 10 << 20).count();
         assert!((89_000..91_000).contains(&hot), "{hot}");
+    }
+
+    #[test]
+    fn several_files_share_the_ios_round_robin_each_sequential() {
+        let w = workload(Rw::Read, 50);
+        let mut g = IoGen::new(&w, 1 << 20, 0, 1, 3);
+        let ios: Vec<Io> = (0..6).map(|_| g.next()).collect();
+        let files: Vec<u32> = ios.iter().map(|io| io.file).collect();
+        assert_eq!(files, vec![0, 1, 2, 0, 1, 2]);
+        assert_eq!((ios[0].offset, ios[3].offset), (0, 4096), "each file is read sequentially");
     }
 
     #[test]
     fn a_sync_follows_every_n_writes() {
         let mut w = workload(Rw::Randrw, 50);
         w.fsync_every = 4;
-        let mut g = IoGen::new(&w, 1 << 20, 0, 1);
+        let mut g = IoGen::new(&w, 1 << 20, 0, 1, 1);
         let mut writes_since = 0;
         let mut syncs = 0;
         for _ in 0..10_000 {
@@ -298,8 +319,8 @@ mod tests {
     #[test]
     fn seeds_repeat() {
         let w = workload(Rw::Randread, 50);
-        let a: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4), |g, _| Some(g.next())).collect();
-        let b: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4), |g, _| Some(g.next())).collect();
+        let a: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
+        let b: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
         assert_eq!(a, b);
     }
 }
