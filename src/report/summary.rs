@@ -149,7 +149,7 @@ impl RunSummary {
 fn read_share(w: &WorkloadRow) -> f64 {
     match w.profile.get("rw").and_then(|v| v.as_str()) {
         Some("read") | Some("randread") => 1.0,
-        Some("randrw") => w.profile.get("rwmixread").and_then(|v| v.as_f64()).unwrap_or(50.0) / 100.0,
+        Some("randrw") | Some("rw") => w.profile.get("rwmixread").and_then(|v| v.as_f64()).unwrap_or(50.0) / 100.0,
         _ => 0.0,
     }
 }

@@ -32,6 +32,9 @@ pub enum Rw {
     Randread,
     Randwrite,
     Randrw,
+    /// Sequential reads and writes mixed by `rwmixread` in one stream (fio's `rw`).
+    #[serde(alias = "readwrite")]
+    Rw,
 }
 
 impl Rw {
@@ -44,7 +47,7 @@ impl Rw {
         match self {
             Rw::Read | Rw::Randread => 100,
             Rw::Write | Rw::Randwrite => 0,
-            Rw::Randrw => rwmixread,
+            Rw::Randrw | Rw::Rw => rwmixread,
         }
     }
 }
@@ -470,8 +473,8 @@ impl Checker<'_> {
                 return Err(fail(&mix_at, format!("{m} is not a percentage (0-100)")));
             }
             // In `defaults` it is meant for the mixed workloads only, as in fio's [global].
-            if rw != Rw::Randrw && p.rwmixread.is_some() {
-                return Err(fail(&mix_at, "only applies to `rw: randrw`".into()));
+            if !matches!(rw, Rw::Randrw | Rw::Rw) && p.rwmixread.is_some() {
+                return Err(fail(&mix_at, "only applies to `rw: randrw` or `rw: rw`".into()));
             }
         }
         let (bs, bs_at) = self.block_sizes(name, p, d)?;
@@ -757,7 +760,7 @@ workloads:
         let s = load(&BASIC.replace("  duration: 5s\n", "  duration: 5s\n  rwmixread: 70\n"), &[]).unwrap();
         assert_eq!(s.workloads[0].rw, Rw::Randread);
         let err = load(&BASIC.replace("    iodepth: 4", "    iodepth: 4\n    rwmixread: 70"), &[]).unwrap_err();
-        assert!(err.to_string().contains("only applies to `rw: randrw`"));
+        assert!(err.to_string().contains("only applies to `rw: randrw` or `rw: rw`"));
     }
 
     #[test]
