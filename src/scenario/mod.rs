@@ -33,8 +33,8 @@ pub enum Rw {
     Randwrite,
     Randrw,
     /// Sequential reads and writes mixed by `rwmixread` in one stream (fio's `rw`).
-    #[serde(alias = "readwrite")]
-    Rw,
+    #[serde(rename = "rw", alias = "readwrite")]
+    ReadWrite,
 }
 
 impl Rw {
@@ -47,7 +47,7 @@ impl Rw {
         match self {
             Rw::Read | Rw::Randread => 100,
             Rw::Write | Rw::Randwrite => 0,
-            Rw::Randrw | Rw::Rw => rwmixread,
+            Rw::Randrw | Rw::ReadWrite => rwmixread,
         }
     }
 }
@@ -473,7 +473,7 @@ impl Checker<'_> {
                 return Err(fail(&mix_at, format!("{m} is not a percentage (0-100)")));
             }
             // In `defaults` it is meant for the mixed workloads only, as in fio's [global].
-            if !matches!(rw, Rw::Randrw | Rw::Rw) && p.rwmixread.is_some() {
+            if !matches!(rw, Rw::Randrw | Rw::ReadWrite) && p.rwmixread.is_some() {
                 return Err(fail(&mix_at, "only applies to `rw: randrw` or `rw: rw`".into()));
             }
         }
