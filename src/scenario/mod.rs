@@ -585,7 +585,8 @@ impl Checker<'_> {
                     "one appender per file: set `jobs: 1` (give other workloads their own `file`)".into(),
                 ));
             }
-            if size.is_some() || offset != 0 {
+            // from `defaults`, they are meant for the other workloads
+            if p.size.is_some() || p.offset.is_some() {
                 return Err(fail(
                     &extend_at,
                     "writes from the end of the file as it grows: leave out `size` and `offset`".into(),
@@ -628,10 +629,10 @@ impl Checker<'_> {
             bs,
             random_percent: random_percent.unwrap_or(100),
             distribution,
-            offset,
+            offset: if extend { 0 } else { offset },
             iodepth,
             jobs,
-            size: size.map(|s| s.0),
+            size: if extend { None } else { size.map(|s| s.0) },
             direct,
             engine,
             rate_iops: rate,
