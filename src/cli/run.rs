@@ -125,6 +125,13 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     drop(cx); // closes the sample channel so the collector finishes
     let stored = collector.join().unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
 
+    // Wrong data from storage fails the run, whatever else happened.
+    let outcome = match (outcome, store.verify_failures(run)?) {
+        (Ok(Outcome::Completed), (misplaced, corrupt)) if misplaced + corrupt > 0 => Ok(Outcome::Failed(format!(
+            "data verification failed: {corrupt} corrupt and {misplaced} misplaced blocks (see `fathom show {run}`)"
+        ))),
+        (outcome, _) => outcome,
+    };
     let (status, error, code) = match (outcome, stored) {
         (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), 1),
         (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), 1),

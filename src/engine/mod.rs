@@ -16,7 +16,10 @@ pub mod uring;
 
 use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::{Arrival, EngineKind, Queue, Workload};
+use crate::workload::data::{DataGen, Verify, verify};
 use crate::workload::{Io, IoGen, Rng};
+use buffer::AlignedBuf;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -255,6 +258,18 @@ impl Recorder {
         );
     }
 
+    /// Records the check of a read block (after `record` of its IO).
+    pub fn verified(&mut self, outcome: Verify) {
+        let open_loop = self.open_loop;
+        let v = &mut self.stats[Op::Read as usize].get_or_insert_with(|| OpStats::new(open_loop)).verify;
+        match outcome {
+            Verify::Good => v.good += 1,
+            Verify::Misplaced => v.misplaced += 1,
+            Verify::Corrupt => v.corrupt += 1,
+            Verify::NoHeader | Verify::OtherSize => {}
+        }
+    }
+
     /// Sends the finished second once `now` has crossed into the next one.
     #[inline]
     pub fn tick(&mut self, now: Instant) {
@@ -279,6 +294,49 @@ impl Recorder {
 impl Drop for Recorder {
     fn drop(&mut self) {
         self.flush();
+    }
+}
+
+/// The bytes of one worker's IOs: fills each write's buffer with the workload's data
+/// content just before it is issued, and checks read blocks against their crc header.
+pub struct Payload {
+    data: DataGen,
+    verify: bool,
+}
+
+impl Payload {
+    /// `stream` tells the threads of a psync worker apart.
+    pub fn new(spec: &WorkerSpec, stream: u32) -> Payload {
+        let w = &spec.workload;
+        let seed = Rng::seed_from(&w.name, spec.index as u64, 4 << 32 | stream as u64);
+        Payload { data: DataGen::new(&w.data, seed), verify: w.data.crc }
+    }
+
+    #[inline]
+    pub fn fill(&mut self, io: Io, buf: &mut [u8]) {
+        if io.op == Op::Write {
+            self.data.fill(buf, io.offset);
+        }
+    }
+
+    /// Checks a completed read (with `crc`). A failure is read again once, with a
+    /// plain pread, before it counts: a read racing a write to the same block (mixed
+    /// workloads) can see a half-written block that is fine a moment later.
+    pub fn check(&self, spec: &WorkerSpec, io: Io, buf: &[u8], rec: &mut Recorder) {
+        if !self.verify || io.op != Op::Read {
+            return;
+        }
+        let mut outcome = verify(buf, io.offset);
+        if outcome.is_failure() {
+            let mut again = AlignedBuf::new(buf.len());
+            let fd = spec.files[io.file as usize].file.as_raw_fd();
+            // SAFETY: `again` is valid for its length for the duration of the call.
+            let n = unsafe { libc::pread(fd, again.as_mut_ptr().cast(), buf.len(), io.offset as libc::off_t) };
+            if n == buf.len() as isize {
+                outcome = verify(again.as_mut_slice(), io.offset);
+            }
+        }
+        rec.verified(outcome);
     }
 }
 

@@ -5,7 +5,7 @@
 use super::WorkerSpec;
 use super::buffer::AlignedBuf;
 use crate::metrics::Op;
-use crate::workload::{IoGen, Rng};
+use crate::workload::IoGen;
 use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -15,7 +15,7 @@ use std::time::Instant;
 pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), String> {
     let w = &spec.workload;
     let mut buf = AlignedBuf::new(w.bs.max() as usize);
-    Rng::new(Rng::seed_from(&w.name, spec.index as u64, 1 << 32 | stream as u64)).fill(buf.as_mut_slice());
+    let mut payload = super::Payload::new(spec, stream);
     let fds: Vec<i32> = spec.files.iter().map(|f| f.file.as_raw_fd()).collect();
     let mut rec = spec.recorder();
     loop {
@@ -42,6 +42,7 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), Str
         };
         let io = ios.lock().unwrap_or_else(|e| e.into_inner()).next();
         let len = io.len as usize;
+        payload.fill(io, &mut buf.as_mut_slice()[..len]);
         // SAFETY: buf is valid for the largest block size for the duration of the call.
         let n = unsafe {
             match io.op {
@@ -68,6 +69,7 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), Str
             return Err(super::io_error(spec, io, format!("short transfer of {n} bytes")));
         }
         rec.record(done, io.op, io.len, done - intended, done - now);
+        payload.check(spec, io, &buf.as_mut_slice()[..len], &mut rec);
         if !w.think_time.is_zero() {
             super::sleep_until(done + w.think_time, &spec.stop);
         }

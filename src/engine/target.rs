@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Workload};
 use crate::warnings::Warning;
+use crate::workload::data::DataGen;
 use crate::workload::{Rng, writes};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -392,20 +393,25 @@ fn check_room_to_grow(w: &Workload, path: &Path) -> Result<()> {
 
 /// Writes the workload's whole working set once, sequentially in 1 MiB writes through
 /// its own file handle (O_DIRECT if in effect), so reads measure written data and
-/// thin storage has allocated it.
+/// thin storage has allocated it. The data is the workload's own content, block by
+/// block of its smallest block size (so `crc` reads of that size verify).
 fn prefill(w: &Workload, data: &DataFile, stop: &AtomicBool) -> Result<()> {
     let started = Instant::now();
     eprintln!("prefilling {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(w.offset));
-    let mut buf = super::buffer::AlignedBuf::new(LAYOUT_CHUNK);
-    let mut rng = Rng::new(Rng::seed_from(&w.name, data.size, 3));
+    let block = w.bs.min() as usize;
+    let chunk = LAYOUT_CHUNK / block.min(LAYOUT_CHUNK) * block;
+    let mut buf = super::buffer::AlignedBuf::new(chunk);
+    let mut content = DataGen::new(&w.data, Rng::seed_from(&w.name, data.size, 3));
     let (start, end) = (w.offset, w.offset + data.size);
     let mut offset = start;
     while offset < end {
         if stop.load(Ordering::Relaxed) {
             return Err(Error::Interrupted);
         }
-        let n = (end - offset).min(LAYOUT_CHUNK as u64) as usize;
-        rng.fill(&mut buf.as_mut_slice()[..n]);
+        let n = (end - offset).min(chunk as u64) as usize;
+        for (i, b) in buf.as_mut_slice()[..n].chunks_mut(block).enumerate() {
+            content.fill(b, offset + (i * block) as u64);
+        }
         std::os::unix::fs::FileExt::write_all_at(&data.file, &buf.as_mut_slice()[..n], offset).map_err(|e| {
             let msg = format!("prefilling {} at offset {offset}: {e}", data.path.display());
             if e.raw_os_error() == Some(libc::ENOSPC) { Error::input(msg) } else { Error::failed(msg) }

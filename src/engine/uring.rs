@@ -6,7 +6,7 @@
 use super::WorkerSpec;
 use super::buffer::AlignedBuf;
 use crate::metrics::Op;
-use crate::workload::{Io, IoGen, Rng};
+use crate::workload::{Io, IoGen};
 use io_uring::{IoUring, opcode, squeue, types};
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
@@ -49,8 +49,15 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
     let bs = w.bs.max() as usize;
     // Declared before the ring so they are dropped after it.
     let mut buffers = AlignedBuf::new(bs * depth);
-    Rng::new(Rng::seed_from(&w.name, spec.index as u64, 1 << 33)).fill(buffers.as_mut_slice());
     let base = buffers.as_mut_ptr();
+    // The bytes of a slot's IO; only valid while no IO of that slot is in flight.
+    let slot_bytes = |slot: usize, len: u64| {
+        // SAFETY: the slot's region is inside `buffers`, which outlives every use here,
+        // and callers hold it only while the kernel does not (before submission, after
+        // completion).
+        unsafe { std::slice::from_raw_parts_mut(base.add(slot * bs), len as usize) }
+    };
+    let mut payload = super::Payload::new(spec, 0);
     let mut ring = ring(depth.next_power_of_two() as u32).map_err(|e| format!("io_uring setup: {e}"))?;
 
     let iovec = libc::iovec { iov_base: base.cast(), iov_len: buffers.len() };
@@ -133,6 +140,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
                 };
                 free.pop();
                 let io = ios.next();
+                payload.fill(io, slot_bytes(slot, io.len));
                 slots[slot] = Slot { io, intended, submitted: Instant::now() };
                 // SAFETY: see `prep`; the queue has `depth` entries, at most `depth` in flight.
                 if unsafe { sq.push(&prep(slot, io)) }.is_err() {
@@ -187,6 +195,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
                 result = Err(super::io_error(spec, s.io, format!("short transfer of {res} bytes")));
             } else {
                 rec.record(done, s.io.op, s.io.len, done - s.intended, done - s.submitted);
+                payload.check(spec, s.io, slot_bytes(slot, s.io.len), &mut rec);
             }
         }
         if result.is_err() || (full && free.len() + resting.len() == depth) {

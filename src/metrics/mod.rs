@@ -71,6 +71,32 @@ pub struct OpStats {
     /// IOs per block size (size, ops), so a block-size split can be checked against
     /// what was asked; a handful of entries, scanned linearly.
     pub sizes: Vec<(u64, u64)>,
+    /// Reads checked against their crc header (`crc`), and those that failed.
+    pub verify: Verified,
+}
+
+/// Outcomes of checking read blocks against their headers. Failures are kept, never
+/// dropped: they are what an integrity test is for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Verified {
+    /// Blocks whose header and checksum matched.
+    pub good: u64,
+    /// Blocks that held another offset's data.
+    pub misplaced: u64,
+    /// Blocks whose checksum did not match, even when read again.
+    pub corrupt: u64,
+}
+
+impl Verified {
+    pub fn add(&mut self, o: &Verified) {
+        self.good += o.good;
+        self.misplaced += o.misplaced;
+        self.corrupt += o.corrupt;
+    }
+
+    pub fn failures(&self) -> u64 {
+        self.misplaced + self.corrupt
+    }
 }
 
 impl OpStats {
@@ -82,6 +108,7 @@ impl OpStats {
             latency: new_histogram(),
             service: open_loop.then(new_histogram),
             sizes: Vec::new(),
+            verify: Verified::default(),
         }
     }
 
@@ -106,6 +133,7 @@ impl OpStats {
     }
 
     pub fn merge(&mut self, other: &OpStats) {
+        self.verify.add(&other.verify);
         for &(size, ops) in &other.sizes {
             self.add_size(size, ops);
         }

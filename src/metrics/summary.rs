@@ -49,6 +49,8 @@ pub struct OpSummary {
     pub littles_n: f64,
     /// Requested IOPS for this op, for open-loop workloads.
     pub target_iops: Option<f64>,
+    /// Reads checked against their crc header (workloads with `crc` only).
+    pub verify: Option<super::Verified>,
 }
 
 impl OpSummary {
@@ -71,6 +73,7 @@ impl OpSummary {
             service_time,
             littles_n: crate::analysis::littles_law::concurrency(iops, mean_ns / 1e9),
             target_iops,
+            verify: Some(stats.verify).filter(|v| v.good + v.failures() > 0),
         }
     }
 }

@@ -85,6 +85,25 @@ pub fn results(s: &RunSummary) -> String {
         ));
     }
     out.push_str(&fidelity(s));
+    let checked: Vec<String> = s
+        .workloads
+        .iter()
+        .flat_map(|w| w.ops.iter().filter_map(|o| o.verify).map(move |v| (w, v)))
+        .map(|(w, v)| {
+            format!(
+                "{}: {} good, {} corrupt, {} misplaced{}\n",
+                w.workload.name,
+                count(v.good as f64),
+                count(v.corrupt as f64),
+                count(v.misplaced as f64),
+                if v.failures() > 0 { "  <- the storage returned wrong data" } else { "" }
+            )
+        })
+        .collect();
+    if !checked.is_empty() {
+        out.push_str("\nblocks read and checked against their crc32c header:\n");
+        out.push_str(&checked.concat());
+    }
     out
 }
 

@@ -15,6 +15,7 @@ pub mod units;
 use crate::error::{Error, Result};
 use crate::workload::access::Distribution;
 use crate::workload::blocksize::BlockSizes;
+use crate::workload::data::{Content, DataSpec};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -50,6 +51,13 @@ impl Rw {
             Rw::Randrw | Rw::ReadWrite => rwmixread,
         }
     }
+}
+
+/// The block checksum of `crc:` (one kind for now; named so others can follow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Crc {
+    Crc32c,
 }
 
 /// How the IOs of an open-loop workload arrive: evenly spaced, or as a Poisson process
@@ -114,6 +122,10 @@ pub struct Profile {
     pub fdatasync: Option<bool>,
     pub prefill: Option<bool>,
     pub extend: Option<bool>,
+    pub compress_percent: Option<u8>,
+    pub dedupe_percent: Option<u8>,
+    pub zero: Option<bool>,
+    pub crc: Option<Crc>,
     pub duration: Option<Span>,
     pub ramp: Option<Span>,
 }
@@ -171,6 +183,25 @@ pub enum Queue {
     /// Each target gets its own jobs with their own `iodepth`: targets run independently
     /// and a fast one does proportionally more IO.
     PerTarget,
+}
+
+/// The data settings as the profile keys that set them, so the stored profile reads
+/// like the scenario.
+fn serialize_data<S: serde::Serializer>(d: &DataSpec, s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(None)?;
+    match d.content {
+        Content::Random => {}
+        Content::Compressible(p) => m.serialize_entry("compress_percent", &p)?,
+        Content::Zero => m.serialize_entry("zero", &true)?,
+    }
+    if d.dedupe_percent > 0 {
+        m.serialize_entry("dedupe_percent", &d.dedupe_percent)?;
+    }
+    if d.crc {
+        m.serialize_entry("crc", "crc32c")?;
+    }
+    m.end()
 }
 
 /// `engine: null` is YAML's null, not the string "null": read it as the null engine
@@ -261,6 +292,9 @@ pub struct Workload {
     pub prefill: bool,
     /// Append: writes go to the end of the file, which grows (no working set to wrap in).
     pub extend: bool,
+    /// What written blocks contain.
+    #[serde(flatten, serialize_with = "serialize_data")]
+    pub data: DataSpec,
     #[serde(serialize_with = "units::serialize_duration")]
     pub duration: Duration,
     #[serde(serialize_with = "units::serialize_duration")]
@@ -396,6 +430,43 @@ impl Checker<'_> {
             }
         };
         Ok(Scenario { name: file.name, description: file.description, text: text.to_string(), workloads, phases })
+    }
+
+    /// The data keys: `compress_percent`, `dedupe_percent`, `zero` and `crc`.
+    fn data_spec(&self, name: &str, p: &Profile, d: &Profile) -> Result<DataSpec> {
+        let at = |key: &str, own: bool| -> Vec<String> {
+            if own { vec!["workloads".into(), name.into(), key.into()] } else { vec!["defaults".into(), key.into()] }
+        };
+        let fail = |path: Vec<String>, msg: &str| {
+            let keys: Vec<&str> = path.iter().map(String::as_str).collect();
+            self.err(&keys, msg)
+        };
+        let compress = p.compress_percent.or(d.compress_percent);
+        let compress_at = at("compress_percent", p.compress_percent.is_some());
+        let dedupe = p.dedupe_percent.or(d.dedupe_percent).unwrap_or(0);
+        let dedupe_at = at("dedupe_percent", p.dedupe_percent.is_some());
+        let zero = p.zero.or(d.zero).unwrap_or(false);
+        let zero_at = at("zero", p.zero.is_some());
+        let crc = p.crc.or(d.crc).is_some();
+        if compress.is_some_and(|c| c > 99) {
+            return Err(fail(compress_at, "must be 0-99: the share of each block that compresses away"));
+        }
+        if dedupe > 100 {
+            return Err(fail(dedupe_at, "is not a percentage (0-100)"));
+        }
+        if zero && compress.is_some() {
+            return Err(fail(zero_at, "zeros are not compression: set `zero` or `compress_percent`, not both"));
+        }
+        if crc && (zero || dedupe > 0) {
+            let path = if zero { zero_at } else { dedupe_at };
+            return Err(fail(path, "a crc header makes every block unique and non-zero: drop `crc` or this key"));
+        }
+        let content = match (zero, compress) {
+            (true, _) => Content::Zero,
+            (false, Some(c)) if c > 0 => Content::Compressible(c),
+            _ => Content::Random,
+        };
+        Ok(DataSpec { content, dedupe_percent: dedupe, crc })
     }
 
     /// `bs` or `bssplit`, from the workload if it sets either, else from the defaults;
@@ -566,6 +637,7 @@ impl Checker<'_> {
         if fdatasync == Some(true) && fsync_every == 0 && p.fdatasync.is_some() {
             return Err(fail(&fdatasync_at, "chooses how `fsync_every` syncs; set `fsync_every` too".into()));
         }
+        let data = self.data_spec(name, p, d)?;
         let (prefill, _) = pick!(prefill);
         let (extend, extend_at) = pick!(extend);
         let extend = extend.unwrap_or(false);
@@ -643,6 +715,7 @@ impl Checker<'_> {
             fdatasync: fdatasync.unwrap_or(false),
             prefill: prefill.unwrap_or(false),
             extend,
+            data,
             duration,
             ramp,
         })

@@ -230,7 +230,23 @@ impl Store {
                 "INSERT INTO io_sizes (run_id, workload_idx, t, op, size, ops) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (run_id, workload_idx, t, op, size) DO UPDATE SET ops = ops + excluded.ops",
             )?;
+            let mut put_verify = tx.prepare_cached(
+                "INSERT INTO verify (run_id, workload_idx, t, good, misplaced, corrupt) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (run_id, workload_idx, t) DO UPDATE SET good = good + excluded.good,
+                   misplaced = misplaced + excluded.misplaced, corrupt = corrupt + excluded.corrupt",
+            )?;
             for ((workload, t, op), stats) in histograms {
+                let v = &stats.verify;
+                if v.good + v.failures() > 0 {
+                    put_verify.execute(params![
+                        run,
+                        *workload as i64,
+                        t,
+                        v.good as i64,
+                        v.misplaced as i64,
+                        v.corrupt as i64
+                    ])?;
+                }
                 if stats.sizes.len() > 1 {
                     for &(size, ops) in &stats.sizes {
                         put_size.execute(params![run, *workload as i64, t, *op as i64, size as i64, ops as i64])?;
@@ -255,6 +271,16 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Blocks of a run that failed their crc check: (misplaced, corrupt).
+    pub fn verify_failures(&self, run: i64) -> Result<(u64, u64)> {
+        let (misplaced, corrupt): (i64, i64) = self.conn.query_row(
+            "SELECT coalesce(sum(misplaced), 0), coalesce(sum(corrupt), 0) FROM verify WHERE run_id = ?1",
+            params![run],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok((misplaced as u64, corrupt as u64))
     }
 
     /// A run by id, or the latest for `last`.
@@ -347,6 +373,17 @@ impl Store {
             s.bytes = r.get::<_, i64>(2)? as u64;
             s.latency_sum_ns = r.get::<_, i64>(3)? as u64;
             out.insert(op, s);
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT sum(good), sum(misplaced), sum(corrupt) FROM verify
+             WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 HAVING count(*) > 0",
+        )?;
+        let mut rows = stmt.query(params![run, workload, from, to])?;
+        if let Some(r) = rows.next()? {
+            let reads = out.entry(Op::Read).or_insert_with(|| OpStats::new(false));
+            reads.verify.good = r.get::<_, i64>(0)? as u64;
+            reads.verify.misplaced = r.get::<_, i64>(1)? as u64;
+            reads.verify.corrupt = r.get::<_, i64>(2)? as u64;
         }
         let mut stmt = self.conn.prepare_cached(
             "SELECT op, size, sum(ops) FROM io_sizes

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use rusqlite::Connection;
 
-/// 2 added `io_sizes`; a version 1 store gains the table when opened.
+/// 2 added `io_sizes` and `verify`; a version 1 store gains the tables when opened.
 const VERSION: i64 = 2;
 
 const SCHEMA: &str = "
@@ -77,6 +77,17 @@ CREATE TABLE IF NOT EXISTS io_sizes (
     size         INTEGER NOT NULL,
     ops          INTEGER NOT NULL,
     PRIMARY KEY (run_id, workload_idx, t, op, size)
+) WITHOUT ROWID;
+-- Reads checked against their crc header, per workload and second; written only for
+-- workloads with `crc`.
+CREATE TABLE IF NOT EXISTS verify (
+    run_id       INTEGER NOT NULL,
+    workload_idx INTEGER NOT NULL,
+    t            INTEGER NOT NULL,
+    good         INTEGER NOT NULL,
+    misplaced    INTEGER NOT NULL,
+    corrupt      INTEGER NOT NULL,
+    PRIMARY KEY (run_id, workload_idx, t)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS warnings (
     id      INTEGER PRIMARY KEY,

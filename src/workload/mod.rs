@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod blocksize;
+pub mod data;
 
 use crate::metrics::Op;
 use crate::scenario::Workload;
@@ -55,10 +56,15 @@ impl Rng {
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
 
+    /// Fills `buf` with random bytes, a word at a time (IO buffers are aligned).
     pub fn fill(&mut self, buf: &mut [u8]) {
-        for chunk in buf.chunks_mut(8) {
-            let v = self.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&v[..chunk.len()]);
+        // SAFETY: any bit pattern is a valid u64.
+        let (head, words, tail) = unsafe { buf.align_to_mut::<u64>() };
+        for w in words {
+            *w = self.next_u64();
+        }
+        for b in head.iter_mut().chain(tail) {
+            *b = self.next_u64() as u8;
         }
     }
 }
@@ -202,6 +208,7 @@ mod tests {
             fdatasync: false,
             prefill: false,
             extend: false,
+            data: data::DataSpec::default(),
             duration: Duration::from_secs(1),
             ramp: Duration::ZERO,
         }
