@@ -6,7 +6,7 @@ set -euo pipefail
 purpose="${1:-test}"
 case "$purpose" in
   run)   packages=() ;;            # fathom itself needs nothing beyond a Rust toolchain
-  test)  packages=() ;;            # integration tests so far use only fathom itself
+  test)  packages=(fio) ;;         # fio: the second driver (engine: fio) and its tests
   bench) packages=(fio) ;;         # the peer fathom is measured against
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac

@@ -5,6 +5,7 @@
 
 mod analysis;
 mod cli;
+mod drivers;
 mod engine;
 mod error;
 mod metrics;

@@ -16,6 +16,8 @@ pub enum Warning {
     WorkingSetShrunk { path: PathBuf, wanted: u64, used: u64 },
     /// An appending workload filled its filesystem and stopped early.
     TargetFull { workload: String, path: PathBuf, at_s: f64 },
+    /// A workload run by fio (`engine: fio`) uses a knob fio runs differently.
+    FioInexact { workload: String, knob: &'static str, why: String },
 }
 
 impl Warning {
@@ -27,6 +29,7 @@ impl Warning {
             Warning::MemoryBackedTarget { .. } => "memory-backed-target",
             Warning::WorkingSetShrunk { .. } => "working-set-shrunk",
             Warning::TargetFull { .. } => "target-full",
+            Warning::FioInexact { .. } => "fio-inexact",
         }
     }
 
@@ -56,6 +59,10 @@ impl Warning {
                 "{workload} filled the filesystem of {} and stopped at {at_s:.1} s of the run: its results \
                  cover less than the planned duration. Free space, or lower the rate or duration",
                 path.display()
+            ),
+            Warning::FioInexact { workload, knob, why } => format!(
+                "{workload} runs on fio, which cannot do `{knob}` as asked: {why}. \
+                 Use fathom's own engine for this knob, or read these figures with that in mind"
             ),
         }
     }

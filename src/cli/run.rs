@@ -1,5 +1,6 @@
 //! `fathom run [SCENARIO]`: load, prepare targets, run, store, summarize.
 
+use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::engine::{self, target};
 use crate::error::{Error, Result};
 use crate::metrics::collector;
@@ -30,6 +31,10 @@ pub struct Args {
     /// Allow write workloads on raw block devices (never on mounted ones)
     #[arg(long)]
     allow_device_write: bool,
+    /// Run every workload with this engine: io_uring, psync, null (no IO) or fio (the
+    /// real fio, for parity checks); the same as `--set engine=ENGINE`
+    #[arg(long, value_name = "ENGINE")]
+    engine: Option<String>,
     /// Print only the final summary
     #[arg(long, short)]
     quiet: bool,
@@ -40,6 +45,9 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     let (origin, text, is_builtin) = read_scenario(&name)?;
     if let Some(t) = &args.target {
         args.sets.push(format!("target={}", t.display()).parse().map_err(Error::input)?);
+    }
+    if let Some(e) = &args.engine {
+        args.sets.push(format!("engine={e}").parse().map_err(Error::input)?);
     }
     let explicit_size = args.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
     let scenario = Scenario::load(&Source { origin, text: &text }, &args.sets)?;
@@ -64,7 +72,7 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     };
 
     let mut warnings: Vec<Warning> = Vec::new();
-    let engines = choose_engines(&scenario, &mut warnings);
+    let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
     let opts =
         target::Options { allow_device_write: args.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
     let files = target::prepare(&scenario.workloads, &opts, &interrupted, &mut |w| warnings.push(w))?;
@@ -102,7 +110,8 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     ));
 
     let clock_start = Instant::now();
-    store.set_clock_start(run, crate::store::now_ms())?;
+    let clock_unix_ms = crate::store::now_ms();
+    store.set_clock_start(run, clock_unix_ms)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = Store::open(results)?;
     let collector = std::thread::Builder::new()
@@ -115,7 +124,10 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         run,
         files,
         engines,
+        uring_ok,
         clock_start,
+        clock_unix_ms,
+        run_dir: store.run_dir(run),
         tx,
         stop: stop.clone(),
         interrupted: interrupted.clone(),
@@ -162,10 +174,12 @@ fn read_scenario(name: &str) -> Result<(String, String, bool)> {
     }
 }
 
-/// The engine each workload will use: io_uring falls back to psync when unavailable.
-fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Vec<EngineKind> {
-    let wants_uring = scenario.workloads.iter().any(|w| w.engine == EngineKind::IoUring);
-    let uring_ok = if wants_uring {
+/// The engine each workload will use (io_uring falls back to psync when unavailable),
+/// and whether io_uring works here. Workloads run by fio need the program, and each
+/// knob fio runs differently is a warning.
+fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(Vec<EngineKind>, bool)> {
+    let uses = |e: EngineKind| scenario.workloads.iter().any(|w| w.engine == e);
+    let uring_ok = if uses(EngineKind::IoUring) || uses(EngineKind::Fio) {
         match engine::probe_io_uring() {
             Ok(()) => true,
             Err(reason) => {
@@ -176,9 +190,19 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Vec<Engin
     } else {
         false
     };
-    scenario
+    if uses(EngineKind::Fio) {
+        fio::version().map_err(Error::input)?;
+        let io_engine = if uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
+        for w in scenario.workloads.iter().filter(|w| w.engine == EngineKind::Fio) {
+            for note in fio::jobfile::inexact(w, io_engine) {
+                warnings.push(Warning::FioInexact { workload: w.name.clone(), knob: note.knob, why: note.why });
+            }
+        }
+    }
+    let engines = scenario
         .workloads
         .iter()
         .map(|w| if w.engine == EngineKind::IoUring && !uring_ok { EngineKind::Psync } else { w.engine })
-        .collect()
+        .collect();
+    Ok((engines, uring_ok))
 }

@@ -80,6 +80,7 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
     let threads = match spec.engine {
         EngineKind::IoUring | EngineKind::Null => 1,
         EngineKind::Psync => spec.workload.iodepth,
+        EngineKind::Fio => unreachable!("fio workloads are started by drivers::fio"),
     };
     // One generator per worker: psync threads draw from it in turn, so a worker is one
     // stream of IOs (sequential stays sequential) whatever the engine.
@@ -95,6 +96,7 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
                     EngineKind::IoUring => uring::run(&spec, &mut io.lock().unwrap_or_else(|e| e.into_inner())),
                     EngineKind::Psync => psync::run(&spec, stream, &io),
                     EngineKind::Null => null::run(&spec, &mut io.lock().unwrap_or_else(|e| e.into_inner())),
+                    EngineKind::Fio => unreachable!("fio workloads are started by drivers::fio"),
                 };
                 if result.is_err() {
                     // a failed IO ends the whole run now, not when this thread is joined

@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
+use crate::scenario::EngineKind;
 use crate::store::{RunRow, Store, WarningRow, WorkloadRow};
 use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
@@ -42,7 +43,9 @@ pub struct Pair {
 pub struct SizeShare {
     pub bytes: u64,
     pub asked_percent: f64,
-    pub achieved_percent: f64,
+    /// Unknown (null) when the workload ran on fio with several sizes: fio does not
+    /// report IOs per block size.
+    pub achieved_percent: Option<f64>,
 }
 
 impl Fidelity {
@@ -61,16 +64,23 @@ impl Fidelity {
             .unwrap_or_else(|| BlockSizes::single(4096));
         let mut block_sizes: Vec<SizeShare> = asked_sizes
             .sizes()
-            .map(|(bytes, p)| SizeShare { bytes, asked_percent: p as f64, achieved_percent: 0.0 })
+            .map(|(bytes, p)| SizeShare { bytes, asked_percent: p as f64, achieved_percent: Some(0.0) })
             .collect();
+        if w.engine == EngineKind::Fio.to_string() && !asked_sizes.is_single() {
+            block_sizes.iter_mut().for_each(|s| s.achieved_percent = None);
+        }
         // one size is not stored separately: it is bytes / ops
         let total_bytes: u64 = ops.iter().map(|o| o.bytes).sum();
         let single = [(total_bytes.checked_div(total_ops).unwrap_or(0), total_ops)];
-        let sizes = if sizes.is_empty() && total_ops > 0 { &single[..] } else { sizes };
+        let sizes = match sizes.is_empty() && total_ops > 0 {
+            true if block_sizes[0].achieved_percent.is_some() => &single[..],
+            true => &[],
+            false => sizes,
+        };
         for &(bytes, n) in sizes.iter().filter(|(bytes, _)| *bytes > 0) {
             match block_sizes.iter_mut().find(|s| s.bytes == bytes) {
-                Some(s) => s.achieved_percent = pct(n),
-                None => block_sizes.push(SizeShare { bytes, asked_percent: 0.0, achieved_percent: pct(n) }),
+                Some(s) => s.achieved_percent = Some(pct(n)),
+                None => block_sizes.push(SizeShare { bytes, asked_percent: 0.0, achieved_percent: Some(pct(n)) }),
             }
         }
         let rate = w.rate_iops;

@@ -123,7 +123,10 @@ fn fidelity(s: &RunSummary) -> String {
             let sizes: Vec<String> = f
                 .block_sizes
                 .iter()
-                .map(|b| format!("{} {:.0}% -> {:.1}%", Size(b.bytes), b.asked_percent, b.achieved_percent))
+                .map(|b| match b.achieved_percent {
+                    Some(got) => format!("{} {:.0}% -> {got:.1}%", Size(b.bytes), b.asked_percent),
+                    None => format!("{} {:.0}% -> ?", Size(b.bytes), b.asked_percent),
+                })
                 .collect();
             vec![
                 w.workload.name.clone(),
@@ -137,9 +140,11 @@ fn fidelity(s: &RunSummary) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    let unknown = s.workloads.iter().flat_map(|w| &w.fidelity.block_sizes).any(|b| b.achieved_percent.is_none());
     format!(
-        "\nasked -> achieved (over the measured window):\n{}",
-        render(&["workload", "IOPS", "MB/s", "reads", "block sizes"], &rows, 1)
+        "\nasked -> achieved (over the measured window):\n{}{}",
+        render(&["workload", "IOPS", "MB/s", "reads", "block sizes"], &rows, 1),
+        if unknown { "? = not known: fio does not report IOs per block size\n" } else { "" }
     )
 }
 

@@ -79,6 +79,10 @@ pub enum EngineKind {
     /// No IO: measures fathom's own cost per IO (fio's `ioengine=null`).
     #[serde(rename = "null")]
     Null,
+    /// The same profile run by the real fio (see `drivers::fio`), for parity checks and
+    /// for users who trust fio's numbers.
+    #[serde(rename = "fio")]
+    Fio,
 }
 
 impl std::fmt::Display for EngineKind {
@@ -87,6 +91,7 @@ impl std::fmt::Display for EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
+            EngineKind::Fio => "fio",
         })
     }
 }
@@ -520,7 +525,7 @@ impl Checker<'_> {
             self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
         };
 
-        let (engine, _) = pick!(engine);
+        let (engine, engine_at) = pick!(engine);
         let engine = engine.unwrap_or(EngineKind::IoUring);
         let (target, target_at) = pick!(target);
         let targets = match (target, engine) {
@@ -662,6 +667,29 @@ impl Checker<'_> {
                 return Err(fail(
                     &extend_at,
                     "writes from the end of the file as it grows: leave out `size` and `offset`".into(),
+                ));
+            }
+        }
+        if engine == EngineKind::Fio {
+            // fio has these knobs, but with other meanings: refuse rather than measure
+            // something else under the same name
+            let crc_own = p.crc.is_some() || d.crc.is_none();
+            let refused = [
+                (
+                    data.crc,
+                    at("crc", crc_own),
+                    "fio verifies in a pass of its own (`verify=`), not as each block is read",
+                ),
+                (
+                    extend,
+                    extend_at.clone(),
+                    "fio's `file_append` writes `size` bytes past the end and then stops, whatever the duration",
+                ),
+            ];
+            if let Some((_, path, why)) = refused.into_iter().find(|r| r.0) {
+                return Err(fail(
+                    &path,
+                    format!("not available with `engine: fio`: {why} (see {})", engine_at.join(".")),
                 ));
             }
         }

@@ -110,6 +110,12 @@ impl Store {
         Ok(Store { conn, path })
     }
 
+    /// The directory for a run's files besides its rows (a driver's job files and the
+    /// program's own output): `runs/RUN` next to the database. Created by its user.
+    pub fn run_dir(&self, run: i64) -> PathBuf {
+        self.path.with_file_name("runs").join(run.to_string())
+    }
+
     /// Opens an existing store read-mostly; a missing one is an input error.
     pub fn open_existing(dir: &Path) -> Result<Store> {
         let path = dir.join("fathom.db");

@@ -2,6 +2,7 @@
 //! workers at a whole second so every sample of every workload lines up on one
 //! per-second grid, and decides how the run ended.
 
+use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::engine::target::DataFile;
 use crate::engine::{self, Schedule, WorkerSpec, WorkerThread};
 use crate::error::{Error, Result};
@@ -9,6 +10,7 @@ use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Phase, Queue, Scenario};
 use crate::store::{Store, WorkloadRow};
 use crate::warnings::Warning;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -32,7 +34,14 @@ pub struct Context<'a> {
     pub files: Vec<Vec<Arc<DataFile>>>,
     /// Engine per workload, after any fallback.
     pub engines: Vec<EngineKind>,
+    /// io_uring works here: fio workloads use it too, else psync.
+    pub uring_ok: bool,
     pub clock_start: Instant,
+    /// The run clock's second 0 in Unix milliseconds, for drivers whose programs
+    /// report in wall-clock time.
+    pub clock_unix_ms: i64,
+    /// The run's own directory, for files a driver keeps (fio's job files).
+    pub run_dir: PathBuf,
     pub tx: Sender<Sample>,
     /// Set by a signal, or by a worker that failed, to stop everything.
     pub stop: Arc<AtomicBool>,
@@ -55,9 +64,8 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
             cx.stop.store(true, Ordering::Relaxed);
             failure.get_or_insert(e.to_string());
         }
-        for (handle, spec) in started.threads {
-            let result =
-                handle.join().unwrap_or_else(|_| Err(format!("{} worker {} panicked", spec.workload.name, spec.index)));
+        for (handle, who) in started.threads {
+            let result = handle.join().unwrap_or_else(|_| Err(format!("{who} panicked")));
             if let Err(msg) = result {
                 cx.stop.store(true, Ordering::Relaxed);
                 failure.get_or_insert(msg);
@@ -89,10 +97,11 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
     })
 }
 
-/// What a phase has started so far: worker threads, and each workload's end second.
+/// What a phase has started so far: threads (with who they are, for errors), and each
+/// workload's end second.
 #[derive(Default)]
 struct Started {
-    threads: Vec<(WorkerThread, Arc<WorkerSpec>)>,
+    threads: Vec<(WorkerThread, String)>,
     ends: Vec<(usize, u64)>,
 }
 
@@ -138,14 +147,37 @@ fn start_phase(
         started.ends.push((idx, end_t));
         (cx.progress)(&describe(&w, engine, files, workers, start_t));
         let end = cx.clock_start + Duration::from_secs(end_t);
+        let first_worker = *next_worker;
         for index in 0..workers {
-            let worker_id = *next_worker;
-            *next_worker += 1;
-            cx.store.add_worker(cx.run, worker_id, idx, index, "localhost")?;
+            cx.store.add_worker(cx.run, first_worker + index, idx, index, "localhost")?;
+        }
+        *next_worker += workers;
+        let failed_to_start = |e: std::io::Error| Error::failed(format!("starting worker threads: {e}"));
+        if engine == EngineKind::Fio {
+            std::fs::create_dir_all(&cx.run_dir)
+                .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
+            let launch = fio::Launch {
+                workload_idx: idx,
+                workload: w.clone(),
+                files: files.clone(),
+                first_worker,
+                io_engine: if cx.uring_ok { IoEngine::IoUring } else { IoEngine::Psync },
+                clock_start: cx.clock_start,
+                clock_unix_ms: cx.clock_unix_ms,
+                begin,
+                end_t,
+                dir: cx.run_dir.clone(),
+                tx: cx.tx.clone(),
+                stop: cx.stop.clone(),
+            };
+            started.threads.push((fio::start(launch).map_err(failed_to_start)?, format!("{} (fio)", w.name)));
+            continue;
+        }
+        for index in 0..workers {
             let spec = Arc::new(WorkerSpec {
                 workload_idx: idx,
                 workload: w.clone(),
-                worker_id,
+                worker_id: first_worker + index,
                 index,
                 files: match w.queue {
                     Queue::Shared => files.clone(),
@@ -162,9 +194,8 @@ fn start_phase(
                 tx: cx.tx.clone(),
                 stop: cx.stop.clone(),
             });
-            let threads =
-                engine::spawn(spec.clone()).map_err(|e| Error::failed(format!("starting worker threads: {e}")))?;
-            started.threads.extend(threads.into_iter().map(|h| (h, spec.clone())));
+            let who = format!("{} worker {index}", w.name);
+            started.threads.extend(engine::spawn(spec).map_err(failed_to_start)?.into_iter().map(|h| (h, who.clone())));
         }
     }
     Ok(())

@@ -178,12 +178,17 @@ pub fn writes(w: &Workload) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::scenario::{EngineKind, Rw, Workload};
     use std::time::Duration;
 
-    fn workload(rw: Rw, mix: u32) -> Workload {
+    /// A plain workload for tests to adjust: one 4k job at depth 1, 50/50 when mixed.
+    pub(crate) fn workload(rw: Rw) -> Workload {
+        with_mix(rw, 50)
+    }
+
+    fn with_mix(rw: Rw, mix: u32) -> Workload {
         Workload {
             name: "w".into(),
             targets: vec!["/tmp".into()],
@@ -216,7 +221,7 @@ mod tests {
 
     #[test]
     fn random_offsets_are_aligned_in_range_and_uniform() {
-        let mut g = IoGen::new(&workload(Rw::Randread, 50), 1 << 20, 0, 1, 1);
+        let mut g = IoGen::new(&with_mix(Rw::Randread, 50), 1 << 20, 0, 1, 1);
         let mut hits = [0u32; 256];
         for _ in 0..256_000 {
             let io = g.next();
@@ -231,14 +236,14 @@ mod tests {
 
     #[test]
     fn mix_follows_rwmixread() {
-        let mut g = IoGen::new(&workload(Rw::Randrw, 70), 1 << 20, 0, 1, 1);
+        let mut g = IoGen::new(&with_mix(Rw::Randrw, 70), 1 << 20, 0, 1, 1);
         let reads = (0..100_000).filter(|_| g.next().op == Op::Read).count();
         assert!((69_000..71_000).contains(&reads), "{reads}");
     }
 
     #[test]
     fn sequential_workers_spread_and_wrap() {
-        let w = workload(Rw::Read, 50);
+        let w = with_mix(Rw::Read, 50);
         let mut a = IoGen::new(&w, 4 * 4096, 0, 1, 1);
         let offs: Vec<u64> = (0..5).map(|_| a.next().offset).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 12288, 0]);
@@ -249,7 +254,7 @@ mod tests {
 
     #[test]
     fn mixed_sizes_stay_inside_the_working_set_from_its_offset() {
-        let mut w = workload(Rw::Randwrite, 50);
+        let mut w = with_mix(Rw::Randwrite, 50);
         w.bs = BlockSizes::parse_split("4k/50:64k/50").unwrap();
         w.offset = 1 << 20;
         let mut g = IoGen::new(&w, 1 << 20, 0, 1, 1);
@@ -270,7 +275,7 @@ mod tests {
 
     #[test]
     fn random_percent_gives_sequential_runs() {
-        let mut w = workload(Rw::Randwrite, 50);
+        let mut w = with_mix(Rw::Randwrite, 50);
         w.random_percent = 10;
         let mut g = IoGen::new(&w, 1 << 30, 0, 1, 1);
         let mut prev = g.next();
@@ -285,7 +290,7 @@ mod tests {
 
     #[test]
     fn skewed_distributions_reach_the_generator() {
-        let mut w = workload(Rw::Randread, 50);
+        let mut w = with_mix(Rw::Randread, 50);
         w.distribution = "zoned:90/10:10/90".parse().unwrap();
         let mut g = IoGen::new(&w, 100 << 20, 0, 1, 1);
         let hot = (0..100_000).filter(|_| g.next().offset < 10 << 20).count();
@@ -294,7 +299,7 @@ mod tests {
 
     #[test]
     fn several_files_share_the_ios_round_robin_each_sequential() {
-        let w = workload(Rw::Read, 50);
+        let w = with_mix(Rw::Read, 50);
         let mut g = IoGen::new(&w, 1 << 20, 0, 1, 3);
         let ios: Vec<Io> = (0..6).map(|_| g.next()).collect();
         let files: Vec<u32> = ios.iter().map(|io| io.file).collect();
@@ -304,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_sync_follows_every_n_writes() {
-        let mut w = workload(Rw::Randrw, 50);
+        let mut w = with_mix(Rw::Randrw, 50);
         w.fsync_every = 4;
         let mut g = IoGen::new(&w, 1 << 20, 0, 1, 1);
         let mut writes_since = 0;
@@ -325,7 +330,7 @@ mod tests {
 
     #[test]
     fn seeds_repeat() {
-        let w = workload(Rw::Randread, 50);
+        let w = with_mix(Rw::Randread, 50);
         let a: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
         let b: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
         assert_eq!(a, b);

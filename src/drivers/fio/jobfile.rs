@@ -1,0 +1,284 @@
+//! A workload profile as a fio job file: one job section per fathom worker (per IO slot
+//! with psync), so fio's per-job reports map back to fathom's workers. Knobs fio cannot
+//! express exactly are listed by [`inexact`], which the run turns into warnings.
+
+use crate::scenario::{Arrival, Queue, Rw, Workload};
+use crate::workload::Rng;
+use crate::workload::access::Distribution;
+use crate::workload::data::Content;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// fio's IO back end for the workload: io_uring like fathom's own engine, or psync with
+/// one fio job per outstanding IO so `iodepth` keeps its meaning (as fathom's psync).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoEngine {
+    IoUring,
+    Psync,
+}
+
+/// One target as fio sees it.
+pub struct FileSpec {
+    pub path: PathBuf,
+    /// Working set in bytes from the workload's offset.
+    pub size: u64,
+    pub direct: bool,
+}
+
+/// A knob fio runs differently from fathom; the run raises it as a warning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inexact {
+    pub knob: &'static str,
+    pub why: String,
+}
+
+/// A translated workload.
+pub struct JobFile {
+    pub text: String,
+    /// Each fio job's name and the index of the fathom worker it belongs to.
+    pub jobs: Vec<(String, u32)>,
+}
+
+/// Translates workload `w` on `files`, running for `runtime_s` seconds.
+pub fn translate(w: &Workload, files: &[FileSpec], engine: IoEngine, runtime_s: u64) -> JobFile {
+    let mut g = String::new();
+    let line = |g: &mut String, key: &str, value: &dyn std::fmt::Display| {
+        let _ = writeln!(g, "{key}={value}");
+    };
+    let _ = writeln!(g, "# fathom workload `{}`, translated for fio (engine: fio)\n[global]", w.name);
+    line(&mut g, "ioengine", &if engine == IoEngine::IoUring { "io_uring" } else { "psync" });
+    line(&mut g, "direct", &u8::from(files.iter().all(|f| f.direct)));
+    line(&mut g, "rw", &fio_rw(w.rw));
+    if matches!(w.rw, Rw::Randrw | Rw::ReadWrite) {
+        line(&mut g, "rwmixread", &w.rwmixread);
+    }
+    if w.bs.is_single() {
+        line(&mut g, "bs", &w.bs.min());
+    } else {
+        let split: Vec<String> = w.bs.sizes().map(|(s, p)| format!("{s}/{p}")).collect();
+        line(&mut g, "bssplit", &split.join(":"));
+    }
+    if w.rw.is_random() {
+        // fathom draws with replacement; fio's default random map would not repeat a
+        // block until it has touched them all
+        line(&mut g, "norandommap", &1);
+        if w.random_percent < 100 {
+            line(&mut g, "percentage_random", &w.random_percent);
+        }
+        if w.distribution != Distribution::Uniform {
+            line(&mut g, "random_distribution", &w.distribution);
+        }
+    }
+    let depth = if engine == IoEngine::IoUring { w.iodepth } else { 1 };
+    line(&mut g, "iodepth", &depth);
+    line(&mut g, "time_based", &1);
+    line(&mut g, "runtime", &runtime_s);
+    // percentiles and histogram bins of latency from submission, not only completion
+    line(&mut g, "lat_percentiles", &1);
+    if w.fsync_every > 0 {
+        line(&mut g, if w.fdatasync { "fdatasync" } else { "fsync" }, &w.fsync_every);
+    }
+    match w.data.content {
+        Content::Random => line(&mut g, "refill_buffers", &1),
+        Content::Compressible(p) => {
+            line(&mut g, "refill_buffers", &1);
+            line(&mut g, "buffer_compress_percentage", &p);
+            line(&mut g, "buffer_compress_chunk", &4096);
+            // the repeating part non-zero, as fathom's: zeros are suppressed, not compressed
+            line(&mut g, "buffer_pattern", &"\"fathom\"");
+        }
+        Content::Zero => line(&mut g, "zero_buffers", &1),
+    }
+    if w.data.dedupe_percent > 0 {
+        line(&mut g, "dedupe_percentage", &w.data.dedupe_percent);
+    }
+
+    let workers = match w.queue {
+        Queue::Shared => w.jobs,
+        Queue::PerTarget => w.jobs * files.len() as u32,
+    };
+    let slots = if engine == IoEngine::IoUring { 1 } else { w.iodepth };
+    let fio_jobs = workers * slots;
+    if let Some(rate) = w.rate_iops {
+        // fio paces each direction on its own: a mixed workload gets a rate for each
+        let per_job = |total: f64| {
+            let read = w.rw.read_percent(w.rwmixread) as f64 / 100.0;
+            let value = |share: f64| ((total * share / fio_jobs as f64).round() as u64).max(u64::from(share > 0.0));
+            if read == 0.0 || read == 1.0 {
+                value(1.0).to_string()
+            } else {
+                format!("{},{}", value(read), value(1.0 - read))
+            }
+        };
+        match w.rate_mbps {
+            // a byte rate is what fio paces natively
+            Some(mbps) => line(&mut g, "rate", &per_job(mbps * 1e6)),
+            None => line(&mut g, "rate_iops", &per_job(rate)),
+        }
+        if w.arrival == Arrival::Poisson {
+            line(&mut g, "rate_process", &"poisson");
+        }
+    }
+    if !w.think_time.is_zero() {
+        line(&mut g, "thinktime", &w.think_time.as_micros());
+    }
+
+    let mut jobs = Vec::new();
+    let span = files.iter().map(|f| f.size).min().unwrap_or(0);
+    let align = w.bs.min();
+    for index in 0..workers {
+        let (mine, index_in, of): (Vec<&FileSpec>, u32, u32) = match w.queue {
+            Queue::Shared => (files.iter().collect(), index, w.jobs),
+            Queue::PerTarget => (vec![&files[(index / w.jobs) as usize]], index % w.jobs, w.jobs),
+        };
+        // sequential workers take a slice each, as fathom's start evenly spaced
+        let (offset, size) = if w.rw.is_random() || of == 1 {
+            (w.offset, span)
+        } else {
+            let slice = span / align / of as u64 * align;
+            (w.offset + slice * index_in as u64, slice.max(align))
+        };
+        for slot in 0..slots {
+            let name = if slots == 1 { format!("{}.{index}", w.name) } else { format!("{}.{index}.{slot}", w.name) };
+            let names: Vec<String> = mine.iter().map(|f| f.path.display().to_string().replace(':', "\\:")).collect();
+            let _ = writeln!(g, "\n[{name}]");
+            line(&mut g, "filename", &names.join(":"));
+            line(&mut g, "offset", &offset);
+            // fio's size is the job's total over its files
+            line(&mut g, "size", &(size * mine.len() as u64));
+            line(&mut g, "randseed", &(Rng::seed_from(&w.name, index as u64, slot as u64) >> 1));
+            jobs.push((name, index));
+        }
+    }
+    JobFile { text: g, jobs }
+}
+
+/// The knobs of `w` that fio runs differently from fathom's own engine.
+pub fn inexact(w: &Workload, engine: IoEngine) -> Vec<Inexact> {
+    let mut notes = Vec::new();
+    let mut note = |knob, why: &str| notes.push(Inexact { knob, why: why.to_string() });
+    match w.distribution {
+        Distribution::Uniform => {}
+        Distribution::Pareto(_) => note(
+            "distribution",
+            "fio reads pareto:H as a power, not as fathom's hot share (0.8 = 80% of IOs on 20%), \
+             and scatters the hot blocks over the working set",
+        ),
+        _ => note("distribution", "fio scatters the hot blocks over the working set; fathom keeps them at its start"),
+    }
+    if w.rate_iops.is_some() {
+        if w.rate_mbps.is_none() && !w.bs.is_single() {
+            note("rate_iops", "with several block sizes fio paces bytes, not IOs, and delivers fewer IOPS than asked");
+        }
+        note(
+            "rate",
+            "fio times each IO from its submission: a stall that delays IOs is missing from its latency \
+             (coordinated omission), and its service time is the same figure",
+        );
+    }
+    if !w.think_time.is_zero() && engine == IoEngine::IoUring && w.iodepth > 1 {
+        note("think_time", "fio pauses the whole job after each IO; fathom pauses each IO slot");
+    }
+    notes
+}
+
+fn fio_rw(rw: Rw) -> &'static str {
+    match rw {
+        Rw::Read => "read",
+        Rw::Write => "write",
+        Rw::Randread => "randread",
+        Rw::Randwrite => "randwrite",
+        Rw::Randrw => "randrw",
+        Rw::ReadWrite => "rw",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::blocksize::BlockSizes;
+
+    fn file(path: &str, size: u64) -> FileSpec {
+        FileSpec { path: path.into(), size, direct: true }
+    }
+
+    fn value<'a>(text: &'a str, section: &str, key: &str) -> Option<&'a str> {
+        let mut current = "";
+        for l in text.lines() {
+            if let Some(s) = l.strip_prefix('[') {
+                current = s.trim_end_matches(']');
+            } else if let Some((k, v)) = l.split_once('=')
+                && current == section
+                && k == key
+            {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_mixed_profile_keeps_every_knob() {
+        let mut w = crate::workload::tests::workload(Rw::Randrw);
+        w.rwmixread = 70;
+        w.bs = BlockSizes::parse_split("8k/90:32k/10").unwrap();
+        w.distribution = "zoned:60/10:40/90".parse().unwrap();
+        w.random_percent = 90;
+        w.fsync_every = 16;
+        w.fdatasync = true;
+        w.data.content = Content::Compressible(50);
+        w.jobs = 2;
+        let j = translate(&w, &[file("/d/a", 1 << 30)], IoEngine::IoUring, 17);
+        let t = &j.text;
+        assert_eq!(value(t, "global", "rw"), Some("randrw"));
+        assert_eq!(value(t, "global", "rwmixread"), Some("70"));
+        assert_eq!(value(t, "global", "bssplit"), Some("8192/90:32768/10"));
+        assert_eq!(value(t, "global", "random_distribution"), Some("zoned:60/10:40/90"));
+        assert_eq!(value(t, "global", "percentage_random"), Some("90"));
+        assert_eq!(value(t, "global", "fdatasync"), Some("16"));
+        assert_eq!(value(t, "global", "buffer_compress_percentage"), Some("50"));
+        assert_eq!(value(t, "global", "runtime"), Some("17"));
+        assert_eq!(j.jobs.iter().map(|(_, i)| *i).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(value(t, &j.jobs[1].0, "filename"), Some("/d/a"));
+        assert_ne!(value(t, &j.jobs[0].0, "randseed"), value(t, &j.jobs[1].0, "randseed"));
+        let notes = inexact(&w, IoEngine::IoUring);
+        assert_eq!(notes.iter().map(|n| n.knob).collect::<Vec<_>>(), vec!["distribution"]);
+    }
+
+    #[test]
+    fn rate_with_a_split_and_queues_per_target() {
+        let mut w = crate::workload::tests::workload(Rw::Randread);
+        w.bs = BlockSizes::parse_split("4k/50:64k/50").unwrap();
+        w.rate_iops = Some(1000.0);
+        w.queue = Queue::PerTarget;
+        w.jobs = 2;
+        let j = translate(&w, &[file("/d/a", 1 << 20), file("/d/b:c", 1 << 20)], IoEngine::IoUring, 5);
+        // 4 workers share 1000 IOPS; fio paces bytes with several sizes
+        assert_eq!(value(&j.text, "global", "rate_iops"), Some("250"));
+        // fio paces reads and writes apart: 1000 IOPS at 70% reads is 700 + 300
+        w.rw = Rw::Randrw;
+        w.rwmixread = 70;
+        w.queue = Queue::Shared;
+        w.jobs = 1;
+        let mixed = translate(&w, &[file("/d/a", 1 << 20)], IoEngine::IoUring, 5);
+        assert_eq!(value(&mixed.text, "global", "rate_iops"), Some("700,300"));
+        let notes = inexact(&w, IoEngine::IoUring);
+        assert_eq!(notes.iter().map(|n| n.knob).collect::<Vec<_>>(), vec!["rate_iops", "rate"]);
+        assert_eq!(value(&j.text, &j.jobs[3].0, "filename"), Some("/d/b\\:c"));
+    }
+
+    #[test]
+    fn psync_runs_a_job_per_slot_and_shared_queues_list_every_file() {
+        let mut w = crate::workload::tests::workload(Rw::Read);
+        w.iodepth = 3;
+        w.jobs = 2;
+        let j = translate(&w, &[file("/d/a", 1 << 20), file("/d/b", 1 << 20)], IoEngine::Psync, 5);
+        assert_eq!(j.jobs.len(), 6);
+        assert_eq!(j.jobs[4].1, 1);
+        assert_eq!(value(&j.text, "global", "iodepth"), Some("1"));
+        assert_eq!(value(&j.text, &j.jobs[0].0, "filename"), Some("/d/a:/d/b"));
+        // sequential workers take half the working set each; size counts both files
+        assert_eq!(value(&j.text, &j.jobs[3].0, "offset"), Some("524288"));
+        assert_eq!(value(&j.text, &j.jobs[3].0, "size"), Some("1048576"));
+    }
+}

@@ -1,0 +1,207 @@
+//! `engine: fio`: the same workload run by the real fio, read back into fathom's
+//! samples, so one store, one summary and one report cover both and a user can check
+//! fathom against the tool they trust (and see where fio cannot do what was asked).
+//!
+//! fathom lays out the files as for its own engine, writes a job file (kept in the
+//! run's directory), starts fio on the workload's first second with json+ status
+//! reports every 250 ms, and turns the difference between reports into per-second
+//! samples ([`status`]). Ctrl-C or a failed worker elsewhere stops fio with SIGINT,
+//! after which it still reports what it did.
+
+pub mod jobfile;
+pub mod status;
+
+use crate::engine::target::DataFile;
+use crate::engine::{WorkerThread, sleep_until};
+use crate::metrics::Sample;
+use crate::scenario::Workload;
+use jobfile::{FileSpec, IoEngine};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// How often fio reports; finer than a second so each report lands in the right one.
+const STATUS_INTERVAL: &str = "250ms";
+/// How long fio may overrun its runtime (startup, final report) before it is stopped.
+const OVERRUN: Duration = Duration::from_secs(10);
+
+/// The installed fio's version line, or why it cannot be run.
+pub fn version() -> Result<String, String> {
+    let out = Command::new("fio").arg("--version").output().map_err(|e| {
+        format!("`engine: fio` runs the fio program, which could not be started ({e}); install it (Debian: apt-get install fio)")
+    })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Everything one fio run of a workload needs.
+pub struct Launch {
+    pub workload_idx: usize,
+    pub workload: Arc<Workload>,
+    pub files: Vec<Arc<DataFile>>,
+    /// Worker id of the workload's worker 0; the others follow.
+    pub first_worker: u32,
+    pub io_engine: IoEngine,
+    pub clock_start: Instant,
+    /// The run clock's second 0 in Unix milliseconds (fio stamps reports in Unix time).
+    pub clock_unix_ms: i64,
+    pub begin: Instant,
+    /// Second of the run clock at which the workload ends.
+    pub end_t: u64,
+    /// Where the job file, fio's last report and its stderr are kept.
+    pub dir: PathBuf,
+    pub tx: Sender<Sample>,
+    pub stop: Arc<AtomicBool>,
+}
+
+/// Starts the thread that runs fio for one workload.
+pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
+    std::thread::Builder::new().name(format!("{}-fio", launch.workload.name)).spawn(move || {
+        let result = run(&launch);
+        if result.is_err() {
+            launch.stop.store(true, Ordering::Relaxed);
+        }
+        result
+    })
+}
+
+fn run(l: &Launch) -> Result<(), String> {
+    let w = &l.workload;
+    let files: Vec<FileSpec> =
+        l.files.iter().map(|f| FileSpec { path: f.path.clone(), size: f.size, direct: f.direct }).collect();
+    let begin_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
+    let job = jobfile::translate(w, &files, l.io_engine, l.end_t.saturating_sub(begin_t));
+    let job_path = l.dir.join(format!("{}.fio", w.name));
+    let keep =
+        |path: &PathBuf, text: &str| std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()));
+    keep(&job_path, &job.text)?;
+    let stderr_path = l.dir.join(format!("{}.fio.stderr", w.name));
+    let stderr = std::fs::File::create(&stderr_path).map_err(|e| format!("{}: {e}", stderr_path.display()))?;
+    let mut messages = stderr.try_clone().map_err(|e| format!("{}: {e}", stderr_path.display()))?;
+
+    sleep_until(l.begin, &l.stop);
+    if l.stop.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let started_ms = crate::store::now_ms();
+    let mut child = Command::new("fio")
+        .args(["--output-format=json+", "--eta=never"])
+        .arg(format!("--status-interval={STATUS_INTERVAL}"))
+        .arg(&job_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("{}: starting fio: {e}", w.name))?;
+    let done = Arc::new(AtomicBool::new(false));
+    let deadline = l.clock_start + Duration::from_secs(l.end_t) + OVERRUN;
+    let watcher = watch(child.id(), l.stop.clone(), done.clone(), deadline);
+
+    let workers: HashMap<String, status::Worker> = job
+        .jobs
+        .iter()
+        .map(|(name, index)| {
+            (name.clone(), status::Worker { workload: l.workload_idx, worker: l.first_worker + index })
+        })
+        .collect();
+    let single = w.bs.is_single().then(|| w.bs.min());
+    let mut intervals =
+        status::Intervals::new(workers, l.clock_unix_ms, started_ms, l.end_t as u32, single, w.rate_iops.is_some());
+    let read = read_reports(&mut child, &mut intervals, &l.tx, &mut messages);
+    if read.is_err() {
+        // stop fio rather than let it run on unread
+        // SAFETY: signalling our own child by pid.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    }
+    let status = child.wait().map_err(|e| format!("{}: waiting for fio: {e}", w.name));
+    done.store(true, Ordering::Relaxed);
+    let _ = watcher.join();
+    let last = read?;
+    if let Some(last) = &last {
+        let text = serde_json::to_string_pretty(last).unwrap_or_default();
+        keep(&l.dir.join(format!("{}.json", w.name)), &text)?;
+    }
+    let status = status?;
+    let stopped = l.stop.load(Ordering::Relaxed);
+    let failed_job = last.as_ref().and_then(|v| {
+        v.get("jobs")?.as_array()?.iter().find(|j| j.get("error").and_then(|e| e.as_i64()) != Some(0)).cloned()
+    });
+    if (!status.success() && !stopped) || failed_job.is_some() || last.is_none() {
+        let tail = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        let tail: Vec<&str> = tail.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
+        return Err(format!(
+            "{}: fio {status}: {} (job file {}, stderr {})",
+            w.name,
+            if tail.is_empty() { "no output".to_string() } else { tail.join(" / ") },
+            job_path.display(),
+            stderr_path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Reads fio's stream of json+ reports, sending each interval's samples; returns the
+/// last report (fio's final one when it ended normally). fio prints each report as
+/// pretty JSON, `{` and `}` alone on their lines, and may put a message of its own
+/// between reports ("fio: terminating on signal 2"): those go to its stderr file.
+fn read_reports(
+    child: &mut Child,
+    intervals: &mut status::Intervals,
+    tx: &Sender<Sample>,
+    messages: &mut impl Write,
+) -> Result<Option<serde_json::Value>, String> {
+    let Some(stdout) = child.stdout.take() else { return Ok(None) };
+    let mut last = None;
+    let mut report = String::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.map_err(|e| format!("reading fio's output: {e}"))?;
+        if report.is_empty() && line != "{" {
+            let _ = writeln!(messages, "{line}");
+            continue;
+        }
+        report.push_str(&line);
+        report.push('\n');
+        if line != "}" {
+            continue;
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(&report).map_err(|e| format!("fio wrote a report fathom cannot read: {e}"))?;
+        report.clear();
+        let parsed: status::Report =
+            serde_json::from_value(value.clone()).map_err(|e| format!("unexpected fio report: {e}"))?;
+        for sample in intervals.take(&parsed)? {
+            // The collector outlives the drivers; if it failed, the run reports that.
+            let _ = tx.send(sample);
+        }
+        last = Some(value);
+    }
+    Ok(last)
+}
+
+/// Stops fio with SIGINT (it then writes its final report) when the run is stopped or
+/// fio overruns `deadline`, and kills it if it does not end within 5 s of that.
+fn watch(pid: u32, stop: Arc<AtomicBool>, done: Arc<AtomicBool>, deadline: Instant) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut interrupted: Option<Instant> = None;
+        while !done.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            let signal = match interrupted {
+                None if stop.load(Ordering::Relaxed) || now > deadline => {
+                    interrupted = Some(now);
+                    libc::SIGINT
+                }
+                Some(at) if now > at + Duration::from_secs(5) => libc::SIGKILL,
+                _ => 0,
+            };
+            if signal != 0 {
+                // SAFETY: signalling our own child, which `done` says has not been reaped.
+                unsafe { libc::kill(pid as libc::pid_t, signal) };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+}

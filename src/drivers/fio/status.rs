@@ -1,0 +1,225 @@
+//! fio's periodic json+ status reports as fathom samples. Each report holds every job's
+//! totals since it started (counts, bytes, and latency histogram bins); the difference
+//! between consecutive reports is one interval of that job, placed in the second of the
+//! run clock that holds the interval's midpoint.
+
+use crate::metrics::{Op, OpStats, Sample};
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// One status report (the fields fathom uses).
+#[derive(Debug, Deserialize)]
+pub struct Report {
+    /// When fio wrote the report, in Unix milliseconds.
+    pub timestamp_ms: i64,
+    pub jobs: Vec<Job>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Job {
+    pub jobname: String,
+    pub read: Direction,
+    pub write: Direction,
+    pub sync: Option<Direction>,
+}
+
+/// One direction's totals; syncs have no bytes. (Its `total_ios` counts IOs when
+/// issued; the latency count `N`, like the bytes, counts them when completed.)
+#[derive(Debug, Deserialize)]
+pub struct Direction {
+    #[serde(default)]
+    pub io_bytes: u64,
+    pub lat_ns: Latency,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Latency {
+    #[serde(rename = "N", default)]
+    pub n: u64,
+    #[serde(default)]
+    pub mean: f64,
+    /// Histogram bins: a bin's value in ns (as text) to its count. Present with json+.
+    #[serde(default)]
+    pub bins: HashMap<String, u64>,
+}
+
+/// What one job had reached in one direction at the last report.
+#[derive(Default)]
+struct Seen {
+    ios: u64,
+    bytes: u64,
+    latency_sum_ns: f64,
+    bins: HashMap<u64, u64>,
+}
+
+/// Where a fio job's samples go.
+pub struct Worker {
+    pub workload: usize,
+    pub worker: u32,
+}
+
+/// Turns a stream of cumulative reports into per-second samples.
+pub struct Intervals {
+    /// fio job name to its worker.
+    workers: HashMap<String, Worker>,
+    seen: HashMap<(String, Op), Seen>,
+    /// The run clock's second 0 in Unix milliseconds.
+    clock_unix_ms: i64,
+    /// End of the previous interval (fio's start, before the first report).
+    last_ms: i64,
+    /// Seconds at or after this are past the workload's end and dropped.
+    end_t: u32,
+    /// Block size when the workload has one: then every IO's size is known.
+    single_size: Option<u64>,
+    open_loop: bool,
+}
+
+impl Intervals {
+    pub fn new(
+        workers: HashMap<String, Worker>,
+        clock_unix_ms: i64,
+        started_ms: i64,
+        end_t: u32,
+        single_size: Option<u64>,
+        open_loop: bool,
+    ) -> Intervals {
+        Intervals { workers, seen: HashMap::new(), clock_unix_ms, last_ms: started_ms, end_t, single_size, open_loop }
+    }
+
+    /// The samples of the interval that `report` closes. An error names what was
+    /// missing or inconsistent (fio's output is not fathom's to trust blindly).
+    pub fn take(&mut self, report: &Report) -> Result<Vec<Sample>, String> {
+        let mid_ms = (self.last_ms + report.timestamp_ms) / 2 - self.clock_unix_ms;
+        self.last_ms = report.timestamp_ms.max(self.last_ms);
+        let t = (mid_ms.max(0) / 1000) as u32;
+        let mut samples = Vec::new();
+        for job in &report.jobs {
+            let Some(worker) = self.workers.get(&job.jobname) else {
+                return Err(format!("fio reported a job `{}` that fathom did not write", job.jobname));
+            };
+            let dirs = [(Op::Read, Some(&job.read)), (Op::Write, Some(&job.write)), (Op::Sync, job.sync.as_ref())];
+            for (op, dir) in dirs {
+                let Some(dir) = dir else { continue };
+                let seen = self.seen.entry((job.jobname.clone(), op)).or_default();
+                let Some(stats) = delta(seen, dir, op, self.single_size, self.open_loop)? else { continue };
+                if t < self.end_t {
+                    samples.push(Sample { workload: worker.workload, worker: worker.worker, t, op, stats });
+                }
+            }
+        }
+        Ok(samples)
+    }
+}
+
+/// The change since `seen`, which it then advances; `None` when nothing completed.
+fn delta(
+    seen: &mut Seen,
+    dir: &Direction,
+    op: Op,
+    single_size: Option<u64>,
+    open_loop: bool,
+) -> Result<Option<OpStats>, String> {
+    let ios = dir.lat_ns.n.checked_sub(seen.ios).ok_or("fio's IO count went backwards")?;
+    if ios == 0 {
+        return Ok(None);
+    }
+    let mut stats = OpStats::new(false);
+    stats.ops = ios;
+    // fio's byte count lags its IO count by a few IOs in a report; with one block size
+    // the bytes follow exactly from the IOs
+    stats.bytes = match single_size {
+        Some(size) if op != Op::Sync => ios * size,
+        _ => dir.io_bytes.saturating_sub(seen.bytes),
+    };
+    let sum = dir.lat_ns.mean * dir.lat_ns.n as f64;
+    stats.latency_sum_ns = (sum - seen.latency_sum_ns).max(0.0).round() as u64;
+    let mut binned = 0;
+    for (value, &count) in &dir.lat_ns.bins {
+        let ns: u64 = value.parse().map_err(|_| format!("fio latency bin `{value}` is not a number"))?;
+        let before = seen.bins.insert(ns, count).unwrap_or(0);
+        if count > before {
+            stats.latency.saturating_record_n(ns.max(1), count - before);
+            binned += count - before;
+        }
+    }
+    if binned == 0 {
+        return Err("fio's report has no latency bins: is it fio 3 with --output-format=json+?".into());
+    }
+    if open_loop {
+        // fio has no intended start: its latency is all there is to say
+        stats.service = Some(stats.latency.clone());
+    }
+    if op != Op::Sync
+        && let Some(size) = single_size
+    {
+        stats.sizes.push((size, ios));
+    }
+    seen.ios = dir.lat_ns.n;
+    seen.bytes = dir.io_bytes;
+    seen.latency_sum_ns = sum;
+    Ok(Some(stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(ts: i64, reads: u64, bins: &[(u64, u64)]) -> Report {
+        let bins: serde_json::Map<String, serde_json::Value> =
+            bins.iter().map(|(v, c)| (v.to_string(), (*c).into())).collect();
+        let mean = if reads == 0 {
+            0.0
+        } else {
+            bins.iter().map(|(v, c)| v.parse::<f64>().unwrap() * c.as_f64().unwrap()).sum::<f64>() / reads as f64
+        };
+        serde_json::from_value(serde_json::json!({
+            "timestamp_ms": ts,
+            "jobs": [{
+                "jobname": "w.0",
+                "read": {"io_bytes": reads * 4096, "lat_ns": {"N": reads, "mean": mean, "bins": bins}},
+                "write": {"io_bytes": 0, "lat_ns": {"N": 0, "mean": 0.0}},
+            }]
+        }))
+        .unwrap()
+    }
+
+    fn intervals(end_t: u32) -> Intervals {
+        let workers = HashMap::from([("w.0".to_string(), Worker { workload: 3, worker: 7 })]);
+        Intervals::new(workers, 10_000, 10_100, end_t, Some(4096), false)
+    }
+
+    #[test]
+    fn consecutive_reports_become_intervals() {
+        let mut iv = intervals(60);
+        // 100 reads of 1 µs by 10.35 s, then 50 more of 2 µs by 11.6 s
+        let a = iv.take(&report(10_350, 100, &[(1000, 100)])).unwrap();
+        assert_eq!(a.len(), 1);
+        assert_eq!((a[0].workload, a[0].worker, a[0].t, a[0].op), (3, 7, 0, Op::Read));
+        assert_eq!(a[0].stats.ops, 100);
+        assert_eq!(a[0].stats.latency_sum_ns, 100_000);
+        let b = iv.take(&report(11_600, 150, &[(1000, 100), (2000, 50)])).unwrap();
+        // interval 10.35..11.6 s of Unix time is 0.35..1.6 s of the run: midpoint in second 0
+        assert_eq!(b[0].t, 0);
+        assert_eq!(b[0].stats.ops, 50);
+        assert_eq!(b[0].stats.bytes, 50 * 4096);
+        assert_eq!(b[0].stats.latency.len(), 50);
+        assert_eq!(b[0].stats.latency.min(), 2000);
+        assert_eq!(b[0].stats.sizes, vec![(4096, 50)]);
+        assert_eq!(b[0].stats.latency_sum_ns, 100_000);
+        // nothing new: no sample
+        assert!(iv.take(&report(11_850, 150, &[(1000, 100), (2000, 50)])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn past_the_end_is_dropped_and_strangers_are_errors() {
+        let mut iv = intervals(1);
+        // 10.1..12.4 s: midpoint in second 1, the end
+        assert!(iv.take(&report(12_400, 10, &[(1000, 10)])).unwrap().is_empty());
+        let mut stranger = report(12_500, 11, &[(1000, 11)]);
+        stranger.jobs[0].jobname = "x".into();
+        assert!(iv.take(&stranger).unwrap_err().contains("`x`"));
+        let mut no_bins = report(12_600, 20, &[]);
+        no_bins.jobs[0].jobname = "w.0".into();
+        assert!(iv.take(&no_bins).unwrap_err().contains("json+"));
+    }
+}
