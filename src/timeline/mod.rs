@@ -113,7 +113,12 @@ fn start_phase(
     next_worker: &mut u32,
     started: &mut Started,
 ) -> Result<()> {
-    let start_t = (cx.clock_start.elapsed().as_secs_f64() - 0.005).ceil().max(0.0) as u64;
+    // fio needs a moment to start its jobs: leave it that long before the first second
+    let lead = match phase.workloads.iter().any(|&i| cx.engines[i] == EngineKind::Fio) {
+        true => fio::STARTUP.as_secs_f64(),
+        false => 0.0,
+    };
+    let start_t = (cx.clock_start.elapsed().as_secs_f64() + lead - 0.005).ceil().max(0.0) as u64;
     let begin = cx.clock_start + Duration::from_secs(start_t);
     for &idx in &phase.workloads {
         let w = Arc::new(scenario.workloads[idx].clone());
