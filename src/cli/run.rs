@@ -5,6 +5,7 @@ use crate::engine::{self, target};
 use crate::error::{Error, Result};
 use crate::metrics::collector;
 use crate::observe::environment;
+use crate::report::expect;
 use crate::report::summary::RunSummary;
 use crate::scenario::{EngineKind, Override, Scenario, Source, builtin};
 use crate::store::{Status, Store};
@@ -35,6 +36,9 @@ pub struct Args {
     /// real fio, for parity checks); the same as `--set engine=ENGINE`
     #[arg(long, value_name = "ENGINE")]
     engine: Option<String>,
+    /// Do not check the scenario's `expect` thresholds (a failed one exits 3)
+    #[arg(long)]
+    no_expect: bool,
     /// Print only the final summary
     #[arg(long, short)]
     quiet: bool,
@@ -87,27 +91,11 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         store.add_warning(run, w.code(), &w.message())?;
         eprintln!("warning: {}", w.message());
     }
-    let total: u64 = scenario
-        .phases
-        .iter()
-        .map(|p| {
-            p.workloads
-                .iter()
-                .map(|&i| (scenario.workloads[i].ramp + scenario.workloads[i].duration).as_secs())
-                .max()
-                .unwrap_or(0)
-        })
-        .sum();
+    let total = timeline::planned_seconds(&scenario);
     if let Some(d) = &scenario.description {
         progress(&format!("{}: {d}", scenario.name));
     }
-    progress(&format!(
-        "run {run}: {} phase{}, about {} s; results in {}",
-        scenario.phases.len(),
-        if scenario.phases.len() == 1 { "" } else { "s" },
-        total,
-        store.path.display()
-    ));
+    progress(&format!("run {run}: about {total} s; results in {}", store.path.display()));
 
     let clock_start = Instant::now();
     let clock_unix_ms = crate::store::now_ms();
@@ -151,8 +139,25 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
     };
     store.finish_run(run, status, error.as_deref())?;
+    // Expectations judge a run that completed; a failed one exits 3.
+    let mut code = code;
+    if code == 0 && !args.no_expect && !scenario.expect.is_empty() {
+        let rows = expect::check(&store, run, &scenario.expect)?;
+        for (i, row) in rows.iter().enumerate() {
+            store.add_expectation(run, i, row)?;
+        }
+        if rows.iter().any(|r| !r.passed) {
+            code = 3;
+        }
+    }
     println!();
     super::show::print(&RunSummary::load(&store, &run.to_string())?);
+    if code == 3 {
+        println!(
+            "
+some expectations failed (exit 3); `--no-expect` skips them"
+        );
+    }
     if code == 0 {
         println!("\nsee it again with `fathom show {run}`; all runs: `fathom runs`");
     }

@@ -38,6 +38,9 @@ pub fn print(s: &RunSummary) {
     }
     println!();
     print!("{}", table::results(s));
+    if !s.expectations.is_empty() {
+        print!("{}", crate::report::expect::describe(&s.expectations));
+    }
     if s.workloads.iter().any(|w| !w.ops.is_empty()) {
         println!(
             "\nIOPS x mean = Little's law: the average number of IOs in flight. In a closed-loop workload\n\

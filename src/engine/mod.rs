@@ -46,12 +46,15 @@ pub struct WorkerSpec {
     /// This worker's share of `rate_iops`, if open loop.
     pub schedule: Option<Arc<Schedule>>,
     pub tx: Sender<Sample>,
+    /// Set to stop this worker's workload (a timeline `stop`, or the run ending).
     pub stop: Arc<AtomicBool>,
+    /// Set to stop the whole run: a worker that fails sets it.
+    pub abort: Arc<AtomicBool>,
 }
 
 impl WorkerSpec {
     pub fn stopped(&self, now: Instant) -> bool {
-        now >= self.end || self.stop.load(Ordering::Relaxed)
+        now >= self.end || self.stop.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
     }
 
     pub fn recorder(&self) -> Recorder {
@@ -100,7 +103,7 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
                 };
                 if result.is_err() {
                     // a failed IO ends the whole run now, not when this thread is joined
-                    spec.stop.store(true, Ordering::Relaxed);
+                    spec.abort.store(true, Ordering::Relaxed);
                 }
                 result
             })

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Workload};
 use crate::warnings::Warning;
-use crate::workload::data::DataGen;
+use crate::workload::data::{Content, DataGen, DataSpec};
 use crate::workload::{Rng, writes};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -197,7 +197,7 @@ fn prepare_files(
             }
             let data = open(w, &p.path, span, warn)?;
             if w.prefill {
-                prefill(w, &data, stop)?;
+                fill(w, &data, false, stop)?;
             }
             Ok(data)
         })
@@ -394,14 +394,17 @@ fn check_room_to_grow(w: &Workload, path: &Path) -> Result<()> {
 /// Writes the workload's whole working set once, sequentially in 1 MiB writes through
 /// its own file handle (O_DIRECT if in effect), so reads measure written data and
 /// thin storage has allocated it. The data is the workload's own content, block by
-/// block of its smallest block size (so `crc` reads of that size verify).
-fn prefill(w: &Workload, data: &DataFile, stop: &AtomicBool) -> Result<()> {
+/// block of its smallest block size (so `crc` reads of that size verify), or zeros
+/// with `zero` (a timeline `zero` step: freeing space on thin storage).
+pub fn fill(w: &Workload, data: &DataFile, zero: bool, stop: &AtomicBool) -> Result<()> {
     let started = Instant::now();
-    eprintln!("prefilling {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(w.offset));
+    let what = if zero { "zeroing" } else { "prefilling" };
+    eprintln!("{what} {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(w.offset));
     let block = w.bs.min() as usize;
     let chunk = LAYOUT_CHUNK / block.min(LAYOUT_CHUNK) * block;
     let mut buf = super::buffer::AlignedBuf::new(chunk);
-    let mut content = DataGen::new(&w.data, Rng::seed_from(&w.name, data.size, 3));
+    let spec = if zero { DataSpec { content: Content::Zero, dedupe_percent: 0, crc: false } } else { w.data };
+    let mut content = DataGen::new(&spec, Rng::seed_from(&w.name, data.size, 3));
     let (start, end) = (w.offset, w.offset + data.size);
     let mut offset = start;
     while offset < end {
@@ -413,13 +416,13 @@ fn prefill(w: &Workload, data: &DataFile, stop: &AtomicBool) -> Result<()> {
             content.fill(b, offset + (i * block) as u64);
         }
         std::os::unix::fs::FileExt::write_all_at(&data.file, &buf.as_mut_slice()[..n], offset).map_err(|e| {
-            let msg = format!("prefilling {} at offset {offset}: {e}", data.path.display());
+            let msg = format!("{what} {} at offset {offset}: {e}", data.path.display());
             if e.raw_os_error() == Some(libc::ENOSPC) { Error::input(msg) } else { Error::failed(msg) }
         })?;
         offset += n as u64;
     }
-    data.file.sync_data().map_err(|e| Error::failed(format!("prefilling {}: {e}", data.path.display())))?;
-    eprintln!("prefilled in {:.1} s", started.elapsed().as_secs_f64());
+    data.file.sync_data().map_err(|e| Error::failed(format!("{what} {}: {e}", data.path.display())))?;
+    eprintln!("{what} took {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
 }
 

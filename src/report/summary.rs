@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::scenario::EngineKind;
-use crate::store::{RunRow, Store, WarningRow, WorkloadRow};
+use crate::store::{EventRow, ExpectationRow, PhaseRow, RunRow, Store, WarningRow, WorkloadRow};
 use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
 
@@ -110,7 +110,20 @@ impl Fidelity {
 pub struct RunSummary {
     pub run: RunRow,
     pub workloads: Vec<WorkloadSummary>,
+    /// Stretches with the same workloads running, with each op's figures in each
+    /// (the measured part: ramps excluded).
+    pub phases: Vec<PhaseSummary>,
+    /// What the timeline did besides running workloads (exec, wait_until, fills, marks).
+    pub events: Vec<EventRow>,
+    pub expectations: Vec<ExpectationRow>,
     pub warnings: Vec<WarningRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PhaseSummary {
+    #[serde(flatten)]
+    pub phase: PhaseRow,
+    pub ops: Vec<OpSummary>,
 }
 
 impl RunSummary {
@@ -145,8 +158,26 @@ impl RunSummary {
             let fidelity = Fidelity::new(&w, &ops, &sizes);
             workloads.push(WorkloadSummary { concurrency: depth * w.workers, workload: w, ops, fidelity });
         }
+        let mut phases = Vec::new();
+        for p in store.phases(run.id)? {
+            let mut ops = Vec::new();
+            for w in &workloads {
+                let (from, to) = w.workload.measured_window();
+                let end = p.end_t.map(|e| e as f64).unwrap_or(to);
+                let (from, to) = ((p.start_t as f64).max(from), end.min(to).floor());
+                if to <= from {
+                    continue;
+                }
+                for (op, s) in store.window(run.id, w.workload.idx, from as i64, to as i64)? {
+                    ops.push(OpSummary::new(&w.workload.name, op, &s, to - from, None));
+                }
+            }
+            phases.push(PhaseSummary { phase: p, ops });
+        }
+        let events = store.events(run.id)?;
+        let expectations = store.expectations(run.id)?;
         let warnings = store.warnings(run.id)?;
-        Ok(RunSummary { run, workloads, warnings })
+        Ok(RunSummary { run, workloads, phases, events, expectations, warnings })
     }
 
     /// The op with the most IOPS: the run's headline in `fathom runs`.
@@ -156,7 +187,7 @@ impl RunSummary {
 }
 
 /// Fraction of a workload's IOs that are reads, from its stored profile.
-fn read_share(w: &WorkloadRow) -> f64 {
+pub fn read_share(w: &WorkloadRow) -> f64 {
     match w.profile.get("rw").and_then(|v| v.as_str()) {
         Some("read") | Some("randread") => 1.0,
         Some("randrw") | Some("rw") => w.profile.get("rwmixread").and_then(|v| v.as_f64()).unwrap_or(50.0) / 100.0,

@@ -60,6 +60,8 @@ pub fn results(s: &RunSummary) -> String {
         }
     }
     let mut out = render(&header, &rows, 2);
+    out.push_str(&phases(s));
+    out.push_str(&events(s));
     if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.service_time.is_some())) {
         out.push_str("\nopen-loop workloads (latency counts from each IO's scheduled start):\n");
         let mut rows = Vec::new();
@@ -103,6 +105,64 @@ pub fn results(s: &RunSummary) -> String {
     if !checked.is_empty() {
         out.push_str("\nblocks read and checked against their crc32c header:\n");
         out.push_str(&checked.concat());
+    }
+    out
+}
+
+/// Per phase, when the timeline had more than one: each op's figures in it, so any
+/// workload can be compared before, during and after.
+fn phases(s: &RunSummary) -> String {
+    if s.phases.len() < 2 {
+        return String::new();
+    }
+    let header = ["phase", "seconds", "workload", "op", "IOPS", "MB/s", "p50", "p99", "IOPS x mean"];
+    let mut rows = Vec::new();
+    for p in &s.phases {
+        let span = match p.phase.end_t {
+            Some(end) => format!("{}-{end}", p.phase.start_t),
+            None => format!("{}-", p.phase.start_t),
+        };
+        if p.ops.is_empty() {
+            rows.push(
+                vec![p.phase.label.clone(), span.clone(), "-".into(), "-".into(), "ramp only".into()]
+                    .into_iter()
+                    .chain(std::iter::repeat_n(String::new(), 4))
+                    .collect(),
+            );
+        }
+        for (i, o) in p.ops.iter().enumerate() {
+            let first = i == 0;
+            rows.push(vec![
+                if first { p.phase.label.clone() } else { String::new() },
+                if first { span.clone() } else { String::new() },
+                o.workload.clone(),
+                o.op.to_string(),
+                count(o.iops),
+                sig3(o.mb_per_s),
+                latency_us(o.latency.p50_us),
+                latency_us(o.latency.p99_us),
+                format!("{:.2}", o.littles_n),
+            ]);
+        }
+    }
+    format!("\nphases (seconds of the run; ramps excluded):\n{}", render(&header, &rows, 4))
+}
+
+/// What the timeline did besides running workloads, in order.
+fn events(s: &RunSummary) -> String {
+    let mut out = String::new();
+    if !s.events.is_empty() {
+        out.push_str("\ntimeline events:\n");
+        for e in &s.events {
+            let took = e.took_ms.map(|ms| format!(" ({:.1} s)", ms as f64 / 1000.0)).unwrap_or_default();
+            let status = match (e.kind.as_str(), e.status) {
+                ("mark", _) => String::new(),
+                (_, Some(0)) => " ok".into(),
+                (_, Some(n)) => format!(" failed ({n})"),
+                (_, None) => " failed".into(),
+            };
+            out.push_str(&format!("  {:>7.1}s  {} {}{status}{took}\n", e.at_ms as f64 / 1000.0, e.kind, e.label));
+        }
     }
     out
 }

@@ -8,9 +8,12 @@
 //! so a semantic error points at the text the user wrote.
 
 pub mod builtin;
+pub mod expect;
 mod locate;
 mod overrides;
+pub mod steps;
 pub mod units;
+mod vars;
 
 use crate::error::{Error, Result};
 use crate::workload::access::Distribution;
@@ -135,14 +138,6 @@ pub struct Profile {
     pub ramp: Option<Span>,
 }
 
-/// One timeline step. Only `start` exists so far; the timeline issue adds the rest.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    /// Start a workload and wait until it has run its ramp and duration.
-    pub start: String,
-}
-
 /// `target: /dev/sdb` or `target: [/dev/sdb, /dev/sdc]`.
 fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
     struct OneOrMany;
@@ -227,7 +222,13 @@ pub struct ScenarioFile {
     #[serde(deserialize_with = "unique_names")]
     pub workloads: IndexMap<String, Profile>,
     #[serde(default)]
-    pub timeline: Option<Vec<Step>>,
+    pub timeline: Option<Vec<steps::StepFile>>,
+    /// Checked by [`vars::substitute`] before the file is read; kept for the record.
+    #[serde(default)]
+    pub vars: Option<IndexMap<String, serde_yaml::Value>>,
+    /// Thresholds checked at the end of the run (see [`expect`]).
+    #[serde(default)]
+    pub expect: Option<Vec<String>>,
 }
 
 /// Workload names must be unique: YAML would otherwise let a later definition silently
@@ -306,13 +307,6 @@ pub struct Workload {
     pub ramp: Duration,
 }
 
-/// A set of workloads started together; every phase is one labelled stretch of the run.
-#[derive(Debug, Clone)]
-pub struct Phase {
-    pub label: String,
-    pub workloads: Vec<usize>,
-}
-
 /// A loaded, checked scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -321,7 +315,11 @@ pub struct Scenario {
     /// The source text, stored with the run so it can be reproduced.
     pub text: String,
     pub workloads: Vec<Workload>,
-    pub phases: Vec<Phase>,
+    /// The timeline; without one in the file, every workload starts at once.
+    pub steps: Vec<steps::Step>,
+    pub expect: Vec<expect::Expectation>,
+    /// The variables after `--set`, as substituted.
+    pub vars: IndexMap<String, String>,
 }
 
 /// Where a scenario came from, for error messages.
@@ -333,8 +331,15 @@ pub struct Source<'a> {
 
 impl Scenario {
     /// Loads a scenario from text, applying `--set` overrides, and checks every value.
-    pub fn load(src: &Source, sets: &[Override]) -> Result<Scenario> {
-        let origin = &src.origin;
+    pub fn load(original: &Source, sets: &[Override]) -> Result<Scenario> {
+        let origin = &original.origin;
+        let mut sets = sets.to_vec();
+        let (text, vars) = vars::substitute(original.text, &mut sets).map_err(|e| match e.strip_prefix("line ") {
+            Some(rest) => Error::input(format!("{origin}:{rest}")),
+            None => Error::input(format!("{origin}: {e}")),
+        })?;
+        let src = &Source { origin: origin.clone(), text: &text };
+        let sets = &sets[..];
         let parsed: ScenarioFile = serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
         let mut touched = Vec::new();
         let file = if sets.is_empty() {
@@ -349,7 +354,9 @@ impl Scenario {
                 .map_err(|e| Error::input(format!("{}: {}", overrides::describe(sets), strip_mark(&e.to_string()))))?
         };
         let checker = Checker { src, touched };
-        checker.resolve(file, src.text)
+        let mut scenario = checker.resolve(file, original.text)?;
+        scenario.vars = vars;
+        Ok(scenario)
     }
 }
 
@@ -394,47 +401,128 @@ impl Checker<'_> {
         if file.workloads.is_empty() {
             return Err(self.err(&["workloads"], "a scenario needs at least one workload"));
         }
+        let names: Vec<&str> = file.workloads.keys().map(String::as_str).collect();
+        let index_of = |name: &str| file.workloads.get_index_of(name);
+        let steps = match &file.timeline {
+            // without a timeline, every workload starts at once
+            None => (0..names.len())
+                .map(|workload| steps::Step {
+                    at: None,
+                    phase: None,
+                    action: steps::Action::Start { workload, stagger: Duration::ZERO, wait: false },
+                })
+                .collect(),
+            Some(raw) => self.timeline(raw, &names)?,
+        };
+        // how long each workload runs when the timeline says (a start's `duration`, a ramp)
+        let mut run_for: Vec<Option<Duration>> = vec![None; names.len()];
+        for (i, (raw, step)) in file.timeline.iter().flatten().zip(&steps).enumerate() {
+            match step.action {
+                steps::Action::Start { workload, .. } if raw.duration.is_some() => {
+                    let d = raw.duration.unwrap_or(Span(Duration::ZERO)).0;
+                    if d.is_zero() || d.subsec_nanos() != 0 {
+                        let at = ["timeline", &i.to_string(), "duration"];
+                        return Err(self.err(&at, "must be a whole number of seconds, at least 1s"));
+                    }
+                    run_for[workload] = Some(d);
+                }
+                steps::Action::Ramp { workload, add, every, until, .. } => {
+                    run_for[workload] = Some(every * until.div_ceil(add));
+                }
+                _ => {}
+            }
+        }
         let defaults = file.defaults.clone().unwrap_or_default();
         let mut workloads = Vec::new();
-        for (name, profile) in &file.workloads {
-            workloads.push(self.workload(name, profile, &defaults)?);
+        for ((name, profile), run_for) in file.workloads.iter().zip(run_for) {
+            workloads.push(self.workload(name, profile, &defaults, run_for)?);
         }
-        let phases = match &file.timeline {
-            None => vec![Phase { label: "main".into(), workloads: (0..workloads.len()).collect() }],
-            Some(steps) => {
-                let mut phases = Vec::new();
-                for (i, step) in steps.iter().enumerate() {
-                    let idx = file.workloads.get_index_of(&step.start).ok_or_else(|| {
-                        let known: Vec<&str> = file.workloads.keys().map(String::as_str).collect();
-                        self.err(
-                            &["timeline", &i.to_string(), "start"],
-                            format!("no workload named `{}` (workloads: {})", step.start, known.join(", ")),
-                        )
-                    })?;
-                    if let Some(first) = steps[..i].iter().position(|s| s.start == step.start) {
+        for (i, step) in steps.iter().enumerate() {
+            if let steps::Action::Ramp { workload, .. } | steps::Action::Start { workload, stagger: _, .. } =
+                step.action
+            {
+                let w = &workloads[workload];
+                let ramped = matches!(step.action, steps::Action::Ramp { .. })
+                    || matches!(step.action, steps::Action::Start { stagger, .. } if !stagger.is_zero());
+                if ramped && w.engine == EngineKind::Fio {
+                    return Err(self.err(
+                        &["timeline", &i.to_string()],
+                        format!("`{}` runs on fio, whose jobs start together: no ramp or stagger", w.name),
+                    ));
+                }
+            }
+        }
+        let mut expect = Vec::new();
+        for (i, e) in file.expect.iter().flatten().enumerate() {
+            expect.push(expect::parse(e, &index_of).map_err(|msg| self.err(&["expect", &i.to_string()], msg))?);
+        }
+        Ok(Scenario {
+            name: file.name,
+            description: file.description,
+            text: text.to_string(),
+            workloads,
+            steps,
+            expect,
+            vars: IndexMap::new(),
+        })
+    }
+
+    /// Checks the timeline: each step, each workload started once before it is stopped
+    /// or waited for, and none left unstarted.
+    fn timeline(&self, raw: &[steps::StepFile], names: &[&str]) -> Result<Vec<steps::Step>> {
+        if raw.is_empty() {
+            return Err(self.err(&["timeline"], "the timeline is empty"));
+        }
+        let index_of = |name: &str| names.iter().position(|n| *n == name);
+        let mut started: Vec<Option<usize>> = vec![None; names.len()];
+        let mut out = Vec::new();
+        for (i, r) in raw.iter().enumerate() {
+            let n = i.to_string();
+            let step = steps::resolve(r, &index_of).map_err(|(key, msg)| {
+                let mut path = vec!["timeline", n.as_str()];
+                path.extend(key.split('.').filter(|k| !k.is_empty()));
+                let msg = if msg.starts_with("no workload") {
+                    format!("{msg} (workloads: {})", names.join(", "))
+                } else {
+                    msg
+                };
+                self.err(&path, msg)
+            })?;
+            match step.action {
+                steps::Action::Start { workload, .. } | steps::Action::Ramp { workload, .. } => {
+                    let verb = if matches!(step.action, steps::Action::Start { .. }) { "start" } else { "ramp" };
+                    if let Some(first) = started[workload] {
                         return Err(self.err(
-                            &["timeline", &i.to_string(), "start"],
+                            &["timeline", &n, verb],
                             format!(
                                 "`{}` already started at timeline step {first}; define another workload to run it again",
-                                step.start
+                                names[workload]
                             ),
                         ));
                     }
-                    phases.push(Phase { label: step.start.clone(), workloads: vec![idx] });
+                    started[workload] = Some(i);
                 }
-                if phases.is_empty() {
-                    return Err(self.err(&["timeline"], "the timeline is empty"));
-                }
-                if let Some(idle) = file.workloads.keys().find(|name| steps.iter().all(|s| &s.start != *name)) {
+                steps::Action::Stop { workload } | steps::Action::WaitFor { workload }
+                    if started[workload].is_none() =>
+                {
+                    let verb = if matches!(step.action, steps::Action::Stop { .. }) { "stop" } else { "wait_for" };
                     return Err(self.err(
-                        &["workloads", idle],
-                        format!("`{idle}` is never started: add `- start: {idle}` to the timeline, or remove it"),
+                        &["timeline", &n, verb],
+                        format!("`{}` has not been started by this step", names[workload]),
                     ));
                 }
-                phases
+                _ => {}
             }
-        };
-        Ok(Scenario { name: file.name, description: file.description, text: text.to_string(), workloads, phases })
+            out.push(step);
+        }
+        if let Some(idle) = (0..names.len()).find(|&w| started[w].is_none()) {
+            let name = names[idle];
+            return Err(self.err(
+                &["workloads", name],
+                format!("`{name}` is never started: add `- start: {name}` to the timeline, or remove it"),
+            ));
+        }
+        Ok(out)
     }
 
     /// The data keys: `compress_percent`, `dedupe_percent`, `zero` and `crc`.
@@ -507,7 +595,8 @@ impl Checker<'_> {
     }
 
     /// Overlays a workload on the defaults and checks each value.
-    fn workload(&self, name: &str, p: &Profile, d: &Profile) -> Result<Workload> {
+    /// `run_for`: the duration the timeline gives the workload, over its own.
+    fn workload(&self, name: &str, p: &Profile, d: &Profile, run_for: Option<Duration>) -> Result<Workload> {
         // The path of a key: the workload's own if it sets it, else the defaults'.
         let at = |key: &'static str, own: bool| -> Vec<String> {
             if own { vec!["workloads".into(), name.into(), key.into()] } else { vec!["defaults".into(), key.into()] }
@@ -704,8 +793,11 @@ impl Checker<'_> {
             Ok(d)
         };
         let (duration, dur_at) = pick!(duration);
-        let duration = duration.ok_or_else(|| missing("duration", "how long to measure, e.g. 30s"))?;
-        let duration = whole_seconds(duration, &dur_at)?;
+        let duration = match (run_for, duration) {
+            (Some(d), _) => d,
+            (None, Some(d)) => whole_seconds(d, &dur_at)?,
+            (None, None) => return Err(missing("duration", "how long to measure, e.g. 30s")),
+        };
         if duration.is_zero() {
             return Err(fail(&dur_at, "must be at least 1s".into()));
         }
@@ -782,7 +874,9 @@ workloads:
         assert_eq!(s.workloads[1].bs, BlockSizes::single(1 << 20));
         assert_eq!(s.workloads[1].duration, Duration::from_secs(5));
         assert!(s.workloads[0].direct);
-        assert_eq!(s.phases.len(), 1, "no timeline: everything starts together");
+        let starts: Vec<bool> =
+            s.steps.iter().map(|st| matches!(st.action, steps::Action::Start { wait: false, .. })).collect();
+        assert_eq!(starts, vec![true, true], "no timeline: everything starts together");
     }
 
     #[test]
@@ -825,8 +919,38 @@ workloads:
         let err = load(&text, &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:14: timeline.1.start: no workload named `c`"), "{err}");
         let ok = load(&format!("{BASIC}timeline:\n  - start: b\n  - start: a\n"), &[]).unwrap();
-        assert_eq!(ok.phases.len(), 2);
-        assert_eq!(ok.phases[0].workloads, vec![1]);
+        assert_eq!(ok.steps.len(), 2);
+        assert!(matches!(ok.steps[0].action, steps::Action::Start { workload: 1, .. }));
+    }
+
+    #[test]
+    fn a_timeline_gives_durations_and_checks_its_order() {
+        let text = format!(
+            "{BASIC}timeline:\n  - start: a\n    async: true\n  - wait: 2s\n  - ramp: b\n    add: 2\n    every: 3s\n    until: 5\n  - stop: a\n"
+        );
+        let s = load(&text, &[]).unwrap();
+        assert_eq!(s.workloads[1].duration, Duration::from_secs(9), "3 additions of 3 s");
+        let text = format!("{BASIC}timeline:\n  - start: a\n    duration: 7s\n  - start: b\n");
+        assert_eq!(load(&text, &[]).unwrap().workloads[0].duration, Duration::from_secs(7));
+        let early = format!("{BASIC}timeline:\n  - stop: a\n  - start: a\n  - start: b\n");
+        let err = load(&early, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:13: timeline.0.stop: `a` has not been started"), "{err}");
+        let unknown = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n    every: 2s\n");
+        let err = load(&unknown, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:15: timeline.1.every: does not apply to `start`"), "{err}");
+    }
+
+    #[test]
+    fn vars_and_expectations() {
+        let text = BASIC
+            .replace("name: basic\n", "name: basic\nvars:\n  secs: 5\n")
+            .replace("duration: 5s", "duration: ${secs}s");
+        let s = load(&format!("{text}expect:\n  - a.read.p99 < 5ms\n"), &["secs=9"]).unwrap();
+        assert_eq!(s.workloads[0].duration, Duration::from_secs(9));
+        assert_eq!(s.vars["secs"], "9");
+        assert_eq!(s.expect.len(), 1);
+        let err = load(&format!("{text}expect:\n  - a.read.p99 < 5\n"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:15: expect.0: `5` is not a latency"), "{err}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_yaml::{Mapping, Value};
 use std::fmt;
 use std::str::FromStr;
 
-const TOP_LEVEL: [&str; 5] = ["name", "description", "defaults", "workloads", "timeline"];
+const TOP_LEVEL: [&str; 7] = ["name", "description", "defaults", "workloads", "timeline", "vars", "expect"];
 
 /// One `--set` argument.
 #[derive(Debug, Clone)]

@@ -8,6 +8,9 @@
 //! about 230 MB (measured by the test `a_day_of_64_workers_fits_in_a_few_hundred_megabytes`).
 
 mod schema;
+mod timeline;
+
+pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};
 use crate::metrics::{self, Op, OpStats};

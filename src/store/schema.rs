@@ -4,8 +4,9 @@
 use crate::error::{Error, Result};
 use rusqlite::Connection;
 
-/// 2 added `io_sizes` and `verify`; a version 1 store gains the tables when opened.
-const VERSION: i64 = 2;
+/// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`; an older
+/// store gains the tables when opened.
+const VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -88,6 +89,40 @@ CREATE TABLE IF NOT EXISTS verify (
     misplaced    INTEGER NOT NULL,
     corrupt      INTEGER NOT NULL,
     PRIMARY KEY (run_id, workload_idx, t)
+) WITHOUT ROWID;
+-- Stretches of the run during which the same workloads run (with the same number of
+-- workers): each timeline step that changes what runs opens one. Seconds of the run
+-- clock, [start_t, end_t); end_t is NULL while open or if the run was cut short.
+CREATE TABLE IF NOT EXISTS phases (
+    run_id   INTEGER NOT NULL,
+    idx      INTEGER NOT NULL,
+    label    TEXT NOT NULL,
+    start_t  INTEGER NOT NULL,
+    end_t    INTEGER,
+    PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+-- What the timeline did besides running workloads: exec, wait_until, prefill, zero,
+-- mark. at_ms on the run clock; status: the exit status of a command, 0 for a probe
+-- that succeeded, NULL for a mark; took_ms how long it lasted (a recovery time).
+CREATE TABLE IF NOT EXISTS events (
+    run_id   INTEGER NOT NULL,
+    idx      INTEGER NOT NULL,
+    at_ms    INTEGER NOT NULL,
+    kind     TEXT NOT NULL,
+    label    TEXT NOT NULL,
+    status   INTEGER,
+    took_ms  INTEGER,
+    detail   TEXT NOT NULL,
+    PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+-- The scenario's expectations as checked at the end of the run.
+CREATE TABLE IF NOT EXISTS expectations (
+    run_id    INTEGER NOT NULL,
+    idx       INTEGER NOT NULL,
+    text      TEXT NOT NULL,
+    measured  REAL,
+    passed    INTEGER NOT NULL,
+    PRIMARY KEY (run_id, idx)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS warnings (
     id      INTEGER PRIMARY KEY,

@@ -1,15 +1,22 @@
-//! The executor: runs a scenario's phases on the run clock, starting each workload's
-//! workers at a whole second so every sample of every workload lines up on one
-//! per-second grid, and decides how the run ended.
+//! The executor: runs a scenario's timeline on the run clock. Workloads start and stop
+//! on whole seconds, so every sample of every workload lines up on one per-second grid
+//! and every phase (a stretch with the same workloads running) is whole seconds too.
+//! Steps run in order; a blocking step (a `start` without `async`, `wait`, `wait_for`)
+//! waits while workloads started earlier go on, ramps add their workers, and workloads
+//! that reach their end close a phase.
 
-use crate::drivers::fio::{self, jobfile::IoEngine};
-use crate::engine::target::DataFile;
-use crate::engine::{self, Schedule, WorkerSpec, WorkerThread};
+mod hooks;
+mod live;
+
+use crate::drivers::fio;
+use crate::engine::target::{self, DataFile};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::{EngineKind, Phase, Queue, Scenario};
-use crate::store::{Store, WorkloadRow};
+use crate::scenario::steps::{Action, Step};
+use crate::scenario::{EngineKind, Scenario};
+use crate::store::{EventRow, PhaseRow, Store};
 use crate::warnings::Warning;
+use live::Live;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,187 +59,430 @@ pub struct Context<'a> {
 }
 
 pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
-    let mut next_worker = 0u32;
-    let mut failure: Option<String> = None;
-    for phase in &scenario.phases {
-        if cx.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let mut started = Started::default();
-        if let Err(e) = start_phase(scenario, phase, cx, &mut next_worker, &mut started) {
-            // whatever did start must not run on to its end
-            cx.stop.store(true, Ordering::Relaxed);
-            failure.get_or_insert(e.to_string());
-        }
-        for (handle, who) in started.threads {
-            let result = handle.join().unwrap_or_else(|_| Err(format!("{who} panicked")));
-            if let Err(msg) = result {
-                cx.stop.store(true, Ordering::Relaxed);
-                failure.get_or_insert(msg);
-            }
-        }
-        let stopped = cx.clock_start.elapsed().as_secs_f64();
-        for (idx, end_t) in started.ends {
-            let mut stopped = stopped.min(end_t as f64);
-            // an appending workload has one file
-            let data = &cx.files[idx][0];
-            let full_at_ms = data.full_at_ms.load(Ordering::Relaxed);
-            if full_at_ms > 0 {
-                stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
-                let w = Warning::TargetFull {
-                    workload: scenario.workloads[idx].name.clone(),
-                    path: data.path.clone(),
-                    at_s: stopped,
-                };
-                cx.store.add_warning(cx.run, w.code(), &w.message())?;
-                eprintln!("warning: {}", w.message());
-            }
-            cx.store.set_workload_stopped(cx.run, idx, stopped)?;
-        }
-    }
-    Ok(match failure {
+    let mut ex = Executor {
+        scenario,
+        cx,
+        live: (0..scenario.workloads.len()).map(|_| None).collect(),
+        ramps: Vec::new(),
+        next_worker: 0,
+        phase: None,
+        phases: 0,
+        failure: None,
+    };
+    let result = ex.run();
+    // whatever happened, nothing keeps running and every thread is joined
+    cx.stop.store(cx.stop.load(Ordering::Relaxed) || result.is_err(), Ordering::Relaxed);
+    let ended = ex.finish();
+    result?;
+    ended?;
+    Ok(match ex.failure {
         Some(msg) => Outcome::Failed(msg),
         None if cx.interrupted.load(Ordering::Relaxed) => Outcome::Aborted,
         None => Outcome::Completed,
     })
 }
 
-/// What a phase has started so far: threads (with who they are, for errors), and each
-/// workload's end second.
-#[derive(Default)]
-struct Started {
-    threads: Vec<(WorkerThread, String)>,
-    ends: Vec<(usize, u64)>,
+/// Workers a ramp still has to add: (second to add them at, workload, how many).
+type Addition = (u64, usize, u32);
+
+/// What runs in a phase: (workload, workers) of each.
+type Running = Vec<(usize, u32)>;
+
+struct Executor<'a> {
+    scenario: &'a Scenario,
+    cx: &'a Context<'a>,
+    /// Per workload, once started.
+    live: Vec<Option<Live>>,
+    ramps: Vec<Addition>,
+    next_worker: u32,
+    /// The open phase: its index, first second, and what runs.
+    phase: Option<(i64, u64, Running)>,
+    phases: i64,
+    failure: Option<String>,
 }
 
-/// Records and starts a phase's workloads on the next whole second of the run clock.
-fn start_phase(
-    scenario: &Scenario,
-    phase: &Phase,
-    cx: &Context,
-    next_worker: &mut u32,
-    started: &mut Started,
-) -> Result<()> {
-    // fio needs a moment to start its jobs: leave it that long before the first second
-    let lead = match phase.workloads.iter().any(|&i| cx.engines[i] == EngineKind::Fio) {
-        true => fio::STARTUP.as_secs_f64(),
-        false => 0.0,
-    };
-    let start_t = (cx.clock_start.elapsed().as_secs_f64() + lead - 0.005).ceil().max(0.0) as u64;
-    let begin = cx.clock_start + Duration::from_secs(start_t);
-    for &idx in &phase.workloads {
-        let w = Arc::new(scenario.workloads[idx].clone());
-        let engine = cx.engines[idx];
-        let measure_t = start_t + w.ramp.as_secs();
-        let end_t = measure_t + w.duration.as_secs();
-        let files = &cx.files[idx];
-        // A queue per target runs `jobs` workers on each target.
-        let workers = match w.queue {
-            Queue::Shared => w.jobs,
-            Queue::PerTarget => w.jobs * files.len() as u32,
-        };
-        let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
-        cx.store.add_workload(
-            cx.run,
-            &WorkloadRow {
-                idx: idx as i64,
-                name: w.name.clone(),
-                phase: phase.label.clone(),
-                profile: serde_json::to_value(&*w).unwrap_or_default(),
-                data_path: paths.join(", "),
-                engine: engine.to_string(),
-                workers: workers as i64,
-                start_t: start_t as i64,
-                measure_t: measure_t as i64,
-                end_t: end_t as i64,
-                stopped_at: None,
-                rate_iops: w.rate_iops,
-            },
-        )?;
-        started.ends.push((idx, end_t));
-        (cx.progress)(&describe(&w, engine, files, workers, start_t));
-        let end = cx.clock_start + Duration::from_secs(end_t);
-        let first_worker = *next_worker;
-        for index in 0..workers {
-            cx.store.add_worker(cx.run, first_worker + index, idx, index, "localhost")?;
+impl Executor<'_> {
+    fn run(&mut self) -> Result<()> {
+        let steps = &self.scenario.steps;
+        for step in steps {
+            if self.aborted() {
+                return Ok(());
+            }
+            if let Some(at) = step.at {
+                self.idle_until(self.cx.clock_start + at, None)?;
+            }
+            self.step(step)?;
         }
-        *next_worker += workers;
-        let failed_to_start = |e: std::io::Error| Error::failed(format!("starting worker threads: {e}"));
-        if engine == EngineKind::Fio {
-            std::fs::create_dir_all(&cx.run_dir)
-                .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
-            let launch = fio::Launch {
-                workload_idx: idx,
-                workload: w.clone(),
-                files: files.clone(),
-                first_worker,
-                io_engine: if cx.uring_ok { IoEngine::IoUring } else { IoEngine::Psync },
-                clock_start: cx.clock_start,
-                clock_unix_ms: cx.clock_unix_ms,
-                begin,
-                end_t,
-                dir: cx.run_dir.clone(),
-                tx: cx.tx.clone(),
-                stop: cx.stop.clone(),
-            };
-            started.threads.push((fio::start(launch).map_err(failed_to_start)?, format!("{} (fio)", w.name)));
-            continue;
+        // the timeline is done: let what runs run to its end
+        let last = self.live.iter().flatten().filter(|l| !l.over).map(|l| l.end(self.cx)).max();
+        if let Some(end) = last {
+            self.idle_until(end, None)?;
         }
-        for index in 0..workers {
-            let spec = Arc::new(WorkerSpec {
-                workload_idx: idx,
-                workload: w.clone(),
-                worker_id: first_worker + index,
-                index,
-                files: match w.queue {
-                    Queue::Shared => files.clone(),
-                    Queue::PerTarget => vec![files[(index / w.jobs) as usize].clone()],
-                },
-                engine,
-                clock_start: cx.clock_start,
-                begin,
-                end,
-                schedule: w.rate_iops.map(|r| {
-                    let seed = crate::workload::Rng::seed_from(&w.name, index as u64, 2);
-                    Arc::new(Schedule::new(begin, r, w.arrival, seed, index, workers))
-                }),
-                tx: cx.tx.clone(),
-                stop: cx.stop.clone(),
-            });
-            let who = format!("{} worker {index}", w.name);
-            started.threads.extend(engine::spawn(spec).map_err(failed_to_start)?.into_iter().map(|h| (h, who.clone())));
+        Ok(())
+    }
+
+    fn aborted(&self) -> bool {
+        self.cx.stop.load(Ordering::Relaxed)
+    }
+
+    fn step(&mut self, step: &Step) -> Result<()> {
+        let cx = self.cx;
+        match step.action {
+            Action::Start { workload, stagger, wait } => {
+                let w = &self.scenario.workloads[workload];
+                let jobs = live::jobs_of(w, &cx.files[workload]);
+                let lead = if cx.engines[workload] == EngineKind::Fio { fio::STARTUP } else { Duration::ZERO };
+                let start_t = self.next_second(lead);
+                let label = self.label_for(step, workload);
+                let mut l = Live::new(cx, workload, w, start_t, jobs, self.next_worker, &label)?;
+                self.next_worker += jobs;
+                (cx.progress)(&live::describe(&l, cx));
+                l.add_workers(cx, jobs, start_t, stagger)?;
+                self.live[workload] = Some(l);
+                self.open_phase(start_t, step.phase.clone())?;
+                if wait {
+                    self.wait_for(workload)?;
+                }
+            }
+            Action::Ramp { workload, add, every, until, wait } => {
+                let w = &self.scenario.workloads[workload];
+                let start_t = self.next_second(Duration::ZERO);
+                let label = self.label_for(step, workload);
+                let mut l = Live::new(cx, workload, w, start_t, until, self.next_worker, &label)?;
+                self.next_worker += until;
+                (cx.progress)(&live::describe(&l, cx));
+                l.add_workers(cx, add.min(until), start_t, Duration::ZERO)?;
+                self.live[workload] = Some(l);
+                self.open_phase(start_t, step.phase.clone())?;
+                let mut t = start_t;
+                let mut count = add.min(until);
+                while count < until {
+                    t += every.as_secs();
+                    let more = add.min(until - count);
+                    self.ramps.push((t, workload, more));
+                    count += more;
+                }
+                if wait {
+                    self.wait_for(workload)?;
+                }
+            }
+            Action::Stop { workload } => {
+                let t = self.next_second(Duration::ZERO);
+                self.idle_until(cx.clock_start + Duration::from_secs(t), None)?;
+                if let Some(l) = self.live[workload].as_mut().filter(|l| !l.over) {
+                    l.stop.store(true, Ordering::Relaxed);
+                    (cx.progress)(&format!("[{t:>5}s] stop {}", l.w.name));
+                }
+                self.ramps.retain(|r| r.1 != workload);
+                self.end_workload(workload, Some(t as f64))?;
+                self.open_phase(t, step.phase.clone())?;
+            }
+            Action::Wait(d) => {
+                let until = Instant::now() + d;
+                self.idle_until(until, None)?;
+            }
+            Action::WaitFor { workload } => self.wait_for(workload)?,
+            Action::Fill { workload, zero } => {
+                let at = self.now_ms();
+                let started = Instant::now();
+                let w = &self.scenario.workloads[workload];
+                let kind = if zero { "zero" } else { "prefill" };
+                let mut result = Ok(());
+                for data in &cx.files[workload] {
+                    result = result.and_then(|_| target::fill(w, data, zero, &cx.stop));
+                }
+                let took = started.elapsed().as_millis() as i64;
+                let detail = match &result {
+                    Ok(()) => String::new(),
+                    Err(e) => e.to_string(),
+                };
+                let row = EventRow {
+                    at_ms: at,
+                    kind: kind.into(),
+                    label: w.name.clone(),
+                    status: Some(i64::from(result.is_err())),
+                    took_ms: Some(took),
+                    detail,
+                };
+                cx.store.add_event(cx.run, &row)?;
+                match result {
+                    Err(Error::Interrupted) => {}
+                    Err(e) => self.fail(format!("{kind} {}: {e}", w.name)),
+                    Ok(()) => {}
+                }
+            }
+            Action::Exec { ref command, timeout } => {
+                let at = self.now_ms();
+                let ran = hooks::exec(command, timeout, &cx.stop);
+                let row = EventRow {
+                    at_ms: at,
+                    kind: "exec".into(),
+                    label: command.clone(),
+                    status: ran.status.map(i64::from),
+                    took_ms: Some(ran.took.as_millis() as i64),
+                    detail: ran.output.clone(),
+                };
+                cx.store.add_event(cx.run, &row)?;
+                let how = match ran.status {
+                    Some(n) => format!("exit {n}"),
+                    None => "killed".to_string(),
+                };
+                (cx.progress)(&format!(
+                    "[{:>5}s] exec `{command}`: {how} after {:.1} s",
+                    at / 1000,
+                    ran.took.as_secs_f64()
+                ));
+                if ran.status != Some(0) && !self.aborted() {
+                    let tail = ran.output.trim().lines().last().unwrap_or("").to_string();
+                    self.fail(format!("exec `{command}` failed ({how}): {tail}"));
+                }
+            }
+            Action::WaitUntil { ref probe, timeout, interval } => {
+                let at = self.now_ms();
+                // workloads go on while we poll, on a thread of its own
+                let probe_thread = {
+                    let (probe, stop) = (probe.clone(), cx.stop.clone());
+                    std::thread::spawn(move || hooks::wait_until(&probe, timeout, interval, &stop))
+                };
+                while !probe_thread.is_finished() {
+                    self.idle_until(Instant::now() + Duration::from_millis(50), None)?;
+                }
+                let result = probe_thread.join().unwrap_or_else(|_| Err("the probe panicked".into()));
+                let took = match &result {
+                    Ok(d) => d.as_millis() as i64,
+                    Err(_) => self.now_ms() - at,
+                };
+                let row = EventRow {
+                    at_ms: at,
+                    kind: "wait_until".into(),
+                    label: probe.to_string(),
+                    status: result.as_ref().ok().map(|_| 0),
+                    took_ms: Some(took),
+                    detail: result.as_ref().err().cloned().unwrap_or_default(),
+                };
+                cx.store.add_event(cx.run, &row)?;
+                match result {
+                    Ok(d) => {
+                        (cx.progress)(&format!("[{:>5}s] {probe}: ready after {:.1} s", at / 1000, d.as_secs_f64()))
+                    }
+                    Err(e) if !self.aborted() => {
+                        self.fail(format!("wait_until {probe}: not ready after {} s: {e}", timeout.as_secs_f64()))
+                    }
+                    Err(_) => {}
+                }
+            }
+            Action::Mark(ref label) => {
+                let at = self.now_ms();
+                let row = EventRow {
+                    at_ms: at,
+                    kind: "mark".into(),
+                    label: label.clone(),
+                    status: None,
+                    took_ms: None,
+                    detail: String::new(),
+                };
+                cx.store.add_event(cx.run, &row)?;
+                (cx.progress)(&format!("[{:>5}s] mark: {label}", at / 1000));
+            }
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, msg: String) {
+        self.cx.stop.store(true, Ordering::Relaxed);
+        self.failure.get_or_insert(msg);
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.cx.clock_start.elapsed().as_millis() as i64
+    }
+
+    /// The next whole second of the run clock at least `lead` from now.
+    fn next_second(&self, lead: Duration) -> u64 {
+        (self.cx.clock_start.elapsed().as_secs_f64() + lead.as_secs_f64() - 0.005).ceil().max(0.0) as u64
+    }
+
+    /// The phase a workload starts in, as recorded with it: the step's label, else its
+    /// own name.
+    fn label_for(&self, step: &Step, workload: usize) -> String {
+        step.phase.clone().unwrap_or_else(|| self.scenario.workloads[workload].name.clone())
+    }
+
+    fn wait_for(&mut self, workload: usize) -> Result<()> {
+        self.idle_until(Instant::now() + Duration::from_secs(u32::MAX as u64), Some(workload))
+    }
+
+    /// Lets time pass until `until` (or until workload `done` is over): adds ramp
+    /// workers when due, ends workloads that reach their end, passes a run-wide stop
+    /// on to every workload.
+    fn idle_until(&mut self, until: Instant, done: Option<usize>) -> Result<()> {
+        loop {
+            let now = Instant::now();
+            let t = self.cx.clock_start.elapsed().as_secs();
+            if self.aborted() {
+                for l in self.live.iter().flatten() {
+                    l.stop.store(true, Ordering::Relaxed);
+                }
+                return Ok(());
+            }
+            // ramp additions due
+            let due: Vec<Addition> = self.ramps.iter().copied().filter(|r| r.0 <= t).collect();
+            self.ramps.retain(|r| r.0 > t);
+            for (at, workload, count) in due {
+                if let Some(l) = self.live[workload].as_mut().filter(|l| !l.over) {
+                    l.add_workers(self.cx, count, at, Duration::ZERO)?;
+                    (self.cx.progress)(&format!("[{at:>5}s] {}: {} of {} workers", l.w.name, l.workers, l.planned));
+                }
+                self.open_phase(at, None)?;
+            }
+            // workloads past their end
+            let ended: Vec<usize> =
+                self.live.iter().flatten().filter(|l| !l.over && now >= l.end(self.cx)).map(|l| l.idx).collect();
+            for idx in ended {
+                let end_t = self.live[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
+                self.end_workload(idx, None)?;
+                self.open_phase(end_t, None)?;
+            }
+            let finished = done.is_some_and(|d| self.live[d].as_ref().is_none_or(|l| l.over));
+            if finished || now >= until {
+                return Ok(());
+            }
+            let next_ramp = self.ramps.iter().map(|r| self.cx.clock_start + Duration::from_secs(r.0)).min();
+            let wake = [Some(until), next_ramp].into_iter().flatten().min().unwrap_or(until);
+            std::thread::sleep(wake.saturating_duration_since(now).min(Duration::from_millis(50)));
         }
     }
-    Ok(())
+
+    /// Joins a workload's threads and records when it stopped (`at`: a timeline stop,
+    /// else its end, a failure, or a full filesystem).
+    fn end_workload(&mut self, idx: usize, at: Option<f64>) -> Result<()> {
+        let cx = self.cx;
+        let Some(l) = self.live[idx].as_mut().filter(|l| !l.over) else { return Ok(()) };
+        if let Some(msg) = l.join() {
+            self.fail(msg);
+        }
+        let l = self.live[idx].as_ref().expect("just joined");
+        let mut stopped = at.unwrap_or(l.end_t as f64).min(cx.clock_start.elapsed().as_secs_f64()).min(l.end_t as f64);
+        // an appending workload has one file
+        let data = &cx.files[idx][0];
+        let full_at_ms = data.full_at_ms.load(Ordering::Relaxed);
+        if full_at_ms > 0 {
+            stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
+            let w = Warning::TargetFull { workload: l.w.name.clone(), path: data.path.clone(), at_s: stopped };
+            cx.store.add_warning(cx.run, w.code(), &w.message())?;
+            eprintln!("warning: {}", w.message());
+        }
+        cx.store.set_workload_stopped(cx.run, idx, stopped)?;
+        Ok(())
+    }
+
+    /// Opens a phase at second `t` if what runs differs from the open phase's. Changes
+    /// within one second (workloads starting together) make one phase, not several.
+    fn open_phase(&mut self, t: u64, label: Option<String>) -> Result<()> {
+        let running: Running = self
+            .live
+            .iter()
+            .flatten()
+            .filter(|l| !l.over && l.end_t > t && !l.stop.load(Ordering::Relaxed))
+            .map(|l| (l.idx, l.workers))
+            .collect();
+        if self.phase.as_ref().is_some_and(|(_, _, r)| *r == running) && label.is_none() {
+            return Ok(());
+        }
+        let reuse = match &self.phase {
+            Some((idx, start_t, _)) if *start_t == t => Some(*idx),
+            _ => {
+                self.close_phase(t)?;
+                None
+            }
+        };
+        if running.is_empty() {
+            if let Some(idx) = reuse {
+                self.cx.store.drop_phase(self.cx.run, idx)?;
+                self.phase = None;
+                self.phases -= 1;
+            }
+            return Ok(());
+        }
+        let label = label.unwrap_or_else(|| {
+            let names: Vec<String> = running
+                .iter()
+                .map(|&(i, n)| {
+                    let l = self.live[i].as_ref().expect("running");
+                    if l.planned > live::jobs_of(&l.w, &self.cx.files[i]) || n < l.planned {
+                        format!("{} x{n}", l.w.name)
+                    } else {
+                        l.w.name.clone()
+                    }
+                })
+                .collect();
+            names.join("+")
+        });
+        let idx = match reuse {
+            Some(idx) => {
+                self.cx.store.drop_phase(self.cx.run, idx)?;
+                idx
+            }
+            None => {
+                self.phases += 1;
+                self.phases - 1
+            }
+        };
+        self.cx.store.add_phase(self.cx.run, &PhaseRow { idx, label, start_t: t as i64, end_t: None })?;
+        self.phase = Some((idx, t, running));
+        Ok(())
+    }
+
+    fn close_phase(&mut self, t: u64) -> Result<()> {
+        if let Some((idx, _, _)) = self.phase.take() {
+            self.cx.store.end_phase(self.cx.run, idx, t as i64)?;
+        }
+        Ok(())
+    }
+
+    /// Stops and joins everything still running, and closes the last phase.
+    fn finish(&mut self) -> Result<()> {
+        for l in self.live.iter().flatten() {
+            if self.cx.stop.load(Ordering::Relaxed) {
+                l.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        let now = self.cx.clock_start.elapsed().as_secs_f64();
+        let mut result = Ok(());
+        for idx in 0..self.live.len() {
+            let r = self.end_workload(idx, Some(now));
+            if result.is_ok() {
+                result = r;
+            }
+        }
+        let end = self.live.iter().flatten().map(|l| l.end_t).max().unwrap_or(0).min(now.floor() as u64);
+        let closed = if self.cx.stop.load(Ordering::Relaxed) { now.floor() as u64 } else { end };
+        result.and(self.close_phase(closed))
+    }
 }
 
-/// One line saying what starts now, e.g.
-/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on ... (1 GiB): 2s ramp + 15s`.
-fn describe(
-    w: &crate::scenario::Workload,
-    engine: EngineKind,
-    files: &[Arc<DataFile>],
-    workers: u32,
-    start_t: u64,
-) -> String {
-    use crate::scenario::units::{Size, Span};
-    let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
-    let jobs = if workers == 1 { "1 job".to_string() } else { format!("{workers} jobs") };
-    let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
-    let on: Vec<String> = files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect();
-    let queue = match (files.len(), w.queue) {
-        (1, _) => String::new(),
-        (_, Queue::Shared) => ", one queue across".to_string(),
-        (_, Queue::PerTarget) => ", a queue per target".to_string(),
-    };
-    format!(
-        "[{start_t:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {engine}, {}{queue} on {}: {ramp}{}",
-        w.name,
-        w.bs,
-        w.iodepth,
-        if files.iter().all(|f| f.direct) { "O_DIRECT" } else { "buffered" },
-        on.join(", "),
-        Span(w.duration)
-    )
+/// About how long the timeline takes, in seconds: what it waits for, ramps and
+/// workload durations (hooks and fills count as instant).
+pub fn planned_seconds(scenario: &Scenario) -> u64 {
+    let mut now = 0u64;
+    let mut ends = vec![0u64; scenario.workloads.len()];
+    for step in &scenario.steps {
+        if let Some(at) = step.at {
+            now = now.max(at.as_secs());
+        }
+        match step.action {
+            Action::Start { workload, wait, .. } | Action::Ramp { workload, wait, .. } => {
+                let w = &scenario.workloads[workload];
+                ends[workload] = now + (w.ramp + w.duration).as_secs();
+                if wait {
+                    now = ends[workload];
+                }
+            }
+            Action::Stop { workload } => ends[workload] = ends[workload].min(now),
+            Action::Wait(d) => now += d.as_secs(),
+            Action::WaitFor { workload } => now = now.max(ends[workload]),
+            _ => {}
+        }
+    }
+    ends.into_iter().max().unwrap_or(0).max(now)
 }

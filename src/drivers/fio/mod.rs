@@ -60,7 +60,10 @@ pub struct Launch {
     /// Where the job file, fio's last report and its stderr are kept.
     pub dir: PathBuf,
     pub tx: Sender<Sample>,
+    /// Set to stop the workload (a timeline `stop`, or the run ending).
     pub stop: Arc<AtomicBool>,
+    /// Set to stop the whole run; a failed fio sets it.
+    pub abort: Arc<AtomicBool>,
 }
 
 /// Starts the thread that runs fio for one workload.
@@ -68,7 +71,7 @@ pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
     std::thread::Builder::new().name(format!("{}-fio", launch.workload.name)).spawn(move || {
         let result = run(&launch);
         if result.is_err() {
-            launch.stop.store(true, Ordering::Relaxed);
+            launch.abort.store(true, Ordering::Relaxed);
         }
         result
     })
@@ -104,7 +107,7 @@ fn run(l: &Launch) -> Result<(), String> {
         .map_err(|e| format!("{}: starting fio: {e}", w.name))?;
     let done = Arc::new(AtomicBool::new(false));
     let end = l.clock_start + Duration::from_secs(l.end_t);
-    let watcher = watch(child.id(), l.stop.clone(), done.clone(), end);
+    let watcher = watch(child.id(), [l.stop.clone(), l.abort.clone()], done.clone(), end);
 
     let workers: HashMap<String, status::Worker> = job
         .jobs
@@ -190,13 +193,13 @@ fn read_reports(
 /// Stops fio with SIGINT (it then writes its final report) at `end`, or sooner when
 /// the run is stopped, and kills it if it does not end within 5 s of that. Returns
 /// whether it signalled fio.
-fn watch(pid: u32, stop: Arc<AtomicBool>, done: Arc<AtomicBool>, end: Instant) -> std::thread::JoinHandle<bool> {
+fn watch(pid: u32, stop: [Arc<AtomicBool>; 2], done: Arc<AtomicBool>, end: Instant) -> std::thread::JoinHandle<bool> {
     std::thread::spawn(move || {
         let mut interrupted: Option<Instant> = None;
         while !done.load(Ordering::Relaxed) {
             let now = Instant::now();
             let signal = match interrupted {
-                None if stop.load(Ordering::Relaxed) || now >= end => {
+                None if stop.iter().any(|s| s.load(Ordering::Relaxed)) || now >= end => {
                     interrupted = Some(now);
                     libc::SIGINT
                 }

@@ -1,0 +1,286 @@
+//! The timeline: what happens when. A step as written has one action key (`start`,
+//! `stop`, `wait`, `wait_for`, `ramp`, `prefill`, `zero`, `exec`, `wait_until`, `mark`)
+//! and the options that go with it; [`resolve`] checks it and turns it into an
+//! [`Action`] that names workloads by index.
+
+use super::units::Span;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// One timeline step as written.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepFile {
+    /// Run the step at this offset from the start of the run (after the previous step
+    /// otherwise).
+    pub at: Option<Span>,
+    /// Name the phase this step opens (default: the running workloads).
+    pub phase: Option<String>,
+    pub start: Option<String>,
+    pub stop: Option<String>,
+    pub wait: Option<Span>,
+    pub wait_for: Option<String>,
+    pub ramp: Option<String>,
+    pub prefill: Option<String>,
+    pub zero: Option<String>,
+    pub exec: Option<String>,
+    pub wait_until: Option<ProbeFile>,
+    pub mark: Option<String>,
+    // options
+    pub duration: Option<Span>,
+    pub stagger: Option<Span>,
+    #[serde(rename = "async")]
+    pub asynchronous: Option<bool>,
+    pub add: Option<u32>,
+    pub every: Option<Span>,
+    pub until: Option<u32>,
+    pub timeout: Option<Span>,
+}
+
+/// `wait_until:` as written: one probe and how long to keep trying.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeFile {
+    pub command: Option<String>,
+    pub tcp: Option<String>,
+    pub http: Option<String>,
+    pub timeout: Option<Span>,
+    pub interval: Option<Span>,
+}
+
+/// A resolved step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub at: Option<Duration>,
+    /// Label of the phase the step opens, when given.
+    pub phase: Option<String>,
+    pub action: Action,
+}
+
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Start a workload's workers (`stagger` apart) and, unless `wait` is false
+    /// (`async: true`), wait until it ends.
+    Start {
+        workload: usize,
+        stagger: Duration,
+        wait: bool,
+    },
+    Stop {
+        workload: usize,
+    },
+    Wait(Duration),
+    WaitFor {
+        workload: usize,
+    },
+    /// Start `add` workers now and `add` more every `every` until `until` run; each
+    /// addition opens a phase. The workload ends `every` after the last addition.
+    Ramp {
+        workload: usize,
+        add: u32,
+        every: Duration,
+        until: u32,
+        wait: bool,
+    },
+    /// Write the workload's working set with its data content (`zero`: with zeros).
+    Fill {
+        workload: usize,
+        zero: bool,
+    },
+    Exec {
+        command: String,
+        timeout: Duration,
+    },
+    WaitUntil {
+        probe: Probe,
+        timeout: Duration,
+        interval: Duration,
+    },
+    Mark(String),
+}
+
+/// What `wait_until` polls until it succeeds.
+#[derive(Debug, Clone)]
+pub enum Probe {
+    /// A shell command that exits 0.
+    Command(String),
+    /// A TCP connection to HOST:PORT that is accepted.
+    Tcp(String),
+    /// An HTTP GET of a URL that answers 2xx.
+    Http(String),
+}
+
+impl std::fmt::Display for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Probe::Command(c) => write!(f, "command `{c}`"),
+            Probe::Tcp(a) => write!(f, "tcp {a}"),
+            Probe::Http(u) => write!(f, "http {u}"),
+        }
+    }
+}
+
+/// Default time an `exec` may take, and `wait_until` may keep trying.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// An error at a key of step `i`: (key, message).
+pub type StepError = (String, String);
+
+/// Checks step `raw`, resolving workload names with `index_of`.
+pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Step, StepError> {
+    let actions: Vec<&str> = [
+        ("start", raw.start.is_some()),
+        ("stop", raw.stop.is_some()),
+        ("wait", raw.wait.is_some()),
+        ("wait_for", raw.wait_for.is_some()),
+        ("ramp", raw.ramp.is_some()),
+        ("prefill", raw.prefill.is_some()),
+        ("zero", raw.zero.is_some()),
+        ("exec", raw.exec.is_some()),
+        ("wait_until", raw.wait_until.is_some()),
+        ("mark", raw.mark.is_some()),
+    ]
+    .into_iter()
+    .filter(|a| a.1)
+    .map(|a| a.0)
+    .collect();
+    let action = match actions.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err((
+                String::new(),
+                "a step needs one action: start, stop, wait, wait_for, ramp, prefill, zero, exec, wait_until or mark"
+                    .into(),
+            ));
+        }
+        [first, second, ..] => {
+            return Err((second.to_string(), format!("one action per step: this step already has `{first}`")));
+        }
+    };
+    let workload = |key: &str, name: &Option<String>| -> Result<usize, StepError> {
+        let name = name.as_deref().unwrap_or_default();
+        index_of(name).ok_or_else(|| (key.to_string(), format!("no workload named `{name}`")))
+    };
+    // options that only some actions take
+    let allowed: &[&str] = match action {
+        "start" => &["duration", "stagger", "async"],
+        "ramp" => &["add", "every", "until", "async"],
+        "exec" => &["timeout"],
+        _ => &[],
+    };
+    let given = [
+        ("duration", raw.duration.is_some()),
+        ("stagger", raw.stagger.is_some()),
+        ("async", raw.asynchronous.is_some()),
+        ("add", raw.add.is_some()),
+        ("every", raw.every.is_some()),
+        ("until", raw.until.is_some()),
+        ("timeout", raw.timeout.is_some()),
+    ];
+    if let Some((key, _)) = given.iter().find(|(k, set)| *set && !allowed.contains(k)) {
+        let hint = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
+        return Err((key.to_string(), format!("does not apply to `{action}` (its options: {hint})")));
+    }
+    let wait = !raw.asynchronous.unwrap_or(false);
+    let action = match action {
+        "start" => Action::Start {
+            workload: workload("start", &raw.start)?,
+            stagger: raw.stagger.map(|s| s.0).unwrap_or_default(),
+            wait,
+        },
+        "stop" => Action::Stop { workload: workload("stop", &raw.stop)? },
+        "wait" => Action::Wait(raw.wait.map(|s| s.0).unwrap_or_default()),
+        "wait_for" => Action::WaitFor { workload: workload("wait_for", &raw.wait_for)? },
+        "ramp" => {
+            let w = workload("ramp", &raw.ramp)?;
+            let add = raw.add.unwrap_or(1);
+            let every = raw.every.ok_or(("ramp".to_string(), "needs `every`: how long each step runs".to_string()))?;
+            let until =
+                raw.until.ok_or(("ramp".to_string(), "needs `until`: the number of workers to reach".to_string()))?;
+            if add == 0 || until < add {
+                return Err(("until".into(), format!("must be at least `add` ({add}), and `add` at least 1")));
+            }
+            if every.0.is_zero() || every.0.subsec_nanos() != 0 {
+                return Err(("every".into(), format!("{every} must be a whole number of seconds, at least 1s")));
+            }
+            Action::Ramp { workload: w, add, every: every.0, until, wait }
+        }
+        "prefill" => Action::Fill { workload: workload("prefill", &raw.prefill)?, zero: false },
+        "zero" => Action::Fill { workload: workload("zero", &raw.zero)?, zero: true },
+        "exec" => {
+            let command = raw.exec.clone().unwrap_or_default();
+            if command.trim().is_empty() {
+                return Err(("exec".into(), "an empty command".into()));
+            }
+            Action::Exec { command, timeout: raw.timeout.map(|t| t.0).unwrap_or(DEFAULT_TIMEOUT) }
+        }
+        "wait_until" => {
+            let p = raw.wait_until.clone().unwrap_or_default();
+            let probe = match (p.command, p.tcp, p.http) {
+                (Some(c), None, None) => Probe::Command(c),
+                (None, Some(a), None) => {
+                    if !a.contains(':') {
+                        return Err(("wait_until.tcp".into(), format!("`{a}` is not HOST:PORT")));
+                    }
+                    Probe::Tcp(a)
+                }
+                (None, None, Some(u)) => {
+                    if !u.starts_with("http://") {
+                        return Err(("wait_until.http".into(), format!("`{u}`: only http:// URLs can be probed")));
+                    }
+                    Probe::Http(u)
+                }
+                _ => return Err(("wait_until".into(), "needs exactly one of `command`, `tcp` or `http`".into())),
+            };
+            let interval = p.interval.map(|i| i.0).unwrap_or(Duration::from_secs(1));
+            if interval.is_zero() {
+                return Err(("wait_until.interval".into(), "must be above 0".into()));
+            }
+            Action::WaitUntil { probe, timeout: p.timeout.map(|t| t.0).unwrap_or(DEFAULT_TIMEOUT), interval }
+        }
+        _ => Action::Mark(raw.mark.clone().unwrap_or_default()),
+    };
+    Ok(Step { at: raw.at.map(|a| a.0), phase: raw.phase.clone(), action })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_of(name: &str) -> Option<usize> {
+        ["oltp", "dss"].iter().position(|n| *n == name)
+    }
+
+    fn step(yaml: &str) -> Result<Step, StepError> {
+        resolve(&serde_yaml::from_str(yaml).unwrap(), &index_of)
+    }
+
+    #[test]
+    fn steps_resolve_to_actions() {
+        let s = step("{start: dss, async: true, stagger: 2s, at: 30s, phase: during}").unwrap();
+        assert!(
+            matches!(s.action, Action::Start { workload: 1, wait: false, stagger, .. } if stagger == Duration::from_secs(2))
+        );
+        assert_eq!(s.at, Some(Duration::from_secs(30)));
+        assert_eq!(s.phase.as_deref(), Some("during"));
+        let s = step("{ramp: oltp, add: 1, every: 5s, until: 4}").unwrap();
+        assert!(matches!(s.action, Action::Ramp { workload: 0, add: 1, until: 4, wait: true, .. }));
+        let s = step("{wait_until: {tcp: '127.0.0.1:5432', timeout: 1m}}").unwrap();
+        assert!(
+            matches!(s.action, Action::WaitUntil { probe: Probe::Tcp(_), timeout, .. } if timeout == Duration::from_secs(60))
+        );
+        assert!(matches!(step("{zero: dss}").unwrap().action, Action::Fill { workload: 1, zero: true }));
+    }
+
+    #[test]
+    fn mistakes_name_the_key() {
+        assert_eq!(step("{start: nope}").unwrap_err().0, "start");
+        assert_eq!(step("{start: oltp, stop: dss}").unwrap_err().0, "stop");
+        assert_eq!(step("{stop: oltp, duration: 3s}").unwrap_err().0, "duration");
+        assert_eq!(step("{ramp: oltp, every: 5s}").unwrap_err().0, "ramp");
+        assert_eq!(step("{ramp: oltp, add: 2, every: 5s, until: 1}").unwrap_err().0, "until");
+        assert_eq!(step("{wait_until: {tcp: nohost}}").unwrap_err().0, "wait_until.tcp");
+        assert_eq!(step("{wait_until: {timeout: 3s}}").unwrap_err().0, "wait_until");
+        assert!(step("{at: 3s}").unwrap_err().1.contains("needs one action"));
+    }
+}

@@ -1,0 +1,115 @@
+//! The timeline's records: phases, events (exec, wait_until, fills, marks) and the
+//! expectations checked at the end. Written as they happen, so an interrupted run keeps
+//! what it did.
+
+use super::Store;
+use crate::error::Result;
+use rusqlite::params;
+use serde::Serialize;
+
+/// A stretch of the run with the same workloads running: seconds `[start_t, end_t)`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseRow {
+    pub idx: i64,
+    pub label: String,
+    pub start_t: i64,
+    /// None while open, or when the run was cut short inside it.
+    pub end_t: Option<i64>,
+}
+
+/// Something the timeline did besides running workloads.
+#[derive(Debug, Clone, Serialize)]
+pub struct EventRow {
+    /// When it began, in ms of the run clock.
+    pub at_ms: i64,
+    /// `exec`, `wait_until`, `prefill`, `zero` or `mark`.
+    pub kind: String,
+    pub label: String,
+    /// A command's exit status, 0 for a probe that succeeded, None for marks and
+    /// probes that timed out.
+    pub status: Option<i64>,
+    pub took_ms: Option<i64>,
+    /// A command's output (its end), or why a probe failed.
+    pub detail: String,
+}
+
+/// An expectation as checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExpectationRow {
+    pub text: String,
+    /// None when there was nothing to measure (the workload did no IO in the window).
+    pub measured: Option<f64>,
+    pub passed: bool,
+}
+
+impl Store {
+    pub fn add_phase(&self, run: i64, p: &PhaseRow) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO phases (run_id, idx, label, start_t, end_t) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run, p.idx, p.label, p.start_t, p.end_t],
+        )?;
+        Ok(())
+    }
+
+    /// Removes a phase that turned out to last no time (it is replaced at once).
+    pub fn drop_phase(&self, run: i64, idx: i64) -> Result<()> {
+        self.conn.execute("DELETE FROM phases WHERE run_id = ?1 AND idx = ?2", params![run, idx])?;
+        Ok(())
+    }
+
+    pub fn end_phase(&self, run: i64, idx: i64, end_t: i64) -> Result<()> {
+        self.conn.execute("UPDATE phases SET end_t = ?3 WHERE run_id = ?1 AND idx = ?2", params![run, idx, end_t])?;
+        Ok(())
+    }
+
+    pub fn phases(&self, run: i64) -> Result<Vec<PhaseRow>> {
+        let mut stmt =
+            self.conn.prepare("SELECT idx, label, start_t, end_t FROM phases WHERE run_id = ?1 ORDER BY idx")?;
+        let rows = stmt.query_map([run], |r| {
+            Ok(PhaseRow { idx: r.get(0)?, label: r.get(1)?, start_t: r.get(2)?, end_t: r.get(3)? })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub fn add_event(&self, run: i64, e: &EventRow) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO events (run_id, idx, at_ms, kind, label, status, took_ms, detail)
+             VALUES (?1, (SELECT count(*) FROM events WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![run, e.at_ms, e.kind, e.label, e.status, e.took_ms, e.detail],
+        )?;
+        Ok(())
+    }
+
+    pub fn events(&self, run: i64) -> Result<Vec<EventRow>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT at_ms, kind, label, status, took_ms, detail FROM events WHERE run_id = ?1 ORDER BY idx")?;
+        let rows = stmt.query_map([run], |r| {
+            Ok(EventRow {
+                at_ms: r.get(0)?,
+                kind: r.get(1)?,
+                label: r.get(2)?,
+                status: r.get(3)?,
+                took_ms: r.get(4)?,
+                detail: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub fn add_expectation(&self, run: i64, idx: usize, e: &ExpectationRow) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO expectations (run_id, idx, text, measured, passed) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run, idx as i64, e.text, e.measured, e.passed],
+        )?;
+        Ok(())
+    }
+
+    pub fn expectations(&self, run: i64) -> Result<Vec<ExpectationRow>> {
+        let mut stmt =
+            self.conn.prepare("SELECT text, measured, passed FROM expectations WHERE run_id = ?1 ORDER BY idx")?;
+        let rows =
+            stmt.query_map([run], |r| Ok(ExpectationRow { text: r.get(0)?, measured: r.get(1)?, passed: r.get(2)? }))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}

@@ -1,0 +1,197 @@
+//! A running workload: its workers (started all at once, staggered, or added by a
+//! ramp), the flag that stops it, and the second it ends.
+
+use super::Context;
+use crate::drivers::fio::{self, jobfile::IoEngine};
+use crate::engine::target::DataFile;
+use crate::engine::{self, Schedule, WorkerSpec, WorkerThread};
+use crate::error::{Error, Result};
+use crate::scenario::{EngineKind, Queue, Workload};
+use crate::store::WorkloadRow;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+pub struct Live {
+    pub idx: usize,
+    pub w: Arc<Workload>,
+    pub engine: EngineKind,
+    pub start_t: u64,
+    pub end_t: u64,
+    /// Workers started so far, and how many it will have (a ramp's `until`).
+    pub workers: u32,
+    pub planned: u32,
+    first_worker: u32,
+    /// Stops this workload's workers (a timeline `stop`, or the run ending).
+    pub stop: Arc<AtomicBool>,
+    pub threads: Vec<(WorkerThread, String)>,
+    /// Stopped or past its end: its threads have been joined.
+    pub over: bool,
+}
+
+/// Workers a workload runs: `jobs` (on each target with a queue per target).
+pub fn jobs_of(w: &Workload, files: &[Arc<DataFile>]) -> u32 {
+    match w.queue {
+        Queue::Shared => w.jobs,
+        Queue::PerTarget => w.jobs * files.len() as u32,
+    }
+}
+
+impl Live {
+    /// Records workload `idx` as starting at second `start_t` with `planned` workers
+    /// (worker ids from `first_worker`), without starting any.
+    pub fn new(
+        cx: &Context,
+        idx: usize,
+        w: &Workload,
+        start_t: u64,
+        planned: u32,
+        first_worker: u32,
+        phase: &str,
+    ) -> Result<Live> {
+        let engine = cx.engines[idx];
+        let end_t = start_t + w.ramp.as_secs() + w.duration.as_secs();
+        let files = &cx.files[idx];
+        let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+        cx.store.add_workload(
+            cx.run,
+            &WorkloadRow {
+                idx: idx as i64,
+                name: w.name.clone(),
+                phase: phase.to_string(),
+                profile: serde_json::to_value(w).unwrap_or_default(),
+                data_path: paths.join(", "),
+                engine: engine.to_string(),
+                workers: planned as i64,
+                start_t: start_t as i64,
+                measure_t: (start_t + w.ramp.as_secs()) as i64,
+                end_t: end_t as i64,
+                stopped_at: None,
+                rate_iops: w.rate_iops,
+            },
+        )?;
+        Ok(Live {
+            idx,
+            w: Arc::new(w.clone()),
+            engine,
+            start_t,
+            end_t,
+            workers: 0,
+            planned,
+            first_worker,
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+            over: false,
+        })
+    }
+
+    pub fn end(&self, cx: &Context) -> Instant {
+        cx.clock_start + Duration::from_secs(self.end_t)
+    }
+
+    /// Starts `count` more workers, the first at second `begin_t` and each next
+    /// `stagger` later.
+    pub fn add_workers(&mut self, cx: &Context, count: u32, begin_t: u64, stagger: Duration) -> Result<()> {
+        let files = &cx.files[self.idx];
+        let failed_to_start = |e: std::io::Error| Error::failed(format!("starting worker threads: {e}"));
+        let begin = cx.clock_start + Duration::from_secs(begin_t);
+        let from = self.workers;
+        for index in from..from + count {
+            cx.store.add_worker(cx.run, self.first_worker + index, self.idx, index, "localhost")?;
+        }
+        self.workers += count;
+        let w = &self.w;
+        if self.engine == EngineKind::Fio {
+            std::fs::create_dir_all(&cx.run_dir)
+                .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
+            let launch = fio::Launch {
+                workload_idx: self.idx,
+                workload: w.clone(),
+                files: files.clone(),
+                first_worker: self.first_worker,
+                io_engine: if cx.uring_ok { IoEngine::IoUring } else { IoEngine::Psync },
+                clock_start: cx.clock_start,
+                clock_unix_ms: cx.clock_unix_ms,
+                begin,
+                end_t: self.end_t,
+                dir: cx.run_dir.clone(),
+                tx: cx.tx.clone(),
+                stop: self.stop.clone(),
+                abort: cx.stop.clone(),
+            };
+            self.threads.push((fio::start(launch).map_err(failed_to_start)?, format!("{} (fio)", w.name)));
+            return Ok(());
+        }
+        let end = self.end(cx);
+        for index in from..from + count {
+            // each worker's IO starts at its own instant; the run clock stays on whole seconds
+            let begin = begin + stagger * (index - from);
+            let spec = Arc::new(WorkerSpec {
+                workload_idx: self.idx,
+                workload: w.clone(),
+                worker_id: self.first_worker + index,
+                index,
+                files: match w.queue {
+                    Queue::Shared => files.clone(),
+                    Queue::PerTarget => vec![files[(index / w.jobs) as usize].clone()],
+                },
+                engine: self.engine,
+                clock_start: cx.clock_start,
+                begin,
+                end,
+                schedule: w.rate_iops.map(|r| {
+                    let seed = crate::workload::Rng::seed_from(&w.name, index as u64, 2);
+                    Arc::new(Schedule::new(begin, r, w.arrival, seed, index, self.planned))
+                }),
+                tx: cx.tx.clone(),
+                stop: self.stop.clone(),
+                abort: cx.stop.clone(),
+            });
+            let who = format!("{} worker {index}", w.name);
+            self.threads.extend(engine::spawn(spec).map_err(failed_to_start)?.into_iter().map(|h| (h, who.clone())));
+        }
+        Ok(())
+    }
+
+    /// Waits for every thread; the first failure, if any.
+    pub fn join(&mut self) -> Option<String> {
+        let mut failure = None;
+        for (handle, who) in self.threads.drain(..) {
+            let result = handle.join().unwrap_or_else(|_| Err(format!("{who} panicked")));
+            if let Err(msg) = result {
+                failure.get_or_insert(msg);
+            }
+        }
+        self.over = true;
+        failure
+    }
+}
+
+/// One line saying what starts now, e.g.
+/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on ... (1 GiB): 2s ramp + 15s`.
+pub fn describe(live: &Live, cx: &Context) -> String {
+    use crate::scenario::units::{Size, Span};
+    let w = &live.w;
+    let files = &cx.files[live.idx];
+    let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
+    let jobs = if live.planned == 1 { "1 job".to_string() } else { format!("{} jobs", live.planned) };
+    let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
+    let on: Vec<String> = files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect();
+    let queue = match (files.len(), w.queue) {
+        (1, _) => String::new(),
+        (_, Queue::Shared) => ", one queue across".to_string(),
+        (_, Queue::PerTarget) => ", a queue per target".to_string(),
+    };
+    format!(
+        "[{:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {}, {}{queue} on {}: {ramp}{}",
+        live.start_t,
+        w.name,
+        w.bs,
+        w.iodepth,
+        live.engine,
+        if files.iter().all(|f| f.direct) { "O_DIRECT" } else { "buffered" },
+        on.join(", "),
+        Span(w.duration)
+    )
+}
