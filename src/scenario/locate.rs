@@ -41,6 +41,11 @@ pub fn line_of(text: &str, path: &[&str]) -> Option<usize> {
         if let Some(colon) = rest.find(':') {
             let key = rest[..colon].trim().trim_matches(|c| c == '"' || c == '\'');
             if !key.is_empty() && !key.contains(' ') || key.starts_with('{') {
+                // a key ends the sequences indented deeper than it (or as deep, when
+                // items are not indented under their key)
+                if keys.is_empty() {
+                    seq_next.retain(|&(i, _)| i < indent);
+                }
                 keys.push((indent, key.to_string()));
             }
         }
@@ -86,6 +91,8 @@ workloads:
 timeline:
   - start: a
   - start: b
+expect:
+  - a.iops > 1
 ";
 
     #[test]
@@ -94,6 +101,7 @@ timeline:
         assert_eq!(line_of(TEXT, &["workloads", "a", "iodepth"]), Some(7));
         assert_eq!(line_of(TEXT, &["workloads", "b", "iodepth"]), Some(8));
         assert_eq!(line_of(TEXT, &["timeline", "1", "start"]), Some(11));
+        assert_eq!(line_of(TEXT, &["expect", "0"]), Some(13), "a new key starts a new sequence");
         assert_eq!(line_of(TEXT, &["workloads", "a", "rw"]), Some(6), "falls back to the parent");
     }
 }

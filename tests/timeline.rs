@@ -1,0 +1,166 @@
+//! Scenarios with a timeline, end to end: workloads overlap and stop on cue, ramps add
+//! workers phase by phase, hooks run and are timed, and expectations judge the run.
+
+mod common;
+
+use common::{Scratch, text};
+
+fn phases(show: &serde_json::Value) -> Vec<(String, i64, i64)> {
+    show["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (p["label"].as_str().unwrap().to_string(), p["start_t"].as_i64().unwrap(), p["end_t"].as_i64().unwrap())
+        })
+        .collect()
+}
+
+/// IOPS of `workload`'s `op` in the phase labelled `label`.
+fn iops_in(show: &serde_json::Value, label: &str, workload: &str, op: &str) -> f64 {
+    let p = show["phases"].as_array().unwrap().iter().find(|p| p["label"] == label).unwrap();
+    let o = p["ops"].as_array().unwrap().iter().find(|o| o["workload"] == workload && o["op"] == op);
+    o.unwrap_or_else(|| panic!("no {workload} {op} in phase {label}: {p}"))["iops"].as_f64().unwrap()
+}
+
+const COLOCATION: &str = "\
+name: coloc
+vars:
+  before: 2
+defaults: {target: TARGET, size: 16m}
+workloads:
+  oltp: {rw: randread, iodepth: 2, rate_iops: 500}
+  dss: {rw: read, bs: 128k, iodepth: 2, duration: 2s}
+timeline:
+  - start: oltp
+    duration: 6s
+    async: true
+    phase: before
+  - wait: ${before}s
+  - start: dss
+    phase: during
+  - mark: dss done
+  - wait_for: oltp
+expect:
+  - oltp.read.iops >= 450 during during
+  - oltp.achieved_rate >= 0.95
+  - dss.read.p99 < 1us
+";
+
+#[test]
+fn overlapping_workloads_make_phases_and_expectations_judge_them() {
+    let s = Scratch::new("tl-coloc");
+    let scenario = s.scenario(COLOCATION);
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    // dss cannot read 128k in under a microsecond: that expectation fails, the run exits 3
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("FAIL dss.read.p99 < 1us") && stdout.contains("pass oltp.read.iops >= 450 during during"),
+        "{stdout}"
+    );
+    let show = s.show_json();
+    assert_eq!(show["run"]["status"], "completed");
+    let p = phases(&show);
+    let labels: Vec<&str> = p.iter().map(|(l, _, _)| l.as_str()).collect();
+    assert_eq!(labels, vec!["before", "during", "oltp"], "{p:?}");
+    // before: 2 s, during: dss's 2 s, then oltp alone to its end at 6 s
+    assert_eq!(p[1].2 - p[1].1, 2, "{p:?}");
+    assert_eq!(p[0].2, p[1].1);
+    assert_eq!(p[2].2 - p[0].1, 6, "{p:?}");
+    for label in ["before", "during", "oltp"] {
+        let iops = iops_in(&show, label, "oltp", "read");
+        assert!((450.0..=550.0).contains(&iops), "{label}: {iops}");
+    }
+    assert!(iops_in(&show, "during", "dss", "read") > 0.0);
+    let exp = show["expectations"].as_array().unwrap();
+    assert_eq!(exp.iter().map(|e| e["passed"].as_bool().unwrap()).collect::<Vec<_>>(), vec![true, true, false]);
+    assert_eq!(show["events"][0]["kind"], "mark");
+
+    // --no-expect skips them; a var changes the timeline
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--no-expect", "--set", "before=1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    assert!(show["expectations"].as_array().unwrap().is_empty());
+    let p = phases(&show);
+    assert_eq!(p[0].2 - p[0].1, 1, "before is 1 s now: {p:?}");
+}
+
+#[test]
+fn a_ramp_adds_a_worker_per_step_and_each_step_is_a_phase() {
+    let s = Scratch::new("tl-ramp");
+    let scenario = s.scenario(
+        "name: ramp\nworkloads:\n  vm: {target: TARGET, size: 16m, rw: randread, iodepth: 1, think_time: 10ms}\n\
+         timeline:\n  - ramp: vm\n    add: 1\n    every: 2s\n    until: 3\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let p = phases(&show);
+    let labels: Vec<&str> = p.iter().map(|(l, _, _)| l.as_str()).collect();
+    assert_eq!(labels, vec!["vm x1", "vm x2", "vm x3"]);
+    assert!(p.iter().all(|(_, a, b)| b - a == 2), "{p:?}");
+    // each worker does at most 100 IOPS (10 ms think time): the steps are 1, 2, 3 workers
+    for (i, label) in labels.iter().enumerate() {
+        let iops = iops_in(&show, label, "vm", "read");
+        let n = (i + 1) as f64;
+        assert!(iops > 80.0 * n && iops <= 101.0 * n, "{label}: {iops}");
+    }
+    assert_eq!(show["workloads"][0]["workers"], 3);
+}
+
+#[test]
+fn hooks_run_in_order_are_timed_and_a_failing_one_fails_the_run() {
+    let s = Scratch::new("tl-hooks");
+    let flag = s.dir.join("ready");
+    let body = format!(
+        "name: hooks\nworkloads:\n  w: {{target: TARGET, size: 8m, rw: randread, duration: 3s}}\n\
+         timeline:\n  - start: w\n    async: true\n  - exec: sleep 0.3; touch {flag}\n  \
+         - wait_until: {{command: 'test -e {flag}', timeout: 5s, interval: 100ms}}\n  - stop: w\n  - exec: exit 7\n",
+        flag = flag.display()
+    );
+    let scenario = s.scenario(&body);
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let show = s.show_json();
+    assert_eq!(show["run"]["status"], "failed");
+    assert!(show["run"]["error"].as_str().unwrap().contains("exec `exit 7` failed (exit 7)"), "{show}");
+    let events = show["events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["exec", "wait_until", "exec"]);
+    assert!(events[0]["took_ms"].as_i64().unwrap() >= 300);
+    assert_eq!(events[1]["status"], 0);
+    assert_eq!(events[2]["status"], 7);
+    // stopped on cue, before its 3 s were up
+    let stopped = show["workloads"][0]["stopped_at"].as_f64().unwrap();
+    assert!(stopped < 3.0, "stopped at {stopped}");
+
+    // a probe that never succeeds fails the run at its timeout
+    let scenario = s.scenario(
+        "name: never\nworkloads:\n  w: {target: TARGET, size: 8m, rw: randread, duration: 1s}\n\
+         timeline:\n  - wait_until: {tcp: '127.0.0.1:1', timeout: 1s, interval: 200ms}\n  - start: w\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("not ready after 1 s"), "{}", text(&out));
+}
+
+#[test]
+fn timeline_mistakes_name_file_line_and_key() {
+    let s = Scratch::new("tl-errors");
+    for (body, says) in [
+        ("timeline:\n  - start: w\n    every: 2s\n", ":6: timeline.0.every: does not apply to `start`"),
+        ("timeline:\n  - stop: w\n  - start: w\n", ":5: timeline.0.stop: `w` has not been started"),
+        ("timeline:\n  - start: w\n  - wait: 2s\n    mark: x\n", ":7: timeline.1.mark: one action per step"),
+        ("timeline:\n  - start: w\nexpect:\n  - w.read.p99 < 5\n", ":7: expect.0: `5` is not a latency"),
+        ("timeline:\n  - start: w\n    duration: ${long}\n", ":6: `${long}` is not a variable"),
+    ] {
+        let scenario = s.scenario(&format!(
+            "name: bad\nworkloads:\n  w: {{target: TARGET, size: 8m, rw: randread, duration: 1s}}\n{body}"
+        ));
+        let out = s.run(&["run", scenario.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "expected `{says}` in: {stderr}");
+    }
+}
