@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand.
 
+mod lint;
 mod run;
 mod runs;
 mod scenarios;
@@ -33,6 +34,8 @@ enum Command {
     Show(show::Args),
     /// List the built-in scenarios
     Scenarios(scenarios::Args),
+    /// Check a scenario for benchmarking mistakes without running it
+    Lint(lint::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -43,5 +46,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Runs(a) => runs::run(a, results),
         Command::Show(a) => show::run(a, results),
         Command::Scenarios(a) => scenarios::run(a),
+        Command::Lint(a) => lint::run(a),
     }
 }

@@ -1,5 +1,6 @@
 //! `fathom run [SCENARIO]`: load, prepare targets, run, store, summarize.
 
+use crate::analysis::lint::{self, Severity};
 use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::engine::{self, target};
 use crate::error::{Error, Result};
@@ -36,6 +37,9 @@ pub struct Args {
     /// real fio, for parity checks); the same as `--set engine=ENGINE`
     #[arg(long, value_name = "ENGINE")]
     engine: Option<String>,
+    /// Refuse to run (exit 2) when lint finds a warning
+    #[arg(long)]
+    strict: bool,
     /// Do not check the scenario's `expect` thresholds (a failed one exits 3)
     #[arg(long)]
     no_expect: bool,
@@ -44,17 +48,36 @@ pub struct Args {
     quiet: bool,
 }
 
-pub fn run(mut args: Args, results: &Path) -> Result<i32> {
-    let name = args.scenario.clone().unwrap_or_else(|| builtin::DEFAULT.to_string());
-    let (origin, text, is_builtin) = read_scenario(&name)?;
-    if let Some(t) = &args.target {
-        args.sets.push(format!("target={}", t.display()).parse().map_err(Error::input)?);
+/// Reads and checks the scenario named on the command line (a file, a built-in, or the
+/// quickstart) with `--target`, `--engine` and `--set` applied. Also says whether it is
+/// a built-in.
+pub fn load_scenario(
+    scenario: Option<&str>,
+    target: Option<&Path>,
+    engine: Option<&str>,
+    sets: &[Override],
+) -> Result<(Scenario, bool)> {
+    let name = scenario.unwrap_or(builtin::DEFAULT);
+    let (origin, text, is_builtin) = read_scenario(name)?;
+    let mut sets = sets.to_vec();
+    if let Some(t) = target {
+        sets.push(format!("target={}", t.display()).parse().map_err(Error::input)?);
     }
-    if let Some(e) = &args.engine {
-        args.sets.push(format!("engine={e}").parse().map_err(Error::input)?);
+    if let Some(e) = engine {
+        sets.push(format!("engine={e}").parse().map_err(Error::input)?);
     }
+    Ok((Scenario::load(&Source { origin, text: &text }, &sets)?, is_builtin))
+}
+
+pub fn run(args: Args, results: &Path) -> Result<i32> {
     let explicit_size = args.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
-    let scenario = Scenario::load(&Source { origin, text: &text }, &args.sets)?;
+    let (scenario, is_builtin) =
+        load_scenario(args.scenario.as_deref(), args.target.as_deref(), args.engine.as_deref(), &args.sets)?;
+    let findings = super::lint::findings(&scenario);
+    if args.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
+        eprint!("{}", super::lint::describe(&findings));
+        return Err(Error::input("lint found warnings and --strict is set: fix them, or run without --strict"));
+    }
     if is_builtin && args.target.is_none() {
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
@@ -91,12 +114,19 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         store.add_warning(run, w.code(), &w.message())?;
         eprintln!("warning: {}", w.message());
     }
+    for f in &findings {
+        store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
+    }
+    if !findings.is_empty() && !quiet {
+        eprint!("{}", super::lint::describe(&findings));
+    }
     let total = timeline::planned_seconds(&scenario);
     if let Some(d) = &scenario.description {
         progress(&format!("{}: {d}", scenario.name));
     }
     progress(&format!("run {run}: about {total} s; results in {}", store.path.display()));
 
+    let cpu_before = process_cpu_s();
     let clock_start = Instant::now();
     let clock_unix_ms = crate::store::now_ms();
     store.set_clock_start(run, clock_unix_ms)?;
@@ -111,7 +141,7 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         store: &store,
         run,
         files,
-        engines,
+        engines: engines.clone(),
         uring_ok,
         clock_start,
         clock_unix_ms,
@@ -121,6 +151,7 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         interrupted: interrupted.clone(),
         progress: &progress,
     };
+    let engines_used = engines;
     let outcome = timeline::execute(&scenario, &cx);
     drop(cx); // closes the sample channel so the collector finishes
     let stored = collector.join().unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
@@ -138,7 +169,11 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         (Ok(Outcome::Aborted), _) => (Status::Aborted, Some("interrupted by a signal".to_string()), 130),
         (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
     };
+    let cpu_per_core = generator_busy(&scenario, &engines_used, process_cpu_s() - cpu_before, clock_start.elapsed());
     store.finish_run(run, status, error.as_deref())?;
+    for f in lint::after(&measured(&RunSummary::load(&store, &run.to_string())?), cpu_per_core) {
+        store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
+    }
     // Expectations judge a run that completed; a failed one exits 3.
     let mut code = code;
     if code == 0 && !args.no_expect && !scenario.expect.is_empty() {
@@ -210,4 +245,54 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
         .map(|w| if w.engine == EngineKind::IoUring && !uring_ok { EngineKind::Psync } else { w.engine })
         .collect();
     Ok((engines, uring_ok))
+}
+
+/// CPU time (user + system) of this process so far, every thread included, in seconds.
+fn process_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// How busy fathom kept the cores its worker threads could use: CPU seconds over wall
+/// seconds over min(worker threads, cores). None without native workers (fio's CPU is
+/// its own process's).
+fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall: std::time::Duration) -> Option<f64> {
+    let threads: u32 = scenario
+        .workloads
+        .iter()
+        .zip(engines)
+        .map(|(w, e)| match e {
+            EngineKind::Fio => 0,
+            EngineKind::Psync => w.jobs * w.iodepth,
+            EngineKind::IoUring | EngineKind::Null => w.jobs,
+        })
+        .max()
+        .unwrap_or(0);
+    let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    let usable = threads.min(cores);
+    (usable > 0 && wall.as_secs_f64() > 0.0).then(|| cpu_s / wall.as_secs_f64() / usable as f64)
+}
+
+/// Per workload, what lint needs of a finished run.
+fn measured(s: &RunSummary) -> Vec<lint::Measured> {
+    s.workloads
+        .iter()
+        .map(|w| {
+            let ops: Vec<_> = w.ops.iter().filter(|o| o.op != "sync").collect();
+            let iops: f64 = ops.iter().map(|o| o.iops).sum();
+            let n: u64 = ops.iter().map(|o| o.ops).sum();
+            let mean_us =
+                if n > 0 { ops.iter().map(|o| o.latency.mean_us * o.ops as f64).sum::<f64>() / n as f64 } else { 0.0 };
+            lint::Measured {
+                name: w.workload.name.clone(),
+                rate: w.workload.rate_iops,
+                iops,
+                mean_latency_s: mean_us / 1e6,
+                concurrency: w.concurrency as f64,
+            }
+        })
+        .collect()
 }

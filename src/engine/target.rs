@@ -426,6 +426,16 @@ pub fn fill(w: &Workload, data: &DataFile, zero: bool, stop: &AtomicBool) -> Res
     Ok(())
 }
 
+/// Free bytes (for unprivileged users) where `path` is, or where it would be created.
+pub fn free_space(path: &Path) -> Option<u64> {
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+    };
+    space(dir).ok().map(|(free, _)| free)
+}
+
 /// (free bytes for unprivileged users, total bytes) of the filesystem holding `dir`.
 fn space(dir: &Path) -> Result<(u64, u64)> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())

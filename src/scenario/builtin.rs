@@ -2,7 +2,17 @@
 //! NAME` runs one, so a newcomer needs no file to get a first result.
 
 /// (name, YAML text) of every built-in scenario.
-const BUILTIN: &[(&str, &str)] = &[("quickstart", include_str!("builtin/quickstart.yaml"))];
+const BUILTIN: &[(&str, &str)] = &[
+    ("quickstart", include_str!("builtin/quickstart.yaml")),
+    ("four-corners", include_str!("builtin/four-corners.yaml")),
+    ("you-are-here", include_str!("builtin/you-are-here.yaml")),
+    ("db-colocation", include_str!("builtin/db-colocation.yaml")),
+    ("ilm-warmup", include_str!("builtin/ilm-warmup.yaml")),
+    ("restore-ingest", include_str!("builtin/restore-ingest.yaml")),
+    ("vioperf", include_str!("builtin/vioperf.yaml")),
+    ("seek-sweep", include_str!("builtin/seek-sweep.yaml")),
+    ("hotspot", include_str!("builtin/hotspot.yaml")),
+];
 
 /// The built-in scenario run by a bare `fathom run`.
 pub const DEFAULT: &str = "quickstart";
@@ -17,8 +27,9 @@ pub fn list() -> Vec<(&'static str, String)> {
     BUILTIN
         .iter()
         .map(|(name, text)| {
+            let text = super::vars::substitute(text, &mut Vec::new()).map(|(t, _)| t).unwrap_or_default();
             let description =
-                serde_yaml::from_str::<super::ScenarioFile>(text).ok().and_then(|f| f.description).unwrap_or_default();
+                serde_yaml::from_str::<super::ScenarioFile>(&text).ok().and_then(|f| f.description).unwrap_or_default();
             (*name, description)
         })
         .collect()

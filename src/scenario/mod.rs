@@ -56,11 +56,13 @@ impl Rw {
     }
 }
 
-/// The block checksum of `crc:` (one kind for now; named so others can follow).
+/// The block checksum of `crc:` (one kind for now; named so others can follow), or
+/// `none`, so `--set crc=none` turns it off and shows what it costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Crc {
     Crc32c,
+    None,
 }
 
 /// How the IOs of an open-loop workload arrive: evenly spaced, or as a Poisson process
@@ -298,6 +300,10 @@ pub struct Workload {
     pub prefill: bool,
     /// Append: writes go to the end of the file, which grows (no working set to wrap in).
     pub extend: bool,
+    /// A timeline `prefill` or `zero` step writes its working set, so its files are
+    /// opened for writing even if it only reads.
+    #[serde(skip)]
+    pub filled: bool,
     /// What written blocks contain.
     #[serde(flatten, serialize_with = "serialize_data")]
     pub data: DataSpec,
@@ -452,6 +458,11 @@ impl Checker<'_> {
                 }
             }
         }
+        for step in &steps {
+            if let steps::Action::Fill { workload, .. } = step.action {
+                workloads[workload].filled = true;
+            }
+        }
         let mut expect = Vec::new();
         for (i, e) in file.expect.iter().flatten().enumerate() {
             expect.push(expect::parse(e, &index_of).map_err(|msg| self.err(&["expect", &i.to_string()], msg))?);
@@ -540,7 +551,7 @@ impl Checker<'_> {
         let dedupe_at = at("dedupe_percent", p.dedupe_percent.is_some());
         let zero = p.zero.or(d.zero).unwrap_or(false);
         let zero_at = at("zero", p.zero.is_some());
-        let crc = p.crc.or(d.crc).is_some();
+        let crc = p.crc.or(d.crc) == Some(Crc::Crc32c);
         if compress.is_some_and(|c| c > 99) {
             return Err(fail(compress_at, "must be 0-99: the share of each block that compresses away"));
         }
@@ -835,6 +846,7 @@ impl Checker<'_> {
             fdatasync: fdatasync.unwrap_or(false),
             prefill: prefill.unwrap_or(false),
             extend,
+            filled: false,
             data,
             duration,
             ramp,

@@ -95,8 +95,8 @@ struct Executor<'a> {
     live: Vec<Option<Live>>,
     ramps: Vec<Addition>,
     next_worker: u32,
-    /// The open phase: its index, first second, and what runs.
-    phase: Option<(i64, u64, Running)>,
+    /// The open phase: its index, first second, what runs, and the label a step gave it.
+    phase: Option<(i64, u64, Running, Option<String>)>,
     phases: i64,
     failure: Option<String>,
 }
@@ -386,14 +386,15 @@ impl Executor<'_> {
             .filter(|l| !l.over && l.end_t > t && !l.stop.load(Ordering::Relaxed))
             .map(|l| (l.idx, l.workers))
             .collect();
-        if self.phase.as_ref().is_some_and(|(_, _, r)| *r == running) && label.is_none() {
+        if self.phase.as_ref().is_some_and(|(_, _, r, _)| *r == running) && label.is_none() {
             return Ok(());
         }
-        let reuse = match &self.phase {
-            Some((idx, start_t, _)) if *start_t == t => Some(*idx),
+        let (reuse, label) = match &self.phase {
+            // a second workload starting in the same second keeps the phase and its label
+            Some((idx, start_t, _, given)) if *start_t == t => (Some(*idx), label.or(given.clone())),
             _ => {
                 self.close_phase(t)?;
-                None
+                (None, label)
             }
         };
         if running.is_empty() {
@@ -404,6 +405,7 @@ impl Executor<'_> {
             }
             return Ok(());
         }
+        let given = label.clone();
         let label = label.unwrap_or_else(|| {
             let names: Vec<String> = running
                 .iter()
@@ -429,12 +431,12 @@ impl Executor<'_> {
             }
         };
         self.cx.store.add_phase(self.cx.run, &PhaseRow { idx, label, start_t: t as i64, end_t: None })?;
-        self.phase = Some((idx, t, running));
+        self.phase = Some((idx, t, running, given));
         Ok(())
     }
 
     fn close_phase(&mut self, t: u64) -> Result<()> {
-        if let Some((idx, _, _)) = self.phase.take() {
+        if let Some((idx, ..)) = self.phase.take() {
             self.cx.store.end_phase(self.cx.run, idx, t as i64)?;
         }
         Ok(())

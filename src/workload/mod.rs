@@ -174,7 +174,7 @@ impl IoGen {
 /// True when a workload writes (its IO, or a prefill), so its files need opening for
 /// writing.
 pub fn writes(w: &Workload) -> bool {
-    w.rw.read_percent(w.rwmixread) < 100 || w.prefill
+    w.rw.read_percent(w.rwmixread) < 100 || w.prefill || w.filled
 }
 
 #[cfg(test)]
@@ -213,6 +213,7 @@ pub(crate) mod tests {
             fdatasync: false,
             prefill: false,
             extend: false,
+            filled: false,
             data: data::DataSpec::default(),
             duration: Duration::from_secs(1),
             ramp: Duration::ZERO,

@@ -1,0 +1,263 @@
+//! Lint: the benchmarking mistakes that make numbers lie, caught before a run (from the
+//! scenario and the machine) and after it (from what was measured). Each finding says
+//! what is wrong, why it distorts the result, and what to change, like hyperfine's
+//! warnings. `fathom lint` prints them; `fathom run` prints and stores them (code
+//! `lint-...`); `--strict` makes a warning stop the run (exit 2).
+
+use crate::scenario::steps::Action;
+use crate::scenario::units::Size;
+use crate::scenario::{Queue, Scenario, Workload};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; the numbers are still what they say.
+    Info,
+    /// The numbers probably do not mean what the scenario's author thinks.
+    Warning,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Stable, for scripts and the store (`warnings.code` is `lint-` + this).
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// What lint needs to know about the machine and the targets before a run.
+pub struct Facts {
+    pub memory_bytes: Option<u64>,
+    /// Per workload: its working set in bytes (None: unknown before layout) and the free
+    /// space where it writes.
+    pub working_set: Vec<Option<u64>>,
+    pub free_bytes: Vec<Option<u64>>,
+}
+
+/// Below this, a measured duration rarely reaches steady state (SSDs, caches, tiering).
+const STEADY_STATE_S: u64 = 60;
+
+/// Findings about a scenario before it runs.
+pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, w) in s.workloads.iter().enumerate() {
+        let set = facts.working_set.get(i).copied().flatten();
+        if let (false, Some(set), Some(ram)) = (w.direct, set, facts.memory_bytes)
+            && set < ram
+        {
+            out.push(Finding {
+                severity: Severity::Warning,
+                code: "page-cache",
+                message: format!(
+                    "{}: buffered IO (direct: false) on a {} working set, smaller than the {} of RAM: \
+                     after the first pass reads come from the page cache, so this measures memory, not storage. \
+                     Use direct: true, or a working set several times RAM",
+                    w.name,
+                    Size(set).human(),
+                    Size(ram).human()
+                ),
+            });
+        }
+        if w.targets.len() > 1 && w.queue == Queue::Shared && w.iodepth < w.targets.len() as u32 {
+            out.push(Finding {
+                severity: Severity::Warning,
+                code: "depth-across-targets",
+                message: format!(
+                    "{}: iodepth {} is one queue per job shared by {} targets (queue: shared): some targets \
+                     have no IO in flight at any moment. Raise iodepth to at least the number of targets, or use \
+                     queue: per_target for a depth on each",
+                    w.name,
+                    w.iodepth,
+                    w.targets.len()
+                ),
+            });
+        }
+        if let Some(volume) = write_volume(w)
+            && let Some(free) = facts.free_bytes.get(i).copied().flatten()
+            && volume > free
+        {
+            out.push(Finding {
+                severity: Severity::Warning,
+                code: "write-volume",
+                message: format!(
+                    "{}: appending at the asked rate for {} s writes about {}, more than the {} free: \
+                     the workload will stop early when the filesystem fills. Lower the rate or the duration",
+                    w.name,
+                    (w.ramp + w.duration).as_secs(),
+                    Size(volume).human(),
+                    Size(free).human()
+                ),
+            });
+        }
+    }
+    let short: Vec<String> = s
+        .workloads
+        .iter()
+        .filter(|w| w.duration.as_secs() < STEADY_STATE_S)
+        .map(|w| format!("{} ({} s)", w.name, w.duration.as_secs()))
+        .collect();
+    if !short.is_empty() {
+        out.push(Finding {
+            severity: Severity::Info,
+            code: "short-run",
+            message: format!(
+                "{}: under {STEADY_STATE_S} s of measurement is short for steady state (flash garbage collection, \
+                 caches and tiers settle over minutes): read it as a first look, and lengthen it (e.g. --set \
+                 duration=5m) for numbers to quote",
+                short.join(", ")
+            ),
+        });
+    }
+    out.extend(reads_of_zeros(s));
+    out
+}
+
+/// Bytes an appending workload writes, when its rate says.
+fn write_volume(w: &Workload) -> Option<u64> {
+    let rate = w.rate_iops?;
+    w.extend.then(|| (rate * w.bs.mean() * (w.ramp + w.duration).as_secs_f64()) as u64)
+}
+
+/// A workload that reads a file a `zero` step left zeroed (no prefill since): thin and
+/// deduplicating storage answers reads of zero blocks without touching media.
+fn reads_of_zeros(s: &Scenario) -> Vec<Finding> {
+    let mut zeroed: Vec<PathBuf> = Vec::new();
+    let mut out = Vec::new();
+    for step in &s.steps {
+        match step.action {
+            Action::Fill { workload, zero } => {
+                for f in data_files(&s.workloads[workload]) {
+                    zeroed.retain(|z| *z != f);
+                    if zero {
+                        zeroed.push(f);
+                    }
+                }
+            }
+            Action::Start { workload, .. } | Action::Ramp { workload, .. } => {
+                let w = &s.workloads[workload];
+                let reads = w.rw.read_percent(w.rwmixread) > 0;
+                if reads && data_files(w).iter().any(|f| zeroed.contains(f)) {
+                    out.push(Finding {
+                        severity: Severity::Warning,
+                        code: "reads-zeros",
+                        message: format!(
+                            "{}: reads a working set a `zero` step filled with zeros: thin or deduplicating storage \
+                             returns zero blocks without reading media, so this measures zero detection. Add a \
+                             `prefill` step before it",
+                            w.name
+                        ),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The files a workload does IO on, as the targets resolve them (a directory target
+/// holds `fathom-FILE.dat`).
+fn data_files(w: &Workload) -> Vec<PathBuf> {
+    w.targets.iter().map(|t| if t.is_dir() { t.join(format!("fathom-{}.dat", w.file)) } else { t.clone() }).collect()
+}
+
+/// What a run measured, for the findings only a run can make.
+pub struct Measured {
+    pub name: String,
+    /// IOs per second asked (open loop) and achieved.
+    pub rate: Option<f64>,
+    pub iops: f64,
+    pub mean_latency_s: f64,
+    /// IOs the workload can have in flight: iodepth x workers.
+    pub concurrency: f64,
+}
+
+/// Findings after a run: rates the depth cannot carry, and a generator that was the
+/// bottleneck. `cpu_per_core`: fathom's CPU time over the run divided by the wall time
+/// and by the number of cores its worker threads could use.
+pub fn after(workloads: &[Measured], cpu_per_core: Option<f64>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for m in workloads {
+        let Some(rate) = m.rate else { continue };
+        // Little's law: the rate needs rate x latency IOs in flight
+        let needed = rate * m.mean_latency_s;
+        if m.iops < 0.95 * rate && needed > 0.9 * m.concurrency {
+            out.push(Finding {
+                severity: Severity::Warning,
+                code: "depth-limits-rate",
+                message: format!(
+                    "{}: {rate:.0} IOPS at the measured {:.0} µs mean latency needs {needed:.1} IOs in flight \
+                     (Little's law), but depth x workers allows {:.0}: it got {:.0} IOPS. Raise iodepth or jobs",
+                    m.name,
+                    m.mean_latency_s * 1e6,
+                    m.concurrency,
+                    m.iops
+                ),
+            });
+        }
+    }
+    if let Some(busy) = cpu_per_core
+        && busy >= 0.9
+    {
+        out.push(Finding {
+            severity: Severity::Warning,
+            code: "generator-bound",
+            message: format!(
+                "fathom kept its cores {:.0}% busy: the generator, not the storage, may have been the limit \
+                 (as vioperf's CRC was). Use more jobs on more cores, or a lighter profile (crc, small blocks)",
+                busy * 100.0
+            ),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Rw, Scenario, Source};
+    use std::time::Duration;
+
+    fn scenario(body: &str) -> Scenario {
+        Scenario::load(&Source { origin: "t".into(), text: body }, &[]).unwrap()
+    }
+
+    #[test]
+    fn buffered_small_sets_short_runs_and_shallow_shared_queues_are_found() {
+        let s = scenario(
+            "name: t\nworkloads:\n  a: {target: [/tmp/x, /tmp/y, /tmp/z], rw: randread, direct: false, size: 1g, \
+             iodepth: 2, duration: 10s}\n",
+        );
+        let facts = Facts { memory_bytes: Some(8 << 30), working_set: vec![Some(1 << 30)], free_bytes: vec![None] };
+        let codes: Vec<&str> = before(&s, &facts).iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec!["page-cache", "depth-across-targets", "short-run"]);
+        let big = Facts { memory_bytes: Some(512 << 20), ..facts };
+        assert!(!before(&s, &big).iter().any(|f| f.code == "page-cache"));
+    }
+
+    #[test]
+    fn appending_beyond_free_space_and_reading_zeros_are_found() {
+        let s = scenario(
+            "name: t\nworkloads:\n  log: {target: /tmp, rw: write, bs: 1m, extend: true, rate_iops: 100, duration: 60s}\n  \
+             r: {target: /tmp, rw: randread, size: 1g, duration: 60s}\ntimeline:\n  - zero: r\n  - start: log\n  - start: r\n",
+        );
+        let facts =
+            Facts { memory_bytes: None, working_set: vec![None, Some(1 << 30)], free_bytes: vec![Some(1 << 30), None] };
+        let codes: Vec<&str> = before(&s, &facts).iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec!["write-volume", "reads-zeros"]);
+        assert_eq!(s.workloads[0].rw, Rw::Write);
+        assert_eq!(s.workloads[0].duration, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_rate_beyond_the_depth_and_a_busy_generator_are_found() {
+        let short =
+            Measured { name: "w".into(), rate: Some(10_000.0), iops: 4_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
+        let fine =
+            Measured { name: "v".into(), rate: Some(1_000.0), iops: 1_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
+        let codes: Vec<&str> = after(&[short, fine], Some(0.97)).iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec!["depth-limits-rate", "generator-bound"]);
+        assert!(after(&[], Some(0.5)).is_empty());
+    }
+}

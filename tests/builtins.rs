@@ -1,0 +1,107 @@
+//! Every built-in scenario runs to completion at its short default (about a minute
+//! each), on `./fathom-data` of a scratch directory, and its phases, events and
+//! expectations are in `fathom show`.
+
+mod common;
+
+use common::{Scratch, text};
+
+/// Runs built-in `name` and returns `show --json` of the run. Expectations may fail on
+/// a slow machine (exit 3), but they must have been checked and stored.
+fn run_builtin(name: &str) -> serde_json::Value {
+    let s = Scratch::new(&format!("builtin-{name}"));
+    let out = s.run(&["run", name, "-q"]);
+    let show = s.show_json();
+    let expectations = show["expectations"].as_array().unwrap();
+    let failed = expectations.iter().any(|e| e["passed"] == false);
+    let expected_code = if failed { 3 } else { 0 };
+    assert_eq!(out.status.code(), Some(expected_code), "{}", text(&out));
+    assert_eq!(show["run"]["status"], "completed", "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for e in expectations {
+        assert!(stdout.contains(e["text"].as_str().unwrap()), "{stdout}");
+    }
+    show
+}
+
+fn labels(show: &serde_json::Value) -> Vec<String> {
+    show["phases"].as_array().unwrap().iter().map(|p| p["label"].as_str().unwrap().to_string()).collect()
+}
+
+/// IOPS of all of `workload`'s ops in phase `label`.
+fn iops_in(show: &serde_json::Value, label: &str, workload: &str) -> f64 {
+    let p = show["phases"].as_array().unwrap().iter().find(|p| p["label"] == label).unwrap();
+    p["ops"].as_array().unwrap().iter().filter(|o| o["workload"] == workload).map(|o| o["iops"].as_f64().unwrap()).sum()
+}
+
+#[test]
+fn four_corners() {
+    let show = run_builtin("four-corners");
+    assert_eq!(labels(&show), vec!["randread-4k", "randwrite-4k", "read-1m", "write-1m"]);
+    for l in labels(&show) {
+        assert!(iops_in(&show, &l, &l) > 0.0, "{l}");
+    }
+}
+
+#[test]
+fn you_are_here() {
+    let show = run_builtin("you-are-here");
+    let l = labels(&show);
+    assert_eq!(l, (1..=6).map(|n| format!("vm x{n}")).collect::<Vec<_>>());
+    // depth 1 per worker: in phase n, n IOs in flight (Little's law)
+    for (n, p) in show["phases"].as_array().unwrap().iter().enumerate() {
+        let little = p["ops"][0]["littles_n"].as_f64().unwrap();
+        assert!((little - (n + 1) as f64).abs() < 0.2, "phase {n}: {little} in flight");
+    }
+}
+
+#[test]
+fn db_colocation() {
+    let show = run_builtin("db-colocation");
+    let l = labels(&show);
+    assert_eq!(l[..2], ["before", "during"], "{l:?}");
+    assert_eq!(l.len(), 3, "before, during, after: {l:?}");
+    assert_eq!(show["expectations"].as_array().unwrap().len(), 2);
+    assert!(iops_in(&show, "during", "dss-data") > 0.0);
+    assert_eq!(show["workloads"][0]["workers"], 4, "a queue per data file");
+}
+
+#[test]
+fn ilm_warmup() {
+    let show = run_builtin("ilm-warmup");
+    let kinds: Vec<&str> = show["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["prefill", "zero", "prefill", "zero", "prefill"]);
+    assert_eq!(labels(&show), vec!["read-16k", "read-32k", "read-64k"]);
+}
+
+#[test]
+fn restore_ingest() {
+    let show = run_builtin("restore-ingest");
+    let sizes = show["workloads"][0]["fidelity"]["block_sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), 5);
+    for b in sizes {
+        assert!((b["achieved_percent"].as_f64().unwrap() - 20.0).abs() < 5.0, "{b}");
+    }
+}
+
+#[test]
+fn vioperf() {
+    let show = run_builtin("vioperf");
+    assert_eq!(labels(&show), vec!["write", "rewrite", "read", "skip-read"]);
+    assert_eq!(show["expectations"].as_array().unwrap().len(), 4);
+    // reads check the crc of what rewrite wrote
+    let read = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "read").unwrap();
+    assert!(read["ops"][0]["verify"]["good"].as_u64().unwrap() > 0, "{read}");
+}
+
+#[test]
+fn seek_sweep() {
+    let show = run_builtin("seek-sweep");
+    assert_eq!(labels(&show), vec!["set-1g", "set-16m", "set-64m", "set-256m"]);
+}
+
+#[test]
+fn hotspot() {
+    let show = run_builtin("hotspot");
+    assert_eq!(labels(&show), vec!["uniform", "pareto-0.8", "zipf-1.2"]);
+}
