@@ -120,6 +120,8 @@ pub struct Profile {
     pub offset: Option<Size>,
     pub iodepth: Option<u32>,
     pub jobs: Option<u32>,
+    /// The worker group (top-level `groups`) whose workers run this workload.
+    pub group: Option<String>,
     pub size: Option<Size>,
     pub direct: Option<bool>,
     #[serde(default, deserialize_with = "engine_or_null")]
@@ -231,6 +233,18 @@ pub struct ScenarioFile {
     /// Thresholds checked at the end of the run (see [`expect`]).
     #[serde(default)]
     pub expect: Option<Vec<String>>,
+    /// Named sets of workers that workloads are bound to (`group:`); placement on hosts
+    /// will hang off these.
+    #[serde(default)]
+    pub groups: Option<IndexMap<String, Group>>,
+}
+
+/// A worker group as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    /// How many workers (jobs) each workload bound to it runs.
+    pub count: u32,
 }
 
 /// Workload names must be unique: YAML would otherwise let a later definition silently
@@ -359,7 +373,8 @@ impl Scenario {
             serde_yaml::from_value(value)
                 .map_err(|e| Error::input(format!("{}: {}", overrides::describe(sets), strip_mark(&e.to_string()))))?
         };
-        let checker = Checker { src, touched };
+        let groups = file.groups.clone().unwrap_or_default();
+        let checker = Checker { src, touched, groups };
         let mut scenario = checker.resolve(file, original.text)?;
         scenario.vars = vars;
         Ok(scenario)
@@ -386,6 +401,8 @@ fn strip_mark(msg: &str) -> String {
 /// Resolves and validates, producing errors located at the key that is wrong.
 struct Checker<'a> {
     src: &'a Source<'a>,
+    /// The file's worker groups, for `group:`.
+    groups: IndexMap<String, Group>,
     /// Each `--set` (as written) with the dotted paths it changed.
     touched: Vec<(String, Vec<String>)>,
 }
@@ -698,7 +715,26 @@ impl Checker<'_> {
             return Err(fail(&depth_at, format!("{iodepth} must be between 1 and 4096")));
         }
         let (jobs, jobs_at) = pick!(jobs);
-        let jobs = jobs.unwrap_or(1);
+        let (group, group_at) = pick!(group);
+        // the workload's own setting wins over one from `defaults`; both at one level clash
+        let group = match (&group, jobs) {
+            (Some(_), Some(_)) if p.group.is_some() == p.jobs.is_some() => {
+                return Err(fail(&group_at, "sets the workers: set `group` or `jobs`, not both".into()));
+            }
+            (Some(_), Some(_)) if p.jobs.is_some() => None,
+            _ => group,
+        };
+        let jobs = match (group, jobs) {
+            (Some(g), _) => match self.groups.get(&g) {
+                Some(found) => found.count,
+                None => {
+                    let known: Vec<&str> = self.groups.keys().map(String::as_str).collect();
+                    let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                    return Err(fail(&group_at, format!("no group named `{g}` (groups: {known})")));
+                }
+            },
+            (_, jobs) => jobs.unwrap_or(1),
+        };
         if !(1..=1024).contains(&jobs) {
             return Err(fail(&jobs_at, format!("{jobs} must be between 1 and 1024")));
         }
@@ -950,6 +986,19 @@ workloads:
         let unknown = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n    every: 2s\n");
         let err = load(&unknown, &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:15: timeline.1.every: does not apply to `start`"), "{err}");
+    }
+
+    #[test]
+    fn groups_give_workloads_their_workers() {
+        let text = BASIC
+            .replace("name: basic\n", "name: basic\ngroups:\n  vms: {count: 6}\n")
+            .replace("    iodepth: 4\n", "    iodepth: 4\n    group: vms\n");
+        let s = load(&text, &[]).unwrap();
+        assert_eq!((s.workloads[0].jobs, s.workloads[1].jobs), (6, 1));
+        let err = load(&text.replace("group: vms", "group: db"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:11: workloads.a.group: no group named `db` (groups: vms)"), "{err}");
+        let err = load(&text.replace("group: vms", "group: vms\n    jobs: 2"), &[]).unwrap_err().to_string();
+        assert!(err.contains("set `group` or `jobs`, not both"), "{err}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_yaml::{Mapping, Value};
 use std::fmt;
 use std::str::FromStr;
 
-const TOP_LEVEL: [&str; 7] = ["name", "description", "defaults", "workloads", "timeline", "vars", "expect"];
+const TOP_LEVEL: [&str; 8] = ["name", "description", "defaults", "workloads", "timeline", "vars", "expect", "groups"];
 
 /// One `--set` argument.
 #[derive(Debug, Clone)]
