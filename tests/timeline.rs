@@ -110,6 +110,24 @@ fn a_ramp_adds_a_worker_per_step_and_each_step_is_a_phase() {
 }
 
 #[test]
+fn stagger_starts_workers_one_after_another() {
+    let s = Scratch::new("tl-stagger");
+    let scenario = s.scenario(
+        "name: stagger\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, jobs: 3, duration: 4s}\n\
+         timeline:\n  - start: w\n    stagger: 1s\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // worker i's first sample is i seconds after worker 0's
+    let db = s.db();
+    let mut stmt = db.prepare("SELECT worker, min(t) FROM samples GROUP BY worker ORDER BY worker").unwrap();
+    let firsts: Vec<(i64, i64)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(firsts.len(), 3);
+    assert_eq!(firsts.iter().map(|f| f.1 - firsts[0].1).collect::<Vec<_>>(), vec![0, 1, 2], "{firsts:?}");
+}
+
+#[test]
 fn hooks_run_in_order_are_timed_and_a_failing_one_fails_the_run() {
     let s = Scratch::new("tl-hooks");
     let flag = s.dir.join("ready");
