@@ -64,6 +64,7 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         cx,
         live: (0..scenario.workloads.len()).map(|_| None).collect(),
         ramps: Vec::new(),
+        batch_t: None,
         next_worker: 0,
         phase: None,
         phases: 0,
@@ -94,6 +95,8 @@ struct Executor<'a> {
     /// Per workload, once started.
     live: Vec<Option<Live>>,
     ramps: Vec<Addition>,
+    /// The start second shared by consecutive starts (async ones, and the one after).
+    batch_t: Option<u64>,
     next_worker: u32,
     /// The open phase: its index, first second, what runs, and the label a step gave it.
     phase: Option<(i64, u64, Running, Option<String>)>,
@@ -104,14 +107,22 @@ struct Executor<'a> {
 impl Executor<'_> {
     fn run(&mut self) -> Result<()> {
         let steps = &self.scenario.steps;
-        for step in steps {
+        for (i, step) in steps.iter().enumerate() {
             if self.aborted() {
                 return Ok(());
             }
             if let Some(at) = step.at {
                 self.idle_until(self.cx.clock_start + at, None)?;
             }
+            if self.batch_t.is_none() && starts(step) {
+                self.batch_t = Some(self.batch_second(&steps[i..]));
+            }
             self.step(step)?;
+            // the batch goes on while async starts follow one another
+            let next_joins = steps.get(i + 1).is_some_and(|n| starts(n) && n.at.is_none());
+            if !(next_joins && is_async(step)) {
+                self.batch_t = None;
+            }
         }
         // the timeline is done: let what runs run to its end
         let last = self.live.iter().flatten().filter(|l| !l.over).map(|l| l.end(self.cx)).max();
@@ -131,8 +142,7 @@ impl Executor<'_> {
             Action::Start { workload, stagger, wait } => {
                 let w = &self.scenario.workloads[workload];
                 let jobs = live::jobs_of(w, &cx.files[workload]);
-                let lead = if cx.engines[workload] == EngineKind::Fio { fio::STARTUP } else { Duration::ZERO };
-                let start_t = self.next_second(lead);
+                let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
                 let label = self.label_for(step, workload);
                 let mut l = Live::new(cx, workload, w, start_t, jobs, self.next_worker, &label)?;
                 self.next_worker += jobs;
@@ -146,7 +156,7 @@ impl Executor<'_> {
             }
             Action::Ramp { workload, add, every, until, wait } => {
                 let w = &self.scenario.workloads[workload];
-                let start_t = self.next_second(Duration::ZERO);
+                let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
                 let label = self.label_for(step, workload);
                 let mut l = Live::new(cx, workload, w, start_t, until, self.next_worker, &label)?;
                 self.next_worker += until;
@@ -295,6 +305,27 @@ impl Executor<'_> {
 
     fn now_ms(&self) -> i64 {
         self.cx.clock_start.elapsed().as_millis() as i64
+    }
+
+    /// The second at which the starts at the head of `steps` begin together: the next
+    /// whole second that leaves fio time to start its jobs and every start its setup.
+    fn batch_second(&self, steps: &[Step]) -> u64 {
+        let mut lead = Duration::ZERO;
+        for (n, step) in steps.iter().enumerate() {
+            if n > 0 && (!starts(step) || step.at.is_some()) {
+                break;
+            }
+            if let Action::Start { workload, .. } | Action::Ramp { workload, .. } = step.action
+                && self.cx.engines[workload] == EngineKind::Fio
+            {
+                lead = lead.max(fio::STARTUP);
+            }
+            lead += Duration::from_millis(if n > 0 { 50 } else { 0 });
+            if !is_async(step) {
+                break;
+            }
+        }
+        self.next_second(lead)
     }
 
     /// The next whole second of the run clock at least `lead` from now.
@@ -461,6 +492,16 @@ impl Executor<'_> {
         let closed = if self.cx.stop.load(Ordering::Relaxed) { now.floor() as u64 } else { end };
         result.and(self.close_phase(closed))
     }
+}
+
+/// A step that starts a workload.
+fn starts(step: &Step) -> bool {
+    matches!(step.action, Action::Start { .. } | Action::Ramp { .. })
+}
+
+/// A start that does not wait for its workload.
+fn is_async(step: &Step) -> bool {
+    matches!(step.action, Action::Start { wait: false, .. } | Action::Ramp { wait: false, .. })
 }
 
 /// About how long the timeline takes, in seconds: what it waits for, ramps and
