@@ -1,4 +1,8 @@
 //! Pure functions that turn samples into knowledge. Each is tested on its own.
 
+pub mod interference;
+pub mod knee;
 pub mod lint;
 pub mod littles_law;
+pub mod steady_state;
+pub mod usl;
