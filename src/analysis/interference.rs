@@ -52,7 +52,10 @@ mod tests {
         let before = Figures { iops: 4000.0, attainment: Some(1.0), p50_us: 200.0, p99_us: 1000.0 };
         let during = Figures { iops: 3000.0, attainment: Some(0.75), p50_us: 300.0, p99_us: 5000.0 };
         let c = change(&before, &during);
-        assert_eq!((c.iops_percent, c.attainment_percent, c.p50_percent, c.p99_percent), (-25.0, Some(-25.0), 50.0, 400.0));
+        assert_eq!(
+            (c.iops_percent, c.attainment_percent, c.p50_percent, c.p99_percent),
+            (-25.0, Some(-25.0), 50.0, 400.0)
+        );
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! computing it from measured throughput X and mean latency R checks the measurement:
 //! a gap means the generator or something outside the device is queueing.
 
+/// A measured concurrency further than this (as a fraction) from the configured one is
+/// flagged: the generator, or queueing outside the device, or a measurement error.
+pub const TOLERANCE: f64 = 0.10;
+
 /// Mean number of requests in the system from throughput (per second) and mean
 /// latency (seconds).
 pub fn concurrency(throughput_per_s: f64, mean_latency_s: f64) -> f64 {

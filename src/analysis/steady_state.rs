@@ -34,7 +34,8 @@ pub fn reached(rounds: &[f64], round_s: f64) -> Option<Steady> {
         let (lo, hi) = w.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
         let slope = slope(w);
         let excursion = (slope * (WINDOW - 1) as f64).abs();
-        let steady = average > 0.0 && hi - lo <= 0.2 * average + 1e-12 * average && excursion <= 0.1 * average + 1e-12 * average;
+        let steady =
+            average > 0.0 && hi - lo <= 0.2 * average + 1e-12 * average && excursion <= 0.1 * average + 1e-12 * average;
         steady.then(|| Steady { first_round: i, at_s: (i + WINDOW) as f64 * round_s, average })
     })
 }

@@ -100,7 +100,13 @@ pub fn fit(points: &[Point]) -> Result<Fit, String> {
     let points_fit: Vec<PointFit> = points
         .iter()
         .zip(&fitted)
-        .map(|(p, f)| PointFit { n: p.n, measured: p.x, fitted: *f, residual: p.x - f, efficiency: p.x / (lambda * p.n) })
+        .map(|(p, f)| PointFit {
+            n: p.n,
+            measured: p.x,
+            fitted: *f,
+            residual: p.x - f,
+            efficiency: p.x / (lambda * p.n),
+        })
         .collect();
     // throughput per unit of concurrency above that of the smallest N: more than linear
     let first = points.iter().min_by(|a, b| a.n.total_cmp(&b.n)).expect("3 or more points");
@@ -191,9 +197,9 @@ fn levenberg_marquardt(points: &[Point], start: [f64; 3]) -> ([f64; 3], u32, boo
             let at_low = p[i] <= 0.0 && jtr[i] < 0.0;
             let at_high = p[i] >= 1.0 && jtr[i] > 0.0;
             if at_low || at_high {
-                for j in 0..3 {
-                    jtj[i][j] = 0.0;
-                    jtj[j][i] = 0.0;
+                jtj[i] = [0.0; 3];
+                for row in jtj.iter_mut() {
+                    row[i] = 0.0;
                 }
                 jtj[i][i] = 1.0;
                 jtr[i] = 0.0;
@@ -315,7 +321,10 @@ fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     let mut f = d;
     for m in 1..300 {
         let m = m as f64;
-        for num in [m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)), -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0))] {
+        for num in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
             d = 1.0 + num * d;
             d = if d.abs() < tiny { tiny } else { d };
             c = 1.0 + num / c;

@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand.
 
+mod fit;
 mod lint;
 mod run;
 mod runs;
@@ -36,6 +37,8 @@ enum Command {
     Scenarios(scenarios::Args),
     /// Check a scenario for benchmarking mistakes without running it
     Lint(lint::Args),
+    /// Fit the Universal Scalability Law to concurrency vs throughput (a table, or a run)
+    Fit(fit::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -47,5 +50,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Show(a) => show::run(a, results),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Lint(a) => lint::run(a),
+        Command::Fit(a) => fit::run(a, results),
     }
 }

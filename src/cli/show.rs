@@ -38,6 +38,7 @@ pub fn print(s: &RunSummary) {
     }
     println!();
     print!("{}", table::results(s));
+    print!("{}", table::analysis(s));
     if !s.expectations.is_empty() {
         print!("{}", crate::report::expect::describe(&s.expectations));
     }

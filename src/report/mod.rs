@@ -1,5 +1,6 @@
 //! Presenting results: a run's summary gathered from the store, and terminal tables.
 
+pub mod analysis;
 pub mod expect;
 pub mod format;
 pub mod summary;

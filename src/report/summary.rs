@@ -1,6 +1,7 @@
 //! A run's results as users read them: per workload and op over the measured window
 //! (ramp excluded), from counters summed and histograms merged in the store.
 
+use super::analysis::Analysis;
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::scenario::EngineKind;
@@ -117,6 +118,8 @@ pub struct RunSummary {
     pub events: Vec<EventRow>,
     pub expectations: Vec<ExpectationRow>,
     pub warnings: Vec<WarningRow>,
+    /// Little's law, steady state, interference, knee and USL (see docs/analysis.md).
+    pub analysis: Analysis,
 }
 
 #[derive(Debug, Serialize)]
@@ -177,7 +180,8 @@ impl RunSummary {
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
         let warnings = store.warnings(run.id)?;
-        Ok(RunSummary { run, workloads, phases, events, expectations, warnings })
+        let analysis = super::analysis::analyze(store, run.id, &workloads, &phases)?;
+        Ok(RunSummary { run, workloads, phases, events, expectations, warnings, analysis })
     }
 
     /// The op with the most IOPS: the run's headline in `fathom runs`.

@@ -225,3 +225,74 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> String {
         .collect();
     render(&["id", "scenario", "started", "duration", "status", "headline"], &rows, 6)
 }
+
+/// The analysis under the results: Little's law gaps, steady state, settling and change
+/// per phase, and the curve's knee and USL fit.
+pub fn analysis(s: &RunSummary) -> String {
+    let a = &s.analysis;
+    let mut out = String::new();
+    for l in a.littles_law.iter().filter(|l| l.flagged) {
+        out.push_str(&format!(
+            "\nLittle's law: {} held {:.1} IOs in flight for {} configured ({:+.0}%): time is lost outside the device \
+             (the generator, or queueing above it), or the measurement is off\n",
+            l.workload, l.measured, l.expected, l.gap_percent
+        ));
+    }
+    if s.phases.len() > 1 {
+        let rows: Vec<Vec<String>> = a
+            .phases
+            .iter()
+            .map(|p| {
+                let steady = match p.steady_state {
+                    Some(st) => format!("at {:.0} s", st.at_s),
+                    None if p.seconds < 25.0 => "too short".into(),
+                    None => "not reached".into(),
+                };
+                let change = p
+                    .change
+                    .map(|c| format!("IOPS {:+.0}%, p99 {:+.0}%", c.iops_percent, c.p99_percent))
+                    .unwrap_or_else(|| "-".into());
+                vec![
+                    p.phase.clone(),
+                    p.workload.clone(),
+                    steady,
+                    p.settle_s.map(|t| format!("{t} s")).unwrap_or_default(),
+                    change,
+                ]
+            })
+            .collect();
+        out.push_str(&format!(
+            "\nper phase: steady state (SNIA: 5 rounds of 5 s), latency settled after, change from the workload's first phase:\n{}",
+            render(&["phase", "workload", "steady state", "settled", "change"], &rows, 2)
+        ));
+    }
+    if let Some(c) = &a.curve {
+        let label = |i: usize| s.phases.get(i).map(|p| p.phase.label.clone()).unwrap_or_default();
+        out.push_str("\ncurve over the phases:");
+        if let Some(k) = c.knee {
+            out.push_str(&format!(" knee (most IOPS per µs of latency) at {}", label(k.max_power)));
+            if let Some(d) = k.latency_doubled {
+                out.push_str(&format!("; latency doubled from {} at {}", label(0), label(d)));
+            }
+        }
+        out.push_str(&format!(
+            "; you are here (the first phase, what a one-point test reports): {} IOPS\n",
+            count(c.points[0].1)
+        ));
+        if let Some(f) = &c.usl {
+            let peak = match f.n_star {
+                Some(n) => format!("N* = {n:.1}"),
+                None => "no peak (kappa = 0)".into(),
+            };
+            out.push_str(&format!(
+                "USL fit: sigma {:.4}, kappa {:.2e}, lambda {}, {peak}, R² {:.3} (`fathom fit --run {}` for more)\n",
+                f.sigma.value,
+                f.kappa.value,
+                sig3(f.lambda.value),
+                f.r_squared,
+                s.run.id
+            ));
+        }
+    }
+    out
+}

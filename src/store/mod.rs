@@ -366,6 +366,19 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
+    /// Per second of `[from, to)`, a workload's reads and writes (syncs excluded): the
+    /// second, IOs and the sum of their latencies in ns. Seconds without IO are absent.
+    pub fn per_second(&self, run: i64, workload: i64, from: i64, to: i64) -> Result<Vec<(i64, u64, u64)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t, sum(ops), sum(latency_sum_ns) FROM samples
+             WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 AND op != 2 GROUP BY t ORDER BY t",
+        )?;
+        let rows = stmt.query_map(params![run, workload, from, to], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
     /// Per op, everything a workload measured in seconds `[from, to)`: counters summed
     /// over its workers, histograms merged.
     pub fn window(&self, run: i64, workload: i64, from: i64, to: i64) -> Result<BTreeMap<Op, OpStats>> {

@@ -1,0 +1,254 @@
+//! `fathom fit FILE | --run RUN`: the Universal Scalability Law fitted to concurrency
+//! vs throughput, from a table or from the phases of a stored run.
+
+use crate::analysis::usl::{self, Fit, Point};
+use crate::error::{Error, Result};
+use crate::report::format::{count, sig3};
+use crate::report::summary::RunSummary;
+use crate::report::table::render;
+use crate::store::Store;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A CSV or whitespace table of concurrency, throughput[, latency] (a header line
+    /// and `#` comments are fine)
+    file: Option<PathBuf>,
+    /// Fit the phases of a stored run instead (concurrency = IOs in flight configured,
+    /// throughput = IOPS): e.g. `you-are-here` or a quickstart
+    #[arg(long, value_name = "RUN", conflicts_with = "file")]
+    run: Option<String>,
+    /// Print the predicted throughput at this concurrency (repeatable)
+    #[arg(long, value_name = "N")]
+    predict: Vec<f64>,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+    /// Draw the data, the fitted curve and N* into this SVG file
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+pub fn run(args: Args, results: &Path) -> Result<i32> {
+    let points = match (&args.file, &args.run) {
+        (Some(f), None) => read_table(f)?,
+        (None, Some(r)) => from_run(&Store::open_existing(results)?, r)?,
+        _ => return Err(Error::input("give a FILE of concurrency and throughput, or --run RUN")),
+    };
+    let fit = usl::fit(&points).map_err(Error::input)?;
+    let predictions: Vec<(f64, f64, Option<String>)> = args
+        .predict
+        .iter()
+        .map(|&n| {
+            let (x, warn) = fit.predict(n);
+            (n, x, warn)
+        })
+        .collect();
+    if args.json {
+        let preds: Vec<serde_json::Value> =
+            predictions.iter().map(|(n, x, w)| serde_json::json!({"n": n, "throughput": x, "warning": w})).collect();
+        let mut doc = serde_json::to_value(&fit).expect("fit serializes");
+        doc["predictions"] = preds.into();
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else {
+        print!("{}", describe(&fit, &predictions));
+    }
+    if let Some(path) = &args.svg {
+        std::fs::write(path, svg(&fit)).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    }
+    Ok(0)
+}
+
+/// Reads `N X [R]` rows: commas or whitespace between fields, an optional header.
+fn read_table(path: &Path) -> Result<Vec<Point>> {
+    let name = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{name}: {e}")))?;
+    let mut points = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).collect();
+        let numbers: Vec<Option<f64>> = fields.iter().map(|f| f.parse::<f64>().ok()).collect();
+        if points.is_empty() && numbers.iter().all(|n| n.is_none()) {
+            continue; // a header
+        }
+        match numbers.as_slice() {
+            [Some(n), Some(x)] | [Some(n), Some(x), Some(_)] => points.push(Point { n: *n, x: *x }),
+            _ => {
+                return Err(Error::input(format!(
+                    "{name}:{}: expected concurrency and throughput (and optionally latency) as numbers, got `{line}`",
+                    i + 1
+                )));
+            }
+        }
+    }
+    Ok(points)
+}
+
+/// One point per phase of a run (see `report::analysis::curve`): the IOs in flight its
+/// workloads were configured for, and their IOPS.
+fn from_run(store: &Store, which: &str) -> Result<Vec<Point>> {
+    let s = RunSummary::load(store, which)?;
+    let points: Vec<Point> = s.analysis.curve.iter().flat_map(|c| &c.points).map(|&(n, x, _)| Point { n, x }).collect();
+    if points.len() < 3 {
+        return Err(Error::input(format!(
+            "run {}: fewer than 3 phases with IO: a fit needs at least 3 points of concurrency \
+             (e.g. `fathom run you-are-here`)",
+            s.run.id
+        )));
+    }
+    Ok(points)
+}
+
+/// The fit as text: parameters, the peak, and each point.
+fn describe(f: &Fit, predictions: &[(f64, f64, Option<String>)]) -> String {
+    let est = |name: &str, e: &usl::Estimate, fmt: &dyn Fn(f64) -> String| {
+        vec![name.to_string(), fmt(e.value), fmt(e.std_error), format!("{} .. {}", fmt(e.ci95.0), fmt(e.ci95.1))]
+    };
+    let small = |v: f64| format!("{v:.6}");
+    let rows = vec![
+        est("sigma (contention)", &f.sigma, &small),
+        est("kappa (coherency)", &f.kappa, &|v| format!("{v:.3e}")),
+        est("lambda (X at N=1)", &f.lambda, &|v| sig3(v)),
+    ];
+    let mut out = render(&["parameter", "estimate", "std error", "95% interval"], &rows, 1);
+    let peak = match (f.n_star, f.x_at_n_star) {
+        (Some(n), Some(x)) => format!("N* = {n:.2}: throughput peaks at {} and falls beyond", count(x)),
+        _ => "N* = infinite (kappa = 0): no peak, throughput approaches the Amdahl ceiling".to_string(),
+    };
+    out.push_str(&format!("\n{peak}\n"));
+    if let Some(c) = f.amdahl_ceiling {
+        out.push_str(&format!("Amdahl ceiling lambda/sigma = {}\n", count(c)));
+    }
+    out.push_str(&format!("R² = {:.4}{}\n\n", f.r_squared, if f.converged { "" } else { " (did not converge)" }));
+    let rows: Vec<Vec<String>> = f
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                sig3(p.n),
+                sig3(p.measured),
+                sig3(p.fitted),
+                format!("{:+.1}", p.residual),
+                format!("{:.3}", p.efficiency),
+            ]
+        })
+        .collect();
+    out.push_str(&render(&["N", "measured", "fitted", "residual", "efficiency"], &rows, 0));
+    for (n, x, w) in predictions {
+        out.push_str(&format!(
+            "\nat N = {}: {}{}",
+            sig3(*n),
+            count(*x),
+            w.as_ref().map(|w| format!(" ({w})")).unwrap_or_default()
+        ));
+    }
+    if !predictions.is_empty() {
+        out.push('\n');
+    }
+    for w in &f.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+/// A self-contained SVG: measured points, the fitted curve, N* marked.
+fn svg(f: &Fit) -> String {
+    let (w, h, m) = (720.0, 420.0, 60.0);
+    let max_n = f.points.iter().map(|p| p.n).fold(0.0, f64::max) * 1.1;
+    let max_n = f.n_star.map(|n| max_n.max(n * 1.1).min(max_n * 3.0)).unwrap_or(max_n);
+    let curve = |n: f64| usl::model(f.sigma.value, f.kappa.value, f.lambda.value, n);
+    let steps = 200;
+    let max_x = (0..=steps)
+        .map(|i| curve(max_n * i as f64 / steps as f64))
+        .chain(f.points.iter().map(|p| p.measured))
+        .fold(0.0, f64::max)
+        * 1.1;
+    let px = |n: f64| m + (w - 2.0 * m) * n / max_n;
+    let py = |x: f64| h - m - (h - 2.0 * m) * x / max_x;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">Throughput vs concurrency: Universal Scalability Law fit</text>\n",
+        w / 2.0
+    );
+    // axes with ticks
+    s.push_str(&format!(
+        "<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n",
+        h - m,
+        w - m,
+        h - m,
+        h - m
+    ));
+    for i in 0..=5 {
+        let n = max_n * i as f64 / 5.0;
+        let x = max_x * i as f64 / 5.0;
+        s.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
+            px(n),
+            h - m + 18.0,
+            tick(n),
+            m - 6.0,
+            py(x) + 4.0,
+            tick(x)
+        ));
+    }
+    s.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">concurrency N (IOs in flight, workers)</text>\n\
+         <text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">throughput X (per second)</text>\n",
+        w / 2.0,
+        h - 16.0,
+        h / 2.0,
+        h / 2.0
+    ));
+    let path: Vec<String> = (0..=steps)
+        .map(|i| {
+            let n = (max_n * i as f64 / steps as f64).max(1e-9);
+            format!("{:.1},{:.1}", px(n), py(curve(n)))
+        })
+        .collect();
+    s.push_str(&format!(
+        "<polyline id=\"fit\" fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2\" points=\"{}\"/>\n",
+        path.join(" ")
+    ));
+    for p in &f.points {
+        s.push_str(&format!(
+            "<circle class=\"measured\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#2c3e50\"/>\n",
+            px(p.n),
+            py(p.measured)
+        ));
+    }
+    if let (Some(n), Some(x)) = (f.n_star, f.x_at_n_star)
+        && n <= max_n
+    {
+        s.push_str(&format!(
+            "<line id=\"n-star\" x1=\"{0:.1}\" y1=\"{1}\" x2=\"{0:.1}\" y2=\"{2:.1}\" stroke=\"#7f8c8d\" stroke-dasharray=\"4 3\"/>\n\
+             <text x=\"{0:.1}\" y=\"{3:.1}\" text-anchor=\"middle\">N* = {4:.1}</text>\n",
+            px(n),
+            h - m,
+            py(x),
+            py(x) - 8.0,
+            n
+        ));
+    }
+    s.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">sigma {:.4}, kappa {:.2e}, lambda {}</text>\n</svg>\n",
+        w - m,
+        m - 8.0,
+        f.sigma.value,
+        f.kappa.value,
+        sig3(f.lambda.value)
+    ));
+    s
+}
+
+/// Axis labels: 1k, 10k, 1.5M.
+fn tick(v: f64) -> String {
+    match v {
+        v if v >= 1e6 => format!("{}M", sig3(v / 1e6)),
+        v if v >= 1e3 => format!("{}k", sig3(v / 1e3)),
+        v => sig3(v),
+    }
+}

@@ -1,0 +1,179 @@
+//! The analysis of a stored run, as `show` and the report present it: Little's law per
+//! workload, steady state and settling per phase, each workload's change from its
+//! first phase (interference), and for runs of several phases the latency–throughput
+//! curve with its knee and a Universal Scalability Law fit.
+
+use super::summary::{PhaseSummary, WorkloadSummary};
+use crate::analysis::interference::{self, Change, Figures};
+use crate::analysis::knee::{self, CurvePoint, Knee};
+use crate::analysis::littles_law;
+use crate::analysis::steady_state::{self, Steady};
+use crate::analysis::usl::{self, Fit, Point};
+use crate::error::Result;
+use crate::store::Store;
+use serde::Serialize;
+
+/// Per-second values are averaged into rounds of this many seconds for steady state.
+pub const ROUND_S: usize = 5;
+
+#[derive(Debug, Serialize)]
+pub struct Analysis {
+    pub littles_law: Vec<Little>,
+    pub phases: Vec<PhaseAnalysis>,
+    /// With three or more phases that each had IO: one point per phase.
+    pub curve: Option<Curve>,
+}
+
+/// Little's law for one workload: the concurrency it was configured for (closed loop)
+/// or that its rate implies at the measured latency (open loop), against N = X × R.
+#[derive(Debug, Serialize)]
+pub struct Little {
+    pub workload: String,
+    pub open_loop: bool,
+    /// depth × workers (closed loop), or rate × mean latency (open loop).
+    pub expected: f64,
+    pub measured: f64,
+    /// (measured − expected) / expected, in percent.
+    pub gap_percent: f64,
+    /// A closed-loop gap over 10%: time lost outside the device, or a measurement error.
+    pub flagged: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PhaseAnalysis {
+    pub phase: String,
+    pub workload: String,
+    /// When IOPS reached steady state (SNIA rule, 5 s rounds), None if they did not.
+    pub steady_state: Option<Steady>,
+    /// Seconds of the workload in the phase: under 25 (5 rounds of 5 s) the rule cannot
+    /// be met.
+    pub seconds: f64,
+    /// Seconds until latency reached and stayed within 10% of its final level.
+    pub settle_s: Option<usize>,
+    /// Change from the workload's first phase (None in that phase).
+    pub change: Option<Change>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Curve {
+    /// Per phase: configured concurrency, IOPS, mean latency (µs).
+    pub points: Vec<(f64, f64, f64)>,
+    pub knee: Option<Knee>,
+    pub usl: Option<Fit>,
+}
+
+pub fn analyze(store: &Store, run: i64, workloads: &[WorkloadSummary], phases: &[PhaseSummary]) -> Result<Analysis> {
+    let littles = workloads.iter().filter_map(|w| little(w, phases)).collect();
+    let mut per_phase = Vec::new();
+    let mut firsts: Vec<(String, Figures)> = Vec::new();
+    for p in phases {
+        for w in workloads {
+            let ops: Vec<_> = p.ops.iter().filter(|o| o.workload == w.workload.name && o.op != "sync").collect();
+            if ops.is_empty() {
+                continue;
+            }
+            let iops: f64 = ops.iter().map(|o| o.iops).sum();
+            let heaviest = ops.iter().max_by_key(|o| o.ops).expect("not empty");
+            let figures = Figures {
+                iops,
+                attainment: w.workload.rate_iops.map(|r| iops / r),
+                p50_us: heaviest.latency.p50_us,
+                p99_us: heaviest.latency.p99_us,
+            };
+            let change = match firsts.iter().find(|(n, _)| *n == w.workload.name) {
+                Some((_, first)) => Some(interference::change(first, &figures)),
+                None => {
+                    firsts.push((w.workload.name.clone(), figures));
+                    None
+                }
+            };
+            let (from, to) = w.workload.measured_window();
+            let end = p.phase.end_t.map(|e| e as f64).unwrap_or(to);
+            let (from, to) = ((p.phase.start_t as f64).max(from) as i64, end.min(to).floor() as i64);
+            let seconds = store.per_second(run, w.workload.idx, from, to)?;
+            let iops_series: Vec<f64> = seconds.iter().map(|s| s.1 as f64).collect();
+            let latency: Vec<f64> = seconds.iter().filter(|s| s.1 > 0).map(|s| s.2 as f64 / s.1 as f64).collect();
+            per_phase.push(PhaseAnalysis {
+                phase: p.phase.label.clone(),
+                workload: w.workload.name.clone(),
+                steady_state: steady_state::reached(&steady_state::rounds(&iops_series, ROUND_S), ROUND_S as f64),
+                seconds: (to - from) as f64,
+                settle_s: interference::time_to_settle(&latency),
+                change,
+            });
+        }
+    }
+    Ok(Analysis { littles_law: littles, phases: per_phase, curve: curve(workloads, phases) })
+}
+
+fn little(w: &WorkloadSummary, phases: &[PhaseSummary]) -> Option<Little> {
+    let ops: Vec<_> = w.ops.iter().filter(|o| o.op != "sync").collect();
+    let n: u64 = ops.iter().map(|o| o.ops).sum();
+    if n == 0 {
+        return None;
+    }
+    let measured: f64 = ops.iter().map(|o| o.littles_n).sum();
+    let mean_s = ops.iter().map(|o| o.latency.mean_us * o.ops as f64).sum::<f64>() / n as f64 / 1e6;
+    let (open_loop, expected) = match w.workload.rate_iops {
+        Some(rate) => (true, littles_law::concurrency(rate, mean_s)),
+        None => (false, configured(w, phases)),
+    };
+    let gap_percent = if expected > 0.0 { (measured - expected) / expected * 100.0 } else { 0.0 };
+    Some(Little {
+        workload: w.workload.name.clone(),
+        open_loop,
+        expected,
+        measured,
+        gap_percent,
+        flagged: !open_loop && gap_percent.abs() > littles_law::TOLERANCE * 100.0,
+    })
+}
+
+/// IOs in flight a closed-loop workload was configured for over its window: depth ×
+/// workers, averaged over its phases when a ramp changed the workers.
+fn configured(w: &WorkloadSummary, phases: &[PhaseSummary]) -> f64 {
+    let depth = w.workload.profile.get("iodepth").and_then(|v| v.as_f64()).unwrap_or(1.0);
+    let (mut weighted, mut seconds) = (0.0, 0.0);
+    for p in phases {
+        if let Some(o) = p.ops.iter().find(|o| o.workload == w.workload.name) {
+            weighted += depth * workers_in(p, w) * o.seconds;
+            seconds += o.seconds;
+        }
+    }
+    if seconds > 0.0 { weighted / seconds } else { w.concurrency as f64 }
+}
+
+/// Workers of `w` in phase `p`: a ramp's phase says how many ran ("vm x3").
+fn workers_in(p: &PhaseSummary, w: &WorkloadSummary) -> f64 {
+    p.phase
+        .label
+        .split('+')
+        .find_map(|part| part.strip_prefix(&format!("{} x", w.workload.name)).and_then(|k| k.parse::<f64>().ok()))
+        .unwrap_or(w.workload.workers as f64)
+}
+
+/// The latency–throughput curve over phases, when there are three or more.
+pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary]) -> Option<Curve> {
+    let mut points = Vec::new();
+    for p in phases {
+        let ops: Vec<_> = p.ops.iter().filter(|o| o.op != "sync").collect();
+        let n_ops: u64 = ops.iter().map(|o| o.ops).sum();
+        if n_ops == 0 {
+            continue;
+        }
+        let iops: f64 = ops.iter().map(|o| o.iops).sum();
+        let mean = ops.iter().map(|o| o.latency.mean_us * o.ops as f64).sum::<f64>() / n_ops as f64;
+        let n: f64 = workloads
+            .iter()
+            .filter(|w| ops.iter().any(|o| o.workload == w.workload.name))
+            .map(|w| w.workload.profile.get("iodepth").and_then(|v| v.as_f64()).unwrap_or(1.0) * workers_in(p, w))
+            .sum();
+        points.push((n, iops, mean));
+    }
+    if points.len() < 3 {
+        return None;
+    }
+    let knee = knee::find(&points.iter().map(|&(_, x, r)| CurvePoint { x, r }).collect::<Vec<_>>());
+    let usl = usl::fit(&points.iter().map(|&(n, x, _)| Point { n, x }).collect::<Vec<_>>()).ok();
+    Some(Curve { points, knee, usl })
+}

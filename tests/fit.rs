@@ -1,0 +1,83 @@
+//! `fathom fit`: the USL from a table (the R package's reference data) and from a
+//! stored run's phases, with JSON, SVG, predictions and located errors.
+
+mod common;
+
+use common::{Scratch, text};
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn a_table_is_fitted_as_the_r_package_fits_it() {
+    let s = Scratch::new("fit-table");
+    let svg = s.dir.join("fit.svg");
+    let out = s.run(&[
+        "fit",
+        &data("raytracer.csv"),
+        "--json",
+        "--predict",
+        "96",
+        "--predict",
+        "200",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // R usl 2.x: alpha 0.0578, beta 0.0000, gamma 21.8488
+    assert!((f["lambda"]["value"].as_f64().unwrap() - 21.8488).abs() < 1e-3, "{f}");
+    assert!((f["sigma"]["value"].as_f64().unwrap() - 0.0578).abs() < 5e-5, "{f}");
+    assert!(f["kappa"]["value"].as_f64().unwrap() < 1e-6);
+    assert!(f["n_star"].is_null(), "kappa = 0: no peak");
+    assert_eq!(f["points"].as_array().unwrap().len(), 11);
+    let preds = f["predictions"].as_array().unwrap();
+    assert!(preds[0]["warning"].is_null(), "96 is within 2x of 64");
+    assert!(preds[1]["warning"].as_str().unwrap().contains("extrapolation"));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("id=\"fit\"") && svg.matches("class=\"measured\"").count() == 11);
+    assert!(svg.contains("concurrency N") && svg.contains("throughput X"));
+
+    let out = s.run(&["fit", &data("raytracer.csv")]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("sigma (contention)") && table.contains("no peak"), "{table}");
+}
+
+#[test]
+fn bad_tables_name_file_and_line() {
+    let s = Scratch::new("fit-bad");
+    let bad = s.dir.join("bad.txt");
+    std::fs::write(&bad, "N X\n1 100\n2 190\nfour 300\n").unwrap();
+    let out = s.run(&["fit", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.txt:4: expected concurrency and throughput"), "{stderr}");
+    std::fs::write(&bad, "1 100\n2 190\n").unwrap();
+    let out = s.run(&["fit", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 3"), "{}", text(&out));
+}
+
+#[test]
+fn a_ramped_run_is_fitted_from_its_phases() {
+    let s = Scratch::new("fit-run");
+    let scenario = s.scenario(
+        "name: ramp\nworkloads:\n  vm: {target: TARGET, size: 16m, rw: randread, iodepth: 1, think_time: 5ms}\n\
+         timeline:\n  - ramp: vm\n    every: 1s\n    until: 4\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // each worker is paced to about 200 IOPS: throughput grows almost linearly
+    let show = s.show_json();
+    let curve = &show["analysis"]["curve"];
+    let ns: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert_eq!(ns, vec![1.0, 2.0, 3.0, 4.0]);
+    let out = s.run(&["fit", "--run", "last", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lambda = f["lambda"]["value"].as_f64().unwrap();
+    assert!((150.0..=205.0).contains(&lambda), "lambda {lambda}");
+    assert!(f["sigma"]["value"].as_f64().unwrap() < 0.1, "{f}");
+    assert!(f["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("only 4 points")));
+}
