@@ -81,3 +81,42 @@ fn a_ramped_run_is_fitted_from_its_phases() {
     assert!(f["sigma"]["value"].as_f64().unwrap() < 0.1, "{f}");
     assert!(f["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("only 4 points")));
 }
+
+#[test]
+fn a_sweep_stops_each_step_at_steady_state_and_stores_one_run() {
+    let s = Scratch::new("sweep");
+    // think time paces each IO slot: 1, 2, 4 slots give a steady 100, 200, 400 IOPS
+    let scenario = s.scenario(
+        "name: paced\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, think_time: 10ms, duration: 1s}\n",
+    );
+    let sc = scenario.to_str().unwrap();
+    let out = s.run(&["sweep", sc, "--vary", "iodepth=1,2,4", "--min", "3s", "--max", "20s", "--round", "1s", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    assert_eq!(show["run"]["scenario"], "sweep-w");
+    let phases = show["phases"].as_array().unwrap();
+    let labels: Vec<&str> = phases.iter().map(|p| p["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, vec!["w-qd1", "w-qd2", "w-qd4"]);
+    for p in phases {
+        let len = p["end_t"].as_i64().unwrap() - p["start_t"].as_i64().unwrap();
+        assert!((3..20).contains(&len), "steady well before --max: {p}");
+    }
+    let points = show["analysis"]["curve"]["points"].as_array().unwrap();
+    let iops: Vec<f64> = points.iter().map(|p| p[1].as_f64().unwrap()).collect();
+    assert!(iops[0] > 80.0 && iops[2] > 3.0 * iops[0], "{iops:?}");
+
+    // --fixed runs every step for --max; values must be numbers
+    let out = s.run(&["sweep", sc, "--vary", "iodepth=1,2", "--max", "2s", "--fixed", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    assert!(
+        show["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["end_t"].as_i64().unwrap() - p["start_t"].as_i64().unwrap() == 2)
+    );
+    let out = s.run(&["sweep", sc, "--vary", "iodepth=1,two"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("whole numbers"), "{}", text(&out));
+}

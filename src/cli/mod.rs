@@ -6,6 +6,7 @@ mod run;
 mod runs;
 mod scenarios;
 mod show;
+mod sweep;
 
 use crate::error::Result;
 use clap::{Parser, Subcommand};
@@ -39,6 +40,8 @@ enum Command {
     Lint(lint::Args),
     /// Fit the Universal Scalability Law to concurrency vs throughput (a table, or a run)
     Fit(fit::Args),
+    /// Run a workload at each iodepth/jobs value, each step until steady state, as one run
+    Sweep(sweep::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -51,5 +54,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Scenarios(a) => scenarios::run(a),
         Command::Lint(a) => lint::run(a),
         Command::Fit(a) => fit::run(a, results),
+        Command::Sweep(a) => sweep::run(a, results),
     }
 }

@@ -23,29 +23,29 @@ const BUILTIN_TARGET: &str = "./fathom-data";
 #[derive(clap::Args)]
 pub struct Args {
     /// Scenario file, or the name of a built-in scenario (see `fathom scenarios`)
-    scenario: Option<String>,
+    pub(super) scenario: Option<String>,
     /// Run every workload against this directory, file or block device
     #[arg(long)]
-    target: Option<PathBuf>,
+    pub(super) target: Option<PathBuf>,
     /// Override a scenario value: KEY=VALUE (every workload), WORKLOAD.KEY=VALUE, or a full path
     #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<Override>,
+    pub(super) sets: Vec<Override>,
     /// Allow write workloads on raw block devices (never on mounted ones)
     #[arg(long)]
-    allow_device_write: bool,
+    pub(super) allow_device_write: bool,
     /// Run every workload with this engine: io_uring, psync, null (no IO) or fio (the
     /// real fio, for parity checks); the same as `--set engine=ENGINE`
     #[arg(long, value_name = "ENGINE")]
-    engine: Option<String>,
+    pub(super) engine: Option<String>,
     /// Refuse to run (exit 2) when lint finds a warning
     #[arg(long)]
-    strict: bool,
+    pub(super) strict: bool,
     /// Do not check the scenario's `expect` thresholds (a failed one exits 3)
     #[arg(long)]
-    no_expect: bool,
+    pub(super) no_expect: bool,
     /// Print only the final summary
     #[arg(long, short)]
-    quiet: bool,
+    pub(super) quiet: bool,
 }
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the
@@ -70,9 +70,16 @@ pub fn load_scenario(
 }
 
 pub fn run(args: Args, results: &Path) -> Result<i32> {
-    let explicit_size = args.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
     let (scenario, is_builtin) =
         load_scenario(args.scenario.as_deref(), args.target.as_deref(), args.engine.as_deref(), &args.sets)?;
+    execute(scenario, is_builtin, &args, results)
+}
+
+/// Runs a loaded scenario with the options of `args` (its scenario, `--set`s and
+/// engine are already applied): lint, layout, the timeline, storing and the summary.
+/// The exit status: 0, 1 failed, 3 an expectation failed, 130 interrupted.
+pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path) -> Result<i32> {
+    let explicit_size = args.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
     let findings = super::lint::findings(&scenario);
     if args.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
         eprint!("{}", super::lint::describe(&findings));

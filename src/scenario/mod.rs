@@ -318,6 +318,10 @@ pub struct Workload {
     /// opened for writing even if it only reads.
     #[serde(skip)]
     pub filled: bool,
+    /// End the workload once its IOPS reach steady state (`fathom sweep`), instead of
+    /// running its whole duration, which then is the longest it may take.
+    #[serde(skip)]
+    pub stop_when_steady: Option<SteadyStop>,
     /// What written blocks contain.
     #[serde(flatten, serialize_with = "serialize_data")]
     pub data: DataSpec,
@@ -325,6 +329,14 @@ pub struct Workload {
     pub duration: Duration,
     #[serde(serialize_with = "units::serialize_duration")]
     pub ramp: Duration,
+}
+
+/// When a workload may stop early: once its IOPS are steady (SNIA rule over rounds of
+/// `round_s` seconds), but not before `min` has passed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadyStop {
+    pub min: Duration,
+    pub round_s: usize,
 }
 
 /// A loaded, checked scenario.
@@ -883,6 +895,7 @@ impl Checker<'_> {
             prefill: prefill.unwrap_or(false),
             extend,
             filled: false,
+            stop_when_steady: None,
             data,
             duration,
             ramp,

@@ -98,6 +98,15 @@ impl Span {
     }
 }
 
+/// For command-line options (`--min 10s`).
+impl std::str::FromStr for Span {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Span, String> {
+        Span::parse(text)
+    }
+}
+
 impl fmt::Display for Span {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.0.as_millis();

@@ -8,6 +8,7 @@
 mod hooks;
 mod live;
 
+use crate::analysis::steady_state;
 use crate::drivers::fio;
 use crate::engine::target::{self, DataFile};
 use crate::error::{Error, Result};
@@ -65,6 +66,7 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         live: (0..scenario.workloads.len()).map(|_| None).collect(),
         ramps: Vec::new(),
         batch_t: None,
+        last_steady_check: Instant::now(),
         next_worker: 0,
         phase: None,
         phases: 0,
@@ -97,6 +99,7 @@ struct Executor<'a> {
     ramps: Vec<Addition>,
     /// The start second shared by consecutive starts (async ones, and the one after).
     batch_t: Option<u64>,
+    last_steady_check: Instant,
     next_worker: u32,
     /// The open phase: its index, first second, what runs, and the label a step gave it.
     phase: Option<(i64, u64, Running, Option<String>)>,
@@ -366,6 +369,18 @@ impl Executor<'_> {
                 }
                 self.open_phase(at, None)?;
             }
+            // workloads that reached steady state and may stop early (`fathom sweep`)
+            if self.last_steady_check.elapsed() >= Duration::from_millis(500) {
+                self.last_steady_check = Instant::now();
+                for idx in self.steady_now(t)? {
+                    let stop_t = t + 1;
+                    if let Some(l) = self.live[idx].as_ref() {
+                        (self.cx.progress)(&format!("[{stop_t:>5}s] {}: steady state reached", l.w.name));
+                    }
+                    self.stop_at(idx, stop_t)?;
+                    self.open_phase(stop_t, None)?;
+                }
+            }
             // workloads past their end
             let ended: Vec<usize> =
                 self.live.iter().flatten().filter(|l| !l.over && now >= l.end(self.cx)).map(|l| l.idx).collect();
@@ -382,6 +397,36 @@ impl Executor<'_> {
             let wake = [Some(until), next_ramp].into_iter().flatten().min().unwrap_or(until);
             std::thread::sleep(wake.saturating_duration_since(now).min(Duration::from_millis(50)));
         }
+    }
+
+    /// Workloads with `stop_when_steady` whose IOPS, per second up to second `t`, have
+    /// reached steady state after their minimum time.
+    fn steady_now(&self, t: u64) -> Result<Vec<usize>> {
+        let mut out = Vec::new();
+        for l in self.live.iter().flatten().filter(|l| !l.over) {
+            let Some(rule) = l.w.stop_when_steady else { continue };
+            let measure_t = l.start_t + l.w.ramp.as_secs();
+            if t < measure_t + rule.min.as_secs() {
+                continue;
+            }
+            let seconds = self.cx.store.per_second(self.cx.run, l.idx as i64, measure_t as i64, t as i64)?;
+            let iops: Vec<f64> = seconds.iter().map(|s| s.1 as f64).collect();
+            let rounds = steady_state::rounds(&iops, rule.round_s);
+            if steady_state::reached(&rounds, rule.round_s as f64).is_some() {
+                out.push(l.idx);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stops workload `idx` on second `t` (waiting for it) and joins it.
+    fn stop_at(&mut self, idx: usize, t: u64) -> Result<()> {
+        let at = self.cx.clock_start + Duration::from_secs(t);
+        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        if let Some(l) = self.live[idx].as_ref() {
+            l.stop.store(true, Ordering::Relaxed);
+        }
+        self.end_workload(idx, Some(t as f64))
     }
 
     /// Joins a workload's threads and records when it stopped (`at`: a timeline stop,

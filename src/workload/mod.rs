@@ -214,6 +214,7 @@ pub(crate) mod tests {
             prefill: false,
             extend: false,
             filled: false,
+            stop_when_steady: None,
             data: data::DataSpec::default(),
             duration: Duration::from_secs(1),
             ramp: Duration::ZERO,

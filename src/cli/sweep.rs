@@ -1,0 +1,126 @@
+//! `fathom sweep --vary iodepth=1,2,4,8 [--vary jobs=1,2,4] SCENARIO`: one step per
+//! combination of values of a workload, each ending as soon as its IOPS are steady
+//! (between `--min` and `--max`), stored as one run; the summary then shows the curve,
+//! its knee, "you are here" (the first, one-worker depth-1 step) and the USL fit.
+
+use super::run::{self, load_scenario};
+use crate::error::{Error, Result};
+use crate::scenario::steps::{Action, Step};
+use crate::scenario::units::Span;
+use crate::scenario::{Override, SteadyStop};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Scenario file or built-in name whose workload is swept (the first, or --workload)
+    scenario: String,
+    /// KEY=V1,V2,...: iodepth or jobs and their values; several --vary sweep every combination
+    #[arg(long = "vary", value_name = "KEY=VALUES", required = true)]
+    vary: Vec<String>,
+    /// Which workload of the scenario to sweep
+    #[arg(long)]
+    workload: Option<String>,
+    /// Shortest step (steady state is not checked before)
+    #[arg(long, default_value = "10s")]
+    min: Span,
+    /// Longest step, when steady state is not reached
+    #[arg(long, default_value = "60s")]
+    max: Span,
+    /// Length of a steady-state round (5 rounds make the SNIA window)
+    #[arg(long, default_value = "2s")]
+    round: Span,
+    /// Run every step for --max, without stopping at steady state
+    #[arg(long)]
+    fixed: bool,
+    /// As for `fathom run`
+    #[arg(long)]
+    target: Option<PathBuf>,
+    /// As for `fathom run`
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<Override>,
+    /// Print only the final summary
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub fn run(args: Args, results: &Path) -> Result<i32> {
+    let (mut scenario, is_builtin) = load_scenario(Some(&args.scenario), args.target.as_deref(), None, &args.sets)?;
+    let base = match &args.workload {
+        Some(name) => scenario
+            .workloads
+            .iter()
+            .find(|w| &w.name == name)
+            .ok_or_else(|| Error::input(format!("{}: no workload named `{name}`", args.scenario)))?,
+        None => &scenario.workloads[0],
+    }
+    .clone();
+    let whole = |s: Span, what: &str| -> Result<u64> {
+        if s.0.is_zero() || s.0.subsec_nanos() != 0 {
+            return Err(Error::input(format!("--{what} {s}: a whole number of seconds, at least 1s")));
+        }
+        Ok(s.0.as_secs())
+    };
+    let (min, max, round) = (whole(args.min, "min")?, whole(args.max, "max")?, whole(args.round, "round")?);
+    if min > max && !args.fixed {
+        return Err(Error::input(format!("--min {} is longer than --max {}", args.min, args.max)));
+    }
+    let mut axes: Vec<(String, Vec<u32>)> = Vec::new();
+    for v in &args.vary {
+        let (key, values) =
+            v.split_once('=').ok_or_else(|| Error::input(format!("--vary {v}: expected KEY=V1,V2,...")))?;
+        if !matches!(key, "iodepth" | "jobs") {
+            return Err(Error::input(format!("--vary {v}: `{key}` cannot be swept (iodepth or jobs)")));
+        }
+        let values: Vec<u32> = values
+            .split(',')
+            .map(|x| x.trim().parse::<u32>().ok().filter(|n| (1..=4096).contains(n)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::input(format!("--vary {v}: values must be whole numbers from 1 to 4096")))?;
+        axes.push((key.to_string(), values));
+    }
+    // every combination, the first axis slowest
+    let mut combos: Vec<Vec<(String, u32)>> = vec![Vec::new()];
+    for (key, values) in &axes {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| values.iter().map(move |&v| [c.clone(), vec![(key.clone(), v)]].concat()))
+            .collect();
+    }
+    scenario.workloads.clear();
+    scenario.steps.clear();
+    scenario.expect.clear();
+    for (i, combo) in combos.iter().enumerate() {
+        let mut w = base.clone();
+        let mut name = base.name.clone();
+        for (key, v) in combo {
+            match key.as_str() {
+                "iodepth" => w.iodepth = *v,
+                _ => w.jobs = *v,
+            }
+            name.push_str(&format!("-{}{v}", if key == "iodepth" { "qd" } else { "j" }));
+        }
+        w.name = name;
+        w.duration = Duration::from_secs(max);
+        w.stop_when_steady =
+            (!args.fixed).then_some(SteadyStop { min: Duration::from_secs(min), round_s: round as usize });
+        scenario.workloads.push(w);
+        scenario.steps.push(Step {
+            at: None,
+            phase: None,
+            action: Action::Start { workload: i, stagger: Duration::ZERO, wait: true },
+        });
+    }
+    scenario.name = format!("sweep-{}", base.name);
+    let opts = run::Args {
+        scenario: None,
+        target: args.target.clone(),
+        sets: args.sets.clone(),
+        allow_device_write: false,
+        engine: None,
+        strict: false,
+        no_expect: true,
+        quiet: args.quiet,
+    };
+    run::execute(scenario, is_builtin, &opts, results)
+}
