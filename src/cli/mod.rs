@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand.
 
+mod export;
 mod fit;
 mod lint;
 mod run;
@@ -42,6 +43,8 @@ enum Command {
     Fit(fit::Args),
     /// Run a workload at each iodepth/jobs value, each step until steady state, as one run
     Sweep(sweep::Args),
+    /// Write a run's figures (or per-second samples) as CSV or JSON
+    Export(export::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -55,5 +58,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Lint(a) => lint::run(a),
         Command::Fit(a) => fit::run(a, results),
         Command::Sweep(a) => sweep::run(a, results),
+        Command::Export(a) => export::run(a, results),
     }
 }
