@@ -8,6 +8,7 @@ mod cli;
 mod drivers;
 mod engine;
 mod error;
+mod export;
 mod metrics;
 mod observe;
 mod report;

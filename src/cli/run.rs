@@ -4,7 +4,9 @@ use crate::analysis::lint::{self, Severity};
 use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::engine::{self, target};
 use crate::error::{Error, Result};
+use crate::export::prometheus::Endpoint;
 use crate::metrics::collector;
+use crate::metrics::live::{Live, WorkloadInfo};
 use crate::observe::environment;
 use crate::report::expect;
 use crate::report::summary::RunSummary;
@@ -43,6 +45,9 @@ pub struct Args {
     /// Do not check the scenario's `expect` thresholds (a failed one exits 3)
     #[arg(long)]
     pub(super) no_expect: bool,
+    /// Serve the run's metrics for Prometheus at ADDR (default 127.0.0.1:9464) under /metrics
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:9464")]
+    pub(super) prometheus: Option<String>,
     /// Print only the final summary
     #[arg(long, short)]
     pub(super) quiet: bool,
@@ -139,9 +144,30 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     store.set_clock_start(run, clock_unix_ms)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = Store::open(results)?;
+    let live = match &args.prometheus {
+        Some(addr) => {
+            let infos = scenario
+                .workloads
+                .iter()
+                .zip(&files)
+                .map(|(w, f)| WorkloadInfo {
+                    name: w.name.clone(),
+                    workers: timeline::jobs_of(w, f),
+                    target_iops: w.rate_iops,
+                })
+                .collect();
+            let live = Arc::new(Live::new(run, &scenario.name, infos));
+            let endpoint = Endpoint::start(addr, live.clone())
+                .map_err(|e| Error::input(format!("--prometheus {addr}: cannot listen there: {e}")))?;
+            progress(&format!("metrics for Prometheus at http://{}/metrics", endpoint.addr));
+            Some((live, endpoint))
+        }
+        None => None,
+    };
+    let feed = live.as_ref().map(|(l, _)| l.clone());
     let collector = std::thread::Builder::new()
         .name("collector".into())
-        .spawn(move || collector::run(writer, run, clock_start, rx))
+        .spawn(move || collector::run(writer, run, clock_start, rx, feed.as_deref()))
         .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
 
     let cx = timeline::Context {
@@ -191,6 +217,9 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         if rows.iter().any(|r| !r.passed) {
             code = 3;
         }
+    }
+    if let Some((_, endpoint)) = live {
+        endpoint.stop();
     }
     println!();
     super::show::print(&RunSummary::load(&store, &run.to_string())?);

@@ -120,6 +120,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         engine: None,
         strict: false,
         no_expect: true,
+        prometheus: None,
         quiet: args.quiet,
     };
     run::execute(scenario, is_builtin, &opts, results)

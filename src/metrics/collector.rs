@@ -2,6 +2,7 @@
 //! them to the store as each second closes, so a crash or Ctrl-C loses at most the
 //! second in progress.
 
+use super::live::Live;
 use super::{Op, OpStats, Sample};
 use crate::error::Result;
 use crate::store::{CounterRow, Store};
@@ -14,7 +15,8 @@ use std::time::{Duration, Instant};
 const GRACE: Duration = Duration::from_millis(300);
 
 /// Receives samples until every sender is gone, writing closed seconds as it goes.
-pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample>) -> Result<()> {
+/// `live`, when a Prometheus endpoint serves the run, gets every second as it is written.
+pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample>, live: Option<&Live>) -> Result<()> {
     let mut pending: BTreeMap<u32, Vec<Sample>> = BTreeMap::new();
     loop {
         let disconnected = match rx.recv_timeout(Duration::from_millis(200)) {
@@ -30,6 +32,9 @@ pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample
         let ready: Vec<u32> = pending.range(..closed_before).map(|(t, _)| *t).collect();
         if !ready.is_empty() {
             let batch: Vec<Sample> = ready.iter().flat_map(|t| pending.remove(t).unwrap_or_default()).collect();
+            if let Some(live) = live {
+                live.add(&batch);
+            }
             write(&mut store, run, batch)?;
         }
         if disconnected {

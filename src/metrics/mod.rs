@@ -5,6 +5,7 @@
 //! across hosts later) merges histograms and reads percentiles from the merge.
 
 pub mod collector;
+pub mod live;
 pub mod summary;
 
 use crate::error::{Error, Result};

@@ -18,6 +18,7 @@ use crate::scenario::{EngineKind, Scenario};
 use crate::store::{EventRow, PhaseRow, Store};
 use crate::warnings::Warning;
 use live::Live;
+pub use live::jobs_of;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,0 +1,229 @@
+//! A Prometheus endpoint for a running run: `GET /metrics` in the text exposition
+//! format (0.0.4), with the metric names of the design (base units, `_total` counters):
+//! `fathom_ops_total` and `fathom_bytes_total` per worker and op,
+//! `fathom_latency_seconds` and `fathom_service_time_seconds` histograms per workload
+//! and op (buckets from 10 µs to 10 s), `fathom_target_iops`, `fathom_workers`,
+//! `fathom_run_info`, and the process's own CPU and memory. A plain std HTTP server on
+//! one thread: scrapes are a few per second at most.
+
+use crate::metrics::live::{Live, State};
+use hdrhistogram::Histogram;
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Histogram bucket bounds in seconds: 10 µs to 10 s, 1-2.5-5 per decade.
+pub const BUCKETS: [f64; 19] = [
+    10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0,
+    2.5, 5.0, 10.0,
+];
+
+/// A running endpoint; dropping it does not stop it, `stop` does.
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl Endpoint {
+    /// Binds `addr` and serves `live` until stopped.
+    pub fn start(addr: &str, live: Arc<Live>) -> std::io::Result<Endpoint> {
+        let listener = TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new().name("prometheus".into()).spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((conn, _)) => serve(conn, &live),
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        })?;
+        Ok(Endpoint { addr, stop, thread })
+    }
+
+    pub fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
+}
+
+/// Answers one request: the metrics for `GET /metrics`, 404 otherwise.
+fn serve(mut conn: TcpStream, live: &Live) {
+    let _ = conn.set_nonblocking(false);
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut buf = [0u8; 4096];
+    let n = conn.read(&mut buf).unwrap_or(0);
+    let request = String::from_utf8_lossy(&buf[..n]);
+    let path = request.lines().next().and_then(|l| l.split_whitespace().nth(1)).unwrap_or("");
+    let (status, body) = if path == "/metrics" || path.starts_with("/metrics?") {
+        ("200 OK", live.with(render))
+    } else {
+        ("404 Not Found", "fathom serves /metrics\n".to_string())
+    };
+    let _ = write!(
+        conn,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// Escapes a label value.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// The exposition text of the run so far.
+pub fn render(s: &State) -> String {
+    let mut out = String::new();
+    let run = s.run;
+    let name = |w: usize| s.workloads.get(w).map(|i| label(&i.name)).unwrap_or_default();
+    let _ = writeln!(out, "# HELP fathom_run_info The run being measured.\n# TYPE fathom_run_info gauge");
+    let _ = writeln!(out, "fathom_run_info{{run=\"{run}\",scenario=\"{}\"}} 1", label(&s.scenario));
+    let _ = writeln!(out, "# HELP fathom_workers Workers of each workload.\n# TYPE fathom_workers gauge");
+    for w in &s.workloads {
+        let _ = writeln!(out, "fathom_workers{{run=\"{run}\",workload=\"{}\"}} {}", label(&w.name), w.workers);
+    }
+    let _ = writeln!(
+        out,
+        "# HELP fathom_target_iops Asked IOs per second of open-loop workloads.\n# TYPE fathom_target_iops gauge"
+    );
+    for w in s.workloads.iter().filter(|w| w.target_iops.is_some()) {
+        let _ = writeln!(
+            out,
+            "fathom_target_iops{{run=\"{run}\",workload=\"{}\"}} {}",
+            label(&w.name),
+            w.target_iops.unwrap_or(0.0)
+        );
+    }
+    for (metric, help, pick) in
+        [("fathom_ops_total", "IOs completed.", 0), ("fathom_bytes_total", "Bytes transferred.", 1)]
+    {
+        let _ = writeln!(out, "# HELP {metric} {help}\n# TYPE {metric} counter");
+        for (&(w, worker, op), &(ops, bytes)) in &s.workers {
+            let v = if pick == 0 { ops } else { bytes };
+            let _ = writeln!(
+                out,
+                "{metric}{{run=\"{run}\",workload=\"{}\",worker=\"{worker}\",host=\"localhost\",op=\"{}\"}} {v}",
+                name(w),
+                op.as_str()
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP fathom_latency_seconds IO latency from the intended start (open loop) or submission.\n# TYPE fathom_latency_seconds histogram"
+    );
+    for (&(w, op), stats) in &s.totals {
+        histogram(
+            &mut out,
+            "fathom_latency_seconds",
+            &stats.latency,
+            stats.latency_sum_ns as f64 / 1e9,
+            run,
+            &name(w),
+            op.as_str(),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP fathom_service_time_seconds IO time from submission (open-loop workloads).\n# TYPE fathom_service_time_seconds histogram"
+    );
+    for (&(w, op), stats) in &s.totals {
+        if let Some(h) = &stats.service {
+            let sum = h.mean() * h.len() as f64 / 1e9;
+            histogram(&mut out, "fathom_service_time_seconds", h, sum, run, &name(w), op.as_str());
+        }
+    }
+    process(&mut out);
+    out
+}
+
+fn histogram(out: &mut String, metric: &str, h: &Histogram<u64>, sum_s: f64, run: i64, workload: &str, op: &str) {
+    let labels = format!("run=\"{run}\",workload=\"{workload}\",host=\"localhost\",op=\"{op}\"");
+    for le in BUCKETS {
+        let count = h.count_between(0, (le * 1e9) as u64);
+        let _ = writeln!(out, "{metric}_bucket{{{labels},le=\"{le}\"}} {count}");
+    }
+    let _ = writeln!(out, "{metric}_bucket{{{labels},le=\"+Inf\"}} {}", h.len());
+    let _ = writeln!(out, "{metric}_sum{{{labels}}} {sum_s}");
+    let _ = writeln!(out, "{metric}_count{{{labels}}} {}", h.len());
+}
+
+/// The standard process metrics: CPU seconds and resident memory of fathom itself.
+fn process(out: &mut String) {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let _ = writeln!(
+        out,
+        "# HELP process_cpu_seconds_total User and system CPU time of fathom.\n# TYPE process_cpu_seconds_total counter"
+    );
+    let _ = writeln!(out, "process_cpu_seconds_total {}", tv(u.ru_utime) + tv(u.ru_stime));
+    let rss = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
+        .map(|pages| pages * 4096)
+        .unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "# HELP process_resident_memory_bytes Resident memory of fathom.\n# TYPE process_resident_memory_bytes gauge"
+    );
+    let _ = writeln!(out, "process_resident_memory_bytes {rss}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::live::WorkloadInfo;
+    use crate::metrics::{Op, OpStats, Sample};
+
+    #[test]
+    fn counters_and_histograms_render_as_prometheus_reads_them() {
+        let live =
+            Live::new(7, "demo", vec![WorkloadInfo { name: "oltp".into(), workers: 2, target_iops: Some(100.0) }]);
+        let mut stats = OpStats::new(false);
+        for us in [20u64, 40, 200, 3000] {
+            stats.record(4096, us * 1000, 0);
+        }
+        live.add(&[Sample { workload: 0, worker: 1, t: 0, op: Op::Read, stats: stats.clone() }]);
+        live.add(&[Sample { workload: 0, worker: 1, t: 1, op: Op::Read, stats }]);
+        let text = live.with(render);
+        assert!(
+            text.contains(
+                "fathom_ops_total{run=\"7\",workload=\"oltp\",worker=\"1\",host=\"localhost\",op=\"read\"} 8"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(
+            "fathom_bytes_total{run=\"7\",workload=\"oltp\",worker=\"1\",host=\"localhost\",op=\"read\"} 32768"
+        ));
+        let bucket = |le: &str| {
+            let key = format!(
+                "fathom_latency_seconds_bucket{{run=\"7\",workload=\"oltp\",host=\"localhost\",op=\"read\",le=\"{le}\"}} "
+            );
+            text.lines()
+                .find_map(|l| l.strip_prefix(&key))
+                .unwrap_or_else(|| panic!("no bucket {le}"))
+                .parse::<u64>()
+                .unwrap()
+        };
+        // 20 and 40 µs are under 50 µs, 200 µs under 250 µs, 3 ms under 5 ms
+        assert_eq!(
+            (bucket("0.00001"), bucket("0.00005"), bucket("0.00025"), bucket("0.005"), bucket("+Inf")),
+            (0, 4, 6, 8, 8)
+        );
+        assert!(
+            text.contains("fathom_latency_seconds_count{run=\"7\",workload=\"oltp\",host=\"localhost\",op=\"read\"} 8")
+        );
+        assert!(text.contains("fathom_target_iops{run=\"7\",workload=\"oltp\"} 100"));
+        assert!(text.contains("# TYPE fathom_ops_total counter") && text.contains("process_cpu_seconds_total "));
+    }
+}
