@@ -1,0 +1,119 @@
+//! `fathom run --prometheus`, scraped by the real Prometheus (Debian's `prometheus`,
+//! installed by `scripts/install-deps.sh test`) on loopback: what Prometheus stored
+//! and computes agrees with fathom's own store.
+
+mod common;
+
+use common::{Scratch, text};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// GET `path` from 127.0.0.1:`port`, the body.
+fn get(port: u16, path: &str) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
+}
+
+/// A Prometheus query's vector or matrix result.
+fn query(port: u16, q: &str) -> serde_json::Value {
+    let enc: String = q
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"_.-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }
+        })
+        .collect();
+    let body = get(port, &format!("/api/v1/query?query={enc}")).expect("prometheus answers");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(v["status"], "success", "{v}");
+    v["data"]["result"].clone()
+}
+
+struct Prometheus(Child);
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn prometheus_scrapes_what_fathom_stores() {
+    let s = Scratch::new("prometheus");
+    let (fathom_port, prom_port) = (free_port(), free_port());
+    let config = s.dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: fathom\n    \
+             static_configs:\n      - targets: ['127.0.0.1:{fathom_port}']\n"
+        ),
+    )
+    .unwrap();
+    let prom = Prometheus(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", s.dir.join("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus is installed by scripts/install-deps.sh test"),
+    );
+    let started = Instant::now();
+    while get(prom_port, "/-/ready").is_none() {
+        assert!(started.elapsed() < Duration::from_secs(30), "prometheus did not start");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let scenario = s.scenario(
+        "name: scraped\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, iodepth: 2, think_time: 1ms, duration: 10s}\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--prometheus", &format!("127.0.0.1:{fathom_port}"), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // The last counter Prometheus scraped is exactly a prefix of the seconds fathom
+    // stored: every second is exposed as it is written.
+    let last = query(prom_port, "last_over_time(fathom_ops_total[1m])");
+    let scraped: u64 = last[0]["value"][1].as_str().unwrap().parse().unwrap();
+    let db = s.db();
+    let mut stmt = db.prepare("SELECT t, sum(ops) FROM samples WHERE op = 0 GROUP BY t ORDER BY t").unwrap();
+    let per_second: Vec<(i64, u64)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))).unwrap().map(|r| r.unwrap()).collect();
+    let mut prefix = 0;
+    let mut k = None;
+    for (t, ops) in &per_second {
+        prefix += ops;
+        if prefix == scraped {
+            k = Some(*t);
+        }
+    }
+    let k = k.unwrap_or_else(|| panic!("scraped {scraped} is no prefix of {per_second:?}"));
+    assert!(k >= 7, "Prometheus saw most of the run (up to second {k})");
+
+    // The IOPS Prometheus computes agree with fathom's: 2 slots paced by 1 ms of think
+    // time each do somewhat under 2,000 IOPS.
+    let rate = query(prom_port, "max_over_time(rate(fathom_ops_total[3s])[1m:1s])");
+    let prom_iops: f64 = rate[0]["value"][1].as_str().unwrap().parse().unwrap();
+    let stored_max = per_second.iter().map(|p| p.1 as f64).fold(0.0, f64::max);
+    assert!((prom_iops / stored_max - 1.0).abs() < 0.2, "prometheus {prom_iops} IOPS, fathom at most {stored_max}");
+
+    // p99 from the bucket histogram lands in the bucket of fathom's own p99 over the
+    // same seconds
+    let q = query(prom_port, "histogram_quantile(0.99, last_over_time(fathom_latency_seconds_bucket[1m]))");
+    let prom_p99: f64 = q[0]["value"][1].as_str().unwrap().parse().unwrap();
+    let show = s.show_json();
+    let p99 = show["workloads"][0]["ops"][0]["latency"]["p99_us"].as_f64().unwrap() / 1e6;
+    let buckets = [100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3];
+    let bucket_of = |v: f64| buckets.iter().position(|&b| v <= b * 1.02);
+    assert_eq!(bucket_of(prom_p99), bucket_of(p99), "prometheus p99 {prom_p99} s, fathom {p99} s");
+    drop(prom);
+}
