@@ -9,6 +9,7 @@ use crate::metrics::collector;
 use crate::metrics::live::{Live, WorkloadInfo};
 use crate::observe::environment;
 use crate::report::expect;
+use crate::report::live::View;
 use crate::report::summary::RunSummary;
 use crate::scenario::{EngineKind, Override, Scenario, Source, builtin};
 use crate::store::{Status, Store};
@@ -104,9 +105,11 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     }
 
     let quiet = args.quiet;
+    let terminal = crate::report::live::on_terminal();
     let progress = move |line: &str| {
         if !quiet {
-            eprintln!("{line}");
+            // over the live view's status line, if any
+            eprintln!("{}{line}", if terminal { "\r\x1b[K" } else { "" });
         }
     };
 
@@ -144,30 +147,27 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     store.set_clock_start(run, clock_unix_ms)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = Store::open(results)?;
-    let live = match &args.prometheus {
+    let infos = scenario
+        .workloads
+        .iter()
+        .zip(&files)
+        .map(|(w, f)| WorkloadInfo { name: w.name.clone(), workers: timeline::jobs_of(w, f), target_iops: w.rate_iops })
+        .collect();
+    let live = Arc::new(Live::new(run, &scenario.name, infos));
+    let endpoint = match &args.prometheus {
         Some(addr) => {
-            let infos = scenario
-                .workloads
-                .iter()
-                .zip(&files)
-                .map(|(w, f)| WorkloadInfo {
-                    name: w.name.clone(),
-                    workers: timeline::jobs_of(w, f),
-                    target_iops: w.rate_iops,
-                })
-                .collect();
-            let live = Arc::new(Live::new(run, &scenario.name, infos));
             let endpoint = Endpoint::start(addr, live.clone())
                 .map_err(|e| Error::input(format!("--prometheus {addr}: cannot listen there: {e}")))?;
             progress(&format!("metrics for Prometheus at http://{}/metrics", endpoint.addr));
-            Some((live, endpoint))
+            Some(endpoint)
         }
         None => None,
     };
-    let feed = live.as_ref().map(|(l, _)| l.clone());
+    let view = (!quiet).then(|| View::start(live.clone(), clock_start, total));
+    let feed = live.clone();
     let collector = std::thread::Builder::new()
         .name("collector".into())
-        .spawn(move || collector::run(writer, run, clock_start, rx, feed.as_deref()))
+        .spawn(move || collector::run(writer, run, clock_start, rx, &feed))
         .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
 
     let cx = timeline::Context {
@@ -187,6 +187,9 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     let engines_used = engines;
     let outcome = timeline::execute(&scenario, &cx);
     drop(cx); // closes the sample channel so the collector finishes
+    if let Some(view) = view {
+        view.stop();
+    }
     let stored = collector.join().unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
 
     // Wrong data from storage fails the run, whatever else happened.
@@ -218,7 +221,7 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
             code = 3;
         }
     }
-    if let Some((_, endpoint)) = live {
+    if let Some(endpoint) = endpoint {
         endpoint.stop();
     }
     println!();

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 const GRACE: Duration = Duration::from_millis(300);
 
 /// Receives samples until every sender is gone, writing closed seconds as it goes.
-/// `live`, when a Prometheus endpoint serves the run, gets every second as it is written.
-pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample>, live: Option<&Live>) -> Result<()> {
+/// `live` (the live view and the Prometheus endpoint) gets every second as it is written.
+pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample>, live: &Live) -> Result<()> {
     let mut pending: BTreeMap<u32, Vec<Sample>> = BTreeMap::new();
     loop {
         let disconnected = match rx.recv_timeout(Duration::from_millis(200)) {
@@ -32,9 +32,7 @@ pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample
         let ready: Vec<u32> = pending.range(..closed_before).map(|(t, _)| *t).collect();
         if !ready.is_empty() {
             let batch: Vec<Sample> = ready.iter().flat_map(|t| pending.remove(t).unwrap_or_default()).collect();
-            if let Some(live) = live {
-                live.add(&batch);
-            }
+            live.add(&batch);
             write(&mut store, run, batch)?;
         }
         if disconnected {

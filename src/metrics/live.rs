@@ -1,5 +1,6 @@
-//! What a running run has measured so far, for the Prometheus endpoint: counters per
-//! worker and op, and per workload and op a cumulative latency histogram. The
+//! What a running run has measured so far, for the Prometheus endpoint and the live
+//! view: counters per worker and op, per workload and op a cumulative latency
+//! histogram, and the latest second. The
 //! collector adds each second as it writes it to the store, so what is exposed is
 //! exactly what is stored.
 
@@ -29,6 +30,8 @@ pub struct State {
     pub totals: BTreeMap<(usize, Op), OpStats>,
     /// Per (workload, worker, op): IOs and bytes so far.
     pub workers: BTreeMap<(usize, u32, Op), (u64, u64)>,
+    /// Per (workload, op): the latest second stored, and its figures (the live view).
+    pub latest: BTreeMap<(usize, Op), (u32, OpStats)>,
 }
 
 impl Live {
@@ -43,6 +46,13 @@ impl Live {
             let w = s.workers.entry((sample.workload, sample.worker, sample.op)).or_default();
             w.0 += sample.stats.ops;
             w.1 += sample.stats.bytes;
+            match s.latest.get_mut(&(sample.workload, sample.op)) {
+                Some((t, stats)) if *t == sample.t => stats.merge(&sample.stats),
+                Some((t, _)) if *t > sample.t => {}
+                _ => {
+                    s.latest.insert((sample.workload, sample.op), (sample.t, sample.stats.clone()));
+                }
+            }
             match s.totals.get_mut(&(sample.workload, sample.op)) {
                 Some(t) => t.merge(&sample.stats),
                 None => {

@@ -3,5 +3,6 @@
 pub mod analysis;
 pub mod expect;
 pub mod format;
+pub mod live;
 pub mod summary;
 pub mod table;
