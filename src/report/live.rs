@@ -57,7 +57,7 @@ impl View {
 
 /// `[  23s/68s  34%, ETA 45s] qd4: 84,012 IOPS 344 MB/s p50 40 µs p99 73 µs`
 pub fn status(s: &State, now: u64, planned: u64) -> String {
-    let pct = if planned > 0 { (now * 100 / planned).min(100) } else { 0 };
+    let pct = (now * 100).checked_div(planned).unwrap_or(0).min(100);
     let eta = planned.saturating_sub(now);
     let mut parts = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
