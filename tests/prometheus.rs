@@ -75,7 +75,7 @@ fn prometheus_scrapes_what_fathom_stores() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let scenario = s.scenario(
-        "name: scraped\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, iodepth: 2, think_time: 1ms, duration: 10s}\n",
+        "name: scraped\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, iodepth: 4, rate_iops: 1500, duration: 10s}\n",
     );
     let out = s.run(&["run", scenario.to_str().unwrap(), "--prometheus", &format!("127.0.0.1:{fathom_port}"), "-q"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -99,8 +99,7 @@ fn prometheus_scrapes_what_fathom_stores() {
     let k = k.unwrap_or_else(|| panic!("scraped {scraped} is no prefix of {per_second:?}"));
     assert!(k >= 7, "Prometheus saw most of the run (up to second {k})");
 
-    // The IOPS Prometheus computes agree with fathom's: 2 slots paced by 1 ms of think
-    // time each do somewhat under 2,000 IOPS.
+    // The IOPS Prometheus computes agree with fathom's (1,500 asked).
     let rate = query(prom_port, "max_over_time(rate(fathom_ops_total[3s])[1m:1s])");
     let prom_iops: f64 = rate[0]["value"][1].as_str().unwrap().parse().unwrap();
     let stored_max = per_second.iter().map(|p| p.1 as f64).fold(0.0, f64::max);
@@ -115,5 +114,19 @@ fn prometheus_scrapes_what_fathom_stores() {
     let buckets = [100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3];
     let bucket_of = |v: f64| buckets.iter().position(|&b| v <= b * 1.02);
     assert_eq!(bucket_of(prom_p99), bucket_of(p99), "prometheus p99 {prom_p99} s, fathom {p99} s");
+
+    // every panel of the Grafana dashboard is a query Prometheus answers with data
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/deploy/grafana/fathom.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        let expr =
+            panel["targets"][0]["expr"].as_str().unwrap().replace("$run", ".*").replace("$__rate_interval", "3s");
+        // over the run's last minute, the panel's query had values
+        let result = query(prom_port, &format!("max_over_time(({expr})[1m:1s])"));
+        let title = panel["title"].as_str().unwrap();
+        assert!(!result.as_array().unwrap().is_empty(), "panel {title}: no data for {expr}");
+    }
     drop(prom);
 }

@@ -67,6 +67,7 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         live: (0..scenario.workloads.len()).map(|_| None).collect(),
         ramps: Vec::new(),
         batch_t: None,
+        cursor: Duration::ZERO,
         last_steady_check: Instant::now(),
         next_worker: 0,
         phase: None,
@@ -100,6 +101,10 @@ struct Executor<'a> {
     ramps: Vec<Addition>,
     /// The start second shared by consecutive starts (async ones, and the one after).
     batch_t: Option<u64>,
+    /// Where the timeline stands on the run clock: the second the last start was
+    /// scheduled for, or when the last step that takes time ended. A `wait` counts from
+    /// here, so a start's setup time does not push what follows into a later second.
+    cursor: Duration,
     last_steady_check: Instant,
     next_worker: u32,
     /// The open phase: its index, first second, what runs, and the label a step gave it.
@@ -117,6 +122,7 @@ impl Executor<'_> {
             }
             if let Some(at) = step.at {
                 self.idle_until(self.cx.clock_start + at, None)?;
+                self.cursor = at;
             }
             if self.batch_t.is_none() && starts(step) {
                 self.batch_t = Some(self.batch_second(&steps[i..]));
@@ -154,6 +160,7 @@ impl Executor<'_> {
                 l.add_workers(cx, jobs, start_t, stagger)?;
                 self.live[workload] = Some(l);
                 self.open_phase(start_t, step.phase.clone())?;
+                self.cursor = Duration::from_secs(start_t);
                 if wait {
                     self.wait_for(workload)?;
                 }
@@ -176,6 +183,7 @@ impl Executor<'_> {
                     self.ramps.push((t, workload, more));
                     count += more;
                 }
+                self.cursor = Duration::from_secs(start_t);
                 if wait {
                     self.wait_for(workload)?;
                 }
@@ -190,10 +198,11 @@ impl Executor<'_> {
                 self.ramps.retain(|r| r.1 != workload);
                 self.end_workload(workload, Some(t as f64))?;
                 self.open_phase(t, step.phase.clone())?;
+                self.cursor = Duration::from_secs(t);
             }
             Action::Wait(d) => {
-                let until = Instant::now() + d;
-                self.idle_until(until, None)?;
+                self.cursor += d;
+                self.idle_until(cx.clock_start + self.cursor, None)?;
             }
             Action::WaitFor { workload } => self.wait_for(workload)?,
             Action::Fill { workload, zero } => {
@@ -299,6 +308,9 @@ impl Executor<'_> {
                 (cx.progress)(&format!("[{:>5}s] mark: {label}", at / 1000));
             }
         }
+        if matches!(step.action, Action::Fill { .. } | Action::Exec { .. } | Action::WaitUntil { .. }) {
+            self.cursor = cx.clock_start.elapsed();
+        }
         Ok(())
     }
 
@@ -344,7 +356,9 @@ impl Executor<'_> {
     }
 
     fn wait_for(&mut self, workload: usize) -> Result<()> {
-        self.idle_until(Instant::now() + Duration::from_secs(u32::MAX as u64), Some(workload))
+        self.idle_until(Instant::now() + Duration::from_secs(u32::MAX as u64), Some(workload))?;
+        self.cursor = self.cx.clock_start.elapsed();
+        Ok(())
     }
 
     /// Lets time pass until `until` (or until workload `done` is over): adds ramp
