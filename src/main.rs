@@ -9,6 +9,7 @@ mod drivers;
 mod engine;
 mod error;
 mod export;
+mod http;
 mod metrics;
 mod observe;
 mod report;

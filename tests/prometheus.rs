@@ -4,76 +4,14 @@
 
 mod common;
 
+use common::servers::{free_port, prometheus, query};
 use common::{Scratch, text};
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// GET `path` from 127.0.0.1:`port`, the body.
-fn get(port: u16, path: &str) -> Option<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
-}
-
-/// A Prometheus query's vector or matrix result.
-fn query(port: u16, q: &str) -> serde_json::Value {
-    let enc: String = q
-        .bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"_.-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }
-        })
-        .collect();
-    let body = get(port, &format!("/api/v1/query?query={enc}")).expect("prometheus answers");
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
-    assert_eq!(v["status"], "success", "{v}");
-    v["data"]["result"].clone()
-}
-
-struct Prometheus(Child);
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[test]
 fn prometheus_scrapes_what_fathom_stores() {
     let s = Scratch::new("prometheus");
     let (fathom_port, prom_port) = (free_port(), free_port());
-    let config = s.dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: fathom\n    \
-             static_configs:\n      - targets: ['127.0.0.1:{fathom_port}']\n"
-        ),
-    )
-    .unwrap();
-    let prom = Prometheus(
-        Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", s.dir.join("tsdb").display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("prometheus is installed by scripts/install-deps.sh test"),
-    );
-    let started = Instant::now();
-    while get(prom_port, "/-/ready").is_none() {
-        assert!(started.elapsed() < Duration::from_secs(30), "prometheus did not start");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let prom = prometheus(&s.dir, prom_port, "fathom", &[format!("127.0.0.1:{fathom_port}")]);
     let scenario = s.scenario(
         "name: scraped\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, iodepth: 4, rate_iops: 1500, duration: 10s}\n",
     );

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::export::prometheus::Endpoint;
 use crate::metrics::collector;
 use crate::metrics::live::{Live, WorkloadInfo};
-use crate::observe::environment;
+use crate::observe::{Observers, diskstats, environment, host};
 use crate::report::expect;
 use crate::report::live::View;
 use crate::report::summary::RunSummary;
@@ -106,12 +106,12 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
 
     let quiet = args.quiet;
     let terminal = crate::report::live::on_terminal();
-    let progress = move |line: &str| {
+    let progress: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |line: &str| {
         if !quiet {
             // over the live view's status line, if any
             eprintln!("{}{line}", if terminal { "\r\x1b[K" } else { "" });
         }
-    };
+    });
 
     let mut warnings: Vec<Warning> = Vec::new();
     let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
@@ -141,7 +141,7 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     }
     progress(&format!("run {run}: about {total} s; results in {}", store.path.display()));
 
-    let cpu_before = process_cpu_s();
+    let cpu_before = host::process_cpu_seconds();
     let clock_start = Instant::now();
     let clock_unix_ms = crate::store::now_ms();
     store.set_clock_start(run, clock_unix_ms)?;
@@ -170,6 +170,16 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         .spawn(move || collector::run(writer, run, clock_start, rx, &feed))
         .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
 
+    let devices = diskstats::devices_of(&targets);
+    let observers = Observers::start(
+        &|| Store::open(results),
+        run,
+        clock_start,
+        devices,
+        scenario.remote.clone(),
+        progress.clone(),
+    )?;
+
     let cx = timeline::Context {
         store: &store,
         run,
@@ -182,7 +192,7 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         tx,
         stop: stop.clone(),
         interrupted: interrupted.clone(),
-        progress: &progress,
+        progress: &*progress,
     };
     let engines_used = engines;
     let outcome = timeline::execute(&scenario, &cx);
@@ -191,6 +201,7 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         view.stop();
     }
     let stored = collector.join().unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
+    let stored = stored.and(observers.stop());
 
     // Wrong data from storage fails the run, whatever else happened.
     let outcome = match (outcome, store.verify_failures(run)?) {
@@ -205,7 +216,8 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         (Ok(Outcome::Aborted), _) => (Status::Aborted, Some("interrupted by a signal".to_string()), 130),
         (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
     };
-    let cpu_per_core = generator_busy(&scenario, &engines_used, process_cpu_s() - cpu_before, clock_start.elapsed());
+    let cpu_per_core =
+        generator_busy(&scenario, &engines_used, host::process_cpu_seconds() - cpu_before, clock_start.elapsed());
     store.finish_run(run, status, error.as_deref())?;
     for f in lint::after(&measured(&RunSummary::load(&store, &run.to_string())?), cpu_per_core) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
@@ -284,15 +296,6 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
         .map(|w| if w.engine == EngineKind::IoUring && !uring_ok { EngineKind::Psync } else { w.engine })
         .collect();
     Ok((engines, uring_ok))
-}
-
-/// CPU time (user + system) of this process so far, every thread included, in seconds.
-fn process_cpu_s() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(u.ru_utime) + tv(u.ru_stime)
 }
 
 /// How busy fathom kept the cores its worker threads could use: CPU seconds over wall

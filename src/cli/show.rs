@@ -39,6 +39,7 @@ pub fn print(s: &RunSummary) {
     println!();
     print!("{}", table::results(s));
     print!("{}", table::analysis(s));
+    print!("{}", table::observed(s));
     if !s.expectations.is_empty() {
         print!("{}", crate::report::expect::describe(&s.expectations));
     }

@@ -158,15 +158,11 @@ fn histogram(out: &mut String, metric: &str, h: &Histogram<u64>, sum_s: f64, run
 
 /// The standard process metrics: CPU seconds and resident memory of fathom itself.
 fn process(out: &mut String) {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let _ = writeln!(
         out,
         "# HELP process_cpu_seconds_total User and system CPU time of fathom.\n# TYPE process_cpu_seconds_total counter"
     );
-    let _ = writeln!(out, "process_cpu_seconds_total {}", tv(u.ru_utime) + tv(u.ru_stime));
+    let _ = writeln!(out, "process_cpu_seconds_total {}", crate::observe::host::process_cpu_seconds());
     let rss = std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))

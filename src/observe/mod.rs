@@ -1,3 +1,153 @@
-//! What fathom observes besides its own IOs. For now, the environment of a run.
+//! What fathom observes besides its own IOs: the environment of a run, and, per second
+//! while it runs, the host's CPU, fathom's own CPU, the devices under the targets and
+//! remote Prometheus queries. Observers run on threads of their own and write to the
+//! store as they go, so an interrupted run keeps what they saw.
 
+pub mod diskstats;
 pub mod environment;
+pub mod host;
+pub mod remote;
+
+use crate::error::{Error, Result};
+use crate::scenario::RemoteQueries;
+use crate::store::{ObservationRow, Store};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The observer threads of a run; `stop` ends and joins them.
+pub struct Observers {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<Result<()>>>,
+}
+
+impl Observers {
+    /// Starts sampling the host, fathom and `devices` every second of the run clock
+    /// (each second's values are stored as it closes), and `remote`'s queries every
+    /// `remote.interval`. `open_store` gives each thread its own connection.
+    pub fn start(
+        open_store: &dyn Fn() -> Result<Store>,
+        run: i64,
+        clock_start: Instant,
+        devices: Vec<String>,
+        remote: Option<RemoteQueries>,
+        progress: Arc<dyn Fn(&str) + Send + Sync>,
+    ) -> Result<Observers> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        let local = {
+            let (store, stop) = (open_store()?, stop.clone());
+            spawn("observe-host", move || local(store, run, clock_start, &devices, &stop))?
+        };
+        threads.push(local);
+        if let Some(remote) = remote {
+            let (store, stop) = (open_store()?, stop.clone());
+            threads.push(spawn("observe-remote", move || {
+                remote_loop(store, run, clock_start, &remote, &stop, &*progress)
+            })?);
+        }
+        Ok(Observers { stop, threads })
+    }
+
+    /// Ends the observers after their last full second and waits for them.
+    pub fn stop(self) -> Result<()> {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            t.join().unwrap_or_else(|_| Err(Error::failed("an observer panicked")))?;
+        }
+        Ok(())
+    }
+}
+
+fn spawn(name: &str, f: impl FnOnce() -> Result<()> + Send + 'static) -> Result<JoinHandle<Result<()>>> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map_err(|e| Error::failed(format!("starting the {name} thread: {e}")))
+}
+
+/// Sleeps until `until` or until `stop`; false when stopped.
+fn sleep_until(until: Instant, stop: &AtomicBool) -> bool {
+    while Instant::now() < until {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())));
+    }
+    !stop.load(Ordering::Relaxed)
+}
+
+/// Host CPU, fathom's CPU and device figures for each second `[t, t+1)` of the run.
+fn local(mut store: Store, run: i64, clock_start: Instant, devices: &[String], stop: &AtomicBool) -> Result<()> {
+    let disks = || {
+        let all = diskstats::read_all();
+        devices.iter().filter_map(|d| all.get(d).map(|s| (d.clone(), *s))).collect::<Vec<_>>()
+    };
+    let (mut cpu, mut own, mut disk, mut at) =
+        (host::CpuTimes::read(), host::process_cpu_seconds(), disks(), Instant::now());
+    let first = clock_start.elapsed().as_secs() + 1;
+    for t in first.. {
+        if !sleep_until(clock_start + Duration::from_secs(t), stop) {
+            return Ok(());
+        }
+        let (cpu_now, own_now, disk_now, now) =
+            (host::CpuTimes::read(), host::process_cpu_seconds(), disks(), Instant::now());
+        let secs = now.duration_since(at).as_secs_f64();
+        let row = |source: &str, name: &str, value: f64| ObservationRow {
+            t: t as i64 - 1,
+            source: source.to_string(),
+            name: name.to_string(),
+            value,
+        };
+        let mut rows = vec![row("fathom", "cpu_cores", (own_now - own) / secs)];
+        if let (Some(a), Some(b)) = (&cpu, &cpu_now) {
+            rows.extend(host::percent(a, b).into_iter().map(|(n, v)| row("host", n, v)));
+        }
+        for ((name, a), (_, b)) in disk.iter().zip(&disk_now) {
+            let source = format!("device:{name}");
+            rows.extend(diskstats::iostat(a, b, secs).into_iter().map(|(n, v)| row(&source, n, v)));
+        }
+        store.add_observations(run, &rows)?;
+        (cpu, own, disk, at) = (cpu_now, own_now, disk_now, now);
+    }
+    Ok(())
+}
+
+/// The remote queries every interval; each value is stored at the second it was taken.
+/// Failures are said once per query, not every interval, and do not stop the run.
+fn remote_loop(
+    mut store: Store,
+    run: i64,
+    clock_start: Instant,
+    remote: &RemoteQueries,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<()> {
+    let mut said: Vec<String> = Vec::new();
+    let mut next = Instant::now();
+    loop {
+        if !sleep_until(next, stop) {
+            return Ok(());
+        }
+        let t = clock_start.elapsed().as_secs() as i64;
+        let mut rows = Vec::new();
+        for result in remote::query_all(remote) {
+            match result {
+                Ok(points) => rows.extend(points.into_iter().map(|(name, value)| ObservationRow {
+                    t,
+                    source: "prometheus".into(),
+                    name,
+                    value,
+                })),
+                Err(e) if !said.contains(&e) => {
+                    progress(&format!("observe: {}: {e}", remote.url));
+                    said.push(e);
+                }
+                Err(_) => {}
+            }
+        }
+        store.add_observations(run, &rows)?;
+        next += remote.interval;
+    }
+}

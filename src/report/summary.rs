@@ -5,7 +5,7 @@ use super::analysis::Analysis;
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::scenario::EngineKind;
-use crate::store::{EventRow, ExpectationRow, PhaseRow, RunRow, Store, WarningRow, WorkloadRow};
+use crate::store::{EventRow, ExpectationRow, ObservationRow, PhaseRow, RunRow, Store, WarningRow, WorkloadRow};
 use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
 
@@ -118,8 +118,36 @@ pub struct RunSummary {
     pub events: Vec<EventRow>,
     pub expectations: Vec<ExpectationRow>,
     pub warnings: Vec<WarningRow>,
+    /// What the observers saw (host and fathom CPU, devices, remote series), each
+    /// figure's mean and max over the run.
+    pub observed: Vec<Observed>,
     /// Little's law, steady state, interference, knee and USL (see docs/analysis.md).
     pub analysis: Analysis,
+}
+
+/// One observed figure over the run, e.g. source `device:vda`, name `w_s`.
+#[derive(Debug, Serialize)]
+pub struct Observed {
+    pub source: String,
+    pub name: String,
+    pub mean: f64,
+    pub max: f64,
+    pub seconds: usize,
+}
+
+impl Observed {
+    /// Mean and max per (source, name) of rows sorted by source and name.
+    fn summarize(rows: &[ObservationRow]) -> Vec<Observed> {
+        rows.chunk_by(|a, b| a.source == b.source && a.name == b.name)
+            .map(|c| Observed {
+                source: c[0].source.clone(),
+                name: c[0].name.clone(),
+                mean: c.iter().map(|r| r.value).sum::<f64>() / c.len() as f64,
+                max: c.iter().map(|r| r.value).fold(f64::NEG_INFINITY, f64::max),
+                seconds: c.len(),
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -180,8 +208,9 @@ impl RunSummary {
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
         let warnings = store.warnings(run.id)?;
+        let observed = Observed::summarize(&store.observations(run.id)?);
         let analysis = super::analysis::analyze(store, run.id, &workloads, &phases)?;
-        Ok(RunSummary { run, workloads, phases, events, expectations, warnings, analysis })
+        Ok(RunSummary { run, workloads, phases, events, expectations, warnings, observed, analysis })
     }
 
     /// The op with the most IOPS: the run's headline in `fathom runs`.

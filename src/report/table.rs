@@ -296,3 +296,69 @@ pub fn analysis(s: &RunSummary) -> String {
     }
     out
 }
+
+/// What the observers saw, one line per source with each figure's mean over the run:
+/// the host's CPU (as mpstat), fathom's own, and each device (as `iostat -x`).
+pub fn observed(s: &RunSummary) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for source in s.observed.iter().map(|o| &o.source).filter(|src| *src != "prometheus") {
+        if rows.iter().any(|r| &r[0] == source) {
+            continue;
+        }
+        let mut figures: Vec<_> = s.observed.iter().filter(|o| &o.source == source).collect();
+        figures.sort_by_key(|o| observed_label(&o.name).0);
+        let figures: Vec<String> = figures
+            .iter()
+            .map(|o| format!("{} {}", observed_label(&o.name).1, observed_value(&o.name, o.mean)))
+            .collect();
+        rows.push(vec![source.clone(), figures.join("  ")]);
+    }
+    rows.sort_by_key(|r| match r[0].as_str() {
+        "host" => 0,
+        "fathom" => 1,
+        _ => 2,
+    });
+    let remote = s.observed.iter().filter(|o| o.source == "prometheus").count();
+    if rows.is_empty() && remote == 0 {
+        return String::new();
+    }
+    let mut out = format!("\nobserved (mean over the run)\n{}", render(&["source", "figures"], &rows, 2));
+    if remote > 0 {
+        out.push_str(&format!("prometheus: {remote} series stored (`fathom export RUN --samples`)\n"));
+    }
+    out
+}
+
+/// The stored figure names with iostat's and mpstat's column names, in their order.
+const OBSERVED_LABELS: [(&str, &str); 15] = [
+    ("usr_pct", "%usr"),
+    ("sys_pct", "%sys"),
+    ("iowait_pct", "%iowait"),
+    ("steal_pct", "%steal"),
+    ("idle_pct", "%idle"),
+    ("cpu_cores", "cpu (cores)"),
+    ("r_s", "r/s"),
+    ("w_s", "w/s"),
+    ("rkB_s", "rkB/s"),
+    ("wkB_s", "wkB/s"),
+    ("areq_sz_kB", "areq-sz"),
+    ("aqu_sz", "aqu-sz"),
+    ("r_await_ms", "r_await"),
+    ("w_await_ms", "w_await"),
+    ("util_pct", "%util"),
+];
+
+/// A figure's column label and its place among the others.
+fn observed_label(name: &str) -> (usize, &str) {
+    OBSERVED_LABELS.iter().enumerate().find(|(_, (n, _))| *n == name).map(|(i, (_, l))| (i, *l)).unwrap_or((99, name))
+}
+
+fn observed_value(name: &str, v: f64) -> String {
+    match name {
+        n if n.ends_with("_ms") => latency_us(v * 1000.0),
+        n if n.ends_with("_pct") => format!("{v:.1}"),
+        "areq_sz_kB" => format!("{} kB", sig3(v)),
+        _ if v >= 1000.0 => count(v),
+        _ => sig3(v),
+    }
+}

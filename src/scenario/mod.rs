@@ -237,6 +237,36 @@ pub struct ScenarioFile {
     /// will hang off these.
     #[serde(default)]
     pub groups: Option<IndexMap<String, Group>>,
+    /// Observers beyond the host and device ones every run has.
+    #[serde(default)]
+    pub observe: Option<ObserveFile>,
+}
+
+/// `observe:` as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveFile {
+    pub prometheus: Option<RemoteFile>,
+}
+
+/// `observe: prometheus:` as written: a Prometheus server and named PromQL queries.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteFile {
+    pub url: String,
+    pub queries: IndexMap<String, String>,
+    pub interval: Option<Span>,
+}
+
+/// Queries against another Prometheus, evaluated every `interval` while the run goes
+/// (see `observe::remote`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteQueries {
+    /// `http://host:port`, without the API path.
+    pub url: String,
+    /// (name, PromQL) in the order written.
+    pub queries: Vec<(String, String)>,
+    pub interval: Duration,
 }
 
 /// A worker group as written.
@@ -350,6 +380,8 @@ pub struct Scenario {
     /// The timeline; without one in the file, every workload starts at once.
     pub steps: Vec<steps::Step>,
     pub expect: Vec<expect::Expectation>,
+    /// `observe: prometheus:`, if given.
+    pub remote: Option<RemoteQueries>,
     /// The variables after `--set`, as substituted.
     pub vars: IndexMap<String, String>,
 }
@@ -496,6 +528,10 @@ impl Checker<'_> {
         for (i, e) in file.expect.iter().flatten().enumerate() {
             expect.push(expect::parse(e, &index_of).map_err(|msg| self.err(&["expect", &i.to_string()], msg))?);
         }
+        let remote = match file.observe.and_then(|o| o.prometheus) {
+            Some(r) => Some(self.remote(r)?),
+            None => None,
+        };
         Ok(Scenario {
             name: file.name,
             description: file.description,
@@ -503,7 +539,28 @@ impl Checker<'_> {
             workloads,
             steps,
             expect,
+            remote,
             vars: IndexMap::new(),
+        })
+    }
+
+    /// Checks `observe: prometheus:`: an http:// URL (fathom speaks plain HTTP) and at
+    /// least one query; every 5 s unless `interval` says otherwise.
+    fn remote(&self, r: RemoteFile) -> Result<RemoteQueries> {
+        if !r.url.starts_with("http://") {
+            return Err(self.err(&["observe", "prometheus", "url"], format!("`{}`: expected an http:// URL", r.url)));
+        }
+        if r.queries.is_empty() {
+            return Err(self.err(&["observe", "prometheus", "queries"], "expected at least one `name: PROMQL`"));
+        }
+        let interval = r.interval.map(|s| s.0).unwrap_or(Duration::from_secs(5));
+        if interval < Duration::from_secs(1) {
+            return Err(self.err(&["observe", "prometheus", "interval"], "expected 1s or more"));
+        }
+        Ok(RemoteQueries {
+            url: r.url.trim_end_matches('/').to_string(),
+            queries: r.queries.into_iter().collect(),
+            interval,
         })
     }
 

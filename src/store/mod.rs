@@ -7,9 +7,11 @@
 //! from merging those histograms. A 24-hour run of 64 workers at ~10k IOPS each takes
 //! about 230 MB (measured by the test `a_day_of_64_workers_fits_in_a_few_hundred_megabytes`).
 
+mod observations;
 mod schema;
 mod timeline;
 
+pub use observations::ObservationRow;
 pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};

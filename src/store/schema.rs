@@ -4,9 +4,9 @@
 use crate::error::{Error, Result};
 use rusqlite::Connection;
 
-/// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`; an older
-/// store gains the tables when opened.
-const VERSION: i64 = 3;
+/// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
+/// `observations`; an older store gains the tables when opened.
+const VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -124,6 +124,14 @@ CREATE TABLE IF NOT EXISTS expectations (
     passed    INTEGER NOT NULL,
     PRIMARY KEY (run_id, idx)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS observations (
+    run_id  INTEGER NOT NULL,
+    t       INTEGER NOT NULL,          -- second of the run clock
+    source  TEXT NOT NULL,             -- host, fathom, device:NAME, prometheus
+    name    TEXT NOT NULL,
+    value   REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS observations_by_run ON observations (run_id, source, name, t);
 CREATE TABLE IF NOT EXISTS warnings (
     id      INTEGER PRIMARY KEY,
     run_id  INTEGER NOT NULL,

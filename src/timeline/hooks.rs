@@ -2,9 +2,9 @@
 //! command (a fault injection, a power cycle, a setting change) and `wait_until` polls
 //! until something is ready (a service back after a failover), timing how long it took.
 
+use crate::http;
 use crate::scenario::steps::Probe;
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -91,8 +91,12 @@ pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &A
                     None => Err(ran.output.trim().to_string()),
                 }
             }
-            Probe::Tcp(addr) => connect(addr, left.min(interval.max(Duration::from_secs(1)))).map(|_| ()),
-            Probe::Http(url) => http_get(url, left.min(Duration::from_secs(5))),
+            Probe::Tcp(addr) => http::connect(addr, left.min(interval.max(Duration::from_secs(1)))).map(|_| ()),
+            Probe::Http(url) => match http::get(url, left.min(Duration::from_secs(5))) {
+                Ok((code, _)) if (200..300).contains(&code) => Ok(()),
+                Ok((code, _)) => Err(format!("{url}: HTTP {code}")),
+                Err(e) => Err(e),
+            },
         };
         match result {
             Ok(()) => return Ok(started.elapsed()),
@@ -104,27 +108,6 @@ pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &A
             std::thread::sleep(Duration::from_millis(20).min(next.saturating_duration_since(Instant::now())));
         }
     }
-}
-
-fn connect(addr: &str, timeout: Duration) -> Result<TcpStream, String> {
-    let resolved = addr.to_socket_addrs().map_err(|e| format!("{addr}: {e}"))?.next();
-    let sock = resolved.ok_or_else(|| format!("{addr}: no address"))?;
-    TcpStream::connect_timeout(&sock, timeout).map_err(|e| format!("{addr}: {e}"))
-}
-
-/// A plain HTTP/1.0 GET; success is a 2xx status line.
-fn http_get(url: &str, timeout: Duration) -> Result<(), String> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| format!("{url}: not an http:// URL"))?;
-    let (host, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).unwrap_or((rest, "/".into()));
-    let addr = if host.contains(':') { host.to_string() } else { format!("{host}:80") };
-    let mut s = connect(&addr, timeout)?;
-    let _ = s.set_read_timeout(Some(timeout));
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: fathom\r\n\r\n").map_err(|e| e.to_string())?;
-    let mut head = [0u8; 64];
-    let n = s.read(&mut head).map_err(|e| format!("{url}: {e}"))?;
-    let line = String::from_utf8_lossy(&head[..n]);
-    let code = line.split_whitespace().nth(1).unwrap_or("");
-    if code.starts_with('2') { Ok(()) } else { Err(format!("{url}: {}", line.lines().next().unwrap_or("no answer"))) }
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! store, and ways to run the real `fathom` binary against it.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod servers;
+
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,88 @@
+//! The host's CPU, from /proc/stat, and fathom's own (every thread, from getrusage): the
+//! evidence for "the generator was the bottleneck" and for "the host was busy with
+//! something else" (steal on a VM, iowait).
+
+/// Cumulative CPU time of all cores, in clock ticks, as /proc/stat's `cpu` line has it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTimes {
+    user: u64,
+    nice: u64,
+    system: u64,
+    idle: u64,
+    iowait: u64,
+    irq: u64,
+    softirq: u64,
+    steal: u64,
+}
+
+impl CpuTimes {
+    /// Reads the first (all cores) line of /proc/stat.
+    pub fn read() -> Option<CpuTimes> {
+        parse(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    fn total(&self) -> u64 {
+        self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
+    }
+}
+
+fn parse(stat: &str) -> Option<CpuTimes> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0)).collect();
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some(CpuTimes {
+        user: at(0),
+        nice: at(1),
+        system: at(2),
+        idle: at(3),
+        iowait: at(4),
+        irq: at(5),
+        softirq: at(6),
+        steal: at(7),
+    })
+}
+
+/// The host's CPU between two readings in percent of all cores, as `top` and `mpstat`
+/// show it: usr (user + nice), sys (system + irq + softirq), iowait, steal, idle.
+pub fn percent(before: &CpuTimes, after: &CpuTimes) -> Vec<(&'static str, f64)> {
+    let total = after.total().saturating_sub(before.total()) as f64;
+    if total == 0.0 {
+        return Vec::new();
+    }
+    let d = |a: u64, b: u64| a.saturating_sub(b) as f64 * 100.0 / total;
+    vec![
+        ("usr_pct", d(after.user + after.nice, before.user + before.nice)),
+        ("sys_pct", d(after.system + after.irq + after.softirq, before.system + before.irq + before.softirq)),
+        ("iowait_pct", d(after.iowait, before.iowait)),
+        ("steal_pct", d(after.steal, before.steal)),
+        ("idle_pct", d(after.idle, before.idle)),
+    ]
+}
+
+/// CPU time (user + system) of this process so far, every thread included, in seconds.
+pub fn process_cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_of_all_cores_add_up() {
+        let a = parse("cpu  100 0 50 800 20 0 0 0 0 0\ncpu0 1 2 3\n").unwrap();
+        let b = parse("cpu  160 20 70 870 30 5 5 10 0 0\n").unwrap();
+        let p: std::collections::HashMap<_, _> = percent(&a, &b).into_iter().collect();
+        // 200 ticks: usr 80, sys 30, iowait 10, steal 10, idle 70
+        assert_eq!(p["usr_pct"], 40.0);
+        assert_eq!(p["sys_pct"], 15.0);
+        assert_eq!(p["iowait_pct"], 5.0);
+        assert_eq!(p["steal_pct"], 5.0);
+        assert_eq!(p.values().sum::<f64>(), 100.0);
+        assert!(percent(&a, &a).is_empty());
+    }
+}

@@ -1,0 +1,80 @@
+//! The view from the storage side: PromQL queries against another Prometheus (node
+//! exporter on storage nodes, an array's exporter), evaluated every interval of the run
+//! and stored with it next to what the workloads saw.
+
+use crate::http;
+use crate::scenario::RemoteQueries;
+use serde_json::Value;
+use std::time::Duration;
+
+/// One value of one series: the query's name with the series' labels, e.g.
+/// `disk_busy{device="sda",instance="node1:9100"}`, and its value.
+pub type Point = (String, f64);
+
+/// Evaluates every query of `remote` now. A query that fails is an error naming it; a
+/// run goes on without that second's values.
+pub fn query_all(remote: &RemoteQueries) -> Vec<Result<Vec<Point>, String>> {
+    remote
+        .queries
+        .iter()
+        .map(|(name, promql)| {
+            let url = format!("{}/api/v1/query?query={}", remote.url.trim_end_matches('/'), http::encode(promql));
+            let (code, body) = http::get(&url, Duration::from_secs(2))?;
+            let answer: Value =
+                serde_json::from_str(&body).map_err(|e| format!("{name}: HTTP {code}, not Prometheus JSON: {e}"))?;
+            points(name, &answer).map_err(|e| format!("{name}: {e}"))
+        })
+        .collect()
+}
+
+/// The points of a `/api/v1/query` answer: one per series of a vector, one for a scalar.
+fn points(name: &str, answer: &Value) -> Result<Vec<Point>, String> {
+    if answer["status"] != "success" {
+        return Err(answer["error"].as_str().unwrap_or("the query failed").to_string());
+    }
+    let value = |v: &Value| v[1].as_str().and_then(|s| s.parse::<f64>().ok());
+    let data = &answer["data"];
+    match data["resultType"].as_str() {
+        Some("scalar") => Ok(value(&data["result"]).map(|v| (name.to_string(), v)).into_iter().collect()),
+        Some("vector") => Ok(data["result"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| {
+                let labels: Vec<String> = s["metric"]
+                    .as_object()?
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "__name__")
+                    .map(|(k, v)| format!("{k}=\"{}\"", v.as_str().unwrap_or("")))
+                    .collect();
+                let series =
+                    if labels.is_empty() { name.to_string() } else { format!("{name}{{{}}}", labels.join(",")) };
+                Some((series, value(&s["value"])?))
+            })
+            .collect()),
+        other => {
+            Err(format!("a {} result; a query must give an instant vector or a scalar", other.unwrap_or("missing")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::points;
+    use serde_json::json;
+
+    #[test]
+    fn vectors_and_scalars_become_named_points() {
+        let v = json!({"status": "success", "data": {"resultType": "vector", "result": [
+            {"metric": {"__name__": "up", "job": "node"}, "value": [1.5, "1"]},
+            {"metric": {}, "value": [1.5, "0.25"]}]}});
+        assert_eq!(points("up", &v).unwrap(), vec![("up{job=\"node\"}".to_string(), 1.0), ("up".to_string(), 0.25)]);
+        let s = json!({"status": "success", "data": {"resultType": "scalar", "result": [1.5, "4"]}});
+        assert_eq!(points("cores", &s).unwrap(), vec![("cores".to_string(), 4.0)]);
+        let m = json!({"status": "success", "data": {"resultType": "matrix", "result": []}});
+        assert!(points("x", &m).unwrap_err().contains("instant vector"));
+        let e = json!({"status": "error", "error": "parse error"});
+        assert_eq!(points("x", &e).unwrap_err(), "parse error");
+    }
+}
