@@ -6,7 +6,7 @@ set -euo pipefail
 purpose="${1:-test}"
 case "$purpose" in
   run)   packages=() ;;            # fathom itself needs nothing beyond a Rust toolchain
-  test)  packages=(fio prometheus prometheus-node-exporter) ;;   # fio: the second driver; prometheus: scrapes --prometheus; node exporter: a remote to observe
+  test)  packages=(fio prometheus prometheus-node-exporter chromium) ;;   # fio: the second driver; prometheus: scrapes --prometheus; node exporter: a remote to observe; chromium: renders the report
   bench) packages=(fio) ;;         # the peer fathom is measured against
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac

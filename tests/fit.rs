@@ -36,7 +36,8 @@ fn a_table_is_fitted_as_the_r_package_fits_it() {
     assert!(preds[0]["warning"].is_null(), "96 is within 2x of 64");
     assert!(preds[1]["warning"].as_str().unwrap().contains("extrapolation"));
     let svg = std::fs::read_to_string(&svg).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("id=\"fit\"") && svg.matches("class=\"measured\"").count() == 11);
+    assert!(svg.starts_with("<svg") && svg.contains("data-name=\"USL fit\"") && svg.contains("σ (contention) 0.0"));
+    assert!(svg.contains("data-name=\"measured\" data-points=\"11\""), "{svg}");
     assert!(svg.contains("concurrency N") && svg.contains("throughput X"));
 
     let out = s.run(&["fit", &data("raytracer.csv")]);

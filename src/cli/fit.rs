@@ -3,7 +3,9 @@
 
 use crate::analysis::usl::{self, Fit, Point};
 use crate::error::{Error, Result};
+use crate::report::chart::{Axis, Chart, Style, Unit};
 use crate::report::format::{count, sig3};
+use crate::report::html;
 use crate::report::summary::RunSummary;
 use crate::report::table::render;
 use crate::store::Store;
@@ -156,99 +158,13 @@ fn describe(f: &Fit, predictions: &[(f64, f64, Option<String>)]) -> String {
 
 /// A self-contained SVG: measured points, the fitted curve, N* marked.
 fn svg(f: &Fit) -> String {
-    let (w, h, m) = (720.0, 420.0, 60.0);
-    let max_n = f.points.iter().map(|p| p.n).fold(0.0, f64::max) * 1.1;
-    let max_n = f.n_star.map(|n| max_n.max(n * 1.1).min(max_n * 3.0)).unwrap_or(max_n);
-    let curve = |n: f64| usl::model(f.sigma.value, f.kappa.value, f.lambda.value, n);
-    let steps = 200;
-    let max_x = (0..=steps)
-        .map(|i| curve(max_n * i as f64 / steps as f64))
-        .chain(f.points.iter().map(|p| p.measured))
-        .fold(0.0, f64::max)
-        * 1.1;
-    let px = |n: f64| m + (w - 2.0 * m) * n / max_n;
-    let py = |x: f64| h - m - (h - 2.0 * m) * x / max_x;
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">Throughput vs concurrency: Universal Scalability Law fit</text>\n",
-        w / 2.0
+    let mut c = Chart::new(
+        "usl",
+        "Throughput vs concurrency: Universal Scalability Law fit",
+        Axis::new("concurrency N (IOs in flight, workers)", Unit::Count),
+        Axis::new("throughput X (per second)", Unit::Count),
     );
-    // axes with ticks
-    s.push_str(&format!(
-        "<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n",
-        h - m,
-        w - m,
-        h - m,
-        h - m
-    ));
-    for i in 0..=5 {
-        let n = max_n * i as f64 / 5.0;
-        let x = max_x * i as f64 / 5.0;
-        s.push_str(&format!(
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
-            px(n),
-            h - m + 18.0,
-            tick(n),
-            m - 6.0,
-            py(x) + 4.0,
-            tick(x)
-        ));
-    }
-    s.push_str(&format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">concurrency N (IOs in flight, workers)</text>\n\
-         <text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">throughput X (per second)</text>\n",
-        w / 2.0,
-        h - 16.0,
-        h / 2.0,
-        h / 2.0
-    ));
-    let path: Vec<String> = (0..=steps)
-        .map(|i| {
-            let n = (max_n * i as f64 / steps as f64).max(1e-9);
-            format!("{:.1},{:.1}", px(n), py(curve(n)))
-        })
-        .collect();
-    s.push_str(&format!(
-        "<polyline id=\"fit\" fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2\" points=\"{}\"/>\n",
-        path.join(" ")
-    ));
-    for p in &f.points {
-        s.push_str(&format!(
-            "<circle class=\"measured\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#2c3e50\"/>\n",
-            px(p.n),
-            py(p.measured)
-        ));
-    }
-    if let (Some(n), Some(x)) = (f.n_star, f.x_at_n_star)
-        && n <= max_n
-    {
-        s.push_str(&format!(
-            "<line id=\"n-star\" x1=\"{0:.1}\" y1=\"{1}\" x2=\"{0:.1}\" y2=\"{2:.1}\" stroke=\"#7f8c8d\" stroke-dasharray=\"4 3\"/>\n\
-             <text x=\"{0:.1}\" y=\"{3:.1}\" text-anchor=\"middle\">N* = {4:.1}</text>\n",
-            px(n),
-            h - m,
-            py(x),
-            py(x) - 8.0,
-            n
-        ));
-    }
-    s.push_str(&format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">sigma {:.4}, kappa {:.2e}, lambda {}</text>\n</svg>\n",
-        w - m,
-        m - 8.0,
-        f.sigma.value,
-        f.kappa.value,
-        sig3(f.lambda.value)
-    ));
-    s
-}
-
-/// Axis labels: 1k, 10k, 1.5M.
-fn tick(v: f64) -> String {
-    match v {
-        v if v >= 1e6 => format!("{}M", sig3(v / 1e6)),
-        v if v >= 1e3 => format!("{}k", sig3(v / 1e3)),
-        v => sig3(v),
-    }
+    c.add("measured", Style::Dots, f.points.iter().map(|p| (p.n, p.measured)).collect());
+    html::add_usl(&mut c, f);
+    c.svg()
 }

@@ -3,6 +3,7 @@
 mod export;
 mod fit;
 mod lint;
+mod report;
 mod run;
 mod runs;
 mod scenarios;
@@ -45,6 +46,8 @@ enum Command {
     Sweep(sweep::Args),
     /// Write a run's figures (or per-second samples) as CSV or JSON
     Export(export::Args),
+    /// Write a run as one self-contained HTML page with charts
+    Report(report::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -59,5 +62,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Fit(a) => fit::run(a, results),
         Command::Sweep(a) => sweep::run(a, results),
         Command::Export(a) => export::run(a, results),
+        Command::Report(a) => report::run(a, results),
     }
 }

@@ -1,8 +1,11 @@
-//! Presenting results: a run's summary gathered from the store, and terminal tables.
+//! Presenting results: a run's summary gathered from the store, terminal tables, and
+//! the HTML report with its charts.
 
 pub mod analysis;
+pub mod chart;
 pub mod expect;
 pub mod format;
+pub mod html;
 pub mod live;
 pub mod summary;
 pub mod table;

@@ -441,6 +441,38 @@ impl Store {
     }
 }
 
+impl Store {
+    /// A workload's counters and latency histograms per op in bins of `bin` seconds
+    /// (bin k covers seconds `[k*bin, (k+1)*bin)`), for time-series charts: one pass
+    /// over the rows however long the run, so a day-long run charts as fast as it reads.
+    pub fn binned(&self, run: i64, workload: i64, bin: i64) -> Result<BTreeMap<(i64, Op), OpStats>> {
+        let mut out: BTreeMap<(i64, Op), OpStats> = BTreeMap::new();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t / ?3, op, sum(ops), sum(bytes), sum(latency_sum_ns) FROM samples
+             WHERE run_id = ?1 AND workload_idx = ?2 GROUP BY 1, 2",
+        )?;
+        let mut rows = stmt.query(params![run, workload, bin])?;
+        while let Some(r) = rows.next()? {
+            let mut s = OpStats::new(false);
+            s.ops = r.get::<_, i64>(2)? as u64;
+            s.bytes = r.get::<_, i64>(3)? as u64;
+            s.latency_sum_ns = r.get::<_, i64>(4)? as u64;
+            out.insert((r.get(0)?, op_of(r.get(1)?)?), s);
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t / ?3, op, hist FROM histograms WHERE run_id = ?1 AND workload_idx = ?2 AND kind = ?4",
+        )?;
+        let mut rows = stmt.query(params![run, workload, bin, KIND_LATENCY])?;
+        while let Some(r) = rows.next()? {
+            let key = (r.get(0)?, op_of(r.get(1)?)?);
+            let hist = metrics::decode(&r.get::<_, Vec<u8>>(2)?)?;
+            let stats = out.entry(key).or_insert_with(|| OpStats::new(false));
+            stats.latency.add(&hist).map_err(|e| Error::failed(format!("histogram merge: {e:?}")))?;
+        }
+        Ok(out)
+    }
+}
+
 const KIND_LATENCY: i64 = 0;
 const KIND_SERVICE: i64 = 1;
 

@@ -1,0 +1,425 @@
+//! Charts as self-contained SVG: an XY chart with lines or dots, linear or log
+//! axes with readable ticks in the axis's unit (1k, 10k; µs, ms; 30 s, 2 min), a legend,
+//! shaded bands (the timeline's phases) and vertical marks. One drawing routine for
+//! every chart fathom makes: the report's, and `fathom fit --svg`.
+
+use super::format::sig3;
+use std::fmt::Write;
+
+/// What an axis's values are, for its tick labels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Unit {
+    /// Counts and rates: 500, 1k, 1.5M.
+    Count,
+    /// Latency given in microseconds: 100 µs, 1 ms, 2 s.
+    Micros,
+    /// Seconds of the run clock: 30 s, 2 min, 1 h.
+    Seconds,
+    /// Percent: 50%.
+    Percent,
+}
+
+impl Unit {
+    pub fn label(self, v: f64) -> String {
+        match self {
+            Unit::Count => count_tick(v),
+            Unit::Micros => match v {
+                v if v >= 1e6 => format!("{} s", trim(v / 1e6)),
+                v if v >= 1e3 => format!("{} ms", trim(v / 1e3)),
+                v if v >= 1.0 || v == 0.0 => format!("{} µs", trim(v)),
+                v => format!("{} ns", trim(v * 1e3)),
+            },
+            Unit::Seconds => match v {
+                v if v >= 7200.0 => format!("{} h", trim(v / 3600.0)),
+                v if v >= 120.0 => format!("{} min", trim(v / 60.0)),
+                v => format!("{} s", trim(v)),
+            },
+            Unit::Percent => format!("{}%", trim(v)),
+        }
+    }
+}
+
+/// 1k, 10k, 1.5M.
+fn count_tick(v: f64) -> String {
+    match v.abs() {
+        a if a >= 1e9 => format!("{}G", trim(v / 1e9)),
+        a if a >= 1e6 => format!("{}M", trim(v / 1e6)),
+        a if a >= 1e3 => format!("{}k", trim(v / 1e3)),
+        _ => trim(v),
+    }
+}
+
+/// A number with at most 3 significant digits and no trailing zeros: 2.5, 10, 0.05.
+fn trim(v: f64) -> String {
+    let s = sig3(v);
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+}
+
+#[derive(Debug, Clone)]
+pub struct Axis {
+    pub label: String,
+    pub unit: Unit,
+    pub log: bool,
+    /// Force the axis to include zero (linear axes of counts: the eye reads heights).
+    pub from_zero: bool,
+}
+
+impl Axis {
+    pub fn new(label: &str, unit: Unit) -> Axis {
+        Axis { label: label.to_string(), unit, log: false, from_zero: true }
+    }
+
+    pub fn log(label: &str, unit: Unit) -> Axis {
+        Axis { label: label.to_string(), unit, log: true, from_zero: false }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Style {
+    Line,
+    Dots,
+    LineDots,
+    /// A dashed line (a model, a fit).
+    Dashed,
+}
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub style: Style,
+}
+
+/// A shaded stretch of x with a label (a phase of the timeline).
+#[derive(Debug, Clone)]
+pub struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
+}
+
+/// A vertical line at x with a label (a mark, the knee, N*).
+#[derive(Debug, Clone)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// The SVG element's id, for tests and links.
+    pub id: String,
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub series: Vec<Series>,
+    pub bands: Vec<Band>,
+    pub marks: Vec<Mark>,
+    /// A line of text under the title (a fit's parameters).
+    pub note: Option<String>,
+}
+
+/// Colours that stay apart for colour-blind readers and in print (Tableau 10).
+const PALETTE: [&str; 10] =
+    ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+
+const W: f64 = 760.0;
+const H: f64 = 320.0;
+const LEFT: f64 = 72.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 56.0;
+const BOTTOM: f64 = 48.0;
+
+impl Chart {
+    pub fn new(id: &str, title: &str, x: Axis, y: Axis) -> Chart {
+        Chart {
+            id: id.to_string(),
+            title: title.to_string(),
+            x,
+            y,
+            series: Vec::new(),
+            bands: Vec::new(),
+            marks: Vec::new(),
+            note: None,
+        }
+    }
+
+    pub fn add(&mut self, name: &str, style: Style, points: Vec<(f64, f64)>) {
+        self.series.push(Series { name: name.to_string(), points, style });
+    }
+
+    /// True when no series has a point to draw.
+    pub fn is_empty(&self) -> bool {
+        self.series.iter().all(|s| s.points.is_empty())
+    }
+
+    /// The chart as an `<svg>` element.
+    pub fn svg(&self) -> String {
+        let usable = |axis: &Axis, v: f64| v.is_finite() && (!axis.log || v > 0.0);
+        let xs: Vec<f64> = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .chain(self.bands.iter().flat_map(|b| [b.from, b.to]))
+            .chain(self.marks.iter().map(|m| m.x))
+            .filter(|&v| usable(&self.x, v))
+            .collect();
+        let ys: Vec<f64> =
+            self.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|&v| usable(&self.y, v)).collect();
+        let xr = Range::of(&self.x, &xs);
+        let yr = Range::of(&self.y, &ys);
+        let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+        let px = |v: f64| LEFT + pw * xr.frac(v);
+        let py = |v: f64| TOP + ph * (1.0 - yr.frac(v));
+
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "<svg id=\"{}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" \
+             height=\"{H}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-label=\"{}\">\n\
+             <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+             <text class=\"title\" x=\"{LEFT}\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
+            esc(&self.id),
+            esc(&self.title),
+            esc(&self.title)
+        );
+        if let Some(note) = &self.note {
+            let _ = writeln!(s, "<text x=\"{LEFT}\" y=\"34\" fill=\"#555\">{}</text>", esc(note));
+        }
+        // phases behind everything, alternately shaded, labelled at the top
+        for (i, b) in self.bands.iter().enumerate() {
+            let (x0, x1) = (px(b.from).max(LEFT), px(b.to).min(W - RIGHT));
+            if x1 <= x0 {
+                continue;
+            }
+            let fill = if i % 2 == 0 { "#f1f3f6" } else { "#e4e8ee" };
+            let _ = writeln!(
+                s,
+                "<rect class=\"band\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{ph}\" fill=\"{fill}\"/>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#666\" font-size=\"10\">{}</text>",
+                x1 - x0,
+                x0 + 3.0,
+                TOP + 11.0,
+                esc(&clip(&b.label, ((x1 - x0) / 6.0) as usize))
+            );
+        }
+        // grid and ticks
+        for v in yr.ticks() {
+            let y = py(v);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                W - RIGHT,
+                LEFT - 6.0,
+                y + 4.0,
+                self.y.unit.label(v)
+            );
+        }
+        for v in xr.ticks() {
+            let x = px(v);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\n\
+                 <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                TOP + ph,
+                TOP + ph + 4.0,
+                TOP + ph + 16.0,
+                self.x.unit.label(v)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#333\"/>\n\
+             <line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{0:.1}\" stroke=\"#333\"/>\n\
+             <text x=\"{2:.1}\" y=\"{3:.1}\" text-anchor=\"middle\">{4}</text>\n\
+             <text x=\"14\" y=\"{5:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {5:.1})\">{6}</text>",
+            TOP + ph,
+            W - RIGHT,
+            LEFT + pw / 2.0,
+            H - 10.0,
+            esc(&self.x.label),
+            TOP + ph / 2.0,
+            esc(&self.y.label)
+        );
+        // the data, clipped to the plot area
+        let _ = writeln!(
+            s,
+            "<clipPath id=\"{0}-plot\"><rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\"/></clipPath>\n\
+             <g clip-path=\"url(#{0}-plot)\">",
+            esc(&self.id)
+        );
+        for (i, series) in self.series.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            let pts: Vec<(f64, f64)> =
+                series.points.iter().copied().filter(|&(x, y)| usable(&self.x, x) && usable(&self.y, y)).collect();
+            let _ = write!(s, "<g class=\"series\" data-name=\"{}\" data-points=\"{}\">", esc(&series.name), pts.len());
+            let style = series.style;
+            if matches!(style, Style::Line | Style::LineDots | Style::Dashed) && pts.len() > 1 {
+                let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+                let dash = if style == Style::Dashed { " stroke-dasharray=\"6 4\"" } else { "" };
+                let _ = write!(
+                    s,
+                    "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.6\"{dash} points=\"{}\"/>",
+                    path.join(" ")
+                );
+            }
+            if matches!(style, Style::Dots | Style::LineDots) || pts.len() == 1 {
+                for &(x, y) in &pts {
+                    let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"/>", px(x), py(y));
+                }
+            }
+            s.push_str("</g>\n");
+        }
+        for m in &self.marks {
+            let x = px(m.x);
+            let _ = writeln!(
+                s,
+                "<line class=\"mark\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" font-size=\"10\">{}</text>",
+                TOP + ph,
+                x + 3.0,
+                TOP + 24.0,
+                esc(&m.label)
+            );
+        }
+        s.push_str("</g>\n");
+        // legend, one row above the plot
+        let mut lx = LEFT;
+        for (i, series) in self.series.iter().enumerate().filter(|_| self.series.len() > 1) {
+            let colour = PALETTE[i % PALETTE.len()];
+            let _ = writeln!(
+                s,
+                "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{colour}\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                TOP - 16.0,
+                lx + 13.0,
+                TOP - 7.0,
+                esc(&series.name)
+            );
+            lx += 24.0 + 6.5 * series.name.chars().count() as f64;
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
+/// An axis's extent and how to place and tick it.
+struct Range {
+    lo: f64,
+    hi: f64,
+    log: bool,
+}
+
+impl Range {
+    fn of(axis: &Axis, values: &[f64]) -> Range {
+        let (mut lo, mut hi) =
+            values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        if !lo.is_finite() {
+            (lo, hi) = if axis.log { (1.0, 10.0) } else { (0.0, 1.0) };
+        }
+        if axis.log {
+            // whole decades around the data
+            let lo = 10f64.powf(lo.log10().floor());
+            let hi = 10f64.powf(hi.log10().ceil()).max(lo * 10.0);
+            return Range { lo, hi, log: true };
+        }
+        if axis.from_zero {
+            lo = lo.min(0.0);
+        }
+        if hi <= lo {
+            hi = lo + 1.0;
+        }
+        let step = nice_step((hi - lo) / 5.0);
+        // time ends where the run did; other axes end on a tick
+        let hi = if axis.unit == Unit::Seconds { hi } else { (hi / step).ceil() * step };
+        Range { lo: (lo / step).floor() * step, hi, log: false }
+    }
+
+    fn frac(&self, v: f64) -> f64 {
+        if self.log {
+            (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        }
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        if self.log {
+            let decades = (self.hi / self.lo).log10().round() as i32;
+            let per: &[f64] = if decades <= 2 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+            let mut out = Vec::new();
+            let mut d = self.lo;
+            while d <= self.hi * 1.0001 {
+                out.extend(per.iter().map(|m| m * d).filter(|&v| v <= self.hi * 1.0001));
+                d *= 10.0;
+            }
+            return out;
+        }
+        let step = nice_step((self.hi - self.lo) / 5.0);
+        let n = ((self.hi - self.lo) / step + 1e-9).floor() as usize;
+        (0..=n).map(|i| self.lo + step * i as f64).collect()
+    }
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * p).find(|&s| s >= raw * 0.999).unwrap_or(10.0 * p)
+}
+
+fn clip(text: &str, chars: usize) -> String {
+    if text.chars().count() <= chars {
+        text.to_string()
+    } else {
+        text.chars().take(chars.saturating_sub(1)).collect::<String>() + "…"
+    }
+}
+
+/// Escapes text for XML and HTML.
+pub fn esc(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_read_like_a_person_writes_them() {
+        assert_eq!(Unit::Count.label(10_000.0), "10k");
+        assert_eq!(Unit::Count.label(1_500_000.0), "1.5M");
+        assert_eq!(Unit::Count.label(250.0), "250");
+        assert_eq!(Unit::Micros.label(100.0), "100 µs");
+        assert_eq!(Unit::Micros.label(2500.0), "2.5 ms");
+        assert_eq!(Unit::Micros.label(1e6), "1 s");
+        assert_eq!(Unit::Micros.label(10.0), "10 µs");
+        assert_eq!(Unit::Seconds.label(30.0), "30 s");
+        assert_eq!(Unit::Seconds.label(600.0), "10 min");
+        assert_eq!(Unit::Percent.label(12.5), "12.5%");
+    }
+
+    #[test]
+    fn axes_get_round_ticks_that_cover_the_data() {
+        let r = Range::of(&Axis::new("IOPS", Unit::Count), &[1234.0, 48_213.0]);
+        assert_eq!((r.lo, r.hi), (0.0, 50_000.0));
+        assert_eq!(r.ticks(), vec![0.0, 10_000.0, 20_000.0, 30_000.0, 40_000.0, 50_000.0]);
+        let l = Range::of(&Axis::log("latency", Unit::Micros), &[42.0, 3100.0]);
+        assert_eq!((l.lo, l.hi), (10.0, 10_000.0));
+        assert_eq!(l.ticks(), vec![10.0, 100.0, 1000.0, 10_000.0]);
+        assert!((l.frac(100.0) - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_chart_draws_every_series_and_escapes_text() {
+        let mut c =
+            Chart::new("iops", "IOPS <per second>", Axis::new("time", Unit::Seconds), Axis::new("IOPS", Unit::Count));
+        c.add("a&b", Style::Line, vec![(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]);
+        c.add("b", Style::Dots, vec![(0.0, 2.0)]);
+        c.bands.push(Band { from: 0.0, to: 1.0, label: "before".into() });
+        let svg = c.svg();
+        assert!(svg.contains("IOPS &lt;per second&gt;") && svg.contains("data-name=\"a&amp;b\" data-points=\"3\""));
+        assert!(svg.contains("data-name=\"b\" data-points=\"1\"") && svg.contains("class=\"band\""));
+        assert!(!c.is_empty());
+    }
+}

@@ -1,0 +1,611 @@
+//! `fathom report`: one self-contained HTML file per run (inline CSS, SVG charts and a
+//! few lines of script; no network needed to view it) that opens in any browser and
+//! prints well. Every figure comes from the same [`RunSummary`] `fathom show` prints,
+//! so the page and the terminal never disagree.
+
+use super::chart::{Axis, Band, Chart, Mark, Style, Unit, esc};
+use super::format::{count, latency_us, seconds, sig3};
+use super::summary::{Observed, RunSummary};
+use crate::error::Result;
+use crate::metrics::summary::{Latency, OpSummary};
+use crate::metrics::{Op, OpStats};
+use crate::store::Store;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Time-series charts keep at most about this many points per series: a day-long run
+/// is binned into minutes, a short one stays per second.
+const MAX_POINTS: i64 = 1500;
+
+/// Everything the page shows, gathered from the store.
+pub struct Report {
+    pub summary: RunSummary,
+    pub charts: Vec<Chart>,
+}
+
+impl Report {
+    pub fn build(store: &Store, which: &str) -> Result<Report> {
+        let summary = RunSummary::load(store, which)?;
+        let mut charts = time_series(store, &summary)?;
+        charts.extend(observed_charts(store, &summary)?);
+        charts.extend(curves(&summary));
+        charts.extend(histograms(store, &summary)?);
+        Ok(Report { summary, charts })
+    }
+
+    /// The whole page.
+    pub fn html(&self) -> String {
+        let s = &self.summary;
+        let r = &s.run;
+        let mut h = String::with_capacity(64 * 1024);
+        let title = format!("fathom run {} · {}", r.id, r.scenario);
+        let _ = write!(
+            h,
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>{}</title><style>{STYLE}</style></head>\n<body>\n",
+            esc(&title)
+        );
+        let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
+        let _ = write!(
+            h,
+            "<header><h1>{}</h1><p class=\"sub\">run {} · started {} · {} · <span class=\"status {}\" id=\"status\">{}</span></p>",
+            esc(&r.scenario),
+            r.id,
+            esc(&r.started_at),
+            duration,
+            esc(&r.status),
+            esc(&r.status)
+        );
+        if let Some(e) = &r.error {
+            let _ = write!(h, "<p class=\"error\">{}</p>", esc(e));
+        }
+        h.push_str("</header>\n");
+        self.headline(&mut h);
+        self.results(&mut h);
+        self.environment(&mut h);
+        self.charts_section(&mut h, "timeseries", "Over time", |c| c.id.starts_with("ts-"));
+        self.charts_section(&mut h, "observed", "Host and devices", |c| c.id.starts_with("obs-"));
+        self.charts_section(&mut h, "curves", "Curves", |c| c.id.starts_with("curve-"));
+        self.charts_section(&mut h, "histograms", "Latency histograms", |c| c.id.starts_with("hist-"));
+        self.analysis(&mut h);
+        let _ = write!(
+            h,
+            "<footer>fathom {} · <code>{}</code></footer>\n<script>{SCRIPT}</script>\n</body></html>\n",
+            env!("CARGO_PKG_VERSION"),
+            esc(&r.command)
+        );
+        h
+    }
+
+    /// The figures a reader wants first, per workload: IOPS, MB/s, p99; and what went
+    /// wrong, every lint warning and failed expectation.
+    fn headline(&self, h: &mut String) {
+        let s = &self.summary;
+        h.push_str("<section id=\"headline\"><div class=\"cards\">");
+        for w in &s.workloads {
+            let ops: Vec<&OpSummary> = w.ops.iter().filter(|o| o.op != "sync").collect();
+            let iops: f64 = ops.iter().map(|o| o.iops).sum();
+            let mbps: f64 = ops.iter().map(|o| o.mb_per_s).sum();
+            let p99 = ops.iter().map(|o| o.latency.p99_us).fold(0.0, f64::max);
+            let name = &w.workload.name;
+            let _ = write!(
+                h,
+                "<div class=\"card\"><div class=\"name\">{}</div>\
+                 <div><span class=\"big\" data-workload=\"{0}\" data-metric=\"iops\" data-value=\"{iops}\">{}</span> IOPS</div>\
+                 <div><span data-workload=\"{0}\" data-metric=\"mb_per_s\" data-value=\"{mbps}\">{}</span> MB/s · p99 \
+                 <span data-workload=\"{0}\" data-metric=\"p99_us\" data-value=\"{p99}\">{}</span></div></div>",
+                esc(name),
+                count(iops),
+                sig3(mbps),
+                latency_us(p99)
+            );
+        }
+        h.push_str("</div>");
+        let failed: Vec<_> = s.expectations.iter().filter(|e| !e.passed).collect();
+        if !s.warnings.is_empty() || !failed.is_empty() {
+            h.push_str("<ul class=\"warnings\">");
+            for e in failed {
+                let _ = write!(h, "<li class=\"fail\">expectation failed: {}</li>", esc(&e.text));
+            }
+            for w in &s.warnings {
+                let _ = write!(h, "<li><b>{}</b>: {}</li>", esc(&w.code), esc(&w.message));
+            }
+            h.push_str("</ul>");
+        }
+        h.push_str("</section>\n");
+    }
+
+    /// Per workload and op: rates, the latency percentiles (and service time for open
+    /// loop), target vs achieved.
+    fn results(&self, h: &mut String) {
+        h.push_str(
+            "<section id=\"results\"><h2>Results</h2><p class=\"note\">Over each workload's measured window (ramp \
+             excluded). Latency is from the intended start for open-loop (rate-limited) workloads, so stalls count; \
+             service time is from submission.</p><table><thead><tr><th>workload</th><th>op</th><th>depth</th>\
+             <th>IOPS</th><th>MB/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th>\
+             <th>service p99</th><th>target IOPS</th><th>achieved</th></tr></thead><tbody>",
+        );
+        for w in &self.summary.workloads {
+            for o in &w.ops {
+                let l = &o.latency;
+                let cell = |metric: &str, value: f64, text: String| {
+                    format!(
+                        "<td data-workload=\"{}\" data-op=\"{}\" data-metric=\"{metric}\" data-value=\"{value}\">{text}</td>",
+                        esc(&w.workload.name),
+                        o.op
+                    )
+                };
+                let achieved = o.target_iops.filter(|t| *t > 0.0).map(|t| format!("{:.1}%", o.iops / t * 100.0));
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}{}{}{}{}<td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&w.workload.name),
+                    o.op,
+                    w.concurrency,
+                    cell("iops", o.iops, count(o.iops)),
+                    cell("mb_per_s", o.mb_per_s, sig3(o.mb_per_s)),
+                    cell("mean_us", l.mean_us, latency_us(l.mean_us)),
+                    cell("p50_us", l.p50_us, latency_us(l.p50_us)),
+                    cell("p90_us", l.p90_us, latency_us(l.p90_us)),
+                    cell("p99_us", l.p99_us, latency_us(l.p99_us)),
+                    cell("p99_9_us", l.p99_9_us, latency_us(l.p99_9_us)),
+                    cell("max_us", l.max_us, latency_us(l.max_us)),
+                    o.service_time.as_ref().map(|s| latency_us(s.p99_us)).unwrap_or_default(),
+                    o.target_iops.map(count).unwrap_or_default(),
+                    achieved.unwrap_or_default()
+                );
+            }
+        }
+        h.push_str("</tbody></table></section>\n");
+    }
+
+    fn environment(&self, h: &mut String) {
+        let env = &self.summary.run.environment;
+        let text = |k: &str| env.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+        let mut rows: Vec<(String, String)> = Vec::new();
+        for (label, key) in [
+            ("fathom", "fathom_version"),
+            ("host", "hostname"),
+            ("kernel", "kernel"),
+            ("OS", "os"),
+            ("CPU", "cpu_model"),
+        ] {
+            if let Some(v) = text(key) {
+                rows.push((label.into(), v));
+            }
+        }
+        if let Some(n) = env.get("cpus").and_then(|v| v.as_u64()) {
+            rows.push(("cores".into(), n.to_string()));
+        }
+        if let Some(m) = env.get("memory_bytes").and_then(|v| v.as_f64()) {
+            rows.push(("memory".into(), format!("{} GiB", sig3(m / (1u64 << 30) as f64))));
+        }
+        for t in env.get("targets").and_then(|v| v.as_array()).map(Vec::as_slice).unwrap_or_default() {
+            let get = |k: &str| t.get(k).and_then(|v| v.as_str()).unwrap_or("");
+            rows.push(("target".into(), format!("{} ({} on {})", get("path"), get("filesystem"), get("device"))));
+        }
+        h.push_str("<section id=\"environment\"><h2>Environment</h2><table class=\"kv\">");
+        for (k, v) in rows {
+            let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+        }
+        h.push_str("</table>");
+        let _ = writeln!(
+            h,
+            "<details><summary>Scenario as run</summary><pre>{}</pre></details></section>",
+            esc(&self.summary.run.scenario_text)
+        );
+    }
+
+    fn charts_section(&self, h: &mut String, id: &str, title: &str, pick: impl Fn(&Chart) -> bool) {
+        let charts: Vec<&Chart> = self.charts.iter().filter(|c| pick(c)).collect();
+        if charts.is_empty() {
+            return;
+        }
+        let _ = write!(h, "<section id=\"{id}\"><h2>{title}</h2>");
+        for c in charts {
+            h.push_str("<figure>");
+            h.push_str(&c.svg());
+            h.push_str("</figure>");
+        }
+        h.push_str("</section>\n");
+    }
+
+    /// Little's law, steady state and interference per phase, expectations.
+    fn analysis(&self, h: &mut String) {
+        let s = &self.summary;
+        let a = &s.analysis;
+        h.push_str("<section id=\"analysis\"><h2>Analysis</h2>");
+        if !a.littles_law.is_empty() {
+            h.push_str(
+                "<h3>Little's law</h3><p class=\"note\">IOPS × mean latency = IOs in flight. A closed-loop workload \
+                 should hold its configured depth; a gap over 10% means time lost outside the device (the generator, \
+                 or queueing above it).</p><table><thead><tr><th>workload</th><th>loop</th><th>expected</th>\
+                 <th>measured</th><th>gap</th></tr></thead><tbody>",
+            );
+            for l in &a.littles_law {
+                let _ = write!(
+                    h,
+                    "<tr{}><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:+.1}%</td></tr>",
+                    if l.flagged { " class=\"flag\"" } else { "" },
+                    esc(&l.workload),
+                    if l.open_loop { "open" } else { "closed" },
+                    l.expected,
+                    l.measured,
+                    l.gap_percent
+                );
+            }
+            h.push_str("</tbody></table>");
+        }
+        if !a.phases.is_empty() {
+            h.push_str(
+                "<h3>Phases</h3><p class=\"note\">Steady state by the SNIA PTS rule over 5 rounds of 5 s; settle is \
+                 when latency came within 10% of its final level; change is from the workload's first phase.</p>\
+                 <table><thead><tr><th>phase</th><th>workload</th><th>seconds</th><th>IOPS</th><th>p99</th>\
+                 <th>steady state</th><th>settled</th><th>change</th></tr></thead><tbody>",
+            );
+            for p in &a.phases {
+                let ops: Vec<&OpSummary> = s
+                    .phases
+                    .iter()
+                    .filter(|ps| ps.phase.label == p.phase)
+                    .flat_map(|ps| &ps.ops)
+                    .filter(|o| o.workload == p.workload && o.op != "sync")
+                    .collect();
+                let iops: f64 = ops.iter().map(|o| o.iops).sum();
+                let p99 = ops.iter().map(|o| o.latency.p99_us).fold(0.0, f64::max);
+                let steady = match p.steady_state {
+                    Some(st) => format!("at {:.0} s", st.at_s),
+                    None if p.seconds < 25.0 => "too short to tell".into(),
+                    None => "not reached".into(),
+                };
+                let change = p
+                    .change
+                    .map(|c| format!("IOPS {:+.0}%, p99 {:+.0}%", c.iops_percent, c.p99_percent))
+                    .unwrap_or_default();
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{steady}</td><td>{}</td><td>{change}</td></tr>",
+                    esc(&p.phase),
+                    esc(&p.workload),
+                    p.seconds,
+                    count(iops),
+                    latency_us(p99),
+                    p.settle_s.map(|t| format!("{t} s")).unwrap_or_default()
+                );
+            }
+            h.push_str("</tbody></table>");
+        }
+        if !s.expectations.is_empty() {
+            h.push_str("<h3>Expectations</h3><table><thead><tr><th></th><th>expectation</th><th>measured</th></tr></thead><tbody>");
+            for e in &s.expectations {
+                let _ = write!(
+                    h,
+                    "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    if e.passed { "pass" } else { "fail" },
+                    if e.passed { "pass" } else { "FAIL" },
+                    esc(&e.text),
+                    e.measured.map(|m| format!("{m:.4}")).unwrap_or_else(|| "no IO".into())
+                );
+            }
+            h.push_str("</tbody></table>");
+        }
+        if !s.events.is_empty() {
+            h.push_str("<h3>Timeline events</h3><table><thead><tr><th>at</th><th>kind</th><th>what</th><th>took</th><th>status</th></tr></thead><tbody>");
+            for e in &s.events {
+                let _ = write!(
+                    h,
+                    "<tr><td>{:.1} s</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    e.at_ms as f64 / 1000.0,
+                    esc(&e.kind),
+                    esc(&e.label),
+                    e.took_ms.map(|t| format!("{:.1} s", t as f64 / 1000.0)).unwrap_or_default(),
+                    e.status.map(|v| v.to_string()).unwrap_or_default()
+                );
+            }
+            h.push_str("</tbody></table>");
+        }
+        h.push_str("</section>\n");
+    }
+}
+
+/// The phases as shaded bands and the marks as lines, for every time-series chart.
+fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
+    let end = s.workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0) as f64;
+    let bands = if s.phases.len() > 1 {
+        s.phases
+            .iter()
+            .map(|p| Band {
+                from: p.phase.start_t as f64,
+                to: p.phase.end_t.map(|e| e as f64).unwrap_or(end),
+                label: p.phase.label.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let marks = s
+        .events
+        .iter()
+        .filter(|e| e.kind == "mark" || e.kind == "exec")
+        .map(|e| Mark { x: e.at_ms as f64 / 1000.0, label: e.label.clone() })
+        .collect();
+    (bands, marks)
+}
+
+/// The bin width in seconds that keeps a run of `span` seconds under [`MAX_POINTS`].
+fn bin_for(span: i64) -> i64 {
+    let raw = (span + MAX_POINTS - 1) / MAX_POINTS;
+    [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600].into_iter().find(|&b| b >= raw).unwrap_or(raw)
+}
+
+/// IOPS, MB/s and latency (p50 and p99) per workload over the run, in bins.
+fn time_series(store: &Store, s: &RunSummary) -> Result<Vec<Chart>> {
+    let span = s.workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0);
+    let bin = bin_for(span);
+    let per = if bin == 1 { "per second".to_string() } else { format!("per {} bin", Unit::Seconds.label(bin as f64)) };
+    let time = || Axis::new("time into the run", Unit::Seconds);
+    let mut iops = Chart::new("ts-iops", &format!("IOPS ({per})"), time(), Axis::new("IOPS", Unit::Count));
+    let mut mbps = Chart::new("ts-mbps", &format!("Throughput ({per})"), time(), Axis::new("MB/s", Unit::Count));
+    let mut lat =
+        Chart::new("ts-latency", &format!("Latency p50 and p99 ({per})"), time(), Axis::log("latency", Unit::Micros));
+    for w in &s.workloads {
+        let bins = store.binned(s.run.id, w.workload.idx, bin)?;
+        let mut totals: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
+        let mut p: BTreeMap<Op, Vec<(f64, f64, f64)>> = BTreeMap::new();
+        for ((k, op), stats) in &bins {
+            let x = (*k * bin) as f64 + bin as f64 / 2.0;
+            if *op != Op::Sync {
+                let t = totals.entry(*k).or_default();
+                t.0 += stats.ops;
+                t.1 += stats.bytes;
+            }
+            if !stats.latency.is_empty() {
+                let l = Latency::from_histogram(&stats.latency, 0.0);
+                p.entry(*op).or_default().push((x, l.p50_us, l.p99_us));
+            }
+        }
+        let name = &w.workload.name;
+        let mid = |k: i64| (k * bin) as f64 + bin as f64 / 2.0;
+        iops.add(name, Style::Line, totals.iter().map(|(k, v)| (mid(*k), v.0 as f64 / bin as f64)).collect());
+        mbps.add(name, Style::Line, totals.iter().map(|(k, v)| (mid(*k), v.1 as f64 / bin as f64 / 1e6)).collect());
+        for (op, points) in p {
+            let label = if w.ops.len() > 1 { format!("{name} {}", op.as_str()) } else { name.clone() };
+            lat.add(&format!("{label} p50"), Style::Line, points.iter().map(|q| (q.0, q.1)).collect());
+            lat.add(&format!("{label} p99"), Style::Dashed, points.iter().map(|q| (q.0, q.2)).collect());
+        }
+    }
+    let (bands, marks) = timeline_decor(s);
+    let mut charts = vec![iops, mbps, lat];
+    for c in &mut charts {
+        c.bands = bands.clone();
+        c.marks = marks.clone();
+    }
+    Ok(charts.into_iter().filter(|c| !c.is_empty()).collect())
+}
+
+/// The host's CPU, fathom's own, and each device's IOPS and latency, as observed.
+fn observed_charts(store: &Store, s: &RunSummary) -> Result<Vec<Chart>> {
+    if s.observed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = store.observations(s.run.id)?;
+    let series = |source: &str, name: &str| -> Vec<(f64, f64)> {
+        rows.iter().filter(|r| r.source == source && r.name == name).map(|r| (r.t as f64 + 0.5, r.value)).collect()
+    };
+    let time = || Axis::new("time into the run", Unit::Seconds);
+    let mut cpu = Chart::new("obs-cpu", "Host CPU (percent of all cores)", time(), Axis::new("CPU", Unit::Percent));
+    for (name, label) in [("usr_pct", "usr"), ("sys_pct", "sys"), ("iowait_pct", "iowait"), ("steal_pct", "steal")] {
+        cpu.add(label, Style::Line, series("host", name));
+    }
+    let cores = s.run.environment.get("cpus").and_then(|v| v.as_f64()).unwrap_or(1.0).max(1.0);
+    cpu.add(
+        "fathom",
+        Style::Dashed,
+        series("fathom", "cpu_cores").into_iter().map(|(t, v)| (t, v * 100.0 / cores)).collect(),
+    );
+    let (bands, marks) = timeline_decor(s);
+    let mut charts = vec![cpu];
+    let devices: Vec<&Observed> =
+        s.observed.iter().filter(|o| o.source.starts_with("device:") && o.name == "r_s").collect();
+    for d in devices {
+        let dev = d.source.trim_start_matches("device:");
+        let mut io = Chart::new(
+            &format!("obs-{dev}-iops"),
+            &format!("Device {dev}: requests per second"),
+            time(),
+            Axis::new("requests/s", Unit::Count),
+        );
+        io.add("r/s", Style::Line, series(&d.source, "r_s"));
+        io.add("w/s", Style::Line, series(&d.source, "w_s"));
+        let mut wait = Chart::new(
+            &format!("obs-{dev}-await"),
+            &format!("Device {dev}: await and average request size"),
+            time(),
+            Axis::new("ms or kB", Unit::Count),
+        );
+        wait.add("r_await (ms)", Style::Line, series(&d.source, "r_await_ms"));
+        wait.add("w_await (ms)", Style::Line, series(&d.source, "w_await_ms"));
+        wait.add("areq-sz (kB)", Style::Dashed, series(&d.source, "areq_sz_kB"));
+        charts.push(io);
+        charts.push(wait);
+    }
+    for c in &mut charts {
+        c.bands = bands.clone();
+        c.marks = marks.clone();
+    }
+    Ok(charts.into_iter().filter(|c| !c.is_empty()).collect())
+}
+
+/// Latency vs throughput with the knee, and concurrency vs throughput with the USL fit,
+/// N* and "you are here" (the last measured point), for runs with a curve of phases.
+fn curves(s: &RunSummary) -> Vec<Chart> {
+    let Some(curve) = &s.analysis.curve else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut lx = Chart::new(
+        "curve-latency",
+        "Latency vs throughput (one point per phase)",
+        Axis::new("IOPS", Unit::Count),
+        Axis::new("mean latency", Unit::Micros),
+    );
+    let mut by_iops: Vec<(f64, f64)> = curve.points.iter().map(|p| (p.1, p.2)).collect();
+    by_iops.sort_by(|a, b| a.0.total_cmp(&b.0));
+    lx.add("measured", Style::LineDots, by_iops);
+    if let Some(k) = &curve.knee
+        && let Some(p) = curve.points.get(k.max_power)
+    {
+        lx.marks.push(Mark { x: p.1, label: format!("knee (max IOPS/latency) at {} IOPS", count(p.1)) });
+    }
+    out.push(lx);
+    let mut ux = Chart::new(
+        "curve-usl",
+        "Throughput vs concurrency: Universal Scalability Law",
+        Axis::new("concurrency N (IOs in flight, workers)", Unit::Count),
+        Axis::new("IOPS", Unit::Count),
+    );
+    ux.add("measured", Style::Dots, curve.points.iter().map(|p| (p.0, p.1)).collect());
+    if let Some(fit) = &curve.usl {
+        add_usl(&mut ux, fit);
+        if let Some(last) = curve.points.last() {
+            ux.marks.push(Mark { x: last.0, label: "you are here".into() });
+        }
+    }
+    out.push(ux);
+    out
+}
+
+/// The fitted USL curve, N* and the fit's parameters on a concurrency–throughput chart
+/// (also `fathom fit --svg`).
+pub fn add_usl(chart: &mut Chart, fit: &crate::analysis::usl::Fit) {
+    let max_n = fit.points.iter().map(|p| p.n).fold(0.0, f64::max) * 1.1;
+    let max_n = fit.n_star.map(|n| max_n.max(n * 1.1).min(max_n * 3.0)).unwrap_or(max_n);
+    let steps = 200;
+    let curve = (1..=steps)
+        .map(|i| {
+            let n = max_n * i as f64 / steps as f64;
+            (n, crate::analysis::usl::model(fit.sigma.value, fit.kappa.value, fit.lambda.value, n))
+        })
+        .collect();
+    chart.add("USL fit", Style::Dashed, curve);
+    if let Some(n) = fit.n_star.filter(|n| *n <= max_n) {
+        chart.marks.push(Mark { x: n, label: format!("N* = {n:.1}") });
+    }
+    chart.note = Some(format!(
+        "σ (contention) {:.4} · κ (coherency) {} · λ {} per unit · R² {:.3}",
+        fit.sigma.value,
+        if fit.kappa.value == 0.0 { "0".to_string() } else { format!("{:.2e}", fit.kappa.value) },
+        sig3(fit.lambda.value),
+        fit.r_squared
+    ));
+}
+
+/// Per phase (or the whole run, with one phase), each workload and op's latency
+/// distribution: share of IOs per bucket of 10 per decade, on a log latency axis.
+fn histograms(store: &Store, s: &RunSummary) -> Result<Vec<Chart>> {
+    let mut out = Vec::new();
+    let windows: Vec<(String, i64, Option<i64>)> = if s.phases.len() > 1 {
+        s.phases.iter().map(|p| (p.phase.label.clone(), p.phase.start_t, p.phase.end_t)).collect()
+    } else {
+        vec![("the run".into(), 0, None)]
+    };
+    for (i, (label, from, to)) in windows.iter().enumerate() {
+        let mut c = Chart::new(
+            &format!("hist-{i}"),
+            &format!("Latency distribution: {label}"),
+            Axis::log("latency", Unit::Micros),
+            Axis::new("share of IOs", Unit::Percent),
+        );
+        for w in &s.workloads {
+            let (m_from, m_to) = w.workload.measured_window();
+            let lo = (*from).max(m_from as i64);
+            let hi = to.map(|t| t as f64).unwrap_or(m_to).min(m_to).ceil() as i64;
+            if hi <= lo {
+                continue;
+            }
+            for (op, stats) in store.window(s.run.id, w.workload.idx, lo, hi)? {
+                if op == Op::Sync || stats.latency.is_empty() {
+                    continue;
+                }
+                c.add(&format!("{} {}", w.workload.name, op.as_str()), Style::Line, buckets(&stats));
+            }
+        }
+        if !c.is_empty() {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// A latency histogram as (bucket lower bound in µs, percent of IOs), 10 buckets per
+/// decade from the smallest to the largest value seen.
+fn buckets(stats: &OpStats) -> Vec<(f64, f64)> {
+    let h = &stats.latency;
+    let total = h.len() as f64;
+    let decile = |ns: u64| ((ns.max(1) as f64).log10() * 10.0).floor() as i32;
+    let mut counts: BTreeMap<i32, u64> = BTreeMap::new();
+    for v in h.iter_recorded() {
+        *counts.entry(decile(v.value_iterated_to())).or_default() += v.count_at_value();
+    }
+    let (Some(&first), Some(&last)) = (counts.keys().next(), counts.keys().last()) else {
+        return Vec::new();
+    };
+    (first..=last)
+        .map(|k| (10f64.powf(k as f64 / 10.0) / 1000.0, counts.get(&k).copied().unwrap_or(0) as f64 * 100.0 / total))
+        .collect()
+}
+
+const STYLE: &str = "
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;color:#222;max-width:1100px;margin:0 auto;padding:0 24px 40px}
+header{border-bottom:2px solid #4e79a7;margin-bottom:12px}
+h1{margin:18px 0 4px;font-size:26px}h2{margin-top:28px;border-bottom:1px solid #ddd;font-size:19px}h3{font-size:15px}
+.sub{color:#555;margin:0 0 10px}.note{color:#555;font-size:13px;max-width:80ch}
+.status{font-weight:bold}.status.completed{color:#2e7d32}.status.failed,.status.aborted{color:#c62828}
+.error{color:#c62828}
+.cards{display:flex;flex-wrap:wrap;gap:12px}.card{border:1px solid #ccd;border-radius:6px;padding:10px 14px;min-width:180px}
+.card .name{font-weight:bold;color:#4e79a7}.big{font-size:26px;font-weight:bold}
+.warnings li{color:#8a5a00;margin:4px 0;font-size:13px}.warnings li.fail,tr.fail{color:#c62828}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{padding:3px 9px;border-bottom:1px solid #eee;text-align:right}
+th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}thead th{border-bottom:2px solid #ccc}
+table.kv th{text-align:left;color:#555}table.kv td{text-align:left}tr.flag{background:#fff4e0}
+figure{margin:14px 0}svg.chart{max-width:100%;height:auto}svg .series{cursor:pointer}
+pre{background:#f6f8fa;padding:10px;overflow:auto;font-size:12px}footer{margin-top:30px;color:#777;font-size:12px}
+@media print{body{max-width:none}figure,table{break-inside:avoid}details{display:none}}
+";
+
+/// Clicking a legend entry's series hides or shows it; `data-ready` tells a test the
+/// script ran to its end.
+const SCRIPT: &str = "
+document.querySelectorAll('svg.chart .series').forEach(function(g){
+  g.addEventListener('click',function(){g.style.opacity=g.style.opacity==='0.15'?'1':'0.15';});
+  var t=document.createElementNS('http://www.w3.org/2000/svg','title');t.textContent=g.dataset.name;g.appendChild(t);
+});
+document.body.dataset.ready='1';
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_runs_are_binned_to_a_readable_number_of_points() {
+        assert_eq!(bin_for(60), 1);
+        assert_eq!(bin_for(1500), 1);
+        assert_eq!(bin_for(1501), 2);
+        assert_eq!(bin_for(86_400), 60);
+        assert!(86_400 / bin_for(86_400) <= MAX_POINTS);
+    }
+
+    #[test]
+    fn histogram_buckets_hold_every_io() {
+        let mut s = OpStats::new(false);
+        for v in [20_000u64, 25_000, 30_000, 900_000, 1_000_000] {
+            s.latency.record(v).unwrap();
+        }
+        let b = buckets(&s);
+        let total: f64 = b.iter().map(|p| p.1).sum();
+        assert!((total - 100.0).abs() < 1e-9, "{b:?}");
+        assert!(b.first().unwrap().0 <= 20.0 && b.last().unwrap().0 <= 1000.0);
+    }
+}

@@ -1,0 +1,102 @@
+//! `fathom report`: a page rendered from a real short run, opened in headless Chromium
+//! (Debian's `chromium`, installed by `scripts/install-deps.sh test`): its script runs
+//! to the end without errors, every chart is there with data, and the headline figures
+//! are those of `fathom show --json`.
+
+mod common;
+
+use common::{Scratch, text};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs headless Chromium on a local file with `args`.
+fn chromium(page: &Path, args: &[&str]) -> Output {
+    Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"])
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium is installed by scripts/install-deps.sh test")
+}
+
+/// The value of `data-value` on the element with these data attributes.
+fn figure(dom: &str, attrs: &str) -> f64 {
+    let at = dom.find(attrs).unwrap_or_else(|| panic!("no element with {attrs}"));
+    let rest = &dom[at + attrs.len()..];
+    let v = rest.strip_prefix(" data-value=\"").unwrap_or_else(|| panic!("{attrs}: no data-value"));
+    v[..v.find('"').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn a_report_renders_in_chromium_with_every_chart_and_the_figures_of_show() {
+    let s = Scratch::new("report");
+    let scenario = s.scenario(
+        "name: coloc\ndefaults: {target: TARGET, size: 16m}\nworkloads:\n  \
+         oltp: {rw: randrw, bs: 8k, iodepth: 2, rate_iops: 400, duration: 6s}\n  \
+         dss: {rw: read, bs: 128k, iodepth: 2, duration: 3s}\n\
+         timeline:\n  - start: oltp\n    async: true\n    phase: alone\n  - wait: 2s\n  - mark: dss starts\n  \
+         - start: dss\n    phase: with dss\n  - wait_for: oltp\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let page = s.dir.join("report.html");
+    let charts = s.dir.join("charts");
+    let out = s.run(&["report", "-o", page.to_str().unwrap(), "--svg", charts.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let dom = chromium(&page, &["--dump-dom"]);
+    assert!(dom.status.success(), "{}", text(&dom));
+    let html = String::from_utf8_lossy(&dom.stdout);
+    let log = String::from_utf8_lossy(&dom.stderr);
+    // the inline script ran to its last line, and the console saw no error
+    assert!(html.contains("data-ready=\"1\""), "the report's script did not finish");
+    assert!(!log.contains("Uncaught") && !log.contains(":CONSOLE"), "{log}");
+
+    // every chart is on the page with data in each series
+    for id in ["ts-iops", "ts-mbps", "ts-latency", "obs-cpu", "hist-0", "hist-1"] {
+        let at = html.find(&format!("<svg id=\"{id}\"")).unwrap_or_else(|| panic!("no chart {id}"));
+        let chart = &html[at..at + html[at..].find("</svg>").unwrap()];
+        assert!(chart.contains("class=\"title\""), "{id} has no title");
+        assert!(!chart.contains("data-points=\"0\""), "{id} has an empty series");
+        assert!(chart.matches("class=\"series\"").count() >= 1, "{id} has no series");
+        assert!(charts.join(format!("{id}.svg")).exists(), "{id}.svg not written");
+    }
+    // the phases are shaded and the mark drawn on the time series
+    let ts = &html[html.find("<svg id=\"ts-iops\"").unwrap()..];
+    assert!(ts.contains("class=\"band\"") && ts.contains("dss starts"));
+
+    // the headline and results figures are show --json's
+    let show = s.show_json();
+    for w in show["workloads"].as_array().unwrap() {
+        let name = w["name"].as_str().unwrap();
+        let ops = w["ops"].as_array().unwrap();
+        let iops: f64 = ops.iter().map(|o| o["iops"].as_f64().unwrap()).sum();
+        let head = figure(&html, &format!("data-workload=\"{name}\" data-metric=\"iops\""));
+        assert!((head - iops).abs() <= 1e-9 * iops.max(1.0), "{name}: page {head}, show {iops}");
+        for o in ops {
+            let op = o["op"].as_str().unwrap();
+            for (metric, value) in [("iops", &o["iops"]), ("p99_us", &o["latency"]["p99_us"])] {
+                let shown =
+                    figure(&html, &format!("data-workload=\"{name}\" data-op=\"{op}\" data-metric=\"{metric}\""));
+                let v = value.as_f64().unwrap();
+                assert!((shown - v).abs() <= 1e-9 * v.max(1.0), "{name} {op} {metric}: page {shown}, show {v}");
+            }
+        }
+    }
+
+    // a screenshot of the whole page has something on it
+    let png = s.dir.join("report.png");
+    let shot = chromium(&page, &["--window-size=1150,4000", &format!("--screenshot={}", png.display())]);
+    assert!(shot.status.success(), "{}", text(&shot));
+    assert!(std::fs::metadata(&png).unwrap().len() > 50_000, "the screenshot is nearly empty");
+}
+
+#[test]
+fn a_report_of_a_missing_run_is_a_clear_error() {
+    let s = Scratch::new("report-missing");
+    let scenario = s.scenario("name: one\nworkloads:\n  r: {target: TARGET, size: 16m, rw: read, duration: 1s}\n");
+    assert_eq!(s.run(&["run", scenario.to_str().unwrap(), "-q"]).status.code(), Some(0));
+    let out = s.run(&["report", "42"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("42"), "{}", text(&out));
+}
