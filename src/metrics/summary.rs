@@ -16,8 +16,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    /// Percentiles of `h` (in ns) in µs; `mean_ns` comes from the exact latency sum.
-    pub fn from_histogram(h: &hdrhistogram::Histogram<u64>, mean_ns: f64) -> Latency {
+    fn from_histogram(h: &hdrhistogram::Histogram<u64>, mean_ns: f64) -> Latency {
         let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
         Latency {
             mean_us: mean_ns / 1000.0,

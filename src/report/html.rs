@@ -7,7 +7,7 @@ use super::chart::{Axis, Band, Chart, Mark, Style, Unit, esc};
 use super::format::{count, latency_us, seconds, sig3};
 use super::summary::{Observed, RunSummary};
 use crate::error::Result;
-use crate::metrics::summary::{Latency, OpSummary};
+use crate::metrics::summary::OpSummary;
 use crate::metrics::{Op, OpStats};
 use crate::store::Store;
 use std::collections::BTreeMap;
@@ -25,11 +25,14 @@ pub struct Report {
 
 impl Report {
     pub fn build(store: &Store, which: &str) -> Result<Report> {
-        let summary = RunSummary::load(store, which)?;
-        let mut charts = time_series(store, &summary)?;
+        let run = store.run(which)?;
+        let span = store.workloads(run.id)?.iter().map(|w| w.end_t).max().unwrap_or(0);
+        let bin = bin_for(span);
+        let summary = RunSummary::load_binned(store, &run.id.to_string(), Some(bin))?;
+        let mut charts = time_series(&summary, bin);
         charts.extend(observed_charts(store, &summary)?);
         charts.extend(curves(&summary));
-        charts.extend(histograms(store, &summary)?);
+        charts.extend(histograms(&summary));
         Ok(Report { summary, charts })
     }
 
@@ -339,36 +342,31 @@ fn bin_for(span: i64) -> i64 {
     [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600].into_iter().find(|&b| b >= raw).unwrap_or(raw)
 }
 
-/// IOPS, MB/s and latency (p50 and p99) per workload over the run, in bins.
-fn time_series(store: &Store, s: &RunSummary) -> Result<Vec<Chart>> {
-    let span = s.workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0);
-    let bin = bin_for(span);
+/// IOPS, MB/s and latency (p50 and p99) per workload over the run, in bins of `bin` s.
+fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
     let per = if bin == 1 { "per second".to_string() } else { format!("per {} bin", Unit::Seconds.label(bin as f64)) };
     let time = || Axis::new("time into the run", Unit::Seconds);
     let mut iops = Chart::new("ts-iops", &format!("IOPS ({per})"), time(), Axis::new("IOPS", Unit::Count));
     let mut mbps = Chart::new("ts-mbps", &format!("Throughput ({per})"), time(), Axis::new("MB/s", Unit::Count));
     let mut lat =
         Chart::new("ts-latency", &format!("Latency p50 and p99 ({per})"), time(), Axis::log("latency", Unit::Micros));
-    for w in &s.workloads {
-        let bins = store.binned(s.run.id, w.workload.idx, bin)?;
+    let mid = |t: i64| t as f64 + bin as f64 / 2.0;
+    for (w, scan) in s.workloads.iter().zip(&s.scans) {
         let mut totals: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
         let mut p: BTreeMap<Op, Vec<(f64, f64, f64)>> = BTreeMap::new();
-        for ((k, op), stats) in &bins {
-            let x = (*k * bin) as f64 + bin as f64 / 2.0;
-            if *op != Op::Sync {
-                let t = totals.entry(*k).or_default();
-                t.0 += stats.ops;
-                t.1 += stats.bytes;
+        for b in &scan.bins {
+            if b.op != Op::Sync {
+                let t = totals.entry(b.t).or_default();
+                t.0 += b.ops;
+                t.1 += b.bytes;
             }
-            if !stats.latency.is_empty() {
-                let l = Latency::from_histogram(&stats.latency, 0.0);
-                p.entry(*op).or_default().push((x, l.p50_us, l.p99_us));
+            if b.p50_us.is_finite() {
+                p.entry(b.op).or_default().push((mid(b.t), b.p50_us, b.p99_us));
             }
         }
         let name = &w.workload.name;
-        let mid = |k: i64| (k * bin) as f64 + bin as f64 / 2.0;
-        iops.add(name, Style::Line, totals.iter().map(|(k, v)| (mid(*k), v.0 as f64 / bin as f64)).collect());
-        mbps.add(name, Style::Line, totals.iter().map(|(k, v)| (mid(*k), v.1 as f64 / bin as f64 / 1e6)).collect());
+        iops.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.0 as f64 / bin as f64)).collect());
+        mbps.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.1 as f64 / bin as f64 / 1e6)).collect());
         for (op, points) in p {
             let label = if w.ops.len() > 1 { format!("{name} {}", op.as_str()) } else { name.clone() };
             lat.add(&format!("{label} p50"), Style::Line, points.iter().map(|q| (q.0, q.1)).collect());
@@ -381,7 +379,7 @@ fn time_series(store: &Store, s: &RunSummary) -> Result<Vec<Chart>> {
         c.bands = bands.clone();
         c.marks = marks.clone();
     }
-    Ok(charts.into_iter().filter(|c| !c.is_empty()).collect())
+    charts.into_iter().filter(|c| !c.is_empty()).collect()
 }
 
 /// The host's CPU, fathom's own, and each device's IOPS and latency, as observed.
@@ -503,39 +501,34 @@ pub fn add_usl(chart: &mut Chart, fit: &crate::analysis::usl::Fit) {
 
 /// Per phase (or the whole run, with one phase), each workload and op's latency
 /// distribution: share of IOs per bucket of 10 per decade, on a log latency axis.
-fn histograms(store: &Store, s: &RunSummary) -> Result<Vec<Chart>> {
-    let mut out = Vec::new();
-    let windows: Vec<(String, i64, Option<i64>)> = if s.phases.len() > 1 {
-        s.phases.iter().map(|p| (p.phase.label.clone(), p.phase.start_t, p.phase.end_t)).collect()
+fn histograms(s: &RunSummary) -> Vec<Chart> {
+    // window 0 of each scan is the measured window, window 1 + k its part of phase k
+    let windows: Vec<(usize, String)> = if s.phases.len() > 1 {
+        s.phases.iter().enumerate().map(|(k, p)| (k + 1, p.phase.label.clone())).collect()
     } else {
-        vec![("the run".into(), 0, None)]
+        vec![(0, "the run".into())]
     };
-    for (i, (label, from, to)) in windows.iter().enumerate() {
+    let mut out = Vec::new();
+    for (i, (window, label)) in windows.into_iter().enumerate() {
         let mut c = Chart::new(
             &format!("hist-{i}"),
             &format!("Latency distribution: {label}"),
             Axis::log("latency", Unit::Micros),
             Axis::new("share of IOs", Unit::Percent),
         );
-        for w in &s.workloads {
-            let (m_from, m_to) = w.workload.measured_window();
-            let lo = (*from).max(m_from as i64);
-            let hi = to.map(|t| t as f64).unwrap_or(m_to).min(m_to).ceil() as i64;
-            if hi <= lo {
-                continue;
-            }
-            for (op, stats) in store.window(s.run.id, w.workload.idx, lo, hi)? {
-                if op == Op::Sync || stats.latency.is_empty() {
+        for (w, scan) in s.workloads.iter().zip(&s.scans) {
+            for (op, stats) in &scan.windows[window] {
+                if *op == Op::Sync || stats.latency.is_empty() {
                     continue;
                 }
-                c.add(&format!("{} {}", w.workload.name, op.as_str()), Style::Line, buckets(&stats));
+                c.add(&format!("{} {}", w.workload.name, op.as_str()), Style::Line, buckets(stats));
             }
         }
         if !c.is_empty() {
             out.push(c);
         }
     }
-    Ok(out)
+    out
 }
 
 /// A latency histogram as (bucket lower bound in µs, percent of IOs), 10 buckets per

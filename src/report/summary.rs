@@ -2,12 +2,13 @@
 //! (ramp excluded), from counters summed and histograms merged in the store.
 
 use super::analysis::Analysis;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::metrics::summary::OpSummary;
 use crate::scenario::EngineKind;
-use crate::store::{EventRow, ExpectationRow, ObservationRow, PhaseRow, RunRow, Store, WarningRow, WorkloadRow};
+use crate::store::{EventRow, ExpectationRow, ObservationRow, PhaseRow, RunRow, Scan, Store, WarningRow, WorkloadRow};
 use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
+use std::path::Path;
 
 #[derive(Debug, Serialize)]
 pub struct WorkloadSummary {
@@ -123,6 +124,10 @@ pub struct RunSummary {
     pub observed: Vec<Observed>,
     /// Little's law, steady state, interference, knee and USL (see docs/analysis.md).
     pub analysis: Analysis,
+    /// Per workload (in order): the stats of its measured window, then of its part of
+    /// each phase, and its time series when loaded with a bin; for the report.
+    #[serde(skip)]
+    pub scans: Vec<Scan>,
 }
 
 /// One observed figure over the run, e.g. source `device:vda`, name `w_s`.
@@ -159,11 +164,32 @@ pub struct PhaseSummary {
 
 impl RunSummary {
     pub fn load(store: &Store, which: &str) -> Result<RunSummary> {
+        RunSummary::load_binned(store, which, None)
+    }
+
+    /// Like [`RunSummary::load`], also gathering each workload's time series in bins of
+    /// `bin` seconds (the report's charts) in the same pass over the store.
+    pub fn load_binned(store: &Store, which: &str, bin: Option<i64>) -> Result<RunSummary> {
         let run = store.run(which)?;
+        let rows = store.workloads(run.id)?;
+        let phase_rows = store.phases(run.id)?;
+        // per workload: its measured window, then its part of each phase (maybe empty)
+        let plans: Vec<Vec<(f64, f64)>> = rows
+            .iter()
+            .map(|w| {
+                let (from, to) = w.measured_window();
+                let phases = phase_rows.iter().map(move |p| {
+                    let end = p.end_t.map(|e| e as f64).unwrap_or(to);
+                    ((p.start_t as f64).max(from), end.min(to).floor())
+                });
+                std::iter::once((from, to.ceil())).chain(phases).collect()
+            })
+            .collect();
+        let scans = scan_all(store, run.id, &rows, &plans, bin)?;
         let mut workloads = Vec::new();
-        for w in store.workloads(run.id)? {
+        for (w, scan) in rows.into_iter().zip(&scans) {
             let (from, to) = w.measured_window();
-            let stats = store.window(run.id, w.idx, from as i64, to.ceil() as i64)?;
+            let stats = &scan.windows[0];
             let depth = w.profile.get("iodepth").and_then(|v| v.as_i64()).unwrap_or(1);
             let read_share = read_share(&w);
             let mut sizes: Vec<(u64, u64)> = Vec::new();
@@ -190,17 +216,15 @@ impl RunSummary {
             workloads.push(WorkloadSummary { concurrency: depth * w.workers, workload: w, ops, fidelity });
         }
         let mut phases = Vec::new();
-        for p in store.phases(run.id)? {
+        for (k, p) in phase_rows.into_iter().enumerate() {
             let mut ops = Vec::new();
-            for w in &workloads {
-                let (from, to) = w.workload.measured_window();
-                let end = p.end_t.map(|e| e as f64).unwrap_or(to);
-                let (from, to) = ((p.start_t as f64).max(from), end.min(to).floor());
+            for ((w, scan), plan) in workloads.iter().zip(&scans).zip(&plans) {
+                let (from, to) = plan[k + 1];
                 if to <= from {
                     continue;
                 }
-                for (op, s) in store.window(run.id, w.workload.idx, from as i64, to as i64)? {
-                    ops.push(OpSummary::new(&w.workload.name, op, &s, to - from, None));
+                for (op, s) in &scan.windows[k + 1] {
+                    ops.push(OpSummary::new(&w.workload.name, *op, s, to - from, None));
                 }
             }
             phases.push(PhaseSummary { phase: p, ops });
@@ -210,13 +234,54 @@ impl RunSummary {
         let warnings = store.warnings(run.id)?;
         let observed = Observed::summarize(&store.observations(run.id)?);
         let analysis = super::analysis::analyze(store, run.id, &workloads, &phases)?;
-        Ok(RunSummary { run, workloads, phases, events, expectations, warnings, observed, analysis })
+        Ok(RunSummary { run, workloads, phases, events, expectations, warnings, observed, analysis, scans })
     }
 
     /// The op with the most IOPS: the run's headline in `fathom runs`.
     pub fn headline(&self) -> Option<&OpSummary> {
         self.workloads.iter().flat_map(|w| &w.ops).max_by(|a, b| a.iops.total_cmp(&b.iops))
     }
+}
+
+/// Scans every workload's windows (whole seconds: a window's fractional end is cut),
+/// the workloads spread over as many threads as there are cores, each with its own
+/// connection: merging a day of histograms is CPU-bound.
+fn scan_all(
+    store: &Store,
+    run: i64,
+    rows: &[WorkloadRow],
+    plans: &[Vec<(f64, f64)>],
+    bin: Option<i64>,
+) -> Result<Vec<Scan>> {
+    let windows: Vec<Vec<(i64, i64)>> =
+        plans.iter().map(|p| p.iter().map(|&(f, t)| (f as i64, (t as i64).max(f as i64))).collect()).collect();
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(rows.len());
+    if threads <= 1 {
+        return rows.iter().zip(&windows).map(|(w, win)| store.windows(run, w.idx, win, bin)).collect();
+    }
+    let dir = store.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut out: Vec<Option<Scan>> = (0..rows.len()).map(|_| None).collect();
+    std::thread::scope(|scope| -> Result<()> {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let (dir, windows) = (&dir, &windows);
+                scope.spawn(move || -> Result<Vec<(usize, Scan)>> {
+                    let store = Store::open_existing(dir)?;
+                    (k..rows.len())
+                        .step_by(threads)
+                        .map(|i| Ok((i, store.windows(run, rows[i].idx, &windows[i], bin)?)))
+                        .collect()
+                })
+            })
+            .collect();
+        for h in handles {
+            for (i, scan) in h.join().unwrap_or_else(|_| Err(Error::failed("a store reader panicked")))? {
+                out[i] = Some(scan);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(out.into_iter().map(|s| s.expect("every workload scanned")).collect())
 }
 
 /// Fraction of a workload's IOs that are reads, from its stored profile.

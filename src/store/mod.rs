@@ -16,6 +16,7 @@ pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};
 use crate::metrics::{self, Op, OpStats};
+use hdrhistogram::Histogram;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -384,20 +385,122 @@ impl Store {
     /// Per op, everything a workload measured in seconds `[from, to)`: counters summed
     /// over its workers, histograms merged.
     pub fn window(&self, run: i64, workload: i64, from: i64, to: i64) -> Result<BTreeMap<Op, OpStats>> {
-        let mut out: BTreeMap<Op, OpStats> = BTreeMap::new();
+        Ok(self.windows(run, workload, &[(from, to)], None)?.windows.remove(0))
+    }
+
+    /// Like [`Store::window`] for several windows at once (a workload's measured window
+    /// and each phase), and with `bin`, its latency percentiles per bin of that many
+    /// seconds: one pass over the histograms, each decoded once, however many windows
+    /// and bins it falls in. This is what keeps reports of day-long runs fast.
+    pub fn windows(&self, run: i64, workload: i64, windows: &[(i64, i64)], bin: Option<i64>) -> Result<Scan> {
+        let mut out = Scan { windows: windows.iter().map(|_| BTreeMap::new()).collect(), bins: Vec::new() };
+        let (lo, hi) = match bin {
+            Some(_) => (0, i64::MAX),
+            None => (windows.iter().map(|w| w.0).min().unwrap_or(0), windows.iter().map(|w| w.1).max().unwrap_or(0)),
+        };
+        // counters: one row per second in key order (no sort), each op's sums side by side
+        let mut bin_counts: BTreeMap<(i64, Op), (u64, u64)> = BTreeMap::new();
         let mut stmt = self.conn.prepare_cached(
-            "SELECT op, sum(ops), sum(bytes), sum(latency_sum_ns) FROM samples
-             WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 GROUP BY op",
+            "SELECT t, sum(CASE op WHEN 0 THEN ops END), sum(CASE op WHEN 0 THEN bytes END),
+                    sum(CASE op WHEN 0 THEN latency_sum_ns END), sum(CASE op WHEN 1 THEN ops END),
+                    sum(CASE op WHEN 1 THEN bytes END), sum(CASE op WHEN 1 THEN latency_sum_ns END),
+                    sum(CASE op WHEN 2 THEN ops END), sum(CASE op WHEN 2 THEN bytes END),
+                    sum(CASE op WHEN 2 THEN latency_sum_ns END)
+             FROM samples WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 GROUP BY t",
         )?;
-        let mut rows = stmt.query(params![run, workload, from, to])?;
+        let mut rows = stmt.query(params![run, workload, lo, hi])?;
         while let Some(r) = rows.next()? {
-            let op = op_of(r.get(0)?)?;
-            let mut s = OpStats::new(false);
-            s.ops = r.get::<_, i64>(1)? as u64;
-            s.bytes = r.get::<_, i64>(2)? as u64;
-            s.latency_sum_ns = r.get::<_, i64>(3)? as u64;
-            out.insert(op, s);
+            let t: i64 = r.get(0)?;
+            for op in Op::ALL {
+                let col = 1 + 3 * op as usize;
+                let Some(ops) = r.get::<_, Option<i64>>(col)? else { continue };
+                let (ops, bytes, lat) =
+                    (ops as u64, r.get::<_, i64>(col + 1)? as u64, r.get::<_, i64>(col + 2)? as u64);
+                for (m, _) in out.windows.iter_mut().zip(windows).filter(|(_, w)| w.0 <= t && t < w.1) {
+                    let s = m.entry(op).or_insert_with(|| OpStats::new(false));
+                    s.ops += ops;
+                    s.bytes += bytes;
+                    s.latency_sum_ns += lat;
+                }
+                if let Some(b) = bin {
+                    let c = bin_counts.entry((t / b, op)).or_default();
+                    c.0 += ops;
+                    c.1 += bytes;
+                }
+            }
         }
+        for (m, &(from, to)) in out.windows.iter_mut().zip(windows) {
+            self.checks_and_sizes(run, workload, from, to, m)?;
+        }
+        // the bin being filled: its index and latency per op
+        let mut open: Option<(i64, BTreeMap<Op, Histogram<u64>>)> = None;
+        let mut closed: BTreeMap<(i64, Op), (f64, f64)> = BTreeMap::new();
+        let close = |open: Option<(i64, BTreeMap<Op, Histogram<u64>>)>,
+                     closed: &mut BTreeMap<(i64, Op), (f64, f64)>| {
+            if let Some((k, hists)) = open {
+                for (op, h) in hists {
+                    let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
+                    closed.insert((k, op), (q(0.5), q(0.99)));
+                }
+            }
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t, op, kind, hist FROM histograms WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4
+             ORDER BY t",
+        )?;
+        let mut rows = stmt.query(params![run, workload, lo, hi])?;
+        while let Some(r) = rows.next()? {
+            let t: i64 = r.get(0)?;
+            let op = op_of(r.get(1)?)?;
+            let kind: i64 = r.get(2)?;
+            let mut targets: Vec<&mut Histogram<u64>> = out
+                .windows
+                .iter_mut()
+                .zip(windows)
+                .filter(|(_, w)| w.0 <= t && t < w.1)
+                .map(|(m, _)| {
+                    let stats = m.entry(op).or_insert_with(|| OpStats::new(false));
+                    if kind == KIND_SERVICE {
+                        stats.service.get_or_insert_with(metrics::new_histogram)
+                    } else {
+                        &mut stats.latency
+                    }
+                })
+                .collect();
+            if let Some(b) = bin.filter(|_| kind == KIND_LATENCY) {
+                if open.as_ref().is_some_and(|o| o.0 != t / b) {
+                    close(open.take(), &mut closed);
+                }
+                let bins = &mut open.get_or_insert_with(|| (t / b, BTreeMap::new())).1;
+                targets.push(bins.entry(op).or_insert_with(metrics::new_histogram));
+            }
+            if !targets.is_empty() {
+                let blob = r.get_ref(3)?.as_blob().map_err(|e| Error::failed(format!("histogram column: {e}")))?;
+                metrics::merge_encoded(&mut targets, blob)?;
+            }
+        }
+        close(open, &mut closed);
+        if let Some(b) = bin {
+            out.bins = bin_counts
+                .into_iter()
+                .map(|((k, op), (ops, bytes))| {
+                    let (p50_us, p99_us) = closed.get(&(k, op)).copied().unwrap_or((f64::NAN, f64::NAN));
+                    Bin { t: k * b, op, ops, bytes, p50_us, p99_us }
+                })
+                .collect();
+        }
+        Ok(out)
+    }
+
+    /// A workload's verification counts and block sizes per op in `[from, to)`, into `out`.
+    fn checks_and_sizes(
+        &self,
+        run: i64,
+        workload: i64,
+        from: i64,
+        to: i64,
+        out: &mut BTreeMap<Op, OpStats>,
+    ) -> Result<()> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT sum(good), sum(misplaced), sum(corrupt) FROM verify
              WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 HAVING count(*) > 0",
@@ -420,57 +523,27 @@ impl Store {
             let ops = r.get::<_, i64>(2)? as u64;
             out.entry(op).or_insert_with(|| OpStats::new(false)).sizes.push((size, ops));
         }
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT op, kind, hist FROM histograms WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4",
-        )?;
-        let mut rows = stmt.query(params![run, workload, from, to])?;
-        while let Some(r) = rows.next()? {
-            let op = op_of(r.get(0)?)?;
-            let kind: i64 = r.get(1)?;
-            let blob: Vec<u8> = r.get(2)?;
-            let hist = metrics::decode(&blob)?;
-            let stats = out.entry(op).or_insert_with(|| OpStats::new(false));
-            let target = if kind == KIND_SERVICE {
-                stats.service.get_or_insert_with(metrics::new_histogram)
-            } else {
-                &mut stats.latency
-            };
-            target.add(&hist).map_err(|e| Error::failed(format!("histogram merge: {e:?}")))?;
-        }
-        Ok(out)
+        Ok(())
     }
 }
 
-impl Store {
-    /// A workload's counters and latency histograms per op in bins of `bin` seconds
-    /// (bin k covers seconds `[k*bin, (k+1)*bin)`), for time-series charts: one pass
-    /// over the rows however long the run, so a day-long run charts as fast as it reads.
-    pub fn binned(&self, run: i64, workload: i64, bin: i64) -> Result<BTreeMap<(i64, Op), OpStats>> {
-        let mut out: BTreeMap<(i64, Op), OpStats> = BTreeMap::new();
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT t / ?3, op, sum(ops), sum(bytes), sum(latency_sum_ns) FROM samples
-             WHERE run_id = ?1 AND workload_idx = ?2 GROUP BY 1, 2",
-        )?;
-        let mut rows = stmt.query(params![run, workload, bin])?;
-        while let Some(r) = rows.next()? {
-            let mut s = OpStats::new(false);
-            s.ops = r.get::<_, i64>(2)? as u64;
-            s.bytes = r.get::<_, i64>(3)? as u64;
-            s.latency_sum_ns = r.get::<_, i64>(4)? as u64;
-            out.insert((r.get(0)?, op_of(r.get(1)?)?), s);
-        }
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT t / ?3, op, hist FROM histograms WHERE run_id = ?1 AND workload_idx = ?2 AND kind = ?4",
-        )?;
-        let mut rows = stmt.query(params![run, workload, bin, KIND_LATENCY])?;
-        while let Some(r) = rows.next()? {
-            let key = (r.get(0)?, op_of(r.get(1)?)?);
-            let hist = metrics::decode(&r.get::<_, Vec<u8>>(2)?)?;
-            let stats = out.entry(key).or_insert_with(|| OpStats::new(false));
-            stats.latency.add(&hist).map_err(|e| Error::failed(format!("histogram merge: {e:?}")))?;
-        }
-        Ok(out)
-    }
+/// What [`Store::windows`] gathers: per window, per op stats; and per bin, per op.
+#[derive(Debug)]
+pub struct Scan {
+    pub windows: Vec<BTreeMap<Op, OpStats>>,
+    pub bins: Vec<Bin>,
+}
+
+/// One bin of a workload's time series: seconds `[t, t + bin)`, one op. The
+/// percentiles are NaN when the bin had counters but no histogram.
+#[derive(Debug, Clone)]
+pub struct Bin {
+    pub t: i64,
+    pub op: Op,
+    pub ops: u64,
+    pub bytes: u64,
+    pub p50_us: f64,
+    pub p99_us: f64,
 }
 
 const KIND_LATENCY: i64 = 0;
