@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand.
 
+mod compare;
 mod export;
 mod fit;
 mod lint;
@@ -48,6 +49,8 @@ enum Command {
     Export(export::Args),
     /// Write a run as one self-contained HTML page with charts
     Report(report::Args),
+    /// Compare runs side by side: figures matched by workload, op and phase, with changes
+    Compare(compare::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -63,5 +66,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Sweep(a) => sweep::run(a, results),
         Command::Export(a) => export::run(a, results),
         Command::Report(a) => report::run(a, results),
+        Command::Compare(a) => compare::run(a, results),
     }
 }

@@ -5,11 +5,11 @@
 
 use super::chart::{Axis, Band, Chart, Mark, Style, Unit, esc};
 use super::format::{count, latency_us, seconds, sig3};
-use super::summary::{Observed, RunSummary};
+use super::summary::RunSummary;
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::metrics::{Op, OpStats};
-use crate::store::Store;
+use crate::store::{Observed, Store};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -30,7 +30,7 @@ impl Report {
         let bin = bin_for(span);
         let summary = RunSummary::load_binned(store, &run.id.to_string(), Some(bin))?;
         let mut charts = time_series(&summary, bin);
-        charts.extend(observed_charts(store, &summary)?);
+        charts.extend(observed_charts(store, &summary, bin)?);
         charts.extend(curves(&summary));
         charts.extend(histograms(&summary));
         Ok(Report { summary, charts })
@@ -382,25 +382,30 @@ fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
     charts.into_iter().filter(|c| !c.is_empty()).collect()
 }
 
-/// The host's CPU, fathom's own, and each device's IOPS and latency, as observed.
-fn observed_charts(store: &Store, s: &RunSummary) -> Result<Vec<Chart>> {
+/// The host's CPU, fathom's own, and each device's IOPS and latency, as observed, in
+/// bins of `bin` seconds (each the mean of its seconds).
+fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>> {
     if s.observed.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = store.observations(s.run.id)?;
-    let series = |source: &str, name: &str| -> Vec<(f64, f64)> {
-        rows.iter().filter(|r| r.source == source && r.name == name).map(|r| (r.t as f64 + 0.5, r.value)).collect()
+    let mid = bin as f64 / 2.0;
+    let series = |source: &str, name: &str| -> Result<Vec<(f64, f64)>> {
+        Ok(store
+            .observation_series(s.run.id, source, name, bin)?
+            .into_iter()
+            .map(|(t, v)| (t as f64 + mid, v))
+            .collect())
     };
     let time = || Axis::new("time into the run", Unit::Seconds);
     let mut cpu = Chart::new("obs-cpu", "Host CPU (percent of all cores)", time(), Axis::new("CPU", Unit::Percent));
     for (name, label) in [("usr_pct", "usr"), ("sys_pct", "sys"), ("iowait_pct", "iowait"), ("steal_pct", "steal")] {
-        cpu.add(label, Style::Line, series("host", name));
+        cpu.add(label, Style::Line, series("host", name)?);
     }
     let cores = s.run.environment.get("cpus").and_then(|v| v.as_f64()).unwrap_or(1.0).max(1.0);
     cpu.add(
         "fathom",
         Style::Dashed,
-        series("fathom", "cpu_cores").into_iter().map(|(t, v)| (t, v * 100.0 / cores)).collect(),
+        series("fathom", "cpu_cores")?.into_iter().map(|(t, v)| (t, v * 100.0 / cores)).collect(),
     );
     let (bands, marks) = timeline_decor(s);
     let mut charts = vec![cpu];
@@ -414,17 +419,17 @@ fn observed_charts(store: &Store, s: &RunSummary) -> Result<Vec<Chart>> {
             time(),
             Axis::new("requests/s", Unit::Count),
         );
-        io.add("r/s", Style::Line, series(&d.source, "r_s"));
-        io.add("w/s", Style::Line, series(&d.source, "w_s"));
+        io.add("r/s", Style::Line, series(&d.source, "r_s")?);
+        io.add("w/s", Style::Line, series(&d.source, "w_s")?);
         let mut wait = Chart::new(
             &format!("obs-{dev}-await"),
             &format!("Device {dev}: await and average request size"),
             time(),
             Axis::new("ms or kB", Unit::Count),
         );
-        wait.add("r_await (ms)", Style::Line, series(&d.source, "r_await_ms"));
-        wait.add("w_await (ms)", Style::Line, series(&d.source, "w_await_ms"));
-        wait.add("areq-sz (kB)", Style::Dashed, series(&d.source, "areq_sz_kB"));
+        wait.add("r_await (ms)", Style::Line, series(&d.source, "r_await_ms")?);
+        wait.add("w_await (ms)", Style::Line, series(&d.source, "w_await_ms")?);
+        wait.add("areq-sz (kB)", Style::Dashed, series(&d.source, "areq_sz_kB")?);
         charts.push(io);
         charts.push(wait);
     }
@@ -549,7 +554,8 @@ fn buckets(stats: &OpStats) -> Vec<(f64, f64)> {
         .collect()
 }
 
-const STYLE: &str = "
+/// The page style, shared with `fathom compare`.
+pub const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;color:#222;max-width:1100px;margin:0 auto;padding:0 24px 40px}
 header{border-bottom:2px solid #4e79a7;margin-bottom:12px}
 h1{margin:18px 0 4px;font-size:26px}h2{margin-top:28px;border-bottom:1px solid #ddd;font-size:19px}h3{font-size:15px}

@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod chart;
+pub mod compare;
 pub mod expect;
 pub mod format;
 pub mod html;

@@ -5,7 +5,7 @@ use super::analysis::Analysis;
 use crate::error::{Error, Result};
 use crate::metrics::summary::OpSummary;
 use crate::scenario::EngineKind;
-use crate::store::{EventRow, ExpectationRow, ObservationRow, PhaseRow, RunRow, Scan, Store, WarningRow, WorkloadRow};
+use crate::store::{EventRow, ExpectationRow, Observed, PhaseRow, RunRow, Scan, Store, WarningRow, WorkloadRow};
 use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
 use std::path::Path;
@@ -130,31 +130,6 @@ pub struct RunSummary {
     pub scans: Vec<Scan>,
 }
 
-/// One observed figure over the run, e.g. source `device:vda`, name `w_s`.
-#[derive(Debug, Serialize)]
-pub struct Observed {
-    pub source: String,
-    pub name: String,
-    pub mean: f64,
-    pub max: f64,
-    pub seconds: usize,
-}
-
-impl Observed {
-    /// Mean and max per (source, name) of rows sorted by source and name.
-    fn summarize(rows: &[ObservationRow]) -> Vec<Observed> {
-        rows.chunk_by(|a, b| a.source == b.source && a.name == b.name)
-            .map(|c| Observed {
-                source: c[0].source.clone(),
-                name: c[0].name.clone(),
-                mean: c.iter().map(|r| r.value).sum::<f64>() / c.len() as f64,
-                max: c.iter().map(|r| r.value).fold(f64::NEG_INFINITY, f64::max),
-                seconds: c.len(),
-            })
-            .collect()
-    }
-}
-
 #[derive(Debug, Serialize)]
 pub struct PhaseSummary {
     #[serde(flatten)]
@@ -232,7 +207,7 @@ impl RunSummary {
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
         let warnings = store.warnings(run.id)?;
-        let observed = Observed::summarize(&store.observations(run.id)?);
+        let observed = store.observation_summary(run.id)?;
         let analysis = super::analysis::analyze(store, run.id, &workloads, &phases)?;
         Ok(RunSummary { run, workloads, phases, events, expectations, warnings, observed, analysis, scans })
     }

@@ -11,7 +11,7 @@ mod observations;
 mod schema;
 mod timeline;
 
-pub use observations::ObservationRow;
+pub use observations::{ObservationRow, Observed};
 pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};

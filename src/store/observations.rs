@@ -18,6 +18,16 @@ pub struct ObservationRow {
     pub value: f64,
 }
 
+/// One observed figure over the run, e.g. source `device:vda`, name `w_s`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Observed {
+    pub source: String,
+    pub name: String,
+    pub mean: f64,
+    pub max: f64,
+    pub seconds: usize,
+}
+
 impl Store {
     pub fn add_observations(&mut self, run: i64, rows: &[ObservationRow]) -> Result<()> {
         let tx = self.conn.transaction()?;
@@ -33,14 +43,31 @@ impl Store {
         Ok(())
     }
 
-    /// Every observation of a run, by source, name and second.
-    pub fn observations(&self, run: i64) -> Result<Vec<ObservationRow>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT t, source, name, value FROM observations WHERE run_id = ?1 ORDER BY source, name, t")?;
+    /// Mean, max and count of each observed figure over the run, by source and name.
+    pub fn observation_summary(&self, run: i64) -> Result<Vec<Observed>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT source, name, avg(value), max(value), count(*) FROM observations WHERE run_id = ?1
+             GROUP BY source, name ORDER BY source, name",
+        )?;
         let rows = stmt.query_map([run], |r| {
-            Ok(ObservationRow { t: r.get(0)?, source: r.get(1)?, name: r.get(2)?, value: r.get(3)? })
+            Ok(Observed {
+                source: r.get(0)?,
+                name: r.get(1)?,
+                mean: r.get(2)?,
+                max: r.get(3)?,
+                seconds: r.get::<_, i64>(4)? as usize,
+            })
         })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One figure's values averaged over bins of `bin` seconds: (bin start, mean).
+    pub fn observation_series(&self, run: i64, source: &str, name: &str, bin: i64) -> Result<Vec<(i64, f64)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t / ?4 * ?4, avg(value) FROM observations WHERE run_id = ?1 AND source = ?2 AND name = ?3
+             GROUP BY 1 ORDER BY 1",
+        )?;
+        let rows = stmt.query_map(params![run, source, name, bin], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
