@@ -68,3 +68,54 @@ fn prometheus_scrapes_what_fathom_stores() {
     }
     drop(prom);
 }
+
+#[test]
+fn a_stored_run_backfills_into_prometheus_with_promtool() {
+    let s = Scratch::new("backfill");
+    let scenario = s.scenario(
+        "name: past\ndefaults: {target: TARGET, size: 16m, duration: 2s}\nworkloads:\n  \
+         a: {rw: randrw, iodepth: 2, rate_iops: 800}\n  b: {rw: read, bs: 64k}\n\
+         timeline:\n  - start: a\n    async: true\n    phase: alone\n  - wait: 1s\n  - start: b\n    phase: both\n  - wait_for: a\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let file = s.dir.join("run.om");
+    let out = s.run(&["export", "last", "--format", "openmetrics", "-o", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(std::fs::read_to_string(&file).unwrap().ends_with("# EOF\n"));
+    // Debian's promtool (in the prometheus package) turns it into TSDB blocks
+    let made = std::process::Command::new("promtool")
+        .args(["tsdb", "create-blocks-from", "openmetrics"])
+        .arg(&file)
+        .arg(s.dir.join("tsdb"))
+        .output()
+        .expect("promtool is installed with prometheus by scripts/install-deps.sh test");
+    assert!(made.status.success(), "{}", text(&made));
+
+    // a Prometheus on those blocks answers with what fathom stored
+    let port = free_port();
+    let _prom = prometheus(&s.dir, port, "none", &[]);
+    let db = s.db();
+    for (workload, op, code) in [("a", "read", 0), ("a", "write", 1), ("b", "read", 0)] {
+        let stored: i64 = db
+            .query_row(
+                "SELECT sum(ops) FROM samples JOIN workloads w ON w.run_id = samples.run_id AND w.idx = workload_idx \
+                 WHERE w.name = ?1 AND op = ?2",
+                rusqlite::params![workload, code],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let q = query(port, &format!("last_over_time(fathom_ops_total{{workload=\"{workload}\",op=\"{op}\"}}[1h])"));
+        let v: f64 = q[0]["value"][1].as_str().unwrap().parse().unwrap();
+        assert_eq!(v as i64, stored, "{workload} {op}");
+    }
+    let phases = query(port, "count by (phase) (count_over_time(fathom_phase_info[1h]))");
+    let mut labels: Vec<&str> =
+        phases.as_array().unwrap().iter().map(|p| p["metric"]["phase"].as_str().unwrap()).collect();
+    labels.sort();
+    assert_eq!(labels, vec!["alone", "b", "both"], "b runs on alone after a ends");
+    let p99 =
+        query(port, "histogram_quantile(0.99, last_over_time(fathom_latency_seconds_bucket{workload=\"b\"}[1h]))");
+    let p99: f64 = p99[0]["value"][1].as_str().unwrap().parse().unwrap();
+    assert!(p99 > 0.0 && p99 < 10.0, "{p99}");
+}

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 enum Format {
     Csv,
     Json,
+    /// Timestamped, for `promtool tsdb create-blocks-from openmetrics`
+    Openmetrics,
 }
 
 #[derive(clap::Args)]
@@ -39,6 +41,7 @@ const COLUMNS: [&str; 14] = [
 pub fn run(args: Args, results: &Path) -> Result<i32> {
     let store = Store::open_existing(results)?;
     let s = RunSummary::load(&store, &args.run)?;
+
     let mut rows: Vec<Vec<serde_json::Value>> = Vec::new();
     let row = |w: &str, phase: &str, t: Option<i64>, o: &OpSummary| {
         vec![
@@ -85,6 +88,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
                 .collect();
             serde_json::to_string_pretty(&objects).expect("rows serialize") + "\n"
         }
+        Format::Openmetrics => crate::export::openmetrics::render(&store, s.run.id)?,
         Format::Csv => {
             let mut out = COLUMNS.join(",") + "\n";
             for r in rows {
@@ -95,6 +99,11 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
             out
         }
     };
+    write(&args, &text)
+}
+
+/// Writes `text` to `-o FILE` or standard output.
+fn write(args: &Args, text: &str) -> Result<i32> {
     match &args.output {
         Some(path) => std::fs::write(path, text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?,
         None => {

@@ -144,6 +144,11 @@ impl Store {
     }
 
     /// Records the instant second 0 of the run clock began (after targets were laid out).
+    /// Wall-clock instant of second 0 of a run's clock (None before its timeline began).
+    pub fn clock_start(&self, run: i64) -> Result<Option<i64>> {
+        Ok(self.conn.query_row("SELECT clock_start_unix_ms FROM runs WHERE id = ?1", [run], |r| r.get(0))?)
+    }
+
     pub fn set_clock_start(&self, run: i64, unix_ms: i64) -> Result<()> {
         self.conn.execute("UPDATE runs SET clock_start_unix_ms = ?2 WHERE id = ?1", params![run, unix_ms])?;
         Ok(())

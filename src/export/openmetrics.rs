@@ -1,0 +1,93 @@
+//! A stored run in the OpenMetrics text format with timestamps, for
+//! `promtool tsdb create-blocks-from openmetrics` to backfill into Prometheus: past runs
+//! then show in the same Grafana dashboard as live ones. The families and labels are the
+//! live endpoint's (`export::prometheus`) plus `job="fathom"`, per workload rather than
+//! per worker, one sample per second of the run, stamped at the end of its second.
+
+use super::prometheus::BUCKETS;
+use crate::error::{Error, Result};
+use crate::metrics::{Op, OpStats};
+use crate::store::Store;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The run `run` as OpenMetrics text, ending with `# EOF`.
+pub fn render(store: &Store, run: i64) -> Result<String> {
+    let row = store.run(&run.to_string())?;
+    let start_ms = store
+        .clock_start(run)?
+        .ok_or_else(|| Error::input(format!("run {run} has no samples to export (its timeline never began)")))?;
+    let stamp = |t: i64| format!("{:.3}", (start_ms + (t + 1) * 1000) as f64 / 1000.0);
+    // family -> series labels -> lines in time order: OpenMetrics wants each family, and
+    // each series within it, in one piece
+    let mut families: BTreeMap<&str, BTreeMap<String, String>> = BTreeMap::new();
+    let mut put = |family: &'static str, series: String, line: String| {
+        let s = families.entry(family).or_default().entry(series).or_default();
+        s.push_str(&line);
+        s.push('\n');
+    };
+    let base = format!("job=\"fathom\",run=\"{run}\"");
+    for w in store.workloads(run)? {
+        let name = label(&w.name);
+        let mut totals: BTreeMap<Op, OpStats> = BTreeMap::new();
+        for t in w.start_t..w.end_t {
+            for (op, s) in store.window(run, w.idx, t, t + 1)? {
+                let total = totals.entry(op).or_insert_with(|| OpStats::new(false));
+                total.merge(&s);
+            }
+            for (op, total) in &totals {
+                let l = format!("{base},workload=\"{name}\",host=\"localhost\",op=\"{}\"", op.as_str());
+                let ts = stamp(t);
+                put("fathom_ops", l.clone(), format!("fathom_ops_total{{{l}}} {} {ts}", total.ops));
+                put("fathom_bytes", l.clone(), format!("fathom_bytes_total{{{l}}} {} {ts}", total.bytes));
+                // one point of the histogram: its buckets, count and sum together
+                let h = &total.latency;
+                let mut point = String::new();
+                for le in BUCKETS {
+                    let n = h.count_between(0, (le * 1e9) as u64);
+                    let _ = writeln!(point, "fathom_latency_seconds_bucket{{{l},le=\"{le}\"}} {n} {ts}");
+                }
+                let _ = writeln!(point, "fathom_latency_seconds_bucket{{{l},le=\"+Inf\"}} {} {ts}", h.len());
+                let _ = writeln!(point, "fathom_latency_seconds_count{{{l}}} {} {ts}", h.len());
+                let _ = write!(point, "fathom_latency_seconds_sum{{{l}}} {} {ts}", total.latency_sum_ns as f64 / 1e9);
+                put("fathom_latency_seconds", l, point);
+            }
+        }
+        let l = format!("{base},workload=\"{name}\"");
+        put("fathom_workers", l.clone(), format!("fathom_workers{{{l}}} {} {}", w.workers, stamp(w.start_t)));
+    }
+    // the phase in force each second, for Grafana annotations and `fathom_phase_info == 1`
+    for p in store.phases(run)? {
+        let end = p.end_t.unwrap_or(p.start_t + 1);
+        let l = format!("{base},phase=\"{}\"", label(&p.label));
+        for t in p.start_t..end {
+            put("fathom_phase", l.clone(), format!("fathom_phase_info{{{l}}} 1 {}", stamp(t)));
+        }
+    }
+    let l = format!("{base},scenario=\"{}\"", label(&row.scenario));
+    put("fathom_run", l.clone(), format!("fathom_run_info{{{l}}} 1 {}", stamp(0)));
+
+    let meta: BTreeMap<&str, (&str, &str)> = BTreeMap::from([
+        ("fathom_ops", ("counter", "IOs completed.")),
+        ("fathom_bytes", ("counter", "Bytes transferred.")),
+        ("fathom_latency_seconds", ("histogram", "IO latency from the intended start (open loop) or submission.")),
+        ("fathom_workers", ("gauge", "Workers of each workload.")),
+        ("fathom_phase", ("info", "The phase of the timeline in force.")),
+        ("fathom_run", ("info", "The run.")),
+    ]);
+    let mut out = String::new();
+    for (family, series) in families {
+        let (kind, help) = meta[family];
+        let _ = writeln!(out, "# TYPE {family} {kind}\n# HELP {family} {help}");
+        for lines in series.values() {
+            out.push_str(lines);
+        }
+    }
+    out.push_str("# EOF\n");
+    Ok(out)
+}
+
+/// Escapes a label value.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
