@@ -4,7 +4,7 @@
 //! live endpoint's (`export::prometheus`) plus `job="fathom"`, per workload rather than
 //! per worker, one sample per second of the run, stamped at the end of its second.
 
-use super::prometheus::BUCKETS;
+use super::prometheus::{BUCKETS, cumulative_buckets};
 use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats};
 use crate::store::Store;
@@ -43,8 +43,7 @@ pub fn render(store: &Store, run: i64) -> Result<String> {
                 // one point of the histogram: its buckets, count and sum together
                 let h = &total.latency;
                 let mut point = String::new();
-                for le in BUCKETS {
-                    let n = h.count_between(0, (le * 1e9) as u64);
+                for (le, n) in BUCKETS.iter().zip(cumulative_buckets(h)) {
                     let _ = writeln!(point, "fathom_latency_seconds_bucket{{{l},le=\"{le}\"}} {n} {ts}");
                 }
                 let _ = writeln!(point, "fathom_latency_seconds_bucket{{{l},le=\"+Inf\"}} {} {ts}", h.len());

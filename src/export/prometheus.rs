@@ -33,15 +33,18 @@ impl Endpoint {
     /// Binds `addr` and serves `live` until stopped.
     pub fn start(addr: &str, live: Arc<Live>) -> std::io::Result<Endpoint> {
         let listener = TcpListener::bind(addr)?;
-        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        // a blocking accept costs nothing between scrapes; `stop` wakes it with a
+        // connection of its own
         let thread = std::thread::Builder::new().name("prometheus".into()).spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((conn, _)) => serve(conn, &live),
-                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            for conn in listener.incoming() {
+                if flag.load(Ordering::Relaxed) {
+                    break;
+                }
+                if let Ok(conn) = conn {
+                    serve(conn, &live);
                 }
             }
         })?;
@@ -50,13 +53,19 @@ impl Endpoint {
 
     pub fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
-        let _ = self.thread.join();
+        let wake = if self.addr.ip().is_unspecified() {
+            SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), self.addr.port())
+        } else {
+            self.addr
+        };
+        if TcpStream::connect_timeout(&wake, Duration::from_secs(1)).is_ok() {
+            let _ = self.thread.join();
+        }
     }
 }
 
 /// Answers one request: the metrics for `GET /metrics`, 404 otherwise.
 fn serve(mut conn: TcpStream, live: &Live) {
-    let _ = conn.set_nonblocking(false);
     let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
     let mut buf = [0u8; 4096];
     let n = conn.read(&mut buf).unwrap_or(0);
@@ -147,13 +156,29 @@ pub fn render(s: &State) -> String {
 
 fn histogram(out: &mut String, metric: &str, h: &Histogram<u64>, sum_s: f64, run: i64, workload: &str, op: &str) {
     let labels = format!("run=\"{run}\",workload=\"{workload}\",host=\"localhost\",op=\"{op}\"");
-    for le in BUCKETS {
-        let count = h.count_between(0, (le * 1e9) as u64);
+    for (le, count) in BUCKETS.iter().zip(cumulative_buckets(h)) {
         let _ = writeln!(out, "{metric}_bucket{{{labels},le=\"{le}\"}} {count}");
     }
     let _ = writeln!(out, "{metric}_bucket{{{labels},le=\"+Inf\"}} {}", h.len());
     let _ = writeln!(out, "{metric}_sum{{{labels}}} {sum_s}");
     let _ = writeln!(out, "{metric}_count{{{labels}}} {}", h.len());
+}
+
+/// Cumulative counts of `h` (in ns) at or below each of [`BUCKETS`], in one pass over
+/// its recorded values rather than one per bucket.
+pub fn cumulative_buckets(h: &Histogram<u64>) -> [u64; BUCKETS.len()] {
+    let mut counts = [0u64; BUCKETS.len()];
+    for v in h.iter_recorded() {
+        // as `count_between(0, le)`: a value counts where its HDR bucket starts
+        let lowest = h.lowest_equivalent(v.value_iterated_to());
+        if let Some(i) = BUCKETS.iter().position(|&le| lowest <= (le * 1e9) as u64) {
+            counts[i] += v.count_at_value();
+        }
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    counts
 }
 
 /// The standard process metrics: CPU seconds and resident memory of fathom itself.
@@ -179,7 +204,7 @@ fn process(out: &mut String) {
 mod tests {
     use super::*;
     use crate::metrics::live::WorkloadInfo;
-    use crate::metrics::{Op, OpStats, Sample};
+    use crate::metrics::{Op, OpStats};
 
     #[test]
     fn counters_and_histograms_render_as_prometheus_reads_them() {
@@ -189,8 +214,14 @@ mod tests {
         for us in [20u64, 40, 200, 3000] {
             stats.record(4096, us * 1000, 0);
         }
-        live.add(&[Sample { workload: 0, worker: 1, t: 0, op: Op::Read, stats: stats.clone() }]);
-        live.add(&[Sample { workload: 0, worker: 1, t: 1, op: Op::Read, stats }]);
+        live.add_one(0, 1, 0, Op::Read, stats.clone());
+        live.add_one(0, 1, 1, Op::Read, stats.clone());
+        let mut doubled = stats.clone();
+        doubled.merge(&stats);
+        let one_pass = cumulative_buckets(&doubled.latency);
+        for (le, n) in BUCKETS.iter().zip(one_pass) {
+            assert_eq!(n, doubled.latency.count_between(0, (le * 1e9) as u64), "le {le}");
+        }
         let text = live.with(render);
         assert!(
             text.contains(

@@ -32,8 +32,7 @@ pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample
         let ready: Vec<u32> = pending.range(..closed_before).map(|(t, _)| *t).collect();
         if !ready.is_empty() {
             let batch: Vec<Sample> = ready.iter().flat_map(|t| pending.remove(t).unwrap_or_default()).collect();
-            live.add(&batch);
-            write(&mut store, run, batch)?;
+            write(&mut store, run, batch, live)?;
         }
         if disconnected {
             return Ok(());
@@ -41,8 +40,10 @@ pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample
     }
 }
 
-/// Merges samples that share a key (threads of one worker report separately) and writes.
-fn write(store: &mut Store, run: i64, batch: Vec<Sample>) -> Result<()> {
+/// Merges samples that share a key (threads of one worker report separately), hands
+/// the result to `live` and writes it. Each histogram is merged once here: with
+/// hundreds of workers, merging is most of what the collector does.
+fn write(store: &mut Store, run: i64, batch: Vec<Sample>, live: &Live) -> Result<()> {
     let mut per_worker: BTreeMap<(u32, u32, Op), (usize, OpStats)> = BTreeMap::new();
     let mut per_workload: BTreeMap<(usize, u32, Op), OpStats> = BTreeMap::new();
     for s in batch {
@@ -69,5 +70,6 @@ fn write(store: &mut Store, run: i64, batch: Vec<Sample>) -> Result<()> {
             stats,
         })
         .collect();
+    live.add(&counters, &per_workload);
     store.write_samples(run, &counters, &per_workload)
 }

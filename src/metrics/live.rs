@@ -4,7 +4,8 @@
 //! collector adds each second as it writes it to the store, so what is exposed is
 //! exactly what is stored.
 
-use super::{Op, OpStats, Sample};
+use super::{Op, OpStats};
+use crate::store::CounterRow;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -39,27 +40,37 @@ impl Live {
         Live { state: Mutex::new(State { run, scenario: scenario.to_string(), workloads, ..State::default() }) }
     }
 
-    /// Adds written samples.
-    pub fn add(&self, samples: &[Sample]) {
+    /// Adds what the collector is writing: each worker's counters, and per workload,
+    /// second and op the merged figures.
+    pub fn add(&self, workers: &[CounterRow], workloads: &BTreeMap<(usize, u32, Op), OpStats>) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        for sample in samples {
-            let w = s.workers.entry((sample.workload, sample.worker, sample.op)).or_default();
-            w.0 += sample.stats.ops;
-            w.1 += sample.stats.bytes;
-            match s.latest.get_mut(&(sample.workload, sample.op)) {
-                Some((t, stats)) if *t == sample.t => stats.merge(&sample.stats),
-                Some((t, _)) if *t > sample.t => {}
+        for c in workers {
+            let w = s.workers.entry((c.workload, c.worker, c.op)).or_default();
+            w.0 += c.stats.ops;
+            w.1 += c.stats.bytes;
+        }
+        for (&(workload, t, op), stats) in workloads {
+            match s.latest.get_mut(&(workload, op)) {
+                Some((at, latest)) if *at == t => latest.merge(stats),
+                Some((at, _)) if *at > t => {}
                 _ => {
-                    s.latest.insert((sample.workload, sample.op), (sample.t, sample.stats.clone()));
+                    s.latest.insert((workload, op), (t, stats.clone()));
                 }
             }
-            match s.totals.get_mut(&(sample.workload, sample.op)) {
-                Some(t) => t.merge(&sample.stats),
+            match s.totals.get_mut(&(workload, op)) {
+                Some(total) => total.merge(stats),
                 None => {
-                    s.totals.insert((sample.workload, sample.op), sample.stats.clone());
+                    s.totals.insert((workload, op), stats.clone());
                 }
             }
         }
+    }
+
+    /// One worker's second, as the collector would add it (for tests).
+    #[cfg(test)]
+    pub fn add_one(&self, workload: usize, worker: u32, t: u32, op: Op, stats: OpStats) {
+        let row = CounterRow { worker, workload, t, op, stats: &stats };
+        self.add(&[row], &BTreeMap::from([((workload, t, op), stats.clone())]));
     }
 
     /// Runs `f` on the state, for rendering.

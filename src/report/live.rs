@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// A running view; `stop` ends it and clears its line.
 pub struct View {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<()>,
+    thread: Option<JoinHandle<()>>,
 }
 
 /// True when stderr is a terminal (the status line can be redrawn in place).
@@ -27,7 +27,7 @@ impl View {
     pub fn start(live: Arc<Live>, clock_start: Instant, planned_s: u64) -> View {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
+        let thread = std::thread::Builder::new().name("live-view".into()).spawn(move || {
             let terminal = on_terminal();
             let mut last_plain = Instant::now();
             while !flag.load(Ordering::Relaxed) {
@@ -46,12 +46,15 @@ impl View {
                 eprint!("\r\x1b[K");
             }
         });
-        View { stop, thread }
+        // without a thread for it, the run goes on without a live view
+        View { stop, thread: thread.ok() }
     }
 
     pub fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
-        let _ = self.thread.join();
+        if let Some(t) = self.thread {
+            let _ = t.join();
+        }
     }
 }
 
@@ -94,7 +97,7 @@ pub fn status(s: &State, now: u64, planned: u64) -> String {
 mod tests {
     use super::*;
     use crate::metrics::live::WorkloadInfo;
-    use crate::metrics::{Op, OpStats, Sample};
+    use crate::metrics::{Op, OpStats};
 
     #[test]
     fn the_status_line_shows_the_last_second_of_running_workloads() {
@@ -103,8 +106,8 @@ mod tests {
         for _ in 0..1000 {
             st.record(4096, 50_000, 0);
         }
-        live.add(&[Sample { workload: 0, worker: 0, t: 9, op: Op::Read, stats: st.clone() }]);
-        live.add(&[Sample { workload: 0, worker: 0, t: 10, op: Op::Read, stats: st }]);
+        live.add_one(0, 0, 9, Op::Read, st.clone());
+        live.add_one(0, 0, 10, Op::Read, st);
         let line = live.with(|s| status(s, 11, 40));
         assert!(line.starts_with("[   11s/40s  27%, ETA 29s] qd4: 1,000 IOPS of 2,000 4.10 MB/s p50 50"), "{line}");
         // long after its last second a workload is no longer shown
