@@ -61,12 +61,14 @@ fn prometheus_scrapes_what_fathom_stores() {
         &std::fs::read_to_string(format!("{}/deploy/grafana/fathom.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
     )
     .unwrap();
-    for panel in dashboard["panels"].as_array().unwrap() {
-        let expr =
-            panel["targets"][0]["expr"].as_str().unwrap().replace("$run", ".*").replace("$__rate_interval", "3s");
+    let panels =
+        dashboard["panels"].as_array().unwrap().iter().map(|p| (p["title"].as_str().unwrap(), &p["targets"][0]));
+    let annotations =
+        dashboard["annotations"]["list"].as_array().unwrap().iter().map(|a| (a["name"].as_str().unwrap(), a));
+    for (title, target) in panels.chain(annotations) {
+        let expr = target["expr"].as_str().unwrap().replace("$run", ".*").replace("$__rate_interval", "3s");
         // over the run's last minute, the panel's query had values
         let result = query(prom_port, &format!("max_over_time(({expr})[1m:1s])"));
-        let title = panel["title"].as_str().unwrap();
         assert!(!result.as_array().unwrap().is_empty(), "panel {title}: no data for {expr}");
     }
     drop(prom);

@@ -193,6 +193,7 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         stop: stop.clone(),
         interrupted: interrupted.clone(),
         progress: &*progress,
+        on_phase: &|label| live.set_phase(label),
     };
     let engines_used = engines;
     let outcome = timeline::execute(&scenario, &cx);

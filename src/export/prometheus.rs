@@ -95,6 +95,13 @@ pub fn render(s: &State) -> String {
     let name = |w: usize| s.workloads.get(w).map(|i| label(&i.name)).unwrap_or_default();
     let _ = writeln!(out, "# HELP fathom_run_info The run being measured.\n# TYPE fathom_run_info gauge");
     let _ = writeln!(out, "fathom_run_info{{run=\"{run}\",scenario=\"{}\"}} 1", label(&s.scenario));
+    if let Some(phase) = &s.phase {
+        let _ = writeln!(
+            out,
+            "# HELP fathom_phase_info The phase of the timeline in force.\n# TYPE fathom_phase_info gauge"
+        );
+        let _ = writeln!(out, "fathom_phase_info{{run=\"{run}\",phase=\"{}\"}} 1", label(phase));
+    }
     let _ = writeln!(out, "# HELP fathom_workers Workers of each workload.\n# TYPE fathom_workers gauge");
     for w in &s.workloads {
         let _ = writeln!(out, "fathom_workers{{run=\"{run}\",workload=\"{}\"}} {}", label(&w.name), w.workers);

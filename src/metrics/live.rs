@@ -33,6 +33,8 @@ pub struct State {
     pub workers: BTreeMap<(usize, u32, Op), (u64, u64)>,
     /// Per (workload, op): the latest second stored, and its figures (the live view).
     pub latest: BTreeMap<(usize, Op), (u32, OpStats)>,
+    /// The phase of the timeline in force.
+    pub phase: Option<String>,
 }
 
 impl Live {
@@ -64,6 +66,11 @@ impl Live {
                 }
             }
         }
+    }
+
+    /// The timeline opened a phase.
+    pub fn set_phase(&self, label: &str) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).phase = Some(label.to_string());
     }
 
     /// One worker's second, as the collector would add it (for tests).

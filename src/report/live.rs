@@ -58,7 +58,7 @@ impl View {
     }
 }
 
-/// `[  23s/68s  34%, ETA 45s] qd4: 84,012 IOPS 344 MB/s p50 40 µs p99 73 µs`
+/// `[  23s/68s  34%, ETA 45s] during · qd4: 84,012 IOPS 344 MB/s p50 40 µs p99 73 µs`
 pub fn status(s: &State, now: u64, planned: u64) -> String {
     let pct = (now * 100).checked_div(planned).unwrap_or(0).min(100);
     let eta = planned.saturating_sub(now);
@@ -90,7 +90,8 @@ pub fn status(s: &State, now: u64, planned: u64) -> String {
         ));
     }
     let body = if parts.is_empty() { "starting".to_string() } else { parts.join(" | ") };
-    format!("[{now:>5}s/{planned}s {pct:>3}%, ETA {eta}s] {body}")
+    let phase = s.phase.as_ref().map(|p| format!("{p} · ")).unwrap_or_default();
+    format!("[{now:>5}s/{planned}s {pct:>3}%, ETA {eta}s] {phase}{body}")
 }
 
 #[cfg(test)]
@@ -108,8 +109,12 @@ mod tests {
         }
         live.add_one(0, 0, 9, Op::Read, st.clone());
         live.add_one(0, 0, 10, Op::Read, st);
+        live.set_phase("before");
         let line = live.with(|s| status(s, 11, 40));
-        assert!(line.starts_with("[   11s/40s  27%, ETA 29s] qd4: 1,000 IOPS of 2,000 4.10 MB/s p50 50"), "{line}");
+        assert!(
+            line.starts_with("[   11s/40s  27%, ETA 29s] before · qd4: 1,000 IOPS of 2,000 4.10 MB/s p50 50"),
+            "{line}"
+        );
         // long after its last second a workload is no longer shown
         assert!(live.with(|s| status(s, 30, 40)).ends_with("starting"));
     }

@@ -58,6 +58,8 @@ pub struct Context<'a> {
     pub interrupted: Arc<AtomicBool>,
     /// Where progress lines go (stderr, or nothing with --quiet).
     pub progress: &'a dyn Fn(&str),
+    /// Told each phase's label as it opens (the live view and the Prometheus endpoint).
+    pub on_phase: &'a dyn Fn(&str),
 }
 
 pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
@@ -521,6 +523,7 @@ impl Executor<'_> {
                 self.phases - 1
             }
         };
+        (self.cx.on_phase)(&label);
         self.cx.store.add_phase(self.cx.run, &PhaseRow { idx, label, start_t: t as i64, end_t: None })?;
         self.phase = Some((idx, t, running, given));
         Ok(())
