@@ -12,15 +12,19 @@ fn prometheus_scrapes_what_fathom_stores() {
     let s = Scratch::new("prometheus");
     let (fathom_port, prom_port) = (free_port(), free_port());
     let prom = prometheus(&s.dir, prom_port, "fathom", &[format!("127.0.0.1:{fathom_port}")]);
-    let scenario = s.scenario(
-        "name: scraped\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, iodepth: 4, rate_iops: 1500, duration: 10s}\n",
-    );
-    let out = s.run(&["run", scenario.to_str().unwrap(), "--prometheus", &format!("127.0.0.1:{fathom_port}"), "-q"]);
+    // the scenario asks for the endpoint itself; two workers of group db share the rate
+    let scenario = s.scenario(&format!(
+        "name: scraped\nprometheus: 127.0.0.1:{fathom_port}\ngroups:\n  db: {{count: 2}}\nworkloads:\n  \
+         w: {{target: TARGET, size: 16m, rw: randread, iodepth: 4, rate_iops: 1500, duration: 10s, group: db}}\n"
+    ));
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let workers = query(prom_port, "count(last_over_time(fathom_ops_total{group=\"db\",workload=\"w\"}[1m]))");
+    assert_eq!(workers[0]["value"][1], "2", "one series per worker, labelled with its group");
 
     // The last counter Prometheus scraped is exactly a prefix of the seconds fathom
     // stored: every second is exposed as it is written.
-    let last = query(prom_port, "last_over_time(fathom_ops_total[1m])");
+    let last = query(prom_port, "sum(last_over_time(fathom_ops_total[1m]))");
     let scraped: u64 = last[0]["value"][1].as_str().unwrap().parse().unwrap();
     let db = s.db();
     let mut stmt = db.prepare("SELECT t, sum(ops) FROM samples WHERE op = 0 GROUP BY t ORDER BY t").unwrap();
@@ -38,7 +42,7 @@ fn prometheus_scrapes_what_fathom_stores() {
     assert!(k >= 7, "Prometheus saw most of the run (up to second {k})");
 
     // The IOPS Prometheus computes agree with fathom's (1,500 asked).
-    let rate = query(prom_port, "max_over_time(rate(fathom_ops_total[3s])[1m:1s])");
+    let rate = query(prom_port, "max_over_time(sum(rate(fathom_ops_total[3s]))[1m:1s])");
     let prom_iops: f64 = rate[0]["value"][1].as_str().unwrap().parse().unwrap();
     let stored_max = per_second.iter().map(|p| p.1 as f64).fold(0.0, f64::max);
     assert!((prom_iops / stored_max - 1.0).abs() < 0.2, "prometheus {prom_iops} IOPS, fathom at most {stored_max}");

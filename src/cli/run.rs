@@ -151,13 +151,24 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         .workloads
         .iter()
         .zip(&files)
-        .map(|(w, f)| WorkloadInfo { name: w.name.clone(), workers: timeline::jobs_of(w, f), target_iops: w.rate_iops })
+        .map(|(w, f)| WorkloadInfo {
+            name: w.name.clone(),
+            group: w.group.clone().unwrap_or_default(),
+            workers: timeline::jobs_of(w, f),
+            target_iops: w.rate_iops,
+        })
         .collect();
     let live = Arc::new(Live::new(run, &scenario.name, infos));
-    let endpoint = match &args.prometheus {
-        Some(addr) => {
+    // --prometheus wins over the scenario's `prometheus:`
+    let prometheus = match (&args.prometheus, &scenario.prometheus) {
+        (Some(addr), _) => Some((addr, "--prometheus")),
+        (None, Some(addr)) => Some((addr, "prometheus:")),
+        (None, None) => None,
+    };
+    let endpoint = match prometheus {
+        Some((addr, from)) => {
             let endpoint = Endpoint::start(addr, live.clone())
-                .map_err(|e| Error::input(format!("--prometheus {addr}: cannot listen there: {e}")))?;
+                .map_err(|e| Error::input(format!("{from} {addr}: cannot listen there: {e}")))?;
             progress(&format!("metrics for Prometheus at http://{}/metrics", endpoint.addr));
             Some(endpoint)
         }

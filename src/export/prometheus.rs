@@ -6,7 +6,7 @@
 //! `fathom_run_info`, and the process's own CPU and memory. A plain std HTTP server on
 //! one thread: scrapes are a few per second at most.
 
-use crate::metrics::live::{Live, State};
+use crate::metrics::live::{Live, State, WorkloadInfo};
 use hdrhistogram::Histogram;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
@@ -71,16 +71,47 @@ fn serve(mut conn: TcpStream, live: &Live) {
     let n = conn.read(&mut buf).unwrap_or(0);
     let request = String::from_utf8_lossy(&buf[..n]);
     let path = request.lines().next().and_then(|l| l.split_whitespace().nth(1)).unwrap_or("");
-    let (status, body) = if path == "/metrics" || path.starts_with("/metrics?") {
-        ("200 OK", live.with(render))
+    // Prometheus asks for OpenMetrics first; anything else gets the classic text format
+    let openmetrics = request.lines().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.starts_with("accept:") && l.contains("application/openmetrics-text")
+    });
+    let (status, body, kind) = if path == "/metrics" || path.starts_with("/metrics?") {
+        let text = live.with(render);
+        if openmetrics {
+            ("200 OK", to_openmetrics(&text), "application/openmetrics-text; version=1.0.0; charset=utf-8")
+        } else {
+            ("200 OK", text, "text/plain; version=0.0.4; charset=utf-8")
+        }
     } else {
-        ("404 Not Found", "fathom serves /metrics\n".to_string())
+        ("404 Not Found", "fathom serves /metrics\n".to_string(), "text/plain; charset=utf-8")
     };
     let _ = write!(
         conn,
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
+}
+
+/// The classic text format as OpenMetrics: a counter's family is named without its
+/// `_total` suffix (its samples keep it), and the text ends with `# EOF`.
+fn to_openmetrics(text: &str) -> String {
+    let counters: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .filter(|name| name.ends_with("_total"))
+        .collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    for line in text.lines() {
+        let family = line.strip_prefix("# TYPE ").or(line.strip_prefix("# HELP ")).and_then(|r| r.split(' ').next());
+        match family.filter(|f| counters.contains(f)) {
+            Some(f) => out.push_str(&line.replacen(f, f.trim_end_matches("_total"), 1)),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out.push_str("# EOF\n");
+    out
 }
 
 /// Escapes a label value.
@@ -92,7 +123,9 @@ fn label(v: &str) -> String {
 pub fn render(s: &State) -> String {
     let mut out = String::new();
     let run = s.run;
-    let name = |w: usize| s.workloads.get(w).map(|i| label(&i.name)).unwrap_or_default();
+    // the labels that say whose a series is: its workload and worker group
+    let whose = |i: &WorkloadInfo| format!("workload=\"{}\",group=\"{}\"", label(&i.name), label(&i.group));
+    let name = |w: usize| s.workloads.get(w).map(whose).unwrap_or_default();
     let _ = writeln!(out, "# HELP fathom_run_info The run being measured.\n# TYPE fathom_run_info gauge");
     let _ = writeln!(out, "fathom_run_info{{run=\"{run}\",scenario=\"{}\"}} 1", label(&s.scenario));
     if let Some(phase) = &s.phase {
@@ -104,19 +137,14 @@ pub fn render(s: &State) -> String {
     }
     let _ = writeln!(out, "# HELP fathom_workers Workers of each workload.\n# TYPE fathom_workers gauge");
     for w in &s.workloads {
-        let _ = writeln!(out, "fathom_workers{{run=\"{run}\",workload=\"{}\"}} {}", label(&w.name), w.workers);
+        let _ = writeln!(out, "fathom_workers{{run=\"{run}\",{}}} {}", whose(w), w.workers);
     }
     let _ = writeln!(
         out,
         "# HELP fathom_target_iops Asked IOs per second of open-loop workloads.\n# TYPE fathom_target_iops gauge"
     );
     for w in s.workloads.iter().filter(|w| w.target_iops.is_some()) {
-        let _ = writeln!(
-            out,
-            "fathom_target_iops{{run=\"{run}\",workload=\"{}\"}} {}",
-            label(&w.name),
-            w.target_iops.unwrap_or(0.0)
-        );
+        let _ = writeln!(out, "fathom_target_iops{{run=\"{run}\",{}}} {}", whose(w), w.target_iops.unwrap_or(0.0));
     }
     for (metric, help, pick) in
         [("fathom_ops_total", "IOs completed.", 0), ("fathom_bytes_total", "Bytes transferred.", 1)]
@@ -126,7 +154,7 @@ pub fn render(s: &State) -> String {
             let v = if pick == 0 { ops } else { bytes };
             let _ = writeln!(
                 out,
-                "{metric}{{run=\"{run}\",workload=\"{}\",worker=\"{worker}\",host=\"localhost\",op=\"{}\"}} {v}",
+                "{metric}{{run=\"{run}\",{},worker=\"{worker}\",host=\"localhost\",op=\"{}\"}} {v}",
                 name(w),
                 op.as_str()
             );
@@ -161,8 +189,9 @@ pub fn render(s: &State) -> String {
     out
 }
 
+/// One histogram's series; `workload` is its workload and group labels.
 fn histogram(out: &mut String, metric: &str, h: &Histogram<u64>, sum_s: f64, run: i64, workload: &str, op: &str) {
-    let labels = format!("run=\"{run}\",workload=\"{workload}\",host=\"localhost\",op=\"{op}\"");
+    let labels = format!("run=\"{run}\",{workload},host=\"localhost\",op=\"{op}\"");
     for (le, count) in BUCKETS.iter().zip(cumulative_buckets(h)) {
         let _ = writeln!(out, "{metric}_bucket{{{labels},le=\"{le}\"}} {count}");
     }
@@ -215,8 +244,11 @@ mod tests {
 
     #[test]
     fn counters_and_histograms_render_as_prometheus_reads_them() {
-        let live =
-            Live::new(7, "demo", vec![WorkloadInfo { name: "oltp".into(), workers: 2, target_iops: Some(100.0) }]);
+        let live = Live::new(
+            7,
+            "demo",
+            vec![WorkloadInfo { name: "oltp".into(), group: "db".into(), workers: 2, target_iops: Some(100.0) }],
+        );
         let mut stats = OpStats::new(false);
         for us in [20u64, 40, 200, 3000] {
             stats.record(4096, us * 1000, 0);
@@ -230,18 +262,22 @@ mod tests {
             assert_eq!(n, doubled.latency.count_between(0, (le * 1e9) as u64), "le {le}");
         }
         let text = live.with(render);
+        let om = to_openmetrics(&text);
+        assert!(om.contains("# TYPE fathom_ops counter\n") && om.contains("# HELP fathom_ops IOs completed."));
+        assert!(om.contains("\nfathom_ops_total{") && om.ends_with("# EOF\n"));
+        assert!(om.contains("# TYPE fathom_latency_seconds histogram"));
         assert!(
             text.contains(
-                "fathom_ops_total{run=\"7\",workload=\"oltp\",worker=\"1\",host=\"localhost\",op=\"read\"} 8"
+                "fathom_ops_total{run=\"7\",workload=\"oltp\",group=\"db\",worker=\"1\",host=\"localhost\",op=\"read\"} 8"
             ),
             "{text}"
         );
         assert!(text.contains(
-            "fathom_bytes_total{run=\"7\",workload=\"oltp\",worker=\"1\",host=\"localhost\",op=\"read\"} 32768"
+            "fathom_bytes_total{run=\"7\",workload=\"oltp\",group=\"db\",worker=\"1\",host=\"localhost\",op=\"read\"} 32768"
         ));
         let bucket = |le: &str| {
             let key = format!(
-                "fathom_latency_seconds_bucket{{run=\"7\",workload=\"oltp\",host=\"localhost\",op=\"read\",le=\"{le}\"}} "
+                "fathom_latency_seconds_bucket{{run=\"7\",workload=\"oltp\",group=\"db\",host=\"localhost\",op=\"read\",le=\"{le}\"}} "
             );
             text.lines()
                 .find_map(|l| l.strip_prefix(&key))
@@ -254,10 +290,10 @@ mod tests {
             (bucket("0.00001"), bucket("0.00005"), bucket("0.00025"), bucket("0.005"), bucket("+Inf")),
             (0, 4, 6, 8, 8)
         );
-        assert!(
-            text.contains("fathom_latency_seconds_count{run=\"7\",workload=\"oltp\",host=\"localhost\",op=\"read\"} 8")
-        );
-        assert!(text.contains("fathom_target_iops{run=\"7\",workload=\"oltp\"} 100"));
+        assert!(text.contains(
+            "fathom_latency_seconds_count{run=\"7\",workload=\"oltp\",group=\"db\",host=\"localhost\",op=\"read\"} 8"
+        ));
+        assert!(text.contains("fathom_target_iops{run=\"7\",workload=\"oltp\",group=\"db\"} 100"));
         assert!(text.contains("# TYPE fathom_ops_total counter") && text.contains("process_cpu_seconds_total "));
     }
 }

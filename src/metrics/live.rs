@@ -13,6 +13,8 @@ use std::sync::Mutex;
 #[derive(Debug, Clone)]
 pub struct WorkloadInfo {
     pub name: String,
+    /// Its worker group (`group:`), empty when it has none.
+    pub group: String,
     pub workers: u32,
     pub target_iops: Option<f64>,
 }
@@ -35,6 +37,8 @@ pub struct State {
     pub latest: BTreeMap<(usize, Op), (u32, OpStats)>,
     /// The phase of the timeline in force.
     pub phase: Option<String>,
+    /// Per (workload, worker): the last second it reported (who is running now).
+    pub last_seen: BTreeMap<(usize, u32), u32>,
 }
 
 impl Live {
@@ -50,6 +54,8 @@ impl Live {
             let w = s.workers.entry((c.workload, c.worker, c.op)).or_default();
             w.0 += c.stats.ops;
             w.1 += c.stats.bytes;
+            let seen = s.last_seen.entry((c.workload, c.worker)).or_default();
+            *seen = (*seen).max(c.t);
         }
         for (&(workload, t, op), stats) in workloads {
             match s.latest.get_mut(&(workload, op)) {

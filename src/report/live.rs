@@ -58,7 +58,11 @@ impl View {
     }
 }
 
-/// `[  23s/68s  34%, ETA 45s] during · qd4: 84,012 IOPS 344 MB/s p50 40 µs p99 73 µs`
+/// Width of the progress bar in characters.
+const BAR: usize = 12;
+
+/// `[  23s/68s ####-------- 34%, ETA 45s] during · qd4 x4: 84,012 IOPS 344 MB/s p50 40 µs p99 73 µs`:
+/// progress, the phase, and per running workload its workers and last second.
 pub fn status(s: &State, now: u64, planned: u64) -> String {
     let pct = (now * 100).checked_div(planned).unwrap_or(0).min(100);
     let eta = planned.saturating_sub(now);
@@ -80,8 +84,9 @@ pub fn status(s: &State, now: u64, planned: u64) -> String {
             let _ = merged.add(&st.latency);
         }
         let target = w.target_iops.map(|t| format!(" of {}", count(t))).unwrap_or_default();
+        let workers = s.last_seen.iter().filter(|((wi, _), t)| *wi == i && u64::from(**t) + 3 >= now).count();
         parts.push(format!(
-            "{}: {} IOPS{target} {} MB/s p50 {} p99 {}",
+            "{} x{workers}: {} IOPS{target} {} MB/s p50 {} p99 {}",
             w.name,
             count(ops as f64),
             sig3(bytes as f64 / 1e6),
@@ -91,7 +96,9 @@ pub fn status(s: &State, now: u64, planned: u64) -> String {
     }
     let body = if parts.is_empty() { "starting".to_string() } else { parts.join(" | ") };
     let phase = s.phase.as_ref().map(|p| format!("{p} · ")).unwrap_or_default();
-    format!("[{now:>5}s/{planned}s {pct:>3}%, ETA {eta}s] {phase}{body}")
+    let done = (pct as usize * BAR).div_ceil(100).min(BAR);
+    let bar = format!("{}{}", "#".repeat(done), "-".repeat(BAR - done));
+    format!("[{now:>5}s/{planned}s {bar} {pct:>3}%, ETA {eta}s] {phase}{body}")
 }
 
 #[cfg(test)]
@@ -102,7 +109,11 @@ mod tests {
 
     #[test]
     fn the_status_line_shows_the_last_second_of_running_workloads() {
-        let live = Live::new(1, "s", vec![WorkloadInfo { name: "qd4".into(), workers: 1, target_iops: Some(2000.0) }]);
+        let live = Live::new(
+            1,
+            "s",
+            vec![WorkloadInfo { name: "qd4".into(), group: String::new(), workers: 1, target_iops: Some(2000.0) }],
+        );
         let mut st = OpStats::new(false);
         for _ in 0..1000 {
             st.record(4096, 50_000, 0);
@@ -112,7 +123,9 @@ mod tests {
         live.set_phase("before");
         let line = live.with(|s| status(s, 11, 40));
         assert!(
-            line.starts_with("[   11s/40s  27%, ETA 29s] before · qd4: 1,000 IOPS of 2,000 4.10 MB/s p50 50"),
+            line.starts_with(
+                "[   11s/40s ####--------  27%, ETA 29s] before · qd4 x1: 1,000 IOPS of 2,000 4.10 MB/s p50 50"
+            ),
             "{line}"
         );
         // long after its last second a workload is no longer shown

@@ -240,6 +240,9 @@ pub struct ScenarioFile {
     /// Observers beyond the host and device ones every run has.
     #[serde(default)]
     pub observe: Option<ObserveFile>,
+    /// Serve live metrics for Prometheus at this address (as `--prometheus`, which wins).
+    #[serde(default)]
+    pub prometheus: Option<String>,
 }
 
 /// `observe:` as written.
@@ -323,6 +326,8 @@ pub struct Workload {
     pub offset: u64,
     pub iodepth: u32,
     pub jobs: u32,
+    /// The worker group (top-level `groups`) whose count gave `jobs`, if any.
+    pub group: Option<String>,
     /// Working set in bytes; `None` means "the whole existing file or device".
     pub size: Option<u64>,
     pub direct: bool,
@@ -382,6 +387,8 @@ pub struct Scenario {
     pub expect: Vec<expect::Expectation>,
     /// `observe: prometheus:`, if given.
     pub remote: Option<RemoteQueries>,
+    /// `prometheus: ADDR`: where to serve live metrics, if given.
+    pub prometheus: Option<String>,
     /// The variables after `--set`, as substituted.
     pub vars: IndexMap<String, String>,
 }
@@ -540,6 +547,7 @@ impl Checker<'_> {
             steps,
             expect,
             remote,
+            prometheus: file.prometheus,
             vars: IndexMap::new(),
         })
     }
@@ -793,6 +801,7 @@ impl Checker<'_> {
             (Some(_), Some(_)) if p.jobs.is_some() => None,
             _ => group,
         };
+        let group_name = group.clone();
         let jobs = match (group, jobs) {
             (Some(g), _) => match self.groups.get(&g) {
                 Some(found) => found.count,
@@ -940,6 +949,7 @@ impl Checker<'_> {
             offset: if extend { 0 } else { offset },
             iodepth,
             jobs,
+            group: group_name,
             size: if extend { None } else { size.map(|s| s.0) },
             direct,
             engine,

@@ -202,6 +202,7 @@ pub(crate) mod tests {
             offset: 0,
             iodepth: 1,
             jobs: 1,
+            group: None,
             size: None,
             direct: true,
             engine: EngineKind::Psync,
