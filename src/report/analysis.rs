@@ -54,6 +54,23 @@ pub struct PhaseAnalysis {
     pub change: Option<Change>,
 }
 
+impl PhaseAnalysis {
+    /// Steady state as a reader wants it: `at 35 s`, `too short` (under 5 rounds), or
+    /// `not reached`.
+    pub fn steady_text(&self) -> String {
+        match self.steady_state {
+            Some(st) => format!("at {:.0} s", st.at_s),
+            None if self.seconds < 25.0 => "too short".into(),
+            None => "not reached".into(),
+        }
+    }
+
+    /// The change from the workload's first phase: `IOPS -12%, p99 +40%`, or nothing.
+    pub fn change_text(&self) -> String {
+        self.change.map(|c| format!("IOPS {:+.0}%, p99 {:+.0}%", c.iops_percent, c.p99_percent)).unwrap_or_default()
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct Curve {
     /// Per phase: configured concurrency, IOPS, mean latency (µs).

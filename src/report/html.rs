@@ -257,15 +257,7 @@ impl Report {
                     .collect();
                 let iops: f64 = ops.iter().map(|o| o.iops).sum();
                 let p99 = ops.iter().map(|o| o.latency.p99_us).fold(0.0, f64::max);
-                let steady = match p.steady_state {
-                    Some(st) => format!("at {:.0} s", st.at_s),
-                    None if p.seconds < 25.0 => "too short to tell".into(),
-                    None => "not reached".into(),
-                };
-                let change = p
-                    .change
-                    .map(|c| format!("IOPS {:+.0}%, p99 {:+.0}%", c.iops_percent, c.p99_percent))
-                    .unwrap_or_default();
+                let (steady, change) = (p.steady_text(), p.change_text());
                 let _ = write!(
                     h,
                     "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{steady}</td><td>{}</td><td>{change}</td></tr>",

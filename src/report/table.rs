@@ -243,21 +243,13 @@ pub fn analysis(s: &RunSummary) -> String {
             .phases
             .iter()
             .map(|p| {
-                let steady = match p.steady_state {
-                    Some(st) => format!("at {:.0} s", st.at_s),
-                    None if p.seconds < 25.0 => "too short".into(),
-                    None => "not reached".into(),
-                };
-                let change = p
-                    .change
-                    .map(|c| format!("IOPS {:+.0}%, p99 {:+.0}%", c.iops_percent, c.p99_percent))
-                    .unwrap_or_else(|| "-".into());
+                let change = p.change_text();
                 vec![
                     p.phase.clone(),
                     p.workload.clone(),
-                    steady,
+                    p.steady_text(),
                     p.settle_s.map(|t| format!("{t} s")).unwrap_or_default(),
-                    change,
+                    if change.is_empty() { "-".into() } else { change },
                 ]
             })
             .collect();
