@@ -88,6 +88,8 @@ pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub style: Style,
+    /// Index into the palette: series of one thing (a workload's p50 and p99) share it.
+    pub colour: usize,
 }
 
 /// A shaded stretch of x with a label (a phase of the timeline).
@@ -144,8 +146,15 @@ impl Chart {
         }
     }
 
+    /// Adds a series in the next colour.
     pub fn add(&mut self, name: &str, style: Style, points: Vec<(f64, f64)>) {
-        self.series.push(Series { name: name.to_string(), points, style });
+        let colour = self.series.len();
+        self.add_coloured(name, style, points, colour);
+    }
+
+    /// Adds a series in colour `colour` of the palette.
+    pub fn add_coloured(&mut self, name: &str, style: Style, points: Vec<(f64, f64)>, colour: usize) {
+        self.series.push(Series { name: name.to_string(), points, style, colour });
     }
 
     /// True when no series has a point to draw.
@@ -249,8 +258,8 @@ impl Chart {
              <g clip-path=\"url(#{0}-plot)\">",
             esc(&self.id)
         );
-        for (i, series) in self.series.iter().enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
+        for series in &self.series {
+            let colour = PALETTE[series.colour % PALETTE.len()];
             let pts: Vec<(f64, f64)> =
                 series.points.iter().copied().filter(|&(x, y)| usable(&self.x, x) && usable(&self.y, y)).collect();
             let _ = write!(s, "<g class=\"series\" data-name=\"{}\" data-points=\"{}\">", esc(&series.name), pts.len());
@@ -286,8 +295,8 @@ impl Chart {
         s.push_str("</g>\n");
         // legend, one row above the plot
         let mut lx = LEFT;
-        for (i, series) in self.series.iter().enumerate().filter(|_| self.series.len() > 1) {
-            let colour = PALETTE[i % PALETTE.len()];
+        for series in self.series.iter().filter(|_| self.series.len() > 1) {
+            let colour = PALETTE[series.colour % PALETTE.len()];
             let _ = writeln!(
                 s,
                 "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{colour}\"/>\

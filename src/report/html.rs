@@ -343,7 +343,8 @@ fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
     let mut lat =
         Chart::new("ts-latency", &format!("Latency p50 and p99 ({per})"), time(), Axis::log("latency", Unit::Micros));
     let mid = |t: i64| t as f64 + bin as f64 / 2.0;
-    for (w, scan) in s.workloads.iter().zip(&s.scans) {
+    let several_ops = s.workloads.iter().any(|w| w.ops.len() > 1);
+    for (i, (w, scan)) in s.workloads.iter().zip(&s.scans).enumerate() {
         let mut totals: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
         let mut p: BTreeMap<Op, Vec<(f64, f64, f64)>> = BTreeMap::new();
         for b in &scan.bins {
@@ -359,10 +360,19 @@ fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
         let name = &w.workload.name;
         iops.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.0 as f64 / bin as f64)).collect());
         mbps.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.1 as f64 / bin as f64 / 1e6)).collect());
+        // p50 (solid) and p99 (dashed) of one workload and op share a colour: the
+        // workload's own in the other charts when every workload has one op
+        let ops = p.len();
         for (op, points) in p {
-            let label = if w.ops.len() > 1 { format!("{name} {}", op.as_str()) } else { name.clone() };
-            lat.add(&format!("{label} p50"), Style::Line, points.iter().map(|q| (q.0, q.1)).collect());
-            lat.add(&format!("{label} p99"), Style::Dashed, points.iter().map(|q| (q.0, q.2)).collect());
+            let label = if ops > 1 { format!("{name} {}", op.as_str()) } else { name.clone() };
+            let colour = if several_ops { lat.series.len() / 2 } else { i };
+            lat.add_coloured(&format!("{label} p50"), Style::Line, points.iter().map(|q| (q.0, q.1)).collect(), colour);
+            lat.add_coloured(
+                &format!("{label} p99"),
+                Style::Dashed,
+                points.iter().map(|q| (q.0, q.2)).collect(),
+                colour,
+            );
         }
     }
     let (bands, marks) = timeline_decor(s);
