@@ -89,6 +89,10 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
     })
 }
 
+/// How far behind its cursor the timeline may start workers on the cursor's second;
+/// later than that, they start on the next second.
+const LATE: Duration = Duration::from_millis(250);
+
 /// Workers a ramp still has to add: (second to add them at, workload, how many).
 type Addition = (u64, usize, u32);
 
@@ -346,9 +350,16 @@ impl Executor<'_> {
         self.next_second(lead)
     }
 
-    /// The next whole second of the run clock at least `lead` from now.
+    /// The whole second a step that starts or stops workloads happens on: the first at
+    /// least `lead` after where the timeline stands (its cursor), so a step due on a
+    /// second boundary is not pushed to the next one because polling woke a few ms late.
+    /// A `lead` (time fio needs to start) is kept from now; without one, the step may be
+    /// up to [`LATE`] behind its second.
     fn next_second(&self, lead: Duration) -> u64 {
-        (self.cx.clock_start.elapsed().as_secs_f64() + lead.as_secs_f64() - 0.005).ceil().max(0.0) as u64
+        let now = self.cx.clock_start.elapsed().as_secs_f64();
+        let slack = if lead.is_zero() { LATE.as_secs_f64() } else { 0.0 };
+        let base = (self.cursor.as_secs_f64() + lead.as_secs_f64()).max(now + lead.as_secs_f64() - slack);
+        (base - 0.005).ceil().max(0.0) as u64
     }
 
     /// The phase a workload starts in, as recorded with it: the step's label, else its
