@@ -4,6 +4,7 @@
 //! warnings. `fathom lint` prints them; `fathom run` prints and stores them (code
 //! `lint-...`); `--strict` makes a warning stop the run (exit 2).
 
+use crate::scenario::driver::{Driver, Script};
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
 use crate::scenario::{Queue, Scenario, Workload};
@@ -38,10 +39,55 @@ pub struct Facts {
 /// Below this, a measured duration rarely reaches steady state (SSDs, caches, tiering).
 const STEADY_STATE_S: u64 = 60;
 
+/// What a driver workload risks measuring instead of what it is meant to: a pgbench
+/// database that fits in shared_buffers or RAM (reads never reach storage), iperf3 on
+/// loopback (the kernel's memory copy, not a link).
+fn driver_findings(name: &str, driver: &Driver, memory_bytes: Option<u64>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    match driver {
+        // a custom script may only write (commit latency): its reads are not the point
+        Driver::Pgbench(p) if matches!(p.script, Script::Builtin(_)) => {
+            let size = p.database_bytes();
+            let fits = match (p.shared_buffers(), memory_bytes) {
+                (Some(sb), _) if size <= sb => Some(format!("shared_buffers ({})", Size(sb).human())),
+                (_, Some(ram)) if size < ram => Some(format!("the {} of RAM", Size(ram).human())),
+                _ => None,
+            };
+            if let Some(fits) = fits {
+                out.push(Finding {
+                    severity: Severity::Warning,
+                    code: "pgbench-in-memory",
+                    message: format!(
+                        "{name}: a pgbench database at scale {} (about {}) fits in {fits}: after warm-up no read \
+                         reaches storage, so this run measures memory, not storage. For storage, raise `scale` \
+                         past RAM (scale 100 is about 1.7 GB, 1000 about 15 GB)",
+                        p.scale,
+                        Size(size).human()
+                    ),
+                });
+            }
+        }
+        Driver::Iperf3(i) if i.server.is_none() => out.push(Finding {
+            severity: Severity::Info,
+            code: "iperf3-loopback",
+            message: format!(
+                "{name}: without a `server`, iperf3 runs over loopback: it measures this host's kernel and memory, \
+                 not a network link. Give `server: HOST` (an `iperf3 -s` on another host) to measure the link"
+            ),
+        }),
+        _ => {}
+    }
+    out
+}
+
 /// Findings about a scenario before it runs.
 pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
+        if let Some(driver) = &w.driver {
+            out.extend(driver_findings(&w.name, driver, facts.memory_bytes));
+            continue;
+        }
         let set = facts.working_set.get(i).copied().flatten();
         if let (false, Some(set), Some(ram)) = (w.direct, set, facts.memory_bytes)
             && set < ram

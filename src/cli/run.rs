@@ -115,6 +115,7 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
 
     let mut warnings: Vec<Warning> = Vec::new();
     let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
+    crate::drivers::check_installed(&scenario).map_err(Error::input)?;
     let opts =
         target::Options { allow_device_write: args.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
     let files = target::prepare(&scenario.workloads, &opts, &interrupted, &mut |w| warnings.push(w))?;
@@ -139,6 +140,15 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     if let Some(d) = &scenario.description {
         progress(&format!("{}: {d}", scenario.name));
     }
+    // databases and servers of `driver:` workloads; a bad DSN ends the run here, with
+    // PostgreSQL's own message, and stops whatever was started (exit 2)
+    let prepared = match crate::drivers::prepare(&scenario, &store.run_dir(run), &*progress) {
+        Ok(p) => p,
+        Err(e) => {
+            store.finish_run(run, Status::Failed, Some(&e))?;
+            return Err(Error::input(e));
+        }
+    };
     progress(&format!("run {run}: about {total} s; results in {}", store.path.display()));
 
     let cpu_before = host::process_cpu_seconds();
@@ -200,6 +210,8 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         clock_start,
         clock_unix_ms,
         run_dir: store.run_dir(run),
+        results: results.to_path_buf(),
+        prepared: &prepared,
         tx,
         stop: stop.clone(),
         interrupted: interrupted.clone(),
@@ -214,6 +226,7 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     }
     let stored = collector.join().unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
     let stored = stored.and(observers.stop());
+    let stored = stored.and(prepared.stop().map_err(Error::failed));
 
     // Wrong data from storage fails the run, whatever else happened.
     let outcome = match (outcome, store.verify_failures(run)?) {
@@ -319,7 +332,7 @@ fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall:
         .iter()
         .zip(engines)
         .map(|(w, e)| match e {
-            EngineKind::Fio => 0,
+            EngineKind::Fio | EngineKind::Pgbench | EngineKind::Iperf3 => 0,
             EngineKind::Psync => w.jobs * w.iodepth,
             EngineKind::IoUring | EngineKind::Null => w.jobs,
         })

@@ -83,7 +83,9 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
     let threads = match spec.engine {
         EngineKind::IoUring | EngineKind::Null => 1,
         EngineKind::Psync => spec.workload.iodepth,
-        EngineKind::Fio => unreachable!("fio workloads are started by drivers::fio"),
+        EngineKind::Fio | EngineKind::Pgbench | EngineKind::Iperf3 => {
+            unreachable!("workloads run by another program are started by crate::drivers")
+        }
     };
     // One generator per worker: psync threads draw from it in turn, so a worker is one
     // stream of IOs (sequential stays sequential) whatever the engine.
@@ -99,7 +101,9 @@ pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
                     EngineKind::IoUring => uring::run(&spec, &mut io.lock().unwrap_or_else(|e| e.into_inner())),
                     EngineKind::Psync => psync::run(&spec, stream, &io),
                     EngineKind::Null => null::run(&spec, &mut io.lock().unwrap_or_else(|e| e.into_inner())),
-                    EngineKind::Fio => unreachable!("fio workloads are started by drivers::fio"),
+                    EngineKind::Fio | EngineKind::Pgbench | EngineKind::Iperf3 => {
+                        unreachable!("workloads run by another program are started by crate::drivers")
+                    }
                 };
                 if result.is_err() {
                     // a failed IO ends the whole run now, not when this thread is joined
@@ -287,7 +291,7 @@ impl Recorder {
     }
 
     fn flush(&mut self) {
-        for op in Op::ALL {
+        for op in Op::IO {
             if let Some(stats) = self.stats[op as usize].take().filter(|s| s.ops > 0) {
                 // The collector outlives the workers; if it failed, the run reports that.
                 let _ = self.tx.send(Sample { workload: self.workload, worker: self.worker, t: self.t, op, stats });

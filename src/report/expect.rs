@@ -74,12 +74,7 @@ fn measure(store: &Store, run: i64, e: &Expectation, w: &WorkloadRow, spans: &[(
         Metric::Latency(q) if q >= 1.0 => Some(s.latency.max() as f64),
         Metric::Latency(q) => Some(s.latency.value_at_quantile(q) as f64),
         Metric::AchievedRate => w.rate_iops.map(|rate| {
-            let share = match e.op {
-                None => 1.0,
-                Some(Op::Read) => read_share(w),
-                Some(Op::Write) => 1.0 - read_share(w),
-                Some(Op::Sync) => 0.0,
-            };
+            let share = e.op.map(|op| op.rate_share(read_share(w))).unwrap_or(1.0);
             if share > 0.0 { iops / (rate * share) } else { 0.0 }
         }),
     })

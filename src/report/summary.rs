@@ -179,11 +179,7 @@ impl RunSummary {
             let ops: Vec<OpSummary> = stats
                 .iter()
                 .map(|(op, s)| {
-                    let target = w.rate_iops.map(|r| match op {
-                        crate::metrics::Op::Read => r * read_share,
-                        crate::metrics::Op::Write => r * (1.0 - read_share),
-                        crate::metrics::Op::Sync => 0.0,
-                    });
+                    let target = w.rate_iops.map(|r| r * op.rate_share(read_share));
                     OpSummary::new(&w.name, *op, s, to - from, target)
                 })
                 .collect();

@@ -43,13 +43,14 @@ pub fn results(s: &RunSummary) -> String {
                     .collect(),
             );
         }
-        for o in &w.ops {
+        // network streams move bytes, not counted ops: they have a table of their own
+        for o in w.ops.iter().filter(|o| !NETWORK_OPS.contains(&o.op)) {
             rows.push(vec![
                 w.workload.name.clone(),
                 o.op.to_string(),
                 w.concurrency.to_string(),
                 count(o.iops),
-                sig3(o.mb_per_s),
+                if o.op == "txn" { "-".into() } else { sig3(o.mb_per_s) },
                 latency_us(o.latency.mean_us),
                 latency_us(o.latency.p50_us),
                 latency_us(o.latency.p99_us),
@@ -59,7 +60,11 @@ pub fn results(s: &RunSummary) -> String {
             ]);
         }
     }
-    let mut out = render(&header, &rows, 2);
+    let mut out = if rows.is_empty() { String::new() } else { render(&header, &rows, 2) };
+    if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.op == "txn")) {
+        out.push_str("txn: pgbench transactions (IOPS is transactions per second; depth, its clients)\n");
+    }
+    out.push_str(&network(s));
     out.push_str(&phases(s));
     out.push_str(&events(s));
     if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.service_time.is_some())) {
@@ -149,6 +154,41 @@ fn phases(s: &RunSummary) -> String {
 }
 
 /// What the timeline did besides running workloads, in order.
+/// Ops that count bytes over a network (iperf3) rather than operations.
+const NETWORK_OPS: [&str; 2] = ["send", "recv"];
+
+/// iperf3 workloads: throughput per workload and direction, as a share of the link
+/// when the scenario gave its speed, and retransmits per second.
+fn network(s: &RunSummary) -> String {
+    let mut rows = Vec::new();
+    for w in &s.workloads {
+        for o in w.ops.iter().filter(|o| NETWORK_OPS.contains(&o.op)) {
+            let gbit = o.mb_per_s * 8.0 / 1000.0;
+            let link = w.workload.profile.get("link_bps").and_then(|v| v.as_f64());
+            let retransmits = s
+                .observed
+                .iter()
+                .find(|x| x.source == format!("iperf3:{}", w.workload.name) && x.name == "retransmits")
+                .map(|x| format!("{:.1}", x.mean))
+                .unwrap_or_else(|| "-".into());
+            rows.push(vec![
+                w.workload.name.clone(),
+                o.op.to_string(),
+                w.workload.workers.to_string(),
+                format!("{gbit:.3}"),
+                link.map(|l| format!("{:.1}%", gbit * 1e9 / l * 100.0)).unwrap_or_else(|| "-".into()),
+                retransmits,
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nnetwork (iperf3):\n");
+    out.push_str(&render(&["workload", "op", "streams", "Gbit/s", "of link", "retransmits/s"], &rows, 2));
+    out
+}
+
 fn events(s: &RunSummary) -> String {
     let mut out = String::new();
     if !s.events.is_empty() {
@@ -161,7 +201,17 @@ fn events(s: &RunSummary) -> String {
                 (_, Some(n)) => format!(" failed ({n})"),
                 (_, None) => " failed".into(),
             };
-            out.push_str(&format!("  {:>7.1}s  {} {}{status}{took}\n", e.at_ms as f64 / 1000.0, e.kind, e.label));
+            // a driver's event carries its program's own closing figures
+            let said = match e.kind.as_str() {
+                "pgbench" | "iperf3" => format!(": {}", e.detail),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "  {:>7.1}s  {} {}{status}{took}{said}\n",
+                e.at_ms as f64 / 1000.0,
+                e.kind,
+                e.label
+            ));
         }
     }
     out

@@ -8,6 +8,7 @@
 //! so a semantic error points at the text the user wrote.
 
 pub mod builtin;
+pub mod driver;
 pub mod expect;
 mod locate;
 mod overrides;
@@ -88,6 +89,12 @@ pub enum EngineKind {
     /// for users who trust fio's numbers.
     #[serde(rename = "fio")]
     Fio,
+    /// `driver: pgbench` (see `drivers::pgbench`); set by `driver:`, never as an engine.
+    #[serde(rename = "pgbench", skip_deserializing)]
+    Pgbench,
+    /// `driver: iperf3` (see `drivers::iperf3`).
+    #[serde(rename = "iperf3", skip_deserializing)]
+    Iperf3,
 }
 
 impl std::fmt::Display for EngineKind {
@@ -97,6 +104,8 @@ impl std::fmt::Display for EngineKind {
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
             EngineKind::Fio => "fio",
+            EngineKind::Pgbench => "pgbench",
+            EngineKind::Iperf3 => "iperf3",
         })
     }
 }
@@ -140,6 +149,21 @@ pub struct Profile {
     pub crc: Option<Crc>,
     pub duration: Option<Span>,
     pub ramp: Option<Span>,
+    /// Another program runs this workload (see [`driver`]); the keys below are its own.
+    pub driver: Option<driver::DriverName>,
+    pub dsn: Option<String>,
+    pub scale: Option<u32>,
+    pub reuse: Option<bool>,
+    pub clients: Option<u32>,
+    pub threads: Option<u32>,
+    pub script: Option<String>,
+    pub sql: Option<String>,
+    pub rate: Option<f64>,
+    pub settings: Option<driver::Settings>,
+    pub server: Option<String>,
+    pub streams: Option<u32>,
+    pub reverse: Option<bool>,
+    pub link: Option<String>,
 }
 
 /// `target: /dev/sdb` or `target: [/dev/sdb, /dev/sdc]`.
@@ -364,6 +388,59 @@ pub struct Workload {
     pub duration: Duration,
     #[serde(serialize_with = "units::serialize_duration")]
     pub ramp: Duration,
+    /// The program that runs this workload instead of fathom's IO engine, if any; then
+    /// `engine` names it and the IO keys keep their defaults, unused.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<driver::Driver>,
+}
+
+impl Workload {
+    /// A workload run by `driver` with `workers` of its own (pgbench's clients, iperf3's
+    /// streams) and, for pgbench, a rate in transactions per second.
+    fn driven(
+        name: &str,
+        driver: driver::Driver,
+        workers: u32,
+        rate: Option<f64>,
+        duration: Duration,
+        ramp: Duration,
+    ) -> Workload {
+        Workload {
+            name: name.to_string(),
+            targets: Vec::new(),
+            queue: Queue::Shared,
+            file: name.to_string(),
+            rw: Rw::Read,
+            rwmixread: 100,
+            bs: BlockSizes::single(4096),
+            random_percent: 100,
+            distribution: Distribution::Uniform,
+            offset: 0,
+            iodepth: 1,
+            jobs: workers,
+            group: None,
+            size: None,
+            direct: false,
+            engine: match driver {
+                driver::Driver::Pgbench(_) => EngineKind::Pgbench,
+                driver::Driver::Iperf3(_) => EngineKind::Iperf3,
+            },
+            rate_iops: rate,
+            rate_mbps: None,
+            arrival: Arrival::Uniform,
+            think_time: Duration::ZERO,
+            fsync_every: 0,
+            fdatasync: false,
+            prefill: false,
+            extend: false,
+            filled: false,
+            stop_when_steady: None,
+            data: DataSpec::default(),
+            duration,
+            ramp,
+            driver: Some(driver),
+        }
+    }
 }
 
 /// When a workload may stop early: once its IOPS are steady (SNIA rule over rounds of
@@ -719,6 +796,10 @@ impl Checker<'_> {
             self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
         };
 
+        if let (Some(kind), _) = pick!(driver) {
+            return self.driver_workload(name, kind, p, d, run_for);
+        }
+        self.no_driver_keys(name, p)?;
         let (engine, engine_at) = pick!(engine);
         let engine = engine.unwrap_or(EngineKind::IoUring);
         let (target, target_at) = pick!(target);
@@ -966,6 +1047,7 @@ impl Checker<'_> {
             data,
             duration,
             ramp,
+            driver: None,
         })
     }
 }

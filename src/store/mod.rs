@@ -405,14 +405,20 @@ impl Store {
         };
         // counters: one row per second in key order (no sort), each op's sums side by side
         let mut bin_counts: BTreeMap<(i64, Op), (u64, u64)> = BTreeMap::new();
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT t, sum(CASE op WHEN 0 THEN ops END), sum(CASE op WHEN 0 THEN bytes END),
-                    sum(CASE op WHEN 0 THEN latency_sum_ns END), sum(CASE op WHEN 1 THEN ops END),
-                    sum(CASE op WHEN 1 THEN bytes END), sum(CASE op WHEN 1 THEN latency_sum_ns END),
-                    sum(CASE op WHEN 2 THEN ops END), sum(CASE op WHEN 2 THEN bytes END),
-                    sum(CASE op WHEN 2 THEN latency_sum_ns END)
-             FROM samples WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 GROUP BY t",
-        )?;
+        let pivot: Vec<String> = Op::ALL
+            .iter()
+            .map(|op| {
+                let c = *op as u8;
+                format!(
+                    "sum(CASE op WHEN {c} THEN ops END), sum(CASE op WHEN {c} THEN bytes END), \
+                     sum(CASE op WHEN {c} THEN latency_sum_ns END)"
+                )
+            })
+            .collect();
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT t, {} FROM samples WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 GROUP BY t",
+            pivot.join(", ")
+        ))?;
         let mut rows = stmt.query(params![run, workload, lo, hi])?;
         while let Some(r) = rows.next()? {
             let t: i64 = r.get(0)?;

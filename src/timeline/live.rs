@@ -3,6 +3,8 @@
 
 use super::Context;
 use crate::drivers::fio::{self, jobfile::IoEngine};
+use crate::drivers::{iperf3, pgbench};
+use crate::scenario::driver::Driver;
 use crate::engine::target::DataFile;
 use crate::engine::{self, Schedule, WorkerSpec, WorkerThread};
 use crate::error::{Error, Result};
@@ -101,6 +103,47 @@ impl Live {
         }
         self.workers += count;
         let w = &self.w;
+        if let Some(driver) = &w.driver {
+            std::fs::create_dir_all(&cx.run_dir)
+                .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
+            let thread = match driver {
+                Driver::Pgbench(_) => pgbench::start(pgbench::Launch {
+                    workload_idx: self.idx,
+                    workload: w.clone(),
+                    dsn: cx.prepared.databases.dsn.get(&self.idx).cloned().unwrap_or_default(),
+                    first_worker: self.first_worker,
+                    clock_unix_ms: cx.clock_unix_ms,
+                    clock_start: cx.clock_start,
+                    begin,
+                    end_t: self.end_t,
+                    dir: cx.run_dir.clone(),
+                    results: cx.results.clone(),
+                    run: cx.run,
+                    tx: cx.tx.clone(),
+                    stop: self.stop.clone(),
+                    abort: cx.stop.clone(),
+                }),
+                Driver::Iperf3(spec) => iperf3::start(iperf3::Launch {
+                    workload_idx: self.idx,
+                    name: w.name.clone(),
+                    spec: spec.clone(),
+                    server: cx.prepared.servers.address.get(&self.idx).cloned().unwrap_or_default(),
+                    seconds: (w.ramp + w.duration).as_secs(),
+                    first_worker: self.first_worker,
+                    clock_start: cx.clock_start,
+                    begin,
+                    end_t: self.end_t,
+                    dir: cx.run_dir.clone(),
+                    results: cx.results.clone(),
+                    run: cx.run,
+                    tx: cx.tx.clone(),
+                    stop: self.stop.clone(),
+                    abort: cx.stop.clone(),
+                }),
+            };
+            self.threads.push((thread.map_err(failed_to_start)?, format!("{} ({})", w.name, driver.name())));
+            return Ok(());
+        }
         if self.engine == EngineKind::Fio {
             std::fs::create_dir_all(&cx.run_dir)
                 .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
@@ -172,6 +215,16 @@ impl Live {
 pub fn describe(live: &Live, cx: &Context) -> String {
     use crate::scenario::units::{Size, Span};
     let w = &live.w;
+    if let Some(driver) = &w.driver {
+        let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
+        return format!(
+            "[{:>5}s] {}: {}: {ramp}{}",
+            live.start_t,
+            w.name,
+            crate::drivers::describe(driver),
+            Span(w.duration)
+        );
+    }
     let files = &cx.files[live.idx];
     let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();

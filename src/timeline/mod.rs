@@ -51,6 +51,10 @@ pub struct Context<'a> {
     pub clock_unix_ms: i64,
     /// The run's own directory, for files a driver keeps (fio's job files).
     pub run_dir: PathBuf,
+    /// The results directory: drivers open their own store connection there.
+    pub results: PathBuf,
+    /// Databases and servers the `driver:` workloads use.
+    pub prepared: &'a crate::drivers::Prepared,
     pub tx: Sender<Sample>,
     /// Set by a signal, or by a worker that failed, to stop everything.
     pub stop: Arc<AtomicBool>,
@@ -467,10 +471,9 @@ impl Executor<'_> {
         }
         let l = self.live[idx].as_ref().expect("just joined");
         let mut stopped = at.unwrap_or(l.end_t as f64).min(cx.clock_start.elapsed().as_secs_f64()).min(l.end_t as f64);
-        // an appending workload has one file
-        let data = &cx.files[idx][0];
-        let full_at_ms = data.full_at_ms.load(Ordering::Relaxed);
-        if full_at_ms > 0 {
+        // an appending workload has one file (a driver's, none)
+        let full = cx.files[idx].first().map(|data| (data, data.full_at_ms.load(Ordering::Relaxed)));
+        if let Some((data, full_at_ms)) = full.filter(|(_, ms)| *ms > 0) {
             stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
             let w = Warning::TargetFull { workload: l.w.name.clone(), path: data.path.clone(), at_s: stopped };
             cx.store.add_warning(cx.run, w.code(), &w.message())?;

@@ -1,0 +1,197 @@
+//! pgbench's per-transaction log (`-l`) as fathom's per-second samples. Each line is one
+//! transaction:
+//!
+//! ```text
+//! client_id transaction_no time script_no time_epoch time_us [schedule_lag]
+//! ```
+//!
+//! `time` is the latency in µs (`failed` or `skipped` when it did not complete), counted
+//! from the transaction's scheduled start under `--rate`, so it is the open-loop latency;
+//! `schedule_lag` (with `--rate`) is how late it began, so `time - schedule_lag` is the
+//! service time. `time_epoch.time_us` is when it ended. Each transaction lands in the
+//! second of the run clock in which it ended, as an IO does.
+
+use crate::metrics::{Op, OpStats, Sample};
+use std::collections::BTreeMap;
+
+/// One second of one workload's transactions besides the samples: the failures and the
+/// schedule lag, which go to the store's observations.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Extra {
+    pub failed: u64,
+    pub lag_sum_us: u64,
+    pub lag_n: u64,
+}
+
+/// Transactions gathered per (client, second).
+pub struct Seconds {
+    workload: usize,
+    first_worker: u32,
+    /// The run clock's second 0, in Unix µs.
+    clock_unix_us: i64,
+    /// Transactions ending at or after this second are past the workload's end.
+    end_t: u32,
+    open_loop: bool,
+    per_client: BTreeMap<(u32, u32), OpStats>,
+    pub extra: BTreeMap<u32, Extra>,
+    /// Lines that could not be read (counted, with the first kept for the message).
+    pub unreadable: (u64, Option<String>),
+}
+
+impl Seconds {
+    pub fn new(workload: usize, first_worker: u32, clock_unix_ms: i64, end_t: u32, open_loop: bool) -> Seconds {
+        Seconds {
+            workload,
+            first_worker,
+            clock_unix_us: clock_unix_ms * 1000,
+            end_t,
+            open_loop,
+            per_client: BTreeMap::new(),
+            extra: BTreeMap::new(),
+            unreadable: (0, None),
+        }
+    }
+
+    /// Adds one log line.
+    pub fn add(&mut self, line: &str) {
+        if self.parse(line).is_none() {
+            self.unreadable.0 += 1;
+            self.unreadable.1.get_or_insert_with(|| line.to_string());
+        }
+    }
+
+    fn parse(&mut self, line: &str) -> Option<()> {
+        let f: Vec<&str> = line.split_ascii_whitespace().collect();
+        if f.len() < 6 {
+            return None;
+        }
+        let client: u32 = f[0].parse().ok()?;
+        let ended_us = f[4].parse::<i64>().ok()? * 1_000_000 + f[5].parse::<i64>().ok()?;
+        let since = ended_us - self.clock_unix_us;
+        if since < 0 {
+            return Some(());
+        }
+        let t = (since / 1_000_000) as u32;
+        if t >= self.end_t {
+            return Some(());
+        }
+        let latency_us: u64 = match f[2] {
+            "failed" | "serialization" | "deadlock" | "other" => {
+                self.extra.entry(t).or_default().failed += 1;
+                return Some(());
+            }
+            // --latency-limit's skipped transactions never ran
+            "skipped" => return Some(()),
+            n => n.parse().ok()?,
+        };
+        let lag_us: u64 = match (self.open_loop, f.get(6)) {
+            (true, Some(lag)) => lag.parse().ok()?,
+            _ => 0,
+        };
+        let stats = self.per_client.entry((client, t)).or_insert_with(|| OpStats::new(self.open_loop));
+        stats.ops += 1;
+        let ns = latency_us.max(1) * 1000;
+        stats.latency_sum_ns += ns;
+        stats.latency.saturating_record(ns);
+        if let Some(service) = &mut stats.service {
+            service.saturating_record(latency_us.saturating_sub(lag_us).max(1) * 1000);
+        }
+        if self.open_loop {
+            let e = self.extra.entry(t).or_default();
+            e.lag_sum_us += lag_us;
+            e.lag_n += 1;
+        }
+        Some(())
+    }
+
+    /// Every (client, second)'s sample, in order of second.
+    pub fn samples(self) -> Vec<Sample> {
+        let mut out: Vec<Sample> = self
+            .per_client
+            .into_iter()
+            .map(|((client, t), stats)| Sample {
+                workload: self.workload,
+                worker: self.first_worker + client,
+                t,
+                op: Op::Txn,
+                stats,
+            })
+            .collect();
+        out.sort_by_key(|s| (s.t, s.worker));
+        out
+    }
+}
+
+/// pgbench's own figures from its closing report (stdout).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Closing {
+    /// `tps = N (without initial connection time)`.
+    pub tps: Option<f64>,
+    pub processed: Option<u64>,
+    pub failed: Option<u64>,
+}
+
+pub fn closing(stdout: &str) -> Closing {
+    let number = |after: &str| -> Option<f64> {
+        let line = stdout.lines().find_map(|l| l.trim().strip_prefix(after))?;
+        line.split_whitespace().next()?.trim_end_matches(',').parse().ok()
+    };
+    let processed = stdout.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("number of transactions actually processed:")?;
+        rest.split_whitespace().next()?.split('/').next()?.parse().ok()
+    });
+    Closing { tps: number("tps ="), processed, failed: number("number of failed transactions:").map(|f| f as u64) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_land_in_the_second_they_ended() {
+        // run clock second 0 = Unix 1000.000 s; the workload ends at second 2
+        let mut s = Seconds::new(1, 10, 1_000_000, 2, false);
+        s.add("0 0 1500 0 1000 250000"); // 1.5 ms, ended at 0.25 s
+        s.add("0 1 2500 0 1000 999999");
+        s.add("1 0 800 0 1001 100"); // client 1, second 1
+        s.add("1 1 failed 0 1001 200");
+        s.add("0 2 700 0 1002 5"); // second 2: past the end
+        s.add("0 3 700 0 999 5"); // before the clock
+        s.add("garbage");
+        assert_eq!(s.unreadable.0, 1);
+        assert_eq!(s.extra[&1].failed, 1);
+        let samples = s.samples();
+        assert_eq!(samples.len(), 2);
+        assert_eq!((samples[0].worker, samples[0].t, samples[0].op), (10, 0, Op::Txn));
+        assert_eq!(samples[0].stats.ops, 2);
+        assert_eq!(samples[0].stats.latency_sum_ns, 4_000_000);
+        assert_eq!(samples[0].stats.latency.max(), samples[0].stats.latency.highest_equivalent(2_500_000));
+        assert_eq!((samples[1].worker, samples[1].t, samples[1].stats.ops), (11, 1, 1));
+        assert!(samples[0].stats.service.is_none());
+    }
+
+    #[test]
+    fn under_a_rate_the_lag_is_split_from_the_service_time() {
+        let mut s = Seconds::new(0, 0, 1_000_000, 10, true);
+        s.add("0 0 5000 0 1000 10 4000"); // 5 ms from schedule, 4 ms late: 1 ms of service
+        let e = s.extra[&0].clone();
+        assert_eq!((e.lag_sum_us, e.lag_n), (4000, 1));
+        let samples = s.samples();
+        let service = samples[0].stats.service.as_ref().unwrap();
+        assert_eq!(service.max(), service.highest_equivalent(1_000_000));
+        assert_eq!(samples[0].stats.latency.max(), samples[0].stats.latency.highest_equivalent(5_000_000));
+    }
+
+    #[test]
+    fn closing_report() {
+        let out = "transaction type: <builtin: select only>\n\
+                   number of transactions actually processed: 12345\n\
+                   number of failed transactions: 0 (0.000%)\n\
+                   latency average = 0.162 ms\n\
+                   tps = 6172.512345 (without initial connection time)\n";
+        let c = closing(out);
+        assert_eq!(c.tps, Some(6172.512345));
+        assert_eq!(c.processed, Some(12345));
+        assert_eq!(c.failed, Some(0));
+    }
+}

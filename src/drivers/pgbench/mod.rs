@@ -1,0 +1,303 @@
+//! `driver: pgbench`: the real pgbench against PostgreSQL, its per-transaction log turned
+//! into fathom's samples (op `txn`), so transactions per second and their latency
+//! percentiles sit in the same store, summary and report as IO.
+//!
+//! Before the run clock starts, [`prepare`] finds each workload's database: the `dsn`
+//! given, or a throwaway cluster per distinct `settings` ([`super::postgres::Cluster`]),
+//! and initialises it at `scale` (`pgbench -i`) unless `reuse` finds it already at that
+//! scale. A bad DSN fails here with PostgreSQL's own message, before anything runs.
+//! On its first second the workload starts `pgbench -T` with the per-transaction log;
+//! when pgbench ends, the log is read and each second's transactions are sent to the
+//! collector (pgbench buffers its log, so its seconds arrive at the end, not live).
+
+pub mod log;
+
+use super::postgres::{self, Cluster};
+use crate::engine::{WorkerThread, sleep_until};
+use crate::metrics::Sample;
+use crate::scenario::driver::{Driver, Pgbench, Script};
+use crate::scenario::{Scenario, Workload};
+use crate::store::{EventRow, ObservationRow, Store};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// Databases ready for a run's pgbench workloads, and the clusters fathom started for
+/// them (stopped and removed when this is dropped or [`Databases::stop`]ped).
+#[derive(Default)]
+pub struct Databases {
+    /// Per workload index: the connection string pgbench uses.
+    pub dsn: HashMap<usize, String>,
+    clusters: Vec<Cluster>,
+}
+
+impl Databases {
+    /// Stops every throwaway cluster; the first error, if any.
+    pub fn stop(mut self) -> Result<(), String> {
+        let mut first = Ok(());
+        for mut c in self.clusters.drain(..) {
+            if let Err(e) = c.stop() {
+                first = first.and(Err(e));
+            }
+        }
+        first
+    }
+}
+
+/// The installed pgbench's version line, or why it cannot be run.
+pub fn version() -> Result<String, String> {
+    let path = postgres::client("pgbench")?;
+    let out = Command::new(&path).arg("--version").output().map_err(|e| {
+        format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display())
+    })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Readies a database for every pgbench workload of `scenario`: clusters are started in
+/// `dir`, one per distinct set of `settings`; each (server, scale) is initialised once.
+/// `progress` hears what takes time.
+pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Result<Databases, String> {
+    let mut dbs = Databases::default();
+    let mut cluster_of: Vec<(Vec<(String, String)>, usize)> = Vec::new();
+    let mut ready: Vec<(String, u32)> = Vec::new();
+    for (idx, w) in scenario.workloads.iter().enumerate() {
+        let Some(Driver::Pgbench(p)) = &w.driver else { continue };
+        let dsn = match &p.dsn {
+            Some(dsn) => {
+                postgres::psql(dsn, "SELECT 1")
+                    .map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
+                dsn.clone()
+            }
+            None => {
+                let c = match cluster_of.iter().find(|(s, _)| *s == p.settings) {
+                    Some((_, c)) => *c,
+                    None => {
+                        let path = dir.join(format!("postgres-{}", dbs.clusters.len()));
+                        progress(&format!("{}: starting a throwaway PostgreSQL in {}", w.name, path.display()));
+                        let cluster = Cluster::start(&path, &p.settings).map_err(|e| format!("{}: {e}", w.name))?;
+                        dbs.clusters.push(cluster);
+                        cluster_of.push((p.settings.clone(), dbs.clusters.len() - 1));
+                        dbs.clusters.len() - 1
+                    }
+                };
+                let cluster = &dbs.clusters[c];
+                let db = format!("pgbench_s{}", p.scale);
+                let exists = postgres::psql(
+                    &cluster.dsn("postgres"),
+                    &format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'"),
+                )
+                .map_err(|e| format!("{}: {e}", w.name))?;
+                if exists == "0" {
+                    postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"))
+                        .map_err(|e| format!("{}: {e}", w.name))?;
+                }
+                cluster.dsn(&db)
+            }
+        };
+        if !ready.contains(&(dsn.clone(), p.scale)) {
+            initialise(&w.name, &dsn, p, progress)?;
+            ready.push((dsn.clone(), p.scale));
+        }
+        dbs.dsn.insert(idx, dsn);
+    }
+    Ok(dbs)
+}
+
+/// The scale an existing pgbench database was initialised at, if it was.
+fn scale_of(dsn: &str) -> Option<u32> {
+    postgres::psql(dsn, "SELECT count(*) FROM pgbench_branches").ok()?.parse().ok()
+}
+
+/// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
+fn initialise(name: &str, dsn: &str, p: &Pgbench, progress: &dyn Fn(&str)) -> Result<(), String> {
+    if p.reuse && scale_of(dsn) == Some(p.scale) {
+        progress(&format!("{name}: reusing the pgbench database at scale {}", p.scale));
+        return Ok(());
+    }
+    progress(&format!("{name}: initialising pgbench at scale {} (about {} MB)", p.scale, p.database_bytes() >> 20));
+    let out = Command::new(postgres::client("pgbench")?)
+        .args(["-i", "-q", "-s", &p.scale.to_string(), dsn])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{name}: starting pgbench: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{name}: pgbench -i failed: {}", postgres::last_lines(&out, 5)));
+    }
+    Ok(())
+}
+
+/// Everything one pgbench run of a workload needs.
+pub struct Launch {
+    pub workload_idx: usize,
+    pub workload: Arc<Workload>,
+    pub dsn: String,
+    /// Worker id of client 0; the others follow.
+    pub first_worker: u32,
+    pub clock_unix_ms: i64,
+    pub clock_start: Instant,
+    pub begin: Instant,
+    /// Second of the run clock at which the workload ends.
+    pub end_t: u64,
+    /// The run's directory: the transaction log, pgbench's output and a `sql:` script.
+    pub dir: PathBuf,
+    /// The results directory, for the observations (failures, schedule lag).
+    pub results: PathBuf,
+    pub run: i64,
+    pub tx: Sender<Sample>,
+    pub stop: Arc<AtomicBool>,
+    pub abort: Arc<AtomicBool>,
+}
+
+/// Starts the thread that runs pgbench for one workload.
+pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
+    std::thread::Builder::new().name(format!("{}-pgbench", launch.workload.name)).spawn(move || {
+        let result = run(&launch);
+        if result.is_err() {
+            launch.abort.store(true, Ordering::Relaxed);
+        }
+        result
+    })
+}
+
+fn run(l: &Launch) -> Result<(), String> {
+    let w = &l.workload;
+    let Some(Driver::Pgbench(p)) = &w.driver else { return Err(format!("{}: not a pgbench workload", w.name)) };
+    std::fs::create_dir_all(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
+    let logs = l.dir.join(format!("{}.pgbench-log", w.name));
+    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    let mut cmd = Command::new(postgres::client("pgbench")?);
+    let seconds = (w.ramp + w.duration).as_secs();
+    cmd.args(["-n", "-c", &p.clients.to_string(), "-j", &p.threads.to_string(), "-T", &seconds.to_string()]);
+    cmd.arg("-l").arg(format!("--log-prefix={}", logs.join("txn").display()));
+    if let Some(rate) = p.rate {
+        cmd.arg(format!("--rate={rate}"));
+    }
+    match &p.script {
+        Script::Builtin(name) => {
+            cmd.args(["-b", name]);
+        }
+        Script::File(path) => {
+            cmd.arg("-f").arg(path);
+        }
+        Script::Sql(sql) => {
+            let path = l.dir.join(format!("{}.sql", w.name));
+            std::fs::write(&path, sql).map_err(|e| format!("{}: {e}", path.display()))?;
+            cmd.arg("-f").arg(path);
+        }
+    }
+    cmd.arg(&l.dsn);
+    let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
+    let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
+    let file = |p: &PathBuf| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+    cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);
+
+    sleep_until(l.begin, &l.stop);
+    if l.stop.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| format!("{}: starting pgbench: {e}", w.name))?;
+    // pgbench ends itself after -T; this stops it early (a timeline `stop`, Ctrl-C, a
+    // failure elsewhere) or if it overruns its end by far
+    let deadline = l.clock_start + Duration::from_secs(l.end_t) + Duration::from_secs(30);
+    let mut signalled = false;
+    let status = loop {
+        match child.try_wait().map_err(|e| format!("{}: waiting for pgbench: {e}", w.name))? {
+            Some(status) => break status,
+            None => {
+                let stop = l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
+                if (stop || Instant::now() > deadline) && !signalled {
+                    signalled = true;
+                    // SAFETY: signalling our own child, not yet reaped.
+                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    };
+    let took = started.elapsed();
+
+    // whatever pgbench managed to log is kept, even when it failed
+    let mut seconds =
+        log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, p.rate.is_some());
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&logs)
+        .map_err(|e| format!("{}: {e}", logs.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for path in &entries {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        text.lines().for_each(|line| seconds.add(line));
+    }
+    let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs() as u32;
+    record_extras(l, &seconds, start_t)?;
+    let (unreadable, example) = seconds.unreadable.clone();
+    for sample in seconds.samples() {
+        // The collector outlives the drivers; if it failed, the run reports that.
+        let _ = l.tx.send(sample);
+    }
+    if unreadable > 0 {
+        return Err(format!(
+            "{}: {unreadable} lines of pgbench's transaction log could not be read, e.g. `{}`",
+            w.name,
+            example.unwrap_or_default()
+        ));
+    }
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let closing = log::closing(&stdout);
+    let store = Store::open(&l.results).map_err(|e| e.to_string())?;
+    let detail = match closing.tps {
+        Some(tps) => format!(
+            "tps = {tps:.3} (without initial connection time), {} transactions, {} failed",
+            closing.processed.unwrap_or(0),
+            closing.failed.unwrap_or(0)
+        ),
+        None => "no closing report".into(),
+    };
+    store
+        .add_event(
+            l.run,
+            &EventRow {
+                at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
+                kind: "pgbench".into(),
+                label: w.name.clone(),
+                status: status.code().map(i64::from),
+                took_ms: Some(took.as_millis() as i64),
+                detail,
+            },
+        )
+        .map_err(|e| e.to_string())?;
+    if !status.success() && !signalled {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let tail: Vec<&str> = err.lines().filter(|l| !l.starts_with("progress:")).collect();
+        let tail = tail[tail.len().saturating_sub(5)..].join(" / ");
+        return Err(format!("{}: pgbench {status}: {tail} (output in {})", w.name, l.dir.display()));
+    }
+    Ok(())
+}
+
+/// Stores each second's failed transactions (every second of the workload, zeros too,
+/// so their mean is per second) and, under a rate, the mean schedule lag.
+fn record_extras(l: &Launch, s: &log::Seconds, start_t: u32) -> Result<(), String> {
+    let source = format!("pgbench:{}", l.workload.name);
+    let mut rows = Vec::new();
+    for t in start_t..l.end_t as u32 {
+        let e = s.extra.get(&t).cloned().unwrap_or_default();
+        rows.push(ObservationRow { t: t.into(), source: source.clone(), name: "failed".into(), value: e.failed as f64 });
+        if e.lag_n > 0 {
+            rows.push(ObservationRow {
+                t: t.into(),
+                source: source.clone(),
+                name: "schedule_lag_ms".into(),
+                value: e.lag_sum_us as f64 / e.lag_n as f64 / 1000.0,
+            });
+        }
+    }
+    let mut store = Store::open(&l.results).map_err(|e| e.to_string())?;
+    store.add_observations(l.run, &rows).map_err(|e| e.to_string())
+}

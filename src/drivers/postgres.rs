@@ -1,0 +1,247 @@
+//! PostgreSQL for `driver: pgbench`: finding its programs, a throwaway cluster (the
+//! embedded default: `initdb` in the run's directory, started on a private loopback port
+//! with `pg_ctl`, stopped and removed when the run ends), and the few SQL calls the
+//! driver makes with `psql`.
+//!
+//! PostgreSQL refuses to run as root. When fathom runs as root, the cluster's programs
+//! run as the `postgres` system user (Debian's package creates it), which then owns the
+//! cluster's directory.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
+/// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
+/// the PATH).
+pub fn bindir() -> Result<PathBuf, String> {
+    if let Some(dir) = on_path("initdb") {
+        return Ok(dir);
+    }
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if dir.join("initdb").exists() {
+            return Ok(dir);
+        }
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, bin): &(u32, PathBuf)| bin.join("initdb").exists())
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin).ok_or_else(|| {
+        "`driver: pgbench` without a `dsn` starts a throwaway PostgreSQL, but initdb was not found \
+         (install PostgreSQL: apt-get install postgresql, or give a `dsn`)"
+            .to_string()
+    })
+}
+
+/// The directory on the PATH that holds `program`.
+fn on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).find(|dir| dir.join(program).is_file())
+}
+
+/// A client program (`pgbench`, `psql`): from the PATH (Debian's wrappers), else next
+/// to the server's programs.
+pub fn client(program: &str) -> Result<PathBuf, String> {
+    if let Some(dir) = on_path(program) {
+        return Ok(dir.join(program));
+    }
+    let dir = bindir().map_err(|_| format!("{program} not found: install PostgreSQL's client programs"))?;
+    Ok(dir.join(program))
+}
+
+/// The user the cluster's programs run as: ourselves, or `postgres` when we are root.
+#[derive(Clone, Copy)]
+struct RunAs {
+    uid: u32,
+    gid: u32,
+}
+
+fn run_as() -> Result<Option<RunAs>, String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    let name = c"postgres";
+    // SAFETY: getpwnam returns a pointer into static storage or null; read at once.
+    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
+    if pw.is_null() {
+        return Err("PostgreSQL does not run as root and there is no `postgres` user to run it as \
+                    (Debian's postgresql package creates one), or give a `dsn`"
+            .into());
+    }
+    // SAFETY: pw is non-null and points at a valid passwd entry.
+    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+    Ok(Some(RunAs { uid, gid }))
+}
+
+/// A PostgreSQL cluster of fathom's own, running until dropped.
+pub struct Cluster {
+    pub dir: PathBuf,
+    pub port: u16,
+    bin: PathBuf,
+    user: Option<RunAs>,
+    running: bool,
+}
+
+/// The superuser of a throwaway cluster.
+const SUPERUSER: &str = "fathom";
+
+impl Cluster {
+    /// Creates a cluster in `dir` (which must not exist), with `settings` in its
+    /// postgresql.conf, and starts it on a free loopback port. Errors carry
+    /// PostgreSQL's own message (from initdb, or the server's log).
+    pub fn start(dir: &Path, settings: &[(String, String)]) -> Result<Cluster, String> {
+        let bin = bindir()?;
+        let user = run_as()?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // absolute: the programs run in the cluster's directory
+        let dir = &dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+        if let Some(u) = user {
+            chown(dir, u)?;
+        }
+        let mut cluster = Cluster { dir: dir.to_path_buf(), port: 0, bin, user, running: false };
+        let data = cluster.data();
+        let out = cluster
+            .command("initdb")
+            .args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-instructions", "-D"])
+            .arg(&data)
+            .output()
+            .map_err(|e| format!("starting initdb: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("initdb failed: {}", last_lines(&out, 5)));
+        }
+        let mut conf = String::from("\n# fathom: a throwaway cluster on loopback only\n");
+        conf.push_str("listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\n");
+        for (key, value) in settings {
+            conf.push_str(&format!("{key} = '{}'\n", value.replace('\'', "''")));
+        }
+        // a port taken between choosing and binding it: choose again
+        for attempt in 0..3 {
+            cluster.port = free_port()?;
+            let port_line = format!("port = {}\n", cluster.port);
+            std::fs::write(data.join("fathom.conf"), format!("{conf}{port_line}"))
+                .map_err(|e| format!("{}: {e}", data.display()))?;
+            if attempt == 0 {
+                append(&data.join("postgresql.conf"), "include = 'fathom.conf'\n")?;
+            }
+            if let Some(u) = user {
+                chown(&data.join("fathom.conf"), u)?;
+            }
+            let log = cluster.dir.join("server.log");
+            let out = cluster
+                .command("pg_ctl")
+                .args(["-w", "-t", "60", "-D"])
+                .arg(&data)
+                .arg("-l")
+                .arg(&log)
+                .arg("start")
+                .output()
+                .map_err(|e| format!("starting pg_ctl: {e}"))?;
+            if out.status.success() {
+                cluster.running = true;
+                return Ok(cluster);
+            }
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if !text.contains("could not bind") && !text.contains("already in use") {
+                let errors: Vec<&str> =
+                    text.lines().filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR")).collect();
+                let msg = if errors.is_empty() { last_lines(&out, 5) } else { errors.join(" / ") };
+                return Err(format!("PostgreSQL did not start: {msg} (log: {})", log.display()));
+            }
+        }
+        Err("PostgreSQL did not start: no free port on 127.0.0.1 after 3 tries".into())
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// A command for one of the server's programs, as the cluster's user.
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(self.bin.join(program));
+        c.stdin(Stdio::null());
+        if let Some(u) = self.user {
+            c.uid(u.uid).gid(u.gid);
+            // the postgres user may not be able to read our working directory
+            c.current_dir(&self.dir);
+        }
+        c
+    }
+
+    /// Connection string for `database` as the cluster's superuser.
+    pub fn dsn(&self, database: &str) -> String {
+        format!("host=127.0.0.1 port={} user={SUPERUSER} dbname={database}", self.port)
+    }
+
+    /// Stops the server (fast shutdown: open sessions are ended) and removes the cluster.
+    pub fn stop(&mut self) -> Result<(), String> {
+        if self.running {
+            self.running = false;
+            let out = self
+                .command("pg_ctl")
+                .args(["-w", "-t", "60", "-m", "fast", "-D"])
+                .arg(self.data())
+                .arg("stop")
+                .output()
+                .map_err(|e| format!("starting pg_ctl: {e}"))?;
+            if !out.status.success() {
+                return Err(format!("stopping PostgreSQL: {}", last_lines(&out, 3)));
+            }
+        }
+        std::fs::remove_dir_all(&self.dir).map_err(|e| format!("removing {}: {e}", self.dir.display()))
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // a failure here has nowhere to go but stderr; stop() reports it when called
+        if self.running
+            && let Err(e) = self.stop()
+        {
+            eprintln!("warning: {e}");
+        }
+    }
+}
+
+/// Runs `sql` with psql against `dsn`; its output (unaligned, tuples only), or
+/// PostgreSQL's own error message.
+pub fn psql(dsn: &str, sql: &str) -> Result<String, String> {
+    let out = Command::new(client("psql")?)
+        .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("starting psql: {e}"))?;
+    if !out.status.success() {
+        return Err(last_lines(&out, 5));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A program's last lines of stderr (else stdout), joined: what it said when it failed.
+pub fn last_lines(out: &Output, n: usize) -> String {
+    let text = if out.stderr.is_empty() { &out.stdout } else { &out.stderr };
+    let text = String::from_utf8_lossy(text);
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(n)..].join(" / ");
+    if tail.is_empty() { format!("exited with {}", out.status) } else { tail }
+}
+
+fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("finding a free port: {e}"))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| format!("finding a free port: {e}"))
+}
+
+fn append(path: &Path, text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    f.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn chown(path: &Path, u: RunAs) -> Result<(), String> {
+    std::os::unix::fs::chown(path, Some(u.uid), Some(u.gid)).map_err(|e| format!("chown {}: {e}", path.display()))
+}

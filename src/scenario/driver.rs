@@ -1,0 +1,392 @@
+//! `driver:` workloads: another program does the work (pgbench against PostgreSQL, iperf3
+//! over the network) and fathom turns what it reports into the same per-second samples,
+//! timeline and store as its own IO engine. This module checks a driver workload's keys;
+//! `crate::drivers` runs the programs.
+
+use super::units::Span;
+use super::{Checker, Profile, Workload};
+use crate::error::Result;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The programs a workload can be run by (`driver: pgbench`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverName {
+    Pgbench,
+    Iperf3,
+}
+
+/// A driver workload's settings, checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "driver", rename_all = "lowercase")]
+pub enum Driver {
+    Pgbench(Pgbench),
+    Iperf3(Iperf3),
+}
+
+/// `driver: pgbench`: pgbench's own options, named as in pgbench.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pgbench {
+    /// A libpq connection string or URI; `None`: a throwaway cluster fathom creates.
+    pub dsn: Option<String>,
+    /// pgbench's scale factor (`-s`): 100,000 accounts per unit, about 15 MB.
+    pub scale: u32,
+    /// Keep an existing database initialised at this scale instead of initialising again.
+    pub reuse: bool,
+    pub clients: u32,
+    pub threads: u32,
+    pub script: Script,
+    /// Transactions per second for all clients together (pgbench's `--rate`).
+    pub rate: Option<f64>,
+    /// Server settings of the throwaway cluster (`shared_buffers: 1GB`), in order.
+    pub settings: Vec<(String, String)>,
+}
+
+/// What each transaction runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Script {
+    /// One of pgbench's built-in scripts: `tpcb-like`, `simple-update`, `select-only`.
+    Builtin(String),
+    /// A custom script file (pgbench `-f`).
+    File(PathBuf),
+    /// A custom script given in the scenario (`sql:`), written to the run's directory.
+    Sql(String),
+}
+
+/// `driver: iperf3`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Iperf3 {
+    /// `host[:port]` of a running `iperf3 -s`; `None`: fathom starts one on loopback.
+    pub server: Option<String>,
+    /// Parallel streams (`-P`).
+    pub streams: u32,
+    /// The server sends and the client receives (`-R`).
+    pub reverse: bool,
+    /// The link's speed in bits per second, to show throughput as a share of it.
+    pub link_bps: Option<f64>,
+}
+
+impl Pgbench {
+    /// PostgreSQL's default `shared_buffers` (128 MB), which a throwaway cluster keeps
+    /// unless `settings` change it.
+    pub const DEFAULT_SHARED_BUFFERS: u64 = 128 << 20;
+
+    /// The `shared_buffers` of the throwaway cluster in bytes; `None` for a server given
+    /// by `dsn` (its setting is its own) or a value fathom cannot read.
+    pub fn shared_buffers(&self) -> Option<u64> {
+        if self.dsn.is_some() {
+            return None;
+        }
+        match self.settings.iter().find(|(k, _)| k == "shared_buffers") {
+            None => Some(Self::DEFAULT_SHARED_BUFFERS),
+            Some((_, v)) => pg_size(v),
+        }
+    }
+
+    /// Size of the database at this scale in bytes: the field notes' table (scale 1 ≈
+    /// 23 MB, 100 ≈ 1.7 GB, 1000 ≈ 15 GB) is about 15 MB per unit plus the catalog.
+    pub fn database_bytes(&self) -> u64 {
+        (8 + 15 * self.scale as u64) << 20
+    }
+}
+
+/// A PostgreSQL memory setting in bytes: `1GB`, `512MB`, `64kB`, or a number of 8 kB pages.
+pub fn pg_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..split].parse().ok()?;
+    let unit = match t[split..].trim() {
+        "" => 8 << 10,
+        "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    Some(n * unit)
+}
+
+impl Driver {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Driver::Pgbench(_) => "pgbench",
+            Driver::Iperf3(_) => "iperf3",
+        }
+    }
+}
+
+/// pgbench's built-in scripts.
+pub const BUILTIN_SCRIPTS: [&str; 3] = ["tpcb-like", "simple-update", "select-only"];
+
+/// Keys every driver workload may set besides its driver's own.
+const COMMON: [&str; 4] = ["driver", "duration", "ramp", "group"];
+const PGBENCH_KEYS: [&str; 9] = ["dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"];
+const IPERF3_KEYS: [&str; 4] = ["server", "streams", "reverse", "link"];
+
+/// The keys `profile` sets (non-null), in the order written.
+fn keys_set(profile: &Profile) -> Vec<String> {
+    match serde_yaml::to_value(profile) {
+        Ok(serde_yaml::Value::Mapping(m)) => m
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .filter_map(|(k, _)| k.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Checker<'_> {
+    /// Refuses a driver's keys in an IO workload's own profile (from `defaults` they are
+    /// meant for the driver workloads).
+    pub(super) fn no_driver_keys(&self, name: &str, p: &Profile) -> Result<()> {
+        for key in keys_set(p) {
+            let owner = if PGBENCH_KEYS.contains(&key.as_str()) {
+                "pgbench"
+            } else if IPERF3_KEYS.contains(&key.as_str()) {
+                "iperf3"
+            } else {
+                continue;
+            };
+            return Err(self.err(
+                &["workloads", name, &key],
+                format!("only applies to `driver: {owner}` workloads (this one runs fathom's IO engine)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A `driver:` workload: its driver's keys checked, the IO keys refused.
+    pub(super) fn driver_workload(
+        &self,
+        name: &str,
+        kind: DriverName,
+        p: &Profile,
+        d: &Profile,
+        run_for: Option<Duration>,
+    ) -> Result<Workload> {
+        let own: &[&str] = match kind {
+            DriverName::Pgbench => &PGBENCH_KEYS,
+            DriverName::Iperf3 => &IPERF3_KEYS,
+        };
+        let driver_name = serde_yaml::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string));
+        let driver_name = driver_name.unwrap_or_default();
+        for key in keys_set(p) {
+            if !COMMON.contains(&key.as_str()) && !own.contains(&key.as_str()) {
+                let mut allowed: Vec<&str> = COMMON.to_vec();
+                allowed.extend(own);
+                return Err(self.err(
+                    &["workloads", name, &key],
+                    format!("does not apply to `driver: {driver_name}` (its keys: {})", allowed.join(", ")),
+                ));
+            }
+        }
+        if p.group.is_some() {
+            return Err(self.err(
+                &["workloads", name, "group"],
+                format!("a `driver: {driver_name}` workload sets its own workers (clients or streams)"),
+            ));
+        }
+        let at = |key: &str, own: bool| -> Vec<String> {
+            if own { vec!["workloads".into(), name.into(), key.into()] } else { vec!["defaults".into(), key.into()] }
+        };
+        macro_rules! pick {
+            ($key:ident) => {
+                (p.$key.clone().or(d.$key.clone()), at(stringify!($key), p.$key.is_some()))
+            };
+        }
+        let fail = |path: &Vec<String>, msg: String| {
+            let parts: Vec<&str> = path.iter().map(String::as_str).collect();
+            self.err(&parts, msg)
+        };
+        let count = |value: Option<u32>, path: &Vec<String>, default: u32, max: u32| -> Result<u32> {
+            let n = value.unwrap_or(default);
+            if !(1..=max).contains(&n) {
+                return Err(fail(path, format!("{n} must be between 1 and {max}")));
+            }
+            Ok(n)
+        };
+
+        let (duration, dur_at) = pick!(duration);
+        let whole = |span: Span, path: &Vec<String>| -> Result<Duration> {
+            if span.0.subsec_nanos() != 0 || span.0.is_zero() {
+                return Err(fail(path, format!("{span} must be a whole number of seconds, at least 1s")));
+            }
+            Ok(span.0)
+        };
+        let duration = match (run_for, duration) {
+            (Some(d), _) => d,
+            (None, Some(d)) => whole(d, &dur_at)?,
+            (None, None) => {
+                return Err(self.err(
+                    &["workloads", name],
+                    "missing `duration`: how long to measure, e.g. 30s (set it here or in `defaults`)",
+                ));
+            }
+        };
+        let (ramp, ramp_at) = pick!(ramp);
+        let ramp = match ramp {
+            Some(r) if r.0.is_zero() => Duration::ZERO,
+            Some(r) => whole(r, &ramp_at)?,
+            None => Duration::ZERO,
+        };
+
+        let (driver, workers, rate) = match kind {
+            DriverName::Pgbench => {
+                let (dsn, dsn_at) = pick!(dsn);
+                if let Some(dsn) = &dsn
+                    && let Some(why) = password_in(dsn)
+                {
+                    return Err(fail(
+                        &dsn_at,
+                        format!("{why}: give it in PGPASSWORD or ~/.pgpass (fathom stores the scenario with the run)"),
+                    ));
+                }
+                let (scale, scale_at) = pick!(scale);
+                let scale = count(scale, &scale_at, 1, 1_000_000)?;
+                let (clients, clients_at) = pick!(clients);
+                let clients = count(clients, &clients_at, 1, 1024)?;
+                let (threads, threads_at) = pick!(threads);
+                let threads = count(threads, &threads_at, 1, 1024)?;
+                if threads > clients {
+                    return Err(fail(&threads_at, format!("{threads} threads for {clients} clients: at most one each")));
+                }
+                let (script, script_at) = pick!(script);
+                let (sql, sql_at) = pick!(sql);
+                let script = match (script, sql) {
+                    (Some(_), Some(_)) if p.script.is_some() == p.sql.is_some() => {
+                        return Err(fail(&sql_at, "set `script` or `sql`, not both".into()));
+                    }
+                    (Some(_), Some(sql)) if p.sql.is_some() => Script::Sql(sql),
+                    (Some(s), _) if BUILTIN_SCRIPTS.contains(&s.as_str()) => Script::Builtin(s),
+                    (Some(s), _) if s.contains('/') || s.ends_with(".sql") => Script::File(PathBuf::from(s)),
+                    (Some(s), _) => {
+                        return Err(fail(
+                            &script_at,
+                            format!(
+                                "`{s}` is neither one of pgbench's scripts ({}) nor a file (a path, or NAME.sql)",
+                                BUILTIN_SCRIPTS.join(", ")
+                            ),
+                        ));
+                    }
+                    (None, Some(sql)) if sql.trim().is_empty() => {
+                        return Err(fail(&sql_at, "is empty: give the SQL of one transaction".into()));
+                    }
+                    (None, Some(sql)) => Script::Sql(sql),
+                    (None, None) => Script::Builtin("tpcb-like".into()),
+                };
+                let (rate, rate_at) = pick!(rate);
+                if let Some(r) = rate
+                    && !(r > 0.0 && r.is_finite())
+                {
+                    return Err(fail(&rate_at, format!("{r} must be a positive number of transactions per second")));
+                }
+                let (settings, settings_at) = pick!(settings);
+                let mut pairs = Vec::new();
+                for (key, value) in settings.unwrap_or_default() {
+                    let text = match value {
+                        serde_yaml::Value::String(s) => s,
+                        serde_yaml::Value::Number(n) => n.to_string(),
+                        serde_yaml::Value::Bool(b) => if b { "on" } else { "off" }.to_string(),
+                        _ => return Err(fail(&settings_at, format!("`{key}`: give a value such as 1GB, 0.9 or on"))),
+                    };
+                    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                        return Err(fail(&settings_at, format!("`{key}` is not a PostgreSQL setting name")));
+                    }
+                    pairs.push((key, text));
+                }
+                if !pairs.is_empty() && dsn.is_some() {
+                    return Err(fail(
+                        &settings_at,
+                        "configures the throwaway cluster fathom starts; a server given by `dsn` keeps its own".into(),
+                    ));
+                }
+                let (reuse, _) = pick!(reuse);
+                let spec =
+                    Pgbench { dsn, scale, reuse: reuse.unwrap_or(false), clients, threads, script, rate, settings: pairs };
+                (Driver::Pgbench(spec), clients, rate)
+            }
+            DriverName::Iperf3 => {
+                let (server, _) = pick!(server);
+                let (streams, streams_at) = pick!(streams);
+                let streams = count(streams, &streams_at, 1, 128)?;
+                let (reverse, _) = pick!(reverse);
+                let (link, link_at) = pick!(link);
+                let link_bps = match link {
+                    Some(text) => Some(parse_bits(&text).map_err(|e| fail(&link_at, e))?),
+                    None => None,
+                };
+                let spec = Iperf3 { server, streams, reverse: reverse.unwrap_or(false), link_bps };
+                (Driver::Iperf3(spec), streams, None)
+            }
+        };
+        Ok(Workload::driven(name, driver, workers, rate, duration, ramp))
+    }
+}
+
+/// Why a connection string holds a password, if it does.
+fn password_in(dsn: &str) -> Option<&'static str> {
+    let lower = dsn.to_ascii_lowercase();
+    if lower.split_whitespace().any(|kv| kv.starts_with("password=")) || lower.contains("password=") {
+        return Some("holds a password");
+    }
+    // postgresql://user:secret@host/db
+    let rest = lower.strip_prefix("postgresql://").or_else(|| lower.strip_prefix("postgres://"))?;
+    let userinfo = rest.split('@').next().filter(|_| rest.contains('@'))?;
+    userinfo.contains(':').then_some("holds a password (user:password@)")
+}
+
+/// A link speed such as `25gbit`, `10G`, `100mbit`, `1e9` (bits per second).
+pub fn parse_bits(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let t = t.strip_suffix("/s").unwrap_or(&t);
+    let t = t.strip_suffix("bps").or_else(|| t.strip_suffix("bit")).or_else(|| t.strip_suffix('b')).unwrap_or(t);
+    let (number, scale) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1e3),
+        Some('m') => (&t[..t.len() - 1], 1e6),
+        Some('g') => (&t[..t.len() - 1], 1e9),
+        Some('t') => (&t[..t.len() - 1], 1e12),
+        _ => (t, 1.0),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(n) if n > 0.0 && n.is_finite() => Ok(n * scale),
+        _ => Err(format!("`{text}` is not a link speed (e.g. 10gbit, 25G, 100mbit)")),
+    }
+}
+
+/// What a driver key is written as in a profile (a map of setting to value).
+pub type Settings = IndexMap<String, serde_yaml::Value>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_speeds() {
+        assert_eq!(parse_bits("25gbit").unwrap(), 25e9);
+        assert_eq!(parse_bits("10G").unwrap(), 10e9);
+        assert_eq!(parse_bits("100mbit/s").unwrap(), 100e6);
+        assert_eq!(parse_bits("1e9").unwrap(), 1e9);
+        assert!(parse_bits("fast").is_err());
+    }
+
+    #[test]
+    fn postgres_sizes() {
+        assert_eq!(pg_size("1GB"), Some(1 << 30));
+        assert_eq!(pg_size("128MB"), Some(128 << 20));
+        assert_eq!(pg_size("16384"), Some(128 << 20));
+        assert_eq!(pg_size("lots"), None);
+    }
+
+    #[test]
+    fn passwords_are_found() {
+        assert!(password_in("host=db user=a password=x").is_some());
+        assert!(password_in("postgresql://a:secret@db/x").is_some());
+        assert!(password_in("postgresql://a@db/x").is_none());
+        assert!(password_in("host=127.0.0.1 port=5432 user=fathom").is_none());
+    }
+}
