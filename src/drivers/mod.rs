@@ -7,9 +7,20 @@ pub mod iperf3;
 pub mod pgbench;
 pub mod postgres;
 
-use crate::scenario::Scenario;
+use crate::scenario::{EngineKind, Scenario};
+use std::time::Duration;
 use crate::scenario::driver::Driver;
 use std::path::Path;
+
+/// How long before a workload's first second its program is started, so that its work
+/// (not its start-up) fills that second.
+pub fn startup(engine: EngineKind) -> Duration {
+    match engine {
+        EngineKind::Fio => fio::STARTUP,
+        EngineKind::Pgbench => pgbench::STARTUP,
+        _ => Duration::ZERO,
+    }
+}
 
 /// What the `driver:` workloads of a run need before its clock starts: databases
 /// initialised, servers listening. Dropping it stops what fathom started.

@@ -96,6 +96,15 @@ impl Cluster {
     /// postgresql.conf, and starts it on a free loopback port. Errors carry
     /// PostgreSQL's own message (from initdb, or the server's log).
     pub fn start(dir: &Path, settings: &[(String, String)]) -> Result<Cluster, String> {
+        let started = Self::create(dir, settings);
+        if started.is_err() {
+            // the server's log stays to read; the cluster's files go
+            let _ = std::fs::remove_dir_all(dir.join("data"));
+        }
+        started
+    }
+
+    fn create(dir: &Path, settings: &[(String, String)]) -> Result<Cluster, String> {
         let bin = bindir()?;
         let user = run_as()?;
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -22,6 +22,57 @@ pub struct Analysis {
     pub phases: Vec<PhaseAnalysis>,
     /// With three or more phases that each had IO: one point per phase.
     pub curve: Option<Curve>,
+    /// The scenario's `compare:` workloads, each against the first.
+    pub compared: Vec<Compared>,
+}
+
+/// One workload of `compare:` against the first (the baseline), over their measured
+/// windows.
+#[derive(Debug, Serialize)]
+pub struct Compared {
+    pub workload: String,
+    pub baseline: String,
+    pub figures: Figures,
+    pub baseline_figures: Figures,
+    pub change: Change,
+}
+
+/// The workloads a run's scenario names in `compare:` (read back from the stored text,
+/// so runs stored before the key existed have none).
+pub fn compare_list(scenario_text: &str) -> Vec<String> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(scenario_text).unwrap_or_default();
+    let names = doc.get("compare").and_then(|c| c.as_sequence()).cloned().unwrap_or_default();
+    names.iter().filter_map(|n| n.as_str().map(str::to_string)).collect()
+}
+
+/// A workload's figures over its measured window: ops per second over every op but
+/// syncs, latency of its busiest op.
+fn figures_of(w: &WorkloadSummary) -> Option<Figures> {
+    let ops: Vec<_> = w.ops.iter().filter(|o| o.op != "sync").collect();
+    let heaviest = ops.iter().max_by_key(|o| o.ops)?;
+    let iops: f64 = ops.iter().map(|o| o.iops).sum();
+    Some(Figures {
+        iops,
+        attainment: w.workload.rate_iops.map(|r| iops / r),
+        p50_us: heaviest.latency.p50_us,
+        p99_us: heaviest.latency.p99_us,
+    })
+}
+
+fn compared(workloads: &[WorkloadSummary], names: &[String]) -> Vec<Compared> {
+    let find = |name: &str| workloads.iter().find(|w| w.workload.name == name).and_then(|w| Some((w, figures_of(w)?)));
+    let Some((base, base_figures)) = names.first().and_then(|n| find(n)) else { return Vec::new() };
+    names[1..]
+        .iter()
+        .filter_map(|n| find(n))
+        .map(|(w, figures)| Compared {
+            workload: w.workload.name.clone(),
+            baseline: base.workload.name.clone(),
+            figures,
+            baseline_figures: base_figures,
+            change: interference::change(&base_figures, &figures),
+        })
+        .collect()
 }
 
 /// Little's law for one workload: the concurrency it was configured for (closed loop)
@@ -79,7 +130,13 @@ pub struct Curve {
     pub usl: Option<Fit>,
 }
 
-pub fn analyze(store: &Store, run: i64, workloads: &[WorkloadSummary], phases: &[PhaseSummary]) -> Result<Analysis> {
+pub fn analyze(
+    store: &Store,
+    run: i64,
+    workloads: &[WorkloadSummary],
+    phases: &[PhaseSummary],
+    compare: &[String],
+) -> Result<Analysis> {
     let littles = workloads.iter().filter_map(|w| little(w, phases)).collect();
     let mut per_phase = Vec::new();
     let mut firsts: Vec<(String, Figures)> = Vec::new();
@@ -120,7 +177,12 @@ pub fn analyze(store: &Store, run: i64, workloads: &[WorkloadSummary], phases: &
             });
         }
     }
-    Ok(Analysis { littles_law: littles, phases: per_phase, curve: curve(workloads, phases) })
+    Ok(Analysis {
+        littles_law: littles,
+        phases: per_phase,
+        curve: curve(workloads, phases),
+        compared: compared(workloads, compare),
+    })
 }
 
 fn little(w: &WorkloadSummary, phases: &[PhaseSummary]) -> Option<Little> {

@@ -204,7 +204,8 @@ impl RunSummary {
         let expectations = store.expectations(run.id)?;
         let warnings = store.warnings(run.id)?;
         let observed = store.observation_summary(run.id)?;
-        let analysis = super::analysis::analyze(store, run.id, &workloads, &phases)?;
+        let compare = super::analysis::compare_list(&run.scenario_text);
+        let analysis = super::analysis::analyze(store, run.id, &workloads, &phases, &compare)?;
         Ok(RunSummary { run, workloads, phases, events, expectations, warnings, observed, analysis, scans })
     }
 

@@ -137,16 +137,18 @@ fn phases(s: &RunSummary) -> String {
         }
         for (i, o) in p.ops.iter().enumerate() {
             let first = i == 0;
+            // network streams count bytes, with no per-op latency
+            let network = NETWORK_OPS.contains(&o.op);
             rows.push(vec![
                 if first { p.phase.label.clone() } else { String::new() },
                 if first { span.clone() } else { String::new() },
                 o.workload.clone(),
                 o.op.to_string(),
-                count(o.iops),
-                sig3(o.mb_per_s),
-                latency_us(o.latency.p50_us),
-                latency_us(o.latency.p99_us),
-                format!("{:.2}", o.littles_n),
+                if network { "-".into() } else { count(o.iops) },
+                if o.op == "txn" { "-".into() } else { sig3(o.mb_per_s) },
+                if network { "-".into() } else { latency_us(o.latency.p50_us) },
+                if network { "-".into() } else { latency_us(o.latency.p99_us) },
+                if network { "-".into() } else { format!("{:.2}", o.littles_n) },
             ]);
         }
     }
@@ -306,6 +308,27 @@ pub fn analysis(s: &RunSummary) -> String {
         out.push_str(&format!(
             "\nper phase: steady state (SNIA: 5 rounds of 5 s), latency settled after, change from the workload's first phase:\n{}",
             render(&["phase", "workload", "steady state", "settled", "change"], &rows, 2)
+        ));
+    }
+    if !a.compared.is_empty() {
+        let rows: Vec<Vec<String>> = a
+            .compared
+            .iter()
+            .map(|c| {
+                let pair = |a: f64, b: f64, f: &dyn Fn(f64) -> String, pct: f64| {
+                    format!("{} -> {} ({pct:+.1}%)", f(a), f(b))
+                };
+                vec![
+                    format!("{} vs {}", c.workload, c.baseline),
+                    pair(c.baseline_figures.iops, c.figures.iops, &count, c.change.iops_percent),
+                    pair(c.baseline_figures.p50_us, c.figures.p50_us, &latency_us, c.change.p50_percent),
+                    pair(c.baseline_figures.p99_us, c.figures.p99_us, &latency_us, c.change.p99_percent),
+                ]
+            })
+            .collect();
+        out.push_str(&format!(
+            "\ncompared (the scenario's `compare:`, each against the first):\n{}",
+            render(&["", "IOPS", "p50", "p99"], &rows, 2)
         ));
     }
     if let Some(c) = &a.curve {

@@ -12,6 +12,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("vioperf", include_str!("builtin/vioperf.yaml")),
     ("seek-sweep", include_str!("builtin/seek-sweep.yaml")),
     ("hotspot", include_str!("builtin/hotspot.yaml")),
+    ("pgbench-clients", include_str!("builtin/pgbench-clients.yaml")),
+    ("commit-latency", include_str!("builtin/commit-latency.yaml")),
+    ("pgbench-ab", include_str!("builtin/pgbench-ab.yaml")),
+    ("net-streams", include_str!("builtin/net-streams.yaml")),
 ];
 
 /// The built-in scenario run by a bare `fathom run`.

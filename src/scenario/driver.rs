@@ -43,6 +43,9 @@ pub struct Pgbench {
     pub rate: Option<f64>,
     /// Server settings of the throwaway cluster (`shared_buffers: 1GB`), in order.
     pub settings: Vec<(String, String)>,
+    /// The directory the throwaway cluster lives in (`target`): the storage under test.
+    /// `None`: the run's own directory.
+    pub target: Option<PathBuf>,
 }
 
 /// What each transaction runs.
@@ -125,7 +128,7 @@ pub const BUILTIN_SCRIPTS: [&str; 3] = ["tpcb-like", "simple-update", "select-on
 
 /// Keys every driver workload may set besides its driver's own.
 const COMMON: [&str; 4] = ["driver", "duration", "ramp", "group"];
-const PGBENCH_KEYS: [&str; 9] = ["dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"];
+const PGBENCH_KEYS: [&str; 10] = ["target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"];
 const IPERF3_KEYS: [&str; 4] = ["server", "streams", "reverse", "link"];
 
 /// The keys `profile` sets (non-null), in the order written.
@@ -305,13 +308,33 @@ impl Checker<'_> {
                         "configures the throwaway cluster fathom starts; a server given by `dsn` keeps its own".into(),
                     ));
                 }
+                let (target, target_at) = pick!(target);
+                let target = match target.as_deref() {
+                    Some([one]) if dsn.is_none() => Some(PathBuf::from(one)),
+                    Some([_]) if p.target.is_some() => {
+                        return Err(fail(&target_at, "places the throwaway cluster; with a `dsn` the server is elsewhere".into()));
+                    }
+                    Some([_]) | None => None,
+                    Some(_) => return Err(fail(&target_at, "give one directory for the throwaway cluster".into())),
+                };
                 let (reuse, _) = pick!(reuse);
-                let spec =
-                    Pgbench { dsn, scale, reuse: reuse.unwrap_or(false), clients, threads, script, rate, settings: pairs };
+                let spec = Pgbench {
+                    dsn,
+                    scale,
+                    reuse: reuse.unwrap_or(false),
+                    clients,
+                    threads,
+                    script,
+                    rate,
+                    settings: pairs,
+                    target,
+                };
                 (Driver::Pgbench(spec), clients, rate)
             }
             DriverName::Iperf3 => {
                 let (server, _) = pick!(server);
+                // empty (a built-in's default): fathom's own server on loopback
+                let server = server.filter(|s| !s.trim().is_empty());
                 let (streams, streams_at) = pick!(streams);
                 let streams = count(streams, &streams_at, 1, 128)?;
                 let (reverse, _) = pick!(reverse);

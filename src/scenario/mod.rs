@@ -267,6 +267,10 @@ pub struct ScenarioFile {
     /// Serve live metrics for Prometheus at this address (as `--prometheus`, which wins).
     #[serde(default)]
     pub prometheus: Option<String>,
+    /// Workloads compared with the first of them (an A/B within one run), in `show` and
+    /// the report.
+    #[serde(default)]
+    pub compare: Option<Vec<String>>,
 }
 
 /// `observe:` as written.
@@ -616,6 +620,15 @@ impl Checker<'_> {
             Some(r) => Some(self.remote(r)?),
             None => None,
         };
+        let compare = file.compare.unwrap_or_default();
+        if compare.len() == 1 {
+            return Err(self.err(&["compare"], "names one workload: compare at least two (the first is the baseline)"));
+        }
+        for (i, name) in compare.iter().enumerate() {
+            if index_of(name).is_none() {
+                return Err(self.err(&["compare", &i.to_string()], format!("no workload named `{name}`")));
+            }
+        }
         Ok(Scenario {
             name: file.name,
             description: file.description,

@@ -14,7 +14,19 @@ use serde_yaml::{Mapping, Value};
 use std::fmt;
 use std::str::FromStr;
 
-const TOP_LEVEL: [&str; 8] = ["name", "description", "defaults", "workloads", "timeline", "vars", "expect", "groups"];
+const TOP_LEVEL: [&str; 11] = [
+    "name",
+    "description",
+    "defaults",
+    "workloads",
+    "timeline",
+    "vars",
+    "expect",
+    "groups",
+    "observe",
+    "prometheus",
+    "compare",
+];
 
 /// One `--set` argument.
 #[derive(Debug, Clone)]

@@ -9,7 +9,6 @@ mod hooks;
 mod live;
 
 use crate::analysis::steady_state;
-use crate::drivers::fio;
 use crate::engine::target::{self, DataFile};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
@@ -334,17 +333,16 @@ impl Executor<'_> {
     }
 
     /// The second at which the starts at the head of `steps` begin together: the next
-    /// whole second that leaves fio time to start its jobs and every start its setup.
+    /// whole second that leaves a driver's program (fio, pgbench) time to start and every
+    /// start its setup.
     fn batch_second(&self, steps: &[Step]) -> u64 {
         let mut lead = Duration::ZERO;
         for (n, step) in steps.iter().enumerate() {
             if n > 0 && (!starts(step) || step.at.is_some()) {
                 break;
             }
-            if let Action::Start { workload, .. } | Action::Ramp { workload, .. } = step.action
-                && self.cx.engines[workload] == EngineKind::Fio
-            {
-                lead = lead.max(fio::STARTUP);
+            if let Action::Start { workload, .. } | Action::Ramp { workload, .. } = step.action {
+                lead = lead.max(crate::drivers::startup(self.cx.engines[workload]));
             }
             lead += Duration::from_millis(if n > 0 { 50 } else { 0 });
             if !is_async(step) {
