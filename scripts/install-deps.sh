@@ -6,7 +6,9 @@ set -euo pipefail
 purpose="${1:-test}"
 case "$purpose" in
   run)   packages=() ;;            # fathom itself needs nothing beyond a Rust toolchain
-  test)  packages=(fio prometheus prometheus-node-exporter chromium) ;;   # fio: the second driver; prometheus: scrapes --prometheus; node exporter: a remote to observe; chromium: renders the report
+  # fio, postgresql (server and pgbench), iperf3: the drivers' programs; prometheus: scrapes
+  # --prometheus; node exporter: a remote to observe; chromium: renders the report
+  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium) ;;
   bench) packages=(fio) ;;         # the peer fathom is measured against
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac

@@ -9,8 +9,17 @@ use common::{Scratch, text};
 /// Runs built-in `name` and returns `show --json` of the run. Expectations may fail on
 /// a slow machine (exit 3), but they must have been checked and stored.
 fn run_builtin(name: &str) -> serde_json::Value {
+    run_builtin_with(name, &[])
+}
+
+/// Like [`run_builtin`], with `--set`s that shorten it further.
+fn run_builtin_with(name: &str, sets: &[&str]) -> serde_json::Value {
     let s = Scratch::new(&format!("builtin-{name}"));
-    let out = s.run(&["run", name, "-q"]);
+    let mut args = vec!["run", name, "-q"];
+    for set in sets {
+        args.extend(["--set", set]);
+    }
+    let out = s.run(&args);
     let show = s.show_json();
     let expectations = show["expectations"].as_array().unwrap();
     let failed = expectations.iter().any(|e| e["passed"] == false);
@@ -104,4 +113,58 @@ fn seek_sweep() {
 fn hotspot() {
     let show = run_builtin("hotspot");
     assert_eq!(labels(&show), vec!["uniform", "pareto-0.8", "zipf-1.2"]);
+}
+
+#[test]
+fn pgbench_clients() {
+    let show = run_builtin_with("pgbench-clients", &["step=3s", "scale=1"]);
+    assert_eq!(labels(&show), vec!["c1", "c2", "c4", "c8", "c16"]);
+    for (label, clients) in [("c1", 1), ("c16", 16)] {
+        assert!(iops_in(&show, label, label) > 0.0, "{label}");
+        let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == label).unwrap();
+        assert_eq!(w["workers"], clients);
+    }
+    // one point per client count, and the USL fitted to them
+    let curve = &show["analysis"]["curve"];
+    let n: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert_eq!(n, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
+    assert!(curve["usl"]["lambda"]["value"].as_f64().unwrap() > 0.0, "{curve}");
+}
+
+#[test]
+fn commit_latency() {
+    let show = run_builtin_with("commit-latency", &["duration=3s"]);
+    let w = &show["workloads"][0];
+    let txn = w["ops"].as_array().unwrap().iter().find(|o| o["op"] == "txn").unwrap();
+    assert!(txn["ops"].as_u64().unwrap() > 0);
+    let l = &txn["latency"];
+    assert!(l["p50_us"].as_f64().unwrap() <= l["p99_us"].as_f64().unwrap());
+    assert_eq!(w["workers"], 1);
+}
+
+#[test]
+fn pgbench_ab() {
+    let show = run_builtin_with(
+        "pgbench-ab",
+        &["duration=3s", "scale=1", "a.settings.shared_buffers=16MB", "b.settings.shared_buffers=64MB"],
+    );
+    assert_eq!(labels(&show), vec!["a", "b"]);
+    let compared = show["analysis"]["compared"].as_array().unwrap();
+    assert_eq!(compared.len(), 1);
+    assert_eq!((compared[0]["workload"].as_str(), compared[0]["baseline"].as_str()), (Some("b"), Some("a")));
+    let (a, b) = (iops_in(&show, "a", "a"), iops_in(&show, "b", "b"));
+    let change = compared[0]["change"]["iops_percent"].as_f64().unwrap();
+    assert!((change - (b - a) / a * 100.0).abs() < 1e-6, "{change} vs {a} -> {b}");
+}
+
+#[test]
+fn net_streams() {
+    let show = run_builtin_with("net-streams", &["step=2s"]);
+    assert_eq!(labels(&show), vec!["s1", "s2", "s4", "s8"]);
+    for (name, streams) in [("s1", 1), ("s8", 8)] {
+        let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
+        assert_eq!(w["workers"], streams);
+        let send = w["ops"].as_array().unwrap().iter().find(|o| o["op"] == "send").unwrap();
+        assert!(send["mb_per_s"].as_f64().unwrap() > 0.0, "{name}");
+    }
 }

@@ -230,7 +230,12 @@ fn run(l: &Launch) -> Result<(), String> {
     let source = format!("iperf3:{}", l.name);
     let rows: Vec<ObservationRow> = retransmits
         .iter()
-        .map(|(t, n)| ObservationRow { t: *t as i64, source: source.clone(), name: "retransmits".into(), value: *n as f64 })
+        .map(|(t, n)| ObservationRow {
+            t: *t as i64,
+            source: source.clone(),
+            name: "retransmits".into(),
+            value: *n as f64,
+        })
         .collect();
     store.add_observations(l.run, &rows).map_err(|e| e.to_string())?;
     let detail = match report.end.as_ref().and_then(|e| e.sum_sent.as_ref().zip(e.sum_received.as_ref())) {

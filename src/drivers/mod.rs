@@ -7,10 +7,10 @@ pub mod iperf3;
 pub mod pgbench;
 pub mod postgres;
 
-use crate::scenario::{EngineKind, Scenario};
-use std::time::Duration;
 use crate::scenario::driver::Driver;
+use crate::scenario::{EngineKind, Scenario};
 use std::path::Path;
+use std::time::Duration;
 
 /// How long before a workload's first second its program is started, so that its work
 /// (not its start-up) fills that second.
@@ -71,7 +71,10 @@ pub fn describe(d: &Driver) -> String {
             };
             let rate = p.rate.map(|r| format!(", {r} tps target")).unwrap_or_default();
             let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
-            format!("pgbench {script}, scale {}, {} clients x {} threads{rate}, on {server}", p.scale, p.clients, p.threads)
+            format!(
+                "pgbench {script}, scale {}, {} clients x {} threads{rate}, on {server}",
+                p.scale, p.clients, p.threads
+            )
         }
         Driver::Iperf3(i) => format!(
             "iperf3, {} stream{}{}",

@@ -157,8 +157,10 @@ impl Cluster {
             }
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             if !text.contains("could not bind") && !text.contains("already in use") {
-                let errors: Vec<&str> =
-                    text.lines().filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR")).collect();
+                let errors: Vec<&str> = text
+                    .lines()
+                    .filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR"))
+                    .collect();
                 let msg = if errors.is_empty() { last_lines(&out, 5) } else { errors.join(" / ") };
                 return Err(format!("PostgreSQL did not start: {msg} (log: {})", log.display()));
             }

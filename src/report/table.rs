@@ -208,12 +208,7 @@ fn events(s: &RunSummary) -> String {
                 "pgbench" | "iperf3" => format!(": {}", e.detail),
                 _ => String::new(),
             };
-            out.push_str(&format!(
-                "  {:>7.1}s  {} {}{status}{took}{said}\n",
-                e.at_ms as f64 / 1000.0,
-                e.kind,
-                e.label
-            ));
+            out.push_str(&format!("  {:>7.1}s  {} {}{status}{took}{said}\n", e.at_ms as f64 / 1000.0, e.kind, e.label));
         }
     }
     out
@@ -315,9 +310,8 @@ pub fn analysis(s: &RunSummary) -> String {
             .compared
             .iter()
             .map(|c| {
-                let pair = |a: f64, b: f64, f: &dyn Fn(f64) -> String, pct: f64| {
-                    format!("{} -> {} ({pct:+.1}%)", f(a), f(b))
-                };
+                let pair =
+                    |a: f64, b: f64, f: &dyn Fn(f64) -> String, pct: f64| format!("{} -> {} ({pct:+.1}%)", f(a), f(b));
                 vec![
                     format!("{} vs {}", c.workload, c.baseline),
                     pair(c.baseline_figures.iops, c.figures.iops, &count, c.change.iops_percent),

@@ -128,17 +128,16 @@ pub const BUILTIN_SCRIPTS: [&str; 3] = ["tpcb-like", "simple-update", "select-on
 
 /// Keys every driver workload may set besides its driver's own.
 const COMMON: [&str; 4] = ["driver", "duration", "ramp", "group"];
-const PGBENCH_KEYS: [&str; 10] = ["target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"];
+const PGBENCH_KEYS: [&str; 10] =
+    ["target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"];
 const IPERF3_KEYS: [&str; 4] = ["server", "streams", "reverse", "link"];
 
 /// The keys `profile` sets (non-null), in the order written.
 fn keys_set(profile: &Profile) -> Vec<String> {
     match serde_yaml::to_value(profile) {
-        Ok(serde_yaml::Value::Mapping(m)) => m
-            .into_iter()
-            .filter(|(_, v)| !v.is_null())
-            .filter_map(|(k, _)| k.as_str().map(str::to_string))
-            .collect(),
+        Ok(serde_yaml::Value::Mapping(m)) => {
+            m.into_iter().filter(|(_, v)| !v.is_null()).filter_map(|(k, _)| k.as_str().map(str::to_string)).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -256,7 +255,10 @@ impl Checker<'_> {
                 let (threads, threads_at) = pick!(threads);
                 let threads = count(threads, &threads_at, 1, 1024)?;
                 if threads > clients {
-                    return Err(fail(&threads_at, format!("{threads} threads for {clients} clients: at most one each")));
+                    return Err(fail(
+                        &threads_at,
+                        format!("{threads} threads for {clients} clients: at most one each"),
+                    ));
                 }
                 let (script, script_at) = pick!(script);
                 let (sql, sql_at) = pick!(sql);
@@ -312,7 +314,10 @@ impl Checker<'_> {
                 let target = match target.as_deref() {
                     Some([one]) if dsn.is_none() => Some(PathBuf::from(one)),
                     Some([_]) if p.target.is_some() => {
-                        return Err(fail(&target_at, "places the throwaway cluster; with a `dsn` the server is elsewhere".into()));
+                        return Err(fail(
+                            &target_at,
+                            "places the throwaway cluster; with a `dsn` the server is elsewhere".into(),
+                        ));
                     }
                     Some([_]) | None => None,
                     Some(_) => return Err(fail(&target_at, "give one directory for the throwaway cluster".into())),

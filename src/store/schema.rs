@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS samples (
     run_id         INTEGER NOT NULL,
     worker         INTEGER NOT NULL,
     t              INTEGER NOT NULL,
-    op             INTEGER NOT NULL,      -- 0 read, 1 write
+    op             INTEGER NOT NULL,      -- 0 read, 1 write, 2 sync, 3 txn, 4 send, 5 recv
     workload_idx   INTEGER NOT NULL,
     ops            INTEGER NOT NULL,
     bytes          INTEGER NOT NULL,

@@ -4,10 +4,10 @@
 use super::Context;
 use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::drivers::{iperf3, pgbench};
-use crate::scenario::driver::Driver;
 use crate::engine::target::DataFile;
 use crate::engine::{self, Schedule, WorkerSpec, WorkerThread};
 use crate::error::{Error, Result};
+use crate::scenario::driver::Driver;
 use crate::scenario::{EngineKind, Queue, Workload};
 use crate::store::WorkloadRow;
 use std::sync::Arc;

@@ -219,6 +219,7 @@ pub(crate) mod tests {
             data: data::DataSpec::default(),
             duration: Duration::from_secs(1),
             ramp: Duration::ZERO,
+            driver: None,
         }
     }
 
@@ -326,6 +327,7 @@ pub(crate) mod tests {
                     syncs += 1;
                 }
                 Op::Read => {}
+                other => panic!("the IO generator issued {other:?}"),
             }
         }
         assert!(syncs > 900, "{syncs}");

@@ -106,3 +106,96 @@ pub fn node_exporter(port: u16) -> Server {
     wait_ready(port, "/metrics", "the node exporter");
     server
 }
+
+/// A PostgreSQL server of the test's own (Debian's `postgresql`), on 127.0.0.1:`port`
+/// with trust authentication for the user `tester`; stopped (fast shutdown) when dropped.
+pub struct Postgres {
+    child: Child,
+    pub port: u16,
+}
+
+impl Postgres {
+    /// initdb in `dir` and start the server in the foreground. PostgreSQL will not run as
+    /// root: then it runs as the `postgres` user, which owns `dir`.
+    pub fn start(dir: &Path, port: u16) -> Postgres {
+        use std::os::unix::process::CommandExt;
+        let bin = ["/usr/lib/postgresql"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+            .map(|e| e.path().join("bin"))
+            .filter(|b| b.join("initdb").exists())
+            .max()
+            .expect("PostgreSQL's server programs (scripts/install-deps.sh test installs them)");
+        std::fs::create_dir_all(dir).unwrap();
+        let as_postgres = |c: &mut Command| {
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                let id = |flag: &str| -> u32 {
+                    let out = Command::new("id").args([flag, "postgres"]).output().unwrap();
+                    String::from_utf8_lossy(&out.stdout).trim().parse().expect("a postgres user")
+                };
+                let (uid, gid) = (id("-u"), id("-g"));
+                std::os::unix::fs::chown(dir, Some(uid), Some(gid)).unwrap();
+                c.uid(uid).gid(gid);
+            }
+            c.current_dir(dir);
+        };
+        let data = dir.join("data");
+        let mut initdb = Command::new(bin.join("initdb"));
+        initdb.args(["-A", "trust", "-U", "tester", "--no-instructions", "-D"]).arg(&data);
+        as_postgres(&mut initdb);
+        let out = initdb.output().unwrap();
+        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
+        let mut server = Command::new(bin.join("postgres"));
+        server.arg("-D").arg(&data).args(["-p", &port.to_string(), "-k", "", "-c", "listen_addresses=127.0.0.1"]);
+        server.stdout(Stdio::null()).stderr(std::fs::File::create(dir.join("server.log")).unwrap());
+        as_postgres(&mut server);
+        let child = server.spawn().unwrap();
+        let pg = Postgres { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(30), "PostgreSQL did not start on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        pg
+    }
+
+    pub fn dsn(&self, database: &str) -> String {
+        format!("host=127.0.0.1 port={} user=tester dbname={database}", self.port)
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // SIGINT: fast shutdown, which also ends its backends
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+        let start = Instant::now();
+        while self.child.try_wait().ok().flatten().is_none() {
+            if start.elapsed() > Duration::from_secs(10) {
+                let _ = self.child.kill();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Processes still running (not zombies) whose command line contains `needle`.
+pub fn running(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let path = entry.path();
+        let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
+        // the state follows the command name in parentheses
+        let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next()).unwrap_or(None);
+        if state.is_none() || state == Some('Z') {
+            continue;
+        }
+        let cmdline = std::fs::read(path.join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push(cmdline);
+        }
+    }
+    found
+}

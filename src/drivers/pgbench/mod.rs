@@ -55,11 +55,15 @@ impl Databases {
 /// The installed pgbench's version line, or why it cannot be run.
 pub fn version() -> Result<String, String> {
     let path = postgres::client("pgbench")?;
-    let out = Command::new(&path).arg("--version").output().map_err(|e| {
-        format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display())
-    })?;
+    let out = Command::new(&path)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
+
+/// What makes two workloads' throwaway clusters the same one: their place and settings.
+type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
 
 /// Readies a database for every pgbench workload of `scenario`: clusters are started in
 /// the workload's `target` or else `dir` (the run's directory), one per distinct place
@@ -67,15 +71,15 @@ pub fn version() -> Result<String, String> {
 /// `progress` hears what takes time.
 pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Result<Databases, String> {
     let mut dbs = Databases::default();
-    let mut cluster_of: Vec<((Option<PathBuf>, Vec<(String, String)>), usize)> = Vec::new();
+    // a cluster per place and settings: (target, settings) to its index
+    let mut cluster_of: Vec<(ClusterKey, usize)> = Vec::new();
     let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let mut ready: Vec<(String, u32)> = Vec::new();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(Driver::Pgbench(p)) = &w.driver else { continue };
         let dsn = match &p.dsn {
             Some(dsn) => {
-                postgres::psql(dsn, "SELECT 1")
-                    .map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
+                postgres::psql(dsn, "SELECT 1").map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
                 dsn.clone()
             }
             None => {
@@ -235,11 +239,8 @@ fn run(l: &Launch) -> Result<(), String> {
     // whatever pgbench managed to log is kept, even when it failed
     let mut seconds =
         log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, p.rate.is_some());
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&logs)
-        .map_err(|e| format!("{}: {e}", logs.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(&logs).map_err(|e| format!("{}: {e}", logs.display()))?.flatten().map(|e| e.path()).collect();
     entries.sort();
     for path in &entries {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -299,7 +300,12 @@ fn record_extras(l: &Launch, s: &log::Seconds, start_t: u32) -> Result<(), Strin
     let mut rows = Vec::new();
     for t in start_t..l.end_t as u32 {
         let e = s.extra.get(&t).cloned().unwrap_or_default();
-        rows.push(ObservationRow { t: t.into(), source: source.clone(), name: "failed".into(), value: e.failed as f64 });
+        rows.push(ObservationRow {
+            t: t.into(),
+            source: source.clone(),
+            name: "failed".into(),
+            value: e.failed as f64,
+        });
         if e.lag_n > 0 {
             rows.push(ObservationRow {
                 t: t.into(),

@@ -1,0 +1,92 @@
+//! `driver: iperf3` with the real iperf3 (Debian's) on loopback: fathom's bytes per
+//! second and retransmits are checked against iperf3's own JSON report.
+
+mod common;
+
+use common::servers;
+use common::{Scratch, ops, text};
+
+#[test]
+fn streams_bytes_and_retransmits_match_iperf3s_report() {
+    let s = Scratch::new("iperf3-streams");
+    let path = s.scenario(
+        "name: net\n\
+         workloads:\n\
+         \x20 s3:\n\
+         \x20   driver: iperf3\n\
+         \x20   streams: 3\n\
+         \x20   link: 100gbit\n\
+         \x20   duration: 4s\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    let run_dir = s.dir.join(format!("results/runs/{}", show["run"]["id"]));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("s3.iperf3.json")).unwrap()).unwrap();
+    let intervals = report["intervals"].as_array().unwrap();
+    let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "s3").unwrap();
+    let seconds = (w["end_t"].as_i64().unwrap() - w["measure_t"].as_i64().unwrap()) as usize;
+    assert_eq!(seconds, 4);
+    // the seconds fathom measured are iperf3's first four intervals, every stream's bytes
+    let bytes: u64 = intervals[..seconds]
+        .iter()
+        .flat_map(|i| i["streams"].as_array().unwrap())
+        .map(|s| s["bytes"].as_u64().unwrap())
+        .sum();
+    let send = ops(&show, "s3").iter().find(|o| o["op"] == "send").unwrap_or_else(|| panic!("{show}"));
+    assert_eq!(send["bytes"].as_u64().unwrap(), bytes);
+    // its rate agrees with iperf3's closing figure for the sender
+    let theirs = report["end"]["sum_sent"]["bits_per_second"].as_f64().unwrap();
+    let ours = send["mb_per_s"].as_f64().unwrap() * 8e6;
+    assert!((ours / theirs - 1.0).abs() < 0.03, "fathom {ours} bit/s, iperf3 {theirs}");
+    // three streams, three workers, each with bytes of its own
+    let per_worker: Vec<i64> = s
+        .db()
+        .prepare("SELECT sum(bytes) FROM samples WHERE op = 4 GROUP BY worker")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(per_worker.len(), 3, "{per_worker:?}");
+    assert!(per_worker.iter().all(|b| *b > 0));
+    // retransmits per second are the intervals' sums
+    let stored: Vec<(i64, f64)> = s
+        .db()
+        .prepare("SELECT t, value FROM observations WHERE source = 'iperf3:s3' AND name = 'retransmits' ORDER BY t")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(stored.len(), seconds, "{stored:?}");
+    for (i, (_, value)) in stored.iter().enumerate() {
+        let want: u64 =
+            intervals[i]["streams"].as_array().unwrap().iter().map(|s| s["retransmits"].as_u64().unwrap()).sum();
+        assert_eq!(*value as u64, want);
+    }
+    // the table shows throughput against the link, and iperf3's own closing line
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("network (iperf3):") && stdout.contains("of link"), "{stdout}");
+    assert!(stdout.contains("iperf3 s3 ok") && stdout.contains("Gbit/s"), "{stdout}");
+    // fathom's server is gone
+    assert!(servers::running("iperf3 -s -B 127.0.0.1").is_empty());
+}
+
+#[test]
+fn a_server_that_is_not_there_stops_the_run_before_it_starts() {
+    let s = Scratch::new("iperf3-noserver");
+    let path = s.scenario(
+        "name: net\n\
+         workloads:\n\
+         \x20 w:\n\
+         \x20   driver: iperf3\n\
+         \x20   duration: 2s\n",
+    );
+    let port = servers::free_port();
+    let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("server=127.0.0.1:{port}")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("iperf3 server 127.0.0.1:{port}: not accepting connections")), "{err}");
+}

@@ -1,0 +1,216 @@
+//! `driver: pgbench` against the real PostgreSQL and pgbench (Debian's `postgresql`):
+//! a throwaway cluster fathom starts itself, and a server the test starts on loopback.
+//! fathom's figures are checked against pgbench's own closing report and its
+//! per-transaction log, read here independently.
+
+mod common;
+
+use common::servers::{self, Postgres};
+use common::{Scratch, ops, text};
+use std::path::Path;
+
+/// (end of the transaction in Unix µs, latency µs, schedule lag µs) of every
+/// transaction in a pgbench log directory.
+fn log_lines(dir: &Path) -> Vec<(i64, u64, u64)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let Ok(latency) = f[2].parse::<u64>() else { continue };
+            let end = f[4].parse::<i64>().unwrap() * 1_000_000 + f[5].parse::<i64>().unwrap();
+            out.push((end, latency, f.get(6).map(|l| l.parse().unwrap()).unwrap_or(0)));
+        }
+    }
+    out
+}
+
+/// pgbench's own `tps = ...` from its closing report.
+fn pgbench_tps(run_dir: &Path, workload: &str) -> f64 {
+    let out = std::fs::read_to_string(run_dir.join(format!("{workload}.pgbench.out"))).unwrap();
+    let line = out.lines().find_map(|l| l.strip_prefix("tps = ")).unwrap_or_else(|| panic!("no tps line: {out}"));
+    line.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+fn quantile(sorted: &[u64], q: f64) -> f64 {
+    sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1] as f64
+}
+
+#[test]
+fn throwaway_cluster_tps_and_latency_agree_with_pgbench() {
+    let s = Scratch::new("pgbench-throwaway");
+    let path = s.scenario(
+        "name: pg\n\
+         workloads:\n\
+         \x20 closed:\n\
+         \x20   driver: pgbench\n\
+         \x20   script: select-only\n\
+         \x20   clients: 2\n\
+         \x20   threads: 2\n\
+         \x20   duration: 6s\n\
+         \x20 paced:\n\
+         \x20   driver: pgbench\n\
+         \x20   script: select-only\n\
+         \x20   clients: 2\n\
+         \x20   rate: 400\n\
+         \x20   duration: 5s\n\
+         timeline:\n\
+         \x20 - start: closed\n\
+         \x20 - start: paced\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    let run_dir = s.dir.join(format!("results/runs/{}", show["run"]["id"]));
+    // the cluster is gone, and nothing of it runs
+    let entries: Vec<String> =
+        std::fs::read_dir(&run_dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
+    assert!(!entries.iter().any(|e| e.starts_with("postgres-")), "{entries:?}");
+    assert!(servers::running(&run_dir.display().to_string()).is_empty());
+
+    let clock_us: i64 =
+        s.db().query_row("SELECT clock_start_unix_ms FROM runs", [], |r| r.get::<_, i64>(0)).unwrap() * 1000;
+    for name in ["closed", "paced"] {
+        let txn = ops(&show, name).iter().find(|o| o["op"] == "txn").unwrap_or_else(|| panic!("{show}"));
+        let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
+        // within 1% of pgbench's own figure
+        let ours = txn["iops"].as_f64().unwrap();
+        let theirs = pgbench_tps(&run_dir, name);
+        assert!((ours / theirs - 1.0).abs() < 0.01, "{name}: fathom {ours} TPS, pgbench {theirs}");
+        // exactly the log's transactions that ended in the measured window
+        let (from, to) = (w["measure_t"].as_i64().unwrap(), w["end_t"].as_i64().unwrap());
+        let lines = log_lines(&run_dir.join(format!("{name}.pgbench-log")));
+        let inside: Vec<&(i64, u64, u64)> = lines
+            .iter()
+            .filter(|(end, _, _)| {
+                let t = (end - clock_us).div_euclid(1_000_000);
+                t >= from && t < to
+            })
+            .collect();
+        assert_eq!(txn["ops"].as_u64().unwrap(), inside.len() as u64, "{name}");
+        // percentiles within the histograms' 1%
+        let mut latency: Vec<u64> = inside.iter().map(|l| l.1).collect();
+        latency.sort_unstable();
+        for (key, q) in [("p50_us", 0.5), ("p99_us", 0.99)] {
+            let got = txn["latency"][key].as_f64().unwrap();
+            let want = quantile(&latency, q);
+            assert!((got / want - 1.0).abs() <= 0.011, "{name} {key}: fathom {got} µs, the log's {want} µs");
+        }
+        // workers are the clients
+        assert_eq!(w["workers"], 2);
+    }
+    // under a rate: the target is met, and the service time (latency less the schedule
+    // lag) is what the log says
+    let paced = ops(&show, "paced").iter().find(|o| o["op"] == "txn").unwrap();
+    assert_eq!(paced["target_iops"].as_f64(), Some(400.0));
+    assert!((paced["iops"].as_f64().unwrap() / 400.0 - 1.0).abs() < 0.05, "{paced}");
+    let lines = log_lines(&run_dir.join("paced.pgbench-log"));
+    let mut service: Vec<u64> = lines.iter().map(|(_, lat, lag)| lat - lag).collect();
+    service.sort_unstable();
+    let p50 = paced["service_time"]["p50_us"].as_f64().unwrap();
+    let want = quantile(&service, 0.5);
+    assert!((p50 / want - 1.0).abs() < 0.05, "service p50 {p50} vs the log's {want}");
+    // failures are recorded every second, and the closing line is an event
+    let failed: i64 = s
+        .db()
+        .query_row("SELECT count(*) FROM observations WHERE source = 'pgbench:closed' AND name = 'failed'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(failed, 6);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("pgbench closed ok") && stdout.contains("tps = "), "{stdout}");
+}
+
+#[test]
+fn a_dsn_is_initialised_once_and_reused() {
+    let s = Scratch::new("pgbench-dsn");
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    let path = s.scenario(
+        "name: pg\n\
+         workloads:\n\
+         \x20 tpcb:\n\
+         \x20   driver: pgbench\n\
+         \x20   scale: 2\n\
+         \x20   reuse: true\n\
+         \x20   clients: 2\n\
+         \x20   duration: 3s\n",
+    );
+    let dsn = format!("dsn={}", pg.dsn("postgres"));
+    let first = s.run(&["run", path.to_str().unwrap(), "--set", &dsn]);
+    assert!(first.status.success(), "{}", text(&first));
+    assert!(String::from_utf8_lossy(&first.stderr).contains("initialising pgbench at scale 2"), "{}", text(&first));
+    let show = s.show_json();
+    let txn = ops(&show, "tpcb").iter().find(|o| o["op"] == "txn").unwrap();
+    assert!(txn["ops"].as_u64().unwrap() > 0);
+    // pgbench wrote the scale the run asked for into the test's server
+    let branches = std::process::Command::new("psql")
+        .args(["-X", "-A", "-t", "-d", &pg.dsn("postgres"), "-c", "SELECT count(*) FROM pgbench_branches"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&branches.stdout).trim(), "2");
+    let second = s.run(&["run", path.to_str().unwrap(), "--set", &dsn]);
+    assert!(second.status.success(), "{}", text(&second));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("reusing the pgbench database at scale 2"));
+    // the DSN is stored with the run as given; a password never is (it is refused)
+    let secret = s.run(&["run", path.to_str().unwrap(), "--set", "dsn=host=127.0.0.1 password=hunter2"]);
+    assert_eq!(secret.status.code(), Some(2), "{}", text(&secret));
+    assert!(String::from_utf8_lossy(&secret.stderr).contains("PGPASSWORD"), "{}", text(&secret));
+}
+
+#[test]
+fn bad_connections_and_settings_fail_with_postgresql_messages() {
+    let s = Scratch::new("pgbench-bad");
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    let path = s.scenario(
+        "name: pg\n\
+         workloads:\n\
+         \x20 w:\n\
+         \x20   driver: pgbench\n\
+         \x20   duration: 2s\n",
+    );
+    let path = path.to_str().unwrap();
+    // a database that does not exist: the server's own words
+    let out = s.run(&["run", path, "--set", &format!("dsn={}", pg.dsn("nope"))]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("database \"nope\" does not exist"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // nobody listening: libpq's words
+    let port = servers::free_port();
+    let out = s.run(&["run", path, "--set", &format!("dsn=host=127.0.0.1 port={port} user=x")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Connection refused"), "{}", text(&out));
+    // a setting the server rejects: PostgreSQL's message, and no server left behind
+    let out = s.run(&["run", path, "--set", "w.settings.shared_buffers=lots"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid value for parameter \"shared_buffers\": \"lots\""), "{err}");
+    assert!(servers::running(&s.dir.join("results").display().to_string()).is_empty());
+    // the failed attempts are recorded as failed runs, with the reason
+    let failed: i64 = s.db().query_row("SELECT count(*) FROM runs WHERE status = 'failed'", [], |r| r.get(0)).unwrap();
+    assert_eq!(failed, 3);
+}
+
+#[test]
+fn lint_says_a_small_database_measures_memory() {
+    let s = Scratch::new("pgbench-lint");
+    let path = s.scenario(
+        "name: pg\n\
+         workloads:\n\
+         \x20 w:\n\
+         \x20   driver: pgbench\n\
+         \x20   scale: 5\n\
+         \x20   script: select-only\n\
+         \x20   duration: 60s\n",
+    );
+    let out = s.run(&["lint", path.to_str().unwrap()]);
+    let said = text(&out);
+    assert!(said.contains("pgbench-in-memory") && said.contains("fits in shared_buffers (128 MiB)"), "{said}");
+    // past shared_buffers but inside RAM: still memory
+    let out = s.run(&["lint", path.to_str().unwrap(), "--set", "scale=50"]);
+    assert!(text(&out).contains("RAM: after warm-up"), "{}", text(&out));
+    // IO keys are refused on a driver workload, at their line
+    let out = s.run(&["lint", path.to_str().unwrap(), "--set", "w.iodepth=4"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("iodepth: does not apply to `driver: pgbench`"), "{}", text(&out));
+}
