@@ -146,7 +146,8 @@ impl Checker<'_> {
     /// Refuses a driver's keys in an IO workload's own profile (from `defaults` they are
     /// meant for the driver workloads).
     pub(super) fn no_driver_keys(&self, name: &str, p: &Profile) -> Result<()> {
-        for key in keys_set(p) {
+        // `target` is an IO key too: there, where the IO goes
+        for key in keys_set(p).into_iter().filter(|k| k != "target") {
             let owner = if PGBENCH_KEYS.contains(&key.as_str()) {
                 "pgbench"
             } else if IPERF3_KEYS.contains(&key.as_str()) {
