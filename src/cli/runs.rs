@@ -21,8 +21,11 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     for run in store.runs()? {
         let summary = RunSummary::load(&store, &run.id.to_string())?;
         let head = summary.headline();
-        let text = head
-            .map(|h| format!("{} IOPS {} ({}), p99 {}", count(h.iops), h.op, h.workload, latency_us(h.latency.p99_us)));
+        let text = head.map(|h| match h.op {
+            // network streams: bytes, no per-op latency
+            "send" | "recv" => format!("{:.2} Gbit/s {} ({})", h.mb_per_s * 8.0 / 1000.0, h.op, h.workload),
+            _ => format!("{} IOPS {} ({}), p99 {}", count(h.iops), h.op, h.workload, latency_us(h.latency.p99_us)),
+        });
         json.push(serde_json::json!({
             "id": run.id,
             "scenario": run.scenario,

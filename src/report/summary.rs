@@ -209,9 +209,13 @@ impl RunSummary {
         Ok(RunSummary { run, workloads, phases, events, expectations, warnings, observed, analysis, scans })
     }
 
-    /// The op with the most IOPS: the run's headline in `fathom runs`.
+    /// The op with the most IOPS (or, with none, MB/s: network streams): the run's
+    /// headline in `fathom runs`.
     pub fn headline(&self) -> Option<&OpSummary> {
-        self.workloads.iter().flat_map(|w| &w.ops).max_by(|a, b| a.iops.total_cmp(&b.iops))
+        self.workloads
+            .iter()
+            .flat_map(|w| &w.ops)
+            .max_by(|a, b| a.iops.total_cmp(&b.iops).then(a.mb_per_s.total_cmp(&b.mb_per_s)))
     }
 }
 

@@ -393,6 +393,69 @@ pub type Settings = IndexMap<String, serde_yaml::Value>;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::{EngineKind, Scenario, Source};
+
+    fn load(text: &str, sets: &[&str]) -> crate::error::Result<Scenario> {
+        let sets: Vec<_> = sets.iter().map(|s| s.parse().unwrap()).collect();
+        Scenario::load(&Source { origin: "t".into(), text }, &sets)
+    }
+
+    const MIXED: &str = "\
+name: t
+defaults:
+  target: /tmp
+  rw: randread
+  clients: 4
+  duration: 5s
+workloads:
+  io: {iodepth: 8}
+  db:
+    driver: pgbench
+    script: select-only
+    settings: {shared_buffers: 1GB, synchronous_commit: off}
+  net: {driver: iperf3, streams: 2, link: 25gbit}
+";
+
+    #[test]
+    fn driver_workloads_take_their_own_keys_and_ignore_the_io_defaults() {
+        let s = load(MIXED, &[]).unwrap();
+        let [io, db, net] = &s.workloads[..] else { panic!() };
+        assert_eq!((io.engine, io.driver.is_none(), io.iodepth), (EngineKind::IoUring, true, 8));
+        assert_eq!((db.engine, db.jobs), (EngineKind::Pgbench, 4));
+        let Some(Driver::Pgbench(p)) = &db.driver else { panic!() };
+        assert_eq!(p.script, Script::Builtin("select-only".into()));
+        assert_eq!(
+            p.settings,
+            vec![("shared_buffers".into(), "1GB".into()), ("synchronous_commit".into(), "off".into())]
+        );
+        assert_eq!(p.shared_buffers(), Some(1 << 30));
+        // `target` in defaults is the IO workloads' place, and the cluster's
+        assert_eq!(p.target, Some(PathBuf::from("/tmp")));
+        assert_eq!((net.engine, net.jobs), (EngineKind::Iperf3, 2));
+        let Some(Driver::Iperf3(i)) = &net.driver else { panic!() };
+        assert_eq!(i.link_bps, Some(25e9));
+    }
+
+    #[test]
+    fn keys_of_the_other_kind_are_refused_at_their_line() {
+        let err = load(MIXED, &["db.iodepth=4"]).unwrap_err().to_string();
+        assert!(err.contains("workloads.db.iodepth: does not apply to `driver: pgbench`"), "{err}");
+        let err = load(MIXED, &["io.clients=4"]).unwrap_err().to_string();
+        assert!(err.contains("workloads.io.clients: only applies to `driver: pgbench`"), "{err}");
+        let err = load(MIXED, &["net.scale=10"]).unwrap_err().to_string();
+        assert!(err.contains("does not apply to `driver: iperf3`"), "{err}");
+        let err = load(MIXED, &["db.threads=8"]).unwrap_err().to_string();
+        assert!(err.contains("8 threads for 4 clients"), "{err}");
+        let err = load(MIXED, &["db.script=nonsense"]).unwrap_err().to_string();
+        assert!(err.contains("neither one of pgbench's scripts"), "{err}");
+        let err = load(MIXED, &["db.dsn=host=db"]).unwrap_err().to_string();
+        assert!(err.contains("a server given by `dsn` keeps its own"), "{err}");
+        let err = load(MIXED, &["compare=[db]"]).unwrap_err().to_string();
+        assert!(err.contains("compare: names one workload"), "{err}");
+        let err = load(MIXED, &["compare=[db, nope]"]).unwrap_err().to_string();
+        assert!(err.contains("no workload named `nope`"), "{err}");
+        assert!(load(MIXED, &["compare=[db, io]"]).is_ok());
+    }
 
     #[test]
     fn link_speeds() {
