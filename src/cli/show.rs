@@ -43,7 +43,7 @@ pub fn print(s: &RunSummary) {
     if !s.expectations.is_empty() {
         print!("{}", crate::report::expect::describe(&s.expectations));
     }
-    if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.op != "send" && o.op != "recv")) {
+    if s.workloads.iter().any(|w| w.ops.iter().any(|o| !o.is_network())) {
         println!(
             "\nIOPS x mean = Little's law: the average number of IOs in flight. In a closed-loop workload\n\
              its ops together should match depth; when lower, time is lost outside the device (the\n\

@@ -52,6 +52,11 @@ impl Op {
         }
     }
 
+    /// Network streams' bytes (iperf3): counted in bytes only, with no per-op latency.
+    pub fn is_network(self) -> bool {
+        matches!(self, Op::Send | Op::Recv)
+    }
+
     /// The part of a workload's rate (`rate_iops`, pgbench's `rate`) this op is asked
     /// to carry, given the share of IOs that are reads.
     pub fn rate_share(self, read_share: f64) -> f64 {

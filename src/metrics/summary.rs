@@ -54,6 +54,11 @@ pub struct OpSummary {
 }
 
 impl OpSummary {
+    /// Network streams' bytes (see [`Op::is_network`]): no op count or latency to show.
+    pub fn is_network(&self) -> bool {
+        self.op == Op::Send.as_str() || self.op == Op::Recv.as_str()
+    }
+
     pub fn new(workload: &str, op: Op, stats: &OpStats, seconds: f64, target_iops: Option<f64>) -> OpSummary {
         let mean_ns = if stats.ops > 0 { stats.latency_sum_ns as f64 / stats.ops as f64 } else { 0.0 };
         let iops = if seconds > 0.0 { stats.ops as f64 / seconds } else { 0.0 };

@@ -92,10 +92,25 @@ impl Report {
             let mbps: f64 = ops.iter().map(|o| o.mb_per_s).sum();
             let p99 = ops.iter().map(|o| o.latency.p99_us).fold(0.0, f64::max);
             let name = &w.workload.name;
+            if !ops.is_empty() && ops.iter().all(|o| o.is_network()) {
+                let gbit = mbps * 8.0 / 1000.0;
+                let _ = write!(
+                    h,
+                    "<div class=\"card\"><div class=\"name\">{}</div>\
+                     <div><span class=\"big\" data-workload=\"{0}\" data-metric=\"gbit_per_s\" data-value=\"{gbit}\">{gbit:.2}</span> Gbit/s</div>\
+                     <div><span data-workload=\"{0}\" data-metric=\"mb_per_s\" data-value=\"{mbps}\">{}</span> MB/s over {} streams</div></div>",
+                    esc(name),
+                    sig3(mbps),
+                    w.workload.workers
+                );
+                continue;
+            }
+            // pgbench's ops are transactions
+            let unit = if ops.iter().any(|o| o.op == Op::Txn.as_str()) { "TPS" } else { "IOPS" };
             let _ = write!(
                 h,
                 "<div class=\"card\"><div class=\"name\">{}</div>\
-                 <div><span class=\"big\" data-workload=\"{0}\" data-metric=\"iops\" data-value=\"{iops}\">{}</span> IOPS</div>\
+                 <div><span class=\"big\" data-workload=\"{0}\" data-metric=\"iops\" data-value=\"{iops}\">{}</span> {unit}</div>\
                  <div><span data-workload=\"{0}\" data-metric=\"mb_per_s\" data-value=\"{mbps}\">{}</span> MB/s · p99 \
                  <span data-workload=\"{0}\" data-metric=\"p99_us\" data-value=\"{p99}\">{}</span></div></div>",
                 esc(name),
@@ -140,20 +155,25 @@ impl Report {
                     )
                 };
                 let achieved = o.target_iops.filter(|t| *t > 0.0).map(|t| format!("{:.1}%", o.iops / t * 100.0));
+                // network streams: bytes only
+                let latency_cell = |metric: &str, value: f64| match o.is_network() {
+                    true => "<td>-</td>".to_string(),
+                    false => cell(metric, value, latency_us(value)),
+                };
                 let _ = write!(
                     h,
                     "<tr><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}{}{}{}{}<td>{}</td><td>{}</td><td>{}</td></tr>",
                     esc(&w.workload.name),
                     o.op,
                     w.concurrency,
-                    cell("iops", o.iops, count(o.iops)),
+                    if o.is_network() { "<td>-</td>".into() } else { cell("iops", o.iops, count(o.iops)) },
                     cell("mb_per_s", o.mb_per_s, sig3(o.mb_per_s)),
-                    cell("mean_us", l.mean_us, latency_us(l.mean_us)),
-                    cell("p50_us", l.p50_us, latency_us(l.p50_us)),
-                    cell("p90_us", l.p90_us, latency_us(l.p90_us)),
-                    cell("p99_us", l.p99_us, latency_us(l.p99_us)),
-                    cell("p99_9_us", l.p99_9_us, latency_us(l.p99_9_us)),
-                    cell("max_us", l.max_us, latency_us(l.max_us)),
+                    latency_cell("mean_us", l.mean_us),
+                    latency_cell("p50_us", l.p50_us),
+                    latency_cell("p90_us", l.p90_us),
+                    latency_cell("p99_us", l.p99_us),
+                    latency_cell("p99_9_us", l.p99_9_us),
+                    latency_cell("max_us", l.max_us),
                     o.service_time.as_ref().map(|s| latency_us(s.p99_us)).unwrap_or_default(),
                     o.target_iops.map(count).unwrap_or_default(),
                     achieved.unwrap_or_default()
@@ -219,6 +239,36 @@ impl Report {
         let s = &self.summary;
         let a = &s.analysis;
         h.push_str("<section id=\"analysis\"><h2>Analysis</h2>");
+        if !a.compared.is_empty() {
+            h.push_str(
+                "<h3>Compared</h3><p class=\"note\">The scenario's <code>compare:</code> workloads, each against the \
+                 first, over their measured windows.</p><table><thead><tr><th>workload</th><th>against</th>\
+                 <th>IOPS</th><th>change</th><th>p50</th><th>change</th><th>p99</th><th>change</th></tr></thead><tbody>",
+            );
+            for c in &a.compared {
+                let (f, b, ch) = (&c.figures, &c.baseline_figures, &c.change);
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td><td data-workload=\"{0}\" data-metric=\"iops\" data-value=\"{}\">{} → {}</td>\
+                     <td data-metric=\"iops_change\" data-value=\"{}\">{:+.1}%</td><td>{} → {}</td><td>{:+.1}%</td>\
+                     <td>{} → {}</td><td>{:+.1}%</td></tr>",
+                    esc(&c.workload),
+                    esc(&c.baseline),
+                    f.iops,
+                    count(b.iops),
+                    count(f.iops),
+                    ch.iops_percent,
+                    ch.iops_percent,
+                    latency_us(b.p50_us),
+                    latency_us(f.p50_us),
+                    ch.p50_percent,
+                    latency_us(b.p99_us),
+                    latency_us(f.p99_us),
+                    ch.p99_percent
+                );
+            }
+            h.push_str("</tbody></table>");
+        }
         if !a.littles_law.is_empty() {
             h.push_str(
                 "<h3>Little's law</h3><p class=\"note\">IOPS × mean latency = IOs in flight. A closed-loop workload \
@@ -353,13 +403,18 @@ fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
                 t.0 += b.ops;
                 t.1 += b.bytes;
             }
-            if b.p50_us.is_finite() {
+            if b.p50_us.is_finite() && !b.op.is_network() {
                 p.entry(b.op).or_default().push((mid(b.t), b.p50_us, b.p99_us));
             }
         }
         let name = &w.workload.name;
-        iops.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.0 as f64 / bin as f64)).collect());
-        mbps.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.1 as f64 / bin as f64 / 1e6)).collect());
+        if w.ops.iter().any(|o| !o.is_network()) {
+            iops.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.0 as f64 / bin as f64)).collect());
+        }
+        // pgbench's transactions move no bytes fathom counts
+        if w.ops.iter().any(|o| o.bytes > 0) {
+            mbps.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.1 as f64 / bin as f64 / 1e6)).collect());
+        }
         // p50 (solid) and p99 (dashed) of one workload and op share a colour: the
         // workload's own in the other charts when every workload has one op
         let ops = p.len();

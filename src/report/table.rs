@@ -44,7 +44,7 @@ pub fn results(s: &RunSummary) -> String {
             );
         }
         // network streams move bytes, not counted ops: they have a table of their own
-        for o in w.ops.iter().filter(|o| !NETWORK_OPS.contains(&o.op)) {
+        for o in w.ops.iter().filter(|o| !o.is_network()) {
             rows.push(vec![
                 w.workload.name.clone(),
                 o.op.to_string(),
@@ -138,7 +138,7 @@ fn phases(s: &RunSummary) -> String {
         for (i, o) in p.ops.iter().enumerate() {
             let first = i == 0;
             // network streams count bytes, with no per-op latency
-            let network = NETWORK_OPS.contains(&o.op);
+            let network = o.is_network();
             rows.push(vec![
                 if first { p.phase.label.clone() } else { String::new() },
                 if first { span.clone() } else { String::new() },
@@ -156,15 +156,12 @@ fn phases(s: &RunSummary) -> String {
 }
 
 /// What the timeline did besides running workloads, in order.
-/// Ops that count bytes over a network (iperf3) rather than operations.
-const NETWORK_OPS: [&str; 2] = ["send", "recv"];
-
 /// iperf3 workloads: throughput per workload and direction, as a share of the link
 /// when the scenario gave its speed, and retransmits per second.
 fn network(s: &RunSummary) -> String {
     let mut rows = Vec::new();
     for w in &s.workloads {
-        for o in w.ops.iter().filter(|o| NETWORK_OPS.contains(&o.op)) {
+        for o in w.ops.iter().filter(|o| o.is_network()) {
             let gbit = o.mb_per_s * 8.0 / 1000.0;
             let link = w.workload.profile.get("link_bps").and_then(|v| v.as_f64());
             let retransmits = s
