@@ -16,6 +16,7 @@ mod report;
 mod scenario;
 mod store;
 mod timeline;
+mod transport;
 mod warnings;
 mod workload;
 

@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand.
 
+mod agent;
 mod compare;
 mod export;
 mod fit;
@@ -51,6 +52,9 @@ enum Command {
     Report(report::Args),
     /// Compare runs side by side: figures matched by workload, op and phase, with changes
     Compare(compare::Args),
+    /// Run workers for a controller on another host (started by `fathom run --hosts`
+    /// over ssh or kubectl; speaks docs/agent-protocol.md on stdin and stdout)
+    Agent(agent::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -67,5 +71,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Export(a) => export::run(a, results),
         Command::Report(a) => report::run(a, results),
         Command::Compare(a) => compare::run(a, results),
+        Command::Agent(a) => agent::run(a),
     }
 }

@@ -12,7 +12,9 @@ use crate::report::expect;
 use crate::report::live::View;
 use crate::report::summary::RunSummary;
 use crate::scenario::{EngineKind, Override, Scenario, Source, builtin};
-use crate::store::{Status, Store};
+use crate::store::{EventRow, ObservationRow, Status, Store};
+use crate::transport::Inventory;
+use crate::transport::fleet::Fleet;
 use crate::timeline::{self, Outcome};
 use crate::warnings::Warning;
 use std::path::{Path, PathBuf};
@@ -52,6 +54,9 @@ pub struct Args {
     /// Print only the final summary
     #[arg(long, short)]
     pub(super) quiet: bool,
+    /// The inventory of hosts that workloads with `hosts:` run on (see docs/hosts.md)
+    #[arg(long, value_name = "FILE")]
+    pub(super) hosts: Option<PathBuf>,
 }
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the
@@ -65,6 +70,13 @@ pub fn load_scenario(
 ) -> Result<(Scenario, bool)> {
     let name = scenario.unwrap_or(builtin::DEFAULT);
     let (origin, text, is_builtin) = read_scenario(name)?;
+    let sets = applied_sets(sets, target, engine)?;
+    Ok((Scenario::load(&Source { origin, text: &text }, &sets)?, is_builtin))
+}
+
+/// The `--set`s a scenario is loaded with: the user's, then `--target` and `--engine`
+/// as the sets they stand for (agents on other hosts load it with the same).
+fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&str>) -> Result<Vec<Override>> {
     let mut sets = sets.to_vec();
     if let Some(t) = target {
         sets.push(format!("target={}", t.display()).parse().map_err(Error::input)?);
@@ -72,7 +84,7 @@ pub fn load_scenario(
     if let Some(e) = engine {
         sets.push(format!("engine={e}").parse().map_err(Error::input)?);
     }
-    Ok((Scenario::load(&Source { origin, text: &text }, &sets)?, is_builtin))
+    Ok(sets)
 }
 
 pub fn run(args: Args, results: &Path) -> Result<i32> {
@@ -84,7 +96,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
 /// Runs a loaded scenario with the options of `args` (its scenario, `--set`s and
 /// engine are already applied): lint, layout, the timeline, storing and the summary.
 /// The exit status: 0, 1 failed, 3 an expectation failed, 130 interrupted.
-pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path) -> Result<i32> {
+pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &Path) -> Result<i32> {
     let explicit_size = args.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
     let findings = super::lint::findings(&scenario);
     if args.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
@@ -118,8 +130,24 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     crate::drivers::check_installed(&scenario).map_err(Error::input)?;
     let opts =
         target::Options { allow_device_write: args.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
-    let files = target::prepare(&scenario.workloads, &opts, &interrupted, &mut |w| warnings.push(w))?;
+    // workloads on other hosts are laid out there, by their agents
+    let here: Vec<_> = scenario
+        .workloads
+        .iter()
+        .map(|w| match w.placement {
+            Some(_) => crate::scenario::Workload { targets: Vec::new(), engine: EngineKind::Null, ..w.clone() },
+            None => w.clone(),
+        })
+        .collect();
+    let files = target::prepare(&here, &opts, &interrupted, &mut |w| warnings.push(w))?;
     let files: Vec<Vec<_>> = files.into_iter().map(|f| f.into_iter().map(Arc::new).collect()).collect();
+
+    // agents of other hosts: connected and laid out before anything is stored; one that
+    // cannot be reached stops the run here, naming the host and its transport's words
+    let (tx, rx) = std::sync::mpsc::channel();
+    let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
+    let sets = applied_sets(&args.sets, args.target.as_deref(), args.engine.as_deref())?;
+    let fleet = Fleet::start(&mut scenario, inventory.as_ref(), &sets, &tx, &*progress)?;
 
     let store = Store::open(results)?;
     let targets: Vec<PathBuf> = files.iter().flatten().map(|f| f.path.clone()).collect();
@@ -155,7 +183,8 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     let clock_start = Instant::now();
     let clock_unix_ms = crate::store::now_ms();
     store.set_clock_start(run, clock_unix_ms)?;
-    let (tx, rx) = std::sync::mpsc::channel();
+    *fleet.clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner()) = clock_unix_ms;
+    record_clocks(&store, run, &fleet)?;
     let writer = Store::open(results)?;
     let infos = scenario
         .workloads
@@ -212,6 +241,7 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         run_dir: store.run_dir(run),
         results: results.to_path_buf(),
         prepared: &prepared,
+        fleet: &fleet,
         tx,
         stop: stop.clone(),
         interrupted: interrupted.clone(),
@@ -221,6 +251,8 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
     let engines_used = engines;
     let outcome = timeline::execute(&scenario, &cx);
     drop(cx); // closes the sample channel so the collector finishes
+    // agents' samples are all in once they have left
+    fleet.leave();
     if let Some(view) = view {
         view.stop();
     }
@@ -241,6 +273,36 @@ pub fn execute(scenario: Scenario, is_builtin: bool, args: &Args, results: &Path
         (Ok(Outcome::Aborted), _) => (Status::Aborted, Some("interrupted by a signal".to_string()), 130),
         (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
     };
+    // a host lost mid-run: what it sent is kept, the others ran on; the run is partial
+    let lost = fleet.lost();
+    for (host, at) in &lost {
+        let at_ms = at.saturating_duration_since(clock_start).as_millis() as i64;
+        let message = format!(
+            "host {host} was lost {:.1} s into the run: its samples up to then are kept, the other hosts ran on",
+            at_ms as f64 / 1000.0
+        );
+        store.add_event(
+            run,
+            &EventRow {
+                at_ms,
+                kind: "host-lost".into(),
+                label: host.clone(),
+                status: None,
+                took_ms: None,
+                detail: message.clone(),
+            },
+        )?;
+        store.add_warning(run, "host-lost", &message)?;
+        eprintln!("warning: {message}");
+    }
+    let (status, error, code) = match (status, lost.is_empty()) {
+        (Status::Completed, false) => {
+            let hosts: Vec<&str> = lost.iter().map(|(h, _)| h.as_str()).collect();
+            (Status::Partial, Some(format!("lost host {}", hosts.join(", "))), 1)
+        }
+        _ => (status, error, code),
+    };
+    record_lags(&store, run, &fleet)?;
     let cpu_per_core =
         generator_busy(&scenario, &engines_used, host::process_cpu_seconds() - cpu_before, clock_start.elapsed());
     store.finish_run(run, status, error.as_deref())?;
@@ -273,6 +335,34 @@ some expectations failed (exit 3); `--no-expect` skips them"
         println!("\nsee it again with `fathom show {run}`; all runs: `fathom runs`");
     }
     Ok(code)
+}
+
+/// Each agent's clock offset and round trip as measured at connection, as observations
+/// of second 0 (source `host:NAME`).
+fn record_clocks(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
+    let mut rows = Vec::new();
+    for r in fleet.remotes.values() {
+        let source = format!("host:{}", r.host.name);
+        rows.push(ObservationRow { t: 0, source: source.clone(), name: "clock_offset_ms".into(), value: r.offset_ms });
+        rows.push(ObservationRow { t: 0, source, name: "rtt_ms".into(), value: r.rtt_ms });
+    }
+    let mut store = Store::open(store.path.parent().unwrap_or(Path::new(".")))?;
+    store.add_observations(run, &rows)
+}
+
+/// How late agents' samples arrived (from the end of their second to the controller):
+/// median and p99 over the run, as observations of source `controller`.
+fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
+    let mut lags = fleet.lags.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if lags.is_empty() {
+        return Ok(());
+    }
+    lags.sort_by(f64::total_cmp);
+    let q = |p: f64| lags[((lags.len() - 1) as f64 * p).round() as usize];
+    let rows = [("sample_lag_p50_ms", q(0.5)), ("sample_lag_p99_ms", q(0.99))]
+        .map(|(name, value)| ObservationRow { t: 0, source: "controller".into(), name: name.into(), value });
+    let mut store = Store::open(store.path.parent().unwrap_or(Path::new(".")))?;
+    store.add_observations(run, &rows)
 }
 
 /// Reads a scenario file, or a built-in by name. Returns (origin, text, is_builtin).

@@ -122,6 +122,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         no_expect: true,
         prometheus: None,
         quiet: args.quiet,
+        hosts: None,
     };
     run::execute(scenario, is_builtin, &opts, results)
 }

@@ -77,6 +77,67 @@ impl WorkerSpec {
 /// A running worker thread; it ends with an error message if an IO failed.
 pub type WorkerThread = JoinHandle<Result<(), String>>;
 
+/// What the workers of one workload share, to start some of them: the timeline's
+/// workloads here, and an agent's on another host.
+pub struct Workers {
+    pub workload_idx: usize,
+    pub workload: Arc<Workload>,
+    pub files: Vec<Arc<DataFile>>,
+    pub engine: EngineKind,
+    /// Worker id of the workload's worker 0 (of this host's, on an agent).
+    pub first_worker: u32,
+    /// How many workers the workload will have: an open-loop rate is shared among them.
+    pub planned: u32,
+    pub clock_start: Instant,
+    pub end: Instant,
+    pub tx: Sender<Sample>,
+    pub stop: Arc<AtomicBool>,
+    pub abort: Arc<AtomicBool>,
+}
+
+impl Workers {
+    /// Starts workers `from..from + count`, the first at `begin` and each next `stagger`
+    /// later; their threads, each with who it is.
+    pub fn start(
+        &self,
+        from: u32,
+        count: u32,
+        begin: Instant,
+        stagger: Duration,
+    ) -> std::io::Result<Vec<(WorkerThread, String)>> {
+        let w = &self.workload;
+        let mut threads = Vec::new();
+        for index in from..from + count {
+            // each worker's IO starts at its own instant; the run clock stays on whole seconds
+            let begin = begin + stagger * (index - from);
+            let spec = Arc::new(WorkerSpec {
+                workload_idx: self.workload_idx,
+                workload: w.clone(),
+                worker_id: self.first_worker + index,
+                index,
+                files: match w.queue {
+                    Queue::Shared => self.files.clone(),
+                    Queue::PerTarget => vec![self.files[(index / w.jobs) as usize].clone()],
+                },
+                engine: self.engine,
+                clock_start: self.clock_start,
+                begin,
+                end: self.end,
+                schedule: w.rate_iops.map(|r| {
+                    let seed = crate::workload::Rng::seed_from(&w.name, index as u64, 2);
+                    Arc::new(Schedule::new(begin, r, w.arrival, seed, index, self.planned))
+                }),
+                tx: self.tx.clone(),
+                stop: self.stop.clone(),
+                abort: self.abort.clone(),
+            });
+            let who = format!("{} worker {index}", w.name);
+            threads.extend(spawn(spec)?.into_iter().map(|h| (h, who.clone())));
+        }
+        Ok(threads)
+    }
+}
+
 /// Starts a worker's threads.
 pub fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
     let name = format!("{}-{}", spec.workload.name, spec.index);

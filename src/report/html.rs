@@ -372,7 +372,7 @@ fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
     let marks = s
         .events
         .iter()
-        .filter(|e| e.kind == "mark" || e.kind == "exec")
+        .filter(|e| e.kind == "mark" || e.kind == "exec" || e.kind == "host-lost")
         .map(|e| Mark { x: e.at_ms as f64 / 1000.0, label: e.label.clone() })
         .collect();
     (bands, marks)

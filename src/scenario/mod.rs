@@ -11,6 +11,7 @@ pub mod builtin;
 pub mod driver;
 pub mod expect;
 mod locate;
+pub use locate::line_of;
 mod overrides;
 pub mod steps;
 pub mod units;
@@ -149,6 +150,12 @@ pub struct Profile {
     pub crc: Option<Crc>,
     pub duration: Option<Span>,
     pub ramp: Option<Span>,
+    /// The hosts of the inventory (`--hosts`) this workload runs on: `all`, a host, a
+    /// label, a slice `0:3`, or a list of those.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub hosts: Option<Vec<String>>,
+    /// Workers on each of those hosts (instead of `jobs` in all).
+    pub per_host: Option<u32>,
     /// Another program runs this workload (see [`driver`]); the keys below are its own.
     pub driver: Option<driver::DriverName>,
     pub dsn: Option<String>,
@@ -392,10 +399,31 @@ pub struct Workload {
     pub duration: Duration,
     #[serde(serialize_with = "units::serialize_duration")]
     pub ramp: Duration,
+    /// The hosts this workload's workers run on, if not here (many-host runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// The program that runs this workload instead of fathom's IO engine, if any; then
     /// `engine` names it and the IO keys keep their defaults, unused.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub driver: Option<driver::Driver>,
+}
+
+/// Where a workload's workers run: `per_host` on each host `hosts` selects in the
+/// inventory. Resolved when the run starts (the inventory is not part of the scenario):
+/// `resolved` then lists the hosts, and the workload's `jobs` is `per_host` times them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Placement {
+    pub hosts: Vec<String>,
+    pub per_host: u32,
+    pub resolved: Vec<String>,
+}
+
+impl Placement {
+    /// The host of worker `index` (workers fill hosts in order, `per_host` each).
+    pub fn host_of(&self, index: u32) -> &str {
+        let i = (index / self.per_host.max(1)) as usize;
+        self.resolved.get(i).or(self.resolved.last()).map(String::as_str).unwrap_or("localhost")
+    }
 }
 
 impl Workload {
@@ -442,6 +470,7 @@ impl Workload {
             data: DataSpec::default(),
             duration,
             ramp,
+            placement: None,
             driver: Some(driver),
         }
     }
@@ -462,6 +491,8 @@ pub struct Scenario {
     pub description: Option<String>,
     /// The source text, stored with the run so it can be reproduced.
     pub text: String,
+    /// Where the text came from (a path, or `builtin:NAME`), for errors.
+    pub origin: String,
     pub workloads: Vec<Workload>,
     /// The timeline; without one in the file, every workload starts at once.
     pub steps: Vec<steps::Step>,
@@ -558,7 +589,7 @@ impl Checker<'_> {
         }
         let names: Vec<&str> = file.workloads.keys().map(String::as_str).collect();
         let index_of = |name: &str| file.workloads.get_index_of(name);
-        let steps = match &file.timeline {
+        let mut steps = match &file.timeline {
             // without a timeline, every workload starts at once
             None => (0..names.len())
                 .map(|workload| steps::Step {
@@ -612,6 +643,19 @@ impl Checker<'_> {
                 workloads[workload].filled = true;
             }
         }
+        // `add_host`: hosts of `per_host` workers each
+        for (i, step) in steps.iter_mut().enumerate() {
+            if let steps::Action::Ramp { workload, add, until, by_host: true, .. } = &mut step.action {
+                let Some(p) = &workloads[*workload].placement else {
+                    return Err(self.err(
+                        &["timeline", &i.to_string(), "add_host"],
+                        format!("`{}` is not placed on hosts (`hosts:`): ramp it with `add`", workloads[*workload].name),
+                    ));
+                };
+                *add *= p.per_host;
+                *until *= p.per_host;
+            }
+        }
         let mut expect = Vec::new();
         for (i, e) in file.expect.iter().flatten().enumerate() {
             expect.push(expect::parse(e, &index_of).map_err(|msg| self.err(&["expect", &i.to_string()], msg))?);
@@ -633,6 +677,7 @@ impl Checker<'_> {
             name: file.name,
             description: file.description,
             text: text.to_string(),
+            origin: self.src.origin.clone(),
             workloads,
             steps,
             expect,
@@ -815,17 +860,41 @@ impl Checker<'_> {
         self.no_driver_keys(name, p)?;
         let (engine, engine_at) = pick!(engine);
         let engine = engine.unwrap_or(EngineKind::IoUring);
+        let (hosts, hosts_at) = pick!(hosts);
+        let (per_host, per_host_at) = pick!(per_host);
+        if per_host.is_some() && hosts.is_none() && p.per_host.is_some() {
+            return Err(fail(&per_host_at, "places workers on hosts: set `hosts` too".into()));
+        }
+        let placement = match hosts {
+            Some(h) if h.is_empty() => return Err(fail(&hosts_at, "lists no host".into())),
+            Some(_) if engine == EngineKind::Fio => {
+                return Err(fail(&hosts_at, "`engine: fio` runs on this host only".into()));
+            }
+            Some(h) => {
+                let per_host = per_host.unwrap_or(1);
+                if !(1..=1024).contains(&per_host) {
+                    return Err(fail(&per_host_at, format!("{per_host} must be between 1 and 1024")));
+                }
+                Some(Placement { hosts: h, per_host, resolved: Vec::new() })
+            }
+            None => None,
+        };
         let (target, target_at) = pick!(target);
         let targets = match (target, engine) {
             (Some(t), _) if t.is_empty() => return Err(fail(&target_at, "lists no target".into())),
             (Some(t), _) => t,
             (None, EngineKind::Null) => vec!["null".to_string()],
+            // each host's target, from the inventory
+            (None, _) if placement.is_some() => Vec::new(),
             (None, _) => return Err(missing("target", "a directory, file or block device to run against")),
         };
         if let Some(dup) = targets.iter().enumerate().find(|(i, t)| targets[..*i].contains(t)) {
             return Err(fail(&target_at, format!("`{}` is listed twice", dup.1)));
         }
         let (queue, queue_at) = pick!(queue);
+        if queue == Some(Queue::PerTarget) && placement.is_some() {
+            return Err(fail(&queue_at, "a workload on hosts has one queue per worker's host target".into()));
+        }
         if queue.is_some() && targets.len() < 2 && p.queue.is_some() {
             return Err(fail(&queue_at, "only applies to a workload with several targets".into()));
         }
@@ -909,6 +978,9 @@ impl Checker<'_> {
         };
         if !(1..=1024).contains(&jobs) {
             return Err(fail(&jobs_at, format!("{jobs} must be between 1 and 1024")));
+        }
+        if placement.is_some() && p.jobs.is_some() {
+            return Err(fail(&jobs_at, "on hosts, `per_host` sets the workers (per_host x hosts)".into()));
         }
         let (size, size_at) = pick!(size);
         if let Some(s) = size
@@ -1060,6 +1132,7 @@ impl Checker<'_> {
             data,
             duration,
             ramp,
+            placement,
             driver: None,
         })
     }

@@ -32,6 +32,8 @@ pub struct StepFile {
     #[serde(rename = "async")]
     pub asynchronous: Option<bool>,
     pub add: Option<u32>,
+    /// A ramp that adds whole hosts of a workload placed with `hosts:` (nodes joining).
+    pub add_host: Option<u32>,
     pub every: Option<Span>,
     pub until: Option<u32>,
     pub timeout: Option<Span>,
@@ -81,6 +83,9 @@ pub enum Action {
         every: Duration,
         until: u32,
         wait: bool,
+        /// `add_host`: `add` and `until` count hosts (each `per_host` workers) until the
+        /// scenario is resolved, then workers.
+        by_host: bool,
     },
     /// Write the workload's working set with its data content (`zero`: with zeros).
     Fill {
@@ -193,7 +198,11 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
         "wait_for" => Action::WaitFor { workload: workload("wait_for", &raw.wait_for)? },
         "ramp" => {
             let w = workload("ramp", &raw.ramp)?;
-            let add = raw.add.unwrap_or(1);
+            if raw.add.is_some() && raw.add_host.is_some() {
+                return Err(("add_host".into(), "set `add` (workers) or `add_host` (hosts), not both".into()));
+            }
+            let by_host = raw.add_host.is_some();
+            let add = raw.add.or(raw.add_host).unwrap_or(1);
             let every = raw.every.ok_or(("ramp".to_string(), "needs `every`: how long each step runs".to_string()))?;
             let until =
                 raw.until.ok_or(("ramp".to_string(), "needs `until`: the number of workers to reach".to_string()))?;
@@ -203,7 +212,7 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
             if every.0.is_zero() || every.0.subsec_nanos() != 0 {
                 return Err(("every".into(), format!("{every} must be a whole number of seconds, at least 1s")));
             }
-            Action::Ramp { workload: w, add, every: every.0, until, wait }
+            Action::Ramp { workload: w, add, every: every.0, until, wait, by_host }
         }
         "prefill" => Action::Fill { workload: workload("prefill", &raw.prefill)?, zero: false },
         "zero" => Action::Fill { workload: workload("zero", &raw.zero)?, zero: true },

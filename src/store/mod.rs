@@ -29,6 +29,8 @@ pub enum Status {
     Completed,
     Aborted,
     Failed,
+    /// Ran to its end without one or more of its hosts, lost on the way.
+    Partial,
 }
 
 impl Status {
@@ -38,6 +40,7 @@ impl Status {
             Status::Completed => "completed",
             Status::Aborted => "aborted",
             Status::Failed => "failed",
+            Status::Partial => "partial",
         }
     }
 }

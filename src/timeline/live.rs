@@ -5,13 +5,15 @@ use super::Context;
 use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::drivers::{iperf3, pgbench};
 use crate::engine::target::DataFile;
-use crate::engine::{self, Schedule, WorkerSpec, WorkerThread};
+use crate::engine::{self, WorkerThread};
 use crate::error::{Error, Result};
 use crate::scenario::driver::Driver;
 use crate::scenario::{EngineKind, Queue, Workload};
 use crate::store::WorkloadRow;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use crate::transport::protocol::{Command, Reply};
+use crate::transport::remote::Remote;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub struct Live {
@@ -98,11 +100,42 @@ impl Live {
         let failed_to_start = |e: std::io::Error| Error::failed(format!("starting worker threads: {e}"));
         let begin = cx.clock_start + Duration::from_secs(begin_t);
         let from = self.workers;
+        let host_of = |index: u32| self.w.placement.as_ref().map(|p| p.host_of(index)).unwrap_or("localhost");
         for index in from..from + count {
-            cx.store.add_worker(cx.run, self.first_worker + index, self.idx, index, "localhost")?;
+            cx.store.add_worker(cx.run, self.first_worker + index, self.idx, index, host_of(index))?;
         }
         self.workers += count;
         let w = &self.w;
+        if let Some(p) = &w.placement {
+            // one start per host, each host's workers consecutive; all begin at the same
+            // instant of the run clock, which each agent keeps in its own clock
+            let mut index = from;
+            while index < from + count {
+                let host = p.host_of(index);
+                let n = (index..from + count).take_while(|i| p.host_of(*i) == host).count() as u32;
+                let remote = cx.fleet.remotes.get(host).cloned().ok_or_else(|| {
+                    Error::failed(format!("{}: host {host} is not connected", w.name))
+                })?;
+                let begin_ms = begin_t * 1000 + (stagger * (index - from)).as_millis() as u64;
+                remote
+                    .send(&Command::Start {
+                        idx: self.idx,
+                        first_worker: self.first_worker,
+                        from: index,
+                        count: n,
+                        planned: self.planned,
+                        clock_unix_ms: cx.clock_unix_ms + remote.offset_ms.round() as i64,
+                        begin_ms,
+                        end_t: self.end_t,
+                        stagger_ms: stagger.as_millis() as u64,
+                    })
+                    .map_err(Error::failed)?;
+                let waiter = await_remote(remote, self.idx, self.stop.clone(), cx.stop.clone());
+                self.threads.push((waiter.map_err(failed_to_start)?, format!("{} on {host}", w.name)));
+                index += n;
+            }
+            return Ok(());
+        }
         if let Some(driver) = &w.driver {
             std::fs::create_dir_all(&cx.run_dir)
                 .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
@@ -165,34 +198,20 @@ impl Live {
             self.threads.push((fio::start(launch).map_err(failed_to_start)?, format!("{} (fio)", w.name)));
             return Ok(());
         }
-        let end = self.end(cx);
-        for index in from..from + count {
-            // each worker's IO starts at its own instant; the run clock stays on whole seconds
-            let begin = begin + stagger * (index - from);
-            let spec = Arc::new(WorkerSpec {
-                workload_idx: self.idx,
-                workload: w.clone(),
-                worker_id: self.first_worker + index,
-                index,
-                files: match w.queue {
-                    Queue::Shared => files.clone(),
-                    Queue::PerTarget => vec![files[(index / w.jobs) as usize].clone()],
-                },
-                engine: self.engine,
-                clock_start: cx.clock_start,
-                begin,
-                end,
-                schedule: w.rate_iops.map(|r| {
-                    let seed = crate::workload::Rng::seed_from(&w.name, index as u64, 2);
-                    Arc::new(Schedule::new(begin, r, w.arrival, seed, index, self.planned))
-                }),
-                tx: cx.tx.clone(),
-                stop: self.stop.clone(),
-                abort: cx.stop.clone(),
-            });
-            let who = format!("{} worker {index}", w.name);
-            self.threads.extend(engine::spawn(spec).map_err(failed_to_start)?.into_iter().map(|h| (h, who.clone())));
-        }
+        let workers = engine::Workers {
+            workload_idx: self.idx,
+            workload: w.clone(),
+            files: files.clone(),
+            engine: self.engine,
+            first_worker: self.first_worker,
+            planned: self.planned,
+            clock_start: cx.clock_start,
+            end: self.end(cx),
+            tx: cx.tx.clone(),
+            stop: self.stop.clone(),
+            abort: cx.stop.clone(),
+        };
+        self.threads.extend(workers.start(from, count, begin, stagger).map_err(failed_to_start)?);
         Ok(())
     }
 
@@ -208,6 +227,38 @@ impl Live {
         self.over = true;
         failure
     }
+}
+
+/// A thread that stands for a workload's workers on another host: it tells the agent
+/// to stop them when the workload or the run is stopped, and ends when the agent says
+/// they ended (with their error, if one failed) or the host is lost (the run goes on
+/// without it; the loss is recorded when the run ends).
+fn await_remote(
+    remote: Arc<Remote>,
+    idx: usize,
+    stop: Arc<AtomicBool>,
+    abort: Arc<AtomicBool>,
+) -> std::io::Result<WorkerThread> {
+    std::thread::Builder::new().name(format!("await-{}", remote.host.name)).spawn(move || {
+        let mut told = false;
+        loop {
+            if !told && (stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed)) {
+                told = true;
+                let _ = remote.send(&Command::Stop { idx });
+            }
+            let ended = remote.take(Duration::from_millis(100), |r| match r {
+                Reply::Ended { idx: i, error } if *i == idx => Some(error.clone()),
+                Reply::Error { idx: Some(i), message } if *i == idx => Some(Some(message.clone())),
+                _ => None,
+            });
+            match ended {
+                Some(None) => return Ok(()),
+                Some(Some(e)) => return Err(format!("host {}: {e}", remote.host.name)),
+                None if remote.gone() => return Ok(()),
+                None => {}
+            }
+        }
+    })
 }
 
 /// One line saying what starts now, e.g.

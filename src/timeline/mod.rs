@@ -54,6 +54,8 @@ pub struct Context<'a> {
     pub results: PathBuf,
     /// Databases and servers the `driver:` workloads use.
     pub prepared: &'a crate::drivers::Prepared,
+    /// The agents of workloads placed on other hosts.
+    pub fleet: &'a crate::transport::fleet::Fleet,
     pub tx: Sender<Sample>,
     /// Set by a signal, or by a worker that failed, to stop everything.
     pub stop: Arc<AtomicBool>,
@@ -95,6 +97,10 @@ pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
 /// How far behind its cursor the timeline may start workers on the cursor's second;
 /// later than that, they start on the next second.
 const LATE: Duration = Duration::from_millis(250);
+
+/// How long before a start on other hosts it is sent: the agents must have it before
+/// the common instant (a round trip over ssh on a LAN is well under this).
+const REMOTE_LEAD: Duration = Duration::from_millis(300);
 
 /// Workers a ramp still has to add: (second to add them at, workload, how many).
 type Addition = (u64, usize, u32);
@@ -174,7 +180,7 @@ impl Executor<'_> {
                     self.wait_for(workload)?;
                 }
             }
-            Action::Ramp { workload, add, every, until, wait } => {
+            Action::Ramp { workload, add, every, until, wait, .. } => {
                 let w = &self.scenario.workloads[workload];
                 let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
                 let label = self.label_for(step, workload);
@@ -343,6 +349,9 @@ impl Executor<'_> {
             }
             if let Action::Start { workload, .. } | Action::Ramp { workload, .. } = step.action {
                 lead = lead.max(crate::drivers::startup(self.cx.engines[workload]));
+                if self.scenario.workloads[workload].placement.is_some() {
+                    lead = lead.max(REMOTE_LEAD);
+                }
             }
             lead += Duration::from_millis(if n > 0 { 50 } else { 0 });
             if !is_async(step) {

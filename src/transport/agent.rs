@@ -1,0 +1,207 @@
+//! `fathom agent`: runs workers on this host for a controller elsewhere, speaking the
+//! [`protocol`](super::protocol) over stdin and stdout. It has no state of its own
+//! beyond the run: it lays out what it is told, starts and stops workers, and sends each
+//! worker's seconds as they close. When its stdin closes (the controller, or the ssh
+//! connection, is gone) it stops every worker within 2 s and exits: no orphans.
+
+use super::protocol::{Command, Reply, VERSION, WireSample};
+use crate::engine::{self, WorkerThread, target};
+use crate::metrics::Sample;
+use crate::scenario::{Override, Scenario, Source};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Writes replies, one line each, from any thread.
+#[derive(Clone)]
+struct Out(Arc<Mutex<std::io::Stdout>>);
+
+impl Out {
+    fn send(&self, reply: &Reply) {
+        let line = serde_json::to_string(reply).expect("replies serialize");
+        let mut out = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // a controller that is gone shows as stdin closing; nothing to do here
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+/// A workload laid out on this host.
+struct Prepared {
+    workload: Arc<crate::scenario::Workload>,
+    files: Vec<Arc<target::DataFile>>,
+    stop: Arc<AtomicBool>,
+}
+
+pub fn now_unix_ms() -> i64 {
+    crate::store::now_ms()
+}
+
+fn now_unix_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0)
+}
+
+/// Runs the agent until `bye` or the end of stdin. `name` is how the controller's
+/// inventory calls this host.
+pub fn run(name: &str) -> i32 {
+    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    let memory_bytes = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let kb = m.lines().find_map(|l| l.strip_prefix("MemTotal:"))?.trim().trim_end_matches(" kB").parse::<u64>();
+        kb.ok().map(|kb| kb * 1024)
+    });
+    out.send(&Reply::Hello {
+        protocol: VERSION,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        host: name.to_string(),
+        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        memory_bytes,
+    });
+    let abort = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel::<Sample>();
+    // a start's end is said after every sample its workers sent: they were in the
+    // channel before their threads were joined
+    let (ended_tx, ended_rx) = std::sync::mpsc::channel::<Reply>();
+    let forward = {
+        let out = out.clone();
+        std::thread::spawn(move || {
+            let sample = |s: Sample| out.send(&Reply::Sample(WireSample::from_sample(&s, now_unix_ms())));
+            loop {
+                let disconnected = match rx.recv_timeout(Duration::from_millis(50)) {
+                    Ok(s) => {
+                        sample(s);
+                        false
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => false,
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => true,
+                };
+                while let Ok(ended) = ended_rx.try_recv() {
+                    while let Ok(s) = rx.try_recv() {
+                        sample(s);
+                    }
+                    out.send(&ended);
+                }
+                if disconnected {
+                    return;
+                }
+            }
+        })
+    };
+    let mut prepared: HashMap<usize, Prepared> = HashMap::new();
+    let mut joiners = Vec::new();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let command: Command = match serde_json::from_str(&line) {
+            Ok(c) => c,
+            Err(e) => {
+                out.send(&Reply::Error { idx: None, message: format!("not a command of protocol {VERSION}: {e}") });
+                continue;
+            }
+        };
+        match command {
+            Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: now_unix_ns() }),
+            Command::Prepare { idx, origin, text, sets, workload, targets } => {
+                match prepare(&origin, &text, &sets, &workload, &targets, &abort) {
+                    Ok(p) => {
+                        let files = p.files.iter().map(|f| (f.path.display().to_string(), f.size)).collect();
+                        prepared.insert(idx, p);
+                        out.send(&Reply::Prepared { idx, files });
+                    }
+                    Err(message) => out.send(&Reply::Error { idx: Some(idx), message }),
+                }
+            }
+            Command::Start { idx, first_worker, from, count, planned, clock_unix_ms, begin_ms, end_t, stagger_ms } => {
+                let Some(p) = prepared.get(&idx) else {
+                    out.send(&Reply::Error { idx: Some(idx), message: "start before prepare".into() });
+                    continue;
+                };
+                // the run clock's second 0 as an instant of this host's monotonic clock
+                let behind = Duration::from_millis(now_unix_ms().saturating_sub(clock_unix_ms).max(0) as u64);
+                let ahead = Duration::from_millis(clock_unix_ms.saturating_sub(now_unix_ms()).max(0) as u64);
+                let clock_start = Instant::now().checked_sub(behind).unwrap_or_else(Instant::now) + ahead;
+                let workers = engine::Workers {
+                    workload_idx: idx,
+                    workload: p.workload.clone(),
+                    files: p.files.clone(),
+                    engine: p.workload.engine,
+                    first_worker,
+                    planned,
+                    clock_start,
+                    end: clock_start + Duration::from_secs(end_t),
+                    tx: tx.clone(),
+                    stop: p.stop.clone(),
+                    abort: abort.clone(),
+                };
+                let begin = clock_start + Duration::from_millis(begin_ms);
+                match workers.start(from, count, begin, Duration::from_millis(stagger_ms)) {
+                    Ok(threads) => joiners.push(join_later(idx, threads, ended_tx.clone())),
+                    Err(e) => out.send(&Reply::Error { idx: Some(idx), message: format!("starting workers: {e}") }),
+                }
+            }
+            Command::Stop { idx } => {
+                if let Some(p) = prepared.get(&idx) {
+                    p.stop.store(true, Ordering::Relaxed);
+                }
+            }
+            Command::Bye => break,
+        }
+    }
+    // bye, or stdin closed: stop every worker (they look at the flag between IOs and
+    // at least every 100 ms while waiting) and wait for them
+    abort.store(true, Ordering::Relaxed);
+    for p in prepared.values() {
+        p.stop.store(true, Ordering::Relaxed);
+    }
+    for j in joiners {
+        let _ = j.join();
+    }
+    drop(tx);
+    drop(ended_tx);
+    let _ = forward.join();
+    0
+}
+
+/// Loads the scenario as the controller did and lays out workload `name` on `targets`.
+fn prepare(
+    origin: &str,
+    text: &str,
+    sets: &[String],
+    name: &str,
+    targets: &[String],
+    abort: &AtomicBool,
+) -> Result<Prepared, String> {
+    let sets: Vec<Override> = sets.iter().map(|s| s.parse()).collect::<Result<_, String>>()?;
+    let scenario = Scenario::load(&Source { origin: origin.to_string(), text }, &sets).map_err(|e| e.to_string())?;
+    let mut w = scenario.workloads.into_iter().find(|w| w.name == name).ok_or(format!("no workload `{name}`"))?;
+    if !targets.is_empty() {
+        w.targets = targets.iter().map(Into::into).collect();
+    }
+    // as on the controller: io_uring falls back to psync where the kernel refuses it
+    if w.engine == crate::scenario::EngineKind::IoUring && engine::probe_io_uring().is_err() {
+        w.engine = crate::scenario::EngineKind::Psync;
+    }
+    let opts = target::Options { allow_device_write: false, shrink_to_fit: false };
+    let mut warnings = Vec::new();
+    let files = target::prepare(std::slice::from_ref(&w), &opts, abort, &mut |w| warnings.push(w))
+        .map_err(|e| e.to_string())?;
+    let files = files.into_iter().next().unwrap_or_default().into_iter().map(Arc::new).collect();
+    Ok(Prepared { workload: Arc::new(w), files, stop: Arc::new(AtomicBool::new(false)) })
+}
+
+/// Waits for a start's threads, then says the workload ended (with the first error).
+fn join_later(idx: usize, threads: Vec<(WorkerThread, String)>, ended: Sender<Reply>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut error = None;
+        for (handle, who) in threads {
+            if let Err(e) = handle.join().unwrap_or_else(|_| Err(format!("{who} panicked"))) {
+                error.get_or_insert(e);
+            }
+        }
+        let _ = ended.send(Reply::Ended { idx, error });
+    })
+}

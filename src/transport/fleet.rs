@@ -1,0 +1,160 @@
+//! The agents of one run: placements resolved against the inventory, every host used
+//! connected (in parallel) and its workloads laid out before the run clock starts, and
+//! at the end, each told to leave. A host that cannot be reached stops the run before it
+//! starts; one lost during the run is noted and the others go on.
+
+use super::protocol::{Command, Reply};
+use super::remote::{Lags, Remote};
+use super::{Host, Inventory};
+use crate::error::{Error, Result};
+use crate::metrics::Sample;
+use crate::scenario::{EngineKind, Override, Scenario};
+use indexmap::IndexMap;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long an agent may take to lay out a workload's files.
+const PREPARE_TIMEOUT: Duration = Duration::from_secs(3600);
+
+#[derive(Default)]
+pub struct Fleet {
+    /// Connected agents by host name, in inventory order.
+    pub remotes: IndexMap<String, Arc<Remote>>,
+    /// Lag of each sample from its second's end to its arrival here, in ms.
+    pub lags: Lags,
+    /// The run clock's second 0 in our Unix ms, once it has started (for the lags).
+    pub clock_unix_ms: Arc<Mutex<i64>>,
+}
+
+/// Whether any workload of `scenario` is placed on hosts.
+pub fn placed(scenario: &Scenario) -> bool {
+    scenario.workloads.iter().any(|w| w.placement.is_some())
+}
+
+impl Fleet {
+    /// Resolves each placed workload's hosts (setting its `jobs` to `per_host` times
+    /// them), connects to every host used and lays out each workload there. `sets` are
+    /// the `--set`s the scenario was loaded with: agents load it the same way.
+    pub fn start(
+        scenario: &mut Scenario,
+        inventory: Option<&Inventory>,
+        sets: &[Override],
+        samples: &Sender<Sample>,
+        progress: &dyn Fn(&str),
+    ) -> Result<Fleet> {
+        let mut fleet = Fleet::default();
+        if !placed(scenario) {
+            return Ok(fleet);
+        }
+        let Some(inventory) = inventory else {
+            let w = scenario.workloads.iter().find(|w| w.placement.is_some()).expect("placed");
+            return Err(Error::input(format!(
+                "{} runs on hosts (`hosts: {}`): give the inventory with --hosts FILE (see docs/hosts.md)",
+                w.name,
+                w.placement.as_ref().map(|p| p.hosts.join(", ")).unwrap_or_default()
+            )));
+        };
+        let mut used: Vec<&Host> = Vec::new();
+        for w in &mut scenario.workloads {
+            let Some(p) = &mut w.placement else { continue };
+            if matches!(w.engine, EngineKind::Pgbench | EngineKind::Iperf3 | EngineKind::Fio) {
+                return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.engine)));
+            }
+            let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: hosts: {e}", w.name)))?;
+            for h in &hosts {
+                if h.spec.target.is_none() && w.targets.is_empty() && w.engine != EngineKind::Null {
+                    return Err(Error::input(format!(
+                        "{}: host {} has no `target` in the inventory and the workload none of its own",
+                        w.name, h.name
+                    )));
+                }
+                if !used.iter().any(|u| u.name == h.name) {
+                    used.push(h);
+                }
+            }
+            p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
+            w.jobs = p.per_host * p.resolved.len() as u32;
+        }
+        progress(&format!("connecting to {} host{}", used.len(), if used.len() == 1 { "" } else { "s" }));
+        let connected: Vec<std::result::Result<Remote, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = used
+                .iter()
+                .map(|h| {
+                    let (tx, zero, lags) = (samples.clone(), fleet.clock_unix_ms.clone(), fleet.lags.clone());
+                    s.spawn(move || Remote::connect(h, &h.program(), tx, zero, lags))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("connecting panicked".into()))).collect()
+        });
+        for r in connected {
+            let remote = r.map_err(Error::input)?;
+            progress(&format!(
+                "  {} ({}): clock offset {:+.1} ms, round trip {:.1} ms, {} cores",
+                remote.host.name,
+                remote.host.transport_name(),
+                remote.offset_ms,
+                remote.rtt_ms,
+                remote.cores
+            ));
+            fleet.remotes.insert(remote.host.name.clone(), Arc::new(remote));
+        }
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        for (idx, w) in scenario.workloads.iter().enumerate() {
+            let Some(p) = &w.placement else { continue };
+            for name in &p.resolved {
+                let remote = &fleet.remotes[name];
+                let targets: Vec<String> = match &remote.host.spec.target {
+                    Some(t) => vec![t.clone()],
+                    None => w.targets.iter().map(|t| t.display().to_string()).collect(),
+                };
+                remote
+                    .send(&Command::Prepare {
+                        idx,
+                        origin: scenario.origin.clone(),
+                        text: scenario.text.clone(),
+                        sets: sets.clone(),
+                        workload: w.name.clone(),
+                        targets,
+                    })
+                    .map_err(Error::input)?;
+            }
+        }
+        for (idx, w) in scenario.workloads.iter().enumerate() {
+            let Some(p) = &w.placement else { continue };
+            for name in &p.resolved {
+                let answer = fleet.remotes[name].take(PREPARE_TIMEOUT, |r| match r {
+                    Reply::Prepared { idx: i, files } if *i == idx => Some(Ok(files.clone())),
+                    Reply::Error { idx: Some(i), message } if *i == idx => Some(Err(message.clone())),
+                    _ => None,
+                });
+                match answer {
+                    Some(Ok(files)) => {
+                        let on: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+                        progress(&format!("  {}: {} laid out on {}", name, w.name, on.join(", ")));
+                    }
+                    Some(Err(e)) => return Err(Error::input(format!("host {name}: {}: {e}", w.name))),
+                    None => return Err(Error::input(format!("host {name}: lost while laying out {}", w.name))),
+                }
+            }
+        }
+        Ok(fleet)
+    }
+
+    /// Tells every agent to leave and waits for them (then their samples are all in).
+    pub fn leave(&self) {
+        std::thread::scope(|s| {
+            for r in self.remotes.values() {
+                s.spawn(move || r.leave());
+            }
+        });
+    }
+
+    /// Hosts lost during the run, with when.
+    pub fn lost(&self) -> Vec<(String, Instant)> {
+        self.remotes
+            .values()
+            .filter_map(|r| r.lost_at.lock().unwrap_or_else(|e| e.into_inner()).map(|at| (r.host.name.clone(), at)))
+            .collect()
+    }
+}

@@ -1,0 +1,260 @@
+//! Many hosts: where a workload's workers run. A host is reached through a transport —
+//! a program users already trust that gives the controller the stdin and stdout of
+//! `fathom agent` on that host (the agent [`protocol`]): `local` (spawn it here), `ssh`
+//! (the OpenSSH client, with the user's own config, keys and known_hosts), `kubectl`
+//! (`kubectl exec -i`). The inventory (`--hosts hosts.yaml`) names the hosts, how to
+//! reach each, its target and its labels; scenarios place workloads with `hosts:`.
+
+pub mod agent;
+pub mod fleet;
+pub mod protocol;
+pub mod remote;
+
+use crate::error::{Error, Result};
+use indexmap::IndexMap;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// How the controller reaches a host's agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    #[default]
+    Ssh,
+    Local,
+    Kubectl,
+}
+
+/// A host as written in the inventory.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HostFile {
+    #[serde(default)]
+    pub transport: TransportKind,
+    /// ssh: the address or `~/.ssh/config` alias (the host's name if not given).
+    pub address: Option<String>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    /// ssh: more options for the ssh client, e.g. `[-i, ~/.ssh/bench_key]`.
+    #[serde(default)]
+    pub ssh_options: Vec<String>,
+    /// kubectl: the pod (of the DaemonSet) on that node, its namespace and container.
+    pub pod: Option<String>,
+    pub namespace: Option<String>,
+    pub container: Option<String>,
+    /// The fathom program on the host (`fathom` on its PATH if not given; `local`: this
+    /// very binary).
+    pub fathom: Option<String>,
+    /// Where workloads placed on this host do their IO (wins over the workload's own).
+    pub target: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InventoryFile {
+    hosts: IndexMap<String, HostFile>,
+}
+
+/// A host of the inventory.
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub name: String,
+    pub spec: HostFile,
+}
+
+/// The hosts a run may place workloads on, in the order written (slices `0:3` count in it).
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    pub hosts: Vec<Host>,
+}
+
+impl Inventory {
+    pub fn load(path: &Path) -> Result<Inventory> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{origin}: {e}")))?;
+        Inventory::parse(&origin, &text)
+    }
+
+    pub fn parse(origin: &str, text: &str) -> Result<Inventory> {
+        let file: InventoryFile = serde_yaml::from_str(text).map_err(|e| {
+            let msg = e.to_string();
+            let msg = msg.rfind(" at line ").map(|i| msg[..i].to_string()).unwrap_or(msg);
+            match e.location() {
+                Some(loc) => Error::input(format!("{origin}:{}: {msg}", loc.line())),
+                None => Error::input(format!("{origin}: {msg}")),
+            }
+        })?;
+        let err = |path: &[&str], msg: String| {
+            let line = crate::scenario::line_of(text, path).map(|l| format!(":{l}")).unwrap_or_default();
+            Error::input(format!("{origin}{line}: {}: {msg}", path.join(".")))
+        };
+        if file.hosts.is_empty() {
+            return Err(err(&["hosts"], "lists no host".into()));
+        }
+        for (name, h) in &file.hosts {
+            let needs = |key: &str, present: bool, what: &str| {
+                if present { Ok(()) } else { Err(err(&["hosts", name], format!("missing `{key}`: {what}"))) }
+            };
+            match h.transport {
+                TransportKind::Kubectl => needs("pod", h.pod.is_some(), "the fathom pod on that node")?,
+                TransportKind::Local if h.address.is_some() || h.port.is_some() || h.user.is_some() => {
+                    return Err(err(&["hosts", name, "transport"], "a local host has no address, port or user".into()));
+                }
+                _ => {}
+            }
+            if name.is_empty() || name.contains(char::is_whitespace) {
+                return Err(err(&["hosts", name], "a host name is one word".into()));
+            }
+        }
+        Ok(Inventory { hosts: file.hosts.into_iter().map(|(name, spec)| Host { name, spec }).collect() })
+    }
+
+    /// The hosts `selector` names: `all`, a host, a label, a slice `A:B` of the
+    /// inventory's order (X-Ray's `nodes: 0:3`), or a list of those. In inventory order,
+    /// each once.
+    pub fn select(&self, selector: &[String]) -> std::result::Result<Vec<&Host>, String> {
+        let mut chosen = vec![false; self.hosts.len()];
+        for s in selector {
+            let s = s.trim();
+            let mut hit = false;
+            if s == "all" {
+                chosen.iter_mut().for_each(|c| *c = true);
+                continue;
+            }
+            if let Some((a, b)) = s.split_once(':') {
+                let parse = |x: &str, default: usize| -> std::result::Result<usize, String> {
+                    if x.is_empty() { Ok(default) } else { x.parse().map_err(|_| format!("`{s}` is not a slice A:B")) }
+                };
+                let (a, b) = (parse(a, 0)?, parse(b, self.hosts.len())?);
+                if a >= b || b > self.hosts.len() {
+                    return Err(format!("slice `{s}` is outside the inventory's {} hosts", self.hosts.len()));
+                }
+                chosen[a..b].iter_mut().for_each(|c| *c = true);
+                continue;
+            }
+            for (i, h) in self.hosts.iter().enumerate() {
+                if h.name == s || h.spec.labels.iter().any(|l| l == s) {
+                    chosen[i] = true;
+                    hit = true;
+                }
+            }
+            if !hit {
+                let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
+                return Err(format!("`{s}` is neither a host ({}) nor a label of one", names.join(", ")));
+            }
+        }
+        Ok(self.hosts.iter().zip(chosen).filter(|(_, c)| *c).map(|(h, _)| h).collect())
+    }
+}
+
+impl Host {
+    /// The command that gives `fathom agent`'s stdio on this host.
+    pub fn command(&self, program: &str) -> Command {
+        let h = &self.spec;
+        match h.transport {
+            TransportKind::Local => {
+                let exe = h.fathom.clone().map(PathBuf::from).unwrap_or_else(|| {
+                    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fathom"))
+                });
+                let mut c = Command::new(exe);
+                c.arg("agent").arg("--name").arg(&self.name);
+                c
+            }
+            TransportKind::Ssh => {
+                let mut c = Command::new("ssh");
+                // never ask: no password prompt, and an unknown or changed host key is
+                // refused (the user's known_hosts decides; nothing is auto-accepted)
+                c.args(["-T", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes"]);
+                if let Some(port) = h.port {
+                    c.arg("-p").arg(port.to_string());
+                }
+                if let Some(user) = &h.user {
+                    c.arg("-l").arg(user);
+                }
+                c.args(&h.ssh_options);
+                c.arg(h.address.as_deref().unwrap_or(&self.name));
+                c.arg("--").arg(program).args(["agent", "--name", &self.name]);
+                c
+            }
+            TransportKind::Kubectl => {
+                let mut c = Command::new("kubectl");
+                c.arg("exec").arg("-i");
+                if let Some(ns) = &h.namespace {
+                    c.arg("-n").arg(ns);
+                }
+                if let Some(container) = &h.container {
+                    c.arg("-c").arg(container);
+                }
+                c.arg(h.pod.as_deref().unwrap_or_default()).arg("--").arg(program).args(["agent", "--name", &self.name]);
+                c
+            }
+        }
+    }
+
+    /// The fathom program the transport runs on the host.
+    pub fn program(&self) -> String {
+        self.spec.fathom.clone().unwrap_or_else(|| "fathom".into())
+    }
+
+    pub fn transport_name(&self) -> &'static str {
+        match self.spec.transport {
+            TransportKind::Ssh => "ssh",
+            TransportKind::Local => "local",
+            TransportKind::Kubectl => "kubectl",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOSTS: &str = "\
+hosts:
+  n1: {address: 10.0.0.1, labels: [db]}
+  n2: {address: 10.0.0.2, port: 2222, user: bench, labels: [db, web]}
+  n3: {transport: local, target: /tmp/x, labels: [web]}
+  n4: {transport: kubectl, pod: fathom-abc, namespace: bench}
+";
+
+    fn names(hosts: Vec<&Host>) -> Vec<&str> {
+        hosts.iter().map(|h| h.name.as_str()).collect()
+    }
+
+    #[test]
+    fn selectors_pick_hosts_by_name_label_and_slice() {
+        let inv = Inventory::parse("hosts.yaml", HOSTS).unwrap();
+        assert_eq!(names(inv.select(&["all".into()]).unwrap()), vec!["n1", "n2", "n3", "n4"]);
+        assert_eq!(names(inv.select(&["db".into()]).unwrap()), vec!["n1", "n2"]);
+        assert_eq!(names(inv.select(&["web".into(), "n1".into()]).unwrap()), vec!["n1", "n2", "n3"]);
+        assert_eq!(names(inv.select(&["1:3".into()]).unwrap()), vec!["n2", "n3"]);
+        assert_eq!(names(inv.select(&[":2".into()]).unwrap()), vec!["n1", "n2"]);
+        assert!(inv.select(&["nope".into()]).unwrap_err().contains("neither a host (n1, n2, n3, n4)"));
+        assert!(inv.select(&["2:9".into()]).unwrap_err().contains("outside"));
+    }
+
+    #[test]
+    fn transports_are_the_users_own_programs() {
+        let inv = Inventory::parse("hosts.yaml", HOSTS).unwrap();
+        let args = |i: usize| -> Vec<String> {
+            let c = inv.hosts[i].command(&inv.hosts[i].program());
+            std::iter::once(c.get_program()).chain(c.get_args()).map(|a| a.to_string_lossy().to_string()).collect()
+        };
+        let ssh = args(1).join(" ");
+        assert!(ssh.starts_with("ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -p 2222 -l bench 10.0.0.2"));
+        assert!(ssh.ends_with("-- fathom agent --name n2"), "{ssh}");
+        assert!(args(2)[1..].join(" ").starts_with("agent --name n3"));
+        assert_eq!(args(3).join(" "), "kubectl exec -i -n bench fathom-abc -- fathom agent --name n4");
+    }
+
+    #[test]
+    fn bad_inventories_are_located() {
+        let err = Inventory::parse("h.yaml", "hosts:\n  a: {transport: kubectl}\n").unwrap_err().to_string();
+        assert!(err.starts_with("h.yaml:2: hosts.a: missing `pod`"), "{err}");
+        let err = Inventory::parse("h.yaml", "hosts:\n  a: {adress: x}\n").unwrap_err().to_string();
+        assert!(err.contains("h.yaml:2") && err.contains("adress"), "{err}");
+    }
+}

@@ -1,0 +1,144 @@
+//! The agent protocol: one JSON object per line over the agent's stdin (controller to
+//! agent) and stdout (agent to controller). Versioned by [`VERSION`]; a controller and
+//! an agent of different versions refuse each other at `hello`. docs/agent-protocol.md
+//! is the reference.
+
+use crate::error::Result;
+use crate::metrics::{self, Op, OpStats, Sample};
+use serde::{Deserialize, Serialize};
+
+/// The protocol's version: bumped on any change to the messages below.
+pub const VERSION: u32 = 1;
+
+/// Controller to agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    /// Answer with [`Reply::Clock`] at once: the controller measures offset and round trip.
+    Clock { id: u64 },
+    /// Lay out workload `idx` of the scenario (its text and `--set`s, loaded as the
+    /// controller loaded it) on `targets`, without running it.
+    Prepare { idx: usize, origin: String, text: String, sets: Vec<String>, workload: String, targets: Vec<String> },
+    /// Start `count` workers of workload `idx` (prepared before), worker ids from
+    /// `first_worker`, indices from `from` of `planned`. Times are in the agent's own
+    /// clock: second 0 of the run clock is `clock_unix_ms`; the first worker begins
+    /// `begin_ms` into the run clock (each next one `stagger_ms` later) and all end at
+    /// second `end_t`.
+    Start {
+        idx: usize,
+        first_worker: u32,
+        from: u32,
+        count: u32,
+        planned: u32,
+        clock_unix_ms: i64,
+        begin_ms: u64,
+        end_t: u64,
+        stagger_ms: u64,
+    },
+    /// Stop workload `idx`'s workers now.
+    Stop { idx: usize },
+    /// Stop everything and exit.
+    Bye,
+}
+
+/// Agent to controller.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// First line: who the agent is.
+    Hello { protocol: u32, version: String, host: String, cores: usize, memory_bytes: Option<u64> },
+    Clock { id: u64, unix_ns: i64 },
+    Prepared { idx: usize, files: Vec<(String, u64)> },
+    /// One worker's second of one op.
+    Sample(WireSample),
+    /// Workload `idx`'s workers on this agent ended (`error`: why one failed).
+    Ended { idx: usize, error: Option<String> },
+    /// A command could not be carried out.
+    Error { idx: Option<usize>, message: String },
+}
+
+/// A [`Sample`] on the wire: histograms in their stored encoding (HDR V2 + deflate),
+/// as hex.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireSample {
+    pub workload: usize,
+    pub worker: u32,
+    pub t: u32,
+    pub op: String,
+    pub ops: u64,
+    pub bytes: u64,
+    pub latency_sum_ns: u64,
+    pub latency: String,
+    pub service: Option<String>,
+    /// When the agent sent it, in its own Unix ms (for the controller's lag figure).
+    pub sent_unix_ms: i64,
+}
+
+impl WireSample {
+    pub fn from_sample(s: &Sample, sent_unix_ms: i64) -> WireSample {
+        WireSample {
+            workload: s.workload,
+            worker: s.worker,
+            t: s.t,
+            op: s.op.as_str().to_string(),
+            ops: s.stats.ops,
+            bytes: s.stats.bytes,
+            latency_sum_ns: s.stats.latency_sum_ns,
+            latency: hex(&metrics::encode(&s.stats.latency)),
+            service: s.stats.service.as_ref().map(|h| hex(&metrics::encode(h))),
+            sent_unix_ms,
+        }
+    }
+
+    /// The sample, or why the agent's line is not one.
+    pub fn to_sample(&self) -> Result<Sample> {
+        let bad = |what: &str| crate::error::Error::failed(format!("agent sample: {what}"));
+        let op = Op::ALL.into_iter().find(|o| o.as_str() == self.op).ok_or_else(|| bad("unknown op"))?;
+        let mut stats = OpStats::new(self.service.is_some());
+        stats.ops = self.ops;
+        stats.bytes = self.bytes;
+        stats.latency_sum_ns = self.latency_sum_ns;
+        stats.latency = metrics::decode(&unhex(&self.latency).ok_or_else(|| bad("latency is not hex"))?)?;
+        if let Some(service) = &self.service {
+            stats.service = Some(metrics::decode(&unhex(service).ok_or_else(|| bad("service is not hex"))?)?);
+        }
+        Ok(Sample { workload: self.workload, worker: self.worker, t: self.t, op, stats })
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sample_crosses_the_wire_unchanged() {
+        let mut stats = OpStats::new(true);
+        stats.ops = 3;
+        stats.bytes = 3 * 4096;
+        stats.latency_sum_ns = 6000;
+        for v in [1000, 2000, 3000] {
+            stats.latency.record(v).unwrap();
+            stats.service.as_mut().unwrap().record(v / 2).unwrap();
+        }
+        let s = Sample { workload: 2, worker: 9, t: 41, op: Op::Write, stats };
+        let line = serde_json::to_string(&Reply::Sample(WireSample::from_sample(&s, 5))).unwrap();
+        let Reply::Sample(w) = serde_json::from_str(&line).unwrap() else { panic!("{line}") };
+        let back = w.to_sample().unwrap();
+        assert_eq!((back.workload, back.worker, back.t, back.op), (2, 9, 41, Op::Write));
+        assert_eq!((back.stats.ops, back.stats.bytes, back.stats.latency_sum_ns), (3, 12288, 6000));
+        assert_eq!(back.stats.latency, s.stats.latency);
+        assert_eq!(back.stats.service, s.stats.service);
+        assert!(unhex("abc").is_none() && unhex("zz").is_none());
+    }
+}

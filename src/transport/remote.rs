@@ -1,0 +1,278 @@
+//! The controller's side of an agent: the transport's process, the line protocol, the
+//! clock offset, and what happens when the host goes away. Samples go straight to the
+//! collector as they arrive; other replies wait in a mailbox for whoever asked.
+
+use super::Host;
+use super::protocol::{Command, Reply, VERSION};
+use crate::metrics::Sample;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long an agent has to say hello (an ssh login included).
+const HELLO_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Replies other than samples, until taken; and whether the agent is gone.
+#[derive(Default)]
+struct Mailbox {
+    replies: Vec<Reply>,
+    closed: bool,
+}
+
+/// Lags from a sample's second closing (on the run clock) to its arrival here, in ms.
+pub type Lags = Arc<Mutex<Vec<f64>>>;
+
+/// A connected agent.
+pub struct Remote {
+    pub host: Host,
+    child: Mutex<Child>,
+    stdin: Mutex<Option<ChildStdin>>,
+    mailbox: Arc<(Mutex<Mailbox>, Condvar)>,
+    stderr: Arc<Mutex<String>>,
+    /// Set once this side said bye: the end of the agent's output is then expected.
+    leaving: Arc<AtomicBool>,
+    /// When the agent's output ended without a bye (the host was lost).
+    pub lost_at: Arc<Mutex<Option<Instant>>>,
+    /// The agent's clock minus ours, and the round trip it was measured with, in ms.
+    pub offset_ms: f64,
+    pub rtt_ms: f64,
+    pub cores: usize,
+}
+
+impl Remote {
+    /// Starts the transport, reads the agent's hello and measures its clock. Errors
+    /// name the host and carry the transport's own words (ssh's message).
+    pub fn connect(
+        host: &Host,
+        program: &str,
+        samples: Sender<Sample>,
+        clock_unix_ms: Arc<Mutex<i64>>,
+        lags: Lags,
+    ) -> Result<Remote, String> {
+        let who = format!("host {} ({})", host.name, host.transport_name());
+        let mut child = host
+            .command(program)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{who}: cannot start its transport: {e}"))?;
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(mut err) = child.stderr.take() {
+            let stderr = stderr.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = err.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    stderr.lock().unwrap_or_else(|e| e.into_inner()).push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+        }
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut lines = BufReader::new(stdout).lines();
+        // the hello, read on a thread so that a transport that hangs cannot
+        let (hello_tx, hello_rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let first = lines.next();
+            let _ = hello_tx.send(first);
+            lines
+        });
+        let said = |stderr: &Arc<Mutex<String>>| {
+            let text = stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            lines[lines.len().saturating_sub(3)..].join(" / ")
+        };
+        let first = match hello_rx.recv_timeout(HELLO_TIMEOUT) {
+            Ok(Some(Ok(line))) => line,
+            Ok(_) => {
+                let status = child.wait().ok().and_then(|s| s.code());
+                std::thread::sleep(Duration::from_millis(50)); // the rest of its stderr
+                let msg = said(&stderr);
+                let hint = if status == Some(127) || msg.contains("not found") {
+                    format!(": `{program}` is not on that host (install it, or use --push-agent)")
+                } else {
+                    String::new()
+                };
+                let _ = child.kill();
+                return Err(format!(
+                    "{who}: {}{hint}",
+                    if msg.is_empty() { format!("the transport exited ({status:?}) without a word") } else { msg }
+                ));
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{who}: no hello from the agent within {} s", HELLO_TIMEOUT.as_secs()));
+            }
+        };
+        let lines = reader.join().map_err(|_| format!("{who}: reader panicked"))?;
+        let hello: Reply = serde_json::from_str(&first).map_err(|_| {
+            let _ = child.kill();
+            format!("{who}: `{program} agent` answered `{}`, not a fathom agent's hello", first.chars().take(120).collect::<String>())
+        })?;
+        let Reply::Hello { protocol, version, cores, .. } = hello else {
+            let _ = child.kill();
+            return Err(format!("{who}: the agent did not begin with hello"));
+        };
+        let ours = env!("CARGO_PKG_VERSION");
+        if protocol != VERSION || version != ours {
+            let _ = child.kill();
+            return Err(format!(
+                "{who}: its fathom is {version} (agent protocol {protocol}), this one is {ours} (protocol {VERSION}): \
+                 run the same version on every host, or use --push-agent to copy this one there"
+            ));
+        }
+        let stdin = child.stdin.take();
+        let mailbox: Arc<(Mutex<Mailbox>, Condvar)> = Arc::default();
+        let leaving = Arc::new(AtomicBool::new(false));
+        let lost_at = Arc::new(Mutex::new(None));
+        {
+            let (mailbox, leaving, lost_at) = (mailbox.clone(), leaving.clone(), lost_at.clone());
+            std::thread::Builder::new()
+                .name(format!("agent-{}", host.name))
+                .spawn(move || {
+                    for line in lines {
+                        let Ok(line) = line else { break };
+                        match serde_json::from_str::<Reply>(&line) {
+                            Ok(Reply::Sample(w)) => {
+                                if let Ok(s) = w.to_sample() {
+                                    let zero = *clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner());
+                                    let closed = zero + (s.t as i64 + 1) * 1000;
+                                    lags.lock().unwrap_or_else(|e| e.into_inner())
+                                        .push((crate::store::now_ms() - closed) as f64);
+                                    let _ = samples.send(s);
+                                }
+                            }
+                            Ok(reply) => {
+                                let (m, cv) = &*mailbox;
+                                m.lock().unwrap_or_else(|e| e.into_inner()).replies.push(reply);
+                                cv.notify_all();
+                            }
+                            Err(_) => {} // not ours: ignore rather than stop the run
+                        }
+                    }
+                    if !leaving.load(Ordering::Relaxed) {
+                        *lost_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                    }
+                    let (m, cv) = &*mailbox;
+                    m.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+                    cv.notify_all();
+                })
+                .map_err(|e| format!("{who}: {e}"))?;
+        }
+        let mut remote = Remote {
+            host: host.clone(),
+            child: Mutex::new(child),
+            stdin: Mutex::new(stdin),
+            mailbox,
+            stderr,
+            leaving,
+            lost_at,
+            offset_ms: 0.0,
+            rtt_ms: 0.0,
+            cores,
+        };
+        let (offset, rtt) = remote.measure_clock()?;
+        remote.offset_ms = offset;
+        remote.rtt_ms = rtt;
+        Ok(remote)
+    }
+
+    pub fn send(&self, command: &Command) -> Result<(), String> {
+        let line = serde_json::to_string(command).expect("commands serialize");
+        let mut stdin = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(pipe) = stdin.as_mut() else { return Err(format!("host {}: already left", self.host.name)) };
+        writeln!(pipe, "{line}")
+            .and_then(|_| pipe.flush())
+            .map_err(|e| format!("host {}: lost ({e}){}", self.host.name, self.said()))
+    }
+
+    /// The transport's last words on stderr, if any, as ` (ssh: ...)`.
+    fn said(&self) -> String {
+        let text = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_string();
+        if last.is_empty() { String::new() } else { format!(": {last}") }
+    }
+
+    /// Waits up to `timeout` for a reply `pick` takes (and removes it); None when the
+    /// time is up or the agent is gone.
+    pub fn take<T>(&self, timeout: Duration, mut pick: impl FnMut(&Reply) -> Option<T>) -> Option<T> {
+        let deadline = Instant::now() + timeout;
+        let (m, cv) = &*self.mailbox;
+        let mut mb = m.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(i) = mb.replies.iter().position(|r| pick(r).is_some()) {
+                let reply = mb.replies.remove(i);
+                return pick(&reply);
+            }
+            let now = Instant::now();
+            if mb.closed || now >= deadline {
+                return None;
+            }
+            mb = cv.wait_timeout(mb, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// Whether the agent's output has ended (lost, or left after bye).
+    pub fn gone(&self) -> bool {
+        self.mailbox.0.lock().unwrap_or_else(|e| e.into_inner()).closed
+    }
+
+    /// The agent's clock offset from ours and the round trip, in ms: the exchange with
+    /// the shortest round trip of five, its midpoint taken as when the agent read its
+    /// clock (NTP's assumption of a symmetric path).
+    pub fn measure_clock(&self) -> Result<(f64, f64), String> {
+        let mut best: Option<(f64, f64)> = None;
+        for id in 0..5u64 {
+            let sent = now_ns();
+            self.send(&Command::Clock { id })?;
+            let theirs = self
+                .take(Duration::from_secs(10), |r| match r {
+                    Reply::Clock { id: got, unix_ns } if *got == id => Some(*unix_ns),
+                    _ => None,
+                })
+                .ok_or_else(|| format!("host {}: no answer to a clock request{}", self.host.name, self.said()))?;
+            let back = now_ns();
+            let rtt = (back - sent) as f64 / 1e6;
+            let offset = (theirs as f64 - (sent as f64 + back as f64) / 2.0) / 1e6;
+            if best.is_none_or(|(_, r)| rtt < r) {
+                best = Some((offset, rtt));
+            }
+        }
+        Ok(best.expect("five exchanges"))
+    }
+
+    /// Says bye and waits up to 5 s for the agent to exit, then kills the transport.
+    pub fn leave(&self) {
+        self.leaving.store(true, Ordering::Relaxed);
+        let _ = self.send(&Command::Bye);
+        self.stdin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        if !self.leaving.load(Ordering::Relaxed) {
+            self.leave();
+        }
+    }
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0)
+}
