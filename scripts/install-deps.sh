@@ -7,8 +7,9 @@ purpose="${1:-test}"
 case "$purpose" in
   run)   packages=() ;;            # fathom itself needs nothing beyond a Rust toolchain
   # fio, postgresql (server and pgbench), iperf3: the drivers' programs; prometheus: scrapes
-  # --prometheus; node exporter: a remote to observe; chromium: renders the report
-  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium) ;;
+  # --prometheus; node exporter: a remote to observe; chromium: renders the report;
+  # openssh: the many-host tests' sshd on loopback and the client fathom reaches it with
+  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client) ;;
   bench) packages=(fio) ;;         # the peer fathom is measured against
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac

@@ -60,6 +60,17 @@ enum Command {
 /// Runs the chosen command and returns the process exit status.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     let results = cli.results.as_path();
+    // talking to agents (or, as one, to a controller) over pipes: a peer that went away
+    // is an error to handle (a lost host), not a reason to die of SIGPIPE
+    let pipes = match &cli.command {
+        Command::Run(a) => a.hosts.is_some(),
+        Command::Agent(_) => true,
+        _ => false,
+    };
+    if pipes {
+        // SAFETY: setting a signal disposition before any thread starts.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    }
     match cli.command {
         Command::Run(a) => run::run(a, results),
         Command::Runs(a) => runs::run(a, results),

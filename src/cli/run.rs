@@ -13,9 +13,9 @@ use crate::report::live::View;
 use crate::report::summary::RunSummary;
 use crate::scenario::{EngineKind, Override, Scenario, Source, builtin};
 use crate::store::{EventRow, ObservationRow, Status, Store};
+use crate::timeline::{self, Outcome};
 use crate::transport::Inventory;
 use crate::transport::fleet::Fleet;
-use crate::timeline::{self, Outcome};
 use crate::warnings::Warning;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -359,8 +359,12 @@ fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
     }
     lags.sort_by(f64::total_cmp);
     let q = |p: f64| lags[((lags.len() - 1) as f64 * p).round() as usize];
-    let rows = [("sample_lag_p50_ms", q(0.5)), ("sample_lag_p99_ms", q(0.99))]
-        .map(|(name, value)| ObservationRow { t: 0, source: "controller".into(), name: name.into(), value });
+    let rows = [("sample_lag_p50_ms", q(0.5)), ("sample_lag_p99_ms", q(0.99))].map(|(name, value)| ObservationRow {
+        t: 0,
+        source: "controller".into(),
+        name: name.into(),
+        value,
+    });
     let mut store = Store::open(store.path.parent().unwrap_or(Path::new(".")))?;
     store.add_observations(run, &rows)
 }

@@ -19,6 +19,20 @@ pub struct WorkloadSummary {
     pub ops: Vec<OpSummary>,
     /// What the scenario asked for next to what the generator did, over all ops.
     pub fidelity: Fidelity,
+    /// Per host, for a workload placed on other hosts (empty otherwise): its share of the
+    /// workload over the measured window. The workload's percentiles above are the
+    /// hosts' histograms merged, never their percentiles averaged.
+    pub hosts: Vec<HostSummary>,
+}
+
+/// One host's part of a workload: rates and mean latency over the measured window.
+#[derive(Debug, Serialize)]
+pub struct HostSummary {
+    pub host: String,
+    pub workers: i64,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    pub mean_us: f64,
 }
 
 /// Asked vs achieved for one workload, so a user sees at a glance that the generator
@@ -184,7 +198,25 @@ impl RunSummary {
                 })
                 .collect();
             let fidelity = Fidelity::new(&w, &ops, &sizes);
-            workloads.push(WorkloadSummary { concurrency: depth * w.workers, workload: w, ops, fidelity });
+            let placed = w.profile.get("placement").is_some_and(|p| !p.is_null());
+            let hosts = if placed {
+                let seconds = (to - from).max(0.0);
+                let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
+                store
+                    .per_host(run.id, w.idx, from as i64, to.ceil() as i64)?
+                    .into_iter()
+                    .map(|h| HostSummary {
+                        host: h.host,
+                        workers: h.workers,
+                        iops: per_s(h.ops as f64),
+                        mb_per_s: per_s(h.bytes as f64) / 1e6,
+                        mean_us: if h.ops > 0 { h.latency_sum_ns as f64 / h.ops as f64 / 1000.0 } else { 0.0 },
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            workloads.push(WorkloadSummary { concurrency: depth * w.workers, workload: w, ops, fidelity, hosts });
         }
         let mut phases = Vec::new();
         for (k, p) in phase_rows.into_iter().enumerate() {

@@ -65,6 +65,7 @@ pub fn results(s: &RunSummary) -> String {
         out.push_str("txn: pgbench transactions (IOPS is transactions per second; depth, its clients)\n");
     }
     out.push_str(&network(s));
+    out.push_str(&hosts(s));
     out.push_str(&phases(s));
     out.push_str(&events(s));
     if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.service_time.is_some())) {
@@ -188,6 +189,29 @@ fn network(s: &RunSummary) -> String {
     out
 }
 
+/// Workloads placed on hosts: each host's share.
+fn hosts(s: &RunSummary) -> String {
+    let mut rows = Vec::new();
+    for w in s.workloads.iter().filter(|w| !w.hosts.is_empty()) {
+        for h in &w.hosts {
+            rows.push(vec![
+                w.workload.name.clone(),
+                h.host.clone(),
+                h.workers.to_string(),
+                count(h.iops),
+                sig3(h.mb_per_s),
+                latency_us(h.mean_us),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nper host (the workload's percentiles above merge every host's histograms):\n");
+    out.push_str(&render(&["workload", "host", "workers", "IOPS", "MB/s", "mean"], &rows, 2));
+    out
+}
+
 fn events(s: &RunSummary) -> String {
     let mut out = String::new();
     if !s.events.is_empty() {
@@ -202,7 +226,7 @@ fn events(s: &RunSummary) -> String {
             };
             // a driver's event carries its program's own closing figures
             let said = match e.kind.as_str() {
-                "pgbench" | "iperf3" => format!(": {}", e.detail),
+                "pgbench" | "iperf3" | "host-lost" => format!(": {}", e.detail),
                 _ => String::new(),
             };
             out.push_str(&format!("  {:>7.1}s  {} {}{status}{took}{said}\n", e.at_ms as f64 / 1000.0, e.kind, e.label));

@@ -649,7 +649,10 @@ impl Checker<'_> {
                 let Some(p) = &workloads[*workload].placement else {
                     return Err(self.err(
                         &["timeline", &i.to_string(), "add_host"],
-                        format!("`{}` is not placed on hosts (`hosts:`): ramp it with `add`", workloads[*workload].name),
+                        format!(
+                            "`{}` is not placed on hosts (`hosts:`): ramp it with `add`",
+                            workloads[*workload].name
+                        ),
                     ));
                 };
                 *add *= p.per_host;

@@ -45,6 +45,16 @@ impl Status {
     }
 }
 
+/// One host's share of a workload (see [`Store::per_host`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct HostCounters {
+    pub host: String,
+    pub workers: i64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub latency_sum_ns: u64,
+}
+
 /// A run as listed by `fathom runs`.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRow {
@@ -388,6 +398,29 @@ impl Store {
             Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64))
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Per host, a workload's counters over seconds `[from, to)`: (host, workers, ops,
+    /// bytes, latency sum in ns), syncs left out. Histograms are kept per workload, so
+    /// a host has its mean latency here, not percentiles.
+    pub fn per_host(&self, run: i64, workload: i64, from: i64, to: i64) -> Result<Vec<HostCounters>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT w.host, count(DISTINCT w.id), coalesce(sum(s.ops), 0), coalesce(sum(s.bytes), 0),
+                    coalesce(sum(s.latency_sum_ns), 0)
+             FROM workers w LEFT JOIN samples s
+               ON s.run_id = w.run_id AND s.worker = w.id AND s.t >= ?3 AND s.t < ?4 AND s.op != 2
+             WHERE w.run_id = ?1 AND w.workload_idx = ?2 GROUP BY w.host ORDER BY min(w.id)",
+        )?;
+        let rows = stmt.query_map(params![run, workload, from, to], |r| {
+            Ok(HostCounters {
+                host: r.get(0)?,
+                workers: r.get(1)?,
+                ops: r.get::<_, i64>(2)? as u64,
+                bytes: r.get::<_, i64>(3)? as u64,
+                latency_sum_ns: r.get::<_, i64>(4)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Per op, everything a workload measured in seconds `[from, to)`: counters summed

@@ -10,9 +10,9 @@ use crate::error::{Error, Result};
 use crate::scenario::driver::Driver;
 use crate::scenario::{EngineKind, Queue, Workload};
 use crate::store::WorkloadRow;
-use std::sync::Arc;
 use crate::transport::protocol::{Command, Reply};
 use crate::transport::remote::Remote;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -113,9 +113,12 @@ impl Live {
             while index < from + count {
                 let host = p.host_of(index);
                 let n = (index..from + count).take_while(|i| p.host_of(*i) == host).count() as u32;
-                let remote = cx.fleet.remotes.get(host).cloned().ok_or_else(|| {
-                    Error::failed(format!("{}: host {host} is not connected", w.name))
-                })?;
+                let remote = cx
+                    .fleet
+                    .remotes
+                    .get(host)
+                    .cloned()
+                    .ok_or_else(|| Error::failed(format!("{}: host {host} is not connected", w.name)))?;
                 let begin_ms = begin_t * 1000 + (stagger * (index - from)).as_millis() as u64;
                 remote
                     .send(&Command::Start {
@@ -277,11 +280,14 @@ pub fn describe(live: &Live, cx: &Context) -> String {
         );
     }
     let files = &cx.files[live.idx];
+    let on: Vec<String> = match &w.placement {
+        Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.per_host)],
+        None => files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect(),
+    };
     let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
     let jobs = if live.planned == 1 { "1 job".to_string() } else { format!("{} jobs", live.planned) };
     let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
-    let on: Vec<String> = files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect();
     let queue = match (files.len(), w.queue) {
         (1, _) => String::new(),
         (_, Queue::Shared) => ", one queue across".to_string(),

@@ -156,9 +156,11 @@ impl Host {
         let h = &self.spec;
         match h.transport {
             TransportKind::Local => {
-                let exe = h.fathom.clone().map(PathBuf::from).unwrap_or_else(|| {
-                    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fathom"))
-                });
+                let exe = h
+                    .fathom
+                    .clone()
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fathom")));
                 let mut c = Command::new(exe);
                 c.arg("agent").arg("--name").arg(&self.name);
                 c
@@ -188,7 +190,10 @@ impl Host {
                 if let Some(container) = &h.container {
                     c.arg("-c").arg(container);
                 }
-                c.arg(h.pod.as_deref().unwrap_or_default()).arg("--").arg(program).args(["agent", "--name", &self.name]);
+                c.arg(h.pod.as_deref().unwrap_or_default())
+                    .arg("--")
+                    .arg(program)
+                    .args(["agent", "--name", &self.name]);
                 c
             }
         }

@@ -46,15 +46,33 @@ pub enum Command {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Reply {
     /// First line: who the agent is.
-    Hello { protocol: u32, version: String, host: String, cores: usize, memory_bytes: Option<u64> },
-    Clock { id: u64, unix_ns: i64 },
-    Prepared { idx: usize, files: Vec<(String, u64)> },
+    Hello {
+        protocol: u32,
+        version: String,
+        host: String,
+        cores: usize,
+        memory_bytes: Option<u64>,
+    },
+    Clock {
+        id: u64,
+        unix_ns: i64,
+    },
+    Prepared {
+        idx: usize,
+        files: Vec<(String, u64)>,
+    },
     /// One worker's second of one op.
     Sample(WireSample),
     /// Workload `idx`'s workers on this agent ended (`error`: why one failed).
-    Ended { idx: usize, error: Option<String> },
+    Ended {
+        idx: usize,
+        error: Option<String>,
+    },
     /// A command could not be carried out.
-    Error { idx: Option<usize>, message: String },
+    Error {
+        idx: Option<usize>,
+        message: String,
+    },
 }
 
 /// A [`Sample`] on the wire: histograms in their stored encoding (HDR V2 + deflate),

@@ -6,6 +6,7 @@ use super::Host;
 use super::protocol::{Command, Reply, VERSION};
 use crate::metrics::Sample;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -53,8 +54,11 @@ impl Remote {
         lags: Lags,
     ) -> Result<Remote, String> {
         let who = format!("host {} ({})", host.name, host.transport_name());
+        // in a process group of its own: Ctrl-C reaches the controller, which tells the
+        // agent to stop, rather than killing the agent before its last samples are sent
         let mut child = host
             .command(program)
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -113,7 +117,10 @@ impl Remote {
         let lines = reader.join().map_err(|_| format!("{who}: reader panicked"))?;
         let hello: Reply = serde_json::from_str(&first).map_err(|_| {
             let _ = child.kill();
-            format!("{who}: `{program} agent` answered `{}`, not a fathom agent's hello", first.chars().take(120).collect::<String>())
+            format!(
+                "{who}: `{program} agent` answered `{}`, not a fathom agent's hello",
+                first.chars().take(120).collect::<String>()
+            )
         })?;
         let Reply::Hello { protocol, version, cores, .. } = hello else {
             let _ = child.kill();
@@ -143,7 +150,8 @@ impl Remote {
                                 if let Ok(s) = w.to_sample() {
                                     let zero = *clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner());
                                     let closed = zero + (s.t as i64 + 1) * 1000;
-                                    lags.lock().unwrap_or_else(|e| e.into_inner())
+                                    lags.lock()
+                                        .unwrap_or_else(|e| e.into_inner())
                                         .push((crate::store::now_ms() - closed) as f64);
                                     let _ = samples.send(s);
                                 }

@@ -219,6 +219,7 @@ pub(crate) mod tests {
             data: data::DataSpec::default(),
             duration: Duration::from_secs(1),
             ramp: Duration::ZERO,
+            placement: None,
             driver: None,
         }
     }

@@ -199,3 +199,71 @@ pub fn running(needle: &str) -> Vec<String> {
     }
     found
 }
+
+/// An ed25519 key pair made by ssh-keygen in `dir`: (private key, public key line).
+pub fn ssh_key(dir: &Path, name: &str) -> (std::path::PathBuf, String) {
+    let key = dir.join(name);
+    let _ = std::fs::remove_file(&key);
+    let _ = std::fs::remove_file(key.with_extension("pub"));
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen (scripts/install-deps.sh test installs openssh-client)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap().trim().to_string();
+    (key, public)
+}
+
+/// Debian's sshd on `addr`:`port` with a throwaway host key, letting in whoever holds a
+/// key listed in `authorized` (the test's user key); stopped when dropped.
+pub struct Sshd {
+    /// Killed when dropped, with the sshd.
+    _server: Server,
+    pub addr: String,
+    pub port: u16,
+    /// The host's public key, as a known_hosts line for this address and port.
+    pub known_host: String,
+}
+
+impl Sshd {
+    pub fn start(dir: &Path, addr: &str, port: u16, authorized: &str) -> Sshd {
+        std::fs::create_dir_all(dir).unwrap();
+        // sshd wants its privilege separation directory
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let (host_key, host_pub) = ssh_key(dir, "host_key");
+        let keys = dir.join("authorized_keys");
+        std::fs::write(&keys, format!("{authorized}\n")).unwrap();
+        let config = dir.join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress {addr}\nHostKey {}\nAuthorizedKeysFile {}\nPidFile none\n\
+                 StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPrintMotd no\nLogLevel ERROR\n",
+                host_key.display(),
+                keys.display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("/usr/sbin/sshd")
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+            .spawn()
+            .expect("sshd (scripts/install-deps.sh test installs openssh-server)");
+        let server = Server(child);
+        let start = Instant::now();
+        while TcpStream::connect((addr, port)).is_err() {
+            let log = std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default();
+            assert!(start.elapsed() < Duration::from_secs(20), "sshd did not start on {addr}:{port}: {log}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let known_host =
+            format!("[{addr}]:{port} {}", host_pub.split_whitespace().take(2).collect::<Vec<_>>().join(" "));
+        Sshd { _server: server, addr: addr.to_string(), port, known_host }
+    }
+}

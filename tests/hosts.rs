@@ -1,0 +1,287 @@
+//! Many hosts: workloads placed with `hosts:` run by `fathom agent` on each host, reached
+//! through the `local` transport and through the real OpenSSH (Debian's sshd, started
+//! here on loopback addresses, one per simulated host, with throwaway keys).
+
+mod common;
+
+use common::servers::{self, Sshd};
+use common::{Scratch, text};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const FATHOM: &str = env!("CARGO_BIN_EXE_fathom");
+
+/// A workload on every host: two open-loop readers each, `seconds` long.
+fn scenario(s: &Scratch, seconds: u32) -> String {
+    let path = s.scenario(&format!(
+        "name: cluster\n\
+         workloads:\n\
+         \x20 r:\n\
+         \x20   hosts: all\n\
+         \x20   per_host: 2\n\
+         \x20   rw: randread\n\
+         \x20   bs: 4k\n\
+         \x20   size: 8m\n\
+         \x20   rate_iops: 1200\n\
+         \x20   duration: {seconds}s\n"
+    ));
+    path.display().to_string()
+}
+
+/// Starts `fathom run` in the background.
+fn spawn_run(s: &Scratch, args: &[&str]) -> Child {
+    s.fathom(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+fn wait_output(child: Child) -> std::process::Output {
+    child.wait_with_output().unwrap()
+}
+
+/// Waits until an agent named `name` runs, then kills it.
+fn kill_agent_after(name: &str, after: Duration) {
+    std::thread::sleep(after);
+    let pattern = format!("agent --name {name}");
+    assert!(!servers::running(&pattern).is_empty(), "no agent {name} to kill");
+    let out = Command::new("pkill").args(["-KILL", "-f", &pattern]).output().unwrap();
+    assert!(out.status.success());
+}
+
+/// Per host of workload `r`: (host, workers, ops) from `show --json`.
+fn per_host(show: &serde_json::Value) -> Vec<(String, i64, f64)> {
+    show["workloads"][0]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap().to_string(), h["workers"].as_i64().unwrap(), h["iops"].as_f64().unwrap()))
+        .collect()
+}
+
+fn local_inventory(s: &Scratch, names: &[&str]) -> String {
+    let mut text = String::from("hosts:\n");
+    for n in names {
+        let dir = s.dir.join(format!("host-{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        text.push_str(&format!("  {n}: {{transport: local, target: {}}}\n", dir.display()));
+    }
+    let path = s.dir.join("hosts.yaml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
+    let s = Scratch::new("hosts-local");
+    let hosts = local_inventory(&s, &["la1", "la2", "la3"]);
+    let path = scenario(&s, 6);
+    let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
+    kill_agent_after("la2", Duration::from_millis(4000));
+    let out = wait_output(run);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let show = s.show_json();
+    assert_eq!(show["run"]["status"], "partial", "{show}");
+    let hosts = per_host(&show);
+    let names: Vec<&str> = hosts.iter().map(|h| h.0.as_str()).collect();
+    assert_eq!(names, vec!["la1", "la2", "la3"]);
+    // every host ran its two workers: each at a third of the rate while it lived; the
+    // lost one's samples up to then are kept
+    for (host, workers, iops) in &hosts {
+        assert_eq!(*workers, 2);
+        if host == "la2" {
+            assert!(*iops > 50.0 && *iops < 350.0, "{host}: {iops}");
+        } else {
+            assert!((iops / 400.0 - 1.0).abs() < 0.05, "{host}: {iops}");
+        }
+    }
+    let events = show["events"].as_array().unwrap();
+    let lost = events.iter().find(|e| e["kind"] == "host-lost").unwrap_or_else(|| panic!("{show}"));
+    assert_eq!(lost["label"], "la2");
+    let at = lost["at_ms"].as_f64().unwrap() / 1000.0;
+    assert!(at > 2.0 && at < 6.0, "{at}");
+    // each worker is recorded on its host
+    let on: Vec<(i64, String)> = s
+        .db()
+        .prepare("SELECT id, host FROM workers ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let hosts_of: Vec<&str> = on.iter().map(|(_, h)| h.as_str()).collect();
+    assert_eq!(hosts_of, vec!["la1", "la1", "la2", "la2", "la3", "la3"]);
+    // clocks were measured, and no agent is left
+    let offsets: i64 =
+        s.db().query_row("SELECT count(*) FROM observations WHERE name = 'clock_offset_ms'", [], |r| r.get(0)).unwrap();
+    assert_eq!(offsets, 3);
+    assert!(servers::running("agent --name la").is_empty());
+}
+
+#[test]
+fn agents_stop_when_their_controller_vanishes() {
+    let s = Scratch::new("hosts-orphans");
+    let hosts = local_inventory(&s, &["orph1", "orph2"]);
+    let path = scenario(&s, 30);
+    let mut run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
+    let start = Instant::now();
+    while servers::running("agent --name orph").len() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(20), "agents did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    run.kill().unwrap(); // SIGKILL: nothing is told to anyone
+    run.wait().unwrap();
+    let gone = Instant::now();
+    while !servers::running("agent --name orph").is_empty() {
+        assert!(gone.elapsed() < Duration::from_secs(2), "agents outlived their controller by 2 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_different_version_is_refused_with_the_push_hint() {
+    let s = Scratch::new("hosts-version");
+    let fake = s.dir.join("old-fathom");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":1,\"version\":\"0.0.1\",\"host\":\"x\",\"cores\":1,\"memory_bytes\":null}'\ncat >/dev/null\n",
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    let inventory = s.dir.join("hosts.yaml");
+    std::fs::write(
+        &inventory,
+        format!("hosts:\n  old: {{transport: local, fathom: {}, target: /tmp}}\n", fake.display()),
+    )
+    .unwrap();
+    let path = scenario(&s, 2);
+    let out = s.run(&["run", &path, "--hosts", inventory.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("host old (local): its fathom is 0.0.1") && err.contains("--push-agent"), "{err}");
+    // nothing was stored: the run never started
+    assert!(!s.dir.join("results/fathom.db").exists() || s.run(&["runs"]).stdout.starts_with(b"no runs"));
+}
+
+/// Three sshd on 127.0.0.2-4, a user key they accept, and an inventory reaching them
+/// with that key and a known_hosts file of their host keys.
+struct SshHosts {
+    _servers: Vec<Sshd>,
+    inventory: String,
+}
+
+fn ssh_hosts(s: &Scratch, names: &[&str], known_hosts: impl Fn(&[Sshd]) -> String) -> SshHosts {
+    let (user_key, user_pub) = servers::ssh_key(&s.dir, "user_key");
+    let servers: Vec<Sshd> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            Sshd::start(
+                &s.dir.join(format!("sshd-{n}")),
+                &format!("127.0.0.{}", i + 2),
+                servers::free_port(),
+                &user_pub,
+            )
+        })
+        .collect();
+    let known = s.dir.join("known_hosts");
+    std::fs::write(&known, known_hosts(&servers)).unwrap();
+    let mut text = String::from("hosts:\n");
+    for (n, sshd) in names.iter().zip(&servers) {
+        let dir = s.dir.join(format!("target-{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        text.push_str(&format!(
+            "  {n}:\n    address: {}\n    port: {}\n    user: {}\n    fathom: {FATHOM}\n    target: {}\n    \
+             ssh_options: [-F, /dev/null, -i, {}, -o, UserKnownHostsFile={}, -o, GlobalKnownHostsFile=/dev/null]\n",
+            sshd.addr,
+            sshd.port,
+            whoami(),
+            dir.display(),
+            user_key.display(),
+            known.display()
+        ));
+    }
+    let path = s.dir.join("hosts.yaml");
+    std::fs::write(&path, text).unwrap();
+    SshHosts { _servers: servers, inventory: path.display().to_string() }
+}
+
+fn whoami() -> String {
+    let out = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn known_all(servers: &[Sshd]) -> String {
+    servers.iter().map(|s| format!("{}\n", s.known_host)).collect()
+}
+
+#[test]
+fn three_hosts_over_ssh_and_one_lost() {
+    let s = Scratch::new("hosts-ssh");
+    let hosts = ssh_hosts(&s, &["ssh1", "ssh2", "ssh3"], known_all);
+    let path = scenario(&s, 6);
+    let run = spawn_run(&s, &["run", &path, "--hosts", &hosts.inventory]);
+    kill_agent_after("ssh3", Duration::from_millis(5000));
+    let out = wait_output(run);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ssh1 (ssh): clock offset"), "{err}");
+    let show = s.show_json();
+    assert_eq!(show["run"]["status"], "partial");
+    let hosts = per_host(&show);
+    assert_eq!(hosts.len(), 3);
+    for (host, workers, iops) in &hosts {
+        assert_eq!(*workers, 2);
+        if host == "ssh3" {
+            assert!(*iops > 0.0 && *iops < 380.0, "{host}: {iops}");
+        } else {
+            assert!((iops / 400.0 - 1.0).abs() < 0.05, "{host}: {iops}");
+        }
+    }
+    // each host laid out its own target
+    for n in ["ssh1", "ssh2", "ssh3"] {
+        assert!(s.dir.join(format!("target-{n}/fathom-r.dat")).exists(), "{n}");
+    }
+    assert!(servers::running("agent --name ssh").is_empty());
+}
+
+#[test]
+fn a_wrong_host_key_is_refused() {
+    let s = Scratch::new("hosts-hostkey");
+    // the known_hosts file holds another key for the host
+    let (_, other) = servers::ssh_key(&s.dir, "impostor");
+    let hosts = ssh_hosts(&s, &["keyed"], |servers| {
+        format!(
+            "[{}]:{} {}\n",
+            servers[0].addr,
+            servers[0].port,
+            other.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+        )
+    });
+    let path = scenario(&s, 2);
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("host keyed (ssh):") && err.contains("Host key verification failed"), "{err}");
+    assert!(!Path::new(&s.dir.join("target-keyed/fathom-r.dat")).exists());
+}
+
+#[test]
+fn an_unreachable_host_stops_the_run_before_it_starts() {
+    let s = Scratch::new("hosts-unreachable");
+    let port = servers::free_port();
+    let inventory = s.dir.join("hosts.yaml");
+    std::fs::write(
+        &inventory,
+        format!("hosts:\n  far: {{address: 127.0.0.1, port: {port}, target: /tmp, ssh_options: [-F, /dev/null]}}\n"),
+    )
+    .unwrap();
+    let path = scenario(&s, 2);
+    let out = s.run(&["run", &path, "--hosts", inventory.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("host far (ssh):") && err.contains("Connection refused"), "{err}");
+    // without an inventory, a placed workload says what is missing
+    let out = s.run(&["run", &path]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--hosts FILE"), "{}", text(&out));
+}
