@@ -285,3 +285,23 @@ fn an_unreachable_host_stops_the_run_before_it_starts() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--hosts FILE"), "{}", text(&out));
 }
+
+#[test]
+fn push_agent_copies_this_fathom_where_it_is_missing() {
+    let s = Scratch::new("hosts-push");
+    let hosts = ssh_hosts(&s, &["bare"], known_all);
+    let push_dir = s.dir.join("pushed");
+    let inventory = std::fs::read_to_string(&hosts.inventory)
+        .unwrap()
+        .replace(&format!("fathom: {FATHOM}"), &format!("fathom: /nonexistent/fathom\n    push_dir: {}", push_dir.display()));
+    std::fs::write(&hosts.inventory, inventory).unwrap();
+    let path = scenario(&s, 2);
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not on that host (install it, or use --push-agent)"));
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let pushed = push_dir.join(format!("fathom-{}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(FATHOM).unwrap());
+    assert_eq!(per_host(&s.show_json())[0].1, 2);
+}

@@ -57,6 +57,9 @@ pub struct Args {
     /// The inventory of hosts that workloads with `hosts:` run on (see docs/hosts.md)
     #[arg(long, value_name = "FILE")]
     pub(super) hosts: Option<PathBuf>,
+    /// Copy this fathom to hosts (over ssh) where it is missing or of another version
+    #[arg(long)]
+    pub(super) push_agent: bool,
 }
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the
@@ -147,7 +150,7 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     let (tx, rx) = std::sync::mpsc::channel();
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     let sets = applied_sets(&args.sets, args.target.as_deref(), args.engine.as_deref())?;
-    let fleet = Fleet::start(&mut scenario, inventory.as_ref(), &sets, &tx, &*progress)?;
+    let fleet = Fleet::start(&mut scenario, inventory.as_ref(), &sets, args.push_agent, &tx, &*progress)?;
 
     let store = Store::open(results)?;
     let targets: Vec<PathBuf> = files.iter().flatten().map(|f| f.path.clone()).collect();

@@ -123,6 +123,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         prometheus: None,
         quiet: args.quiet,
         hosts: None,
+        push_agent: false,
     };
     run::execute(scenario, is_builtin, &opts, results)
 }

@@ -40,6 +40,7 @@ impl Fleet {
         scenario: &mut Scenario,
         inventory: Option<&Inventory>,
         sets: &[Override],
+        push: bool,
         samples: &Sender<Sample>,
         progress: &dyn Fn(&str),
     ) -> Result<Fleet> {
@@ -82,7 +83,17 @@ impl Fleet {
                 .iter()
                 .map(|h| {
                     let (tx, zero, lags) = (samples.clone(), fleet.clock_unix_ms.clone(), fleet.lags.clone());
-                    s.spawn(move || Remote::connect(h, &h.program(), tx, zero, lags))
+                    s.spawn(move || {
+                        let first = Remote::connect(h, &h.program(), tx.clone(), zero.clone(), lags.clone());
+                        match first {
+                            // missing, or another version: copy this one there and try again
+                            Err(e) if push && (e.contains("is not on that host") || e.contains("its fathom is")) => {
+                                let pushed = h.push_agent()?;
+                                Remote::connect(h, &pushed, tx, zero, lags)
+                            }
+                            other => other,
+                        }
+                    })
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("connecting panicked".into()))).collect()

@@ -46,6 +46,8 @@ pub struct HostFile {
     /// The fathom program on the host (`fathom` on its PATH if not given; `local`: this
     /// very binary).
     pub fathom: Option<String>,
+    /// ssh: where `--push-agent` copies this fathom (`~/.cache/fathom` if not given).
+    pub push_dir: Option<String>,
     /// Where workloads placed on this host do their IO (wins over the workload's own).
     pub target: Option<String>,
     #[serde(default)]
@@ -166,19 +168,8 @@ impl Host {
                 c
             }
             TransportKind::Ssh => {
-                let mut c = Command::new("ssh");
-                // never ask: no password prompt, and an unknown or changed host key is
-                // refused (the user's known_hosts decides; nothing is auto-accepted)
-                c.args(["-T", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes"]);
-                if let Some(port) = h.port {
-                    c.arg("-p").arg(port.to_string());
-                }
-                if let Some(user) = &h.user {
-                    c.arg("-l").arg(user);
-                }
-                c.args(&h.ssh_options);
-                c.arg(h.address.as_deref().unwrap_or(&self.name));
-                c.arg("--").arg(program).args(["agent", "--name", &self.name]);
+                let mut c = self.ssh();
+                c.arg(program).args(["agent", "--name", &self.name]);
                 c
             }
             TransportKind::Kubectl => {
@@ -197,6 +188,49 @@ impl Host {
                 c
             }
         }
+    }
+
+    /// `ssh [options] HOST --`, ready for the remote command.
+    fn ssh(&self) -> Command {
+        let h = &self.spec;
+        let mut c = Command::new("ssh");
+        // never ask: no password prompt, and an unknown or changed host key is refused
+        // (the user's known_hosts decides; nothing is auto-accepted)
+        c.args(["-T", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes"]);
+        if let Some(port) = h.port {
+            c.arg("-p").arg(port.to_string());
+        }
+        if let Some(user) = &h.user {
+            c.arg("-l").arg(user);
+        }
+        c.args(&h.ssh_options);
+        c.arg(h.address.as_deref().unwrap_or(&self.name)).arg("--");
+        c
+    }
+
+    /// `--push-agent`: copies this very binary to the host over ssh (to `push_dir`,
+    /// named by its version, replaced atomically) and returns the path to run there.
+    pub fn push_agent(&self) -> std::result::Result<String, String> {
+        let who = format!("host {} ({})", self.name, self.transport_name());
+        if self.spec.transport != TransportKind::Ssh {
+            return Err(format!("{who}: --push-agent copies over ssh only"));
+        }
+        let exe = std::env::current_exe().map_err(|e| format!("finding this fathom: {e}"))?;
+        let binary = std::fs::File::open(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+        let dir = self.spec.push_dir.clone().unwrap_or_else(|| "~/.cache/fathom".into());
+        let path = format!("{dir}/fathom-{}", env!("CARGO_PKG_VERSION"));
+        let script = format!("mkdir -p {dir} && cat > {path}.part && chmod +x {path}.part && mv {path}.part {path}");
+        let out = self
+            .ssh()
+            .arg(script)
+            .stdin(binary)
+            .output()
+            .map_err(|e| format!("{who}: cannot start ssh: {e}"))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(format!("{who}: copying fathom to {path} failed: {}", err.trim()));
+        }
+        Ok(path)
     }
 
     /// The fathom program the transport runs on the host.
@@ -249,7 +283,7 @@ hosts:
             std::iter::once(c.get_program()).chain(c.get_args()).map(|a| a.to_string_lossy().to_string()).collect()
         };
         let ssh = args(1).join(" ");
-        assert!(ssh.starts_with("ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -p 2222 -l bench 10.0.0.2"));
+        assert!(ssh.starts_with("ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -p 2222 -l bench 10.0.0.2 --"));
         assert!(ssh.ends_with("-- fathom agent --name n2"), "{ssh}");
         assert!(args(2)[1..].join(" ").starts_with("agent --name n3"));
         assert_eq!(args(3).join(" "), "kubectl exec -i -n bench fathom-abc -- fathom agent --name n4");
