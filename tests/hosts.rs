@@ -74,8 +74,20 @@ fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
     let s = Scratch::new("hosts-local");
     let hosts = local_inventory(&s, &["la1", "la2", "la3"]);
     let path = scenario(&s, 6);
-    let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
-    kill_agent_after("la2", Duration::from_millis(4000));
+    let port = servers::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q", "--prometheus", &addr]);
+    // live, each worker's counters carry its host; the workload's histogram merges them
+    std::thread::sleep(Duration::from_millis(3000));
+    let metrics = servers::get(port, "/metrics").expect("the endpoint answers");
+    for host in ["la1", "la2", "la3"] {
+        assert!(metrics.contains(&format!("host=\"{host}\",op=\"read\"")), "{metrics}");
+    }
+    assert!(
+        metrics.contains("fathom_latency_seconds_count{run=\"1\",workload=\"r\",group=\"\",host=\"all\""),
+        "{metrics}"
+    );
+    kill_agent_after("la2", Duration::from_millis(1000));
     let out = wait_output(run);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let show = s.show_json();
@@ -291,9 +303,10 @@ fn push_agent_copies_this_fathom_where_it_is_missing() {
     let s = Scratch::new("hosts-push");
     let hosts = ssh_hosts(&s, &["bare"], known_all);
     let push_dir = s.dir.join("pushed");
-    let inventory = std::fs::read_to_string(&hosts.inventory)
-        .unwrap()
-        .replace(&format!("fathom: {FATHOM}"), &format!("fathom: /nonexistent/fathom\n    push_dir: {}", push_dir.display()));
+    let inventory = std::fs::read_to_string(&hosts.inventory).unwrap().replace(
+        &format!("fathom: {FATHOM}"),
+        &format!("fathom: /nonexistent/fathom\n    push_dir: {}", push_dir.display()),
+    );
     std::fs::write(&hosts.inventory, inventory).unwrap();
     let path = scenario(&s, 2);
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);

@@ -150,7 +150,7 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     let (tx, rx) = std::sync::mpsc::channel();
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     let sets = applied_sets(&args.sets, args.target.as_deref(), args.engine.as_deref())?;
-    let fleet = Fleet::start(&mut scenario, inventory.as_ref(), &sets, args.push_agent, &tx, &*progress)?;
+    let fleet = Arc::new(Fleet::start(&mut scenario, inventory.as_ref(), &sets, args.push_agent, &tx, &*progress)?);
 
     let store = Store::open(results)?;
     let targets: Vec<PathBuf> = files.iter().flatten().map(|f| f.path.clone()).collect();
@@ -188,6 +188,7 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     store.set_clock_start(run, clock_unix_ms)?;
     *fleet.clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner()) = clock_unix_ms;
     record_clocks(&store, run, &fleet)?;
+    fleet.watch_clocks(results.to_path_buf(), run, clock_start);
     let writer = Store::open(results)?;
     let infos = scenario
         .workloads
@@ -198,6 +199,7 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
             group: w.group.clone().unwrap_or_default(),
             workers: timeline::jobs_of(w, f),
             target_iops: w.rate_iops,
+            placed: w.placement.is_some(),
         })
         .collect();
     let live = Arc::new(Live::new(run, &scenario.name, infos));
@@ -250,6 +252,7 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
         interrupted: interrupted.clone(),
         progress: &*progress,
         on_phase: &|label| live.set_phase(label),
+        on_host: &|worker, host| live.set_host(worker, host),
     };
     let engines_used = engines;
     let outcome = timeline::execute(&scenario, &cx);

@@ -126,6 +126,10 @@ pub fn render(s: &State) -> String {
     // the labels that say whose a series is: its workload and worker group
     let whose = |i: &WorkloadInfo| format!("workload=\"{}\",group=\"{}\"", label(&i.name), label(&i.group));
     let name = |w: usize| s.workloads.get(w).map(whose).unwrap_or_default();
+    let merged = |w: usize| {
+        let host = if s.workloads.get(w).is_some_and(|i| i.placed) { "all" } else { "localhost" };
+        format!("{},host=\"{host}\"", name(w))
+    };
     let _ = writeln!(out, "# HELP fathom_run_info The run being measured.\n# TYPE fathom_run_info gauge");
     let _ = writeln!(out, "fathom_run_info{{run=\"{run}\",scenario=\"{}\"}} 1", label(&s.scenario));
     if let Some(phase) = &s.phase {
@@ -152,9 +156,10 @@ pub fn render(s: &State) -> String {
         let _ = writeln!(out, "# HELP {metric} {help}\n# TYPE {metric} counter");
         for (&(w, worker, op), &(ops, bytes)) in &s.workers {
             let v = if pick == 0 { ops } else { bytes };
+            let host = s.hosts.get(&worker).map(|h| label(h)).unwrap_or_else(|| "localhost".into());
             let _ = writeln!(
                 out,
-                "{metric}{{run=\"{run}\",{},worker=\"{worker}\",host=\"localhost\",op=\"{}\"}} {v}",
+                "{metric}{{run=\"{run}\",{},worker=\"{worker}\",host=\"{host}\",op=\"{}\"}} {v}",
                 name(w),
                 op.as_str()
             );
@@ -171,7 +176,7 @@ pub fn render(s: &State) -> String {
             &stats.latency,
             stats.latency_sum_ns as f64 / 1e9,
             run,
-            &name(w),
+            &merged(w),
             op.as_str(),
         );
     }
@@ -182,16 +187,17 @@ pub fn render(s: &State) -> String {
     for (&(w, op), stats) in &s.totals {
         if let Some(h) = &stats.service {
             let sum = h.mean() * h.len() as f64 / 1e9;
-            histogram(&mut out, "fathom_service_time_seconds", h, sum, run, &name(w), op.as_str());
+            histogram(&mut out, "fathom_service_time_seconds", h, sum, run, &merged(w), op.as_str());
         }
     }
     process(&mut out);
     out
 }
 
-/// One histogram's series; `workload` is its workload and group labels.
+/// One histogram's series; `workload` is its workload, group and host labels (a
+/// workload's histogram merges all its hosts': `host="all"` for one on other hosts).
 fn histogram(out: &mut String, metric: &str, h: &Histogram<u64>, sum_s: f64, run: i64, workload: &str, op: &str) {
-    let labels = format!("run=\"{run}\",{workload},host=\"localhost\",op=\"{op}\"");
+    let labels = format!("run=\"{run}\",{workload},op=\"{op}\"");
     for (le, count) in BUCKETS.iter().zip(cumulative_buckets(h)) {
         let _ = writeln!(out, "{metric}_bucket{{{labels},le=\"{le}\"}} {count}");
     }
@@ -247,7 +253,13 @@ mod tests {
         let live = Live::new(
             7,
             "demo",
-            vec![WorkloadInfo { name: "oltp".into(), group: "db".into(), workers: 2, target_iops: Some(100.0) }],
+            vec![WorkloadInfo {
+                name: "oltp".into(),
+                group: "db".into(),
+                workers: 2,
+                target_iops: Some(100.0),
+                placed: false,
+            }],
         );
         let mut stats = OpStats::new(false);
         for us in [20u64, 40, 200, 3000] {

@@ -17,6 +17,8 @@ pub struct WorkloadInfo {
     pub group: String,
     pub workers: u32,
     pub target_iops: Option<f64>,
+    /// Runs on other hosts: its histograms merge theirs (`host="all"`).
+    pub placed: bool,
 }
 
 #[derive(Default)]
@@ -39,6 +41,8 @@ pub struct State {
     pub phase: Option<String>,
     /// Per (workload, worker): the last second it reported (who is running now).
     pub last_seen: BTreeMap<(usize, u32), u32>,
+    /// The host of each worker that runs on another host (the rest run here).
+    pub hosts: BTreeMap<u32, String>,
 }
 
 impl Live {
@@ -72,6 +76,11 @@ impl Live {
                 }
             }
         }
+    }
+
+    /// A worker started on `host` (not this one).
+    pub fn set_host(&self, worker: u32, host: &str) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).hosts.insert(worker, host.to_string());
     }
 
     /// The timeline opened a phase.

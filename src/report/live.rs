@@ -112,7 +112,13 @@ mod tests {
         let live = Live::new(
             1,
             "s",
-            vec![WorkloadInfo { name: "qd4".into(), group: String::new(), workers: 1, target_iops: Some(2000.0) }],
+            vec![WorkloadInfo {
+                name: "qd4".into(),
+                group: String::new(),
+                workers: 1,
+                target_iops: Some(2000.0),
+                placed: false,
+            }],
         );
         let mut st = OpStats::new(false);
         for _ in 0..1000 {

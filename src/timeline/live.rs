@@ -103,6 +103,9 @@ impl Live {
         let host_of = |index: u32| self.w.placement.as_ref().map(|p| p.host_of(index)).unwrap_or("localhost");
         for index in from..from + count {
             cx.store.add_worker(cx.run, self.first_worker + index, self.idx, index, host_of(index))?;
+            if self.w.placement.is_some() {
+                (cx.on_host)(self.first_worker + index, host_of(index));
+            }
         }
         self.workers += count;
         let w = &self.w;

@@ -65,6 +65,8 @@ pub struct Context<'a> {
     pub progress: &'a dyn Fn(&str),
     /// Told each phase's label as it opens (the live view and the Prometheus endpoint).
     pub on_phase: &'a dyn Fn(&str),
+    /// Told the host of each worker started on another host (the endpoint's `host`).
+    pub on_host: &'a dyn Fn(u32, &str),
 }
 
 pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {

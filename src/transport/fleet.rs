@@ -9,7 +9,10 @@ use super::{Host, Inventory};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Override, Scenario};
+use crate::store::{ObservationRow, Store};
 use indexmap::IndexMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,7 +28,12 @@ pub struct Fleet {
     pub lags: Lags,
     /// The run clock's second 0 in our Unix ms, once it has started (for the lags).
     pub clock_unix_ms: Arc<Mutex<i64>>,
+    /// The thread that measures the agents' clocks during the run, and its stop flag.
+    watcher: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
 }
+
+/// How often the agents' clocks are measured again during a run.
+const CLOCK_EVERY: Duration = Duration::from_secs(10);
 
 /// Whether any workload of `scenario` is placed on hosts.
 pub fn placed(scenario: &Scenario) -> bool {
@@ -152,8 +160,50 @@ impl Fleet {
         Ok(fleet)
     }
 
+    /// Measures every agent's clock offset and round trip again every 10 s of the run,
+    /// storing them (source `host:NAME`) so a drifting clock shows; samples stay
+    /// aligned by the offset measured at the start.
+    pub fn watch_clocks(self: &Arc<Self>, results: PathBuf, run: i64, clock_start: Instant) {
+        if self.remotes.is_empty() {
+            return;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let (fleet, flag) = (self.clone(), stop.clone());
+        let handle = std::thread::spawn(move || {
+            let Ok(mut store) = Store::open(&results) else { return };
+            let mut next = clock_start + CLOCK_EVERY;
+            while !flag.load(Ordering::Relaxed) {
+                if Instant::now() < next {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+                let t = clock_start.elapsed().as_secs() as i64;
+                let mut rows = Vec::new();
+                for r in fleet.remotes.values().filter(|r| !r.gone()) {
+                    if let Ok((offset, rtt)) = r.measure_clock() {
+                        let source = format!("host:{}", r.host.name);
+                        rows.push(ObservationRow {
+                            t,
+                            source: source.clone(),
+                            name: "clock_offset_ms".into(),
+                            value: offset,
+                        });
+                        rows.push(ObservationRow { t, source, name: "rtt_ms".into(), value: rtt });
+                    }
+                }
+                let _ = store.add_observations(run, &rows);
+                next += CLOCK_EVERY;
+            }
+        });
+        *self.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, handle));
+    }
+
     /// Tells every agent to leave and waits for them (then their samples are all in).
     pub fn leave(&self) {
+        if let Some((stop, handle)) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = handle.join();
+        }
         std::thread::scope(|s| {
             for r in self.remotes.values() {
                 s.spawn(move || r.leave());

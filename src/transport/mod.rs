@@ -220,12 +220,7 @@ impl Host {
         let dir = self.spec.push_dir.clone().unwrap_or_else(|| "~/.cache/fathom".into());
         let path = format!("{dir}/fathom-{}", env!("CARGO_PKG_VERSION"));
         let script = format!("mkdir -p {dir} && cat > {path}.part && chmod +x {path}.part && mv {path}.part {path}");
-        let out = self
-            .ssh()
-            .arg(script)
-            .stdin(binary)
-            .output()
-            .map_err(|e| format!("{who}: cannot start ssh: {e}"))?;
+        let out = self.ssh().arg(script).stdin(binary).output().map_err(|e| format!("{who}: cannot start ssh: {e}"))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             return Err(format!("{who}: copying fathom to {path} failed: {}", err.trim()));

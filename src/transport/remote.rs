@@ -41,6 +41,8 @@ pub struct Remote {
     pub offset_ms: f64,
     pub rtt_ms: f64,
     pub cores: usize,
+    /// Ids of clock requests, so a late answer is never taken for a later request's.
+    next_clock: std::sync::atomic::AtomicU64,
 }
 
 impl Remote {
@@ -184,6 +186,7 @@ impl Remote {
             offset_ms: 0.0,
             rtt_ms: 0.0,
             cores,
+            next_clock: Default::default(),
         };
         let (offset, rtt) = remote.measure_clock()?;
         remote.offset_ms = offset;
@@ -236,7 +239,8 @@ impl Remote {
     /// clock (NTP's assumption of a symmetric path).
     pub fn measure_clock(&self) -> Result<(f64, f64), String> {
         let mut best: Option<(f64, f64)> = None;
-        for id in 0..5u64 {
+        for _ in 0..5 {
+            let id = self.next_clock.fetch_add(1, Ordering::Relaxed);
             let sent = now_ns();
             self.send(&Command::Clock { id })?;
             let theirs = self
