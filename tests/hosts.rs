@@ -318,3 +318,51 @@ fn push_agent_copies_this_fathom_where_it_is_missing() {
     assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(FATHOM).unwrap());
     assert_eq!(per_host(&s.show_json())[0].1, 2);
 }
+
+#[test]
+fn hosts_join_one_at_a_time_with_add_host() {
+    let s = Scratch::new("hosts-join");
+    let hosts = local_inventory(&s, &["j1", "j2", "j3"]);
+    let path = s.scenario(
+        "name: joining\n\
+         workloads:\n\
+         \x20 r:\n\
+         \x20   hosts: all\n\
+         \x20   per_host: 2\n\
+         \x20   rw: randread\n\
+         \x20   bs: 4k\n\
+         \x20   size: 8m\n\
+         \x20   rate_iops: 600\n\
+         \x20   duration: 6s\n\
+         timeline:\n\
+         \x20 - ramp: r\n\
+         \x20   add_host: 1\n\
+         \x20   every: 2s\n\
+         \x20   until: 3\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    // a phase per host count; each host's workers start when it joins
+    let phases = show["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3, "{show}");
+    let first_second: Vec<(String, i64)> = s
+        .db()
+        .prepare(
+            "SELECT w.host, min(s.t) FROM samples s JOIN workers w ON w.run_id = s.run_id AND w.id = s.worker \
+             GROUP BY w.host ORDER BY w.host",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let starts: Vec<i64> = first_second.iter().map(|(_, t)| *t).collect();
+    assert_eq!(starts[1] - starts[0], 2, "{first_second:?}");
+    assert_eq!(starts[2] - starts[1], 2, "{first_second:?}");
+    // `add_host` on a workload that is not placed is refused at its line
+    let bad = s.scenario("name: x\nworkloads:\n  r: {target: /tmp, rw: read, duration: 4s}\ntimeline:\n  - ramp: r\n    add_host: 1\n    every: 2s\n    until: 2\n");
+    let out = s.run(&["lint", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains(":6: timeline.0.add_host: `r` is not placed on hosts"), "{}", text(&out));
+}

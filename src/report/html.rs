@@ -180,7 +180,33 @@ impl Report {
                 );
             }
         }
-        h.push_str("</tbody></table></section>\n");
+        h.push_str("</tbody></table>");
+        let placed: Vec<_> = self.summary.workloads.iter().filter(|w| !w.hosts.is_empty()).collect();
+        if !placed.is_empty() {
+            h.push_str(
+                "<h3>Per host</h3><p class=\"note\">Each host's share of a workload placed on hosts. The workload's \
+                 percentiles above merge every host's histograms; a host has its mean here.</p><table><thead><tr>\
+                 <th>workload</th><th>host</th><th>workers</th><th>IOPS</th><th>MB/s</th><th>mean</th></tr></thead><tbody>",
+            );
+            for w in placed {
+                for host in &w.hosts {
+                    let _ = write!(
+                        h,
+                        "<tr><td>{}</td><td>{}</td><td>{}</td><td data-workload=\"{0}\" data-host=\"{1}\" \
+                         data-metric=\"iops\" data-value=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
+                        esc(&w.workload.name),
+                        esc(&host.host),
+                        host.workers,
+                        host.iops,
+                        count(host.iops),
+                        sig3(host.mb_per_s),
+                        latency_us(host.mean_us)
+                    );
+                }
+            }
+            h.push_str("</tbody></table>");
+        }
+        h.push_str("</section>\n");
     }
 
     fn environment(&self, h: &mut String) {
