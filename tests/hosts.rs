@@ -38,13 +38,38 @@ fn wait_output(child: Child) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
-/// Waits until an agent named `name` runs, then kills it.
-fn kill_agent_after(name: &str, after: Duration) {
+/// Waits until host `name`'s samples reach the store (the run is under way, however
+/// slow the machine), then `after` more, then kills its agent.
+fn kill_agent_when_running(s: &Scratch, name: &str, after: Duration) {
+    wait_for_samples(s, name);
     std::thread::sleep(after);
     let pattern = format!("agent --name {name}");
     assert!(!servers::running(&pattern).is_empty(), "no agent {name} to kill");
     let out = Command::new("pkill").args(["-KILL", "-f", &pattern]).output().unwrap();
     assert!(out.status.success());
+}
+
+/// Waits until host `name`'s samples reach the store.
+fn wait_for_samples(s: &Scratch, name: &str) {
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(60), "host {name} never sent a sample");
+        let seen: i64 = rusqlite::Connection::open(s.dir.join("results/fathom.db"))
+            .and_then(|db| {
+                db.busy_timeout(Duration::from_secs(1))?;
+                db.query_row(
+                    "SELECT count(*) FROM samples x JOIN workers w ON w.run_id = x.run_id AND w.id = x.worker \
+                     WHERE w.host = ?1",
+                    [name],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap_or(0);
+        if seen > 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Per host of workload `r`: (host, workers, ops) from `show --json`.
@@ -73,21 +98,26 @@ fn local_inventory(s: &Scratch, names: &[&str]) -> String {
 fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
     let s = Scratch::new("hosts-local");
     let hosts = local_inventory(&s, &["la1", "la2", "la3"]);
-    let path = scenario(&s, 6);
+    let path = scenario(&s, 8);
     let port = servers::free_port();
     let addr = format!("127.0.0.1:{port}");
     let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q", "--prometheus", &addr]);
     // live, each worker's counters carry its host; the workload's histogram merges them
-    std::thread::sleep(Duration::from_millis(3000));
-    let metrics = servers::get(port, "/metrics").expect("the endpoint answers");
-    for host in ["la1", "la2", "la3"] {
-        assert!(metrics.contains(&format!("host=\"{host}\",op=\"read\"")), "{metrics}");
-    }
+    let start = Instant::now();
+    let has_all = |m: &str| ["la1", "la2", "la3"].iter().all(|h| m.contains(&format!("host=\"{h}\",op=\"read\"")));
+    let metrics = loop {
+        let m = servers::get(port, "/metrics").unwrap_or_default();
+        if has_all(&m) {
+            break m;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no host labels: {m}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
     assert!(
         metrics.contains("fathom_latency_seconds_count{run=\"1\",workload=\"r\",group=\"\",host=\"all\""),
         "{metrics}"
     );
-    kill_agent_after("la2", Duration::from_millis(1000));
+    kill_agent_when_running(&s, "la2", Duration::from_millis(1000));
     let out = wait_output(run);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let show = s.show_json();
@@ -100,7 +130,7 @@ fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
     for (host, workers, iops) in &hosts {
         assert_eq!(*workers, 2);
         if host == "la2" {
-            assert!(*iops > 50.0 && *iops < 350.0, "{host}: {iops}");
+            assert!(*iops > 20.0 && *iops < 350.0, "{host}: {iops}");
         } else {
             assert!((iops / 400.0 - 1.0).abs() < 0.05, "{host}: {iops}");
         }
@@ -232,7 +262,7 @@ fn three_hosts_over_ssh_and_one_lost() {
     let hosts = ssh_hosts(&s, &["ssh1", "ssh2", "ssh3"], known_all);
     let path = scenario(&s, 6);
     let run = spawn_run(&s, &["run", &path, "--hosts", &hosts.inventory]);
-    kill_agent_after("ssh3", Duration::from_millis(5000));
+    kill_agent_when_running(&s, "ssh3", Duration::from_millis(1500));
     let out = wait_output(run);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -365,4 +395,28 @@ fn hosts_join_one_at_a_time_with_add_host() {
     let out = s.run(&["lint", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains(":6: timeline.0.add_host: `r` is not placed on hosts"), "{}", text(&out));
+}
+
+#[test]
+fn ctrl_c_tells_every_agent_to_stop_and_keeps_their_seconds() {
+    let s = Scratch::new("hosts-interrupt");
+    let hosts = local_inventory(&s, &["int1", "int2"]);
+    let path = scenario(&s, 30);
+    let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
+    wait_for_samples(&s, "int2");
+    std::thread::sleep(Duration::from_millis(3000));
+    // SIGINT to the controller alone, as a terminal's Ctrl-C reaches its process group
+    // (the agents have groups of their own)
+    let status = Command::new("kill").args(["-INT", &run.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = wait_output(run);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let show = s.show_json();
+    assert_eq!(show["run"]["status"], "aborted");
+    // both hosts' seconds up to the interrupt are stored
+    for (host, workers, iops) in per_host(&show) {
+        assert_eq!(workers, 2, "{host}");
+        assert!(iops > 300.0, "{host}: {iops}");
+    }
+    assert!(servers::running("agent --name int").is_empty());
 }

@@ -264,8 +264,8 @@ pub struct ScenarioFile {
     /// Thresholds checked at the end of the run (see [`expect`]).
     #[serde(default)]
     pub expect: Option<Vec<String>>,
-    /// Named sets of workers that workloads are bound to (`group:`); placement on hosts
-    /// will hang off these.
+    /// Named sets of workers that workloads are bound to (`group:`); workloads are placed
+    /// on hosts with `hosts:` instead.
     #[serde(default)]
     pub groups: Option<IndexMap<String, Group>>,
     /// Observers beyond the host and device ones every run has.
