@@ -79,6 +79,22 @@ fn run_as() -> Result<Option<RunAs>, String> {
     Ok(Some(RunAs { uid, gid }))
 }
 
+/// How an error of [`Cluster::start`] begins when the `postgres` user cannot reach the
+/// directory (a parent such as /root is private).
+pub const UNREACHABLE: &str = "PostgreSQL runs as the postgres user";
+
+/// The first ancestor of `dir` (and its mode) that `u` cannot search, if any.
+fn unreachable_by(dir: &Path, u: RunAs) -> Option<(PathBuf, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    dir.ancestors().skip(1).find_map(|a| {
+        let m = std::fs::metadata(a).ok()?;
+        let mode = m.mode();
+        let searchable =
+            (m.uid() == u.uid && mode & 0o100 != 0) || (m.gid() == u.gid && mode & 0o010 != 0) || mode & 0o001 != 0;
+        (!searchable).then(|| (a.to_path_buf(), mode & 0o7777))
+    })
+}
+
 /// A PostgreSQL cluster of fathom's own, running until dropped.
 pub struct Cluster {
     pub dir: PathBuf,
@@ -111,6 +127,15 @@ impl Cluster {
         // absolute: the programs run in the cluster's directory
         let dir = &dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
         if let Some(u) = user {
+            if let Some(closed) = unreachable_by(dir, u) {
+                let _ = std::fs::remove_dir(dir);
+                return Err(format!(
+                    "{UNREACHABLE}: {} is not searchable by it (mode {:o}), so it cannot reach {}",
+                    closed.0.display(),
+                    closed.1,
+                    dir.display()
+                ));
+            }
             chown(dir, u)?;
         }
         let mut cluster = Cluster { dir: dir.to_path_buf(), port: 0, bin, user, running: false };
@@ -255,4 +280,27 @@ fn append(path: &Path, text: &str) -> Result<(), String> {
 
 fn chown(path: &Path, u: RunAs) -> Result<(), String> {
     std::os::unix::fs::chown(path, Some(u.uid), Some(u.gid)).map_err(|e| format!("chown {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_private_parent_is_found() {
+        let base = std::env::temp_dir().join(format!("fathom-reach-{}", std::process::id()));
+        let inner = base.join("open/cluster");
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::set_permissions(base.join("open"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // someone who owns none of it: the ancestors must be searchable by all
+        let stranger = RunAs { uid: 54_321, gid: 54_321 };
+        let open = unreachable_by(&inner, stranger);
+        // (a private directory further up, such as /root, would show here too)
+        assert!(open.is_none() || !open.as_ref().unwrap().0.starts_with(&base), "{open:?}");
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(unreachable_by(&inner, stranger), Some((base.clone(), 0o700)));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }

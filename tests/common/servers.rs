@@ -112,13 +112,21 @@ pub fn node_exporter(port: u16) -> Server {
 pub struct Postgres {
     child: Child,
     pub port: u16,
+    /// Where its cluster is, removed when dropped.
+    dir: std::path::PathBuf,
 }
 
 impl Postgres {
     /// initdb in `dir` and start the server in the foreground. PostgreSQL will not run as
-    /// root: then it runs as the `postgres` user, which owns `dir`.
+    /// root: then it runs as the `postgres` user, in a directory of the system's temporary
+    /// one (which it can reach wherever the checkout is).
     pub fn start(dir: &Path, port: u16) -> Postgres {
         use std::os::unix::process::CommandExt;
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let tmp = std::env::temp_dir().join(format!("fathom-test-pg-{port}"));
+        let dir = if root { tmp.as_path() } else { dir };
+        let _ = std::fs::remove_dir_all(dir);
         let bin = ["/usr/lib/postgresql"]
             .iter()
             .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
@@ -128,8 +136,7 @@ impl Postgres {
             .expect("PostgreSQL's server programs (scripts/install-deps.sh test installs them)");
         std::fs::create_dir_all(dir).unwrap();
         let as_postgres = |c: &mut Command| {
-            // SAFETY: geteuid has no preconditions.
-            if unsafe { libc::geteuid() } == 0 {
+            if root {
                 let id = |flag: &str| -> u32 {
                     let out = Command::new("id").args([flag, "postgres"]).output().unwrap();
                     String::from_utf8_lossy(&out.stdout).trim().parse().expect("a postgres user")
@@ -151,7 +158,7 @@ impl Postgres {
         server.stdout(Stdio::null()).stderr(std::fs::File::create(dir.join("server.log")).unwrap());
         as_postgres(&mut server);
         let child = server.spawn().unwrap();
-        let pg = Postgres { child, port };
+        let pg = Postgres { child, port, dir: dir.to_path_buf() };
         let start = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(start.elapsed() < Duration::from_secs(30), "PostgreSQL did not start on {port}");
@@ -177,6 +184,7 @@ impl Drop for Postgres {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

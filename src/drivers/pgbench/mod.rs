@@ -93,7 +93,20 @@ pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Resu
                             None => dir.join(format!("postgres-{n}")),
                         };
                         progress(&format!("{}: starting a throwaway PostgreSQL in {}", w.name, path.display()));
-                        let cluster = Cluster::start(&path, &p.settings).map_err(|e| format!("{}: {e}", w.name))?;
+                        let cluster = match Cluster::start(&path, &p.settings) {
+                            // the run's directory is behind a private one (fathom runs as
+                            // root from /root, say): the system's temporary directory is
+                            // as good a place, the run's directory being no storage under
+                            // test; a `target` given stays an error
+                            Err(e) if e.starts_with(postgres::UNREACHABLE) && p.target.is_none() => {
+                                let tmp = std::env::temp_dir()
+                                    .join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
+                                progress(&format!("{}: {e}; using {} instead", w.name, tmp.display()));
+                                Cluster::start(&tmp, &p.settings)
+                            }
+                            other => other,
+                        }
+                        .map_err(|e| format!("{}: {e}", w.name))?;
                         dbs.clusters.push(cluster);
                         cluster_of.push((key, n));
                         dbs.clusters.len() - 1
