@@ -420,3 +420,85 @@ fn ctrl_c_tells_every_agent_to_stop_and_keeps_their_seconds() {
     }
     assert!(servers::running("agent --name int").is_empty());
 }
+
+/// A file the shell of a hostile inventory value would create, unique to this test
+/// process, and whether it was.
+struct Pwned(std::path::PathBuf);
+
+impl Pwned {
+    fn new(tag: &str) -> Pwned {
+        let p = std::env::temp_dir().join(format!("PWNED-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        Pwned(p)
+    }
+
+    fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+
+    fn assert_untouched(&self) {
+        assert!(!self.0.exists(), "{} was created: a command ran on the host", self.0.display());
+    }
+}
+
+impl Drop for Pwned {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn hostile_inventory_values_run_no_shell_on_the_host() {
+    let s = Scratch::new("hosts-quoting");
+    let hosts = ssh_hosts(&s, &["quoted"], known_all);
+    let original = std::fs::read_to_string(&hosts.inventory).unwrap();
+    let (semi, subst) = (Pwned::new("semicolon"), Pwned::new("substitution"));
+    let path = scenario(&s, 2);
+    // a program path that would be shell: it is a path that is not there
+    for program in [format!("/nonexistent/fathom; touch {} #", semi.path()), format!("/x$(touch {})", subst.path())] {
+        let inventory = original.replace(&format!("fathom: {FATHOM}"), &format!("fathom: \"{program}\""));
+        std::fs::write(&hosts.inventory, inventory).unwrap();
+        let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
+        semi.assert_untouched();
+        subst.assert_untouched();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("is not on that host"), "{}", text(&out));
+    }
+    // a push_dir with a space, `$(...)` and `;`: fathom is copied to exactly that
+    // directory and runs from there
+    let push_dir = s.dir.join(format!("push dir/$(touch {}); touch {} #", subst.path(), semi.path()));
+    let inventory = original.replace(
+        &format!("fathom: {FATHOM}"),
+        &format!("fathom: /nonexistent/fathom\n    push_dir: \"{}\"", push_dir.display()),
+    );
+    std::fs::write(&hosts.inventory, inventory).unwrap();
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let pushed = push_dir.join(format!("fathom-{}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(FATHOM).unwrap());
+    assert_eq!(per_host(&s.show_json())[0].1, 2);
+    semi.assert_untouched();
+    subst.assert_untouched();
+}
+
+#[test]
+fn option_like_hosts_and_users_are_refused_before_ssh_runs() {
+    let s = Scratch::new("hosts-options");
+    let path = scenario(&s, 2);
+    let pwned = Pwned::new("proxy");
+    let proxy = format!("-oProxyCommand=touch${{IFS}}{}", pwned.path());
+    let inventory = s.dir.join("hosts.yaml");
+    for (entry, key) in [
+        (format!("'{proxy}': {{target: /tmp}}"), format!("hosts.{proxy}.name")),
+        (format!("evil: {{address: '{proxy}', target: /tmp}}"), "hosts.evil.address".into()),
+        (format!("evil: {{user: '{proxy}', target: /tmp}}"), "hosts.evil.user".into()),
+    ] {
+        std::fs::write(&inventory, format!("hosts:\n  {entry}\n")).unwrap();
+        let out = s.run(&["run", &path, "--hosts", inventory.to_str().unwrap()]);
+        pwned.assert_untouched();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!("{}:2: {key}: `{proxy}` starts with `-`", inventory.display());
+        assert!(err.contains(&want), "want {want}\n{err}");
+    }
+}

@@ -110,6 +110,18 @@ impl Inventory {
             if name.is_empty() || name.contains(char::is_whitespace) {
                 return Err(err(&["hosts", name], "a host name is one word".into()));
             }
+            for (key, value) in h.command_words(name) {
+                if value.contains('\0') {
+                    return Err(err(&["hosts", name, key], "contains a NUL byte".into()));
+                }
+                let option_like = !matches!(key, "fathom" | "push_dir");
+                if option_like && value.starts_with('-') {
+                    return Err(err(
+                        &["hosts", name, key],
+                        format!("`{value}` starts with `-`: ssh and kubectl would read it as an option"),
+                    ));
+                }
+            }
         }
         Ok(Inventory { hosts: file.hosts.into_iter().map(|(name, spec)| Host { name, spec }).collect() })
     }
@@ -152,9 +164,46 @@ impl Inventory {
     }
 }
 
+impl HostFile {
+    /// The inventory values that end up on a transport's command line, by key (`name`:
+    /// the host's own, the default address and the agent's `--name`). The parser refuses
+    /// a NUL in any and a leading `-` in those a transport reads as a word of its own.
+    fn command_words<'a>(&'a self, name: &'a str) -> Vec<(&'static str, &'a str)> {
+        let keys = [
+            ("address", &self.address),
+            ("user", &self.user),
+            ("pod", &self.pod),
+            ("namespace", &self.namespace),
+            ("container", &self.container),
+            ("fathom", &self.fathom),
+            ("push_dir", &self.push_dir),
+        ];
+        let given = keys.into_iter().filter_map(|(k, v)| Some((k, v.as_deref()?)));
+        std::iter::once(("name", name)).chain(given).collect()
+    }
+}
+
+/// `words` as one command line for the host's shell (ssh hands its remote command to
+/// the user's login shell there): each word quoted, so a space, `;` or `$(...)` in an
+/// inventory value is that value, never more shell. A leading `~/` stays unquoted, so a
+/// path in the home directory (`~/.cache/fathom`) still expands there.
+fn remote_command(words: &[&str]) -> std::result::Result<String, String> {
+    let quoted: std::result::Result<Vec<String>, _> = words
+        .iter()
+        .map(|w| match w.strip_prefix("~/") {
+            _ if *w == "~" => Ok("~".to_string()),
+            Some("") => Ok("~/".to_string()),
+            Some(rest) => shlex::try_quote(rest).map(|q| format!("~/{q}")),
+            None => shlex::try_quote(w).map(|q| q.into_owned()),
+        })
+        .collect();
+    quoted.map(|q| q.join(" ")).map_err(|e| format!("{words:?}: {e}"))
+}
+
 impl Host {
-    /// The command that gives `fathom agent`'s stdio on this host.
-    pub fn command(&self, program: &str) -> Command {
+    /// The command that gives `fathom agent`'s stdio on this host. Nothing goes through
+    /// a local shell; over ssh, the remote command is quoted word by word.
+    pub fn command(&self, program: &str) -> std::result::Result<Command, String> {
         let h = &self.spec;
         match h.transport {
             TransportKind::Local => {
@@ -165,12 +214,12 @@ impl Host {
                     .unwrap_or_else(|| std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fathom")));
                 let mut c = Command::new(exe);
                 c.arg("agent").arg("--name").arg(&self.name);
-                c
+                Ok(c)
             }
             TransportKind::Ssh => {
                 let mut c = self.ssh();
-                c.arg(program).args(["agent", "--name", &self.name]);
-                c
+                c.arg(remote_command(&[program, "agent", "--name", &self.name])?);
+                Ok(c)
             }
             TransportKind::Kubectl => {
                 let mut c = Command::new("kubectl");
@@ -185,12 +234,14 @@ impl Host {
                     .arg("--")
                     .arg(program)
                     .args(["agent", "--name", &self.name]);
-                c
+                Ok(c)
             }
         }
     }
 
-    /// `ssh [options] HOST --`, ready for the remote command.
+    /// `ssh [options] -- HOST`, ready for the remote command (one word, quoted by
+    /// [`remote_command`]). `--` before the host: whatever the host is called, ssh reads
+    /// no option after it.
     fn ssh(&self) -> Command {
         let h = &self.spec;
         let mut c = Command::new("ssh");
@@ -204,7 +255,7 @@ impl Host {
             c.arg("-l").arg(user);
         }
         c.args(&h.ssh_options);
-        c.arg(h.address.as_deref().unwrap_or(&self.name)).arg("--");
+        c.arg("--").arg(h.address.as_deref().unwrap_or(&self.name));
         c
     }
 
@@ -219,7 +270,14 @@ impl Host {
         let binary = std::fs::File::open(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
         let dir = self.spec.push_dir.clone().unwrap_or_else(|| "~/.cache/fathom".into());
         let path = format!("{dir}/fathom-{}", env!("CARGO_PKG_VERSION"));
-        let script = format!("mkdir -p {dir} && cat > {path}.part && chmod +x {path}.part && mv {path}.part {path}");
+        let part = format!("{path}.part");
+        let script = [
+            remote_command(&["mkdir", "-p", "--", &dir])?,
+            format!("cat > {}", remote_command(&[&part])?),
+            remote_command(&["chmod", "+x", "--", &part])?,
+            remote_command(&["mv", "--", &part, &path])?,
+        ]
+        .join(" && ");
         let out = self.ssh().arg(script).stdin(binary).output().map_err(|e| format!("{who}: cannot start ssh: {e}"))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
@@ -274,14 +332,43 @@ hosts:
     fn transports_are_the_users_own_programs() {
         let inv = Inventory::parse("hosts.yaml", HOSTS).unwrap();
         let args = |i: usize| -> Vec<String> {
-            let c = inv.hosts[i].command(&inv.hosts[i].program());
+            let c = inv.hosts[i].command(&inv.hosts[i].program()).unwrap();
             std::iter::once(c.get_program()).chain(c.get_args()).map(|a| a.to_string_lossy().to_string()).collect()
         };
         let ssh = args(1).join(" ");
-        assert!(ssh.starts_with("ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -p 2222 -l bench 10.0.0.2 --"));
-        assert!(ssh.ends_with("-- fathom agent --name n2"), "{ssh}");
+        assert!(ssh.starts_with("ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -p 2222 -l bench -- 10.0.0.2 "));
+        // the remote command is one word, quoted for the host's shell
+        assert_eq!(args(1).last().unwrap(), "fathom agent --name n2", "{ssh}");
         assert!(args(2)[1..].join(" ").starts_with("agent --name n3"));
         assert_eq!(args(3).join(" "), "kubectl exec -i -n bench fathom-abc -- fathom agent --name n4");
+    }
+
+    #[test]
+    fn remote_commands_quote_every_word() {
+        let quoted = remote_command(&["/opt/my fathom/fathom", "agent", "--name", "a;b"]).unwrap();
+        assert_eq!(quoted, "'/opt/my fathom/fathom' agent --name 'a;b'");
+        assert_eq!(remote_command(&["$(touch x)", "`id`"]).unwrap(), "'$(touch x)' '`id`'");
+        // the home directory still expands; the rest of the path does not
+        assert_eq!(remote_command(&["~/.cache/fathom", "~", "~/"]).unwrap(), "~/.cache/fathom ~ ~/");
+        assert_eq!(remote_command(&["~/x $(id)"]).unwrap(), "~/'x $(id)'");
+        assert_eq!(remote_command(&["~root/x"]).unwrap(), "'~root/x'");
+        assert!(remote_command(&["a\0b"]).unwrap_err().contains("nul"));
+    }
+
+    #[test]
+    fn option_like_and_nul_values_are_refused_where_written() {
+        let err = Inventory::parse("h.yaml", "hosts:\n  '-oProxyCommand=x': {}\n").unwrap_err().to_string();
+        assert!(err.starts_with("h.yaml:2: hosts.-oProxyCommand=x.name: `-oProxyCommand=x` starts with `-`"), "{err}");
+        for key in ["address", "user", "pod", "namespace", "container"] {
+            let text = format!("hosts:\n  a:\n    transport: kubectl\n    pod: p\n    {key}: -x\n");
+            let text = if key == "pod" { text.replace("    pod: p\n", "") } else { text };
+            let err = Inventory::parse("h.yaml", &text).unwrap_err().to_string();
+            assert!(err.contains(&format!("hosts.a.{key}: `-x` starts with `-`")), "{key}: {err}");
+        }
+        let err = Inventory::parse("h.yaml", "hosts:\n  a:\n    push_dir: \"x\\0y\"\n").unwrap_err().to_string();
+        assert!(err.starts_with("h.yaml:3: hosts.a.push_dir: contains a NUL byte"), "{err}");
+        // a path may start with `-`: it is quoted, and never in an option's place
+        assert!(Inventory::parse("h.yaml", "hosts:\n  a: {fathom: -odd, push_dir: -dir}\n").is_ok());
     }
 
     #[test]

@@ -60,6 +60,7 @@ impl Remote {
         // agent to stop, rather than killing the agent before its last samples are sent
         let mut child = host
             .command(program)
+            .map_err(|e| format!("{who}: {e}"))?
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
