@@ -4,8 +4,13 @@
 
 mod common;
 
-use common::servers::{free_port, prometheus, query};
+use common::servers::{free_port, get, prometheus, query};
 use common::{Scratch, text};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 #[test]
 fn prometheus_scrapes_what_fathom_stores() {
@@ -138,4 +143,129 @@ fn a_stored_run_backfills_into_prometheus_with_promtool() {
         query(port, "histogram_quantile(0.99, last_over_time(fathom_latency_seconds_bucket{workload=\"b\"}[1h]))");
     let p99: f64 = p99[0]["value"][1].as_str().unwrap().parse().unwrap();
     assert!(p99 > 0.0 && p99 < 10.0, "{p99}");
+}
+
+/// Keeps `n` connections to 127.0.0.1:`port` open that never send a byte (opening a new
+/// one for each the server closes), until dropped: what a port scanner or a stuck client
+/// does to an endpoint.
+struct Idlers {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Idlers {
+    fn start(port: u16, n: usize) -> Idlers {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut open: Vec<TcpStream> = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                // a closed one reads 0 (or an error); an idle one would block
+                open.retain(|c| {
+                    c.set_nonblocking(true).unwrap();
+                    matches!(c.peek(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+                });
+                while open.len() < n {
+                    match TcpStream::connect(("127.0.0.1", port)) {
+                        Ok(c) => open.push(c),
+                        Err(_) => break,
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        Idlers { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Idlers {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.thread.take().map(|t| t.join());
+    }
+}
+
+/// GET /metrics as HTTP/1.1 in three writes 200 ms apart, read to the end; the status
+/// line and body, and how long it took.
+fn split_scrape(port: u16) -> (String, Duration) {
+    let started = Instant::now();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    for part in ["GET /met", "rics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/plain\r\n", "\r\n"] {
+        s.write_all(part.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    (answer, started.elapsed())
+}
+
+#[test]
+fn idle_connections_do_not_stall_a_scrape() {
+    let s = Scratch::new("prometheus-idle");
+    let (fathom_port, prom_port) = (free_port(), free_port());
+    let scenario =
+        s.scenario("name: besieged\nworkloads:\n  w: {engine: null, rw: randread, rate_iops: 500, duration: 40s}\n");
+    let addr = format!("127.0.0.1:{fathom_port}");
+    let mut run = s
+        .fathom(&["run", scenario.to_str().unwrap(), "-q", "--prometheus", &addr])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !get(fathom_port, "/metrics").is_some_and(|m| m.contains("fathom_run_info")) {
+        assert!(started.elapsed() < Duration::from_secs(60), "the endpoint never answered");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let idle = Idlers::start(fathom_port, 20);
+    // a request split over several writes, behind 20 idle connections, is served at once
+    // (600 ms of it are the test's own pauses between writes)
+    let (answer, took) = split_scrape(fathom_port);
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(answer.contains("\r\n\r\n# HELP fathom_run_info"), "{answer}");
+    assert!(took < Duration::from_secs(5), "a scrape behind 20 idle connections took {took:?}");
+    // and the real Prometheus, scraping every second with its timeout of a second,
+    // gets its scrapes while they stay there
+    let prom = prometheus(&s.dir, prom_port, "fathom", &[addr]);
+    let since = Instant::now();
+    let ok = loop {
+        let up = query(prom_port, "sum_over_time(up{job=\"fathom\"}[1h])");
+        let ok: f64 = up.get(0).map(|u| u["value"][1].as_str().unwrap().parse().unwrap()).unwrap_or(0.0);
+        if ok >= 3.0 || since.elapsed() > Duration::from_secs(15) {
+            break ok;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(ok >= 3.0, "Prometheus scraped fathom {ok} times in 15 s");
+    drop(idle);
+    drop(prom);
+    let _ = run.kill();
+    let _ = run.wait();
+}
+
+#[test]
+fn an_endpoint_on_a_non_loopback_address_is_warned_about() {
+    let s = Scratch::new("prometheus-exposed");
+    let port = free_port();
+    let scenario = s.scenario(&format!(
+        "name: exposed\nprometheus: 0.0.0.0:{port}\nworkloads:\n  w: {{engine: null, rw: randread, duration: 1s}}\n"
+    ));
+    let out = s.run(&["lint", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    let warning = format!("lint warning [prometheus-exposed]: the Prometheus endpoint at 0.0.0.0:{port} ");
+    assert!(said.contains(&warning), "{said}");
+    // loopback, by address or name, is quiet; --prometheus, which wins, is checked too
+    for addr in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")] {
+        let quiet = s.scenario(&format!(
+            "name: local\nprometheus: '{addr}'\nworkloads:\n  w: {{engine: null, rw: randread, duration: 1s}}\n"
+        ));
+        let out = s.run(&["lint", quiet.to_str().unwrap()]);
+        assert!(!text(&out).contains("prometheus-exposed"), "{addr}: {}", text(&out));
+        let out = s.run(&["run", quiet.to_str().unwrap(), "--prometheus", &format!("0.0.0.0:{port}"), "--strict"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(&warning), "{}", text(&out));
+    }
 }

@@ -8,6 +8,7 @@ use crate::scenario::driver::{Driver, Script};
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
 use crate::scenario::{Queue, Scenario, Workload};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -156,7 +157,27 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
         });
     }
     out.extend(reads_of_zeros(s));
+    out.extend(exposed_endpoint(s));
     out
+}
+
+/// A Prometheus endpoint on an address other hosts can reach: it answers anyone, with
+/// no authentication or TLS (the run's names, hosts and rates), and each client takes one
+/// of its few connections.
+fn exposed_endpoint(s: &Scenario) -> Option<Finding> {
+    let addr = s.prometheus.as_deref()?;
+    // an address that does not resolve is the run's to refuse (it cannot listen there)
+    let resolved: Vec<SocketAddr> = addr.to_socket_addrs().ok()?.collect();
+    if resolved.iter().all(|a| a.ip().is_loopback()) {
+        return None;
+    }
+    Some(Finding {
+        severity: Severity::Warning,
+        code: "prometheus-exposed",
+        message: format!(
+            "the Prometheus endpoint at {addr} listens beyond loopback: anyone who can reach that port reads the              run's metrics (scenario, workload and host names, rates), without authentication or TLS, and can              hold its connections. Listen on 127.0.0.1 and let Prometheus reach it through an ssh tunnel or a              proxy, or firewall the port"
+        ),
+    })
 }
 
 /// Bytes an appending workload writes, when its rate says.
@@ -294,6 +315,22 @@ mod tests {
         assert_eq!(codes, vec!["write-volume", "reads-zeros"]);
         assert_eq!(s.workloads[0].rw, Rw::Write);
         assert_eq!(s.workloads[0].duration, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn an_endpoint_beyond_loopback_is_found() {
+        let with = |addr: &str| {
+            let s =
+                scenario(&format!("name: t\nprometheus: '{addr}'\nworkloads:\n  w: {{engine: null, rw: read, duration: 60s}}\n"));
+            let facts = Facts { memory_bytes: None, working_set: vec![None], free_bytes: vec![None] };
+            before(&s, &facts).iter().map(|f| f.code).collect::<Vec<_>>()
+        };
+        assert_eq!(with("0.0.0.0:9464"), vec!["prometheus-exposed"]);
+        assert_eq!(with("[::]:9464"), vec!["prometheus-exposed"]);
+        assert_eq!(with("192.0.2.1:9464"), vec!["prometheus-exposed"]);
+        for quiet in ["127.0.0.1:9464", "127.0.0.2:9464", "[::1]:9464", "localhost:9464", "not an address"] {
+            assert!(with(quiet).is_empty(), "{quiet}: {:?}", with(quiet));
+        }
     }
 
     #[test]

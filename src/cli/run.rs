@@ -101,6 +101,10 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
 /// The exit status: 0, 1 failed, 3 an expectation failed, 130 interrupted.
 pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &Path) -> Result<i32> {
     let explicit_size = args.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
+    // --prometheus wins over the scenario's `prometheus:`: lint checks the one in force
+    if let Some(addr) = &args.prometheus {
+        scenario.prometheus = Some(addr.clone());
+    }
     let findings = super::lint::findings(&scenario);
     if args.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
         eprint!("{}", super::lint::describe(&findings));

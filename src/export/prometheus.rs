@@ -3,18 +3,28 @@
 //! `fathom_ops_total` and `fathom_bytes_total` per worker and op,
 //! `fathom_latency_seconds` and `fathom_service_time_seconds` histograms per workload
 //! and op (buckets from 10 µs to 10 s), `fathom_target_iops`, `fathom_workers`,
-//! `fathom_run_info`, and the process's own CPU and memory. A plain std HTTP server on
-//! one thread: scrapes are a few per second at most.
+//! `fathom_run_info`, and the process's own CPU and memory. Served by [`crate::http`]'s
+//! small server: a connection per thread, bounded, so idle or slow clients cannot make
+//! Prometheus miss its scrapes.
 
+use crate::http::{self, Limits, Request, Response};
 use crate::metrics::live::{Live, State, WorkloadInfo};
 use hdrhistogram::Histogram;
 use std::fmt::Write as _;
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// Room for Prometheus, a Grafana or two and curl; a scrape's request arrives at once,
+/// so 3 s for its head is generous, and then the slot is free for another.
+const LIMITS: Limits = Limits {
+    connections: 32,
+    head_bytes: 16 << 10,
+    head_time: Duration::from_secs(3),
+    write_time: Duration::from_secs(10),
+};
 
 /// Histogram bucket bounds in seconds: 10 µs to 10 s, 1-2.5-5 per decade.
 pub const BUCKETS: [f64; 19] = [
@@ -38,16 +48,9 @@ impl Endpoint {
         let flag = stop.clone();
         // a blocking accept costs nothing between scrapes; `stop` wakes it with a
         // connection of its own
-        let thread = std::thread::Builder::new().name("prometheus".into()).spawn(move || {
-            for conn in listener.incoming() {
-                if flag.load(Ordering::Relaxed) {
-                    break;
-                }
-                if let Ok(conn) = conn {
-                    serve(conn, &live);
-                }
-            }
-        })?;
+        let thread = std::thread::Builder::new()
+            .name("prometheus".into())
+            .spawn(move || http::serve(listener, &flag, LIMITS, move |r| answer(r, &live)))?;
         Ok(Endpoint { addr, stop, thread })
     }
 
@@ -64,33 +67,35 @@ impl Endpoint {
     }
 }
 
-/// Answers one request: the metrics for `GET /metrics`, 404 otherwise.
-fn serve(mut conn: TcpStream, live: &Live) {
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
-    let mut buf = [0u8; 4096];
-    let n = conn.read(&mut buf).unwrap_or(0);
-    let request = String::from_utf8_lossy(&buf[..n]);
-    let path = request.lines().next().and_then(|l| l.split_whitespace().nth(1)).unwrap_or("");
+/// The metrics for `GET /metrics`, 404 or 405 otherwise.
+fn answer(request: &Request, live: &Live) -> Response {
+    let path = request.target.as_str();
+    if request.method != "GET" {
+        return Response {
+            status: "405 Method Not Allowed",
+            content_type: "text/plain; charset=utf-8",
+            body: "fathom serves GET /metrics\n".into(),
+        };
+    }
+    if path != "/metrics" && !path.starts_with("/metrics?") {
+        return Response {
+            status: "404 Not Found",
+            content_type: "text/plain; charset=utf-8",
+            body: "fathom serves /metrics\n".into(),
+        };
+    }
+    let text = live.with(render);
     // Prometheus asks for OpenMetrics first; anything else gets the classic text format
-    let openmetrics = request.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("accept:") && l.contains("application/openmetrics-text")
-    });
-    let (status, body, kind) = if path == "/metrics" || path.starts_with("/metrics?") {
-        let text = live.with(render);
-        if openmetrics {
-            ("200 OK", to_openmetrics(&text), "application/openmetrics-text; version=1.0.0; charset=utf-8")
-        } else {
-            ("200 OK", text, "text/plain; version=0.0.4; charset=utf-8")
+    let openmetrics = request.header("accept").is_some_and(|a| a.contains("application/openmetrics-text"));
+    if openmetrics {
+        Response {
+            status: "200 OK",
+            content_type: "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            body: to_openmetrics(&text),
         }
     } else {
-        ("404 Not Found", "fathom serves /metrics\n".to_string(), "text/plain; charset=utf-8")
-    };
-    let _ = write!(
-        conn,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
+        Response { status: "200 OK", content_type: "text/plain; version=0.0.4; charset=utf-8", body: text }
+    }
 }
 
 /// The classic text format as OpenMetrics: a counter's family is named without its
