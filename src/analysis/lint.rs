@@ -320,8 +320,9 @@ mod tests {
     #[test]
     fn an_endpoint_beyond_loopback_is_found() {
         let with = |addr: &str| {
-            let s =
-                scenario(&format!("name: t\nprometheus: '{addr}'\nworkloads:\n  w: {{engine: null, rw: read, duration: 60s}}\n"));
+            let s = scenario(&format!(
+                "name: t\nprometheus: '{addr}'\nworkloads:\n  w: {{engine: null, rw: read, duration: 60s}}\n"
+            ));
             let facts = Facts { memory_bytes: None, working_set: vec![None], free_bytes: vec![None] };
             before(&s, &facts).iter().map(|f| f.code).collect::<Vec<_>>()
         };

@@ -122,6 +122,20 @@ impl Inventory {
                     ));
                 }
             }
+            // ssh puts the destination and user into `%h` and `%r` of the user's own
+            // config (ProxyCommand, Match exec) as they are: only an address's characters
+            if h.transport == TransportKind::Ssh {
+                let destination = h.address.as_deref().map(|a| ("address", a)).unwrap_or(("name", name));
+                let user = h.user.as_deref().map(|u| ("user", u, "._-@"));
+                for (key, value, allowed) in std::iter::once((destination.0, destination.1, "._-:@%[]")).chain(user) {
+                    if let Some(c) = value.chars().find(|c| !c.is_ascii_alphanumeric() && !allowed.contains(*c)) {
+                        return Err(err(
+                            &["hosts", name, key],
+                            format!("`{value}` has {c:?}: ssh takes letters, digits and `{allowed}` here"),
+                        ));
+                    }
+                }
+            }
         }
         Ok(Inventory { hosts: file.hosts.into_iter().map(|(name, spec)| Host { name, spec }).collect() })
     }
@@ -367,6 +381,18 @@ hosts:
         }
         let err = Inventory::parse("h.yaml", "hosts:\n  a:\n    push_dir: \"x\\0y\"\n").unwrap_err().to_string();
         assert!(err.starts_with("h.yaml:3: hosts.a.push_dir: contains a NUL byte"), "{err}");
+        // what ssh would pass on to a ProxyCommand of the user's config is an address
+        for (entry, key) in [
+            ("'a$(id)': {}", "hosts.a$(id).name: `a$(id)` has '$'"),
+            ("a: {address: 'h;id'}", "hosts.a.address: `h;id` has ';'"),
+            ("a: {user: 'u`id`'}", "hosts.a.user: `u`id`` has '`'"),
+        ] {
+            let err = Inventory::parse("h.yaml", &format!("hosts:\n  {entry}\n")).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("h.yaml:2: {key}")), "{err}");
+        }
+        let fine = "hosts:\n  n1: {address: 'bench@node-1.example.com'}\n  n2: {address: '[fe80::1%eth0]', user: a.b_c}\n  \
+                    'x$': {transport: local}\n";
+        assert!(Inventory::parse("h.yaml", fine).is_ok());
         // a path may start with `-`: it is quoted, and never in an option's place
         assert!(Inventory::parse("h.yaml", "hosts:\n  a: {fathom: -odd, push_dir: -dir}\n").is_ok());
     }
