@@ -116,12 +116,11 @@ where
             continue; // dropped: closed at once
         }
         let (handle, slot) = (handle.clone(), Slot(busy.clone()));
-        let spawned = std::thread::Builder::new().name("http".into()).stack_size(512 << 10).spawn(move || {
+        // a thread that cannot start drops its connection and gives its slot back
+        let _ = std::thread::Builder::new().name("http".into()).stack_size(512 << 10).spawn(move || {
             let _slot = slot;
             answer(conn, limits, &*handle);
         });
-        // (on failure the closure, its slot and the connection are dropped)
-        drop(spawned);
     }
 }
 

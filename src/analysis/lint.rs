@@ -175,7 +175,10 @@ fn exposed_endpoint(s: &Scenario) -> Option<Finding> {
         severity: Severity::Warning,
         code: "prometheus-exposed",
         message: format!(
-            "the Prometheus endpoint at {addr} listens beyond loopback: anyone who can reach that port reads the              run's metrics (scenario, workload and host names, rates), without authentication or TLS, and can              hold its connections. Listen on 127.0.0.1 and let Prometheus reach it through an ssh tunnel or a              proxy, or firewall the port"
+            "the Prometheus endpoint at {addr} listens beyond loopback: anyone who can reach that port reads the \
+             run's metrics (scenario, workload and host names, rates), without authentication or TLS, and can \
+             hold its connections. Listen on 127.0.0.1 and let Prometheus reach it through an ssh tunnel or a \
+             proxy, or firewall the port"
         ),
     })
 }
