@@ -1,0 +1,295 @@
+//! What a scenario will hold in memory, computed before anything runs, and the bounds
+//! on the keys that decide it.
+//!
+//! A few lines of YAML can ask for more memory than any machine has: `bs: 64m` at
+//! `iodepth: 4096` is 256 GiB of IO buffers, a ramp `until: 4294967295` four billion
+//! workers. Found only when the allocation fails, that is an abort with a backtrace and
+//! a run left `running`, or the OOM killer on a shared machine. So every scenario is
+//! costed when it is loaded (`lint` and `run` alike, and each agent on its host) and
+//! refused with exit 2 and the numbers when it needs more than a sane share of the
+//! memory the machine has to give. The limits below are documented in
+//! docs/scenarios.md ("Limits").
+
+use super::steps::{Action, Step};
+use super::units::Size;
+use super::{EngineKind, Queue, Workload};
+use std::time::Duration;
+
+/// Most workers one workload may have, ramps included (`jobs` alone stops at 1024).
+pub const MAX_WORKERS: u32 = 4096;
+/// Most IOs (or transactions) per second one workload may be asked for: ten times what
+/// the fastest single devices do today, and beyond what fathom's own engine issues.
+pub const MAX_RATE: f64 = 10_000_000.0;
+/// Longest `think_time`: slots that wait longer issue too few IOs to measure.
+pub const MAX_THINK_TIME: Duration = Duration::from_secs(3600);
+/// Longest a workload may run (its ramp, duration, or a timeline ramp's steps).
+pub const MAX_RUN: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// fathom takes at most 1/SHARE of the memory available. MemAvailable counts page cache
+/// the kernel can drop, and that is what a storage benchmark must leave alone (its
+/// filesystem metadata, the store's SQLite pages); the kernel needs memory of its own
+/// for the IO (io_uring rings, pinned O_DIRECT pages), other processes run on shared
+/// machines, and the estimate below counts the big items only. Half leaves room for all
+/// of that and for an estimate off by a factor of two.
+const SHARE: u64 = 2;
+
+/// A worker thread's stack as it is touched (the 2 MiB reserved is mostly never used).
+const THREAD_BYTES: u64 = 64 << 10;
+
+/// What one workload needs at most.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Need {
+    pub workload: String,
+    /// Workers at the most (a ramp's `until`), on this machine.
+    pub workers: u64,
+    /// Bytes of one IO buffer (the largest block size, 4 KiB aligned); 0 when another
+    /// program does the IO in its own way (pgbench, iperf3).
+    pub buffer: u64,
+    pub iodepth: u64,
+    /// Worker threads: one per worker, or one per IO in flight with psync.
+    pub threads: u64,
+    /// Latency histograms (each worker's current second, the seconds the collector
+    /// holds until they are written, the run's totals and each phase's summary) and
+    /// worker threads' stacks.
+    pub measuring: u64,
+}
+
+impl Need {
+    pub fn buffers(&self) -> u64 {
+        self.buffer.saturating_mul(self.iodepth).saturating_mul(self.workers)
+    }
+
+    pub fn total(&self) -> u64 {
+        self.buffers().saturating_add(self.measuring)
+    }
+}
+
+/// The memory fathom may use here, and where the figure comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Available {
+    pub bytes: u64,
+    pub source: String,
+}
+
+impl Available {
+    /// This machine's: MemAvailable, or less when fathom runs in a cgroup (a container,
+    /// a systemd unit) whose `memory.max` leaves less; None where neither can be read.
+    pub fn here() -> Option<Available> {
+        let mem = crate::observe::environment::meminfo_bytes("MemAvailable")?;
+        match cgroup_room() {
+            Some(room) if room < mem => {
+                Some(Available { bytes: room, source: "what the cgroup's memory.max leaves".into() })
+            }
+            _ => Some(Available { bytes: mem, source: "MemAvailable".into() }),
+        }
+    }
+}
+
+/// The least room (`memory.max` less `memory.current`) of this process's cgroup v2 and
+/// its parents, if any of them has a limit.
+fn cgroup_room() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?.trim().to_string();
+    let mut dir = std::path::PathBuf::from("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    let mut room: Option<u64> = None;
+    loop {
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok()?.trim().parse::<u64>().ok();
+        if let (Some(max), Some(current)) = (read("memory.max"), read("memory.current")) {
+            let here = max.saturating_sub(current);
+            room = Some(room.map_or(here, |r| r.min(here)));
+        }
+        if dir == std::path::Path::new("/sys/fs/cgroup") || !dir.pop() {
+            return room;
+        }
+    }
+}
+
+/// Bytes of one latency histogram as fathom sizes them (see `metrics::new_histogram`).
+fn histogram_bytes() -> u64 {
+    (crate::metrics::new_histogram().distinct_values() * std::mem::size_of::<u64>()) as u64
+}
+
+/// What each workload needs, given the timeline (ramps set the workers; each ramp step
+/// and each step opens a phase the summary keeps histograms for).
+pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
+    let histogram = histogram_bytes();
+    let additions: u64 = steps
+        .iter()
+        .map(|s| match s.action {
+            Action::Ramp { add, until, .. } => u64::from(until.div_ceil(add.max(1))),
+            _ => 0,
+        })
+        .sum();
+    let phases = steps.len() as u64 + additions;
+    workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let ramped = steps.iter().find_map(|s| match s.action {
+                Action::Ramp { workload, until, .. } if workload == i => Some(until),
+                _ => None,
+            });
+            let workers = u64::from(match (ramped, &w.placement) {
+                (Some(until), _) => until,
+                // per host: the hosts are known when the run starts, each costs its own
+                (None, Some(p)) => p.per_host,
+                (None, None) if w.queue == Queue::PerTarget => w.jobs.saturating_mul(w.targets.len() as u32),
+                (None, None) => w.jobs,
+            });
+            let iodepth = u64::from(w.iodepth);
+            let buffer = match w.engine {
+                EngineKind::IoUring | EngineKind::Psync | EngineKind::Fio => {
+                    w.bs.max().next_multiple_of(crate::engine::buffer::ALIGN as u64)
+                }
+                EngineKind::Null | EngineKind::Pgbench | EngineKind::Iperf3 => 0,
+            };
+            // a psync worker is one thread per IO in flight, each with its own recorder
+            let threads = workers * if w.engine == EngineKind::Psync { iodepth } else { 1 };
+            let ops = match w.driver {
+                Some(_) => 1,
+                None => {
+                    let reads = w.rw.read_percent(w.rwmixread);
+                    u64::from(reads > 0) + u64::from(reads < 100) + u64::from(w.fsync_every > 0)
+                }
+            };
+            // open loop keeps a service-time histogram beside the latency one
+            let per_op = histogram * if w.rate_iops.is_some() { 2 } else { 1 };
+            // per thread: its second, two seconds waiting in the collector, their merge
+            let per_thread = THREAD_BYTES + 4 * ops * per_op;
+            // per workload: the run's totals, the latest second, each summary window
+            let per_workload = (2 + 1 + phases) * ops * per_op;
+            Need {
+                workload: w.name.clone(),
+                workers,
+                buffer,
+                iodepth,
+                threads,
+                measuring: threads.saturating_mul(per_thread).saturating_add(per_workload),
+            }
+        })
+        .collect()
+}
+
+/// Refuses needs beyond 1/[`SHARE`] of `available`: the index of the workload to blame
+/// (the hungriest) and a message with the numbers. Nothing is refused when the memory
+/// available is unknown.
+pub fn judge(needs: &[Need], available: Option<&Available>) -> Result<(), (usize, String)> {
+    let Some(available) = available else { return Ok(()) };
+    let allowed = available.bytes / SHARE;
+    let total = needs.iter().fold(0u64, |sum, n| sum.saturating_add(n.total()));
+    if total <= allowed {
+        return Ok(());
+    }
+    let (worst, need) = needs.iter().enumerate().max_by_key(|(_, n)| n.total()).expect("over budget: a workload");
+    // estimates: "256 GiB", not "256.0 GiB"
+    let human = |bytes: u64| Size(bytes).human().replace(".0 ", " ");
+    let mut msg = format!("needs about {} of memory: ", human(need.total()));
+    if need.buffer > 0 {
+        let plural = if need.workers == 1 { "" } else { "s" };
+        msg.push_str(&format!(
+            "IO buffers of {} x iodepth {} x {} worker{plural} = {}, and {} to measure them",
+            human(need.buffer),
+            need.iodepth,
+            need.workers,
+            human(need.buffers()),
+            human(need.measuring)
+        ));
+        if need.threads > need.workers {
+            msg.push_str(&format!(" on {} threads (psync: one per IO in flight)", need.threads));
+        }
+    } else {
+        msg.push_str(&format!("{} to measure {} workers", human(need.measuring), need.workers));
+    }
+    if needs.len() > 1 {
+        let each: Vec<String> = needs.iter().map(|n| format!("{} {}", n.workload, human(n.total()))).collect();
+        msg.push_str(&format!("; the scenario {} in all ({})", human(total), each.join(", ")));
+    }
+    msg.push_str(&format!(
+        ". fathom uses at most half of the memory this machine has available ({} {}): {}. \
+         Lower bs, iodepth or the workers",
+        available.source,
+        human(available.bytes),
+        human(allowed)
+    ));
+    Err((worst, msg))
+}
+
+/// [`needs`] judged against this machine's memory.
+pub fn check(workloads: &[Workload], steps: &[Step]) -> Result<(), (usize, String)> {
+    judge(&needs(workloads, steps), Available::here().as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Scenario, Source};
+
+    fn load(text: &str) -> Scenario {
+        Scenario::load(&Source { origin: "s.yaml".into(), text }, &[]).unwrap()
+    }
+
+    fn gib(n: u64) -> Available {
+        Available { bytes: n << 30, source: "MemAvailable".into() }
+    }
+
+    #[test]
+    fn buffers_are_block_size_times_depth_times_workers() {
+        let s = load(
+            "name: n\nworkloads:\n  a: {target: /tmp, rw: randread, bs: 1m, iodepth: 32, jobs: 4, duration: 1s}\n  \
+             b: {target: /tmp, rw: write, bs: 6000, direct: false, engine: psync, iodepth: 2, duration: 1s}\n  \
+             c: {engine: null, rw: read, iodepth: 64, duration: 1s}\n  \
+             d: {target: /tmp, rw: write, bs: 6000, direct: false, iodepth: 2, duration: 1s}\n",
+        );
+        let n = needs(&s.workloads, &s.steps);
+        assert_eq!(n[0].buffers(), (1 << 20) * 32 * 4);
+        assert_eq!((n[1].buffer, n[1].workers), (8192, 1), "aligned to 4 KiB");
+        assert_eq!(n[2].buffers(), 0, "the null engine does no IO");
+        // psync: a thread (and its histograms) per IO in flight
+        assert!(n[1].measuring > n[3].measuring, "{n:?}");
+        assert!(n.iter().all(|w| w.measuring > 0));
+    }
+
+    #[test]
+    fn ramps_count_their_last_workers_and_phases() {
+        let flat = load("name: n\nworkloads:\n  w: {target: /tmp, rw: randread, duration: 1s}\n");
+        let ramp = load(
+            "name: n\nworkloads:\n  w: {target: /tmp, rw: randread}\ntimeline:\n  - ramp: w\n    every: 1s\n    \
+             until: 64\n",
+        );
+        let (flat, ramp) = (&needs(&flat.workloads, &flat.steps)[0], &needs(&ramp.workloads, &ramp.steps)[0]);
+        assert_eq!((flat.workers, ramp.workers), (1, 64));
+        assert_eq!(ramp.buffers(), 64 * 4096);
+        assert!(ramp.measuring > 64 * flat.measuring / 2, "{flat:?} {ramp:?}");
+    }
+
+    #[test]
+    fn what_exceeds_half_the_memory_is_refused_with_the_numbers() {
+        let mut s = load(
+            "name: n\nworkloads:\n  small: {target: /tmp, rw: read, duration: 1s}\n  \
+             big: {target: /tmp, rw: randread, bs: 64m, duration: 1s}\n",
+        );
+        // (loading checks against this machine: deepen the queue after)
+        s.workloads[1].iodepth = 4096;
+        let n = needs(&s.workloads, &s.steps);
+        let (blamed, msg) = judge(&n, Some(&gib(24))).unwrap_err();
+        assert_eq!(blamed, 1);
+        assert!(
+            msg.starts_with("needs about 256 GiB of memory: IO buffers of 64 MiB x iodepth 4096 x 1 worker = 256 GiB")
+        );
+        assert!(msg.contains("the scenario 256 GiB in all (small "), "{msg}");
+        assert!(msg.contains("(MemAvailable 24 GiB): 12 GiB"), "{msg}");
+        // the same fits a machine with twice as much to give; unknown memory refuses nothing
+        assert!(judge(&n, Some(&gib(513))).is_ok());
+        assert!(judge(&n, None).is_ok());
+        // together, not alone: the sum counts
+        let half = Need { workload: "x".into(), workers: 1, buffer: 3 << 30, iodepth: 1, threads: 1, measuring: 0 };
+        assert!(judge(std::slice::from_ref(&half), Some(&gib(8))).is_ok());
+        assert!(judge(&[half.clone(), half], Some(&gib(8))).is_err());
+    }
+
+    #[test]
+    fn this_machine_has_some_memory_to_give() {
+        let here = Available::here().expect("Linux has /proc/meminfo");
+        assert!(here.bytes > 0, "{here:?}");
+    }
+}
