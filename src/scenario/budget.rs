@@ -40,7 +40,7 @@ const THREAD_BYTES: u64 = 64 << 10;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Need {
     pub workload: String,
-    /// Workers at the most (a ramp's `until`), on this machine.
+    /// Workers on one machine at the most (a ramp's `until`; on hosts, `per_host`).
     pub workers: u64,
     /// Bytes of one IO buffer (the largest block size, 4 KiB aligned); 0 when another
     /// program does the IO in its own way (pgbench, iperf3).
@@ -129,13 +129,18 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
                 Action::Ramp { workload, until, .. } if workload == i => Some(until),
                 _ => None,
             });
-            let workers = u64::from(match (ramped, &w.placement) {
+            // every worker's seconds come here; on hosts, each host holds its own buffers
+            // (how many hosts is known when the run starts: one at least)
+            let all = u64::from(match (ramped, &w.placement) {
                 (Some(until), _) => until,
-                // per host: the hosts are known when the run starts, each costs its own
                 (None, Some(p)) => p.per_host,
                 (None, None) if w.queue == Queue::PerTarget => w.jobs.saturating_mul(w.targets.len() as u32),
                 (None, None) => w.jobs,
             });
+            let workers = match &w.placement {
+                Some(p) => all.min(u64::from(p.per_host)),
+                None => all,
+            };
             let iodepth = u64::from(w.iodepth);
             let buffer = match w.engine {
                 EngineKind::IoUring | EngineKind::Psync | EngineKind::Fio => {
@@ -144,7 +149,8 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
                 EngineKind::Null | EngineKind::Pgbench | EngineKind::Iperf3 => 0,
             };
             // a psync worker is one thread per IO in flight, each with its own recorder
-            let threads = workers * if w.engine == EngineKind::Psync { iodepth } else { 1 };
+            let per_worker = if w.engine == EngineKind::Psync { iodepth } else { 1 };
+            let threads = workers * per_worker;
             let ops = match w.driver {
                 Some(_) => 1,
                 None => {
@@ -154,8 +160,10 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
             };
             // open loop keeps a service-time histogram beside the latency one
             let per_op = histogram * if w.rate_iops.is_some() { 2 } else { 1 };
-            // per thread: its second, two seconds waiting in the collector, their merge
-            let per_thread = THREAD_BYTES + 4 * ops * per_op;
+            // per thread: its stack and its second; here, for every thread of the
+            // workload: two seconds waiting in the collector and their merge
+            let own = THREAD_BYTES + ops * per_op;
+            let collected = 3 * ops * per_op;
             // per workload: the run's totals, the latest second, each summary window
             let per_workload = (2 + 1 + phases) * ops * per_op;
             Need {
@@ -164,7 +172,10 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
                 buffer,
                 iodepth,
                 threads,
-                measuring: threads.saturating_mul(per_thread).saturating_add(per_workload),
+                measuring: threads
+                    .saturating_mul(own)
+                    .saturating_add((all * per_worker).saturating_mul(collected))
+                    .saturating_add(per_workload),
             }
         })
         .collect()
@@ -263,6 +274,22 @@ mod tests {
     }
 
     #[test]
+    fn workers_on_hosts_hold_their_buffers_there() {
+        let s = load(
+            "name: n\nworkloads:\n  w: {rw: randread, bs: 1m, iodepth: 2, hosts: all, per_host: 8}\ntimeline:\n  \
+             - ramp: w\n    add_host: 1\n    every: 1s\n    until: 4\n",
+        );
+        let n = &needs(&s.workloads, &s.steps)[0];
+        assert_eq!((n.workers, n.threads), (8, 8), "one host's");
+        assert_eq!(n.buffers(), 8 * 2 << 20);
+        // the seconds of all 32 workers come here
+        let one_host = load(
+            "name: n\nworkloads:\n  w: {rw: randread, bs: 1m, iodepth: 2, hosts: all, per_host: 8, duration: 1s}\n",
+        );
+        assert!(n.measuring > 2 * needs(&one_host.workloads, &one_host.steps)[0].measuring, "{n:?}");
+    }
+
+    #[test]
     fn what_exceeds_half_the_memory_is_refused_with_the_numbers() {
         let mut s = load(
             "name: n\nworkloads:\n  small: {target: /tmp, rw: read, duration: 1s}\n  \
@@ -285,6 +312,16 @@ mod tests {
         let half = Need { workload: "x".into(), workers: 1, buffer: 3 << 30, iodepth: 1, threads: 1, measuring: 0 };
         assert!(judge(std::slice::from_ref(&half), Some(&gib(8))).is_ok());
         assert!(judge(&[half.clone(), half], Some(&gib(8))).is_err());
+    }
+
+    #[test]
+    fn every_builtin_fits_a_small_machine() {
+        for (name, _) in crate::scenario::builtin::list() {
+            let text = crate::scenario::builtin::find(name).unwrap();
+            let s = Scenario::load(&Source { origin: name.into(), text }, &[]).unwrap();
+            let total: u64 = needs(&s.workloads, &s.steps).iter().map(Need::total).sum();
+            assert!(total < 1 << 30, "{name} needs {}", Size(total).human());
+        }
     }
 
     #[test]
