@@ -281,7 +281,7 @@ mod tests {
         );
         let n = &needs(&s.workloads, &s.steps)[0];
         assert_eq!((n.workers, n.threads), (8, 8), "one host's");
-        assert_eq!(n.buffers(), 8 * 2 << 20);
+        assert_eq!(n.buffers(), 8 * (2 << 20));
         // the seconds of all 32 workers come here
         let one_host = load(
             "name: n\nworkloads:\n  w: {rw: randread, bs: 1m, iodepth: 2, hosts: all, per_host: 8, duration: 1s}\n",
