@@ -181,17 +181,45 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
         .collect()
 }
 
-/// Refuses needs beyond 1/[`SHARE`] of `available`: the index of the workload to blame
-/// (the hungriest) and a message with the numbers. Nothing is refused when the memory
-/// available is unknown.
-pub fn judge(needs: &[Need], available: Option<&Available>) -> Result<(), (usize, String)> {
+/// The sets of workloads that may run at the same time, one per start in the timeline:
+/// what runs when it starts. A start that waits ends its workload before the next step;
+/// an async one runs until it is stopped or waited for (it may end sooner: counting it
+/// longer errs on the safe side). So a sweep's steps, or a timeline of starts one after
+/// another, are costed one at a time, and a scenario without a timeline all at once.
+pub fn together(steps: &[Step]) -> Vec<Vec<usize>> {
+    let mut running: Vec<usize> = Vec::new();
+    let mut sets = Vec::new();
+    for step in steps {
+        match step.action {
+            Action::Start { workload, wait, .. } | Action::Ramp { workload, wait, .. } => {
+                running.push(workload);
+                sets.push(running.clone());
+                if wait {
+                    running.retain(|&w| w != workload);
+                }
+            }
+            Action::Stop { workload } | Action::WaitFor { workload } => running.retain(|&w| w != workload),
+            _ => {}
+        }
+    }
+    sets
+}
+
+/// Refuses needs beyond 1/[`SHARE`] of `available` at the peak, the largest of the sets
+/// of workloads running `together`: the index of the workload to blame (the hungriest
+/// there) and a message with the numbers. Nothing is refused when the memory available
+/// is unknown.
+pub fn judge(needs: &[Need], together: &[Vec<usize>], available: Option<&Available>) -> Result<(), (usize, String)> {
     let Some(available) = available else { return Ok(()) };
     let allowed = available.bytes / SHARE;
-    let total = needs.iter().fold(0u64, |sum, n| sum.saturating_add(n.total()));
+    let sum = |set: &Vec<usize>| set.iter().fold(0u64, |sum, &i| sum.saturating_add(needs[i].total()));
+    let Some(peak) = together.iter().max_by_key(|set| sum(set)) else { return Ok(()) };
+    let total = sum(peak);
     if total <= allowed {
         return Ok(());
     }
-    let (worst, need) = needs.iter().enumerate().max_by_key(|(_, n)| n.total()).expect("over budget: a workload");
+    let worst = *peak.iter().max_by_key(|&&i| needs[i].total()).expect("over budget: a workload");
+    let need = &needs[worst];
     // estimates: "256 GiB", not "256.0 GiB"
     let human = |bytes: u64| Size(bytes).human().replace(".0 ", " ");
     let mut msg = format!("needs about {} of memory: ", human(need.total()));
@@ -211,9 +239,10 @@ pub fn judge(needs: &[Need], available: Option<&Available>) -> Result<(), (usize
     } else {
         msg.push_str(&format!("{} to measure {} workers", human(need.measuring), need.workers));
     }
-    if needs.len() > 1 {
-        let each: Vec<String> = needs.iter().map(|n| format!("{} {}", n.workload, human(n.total()))).collect();
-        msg.push_str(&format!("; the scenario {} in all ({})", human(total), each.join(", ")));
+    if peak.len() > 1 {
+        let each: Vec<String> =
+            peak.iter().map(|&i| format!("{} {}", needs[i].workload, human(needs[i].total()))).collect();
+        msg.push_str(&format!("; with what runs beside it, {} ({})", human(total), each.join(", ")));
     }
     msg.push_str(&format!(
         ". fathom uses at most half of the memory this machine has available ({} {}): {}. \
@@ -225,9 +254,9 @@ pub fn judge(needs: &[Need], available: Option<&Available>) -> Result<(), (usize
     Err((worst, msg))
 }
 
-/// [`needs`] judged against this machine's memory.
+/// [`needs`] of the workloads running [`together`], judged against this machine's memory.
 pub fn check(workloads: &[Workload], steps: &[Step]) -> Result<(), (usize, String)> {
-    judge(&needs(workloads, steps), Available::here().as_ref())
+    judge(&needs(workloads, steps), &together(steps), Available::here().as_ref())
 }
 
 #[cfg(test)]
@@ -298,20 +327,38 @@ mod tests {
         // (loading checks against this machine: deepen the queue after)
         s.workloads[1].iodepth = 4096;
         let n = needs(&s.workloads, &s.steps);
-        let (blamed, msg) = judge(&n, Some(&gib(24))).unwrap_err();
+        let both = together(&s.steps);
+        let (blamed, msg) = judge(&n, &both, Some(&gib(24))).unwrap_err();
         assert_eq!(blamed, 1);
         assert!(
             msg.starts_with("needs about 256 GiB of memory: IO buffers of 64 MiB x iodepth 4096 x 1 worker = 256 GiB")
         );
-        assert!(msg.contains("the scenario 256 GiB in all (small "), "{msg}");
+        assert!(msg.contains("with what runs beside it, 256 GiB (small "), "{msg}");
         assert!(msg.contains("(MemAvailable 24 GiB): 12 GiB"), "{msg}");
         // the same fits a machine with twice as much to give; unknown memory refuses nothing
-        assert!(judge(&n, Some(&gib(513))).is_ok());
-        assert!(judge(&n, None).is_ok());
-        // together, not alone: the sum counts
+        assert!(judge(&n, &both, Some(&gib(513))).is_ok());
+        assert!(judge(&n, &both, None).is_ok());
+    }
+
+    #[test]
+    fn workloads_count_together_only_when_they_run_together() {
+        let three = |timeline: &str| {
+            let s = load(&format!(
+                "name: n\nworkloads:\n  a: {{target: /tmp, rw: read, duration: 1s}}\n  \
+                 b: {{target: /tmp, rw: read, duration: 1s}}\n  c: {{target: /tmp, rw: read, duration: 1s}}\n{timeline}"
+            ));
+            together(&s.steps)
+        };
+        assert_eq!(three(""), vec![vec![0], vec![0, 1], vec![0, 1, 2]], "no timeline: all at once");
+        let one_by_one = three("timeline:\n  - start: a\n  - start: b\n  - start: c\n");
+        assert_eq!(one_by_one, vec![vec![0], vec![1], vec![2]]);
+        let beside = three("timeline:\n  - start: a\n    async: true\n  - start: b\n  - stop: a\n  - start: c\n");
+        assert_eq!(beside, vec![vec![0], vec![0, 1], vec![2]]);
+        // 3 GiB each fit 8 GiB one at a time, not together
         let half = Need { workload: "x".into(), workers: 1, buffer: 3 << 30, iodepth: 1, threads: 1, measuring: 0 };
-        assert!(judge(std::slice::from_ref(&half), Some(&gib(8))).is_ok());
-        assert!(judge(&[half.clone(), half], Some(&gib(8))).is_err());
+        let needs = [half.clone(), half.clone(), half];
+        assert!(judge(&needs, &one_by_one, Some(&gib(8))).is_ok());
+        assert!(judge(&needs, &beside, Some(&gib(8))).is_err());
     }
 
     #[test]
