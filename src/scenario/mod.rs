@@ -1143,7 +1143,10 @@ impl Checker<'_> {
             let days = budget::MAX_RUN.as_secs() / 86400;
             return Err(fail(
                 &dur_at,
-                format!("{} h with its ramp: a workload runs at most {days} days", (ramp + duration).as_secs() / 3600),
+                format!(
+                    "ramp + duration is {} h: a workload runs at most {days} days",
+                    (ramp + duration).as_secs() / 3600
+                ),
             ));
         }
         let (file, file_at) = pick!(file);
