@@ -374,12 +374,15 @@ mod tests {
     #[test]
     fn absurd_values_are_refused_at_their_key() {
         let err = |key: &str| {
-            let text = format!("name: n\nworkloads:\n  w: {{target: /tmp, rw: randread, duration: 1s, {key}}}\n");
+            let text = format!("name: n\nworkloads:\n  w: {{target: /tmp, rw: randread, {key}}}\n");
             Scenario::load(&Source { origin: "s.yaml".into(), text: &text }, &[]).unwrap_err().to_string()
         };
-        assert!(err("rate_iops: 1e8").starts_with("s.yaml:3: workloads.w.rate_iops: 100000000 IOs per second"));
-        assert!(err("think_time: 90m").starts_with("s.yaml:3: workloads.w.think_time: 90m is longer"));
-        assert!(err("ramp: 800h").contains("ramp + duration is 800 h: a workload runs at most 30 days"));
+        assert!(
+            err("duration: 1s, rate_iops: 1e8")
+                .starts_with("s.yaml:3: workloads.w.rate_iops: 100000000 IOs per second")
+        );
+        assert!(err("duration: 1s, think_time: 90m").starts_with("s.yaml:3: workloads.w.think_time: 90m is longer"));
+        assert!(err("duration: 1s, ramp: 800h").contains("ramp + duration is 800 h: a workload runs at most 30 days"));
         let e = err("duration: 1000h");
         assert!(e.starts_with("s.yaml:3: workloads.w.duration: ramp + duration is 1000 h"), "{e}");
         let pg = "name: n\nworkloads:\n  db: {driver: pgbench, duration: 1s, rate: 2e7}\n";
