@@ -121,3 +121,45 @@ fn a_sweep_stops_each_step_at_steady_state_and_stores_one_run() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("whole numbers"), "{}", text(&out));
 }
+
+#[test]
+fn values_that_are_no_measurement_name_file_and_line() {
+    let s = Scratch::new("fit-values");
+    let bad = s.dir.join("bad.csv");
+    let cases = [
+        ("N,X\n1,100\n2,190\n4,nan\n8,300\n", "bad.csv:4:", "`nan`"),
+        ("1 100\n2 inf\n4 300\n8 400\n", "bad.csv:2:", "`inf`"),
+        ("1 100\n-2 190\n4 300\n8 400\n", "bad.csv:2:", "`-2`"),
+        ("1 100\n2 190\n4 -300\n8 400\n", "bad.csv:3:", "`-300`"),
+        ("N;X\n1;100\n2;190\n4;300\n", "bad.csv:2:", "`1;100`"),
+    ];
+    for (table, at, value) in cases {
+        std::fs::write(&bad, table).unwrap();
+        let out = s.run(&["fit", bad.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{table}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(at) && stderr.contains(value), "{table}: {stderr}");
+        assert!(!stderr.contains("0 points"), "{stderr}");
+    }
+    // too few rows: the file is named
+    std::fs::write(&bad, "1 100\n2 190\n").unwrap();
+    let out = s.run(&["fit", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.csv: 2 points"), "{}", text(&out));
+}
+
+#[test]
+fn a_throughput_that_only_falls_has_no_peak_beyond_the_data() {
+    let s = Scratch::new("fit-falls");
+    let table = s.dir.join("falls.txt");
+    std::fs::write(&table, "10 1000\n20 500\n40 250\n80 125\n").unwrap();
+    let out = s.run(&["fit", table.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(f["n_star"].is_null() && f["x_at_n_star"].is_null(), "{f}");
+    assert!(f["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("only falls")), "{f}");
+    let out = s.run(&["fit", table.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("no peak within the data") && shown.contains("1,000 at N = 10"), "{shown}");
+    assert!(!shown.contains("peaks at"), "{shown}");
+}

@@ -30,10 +30,16 @@ pub struct Fit {
     pub sigma: Estimate,
     pub kappa: Estimate,
     pub lambda: Estimate,
-    /// N* = √((1−σ)/κ), unrounded; None (infinite) when κ = 0.
+    /// N* = √((1−σ)/κ), unrounded; None (infinite) when κ = 0, and None when it lies
+    /// below the data (see `peak_below_data`).
     pub n_star: Option<f64>,
-    /// Throughput at N* (None when κ = 0).
+    /// Throughput at N* (None when N* is).
     pub x_at_n_star: Option<f64>,
+    /// The law's N* lies below the smallest concurrency measured: the throughput only
+    /// falls over the data. No peak is reported then: the law at such an N* divides two
+    /// vanishing numbers (a table of thousands gave a "peak" of 399 billion), and the
+    /// data say only that the most throughput is at the smallest N or below it.
+    pub peak_below_data: bool,
     /// λ/σ: the most throughput could ever be with κ = 0 (None when σ = 0).
     pub amdahl_ceiling: Option<f64>,
     pub r_squared: f64,
@@ -92,8 +98,18 @@ pub fn fit(points: &[Point]) -> Result<Fit, String> {
     let se = standard_errors(points, params, rss, df);
     let t = if df > 0.0 { t_quantile(0.975, df) } else { f64::NAN };
     let est = |v: f64, e: f64| Estimate { value: v, std_error: e, ci95: (v - t * e, v + t * e) };
-    let n_star = (kappa > 0.0).then(|| ((1.0 - sigma) / kappa).sqrt());
+    let law_peak = (kappa > 0.0).then(|| ((1.0 - sigma) / kappa).sqrt());
+    let first = points.iter().min_by(|a, b| a.n.total_cmp(&b.n)).expect("3 or more points");
+    let peak_below_data = law_peak.is_some_and(|n| n < first.n);
+    let n_star = law_peak.filter(|_| !peak_below_data);
     let mut warnings = Vec::new();
+    if let Some(n) = law_peak.filter(|_| peak_below_data) {
+        warnings.push(format!(
+            "throughput only falls over the data: the law's N* ({n:.2}) lies below the smallest N measured ({}), \
+             so no peak is reported",
+            first.n
+        ));
+    }
     if points.len() < FEW_POINTS {
         warnings.push(format!("only {} points: 6 or more are needed to trust three parameters", points.len()));
     }
@@ -109,7 +125,6 @@ pub fn fit(points: &[Point]) -> Result<Fit, String> {
         })
         .collect();
     // throughput per unit of concurrency above that of the smallest N: more than linear
-    let first = points.iter().min_by(|a, b| a.n.total_cmp(&b.n)).expect("3 or more points");
     if first.x > 0.0 && points.iter().any(|p| p.x / p.n > 1.05 * first.x / first.n) {
         warnings.push(
             "superlinear: some points do more per unit of concurrency than the smallest N does, which the law \
@@ -126,6 +141,7 @@ pub fn fit(points: &[Point]) -> Result<Fit, String> {
         lambda: est(lambda, se[2]),
         n_star,
         x_at_n_star: n_star.map(|n| model(sigma, kappa, lambda, n)),
+        peak_below_data,
         amdahl_ceiling: (sigma > 0.0).then(|| lambda / sigma),
         r_squared: if tss > 0.0 { 1.0 - rss / tss } else { 1.0 },
         points: points_fit,
@@ -430,5 +446,16 @@ mod tests {
         assert!(f.warnings.iter().any(|w| w.contains("superlinear")), "{:?}", f.warnings);
         assert!(fit(&points(&[1.0, 2.0], &[1.0, 2.0])).is_err());
         assert!(fit(&points(&[0.0, 2.0, 3.0], &[1.0, 2.0, 3.0])).is_err());
+    }
+
+    #[test]
+    fn a_throughput_that_only_falls_has_no_peak() {
+        // X halves as N doubles: the law puts N* near 0, where X(N*) is 0/0
+        let f = fit(&points(&[10.0, 20.0, 40.0, 80.0], &[1000.0, 500.0, 250.0, 125.0])).unwrap();
+        assert!(f.peak_below_data && f.n_star.is_none() && f.x_at_n_star.is_none(), "{f:?}");
+        assert!(f.warnings.iter().any(|w| w.contains("only falls")), "{:?}", f.warnings);
+        // a peak inside the data is still one
+        let f = fit(&points(&[1.0, 2.0, 4.0, 8.0, 16.0], &[100.0, 180.0, 250.0, 240.0, 150.0])).unwrap();
+        assert!(!f.peak_below_data && f.n_star.is_some_and(|n| (1.0..16.0).contains(&n)), "{f:?}");
     }
 }

@@ -61,30 +61,55 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     Ok(0)
 }
 
-/// Reads `N X [R]` rows: commas or whitespace between fields, an optional header.
+/// Reads `N X [R]` rows: commas or whitespace between fields, an optional header (the
+/// first line, only: a later line that is no row is a mistake, such as `;` between
+/// fields, and is named rather than skipped). Every value must be a measurement: a
+/// finite concurrency above 0 and a finite throughput (and latency) of 0 or more, so a
+/// NaN or a negative rate is refused where it was written, not inside the fit.
 fn read_table(path: &Path) -> Result<Vec<Point>> {
     let name = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{name}: {e}")))?;
     let mut points = Vec::new();
+    let mut first = true;
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
+        let at = |msg: String| Error::input(format!("{name}:{}: {msg}", i + 1));
         let fields: Vec<&str> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).collect();
         let numbers: Vec<Option<f64>> = fields.iter().map(|f| f.parse::<f64>().ok()).collect();
-        if points.is_empty() && numbers.iter().all(|n| n.is_none()) {
-            continue; // a header
+        let header = std::mem::replace(&mut first, false) && numbers.iter().all(|n| n.is_none());
+        if header {
+            continue;
         }
-        match numbers.as_slice() {
-            [Some(n), Some(x)] | [Some(n), Some(x), Some(_)] => points.push(Point { n: *n, x: *x }),
+        let (n, x, r) = match numbers.as_slice() {
+            [Some(n), Some(x)] => (*n, *x, 0.0),
+            [Some(n), Some(x), Some(r)] => (*n, *x, *r),
             _ => {
-                return Err(Error::input(format!(
-                    "{name}:{}: expected concurrency and throughput (and optionally latency) as numbers, got `{line}`",
-                    i + 1
+                return Err(at(format!(
+                    "expected concurrency and throughput (and optionally latency) as numbers separated by commas \
+                     or whitespace, got `{line}`"
                 )));
             }
+        };
+        if !(n.is_finite() && n > 0.0) {
+            return Err(at(format!("concurrency `{}` must be a finite number above 0", fields[0])));
         }
+        for (value, field, what) in
+            [(x, fields[1], "throughput"), (r, fields.get(2).copied().unwrap_or("0"), "latency")]
+        {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(at(format!("{what} `{field}` must be a finite number, 0 or more")));
+            }
+        }
+        points.push(Point { n, x });
+    }
+    if points.len() < 3 {
+        return Err(Error::input(format!(
+            "{name}: {} points of concurrency and throughput: the fit needs at least 3 (6 or more to trust it)",
+            points.len()
+        )));
     }
     Ok(points)
 }
@@ -118,6 +143,14 @@ fn describe(f: &Fit, predictions: &[(f64, f64, Option<String>)]) -> String {
     let mut out = render(&["parameter", "estimate", "std error", "95% interval"], &rows, 1);
     let peak = match (f.n_star, f.x_at_n_star) {
         (Some(n), Some(x)) => format!("N* = {n:.2}: throughput peaks at {} and falls beyond", count(x)),
+        _ if f.peak_below_data => {
+            let most = f.points.iter().max_by(|a, b| a.measured.total_cmp(&b.measured)).expect("3 or more points");
+            format!(
+                "no peak within the data: throughput only falls as concurrency grows; the most measured is {} at N = {}",
+                count(most.measured),
+                sig3(most.n)
+            )
+        }
         _ => "N* = infinite (kappa = 0): no peak, throughput approaches the Amdahl ceiling".to_string(),
     };
     out.push_str(&format!("\n{peak}\n"));

@@ -42,11 +42,7 @@ pub fn run(args: Args) -> Result<i32> {
 /// The findings before a run, from the scenario and what this machine says about its
 /// memory and the targets (sizes of existing files, free space).
 pub fn findings(s: &Scenario) -> Vec<Finding> {
-    let memory_bytes = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        let kb =
-            m.lines().find_map(|l| l.strip_prefix("MemTotal:"))?.trim().trim_end_matches(" kB").parse::<u64>().ok()?;
-        Some(kb * 1024)
-    });
+    let memory_bytes = crate::observe::environment::meminfo_bytes("MemTotal");
     let working_set = s
         .workloads
         .iter()

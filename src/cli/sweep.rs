@@ -112,6 +112,9 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         });
     }
     scenario.name = format!("sweep-{}", base.name);
+    // the swept values are not in the file: cost them as the file's are (one step at a time)
+    crate::scenario::budget::check(&scenario.workloads, &scenario.steps)
+        .map_err(|(i, msg)| Error::input(format!("--vary: step {}: {msg}", scenario.workloads[i].name)))?;
     let opts = run::Args {
         scenario: None,
         target: args.target.clone(),

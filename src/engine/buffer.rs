@@ -15,14 +15,20 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    pub fn new(len: usize) -> AlignedBuf {
-        let layout = Layout::from_size_align(len.max(1).next_multiple_of(ALIGN), ALIGN).expect("valid layout");
+    /// A zeroed buffer of `len` bytes (rounded up to [`ALIGN`]). The size comes from the
+    /// scenario (block size x depth), so running out of memory is an error the run
+    /// reports, not an abort: `scenario::budget` refuses what will not fit before the
+    /// run, this is for what it could not foresee (other processes taking memory).
+    pub fn new(len: usize) -> Result<AlignedBuf, String> {
+        let no_memory = || format!("cannot allocate {len} bytes of IO buffers: out of memory");
+        let size = len.max(1).checked_next_multiple_of(ALIGN).ok_or_else(no_memory)?;
+        let layout = Layout::from_size_align(size, ALIGN).map_err(|_| no_memory())?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
+            return Err(no_memory());
         }
-        AlignedBuf { ptr, layout }
+        Ok(AlignedBuf { ptr, layout })
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
@@ -43,5 +49,21 @@ impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout.
         unsafe { dealloc(self.ptr, self.layout) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_impossible_size_is_an_error_not_an_abort() {
+        let err = AlignedBuf::new(usize::MAX - 1).err().expect("refused");
+        assert!(err.contains("out of memory"), "{err}");
+        // more than any address space holds, but a valid layout: the allocator says no
+        assert!(AlignedBuf::new(1 << 62).is_err());
+        let mut b = AlignedBuf::new(5000).unwrap();
+        assert_eq!(b.len(), 8192);
+        assert!(b.as_mut_slice().iter().all(|&x| x == 0));
     }
 }

@@ -397,8 +397,10 @@ impl Payload {
             return;
         }
         let mut outcome = verify(buf, io.offset);
-        if outcome.is_failure() {
-            let mut again = AlignedBuf::new(buf.len());
+        // (without memory for the second read, the first one's outcome stands)
+        if outcome.is_failure()
+            && let Ok(mut again) = AlignedBuf::new(buf.len())
+        {
             let fd = spec.files[io.file as usize].file.as_raw_fd();
             // SAFETY: `again` is valid for its length for the duration of the call.
             let n = unsafe { libc::pread(fd, again.as_mut_ptr().cast(), buf.len(), io.offset as libc::off_t) };

@@ -14,7 +14,7 @@ use std::time::Instant;
 /// worker's streams take their IOs from one generator.
 pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), String> {
     let w = &spec.workload;
-    let mut buf = AlignedBuf::new(w.bs.max() as usize);
+    let mut buf = AlignedBuf::new(w.bs.max() as usize)?;
     let mut payload = super::Payload::new(spec, stream);
     let fds: Vec<i32> = spec.files.iter().map(|f| f.file.as_raw_fd()).collect();
     let mut rec = spec.recorder();

@@ -48,7 +48,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
     // each slot has a buffer of the largest block size
     let bs = w.bs.max() as usize;
     // Declared before the ring so they are dropped after it.
-    let mut buffers = AlignedBuf::new(bs * depth);
+    let mut buffers = AlignedBuf::new(bs.saturating_mul(depth))?;
     let base = buffers.as_mut_ptr();
     // The bytes of a slot's IO; only valid while no IO of that slot is in flight.
     let slot_bytes = |slot: usize, len: u64| {

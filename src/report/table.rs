@@ -362,6 +362,7 @@ pub fn analysis(s: &RunSummary) -> String {
         if let Some(f) = &c.usl {
             let peak = match f.n_star {
                 Some(n) => format!("N* = {n:.1}"),
+                None if f.peak_below_data => "no peak within the data (throughput only falls)".into(),
                 None => "no peak (kappa = 0)".into(),
             };
             out.push_str(&format!(

@@ -287,9 +287,15 @@ impl Checker<'_> {
                 };
                 let (rate, rate_at) = pick!(rate);
                 if let Some(r) = rate
-                    && !(r > 0.0 && r.is_finite())
+                    && !(r > 0.0 && r <= super::budget::MAX_RATE)
                 {
-                    return Err(fail(&rate_at, format!("{r} must be a positive number of transactions per second")));
+                    return Err(fail(
+                        &rate_at,
+                        format!(
+                            "{r} must be a positive number of transactions per second, at most {}",
+                            super::budget::MAX_RATE
+                        ),
+                    ));
                 }
                 let (settings, settings_at) = pick!(settings);
                 let mut pairs = Vec::new();

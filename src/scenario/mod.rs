@@ -7,6 +7,7 @@
 //! resolves every workload to concrete settings, and [`locate`] finds the line of a key
 //! so a semantic error points at the text the user wrote.
 
+pub mod budget;
 pub mod builtin;
 pub mod driver;
 pub mod expect;
@@ -655,10 +656,22 @@ impl Checker<'_> {
                         ),
                     ));
                 };
+                if *until * p.per_host > budget::MAX_WORKERS {
+                    return Err(self.err(
+                        &["timeline", &i.to_string(), "until"],
+                        format!(
+                            "{until} hosts of {} workers (`per_host`) is {}: a workload has at most {} workers",
+                            p.per_host,
+                            *until * p.per_host,
+                            budget::MAX_WORKERS
+                        ),
+                    ));
+                }
                 *add *= p.per_host;
                 *until *= p.per_host;
             }
         }
+        budget::check(&workloads, &steps).map_err(|(i, msg)| self.err(&["workloads", &workloads[i].name], msg))?;
         let mut expect = Vec::new();
         for (i, e) in file.expect.iter().flatten().enumerate() {
             expect.push(expect::parse(e, &index_of).map_err(|msg| self.err(&["expect", &i.to_string()], msg))?);
@@ -1007,6 +1020,22 @@ impl Checker<'_> {
             return Err(fail(&mbps_at, "set `rate_iops` or `rate_mbps`, not both".into()));
         }
         let rate = rate.or(mbps.map(|m| m * 1e6 / bs.mean()));
+        if let Some(r) = rate
+            && r > budget::MAX_RATE
+        {
+            let max = budget::MAX_RATE;
+            return Err(match mbps {
+                Some(m) => fail(
+                    &mbps_at,
+                    format!(
+                        "{m} MB/s of {} blocks{} is {r:.0} IOs per second: at most {max} per workload",
+                        Size(bs.mean().round() as u64).human(),
+                        if bs.is_single() { "" } else { " (on average)" }
+                    ),
+                ),
+                None => fail(&rate_at, format!("{r} IOs per second: at most {max} per workload")),
+            });
+        }
         let (arrival, arrival_at) = pick!(arrival);
         if arrival.is_some() && rate.is_none() && p.arrival.is_some() {
             return Err(fail(&arrival_at, "only applies with `rate_iops` or `rate_mbps` (open loop)".into()));
@@ -1015,6 +1044,16 @@ impl Checker<'_> {
         let think_time = think.map(|t| t.0).unwrap_or_default();
         if !think_time.is_zero() && rate.is_some() {
             return Err(fail(&think_at, "paces a closed loop; with a rate the schedule sets the pace".into()));
+        }
+        if think_time > budget::MAX_THINK_TIME {
+            return Err(fail(
+                &think_at,
+                format!(
+                    "{} is longer than a slot may wait ({}): too few IOs to measure",
+                    Span(think_time),
+                    Span(budget::MAX_THINK_TIME)
+                ),
+            ));
         }
         let (fsync_every, fsync_at) = pick!(fsync_every);
         let fsync_every = fsync_every.unwrap_or(0);
@@ -1100,6 +1139,16 @@ impl Checker<'_> {
             Some(r) => whole_seconds(r, &ramp_at)?,
             None => Duration::ZERO,
         };
+        if ramp + duration > budget::MAX_RUN {
+            let days = budget::MAX_RUN.as_secs() / 86400;
+            return Err(fail(
+                &dur_at,
+                format!(
+                    "ramp + duration is {} h: a workload runs at most {days} days",
+                    (ramp + duration).as_secs() / 3600
+                ),
+            ));
+        }
         let (file, file_at) = pick!(file);
         let file = file.unwrap_or_else(|| name.to_string());
         if file.is_empty() || file.contains('/') || file.starts_with('.') {

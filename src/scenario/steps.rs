@@ -3,6 +3,7 @@
 //! and the options that go with it; [`resolve`] checks it and turns it into an
 //! [`Action`] that names workloads by index.
 
+use super::budget::{MAX_RUN, MAX_WORKERS};
 use super::units::Span;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -209,8 +210,23 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
             if add == 0 || until < add {
                 return Err(("until".into(), format!("must be at least `add` ({add}), and `add` at least 1")));
             }
+            if until > MAX_WORKERS {
+                let what = if by_host { "hosts" } else { "workers" };
+                return Err(("until".into(), format!("{until} {what}: a workload has at most {MAX_WORKERS} workers")));
+            }
             if every.0.is_zero() || every.0.subsec_nanos() != 0 {
                 return Err(("every".into(), format!("{every} must be a whole number of seconds, at least 1s")));
+            }
+            let steps = until.div_ceil(add);
+            if every.0 * steps > MAX_RUN {
+                return Err((
+                    "every".into(),
+                    format!(
+                        "{every} x {steps} steps is {} h: a workload runs at most {} days",
+                        (every.0 * steps).as_secs() / 3600,
+                        MAX_RUN.as_secs() / 86400
+                    ),
+                ));
             }
             Action::Ramp { workload: w, add, every: every.0, until, wait, by_host }
         }
@@ -291,5 +307,9 @@ mod tests {
         assert_eq!(step("{wait_until: {tcp: nohost}}").unwrap_err().0, "wait_until.tcp");
         assert_eq!(step("{wait_until: {timeout: 3s}}").unwrap_err().0, "wait_until");
         assert!(step("{at: 3s}").unwrap_err().1.contains("needs one action"));
+        // bounded: a ramp's workers and how long it takes
+        assert_eq!(step("{ramp: oltp, every: 1s, until: 4294967295}").unwrap_err().0, "until");
+        assert!(step("{ramp: oltp, every: 1s, until: 4096}").is_ok());
+        assert_eq!(step("{ramp: oltp, every: 1000h, until: 4000}").unwrap_err().0, "every");
     }
 }
