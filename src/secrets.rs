@@ -436,6 +436,8 @@ mod tests {
             ("cannot connect to `http://u:p@h:9090/`", "cannot connect to `http://u:***@h:9090/`"),
             ("dsn: host=h password=x\nname: y", "dsn: host=h password=***\nname: y"),
             ("password='unterminated", "password=***"),
+            ("é password=pässwörd\\é x ü", "é password=*** x ü"),
+            ("password='ß\\", "password=***"),
         ];
         for (text, want) in cases {
             assert_eq!(redact(text), want, "{text}");
