@@ -325,6 +325,8 @@ fn userinfo_secret(s: &[u8], at: usize) -> Option<(usize, usize)> {
     (colon + 1 < end).then_some((start + colon + 1, start + end))
 }
 
+/// The connection strings here were each checked against libpq's own `PQconninfoParse`
+/// (libpq 5.15, PostgreSQL 15): same password found, same strings refused.
 #[cfg(test)]
 mod tests {
     use super::*;
