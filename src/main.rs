@@ -14,6 +14,7 @@ mod metrics;
 mod observe;
 mod report;
 mod scenario;
+mod secrets;
 mod store;
 mod timeline;
 mod transport;
@@ -34,7 +35,8 @@ fn main() {
         Ok(code) => code,
         Err(e) => {
             if !matches!(e, error::Error::Interrupted) {
-                eprintln!("fathom: {e}");
+                // a program's message or a refused input may quote a secret
+                eprintln!("fathom: {}", secrets::redact(&e.to_string()));
             }
             e.exit_code()
         }

@@ -127,14 +127,15 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     let terminal = crate::report::live::on_terminal();
     let progress: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |line: &str| {
         if !quiet {
-            // over the live view's status line, if any
-            eprintln!("{}{line}", if terminal { "\r\x1b[K" } else { "" });
+            // over the live view's status line, if any; a hook's command line may hold a secret
+            eprintln!("{}{}", if terminal { "\r\x1b[K" } else { "" }, crate::secrets::redact(line));
         }
     });
 
     let mut warnings: Vec<Warning> = Vec::new();
     let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
     crate::drivers::check_installed(&scenario).map_err(Error::input)?;
+    crate::drivers::check_servers(&scenario).map_err(Error::input)?;
     let opts =
         target::Options { allow_device_write: args.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
     // workloads on other hosts are laid out there, by their agents
@@ -175,8 +176,9 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     if let Some(d) = &scenario.description {
         progress(&format!("{}: {d}", scenario.name));
     }
-    // databases and servers of `driver:` workloads; a bad DSN ends the run here, with
-    // PostgreSQL's own message, and stops whatever was started (exit 2)
+    // databases and servers of `driver:` workloads; a throwaway cluster that does not
+    // start ends the run here, with PostgreSQL's own message, and stops whatever was
+    // started (exit 2)
     let prepared = match crate::drivers::prepare(&scenario, &store.run_dir(run), &*progress) {
         Ok(p) => p,
         Err(e) => {

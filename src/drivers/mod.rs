@@ -41,6 +41,12 @@ pub fn check_installed(scenario: &Scenario) -> Result<(), String> {
     Ok(())
 }
 
+/// Reaches every server a `driver:` workload names (a pgbench `dsn`), before anything
+/// is laid out or recorded: one that cannot be reached is bad input, no run.
+pub fn check_servers(scenario: &Scenario) -> Result<(), String> {
+    pgbench::connect(scenario)
+}
+
 /// Readies every `driver:` workload: PostgreSQL clusters in `dir` (the run's directory)
 /// and pgbench databases, iperf3 servers. An error stops what was already started.
 pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Result<Prepared, String> {

@@ -6,6 +6,11 @@
 //! its workers at write time) at 2 significant digits. Percentiles over any window come
 //! from merging those histograms. A 24-hour run of 64 workers at ~10k IOPS each takes
 //! about 230 MB (measured by the test `a_day_of_64_workers_fits_in_a_few_hundred_megabytes`).
+//!
+//! Every text a write method takes (the scenario, the command line, errors, warnings,
+//! events, labels) goes through [`crate::secrets::redact`] on its way in: what is
+//! stored is shown again by `show` and reports, so nothing that looks like a password
+//! is ever written.
 
 mod observations;
 mod schema;
@@ -16,6 +21,7 @@ pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};
 use crate::metrics::{self, Op, OpStats};
+use crate::secrets::{redact, redact_json};
 use hdrhistogram::Histogram;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -151,7 +157,14 @@ impl Store {
         self.conn.execute(
             "INSERT INTO runs (scenario, scenario_text, command, started_unix_ms, status, environment)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![scenario, text, command, now_ms(), Status::Running.as_str(), env.to_string()],
+            params![
+                redact(scenario),
+                redact(text),
+                redact(command),
+                now_ms(),
+                Status::Running.as_str(),
+                redact_json(env).to_string()
+            ],
         )?;
         Ok(self.conn.last_insert_rowid())
     }
@@ -170,14 +183,16 @@ impl Store {
     pub fn finish_run(&self, run: i64, status: Status, error: Option<&str>) -> Result<()> {
         self.conn.execute(
             "UPDATE runs SET status = ?2, ended_unix_ms = ?3, error = ?4 WHERE id = ?1",
-            params![run, status.as_str(), now_ms(), error],
+            params![run, status.as_str(), now_ms(), error.map(redact)],
         )?;
         Ok(())
     }
 
     pub fn add_warning(&self, run: i64, code: &str, message: &str) -> Result<()> {
-        self.conn
-            .execute("INSERT INTO warnings (run_id, code, message) VALUES (?1, ?2, ?3)", params![run, code, message])?;
+        self.conn.execute(
+            "INSERT INTO warnings (run_id, code, message) VALUES (?1, ?2, ?3)",
+            params![run, code, redact(message)],
+        )?;
         Ok(())
     }
 
@@ -190,9 +205,9 @@ impl Store {
                 run,
                 w.idx,
                 w.name,
-                w.phase,
-                w.profile.to_string(),
-                w.data_path,
+                redact(&w.phase),
+                redact_json(&w.profile).to_string(),
+                redact(&w.data_path),
                 w.engine,
                 w.workers,
                 w.start_t,

@@ -4,6 +4,7 @@
 
 use super::Store;
 use crate::error::Result;
+use crate::secrets::redact;
 use rusqlite::params;
 use serde::Serialize;
 
@@ -46,7 +47,7 @@ impl Store {
     pub fn add_phase(&self, run: i64, p: &PhaseRow) -> Result<()> {
         self.conn.execute(
             "INSERT INTO phases (run_id, idx, label, start_t, end_t) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run, p.idx, p.label, p.start_t, p.end_t],
+            params![run, p.idx, redact(&p.label), p.start_t, p.end_t],
         )?;
         Ok(())
     }
@@ -75,7 +76,7 @@ impl Store {
         self.conn.execute(
             "INSERT INTO events (run_id, idx, at_ms, kind, label, status, took_ms, detail)
              VALUES (?1, (SELECT count(*) FROM events WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![run, e.at_ms, e.kind, e.label, e.status, e.took_ms, e.detail],
+            params![run, e.at_ms, e.kind, redact(&e.label), e.status, e.took_ms, redact(&e.detail)],
         )?;
         Ok(())
     }
@@ -100,7 +101,7 @@ impl Store {
     pub fn add_expectation(&self, run: i64, idx: usize, e: &ExpectationRow) -> Result<()> {
         self.conn.execute(
             "INSERT INTO expectations (run_id, idx, text, measured, passed) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run, idx as i64, e.text, e.measured, e.passed],
+            params![run, idx as i64, redact(&e.text), e.measured, e.passed],
         )?;
         Ok(())
     }

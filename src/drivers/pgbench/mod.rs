@@ -2,10 +2,12 @@
 //! into fathom's samples (op `txn`), so transactions per second and their latency
 //! percentiles sit in the same store, summary and report as IO.
 //!
-//! Before the run clock starts, [`prepare`] finds each workload's database: the `dsn`
-//! given, or a throwaway cluster per distinct `settings` ([`super::postgres::Cluster`]),
-//! and initialises it at `scale` (`pgbench -i`) unless `reuse` finds it already at that
-//! scale. A bad DSN fails here with PostgreSQL's own message, before anything runs.
+//! Before anything is laid out or recorded, [`connect`] reaches each `dsn` given: one
+//! that cannot be reached is bad input, in PostgreSQL's own words, and no run is
+//! recorded. Before the run clock starts, [`prepare`] finds each workload's database: the
+//! `dsn` given, or a throwaway cluster per distinct `settings`
+//! ([`super::postgres::Cluster`]), and initialises it at `scale` (`pgbench -i`) unless
+//! `reuse` finds it already at that scale.
 //! On its first second the workload starts `pgbench -T` with the per-transaction log;
 //! when pgbench ends, the log is read and each second's transactions are sent to the
 //! collector (pgbench buffers its log, so its seconds arrive at the end, not live).
@@ -62,6 +64,17 @@ pub fn version() -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// Connects to the server of each workload with a `dsn` (`SELECT 1` with psql): the
+/// first that cannot be reached, with PostgreSQL's message.
+pub fn connect(scenario: &Scenario) -> Result<(), String> {
+    for w in &scenario.workloads {
+        if let Some(Driver::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
+            postgres::psql(dsn, "SELECT 1").map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
+        }
+    }
+    Ok(())
+}
+
 /// What makes two workloads' throwaway clusters the same one: their place and settings.
 type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
 
@@ -78,10 +91,8 @@ pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Resu
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(Driver::Pgbench(p)) = &w.driver else { continue };
         let dsn = match &p.dsn {
-            Some(dsn) => {
-                postgres::psql(dsn, "SELECT 1").map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
-                dsn.clone()
-            }
+            // reached by `connect` before the run was recorded
+            Some(dsn) => dsn.clone(),
             None => {
                 let key = (p.target.clone(), p.settings.clone());
                 let c = match cluster_of.iter().find(|(k, _)| *k == key) {
