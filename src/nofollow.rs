@@ -25,9 +25,8 @@ fn symlink_refused() -> io::Error {
 
 /// `path`'s directory and its name in it, for a file fathom opens relative to it.
 pub fn split(path: &Path) -> io::Result<(&Path, &OsStr)> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(ErrorKind::InvalidInput, "does not end in a file name"))?;
+    let name =
+        path.file_name().ok_or_else(|| io::Error::new(ErrorKind::InvalidInput, "does not end in a file name"))?;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     Ok((dir, name))
 }
@@ -71,7 +70,8 @@ impl Dir {
         let c = CString::new(name.as_bytes())
             .map_err(|_| io::Error::new(ErrorKind::InvalidInput, "contains a NUL byte"))?;
         // SAFETY: a valid directory descriptor and a NUL-terminated name.
-        let fd = unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags | libc::O_CLOEXEC, 0o644 as libc::c_uint) };
+        let fd =
+            unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags | libc::O_CLOEXEC, 0o644 as libc::c_uint) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }

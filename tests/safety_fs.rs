@@ -24,7 +24,8 @@ fn runs_recorded(s: &Scratch) -> i64 {
     s.db().query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap()
 }
 
-const READER: &str = "name: r\nworkloads:\n  r:\n    target: TARGET\n    rw: randread\n    size: 16m\n    duration: 1s\n";
+const READER: &str =
+    "name: r\nworkloads:\n  r:\n    target: TARGET\n    rw: randread\n    size: 16m\n    duration: 1s\n";
 
 #[test]
 fn a_symlinked_data_file_is_refused_even_for_reading() {
@@ -46,17 +47,15 @@ fn a_dangling_symlink_never_creates_a_file_outside_the_target() {
     let elsewhere = s.dir.join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
     symlink(elsewhere.join("new"), s.data().join("fathom-w.dat")).unwrap();
-    let scenario = s.scenario(
-        "name: w\nworkloads:\n  w:\n    target: TARGET\n    rw: randwrite\n    size: 4m\n    duration: 1s\n",
-    );
+    let scenario = s
+        .scenario("name: w\nworkloads:\n  w:\n    target: TARGET\n    rw: randwrite\n    size: 4m\n    duration: 1s\n");
     let out = s.run(&["run", scenario.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("fathom-w.dat is a symbolic link"), "{}", text(&out));
     assert!(!elsewhere.join("new").exists(), "nothing created where the link points");
     // the same for an appending workload, which creates its file when it opens it
-    let append = s.scenario(
-        "name: w\nworkloads:\n  w:\n    target: TARGET\n    rw: write\n    extend: true\n    duration: 1s\n",
-    );
+    let append = s
+        .scenario("name: w\nworkloads:\n  w:\n    target: TARGET\n    rw: write\n    extend: true\n    duration: 1s\n");
     let out = s.run(&["run", append.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(!elsewhere.join("new").exists());
@@ -206,7 +205,8 @@ fn an_appending_workload_on_tmpfs_is_warned_about() {
     let dir = shm.join(format!("fathom-test-extend-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let s = Scratch::new("fs-extend-tmpfs");
-    let scenario = s.scenario(&APPEND.replace("TARGET", dir.to_str().unwrap()).replace("extend:", "direct: false\n    extend:"));
+    let scenario =
+        s.scenario(&APPEND.replace("TARGET", dir.to_str().unwrap()).replace("extend:", "direct: false\n    extend:"));
     let out = s.run(&["run", scenario.to_str().unwrap()]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

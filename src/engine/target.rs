@@ -7,13 +7,13 @@
 //! unless `--allow-device-write`; never written while mounted).
 
 use crate::error::{Error, Result};
+use crate::nofollow::{self, Dir, How};
 use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Workload};
 use crate::warnings::Warning;
 use crate::workload::data::{Content, DataGen, DataSpec};
 use crate::workload::{Rng, writes};
 use std::collections::BTreeMap;
-use crate::nofollow::{self, Dir, How};
 use std::ffi::OsString;
 use std::fs::{File, Metadata};
 use std::io::ErrorKind;
@@ -74,10 +74,11 @@ impl Placement {
         self.dir.stat(&self.name, self.follow).map_err(|e| Error::input(format!("{}: {e}", self.path.display())))
     }
 
-    /// Opens the data file, never through a symlink fathom did not get from the user,
-    /// and only fathom's own file in a file it owns.
+    /// Opens the data file: never through a symlink the user did not name, and
+    /// fathom's own file only while no other name links to it.
     fn open(&self, how: How) -> std::io::Result<File> {
-        let file = self.dir.open_file(&self.name, &How { follow: self.follow, device: self.kind == Kind::Device, ..how })?;
+        let file =
+            self.dir.open_file(&self.name, &How { follow: self.follow, device: self.kind == Kind::Device, ..how })?;
         if self.owned {
             let links = file.metadata()?.nlink();
             if links > 1 {

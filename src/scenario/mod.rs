@@ -1125,7 +1125,10 @@ impl Checker<'_> {
         let (file, file_at) = pick!(file);
         let file = file.unwrap_or_else(|| name.to_string());
         if !plain_text(&file) || file.contains('/') || file.starts_with('.') {
-            return Err(fail(&file_at, format!("{file:?} must be a plain file name (no `/`, not hidden); {PLAIN_TEXT}")));
+            return Err(fail(
+                &file_at,
+                format!("{file:?} must be a plain file name (no `/`, not hidden); {PLAIN_TEXT}"),
+            ));
         }
         Ok(Workload {
             name: name.to_string(),
