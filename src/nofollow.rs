@@ -58,7 +58,8 @@ pub struct Dir {
 impl Dir {
     /// Opens directory `path` as named (a symlink the user named is followed, once).
     pub fn open(path: &Path) -> io::Result<Dir> {
-        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(path)?;
+        // O_PATH: a handle to find files by, needing no permission to list it
+        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_PATH).open(path)?;
         Ok(Dir { fd: file.into(), path: path.to_path_buf() })
     }
 
@@ -146,6 +147,7 @@ impl Dir {
 /// Makes sure directory `path` exists (creating it and missing parents) and is a
 /// directory, not a symlink to one: fathom writes into it.
 pub fn create_dir(path: &Path) -> io::Result<()> {
+    let path = &without_trailing_slash(path);
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
         std::fs::create_dir_all(parent)?;
     }
@@ -163,6 +165,11 @@ pub fn create_dir(path: &Path) -> io::Result<()> {
     } else {
         Err(io::Error::new(ErrorKind::AlreadyExists, "exists and is not a directory"))
     }
+}
+
+/// `link/` names what the link points to (lstat follows it): checks need `link`.
+fn without_trailing_slash(path: &Path) -> PathBuf {
+    path.components().collect()
 }
 
 /// Creates directory `path`, which must not exist yet (its parents as needed): for a
@@ -193,7 +200,7 @@ pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
 /// Refuses a symlink at `path`: for a file another library opens by its name (the
 /// results store), so that at least what fathom is given is not one.
 pub fn not_a_symlink(path: &Path) -> io::Result<()> {
-    match path.symlink_metadata() {
+    match without_trailing_slash(path).symlink_metadata() {
         Ok(m) if m.file_type().is_symlink() => Err(symlink_refused()),
         _ => Ok(()),
     }
@@ -249,8 +256,10 @@ mod tests {
         create_dir(&dir.join("real")).unwrap();
         create_dir(&dir.join("a/b")).unwrap();
         assert!(dir.join("a/b").is_dir());
-        let err = create_dir(&dir.join("link")).unwrap_err();
-        assert!(err.to_string().contains("symbolic link"), "{err}");
+        for link in [dir.join("link"), dir.join("link/")] {
+            let err = create_dir(&link).unwrap_err();
+            assert!(err.to_string().contains("symbolic link"), "{err}");
+        }
         assert!(create_new_dir(&dir.join("real")).is_err());
         assert!(create_new_dir(&dir.join("link")).is_err());
         create_new_dir(&dir.join("fresh/one")).unwrap();
