@@ -213,3 +213,42 @@ fn an_appending_workload_on_tmpfs_is_warned_about() {
     let warnings = &s.show_json()["warnings"];
     assert!(warnings.as_array().unwrap().iter().any(|w| w["code"] == "memory-backed-target"), "{warnings}");
 }
+
+#[test]
+fn a_throwaway_postgres_cluster_goes_only_into_a_directory_fathom_creates() {
+    use std::os::unix::fs::MetadataExt;
+    let s = Scratch::new("fs-pg-cluster");
+    // planted where the cluster of run 1 would go, in a target others can write to
+    let victim = s.dir.join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("keep.txt"), b"mine").unwrap();
+    let owner = std::fs::metadata(&victim).unwrap().uid();
+    symlink(&victim, s.data().join("fathom-postgres-run1-0")).unwrap();
+    let scenario = s.scenario(
+        "name: pg\nworkloads:\n  p:\n    driver: pgbench\n    target: TARGET\n    script: select-only\n    \
+         duration: 1s\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fathom-postgres-run1-0: already exists"), "{}", text(&out));
+    let entries: Vec<_> = std::fs::read_dir(&victim).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(entries, vec![std::ffi::OsString::from("keep.txt")], "nothing created in what the link points to");
+    assert_eq!(std::fs::metadata(&victim).unwrap().uid(), owner, "not handed to the postgres user");
+    assert_eq!(std::fs::read(victim.join("keep.txt")).unwrap(), b"mine");
+}
+
+#[test]
+fn fio_job_files_are_not_written_through_a_symlinked_run_directory() {
+    let s = Scratch::new("fs-fio-rundir");
+    let elsewhere = s.dir.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::create_dir_all(s.dir.join("results/runs")).unwrap();
+    symlink(&elsewhere, s.dir.join("results/runs/1")).unwrap();
+    let scenario = s.scenario(&READER.replace("duration: 1s", "duration: 1s\n    engine: fio"));
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("runs/1: is a symbolic link"), "{}", text(&out));
+    let status: String = s.db().query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
+    assert_eq!(status, "failed");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "no job file written through the link");
+}
