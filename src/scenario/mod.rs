@@ -569,12 +569,13 @@ fn strip_mark(msg: &str) -> String {
 /// Whether a name fathom turns into a file (a target, a `file`) is one a user meant: a
 /// stray space or a line break from a template would otherwise become a file named
 /// ` ` or `\n`.
-fn plain_text(name: &str) -> bool {
+pub fn plain_text(name: &str) -> bool {
     !name.trim().is_empty() && !name.chars().any(char::is_control)
 }
 
 /// What [`plain_text`] asks for, for the error.
-const PLAIN_TEXT: &str = "it must not be empty or only spaces, nor contain a line break or another control character";
+pub const PLAIN_TEXT: &str =
+    "it must not be empty or only spaces, nor contain a line break or another control character";
 
 /// Resolves and validates, producing errors located at the key that is wrong.
 struct Checker<'a> {
