@@ -15,8 +15,15 @@ use std::fs::{File, Metadata};
 use std::io::{self, ErrorKind, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+/// What fathom's own file with other hard links is refused with: writing it would
+/// write a file elsewhere (whoever can write in a target directory can link any file
+/// of theirs there, or any file at all where `protected_hardlinks` is off).
+pub fn hard_links(links: u64) -> String {
+    format!("has {links} hard links: it is also a file elsewhere, and fathom writes only its own files; remove it")
+}
 
 /// What a symlink where fathom writes is refused with (callers prefix the path).
 fn symlink_refused() -> io::Error {
@@ -43,6 +50,8 @@ pub struct How {
     pub follow: bool,
     /// A block device is expected instead of a regular file.
     pub device: bool,
+    /// fathom's own file: refused if another name links to it (see [`hard_links`]).
+    pub own: bool,
     /// More `open` flags (`O_DIRECT`, `O_EXCL` on a device).
     pub flags: libc::c_int,
 }
@@ -119,6 +128,10 @@ impl Dir {
         if !(kind.is_file() || how.device && kind.is_block_device()) {
             let expected = if how.device { "a block device" } else { "a regular file" };
             return Err(io::Error::other(format!("is not {expected}")));
+        }
+        let links = file.metadata()?.nlink();
+        if how.own && links > 1 {
+            return Err(io::Error::other(hard_links(links)));
         }
         if how.truncate {
             file.set_len(0)?;

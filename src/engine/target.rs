@@ -77,22 +77,9 @@ impl Placement {
     /// Opens the data file: never through a symlink the user did not name, and
     /// fathom's own file only while no other name links to it.
     fn open(&self, how: How) -> std::io::Result<File> {
-        let file =
-            self.dir.open_file(&self.name, &How { follow: self.follow, device: self.kind == Kind::Device, ..how })?;
-        if self.owned {
-            let links = file.metadata()?.nlink();
-            if links > 1 {
-                return Err(std::io::Error::other(hard_links(links)));
-            }
-        }
-        Ok(file)
+        let how = How { follow: self.follow, device: self.kind == Kind::Device, own: self.owned, ..how };
+        self.dir.open_file(&self.name, &how)
     }
-}
-
-/// Why fathom's own file with other names is refused: writing it would write a file
-/// elsewhere (whoever can write in a target directory can link any file there).
-fn hard_links(links: u64) -> String {
-    format!("has {links} hard links: it is also a file elsewhere, and fathom writes only its own files; remove it")
 }
 
 /// Where a workload with one target puts its data.
@@ -151,7 +138,7 @@ fn place(w: &Workload) -> Result<Placement> {
                 std::fs::read_link(&p.path).unwrap_or_default().display()
             )),
             Some(m) if !m.is_file() => refuse("is not a regular file; fathom keeps its data there: remove it".into()),
-            Some(m) if m.nlink() > 1 => refuse(hard_links(m.nlink())),
+            Some(m) if m.nlink() > 1 => refuse(nofollow::hard_links(m.nlink())),
             _ => Ok(p),
         };
     }
