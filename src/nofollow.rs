@@ -124,14 +124,14 @@ impl Dir {
                 _ => e,
             })?,
         };
-        let kind = file.metadata()?.file_type();
+        let meta = file.metadata()?;
+        let kind = meta.file_type();
         if !(kind.is_file() || how.device && kind.is_block_device()) {
             let expected = if how.device { "a block device" } else { "a regular file" };
             return Err(io::Error::other(format!("is not {expected}")));
         }
-        let links = file.metadata()?.nlink();
-        if how.own && links > 1 {
-            return Err(io::Error::other(hard_links(links)));
+        if how.own && meta.nlink() > 1 {
+            return Err(io::Error::other(hard_links(meta.nlink())));
         }
         if how.truncate {
             file.set_len(0)?;
