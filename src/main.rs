@@ -11,6 +11,7 @@ mod error;
 mod export;
 mod http;
 mod metrics;
+mod nofollow;
 mod observe;
 mod report;
 mod scenario;

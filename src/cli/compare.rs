@@ -30,7 +30,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         print!("{}", comparison.text());
     }
     if let Some(path) = &args.output {
-        std::fs::write(path, comparison.html(&reports))
+        crate::nofollow::write(path, comparison.html(&reports))
             .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
         eprintln!("wrote {}", path.display());
     }

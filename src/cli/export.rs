@@ -105,7 +105,9 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
 /// Writes `text` to `-o FILE` or standard output.
 fn write(args: &Args, text: &str) -> Result<i32> {
     match &args.output {
-        Some(path) => std::fs::write(path, text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?,
+        Some(path) => {
+            crate::nofollow::write(path, text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?
+        }
         None => {
             let _ = std::io::stdout().write_all(text.as_bytes());
         }

@@ -56,7 +56,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         print!("{}", describe(&fit, &predictions));
     }
     if let Some(path) = &args.svg {
-        std::fs::write(path, svg(&fit)).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        crate::nofollow::write(path, svg(&fit)).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
     }
     Ok(0)
 }

@@ -14,7 +14,7 @@ pub struct Args {
     /// Write the page here (default: report-RUN.html)
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Also write every chart as an SVG file into DIR (created if missing)
+    /// Also write every chart as an SVG file into DIR (created if missing; not a symlink)
     #[arg(long, value_name = "DIR")]
     svg: Option<PathBuf>,
 }
@@ -23,13 +23,13 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     let store = Store::open_existing(results)?;
     let report = Report::build(&store, &args.run)?;
     let path = args.output.unwrap_or_else(|| PathBuf::from(format!("report-{}.html", report.summary.run.id)));
-    std::fs::write(&path, report.html()).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    crate::nofollow::write(&path, report.html()).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
     println!("wrote {} ({} charts)", path.display(), report.charts.len());
     if let Some(dir) = &args.svg {
-        std::fs::create_dir_all(dir).map_err(|e| Error::input(format!("{}: {e}", dir.display())))?;
+        crate::nofollow::create_dir(dir).map_err(|e| Error::input(format!("{}: {e}", dir.display())))?;
         for c in &report.charts {
             let file = dir.join(format!("{}.svg", c.id));
-            std::fs::write(&file, c.svg()).map_err(|e| Error::input(format!("{}: {e}", file.display())))?;
+            crate::nofollow::write(&file, c.svg()).map_err(|e| Error::input(format!("{}: {e}", file.display())))?;
         }
         println!("wrote {} SVG charts into {}", report.charts.len(), dir.display());
     }

@@ -180,7 +180,7 @@ pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
 }
 
 fn run(l: &Launch) -> Result<(), String> {
-    std::fs::create_dir_all(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
+    crate::nofollow::create_dir(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
     let json_path = l.dir.join(format!("{}.iperf3.json", l.name));
     let mut cmd = Command::new("iperf3");
     cmd.args(["-c", &l.server.0, "-p", &l.server.1.to_string(), "-J", "-i", "1"]);
@@ -188,7 +188,7 @@ fn run(l: &Launch) -> Result<(), String> {
     if l.spec.reverse {
         cmd.arg("-R");
     }
-    let out = std::fs::File::create(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let out = crate::nofollow::create_file(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(Stdio::null());
     sleep_until(l.begin, &l.stop);
     if l.stop.load(Ordering::Relaxed) {

@@ -112,6 +112,9 @@ impl Cluster {
     /// postgresql.conf, and starts it on a free loopback port. Errors carry
     /// PostgreSQL's own message (from initdb, or the server's log).
     pub fn start(dir: &Path, settings: &[(String, String)]) -> Result<Cluster, String> {
+        // a new directory: whatever was planted at this (guessable) path is neither
+        // used nor, on failure, removed
+        crate::nofollow::create_new_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let started = Self::create(dir, settings);
         if started.is_err() {
             // the server's log stays to read; the cluster's files go
@@ -123,7 +126,6 @@ impl Cluster {
     fn create(dir: &Path, settings: &[(String, String)]) -> Result<Cluster, String> {
         let bin = bindir()?;
         let user = run_as()?;
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         // absolute: the programs run in the cluster's directory
         let dir = &dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
         if let Some(u) = user {

@@ -7,16 +7,18 @@
 //! unless `--allow-device-write`; never written while mounted).
 
 use crate::error::{Error, Result};
+use crate::nofollow::{self, Dir, How};
 use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Workload};
 use crate::warnings::Warning;
 use crate::workload::data::{Content, DataGen, DataSpec};
 use crate::workload::{Rng, writes};
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::ffi::OsString;
+use std::fs::{File, Metadata};
 use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
@@ -52,24 +54,62 @@ enum Kind {
     Device,
 }
 
-/// Where one workload's data lives, before anything is written.
+/// Where one workload's data lives, before anything is written: the directory holding
+/// it, resolved once, and its name there (see `nofollow`).
 struct Placement {
     path: PathBuf,
     kind: Kind,
     /// fathom's own file (inside a directory target, or a path that did not exist):
     /// free to lay out. A user's existing file is written only by write workloads.
     owned: bool,
+    dir: Dir,
+    name: OsString,
+    /// A symlink the user named as the target: followed, for reading only.
+    follow: bool,
+}
+
+impl Placement {
+    /// What is at the path now (`None`: nothing yet).
+    fn stat(&self) -> Result<Option<Metadata>> {
+        self.dir.stat(&self.name, self.follow).map_err(|e| Error::input(format!("{}: {e}", self.path.display())))
+    }
+
+    /// Opens the data file: never through a symlink the user did not name, and
+    /// fathom's own file only while no other name links to it.
+    fn open(&self, how: How) -> std::io::Result<File> {
+        let how = How { follow: self.follow, device: self.kind == Kind::Device, own: self.owned, ..how };
+        self.dir.open_file(&self.name, &how)
+    }
 }
 
 /// Where a workload with one target puts its data.
 fn place(w: &Workload) -> Result<Placement> {
     let target = &w.targets[0];
+    let bad = |e: std::io::Error| Error::input(format!("workload {}: target {}: {e}", w.name, target.display()));
+    let is_link = std::fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink());
     let meta = match std::fs::metadata(target) {
         Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound && is_link => {
+            return Err(Error::input(format!(
+                "workload {}: target {} is a symbolic link to {}, which does not exist; fathom never creates a \
+                 file through a symbolic link",
+                w.name,
+                target.display(),
+                std::fs::read_link(target).unwrap_or_default().display()
+            )));
+        }
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let (parent, name) = nofollow::split(target).map_err(bad)?;
             if parent.is_dir() {
-                return Ok(Placement { path: target.clone(), kind: Kind::File, owned: true });
+                let dir = Dir::open(parent).map_err(bad)?;
+                return Ok(Placement {
+                    path: target.clone(),
+                    kind: Kind::File,
+                    owned: true,
+                    dir,
+                    name: name.to_os_string(),
+                    follow: false,
+                });
             }
             return Err(Error::input(format!(
                 "workload {}: target {} does not exist (give an existing directory, file or block device)",
@@ -77,24 +117,61 @@ fn place(w: &Workload) -> Result<Placement> {
                 target.display()
             )));
         }
-        Err(e) => {
-            return Err(Error::input(format!("workload {}: target {}: {e}", w.name, target.display())));
-        }
+        Err(e) => return Err(bad(e)),
     };
     let ft = meta.file_type();
     if ft.is_dir() {
-        Ok(Placement { path: target.join(format!("fathom-{}.dat", w.file)), kind: Kind::File, owned: true })
-    } else if ft.is_file() {
-        Ok(Placement { path: target.clone(), kind: Kind::File, owned: false })
+        let name = OsString::from(format!("fathom-{}.dat", w.file));
+        let p = Placement {
+            path: target.join(&name),
+            kind: Kind::File,
+            owned: true,
+            dir: Dir::open(target).map_err(bad)?,
+            name,
+            follow: false,
+        };
+        let refuse = |why: String| Err(Error::input(format!("workload {}: {} {why}", w.name, p.path.display())));
+        return match p.stat()? {
+            Some(m) if m.file_type().is_symlink() => refuse(format!(
+                "is a symbolic link (to {}): fathom never follows one in a target directory, where whoever can \
+                 write could point it at any file. Remove it, or name the file it points to as the target",
+                std::fs::read_link(&p.path).unwrap_or_default().display()
+            )),
+            Some(m) if !m.is_file() => refuse("is not a regular file; fathom keeps its data there: remove it".into()),
+            Some(m) if m.nlink() > 1 => refuse(nofollow::hard_links(m.nlink())),
+            _ => Ok(p),
+        };
+    }
+    let kind = if ft.is_file() {
+        Kind::File
     } else if ft.is_block_device() {
-        Ok(Placement { path: target.clone(), kind: Kind::Device, owned: false })
+        Kind::Device
     } else {
-        Err(Error::input(format!(
+        return Err(Error::input(format!(
             "workload {}: target {} is not a directory, regular file or block device",
             w.name,
             target.display()
-        )))
+        )));
+    };
+    if is_link && writes(w) {
+        let real = std::fs::canonicalize(target).map_err(bad)?;
+        return Err(Error::input(format!(
+            "workload {} writes, and its target {} is a symbolic link: fathom writes only to a path that is not \
+             one. Name {} as the target",
+            w.name,
+            target.display(),
+            real.display()
+        )));
     }
+    let (parent, name) = nofollow::split(target).map_err(bad)?;
+    Ok(Placement {
+        path: target.clone(),
+        kind,
+        owned: false,
+        dir: Dir::open(parent).map_err(bad)?,
+        name: name.to_os_string(),
+        follow: is_link,
+    })
 }
 
 /// Prepares every workload's data files (one per target), in scenario order. `warn`
@@ -143,33 +220,38 @@ fn prepare_files(
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Vec<DataFile>> {
     let placements: Vec<Placement> = workloads.iter().map(place).collect::<Result<_>>()?;
+    // An appending workload starts from an empty file each run, unless told to keep it.
+    for (w, p) in workloads.iter().zip(&placements) {
+        if w.extend && !w.keep && p.kind == Kind::File {
+            p.open(How { write: true, create: true, truncate: true, ..How::default() })
+                .map_err(|e| Error::input(format!("workload {}: emptying {}: {e}", w.name, p.path.display())))?;
+        }
+    }
     // Workloads naming the same file share it: one size (the largest), one layout.
     let mut sizes: BTreeMap<PathBuf, u64> = BTreeMap::new();
     for (w, p) in workloads.iter().zip(&placements) {
         let size = match p.kind {
-            Kind::Device => device_size(w, &p.path)?,
-            Kind::File => file_size(w, &p.path)?,
+            Kind::Device => device_size(w, p)?,
+            Kind::File => file_size(w, p)?,
         };
         let e = sizes.entry(p.path.clone()).or_insert(0);
         *e = (*e).max(size);
     }
     for (w, p) in workloads.iter().zip(&placements) {
         if p.kind == Kind::Device && writes(w) {
-            check_device_writable(w, &p.path, opts.allow_device_write)?;
+            check_device_writable(w, p, opts.allow_device_write)?;
         }
     }
     for (path, size) in sizes.iter_mut() {
         let sharing: Vec<(&Workload, &Placement)> =
             workloads.iter().zip(&placements).filter(|(_, p)| &p.path == path && p.kind == Kind::File).collect();
-        if sharing.is_empty() {
-            continue;
-        }
+        let Some((_, first)) = sharing.first() else { continue };
         // A prefill writes the working set itself (and only it); a user's existing file
         // is laid out only for workloads that write anyway.
         if sharing.iter().any(|(w, p)| p.owned || (writes(w) && !w.prefill)) {
-            *size = lay_out(path, *size, opts, stop, warn)?;
+            *size = lay_out(first, *size, opts, stop, warn)?;
         } else if !sharing.iter().any(|(w, _)| w.prefill) {
-            check_readable_as_is(path, *size)?;
+            check_readable_as_is(first, *size)?;
         }
     }
     let mut memory_warned = Vec::new();
@@ -180,7 +262,7 @@ fn prepare_files(
             let span = sizes[&p.path].saturating_sub(w.offset).min(w.size.unwrap_or(u64::MAX));
             let span = span - span % w.bs.min();
             if w.extend {
-                check_room_to_grow(w, &p.path)?;
+                check_room_to_grow(w, p)?;
             } else if span < w.bs.max() {
                 return Err(Error::input(format!(
                     "workload {}: {} leaves no room for a {} block after offset {}",
@@ -190,12 +272,12 @@ fn prepare_files(
                     Size(w.offset)
                 )));
             }
-            let memory = if p.kind == Kind::File { memory_fs(&p.path) } else { None };
+            let data = open(w, p, span, warn)?;
+            let memory = if p.kind == Kind::File { memory_fs(&data.file) } else { None };
             if let Some(fstype) = memory.filter(|_| !memory_warned.contains(&p.path)) {
                 memory_warned.push(p.path.clone());
                 warn(Warning::MemoryBackedTarget { path: p.path.clone(), fstype });
             }
-            let data = open(w, &p.path, span, warn)?;
             if w.prefill {
                 fill(w, &data, false, stop)?;
             }
@@ -206,25 +288,28 @@ fn prepare_files(
 
 /// How much of a file target a workload needs: its offset plus the working set as
 /// asked, or the existing file's length.
-fn file_size(w: &Workload, path: &Path) -> Result<u64> {
+fn file_size(w: &Workload, p: &Placement) -> Result<u64> {
+    let len = p.stat()?.map(|m| m.len());
     if w.extend {
-        return Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0));
+        return Ok(len.unwrap_or(0));
     }
     if let Some(size) = w.size {
         return Ok(w.offset + size);
     }
-    match std::fs::metadata(path) {
-        Ok(m) if m.len() >= w.offset + w.bs.max() => Ok(m.len()),
+    match len {
+        Some(len) if len >= w.offset + w.bs.max() => Ok(len),
         _ => Err(Error::input(format!(
             "workload {}: no `size` given and {} has no data to take it from; set `size`, e.g. 1g",
             w.name,
-            path.display()
+            p.path.display()
         ))),
     }
 }
 
-fn device_size(w: &Workload, path: &Path) -> Result<u64> {
-    let file = File::open(path).map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;
+fn device_size(w: &Workload, p: &Placement) -> Result<u64> {
+    let path = &p.path;
+    let file =
+        p.open(How::default()).map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;
     let mut bytes: u64 = 0;
     // SAFETY: BLKGETSIZE64 writes one u64.
     let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64, &mut bytes) };
@@ -253,7 +338,8 @@ fn device_size(w: &Workload, path: &Path) -> Result<u64> {
 /// `_IOR(0x12, 114, size_t)`
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 
-fn check_device_writable(w: &Workload, path: &Path, allowed: bool) -> Result<()> {
+fn check_device_writable(w: &Workload, p: &Placement, allowed: bool) -> Result<()> {
+    let path = &p.path;
     if !allowed {
         return Err(Error::input(format!(
             "workload {} would write to block device {}, destroying its contents; pass --allow-device-write if that is what you want",
@@ -263,7 +349,7 @@ fn check_device_writable(w: &Workload, path: &Path, allowed: bool) -> Result<()>
     }
     // The kernel refuses an exclusive open of a device that is mounted or held (by LVM,
     // RAID, swap...): the one check that cannot miss a mount we do not know about.
-    match OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path) {
+    match p.open(How { flags: libc::O_EXCL, ..How::default() }) {
         Ok(_) => Ok(()),
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Err(Error::input(format!(
             "refusing to write to {}: it is mounted or in use (by a filesystem, LVM, RAID or swap)",
@@ -275,8 +361,9 @@ fn check_device_writable(w: &Workload, path: &Path, allowed: bool) -> Result<()>
 
 /// A user's existing file that only read workloads use is never written: it must
 /// already hold the working set, and hold it for real (holes are read without IO).
-fn check_readable_as_is(path: &Path, size: u64) -> Result<()> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+fn check_readable_as_is(p: &Placement, size: u64) -> Result<()> {
+    let path = &p.path;
+    let meta = p.stat()?.ok_or_else(|| Error::input(format!("{}: it is gone", path.display())))?;
     if meta.len() < size {
         return Err(Error::input(format!(
             "{} holds {} but the working set is {}; fathom does not overwrite an existing file for a read \
@@ -299,21 +386,21 @@ fn check_readable_as_is(path: &Path, size: u64) -> Result<()> {
 /// Makes sure `path` holds `size` bytes of written (not sparse) data, writing random
 /// data where it does not. Returns the size actually laid out.
 fn lay_out(
-    path: &Path,
+    p: &Placement,
     mut size: u64,
     opts: &Options,
     stop: &AtomicBool,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<u64> {
-    let (len, allocated) = match std::fs::metadata(path) {
-        Ok(m) => (m.len(), m.blocks() * 512),
-        Err(_) => (0, 0),
+    let path = &p.path;
+    let (len, allocated) = match p.stat()? {
+        Some(m) => (m.len(), m.blocks() * 512),
+        None => (0, 0),
     };
     if len >= size && allocated >= size {
         return Ok(size);
     }
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let (free, total) = space(dir)?;
+    let (free, total) = space(&p.dir)?;
     // Keep some room for others, but not more than a twentieth of a small filesystem.
     // A filesystem that reports no size at all (ramfs) has no limit to check.
     let reserve = RESERVE.min(total / 20);
@@ -337,11 +424,8 @@ fn lay_out(
             )));
         }
     }
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+    let file = p
+        .open(How { write: true, create: true, ..How::default() })
         .map_err(|e| Error::input(format!("cannot create {}: {e}", path.display())))?;
     let started = Instant::now();
     if size >= 64 << 20 {
@@ -372,9 +456,9 @@ fn lay_out(
 /// An appending workload needs room to grow beyond the space fathom keeps free: at
 /// least what its rate writes in its ramp and duration when it has a rate, and at
 /// least one block otherwise. Running out later stops the workload cleanly.
-fn check_room_to_grow(w: &Workload, path: &Path) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let (free, total) = space(dir)?;
+fn check_room_to_grow(w: &Workload, p: &Placement) -> Result<()> {
+    let path = &p.path;
+    let (free, total) = space(&p.dir)?;
     let reserve = RESERVE.min(total / 20);
     let seconds = (w.ramp + w.duration).as_secs_f64();
     let growth = w.rate_iops.map(|r| (r * w.bs.mean() * seconds) as u64).unwrap_or(w.bs.max());
@@ -433,30 +517,22 @@ pub fn free_space(path: &Path) -> Option<u64> {
     } else {
         path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
     };
-    space(dir).ok().map(|(free, _)| free)
+    space(&Dir::open(dir).ok()?).ok().map(|(free, _)| free)
 }
 
 /// (free bytes for unprivileged users, total bytes) of the filesystem holding `dir`.
-fn space(dir: &Path) -> Result<(u64, u64)> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(|_| Error::input(format!("{}: path contains a NUL byte", dir.display())))?;
-    // SAFETY: statvfs fills the struct it is given.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(Error::input(format!("{}: {}", dir.display(), std::io::Error::last_os_error())));
-    }
-    Ok((st.f_bavail as u64 * st.f_frsize as u64, st.f_blocks as u64 * st.f_frsize as u64))
+fn space(dir: &Dir) -> Result<(u64, u64)> {
+    dir.space().map_err(|e| Error::input(format!("{}: {e}", dir.path().display())))
 }
 
 /// `RAMFS_MAGIC` from linux/magic.h (libc does not export it).
 const RAMFS_MAGIC: libc::c_long = 0x8584_58f6;
 
-/// The filesystem type if `path` lives in memory.
-fn memory_fs(path: &Path) -> Option<String> {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statfs fills the struct it is given.
+/// The filesystem type if `file` lives in memory.
+fn memory_fs(file: &File) -> Option<String> {
+    // SAFETY: fstatfs fills the struct it is given.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
         return None;
     }
     match st.f_type {
@@ -466,14 +542,15 @@ fn memory_fs(path: &Path) -> Option<String> {
     }
 }
 
-fn open(w: &Workload, path: &Path, size: u64, warn: &mut dyn FnMut(Warning)) -> Result<DataFile> {
+fn open(w: &Workload, p: &Placement, size: u64, warn: &mut dyn FnMut(Warning)) -> Result<DataFile> {
+    let path = &p.path;
     let attempt = |direct: bool| {
-        OpenOptions::new()
-            .read(true)
-            .write(writes(w))
-            .create(w.extend)
-            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
-            .open(path)
+        p.open(How {
+            write: writes(w),
+            create: w.extend,
+            flags: if direct { libc::O_DIRECT } else { 0 },
+            ..How::default()
+        })
     };
     let (file, direct) = match attempt(w.direct) {
         Ok(f) => (f, w.direct),

@@ -145,6 +145,7 @@ pub struct Profile {
     pub fdatasync: Option<bool>,
     pub prefill: Option<bool>,
     pub extend: Option<bool>,
+    pub keep: Option<bool>,
     pub compress_percent: Option<u8>,
     pub dedupe_percent: Option<u8>,
     pub zero: Option<bool>,
@@ -385,6 +386,9 @@ pub struct Workload {
     pub prefill: bool,
     /// Append: writes go to the end of the file, which grows (no working set to wrap in).
     pub extend: bool,
+    /// An appending workload keeps what earlier runs appended instead of starting from
+    /// an empty file (which stops the file growing run after run).
+    pub keep: bool,
     /// A timeline `prefill` or `zero` step writes its working set, so its files are
     /// opened for writing even if it only reads.
     #[serde(skip)]
@@ -466,6 +470,7 @@ impl Workload {
             fdatasync: false,
             prefill: false,
             extend: false,
+            keep: false,
             filled: false,
             stop_when_steady: None,
             data: DataSpec::default(),
@@ -561,6 +566,17 @@ fn strip_mark(msg: &str) -> String {
         None => msg.to_string(),
     }
 }
+
+/// Whether a name fathom turns into a file (a target, a `file`) is one a user meant: a
+/// stray space or a line break from a template would otherwise become a file named
+/// ` ` or `\n`.
+pub fn plain_text(name: &str) -> bool {
+    !name.trim().is_empty() && !name.chars().any(char::is_control)
+}
+
+/// What [`plain_text`] asks for, for the error.
+pub const PLAIN_TEXT: &str =
+    "it must not be empty or only spaces, nor contain a line break or another control character";
 
 /// Resolves and validates, producing errors located at the key that is wrong.
 struct Checker<'a> {
@@ -904,6 +920,9 @@ impl Checker<'_> {
             (None, _) if placement.is_some() => Vec::new(),
             (None, _) => return Err(missing("target", "a directory, file or block device to run against")),
         };
+        if let Some(bad) = targets.iter().find(|t| !plain_text(t)) {
+            return Err(fail(&target_at, format!("{bad:?} is not a path: {}", PLAIN_TEXT)));
+        }
         if let Some(dup) = targets.iter().enumerate().find(|(i, t)| targets[..*i].contains(t)) {
             return Err(fail(&target_at, format!("`{}` is listed twice", dup.1)));
         }
@@ -1068,6 +1087,10 @@ impl Checker<'_> {
         let (prefill, _) = pick!(prefill);
         let (extend, extend_at) = pick!(extend);
         let extend = extend.unwrap_or(false);
+        let (keep, keep_at) = pick!(keep);
+        if keep.is_some() && !extend && p.keep.is_some() {
+            return Err(fail(&keep_at, "keeps what an appending workload wrote: set `extend: true` too".into()));
+        }
         if extend {
             if rw != Rw::Write {
                 return Err(fail(&extend_at, "appends sequentially: use it with `rw: write`".into()));
@@ -1151,8 +1174,11 @@ impl Checker<'_> {
         }
         let (file, file_at) = pick!(file);
         let file = file.unwrap_or_else(|| name.to_string());
-        if file.is_empty() || file.contains('/') || file.starts_with('.') {
-            return Err(fail(&file_at, format!("`{file}` must be a plain file name (no `/`, not hidden)")));
+        if !plain_text(&file) || file.contains('/') || file.starts_with('.') {
+            return Err(fail(
+                &file_at,
+                format!("{file:?} must be a plain file name (no `/`, not hidden); {PLAIN_TEXT}"),
+            ));
         }
         Ok(Workload {
             name: name.to_string(),
@@ -1179,6 +1205,7 @@ impl Checker<'_> {
             fdatasync: fdatasync.unwrap_or(false),
             prefill: prefill.unwrap_or(false),
             extend,
+            keep: extend && keep.unwrap_or(false),
             filled: false,
             stop_when_steady: None,
             data,
@@ -1354,6 +1381,29 @@ workloads:
     fn set_values_of_text_keys_stay_text() {
         let s = load(BASIC, &["target=123"]).unwrap();
         assert_eq!(s.workloads[0].targets, vec![PathBuf::from("123")]);
+    }
+
+    #[test]
+    fn blank_or_multi_line_targets_are_refused_where_written() {
+        for (bad, shown) in [("''", "\"\""), ("' '", "\" \""), ("\"/tmp/a\\nb\"", "\"/tmp/a\\nb\"")] {
+            let err = load(&BASIC.replace("target: /tmp", &format!("target: {bad}")), &[]).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("s.yaml:3: defaults.target: {shown} is not a path")), "{err}");
+        }
+        let list = BASIC.replace("    iodepth: 4", "    iodepth: 4\n    target: [/tmp, \"\\t\"]");
+        let err = load(&list, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:9: workloads.a.target: \"\\t\" is not a path"), "{err}");
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1m\n    file: \"x\\ny\""), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:12: workloads.b.file: \"x\\ny\" must be a plain file name"), "{err}");
+    }
+
+    #[test]
+    fn keep_belongs_to_an_appending_workload() {
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1m\n    keep: true"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:12: workloads.b.keep: keeps what an appending workload wrote"), "{err}");
+        let s = load(&BASIC.replace("bs: 1m", "bs: 1m\n    extend: true\n    keep: true"), &[]).unwrap();
+        assert!(s.workloads[1].extend && s.workloads[1].keep);
+        let s = load(&BASIC.replace("bs: 1m", "bs: 1m\n    extend: true"), &[]).unwrap();
+        assert!(!s.workloads[1].keep, "an appending workload starts from an empty file by default");
     }
 
     #[test]

@@ -127,8 +127,11 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) `DIR/fathom.db`.
     pub fn open(dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::input(format!("results directory {}: {e}", dir.display())))?;
+        crate::nofollow::create_dir(dir)
+            .map_err(|e| Error::input(format!("results directory {}: {e}", dir.display())))?;
         let path = dir.join("fathom.db");
+        crate::nofollow::not_a_symlink(&path)
+            .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
         let conn =
             Connection::open(&path).map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
         schema::prepare(&conn)?;

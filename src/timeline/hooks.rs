@@ -70,7 +70,8 @@ pub fn exec(command: &str, timeout: Duration, stop: &AtomicBool) -> Ran {
 fn tempfile() -> std::io::Result<std::fs::File> {
     let dir = std::env::temp_dir();
     let path = dir.join(format!("fathom-exec-{}-{:?}", std::process::id(), std::thread::current().id()));
-    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
+    // create_new: never through a symlink planted at this guessable name
+    let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
     let _ = std::fs::remove_file(&path);
     Ok(file)
 }

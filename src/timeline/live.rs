@@ -143,7 +143,7 @@ impl Live {
             return Ok(());
         }
         if let Some(driver) = &w.driver {
-            std::fs::create_dir_all(&cx.run_dir)
+            crate::nofollow::create_dir(&cx.run_dir)
                 .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
             let thread = match driver {
                 Driver::Pgbench(_) => pgbench::start(pgbench::Launch {
@@ -184,7 +184,7 @@ impl Live {
             return Ok(());
         }
         if self.engine == EngineKind::Fio {
-            std::fs::create_dir_all(&cx.run_dir)
+            crate::nofollow::create_dir(&cx.run_dir)
                 .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
             let launch = fio::Launch {
                 workload_idx: self.idx,

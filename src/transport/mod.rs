@@ -136,6 +136,10 @@ impl Inventory {
                     }
                 }
             }
+            if let Some(t) = h.target.as_deref().filter(|t| !crate::scenario::plain_text(t)) {
+                let msg = format!("{t:?} is not a path: {}", crate::scenario::PLAIN_TEXT);
+                return Err(err(&["hosts", name, "target"], msg));
+            }
         }
         Ok(Inventory { hosts: file.hosts.into_iter().map(|(name, spec)| Host { name, spec }).collect() })
     }
@@ -403,5 +407,15 @@ hosts:
         assert!(err.starts_with("h.yaml:2: hosts.a: missing `pod`"), "{err}");
         let err = Inventory::parse("h.yaml", "hosts:\n  a: {adress: x}\n").unwrap_err().to_string();
         assert!(err.contains("h.yaml:2") && err.contains("adress"), "{err}");
+    }
+
+    #[test]
+    fn blank_or_multi_line_targets_are_refused() {
+        for target in ["' '", "\"/tmp/a\\nb\""] {
+            let text = format!("hosts:\n  a:\n    transport: local\n    target: {target}\n");
+            let err = Inventory::parse("h.yaml", &text).unwrap_err().to_string();
+            assert!(err.starts_with("h.yaml:4: hosts.a.target: "), "{err}");
+            assert!(err.contains("is not a path"), "{err}");
+        }
     }
 }

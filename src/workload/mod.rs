@@ -214,6 +214,7 @@ pub(crate) mod tests {
             fdatasync: false,
             prefill: false,
             extend: false,
+            keep: false,
             filled: false,
             stop_when_steady: None,
             data: data::DataSpec::default(),

@@ -84,11 +84,12 @@ fn run(l: &Launch) -> Result<(), String> {
     let begin_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
     let job = jobfile::translate(w, &files, l.io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
     let job_path = l.dir.join(format!("{}.fio", w.name));
-    let keep =
-        |path: &PathBuf, text: &str| std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()));
+    let keep = |path: &PathBuf, text: &str| {
+        crate::nofollow::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+    };
     keep(&job_path, &job.text)?;
     let stderr_path = l.dir.join(format!("{}.fio.stderr", w.name));
-    let stderr = std::fs::File::create(&stderr_path).map_err(|e| format!("{}: {e}", stderr_path.display()))?;
+    let stderr = crate::nofollow::create_file(&stderr_path).map_err(|e| format!("{}: {e}", stderr_path.display()))?;
     let mut messages = stderr.try_clone().map_err(|e| format!("{}: {e}", stderr_path.display()))?;
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);

@@ -205,9 +205,9 @@ pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
 fn run(l: &Launch) -> Result<(), String> {
     let w = &l.workload;
     let Some(Driver::Pgbench(p)) = &w.driver else { return Err(format!("{}: not a pgbench workload", w.name)) };
-    std::fs::create_dir_all(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
+    crate::nofollow::create_dir(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
     let logs = l.dir.join(format!("{}.pgbench-log", w.name));
-    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    crate::nofollow::create_dir(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let mut cmd = Command::new(postgres::client("pgbench")?);
     let seconds = (w.ramp + w.duration).as_secs();
     cmd.args(["-n", "-c", &p.clients.to_string(), "-j", &p.threads.to_string(), "-T", &seconds.to_string()]);
@@ -224,14 +224,14 @@ fn run(l: &Launch) -> Result<(), String> {
         }
         Script::Sql(sql) => {
             let path = l.dir.join(format!("{}.sql", w.name));
-            std::fs::write(&path, sql).map_err(|e| format!("{}: {e}", path.display()))?;
+            crate::nofollow::write(&path, sql).map_err(|e| format!("{}: {e}", path.display()))?;
             cmd.arg("-f").arg(path);
         }
     }
     cmd.arg(&l.dsn);
     let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
     let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
-    let file = |p: &PathBuf| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+    let file = |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| format!("{}: {e}", p.display()));
     cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);

@@ -1,0 +1,281 @@
+//! Opening what fathom creates or writes without ever following a symbolic link.
+//!
+//! fathom often runs as root on storage that others can write to (a shared target
+//! directory, /tmp). A symlink planted where fathom writes one of its own files would
+//! make it overwrite any file on the machine, and a dangling one would make it create a
+//! file anywhere. So every file fathom creates or writes is opened with `O_NOFOLLOW`
+//! (and `O_CREAT|O_EXCL` when it is new), relative to a directory resolved once
+//! ([`Dir`]) so that a path component swapped later cannot redirect it, and only a
+//! regular file (or, for a device target, a block device) is accepted: a FIFO or a
+//! directory in its place is an error, not a hang. A path the user names is theirs and
+//! is followed as named; what fathom puts inside it is not.
+
+use std::ffi::{CString, OsStr};
+use std::fs::{File, Metadata};
+use std::io::{self, ErrorKind, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// What fathom's own file with other hard links is refused with: writing it would
+/// write a file elsewhere (whoever can write in a target directory can link any file
+/// of theirs there, or any file at all where `protected_hardlinks` is off).
+pub fn hard_links(links: u64) -> String {
+    format!("has {links} hard links: it is also a file elsewhere, and fathom writes only its own files; remove it")
+}
+
+/// What a symlink where fathom writes is refused with (callers prefix the path).
+fn symlink_refused() -> io::Error {
+    io::Error::other("is a symbolic link, and fathom never creates or writes a file through one")
+}
+
+/// `path`'s directory and its name in it, for a file fathom opens relative to it.
+pub fn split(path: &Path) -> io::Result<(&Path, &OsStr)> {
+    let name =
+        path.file_name().ok_or_else(|| io::Error::new(ErrorKind::InvalidInput, "does not end in a file name"))?;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    Ok((dir, name))
+}
+
+/// How [`Dir::open_file`] opens a file. Reading is always allowed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct How {
+    pub write: bool,
+    /// Create it if nothing is there (`O_CREAT|O_EXCL`, then the existing file).
+    pub create: bool,
+    /// Empty it once it is known to be a regular file.
+    pub truncate: bool,
+    /// Follow a symlink: only for reading a path the user named, never with `write`.
+    pub follow: bool,
+    /// A block device is expected instead of a regular file.
+    pub device: bool,
+    /// fathom's own file: refused if another name links to it (see [`hard_links`]).
+    pub own: bool,
+    /// More `open` flags (`O_DIRECT`, `O_EXCL` on a device).
+    pub flags: libc::c_int,
+}
+
+/// A directory resolved once: files are then found relative to its descriptor, so a
+/// component of its path replaced later (by a symlink, or a rename) changes nothing.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl Dir {
+    /// Opens directory `path` as named (a symlink the user named is followed, once).
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        // O_PATH: a handle to find files by, needing no permission to list it
+        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_PATH).open(path)?;
+        Ok(Dir { fd: file.into(), path: path.to_path_buf() })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn openat(&self, name: &OsStr, flags: libc::c_int) -> io::Result<File> {
+        let c = CString::new(name.as_bytes())
+            .map_err(|_| io::Error::new(ErrorKind::InvalidInput, "contains a NUL byte"))?;
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        let fd =
+            unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags | libc::O_CLOEXEC, 0o644 as libc::c_uint) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: openat returned a new descriptor that nothing else owns.
+        Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// What `name` is in this directory (the link itself if it is a symlink, unless
+    /// `follow`), or `None` if nothing is there. Never blocks, whatever it is.
+    pub fn stat(&self, name: &OsStr, follow: bool) -> io::Result<Option<Metadata>> {
+        let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+        match self.openat(name, libc::O_PATH | nofollow) {
+            Ok(f) => f.metadata().map(Some),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens (or creates) `name` in this directory as `how` says. A symlink there is
+    /// refused unless `how.follow`; anything but a regular file (or block device) too.
+    pub fn open_file(&self, name: &OsStr, how: &How) -> io::Result<File> {
+        let access = if how.write { libc::O_RDWR } else { libc::O_RDONLY };
+        let nofollow = if how.follow && !how.write { 0 } else { libc::O_NOFOLLOW };
+        // O_NONBLOCK: a FIFO planted here must not hang the open (cleared below)
+        let flags = access | nofollow | libc::O_NONBLOCK | how.flags;
+        let created = if how.create {
+            match self.openat(name, flags | libc::O_CREAT | libc::O_EXCL) {
+                Ok(f) => Some(f),
+                // something is there (perhaps a symlink): open it as it is, below
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => None,
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
+        };
+        let file = match created {
+            Some(f) => f,
+            None => self.openat(name, flags).map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => symlink_refused(),
+                _ => e,
+            })?,
+        };
+        let meta = file.metadata()?;
+        let kind = meta.file_type();
+        if !(kind.is_file() || how.device && kind.is_block_device()) {
+            let expected = if how.device { "a block device" } else { "a regular file" };
+            return Err(io::Error::other(format!("is not {expected}")));
+        }
+        if how.own && meta.nlink() > 1 {
+            return Err(io::Error::other(hard_links(meta.nlink())));
+        }
+        if how.truncate {
+            file.set_len(0)?;
+        }
+        // SAFETY: F_GETFL/F_SETFL on a descriptor we own.
+        unsafe {
+            let fl = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+            if fl < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(file)
+    }
+
+    /// (free bytes for unprivileged users, total bytes) of the filesystem it is on.
+    pub fn space(&self) -> io::Result<(u64, u64)> {
+        // SAFETY: fstatvfs fills the struct it is given.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstatvfs(self.fd.as_raw_fd(), &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((st.f_bavail as u64 * st.f_frsize as u64, st.f_blocks as u64 * st.f_frsize as u64))
+    }
+}
+
+/// Makes sure directory `path` exists (creating it and missing parents) and is a
+/// directory, not a symlink to one: fathom writes into it.
+pub fn create_dir(path: &Path) -> io::Result<()> {
+    let path = &without_trailing_slash(path);
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::create_dir(path) {
+        Ok(()) => return Ok(()),
+        // mkdir never follows a symlink: what is there is checked below
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = path.symlink_metadata()?;
+    if meta.file_type().is_symlink() {
+        Err(symlink_refused())
+    } else if meta.is_dir() {
+        Ok(())
+    } else {
+        Err(io::Error::new(ErrorKind::AlreadyExists, "exists and is not a directory"))
+    }
+}
+
+/// `link/` names what the link points to (lstat follows it): checks need `link`.
+fn without_trailing_slash(path: &Path) -> PathBuf {
+    path.components().collect()
+}
+
+/// Creates directory `path`, which must not exist yet (its parents as needed): for a
+/// directory at a guessable path (in /tmp, or a shared target) that fathom then hands
+/// to another user, so that nothing planted there beforehand is used.
+pub fn create_new_dir(path: &Path) -> io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::create_dir(path).map_err(|e| match e.kind() {
+        ErrorKind::AlreadyExists => io::Error::new(e.kind(), "already exists; fathom creates this directory itself"),
+        _ => e,
+    })
+}
+
+/// Creates file `path`, or empties the regular file already there (a report, a job
+/// file, a program's output): never through a symlink.
+pub fn create_file(path: &Path) -> io::Result<File> {
+    let (dir, name) = split(path)?;
+    Dir::open(dir)?.open_file(name, &How { write: true, create: true, truncate: true, ..How::default() })
+}
+
+/// Writes `bytes` as the whole of file `path`, as [`create_file`] opens it.
+pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
+    create_file(path)?.write_all(bytes.as_ref())
+}
+
+/// Refuses a symlink at `path`: for a file another library opens by its name (the
+/// results store), so that at least what fathom is given is not one.
+pub fn not_a_symlink(path: &Path) -> io::Result<()> {
+    match without_trailing_slash(path).symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => Err(symlink_refused()),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fathom-nofollow-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_symlink_is_never_written_through() {
+        let dir = scratch("write");
+        let outside = dir.join("outside");
+        std::fs::write(&outside, b"precious").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("link")).unwrap();
+        let err = write(&dir.join("link"), b"x").unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
+        // dangling: nothing is created where it points
+        std::os::unix::fs::symlink(dir.join("new"), dir.join("dangling")).unwrap();
+        assert!(write(&dir.join("dangling"), b"x").is_err());
+        assert!(!dir.join("new").exists());
+        // a plain file is created, then replaced
+        write(&dir.join("plain"), b"first, longer").unwrap();
+        write(&dir.join("plain"), b"second").unwrap();
+        assert_eq!(std::fs::read(dir.join("plain")).unwrap(), b"second");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_hanging() {
+        let dir = scratch("fifo");
+        let fifo = CString::new(dir.join("fifo").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let err = Dir::open(&dir).unwrap().open_file(OsStr::new("fifo"), &How::default()).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn directories_fathom_writes_in_are_not_symlinks() {
+        let dir = scratch("dirs");
+        std::fs::create_dir(dir.join("real")).unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+        create_dir(&dir.join("real")).unwrap();
+        create_dir(&dir.join("a/b")).unwrap();
+        assert!(dir.join("a/b").is_dir());
+        for link in [dir.join("link"), dir.join("link/")] {
+            let err = create_dir(&link).unwrap_err();
+            assert!(err.to_string().contains("symbolic link"), "{err}");
+        }
+        assert!(create_new_dir(&dir.join("real")).is_err());
+        assert!(create_new_dir(&dir.join("link")).is_err());
+        create_new_dir(&dir.join("fresh/one")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
