@@ -379,8 +379,7 @@ fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
 fn read_scenario(name: &str) -> Result<(String, String, bool)> {
     let path = std::path::Path::new(name);
     if path.exists() {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{name}: {e}")))?;
-        return Ok((name.to_string(), text, false));
+        return Ok((name.to_string(), read_text(path)?, false));
     }
     match builtin::find(name) {
         Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true)),
@@ -388,6 +387,22 @@ fn read_scenario(name: &str) -> Result<(String, String, bool)> {
             "{name}: no such scenario file, and no built-in scenario of that name (see `fathom scenarios`)"
         ))),
     }
+}
+
+/// The text of a scenario file, read no further than one byte past the longest a
+/// scenario may be (the loader says so; a named pipe or device must not fill memory).
+fn read_text(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let name = path.display();
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(crate::scenario::MAX_BYTES as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| Error::input(format!("{name}: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::input(format!("{name}:{line}: not UTF-8 text: expected a scenario saved as UTF-8"))
+    })
 }
 
 /// The engine each workload will use (io_uring falls back to psync when unavailable),

@@ -13,6 +13,8 @@ pub mod expect;
 mod locate;
 pub use locate::line_of;
 mod overrides;
+mod prescan;
+pub use prescan::MAX_BYTES;
 pub mod steps;
 pub mod units;
 mod vars;
@@ -254,7 +256,8 @@ pub struct ScenarioFile {
     pub description: Option<String>,
     #[serde(default)]
     pub defaults: Option<Profile>,
-    #[serde(deserialize_with = "unique_names")]
+    /// A name given twice is refused as any duplicate key is (see [`vars`], which reads
+    /// the file first).
     pub workloads: IndexMap<String, Profile>,
     #[serde(default)]
     pub timeline: Option<Vec<steps::StepFile>>,
@@ -313,32 +316,6 @@ pub struct RemoteQueries {
 pub struct Group {
     /// How many workers (jobs) each workload bound to it runs.
     pub count: u32,
-}
-
-/// Workload names must be unique: YAML would otherwise let a later definition silently
-/// replace an earlier one.
-fn unique_names<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<IndexMap<String, Profile>, D::Error> {
-    struct Names;
-    impl<'de> serde::de::Visitor<'de> for Names {
-        type Value = IndexMap<String, Profile>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a mapping of workload names to profiles")
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-            let mut out = IndexMap::new();
-            while let Some(name) = map.next_key::<String>()? {
-                if out.contains_key(&name) {
-                    return Err(serde::de::Error::custom(format!("workload `{name}` is defined twice")));
-                }
-                let profile = map.next_value()?;
-                out.insert(name, profile);
-            }
-            Ok(out)
-        }
-    }
-    d.deserialize_map(Names)
 }
 
 /// A workload with every setting decided.
@@ -516,11 +493,11 @@ impl Scenario {
     /// Loads a scenario from text, applying `--set` overrides, and checks every value.
     pub fn load(original: &Source, sets: &[Override]) -> Result<Scenario> {
         let origin = &original.origin;
+        let written = prescan::check(origin, original.text)?;
         let mut sets = sets.to_vec();
-        let (text, vars) = vars::substitute(original.text, &mut sets).map_err(|e| match e.strip_prefix("line ") {
-            Some(rest) => Error::input(format!("{origin}:{rest}")),
-            None => Error::input(format!("{origin}: {e}")),
-        })?;
+        let (text, vars) = vars::substitute(origin, written, &mut sets)?;
+        // values of variables may nest too
+        prescan::check(origin, &text)?;
         let src = &Source { origin: origin.clone(), text: &text };
         let sets = &sets[..];
         let parsed: ScenarioFile = serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
@@ -533,12 +510,21 @@ impl Scenario {
             for set in sets {
                 touched.push((set.to_string(), set.apply(&mut value, &names)?));
             }
-            serde_yaml::from_value(value)
-                .map_err(|e| Error::input(format!("{}: {}", overrides::describe(sets), strip_mark(&e.to_string()))))?
+            // Read back as text, as the file was: `description: 1` is text there, and
+            // would be "an integer, expected a string" from a value.
+            let text = serde_yaml::to_string(&value).map_err(|e| Error::input(format!("{origin}: {e}")))?;
+            serde_yaml::from_str(&text).map_err(|e| {
+                let msg = strip_mark(&e.to_string());
+                let set = touched.iter().find(|(_, paths)| paths.iter().any(|p| msg.starts_with(&format!("{p}:"))));
+                match set {
+                    Some((set, _)) => Error::input(format!("--set {set}: {msg}")),
+                    None => Error::input(format!("{}: {msg}", overrides::describe(sets))),
+                }
+            })?
         };
         let groups = file.groups.clone().unwrap_or_default();
         let checker = Checker { src, touched, groups };
-        let mut scenario = checker.resolve(file, original.text)?;
+        let mut scenario = checker.resolve(file, written)?;
         scenario.vars = vars;
         Ok(scenario)
     }
@@ -1284,7 +1270,7 @@ workloads:
     #[test]
     fn duplicate_and_idle_workloads_are_rejected() {
         let err = load(&BASIC.replace("  b:\n", "  a:\n"), &[]).unwrap_err().to_string();
-        assert!(err.contains("workload `a` is defined twice"), "{err}");
+        assert!(err.starts_with("s.yaml:6: workloads: duplicate entry with key \"a\""), "{err}");
         let twice = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n  - start: a\n");
         let err = load(&twice, &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:15: timeline.2.start: `a` already started"), "{err}");
