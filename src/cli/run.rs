@@ -15,7 +15,7 @@ use crate::scenario::{EngineKind, Override, Scenario, Source, builtin};
 use crate::store::{EventRow, ObservationRow, Status, Store};
 use crate::timeline::{self, Outcome};
 use crate::transport::Inventory;
-use crate::transport::fleet::Fleet;
+use crate::transport::fleet::{self, Fleet};
 use crate::warnings::Warning;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -106,6 +106,9 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
         eprint!("{}", super::lint::describe(&findings));
         return Err(Error::input("lint found warnings and --strict is set: fix them, or run without --strict"));
     }
+    // placed on hosts: refused here, before anything is laid out, if they cannot be
+    let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
+    fleet::place(&mut scenario, inventory.as_ref())?;
     if is_builtin && args.target.is_none() {
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
@@ -148,7 +151,6 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     // agents of other hosts: connected and laid out before anything is stored; one that
     // cannot be reached stops the run here, naming the host and its transport's words
     let (tx, rx) = std::sync::mpsc::channel();
-    let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     let sets = applied_sets(&args.sets, args.target.as_deref(), args.engine.as_deref())?;
     let fleet = Arc::new(Fleet::start(&mut scenario, inventory.as_ref(), &sets, args.push_agent, &tx, &*progress)?);
 

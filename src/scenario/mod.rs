@@ -393,6 +393,10 @@ pub struct Placement {
     pub hosts: Vec<String>,
     pub per_host: u32,
     pub resolved: Vec<String>,
+    /// Where `hosts` was written (`FILE:LINE: workloads.w.hosts`, or its `--set`), for
+    /// the errors only the inventory shows.
+    #[serde(skip)]
+    pub at: String,
 }
 
 impl Placement {
@@ -559,14 +563,62 @@ struct Checker<'a> {
 impl Checker<'_> {
     /// An error about the key at `path` (e.g. `["workloads", "qd1", "iodepth"]`).
     fn err(&self, path: &[&str], msg: impl std::fmt::Display) -> Error {
+        Error::input(format!("{}: {msg}", self.at(path)))
+    }
+
+    /// Where the key at `path` was written: `FILE:LINE: dotted.path`, or the `--set`
+    /// that changed it.
+    fn at(&self, path: &[&str]) -> String {
         let dotted = path.join(".");
         if let Some((set, _)) = self.touched.iter().find(|(_, paths)| paths.contains(&dotted)) {
-            return Error::input(format!("--set {set}: {dotted}: {msg}"));
+            return format!("--set {set}: {dotted}");
         }
         match locate::line_of(self.src.text, path) {
-            Some(line) => Error::input(format!("{}:{line}: {dotted}: {msg}", self.src.origin)),
-            None => Error::input(format!("{}: {dotted}: {msg}", self.src.origin)),
+            Some(line) => format!("{}:{line}: {dotted}", self.src.origin),
+            None => format!("{}: {dotted}", self.src.origin),
         }
+    }
+
+    /// Refuses a line break in a value that is one line by nature: a name, a path, an
+    /// address. In a path it would make a file named `a\nb`; in a name it would break
+    /// the lines of a table, a log or the Prometheus exposition.
+    fn one_line(&self, path: &[&str], value: &str) -> Result<()> {
+        if value.contains(['\n', '\r']) {
+            // the value itself is not shown: it may be a DSN with a secret
+            return Err(self.err(path, "is more than one line: expected one line"));
+        }
+        Ok(())
+    }
+
+    /// The text keys of a profile (`at` is `defaults` or `workloads.NAME`): each one line,
+    /// and a target not empty (an empty path would be the working directory).
+    fn profile_text(&self, at: &[&str], p: &Profile) -> Result<()> {
+        let lists = [("target", &p.target), ("hosts", &p.hosts)];
+        for (key, values) in lists {
+            for value in values.iter().flatten() {
+                let path = [at, &[key]].concat();
+                self.one_line(&path, value)?;
+                if key == "target" && value.is_empty() {
+                    return Err(self.err(&path, "is empty: expected a directory, file or block device"));
+                }
+            }
+        }
+        let texts = [
+            ("file", &p.file),
+            ("group", &p.group),
+            ("bssplit", &p.bssplit),
+            ("distribution", &p.distribution),
+            ("dsn", &p.dsn),
+            ("script", &p.script),
+            ("server", &p.server),
+            ("link", &p.link),
+        ];
+        for (key, value) in texts {
+            if let Some(value) = value {
+                self.one_line(&[at, &[key]].concat(), value)?;
+            }
+        }
+        Ok(())
     }
 
     fn resolve(&self, file: ScenarioFile, text: &str) -> Result<Scenario> {
@@ -604,7 +656,23 @@ impl Checker<'_> {
                 _ => {}
             }
         }
+        self.one_line(&["name"], &file.name)?;
+        if let Some(d) = &file.description {
+            self.one_line(&["description"], d)?;
+        }
+        for (i, raw) in file.timeline.iter().flatten().enumerate() {
+            for (key, label) in [("phase", &raw.phase), ("mark", &raw.mark)] {
+                if let Some(label) = label {
+                    self.one_line(&["timeline", &i.to_string(), key], label)?;
+                }
+            }
+        }
         let defaults = file.defaults.clone().unwrap_or_default();
+        self.profile_text(&["defaults"], &defaults)?;
+        for (name, profile) in &file.workloads {
+            self.one_line(&["workloads", name], name)?;
+            self.profile_text(&["workloads", name], profile)?;
+        }
         let mut workloads = Vec::new();
         for ((name, profile), run_for) in file.workloads.iter().zip(run_for) {
             workloads.push(self.workload(name, profile, &defaults, run_for)?);
@@ -646,8 +714,27 @@ impl Checker<'_> {
             }
         }
         let mut expect = Vec::new();
+        // what `during` may name: a phase a step labels, or a workload
+        let labels: Vec<&str> = steps.iter().filter_map(|s| s.phase.as_deref()).collect();
         for (i, e) in file.expect.iter().flatten().enumerate() {
-            expect.push(expect::parse(e, &index_of).map_err(|msg| self.err(&["expect", &i.to_string()], msg))?);
+            let at = ["expect", &i.to_string()];
+            self.one_line(&at, e)?;
+            let e = expect::parse(e, &index_of).map_err(|msg| self.err(&at, msg))?;
+            if let Some(during) = &e.during
+                && !labels.contains(&during.as_str())
+                && index_of(during).is_none()
+            {
+                let phases = if labels.is_empty() { "none".to_string() } else { labels.join(", ") };
+                return Err(self.err(
+                    &at,
+                    format!(
+                        "`during {during}`: no phase is labelled `{during}` and no workload has that name \
+                         (phases: {phases}; workloads: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            expect.push(e);
         }
         let remote = match file.observe.and_then(|o| o.prometheus) {
             Some(r) => Some(self.remote(r)?),
@@ -656,6 +743,9 @@ impl Checker<'_> {
         let compare = file.compare.unwrap_or_default();
         if compare.len() == 1 {
             return Err(self.err(&["compare"], "names one workload: compare at least two (the first is the baseline)"));
+        }
+        if let Some(address) = &file.prometheus {
+            self.one_line(&["prometheus"], address)?;
         }
         for (i, name) in compare.iter().enumerate() {
             if index_of(name).is_none() {
@@ -679,6 +769,10 @@ impl Checker<'_> {
     /// Checks `observe: prometheus:`: an http:// URL (fathom speaks plain HTTP) and at
     /// least one query; every 5 s unless `interval` says otherwise.
     fn remote(&self, r: RemoteFile) -> Result<RemoteQueries> {
+        self.one_line(&["observe", "prometheus", "url"], &r.url)?;
+        for name in r.queries.keys() {
+            self.one_line(&["observe", "prometheus", "queries", name], name)?;
+        }
         if !r.url.starts_with("http://") {
             return Err(self.err(&["observe", "prometheus", "url"], format!("`{}`: expected an http:// URL", r.url)));
         }
@@ -864,7 +958,8 @@ impl Checker<'_> {
                 if !(1..=1024).contains(&per_host) {
                     return Err(fail(&per_host_at, format!("{per_host} must be between 1 and 1024")));
                 }
-                Some(Placement { hosts: h, per_host, resolved: Vec::new() })
+                let at = self.at(&hosts_at.iter().map(String::as_str).collect::<Vec<_>>());
+                Some(Placement { hosts: h, per_host, resolved: Vec::new(), at })
             }
             None => None,
         };

@@ -21,8 +21,8 @@ pub fn check<'a>(origin: &str, text: &'a str) -> Result<&'a str> {
     if text.len() > MAX_BYTES {
         let line = text.as_bytes()[..MAX_BYTES].iter().filter(|&&b| b == b'\n').count() + 1;
         return Err(Error::input(format!(
-            "{origin}:{line}: the scenario is {} bytes, past the limit of {LIMIT} ({MAX_BYTES} bytes) a scenario may have",
-            text.len()
+            "{origin}:{line}: the scenario goes on past {LIMIT} ({MAX_BYTES} bytes): expected at most {LIMIT} (real \
+             scenarios are a few KB)"
         )));
     }
     if let Some(line) = too_deep(text) {
@@ -115,6 +115,6 @@ mod tests {
     fn a_text_past_the_size_limit_is_refused() {
         let long = format!("name: x\n{}", "# padding\n".repeat(MAX_BYTES / 10 + 1));
         let err = check("s.yaml", &long).unwrap_err().to_string();
-        assert!(err.contains("past the limit of 1 MiB"), "{err}");
+        assert!(err.contains("goes on past 1 MiB"), "{err}");
     }
 }
