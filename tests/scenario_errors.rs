@@ -26,9 +26,8 @@ fn a_variable_naming_another_gets_its_value_and_a_cycle_is_refused() {
     let out = s.run(&["lint", path.to_str().unwrap(), "--set", "reads=90", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 
-    let path = s.scenario(
-        "name: x\nvars:\n  a: ${b}\n  b: ${a}\nworkloads:\n  w: {engine: null, rw: read, duration: ${a}s}\n",
-    );
+    let path = s
+        .scenario("name: x\nvars:\n  a: ${b}\n  b: ${a}\nworkloads:\n  w: {engine: null, rw: read, duration: ${a}s}\n");
     for cmd in ["lint", "run"] {
         let out = s.run(&[cmd, path.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
@@ -81,7 +80,10 @@ fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
     let s = Scratch::new("errors-located");
     let w = "w: {target: TARGET, rw: read, size: 1m, duration: 1s}";
     let cases = [
-        (format!("name: x\nvars:\n  a: 1\n  a: 2\nworkloads:\n  {w}\n"), "scenario.yaml:3: vars: duplicate entry with key \"a\""),
+        (
+            format!("name: x\nvars:\n  a: 1\n  a: 2\nworkloads:\n  {w}\n"),
+            "scenario.yaml:3: vars: duplicate entry with key \"a\"",
+        ),
         (
             "name: x\nworkloads:\n  w: {target: '', rw: read, size: 1m, duration: 1s}\n".to_string(),
             "scenario.yaml:3: workloads.w.target: is empty",
@@ -96,8 +98,14 @@ fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
             "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, duration: 1s, hosts: all}\n".to_string(),
             "scenario.yaml:3: workloads.w.hosts: runs on hosts (`all`): give the inventory with --hosts FILE",
         ),
-        (format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.iops > nan\n"), "scenario.yaml:5: expect.0: `nan` is not a threshold"),
-        (format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.iops > -1\n"), "scenario.yaml:5: expect.0: `-1` is not a threshold"),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.iops > nan\n"),
+            "scenario.yaml:5: expect.0: `nan` is not a threshold",
+        ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.iops > -1\n"),
+            "scenario.yaml:5: expect.0: `-1` is not a threshold",
+        ),
         (
             format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.read.p99 < 1e400ms\n"),
             "scenario.yaml:5: expect.0: `1e400ms` is not a threshold",

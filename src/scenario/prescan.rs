@@ -33,7 +33,9 @@ pub fn check<'a>(origin: &str, text: &'a str) -> Result<&'a str> {
 
 /// What a text nested past [`MAX_DEPTH`] is told.
 pub fn deep_message() -> String {
-    format!("nested more than {MAX_DEPTH} levels deep (mappings and lists inside each other): expected at most {MAX_DEPTH}")
+    format!(
+        "nested more than {MAX_DEPTH} levels deep (mappings and lists inside each other): expected at most {MAX_DEPTH}"
+    )
 }
 
 /// The 1-based line where `text` nests deeper than [`MAX_DEPTH`], if it does.

@@ -132,7 +132,10 @@ fn expand(text: &str, at: &str, value_of: &mut dyn FnMut(&str) -> Result<String>
 
 fn not_a_variable(name: &str, given: &IndexMap<String, (String, String)>) -> String {
     let known: Vec<&str> = given.keys().map(String::as_str).collect();
-    format!("`${{{name}}}` is not a variable (vars: {})", if known.is_empty() { "none".to_string() } else { known.join(", ") })
+    format!(
+        "`${{{name}}}` is not a variable (vars: {})",
+        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+    )
 }
 
 /// The `vars` mapping of the file with its values as written (references to other
@@ -249,14 +252,16 @@ mod tests {
 
     #[test]
     fn a_variable_may_name_others_and_a_set_reaches_through() {
-        let text = "name: x\nvars: {reads: 70, mix: '${reads}', label: 'r${mix}w'}\nworkloads:\n  a: {rwmixread: ${mix}}\n";
+        let text =
+            "name: x\nvars: {reads: 70, mix: '${reads}', label: 'r${mix}w'}\nworkloads:\n  a: {rwmixread: ${mix}}\n";
         let (out, vars) = sub(text, &[]).unwrap();
         assert!(out.contains("rwmixread: 70}"), "{out}");
         assert_eq!((vars["mix"].as_str(), vars["label"].as_str()), ("70", "r70w"));
         let (out, _) = sub(text, &["reads=90"]).unwrap();
         assert!(out.contains("rwmixread: 90}"), "{out}");
         // unquoted, as in the issue
-        let (out, _) = sub("name: x\nvars: {reads: 70, mix: ${reads}}\nworkloads: {a: {rwmixread: ${mix}}}\n", &[]).unwrap();
+        let (out, _) =
+            sub("name: x\nvars: {reads: 70, mix: ${reads}}\nworkloads: {a: {rwmixread: ${mix}}}\n", &[]).unwrap();
         assert!(out.contains("rwmixread: 70"), "{out}");
     }
 
