@@ -145,3 +145,33 @@ fn a_set_is_blamed_only_for_what_it_changed() {
     assert!(err.contains("--set w.iodepth=deep: workloads.w.iodepth: invalid type"), "{err}");
     assert!(!err.contains("duration=2s"), "{err}");
 }
+
+/// `fathom lint --hosts` places the workloads as `run` does: a selector the inventory
+/// does not match is refused at the line of `hosts`, before anything runs.
+#[test]
+fn lint_places_workloads_on_the_inventory() {
+    let s = Scratch::new("errors-hosts");
+    let inventory = s.dir.join("hosts.yaml");
+    std::fs::write(&inventory, format!("hosts:\n  n1: {{transport: local, target: {}}}\n", s.data().display()))
+        .unwrap();
+    let path = s.scenario("name: x\nworkloads:\n  w:\n    rw: read\n    size: 1m\n    duration: 1s\n    hosts: n1\n");
+    let out = s.run(&["lint", path.to_str().unwrap(), "--hosts", inventory.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for cmd in ["lint", "run"] {
+        let out = s.run(&[cmd, path.to_str().unwrap(), "--hosts", inventory.to_str().unwrap(), "--set", "hosts=n2"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(
+            text(&out).contains("--set hosts=n2: workloads.w.hosts: `n2` is neither a host (n1)"),
+            "{}",
+            text(&out)
+        );
+    }
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", inventory.to_str().unwrap(), "--set", "w.hosts=n2"]);
+    assert!(text(&out).contains("--set w.hosts=n2: workloads.w.hosts: `n2`"), "{}", text(&out));
+    std::fs::write(&path, "name: x\nworkloads:\n  w:\n    rw: read\n    size: 1m\n    duration: 1s\n    hosts: n2\n")
+        .unwrap();
+    let out = s.run(&["lint", path.to_str().unwrap(), "--hosts", inventory.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("scenario.yaml:7: workloads.w.hosts: `n2` is neither a host (n1)"), "{}", text(&out));
+    assert!(!s.dir.join("results/fathom.db").exists(), "no run recorded");
+}
