@@ -2,8 +2,9 @@
 //!
 //! The file format (documented in `docs/scenarios.md`) has a `name`, optional
 //! `defaults` (profile keys every workload inherits, like fio's `[global]`), named
-//! `workloads`, and an optional `timeline`. Loading happens in three steps, each in its
-//! own place: [`overrides`] applies `--set`, this module checks types and values and
+//! `workloads`, and an optional `timeline`. Loading happens in steps, each in its own
+//! place: [`prescan`] bounds the text before any parser sees it, [`vars`] substitutes
+//! variables, [`overrides`] applies `--set`, this module checks types and values and
 //! resolves every workload to concrete settings, and [`locate`] finds the line of a key
 //! so a semantic error points at the text the user wrote.
 
