@@ -5,6 +5,8 @@ use crate::analysis::lint::{self, Facts, Finding, Severity};
 use crate::engine::target;
 use crate::error::Result;
 use crate::scenario::{Override, Scenario};
+use crate::transport::Inventory;
+use crate::transport::fleet;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -17,6 +19,9 @@ pub struct Args {
     /// As for `fathom run`: override a scenario value
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<Override>,
+    /// As for `fathom run`: the inventory of hosts that workloads with `hosts:` run on
+    #[arg(long, value_name = "FILE")]
+    hosts: Option<PathBuf>,
     /// Exit 2 when there is a warning
     #[arg(long)]
     strict: bool,
@@ -26,7 +31,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<i32> {
-    let (scenario, _) = super::run::load_scenario(args.scenario.as_deref(), args.target.as_deref(), None, &args.sets)?;
+    let (mut scenario, _) =
+        super::run::load_scenario(args.scenario.as_deref(), args.target.as_deref(), None, &args.sets)?;
+    let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
+    fleet::place(&mut scenario, inventory.as_ref())?;
     let found = findings(&scenario);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&found).expect("findings serialize"));

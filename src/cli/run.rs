@@ -15,7 +15,7 @@ use crate::scenario::{EngineKind, Override, Scenario, Source, builtin};
 use crate::store::{EventRow, ObservationRow, Status, Store};
 use crate::timeline::{self, Outcome};
 use crate::transport::Inventory;
-use crate::transport::fleet::Fleet;
+use crate::transport::fleet::{self, Fleet};
 use crate::warnings::Warning;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -110,6 +110,9 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
         eprint!("{}", super::lint::describe(&findings));
         return Err(Error::input("lint found warnings and --strict is set: fix them, or run without --strict"));
     }
+    // placed on hosts: refused here, before anything is laid out, if they cannot be
+    let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
+    fleet::place(&mut scenario, inventory.as_ref())?;
     if is_builtin && args.target.is_none() {
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
@@ -153,7 +156,6 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     // agents of other hosts: connected and laid out before anything is stored; one that
     // cannot be reached stops the run here, naming the host and its transport's words
     let (tx, rx) = std::sync::mpsc::channel();
-    let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     let sets = applied_sets(&args.sets, args.target.as_deref(), args.engine.as_deref())?;
     let fleet = Arc::new(Fleet::start(&mut scenario, inventory.as_ref(), &sets, args.push_agent, &tx, &*progress)?);
 
@@ -385,8 +387,7 @@ fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
 fn read_scenario(name: &str) -> Result<(String, String, bool)> {
     let path = std::path::Path::new(name);
     if path.exists() {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{name}: {e}")))?;
-        return Ok((name.to_string(), text, false));
+        return Ok((name.to_string(), read_text(path)?, false));
     }
     match builtin::find(name) {
         Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true)),
@@ -394,6 +395,22 @@ fn read_scenario(name: &str) -> Result<(String, String, bool)> {
             "{name}: no such scenario file, and no built-in scenario of that name (see `fathom scenarios`)"
         ))),
     }
+}
+
+/// The text of a scenario file, read no further than one byte past the longest a
+/// scenario may be (the loader says so; a named pipe or device must not fill memory).
+fn read_text(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let name = path.display();
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(crate::scenario::MAX_BYTES as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| Error::input(format!("{name}: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::input(format!("{name}:{line}: not UTF-8 text: expected a scenario saved as UTF-8"))
+    })
 }
 
 /// The engine each workload will use (io_uring falls back to psync when unavailable),

@@ -31,7 +31,7 @@ pub fn list() -> Vec<(&'static str, String)> {
     BUILTIN
         .iter()
         .map(|(name, text)| {
-            let text = super::vars::substitute(text, &mut Vec::new()).map(|(t, _)| t).unwrap_or_default();
+            let text = super::vars::substitute(name, text, &mut Vec::new()).map(|(t, _)| t).unwrap_or_default();
             let description =
                 serde_yaml::from_str::<super::ScenarioFile>(&text).ok().and_then(|f| f.description).unwrap_or_default();
             (*name, description)

@@ -112,6 +112,11 @@ pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Exp
         Metric::Latency(_) | Metric::MeanLatency => latency_ns(value)?,
         _ => count(value)?,
     };
+    // every metric is a count, a rate or a time: never below zero, never infinite, and a
+    // `nan` would fail whatever was measured
+    if !(threshold.is_finite() && threshold >= 0.0) {
+        return Err(format!("`{value}` is not a threshold: expected a finite number, 0 or more ({example})"));
+    }
     Ok(Expectation { text: text.to_string(), workload, op, metric, cmp, threshold, during })
 }
 
@@ -174,6 +179,12 @@ mod tests {
             ("oltp.read.p99 < 5", "with a unit"),
             ("oltp.read.iops >= lots", "not a number"),
             ("oltp.read.iops >= 1 while dss", "is not WORKLOAD"),
+            ("oltp.read.iops >= nan", "not a threshold"),
+            ("oltp.read.iops >= -1", "not a threshold"),
+            ("oltp.read.iops >= inf", "not a threshold"),
+            ("oltp.read.iops >= 1e400", "not a threshold"),
+            ("oltp.read.p99 < -5ms", "not a threshold"),
+            ("oltp.read.p99 < 1e300s", "not a threshold"),
         ] {
             let e = parse(text, &index_of).unwrap_err();
             assert!(e.contains(says), "{text}: {e}");

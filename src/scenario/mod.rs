@@ -2,8 +2,9 @@
 //!
 //! The file format (documented in `docs/scenarios.md`) has a `name`, optional
 //! `defaults` (profile keys every workload inherits, like fio's `[global]`), named
-//! `workloads`, and an optional `timeline`. Loading happens in three steps, each in its
-//! own place: [`overrides`] applies `--set`, this module checks types and values and
+//! `workloads`, and an optional `timeline`. Loading happens in steps, each in its own
+//! place: [`prescan`] bounds the text before any parser sees it, [`vars`] substitutes
+//! variables, [`overrides`] applies `--set`, this module checks types and values and
 //! resolves every workload to concrete settings, and [`locate`] finds the line of a key
 //! so a semantic error points at the text the user wrote.
 
@@ -14,6 +15,8 @@ pub mod expect;
 mod locate;
 pub use locate::line_of;
 mod overrides;
+mod prescan;
+pub use prescan::MAX_BYTES;
 pub mod steps;
 pub mod units;
 mod vars;
@@ -256,7 +259,8 @@ pub struct ScenarioFile {
     pub description: Option<String>,
     #[serde(default)]
     pub defaults: Option<Profile>,
-    #[serde(deserialize_with = "unique_names")]
+    /// A name given twice is refused as any duplicate key is (see [`vars`], which reads
+    /// the file first).
     pub workloads: IndexMap<String, Profile>,
     #[serde(default)]
     pub timeline: Option<Vec<steps::StepFile>>,
@@ -315,32 +319,6 @@ pub struct RemoteQueries {
 pub struct Group {
     /// How many workers (jobs) each workload bound to it runs.
     pub count: u32,
-}
-
-/// Workload names must be unique: YAML would otherwise let a later definition silently
-/// replace an earlier one.
-fn unique_names<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<IndexMap<String, Profile>, D::Error> {
-    struct Names;
-    impl<'de> serde::de::Visitor<'de> for Names {
-        type Value = IndexMap<String, Profile>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a mapping of workload names to profiles")
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-            let mut out = IndexMap::new();
-            while let Some(name) = map.next_key::<String>()? {
-                if out.contains_key(&name) {
-                    return Err(serde::de::Error::custom(format!("workload `{name}` is defined twice")));
-                }
-                let profile = map.next_value()?;
-                out.insert(name, profile);
-            }
-            Ok(out)
-        }
-    }
-    d.deserialize_map(Names)
 }
 
 /// A workload with every setting decided.
@@ -421,6 +399,10 @@ pub struct Placement {
     pub hosts: Vec<String>,
     pub per_host: u32,
     pub resolved: Vec<String>,
+    /// Where `hosts` was written (`FILE:LINE: workloads.w.hosts`, or its `--set`), for
+    /// the errors only the inventory shows.
+    #[serde(skip)]
+    pub at: String,
 }
 
 impl Placement {
@@ -522,11 +504,11 @@ impl Scenario {
     /// Loads a scenario from text, applying `--set` overrides, and checks every value.
     pub fn load(original: &Source, sets: &[Override]) -> Result<Scenario> {
         let origin = &original.origin;
+        let written = prescan::check(origin, original.text)?;
         let mut sets = sets.to_vec();
-        let (text, vars) = vars::substitute(original.text, &mut sets).map_err(|e| match e.strip_prefix("line ") {
-            Some(rest) => Error::input(format!("{origin}:{rest}")),
-            None => Error::input(format!("{origin}: {e}")),
-        })?;
+        let (text, vars) = vars::substitute(origin, written, &mut sets)?;
+        // values of variables may nest too
+        prescan::check(origin, &text)?;
         let src = &Source { origin: origin.clone(), text: &text };
         let sets = &sets[..];
         let parsed: ScenarioFile = serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
@@ -539,12 +521,21 @@ impl Scenario {
             for set in sets {
                 touched.push((set.to_string(), set.apply(&mut value, &names)?));
             }
-            serde_yaml::from_value(value)
-                .map_err(|e| Error::input(format!("{}: {}", overrides::describe(sets), strip_mark(&e.to_string()))))?
+            // Read back as text, as the file was: `description: 1` is text there, and
+            // would be "an integer, expected a string" from a value.
+            let text = serde_yaml::to_string(&value).map_err(|e| Error::input(format!("{origin}: {e}")))?;
+            serde_yaml::from_str(&text).map_err(|e| {
+                let msg = strip_mark(&e.to_string());
+                let set = touched.iter().find(|(_, paths)| paths.iter().any(|p| msg.starts_with(&format!("{p}:"))));
+                match set {
+                    Some((set, _)) => Error::input(format!("--set {set}: {msg}")),
+                    None => Error::input(format!("{}: {msg}", overrides::describe(sets))),
+                }
+            })?
         };
         let groups = file.groups.clone().unwrap_or_default();
         let checker = Checker { src, touched, groups };
-        let mut scenario = checker.resolve(file, original.text)?;
+        let mut scenario = checker.resolve(file, written)?;
         scenario.vars = vars;
         Ok(scenario)
     }
@@ -590,14 +581,62 @@ struct Checker<'a> {
 impl Checker<'_> {
     /// An error about the key at `path` (e.g. `["workloads", "qd1", "iodepth"]`).
     fn err(&self, path: &[&str], msg: impl std::fmt::Display) -> Error {
+        Error::input(format!("{}: {msg}", self.at(path)))
+    }
+
+    /// Where the key at `path` was written: `FILE:LINE: dotted.path`, or the `--set`
+    /// that changed it.
+    fn at(&self, path: &[&str]) -> String {
         let dotted = path.join(".");
         if let Some((set, _)) = self.touched.iter().find(|(_, paths)| paths.contains(&dotted)) {
-            return Error::input(format!("--set {set}: {dotted}: {msg}"));
+            return format!("--set {set}: {dotted}");
         }
         match locate::line_of(self.src.text, path) {
-            Some(line) => Error::input(format!("{}:{line}: {dotted}: {msg}", self.src.origin)),
-            None => Error::input(format!("{}: {dotted}: {msg}", self.src.origin)),
+            Some(line) => format!("{}:{line}: {dotted}", self.src.origin),
+            None => format!("{}: {dotted}", self.src.origin),
         }
+    }
+
+    /// Refuses a line break in a value that is one line by nature: a name, a path, an
+    /// address. In a path it would make a file named `a\nb`; in a name it would break
+    /// the lines of a table, a log or the Prometheus exposition.
+    fn one_line(&self, path: &[&str], value: &str) -> Result<()> {
+        if value.contains(['\n', '\r']) {
+            // the value itself is not shown: it may be a DSN with a secret
+            return Err(self.err(path, "is more than one line: expected one line"));
+        }
+        Ok(())
+    }
+
+    /// The text keys of a profile (`at` is `defaults` or `workloads.NAME`): each one line,
+    /// and a target not empty (an empty path would be the working directory).
+    fn profile_text(&self, at: &[&str], p: &Profile) -> Result<()> {
+        let lists = [("target", &p.target), ("hosts", &p.hosts)];
+        for (key, values) in lists {
+            for value in values.iter().flatten() {
+                let path = [at, &[key]].concat();
+                self.one_line(&path, value)?;
+                if key == "target" && value.is_empty() {
+                    return Err(self.err(&path, "is empty: expected a directory, file or block device"));
+                }
+            }
+        }
+        let texts = [
+            ("file", &p.file),
+            ("group", &p.group),
+            ("bssplit", &p.bssplit),
+            ("distribution", &p.distribution),
+            ("dsn", &p.dsn),
+            ("script", &p.script),
+            ("server", &p.server),
+            ("link", &p.link),
+        ];
+        for (key, value) in texts {
+            if let Some(value) = value {
+                self.one_line(&[at, &[key]].concat(), value)?;
+            }
+        }
+        Ok(())
     }
 
     fn resolve(&self, file: ScenarioFile, text: &str) -> Result<Scenario> {
@@ -635,7 +674,23 @@ impl Checker<'_> {
                 _ => {}
             }
         }
+        self.one_line(&["name"], &file.name)?;
+        if let Some(d) = &file.description {
+            self.one_line(&["description"], d)?;
+        }
+        for (i, raw) in file.timeline.iter().flatten().enumerate() {
+            for (key, label) in [("phase", &raw.phase), ("mark", &raw.mark)] {
+                if let Some(label) = label {
+                    self.one_line(&["timeline", &i.to_string(), key], label)?;
+                }
+            }
+        }
         let defaults = file.defaults.clone().unwrap_or_default();
+        self.profile_text(&["defaults"], &defaults)?;
+        for (name, profile) in &file.workloads {
+            self.one_line(&["workloads", name], name)?;
+            self.profile_text(&["workloads", name], profile)?;
+        }
         let mut workloads = Vec::new();
         for ((name, profile), run_for) in file.workloads.iter().zip(run_for) {
             workloads.push(self.workload(name, profile, &defaults, run_for)?);
@@ -689,8 +744,27 @@ impl Checker<'_> {
         }
         budget::check(&workloads, &steps).map_err(|(i, msg)| self.err(&["workloads", &workloads[i].name], msg))?;
         let mut expect = Vec::new();
+        // what `during` may name: a phase a step labels, or a workload
+        let labels: Vec<&str> = steps.iter().filter_map(|s| s.phase.as_deref()).collect();
         for (i, e) in file.expect.iter().flatten().enumerate() {
-            expect.push(expect::parse(e, &index_of).map_err(|msg| self.err(&["expect", &i.to_string()], msg))?);
+            let at = ["expect", &i.to_string()];
+            self.one_line(&at, e)?;
+            let e = expect::parse(e, &index_of).map_err(|msg| self.err(&at, msg))?;
+            if let Some(during) = &e.during
+                && !labels.contains(&during.as_str())
+                && index_of(during).is_none()
+            {
+                let phases = if labels.is_empty() { "none".to_string() } else { labels.join(", ") };
+                return Err(self.err(
+                    &at,
+                    format!(
+                        "`during {during}`: no phase is labelled `{during}` and no workload has that name \
+                         (phases: {phases}; workloads: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            expect.push(e);
         }
         let remote = match file.observe.and_then(|o| o.prometheus) {
             Some(r) => Some(self.remote(r)?),
@@ -699,6 +773,9 @@ impl Checker<'_> {
         let compare = file.compare.unwrap_or_default();
         if compare.len() == 1 {
             return Err(self.err(&["compare"], "names one workload: compare at least two (the first is the baseline)"));
+        }
+        if let Some(address) = &file.prometheus {
+            self.one_line(&["prometheus"], address)?;
         }
         for (i, name) in compare.iter().enumerate() {
             if index_of(name).is_none() {
@@ -722,6 +799,10 @@ impl Checker<'_> {
     /// Checks `observe: prometheus:`: an http:// URL (fathom speaks plain HTTP) and at
     /// least one query; every 5 s unless `interval` says otherwise.
     fn remote(&self, r: RemoteFile) -> Result<RemoteQueries> {
+        self.one_line(&["observe", "prometheus", "url"], &r.url)?;
+        for name in r.queries.keys() {
+            self.one_line(&["observe", "prometheus", "queries", name], name)?;
+        }
         if !r.url.starts_with("http://") {
             return Err(self.err(&["observe", "prometheus", "url"], format!("`{}`: expected an http:// URL", r.url)));
         }
@@ -907,7 +988,8 @@ impl Checker<'_> {
                 if !(1..=1024).contains(&per_host) {
                     return Err(fail(&per_host_at, format!("{per_host} must be between 1 and 1024")));
                 }
-                Some(Placement { hosts: h, per_host, resolved: Vec::new() })
+                let at = self.at(&hosts_at.iter().map(String::as_str).collect::<Vec<_>>());
+                Some(Placement { hosts: h, per_host, resolved: Vec::new(), at })
             }
             None => None,
         };
@@ -1360,7 +1442,7 @@ workloads:
     #[test]
     fn duplicate_and_idle_workloads_are_rejected() {
         let err = load(&BASIC.replace("  b:\n", "  a:\n"), &[]).unwrap_err().to_string();
-        assert!(err.contains("workload `a` is defined twice"), "{err}");
+        assert!(err.starts_with("s.yaml:6: workloads: duplicate entry with key \"a\""), "{err}");
         let twice = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n  - start: a\n");
         let err = load(&twice, &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:15: timeline.2.start: `a` already started"), "{err}");

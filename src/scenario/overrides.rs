@@ -78,6 +78,10 @@ impl Override {
     /// Applies this override to the scenario document, returning the dotted paths it
     /// changed (so a later error about one of them can name this `--set`).
     pub fn apply(&self, doc: &mut Value, workloads: &[String]) -> Result<Vec<String>> {
+        // the value is read as YAML: as deep as a file may be, no deeper
+        if super::prescan::too_deep(&self.value).is_some() {
+            return Err(Error::input(format!("--set {}: {}", self.path.join("."), super::prescan::deep_message())));
+        }
         let first = self.path[0].as_str();
         let targets: Vec<Vec<String>> = if TOP_LEVEL.contains(&first) {
             vec![self.path.clone()]

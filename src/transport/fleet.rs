@@ -40,6 +40,46 @@ pub fn placed(scenario: &Scenario) -> bool {
     scenario.workloads.iter().any(|w| w.placement.is_some())
 }
 
+/// Resolves each placed workload's hosts in the inventory, setting its `jobs` to
+/// `per_host` times them, and returns every host used. Run and lint call it before
+/// anything else, so a scenario that cannot be placed (no `--hosts`, a selector that
+/// matches nothing) is refused at the line of its `hosts`; doing it again is harmless.
+pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> Result<Vec<&'a Host>> {
+    let mut used: Vec<&Host> = Vec::new();
+    if !placed(scenario) {
+        return Ok(used);
+    }
+    let Some(inventory) = inventory else {
+        let p = scenario.workloads.iter().find_map(|w| w.placement.as_ref()).expect("placed");
+        return Err(Error::input(format!(
+            "{}: runs on hosts (`{}`): give the inventory with --hosts FILE (see docs/hosts.md)",
+            p.at,
+            p.hosts.join(", ")
+        )));
+    };
+    for w in &mut scenario.workloads {
+        let Some(p) = &mut w.placement else { continue };
+        if matches!(w.engine, EngineKind::Pgbench | EngineKind::Iperf3 | EngineKind::Fio) {
+            return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.engine)));
+        }
+        let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: {e}", p.at)))?;
+        for h in &hosts {
+            if h.spec.target.is_none() && w.targets.is_empty() && w.engine != EngineKind::Null {
+                return Err(Error::input(format!(
+                    "{}: host {} has no `target` in the inventory and the workload none of its own",
+                    w.name, h.name
+                )));
+            }
+            if !used.iter().any(|u| u.name == h.name) {
+                used.push(h);
+            }
+        }
+        p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
+        w.jobs = p.per_host * p.resolved.len() as u32;
+    }
+    Ok(used)
+}
+
 impl Fleet {
     /// Resolves each placed workload's hosts (setting its `jobs` to `per_host` times
     /// them), connects to every host used and lays out each workload there. `sets` are
@@ -56,35 +96,7 @@ impl Fleet {
         if !placed(scenario) {
             return Ok(fleet);
         }
-        let Some(inventory) = inventory else {
-            let w = scenario.workloads.iter().find(|w| w.placement.is_some()).expect("placed");
-            return Err(Error::input(format!(
-                "{} runs on hosts (`hosts: {}`): give the inventory with --hosts FILE (see docs/hosts.md)",
-                w.name,
-                w.placement.as_ref().map(|p| p.hosts.join(", ")).unwrap_or_default()
-            )));
-        };
-        let mut used: Vec<&Host> = Vec::new();
-        for w in &mut scenario.workloads {
-            let Some(p) = &mut w.placement else { continue };
-            if matches!(w.engine, EngineKind::Pgbench | EngineKind::Iperf3 | EngineKind::Fio) {
-                return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.engine)));
-            }
-            let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: hosts: {e}", w.name)))?;
-            for h in &hosts {
-                if h.spec.target.is_none() && w.targets.is_empty() && w.engine != EngineKind::Null {
-                    return Err(Error::input(format!(
-                        "{}: host {} has no `target` in the inventory and the workload none of its own",
-                        w.name, h.name
-                    )));
-                }
-                if !used.iter().any(|u| u.name == h.name) {
-                    used.push(h);
-                }
-            }
-            p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
-            w.jobs = p.per_host * p.resolved.len() as u32;
-        }
+        let used = place(scenario, inventory)?;
         progress(&format!("connecting to {} host{}", used.len(), if used.len() == 1 { "" } else { "s" }));
         let connected: Vec<std::result::Result<Remote, String>> = std::thread::scope(|s| {
             let handles: Vec<_> = used
