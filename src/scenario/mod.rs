@@ -608,21 +608,13 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// The text keys of a profile (`at` is `defaults` or `workloads.NAME`): each one line,
-    /// and a target not empty (an empty path would be the working directory).
+    /// The text keys of a profile (`at` is `defaults` or `workloads.NAME`): each one line.
+    /// Targets are checked as paths where they are resolved ([`plain_text`]).
     fn profile_text(&self, at: &[&str], p: &Profile) -> Result<()> {
-        let lists = [("target", &p.target), ("hosts", &p.hosts)];
-        for (key, values) in lists {
-            for value in values.iter().flatten() {
-                let path = [at, &[key]].concat();
-                self.one_line(&path, value)?;
-                if key == "target" && value.is_empty() {
-                    return Err(self.err(&path, "is empty: expected a directory, file or block device"));
-                }
-            }
+        for value in p.hosts.iter().flatten() {
+            self.one_line(&[at, &["hosts"]].concat(), value)?;
         }
         let texts = [
-            ("file", &p.file),
             ("group", &p.group),
             ("bssplit", &p.bssplit),
             ("distribution", &p.distribution),
