@@ -119,13 +119,13 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) `DIR/fathom.db`.
+    /// Opens `DIR/fathom.db` to add runs to it, creating it if needed. Refused (exit 2)
+    /// before anything is written: a file that is not a fathom store, a damaged store,
+    /// a read-only one, one from a newer fathom.
     pub fn open(dir: &Path) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| Error::input(format!("results directory {}: {e}", dir.display())))?;
         let path = dir.join("fathom.db");
-        let conn =
-            Connection::open(&path).map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
-        schema::prepare(&conn)?;
+        let conn = schema::open_for_writing(&path)?;
         Ok(Store { conn, path })
     }
 
@@ -135,7 +135,9 @@ impl Store {
         self.path.with_file_name("runs").join(run.to_string())
     }
 
-    /// Opens an existing store read-mostly; a missing one is an input error.
+    /// Opens an existing store read-only, for the commands that only read it: they
+    /// work on a read-only file or mount and on a full disk. A missing one is an input
+    /// error.
     pub fn open_existing(dir: &Path) -> Result<Store> {
         let path = dir.join("fathom.db");
         if !path.exists() {
@@ -144,7 +146,8 @@ impl Store {
                 path.display()
             )));
         }
-        Store::open(dir)
+        let conn = schema::open_for_reading(&path)?;
+        Ok(Store { conn, path })
     }
 
     pub fn create_run(&self, scenario: &str, text: &str, command: &str, env: &serde_json::Value) -> Result<i64> {
