@@ -8,10 +8,12 @@
 //! about 230 MB (measured by the test `a_day_of_64_workers_fits_in_a_few_hundred_megabytes`).
 
 mod observations;
+mod reserve;
 mod schema;
 mod timeline;
 
 pub use observations::{ObservationRow, Observed};
+pub use reserve::Reserve;
 pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};

@@ -315,33 +315,34 @@ pub fn open_for_reading(path: &Path) -> Result<Connection> {
 }
 
 /// A read-only connection and what the file is. A store in WAL mode is read through
-/// its `-shm` file, which a read-only directory without one cannot give: such a store
-/// (closed cleanly, its `-wal` empty or gone) is then read as immutable.
+/// its `-shm` file, which cannot be made in a read-only directory or on a full disk:
+/// there a store closed cleanly (its `-wal` empty or gone) is read as immutable.
 fn read_only(path: &Path) -> Result<(Connection, Found)> {
     use rusqlite::OpenFlags;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-    let open = |uri: &str| -> Result<(Connection, Found)> {
+    let open = |uri: &str| -> Result<Connection> {
         let conn = Connection::open_with_flags(uri, flags)
             .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        let found = identify(&conn, path)?;
-        Ok((conn, found))
+        Ok(conn)
     };
     let uri = file_uri(path);
-    match open(&uri) {
-        Err(Error::Failed(e)) if e.contains("unable to open database file") => {
-            let wal = std::fs::metadata(format!("{}-wal", path.display())).map(|m| m.len()).unwrap_or(0);
-            if wal > 0 {
-                return Err(Error::failed(format!(
-                    "{}: the results store has writes not yet merged (its -wal file) and its directory is \
-                     read-only: SQLite cannot read it there. Copy the directory somewhere writable",
-                    path.display()
-                )));
-            }
-            open(&format!("{uri}?immutable=1"))
+    let mut conn = open(&uri)?;
+    if let Err(e) = conn.pragma_query_value(None, "schema_version", |r| r.get::<_, i64>(0))
+        && matches!(e.sqlite_error_code(), Some(ErrorCode::CannotOpen | ErrorCode::SystemIoFailure))
+    {
+        let wal = std::fs::metadata(format!("{}-wal", path.display())).map(|m| m.len()).unwrap_or(0);
+        if wal > 0 {
+            return Err(Error::failed(format!(
+                "results store {}: {e}; it has writes not yet merged (its -wal file) and SQLite cannot make its \
+                 -shm file here (a read-only directory or a full disk): copy the directory somewhere writable",
+                path.display()
+            )));
         }
-        other => other,
+        conn = open(&format!("{uri}?immutable=1"))?;
     }
+    let found = identify(&conn, path)?;
+    Ok((conn, found))
 }
 
 /// `path` as an SQLite `file:` URI (bytes other than unreserved ones percent-encoded).
