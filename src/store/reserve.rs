@@ -18,10 +18,10 @@ use std::sync::Mutex;
 /// 4 KiB at a time per table touched).
 const RESERVE: u64 = 8 << 20;
 
-/// Stored bytes per worker, op and second (a counters row and its index share), and
-/// per workload, op and second (its latency and service-time histograms). Measured:
-/// a day of 64 workers of one op takes ~230 MB (the store's size test); these give
-/// about twice that, so a run that starts has room.
+/// Stored bytes per worker, op and second (a counters row: ~28 B measured), and per
+/// workload, op and second (its histograms: 0.2-1.3 KB each measured, two in open
+/// loop); docs/metrics.md, "Resolution and storage". Rounded up, so a run that starts
+/// has room.
 const ROW_BYTES: u64 = 64;
 const HISTOGRAM_BYTES: u64 = 2048;
 /// Ops a workload records per second (reads and writes; syncs are rare).
