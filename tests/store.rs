@@ -141,6 +141,41 @@ fn a_read_only_store_is_readable_by_every_read_command() {
     assert_refused(&s, &["run", &scenario, "--quiet"], &["read-only"]);
 }
 
+/// `chattr +i` on a file, undone when dropped (root ignores file modes, not this).
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn set(path: &Path) -> Immutable {
+        let out = Command::new("chattr").arg("+i").arg(path).output().unwrap();
+        assert!(
+            out.status.success(),
+            "this test needs chattr +i (root, ext4): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Immutable(path.to_path_buf())
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_read_only_store_file_is_readable_and_refused_for_runs() {
+    let s = Scratch::new("store-immutable");
+    let scenario = small(&s, "1s");
+    run_ok(&s, &["run", &scenario, "--quiet"]);
+    let before = std::fs::read(store_file(&s)).unwrap();
+    let _immutable = Immutable::set(&store_file(&s));
+    assert!(run_ok(&s, &["runs"]).contains("small"));
+    run_ok(&s, &["show", "last", "--json"]);
+    run_ok(&s, &["export", "last"]);
+    assert_refused(&s, &["run", &scenario, "--quiet"], &["read-only"]);
+    assert!(before == std::fs::read(store_file(&s)).unwrap());
+}
+
 #[test]
 fn a_read_only_store_that_needs_an_upgrade_says_so() {
     let s = Scratch::new("store-read-only-old");
