@@ -316,10 +316,12 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
         }
         _ => (status, error, code),
     };
-    record_lags(&store, run, &fleet)?;
+    // the lags are a detail: failing to store them must not leave the run `running`
+    let lags = record_lags(&store, run, &fleet);
     let cpu_per_core =
         generator_busy(&scenario, &engines_used, host::process_cpu_seconds() - cpu_before, clock_start.elapsed());
     store.finish_run(run, status, error.as_deref())?;
+    lags?;
     for f in lint::after(&measured(&RunSummary::load(&store, &run.to_string())?), cpu_per_core) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
     }
