@@ -148,7 +148,7 @@ CREATE TABLE IF NOT EXISTS warnings (
 ";
 
 /// fathom's mark on its stores, SQLite's `PRAGMA application_id`: "fath" in ASCII.
-pub const APPLICATION_ID: i64 = 0x6661_7468;
+const APPLICATION_ID: i64 = 0x6661_7468;
 
 /// The last schema written without [`APPLICATION_ID`]: a store with fathom's `runs`
 /// table and a `user_version` from 1 to this is fathom's too, and gets stamped.
@@ -242,6 +242,17 @@ fn check_health(conn: &Connection, path: &Path) -> Result<()> {
 /// schema is created or upgraded in one `BEGIN IMMEDIATE` transaction, so runs that
 /// create a store at the same time see it whole or not at all.
 pub fn open_for_writing(path: &Path) -> Result<Connection> {
+    // asked read-only: a connection that may write changes a file even by reading it
+    // (the last one to close merges a WAL file into its database)
+    let found = if path.exists() {
+        let (conn, found) = read_only(path)?;
+        if found != Found::New {
+            check_health(&conn, path)?;
+        }
+        found
+    } else {
+        Found::New
+    };
     let conn = Connection::open(path).map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     if conn.is_readonly(rusqlite::MAIN_DB)? {
@@ -250,10 +261,6 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
              can read it, but a run cannot be added to it; pass --results DIR for another store",
             path.display()
         )));
-    }
-    let found = identify(&conn, path)?;
-    if found != Found::New {
-        check_health(&conn, path)?;
     }
     wal(&conn, path)?;
     // per connection: a commit waits for the disk only at checkpoints (safe in WAL mode)
