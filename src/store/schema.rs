@@ -365,3 +365,29 @@ fn file_uri(path: &Path) -> String {
     }
     uri
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_whose_path_has_uri_characters_opens_for_reading() {
+        let dir = std::env::temp_dir().join(format!("fathom schema ?#%20 {}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("fathom.db");
+        open_for_writing(&path)
+            .unwrap()
+            .execute_batch("INSERT INTO warnings (run_id, code, message) VALUES (1, 'c', 'm')")
+            .unwrap();
+        let conn = open_for_reading(&path).unwrap();
+        let n: i64 = conn.query_row("SELECT count(*) FROM warnings", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+        // the URI named that file, not another one made up of part of the path
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            assert!(name.starts_with("fathom.db"), "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
