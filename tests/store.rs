@@ -291,6 +291,7 @@ fn a_run_whose_store_fills_up_ends_failed_with_its_seconds() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(filled.elapsed() < Duration::from_secs(30), "the run went on for {:?} with a full store", filled.elapsed());
     assert!(text(&out).contains("full"), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("failed"), "the summary is printed: {}", text(&out));
 
     // every read command works on the full filesystem
     mount.fill("filler");
@@ -312,9 +313,30 @@ fn a_run_whose_store_fills_up_ends_failed_with_its_seconds() {
 #[test]
 fn a_run_the_store_has_no_room_for_is_refused() {
     let s = Scratch::new("store-no-room");
-    let _mount = Tmpfs::mount(&results(&s), "4m");
-    let scenario = s.scenario(&SMALL.replace("DURATION", "48h").replace("jobs: 2", "jobs: 64"));
-    assert_refused(&s, &["run", scenario.to_str().unwrap(), "--quiet"], &["results store", "free"]);
-    let n: i64 = s.db().query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap_or(0);
+    let _mount = Tmpfs::mount(&results(&s), "16m");
+    // 20 minutes of 64 workers: about 15 MB of rows expected, more than 16 MiB less the reserve
+    let scenario = s.scenario(&SMALL.replace("DURATION", "20m").replace("jobs: 2", "jobs: 64"));
+    let mut child = s
+        .fathom(&["run", scenario.to_str().unwrap(), "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the run started: {}", text(&child.wait_with_output().unwrap()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not enough free space for this run's results") && err.contains("1200 s"), "{err}");
+    let n: i64 = s.db().query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 0, "no run is stored");
+    // a shorter one fits
+    let scenario = s.scenario(&SMALL.replace("DURATION", "1s").replace("jobs: 2", "jobs: 64"));
+    run_ok(&s, &["run", scenario.to_str().unwrap(), "--quiet"]);
 }
