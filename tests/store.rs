@@ -300,6 +300,9 @@ fn a_run_whose_store_fills_up_ends_failed_with_its_seconds() {
     let show: serde_json::Value = serde_json::from_str(&run_ok(&s, &["show", "last", "--json"])).unwrap();
     assert_eq!(show["run"]["status"], "failed", "{show}");
     assert!(show["run"]["error"].as_str().unwrap().contains("full"), "{show}");
+    run_ok(&s, &["export", "last", "--samples"]);
+    let report = s.dir.join("report.html");
+    run_ok(&s, &["report", "last", "-o", report.to_str().unwrap()]);
     // (SQLite cannot make a -shm file on the full filesystem: read the file as it is)
     let db = Connection::open_with_flags(
         format!("file:{}?immutable=1", store_file(&s).display()),
