@@ -12,7 +12,7 @@ use crate::report::expect;
 use crate::report::live::View;
 use crate::report::summary::RunSummary;
 use crate::scenario::{EngineKind, Override, Scenario, Source, builtin};
-use crate::store::{EventRow, ObservationRow, Status, Store};
+use crate::store::{EventRow, ObservationRow, Reserve, Status, Store};
 use crate::timeline::{self, Outcome};
 use crate::transport::Inventory;
 use crate::transport::fleet::{self, Fleet};
@@ -160,6 +160,8 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     let fleet = Arc::new(Fleet::start(&mut scenario, inventory.as_ref(), &sets, args.push_agent, &tx, &*progress)?);
 
     let store = Store::open(results)?;
+    let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::jobs_of(w, f)).collect();
+    let reserve = Arc::new(Reserve::take(results, timeline::planned_seconds(&scenario), &workers)?);
     let targets: Vec<PathBuf> = files.iter().flatten().map(|f| f.path.clone()).collect();
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -227,10 +229,13 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
         None => None,
     };
     let view = (!quiet).then(|| View::start(live.clone(), clock_start, total));
-    let feed = live.clone();
+    let (feed, halt, kept) = (live.clone(), stop.clone(), reserve.clone());
     let collector = std::thread::Builder::new()
         .name("collector".into())
-        .spawn(move || collector::run(writer, run, clock_start, rx, &feed))
+        .spawn(move || {
+            let sink = collector::Sink { store: writer, run, live: &feed, stop: &halt, reserve: &kept };
+            collector::run(sink, clock_start, rx)
+        })
         .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
 
     let devices = diskstats::devices_of(&targets);
@@ -271,6 +276,9 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
         view.stop();
     }
     let stored = collector.join().unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
+    // the samples are in: what is left to write is the run's end, which the reserve
+    // makes room for if the disk filled
+    reserve.release();
     let stored = stored.and(observers.stop());
     let stored = stored.and(prepared.stop().map_err(Error::failed));
 
@@ -316,10 +324,12 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
         }
         _ => (status, error, code),
     };
-    record_lags(&store, run, &fleet)?;
+    // the lags are a detail: failing to store them must not leave the run `running`
+    let lags = record_lags(&store, run, &fleet);
     let cpu_per_core =
         generator_busy(&scenario, &engines_used, host::process_cpu_seconds() - cpu_before, clock_start.elapsed());
     store.finish_run(run, status, error.as_deref())?;
+    lags?;
     for f in lint::after(&measured(&RunSummary::load(&store, &run.to_string())?), cpu_per_core) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
     }

@@ -1,12 +1,14 @@
 //! The collector: one thread that receives every worker's per-second samples and writes
 //! them to the store as each second closes, so a crash or Ctrl-C loses at most the
-//! second in progress.
+//! second in progress. A write that fails (a full disk) stops the run: the reserve
+//! kept for the store is freed, and the seconds still to come are written into it.
 
 use super::live::Live;
 use super::{Op, OpStats, Sample};
-use crate::error::Result;
-use crate::store::{CounterRow, Store};
+use crate::error::{Error, Result};
+use crate::store::{CounterRow, Reserve, Store};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -14,10 +16,24 @@ use std::time::{Duration, Instant};
 /// completion after the boundary, which at depth 1 on a slow device takes a while.
 const GRACE: Duration = Duration::from_millis(300);
 
+/// What the collector needs of the run besides its samples.
+pub struct Sink<'a> {
+    pub store: Store,
+    pub run: i64,
+    /// The live view and the Prometheus endpoint: every second as it is written.
+    pub live: &'a Live,
+    /// Set to stop the run when the store cannot be written.
+    pub stop: &'a AtomicBool,
+    /// Freed when a write fails, for the seconds after it and the run's end.
+    pub reserve: &'a Reserve,
+}
+
 /// Receives samples until every sender is gone, writing closed seconds as it goes.
-/// `live` (the live view and the Prometheus endpoint) gets every second as it is written.
-pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample>, live: &Live) -> Result<()> {
+/// The first write that fails stops the run and is the error returned once every
+/// sender is gone; the seconds after it are still written where they fit.
+pub fn run(mut sink: Sink, clock_start: Instant, rx: Receiver<Sample>) -> Result<()> {
     let mut pending: BTreeMap<u32, Vec<Sample>> = BTreeMap::new();
+    let mut failure: Option<Error> = None;
     loop {
         let disconnected = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(sample) => {
@@ -32,18 +48,27 @@ pub fn run(mut store: Store, run: i64, clock_start: Instant, rx: Receiver<Sample
         let ready: Vec<u32> = pending.range(..closed_before).map(|(t, _)| *t).collect();
         if !ready.is_empty() {
             let batch: Vec<Sample> = ready.iter().flat_map(|t| pending.remove(t).unwrap_or_default()).collect();
-            write(&mut store, run, batch, live)?;
+            if let Err(e) = write(&mut sink, batch)
+                && failure.is_none()
+            {
+                failure = Some(Error::failed(format!(
+                    "{e} (writing second {}): the run was stopped, and the seconds that could be stored are kept",
+                    ready[0]
+                )));
+            }
         }
         if disconnected {
-            return Ok(());
+            return failure.map_or(Ok(()), Err);
         }
     }
 }
 
 /// Merges samples that share a key (threads of one worker report separately), hands
 /// the result to `live` and writes it. Each histogram is merged once here: with
-/// hundreds of workers, merging is most of what the collector does.
-fn write(store: &mut Store, run: i64, batch: Vec<Sample>, live: &Live) -> Result<()> {
+/// hundreds of workers, merging is most of what the collector does. A write that
+/// fails stops the run, frees the reserve and is tried once more: the error returned
+/// is the first one, whether the retry fit or not.
+fn write(sink: &mut Sink, batch: Vec<Sample>) -> Result<()> {
     let mut per_worker: BTreeMap<(u32, u32, Op), (usize, OpStats)> = BTreeMap::new();
     let mut per_workload: BTreeMap<(usize, u32, Op), OpStats> = BTreeMap::new();
     for s in batch {
@@ -70,6 +95,13 @@ fn write(store: &mut Store, run: i64, batch: Vec<Sample>, live: &Live) -> Result
             stats,
         })
         .collect();
-    live.add(&counters, &per_workload);
-    store.write_samples(run, &counters, &per_workload)
+    sink.live.add(&counters, &per_workload);
+    let failed = match sink.store.write_samples(sink.run, &counters, &per_workload) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    sink.stop.store(true, Ordering::Relaxed);
+    sink.reserve.release();
+    let _ = sink.store.write_samples(sink.run, &counters, &per_workload);
+    Err(failed)
 }

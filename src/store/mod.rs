@@ -13,10 +13,12 @@
 //! is ever written.
 
 mod observations;
+mod reserve;
 mod schema;
 mod timeline;
 
 pub use observations::{ObservationRow, Observed};
+pub use reserve::Reserve;
 pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};
@@ -125,16 +127,16 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) `DIR/fathom.db`.
+    /// Opens `DIR/fathom.db` to add runs to it, creating it if needed. Refused (exit 2)
+    /// before anything is written: a file that is not a fathom store, a damaged store,
+    /// a read-only one, one from a newer fathom.
     pub fn open(dir: &Path) -> Result<Store> {
         crate::nofollow::create_dir(dir)
             .map_err(|e| Error::input(format!("results directory {}: {e}", dir.display())))?;
         let path = dir.join("fathom.db");
         crate::nofollow::not_a_symlink(&path)
             .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
-        let conn =
-            Connection::open(&path).map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
-        schema::prepare(&conn)?;
+        let conn = schema::open_for_writing(&path)?;
         Ok(Store { conn, path })
     }
 
@@ -144,7 +146,9 @@ impl Store {
         self.path.with_file_name("runs").join(run.to_string())
     }
 
-    /// Opens an existing store read-mostly; a missing one is an input error.
+    /// Opens an existing store read-only, for the commands that only read it: they
+    /// work on a read-only file or mount and on a full disk. A missing one is an input
+    /// error.
     pub fn open_existing(dir: &Path) -> Result<Store> {
         let path = dir.join("fathom.db");
         if !path.exists() {
@@ -153,7 +157,11 @@ impl Store {
                 path.display()
             )));
         }
-        Store::open(dir)
+        // a read command may upgrade an older store's schema: the same rule as for runs
+        crate::nofollow::not_a_symlink(&path)
+            .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
+        let conn = schema::open_for_reading(&path)?;
+        Ok(Store { conn, path })
     }
 
     pub fn create_run(&self, scenario: &str, text: &str, command: &str, env: &serde_json::Value) -> Result<i64> {

@@ -1,8 +1,15 @@
-//! The store's tables. `user_version` records the schema version so later versions of
-//! fathom can migrate old stores instead of refusing them.
+//! The store's tables, and what opening a store checks before anything is written to
+//! it. `user_version` records the schema version so later versions of fathom can
+//! migrate old stores instead of refusing them; `application_id` marks the file as
+//! fathom's, so a foreign SQLite file that happens to be called `fathom.db` is never
+//! touched.
 
 use crate::error::{Error, Result};
-use rusqlite::Connection;
+use rusqlite::{Connection, ErrorCode, TransactionBehavior};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
 /// `observations`; an older store gains the tables when opened.
@@ -140,18 +147,247 @@ CREATE TABLE IF NOT EXISTS warnings (
 );
 ";
 
-pub fn prepare(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    // WAL: the sample writer and the run's own bookkeeping write from two connections.
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if version > VERSION {
+/// fathom's mark on its stores, SQLite's `PRAGMA application_id`: "fath" in ASCII.
+const APPLICATION_ID: i64 = 0x6661_7468;
+
+/// The last schema written without [`APPLICATION_ID`]: a store with fathom's `runs`
+/// table and a `user_version` from 1 to this is fathom's too, and gets stamped.
+const LAST_UNSTAMPED: i64 = 4;
+
+/// How long a connection waits for another one's lock (runs sharing a store, a
+/// report reading it) before it gives up with "database is locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a file named `fathom.db` turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Empty: a store about to be created.
+    New,
+    /// fathom's, at this schema version (stamped or not).
+    Store { version: i64, stamped: bool },
+}
+
+/// Says what `path` is without writing to it; anything but an empty file or a fathom
+/// store of a version this fathom knows is refused (exit 2).
+fn identify(conn: &Connection, path: &Path) -> Result<Found> {
+    let not_ours = |why: String| {
+        Error::input(format!(
+            "{}: not a fathom results store ({why}): fathom writes nothing to it; move it away or pass --results DIR",
+            path.display()
+        ))
+    };
+    let header = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => not_ours("not an SQLite database".into()),
+        Some(ErrorCode::DatabaseCorrupt) => damaged(path, &e.to_string()),
+        _ => Error::failed(format!("results store {}: {e}", path.display())),
+    };
+    // one snapshot: a run creating the store meanwhile is seen before or after, whole
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
+    let app: i64 = tx.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(header)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(header)?;
+    let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(header)?;
+    let has_runs: bool = tx
+        .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'", [], |r| r.get(0))
+        .map_err(header)?;
+    tx.finish()?;
+    let found = match app {
+        APPLICATION_ID => Found::Store { version, stamped: true },
+        0 if tables == 0 && version == 0 => Found::New,
+        0 if has_runs && (1..=LAST_UNSTAMPED).contains(&version) => Found::Store { version, stamped: false },
+        _ => return Err(not_ours(format!("application_id {app:#x}, user_version {version}, {tables} schema objects"))),
+    };
+    if let Found::Store { version, .. } = found
+        && version > VERSION
+    {
         return Err(Error::input(format!(
-            "the results store was written by a newer fathom (schema {version}, this one knows {VERSION})"
+            "{}: the results store was written by a newer fathom (schema {version}, this one knows {VERSION})",
+            path.display()
         )));
     }
-    conn.execute_batch(SCHEMA)?;
-    conn.pragma_update(None, "user_version", VERSION)?;
+    Ok(found)
+}
+
+fn damaged(path: &Path, what: &str) -> Error {
+    Error::input(format!(
+        "{}: the results store is damaged ({what}): fathom will not add runs to it. \
+         Read what it can with `sqlite3 {0} .recover`, and pass --results DIR for a new store",
+        path.display()
+    ))
+}
+
+/// Stores that passed `PRAGMA quick_check` in this process: a run opens its store
+/// several times (the collector, observers, drivers), and the check reads the whole
+/// file, so it is done once.
+static CHECKED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// Refuses a store whose pages do not hold together (garbage written into it).
+fn check_health(conn: &Connection, path: &Path) -> Result<()> {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if CHECKED.lock().unwrap_or_else(|e| e.into_inner()).contains(&key) {
+        return Ok(());
+    }
+    let problems: Vec<String> = conn
+        .prepare("PRAGMA quick_check(3)")
+        .and_then(|mut stmt| stmt.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| damaged(path, &e.to_string()))?;
+    if problems != ["ok"] {
+        return Err(damaged(path, &problems.join("; ")));
+    }
+    CHECKED.lock().unwrap_or_else(|e| e.into_inner()).insert(key);
     Ok(())
+}
+
+/// Opens `path` to add runs to it, creating the store if the file is new or empty.
+/// Nothing is written before the file is known to be a healthy fathom store; the
+/// schema is created or upgraded in one `BEGIN IMMEDIATE` transaction, so runs that
+/// create a store at the same time see it whole or not at all.
+pub fn open_for_writing(path: &Path) -> Result<Connection> {
+    // asked read-only: a connection that may write changes a file even by reading it
+    // (the last one to close merges a WAL file into its database)
+    let found = if path.exists() {
+        let (conn, found) = read_only(path)?;
+        if found != Found::New {
+            check_health(&conn, path)?;
+        }
+        found
+    } else {
+        Found::New
+    };
+    let conn = Connection::open(path).map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    if conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(Error::input(format!(
+            "{}: the results store is read-only: `fathom runs`, `show`, `report` and the other read commands \
+             can read it, but a run cannot be added to it; pass --results DIR for another store",
+            path.display()
+        )));
+    }
+    wal(&conn, path)?;
+    // per connection: a commit waits for the disk only at checkpoints (safe in WAL mode)
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    if found != (Found::Store { version: VERSION, stamped: true }) {
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
+        // another run may have created or upgraded it meanwhile: these are idempotent
+        tx.execute_batch(SCHEMA)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.pragma_update(None, "user_version", VERSION)?;
+        tx.commit()?;
+    }
+    Ok(conn)
+}
+
+/// Puts the store in WAL mode (the sample writer and the run's own bookkeeping write
+/// from two connections while readers read). Changing the mode needs the file to
+/// itself and SQLite does not wait for that (no busy handler): two runs creating a
+/// store together failed with "database is locked". Retried here instead.
+fn wal(conn: &Connection, path: &Path) -> Result<()> {
+    let started = Instant::now();
+    loop {
+        let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            return Ok(());
+        }
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) && started.elapsed() < BUSY_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(Error::failed(format!("results store {}: {e}", path.display()))),
+        }
+    }
+}
+
+/// Opens `path` read-only for the read commands: a read-only file or mount, or a full
+/// disk, does not stop them. A store older than this fathom is upgraded first if it
+/// can be written; if it cannot, that is said.
+pub fn open_for_reading(path: &Path) -> Result<Connection> {
+    match read_only(path)? {
+        (_, Found::New) => Err(Error::input(format!(
+            "{}: the results store is empty (run `fathom run` first, or pass --results DIR)",
+            path.display()
+        ))),
+        (_, Found::Store { version, .. }) if version < VERSION => {
+            open_for_writing(path).map_err(|e| {
+                Error::input(format!(
+                    "{}: the results store has schema {version} and this fathom reads schema {VERSION}: it needs an \
+                     upgrade, which failed ({e}). A read-only store cannot be upgraded: make it writable once, or \
+                     read it with the fathom that wrote it",
+                    path.display()
+                ))
+            })?;
+            Ok(read_only(path)?.0)
+        }
+        (conn, _) => Ok(conn),
+    }
+}
+
+/// A read-only connection and what the file is. A store in WAL mode is read through
+/// its `-shm` file, which cannot be made in a read-only directory or on a full disk:
+/// there a store closed cleanly (its `-wal` empty or gone) is read as immutable.
+fn read_only(path: &Path) -> Result<(Connection, Found)> {
+    use rusqlite::OpenFlags;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let open = |uri: &str| -> Result<Connection> {
+        let conn = Connection::open_with_flags(uri, flags)
+            .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(conn)
+    };
+    let uri = file_uri(path);
+    let mut conn = open(&uri)?;
+    if let Err(e) = conn.pragma_query_value(None, "schema_version", |r| r.get::<_, i64>(0))
+        && matches!(e.sqlite_error_code(), Some(ErrorCode::CannotOpen | ErrorCode::SystemIoFailure))
+    {
+        let wal = std::fs::metadata(format!("{}-wal", path.display())).map(|m| m.len()).unwrap_or(0);
+        if wal > 0 {
+            return Err(Error::failed(format!(
+                "results store {}: {e}; it has writes not yet merged (its -wal file) and SQLite cannot make its \
+                 -shm file here (a read-only directory or a full disk): copy the directory somewhere writable",
+                path.display()
+            )));
+        }
+        conn = open(&format!("{uri}?immutable=1"))?;
+    }
+    let found = identify(&conn, path)?;
+    Ok((conn, found))
+}
+
+/// `path` as an SQLite `file:` URI (bytes other than unreserved ones percent-encoded).
+fn file_uri(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in abs.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_whose_path_has_uri_characters_opens_for_reading() {
+        let dir = std::env::temp_dir().join(format!("fathom schema ?#%20 {}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("fathom.db");
+        open_for_writing(&path)
+            .unwrap()
+            .execute_batch("INSERT INTO warnings (run_id, code, message) VALUES (1, 'c', 'm')")
+            .unwrap();
+        let conn = open_for_reading(&path).unwrap();
+        let n: i64 = conn.query_row("SELECT count(*) FROM warnings", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+        // the URI named that file, not another one made up of part of the path
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            assert!(name.starts_with("fathom.db"), "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
