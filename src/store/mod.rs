@@ -8,10 +8,12 @@
 //! about 230 MB (measured by the test `a_day_of_64_workers_fits_in_a_few_hundred_megabytes`).
 
 mod observations;
+mod processes;
 mod schema;
 mod timeline;
 
 pub use observations::{ObservationRow, Observed};
+pub use processes::{FATHOM, ProcessRow};
 pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};
