@@ -271,9 +271,13 @@ mod tests {
         let (me, pgid) = identity(std::process::id() as i32).unwrap();
         // SAFETY: getpgrp has no preconditions.
         assert_eq!(pgid, unsafe { libc::getpgrp() });
-        let mut child = Command::new("sleep").arg("5").spawn().unwrap();
-        let (other, _) = identity(child.id() as i32).unwrap();
-        assert_ne!(me, other);
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+        assert!(me.starts_with(&format!("{}/", boot.trim())), "{me}");
+        let mut child = Command::new("sleep").arg("5").process_group(0).spawn().unwrap();
+        let (started, group) = identity(child.id() as i32).unwrap();
+        assert_eq!(group, child.id() as i32);
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(identity(child.id() as i32).unwrap().0, started, "the same process, the same identity");
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(identity(child.id() as i32).is_none());

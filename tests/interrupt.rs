@@ -69,9 +69,7 @@ fn ctrl_c(child: &Child) {
 
 /// The run's status and error.
 fn status(s: &Scratch, run: i64) -> (String, Option<String>) {
-    s.db()
-        .query_row("SELECT status, error FROM runs WHERE id = ?1", [run], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
+    s.db().query_row("SELECT status, error FROM runs WHERE id = ?1", [run], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
 }
 
 /// Asserts the run ended as an interrupt must end it.
@@ -92,6 +90,30 @@ fn postmasters(results: &Path) -> Vec<String> {
     found
 }
 
+/// The port of the iperf3 server fathom started, as it says.
+fn iperf3_port(s: &Scratch) -> String {
+    std::fs::read_to_string(s.dir.join("stderr"))
+        .unwrap()
+        .split("iperf3 server on 127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next().map(str::to_string))
+        .expect("the server's port is said")
+}
+
+/// iperf3 processes, server or client, on `port`.
+fn iperf3s(port: &str) -> Vec<String> {
+    servers::running(&format!("-p {port}")).into_iter().filter(|c| c.contains("iperf3")).collect()
+}
+
+/// A short run of another scenario in the same store.
+fn short_run(s: &Scratch) -> Output {
+    let short = s.dir.join("short.yaml");
+    let body =
+        format!("name: short\nworkloads:\n  r: {{target: {}, size: 8m, rw: read, duration: 1s}}\n", s.data().display());
+    std::fs::write(&short, body).unwrap();
+    s.run(&["run", short.to_str().unwrap(), "-q"])
+}
+
 /// Transactions of a pgbench log directory that ended in or after second `from` of the
 /// run clock (`clock_ms` being its second 0).
 fn logged_txns(dir: &Path, clock_ms: i64, from: i64) -> u64 {
@@ -99,8 +121,9 @@ fn logged_txns(dir: &Path, clock_ms: i64, from: i64) -> u64 {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         for line in std::fs::read_to_string(entry.path()).unwrap_or_default().lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
-            let Some(secs) = f.get(4).and_then(|s| s.parse::<i64>().ok()) else { continue };
-            if f.len() >= 6 && (secs * 1000 - clock_ms).div_euclid(1000) >= from {
+            let field = |i: usize| f.get(i).and_then(|s| s.parse::<i64>().ok());
+            let (Some(secs), Some(us)) = (field(4), field(5)) else { continue };
+            if (secs * 1_000_000 + us - clock_ms * 1000).div_euclid(1_000_000) >= from {
                 n += 1;
             }
         }
@@ -143,6 +166,9 @@ fn ctrl_c_stops_pgbench_keeps_every_transaction_and_its_postgresql() {
     assert_aborted(&s, &out, took);
     let stored = count(&s, "SELECT sum(ops) FROM samples WHERE op = 3") as u64;
     assert!(stored >= before && stored > 0, "{stored} transactions stored, {before} logged before Ctrl-C");
+    // pgbench ended writing out its log: every transaction it logged is stored
+    let measure_t = count(&s, "SELECT measure_t FROM workloads");
+    assert_eq!(stored, logged_txns(&logs, clock(), measure_t));
     assert!(postmasters(&s.dir.join("results")).is_empty(), "{:?}", postmasters(&s.dir.join("results")));
     assert!(servers::running("pgbench -n").iter().all(|c| !c.contains(&s.dir.display().to_string())));
 }
@@ -157,18 +183,13 @@ fn ctrl_c_stops_iperf3_keeps_its_seconds_and_its_server() {
     wait_for(&mut child, "the iperf3 client", || json.exists());
     // a few of its seconds are measured
     std::thread::sleep(Duration::from_millis(3500));
-    let port = std::fs::read_to_string(s.dir.join("stderr"))
-        .unwrap()
-        .split("iperf3 server on 127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next().map(str::to_string))
-        .expect("the server's port is said");
+    let port = iperf3_port(&s);
     ctrl_c(&child);
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_aborted(&s, &out, took);
     let seconds = count(&s, "SELECT count(DISTINCT t) FROM samples WHERE op = 4 AND bytes > 0");
     assert!(seconds >= 2, "{seconds} seconds of iperf3 kept: {}", text(&out));
-    assert!(servers::running(&format!("-p {port}")).iter().all(|c| !c.contains("iperf3")), "iperf3 left running");
+    assert!(iperf3s(&port).is_empty(), "iperf3 left running");
 }
 
 #[test]
@@ -191,8 +212,7 @@ fn ctrl_c_during_an_exec_hook_kills_its_command() {
 #[test]
 fn sigterm_during_pgbench_initialisation_stops_at_once() {
     let s = Scratch::new("int-pginit");
-    let scenario =
-        s.scenario("name: pg\nworkloads:\n  tx:\n    driver: pgbench\n    scale: 100\n    duration: 60s\n");
+    let scenario = s.scenario("name: pg\nworkloads:\n  tx:\n    driver: pgbench\n    scale: 100\n    duration: 60s\n");
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     let needle = format!("pgbench -i -q -s 100");
     wait_for(&mut child, "pgbench -i", || !servers::running(&needle).is_empty());
@@ -223,13 +243,7 @@ fn the_next_run_stops_what_a_killed_fathom_left_and_aborts_its_run() {
     assert!(!postmasters(&results).is_empty(), "PostgreSQL is left running by a killed fathom");
     assert_eq!(status(&s, 1).0, "running");
 
-    let short = s.dir.join("short.yaml");
-    std::fs::write(
-        &short,
-        format!("name: short\nworkloads:\n  r: {{target: {}, size: 8m, rw: read, duration: 1s}}\n", s.data().display()),
-    )
-    .unwrap();
-    let out = s.run(&["run", short.to_str().unwrap(), "-q"]);
+    let out = short_run(&s);
     assert!(out.status.success(), "{}", text(&out));
     let started = Instant::now();
     while !postmasters(&results).is_empty() {
@@ -240,4 +254,46 @@ fn the_next_run_stops_what_a_killed_fathom_left_and_aborts_its_run() {
     assert_eq!(status, "aborted");
     assert!(error.as_deref().unwrap_or("").contains("killed"), "{error:?}");
     assert!(servers::running("pgbench -n").iter().all(|c| !c.contains(&s.dir.display().to_string())));
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
+    let s = Scratch::new("int-twice");
+    let scenario = s.scenario(
+        "name: both\nworkloads:\n  tx:\n    driver: pgbench\n    script: select-only\n    duration: 60s\n  \
+         net:\n    driver: iperf3\n    link: 100gbit\n    duration: 60s\n\
+         timeline:\n  - start: tx\n    async: true\n  - start: net\n",
+    );
+    let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
+    let results = s.dir.join("results");
+    let json = results.join("runs/1/net.iperf3.json");
+    wait_for(&mut child, "PostgreSQL and iperf3", || !postmasters(&results).is_empty() && json.exists());
+    std::thread::sleep(Duration::from_millis(1000));
+    let port = iperf3_port(&s);
+    ctrl_c(&child);
+    std::thread::sleep(Duration::from_millis(50));
+    ctrl_c(&child);
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(took < PROMPT, "{took:?}");
+    // it did not stop in order: the run is left as it was
+    assert_eq!(status(&s, 1).0, "running", "{}", text(&out));
+    let dir = s.dir.display().to_string();
+    let started = Instant::now();
+    let left = || {
+        let mut left = postmasters(&results);
+        left.extend(iperf3s(&port));
+        left.extend(servers::running("pgbench -n").into_iter().filter(|c| c.contains(&dir)));
+        left
+    };
+    while !left().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(5), "left running: {:?}", left());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // the next run finds nothing left, and ends the record
+    let out = short_run(&s);
+    assert!(out.status.success(), "{}", text(&out));
+    let (status, error) = status(&s, 1);
+    assert_eq!(status, "aborted");
+    assert!(error.unwrap_or_default().contains("nothing of it was left running"));
 }

@@ -60,8 +60,8 @@ pub fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) 
                 let mut server = Command::new("iperf3");
                 server.args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()]);
                 server.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-                let child =
-                    Group::spawn(&mut server, "iperf3 -s").map_err(|e| format!("{}: starting iperf3 -s: {e}", w.name))?;
+                let child = Group::spawn(&mut server, "iperf3 -s")
+                    .map_err(|e| format!("{}: starting iperf3 -s: {e}", w.name))?;
                 servers._started.push(child);
                 progress(&format!("{}: iperf3 server on 127.0.0.1:{port}", w.name));
                 ("127.0.0.1".to_string(), port)

@@ -179,7 +179,8 @@ impl Cluster {
             pg_ctl.args(["-w", "-t", "60", "-D"]).arg(&data).arg("-l").arg(&log).arg("start");
             // from here a server may run: stop() stops it, whatever happens
             cluster.running = true;
-            let Some(out) = children::output(&mut pg_ctl, "pg_ctl", stop).map_err(|e| format!("starting pg_ctl: {e}"))?
+            let Some(out) =
+                children::output(&mut pg_ctl, "pg_ctl", stop).map_err(|e| format!("starting pg_ctl: {e}"))?
             else {
                 return Err(INTERRUPTED.into());
             };

@@ -40,10 +40,7 @@ impl Store {
 
     /// Forgets a process that has ended (or every one of the run's, with `pid` None).
     pub fn remove_processes(&self, run: i64, pid: Option<i64>) -> Result<()> {
-        self.conn.execute(
-            "DELETE FROM processes WHERE run_id = ?1 AND (?2 IS NULL OR pid = ?2)",
-            params![run, pid],
-        )?;
+        self.conn.execute("DELETE FROM processes WHERE run_id = ?1 AND (?2 IS NULL OR pid = ?2)", params![run, pid])?;
         Ok(())
     }
 
