@@ -297,3 +297,31 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
     assert_eq!(status, "aborted");
     assert!(error.unwrap_or_default().contains("nothing of it was left running"));
 }
+
+#[test]
+fn ctrl_c_while_an_agent_lays_out_stops_it_and_its_agent() {
+    let s = Scratch::new("int-agent");
+    let host = s.dir.join("host-lay");
+    std::fs::create_dir_all(&host).unwrap();
+    let hosts = s.dir.join("hosts.yaml");
+    std::fs::write(&hosts, format!("hosts:\n  lay: {{transport: local, target: {}}}\n", host.display())).unwrap();
+    // a file that takes far longer than the bound to lay out
+    let scenario =
+        s.scenario("name: big\nworkloads:\n  r:\n    hosts: all\n    rw: randread\n    size: 4g\n    duration: 5s\n");
+    let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--hosts", hosts.to_str().unwrap()]);
+    let data = host.join("fathom-r.dat");
+    let size = || std::fs::metadata(&data).map(|m| m.len()).unwrap_or(0);
+    wait_for(&mut child, "the agent's layout", || size() > 0);
+    ctrl_c(&child);
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(took < PROMPT, "stopping took {took:?}");
+    let started = Instant::now();
+    while !servers::running("agent --name lay").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(5), "the agent is still laying out");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let at = size();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(size(), at, "the layout goes on");
+}

@@ -155,7 +155,15 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     let (tx, rx) = std::sync::mpsc::channel();
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     let sets = applied_sets(&args.sets, args.target.as_deref(), args.engine.as_deref())?;
-    let fleet = Arc::new(Fleet::start(&mut scenario, inventory.as_ref(), &sets, args.push_agent, &tx, &*progress)?);
+    let fleet = Arc::new(Fleet::start(
+        &mut scenario,
+        inventory.as_ref(),
+        &sets,
+        args.push_agent,
+        &tx,
+        &interrupted,
+        &*progress,
+    )?);
 
     let store = Store::open(results)?;
     for line in children::clean_up(&store)? {
