@@ -192,21 +192,32 @@ fn ctrl_c_stops_iperf3_keeps_its_seconds_and_its_server() {
     assert!(iperf3s(&port).is_empty(), "iperf3 left running");
 }
 
-#[test]
-fn ctrl_c_during_an_exec_hook_kills_its_command() {
-    let s = Scratch::new("int-exec");
-    let scenario = s.scenario(
-        "name: hook\nworkloads:\n  w: {target: TARGET, size: 8m, rw: randread, duration: 60s}\n\
-         timeline:\n  - start: w\n    async: true\n  - exec: sleep 37\n    timeout: 120s\n",
-    );
+/// Ctrl-C while timeline `step` runs `command` (in a shell that waits for it), with a
+/// workload measuring meanwhile.
+fn ctrl_c_kills_the_command_of(name: &str, step: &str, command: &str) {
+    let s = Scratch::new(name);
+    let scenario = s.scenario(&format!(
+        "name: hook\nworkloads:\n  w: {{target: TARGET, size: 8m, rw: randread, duration: 60s}}\n\
+         timeline:\n  - start: w\n    async: true\n  - {step}\n"
+    ));
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     wait_for(&mut child, "samples", || count(&s, "SELECT count(*) FROM samples") > 0);
-    wait_for(&mut child, "the hook's command", || !servers::running("sleep 37").is_empty());
+    wait_for(&mut child, "the hook's command", || !servers::running(command).is_empty());
     ctrl_c(&child);
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_aborted(&s, &out, took);
     assert!(count(&s, "SELECT sum(ops) FROM samples") > 0);
-    assert!(servers::running("sleep 37").is_empty(), "the hook's command was left running");
+    assert!(servers::running(command).is_empty(), "the hook's command was left running");
+}
+
+#[test]
+fn ctrl_c_during_an_exec_hook_kills_its_command() {
+    ctrl_c_kills_the_command_of("int-exec", "exec: sleep 37; true\n    timeout: 120s", "sleep 37");
+}
+
+#[test]
+fn ctrl_c_during_wait_until_kills_its_probe() {
+    ctrl_c_kills_the_command_of("int-wait", "wait_until: {command: 'sleep 38; false', timeout: 120s}", "sleep 38");
 }
 
 #[test]

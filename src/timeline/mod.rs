@@ -289,10 +289,16 @@ impl Executor<'_> {
                     let (probe, stop) = (probe.clone(), cx.stop.clone());
                     std::thread::spawn(move || hooks::wait_until(&probe, timeout, interval, &stop))
                 };
-                while !probe_thread.is_finished() {
+                while !probe_thread.is_finished() && !self.aborted() {
                     self.idle_until(Instant::now() + Duration::from_millis(50), None)?;
                 }
-                let result = probe_thread.join().unwrap_or_else(|_| Err("the probe panicked".into()));
+                // stopped: a probe in the middle of a connection is not waited for (a
+                // command is killed at once; a connection ends at its own timeout)
+                let result = if probe_thread.is_finished() {
+                    probe_thread.join().unwrap_or_else(|_| Err("the probe panicked".into()))
+                } else {
+                    Err("interrupted".into())
+                };
                 let took = match &result {
                     Ok(d) => d.as_millis() as i64,
                     Err(_) => self.now_ms() - at,
@@ -474,8 +480,7 @@ impl Executor<'_> {
 
     /// Stops workload `idx` on second `t` (waiting for it) and joins it.
     fn stop_at(&mut self, idx: usize, t: u64) -> Result<()> {
-        let at = self.cx.clock_start + Duration::from_secs(t);
-        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        crate::engine::sleep_until(self.cx.clock_start + Duration::from_secs(t), &self.cx.stop);
         if let Some(l) = self.live[idx].as_ref() {
             l.stop.store(true, Ordering::Relaxed);
         }
