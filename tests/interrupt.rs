@@ -10,7 +10,7 @@ use common::servers;
 use common::{Scratch, text};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
 /// The contract is 2 s; a debug build on a busy 2-core machine gets more.
@@ -225,14 +225,14 @@ fn sigterm_during_pgbench_initialisation_stops_at_once() {
     let s = Scratch::new("int-pginit");
     let scenario = s.scenario("name: pg\nworkloads:\n  tx:\n    driver: pgbench\n    scale: 100\n    duration: 60s\n");
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
-    let needle = format!("pgbench -i -q -s 100");
-    wait_for(&mut child, "pgbench -i", || !servers::running(&needle).is_empty());
+    let needle = "pgbench -i -q -s 100";
+    wait_for(&mut child, "pgbench -i", || !servers::running(needle).is_empty());
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY: kill(2) of fathom alone.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_aborted(&s, &out, took);
-    assert!(servers::running(&needle).is_empty(), "pgbench -i left running");
+    assert!(servers::running(needle).is_empty(), "pgbench -i left running");
     assert!(postmasters(&s.dir.join("results")).is_empty(), "{:?}", postmasters(&s.dir.join("results")));
 }
 
