@@ -34,9 +34,10 @@ fn target(pid: i32, pgid: i32) -> i32 {
     if pid == pgid { -pid } else { pid }
 }
 
-/// Which process `pid` is, beyond its number (which the kernel reuses): this boot's id
-/// and the process's start time in clock ticks after boot (field 22 of /proc/PID/stat),
-/// with its process group. None when no such process runs.
+/// Which process `pid` is, beyond its number (which the kernel reuses): the host's
+/// name, this boot's id and the process's start time in clock ticks after boot (field
+/// 22 of /proc/PID/stat), as `HOST/BOOT/START`, with its process group. None when no
+/// such process runs.
 pub fn identity(pid: i32) -> Option<(String, i32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // the command name, in parentheses, may hold spaces: count fields after it
@@ -48,7 +49,12 @@ pub fn identity(pid: i32) -> Option<(String, i32)> {
     let pgid = fields.get(2)?.parse().ok()?;
     let start = fields.get(19)?;
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    Some((format!("{}/{start}", boot.trim()), pgid))
+    Some((format!("{}/{}/{start}", this_host(), boot.trim()), pgid))
+}
+
+/// This host's name, as the kernel has it.
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string()
 }
 
 /// A process group fathom answers for, known to the signal handler and recorded in the
@@ -232,16 +238,19 @@ pub fn exit_on_second_signal(signal: i32, interrupted: Arc<AtomicBool>) -> std::
     unsafe { signal_hook::low_level::register(signal, action) }.map(|_| ())
 }
 
-/// Runs left `running` by a fathom that is gone (killed, crashed, the machine stopped):
-/// kills the process groups they left that still run (the same processes: a recycled
-/// pid is left alone) and marks the runs aborted. Returns a line per run, to warn with.
+/// Runs left `running` by a fathom of this host that is gone (killed, crashed, the
+/// machine restarted): kills the process groups they left that still run (the same
+/// processes: a recycled pid is left alone) and marks the runs aborted. Runs of another
+/// host (a store on shared storage) are its own to judge. Returns a line per run, to
+/// warn with.
 pub fn clean_up(store: &Store) -> Result<Vec<String>> {
     let mut said = Vec::new();
+    let here = format!("{}/", this_host());
     for u in store.unfinished_runs()? {
         let alive = |p: &ProcessRow| identity(p.pid as i32).is_some_and(|(id, _)| id == p.identity);
         let (fathom, left) = u.processes.split_first().expect("unfinished_runs gives fathom first");
-        if alive(fathom) {
-            continue; // another fathom is running it
+        if !fathom.identity.starts_with(&here) || alive(fathom) {
+            continue; // another host's, or another fathom is running it
         }
         let mut stopped = Vec::new();
         for p in left.iter().filter(|p| alive(p)) {
@@ -272,7 +281,7 @@ mod tests {
         // SAFETY: getpgrp has no preconditions.
         assert_eq!(pgid, unsafe { libc::getpgrp() });
         let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-        assert!(me.starts_with(&format!("{}/", boot.trim())), "{me}");
+        assert!(me.starts_with(&format!("{}/{}/", this_host(), boot.trim())), "{me}");
         let mut child = Command::new("sleep").arg("5").process_group(0).spawn().unwrap();
         let (started, group) = identity(child.id() as i32).unwrap();
         assert_eq!(group, child.id() as i32);
@@ -322,10 +331,14 @@ mod tests {
         // a fathom that is gone (its pid now names nobody: a reaped child's)
         let mut gone = Command::new("true").spawn().unwrap();
         gone.wait().unwrap();
-        store.add_process(run, &row(gone.id(), FATHOM, "boot/1".into())).unwrap();
+        let here = this_host();
+        store.add_process(run, &row(gone.id(), FATHOM, format!("{here}/boot/1"))).unwrap();
         store.add_process(run, &row(left.id(), "iperf3", identity(left.id() as i32).unwrap().0)).unwrap();
         // the same pid, started at another time: not what the run started
-        store.add_process(run, &row(innocent.id(), "postgres", "boot/1".into())).unwrap();
+        store.add_process(run, &row(innocent.id(), "postgres", format!("{here}/boot/1"))).unwrap();
+        // a run of another host sharing the store: not this host's to judge
+        let elsewhere = store.create_run("t", "", "", &serde_json::json!({})).unwrap();
+        store.add_process(elsewhere, &row(gone.id(), FATHOM, "elsewhere/boot/1".into())).unwrap();
         // a run whose fathom still runs (this test) is left alone
         let live = store.create_run("t", "", "", &serde_json::json!({})).unwrap();
         let me = std::process::id();
@@ -339,8 +352,9 @@ mod tests {
         assert!(innocent.try_wait().unwrap().is_none(), "a recycled pid was killed");
         innocent.kill().unwrap();
         innocent.wait().unwrap();
-        let statuses: Vec<String> = [run, live].iter().map(|r| store.run(&r.to_string()).unwrap().status).collect();
-        assert_eq!(statuses, ["aborted", "running"]);
+        let statuses: Vec<String> =
+            [run, live, elsewhere].iter().map(|r| store.run(&r.to_string()).unwrap().status).collect();
+        assert_eq!(statuses, ["aborted", "running", "running"]);
         assert!(clean_up(&store).unwrap().is_empty(), "cleaned up once");
         std::fs::remove_dir_all(&dir).unwrap();
     }

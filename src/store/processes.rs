@@ -13,8 +13,8 @@ pub struct ProcessRow {
     pub pid: i64,
     /// The process group it leads, killed as a whole.
     pub pgid: i64,
-    /// Which process this is, so a recycled pid is never taken for it: the boot and the
-    /// start time (see `crate::children::identity`).
+    /// Which process this is, so a recycled pid is never taken for it: the host, the
+    /// boot and the start time (see `crate::children::identity`).
     pub identity: String,
     /// What it is, for messages: `postgres`, `pgbench`, `exec`...
     pub what: String,

@@ -139,7 +139,7 @@ CREATE TABLE IF NOT EXISTS processes (
     run_id   INTEGER NOT NULL,
     pid      INTEGER NOT NULL,
     pgid     INTEGER NOT NULL,         -- the process group killed as a whole
-    identity TEXT NOT NULL,            -- boot id and start time: a recycled pid differs
+    identity TEXT NOT NULL,            -- HOST/BOOT/START: a recycled pid differs
     what     TEXT NOT NULL,            -- fathom, postgres, pgbench, iperf3, fio, exec...
     PRIMARY KEY (run_id, pid)
 ) WITHOUT ROWID;

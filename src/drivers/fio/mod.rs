@@ -185,9 +185,10 @@ fn read_reports(
     Ok(last)
 }
 
-/// Stops fio with SIGINT (it then writes its final report) at `end`, or sooner when
-/// the run is stopped, and kills it if it does not end within 5 s of that: signals to
-/// its whole process group (`pid` leads it). Returns whether it signalled fio.
+/// Stops fio with SIGINT (it then stops its job processes, accounts their last IOs and
+/// writes its final report) at `end`, or sooner when the run is stopped, and kills its
+/// whole process group (`pid` leads it) if it does not end within 5 s of that. Returns
+/// whether it signalled fio.
 fn watch(pid: u32, stop: [Arc<AtomicBool>; 2], done: Arc<AtomicBool>, end: Instant) -> std::thread::JoinHandle<bool> {
     std::thread::spawn(move || {
         let mut interrupted: Option<Instant> = None;
@@ -202,8 +203,10 @@ fn watch(pid: u32, stop: [Arc<AtomicBool>; 2], done: Arc<AtomicBool>, end: Insta
                 _ => 0,
             };
             if signal != 0 {
-                // SAFETY: signalling our own child's group, which `done` says has not been reaped.
-                unsafe { libc::kill(-(pid as libc::pid_t), signal) };
+                // SIGINT to fio alone: jobs interrupted directly lose their last IOs' counts
+                let target = if signal == libc::SIGKILL { -(pid as libc::pid_t) } else { pid as libc::pid_t };
+                // SAFETY: signalling our own child (or its group), which `done` says has not been reaped.
+                unsafe { libc::kill(target, signal) };
             }
             let nap = end.saturating_duration_since(now).clamp(Duration::from_millis(1), Duration::from_millis(50));
             std::thread::sleep(nap);
