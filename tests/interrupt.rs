@@ -336,3 +336,23 @@ fn ctrl_c_while_an_agent_lays_out_stops_it_and_its_agent() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(size(), at, "the layout goes on");
 }
+
+#[test]
+fn sigterm_while_a_server_never_answers_stops_at_once() {
+    let s = Scratch::new("int-silent");
+    // accepts connections (the kernel does, from its backlog) and never says a word
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let scenario = s.scenario("name: pg\nworkloads:\n  tx:\n    driver: pgbench\n    duration: 60s\n");
+    let dsn = format!("dsn=host=127.0.0.1 port={port} user=x dbname=silent{port}");
+    let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--set", &dsn]);
+    let needle = format!("dbname=silent{port}");
+    let psql = || servers::running(&needle).into_iter().filter(|c| c.contains("psql")).collect::<Vec<_>>();
+    wait_for(&mut child, "psql", || !psql().is_empty());
+    // SAFETY: kill(2) of fathom alone.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(took < PROMPT, "stopping took {took:?}");
+    assert!(psql().is_empty(), "psql left waiting");
+}

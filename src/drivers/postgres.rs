@@ -264,13 +264,13 @@ impl Drop for Cluster {
 }
 
 /// Runs `sql` with psql against `dsn`; its output (unaligned, tuples only), or
-/// PostgreSQL's own error message.
-pub fn psql(dsn: &str, sql: &str) -> Result<String, String> {
-    let out = Command::new(client("psql")?)
-        .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("starting psql: {e}"))?;
+/// PostgreSQL's own error message. Killed when `stop` is set (a server that accepts the
+/// connection and never answers would hold it forever).
+pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String, String> {
+    let mut cmd = Command::new(client("psql")?);
+    cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]).stdin(Stdio::null());
+    let out =
+        children::output(&mut cmd, "psql", stop).map_err(|e| format!("starting psql: {e}"))?.ok_or(INTERRUPTED)?;
     if !out.status.success() {
         return Err(last_lines(&out, 5));
     }

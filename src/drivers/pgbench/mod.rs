@@ -85,7 +85,8 @@ pub fn prepare(
         let Some(Driver::Pgbench(p)) = &w.driver else { continue };
         let dsn = match &p.dsn {
             Some(dsn) => {
-                postgres::psql(dsn, "SELECT 1").map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
+                postgres::psql(dsn, "SELECT 1", stop)
+                    .map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
                 dsn.clone()
             }
             None => {
@@ -123,10 +124,11 @@ pub fn prepare(
                 let exists = postgres::psql(
                     &cluster.dsn("postgres"),
                     &format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'"),
+                    stop,
                 )
                 .map_err(|e| format!("{}: {e}", w.name))?;
                 if exists == "0" {
-                    postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"))
+                    postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"), stop)
                         .map_err(|e| format!("{}: {e}", w.name))?;
                 }
                 cluster.dsn(&db)
@@ -142,14 +144,14 @@ pub fn prepare(
 }
 
 /// The scale an existing pgbench database was initialised at, if it was.
-fn scale_of(dsn: &str) -> Option<u32> {
-    postgres::psql(dsn, "SELECT count(*) FROM pgbench_branches").ok()?.parse().ok()
+fn scale_of(dsn: &str, stop: &AtomicBool) -> Option<u32> {
+    postgres::psql(dsn, "SELECT count(*) FROM pgbench_branches", stop).ok()?.parse().ok()
 }
 
 /// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
 /// Killed at once when `stop` is set.
 fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<(), String> {
-    if p.reuse && scale_of(dsn) == Some(p.scale) {
+    if p.reuse && scale_of(dsn, stop) == Some(p.scale) {
         progress(&format!("{name}: reusing the pgbench database at scale {}", p.scale));
         return Ok(());
     }
