@@ -4,6 +4,7 @@
 //! status (see [`error::Error`]); nothing below it prints errors or exits.
 
 mod analysis;
+mod children;
 mod cli;
 mod drivers;
 mod engine;

@@ -1,6 +1,7 @@
 //! `fathom run [SCENARIO]`: load, prepare targets, run, store, summarize.
 
 use crate::analysis::lint::{self, Severity};
+use crate::children;
 use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::engine::{self, target};
 use crate::error::{Error, Result};
@@ -19,8 +20,11 @@ use crate::transport::fleet::{self, Fleet};
 use crate::warnings::Warning;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// The error of a run stopped by SIGINT or SIGTERM.
+const INTERRUPTED: &str = "interrupted by a signal";
 
 /// The target of built-in scenarios unless `--target` is given; created if missing.
 const BUILTIN_TARGET: &str = "./fathom-data";
@@ -117,11 +121,12 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
 
-    // Signals stop workers and layout alike; a second Ctrl-C exits at once.
+    // Signals stop workers, layout and the programs fathom started alike; a second
+    // Ctrl-C kills those programs and exits at once.
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, interrupted.clone());
+        let _ = children::exit_on_second_signal(sig, interrupted.clone());
         let _ = signal_hook::flag::register(sig, interrupted.clone());
         let _ = signal_hook::flag::register(sig, stop.clone());
     }
@@ -138,7 +143,10 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     let mut warnings: Vec<Warning> = Vec::new();
     let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
     crate::drivers::check_installed(&scenario).map_err(Error::input)?;
-    crate::drivers::check_servers(&scenario).map_err(Error::input)?;
+    crate::drivers::check_servers(&scenario, &interrupted).map_err(|e| match interrupted.load(Ordering::Relaxed) {
+        true => Error::Interrupted,
+        false => Error::input(e),
+    })?;
     let opts =
         target::Options { allow_device_write: args.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
     // workloads on other hosts are laid out there, by their agents
@@ -157,15 +165,27 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     // cannot be reached stops the run here, naming the host and its transport's words
     let (tx, rx) = std::sync::mpsc::channel();
     let sets = applied_sets(&args.sets, args.target.as_deref(), args.engine.as_deref())?;
-    let fleet = Arc::new(Fleet::start(&mut scenario, inventory.as_ref(), &sets, args.push_agent, &tx, &*progress)?);
+    let fleet = Arc::new(Fleet::start(
+        &mut scenario,
+        inventory.as_ref(),
+        &sets,
+        args.push_agent,
+        &tx,
+        &interrupted,
+        &*progress,
+    )?);
 
     let store = Store::open(results)?;
     let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::jobs_of(w, f)).collect();
     let reserve = Arc::new(Reserve::take(results, timeline::planned_seconds(&scenario), &workers)?);
+    for line in children::clean_up(&store)? {
+        eprintln!("warning: {line}");
+    }
     let targets: Vec<PathBuf> = files.iter().flatten().map(|f| f.path.clone()).collect();
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
+    let _recorded = children::record_run(results, run)?;
     for w in &warnings {
         store.add_warning(run, w.code(), &w.message())?;
         eprintln!("warning: {}", w.message());
@@ -180,11 +200,14 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     if let Some(d) = &scenario.description {
         progress(&format!("{}: {d}", scenario.name));
     }
-    // databases and servers of `driver:` workloads; a throwaway cluster that does not
-    // start ends the run here, with PostgreSQL's own message, and stops whatever was
-    // started (exit 2)
-    let prepared = match crate::drivers::prepare(&scenario, &store.run_dir(run), &*progress) {
+    // databases and servers of `driver:` workloads; a bad DSN ends the run here, with
+    // PostgreSQL's own message, and stops whatever was started (exit 2)
+    let prepared = match crate::drivers::prepare(&scenario, &store.run_dir(run), &stop, &*progress) {
         Ok(p) => p,
+        Err(_) if interrupted.load(Ordering::Relaxed) => {
+            store.finish_run(run, Status::Aborted, Some(INTERRUPTED))?;
+            return Err(Error::Interrupted);
+        }
         Err(e) => {
             store.finish_run(run, Status::Failed, Some(&e))?;
             return Err(Error::input(e));
@@ -292,7 +315,7 @@ pub fn execute(mut scenario: Scenario, is_builtin: bool, args: &Args, results: &
     let (status, error, code) = match (outcome, stored) {
         (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), 1),
         (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), 1),
-        (Ok(Outcome::Aborted), _) => (Status::Aborted, Some("interrupted by a signal".to_string()), 130),
+        (Ok(Outcome::Aborted), _) => (Status::Aborted, Some(INTERRUPTED.to_string()), 130),
         (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
     };
     // a host lost mid-run: what it sent is kept, the others ran on; the run is partial

@@ -7,6 +7,7 @@
 //! iperf3 writes its JSON when the test ends, so a workload's seconds reach the store
 //! then (Debian's iperf3 3.12 has no `--json-stream`).
 
+use crate::children::Group;
 use crate::engine::{WorkerThread, sleep_until};
 use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::Scenario;
@@ -17,7 +18,7 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -39,22 +40,13 @@ pub fn version() -> Result<String, String> {
 #[derive(Default)]
 pub struct Servers {
     pub address: HashMap<usize, (String, u16)>,
-    started: Vec<Child>,
-}
-
-impl Drop for Servers {
-    fn drop(&mut self) {
-        for child in &mut self.started {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
+    _started: Vec<Group>,
 }
 
 /// Finds or starts the server of every iperf3 workload: one `iperf3 -s` of fathom's own
 /// per workload without a `server` (an iperf3 server runs one test at a time). Checks
-/// that each server accepts connections.
-pub fn prepare(scenario: &Scenario, progress: &dyn Fn(&str)) -> Result<Servers, String> {
+/// that each server accepts connections (or `stop` is set).
+pub fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Servers, String> {
     let mut servers = Servers::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(Driver::Iperf3(spec)) = &w.driver else { continue };
@@ -65,19 +57,17 @@ pub fn prepare(scenario: &Scenario, progress: &dyn Fn(&str)) -> Result<Servers, 
                     .and_then(|l| l.local_addr())
                     .map(|a| a.port())
                     .map_err(|e| format!("{}: finding a free port: {e}", w.name))?;
-                let child = Command::new("iperf3")
-                    .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
+                let mut server = Command::new("iperf3");
+                server.args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()]);
+                server.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+                let child = Group::spawn(&mut server, "iperf3 -s")
                     .map_err(|e| format!("{}: starting iperf3 -s: {e}", w.name))?;
-                servers.started.push(child);
+                servers._started.push(child);
                 progress(&format!("{}: iperf3 server on 127.0.0.1:{port}", w.name));
                 ("127.0.0.1".to_string(), port)
             }
         };
-        wait_listening(&host, port).map_err(|e| format!("{}: iperf3 server {host}:{port}: {e}", w.name))?;
+        wait_listening(&host, port, stop).map_err(|e| format!("{}: iperf3 server {host}:{port}: {e}", w.name))?;
         servers.address.insert(idx, (host, port));
     }
     Ok(servers)
@@ -93,8 +83,8 @@ fn split_host_port(server: &str) -> (String, u16) {
     }
 }
 
-/// Waits up to 5 s for `host:port` to accept a connection.
-fn wait_listening(host: &str, port: u16) -> Result<(), String> {
+/// Waits up to 5 s for `host:port` to accept a connection, unless `stop` is set.
+fn wait_listening(host: &str, port: u16, stop: &AtomicBool) -> Result<(), String> {
     let until = Instant::now() + Duration::from_secs(5);
     let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(|e| e.to_string())?.collect();
     loop {
@@ -102,7 +92,7 @@ fn wait_listening(host: &str, port: u16) -> Result<(), String> {
             Some(_) => return Ok(()),
             None => "not accepting connections",
         };
-        if Instant::now() > until {
+        if Instant::now() > until || stop.load(Ordering::Relaxed) {
             return Err(err.into());
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -195,22 +185,13 @@ fn run(l: &Launch) -> Result<(), String> {
         return Ok(());
     }
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| format!("{}: starting iperf3: {e}", l.name))?;
+    let mut child = Group::spawn(&mut cmd, "iperf3").map_err(|e| format!("{}: starting iperf3: {e}", l.name))?;
     let deadline = l.clock_start + Duration::from_secs(l.end_t + 30);
-    let mut signalled = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| format!("{}: waiting for iperf3: {e}", l.name))? {
-            break status;
-        }
-        if (l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed) || Instant::now() > deadline)
-            && !signalled
-        {
-            signalled = true;
-            // SAFETY: signalling our own child, not yet reaped. iperf3 still writes its JSON.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // stopped with SIGINT, iperf3 still writes its JSON, the seconds so far included
+    let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
+    let (status, signalled) = child
+        .wait_stopping(Some(libc::SIGINT), Some(deadline), &stopped)
+        .map_err(|e| format!("{}: waiting for iperf3: {e}", l.name))?;
     let text = std::fs::read_to_string(&json_path).unwrap_or_default();
     let report: Report = serde_json::from_str(&text).map_err(|e| {
         format!("{}: iperf3 ({status}) wrote no report fathom can read ({e}); see {}", l.name, json_path.display())

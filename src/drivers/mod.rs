@@ -10,6 +10,7 @@ pub mod postgres;
 use crate::scenario::driver::Driver;
 use crate::scenario::{EngineKind, Scenario};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// How long before a workload's first second its program is started, so that its work
@@ -42,19 +43,26 @@ pub fn check_installed(scenario: &Scenario) -> Result<(), String> {
 }
 
 /// Reaches every server a `driver:` workload names (a pgbench `dsn`), before anything
-/// is laid out or recorded: one that cannot be reached is bad input, no run.
-pub fn check_servers(scenario: &Scenario) -> Result<(), String> {
-    pgbench::connect(scenario)
+/// is laid out or recorded: one that cannot be reached is bad input, no run. `stop`
+/// (a signal) ends the wait.
+pub fn check_servers(scenario: &Scenario, stop: &AtomicBool) -> Result<(), String> {
+    pgbench::connect(scenario, stop)
 }
 
 /// Readies every `driver:` workload: PostgreSQL clusters in `dir` (the run's directory)
-/// and pgbench databases, iperf3 servers. An error stops what was already started.
-pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Result<Prepared, String> {
+/// and pgbench databases, iperf3 servers. An error, or `stop` set meanwhile, stops what
+/// was already started.
+pub fn prepare(
+    scenario: &Scenario,
+    dir: &Path,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<Prepared, String> {
     if !scenario.workloads.iter().any(|w| w.driver.is_some()) {
         return Ok(Prepared { databases: Default::default(), servers: Default::default() });
     }
-    let databases = pgbench::prepare(scenario, dir, progress)?;
-    let servers = iperf3::prepare(scenario, progress)?;
+    let databases = pgbench::prepare(scenario, dir, stop, progress)?;
+    let servers = iperf3::prepare(scenario, stop, progress)?;
     Ok(Prepared { databases, servers })
 }
 

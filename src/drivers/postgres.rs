@@ -7,9 +7,11 @@
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
 //! cluster's directory.
 
+use crate::children::{self, Tracked};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::AtomicBool;
 
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
 /// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
@@ -102,7 +104,13 @@ pub struct Cluster {
     bin: PathBuf,
     user: Option<RunAs>,
     running: bool,
+    /// The server (pg_ctl starts it in a session of its own), known to the signal
+    /// handler and the store while it runs.
+    postmaster: Option<Tracked>,
 }
+
+/// What [`Cluster::start`] says when `stop` was set while it waited.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// The superuser of a throwaway cluster.
 const SUPERUSER: &str = "fathom";
@@ -110,12 +118,13 @@ const SUPERUSER: &str = "fathom";
 impl Cluster {
     /// Creates a cluster in `dir` (which must not exist), with `settings` in its
     /// postgresql.conf, and starts it on a free loopback port. Errors carry
-    /// PostgreSQL's own message (from initdb, or the server's log).
-    pub fn start(dir: &Path, settings: &[(String, String)]) -> Result<Cluster, String> {
+    /// PostgreSQL's own message (from initdb, or the server's log); `stop` set while
+    /// it waits ends it with [`INTERRUPTED`].
+    pub fn start(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster, String> {
         // a new directory: whatever was planted at this (guessable) path is neither
         // used nor, on failure, removed
         crate::nofollow::create_new_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let started = Self::create(dir, settings);
+        let started = Self::create(dir, settings, stop);
         if started.is_err() {
             // the server's log stays to read; the cluster's files go
             let _ = std::fs::remove_dir_all(dir.join("data"));
@@ -123,7 +132,7 @@ impl Cluster {
         started
     }
 
-    fn create(dir: &Path, settings: &[(String, String)]) -> Result<Cluster, String> {
+    fn create(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster, String> {
         let bin = bindir()?;
         let user = run_as()?;
         // absolute: the programs run in the cluster's directory
@@ -140,14 +149,13 @@ impl Cluster {
             }
             chown(dir, u)?;
         }
-        let mut cluster = Cluster { dir: dir.to_path_buf(), port: 0, bin, user, running: false };
+        let mut cluster = Cluster { dir: dir.to_path_buf(), port: 0, bin, user, running: false, postmaster: None };
         let data = cluster.data();
-        let out = cluster
-            .command("initdb")
-            .args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-instructions", "-D"])
-            .arg(&data)
-            .output()
-            .map_err(|e| format!("starting initdb: {e}"))?;
+        let mut initdb = cluster.command("initdb");
+        initdb.args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-instructions", "-D"]).arg(&data);
+        let out = children::output(&mut initdb, "initdb", stop)
+            .map_err(|e| format!("starting initdb: {e}"))?
+            .ok_or(INTERRUPTED)?;
         if !out.status.success() {
             return Err(format!("initdb failed: {}", last_lines(&out, 5)));
         }
@@ -169,19 +177,20 @@ impl Cluster {
                 chown(&data.join("fathom.conf"), u)?;
             }
             let log = cluster.dir.join("server.log");
-            let out = cluster
-                .command("pg_ctl")
-                .args(["-w", "-t", "60", "-D"])
-                .arg(&data)
-                .arg("-l")
-                .arg(&log)
-                .arg("start")
-                .output()
-                .map_err(|e| format!("starting pg_ctl: {e}"))?;
+            let mut pg_ctl = cluster.command("pg_ctl");
+            pg_ctl.args(["-w", "-t", "60", "-D"]).arg(&data).arg("-l").arg(&log).arg("start");
+            // from here a server may run: stop() stops it, whatever happens
+            cluster.running = true;
+            let Some(out) =
+                children::output(&mut pg_ctl, "pg_ctl", stop).map_err(|e| format!("starting pg_ctl: {e}"))?
+            else {
+                return Err(INTERRUPTED.into());
+            };
             if out.status.success() {
-                cluster.running = true;
+                cluster.postmaster = cluster.postmaster_pid().map(|pid| Tracked::new(pid, "postgres"));
                 return Ok(cluster);
             }
+            cluster.running = false;
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             if !text.contains("could not bind") && !text.contains("already in use") {
                 let errors: Vec<&str> = text
@@ -197,6 +206,11 @@ impl Cluster {
 
     fn data(&self) -> PathBuf {
         self.dir.join("data")
+    }
+
+    /// The server's pid, from the first line of its postmaster.pid.
+    fn postmaster_pid(&self) -> Option<i32> {
+        std::fs::read_to_string(self.data().join("postmaster.pid")).ok()?.lines().next()?.trim().parse().ok()
     }
 
     /// A command for one of the server's programs, as the cluster's user.
@@ -216,20 +230,25 @@ impl Cluster {
         format!("host=127.0.0.1 port={} user={SUPERUSER} dbname={database}", self.port)
     }
 
-    /// Stops the server (fast shutdown: open sessions are ended) and removes the cluster.
+    /// Stops the server and removes the cluster. Immediate shutdown: open sessions
+    /// are ended and nothing is written back, the cluster being thrown away (a fast
+    /// shutdown's checkpoint after `pgbench -i` takes seconds).
     pub fn stop(&mut self) -> Result<(), String> {
         if self.running {
             self.running = false;
             let out = self
                 .command("pg_ctl")
-                .args(["-w", "-t", "60", "-m", "fast", "-D"])
+                .args(["-w", "-t", "60", "-m", "immediate", "-D"])
                 .arg(self.data())
                 .arg("stop")
                 .output()
                 .map_err(|e| format!("starting pg_ctl: {e}"))?;
-            if !out.status.success() {
+            // not started after all (pg_ctl interrupted before it started the server)
+            let none = String::from_utf8_lossy(&out.stderr).contains("PID file") && self.postmaster_pid().is_none();
+            if !out.status.success() && !none {
                 return Err(format!("stopping PostgreSQL: {}", last_lines(&out, 3)));
             }
+            self.postmaster = None;
         }
         std::fs::remove_dir_all(&self.dir).map_err(|e| format!("removing {}: {e}", self.dir.display()))
     }
@@ -247,13 +266,13 @@ impl Drop for Cluster {
 }
 
 /// Runs `sql` with psql against `dsn`; its output (unaligned, tuples only), or
-/// PostgreSQL's own error message.
-pub fn psql(dsn: &str, sql: &str) -> Result<String, String> {
-    let out = Command::new(client("psql")?)
-        .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("starting psql: {e}"))?;
+/// PostgreSQL's own error message. Killed when `stop` is set (a server that accepts the
+/// connection and never answers would hold it forever).
+pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String, String> {
+    let mut cmd = Command::new(client("psql")?);
+    cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]).stdin(Stdio::null());
+    let out =
+        children::output(&mut cmd, "psql", stop).map_err(|e| format!("starting psql: {e}"))?.ok_or(INTERRUPTED)?;
     if !out.status.success() {
         return Err(last_lines(&out, 5));
     }

@@ -13,11 +13,13 @@
 //! is ever written.
 
 mod observations;
+mod processes;
 mod reserve;
 mod schema;
 mod timeline;
 
 pub use observations::{ObservationRow, Observed};
+pub use processes::{FATHOM, ProcessRow};
 pub use reserve::Reserve;
 pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 

@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
-/// `observations`; an older store gains the tables when opened.
-const VERSION: i64 = 4;
+/// `observations`, 5 `processes`; an older store gains the tables when opened.
+const VERSION: i64 = 5;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -139,6 +139,17 @@ CREATE TABLE IF NOT EXISTS observations (
     value   REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS observations_by_run ON observations (run_id, source, name, t);
+-- The processes a run has running, while they run: its fathom (what = 'fathom') and
+-- each program it started, leading a process group of its own. A run left `running`
+-- whose fathom is gone has its leftovers stopped by the next `fathom run`.
+CREATE TABLE IF NOT EXISTS processes (
+    run_id   INTEGER NOT NULL,
+    pid      INTEGER NOT NULL,
+    pgid     INTEGER NOT NULL,         -- the process group killed as a whole
+    identity TEXT NOT NULL,            -- HOST/BOOT/START: a recycled pid differs
+    what     TEXT NOT NULL,            -- fathom, postgres, pgbench, iperf3, fio, exec...
+    PRIMARY KEY (run_id, pid)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS warnings (
     id      INTEGER PRIMARY KEY,
     run_id  INTEGER NOT NULL,

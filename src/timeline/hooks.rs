@@ -2,6 +2,7 @@
 //! command (a fault injection, a power cycle, a setting change) and `wait_until` polls
 //! until something is ready (a service back after a failover), timing how long it took.
 
+use crate::children::Group;
 use crate::http;
 use crate::scenario::steps::Probe;
 use std::io::Read;
@@ -20,35 +21,22 @@ pub struct Ran {
     pub took: Duration,
 }
 
-/// Runs `command` with `sh -c`, stdout and stderr together, killing it at `timeout` or
-/// when `stop` is set.
+/// Runs `command` with `sh -c`, stdout and stderr together, killing it (and whatever
+/// it started: its process group) at `timeout` or when `stop` is set.
 pub fn exec(command: &str, timeout: Duration, stop: &AtomicBool) -> Ran {
     let started = Instant::now();
     let out = tempfile();
     let child = out.as_ref().ok().and_then(|f| {
-        let err = f.try_clone().ok()?;
-        Command::new("sh")
-            .args(["-c", command])
-            .stdin(Stdio::null())
-            .stdout(f.try_clone().ok()?)
-            .stderr(err)
-            .spawn()
-            .ok()
+        let mut sh = Command::new("sh");
+        sh.args(["-c", command]).stdin(Stdio::null()).stdout(f.try_clone().ok()?).stderr(f.try_clone().ok()?);
+        Group::spawn(&mut sh, "exec").ok()
     });
     let Some(mut child) = child else {
         return Ran { status: None, output: "could not start `sh`".into(), took: started.elapsed() };
     };
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s.code(),
-            Ok(None) if started.elapsed() >= timeout || stop.load(Ordering::Relaxed) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(_) => break None,
-        }
+    let status = match child.wait_stopping(None, Some(started + timeout), &|| stop.load(Ordering::Relaxed)) {
+        Ok((status, false)) => status.code(),
+        _ => None,
     };
     let took = started.elapsed();
     let mut output = String::new();

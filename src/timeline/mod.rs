@@ -104,8 +104,16 @@ const LATE: Duration = Duration::from_millis(250);
 /// the common instant (a round trip over ssh on a LAN is well under this).
 const REMOTE_LEAD: Duration = Duration::from_millis(300);
 
-/// Workers a ramp still has to add: (second to add them at, workload, how many).
-type Addition = (u64, usize, u32);
+/// Workers a ramp still has to add: `add` at second `next_t`, and as many every `every`
+/// seconds after, `left` in all. Kept as a rule, not a list of additions, so that a
+/// ramp to a huge `until` costs nothing until its workers are due.
+struct Ramp {
+    workload: usize,
+    next_t: u64,
+    every: u64,
+    add: u32,
+    left: u32,
+}
 
 /// What runs in a phase: (workload, workers) of each.
 type Running = Vec<(usize, u32)>;
@@ -115,7 +123,7 @@ struct Executor<'a> {
     cx: &'a Context<'a>,
     /// Per workload, once started.
     live: Vec<Option<Live>>,
-    ramps: Vec<Addition>,
+    ramps: Vec<Ramp>,
     /// The start second shared by consecutive starts (async ones, and the one after).
     batch_t: Option<u64>,
     /// Where the timeline stands on the run clock: the second the last start was
@@ -192,13 +200,10 @@ impl Executor<'_> {
                 l.add_workers(cx, add.min(until), start_t, Duration::ZERO)?;
                 self.live[workload] = Some(l);
                 self.open_phase(start_t, step.phase.clone())?;
-                let mut t = start_t;
-                let mut count = add.min(until);
-                while count < until {
-                    t += every.as_secs();
-                    let more = add.min(until - count);
-                    self.ramps.push((t, workload, more));
-                    count += more;
+                let first = add.min(until);
+                if first < until {
+                    let every = every.as_secs();
+                    self.ramps.push(Ramp { workload, next_t: start_t + every, every, add, left: until - first });
                 }
                 self.cursor = Duration::from_secs(start_t);
                 if wait {
@@ -212,7 +217,7 @@ impl Executor<'_> {
                     l.stop.store(true, Ordering::Relaxed);
                     (cx.progress)(&format!("[{t:>5}s] stop {}", l.w.name));
                 }
-                self.ramps.retain(|r| r.1 != workload);
+                self.ramps.retain(|r| r.workload != workload);
                 self.end_workload(workload, Some(t as f64))?;
                 self.open_phase(t, step.phase.clone())?;
                 self.cursor = Duration::from_secs(t);
@@ -284,10 +289,16 @@ impl Executor<'_> {
                     let (probe, stop) = (probe.clone(), cx.stop.clone());
                     std::thread::spawn(move || hooks::wait_until(&probe, timeout, interval, &stop))
                 };
-                while !probe_thread.is_finished() {
+                while !probe_thread.is_finished() && !self.aborted() {
                     self.idle_until(Instant::now() + Duration::from_millis(50), None)?;
                 }
-                let result = probe_thread.join().unwrap_or_else(|_| Err("the probe panicked".into()));
+                // stopped: a probe in the middle of a connection is not waited for (a
+                // command is killed at once; a connection ends at its own timeout)
+                let result = if probe_thread.is_finished() {
+                    probe_thread.join().unwrap_or_else(|_| Err("the probe panicked".into()))
+                } else {
+                    Err("interrupted".into())
+                };
                 let took = match &result {
                     Ok(d) => d.as_millis() as i64,
                     Err(_) => self.now_ms() - at,
@@ -400,9 +411,16 @@ impl Executor<'_> {
                 }
                 return Ok(());
             }
-            // ramp additions due
-            let due: Vec<Addition> = self.ramps.iter().copied().filter(|r| r.0 <= t).collect();
-            self.ramps.retain(|r| r.0 > t);
+            // ramp additions due: one step per ramp and pass, so that a stop is seen
+            // between steps however many are due
+            let mut due = Vec::new();
+            for r in self.ramps.iter_mut().filter(|r| r.next_t <= t) {
+                let count = r.add.min(r.left);
+                due.push((r.next_t, r.workload, count));
+                r.left -= count;
+                r.next_t += r.every;
+            }
+            self.ramps.retain(|r| r.left > 0);
             for (at, workload, count) in due {
                 if let Some(l) = self.live[workload].as_mut().filter(|l| !l.over) {
                     l.add_workers(self.cx, count, at, Duration::ZERO)?;
@@ -434,7 +452,7 @@ impl Executor<'_> {
             if finished || now >= until {
                 return Ok(());
             }
-            let next_ramp = self.ramps.iter().map(|r| self.cx.clock_start + Duration::from_secs(r.0)).min();
+            let next_ramp = self.ramps.iter().map(|r| self.cx.clock_start + Duration::from_secs(r.next_t)).min();
             let wake = [Some(until), next_ramp].into_iter().flatten().min().unwrap_or(until);
             std::thread::sleep(wake.saturating_duration_since(now).min(Duration::from_millis(50)));
         }
@@ -462,8 +480,7 @@ impl Executor<'_> {
 
     /// Stops workload `idx` on second `t` (waiting for it) and joins it.
     fn stop_at(&mut self, idx: usize, t: u64) -> Result<()> {
-        let at = self.cx.clock_start + Duration::from_secs(t);
-        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        crate::engine::sleep_until(self.cx.clock_start + Duration::from_secs(t), &self.cx.stop);
         if let Some(l) = self.live[idx].as_ref() {
             l.stop.store(true, Ordering::Relaxed);
         }

@@ -91,18 +91,7 @@ pub fn run(name: &str) -> i32 {
     };
     let mut prepared: HashMap<usize, Prepared> = HashMap::new();
     let mut joiners = Vec::new();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let command: Command = match serde_json::from_str(&line) {
-            Ok(c) => c,
-            Err(e) => {
-                out.send(&Reply::Error { idx: None, message: format!("not a command of protocol {VERSION}: {e}") });
-                continue;
-            }
-        };
+    for command in commands(&out, abort.clone()) {
         match command {
             Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: now_unix_ns() }),
             Command::Prepare { idx, origin, text, sets, workload, targets } => {
@@ -164,6 +153,34 @@ pub fn run(name: &str) -> i32 {
     drop(ended_tx);
     let _ = forward.join();
     0
+}
+
+/// The controller's commands, read on a thread of their own so that its leaving (bye,
+/// or stdin closing) sets `abort` at once, stopping a layout under way.
+fn commands(out: &Out, abort: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<Command> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = out.clone();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Command>(&line) {
+                Ok(Command::Bye) => break,
+                Ok(c) => {
+                    if tx.send(c).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    out.send(&Reply::Error { idx: None, message: format!("not a command of protocol {VERSION}: {e}") })
+                }
+            }
+        }
+        abort.store(true, Ordering::Relaxed);
+    });
+    rx
 }
 
 /// Loads the scenario as the controller did and lays out workload `name` on `targets`.

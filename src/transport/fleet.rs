@@ -90,6 +90,7 @@ impl Fleet {
         sets: &[Override],
         push: bool,
         samples: &Sender<Sample>,
+        stop: &AtomicBool,
         progress: &dyn Fn(&str),
     ) -> Result<Fleet> {
         let mut fleet = Fleet::default();
@@ -154,11 +155,23 @@ impl Fleet {
         for (idx, w) in scenario.workloads.iter().enumerate() {
             let Some(p) = &w.placement else { continue };
             for name in &p.resolved {
-                let answer = fleet.remotes[name].take(PREPARE_TIMEOUT, |r| match r {
+                let remote = &fleet.remotes[name];
+                let mut pick = |r: &Reply| match r {
                     Reply::Prepared { idx: i, files } if *i == idx => Some(Ok(files.clone())),
                     Reply::Error { idx: Some(i), message } if *i == idx => Some(Err(message.clone())),
                     _ => None,
-                });
+                };
+                // a Ctrl-C meanwhile ends the wait; leaving tells the agent to stop
+                let since = Instant::now();
+                let answer = loop {
+                    let answer = remote.take(Duration::from_millis(100), &mut pick);
+                    if answer.is_some() || remote.gone() || since.elapsed() >= PREPARE_TIMEOUT {
+                        break answer;
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        return Err(Error::Interrupted);
+                    }
+                };
                 match answer {
                     Some(Ok(files)) => {
                         let on: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();

@@ -12,6 +12,7 @@
 pub mod jobfile;
 pub mod status;
 
+use crate::children::Group;
 use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
 use crate::metrics::Sample;
@@ -20,7 +21,7 @@ use jobfile::{FileSpec, IoEngine};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -97,15 +98,10 @@ fn run(l: &Launch) -> Result<(), String> {
         return Ok(());
     }
     let started_ms = crate::store::now_ms();
-    let mut child = Command::new("fio")
-        .args(["--output-format=json+", "--eta=never"])
-        .arg(format!("--status-interval={STATUS_INTERVAL}"))
-        .arg(&job_path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| format!("{}: starting fio: {e}", w.name))?;
+    let mut fio = Command::new("fio");
+    fio.args(["--output-format=json+", "--eta=never"]).arg(format!("--status-interval={STATUS_INTERVAL}"));
+    fio.arg(&job_path).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
+    let mut child = Group::spawn(&mut fio, "fio").map_err(|e| format!("{}: starting fio: {e}", w.name))?;
     let done = Arc::new(AtomicBool::new(false));
     let end = l.clock_start + Duration::from_secs(l.end_t);
     let watcher = watch(child.id(), [l.stop.clone(), l.abort.clone()], done.clone(), end);
@@ -120,11 +116,10 @@ fn run(l: &Launch) -> Result<(), String> {
     let single = w.bs.is_single().then(|| w.bs.min());
     let mut intervals =
         status::Intervals::new(workers, l.clock_unix_ms, started_ms, l.end_t as u32, single, w.rate_iops.is_some());
-    let read = read_reports(&mut child, &mut intervals, &l.tx, &mut messages);
+    let read = read_reports(child.stdout(), &mut intervals, &l.tx, &mut messages);
     if read.is_err() {
         // stop fio rather than let it run on unread
-        // SAFETY: signalling our own child by pid.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        child.signal(libc::SIGINT);
     }
     let status = child.wait().map_err(|e| format!("{}: waiting for fio: {e}", w.name));
     done.store(true, Ordering::Relaxed);
@@ -158,12 +153,12 @@ fn run(l: &Launch) -> Result<(), String> {
 /// pretty JSON, `{` and `}` alone on their lines, and may put a message of its own
 /// between reports ("fio: terminating on signal 2"): those go to its stderr file.
 fn read_reports(
-    child: &mut Child,
+    stdout: Option<ChildStdout>,
     intervals: &mut status::Intervals,
     tx: &Sender<Sample>,
     messages: &mut impl Write,
 ) -> Result<Option<serde_json::Value>, String> {
-    let Some(stdout) = child.stdout.take() else { return Ok(None) };
+    let Some(stdout) = stdout else { return Ok(None) };
     let mut last = None;
     let mut report = String::new();
     for line in BufReader::new(stdout).lines() {
@@ -191,8 +186,9 @@ fn read_reports(
     Ok(last)
 }
 
-/// Stops fio with SIGINT (it then writes its final report) at `end`, or sooner when
-/// the run is stopped, and kills it if it does not end within 5 s of that. Returns
+/// Stops fio with SIGINT (it then stops its job processes, accounts their last IOs and
+/// writes its final report) at `end`, or sooner when the run is stopped, and kills its
+/// whole process group (`pid` leads it) if it does not end within 5 s of that. Returns
 /// whether it signalled fio.
 fn watch(pid: u32, stop: [Arc<AtomicBool>; 2], done: Arc<AtomicBool>, end: Instant) -> std::thread::JoinHandle<bool> {
     std::thread::spawn(move || {
@@ -208,8 +204,10 @@ fn watch(pid: u32, stop: [Arc<AtomicBool>; 2], done: Arc<AtomicBool>, end: Insta
                 _ => 0,
             };
             if signal != 0 {
-                // SAFETY: signalling our own child, which `done` says has not been reaped.
-                unsafe { libc::kill(pid as libc::pid_t, signal) };
+                // SIGINT to fio alone: jobs interrupted directly lose their last IOs' counts
+                let target = if signal == libc::SIGKILL { -(pid as libc::pid_t) } else { pid as libc::pid_t };
+                // SAFETY: signalling our own child (or its group), which `done` says has not been reaped.
+                unsafe { libc::kill(target, signal) };
             }
             let nap = end.saturating_duration_since(now).clamp(Duration::from_millis(1), Duration::from_millis(50));
             std::thread::sleep(nap);

@@ -15,6 +15,7 @@
 pub mod log;
 
 use super::postgres::{self, Cluster};
+use crate::children::{self, Group};
 use crate::engine::{WorkerThread, sleep_until};
 use crate::metrics::Sample;
 use crate::scenario::driver::{Driver, Pgbench, Script};
@@ -65,11 +66,11 @@ pub fn version() -> Result<String, String> {
 }
 
 /// Connects to the server of each workload with a `dsn` (`SELECT 1` with psql): the
-/// first that cannot be reached, with PostgreSQL's message.
-pub fn connect(scenario: &Scenario) -> Result<(), String> {
+/// first that cannot be reached, with PostgreSQL's message; `stop` ends the wait.
+pub fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<(), String> {
     for w in &scenario.workloads {
         if let Some(Driver::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
-            postgres::psql(dsn, "SELECT 1").map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
+            postgres::psql(dsn, "SELECT 1", stop).map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
         }
     }
     Ok(())
@@ -82,7 +83,12 @@ type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
 /// the workload's `target` or else `dir` (the run's directory), one per distinct place
 /// and `settings`; each (server, scale) is initialised once.
 /// `progress` hears what takes time.
-pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Result<Databases, String> {
+pub fn prepare(
+    scenario: &Scenario,
+    dir: &Path,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<Databases, String> {
     let mut dbs = Databases::default();
     // a cluster per place and settings: (target, settings) to its index
     let mut cluster_of: Vec<(ClusterKey, usize)> = Vec::new();
@@ -104,7 +110,7 @@ pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Resu
                             None => dir.join(format!("postgres-{n}")),
                         };
                         progress(&format!("{}: starting a throwaway PostgreSQL in {}", w.name, path.display()));
-                        let cluster = match Cluster::start(&path, &p.settings) {
+                        let cluster = match Cluster::start(&path, &p.settings, stop) {
                             // the run's directory is behind a private one (fathom runs as
                             // root from /root, say): the system's temporary directory is
                             // as good a place, the run's directory being no storage under
@@ -113,7 +119,7 @@ pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Resu
                                 let tmp = std::env::temp_dir()
                                     .join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
                                 progress(&format!("{}: {e}; using {} instead", w.name, tmp.display()));
-                                Cluster::start(&tmp, &p.settings)
+                                Cluster::start(&tmp, &p.settings, stop)
                             }
                             other => other,
                         }
@@ -128,17 +134,18 @@ pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Resu
                 let exists = postgres::psql(
                     &cluster.dsn("postgres"),
                     &format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'"),
+                    stop,
                 )
                 .map_err(|e| format!("{}: {e}", w.name))?;
                 if exists == "0" {
-                    postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"))
+                    postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"), stop)
                         .map_err(|e| format!("{}: {e}", w.name))?;
                 }
                 cluster.dsn(&db)
             }
         };
         if !ready.contains(&(dsn.clone(), p.scale)) {
-            initialise(&w.name, &dsn, p, progress)?;
+            initialise(&w.name, &dsn, p, stop, progress)?;
             ready.push((dsn.clone(), p.scale));
         }
         dbs.dsn.insert(idx, dsn);
@@ -147,22 +154,23 @@ pub fn prepare(scenario: &Scenario, dir: &Path, progress: &dyn Fn(&str)) -> Resu
 }
 
 /// The scale an existing pgbench database was initialised at, if it was.
-fn scale_of(dsn: &str) -> Option<u32> {
-    postgres::psql(dsn, "SELECT count(*) FROM pgbench_branches").ok()?.parse().ok()
+fn scale_of(dsn: &str, stop: &AtomicBool) -> Option<u32> {
+    postgres::psql(dsn, "SELECT count(*) FROM pgbench_branches", stop).ok()?.parse().ok()
 }
 
 /// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
-fn initialise(name: &str, dsn: &str, p: &Pgbench, progress: &dyn Fn(&str)) -> Result<(), String> {
-    if p.reuse && scale_of(dsn) == Some(p.scale) {
+/// Killed at once when `stop` is set.
+fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<(), String> {
+    if p.reuse && scale_of(dsn, stop) == Some(p.scale) {
         progress(&format!("{name}: reusing the pgbench database at scale {}", p.scale));
         return Ok(());
     }
     progress(&format!("{name}: initialising pgbench at scale {} (about {} MB)", p.scale, p.database_bytes() >> 20));
-    let out = Command::new(postgres::client("pgbench")?)
-        .args(["-i", "-q", "-s", &p.scale.to_string(), dsn])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{name}: starting pgbench: {e}"))?;
+    let mut init = Command::new(postgres::client("pgbench")?);
+    init.args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
+    let out = children::output(&mut init, "pgbench -i", stop)
+        .map_err(|e| format!("{name}: starting pgbench: {e}"))?
+        .ok_or_else(|| format!("{name}: pgbench -i {}", postgres::INTERRUPTED))?;
     if !out.status.success() {
         return Err(format!("{name}: pgbench -i failed: {}", postgres::last_lines(&out, 5)));
     }
@@ -239,25 +247,16 @@ fn run(l: &Launch) -> Result<(), String> {
         return Ok(());
     }
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| format!("{}: starting pgbench: {e}", w.name))?;
+    let mut child = Group::spawn(&mut cmd, "pgbench").map_err(|e| format!("{}: starting pgbench: {e}", w.name))?;
     // pgbench ends itself after -T; this stops it early (a timeline `stop`, Ctrl-C, a
-    // failure elsewhere) or if it overruns its end by far
+    // failure elsewhere) or if it overruns its end by far. SIGALRM is the signal its -T
+    // timer ends it with: it finishes its transactions, writes out its log (which
+    // SIGINT would lose, buffered) and its closing report.
     let deadline = l.clock_start + Duration::from_secs(l.end_t) + Duration::from_secs(30);
-    let mut signalled = false;
-    let status = loop {
-        match child.try_wait().map_err(|e| format!("{}: waiting for pgbench: {e}", w.name))? {
-            Some(status) => break status,
-            None => {
-                let stop = l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
-                if (stop || Instant::now() > deadline) && !signalled {
-                    signalled = true;
-                    // SAFETY: signalling our own child, not yet reaped.
-                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-    };
+    let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
+    let (status, signalled) = child
+        .wait_stopping(Some(libc::SIGALRM), Some(deadline), &stopped)
+        .map_err(|e| format!("{}: waiting for pgbench: {e}", w.name))?;
     let took = started.elapsed();
 
     // whatever pgbench managed to log is kept, even when it failed
