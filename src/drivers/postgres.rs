@@ -168,7 +168,8 @@ impl Cluster {
         for attempt in 0..3 {
             cluster.port = free_port()?;
             let port_line = format!("port = {}\n", cluster.port);
-            std::fs::write(data.join("fathom.conf"), format!("{conf}{port_line}"))
+            // the data directory belongs to the server's user: nothing in it is followed
+            crate::nofollow::write(&data.join("fathom.conf"), format!("{conf}{port_line}"))
                 .map_err(|e| format!("{}: {e}", data.display()))?;
             if attempt == 0 {
                 append(&data.join("postgresql.conf"), "include = 'fathom.conf'\n")?;
@@ -293,14 +294,22 @@ fn free_port() -> Result<u16, String> {
     l.local_addr().map(|a| a.port()).map_err(|e| format!("finding a free port: {e}"))
 }
 
+/// Appends to a file of the server's data directory, never through a symlink (its owner
+/// could have put one there for root to follow).
 fn append(path: &Path, text: &str) -> Result<(), String> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().append(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     f.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// lchown: a symlink swapped in by the server's user is changed itself, not followed.
 fn chown(path: &Path, u: RunAs) -> Result<(), String> {
-    std::os::unix::fs::chown(path, Some(u.uid), Some(u.gid)).map_err(|e| format!("chown {}: {e}", path.display()))
+    std::os::unix::fs::lchown(path, Some(u.uid), Some(u.gid)).map_err(|e| format!("chown {}: {e}", path.display()))
 }
 
 #[cfg(test)]
