@@ -258,7 +258,8 @@ fn a_store_from_before_application_ids_is_accepted_and_stamped() {
     let s = Scratch::new("store-legacy");
     let scenario = small(&s, "1s");
     run_ok(&s, &["run", &scenario, "--quiet"]);
-    s.db().execute_batch("PRAGMA application_id = 0;").unwrap();
+    // what a store of schema 4, the last before the stamp, looked like
+    s.db().execute_batch("PRAGMA application_id = 0; PRAGMA user_version = 4; DROP TABLE processes;").unwrap();
     assert!(run_ok(&s, &["runs"]).contains("small"), "read as it is");
     run_ok(&s, &["run", &scenario, "--quiet"]);
     let id: i64 = s.db().query_row("PRAGMA application_id", [], |r| r.get(0)).unwrap();
