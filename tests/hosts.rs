@@ -183,12 +183,16 @@ fn agents_stop_when_their_controller_vanishes() {
 fn a_different_version_is_refused_with_the_push_hint() {
     let s = Scratch::new("hosts-version");
     let fake = s.dir.join("old-fathom");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":1,\"version\":\"0.0.1\",\"host\":\"x\",\"cores\":1,\"memory_bytes\":null}'\ncat >/dev/null\n",
-    )
-    .unwrap();
-    Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    let script = "#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":1,\"version\":\"0.0.1\",\"host\":\"x\",\"cores\":1,\"memory_bytes\":null}'\ncat >/dev/null\n";
+    // written by a child process: had this process opened it for writing, a child that
+    // another test forks meanwhile could hold that descriptor when fathom executes the
+    // script (ETXTBSY, "Text file busy")
+    let wrote = Command::new("sh")
+        .args(["-c", "printf '%s' \"$1\" > \"$2\" && chmod +x \"$2\"", "sh", script])
+        .arg(&fake)
+        .status()
+        .unwrap();
+    assert!(wrote.success());
     let inventory = s.dir.join("hosts.yaml");
     std::fs::write(
         &inventory,
