@@ -63,3 +63,23 @@ fn read_text(path: &Path) -> Result<String> {
         Error::input(format!("{name}:{line}: not UTF-8 text: expected a scenario saved as UTF-8"))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_and_engine_follow_the_users_sets() {
+        let user: Vec<Override> = vec!["iodepth=4".parse().unwrap()];
+        let sets = applied_sets(&user, Some(Path::new("/tmp/t")), Some("psync")).unwrap();
+        let texts: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        assert_eq!(texts, ["iodepth=4", "target=/tmp/t", "engine=psync"]);
+    }
+
+    #[test]
+    fn an_unknown_name_says_where_to_look() {
+        let err = load_scenario(Some("no-such-scenario-here"), None, None, &[]).expect_err("refused");
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("no built-in scenario of that name (see `fathom scenarios`)"), "{err}");
+    }
+}

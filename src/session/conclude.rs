@@ -64,8 +64,12 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     };
     // the lags are a detail: failing to store them must not leave the run `running`
     let lags = record_lags(store, run, fleet);
-    let cpu_per_core =
-        generator_busy(scenario, &s.engines, crate::observe::host::process_cpu_seconds() - cpu_before, clock_start.elapsed());
+    let cpu_per_core = generator_busy(
+        scenario,
+        &s.engines,
+        crate::observe::host::process_cpu_seconds() - cpu_before,
+        clock_start.elapsed(),
+    );
     store.finish_run(run, status, error.as_deref())?;
     lags?;
     for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), cpu_per_core) {
