@@ -17,6 +17,7 @@ mod observe;
 mod report;
 mod scenario;
 mod secrets;
+mod session;
 mod store;
 mod timeline;
 mod transport;

@@ -4,12 +4,13 @@
 //! warnings. `fathom lint` prints them; `fathom run` prints and stores them (code
 //! `lint-...`); `--strict` makes a warning stop the run (exit 2).
 
+use crate::engine::target;
 use crate::scenario::driver::{Driver, Script};
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
 use crate::scenario::{Queue, Scenario, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,6 +78,37 @@ fn driver_findings(name: &str, driver: &Driver, memory_bytes: Option<u64>) -> Ve
             ),
         }),
         _ => {}
+    }
+    out
+}
+
+/// The findings before a run, from the scenario and what this machine says about its
+/// memory and the targets (sizes of existing files, free space).
+pub fn findings(s: &Scenario) -> Vec<Finding> {
+    let memory_bytes = crate::observe::environment::meminfo_bytes("MemTotal");
+    let working_set = s
+        .workloads
+        .iter()
+        .map(|w| w.size.or_else(|| w.targets.iter().map(|t| existing_len(t, &w.file)).sum::<Option<u64>>()));
+    let free_bytes = s.workloads.iter().map(|w| w.targets.first().and_then(|t| target::free_space(t)));
+    before(s, &Facts { memory_bytes, working_set: working_set.collect(), free_bytes: free_bytes.collect() })
+}
+
+/// Length of the file a target resolves to, if it exists.
+fn existing_len(t: &Path, file: &str) -> Option<u64> {
+    let path = if t.is_dir() { t.join(format!("fathom-{file}.dat")) } else { t.to_path_buf() };
+    std::fs::metadata(path).ok().map(|m| m.len()).filter(|&n| n > 0)
+}
+
+/// `warning [page-cache]: ...` lines.
+pub fn describe(found: &[Finding]) -> String {
+    let mut out = String::new();
+    for f in found {
+        let level = match f.severity {
+            Severity::Warning => "warning",
+            Severity::Info => "note",
+        };
+        out.push_str(&format!("lint {level} [{}]: {}\n", f.code, f.message));
     }
     out
 }

@@ -3,11 +3,12 @@
 //! (between `--min` and `--max`), stored as one run; the summary then shows the curve,
 //! its knee, "you are here" (the first, one-worker depth-1 step) and the USL fit.
 
-use super::run::{self, load_scenario};
 use crate::error::{Error, Result};
+use crate::scenario::open::load_scenario;
 use crate::scenario::steps::{Action, Step};
 use crate::scenario::units::Span;
 use crate::scenario::{Override, SteadyStop};
+use crate::session::{self, RunOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -115,18 +116,12 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     // the swept values are not in the file: cost them as the file's are (one step at a time)
     crate::scenario::budget::check(&scenario.workloads, &scenario.steps)
         .map_err(|(i, msg)| Error::input(format!("--vary: step {}: {msg}", scenario.workloads[i].name)))?;
-    let opts = run::Args {
-        scenario: None,
+    let opts = RunOptions {
         target: args.target.clone(),
         sets: args.sets.clone(),
-        allow_device_write: false,
-        engine: None,
-        strict: false,
         no_expect: true,
-        prometheus: None,
         quiet: args.quiet,
-        hosts: None,
-        push_agent: false,
+        ..RunOptions::default()
     };
-    run::execute(scenario, is_builtin, &opts, results)
+    Ok(super::run::print_end(&session::run(scenario, is_builtin, &opts, results)?))
 }

@@ -14,6 +14,7 @@ pub mod driver;
 pub mod expect;
 mod locate;
 pub use locate::line_of;
+pub mod open;
 mod overrides;
 mod prescan;
 pub use prescan::MAX_BYTES;

@@ -1,0 +1,85 @@
+//! The scenario a command names: a file, a built-in, or the quickstart, with the
+//! command line's `--target`, `--engine` and `--set` applied. `fathom run`, `sweep` and
+//! `lint` open theirs here, so the three read a name the same way.
+
+use super::{Override, Scenario, Source, builtin};
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Reads and checks the scenario named on the command line (a file, a built-in, or the
+/// quickstart) with `--target`, `--engine` and `--set` applied. Also says whether it is
+/// a built-in.
+pub fn load_scenario(
+    scenario: Option<&str>,
+    target: Option<&Path>,
+    engine: Option<&str>,
+    sets: &[Override],
+) -> Result<(Scenario, bool)> {
+    let name = scenario.unwrap_or(builtin::DEFAULT);
+    let (origin, text, is_builtin) = read_scenario(name)?;
+    let sets = applied_sets(sets, target, engine)?;
+    Ok((Scenario::load(&Source { origin, text: &text }, &sets)?, is_builtin))
+}
+
+/// The `--set`s a scenario is loaded with: the user's, then `--target` and `--engine`
+/// as the sets they stand for (agents on other hosts load it with the same).
+pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&str>) -> Result<Vec<Override>> {
+    let mut sets = sets.to_vec();
+    if let Some(t) = target {
+        sets.push(format!("target={}", t.display()).parse().map_err(Error::input)?);
+    }
+    if let Some(e) = engine {
+        sets.push(format!("engine={e}").parse().map_err(Error::input)?);
+    }
+    Ok(sets)
+}
+
+/// Reads a scenario file, or a built-in by name. Returns (origin, text, is_builtin).
+fn read_scenario(name: &str) -> Result<(String, String, bool)> {
+    let path = std::path::Path::new(name);
+    if path.exists() {
+        return Ok((name.to_string(), read_text(path)?, false));
+    }
+    match builtin::find(name) {
+        Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true)),
+        None => Err(Error::input(format!(
+            "{name}: no such scenario file, and no built-in scenario of that name (see `fathom scenarios`)"
+        ))),
+    }
+}
+
+/// The text of a scenario file, read no further than one byte past the longest a
+/// scenario may be (the loader says so; a named pipe or device must not fill memory).
+fn read_text(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let name = path.display();
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(super::MAX_BYTES as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| Error::input(format!("{name}: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::input(format!("{name}:{line}: not UTF-8 text: expected a scenario saved as UTF-8"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_and_engine_follow_the_users_sets() {
+        let user: Vec<Override> = vec!["iodepth=4".parse().unwrap()];
+        let sets = applied_sets(&user, Some(Path::new("/tmp/t")), Some("psync")).unwrap();
+        let texts: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        assert_eq!(texts, ["iodepth=4", "target=/tmp/t", "engine=psync"]);
+    }
+
+    #[test]
+    fn an_unknown_name_says_where_to_look() {
+        let err = load_scenario(Some("no-such-scenario-here"), None, None, &[]).expect_err("refused");
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("no built-in scenario of that name (see `fathom scenarios`)"), "{err}");
+    }
+}

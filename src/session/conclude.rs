@@ -1,0 +1,154 @@
+//! The last stage: what the run's data says about it. Verification failures fail it,
+//! a lost host makes it partial, lint judges what was measured, and the scenario's
+//! expectations judge a run that completed. Its end is recorded before anything is read
+//! back for the summary.
+
+use super::measure::Measured;
+use super::{INTERRUPTED, RunOptions, Session};
+use crate::analysis::lint;
+use crate::error::Result;
+use crate::report::expect;
+use crate::report::summary::RunSummary;
+use crate::scenario::{EngineKind, Scenario};
+use crate::store::{EventRow, ObservationRow, Status, Store};
+use crate::timeline::Outcome;
+use crate::transport::fleet::Fleet;
+use std::path::Path;
+
+/// Judges and records the run's end; the exit status is 0, 1 failed, 3 an expectation
+/// failed, 130 interrupted.
+pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Result<super::Ended> {
+    let Measured { outcome, stored, clock_start, cpu_before, endpoint } = measured;
+    let (store, run, fleet, scenario) = (&s.store, s.run, &s.fleet, &s.scenario);
+    // Wrong data from storage fails the run, whatever else happened.
+    let outcome = match (outcome, store.verify_failures(run)?) {
+        (Ok(Outcome::Completed), (misplaced, corrupt)) if misplaced + corrupt > 0 => Ok(Outcome::Failed(format!(
+            "data verification failed: {corrupt} corrupt and {misplaced} misplaced blocks (see `fathom show {run}`)"
+        ))),
+        (outcome, _) => outcome,
+    };
+    let (status, error, code) = match (outcome, stored) {
+        (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), 1),
+        (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), 1),
+        (Ok(Outcome::Aborted), _) => (Status::Aborted, Some(INTERRUPTED.to_string()), 130),
+        (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
+    };
+    // a host lost mid-run: what it sent is kept, the others ran on; the run is partial
+    let lost = fleet.lost();
+    for (host, at) in &lost {
+        let at_ms = at.saturating_duration_since(clock_start).as_millis() as i64;
+        let message = format!(
+            "host {host} was lost {:.1} s into the run: its samples up to then are kept, the other hosts ran on",
+            at_ms as f64 / 1000.0
+        );
+        store.add_event(
+            run,
+            &EventRow {
+                at_ms,
+                kind: "host-lost".into(),
+                label: host.clone(),
+                status: None,
+                took_ms: None,
+                detail: message.clone(),
+            },
+        )?;
+        store.add_warning(run, "host-lost", &message)?;
+        eprintln!("warning: {message}");
+    }
+    let (status, error, code) = match (status, lost.is_empty()) {
+        (Status::Completed, false) => {
+            let hosts: Vec<&str> = lost.iter().map(|(h, _)| h.as_str()).collect();
+            (Status::Partial, Some(format!("lost host {}", hosts.join(", "))), 1)
+        }
+        _ => (status, error, code),
+    };
+    // the lags are a detail: failing to store them must not leave the run `running`
+    let lags = record_lags(store, run, fleet);
+    let cpu_per_core = generator_busy(
+        scenario,
+        &s.engines,
+        crate::observe::host::process_cpu_seconds() - cpu_before,
+        clock_start.elapsed(),
+    );
+    store.finish_run(run, status, error.as_deref())?;
+    lags?;
+    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), cpu_per_core) {
+        store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
+    }
+    // Expectations judge a run that completed; a failed one exits 3.
+    let mut code = code;
+    if code == 0 && !opts.no_expect && !scenario.expect.is_empty() {
+        let rows = expect::check(store, run, &scenario.expect)?;
+        for (i, row) in rows.iter().enumerate() {
+            store.add_expectation(run, i, row)?;
+        }
+        if rows.iter().any(|r| !r.passed) {
+            code = 3;
+        }
+    }
+    if let Some(endpoint) = endpoint {
+        endpoint.stop();
+    }
+    let summary = RunSummary::load(store, &run.to_string())?;
+    Ok(super::Ended { run, code, summary })
+}
+
+/// How late agents' samples arrived (from the end of their second to the controller):
+/// median and p99 over the run, as observations of source `controller`.
+fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
+    let mut lags = fleet.lags.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if lags.is_empty() {
+        return Ok(());
+    }
+    lags.sort_by(f64::total_cmp);
+    let q = |p: f64| lags[((lags.len() - 1) as f64 * p).round() as usize];
+    let rows = [("sample_lag_p50_ms", q(0.5)), ("sample_lag_p99_ms", q(0.99))].map(|(name, value)| ObservationRow {
+        t: 0,
+        source: "controller".into(),
+        name: name.into(),
+        value,
+    });
+    let mut store = Store::open(store.path.parent().unwrap_or(Path::new(".")))?;
+    store.add_observations(run, &rows)
+}
+
+/// How busy fathom kept the cores its worker threads could use: CPU seconds over wall
+/// seconds over min(worker threads, cores). None without native workers (fio's CPU is
+/// its own process's).
+fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall: std::time::Duration) -> Option<f64> {
+    let threads: u32 = scenario
+        .workloads
+        .iter()
+        .zip(engines)
+        .map(|(w, e)| match e {
+            EngineKind::Fio | EngineKind::Pgbench | EngineKind::Iperf3 => 0,
+            EngineKind::Psync => w.jobs * w.iodepth,
+            EngineKind::IoUring | EngineKind::Null => w.jobs,
+        })
+        .max()
+        .unwrap_or(0);
+    let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    let usable = threads.min(cores);
+    (usable > 0 && wall.as_secs_f64() > 0.0).then(|| cpu_s / wall.as_secs_f64() / usable as f64)
+}
+
+/// Per workload, what lint needs of a finished run.
+fn measured_by_workload(s: &RunSummary) -> Vec<lint::Measured> {
+    s.workloads
+        .iter()
+        .map(|w| {
+            let ops: Vec<_> = w.ops.iter().filter(|o| o.op != "sync").collect();
+            let iops: f64 = ops.iter().map(|o| o.iops).sum();
+            let n: u64 = ops.iter().map(|o| o.ops).sum();
+            let mean_us =
+                if n > 0 { ops.iter().map(|o| o.latency.mean_us * o.ops as f64).sum::<f64>() / n as f64 } else { 0.0 };
+            lint::Measured {
+                name: w.workload.name.clone(),
+                rate: w.workload.rate_iops,
+                iops,
+                mean_latency_s: mean_us / 1e6,
+                concurrency: w.concurrency as f64,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,141 @@
+//! The second stage: the run's clock, the collector that stores every second, the
+//! observers, the live view and the Prometheus endpoint around the timeline, which runs
+//! the workloads. It ends once every sample is stored and the drivers' programs stopped.
+
+use super::{RunOptions, Session, Staged};
+use crate::error::{Error, Result};
+use crate::export::prometheus::Endpoint;
+use crate::metrics::collector;
+use crate::metrics::live::{Live, WorkloadInfo};
+use crate::observe::{Observers, diskstats, host};
+use crate::report::live::View;
+use crate::store::{ObservationRow, Store};
+use crate::timeline::{self, Outcome};
+use crate::transport::fleet::Fleet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What the run did, for `conclude` to judge and record.
+pub(super) struct Measured {
+    /// How the timeline ended.
+    pub outcome: Result<Outcome>,
+    /// Whether every sample and observation was stored and the programs stopped cleanly.
+    pub stored: Result<()>,
+    pub clock_start: Instant,
+    /// fathom's own CPU seconds when the clock started.
+    pub cpu_before: f64,
+    /// Serves until the run's end is recorded.
+    pub endpoint: Option<Endpoint>,
+}
+
+/// Starts the clock and runs the timeline with the collector, observers, live view and
+/// endpoint around it. An error here is one of starting them; the run's own failures are
+/// in the returned outcome.
+pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &Path) -> Result<Measured> {
+    let Staged { files, targets, uring_ok, total, prepared, tx, rx } = staged;
+    let (store, run, fleet) = (&s.store, s.run, &s.fleet);
+    let cpu_before = host::process_cpu_seconds();
+    let clock_start = Instant::now();
+    let clock_unix_ms = crate::store::now_ms();
+    store.set_clock_start(run, clock_unix_ms)?;
+    *fleet.clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner()) = clock_unix_ms;
+    record_clocks(store, run, fleet)?;
+    fleet.watch_clocks(results.to_path_buf(), run, clock_start);
+    let writer = Store::open(results)?;
+    let infos = s
+        .scenario
+        .workloads
+        .iter()
+        .zip(&files)
+        .map(|(w, f)| WorkloadInfo {
+            name: w.name.clone(),
+            group: w.group.clone().unwrap_or_default(),
+            workers: timeline::jobs_of(w, f),
+            target_iops: w.rate_iops,
+            placed: w.placement.is_some(),
+        })
+        .collect();
+    let live = Arc::new(Live::new(run, &s.scenario.name, infos));
+    // --prometheus wins over the scenario's `prometheus:`
+    let prometheus = match (&opts.prometheus, &s.scenario.prometheus) {
+        (Some(addr), _) => Some((addr, "--prometheus")),
+        (None, Some(addr)) => Some((addr, "prometheus:")),
+        (None, None) => None,
+    };
+    let endpoint = match prometheus {
+        Some((addr, from)) => {
+            let endpoint = Endpoint::start(addr, live.clone())
+                .map_err(|e| Error::input(format!("{from} {addr}: cannot listen there: {e}")))?;
+            (s.progress)(&format!("metrics for Prometheus at http://{}/metrics", endpoint.addr));
+            Some(endpoint)
+        }
+        None => None,
+    };
+    let view = (!opts.quiet).then(|| View::start(live.clone(), clock_start, total));
+    let (feed, halt, kept) = (live.clone(), s.stop.clone(), s.reserve.clone());
+    let collector = std::thread::Builder::new()
+        .name("collector".into())
+        .spawn(move || {
+            let sink = collector::Sink { store: writer, run, live: &feed, stop: &halt, reserve: &kept };
+            collector::run(sink, clock_start, rx)
+        })
+        .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
+
+    let devices = diskstats::devices_of(&targets);
+    let observers = Observers::start(
+        &|| Store::open(results),
+        run,
+        clock_start,
+        devices,
+        s.scenario.remote.clone(),
+        s.progress.clone(),
+    )?;
+
+    let cx = timeline::Context {
+        store,
+        run,
+        files,
+        engines: s.engines.clone(),
+        uring_ok,
+        clock_start,
+        clock_unix_ms,
+        run_dir: store.run_dir(run),
+        results: results.to_path_buf(),
+        prepared: &prepared,
+        fleet,
+        tx,
+        stop: s.stop.clone(),
+        interrupted: s.interrupted.clone(),
+        progress: &*s.progress,
+        on_phase: &|label| live.set_phase(label),
+        on_host: &|worker, host| live.set_host(worker, host),
+    };
+    let outcome = timeline::execute(&s.scenario, &cx);
+    drop(cx); // closes the sample channel so the collector finishes
+    // agents' samples are all in once they have left
+    fleet.leave();
+    if let Some(view) = view {
+        view.stop();
+    }
+    let stored = collector.join().unwrap_or_else(|_| Err(Error::failed("the sample collector panicked")));
+    // the samples are in: what is left to write is the run's end, which the reserve
+    // makes room for if the disk filled
+    s.reserve.release();
+    let stored = stored.and(observers.stop());
+    let stored = stored.and(prepared.stop().map_err(Error::failed));
+    Ok(Measured { outcome, stored, clock_start, cpu_before, endpoint })
+}
+
+/// Each agent's clock offset and round trip as measured at connection, as observations
+/// of second 0 (source `host:NAME`).
+fn record_clocks(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
+    let mut rows = Vec::new();
+    for r in fleet.remotes.values() {
+        let source = format!("host:{}", r.host.name);
+        rows.push(ObservationRow { t: 0, source: source.clone(), name: "clock_offset_ms".into(), value: r.offset_ms });
+        rows.push(ObservationRow { t: 0, source, name: "rtt_ms".into(), value: r.rtt_ms });
+    }
+    let mut store = Store::open(store.path.parent().unwrap_or(Path::new(".")))?;
+    store.add_observations(run, &rows)
+}

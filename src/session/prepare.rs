@@ -1,0 +1,182 @@
+//! The first stage: everything a run needs before its clock starts. The order matters:
+//! lint and placement refuse a run before anything is touched, servers are reached
+//! before anything is laid out, agents are laid out before anything is stored, the
+//! store's reserve is taken as soon as it is open, and the run's row comes after layout.
+
+use super::{INTERRUPTED, RunOptions, Session, Staged};
+use crate::analysis::lint::{self, Severity};
+use crate::children;
+use crate::drivers::fio::{self, jobfile::IoEngine};
+use crate::engine::{self, target};
+use crate::error::{Error, Result};
+use crate::observe::environment;
+use crate::scenario::open::applied_sets;
+use crate::scenario::{EngineKind, Scenario};
+use crate::store::{Reserve, Status, Store};
+use crate::timeline;
+use crate::transport::Inventory;
+use crate::transport::fleet::{self, Fleet};
+use crate::warnings::Warning;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The target of built-in scenarios unless `--target` is given; created if missing.
+const BUILTIN_TARGET: &str = "./fathom-data";
+
+/// Lint gate, engine choice, layout, fleet, the run's row and the drivers' programs.
+/// A run refused here exits 2; one interrupted while its programs start exits 130.
+pub(super) fn prepare(
+    mut scenario: Scenario,
+    is_builtin: bool,
+    opts: &RunOptions,
+    results: &Path,
+) -> Result<(Session, Staged)> {
+    let explicit_size = opts.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
+    // --prometheus wins over the scenario's `prometheus:`: lint checks the one in force
+    if let Some(addr) = &opts.prometheus {
+        scenario.prometheus = Some(addr.clone());
+    }
+    let findings = lint::findings(&scenario);
+    if opts.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
+        eprint!("{}", lint::describe(&findings));
+        return Err(Error::input("lint found warnings and --strict is set: fix them, or run without --strict"));
+    }
+    // placed on hosts: refused here, before anything is laid out, if they cannot be
+    let inventory = opts.hosts.as_deref().map(Inventory::load).transpose()?;
+    fleet::place(&mut scenario, inventory.as_ref())?;
+    if is_builtin && opts.target.is_none() {
+        std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
+    }
+
+    // Signals stop workers, layout and the programs fathom started alike; a second
+    // Ctrl-C kills those programs and exits at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = children::exit_on_second_signal(sig, interrupted.clone());
+        let _ = signal_hook::flag::register(sig, interrupted.clone());
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
+
+    let quiet = opts.quiet;
+    let terminal = crate::report::live::on_terminal();
+    let progress: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |line: &str| {
+        if !quiet {
+            // over the live view's status line, if any; a hook's command line may hold a secret
+            eprintln!("{}{}", if terminal { "\r\x1b[K" } else { "" }, crate::secrets::redact(line));
+        }
+    });
+
+    let mut warnings: Vec<Warning> = Vec::new();
+    let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
+    crate::drivers::check_installed(&scenario).map_err(Error::input)?;
+    crate::drivers::check_servers(&scenario, &interrupted).map_err(|e| match interrupted.load(Ordering::Relaxed) {
+        true => Error::Interrupted,
+        false => Error::input(e),
+    })?;
+    let layout =
+        target::Options { allow_device_write: opts.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
+    // workloads on other hosts are laid out there, by their agents
+    let here: Vec<_> = scenario
+        .workloads
+        .iter()
+        .map(|w| match w.placement {
+            Some(_) => crate::scenario::Workload { targets: Vec::new(), engine: EngineKind::Null, ..w.clone() },
+            None => w.clone(),
+        })
+        .collect();
+    let files = target::prepare(&here, &layout, &interrupted, &mut |w| warnings.push(w))?;
+    let files: Vec<Vec<_>> = files.into_iter().map(|f| f.into_iter().map(Arc::new).collect()).collect();
+
+    // agents of other hosts: connected and laid out before anything is stored; one that
+    // cannot be reached stops the run here, naming the host and its transport's words
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sets = applied_sets(&opts.sets, opts.target.as_deref(), opts.engine.as_deref())?;
+    let fleet = Arc::new(Fleet::start(
+        &mut scenario,
+        inventory.as_ref(),
+        &sets,
+        opts.push_agent,
+        &tx,
+        &interrupted,
+        &*progress,
+    )?);
+
+    let store = Store::open(results)?;
+    let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::jobs_of(w, f)).collect();
+    let reserve = Arc::new(Reserve::take(results, timeline::planned_seconds(&scenario), &workers)?);
+    for line in children::clean_up(&store)? {
+        eprintln!("warning: {line}");
+    }
+    let targets: Vec<PathBuf> = files.iter().flatten().map(|f| f.path.clone()).collect();
+    let env = environment::capture(&targets);
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
+    let recorded = children::record_run(results, run)?;
+    for w in &warnings {
+        store.add_warning(run, w.code(), &w.message())?;
+        eprintln!("warning: {}", w.message());
+    }
+    for f in &findings {
+        store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
+    }
+    if !findings.is_empty() && !quiet {
+        eprint!("{}", lint::describe(&findings));
+    }
+    let total = timeline::planned_seconds(&scenario);
+    if let Some(d) = &scenario.description {
+        progress(&format!("{}: {d}", scenario.name));
+    }
+    // databases and servers of `driver:` workloads; a bad DSN ends the run here, with
+    // PostgreSQL's own message, and stops whatever was started (exit 2)
+    let prepared = match crate::drivers::prepare(&scenario, &store.run_dir(run), &stop, &*progress) {
+        Ok(p) => p,
+        Err(_) if interrupted.load(Ordering::Relaxed) => {
+            store.finish_run(run, Status::Aborted, Some(INTERRUPTED))?;
+            return Err(Error::Interrupted);
+        }
+        Err(e) => {
+            store.finish_run(run, Status::Failed, Some(&e))?;
+            return Err(Error::input(e));
+        }
+    };
+    progress(&format!("run {run}: about {total} s; results in {}", store.path.display()));
+
+    let session =
+        Session { _recorded: recorded, reserve, store, run, fleet, scenario, engines, progress, stop, interrupted };
+    Ok((session, Staged { files, targets, uring_ok, total, prepared, tx, rx }))
+}
+
+/// The engine each workload will use (io_uring falls back to psync when unavailable),
+/// and whether io_uring works here. Workloads run by fio need the program, and each
+/// knob fio runs differently is a warning.
+fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(Vec<EngineKind>, bool)> {
+    let uses = |e: EngineKind| scenario.workloads.iter().any(|w| w.engine == e);
+    let uring_ok = if uses(EngineKind::IoUring) || uses(EngineKind::Fio) {
+        match engine::probe_io_uring() {
+            Ok(()) => true,
+            Err(reason) => {
+                warnings.push(Warning::IoUringUnavailable { reason });
+                false
+            }
+        }
+    } else {
+        false
+    };
+    if uses(EngineKind::Fio) {
+        fio::version().map_err(Error::input)?;
+        let io_engine = if uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
+        for w in scenario.workloads.iter().filter(|w| w.engine == EngineKind::Fio) {
+            for note in fio::jobfile::inexact(w, io_engine) {
+                warnings.push(Warning::FioInexact { workload: w.name.clone(), knob: note.knob, why: note.why });
+            }
+        }
+    }
+    let engines = scenario
+        .workloads
+        .iter()
+        .map(|w| if w.engine == EngineKind::IoUring && !uring_ok { EngineKind::Psync } else { w.engine })
+        .collect();
+    Ok((engines, uring_ok))
+}
