@@ -5,14 +5,32 @@
 //! per worker, one sample per second of the run, stamped at the end of its second.
 
 use super::prometheus::{BUCKETS, cumulative_buckets};
+use super::{Format, Source};
 use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats};
 use crate::store::Store;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+pub struct OpenMetrics;
+
+impl Format for OpenMetrics {
+    fn name(&self) -> &'static str {
+        "openmetrics"
+    }
+
+    fn about(&self) -> &'static str {
+        "Timestamped, for `promtool tsdb create-blocks-from openmetrics`"
+    }
+
+    /// Always per second: `--samples` changes nothing here.
+    fn render(&self, run: &Source) -> Result<String> {
+        render(run.store, run.summary.run.id)
+    }
+}
+
 /// The run `run` as OpenMetrics text, ending with `# EOF`.
-pub fn render(store: &Store, run: i64) -> Result<String> {
+fn render(store: &Store, run: i64) -> Result<String> {
     let row = store.run(&run.to_string())?;
     let start_ms = store
         .clock_start(run)?
