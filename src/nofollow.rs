@@ -150,6 +150,7 @@ impl Dir {
     pub fn space(&self) -> io::Result<(u64, u64)> {
         // SAFETY: fstatvfs fills the struct it is given.
         let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: an open descriptor, and a struct of the type fstatvfs fills.
         if unsafe { libc::fstatvfs(self.fd.as_raw_fd(), &mut st) } != 0 {
             return Err(io::Error::last_os_error());
         }

@@ -84,6 +84,7 @@ fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
         libc::kill(pid, libc::SIGSTOP);
     }
     std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: plain kill(2) on our own child.
     unsafe {
         libc::kill(pid, libc::SIGCONT);
     }

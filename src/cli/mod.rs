@@ -2,6 +2,7 @@
 
 mod agent;
 mod compare;
+mod completions;
 mod export;
 mod fit;
 mod lint;
@@ -55,6 +56,8 @@ enum Command {
     /// Run workers for a controller on another host (started by `fathom run --hosts`
     /// over ssh or kubectl; speaks docs/agent-protocol.md on stdin and stdout)
     Agent(agent::Args),
+    /// Print the shell completion script for bash, zsh, fish, powershell or elvish
+    Completions(completions::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -83,5 +86,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Report(a) => report::run(a, results),
         Command::Compare(a) => compare::run(a, results),
         Command::Agent(a) => agent::run(a),
+        Command::Completions(a) => completions::run(a),
     }
 }

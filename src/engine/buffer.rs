@@ -11,7 +11,7 @@ pub struct AlignedBuf {
     layout: Layout,
 }
 
-// The buffer is plain memory owned by one worker thread at a time.
+// SAFETY: the buffer is plain memory owned by one worker thread at a time.
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {

@@ -532,6 +532,7 @@ const RAMFS_MAGIC: libc::c_long = 0x8584_58f6;
 fn memory_fs(file: &File) -> Option<String> {
     // SAFETY: fstatfs fills the struct it is given.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: an open descriptor, and a struct of the type fstatfs fills.
     if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
         return None;
     }

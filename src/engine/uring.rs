@@ -69,8 +69,9 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
     let prep = |slot: usize, io: Io| -> squeue::Entry {
         let (op, offset) = (io.op, io.offset);
         let (fixed_fd, fd) = (types::Fixed(io.file), types::Fd(fds[io.file as usize]));
-        // SAFETY (for the caller pushing it): slot's buffer region stays valid and unused
-        // by any other IO until this one completes.
+        // SAFETY: slot < depth, so the offset is inside `buffers` (depth x bs bytes). For
+        // the caller pushing the entry: the slot's region stays valid and unused by any
+        // other IO until this one completes.
         let ptr = unsafe { base.add(slot * bs) };
         let len = io.len as u32;
         let entry = match (op, fixed_file, fixed_buffers) {

@@ -63,6 +63,7 @@ pub fn percent(before: &CpuTimes, after: &CpuTimes) -> Vec<(&'static str, f64)> 
 pub fn process_cpu_seconds() -> f64 {
     // SAFETY: getrusage fills the struct it is given.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a struct of the type getrusage fills.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(u.ru_utime) + tv(u.ru_stime)

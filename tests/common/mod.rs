@@ -1,6 +1,6 @@
 //! What the integration tests share: a scratch directory with a target and a results
 //! store, and ways to run the real `fathom` binary against it.
-#![allow(dead_code)] // each test file uses its own subset
+#![allow(dead_code, reason = "each test file uses its own subset")]
 
 pub mod servers;
 
