@@ -30,7 +30,8 @@ LAYERS = {
     "engine": 5, "drivers": 5, "observe": 5, "transport": 5, "children": 5,
     "timeline": 6,
     "report": 7, "export": 7,
-    "cli": 8,
+    "session": 8,
+    "cli": 9,
 }
 SAME_LAYER = {("drivers", "engine"), ("drivers", "children"), ("transport", "engine")}
 # the reading layer may not use the doing and running ones, `observe` aside
