@@ -44,7 +44,7 @@ pub(super) fn prepare(
     }
     // placed on hosts: refused here, before anything is laid out, if they cannot be
     let inventory = opts.hosts.as_deref().map(Inventory::load).transpose()?;
-    fleet::place(&mut scenario, inventory.as_ref())?;
+    let hosts = fleet::place(&mut scenario, inventory.as_ref())?;
     if is_builtin && opts.target.is_none() {
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
@@ -93,15 +93,7 @@ pub(super) fn prepare(
     // cannot be reached stops the run here, naming the host and its transport's words
     let (tx, rx) = std::sync::mpsc::channel();
     let sets = applied_sets(&opts.sets, opts.target.as_deref(), opts.engine.as_deref())?;
-    let fleet = Arc::new(Fleet::start(
-        &mut scenario,
-        inventory.as_ref(),
-        &sets,
-        opts.push_agent,
-        &tx,
-        &interrupted,
-        &*progress,
-    )?);
+    let fleet = Arc::new(Fleet::start(&scenario, &hosts, &sets, opts.push_agent, &tx, &interrupted, &*progress)?);
 
     let store = Store::open(results)?;
     let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::jobs_of(w, f)).collect();

@@ -41,9 +41,9 @@ pub fn placed(scenario: &Scenario) -> bool {
 }
 
 /// Resolves each placed workload's hosts in the inventory, setting its `jobs` to
-/// `per_host` times them, and returns every host used. Run and lint call it before
-/// anything else, so a scenario that cannot be placed (no `--hosts`, a selector that
-/// matches nothing) is refused at the line of its `hosts`; doing it again is harmless.
+/// `per_host` times them, and returns every host used (what [`Fleet::start`] connects
+/// to). Run and lint call it before anything else, so a scenario that cannot be placed
+/// (no `--hosts`, a selector that matches nothing) is refused at the line of its `hosts`.
 pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> Result<Vec<&'a Host>> {
     let mut used: Vec<&Host> = Vec::new();
     if !placed(scenario) {
@@ -81,12 +81,12 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
 }
 
 impl Fleet {
-    /// Resolves each placed workload's hosts (setting its `jobs` to `per_host` times
-    /// them), connects to every host used and lays out each workload there. `sets` are
-    /// the `--set`s the scenario was loaded with: agents load it the same way.
+    /// Connects to every host `used` (what [`place`] returned for `scenario`) and lays
+    /// out each workload there. `sets` are the `--set`s the scenario was loaded with:
+    /// agents load it the same way.
     pub fn start(
-        scenario: &mut Scenario,
-        inventory: Option<&Inventory>,
+        scenario: &Scenario,
+        used: &[&Host],
         sets: &[Override],
         push: bool,
         samples: &Sender<Sample>,
@@ -94,10 +94,9 @@ impl Fleet {
         progress: &dyn Fn(&str),
     ) -> Result<Fleet> {
         let mut fleet = Fleet::default();
-        if !placed(scenario) {
+        if used.is_empty() {
             return Ok(fleet);
         }
-        let used = place(scenario, inventory)?;
         progress(&format!("connecting to {} host{}", used.len(), if used.len() == 1 { "" } else { "s" }));
         let connected: Vec<std::result::Result<Remote, String>> = std::thread::scope(|s| {
             let handles: Vec<_> = used
