@@ -3,7 +3,7 @@
 //! first phase (interference), and for runs of several phases the latency–throughput
 //! curve with its knee and a Universal Scalability Law fit.
 
-use super::summary::{PhaseSummary, WorkloadSummary};
+use super::measured::{PhaseSummary, WorkloadSummary};
 use crate::analysis::interference::{self, Change, Figures};
 use crate::analysis::knee::{self, CurvePoint, Knee};
 use crate::analysis::littles_law;
@@ -211,24 +211,21 @@ fn little(w: &WorkloadSummary, phases: &[PhaseSummary]) -> Option<Little> {
 /// IOs in flight a closed-loop workload was configured for over its window: depth ×
 /// workers, averaged over its phases when a ramp changed the workers.
 fn configured(w: &WorkloadSummary, phases: &[PhaseSummary]) -> f64 {
-    let depth = w.workload.profile.get("iodepth").and_then(|v| v.as_f64()).unwrap_or(1.0);
     let (mut weighted, mut seconds) = (0.0, 0.0);
     for p in phases {
         if let Some(o) = p.ops.iter().find(|o| o.workload == w.workload.name) {
-            weighted += depth * workers_in(p, w) * o.seconds;
+            weighted += in_flight(p, w) * o.seconds;
             seconds += o.seconds;
         }
     }
     if seconds > 0.0 { weighted / seconds } else { w.concurrency as f64 }
 }
 
-/// Workers of `w` in phase `p`: a ramp's phase says how many ran ("vm x3").
-fn workers_in(p: &PhaseSummary, w: &WorkloadSummary) -> f64 {
-    p.phase
-        .label
-        .split('+')
-        .find_map(|part| part.strip_prefix(&format!("{} x", w.workload.name)).and_then(|k| k.parse::<f64>().ok()))
-        .unwrap_or(w.workload.workers as f64)
+/// IOs `w` was configured to keep in flight in phase `p`: its depth × the workers that
+/// ran there (a ramp's phases have fewer than planned).
+fn in_flight(p: &PhaseSummary, w: &WorkloadSummary) -> f64 {
+    let workers = p.facts.ran.iter().find(|r| r.idx == w.workload.idx).map(|r| r.workers).unwrap_or(w.workload.workers);
+    w.stored.iodepth as f64 * workers as f64
 }
 
 /// The latency–throughput curve over phases, when there are three or more.
@@ -245,7 +242,7 @@ pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary]) -> Option<C
         let n: f64 = workloads
             .iter()
             .filter(|w| ops.iter().any(|o| o.workload == w.workload.name))
-            .map(|w| w.workload.profile.get("iodepth").and_then(|v| v.as_f64()).unwrap_or(1.0) * workers_in(p, w))
+            .map(|w| in_flight(p, w))
             .sum();
         points.push((n, iops, mean));
     }

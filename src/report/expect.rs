@@ -1,10 +1,10 @@
 //! Checks a scenario's expectations against what a run stored: each one's metric over
 //! its workload's measured window, or over the phases it names with `during`.
 
-use super::summary::read_share;
 use crate::error::Result;
 use crate::metrics::{Op, OpStats};
 use crate::scenario::expect::{Expectation, Metric};
+use crate::store::read::StoredWorkload;
 use crate::store::{ExpectationRow, PhaseRow, Store, WorkloadRow};
 
 /// Evaluates every expectation of run `run`; the rows say what was measured.
@@ -74,7 +74,7 @@ fn measure(store: &Store, run: i64, e: &Expectation, w: &WorkloadRow, spans: &[(
         Metric::Latency(q) if q >= 1.0 => Some(s.latency.max() as f64),
         Metric::Latency(q) => Some(s.latency.value_at_quantile(q) as f64),
         Metric::AchievedRate => w.rate_iops.map(|rate| {
-            let share = e.op.map(|op| op.rate_share(read_share(w))).unwrap_or(1.0);
+            let share = e.op.map(|op| op.rate_share(StoredWorkload::decode(w).read_share())).unwrap_or(1.0);
             if share > 0.0 { iops / (rate * share) } else { 0.0 }
         }),
     })

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod expect;
 pub mod format;
 pub mod html;
-pub mod live;
+pub mod measured;
+pub mod status_line;
 pub mod summary;
 pub mod table;

@@ -2,125 +2,12 @@
 //! (ramp excluded), from counters summed and histograms merged in the store.
 
 use super::analysis::Analysis;
+use super::measured::{Fidelity, HostSummary, PhaseSummary, WorkloadSummary};
 use crate::error::{Error, Result};
 use crate::metrics::summary::OpSummary;
-use crate::scenario::EngineKind;
-use crate::store::{EventRow, ExpectationRow, Observed, PhaseRow, RunRow, Scan, Store, WarningRow, WorkloadRow};
-use crate::workload::blocksize::BlockSizes;
+use crate::store::read::StoredWorkload;
+use crate::store::{EventRow, ExpectationRow, Observed, RunRow, Scan, Store, WarningRow, WorkloadRow};
 use serde::Serialize;
-use std::path::Path;
-
-#[derive(Debug, Serialize)]
-pub struct WorkloadSummary {
-    #[serde(flatten)]
-    pub workload: WorkloadRow,
-    /// Configured concurrency: depth x workers (what Little's law should give back).
-    pub concurrency: i64,
-    pub ops: Vec<OpSummary>,
-    /// What the scenario asked for next to what the generator did, over all ops.
-    pub fidelity: Fidelity,
-    /// Per host, for a workload placed on other hosts (empty otherwise): its share of the
-    /// workload over the measured window. The workload's percentiles above are the
-    /// hosts' histograms merged, never their percentiles averaged.
-    pub hosts: Vec<HostSummary>,
-}
-
-/// One host's part of a workload: rates and mean latency over the measured window.
-#[derive(Debug, Serialize)]
-pub struct HostSummary {
-    pub host: String,
-    pub workers: i64,
-    pub iops: f64,
-    pub mb_per_s: f64,
-    pub mean_us: f64,
-}
-
-/// Asked vs achieved for one workload, so a user sees at a glance that the generator
-/// did what the scenario says (fio's rate with mixed sizes, for one, does not).
-#[derive(Debug, Serialize)]
-pub struct Fidelity {
-    /// IOs per second: asked only for open-loop workloads.
-    pub iops: Pair,
-    /// Megabytes (10^6 bytes) per second.
-    pub mb_per_s: Pair,
-    /// Share of IOs that are reads, in percent.
-    pub read_percent: Pair,
-    /// Share of IOs of each block size, in percent (one entry per size asked or seen).
-    pub block_sizes: Vec<SizeShare>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Pair {
-    pub asked: Option<f64>,
-    pub achieved: f64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct SizeShare {
-    pub bytes: u64,
-    pub asked_percent: f64,
-    /// Unknown (null) when the workload ran on fio with several sizes: fio does not
-    /// report IOs per block size.
-    pub achieved_percent: Option<f64>,
-}
-
-impl Fidelity {
-    fn new(w: &WorkloadRow, ops: &[OpSummary], sizes: &[(u64, u64)]) -> Fidelity {
-        // syncs move no data and are not part of the mix or the block sizes
-        let ops: Vec<&OpSummary> = ops.iter().filter(|o| o.op != "sync").collect();
-        let total_ops: u64 = ops.iter().map(|o| o.ops).sum();
-        let seconds = ops.first().map(|o| o.seconds).unwrap_or(0.0);
-        let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
-        let pct = |part: u64| if total_ops > 0 { part as f64 * 100.0 / total_ops as f64 } else { 0.0 };
-        let asked_sizes = w
-            .profile
-            .get("bs")
-            .and_then(|v| v.as_str())
-            .and_then(|t| BlockSizes::parse(t).ok())
-            .unwrap_or_else(|| BlockSizes::single(4096));
-        let mut block_sizes: Vec<SizeShare> = asked_sizes
-            .sizes()
-            .map(|(bytes, p)| SizeShare { bytes, asked_percent: p as f64, achieved_percent: Some(0.0) })
-            .collect();
-        if w.engine == EngineKind::Fio.to_string() && !asked_sizes.is_single() {
-            block_sizes.iter_mut().for_each(|s| s.achieved_percent = None);
-        }
-        // one size is not stored separately: it is bytes / ops
-        let total_bytes: u64 = ops.iter().map(|o| o.bytes).sum();
-        let single = [(total_bytes.checked_div(total_ops).unwrap_or(0), total_ops)];
-        let sizes = match sizes.is_empty() && total_ops > 0 {
-            true if block_sizes[0].achieved_percent.is_some() => &single[..],
-            true => &[],
-            false => sizes,
-        };
-        for &(bytes, n) in sizes.iter().filter(|(bytes, _)| *bytes > 0) {
-            match block_sizes.iter_mut().find(|s| s.bytes == bytes) {
-                Some(s) => s.achieved_percent = Some(pct(n)),
-                None => block_sizes.push(SizeShare { bytes, asked_percent: 0.0, achieved_percent: Some(pct(n)) }),
-            }
-        }
-        let rate = w.rate_iops;
-        let mbps = w.profile.get("rate_mbps").and_then(|v| v.as_f64());
-        Fidelity {
-            iops: Pair { asked: rate, achieved: per_s(total_ops as f64) },
-            mb_per_s: Pair {
-                asked: mbps.or(rate.map(|r| r * asked_sizes.mean() / 1e6)),
-                achieved: per_s(total_bytes as f64) / 1e6,
-            },
-            read_percent: Pair {
-                asked: Some(read_share(w) * 100.0),
-                achieved: pct(ops.iter().filter(|o| o.op == "read").map(|o| o.ops).sum()),
-            },
-            block_sizes,
-        }
-    }
-
-    /// True when there is more to check than one size of one op at full speed.
-    pub fn worth_showing(&self) -> bool {
-        let mixed = self.read_percent.asked.is_some_and(|a| a > 0.0 && a < 100.0);
-        self.iops.asked.is_some() || mixed || self.block_sizes.len() > 1
-    }
-}
 
 #[derive(Debug, Serialize)]
 pub struct RunSummary {
@@ -142,13 +29,6 @@ pub struct RunSummary {
     /// each phase, and its time series when loaded with a bin; for the report.
     #[serde(skip)]
     pub scans: Vec<Scan>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct PhaseSummary {
-    #[serde(flatten)]
-    pub phase: PhaseRow,
-    pub ops: Vec<OpSummary>,
 }
 
 impl RunSummary {
@@ -179,8 +59,8 @@ impl RunSummary {
         for (w, scan) in rows.into_iter().zip(&scans) {
             let (from, to) = w.measured_window();
             let stats = &scan.windows[0];
-            let depth = w.profile.get("iodepth").and_then(|v| v.as_i64()).unwrap_or(1);
-            let read_share = read_share(&w);
+            let stored = StoredWorkload::decode(&w);
+            let read_share = stored.read_share();
             let mut sizes: Vec<(u64, u64)> = Vec::new();
             for s in stats.values() {
                 for &(size, n) in &s.sizes {
@@ -197,9 +77,8 @@ impl RunSummary {
                     OpSummary::new(&w.name, *op, s, to - from, target)
                 })
                 .collect();
-            let fidelity = Fidelity::new(&w, &ops, &sizes);
-            let placed = w.profile.get("placement").is_some_and(|p| !p.is_null());
-            let hosts = if placed {
+            let fidelity = Fidelity::new(&stored, &ops, &sizes);
+            let hosts = if stored.placed() {
                 let seconds = (to - from).max(0.0);
                 let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
                 store
@@ -216,10 +95,13 @@ impl RunSummary {
             } else {
                 Vec::new()
             };
-            workloads.push(WorkloadSummary { concurrency: depth * w.workers, workload: w, ops, fidelity, hosts });
+            let concurrency = stored.iodepth as i64 * w.workers;
+            workloads.push(WorkloadSummary { concurrency, workload: w, stored, ops, fidelity, hosts });
         }
+        let stored: Vec<StoredWorkload> = workloads.iter().map(|w| w.stored.clone()).collect();
+        let facts = store.phase_facts(run.id, &phase_rows, &stored)?;
         let mut phases = Vec::new();
-        for (k, p) in phase_rows.into_iter().enumerate() {
+        for (k, (p, facts)) in phase_rows.into_iter().zip(facts).enumerate() {
             let mut ops = Vec::new();
             for ((w, scan), plan) in workloads.iter().zip(&scans).zip(&plans) {
                 let (from, to) = plan[k + 1];
@@ -230,7 +112,7 @@ impl RunSummary {
                     ops.push(OpSummary::new(&w.workload.name, *op, s, to - from, None));
                 }
             }
-            phases.push(PhaseSummary { phase: p, ops });
+            phases.push(PhaseSummary { phase: p, ops, facts });
         }
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
@@ -267,14 +149,15 @@ fn scan_all(
     if threads <= 1 {
         return rows.iter().zip(&windows).map(|(w, win)| store.windows(run, w.idx, win, bin)).collect();
     }
-    let dir = store.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let readers = (0..threads).map(|_| store.reader()).collect::<Result<Vec<Store>>>()?;
     let mut out: Vec<Option<Scan>> = (0..rows.len()).map(|_| None).collect();
     std::thread::scope(|scope| -> Result<()> {
-        let handles: Vec<_> = (0..threads)
-            .map(|k| {
-                let (dir, windows) = (&dir, &windows);
+        let handles: Vec<_> = readers
+            .into_iter()
+            .enumerate()
+            .map(|(k, store)| {
+                let windows = &windows;
                 scope.spawn(move || -> Result<Vec<(usize, Scan)>> {
-                    let store = Store::open_existing(dir)?;
                     (k..rows.len())
                         .step_by(threads)
                         .map(|i| Ok((i, store.windows(run, rows[i].idx, &windows[i], bin)?)))
@@ -290,13 +173,4 @@ fn scan_all(
         Ok(())
     })?;
     Ok(out.into_iter().map(|s| s.expect("every workload scanned")).collect())
-}
-
-/// Fraction of a workload's IOs that are reads, from its stored profile.
-pub fn read_share(w: &WorkloadRow) -> f64 {
-    match w.profile.get("rw").and_then(|v| v.as_str()) {
-        Some("read") | Some("randread") => 1.0,
-        Some("randrw") | Some("rw") => w.profile.get("rwmixread").and_then(|v| v.as_f64()).unwrap_or(50.0) / 100.0,
-        _ => 0.0,
-    }
 }

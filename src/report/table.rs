@@ -153,7 +153,17 @@ fn phases(s: &RunSummary) -> String {
             ]);
         }
     }
-    format!("\nphases (seconds of the run; ramps excluded):\n{}", render(&header, &rows, 4))
+    let mut out = format!("\nphases (seconds of the run; ramps excluded):\n{}", render(&header, &rows, 4));
+    let changes: Vec<String> = s
+        .phases
+        .iter()
+        .filter(|p| !p.facts.differs.is_empty())
+        .map(|p| format!("  {}: {}", p.phase.label, p.facts.differs_text()))
+        .collect();
+    if !changes.is_empty() {
+        out.push_str(&format!("what differs from the phase before:\n{}\n", changes.join("\n")));
+    }
+    out
 }
 
 /// What the timeline did besides running workloads, in order.
@@ -164,7 +174,7 @@ fn network(s: &RunSummary) -> String {
     for w in &s.workloads {
         for o in w.ops.iter().filter(|o| o.is_network()) {
             let gbit = o.mb_per_s * 8.0 / 1000.0;
-            let link = w.workload.profile.get("link_bps").and_then(|v| v.as_f64());
+            let link = w.stored.link_bps;
             let retransmits = s
                 .observed
                 .iter()

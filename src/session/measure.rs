@@ -8,7 +8,7 @@ use crate::export::prometheus::Endpoint;
 use crate::metrics::collector;
 use crate::metrics::live::{Live, WorkloadInfo};
 use crate::observe::{Observers, diskstats, host};
-use crate::report::live::View;
+use crate::report::status_line::View;
 use crate::store::{ObservationRow, Store};
 use crate::timeline::{self, Outcome};
 use crate::transport::fleet::Fleet;

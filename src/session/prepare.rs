@@ -60,7 +60,7 @@ pub(super) fn prepare(
     }
 
     let quiet = opts.quiet;
-    let terminal = crate::report::live::on_terminal();
+    let terminal = crate::report::status_line::on_terminal();
     let progress: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |line: &str| {
         if !quiet {
             // over the live view's status line, if any; a hook's command line may hold a secret

@@ -14,6 +14,7 @@
 
 mod observations;
 mod processes;
+pub mod read;
 mod reserve;
 mod schema;
 mod timeline;

@@ -12,8 +12,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
-/// `observations`, 5 `processes`; an older store gains the tables when opened.
-const VERSION: i64 = 5;
+/// `observations`, 5 `processes`, 6 `phase_workloads`; an older store gains the tables
+/// when opened.
+const VERSION: i64 = 6;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -107,6 +108,15 @@ CREATE TABLE IF NOT EXISTS phases (
     start_t  INTEGER NOT NULL,
     end_t    INTEGER,
     PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+-- What ran in each phase: its workloads and how many of their workers (a ramp's
+-- phases differ in workers), as the timeline saw them when it opened the phase.
+CREATE TABLE IF NOT EXISTS phase_workloads (
+    run_id       INTEGER NOT NULL,
+    phase_idx    INTEGER NOT NULL,
+    workload_idx INTEGER NOT NULL,
+    workers      INTEGER NOT NULL,
+    PRIMARY KEY (run_id, phase_idx, workload_idx)
 ) WITHOUT ROWID;
 -- What the timeline did besides running workloads: exec, wait_until, prefill, zero,
 -- mark. at_ms on the run clock; status: the exit status of a command, 0 for a probe

@@ -16,6 +16,10 @@ pub struct PhaseRow {
     pub start_t: i64,
     /// None while open, or when the run was cut short inside it.
     pub end_t: Option<i64>,
+    /// What ran: (workload index, its workers running). Empty when read from a store
+    /// older than schema 6 (see `store::read` for what the read side makes of that).
+    #[serde(skip)]
+    pub running: Vec<(i64, i64)>,
 }
 
 /// Something the timeline did besides running workloads.
@@ -49,12 +53,19 @@ impl Store {
             "INSERT INTO phases (run_id, idx, label, start_t, end_t) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![run, p.idx, redact(&p.label), p.start_t, p.end_t],
         )?;
+        for &(workload, workers) in &p.running {
+            self.conn.execute(
+                "INSERT INTO phase_workloads (run_id, phase_idx, workload_idx, workers) VALUES (?1, ?2, ?3, ?4)",
+                params![run, p.idx, workload, workers],
+            )?;
+        }
         Ok(())
     }
 
     /// Removes a phase that turned out to last no time (it is replaced at once).
     pub fn drop_phase(&self, run: i64, idx: i64) -> Result<()> {
         self.conn.execute("DELETE FROM phases WHERE run_id = ?1 AND idx = ?2", params![run, idx])?;
+        self.conn.execute("DELETE FROM phase_workloads WHERE run_id = ?1 AND phase_idx = ?2", params![run, idx])?;
         Ok(())
     }
 
@@ -67,9 +78,21 @@ impl Store {
         let mut stmt =
             self.conn.prepare("SELECT idx, label, start_t, end_t FROM phases WHERE run_id = ?1 ORDER BY idx")?;
         let rows = stmt.query_map([run], |r| {
-            Ok(PhaseRow { idx: r.get(0)?, label: r.get(1)?, start_t: r.get(2)?, end_t: r.get(3)? })
+            Ok(PhaseRow { idx: r.get(0)?, label: r.get(1)?, start_t: r.get(2)?, end_t: r.get(3)?, running: Vec::new() })
         })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        let mut phases = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT phase_idx, workload_idx, workers FROM phase_workloads WHERE run_id = ?1
+             ORDER BY phase_idx, workload_idx",
+        )?;
+        let mut rows = stmt.query([run])?;
+        while let Some(r) = rows.next()? {
+            let idx: i64 = r.get(0)?;
+            if let Some(p) = phases.iter_mut().find(|p| p.idx == idx) {
+                p.running.push((r.get(1)?, r.get(2)?));
+            }
+        }
+        Ok(phases)
     }
 
     pub fn add_event(&self, run: i64, e: &EventRow) -> Result<()> {

@@ -564,7 +564,8 @@ impl Executor<'_> {
             }
         };
         (self.cx.on_phase)(&label);
-        self.cx.store.add_phase(self.cx.run, &PhaseRow { idx, label, start_t: t as i64, end_t: None })?;
+        let ran = running.iter().map(|&(i, n)| (i as i64, n as i64)).collect();
+        self.cx.store.add_phase(self.cx.run, &PhaseRow { idx, label, start_t: t as i64, end_t: None, running: ran })?;
         self.phase = Some((idx, t, running, given));
         Ok(())
     }

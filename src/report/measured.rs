@@ -1,0 +1,132 @@
+//! What was measured, per workload and per phase, as `show`, the report and the
+//! analyses read it: figures over the measured window with what the scenario asked for
+//! next to them. Apart from [`super::summary::RunSummary`], which gathers them and their
+//! analysis, so that the analysis can read them without depending on the summary.
+
+use crate::metrics::summary::OpSummary;
+use crate::scenario::EngineKind;
+use crate::store::read::{PhaseFacts, StoredWorkload};
+use crate::store::{PhaseRow, WorkloadRow};
+use serde::Serialize;
+
+#[derive(Debug, Serialize)]
+pub struct WorkloadSummary {
+    #[serde(flatten)]
+    pub workload: WorkloadRow,
+    /// Its settings, typed (the same facts as `workload.profile`).
+    #[serde(skip)]
+    pub stored: StoredWorkload,
+    /// Configured concurrency: depth x workers (what Little's law should give back).
+    pub concurrency: i64,
+    pub ops: Vec<OpSummary>,
+    /// What the scenario asked for next to what the generator did, over all ops.
+    pub fidelity: Fidelity,
+    /// Per host, for a workload placed on other hosts (empty otherwise): its share of the
+    /// workload over the measured window. The workload's percentiles above are the
+    /// hosts' histograms merged, never their percentiles averaged.
+    pub hosts: Vec<HostSummary>,
+}
+
+/// One host's part of a workload: rates and mean latency over the measured window.
+#[derive(Debug, Serialize)]
+pub struct HostSummary {
+    pub host: String,
+    pub workers: i64,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    pub mean_us: f64,
+}
+
+/// Asked vs achieved for one workload, so a user sees at a glance that the generator
+/// did what the scenario says (fio's rate with mixed sizes, for one, does not).
+#[derive(Debug, Serialize)]
+pub struct Fidelity {
+    /// IOs per second: asked only for open-loop workloads.
+    pub iops: Pair,
+    /// Megabytes (10^6 bytes) per second.
+    pub mb_per_s: Pair,
+    /// Share of IOs that are reads, in percent.
+    pub read_percent: Pair,
+    /// Share of IOs of each block size, in percent (one entry per size asked or seen).
+    pub block_sizes: Vec<SizeShare>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Pair {
+    pub asked: Option<f64>,
+    pub achieved: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SizeShare {
+    pub bytes: u64,
+    pub asked_percent: f64,
+    /// Unknown (null) when the workload ran on fio with several sizes: fio does not
+    /// report IOs per block size.
+    pub achieved_percent: Option<f64>,
+}
+
+impl Fidelity {
+    /// Asked (from the stored settings) against achieved (`ops` over the measured
+    /// window; `sizes`: IOs per block size, empty when one size was stored).
+    pub fn new(w: &StoredWorkload, ops: &[OpSummary], sizes: &[(u64, u64)]) -> Fidelity {
+        // syncs move no data and are not part of the mix or the block sizes
+        let ops: Vec<&OpSummary> = ops.iter().filter(|o| o.op != "sync").collect();
+        let total_ops: u64 = ops.iter().map(|o| o.ops).sum();
+        let seconds = ops.first().map(|o| o.seconds).unwrap_or(0.0);
+        let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
+        let pct = |part: u64| if total_ops > 0 { part as f64 * 100.0 / total_ops as f64 } else { 0.0 };
+        let asked_sizes = &w.bs;
+        let mut block_sizes: Vec<SizeShare> = asked_sizes
+            .sizes()
+            .map(|(bytes, p)| SizeShare { bytes, asked_percent: p as f64, achieved_percent: Some(0.0) })
+            .collect();
+        if w.engine == EngineKind::Fio.to_string() && !asked_sizes.is_single() {
+            block_sizes.iter_mut().for_each(|s| s.achieved_percent = None);
+        }
+        // one size is not stored separately: it is bytes / ops
+        let total_bytes: u64 = ops.iter().map(|o| o.bytes).sum();
+        let single = [(total_bytes.checked_div(total_ops).unwrap_or(0), total_ops)];
+        let sizes = match sizes.is_empty() && total_ops > 0 {
+            true if block_sizes[0].achieved_percent.is_some() => &single[..],
+            true => &[],
+            false => sizes,
+        };
+        for &(bytes, n) in sizes.iter().filter(|(bytes, _)| *bytes > 0) {
+            match block_sizes.iter_mut().find(|s| s.bytes == bytes) {
+                Some(s) => s.achieved_percent = Some(pct(n)),
+                None => block_sizes.push(SizeShare { bytes, asked_percent: 0.0, achieved_percent: Some(pct(n)) }),
+            }
+        }
+        let rate = w.rate_iops;
+        let mbps = w.rate_mbps;
+        Fidelity {
+            iops: Pair { asked: rate, achieved: per_s(total_ops as f64) },
+            mb_per_s: Pair {
+                asked: mbps.or(rate.map(|r| r * asked_sizes.mean() / 1e6)),
+                achieved: per_s(total_bytes as f64) / 1e6,
+            },
+            read_percent: Pair {
+                asked: Some(w.read_percent as f64),
+                achieved: pct(ops.iter().filter(|o| o.op == "read").map(|o| o.ops).sum()),
+            },
+            block_sizes,
+        }
+    }
+
+    /// True when there is more to check than one size of one op at full speed.
+    pub fn worth_showing(&self) -> bool {
+        let mixed = self.read_percent.asked.is_some_and(|a| a > 0.0 && a < 100.0);
+        self.iops.asked.is_some() || mixed || self.block_sizes.len() > 1
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct PhaseSummary {
+    #[serde(flatten)]
+    pub phase: PhaseRow,
+    pub ops: Vec<OpSummary>,
+    /// What ran in it and what differs from the phase before (`ran`, `differs`).
+    #[serde(flatten)]
+    pub facts: PhaseFacts,
+}

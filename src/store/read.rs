@@ -1,0 +1,388 @@
+//! The read side's typed view of a stored run: each workload's settings decoded once
+//! from the profile the store keeps as JSON, and per phase what ran (which workloads,
+//! with how many workers, at what depth, on which hosts) and which settings differ from
+//! the phase before. `show`, the report, expectations and analyses read these instead
+//! of looking keys up in JSON or parsing phase labels, so a setting is interpreted in
+//! one place, and whether two phases are comparable (a concurrency curve needs phases
+//! that differ only in concurrency) is one tested function: [`differences`].
+
+use super::{PhaseRow, Store, WorkloadRow};
+use crate::error::Result;
+use crate::scenario::Rw;
+use crate::workload::blocksize::BlockSizes;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// A workload as it ran, typed: what its stored profile says, with the engine that
+/// was actually used and the workers it was given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredWorkload {
+    /// Its index in the run (the store's `workload_idx`).
+    pub idx: i64,
+    pub name: String,
+    /// The engine that ran it (`io_uring`, `psync`, `fio`, `pgbench`, `iperf3`...).
+    pub engine: String,
+    /// None for a workload whose profile is not stored (a damaged row).
+    pub rw: Option<Rw>,
+    /// Percent of IOs that are reads: [`Rw::read_percent`], the one rule for the mix.
+    pub read_percent: u32,
+    pub bs: BlockSizes,
+    pub iodepth: u32,
+    pub jobs: u32,
+    /// Workers planned (a ramp's final count).
+    pub workers: i64,
+    /// The hosts it was placed on; empty when it ran here.
+    pub hosts: Vec<String>,
+    pub rate_iops: Option<f64>,
+    pub rate_mbps: Option<f64>,
+    /// Working set in bytes; None: the whole file or device.
+    pub size: Option<u64>,
+    pub direct: bool,
+    /// As written (`uniform`, `zipf:1.2`...).
+    pub distribution: String,
+    /// iperf3's link speed in bits per second, when given.
+    pub link_bps: Option<f64>,
+    /// Every other setting of the profile, compared as stored (see [`differences`]).
+    pub other: BTreeMap<String, Value>,
+}
+
+/// Profile keys that say nothing about what a workload does to the storage: its name,
+/// how long it ran, its worker group's name, where its file is called, and `placement`
+/// (its hosts are compared as `hosts`).
+const NOT_SETTINGS: [&str; 6] = ["name", "duration", "ramp", "group", "file", "placement"];
+
+/// Profile keys decoded into typed fields of [`StoredWorkload`].
+const TYPED: [&str; 13] = [
+    "rw",
+    "rwmixread",
+    "bs",
+    "iodepth",
+    "jobs",
+    "rate_iops",
+    "rate_mbps",
+    "size",
+    "direct",
+    "distribution",
+    "engine",
+    "link_bps",
+    "driver",
+];
+
+impl StoredWorkload {
+    /// Decodes a stored workload row. Keys a profile lacks (older stores, a driver's
+    /// workload) take the defaults a scenario gives them.
+    pub fn decode(row: &WorkloadRow) -> StoredWorkload {
+        let empty = Map::new();
+        let p = row.profile.as_object().unwrap_or(&empty);
+        let text = |k: &str| p.get(k).and_then(Value::as_str);
+        let number = |k: &str| p.get(k).and_then(Value::as_f64);
+        let rw: Option<Rw> = p.get("rw").and_then(|v| serde_json::from_value(v.clone()).ok());
+        let rwmixread = number("rwmixread").unwrap_or(50.0) as u32;
+        let hosts = p
+            .get("placement")
+            .and_then(|pl| pl.get("resolved"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
+        StoredWorkload {
+            idx: row.idx,
+            name: row.name.clone(),
+            engine: row.engine.clone(),
+            rw,
+            read_percent: rw.map(|rw| rw.read_percent(rwmixread)).unwrap_or(0),
+            bs: text("bs").and_then(|t| BlockSizes::parse(t).ok()).unwrap_or_else(|| BlockSizes::single(4096)),
+            iodepth: number("iodepth").unwrap_or(1.0) as u32,
+            jobs: number("jobs").unwrap_or(row.workers as f64) as u32,
+            workers: row.workers,
+            hosts,
+            rate_iops: row.rate_iops,
+            rate_mbps: number("rate_mbps"),
+            size: p.get("size").and_then(Value::as_u64),
+            direct: p.get("direct").and_then(Value::as_bool).unwrap_or(false),
+            distribution: text("distribution").unwrap_or("uniform").to_string(),
+            link_bps: number("link_bps"),
+            other: p
+                .iter()
+                .filter(|(k, _)| !NOT_SETTINGS.contains(&k.as_str()) && !TYPED.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        }
+    }
+
+    /// Fraction of its IOs that are reads (0 to 1).
+    pub fn read_share(&self) -> f64 {
+        self.read_percent as f64 / 100.0
+    }
+
+    /// True when its workers ran on other hosts.
+    pub fn placed(&self) -> bool {
+        !self.hosts.is_empty()
+    }
+}
+
+/// One workload as it ran in one phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ran {
+    pub workload: String,
+    /// Its index in the run (the store's `workload_idx`).
+    #[serde(skip)]
+    pub idx: i64,
+    /// Workers running in the phase (fewer than planned in a ramp's early phases).
+    pub workers: i64,
+    pub depth: u32,
+    /// The hosts of those workers, each once, in order (`localhost` for workers run
+    /// here).
+    pub hosts: Vec<String>,
+}
+
+/// A kind of setting that can differ between two phases.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    /// A workload runs in the later phase and not in the earlier one.
+    Added,
+    /// A workload runs in the earlier phase and not in the later one.
+    Removed,
+    Depth,
+    Jobs,
+    Workers,
+    Hosts,
+    BlockSize,
+    /// The op mix: `rw` or the read share.
+    Rw,
+    /// The working set's size.
+    Size,
+    Distribution,
+    /// The rate asked (`rate_iops`, `rate_mbps`).
+    Rate,
+    Direct,
+    Engine,
+    /// Any other key of the stored profile (its name in `key`).
+    Other,
+}
+
+impl Setting {
+    /// The setting as a reader names it: `phases differ in block size`.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Setting::Added => "workloads added",
+            Setting::Removed => "workloads removed",
+            Setting::Depth => "depth",
+            Setting::Jobs => "jobs",
+            Setting::Workers => "workers",
+            Setting::Hosts => "hosts",
+            Setting::BlockSize => "block size",
+            Setting::Rw => "op mix",
+            Setting::Size => "working set",
+            Setting::Distribution => "access distribution",
+            Setting::Rate => "rate",
+            Setting::Direct => "direct IO",
+            Setting::Engine => "engine",
+            Setting::Other => "other settings",
+        }
+    }
+}
+
+/// One setting of one workload that is not what it was in the phase before.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub setting: Setting,
+    /// The workload in the later phase (for `removed`, the one that stopped).
+    pub workload: String,
+    /// The profile key, for [`Setting::Other`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The value in the earlier phase (null for `added`).
+    pub before: Value,
+    /// The value in the later phase (null for `removed`).
+    pub after: Value,
+}
+
+/// Which settings differ from phase `before` to phase `after`.
+///
+/// Workloads are matched by name; those left unmatched on both sides are paired in
+/// order (a workload that replaced another, as each step of a sweep or of quickstart
+/// does) and their settings compared; any still left are `added` or `removed`. A
+/// pair's settings are compared one by one: workers, depth, jobs, hosts, block size, op
+/// mix, working set, distribution, rate, direct, engine, then every other key of the
+/// stored profile but its name, duration, ramp, group and file name. Phases of one
+/// profile that differ only in concurrency give only `depth`, `jobs`, `workers` and
+/// `hosts`; identical phases give nothing.
+pub fn differences(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)]) -> Vec<Difference> {
+    let named = |list: &[(Ran, &StoredWorkload)], name: &str| list.iter().any(|(r, _)| r.workload == name);
+    let gone: Vec<_> = before.iter().filter(|(r, _)| !named(after, &r.workload)).collect();
+    let new: Vec<_> = after.iter().filter(|(r, _)| !named(before, &r.workload)).collect();
+    let mut out = Vec::new();
+    for b in after {
+        let pair = match before.iter().find(|(r, _)| r.workload == b.0.workload) {
+            Some(a) => Some(a),
+            None => new.iter().position(|n| n.0.workload == b.0.workload).and_then(|i| gone.get(i).copied()),
+        };
+        match pair {
+            Some(a) => out.extend(settings(a, b)),
+            None => out.push(Difference {
+                setting: Setting::Added,
+                workload: b.0.workload.clone(),
+                key: None,
+                before: Value::Null,
+                after: Value::from(b.0.workload.clone()),
+            }),
+        }
+    }
+    for a in gone.iter().skip(new.len()) {
+        out.push(Difference {
+            setting: Setting::Removed,
+            workload: a.0.workload.clone(),
+            key: None,
+            before: Value::from(a.0.workload.clone()),
+            after: Value::Null,
+        });
+    }
+    out
+}
+
+/// The settings of one workload pair that differ, in the order [`differences`] lists.
+fn settings(a: &(Ran, &StoredWorkload), b: &(Ran, &StoredWorkload)) -> Vec<Difference> {
+    let ((ra, wa), (rb, wb)) = (a, b);
+    let blocks = |w: &StoredWorkload| w.bs.to_string();
+    let mix = |w: &StoredWorkload| {
+        let rw = w.rw.and_then(|rw| serde_json::to_value(rw).ok()).unwrap_or(Value::Null);
+        serde_json::json!({"rw": rw, "read_percent": w.read_percent})
+    };
+    let rate = |w: &StoredWorkload| serde_json::json!({"rate_iops": w.rate_iops, "rate_mbps": w.rate_mbps});
+    let typed: [(Setting, Value, Value); 11] = [
+        (Setting::Workers, ra.workers.into(), rb.workers.into()),
+        (Setting::Depth, ra.depth.into(), rb.depth.into()),
+        (Setting::Jobs, wa.jobs.into(), wb.jobs.into()),
+        (Setting::Hosts, ra.hosts.clone().into(), rb.hosts.clone().into()),
+        (Setting::BlockSize, blocks(wa).into(), blocks(wb).into()),
+        (Setting::Rw, mix(wa), mix(wb)),
+        (Setting::Size, wa.size.into(), wb.size.into()),
+        (Setting::Distribution, wa.distribution.clone().into(), wb.distribution.clone().into()),
+        (Setting::Rate, rate(wa), rate(wb)),
+        (Setting::Direct, wa.direct.into(), wb.direct.into()),
+        (Setting::Engine, wa.engine.clone().into(), wb.engine.clone().into()),
+    ];
+    let mut out: Vec<Difference> = typed
+        .into_iter()
+        .filter(|(_, x, y)| x != y)
+        .map(|(setting, before, after)| Difference { setting, workload: rb.workload.clone(), key: None, before, after })
+        .collect();
+    let keys: std::collections::BTreeSet<&String> = wa.other.keys().chain(wb.other.keys()).collect();
+    for key in keys {
+        let (x, y) = (wa.other.get(key).cloned().unwrap_or_default(), wb.other.get(key).cloned().unwrap_or_default());
+        if x != y {
+            out.push(Difference {
+                setting: Setting::Other,
+                workload: rb.workload.clone(),
+                key: Some(key.clone()),
+                before: x,
+                after: y,
+            });
+        }
+    }
+    out
+}
+
+/// The hosts of a list of workers, each once, in order.
+fn distinct(hosts: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for h in hosts {
+        if !out.contains(&h) {
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// One phase of a run: what ran in it, and what differs from the phase before.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseFacts {
+    pub ran: Vec<Ran>,
+    /// Empty for the first phase.
+    pub differs: Vec<Difference>,
+}
+
+impl PhaseFacts {
+    /// The settings that differ from the phase before, each once, as a reader names
+    /// them: `depth, workers`; `other settings (fsync_every)`.
+    pub fn differs_text(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for d in &self.differs {
+            let part = match &d.key {
+                Some(key) => format!("{} ({key})", d.setting.describe()),
+                None => d.setting.describe().to_string(),
+            };
+            if !parts.contains(&part) {
+                parts.push(part);
+            }
+        }
+        parts.join(", ")
+    }
+}
+
+impl Store {
+    /// Per phase of `run` (in order), what ran and what differs from the phase before.
+    /// Stores written before phases recorded their workloads (schema 5 and older) give
+    /// each phase the workloads whose time overlaps it, with all their workers.
+    pub fn phase_facts(&self, run: i64, phases: &[PhaseRow], workloads: &[StoredWorkload]) -> Result<Vec<PhaseFacts>> {
+        let rows = self.workloads(run)?;
+        let hosts = self.worker_hosts(run)?;
+        let mut out: Vec<PhaseFacts> = Vec::new();
+        let mut previous: Vec<(Ran, &StoredWorkload)> = Vec::new();
+        for p in phases {
+            let running: Vec<(i64, i64)> = match p.running.is_empty() {
+                false => p.running.clone(),
+                true => rows
+                    .iter()
+                    .filter(|w| {
+                        let end = w.stopped_at.unwrap_or(w.end_t as f64).min(w.end_t as f64);
+                        (w.start_t as f64) < p.end_t.map(|e| e as f64).unwrap_or(f64::MAX) && end > p.start_t as f64
+                    })
+                    .map(|w| (w.idx, w.workers))
+                    .collect(),
+            };
+            let now: Vec<(Ran, &StoredWorkload)> = running
+                .iter()
+                .filter_map(|&(idx, workers)| {
+                    let w = workloads.iter().find(|w| w.idx == idx)?;
+                    // workers start in index order: a phase with n has the first n
+                    let of = hosts.get(&idx).map(Vec::as_slice).unwrap_or(&[]);
+                    let host = |i: i64| of.get(i as usize).cloned().unwrap_or_else(|| "localhost".into());
+                    let ran = Ran {
+                        workload: w.name.clone(),
+                        idx,
+                        workers,
+                        depth: w.iodepth,
+                        hosts: distinct((0..workers).map(host)),
+                    };
+                    Some((ran, w))
+                })
+                .collect();
+            let differs = if out.is_empty() { Vec::new() } else { differences(&previous, &now) };
+            out.push(PhaseFacts { ran: now.iter().map(|(r, _)| r.clone()).collect(), differs });
+            previous = now;
+        }
+        Ok(out)
+    }
+
+    /// Per workload index, the host of each of its workers in worker order.
+    fn worker_hosts(&self, run: i64) -> Result<BTreeMap<i64, Vec<String>>> {
+        let mut stmt =
+            self.conn.prepare("SELECT workload_idx, host FROM workers WHERE run_id = ?1 ORDER BY workload_idx, idx")?;
+        let mut out: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+        let mut rows = stmt.query([run])?;
+        while let Some(r) = rows.next()? {
+            out.entry(r.get(0)?).or_default().push(r.get(1)?);
+        }
+        Ok(out)
+    }
+
+    /// Another read-only connection to the same store, for a reader on a thread of
+    /// its own (merging histograms is CPU-bound and a connection serves one thread).
+    pub fn reader(&self) -> Result<Store> {
+        let dir = self.path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+        Store::open_existing(&dir)
+    }
+}
