@@ -386,3 +386,141 @@ impl Store {
         Store::open_existing(&dir)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A stored workload with `changes` over a 4k random-read profile at depth 1.
+    fn stored(name: &str, changes: Value) -> StoredWorkload {
+        let mut profile = json!({
+            "name": name, "rw": "randread", "rwmixread": 50, "bs": "4k", "iodepth": 1, "jobs": 1,
+            "size": 1 << 30, "direct": true, "distribution": "uniform", "engine": "io_uring",
+            "rate_iops": null, "rate_mbps": null, "fsync_every": 0, "duration": "15s", "ramp": "2s",
+            "file": name, "group": null, "targets": ["/data"],
+        });
+        for (k, v) in changes.as_object().unwrap() {
+            profile[k] = v.clone();
+        }
+        let row = WorkloadRow {
+            idx: 0,
+            name: name.into(),
+            phase: name.into(),
+            engine: profile["engine"].as_str().unwrap().into(),
+            rate_iops: profile["rate_iops"].as_f64(),
+            profile,
+            data_path: String::new(),
+            workers: 1,
+            start_t: 0,
+            measure_t: 0,
+            end_t: 1,
+            stopped_at: None,
+        };
+        StoredWorkload::decode(&row)
+    }
+
+    fn ran(w: &StoredWorkload, workers: i64, hosts: &[&str]) -> Ran {
+        Ran {
+            workload: w.name.clone(),
+            idx: w.idx,
+            workers,
+            depth: w.iodepth,
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        }
+    }
+
+    fn settings_of(d: &[Difference]) -> Vec<Setting> {
+        d.iter().map(|d| d.setting.clone()).collect()
+    }
+
+    #[test]
+    fn the_mix_is_one_rule_from_rw_and_rwmixread() {
+        assert_eq!(stored("a", json!({})).read_percent, 100);
+        assert_eq!(stored("a", json!({"rw": "randrw", "rwmixread": 70})).read_share(), 0.7);
+        assert_eq!(stored("a", json!({"rw": "rw", "rwmixread": 30})).read_percent, 30);
+        assert_eq!(stored("a", json!({"rw": "write", "rwmixread": 30})).read_percent, 0);
+        // a profile the store could not keep reads as nothing asked
+        assert_eq!(stored("a", json!({"rw": null})).read_percent, 0);
+    }
+
+    #[test]
+    fn a_profile_decodes_once_into_typed_settings() {
+        let w = stored(
+            "w",
+            json!({"bs": "8k/90:32k/10", "iodepth": 16, "jobs": 4, "rate_mbps": 40.0, "link_bps": 25e9,
+                   "placement": {"hosts": ["db*"], "per_host": 2, "resolved": ["db1", "db2"]}}),
+        );
+        assert_eq!(w.bs.to_string(), "8k/90:32k/10");
+        assert_eq!((w.iodepth, w.jobs), (16, 4));
+        assert_eq!(w.rate_mbps, Some(40.0));
+        assert_eq!(w.link_bps, Some(25e9));
+        assert!(w.placed());
+        assert_eq!(w.hosts, ["db1", "db2"]);
+        // what is typed or not a setting is not kept again among the others
+        assert_eq!(w.other.keys().collect::<Vec<_>>(), ["fsync_every", "targets"]);
+    }
+
+    #[test]
+    fn steps_of_one_profile_differ_only_in_concurrency() {
+        let (qd1, qd4) = (stored("qd1", json!({})), stored("qd4", json!({"iodepth": 4})));
+        let d = differences(&[(ran(&qd1, 1, &["localhost"]), &qd1)], &[(ran(&qd4, 1, &["localhost"]), &qd4)]);
+        assert_eq!(settings_of(&d), [Setting::Depth]);
+        assert_eq!((d[0].workload.as_str(), &d[0].before, &d[0].after), ("qd4", &json!(1), &json!(4)));
+        // a ramp: the same workload with more workers, on more hosts
+        let vm = stored("vm", json!({}));
+        let d = differences(&[(ran(&vm, 2, &["a"]), &vm)], &[(ran(&vm, 4, &["a", "b"]), &vm)]);
+        assert_eq!(settings_of(&d), [Setting::Workers, Setting::Hosts]);
+        // the same phase twice: nothing differs
+        assert!(differences(&[(ran(&vm, 2, &["a"]), &vm)], &[(ran(&vm, 2, &["a"]), &vm)]).is_empty());
+    }
+
+    #[test]
+    fn steps_that_change_what_is_done_say_what_changed() {
+        let base = stored("4k-read", json!({}));
+        let cases = [
+            (json!({"bs": "1m"}), vec![Setting::BlockSize]),
+            (json!({"rw": "randwrite"}), vec![Setting::Rw]),
+            (json!({"rw": "randrw", "rwmixread": 70}), vec![Setting::Rw]),
+            (json!({"size": 1 << 20}), vec![Setting::Size]),
+            (json!({"distribution": "zipf:1.2"}), vec![Setting::Distribution]),
+            (json!({"rate_iops": 500.0}), vec![Setting::Rate]),
+            (json!({"direct": false}), vec![Setting::Direct]),
+            (json!({"engine": "psync"}), vec![Setting::Engine]),
+            (json!({"jobs": 2}), vec![Setting::Jobs]),
+            (json!({"fsync_every": 1}), vec![Setting::Other]),
+            (json!({"bs": "1m", "iodepth": 8}), vec![Setting::Depth, Setting::BlockSize]),
+            // how long a step runs, its name and its file are not what it does
+            (json!({"duration": "5m", "ramp": "0s", "file": "other"}), vec![]),
+        ];
+        for (change, expected) in cases {
+            let other = stored("next", change.clone());
+            let d = differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&other, 1, &["localhost"]), &other)]);
+            assert_eq!(settings_of(&d), expected, "{change}");
+        }
+        let fsync = stored("next", json!({"fsync_every": 1}));
+        let d = differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&fsync, 1, &["localhost"]), &fsync)]);
+        assert_eq!(d[0].key.as_deref(), Some("fsync_every"));
+        assert_eq!(PhaseFacts { ran: Vec::new(), differs: d }.differs_text(), "other settings (fsync_every)");
+    }
+
+    #[test]
+    fn workloads_that_join_or_leave_are_added_or_removed() {
+        let (oltp, dss) = (stored("oltp", json!({"rate_iops": 500.0})), stored("dss", json!({"bs": "128k"})));
+        let before = [(ran(&oltp, 1, &["localhost"]), &oltp)];
+        let during = [(ran(&oltp, 1, &["localhost"]), &oltp), (ran(&dss, 1, &["localhost"]), &dss)];
+        let d = differences(&before, &during);
+        assert_eq!(settings_of(&d), [Setting::Added]);
+        assert_eq!(d[0].workload, "dss");
+        let d = differences(&during, &before);
+        assert_eq!(settings_of(&d), [Setting::Removed]);
+        assert_eq!((d[0].workload.as_str(), &d[0].after), ("dss", &Value::Null));
+        // one replaced and one gone: the first unmatched pair is compared, the rest removed
+        let next = stored("next", json!({"iodepth": 2, "rate_iops": 500.0}));
+        let d = differences(&during, &[(ran(&next, 1, &["localhost"]), &next)]);
+        assert_eq!(settings_of(&d), [Setting::Depth, Setting::Removed]);
+        assert_eq!(d[1].workload, "dss");
+        let text = PhaseFacts { ran: Vec::new(), differs: d }.differs_text();
+        assert_eq!(text, "depth, workloads removed");
+    }
+}
