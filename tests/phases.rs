@@ -117,6 +117,17 @@ fn each_phase_says_what_ran_and_what_differs_from_the_one_before() {
     assert!(stdout.contains("what differs from the phase before:"), "{stdout}");
     assert!(stdout.contains("  qd4: depth\n") && stdout.contains("  vm x2+bg: workers, workloads added\n"), "{stdout}");
 
+    // the report shows the same facts
+    let page = s.dir.join("report.html");
+    let out = s.run(&["report", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for (phase, differs) in [("qd4", "depth"), ("vm x2+bg", "workers, workloads added")] {
+        let cell = format!("data-phase=\"{phase}\" data-metric=\"differs\">{differs}</td>");
+        assert!(html.contains(&cell), "no {cell} in the report");
+    }
+    assert!(html.contains("vm ×2 at depth 2, bg ×1 at depth 1"), "the report's phases say what ran");
+
     // a store written before phases recorded what ran: each phase has the workloads
     // whose time overlaps it, with all their workers
     s.db().execute_batch("DELETE FROM phase_workloads").unwrap();

@@ -260,6 +260,31 @@ impl Report {
         h.push_str("</section>\n");
     }
 
+    /// With several phases: what ran in each (workers and depth per workload) and what
+    /// differs from the phase before, so a reader sees which phases are comparable.
+    fn phases_ran(&self, h: &mut String) {
+        let s = &self.summary;
+        if s.phases.len() < 2 {
+            return;
+        }
+        h.push_str(
+            "<h3>What ran</h3><p class=\"note\">Per phase: each workload's workers and depth, and what differs \
+             from the phase before.</p><table><thead><tr><th>phase</th><th>ran</th><th>differs</th></tr></thead><tbody>",
+        );
+        for p in &s.phases {
+            let ran: Vec<String> =
+                p.facts.ran.iter().map(|r| format!("{} ×{} at depth {}", r.workload, r.workers, r.depth)).collect();
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td data-phase=\"{0}\" data-metric=\"differs\">{}</td></tr>",
+                esc(&p.phase.label),
+                esc(&ran.join(", ")),
+                esc(&p.facts.differs_text())
+            );
+        }
+        h.push_str("</tbody></table>");
+    }
+
     /// Little's law, steady state and interference per phase, expectations.
     fn analysis(&self, h: &mut String) {
         let s = &self.summary;
@@ -316,6 +341,7 @@ impl Report {
             }
             h.push_str("</tbody></table>");
         }
+        self.phases_ran(h);
         if !a.phases.is_empty() {
             h.push_str(
                 "<h3>Phases</h3><p class=\"note\">Steady state by the SNIA PTS rule over 5 rounds of 5 s; settle is \
