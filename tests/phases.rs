@@ -29,8 +29,11 @@ timeline:
   - start: bg
 ";
 
-/// Per phase: its label, then (workload, workers, depth) for each workload that ran.
-fn ran(show: &Value) -> Vec<(String, Vec<(String, i64, i64)>)> {
+/// One workload in a phase's `ran`: its name, workers and depth.
+type Ran = (String, i64, i64);
+
+/// Per phase: its label, then each workload that ran.
+fn ran(show: &Value) -> Vec<(String, Vec<Ran>)> {
     let phases = show["phases"].as_array().unwrap();
     phases
         .iter()
