@@ -28,6 +28,17 @@ impl Error {
         Error::Failed(msg.into())
     }
 
+    /// The same message as bad input (exit 2); `Interrupted` stays as it is. For a
+    /// caller that knows a failure came before anything was measured: a host lost while
+    /// the run is being set up is the inventory's or the network's to fix (exit 2, as
+    /// the run's docs promise), though the same loss during the run is a failed run.
+    pub fn into_input(self) -> Self {
+        match self {
+            Error::Failed(m) => Error::Input(m),
+            other => other,
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Input(_) => 2,
