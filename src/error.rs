@@ -66,3 +66,16 @@ impl From<rusqlite::Error> for Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn into_input_keeps_the_message_and_makes_a_failure_exit_2() {
+        let e = Error::failed("host n1: lost (Broken pipe)").into_input();
+        assert_eq!((e.exit_code(), e.to_string()), (2, "host n1: lost (Broken pipe)".to_string()));
+        assert_eq!(Error::input("bad").into_input().exit_code(), 2);
+        assert_eq!(Error::Interrupted.into_input().exit_code(), 130);
+    }
+}
