@@ -28,6 +28,17 @@ impl Error {
         Error::Failed(msg.into())
     }
 
+    /// The same message as bad input (exit 2); `Interrupted` stays as it is. For a
+    /// caller that knows a failure came before anything was measured: a host lost while
+    /// the run is being set up is the inventory's or the network's to fix (exit 2, as
+    /// the run's docs promise), though the same loss during the run is a failed run.
+    pub fn into_input(self) -> Self {
+        match self {
+            Error::Failed(m) => Error::Input(m),
+            other => other,
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Input(_) => 2,
@@ -55,3 +66,16 @@ impl From<rusqlite::Error> for Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn into_input_keeps_the_message_and_makes_a_failure_exit_2() {
+        let e = Error::failed("host n1: lost (Broken pipe)").into_input();
+        assert_eq!((e.exit_code(), e.to_string()), (2, "host n1: lost (Broken pipe)".to_string()));
+        assert_eq!(Error::input("bad").into_input().exit_code(), 2);
+        assert_eq!(Error::Interrupted.into_input().exit_code(), 130);
+    }
+}

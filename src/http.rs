@@ -2,37 +2,42 @@
 //! probing a URL in `wait_until` and for querying a Prometheus HTTP API, and a small
 //! bounded server for the live Prometheus endpoint.
 
+use crate::error::{Error, Result};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Connects to `HOST:PORT` within `timeout`.
-pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream, String> {
-    let resolved = addr.to_socket_addrs().map_err(|e| format!("{addr}: {e}"))?.next();
-    let sock = resolved.ok_or_else(|| format!("{addr}: no address"))?;
-    TcpStream::connect_timeout(&sock, timeout).map_err(|e| format!("{addr}: {e}"))
+/// Connects to `HOST:PORT` within `timeout`. Errors are failures (exit 1): the callers
+/// probe or query a peer during a run, whose address the scenario checker already read.
+pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream> {
+    let resolved = addr.to_socket_addrs().map_err(|e| Error::failed(format!("{addr}: {e}")))?.next();
+    let sock = resolved.ok_or_else(|| Error::failed(format!("{addr}: no address")))?;
+    TcpStream::connect_timeout(&sock, timeout).map_err(|e| Error::failed(format!("{addr}: {e}")))
 }
 
 /// GETs `url` (http:// only) and returns the status code and the body. `path` may carry
 /// a query string; the caller percent-encodes it.
-pub fn get(url: &str, timeout: Duration) -> Result<(u16, String), String> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| format!("{url}: not an http:// URL"))?;
+pub fn get(url: &str, timeout: Duration) -> Result<(u16, String)> {
+    let rest = url.strip_prefix("http://").ok_or_else(|| Error::failed(format!("{url}: not an http:// URL")))?;
     let (host, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).unwrap_or((rest, "/".into()));
     let addr = if host.contains(':') { host.to_string() } else { format!("{host}:80") };
     let mut s = connect(&addr, timeout)?;
     let _ = s.set_read_timeout(Some(timeout));
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: fathom\r\n\r\n").map_err(|e| e.to_string())?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: fathom\r\n\r\n")
+        .map_err(|e| Error::failed(e.to_string()))?;
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| format!("{url}: {e}"))?;
+    s.read_to_end(&mut raw).map_err(|e| Error::failed(format!("{url}: {e}")))?;
     let text = String::from_utf8_lossy(&raw);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head.lines().next().unwrap_or("");
     let code = status.split_whitespace().nth(1).and_then(|c| c.parse().ok());
     match code {
         Some(code) => Ok((code, body.to_string())),
-        None => Err(format!("{url}: no HTTP answer ({})", if status.is_empty() { "empty" } else { status })),
+        None => {
+            Err(Error::failed(format!("{url}: no HTTP answer ({})", if status.is_empty() { "empty" } else { status })))
+        }
     }
 }
 
@@ -163,7 +168,7 @@ enum HeadError {
 
 /// Reads until the blank line that ends a request's head, however many reads it takes,
 /// within the limits.
-fn read_head(conn: &mut TcpStream, limits: Limits) -> Result<Request, HeadError> {
+fn read_head(conn: &mut TcpStream, limits: Limits) -> std::result::Result<Request, HeadError> {
     let deadline = Instant::now() + limits.head_time;
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];

@@ -9,14 +9,15 @@
 //!   store or the terminal, for what the first line cannot see (a password in an
 //!   `exec:` command line, a form no parser here knows).
 
+use crate::error::{Error, Result};
 use std::borrow::Cow;
 
 /// The keyword of a secret that connection string `dsn` hands libpq, if any:
 /// `password` (`password=...`, `user:password@` or `?password=` of a URI, percent-
 /// encoded or not) or `sslpassword` (the passphrase of the client's key). An empty
-/// value is no secret. `Err`: libpq would refuse the string's syntax; the message
-/// quotes nothing of it, since it may hold a secret.
-pub fn dsn_secret(dsn: &str) -> Result<Option<&'static str>, String> {
+/// value is no secret. `Err` (bad input): libpq would refuse the string's syntax; the
+/// message quotes nothing of it, since it may hold a secret.
+pub fn dsn_secret(dsn: &str) -> Result<Option<&'static str>> {
     let secret = conninfo(dsn.as_bytes())?.into_iter().find_map(|(key, value)| match key.as_str() {
         _ if value.is_empty() => None,
         "password" => Some("password"),
@@ -30,7 +31,7 @@ pub fn dsn_secret(dsn: &str) -> Result<Option<&'static str>, String> {
 /// a URI (`postgresql://` or `postgres://`), else keyword/value pairs when it holds an
 /// `=`, else a database name (what psql's `-d` and pgbench's argument make of it). A
 /// URI's host list is skipped: it holds no secret.
-fn conninfo(dsn: &[u8]) -> Result<Vec<(String, String)>, String> {
+fn conninfo(dsn: &[u8]) -> Result<Vec<(String, String)>> {
     if let Some(rest) = [&b"postgresql://"[..], b"postgres://"].iter().find_map(|p| dsn.strip_prefix(*p)) {
         uri(rest)
     } else if dsn.contains(&b'=') {
@@ -53,7 +54,7 @@ fn text(bytes: &[u8]) -> String {
 /// `key = value ...`: blanks around `=` allowed; a value is single-quoted (`\'` and
 /// `\\` escape) or runs to the next blank (a backslash escapes there too, blanks
 /// included).
-fn keyword_value(s: &[u8]) -> Result<Vec<(String, String)>, String> {
+fn keyword_value(s: &[u8]) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     let mut i = 0;
     let skip_blanks = |i: &mut usize| {
@@ -73,7 +74,7 @@ fn keyword_value(s: &[u8]) -> Result<Vec<(String, String)>, String> {
         let key = &s[start..i];
         skip_blanks(&mut i);
         if s.get(i) != Some(&b'=') {
-            return Err("a keyword without `=` after it (give keyword=value pairs)".into());
+            return Err(Error::input("a keyword without `=` after it (give keyword=value pairs)"));
         }
         i += 1;
         skip_blanks(&mut i);
@@ -82,7 +83,7 @@ fn keyword_value(s: &[u8]) -> Result<Vec<(String, String)>, String> {
             i += 1;
             loop {
                 match s.get(i) {
-                    None => return Err("a quoted value without its closing quote".into()),
+                    None => return Err(Error::input("a quoted value without its closing quote")),
                     Some(b'\'') => break i += 1,
                     Some(b'\\') => {
                         i += 1;
@@ -118,7 +119,7 @@ fn keyword_value(s: &[u8]) -> Result<Vec<(String, String)>, String> {
 }
 
 /// The rest of a URI after its scheme: `[user[:password]@][netloc][,...][/dbname][?param=value&...]`.
-fn uri(s: &[u8]) -> Result<Vec<(String, String)>, String> {
+fn uri(s: &[u8]) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     // credentials: up to an `@` seen before any `/`
     let mut i = 0;
@@ -139,13 +140,16 @@ fn uri(s: &[u8]) -> Result<Vec<(String, String)>, String> {
     // hosts, each `name[:port]` or `[v6][:port]`, separated by commas
     loop {
         if s.get(i) == Some(&b'[') {
-            let close = s[i..].iter().position(|&c| c == b']').ok_or("an IPv6 host without its closing `]`")?;
+            let close = s[i..]
+                .iter()
+                .position(|&c| c == b']')
+                .ok_or_else(|| Error::input("an IPv6 host without its closing `]`"))?;
             if close == 1 {
-                return Err("an empty IPv6 host `[]`".into());
+                return Err(Error::input("an empty IPv6 host `[]`"));
             }
             i += close + 1;
             if s.get(i).is_some_and(|c| !b":/?,".contains(c)) {
-                return Err("a character after an IPv6 host other than `:`, `/`, `?` or `,`".into());
+                return Err(Error::input("a character after an IPv6 host other than `:`, `/`, `?` or `,`"));
             }
         } else {
             while s.get(i).is_some_and(|c| !b":/?,".contains(c)) {
@@ -175,10 +179,13 @@ fn uri(s: &[u8]) -> Result<Vec<(String, String)>, String> {
         // a trailing `&` ends the list; an empty parameter (`&&`) is an error
         let query = query.strip_suffix(b"&").unwrap_or(query);
         for param in query.split(|&c| c == b'&').filter(|_| !query.is_empty()) {
-            let eq = param.iter().position(|&c| c == b'=').ok_or("a URI query parameter without `=`")?;
+            let eq = param
+                .iter()
+                .position(|&c| c == b'=')
+                .ok_or_else(|| Error::input("a URI query parameter without `=`"))?;
             let (key, value) = (&param[..eq], &param[eq + 1..]);
             if value.contains(&b'=') {
-                return Err("a URI query parameter with a second `=`".into());
+                return Err(Error::input("a URI query parameter with a second `=`"));
             }
             out.push((decode(key)?, decode(value)?));
         }
@@ -198,15 +205,15 @@ fn percent(s: &[u8]) -> Option<u8> {
 }
 
 /// Percent-decoding as libpq does it in URIs: `%XX` only (`+` stays), `%00` refused.
-fn decode(s: &[u8]) -> Result<String, String> {
+fn decode(s: &[u8]) -> Result<String> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
         if s[i] == b'%' {
             match percent(&s[i..]) {
-                Some(0) => return Err("`%00` in a URI".into()),
+                Some(0) => return Err(Error::input("`%00` in a URI")),
                 Some(c) => out.push(c),
-                None => return Err("a `%` not followed by two hex digits in a URI".into()),
+                None => return Err(Error::input("a `%` not followed by two hex digits in a URI")),
             }
             i += 3;
         } else {
@@ -415,7 +422,7 @@ mod tests {
             "postgres://[::1/db?password=hunter2",
             "postgres://h/db?a=1&&password=hunter2",
         ] {
-            let err = dsn_secret(dsn).unwrap_err();
+            let err = dsn_secret(dsn).unwrap_err().to_string();
             assert!(!err.contains("hunter2"), "{dsn}: {err}");
         }
     }

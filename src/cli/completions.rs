@@ -3,7 +3,6 @@
 //! same clap definition that parses the command line, so it cannot fall out of date.
 
 use crate::error::Result;
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 #[derive(clap::Args)]
@@ -12,8 +11,9 @@ pub struct Args {
     shell: Shell,
 }
 
-pub fn run(args: Args) -> Result<i32> {
-    let mut command = super::Cli::command();
+/// Writes the script for `command`, the whole command line (`Cli`'s definition, handed
+/// in by the dispatcher so this file needs nothing of its parent).
+pub fn run(args: Args, mut command: clap::Command) -> Result<i32> {
     let name = command.get_name().to_string();
     clap_complete::generate(args.shell, &mut command, name, &mut std::io::stdout());
     Ok(0)

@@ -14,7 +14,7 @@ mod show;
 mod sweep;
 
 use crate::error::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -86,6 +86,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Report(a) => report::run(a, results),
         Command::Compare(a) => compare::run(a, results),
         Command::Agent(a) => agent::run(a),
-        Command::Completions(a) => completions::run(a),
+        Command::Completions(a) => completions::run(a, Cli::command()),
     }
 }

@@ -2,8 +2,8 @@
 //! a header line, written by the `csv` crate so a field holding a comma, a quote, a line
 //! feed or a carriage return is quoted (RFC 4180) and every other field is left bare.
 
+use super::format::{Format, Source};
 use super::table::{COLUMNS, Row, rows};
-use super::{Format, Source};
 use crate::error::{Error, Result};
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! the measured window, or with `--samples` per second (percentiles from that second's
 //! merged histogram).
 
-use super::Source;
+use super::format::Source;
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use serde_json::Value;

@@ -19,7 +19,7 @@ pub fn query_all(remote: &RemoteQueries) -> Vec<Result<Vec<Point>, String>> {
         .iter()
         .map(|(name, promql)| {
             let url = format!("{}/api/v1/query?query={}", remote.url.trim_end_matches('/'), http::encode(promql));
-            let (code, body) = http::get(&url, Duration::from_secs(2))?;
+            let (code, body) = http::get(&url, Duration::from_secs(2)).map_err(|e| e.to_string())?;
             let answer: Value =
                 serde_json::from_str(&body).map_err(|e| format!("{name}: HTTP {code}, not Prometheus JSON: {e}"))?;
             points(name, &answer).map_err(|e| format!("{name}: {e}"))

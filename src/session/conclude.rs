@@ -4,7 +4,7 @@
 //! back for the summary.
 
 use super::measure::Measured;
-use super::{INTERRUPTED, RunOptions, Session};
+use super::state::{Ended, INTERRUPTED, RunOptions, Session};
 use crate::analysis::lint;
 use crate::error::Result;
 use crate::report::expect;
@@ -17,7 +17,7 @@ use std::path::Path;
 
 /// Judges and records the run's end; the exit status is 0, 1 failed, 3 an expectation
 /// failed, 130 interrupted.
-pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Result<super::Ended> {
+pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Result<Ended> {
     let Measured { outcome, stored, clock_start, cpu_before, endpoint } = measured;
     let (store, run, fleet, scenario) = (&s.store, s.run, &s.fleet, &s.scenario);
     // Wrong data from storage fails the run, whatever else happened.
@@ -90,7 +90,7 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
         endpoint.stop();
     }
     let summary = RunSummary::load(store, &run.to_string())?;
-    Ok(super::Ended { run, code, summary })
+    Ok(Ended { run, code, summary })
 }
 
 /// How late agents' samples arrived (from the end of their second to the controller):

@@ -2,7 +2,7 @@
 //! observers, the live view and the Prometheus endpoint around the timeline, which runs
 //! the workloads. It ends once every sample is stored and the drivers' programs stopped.
 
-use super::{RunOptions, Session, Staged};
+use super::state::{RunOptions, Session, Staged};
 use crate::error::{Error, Result};
 use crate::export::prometheus::Endpoint;
 use crate::metrics::collector;

@@ -3,7 +3,7 @@
 //! before anything is laid out, agents are laid out before anything is stored, the
 //! store's reserve is taken as soon as it is open, and the run's row comes after layout.
 
-use super::{INTERRUPTED, RunOptions, Session, Staged};
+use super::state::{INTERRUPTED, RunOptions, Session, Staged};
 use crate::analysis::lint::{self, Severity};
 use crate::children;
 use crate::drivers::fio::{self, jobfile::IoEngine};

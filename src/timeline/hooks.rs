@@ -3,6 +3,7 @@
 //! until something is ready (a service back after a failover), timing how long it took.
 
 use crate::children::Group;
+use crate::error::{Error, Result};
 use crate::http;
 use crate::scenario::steps::Probe;
 use std::io::Read;
@@ -65,8 +66,8 @@ fn tempfile() -> std::io::Result<std::fs::File> {
 }
 
 /// Polls `probe` every `interval` until it succeeds (Ok: how long it took) or
-/// `timeout` passes or `stop` is set (Err: the last failure).
-pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &AtomicBool) -> Result<Duration, String> {
+/// `timeout` passes or `stop` is set (Err: the last failure, a failure of the run).
+pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &AtomicBool) -> Result<Duration> {
     let started = Instant::now();
     loop {
         let attempt = Instant::now();
@@ -76,14 +77,14 @@ pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &A
                 let ran = exec(c, left, stop);
                 match ran.status {
                     Some(0) => Ok(()),
-                    Some(n) => Err(format!("exit status {n}: {}", ran.output.trim())),
-                    None => Err(ran.output.trim().to_string()),
+                    Some(n) => Err(Error::failed(format!("exit status {n}: {}", ran.output.trim()))),
+                    None => Err(Error::failed(ran.output.trim())),
                 }
             }
             Probe::Tcp(addr) => http::connect(addr, left.min(interval.max(Duration::from_secs(1)))).map(|_| ()),
             Probe::Http(url) => match http::get(url, left.min(Duration::from_secs(5))) {
                 Ok((code, _)) if (200..300).contains(&code) => Ok(()),
-                Ok((code, _)) => Err(format!("{url}: HTTP {code}")),
+                Ok((code, _)) => Err(Error::failed(format!("{url}: HTTP {code}"))),
                 Err(e) => Err(e),
             },
         };
@@ -123,8 +124,9 @@ mod tests {
             wait_until(&Probe::Tcp(addr.clone()), Duration::from_secs(2), Duration::from_millis(50), &stop).unwrap();
         assert!(took < Duration::from_secs(1));
         drop(listener);
-        let err =
-            wait_until(&Probe::Tcp(addr), Duration::from_millis(300), Duration::from_millis(50), &stop).unwrap_err();
+        let err = wait_until(&Probe::Tcp(addr), Duration::from_millis(300), Duration::from_millis(50), &stop)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("refused"), "{err}");
         // a file that appears after 300 ms
         let dir = std::env::temp_dir().join(format!("fathom-wait-{}", std::process::id()));

@@ -123,19 +123,17 @@ impl Live {
                     .cloned()
                     .ok_or_else(|| Error::failed(format!("{}: host {host} is not connected", w.name)))?;
                 let begin_ms = begin_t * 1000 + (stagger * (index - from)).as_millis() as u64;
-                remote
-                    .send(&Command::Start {
-                        idx: self.idx,
-                        first_worker: self.first_worker,
-                        from: index,
-                        count: n,
-                        planned: self.planned,
-                        clock_unix_ms: cx.clock_unix_ms + remote.offset_ms.round() as i64,
-                        begin_ms,
-                        end_t: self.end_t,
-                        stagger_ms: stagger.as_millis() as u64,
-                    })
-                    .map_err(Error::failed)?;
+                remote.send(&Command::Start {
+                    idx: self.idx,
+                    first_worker: self.first_worker,
+                    from: index,
+                    count: n,
+                    planned: self.planned,
+                    clock_unix_ms: cx.clock_unix_ms + remote.offset_ms.round() as i64,
+                    begin_ms,
+                    end_t: self.end_t,
+                    stagger_ms: stagger.as_millis() as u64,
+                })?;
                 let waiter = await_remote(remote, self.idx, self.stop.clone(), cx.stop.clone());
                 self.threads.push((waiter.map_err(failed_to_start)?, format!("{} on {host}", w.name)));
                 index += n;

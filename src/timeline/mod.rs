@@ -295,9 +295,9 @@ impl Executor<'_> {
                 // stopped: a probe in the middle of a connection is not waited for (a
                 // command is killed at once; a connection ends at its own timeout)
                 let result = if probe_thread.is_finished() {
-                    probe_thread.join().unwrap_or_else(|_| Err("the probe panicked".into()))
+                    probe_thread.join().unwrap_or_else(|_| Err(Error::failed("the probe panicked")))
                 } else {
-                    Err("interrupted".into())
+                    Err(Error::Interrupted)
                 };
                 let took = match &result {
                     Ok(d) => d.as_millis() as i64,
@@ -309,7 +309,7 @@ impl Executor<'_> {
                     label: probe.to_string(),
                     status: result.as_ref().ok().map(|_| 0),
                     took_ms: Some(took),
-                    detail: result.as_ref().err().cloned().unwrap_or_default(),
+                    detail: result.as_ref().err().map(ToString::to_string).unwrap_or_default(),
                 };
                 cx.store.add_event(cx.run, &row)?;
                 match result {

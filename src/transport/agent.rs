@@ -6,6 +6,7 @@
 
 use super::protocol::{Command, Reply, VERSION, WireSample};
 use crate::engine::{self, WorkerThread, target};
+use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{Override, Scenario, Source};
 use std::collections::HashMap;
@@ -29,8 +30,8 @@ impl Out {
     }
 }
 
-/// A workload laid out on this host.
-struct Prepared {
+/// A workload laid out on this host: its files, ready for the controller's starts.
+struct LaidOut {
     workload: Arc<crate::scenario::Workload>,
     files: Vec<Arc<target::DataFile>>,
     stop: Arc<AtomicBool>,
@@ -89,23 +90,23 @@ pub fn run(name: &str) -> i32 {
             }
         })
     };
-    let mut prepared: HashMap<usize, Prepared> = HashMap::new();
+    let mut laid_out: HashMap<usize, LaidOut> = HashMap::new();
     let mut joiners = Vec::new();
     for command in commands(&out, abort.clone()) {
         match command {
             Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: now_unix_ns() }),
             Command::Prepare { idx, origin, text, sets, workload, targets } => {
-                match prepare(&origin, &text, &sets, &workload, &targets, &abort) {
-                    Ok(p) => {
-                        let files = p.files.iter().map(|f| (f.path.display().to_string(), f.size)).collect();
-                        prepared.insert(idx, p);
+                match lay_out(&origin, &text, &sets, &workload, &targets, &abort) {
+                    Ok(w) => {
+                        let files = w.files.iter().map(|f| (f.path.display().to_string(), f.size)).collect();
+                        laid_out.insert(idx, w);
                         out.send(&Reply::Prepared { idx, files });
                     }
-                    Err(message) => out.send(&Reply::Error { idx: Some(idx), message }),
+                    Err(e) => out.send(&Reply::Error { idx: Some(idx), message: e.to_string() }),
                 }
             }
             Command::Start { idx, first_worker, from, count, planned, clock_unix_ms, begin_ms, end_t, stagger_ms } => {
-                let Some(p) = prepared.get(&idx) else {
+                let Some(p) = laid_out.get(&idx) else {
                     out.send(&Reply::Error { idx: Some(idx), message: "start before prepare".into() });
                     continue;
                 };
@@ -133,7 +134,7 @@ pub fn run(name: &str) -> i32 {
                 }
             }
             Command::Stop { idx } => {
-                if let Some(p) = prepared.get(&idx) {
+                if let Some(p) = laid_out.get(&idx) {
                     p.stop.store(true, Ordering::Relaxed);
                 }
             }
@@ -143,7 +144,7 @@ pub fn run(name: &str) -> i32 {
     // bye, or stdin closed: stop every worker (they look at the flag between IOs and
     // at least every 100 ms while waiting) and wait for them
     abort.store(true, Ordering::Relaxed);
-    for p in prepared.values() {
+    for p in laid_out.values() {
         p.stop.store(true, Ordering::Relaxed);
     }
     for j in joiners {
@@ -184,17 +185,21 @@ fn commands(out: &Out, abort: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<Comm
 }
 
 /// Loads the scenario as the controller did and lays out workload `name` on `targets`.
-fn prepare(
+fn lay_out(
     origin: &str,
     text: &str,
     sets: &[String],
     name: &str,
     targets: &[String],
     abort: &AtomicBool,
-) -> Result<Prepared, String> {
-    let sets: Vec<Override> = sets.iter().map(|s| s.parse()).collect::<Result<_, String>>()?;
-    let scenario = Scenario::load(&Source { origin: origin.to_string(), text }, &sets).map_err(|e| e.to_string())?;
-    let mut w = scenario.workloads.into_iter().find(|w| w.name == name).ok_or(format!("no workload `{name}`"))?;
+) -> Result<LaidOut> {
+    let sets: Vec<Override> = sets.iter().map(|s| s.parse().map_err(Error::input)).collect::<Result<_>>()?;
+    let scenario = Scenario::load(&Source { origin: origin.to_string(), text }, &sets)?;
+    let mut w = scenario
+        .workloads
+        .into_iter()
+        .find(|w| w.name == name)
+        .ok_or_else(|| Error::input(format!("no workload `{name}`")))?;
     if !targets.is_empty() {
         w.targets = targets.iter().map(Into::into).collect();
     }
@@ -204,10 +209,9 @@ fn prepare(
     }
     let opts = target::Options { allow_device_write: false, shrink_to_fit: false };
     let mut warnings = Vec::new();
-    let files = target::prepare(std::slice::from_ref(&w), &opts, abort, &mut |w| warnings.push(w))
-        .map_err(|e| e.to_string())?;
+    let files = target::prepare(std::slice::from_ref(&w), &opts, abort, &mut |w| warnings.push(w))?;
     let files = files.into_iter().next().unwrap_or_default().into_iter().map(Arc::new).collect();
-    Ok(Prepared { workload: Arc::new(w), files, stop: Arc::new(AtomicBool::new(false)) })
+    Ok(LaidOut { workload: Arc::new(w), files, stop: Arc::new(AtomicBool::new(false)) })
 }
 
 /// Waits for a start's threads, then says the workload ended (with the first error).

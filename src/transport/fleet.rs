@@ -80,6 +80,13 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
     Ok(used)
 }
 
+/// Whether connecting failed because the host's fathom is missing or of another
+/// version: what `--push-agent` mends by copying this one there.
+fn missing_or_other_version(e: &Error) -> bool {
+    let said = e.to_string();
+    said.contains("is not on that host") || said.contains("its fathom is")
+}
+
 impl Fleet {
     /// Connects to every host `used` (what [`place`] returned for `scenario`) and lays
     /// out each workload there. `sets` are the `--set`s the scenario was loaded with:
@@ -98,7 +105,7 @@ impl Fleet {
             return Ok(fleet);
         }
         progress(&format!("connecting to {} host{}", used.len(), if used.len() == 1 { "" } else { "s" }));
-        let connected: Vec<std::result::Result<Remote, String>> = std::thread::scope(|s| {
+        let connected: Vec<Result<Remote>> = std::thread::scope(|s| {
             let handles: Vec<_> = used
                 .iter()
                 .map(|h| {
@@ -107,7 +114,7 @@ impl Fleet {
                         let first = Remote::connect(h, &h.program(), tx.clone(), zero.clone(), lags.clone());
                         match first {
                             // missing, or another version: copy this one there and try again
-                            Err(e) if push && (e.contains("is not on that host") || e.contains("its fathom is")) => {
+                            Err(e) if push && missing_or_other_version(&e) => {
                                 let pushed = h.push_agent()?;
                                 Remote::connect(h, &pushed, tx, zero, lags)
                             }
@@ -116,10 +123,10 @@ impl Fleet {
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("connecting panicked".into()))).collect()
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::input("connecting panicked")))).collect()
         });
         for r in connected {
-            let remote = r.map_err(Error::input)?;
+            let remote = r?;
             progress(&format!(
                 "  {} ({}): clock offset {:+.1} ms, round trip {:.1} ms, {} cores",
                 remote.host.name,
@@ -148,7 +155,7 @@ impl Fleet {
                         workload: w.name.clone(),
                         targets,
                     })
-                    .map_err(Error::input)?;
+                    .map_err(Error::into_input)?;
             }
         }
         for (idx, w) in scenario.workloads.iter().enumerate() {

@@ -146,8 +146,8 @@ impl Inventory {
 
     /// The hosts `selector` names: `all`, a host, a label, a slice `A:B` of the
     /// inventory's order (X-Ray's `nodes: 0:3`), or a list of those. In inventory order,
-    /// each once.
-    pub fn select(&self, selector: &[String]) -> std::result::Result<Vec<&Host>, String> {
+    /// each once. Errors are bad input, for the caller to locate in the scenario.
+    pub fn select(&self, selector: &[String]) -> Result<Vec<&Host>> {
         let mut chosen = vec![false; self.hosts.len()];
         for s in selector {
             let s = s.trim();
@@ -157,12 +157,17 @@ impl Inventory {
                 continue;
             }
             if let Some((a, b)) = s.split_once(':') {
-                let parse = |x: &str, default: usize| -> std::result::Result<usize, String> {
-                    if x.is_empty() { Ok(default) } else { x.parse().map_err(|_| format!("`{s}` is not a slice A:B")) }
+                let parse = |x: &str, default: usize| -> Result<usize> {
+                    if x.is_empty() {
+                        Ok(default)
+                    } else {
+                        x.parse().map_err(|_| Error::input(format!("`{s}` is not a slice A:B")))
+                    }
                 };
                 let (a, b) = (parse(a, 0)?, parse(b, self.hosts.len())?);
                 if a >= b || b > self.hosts.len() {
-                    return Err(format!("slice `{s}` is outside the inventory's {} hosts", self.hosts.len()));
+                    let msg = format!("slice `{s}` is outside the inventory's {} hosts", self.hosts.len());
+                    return Err(Error::input(msg));
                 }
                 chosen[a..b].iter_mut().for_each(|c| *c = true);
                 continue;
@@ -175,7 +180,7 @@ impl Inventory {
             }
             if !hit {
                 let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-                return Err(format!("`{s}` is neither a host ({}) nor a label of one", names.join(", ")));
+                return Err(Error::input(format!("`{s}` is neither a host ({}) nor a label of one", names.join(", "))));
             }
         }
         Ok(self.hosts.iter().zip(chosen).filter(|(_, c)| *c).map(|(h, _)| h).collect())
@@ -204,8 +209,9 @@ impl HostFile {
 /// `words` as one command line for the host's shell (ssh hands its remote command to
 /// the user's login shell there): each word quoted, so a space, `;` or `$(...)` in an
 /// inventory value is that value, never more shell. A leading `~/` stays unquoted, so a
-/// path in the home directory (`~/.cache/fathom`) still expands there.
-fn remote_command(words: &[&str]) -> std::result::Result<String, String> {
+/// path in the home directory (`~/.cache/fathom`) still expands there. A word it cannot
+/// quote (a NUL, which the inventory's parser refuses first) is bad input.
+fn remote_command(words: &[&str]) -> Result<String> {
     let quoted: std::result::Result<Vec<String>, _> = words
         .iter()
         .map(|w| match w.strip_prefix("~/") {
@@ -215,13 +221,13 @@ fn remote_command(words: &[&str]) -> std::result::Result<String, String> {
             None => shlex::try_quote(w).map(|q| q.into_owned()),
         })
         .collect();
-    quoted.map(|q| q.join(" ")).map_err(|e| format!("{words:?}: {e}"))
+    quoted.map(|q| q.join(" ")).map_err(|e| Error::input(format!("{words:?}: {e}")))
 }
 
 impl Host {
     /// The command that gives `fathom agent`'s stdio on this host. Nothing goes through
     /// a local shell; over ssh, the remote command is quoted word by word.
-    pub fn command(&self, program: &str) -> std::result::Result<Command, String> {
+    pub fn command(&self, program: &str) -> Result<Command> {
         let h = &self.spec;
         match h.transport {
             TransportKind::Local => {
@@ -279,13 +285,14 @@ impl Host {
 
     /// `--push-agent`: copies this very binary to the host over ssh (to `push_dir`,
     /// named by its version, replaced atomically) and returns the path to run there.
-    pub fn push_agent(&self) -> std::result::Result<String, String> {
+    /// Errors are bad input, like every failure to reach a host before the run starts.
+    pub fn push_agent(&self) -> Result<String> {
         let who = format!("host {} ({})", self.name, self.transport_name());
         if self.spec.transport != TransportKind::Ssh {
-            return Err(format!("{who}: --push-agent copies over ssh only"));
+            return Err(Error::input(format!("{who}: --push-agent copies over ssh only")));
         }
-        let exe = std::env::current_exe().map_err(|e| format!("finding this fathom: {e}"))?;
-        let binary = std::fs::File::open(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+        let exe = std::env::current_exe().map_err(|e| Error::input(format!("finding this fathom: {e}")))?;
+        let binary = std::fs::File::open(&exe).map_err(|e| Error::input(format!("{}: {e}", exe.display())))?;
         let dir = self.spec.push_dir.clone().unwrap_or_else(|| "~/.cache/fathom".into());
         let path = format!("{dir}/fathom-{}", env!("CARGO_PKG_VERSION"));
         let part = format!("{path}.part");
@@ -296,10 +303,15 @@ impl Host {
             remote_command(&["mv", "--", &part, &path])?,
         ]
         .join(" && ");
-        let out = self.ssh().arg(script).stdin(binary).output().map_err(|e| format!("{who}: cannot start ssh: {e}"))?;
+        let out = self
+            .ssh()
+            .arg(script)
+            .stdin(binary)
+            .output()
+            .map_err(|e| Error::input(format!("{who}: cannot start ssh: {e}")))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            return Err(format!("{who}: copying fathom to {path} failed: {}", err.trim()));
+            return Err(Error::input(format!("{who}: copying fathom to {path} failed: {}", err.trim())));
         }
         Ok(path)
     }
@@ -342,8 +354,8 @@ hosts:
         assert_eq!(names(inv.select(&["web".into(), "n1".into()]).unwrap()), vec!["n1", "n2", "n3"]);
         assert_eq!(names(inv.select(&["1:3".into()]).unwrap()), vec!["n2", "n3"]);
         assert_eq!(names(inv.select(&[":2".into()]).unwrap()), vec!["n1", "n2"]);
-        assert!(inv.select(&["nope".into()]).unwrap_err().contains("neither a host (n1, n2, n3, n4)"));
-        assert!(inv.select(&["2:9".into()]).unwrap_err().contains("outside"));
+        assert!(inv.select(&["nope".into()]).unwrap_err().to_string().contains("neither a host (n1, n2, n3, n4)"));
+        assert!(inv.select(&["2:9".into()]).unwrap_err().to_string().contains("outside"));
     }
 
     #[test]
@@ -370,7 +382,7 @@ hosts:
         assert_eq!(remote_command(&["~/.cache/fathom", "~", "~/"]).unwrap(), "~/.cache/fathom ~ ~/");
         assert_eq!(remote_command(&["~/x $(id)"]).unwrap(), "~/'x $(id)'");
         assert_eq!(remote_command(&["~root/x"]).unwrap(), "'~root/x'");
-        assert!(remote_command(&["a\0b"]).unwrap_err().contains("nul"));
+        assert!(remote_command(&["a\0b"]).unwrap_err().to_string().contains("nul"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::Host;
 use super::protocol::{Command, Reply, VERSION};
+use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -47,26 +48,27 @@ pub struct Remote {
 
 impl Remote {
     /// Starts the transport, reads the agent's hello and measures its clock. Errors
-    /// name the host and carry the transport's own words (ssh's message).
+    /// name the host and carry the transport's own words (ssh's message); they are bad
+    /// input (exit 2): a host that cannot be reached stops a run before it starts.
     pub fn connect(
         host: &Host,
         program: &str,
         samples: Sender<Sample>,
         clock_unix_ms: Arc<Mutex<i64>>,
         lags: Lags,
-    ) -> Result<Remote, String> {
+    ) -> Result<Remote> {
         let who = format!("host {} ({})", host.name, host.transport_name());
         // in a process group of its own: Ctrl-C reaches the controller, which tells the
         // agent to stop, rather than killing the agent before its last samples are sent
         let mut child = host
             .command(program)
-            .map_err(|e| format!("{who}: {e}"))?
+            .map_err(|e| Error::input(format!("{who}: {e}")))?
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("{who}: cannot start its transport: {e}"))?;
+            .map_err(|e| Error::input(format!("{who}: cannot start its transport: {e}")))?;
         let stderr = Arc::new(Mutex::new(String::new()));
         if let Some(mut err) = child.stderr.take() {
             let stderr = stderr.clone();
@@ -106,36 +108,39 @@ impl Remote {
                     String::new()
                 };
                 let _ = child.kill();
-                return Err(format!(
+                return Err(Error::input(format!(
                     "{who}: {}{hint}",
                     if msg.is_empty() { format!("the transport exited ({status:?}) without a word") } else { msg }
-                ));
+                )));
             }
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("{who}: no hello from the agent within {} s", HELLO_TIMEOUT.as_secs()));
+                return Err(Error::input(format!(
+                    "{who}: no hello from the agent within {} s",
+                    HELLO_TIMEOUT.as_secs()
+                )));
             }
         };
-        let lines = reader.join().map_err(|_| format!("{who}: reader panicked"))?;
+        let lines = reader.join().map_err(|_| Error::input(format!("{who}: reader panicked")))?;
         let hello: Reply = serde_json::from_str(&first).map_err(|_| {
             let _ = child.kill();
-            format!(
+            Error::input(format!(
                 "{who}: `{program} agent` answered `{}`, not a fathom agent's hello",
                 first.chars().take(120).collect::<String>()
-            )
+            ))
         })?;
         let Reply::Hello { protocol, version, cores, .. } = hello else {
             let _ = child.kill();
-            return Err(format!("{who}: the agent did not begin with hello"));
+            return Err(Error::input(format!("{who}: the agent did not begin with hello")));
         };
         let ours = env!("CARGO_PKG_VERSION");
         if protocol != VERSION || version != ours {
             let _ = child.kill();
-            return Err(format!(
+            return Err(Error::input(format!(
                 "{who}: its fathom is {version} (agent protocol {protocol}), this one is {ours} (protocol {VERSION}): \
                  run the same version on every host, or use --push-agent to copy this one there"
-            ));
+            )));
         }
         let stdin = child.stdin.take();
         let mailbox: Arc<(Mutex<Mailbox>, Condvar)> = Arc::default();
@@ -174,7 +179,7 @@ impl Remote {
                     m.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
                     cv.notify_all();
                 })
-                .map_err(|e| format!("{who}: {e}"))?;
+                .map_err(|e| Error::input(format!("{who}: {e}")))?;
         }
         let mut remote = Remote {
             host: host.clone(),
@@ -189,19 +194,23 @@ impl Remote {
             cores,
             next_clock: Default::default(),
         };
-        let (offset, rtt) = remote.measure_clock()?;
+        let (offset, rtt) = remote.measure_clock().map_err(Error::into_input)?;
         remote.offset_ms = offset;
         remote.rtt_ms = rtt;
         Ok(remote)
     }
 
-    pub fn send(&self, command: &Command) -> Result<(), String> {
+    /// Sends `command`; a host that left or was lost is a failure (exit 1), which a
+    /// caller still setting up the run makes bad input ([`Error::into_input`]).
+    pub fn send(&self, command: &Command) -> Result<()> {
         let line = serde_json::to_string(command).expect("commands serialize");
         let mut stdin = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(pipe) = stdin.as_mut() else { return Err(format!("host {}: already left", self.host.name)) };
+        let Some(pipe) = stdin.as_mut() else {
+            return Err(Error::failed(format!("host {}: already left", self.host.name)));
+        };
         writeln!(pipe, "{line}")
             .and_then(|_| pipe.flush())
-            .map_err(|e| format!("host {}: lost ({e}){}", self.host.name, self.said()))
+            .map_err(|e| Error::failed(format!("host {}: lost ({e}){}", self.host.name, self.said())))
     }
 
     /// The transport's last words on stderr, if any, as ` (ssh: ...)`.
@@ -238,7 +247,7 @@ impl Remote {
     /// The agent's clock offset from ours and the round trip, in ms: the exchange with
     /// the shortest round trip of five, its midpoint taken as when the agent read its
     /// clock (NTP's assumption of a symmetric path).
-    pub fn measure_clock(&self) -> Result<(f64, f64), String> {
+    pub fn measure_clock(&self) -> Result<(f64, f64)> {
         let mut best: Option<(f64, f64)> = None;
         for _ in 0..5 {
             let id = self.next_clock.fetch_add(1, Ordering::Relaxed);
@@ -249,7 +258,9 @@ impl Remote {
                     Reply::Clock { id: got, unix_ns } if *got == id => Some(*unix_ns),
                     _ => None,
                 })
-                .ok_or_else(|| format!("host {}: no answer to a clock request{}", self.host.name, self.said()))?;
+                .ok_or_else(|| {
+                    Error::failed(format!("host {}: no answer to a clock request{}", self.host.name, self.said()))
+                })?;
             let back = now_ns();
             let rtt = (back - sent) as f64 / 1e6;
             let offset = (theirs as f64 - (sent as f64 + back as f64) / 2.0) / 1e6;

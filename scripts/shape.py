@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The shape issue #16 asks of the code, checked: what its "Done when" says besides the
+test suite, so that a change which undoes it shows in `make test` rather than in review.
+
+    python3 scripts/shape.py              # report what is off; exit 0 (report only)
+    python3 scripts/shape.py --strict     # the same, exit 1 when anything is off
+    python3 scripts/shape.py --src DIR    # check another crate's src/ (the tests do)
+
+What is off:
+- a file under src/ over 800 lines, or `cli/run.rs` over 150 (the run lives in the
+  session; the command only turns arguments into options and prints);
+- `Store::open(` outside src/store/ and src/session/ (one writer to the store: engines,
+  drivers, transports and the timeline hand what they have to the run's sink);
+- `profile.get(` in src/report/ (the report reads typed stored workloads, not JSON);
+- an edge against the layers of docs/architecture.md, or an import circle between
+  modules or files, a `mod.rs` with its own submodules included (what they share goes
+  in a file of its own). `scripts/imports.py` does this analysis and explains it.
+
+Code is searched without comments, string literals and `#[cfg(test)] mod tests`.
+`make test` runs it report-only while #16's branches land; it becomes `--strict` once
+they have.
+"""
+
+import argparse
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import imports  # noqa: E402  (this folder's analysis of `use` paths)
+
+MAX_LINES = 800
+MAX_LINES_OF = {("cli", "run.rs"): 150}
+# (text, folders of src/, whether it may appear only in them or never in them)
+PLACES = [
+    ("Store::open(", [("store",), ("session",)], "only"),
+    ("profile.get(", [("report",)], "never"),
+]
+
+
+def lines_of(f):
+    return len(f.read_text().splitlines())
+
+
+def line_at(text, index):
+    return text.count("\n", 0, index) + 1
+
+
+def findings(src):
+    """What is off in the crate whose src/ folder is `src`, as `path:line: what` texts."""
+    out = []
+    files = sorted(src.rglob("*.rs"))
+    for f in files:
+        rel = f.relative_to(src)
+        limit = MAX_LINES_OF.get(rel.parts, MAX_LINES)
+        n = lines_of(f)
+        if n > limit:
+            out.append(f"{rel}: {n} lines, over {limit}")
+    for f in files:
+        rel = f.relative_to(src)
+        code = imports.code_of(f)
+        for text, folders, rule in PLACES:
+            inside = any(rel.parts[: len(p)] == p for p in folders)
+            if inside == (rule == "only"):
+                continue
+            where = ", ".join("src/" + "/".join(p) + "/" for p in folders)
+            start = code.find(text)
+            while start != -1:
+                out.append(f"{rel}:{line_at(code, start)}: `{text}` ({rule} in {where})")
+                start = code.find(text, start + 1)
+    found = imports.analyse(src)
+    for a, b, why in found.wrong:
+        out.append(f"{a} -> {b} against the layers ({why}): {' '.join(sorted(found.modules[a][b]))}")
+    for c in found.module_circles:
+        out.append(f"circle between modules: {' '.join(c)}")
+    for c, kin in found.file_circles:
+        names = " ".join(str(f.relative_to(src)) for f in c)
+        out.append(f"circle between files{' (a mod.rs and its own submodules)' if kin else ''}: {names}")
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--strict", action="store_true", help="exit 1 when anything is off")
+    parser.add_argument("--src", type=pathlib.Path, default=imports.SRC, help="the crate's src/ folder")
+    args = parser.parse_args()
+    off = findings(args.src.resolve())
+    for f in off:
+        print(f)
+    mode = "" if args.strict else " (report only: --strict fails on them)"
+    print(f"shape: {len(off)} finding{'' if len(off) == 1 else 's'} against issue #16's done-when{mode}")
+    return 1 if off and args.strict else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
