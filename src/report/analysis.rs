@@ -8,7 +8,7 @@ use crate::analysis::interference::{self, Change, Figures};
 use crate::analysis::knee::{self, CurvePoint, Knee};
 use crate::analysis::littles_law;
 use crate::analysis::steady_state::{self, Steady};
-use crate::analysis::usl::{self, Fit, Point};
+use crate::analysis::usl::{self, Point, Usl};
 use crate::error::Result;
 use crate::store::Store;
 use serde::Serialize;
@@ -127,7 +127,8 @@ pub struct Curve {
     /// Per phase: configured concurrency, IOPS, mean latency (µs).
     pub points: Vec<(f64, f64, f64)>,
     pub knee: Option<Knee>,
-    pub usl: Option<Fit>,
+    /// The USL fitted to the points, with its verdict (good, poor, no meaningful fit).
+    pub usl: Usl,
 }
 
 pub fn analyze(
@@ -140,7 +141,10 @@ pub fn analyze(
     let littles = workloads.iter().filter_map(|w| little(w, phases)).collect();
     let mut per_phase = Vec::new();
     let mut firsts: Vec<(String, Figures)> = Vec::new();
+    // per phase, its per-second throughput over all its workloads: the noise of its point
+    let mut spreads = Vec::new();
     for p in phases {
+        let mut per_second: std::collections::BTreeMap<i64, f64> = Default::default();
         for w in workloads {
             let ops: Vec<_> = p.ops.iter().filter(|o| o.workload == w.workload.name && o.op != "sync").collect();
             if ops.is_empty() {
@@ -165,6 +169,9 @@ pub fn analyze(
             let end = p.phase.end_t.map(|e| e as f64).unwrap_or(to);
             let (from, to) = ((p.phase.start_t as f64).max(from) as i64, end.min(to).floor() as i64);
             let seconds = store.per_second(run, w.workload.idx, from, to)?;
+            for &(t, ops, _) in &seconds {
+                *per_second.entry(t).or_default() += ops as f64;
+            }
             let iops_series: Vec<f64> = seconds.iter().map(|s| s.1 as f64).collect();
             let latency: Vec<f64> = seconds.iter().filter(|s| s.1 > 0).map(|s| s.2 as f64 / s.1 as f64).collect();
             per_phase.push(PhaseAnalysis {
@@ -176,11 +183,12 @@ pub fn analyze(
                 change,
             });
         }
+        spreads.push(std_dev(&per_second.into_values().collect::<Vec<_>>()));
     }
     Ok(Analysis {
         littles_law: littles,
         phases: per_phase,
-        curve: curve(workloads, phases),
+        curve: curve(workloads, phases, &spreads),
         compared: compared(workloads, compare),
     })
 }
@@ -231,10 +239,20 @@ fn workers_in(p: &PhaseSummary, w: &WorkloadSummary) -> f64 {
         .unwrap_or(w.workload.workers as f64)
 }
 
-/// The latency–throughput curve over phases, when there are three or more.
-pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary]) -> Option<Curve> {
+/// Sample standard deviation, None under two values.
+fn std_dev(values: &[f64]) -> Option<f64> {
+    let k = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / k;
+    (values.len() >= 2).then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt())
+}
+
+/// The latency–throughput curve over phases, when there are three or more; `spreads`:
+/// per phase, the standard deviation of its per-second throughput, which the USL's
+/// residuals are judged by.
+pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary], spreads: &[Option<f64>]) -> Option<Curve> {
     let mut points = Vec::new();
-    for p in phases {
+    let mut noise = Vec::new();
+    for (p, spread) in phases.iter().zip(spreads) {
         let ops: Vec<_> = p.ops.iter().filter(|o| o.op != "sync").collect();
         let n_ops: u64 = ops.iter().map(|o| o.ops).sum();
         if n_ops == 0 {
@@ -248,11 +266,13 @@ pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary]) -> Option<C
             .map(|w| w.workload.profile.get("iodepth").and_then(|v| v.as_f64()).unwrap_or(1.0) * workers_in(p, w))
             .sum();
         points.push((n, iops, mean));
+        noise.push(*spread);
     }
     if points.len() < 3 {
         return None;
     }
     let knee = knee::find(&points.iter().map(|&(_, x, r)| CurvePoint { x, r }).collect::<Vec<_>>());
-    let usl = usl::fit(&points.iter().map(|&(n, x, _)| Point { n, x }).collect::<Vec<_>>()).ok();
+    let usl =
+        usl::fit(&points.iter().zip(noise).map(|(&(n, x, _), spread)| Point { n, x, spread }).collect::<Vec<_>>());
     Some(Curve { points, knee, usl })
 }
