@@ -252,4 +252,11 @@ fn a_run_of_three_phases_has_no_meaningful_fit() {
     let out = s.run(&["fit", "--run", "last"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 4 distinct"), "{}", text(&out));
+    // the report's chart carries the reason, no fitted curve
+    let page = s.dir.join("r.html");
+    let out = s.run(&["report", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("no meaningful fit: 3 points at 3 distinct concurrencies"), "no reason in the page");
+    assert!(!html.contains("data-name=\"USL fit\""), "a curve drawn for no fit");
 }
