@@ -260,3 +260,32 @@ fn a_run_of_three_phases_has_no_meaningful_fit() {
     assert!(html.contains("no meaningful fit: 3 points at 3 distinct concurrencies"), "no reason in the page");
     assert!(!html.contains("data-name=\"USL fit\""), "a curve drawn for no fit");
 }
+
+/// A sweep step the sweep stopped at steady state is steady in its summary too: both
+/// judge it by the sweep's `--round`, where the summary used to apply 5 s rounds and
+/// call every step under 25 s "too short".
+#[test]
+fn a_sweep_step_stopped_at_steady_state_is_steady_in_the_summary() {
+    let s = Scratch::new("sweep-agree");
+    let scenario = s.scenario(
+        "name: paced\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, think_time: 10ms, duration: 1s}\n",
+    );
+    let sc = scenario.to_str().unwrap();
+    let out = s.run(&["sweep", sc, "--vary", "iodepth=1,2", "--min", "3s", "--max", "20s", "--round", "1s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("steady state (SNIA: 5 rounds of 1 s)"), "{stdout}");
+    let show = s.show_json();
+    let phases = show["analysis"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "{phases:?}");
+    for p in phases {
+        let step = p["workload"].as_str().unwrap();
+        let stopped = stderr.contains(&format!("{step}: steady state reached"));
+        let row =
+            stdout.lines().find(|l| l.starts_with(&format!("{step}  {step}"))).unwrap_or_else(|| panic!("{stdout}"));
+        assert_eq!(stopped, !p["steady_state"].is_null(), "{step}: {p}\n{stderr}");
+        assert_eq!(stopped, row.contains(" at "), "{row}");
+        assert!(!row.contains("too short"), "{row}");
+    }
+    assert!(stderr.contains("steady state reached"), "a paced step steadies well before 20 s: {stderr}");
+}

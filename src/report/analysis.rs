@@ -96,9 +96,11 @@ pub struct PhaseAnalysis {
     pub workload: String,
     /// When IOPS reached steady state (SNIA rule, 5 s rounds), None if they did not.
     pub steady_state: Option<Steady>,
-    /// Seconds of the workload in the phase: under 25 (5 rounds of 5 s) the rule cannot
-    /// be met.
+    /// Seconds of the workload in the phase: under 5 rounds the rule cannot be met.
     pub seconds: f64,
+    /// Seconds per steady-state round: `ROUND_S`, or the round a sweep stopped the
+    /// workload by (its profile's `stop_when_steady`), so both verdicts agree.
+    pub round_s: usize,
     /// Seconds until latency reached and stayed within 10% of its final level.
     pub settle_s: Option<usize>,
     /// Change from the workload's first phase (None in that phase).
@@ -111,7 +113,7 @@ impl PhaseAnalysis {
     pub fn steady_text(&self) -> String {
         match self.steady_state {
             Some(st) => format!("at {:.0} s", st.at_s),
-            None if self.seconds < 25.0 => "too short".into(),
+            None if self.seconds < (steady_state::WINDOW * self.round_s) as f64 => "too short".into(),
             None => "not reached".into(),
         }
     }
@@ -173,12 +175,14 @@ pub fn analyze(
                 *per_second.entry(t).or_default() += ops as f64;
             }
             let iops_series: Vec<f64> = seconds.iter().map(|s| s.1 as f64).collect();
+            let round_s = w.workload.profile["stop_when_steady"]["round_s"].as_u64().map_or(ROUND_S, |r| r as usize);
             let latency: Vec<f64> = seconds.iter().filter(|s| s.1 > 0).map(|s| s.2 as f64 / s.1 as f64).collect();
             per_phase.push(PhaseAnalysis {
                 phase: p.phase.label.clone(),
                 workload: w.workload.name.clone(),
-                steady_state: steady_state::reached(&steady_state::rounds(&iops_series, ROUND_S), ROUND_S as f64),
+                steady_state: steady_state::reached(&steady_state::rounds(&iops_series, round_s), round_s as f64),
                 seconds: (to - from) as f64,
+                round_s,
                 settle_s: interference::time_to_settle(&latency),
                 change,
             });

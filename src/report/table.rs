@@ -322,8 +322,11 @@ pub fn analysis(s: &RunSummary) -> String {
                 ]
             })
             .collect();
+        let round = a.phases.first().map_or(super::analysis::ROUND_S, |p| p.round_s);
         out.push_str(&format!(
-            "\nper phase: steady state (SNIA: 5 rounds of 5 s), latency settled after, change from the workload's first phase:\n{}",
+            "\nper phase: steady state (SNIA: {} rounds of {round} s), latency settled after, change from the \
+             workload's first phase:\n{}",
+            crate::analysis::steady_state::WINDOW,
             render(&["phase", "workload", "steady state", "settled", "change"], &rows, 2)
         ));
     }
