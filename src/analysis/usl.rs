@@ -117,7 +117,7 @@ pub const MIN_DISTINCT_N: usize = 4;
 /// Fewer distinct N than this fit three parameters poorly (the R package warns too).
 const FEW_POINTS: usize = 6;
 /// Without per-second samples to judge the residuals by, a fit below this R² is poor.
-pub const POOR_R_SQUARED: f64 = 0.9;
+const POOR_R_SQUARED: f64 = 0.9;
 /// A covariance whose correlation matrix has a determinant below this is singular:
 /// some parameter is (nearly) a combination of the others on these points.
 const SINGULAR: f64 = 1e-12;
