@@ -134,10 +134,11 @@ pub fn fit(points: &[Point]) -> Usl {
     if ns.len() < MIN_DISTINCT_N {
         return no_fit(
             format!(
-                "{} points at {} distinct concurrencies: the fit of three parameters needs at least \
+                "{} points at {} distinct concurrenc{}: the fit of three parameters needs at least \
                  {MIN_DISTINCT_N} distinct (6 or more to trust it)",
                 points.len(),
-                ns.len()
+                ns.len(),
+                if ns.len() == 1 { "y" } else { "ies" }
             ),
             None,
         );
