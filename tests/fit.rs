@@ -280,8 +280,10 @@ fn a_sweep_step_stopped_at_steady_state_is_steady_in_the_summary() {
         let stopped = stderr.contains(&format!("{step}: steady state reached"));
         let row =
             stdout.lines().find(|l| l.starts_with(&format!("{step}  {step}"))).unwrap_or_else(|| panic!("{stdout}"));
-        assert_eq!(stopped, !p["steady_state"].is_null(), "{step}: {p}\n{stderr}");
-        assert_eq!(stopped, row.contains(" at "), "{row}");
+        if stopped {
+            assert!(!p["steady_state"].is_null(), "{step}: {p}\n{stderr}");
+            assert!(row.contains(" at "), "{row}");
+        }
         assert!(!row.contains("too short"), "{row}");
     }
     assert!(stderr.contains("steady state reached"), "a paced step steadies well before 20 s: {stderr}");
