@@ -57,7 +57,7 @@ fn bad_tables_name_file_and_line() {
     std::fs::write(&bad, "1 100\n2 190\n").unwrap();
     let out = s.run(&["fit", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 3"), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 4 distinct"), "{}", text(&out));
 }
 
 #[test]
@@ -162,4 +162,129 @@ fn a_throughput_that_only_falls_has_no_peak_beyond_the_data() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("no peak within the data") && shown.contains("1,000 at N = 10"), "{shown}");
     assert!(!shown.contains("peaks at"), "{shown}");
+}
+
+/// Each wrong fit the issue lists, from a table: what `fathom fit` printed before, and
+/// what it says now.
+#[test]
+fn fits_without_meaning_say_why_instead_of_printing_numbers() {
+    let s = Scratch::new("fit-meaning");
+    let table = s.dir.join("t.csv");
+    let fit = |rows: &str, extra: &[&str]| {
+        std::fs::write(&table, rows).unwrap();
+        let mut args = vec!["fit", table.to_str().unwrap()];
+        args.extend(extra);
+        s.run(&args)
+    };
+    let never = |out: &str| {
+        for bad in ["NaN", "inf", "9,223,372,036,854,775,807", "9223372036854775807"] {
+            assert!(!out.contains(bad), "{bad} in {out}");
+        }
+    };
+    // hotspot: three phases at one depth printed N* = 86596, NaN standard errors and
+    // an Amdahl ceiling of i64::MAX
+    let out = fit("16 1000\n16 1200\n16 900\n", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("t.csv: 3 points at 1 distinct concurrency:") && stderr.contains("at least 4"), "{stderr}");
+    never(&text(&out));
+    // db-colocation: three phases made a three-parameter fit with NaN errors
+    let out = fit("1 100\n2 190\n3 185\n", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 distinct"), "{}", text(&out));
+
+    // linear throughput: sigma = kappa = 0 at the bound
+    let out = fit("1 100\n2 200\n4 400\n8 800\n", &["--predict", "6"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("no meaningful fit: sigma and kappa are both 0"), "{stdout}");
+    assert!(!stdout.contains("N* =") && !stdout.contains("Amdahl") && !stdout.contains("at N = 6"), "{stdout}");
+    never(&stdout);
+
+    // throughput that only falls
+    let out = fit("10 1000\n20 500\n40 250\n80 125\n", &["--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(f["verdict"], "no_fit", "{f}");
+    assert!(f["reason"].as_str().unwrap().contains("only falls"), "{f}");
+
+    // the quickstart: N* = 359.6 after measuring up to depth 64
+    let law = |n: f64| 5000.0 * n / (1.0 + 0.03 * (n - 1.0) + 7.5e-6 * n * (n - 1.0));
+    let rows: String = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0].iter().map(|&n| format!("{n} {:.3}\n", law(n))).collect();
+    let out = fit(&rows, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("N* = 359.6 is an extrapolation"), "{stdout}");
+    assert!(!stdout.contains("throughput peaks at"), "{stdout}");
+
+    // scattered points: a poor fit by R², N* and predictions withheld
+    let out = fit("1 100\n2 120\n4 310\n8 150\n16 420\n32 200\n", &["--predict", "16"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("poor fit: R² 0.429 is below 0.90") && stdout.contains("R² decides"), "{stdout}");
+    assert!(
+        stdout.contains("at N = 16.0: withheld") && !stdout.contains("N* =") && !stdout.contains("Amdahl"),
+        "{stdout}"
+    );
+    never(&stdout);
+}
+
+/// A run of three phases of distinct concurrency (as db-colocation's before, during,
+/// after) has a curve but no fit, and says so in the summary, `show --json` and `fit`.
+#[test]
+fn a_run_of_three_phases_has_no_meaningful_fit() {
+    let s = Scratch::new("fit-three");
+    let scenario = s.scenario(
+        "name: ramp3\nworkloads:\n  vm: {target: TARGET, size: 16m, rw: randread, iodepth: 1, think_time: 5ms}\n\
+         timeline:\n  - ramp: vm\n    every: 1s\n    until: 3\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("USL: no meaningful fit: 3 points at 3 distinct concurrencies"), "{stdout}");
+    assert!(!stdout.contains("USL fit:") && !stdout.contains("N* ="), "{stdout}");
+    let usl = &s.show_json()["analysis"]["curve"]["usl"];
+    assert_eq!(usl["verdict"], "no_fit", "{usl}");
+    assert!(usl["lambda"].is_null(), "no parameters: {usl}");
+    let out = s.run(&["fit", "--run", "last"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 4 distinct"), "{}", text(&out));
+    // the report's chart carries the reason, no fitted curve
+    let page = s.dir.join("r.html");
+    let out = s.run(&["report", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("no meaningful fit: 3 points at 3 distinct concurrencies"), "no reason in the page");
+    assert!(!html.contains("data-name=\"USL fit\""), "a curve drawn for no fit");
+}
+
+/// A sweep step the sweep stopped at steady state is steady in its summary too: both
+/// judge it by the sweep's `--round`, where the summary used to apply 5 s rounds and
+/// call every step under 25 s "too short".
+#[test]
+fn a_sweep_step_stopped_at_steady_state_is_steady_in_the_summary() {
+    let s = Scratch::new("sweep-agree");
+    let scenario = s.scenario(
+        "name: paced\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, think_time: 10ms, duration: 1s}\n",
+    );
+    let sc = scenario.to_str().unwrap();
+    let out = s.run(&["sweep", sc, "--vary", "iodepth=1,2", "--min", "3s", "--max", "20s", "--round", "1s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("steady state (SNIA: 5 rounds of 1 s)"), "{stdout}");
+    let show = s.show_json();
+    let phases = show["analysis"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "{phases:?}");
+    for p in phases {
+        let step = p["workload"].as_str().unwrap();
+        let stopped = stderr.contains(&format!("{step}: steady state reached"));
+        let row =
+            stdout.lines().find(|l| l.starts_with(&format!("{step}  {step}"))).unwrap_or_else(|| panic!("{stdout}"));
+        if stopped {
+            assert!(!p["steady_state"].is_null(), "{step}: {p}\n{stderr}");
+            assert!(row.contains(" at "), "{row}");
+        }
+        assert!(!row.contains("too short"), "{row}");
+    }
+    assert!(stderr.contains("steady state reached"), "a paced step steadies well before 20 s: {stderr}");
 }

@@ -58,3 +58,95 @@ fn a_run_records_what_only_measuring_shows() {
     let show = s.show_json();
     assert!(codes(&show).contains(&"lint-generator-bound".to_string()), "{:?}", codes(&show));
 }
+
+/// A run says each finding once: grouped over the workloads it is true of (pgbench's
+/// five client counts made five lines), printed as the run starts and not again in
+/// its closing summary (unless `-q` kept it from the start), and stored once.
+#[test]
+fn a_run_says_each_finding_once_over_its_workloads() {
+    let s = Scratch::new("lint-once");
+    let scenario = s.scenario(
+        "name: twice\ndefaults: {target: TARGET, rw: randread, direct: false, size: 16m, duration: 1s}\n\
+         workloads:\n  a: {iodepth: 1}\n  b: {iodepth: 2}\n  c: {iodepth: 4}\n",
+    );
+    let lint = s.run(&["lint", scenario.to_str().unwrap(), "--json"]);
+    assert_eq!(lint.status.code(), Some(0), "{}", text(&lint));
+    let found: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
+    let found = found.as_array().unwrap();
+    let codes: Vec<&str> = found.iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, vec!["page-cache", "short-run"], "{found:?}");
+    for f in found {
+        assert_eq!(f["workloads"], serde_json::json!(["a", "b", "c"]), "{f}");
+        assert!(f["message"].as_str().unwrap().starts_with("a, b, c: "), "{f}");
+    }
+    for quiet in [false, true] {
+        let mut args = vec!["run", scenario.to_str().unwrap()];
+        if quiet {
+            args.push("-q");
+        }
+        let out = s.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let all = text(&out);
+        for finding in ["a, b, c: buffered IO", "a, b, c: 1 s of measurement"] {
+            assert_eq!(all.matches(finding).count(), 1, "quiet {quiet}, once: {all}");
+        }
+        assert!(!all.contains("b: buffered IO"), "{all}");
+        let show = s.show_json();
+        assert_eq!(codes_of(&show), vec!["lint-page-cache", "lint-short-run"], "{show}");
+    }
+}
+
+fn codes_of(show: &serde_json::Value) -> Vec<String> {
+    codes(show).into_iter().filter(|c| c.starts_with("lint-")).collect()
+}
+
+/// Lint's advice is for the workload's kind and the value that changes what it is
+/// about: a ramp's steps, not a duration the ramp overrides; no flash garbage
+/// collection for a network run.
+#[test]
+fn short_run_advice_fits_the_workload_and_changes_what_it_names() {
+    let s = Scratch::new("lint-advice");
+    let ramp = s.scenario(
+        "name: steps\nvars:\n  step: 8s\nworkloads:\n  vm: {target: TARGET, rw: randread, size: 16m}\n\
+         timeline:\n  - ramp: vm\n    every: ${step}\n    until: 4\n",
+    );
+    let lint = |path: &std::path::Path, sets: &[&str]| {
+        let mut args = vec!["lint", path.to_str().unwrap()];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        let out = s.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let said = lint(&ramp, &[]);
+    assert!(said.contains("vm: 8 s of measurement per step of its ramp") && said.contains("--set step=5m"), "{said}");
+    assert!(!said.contains("duration=5m"), "a ramp sets the duration: {said}");
+    // the advice, taken, silences it; the duration the ramp overrides would not
+    assert!(!lint(&ramp, &["step=5m"]).contains("short-run"));
+    assert!(lint(&ramp, &["duration=5m"]).contains("short-run"));
+
+    let net = s.scenario("name: net\nworkloads:\n  s1: {driver: iperf3, streams: 1, duration: 10s}\n");
+    let said = lint(&net, &[]);
+    assert!(said.contains("s1: 10 s of measurement") && said.contains("TCP"), "{said}");
+    assert!(!said.contains("garbage collection"), "{said}");
+    assert!(!lint(&net, &["duration=5m"]).contains("short-run"));
+}
+
+/// `fathom lint` takes `--hosts` as `fathom run` does, and needs it for a scenario
+/// placed on hosts.
+#[test]
+fn lint_accepts_hosts_as_run_does() {
+    let s = Scratch::new("lint-hosts");
+    let dir = s.dir.join("host-h1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hosts = s.dir.join("hosts.yaml");
+    std::fs::write(&hosts, format!("hosts:\n  h1: {{transport: local, target: {}}}\n", dir.display())).unwrap();
+    let scenario = s.scenario("name: placed\nworkloads:\n  w: {hosts: h1, rw: randread, size: 16m, duration: 5s}\n");
+    let out = s.run(&["lint", scenario.to_str().unwrap(), "--hosts", hosts.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("w: 5 s of measurement"), "{}", text(&out));
+    let out = s.run(&["lint", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--hosts"), "{}", text(&out));
+}

@@ -26,7 +26,39 @@ pub struct Finding {
     pub severity: Severity,
     /// Stable, for scripts and the store (`warnings.code` is `lint-` + this).
     pub code: &'static str,
+    /// The workloads it is about (none for one about the whole run): one finding covers
+    /// every workload it says the same of, so a run says it once.
+    pub workloads: Vec<String>,
     pub message: String,
+}
+
+impl Finding {
+    /// A finding about one workload: `message` says what, without the name, which
+    /// `grouped` puts before it with the others it is true of.
+    fn about(workload: &str, severity: Severity, code: &'static str, message: String) -> Finding {
+        Finding { severity, code, workloads: vec![workload.to_string()], message }
+    }
+
+    /// A finding about the whole run.
+    fn run(severity: Severity, code: &'static str, message: String) -> Finding {
+        Finding { severity, code, workloads: Vec::new(), message }
+    }
+}
+
+/// One finding per code and message, over all the workloads it is true of, in the
+/// order first found, each message led by its workloads' names.
+fn grouped(found: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    for f in found {
+        match out.iter_mut().find(|o| o.code == f.code && o.message == f.message && !o.workloads.is_empty()) {
+            Some(o) if !f.workloads.is_empty() => o.workloads.extend(f.workloads),
+            _ => out.push(f),
+        }
+    }
+    for f in out.iter_mut().filter(|f| !f.workloads.is_empty()) {
+        f.message = format!("{}: {}", f.workloads.join(", "), f.message);
+    }
+    out
 }
 
 /// What lint needs to know about the machine and the targets before a run.
@@ -56,27 +88,28 @@ fn driver_findings(name: &str, driver: &Driver, memory_bytes: Option<u64>) -> Ve
                 _ => None,
             };
             if let Some(fits) = fits {
-                out.push(Finding {
-                    severity: Severity::Warning,
-                    code: "pgbench-in-memory",
-                    message: format!(
-                        "{name}: a pgbench database at scale {} (about {}) fits in {fits}: after warm-up no read \
+                out.push(Finding::about(
+                    name,
+                    Severity::Warning,
+                    "pgbench-in-memory",
+                    format!(
+                        "a pgbench database at scale {} (about {}) fits in {fits}: after warm-up no read \
                          reaches storage, so this run measures memory, not storage. For storage, raise `scale` \
                          past RAM (scale 100 is about 1.7 GB, 1000 about 15 GB)",
                         p.scale,
                         Size(size).human()
                     ),
-                });
+                ));
             }
         }
-        Driver::Iperf3(i) if i.server.is_none() => out.push(Finding {
-            severity: Severity::Info,
-            code: "iperf3-loopback",
-            message: format!(
-                "{name}: without a `server`, iperf3 runs over loopback: it measures this host's kernel and memory, \
-                 not a network link. Give `server: HOST` (an `iperf3 -s` on another host) to measure the link"
-            ),
-        }),
+        Driver::Iperf3(i) if i.server.is_none() => out.push(Finding::about(
+            name,
+            Severity::Info,
+            "iperf3-loopback",
+            "without a `server`, iperf3 runs over loopback: it measures this host's kernel and memory, not a \
+             network link. Give `server: HOST` (an `iperf3 -s` on another host) to measure the link"
+                .to_string(),
+        )),
         _ => {}
     }
     out
@@ -125,72 +158,107 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
         if let (false, Some(set), Some(ram)) = (w.direct, set, facts.memory_bytes)
             && set < ram
         {
-            out.push(Finding {
-                severity: Severity::Warning,
-                code: "page-cache",
-                message: format!(
-                    "{}: buffered IO (direct: false) on a {} working set, smaller than the {} of RAM: \
+            out.push(Finding::about(
+                &w.name,
+                Severity::Warning,
+                "page-cache",
+                format!(
+                    "buffered IO (direct: false) on a {} working set, smaller than the {} of RAM: \
                      after the first pass reads come from the page cache, so this measures memory, not storage. \
                      Use direct: true, or a working set several times RAM",
-                    w.name,
                     Size(set).human(),
                     Size(ram).human()
                 ),
-            });
+            ));
         }
         if w.targets.len() > 1 && w.queue == Queue::Shared && w.iodepth < w.targets.len() as u32 {
-            out.push(Finding {
-                severity: Severity::Warning,
-                code: "depth-across-targets",
-                message: format!(
-                    "{}: iodepth {} is one queue per job shared by {} targets (queue: shared): some targets \
+            out.push(Finding::about(
+                &w.name,
+                Severity::Warning,
+                "depth-across-targets",
+                format!(
+                    "iodepth {} is one queue per job shared by {} targets (queue: shared): some targets \
                      have no IO in flight at any moment. Raise iodepth to at least the number of targets, or use \
                      queue: per_target for a depth on each",
-                    w.name,
                     w.iodepth,
                     w.targets.len()
                 ),
-            });
+            ));
         }
         if let Some(volume) = write_volume(w)
             && let Some(free) = facts.free_bytes.get(i).copied().flatten()
             && volume > free
         {
-            out.push(Finding {
-                severity: Severity::Warning,
-                code: "write-volume",
-                message: format!(
-                    "{}: appending at the asked rate for {} s writes about {}, more than the {} free: \
+            out.push(Finding::about(
+                &w.name,
+                Severity::Warning,
+                "write-volume",
+                format!(
+                    "appending at the asked rate for {} s writes about {}, more than the {} free: \
                      the workload will stop early when the filesystem fills. Lower the rate or the duration",
-                    w.name,
                     (w.ramp + w.duration).as_secs(),
                     Size(volume).human(),
                     Size(free).human()
                 ),
-            });
+            ));
         }
     }
-    let short: Vec<String> = s
-        .workloads
-        .iter()
-        .filter(|w| w.duration.as_secs() < STEADY_STATE_S)
-        .map(|w| format!("{} ({} s)", w.name, w.duration.as_secs()))
-        .collect();
-    if !short.is_empty() {
-        out.push(Finding {
-            severity: Severity::Info,
-            code: "short-run",
-            message: format!(
-                "{}: under {STEADY_STATE_S} s of measurement is short for steady state (flash garbage collection, \
-                 caches and tiers settle over minutes): read it as a first look, and lengthen it (e.g. --set \
-                 duration=5m) for numbers to quote",
-                short.join(", ")
-            ),
-        });
-    }
+    out.extend(short_runs(s));
     out.extend(reads_of_zeros(s));
     out.extend(exposed_endpoint(s));
+    grouped(out)
+}
+
+/// Workloads measured for less than `STEADY_STATE_S` at a time: their whole duration,
+/// or each step of the ramp that starts them (which sets their duration, so `--set
+/// duration` would not change it). What settles, and the advice, depend on the kind.
+fn short_runs(s: &Scenario) -> Vec<Finding> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(&s.text).unwrap_or_default();
+    let mut out = Vec::new();
+    for (i, w) in s.workloads.iter().enumerate() {
+        let ramp = s.steps.iter().find_map(|st| match st.action {
+            Action::Ramp { workload, every, .. } if workload == i => Some(every),
+            _ => None,
+        });
+        let (seconds, change) = match ramp {
+            Some(every) => (every.as_secs(), format!("lengthen each step of its ramp ({})", ramp_var(&doc, &w.name))),
+            None => (w.duration.as_secs(), "lengthen it (e.g. --set duration=5m)".to_string()),
+        };
+        if seconds >= STEADY_STATE_S {
+            continue;
+        }
+        let per_step = if ramp.is_some() { " per step of its ramp" } else { "" };
+        let settles = match &w.driver {
+            Some(Driver::Pgbench(_)) => {
+                "a database's cache warms, and checkpoints and autovacuum come round, over minutes"
+            }
+            Some(Driver::Iperf3(_)) => {
+                "TCP settles in seconds, but a link shared with other traffic varies over minutes"
+            }
+            None => "flash garbage collection, caches and tiers settle over minutes",
+        };
+        out.push(Finding::about(
+            &w.name,
+            Severity::Info,
+            "short-run",
+            format!(
+                "{seconds} s of measurement{per_step} is short for steady state ({settles}): read it as a first look, and \
+                 {change} for numbers to quote"
+            ),
+        ));
+    }
     out
+}
+
+/// How to lengthen the steps of `workload`'s ramp: `--set VAR=5m` when the scenario
+/// writes its `every` as one variable (a built-in's `step`), else the key itself.
+fn ramp_var(doc: &serde_yaml::Value, workload: &str) -> String {
+    let steps = doc.get("timeline").and_then(|t| t.as_sequence()).cloned().unwrap_or_default();
+    steps
+        .iter()
+        .filter(|st| st.get("ramp").and_then(|r| r.as_str()) == Some(workload))
+        .find_map(|st| st.get("every")?.as_str()?.strip_prefix("${")?.strip_suffix('}').map(str::to_string))
+        .map_or_else(|| "its `every`, e.g. every: 5m".to_string(), |var| format!("e.g. --set {var}=5m"))
 }
 
 /// A Prometheus endpoint on an address other hosts can reach: it answers anyone, with
@@ -203,16 +271,16 @@ fn exposed_endpoint(s: &Scenario) -> Option<Finding> {
     if resolved.iter().all(|a| a.ip().is_loopback()) {
         return None;
     }
-    Some(Finding {
-        severity: Severity::Warning,
-        code: "prometheus-exposed",
-        message: format!(
+    Some(Finding::run(
+        Severity::Warning,
+        "prometheus-exposed",
+        format!(
             "the Prometheus endpoint at {addr} listens beyond loopback: anyone who can reach that port reads the \
              run's metrics (scenario, workload and host names, rates), without authentication or TLS, and can \
              hold its connections. Listen on 127.0.0.1 and let Prometheus reach it through an ssh tunnel or a \
              proxy, or firewall the port"
         ),
-    })
+    ))
 }
 
 /// Bytes an appending workload writes, when its rate says.
@@ -240,16 +308,15 @@ fn reads_of_zeros(s: &Scenario) -> Vec<Finding> {
                 let w = &s.workloads[workload];
                 let reads = w.rw.read_percent(w.rwmixread) > 0;
                 if reads && data_files(w).iter().any(|f| zeroed.contains(f)) {
-                    out.push(Finding {
-                        severity: Severity::Warning,
-                        code: "reads-zeros",
-                        message: format!(
-                            "{}: reads a working set a `zero` step filled with zeros: thin or deduplicating storage \
-                             returns zero blocks without reading media, so this measures zero detection. Add a \
-                             `prefill` step before it",
-                            w.name
-                        ),
-                    });
+                    out.push(Finding::about(
+                        &w.name,
+                        Severity::Warning,
+                        "reads-zeros",
+                        "reads a working set a `zero` step filled with zeros: thin or deduplicating storage returns \
+                         zero blocks without reading media, so this measures zero detection. Add a `prefill` step \
+                         before it"
+                            .to_string(),
+                    ));
                 }
             }
             _ => {}
@@ -262,6 +329,16 @@ fn reads_of_zeros(s: &Scenario) -> Vec<Finding> {
 /// holds `fathom-FILE.dat`).
 fn data_files(w: &Workload) -> Vec<PathBuf> {
     w.targets.iter().map(|t| if t.is_dir() { t.join(format!("fathom-{}.dat", w.file)) } else { t.clone() }).collect()
+}
+
+/// The codes of the findings only a run can make (`after`); `fathom run` prints the
+/// others as it starts, so its closing summary need not say them again.
+const AFTER_RUN: [&str; 2] = ["depth-limits-rate", "generator-bound"];
+
+/// Whether a stored warning (`lint-` + code) is a finding `fathom run` printed before
+/// the run began.
+pub fn said_before_run(stored_code: &str) -> bool {
+    stored_code.strip_prefix("lint-").is_some_and(|code| !AFTER_RUN.contains(&code))
 }
 
 /// What a run measured, for the findings only a run can make.
@@ -285,34 +362,34 @@ pub fn after(workloads: &[Measured], cpu_per_core: Option<f64>) -> Vec<Finding> 
         // Little's law: the rate needs rate x latency IOs in flight
         let needed = rate * m.mean_latency_s;
         if m.iops < 0.95 * rate && needed > 0.9 * m.concurrency {
-            out.push(Finding {
-                severity: Severity::Warning,
-                code: "depth-limits-rate",
-                message: format!(
-                    "{}: {rate:.0} IOPS at the measured {:.0} µs mean latency needs {needed:.1} IOs in flight \
+            out.push(Finding::about(
+                &m.name,
+                Severity::Warning,
+                "depth-limits-rate",
+                format!(
+                    "{rate:.0} IOPS at the measured {:.0} µs mean latency needs {needed:.1} IOs in flight \
                      (Little's law), but depth x workers allows {:.0}: it got {:.0} IOPS. Raise iodepth or jobs",
-                    m.name,
                     m.mean_latency_s * 1e6,
                     m.concurrency,
                     m.iops
                 ),
-            });
+            ));
         }
     }
     if let Some(busy) = cpu_per_core
         && busy >= 0.9
     {
-        out.push(Finding {
-            severity: Severity::Warning,
-            code: "generator-bound",
-            message: format!(
+        out.push(Finding::run(
+            Severity::Warning,
+            "generator-bound",
+            format!(
                 "fathom kept its cores {:.0}% busy: the generator, not the storage, may have been the limit \
                  (as vioperf's CRC was). Use more jobs on more cores, or a lighter profile (crc, small blocks)",
                 busy * 100.0
             ),
-        });
+        ));
     }
-    out
+    grouped(out)
 }
 
 #[cfg(test)]
@@ -377,6 +454,8 @@ mod tests {
             Measured { name: "v".into(), rate: Some(1_000.0), iops: 1_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
         let codes: Vec<&str> = after(&[short, fine], Some(0.97)).iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["depth-limits-rate", "generator-bound"]);
+        assert!(codes.iter().all(|c| !said_before_run(&format!("lint-{c}"))), "AFTER_RUN lists them");
+        assert!(said_before_run("lint-short-run") && !said_before_run("engine-fallback"));
         assert!(after(&[], Some(0.5)).is_empty());
     }
 }

@@ -1,7 +1,7 @@
 //! `fathom fit FILE | --run RUN`: the Universal Scalability Law fitted to concurrency
 //! vs throughput, from a table or from the phases of a stored run.
 
-use crate::analysis::usl::{self, Fit, Point};
+use crate::analysis::usl::{self, Point, Usl, Verdict};
 use crate::error::{Error, Result};
 use crate::report::chart::{Axis, Chart, Style, Unit};
 use crate::report::format::{count, sig3};
@@ -32,31 +32,31 @@ pub struct Args {
 }
 
 pub fn run(args: Args, results: &Path) -> Result<i32> {
-    let points = match (&args.file, &args.run) {
-        (Some(f), None) => read_table(f)?,
+    let (source, usl) = match (&args.file, &args.run) {
+        (Some(f), None) => (f.display().to_string(), usl::fit(&read_table(f)?)),
         (None, Some(r)) => from_run(&Store::open_existing(results)?, r)?,
         _ => return Err(Error::input("give a FILE of concurrency and throughput, or --run RUN")),
     };
-    let fit = usl::fit(&points).map_err(Error::input)?;
-    let predictions: Vec<(f64, f64, Option<String>)> = args
-        .predict
-        .iter()
-        .map(|&n| {
-            let (x, warn) = fit.predict(n);
-            (n, x, warn)
-        })
-        .collect();
+    if usl.fit.is_none() {
+        return Err(Error::input(format!("{source}: {}", usl.reason)));
+    }
+    let predictions: Vec<(f64, usl::Prediction)> = args.predict.iter().map(|&n| (n, usl.predict(n))).collect();
     if args.json {
-        let preds: Vec<serde_json::Value> =
-            predictions.iter().map(|(n, x, w)| serde_json::json!({"n": n, "throughput": x, "warning": w})).collect();
-        let mut doc = serde_json::to_value(&fit).expect("fit serializes");
+        let preds: Vec<serde_json::Value> = predictions
+            .iter()
+            .map(|(n, p)| match p {
+                Ok((x, w)) => serde_json::json!({"n": n, "throughput": x, "warning": w}),
+                Err(why) => serde_json::json!({"n": n, "throughput": null, "warning": why}),
+            })
+            .collect();
+        let mut doc = serde_json::to_value(&usl).expect("fit serializes");
         doc["predictions"] = preds.into();
         println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
     } else {
-        print!("{}", describe(&fit, &predictions));
+        print!("{}", describe(&usl, &predictions));
     }
     if let Some(path) = &args.svg {
-        crate::nofollow::write(path, svg(&fit)).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        crate::nofollow::write(path, svg(&usl)).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
     }
     Ok(0)
 }
@@ -103,36 +103,51 @@ fn read_table(path: &Path) -> Result<Vec<Point>> {
                 return Err(at(format!("{what} `{field}` must be a finite number, 0 or more")));
             }
         }
-        points.push(Point { n, x });
-    }
-    if points.len() < 3 {
-        return Err(Error::input(format!(
-            "{name}: {} points of concurrency and throughput: the fit needs at least 3 (6 or more to trust it)",
-            points.len()
-        )));
+        points.push(Point { n, x, spread: None });
     }
     Ok(points)
 }
 
-/// One point per phase of a run (see `report::analysis::curve`): the IOs in flight its
-/// workloads were configured for, and their IOPS.
-fn from_run(store: &Store, which: &str) -> Result<Vec<Point>> {
+/// The fit of a run's phases as its analysis made it (see `report::analysis::curve`:
+/// one point per phase, the IOs in flight its workloads were configured for and their
+/// IOPS, judged by how those varied second to second), with the name the run goes by
+/// in messages.
+fn from_run(store: &Store, which: &str) -> Result<(String, Usl)> {
     let s = RunSummary::load(store, which)?;
-    let points: Vec<Point> = s.analysis.curve.iter().flat_map(|c| &c.points).map(|&(n, x, _)| Point { n, x }).collect();
-    if points.len() < 3 {
-        return Err(Error::input(format!(
-            "run {}: fewer than 3 phases with IO: a fit needs at least 3 points of concurrency \
+    let name = format!("run {}", s.run.id);
+    match s.analysis.curve {
+        Some(curve) => Ok((name, curve.usl)),
+        None => Err(Error::input(format!(
+            "{name}: fewer than 3 phases with IO: a fit needs at least {} distinct concurrencies \
              (e.g. `fathom run you-are-here`)",
-            s.run.id
-        )));
+            usl::MIN_DISTINCT_N
+        ))),
     }
-    Ok(points)
 }
 
-/// The fit as text: parameters, the peak, and each point.
-fn describe(f: &Fit, predictions: &[(f64, f64, Option<String>)]) -> String {
+/// The fit as text: parameters, the peak, and each point; for no meaningful fit, the
+/// reason and the points measured.
+fn describe(u: &Usl, predictions: &[(f64, usl::Prediction)]) -> String {
+    let Some(f) = u.fit.as_ref().filter(|_| u.verdict != Verdict::NoFit) else {
+        let points: Vec<_> = u.fit.iter().flat_map(|f| &f.points).collect();
+        let rows: Vec<Vec<String>> = points.iter().map(|p| vec![sig3(p.n), sig3(p.measured)]).collect();
+        let most = points.iter().max_by(|a, b| a.measured.total_cmp(&b.measured)).expect("a fit has points");
+        return format!(
+            "{}\nthe most measured is {} at N = {}\n\n{}",
+            u.headline(),
+            count(most.measured),
+            sig3(most.n),
+            render(&["N", "measured"], &rows, 0)
+        );
+    };
     let est = |name: &str, e: &usl::Estimate, fmt: &dyn Fn(f64) -> String| {
-        vec![name.to_string(), fmt(e.value), fmt(e.std_error), format!("{} .. {}", fmt(e.ci95.0), fmt(e.ci95.1))]
+        let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        vec![
+            name.to_string(),
+            fmt(e.value),
+            or_dash(e.std_error.map(fmt)),
+            or_dash(e.ci95.map(|(lo, hi)| format!("{} .. {}", fmt(lo), fmt(hi)))),
+        ]
     };
     let small = |v: f64| format!("{v:.6}");
     let rows = vec![
@@ -141,21 +156,9 @@ fn describe(f: &Fit, predictions: &[(f64, f64, Option<String>)]) -> String {
         est("lambda (X at N=1)", &f.lambda, &|v| sig3(v)),
     ];
     let mut out = render(&["parameter", "estimate", "std error", "95% interval"], &rows, 1);
-    let peak = match (f.n_star, f.x_at_n_star) {
-        (Some(n), Some(x)) => format!("N* = {n:.2}: throughput peaks at {} and falls beyond", count(x)),
-        _ if f.peak_below_data => {
-            let most = f.points.iter().max_by(|a, b| a.measured.total_cmp(&b.measured)).expect("3 or more points");
-            format!(
-                "no peak within the data: throughput only falls as concurrency grows; the most measured is {} at N = {}",
-                count(most.measured),
-                sig3(most.n)
-            )
-        }
-        _ => "N* = infinite (kappa = 0): no peak, throughput approaches the Amdahl ceiling".to_string(),
-    };
-    out.push_str(&format!("\n{peak}\n"));
-    if let Some(c) = f.amdahl_ceiling {
-        out.push_str(&format!("Amdahl ceiling lambda/sigma = {}\n", count(c)));
+    out.push_str(&format!("\n{}\n", u.headline()));
+    if let (Verdict::Good, Some(c)) = (u.verdict, f.amdahl_ceiling) {
+        out.push_str(&format!("Amdahl ceiling lambda/sigma = {}\n", sig3(c)));
     }
     out.push_str(&format!("R² = {:.4}{}\n\n", f.r_squared, if f.converged { "" } else { " (did not converge)" }));
     let rows: Vec<Vec<String>> = f
@@ -172,16 +175,18 @@ fn describe(f: &Fit, predictions: &[(f64, f64, Option<String>)]) -> String {
         })
         .collect();
     out.push_str(&render(&["N", "measured", "fitted", "residual", "efficiency"], &rows, 0));
-    for (n, x, w) in predictions {
-        out.push_str(&format!(
-            "\nat N = {}: {}{}",
-            sig3(*n),
-            count(*x),
-            w.as_ref().map(|w| format!(" ({w})")).unwrap_or_default()
-        ));
+    for (n, p) in predictions {
+        let said = match p {
+            Ok((x, w)) => format!("{}{}", count(*x), w.as_ref().map(|w| format!(" ({w})")).unwrap_or_default()),
+            Err(why) => why.clone(),
+        };
+        out.push_str(&format!("\nat N = {}: {said}", sig3(*n)));
     }
     if !predictions.is_empty() {
         out.push('\n');
+    }
+    if u.verdict == Verdict::Good {
+        out.push_str(&format!("{}\n", u.reason));
     }
     for w in &f.warnings {
         out.push_str(&format!("warning: {w}\n"));
@@ -189,15 +194,17 @@ fn describe(f: &Fit, predictions: &[(f64, f64, Option<String>)]) -> String {
     out
 }
 
-/// A self-contained SVG: measured points, the fitted curve, N* marked.
-fn svg(f: &Fit) -> String {
+/// A self-contained SVG: measured points, the fitted curve, N* marked, as the verdict
+/// allows.
+fn svg(u: &Usl) -> String {
     let mut c = Chart::new(
         "usl",
         "Throughput vs concurrency: Universal Scalability Law fit",
         Axis::new("concurrency N (IOs in flight, workers)", Unit::Count),
         Axis::new("throughput X (per second)", Unit::Count),
     );
-    c.add("measured", Style::Dots, f.points.iter().map(|p| (p.n, p.measured)).collect());
-    html::add_usl(&mut c, f);
+    let measured = u.fit.iter().flat_map(|f| &f.points).map(|p| (p.n, p.measured)).collect();
+    c.add("measured", Style::Dots, measured);
+    html::add_usl(&mut c, u);
     c.svg()
 }

@@ -59,13 +59,15 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         hosts: args.hosts,
         push_agent: args.push_agent,
     };
-    Ok(print_end(&session::run(scenario, is_builtin, &opts, results)?))
+    Ok(print_end(&session::run(scenario, is_builtin, &opts, results)?, opts.quiet))
 }
 
 /// Prints the summary a run ends with (also `sweep`'s) and returns its exit status.
-pub(super) fn print_end(ended: &Ended) -> i32 {
+/// Lint's findings before the run were printed as it started, unless `quiet`: each is
+/// said once.
+pub(super) fn print_end(ended: &Ended, quiet: bool) -> i32 {
     println!();
-    super::show::print(&ended.summary);
+    super::show::print(&ended.summary, &|code| !quiet && crate::analysis::lint::said_before_run(code));
     if ended.code == 3 {
         println!(
             "

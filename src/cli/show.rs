@@ -23,13 +23,14 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary).expect("summary serializes"));
     } else {
-        print(&summary);
+        print(&summary, &|_| false);
     }
     Ok(0)
 }
 
-/// The human-readable view, also printed at the end of `fathom run`.
-pub fn print(s: &RunSummary) {
+/// The human-readable view, also printed at the end of `fathom run`, which leaves out
+/// the warnings `said` already printed (by their code).
+pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool) {
     let r = &s.run;
     let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
     println!("run {} · {} · {} · {} · {}", r.id, r.scenario, r.started_at, duration, r.status);
@@ -50,7 +51,7 @@ pub fn print(s: &RunSummary) {
              generator, or queueing above it). Open-loop workloads hold only as many as the rate needs."
         );
     }
-    for w in &s.warnings {
+    for w in s.warnings.iter().filter(|w| !said(&w.code)) {
         println!("warning: {}", w.message);
     }
 }

@@ -123,5 +123,5 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         quiet: args.quiet,
         ..RunOptions::default()
     };
-    Ok(super::run::print_end(&session::run(scenario, is_builtin, &opts, results)?))
+    Ok(super::run::print_end(&session::run(scenario, is_builtin, &opts, results)?, args.quiet))
 }

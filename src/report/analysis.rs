@@ -8,7 +8,7 @@ use crate::analysis::interference::{self, Change, Figures};
 use crate::analysis::knee::{self, CurvePoint, Knee};
 use crate::analysis::littles_law;
 use crate::analysis::steady_state::{self, Steady};
-use crate::analysis::usl::{self, Fit, Point};
+use crate::analysis::usl::{self, Point, Usl};
 use crate::error::Result;
 use crate::store::Store;
 use serde::Serialize;
@@ -96,9 +96,11 @@ pub struct PhaseAnalysis {
     pub workload: String,
     /// When IOPS reached steady state (SNIA rule, 5 s rounds), None if they did not.
     pub steady_state: Option<Steady>,
-    /// Seconds of the workload in the phase: under 25 (5 rounds of 5 s) the rule cannot
-    /// be met.
+    /// Seconds of the workload in the phase: under 5 rounds the rule cannot be met.
     pub seconds: f64,
+    /// Seconds per steady-state round: `ROUND_S`, or the round a sweep stopped the
+    /// workload by (its profile's `stop_when_steady`), so both verdicts agree.
+    pub round_s: usize,
     /// Seconds until latency reached and stayed within 10% of its final level.
     pub settle_s: Option<usize>,
     /// Change from the workload's first phase (None in that phase).
@@ -111,7 +113,7 @@ impl PhaseAnalysis {
     pub fn steady_text(&self) -> String {
         match self.steady_state {
             Some(st) => format!("at {:.0} s", st.at_s),
-            None if self.seconds < 25.0 => "too short".into(),
+            None if self.seconds < (steady_state::WINDOW * self.round_s) as f64 => "too short".into(),
             None => "not reached".into(),
         }
     }
@@ -127,7 +129,8 @@ pub struct Curve {
     /// Per phase: configured concurrency, IOPS, mean latency (µs).
     pub points: Vec<(f64, f64, f64)>,
     pub knee: Option<Knee>,
-    pub usl: Option<Fit>,
+    /// The USL fitted to the points, with its verdict (good, poor, no meaningful fit).
+    pub usl: Usl,
 }
 
 pub fn analyze(
@@ -140,7 +143,10 @@ pub fn analyze(
     let littles = workloads.iter().filter_map(|w| little(w, phases)).collect();
     let mut per_phase = Vec::new();
     let mut firsts: Vec<(String, Figures)> = Vec::new();
+    // per phase, its per-second throughput over all its workloads: the noise of its point
+    let mut spreads = Vec::new();
     for p in phases {
+        let mut per_second: std::collections::BTreeMap<i64, f64> = Default::default();
         for w in workloads {
             let ops: Vec<_> = p.ops.iter().filter(|o| o.workload == w.workload.name && o.op != "sync").collect();
             if ops.is_empty() {
@@ -165,22 +171,28 @@ pub fn analyze(
             let end = p.phase.end_t.map(|e| e as f64).unwrap_or(to);
             let (from, to) = ((p.phase.start_t as f64).max(from) as i64, end.min(to).floor() as i64);
             let seconds = store.per_second(run, w.workload.idx, from, to)?;
+            for &(t, ops, _) in &seconds {
+                *per_second.entry(t).or_default() += ops as f64;
+            }
             let iops_series: Vec<f64> = seconds.iter().map(|s| s.1 as f64).collect();
+            let round_s = w.workload.profile["stop_when_steady"]["round_s"].as_u64().map_or(ROUND_S, |r| r as usize);
             let latency: Vec<f64> = seconds.iter().filter(|s| s.1 > 0).map(|s| s.2 as f64 / s.1 as f64).collect();
             per_phase.push(PhaseAnalysis {
                 phase: p.phase.label.clone(),
                 workload: w.workload.name.clone(),
-                steady_state: steady_state::reached(&steady_state::rounds(&iops_series, ROUND_S), ROUND_S as f64),
+                steady_state: steady_state::reached(&steady_state::rounds(&iops_series, round_s), round_s as f64),
                 seconds: (to - from) as f64,
+                round_s,
                 settle_s: interference::time_to_settle(&latency),
                 change,
             });
         }
+        spreads.push(std_dev(&per_second.into_values().collect::<Vec<_>>()));
     }
     Ok(Analysis {
         littles_law: littles,
         phases: per_phase,
-        curve: curve(workloads, phases),
+        curve: curve(workloads, phases, &spreads),
         compared: compared(workloads, compare),
     })
 }
@@ -228,10 +240,20 @@ fn in_flight(p: &PhaseSummary, w: &WorkloadSummary) -> f64 {
     w.stored.iodepth as f64 * workers as f64
 }
 
-/// The latency–throughput curve over phases, when there are three or more.
-pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary]) -> Option<Curve> {
+/// Sample standard deviation, None under two values.
+fn std_dev(values: &[f64]) -> Option<f64> {
+    let k = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / k;
+    (values.len() >= 2).then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt())
+}
+
+/// The latency–throughput curve over phases, when there are three or more; `spreads`:
+/// per phase, the standard deviation of its per-second throughput, which the USL's
+/// residuals are judged by.
+pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary], spreads: &[Option<f64>]) -> Option<Curve> {
     let mut points = Vec::new();
-    for p in phases {
+    let mut noise = Vec::new();
+    for (p, spread) in phases.iter().zip(spreads) {
         let ops: Vec<_> = p.ops.iter().filter(|o| o.op != "sync").collect();
         let n_ops: u64 = ops.iter().map(|o| o.ops).sum();
         if n_ops == 0 {
@@ -245,11 +267,13 @@ pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary]) -> Option<C
             .map(|w| in_flight(p, w))
             .sum();
         points.push((n, iops, mean));
+        noise.push(*spread);
     }
     if points.len() < 3 {
         return None;
     }
     let knee = knee::find(&points.iter().map(|&(_, x, r)| CurvePoint { x, r }).collect::<Vec<_>>());
-    let usl = usl::fit(&points.iter().map(|&(n, x, _)| Point { n, x }).collect::<Vec<_>>()).ok();
+    let usl =
+        usl::fit(&points.iter().zip(noise).map(|(&(n, x, _), spread)| Point { n, x, spread }).collect::<Vec<_>>());
     Some(Curve { points, knee, usl })
 }

@@ -6,6 +6,7 @@
 use super::chart::{Axis, Band, Chart, Mark, Style, Unit, esc};
 use super::format::{count, latency_us, seconds, sig3};
 use super::summary::RunSummary;
+use crate::analysis::usl::{Peak, Usl, Verdict};
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::metrics::{Op, OpStats};
@@ -578,21 +579,28 @@ fn curves(s: &RunSummary) -> Vec<Chart> {
         Axis::new("IOPS", Unit::Count),
     );
     ux.add("measured", Style::Dots, curve.points.iter().map(|p| (p.0, p.1)).collect());
-    if let Some(fit) = &curve.usl {
-        add_usl(&mut ux, fit);
-        if let Some(last) = curve.points.last() {
-            ux.marks.push(Mark { x: last.0, label: "you are here".into() });
-        }
+    add_usl(&mut ux, &curve.usl);
+    if let Some(last) = curve.points.last() {
+        ux.marks.push(Mark { x: last.0, label: "you are here".into() });
     }
     out.push(ux);
     out
 }
 
 /// The fitted USL curve, N* and the fit's parameters on a concurrency–throughput chart
-/// (also `fathom fit --svg`).
-pub fn add_usl(chart: &mut Chart, fit: &crate::analysis::usl::Fit) {
+/// (also `fathom fit --svg`), as its verdict allows: a poor fit's curve without N*, and
+/// for no meaningful fit only the reason.
+pub fn add_usl(chart: &mut Chart, usl: &Usl) {
+    let (Some(fit), Verdict::Good | Verdict::Poor) = (&usl.fit, usl.verdict) else {
+        chart.note = Some(usl.headline());
+        return;
+    };
     let max_n = fit.points.iter().map(|p| p.n).fold(0.0, f64::max) * 1.1;
-    let max_n = fit.n_star.map(|n| max_n.max(n * 1.1).min(max_n * 3.0)).unwrap_or(max_n);
+    let n_star = match (usl.verdict, fit.peak) {
+        (Verdict::Good, Peak::At { n, .. }) => Some(n),
+        _ => None,
+    };
+    let max_n = n_star.map(|n| max_n.max(n * 1.1)).unwrap_or(max_n);
     let steps = 200;
     let curve = (1..=steps)
         .map(|i| {
@@ -601,15 +609,16 @@ pub fn add_usl(chart: &mut Chart, fit: &crate::analysis::usl::Fit) {
         })
         .collect();
     chart.add("USL fit", Style::Dashed, curve);
-    if let Some(n) = fit.n_star.filter(|n| *n <= max_n) {
+    if let Some(n) = n_star {
         chart.marks.push(Mark { x: n, label: format!("N* = {n:.1}") });
     }
     chart.note = Some(format!(
-        "σ (contention) {:.4} · κ (coherency) {} · λ {} per unit · R² {:.3}",
+        "σ (contention) {:.4} · κ (coherency) {} · λ {} per unit · R² {:.3}{}",
         fit.sigma.value,
         if fit.kappa.value == 0.0 { "0".to_string() } else { format!("{:.2e}", fit.kappa.value) },
         sig3(fit.lambda.value),
-        fit.r_squared
+        fit.r_squared,
+        if usl.verdict == Verdict::Poor { format!(" · {}", usl.headline()) } else { String::new() }
     ));
 }
 

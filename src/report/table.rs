@@ -2,6 +2,7 @@
 
 use super::format::{count, latency_us, seconds, sig3};
 use super::summary::RunSummary;
+use crate::analysis::usl::Verdict;
 use crate::scenario::units::Size;
 use crate::store::RunRow;
 
@@ -331,8 +332,11 @@ pub fn analysis(s: &RunSummary) -> String {
                 ]
             })
             .collect();
+        let round = a.phases.first().map_or(super::analysis::ROUND_S, |p| p.round_s);
         out.push_str(&format!(
-            "\nper phase: steady state (SNIA: 5 rounds of 5 s), latency settled after, change from the workload's first phase:\n{}",
+            "\nper phase: steady state (SNIA: {} rounds of {round} s), latency settled after, change from the \
+             workload's first phase:\n{}",
+            crate::analysis::steady_state::WINDOW,
             render(&["phase", "workload", "steady state", "settled", "change"], &rows, 2)
         ));
     }
@@ -369,20 +373,18 @@ pub fn analysis(s: &RunSummary) -> String {
             "; you are here (the first phase, what a one-point test reports): {} IOPS\n",
             count(c.points[0].1)
         ));
-        if let Some(f) = &c.usl {
-            let peak = match f.n_star {
-                Some(n) => format!("N* = {n:.1}"),
-                None if f.peak_below_data => "no peak within the data (throughput only falls)".into(),
-                None => "no peak (kappa = 0)".into(),
-            };
-            out.push_str(&format!(
-                "USL fit: sigma {:.4}, kappa {:.2e}, lambda {}, {peak}, R² {:.3} (`fathom fit --run {}` for more)\n",
+        let u = &c.usl;
+        match (&u.fit, u.verdict) {
+            (Some(f), Verdict::Good | Verdict::Poor) => out.push_str(&format!(
+                "USL fit: sigma {:.4}, kappa {:.2e}, lambda {}, R² {:.3}; {} (`fathom fit --run {}` for more)\n",
                 f.sigma.value,
                 f.kappa.value,
                 sig3(f.lambda.value),
                 f.r_squared,
+                u.headline(),
                 s.run.id
-            ));
+            )),
+            _ => out.push_str(&format!("USL: {}\n", u.headline())),
         }
     }
     out

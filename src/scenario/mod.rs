@@ -373,8 +373,9 @@ pub struct Workload {
     #[serde(skip)]
     pub filled: bool,
     /// End the workload once its IOPS reach steady state (`fathom sweep`), instead of
-    /// running its whole duration, which then is the longest it may take.
-    #[serde(skip)]
+    /// running its whole duration, which then is the longest it may take. Stored with
+    /// the profile, so the run's analysis judges steady state by the same rounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_when_steady: Option<SteadyStop>,
     /// What written blocks contain.
     #[serde(flatten, serialize_with = "serialize_data")]
@@ -467,8 +468,9 @@ impl Workload {
 
 /// When a workload may stop early: once its IOPS are steady (SNIA rule over rounds of
 /// `round_s` seconds), but not before `min` has passed.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SteadyStop {
+    #[serde(serialize_with = "units::serialize_duration")]
     pub min: Duration,
     pub round_s: usize,
 }
