@@ -4,8 +4,7 @@
 //! collector adds each second as it writes it to the store, so what is exposed is
 //! exactly what is stored.
 
-use super::{Op, OpStats};
-use crate::store::CounterRow;
+use super::{CounterRow, Op, OpStats};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -22,7 +21,7 @@ pub struct WorkloadInfo {
 }
 
 #[derive(Default)]
-pub struct Live {
+pub struct Totals {
     state: Mutex<State>,
 }
 
@@ -45,9 +44,9 @@ pub struct State {
     pub hosts: BTreeMap<u32, String>,
 }
 
-impl Live {
-    pub fn new(run: i64, scenario: &str, workloads: Vec<WorkloadInfo>) -> Live {
-        Live { state: Mutex::new(State { run, scenario: scenario.to_string(), workloads, ..State::default() }) }
+impl Totals {
+    pub fn new(run: i64, scenario: &str, workloads: Vec<WorkloadInfo>) -> Totals {
+        Totals { state: Mutex::new(State { run, scenario: scenario.to_string(), workloads, ..State::default() }) }
     }
 
     /// Adds what the collector is writing: each worker's counters, and per workload,

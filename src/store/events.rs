@@ -2,7 +2,7 @@
 //! expectations checked at the end. Written as they happen, so an interrupted run keeps
 //! what it did.
 
-use super::Store;
+use super::connection::Store;
 use crate::error::Result;
 use crate::secrets::redact;
 use rusqlite::params;

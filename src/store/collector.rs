@@ -1,0 +1,143 @@
+//! The collector: one thread, the run's only writer to the store while it measures. It
+//! receives every worker's per-second samples and writes them as each second closes, so
+//! a crash or Ctrl-C loses at most the second in progress, and writes whatever else the
+//! run sends to its [`Sink`](super::sink::Sink) as it comes. A write that fails (a full
+//! disk) stops the run: the reserve kept for the store is freed, and the seconds still
+//! to come are written into it.
+
+use super::connection::Store;
+use super::reserve::Reserve;
+use super::sink::Record;
+use crate::error::{Error, Result};
+use crate::metrics::totals::Totals;
+use crate::metrics::{CounterRow, Op, OpStats, Sample};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::time::{Duration, Instant};
+
+/// How long after a second ends before it is written: workers report at their first
+/// completion after the boundary, which at depth 1 on a slow device takes a while.
+const GRACE: Duration = Duration::from_millis(300);
+
+/// What the collector writes to and tells, besides what it receives.
+pub struct Writer<'a> {
+    pub store: Store,
+    pub run: i64,
+    /// The live view and the Prometheus endpoint: every second as it is written.
+    pub totals: &'a Totals,
+    /// Set to stop the run when the store cannot be written.
+    pub stop: &'a AtomicBool,
+    /// Freed when a write fails, for the seconds after it and the run's end.
+    pub reserve: &'a Reserve,
+    /// The first write that failed, returned when the run's writers are all gone.
+    failure: Option<Error>,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(store: Store, run: i64, totals: &'a Totals, stop: &'a AtomicBool, reserve: &'a Reserve) -> Self {
+        Writer { store, run, totals, stop, reserve, failure: None }
+    }
+
+    /// Runs `write`; if it fails, stops the run, frees the reserve and tries once more.
+    /// The first failure is kept (whether the retry fit or not), said as `doing`.
+    fn attempt(&mut self, doing: impl FnOnce() -> String, mut write: impl FnMut(&mut Store) -> Result<()>) {
+        let failed = match write(&mut self.store) {
+            Ok(()) => return,
+            Err(e) => e,
+        };
+        self.stop.store(true, Ordering::Relaxed);
+        self.reserve.release();
+        let _ = write(&mut self.store);
+        if self.failure.is_none() {
+            self.failure = Some(Error::failed(format!(
+                "{failed} ({}): the run was stopped, and the seconds that could be stored are kept",
+                doing()
+            )));
+        }
+    }
+
+    fn record(&mut self, record: Record) {
+        let run = self.run;
+        self.attempt(|| format!("writing {}", record.what()), |store| record.write(store, run));
+    }
+}
+
+/// Receives samples and records until every sender of both is gone, writing closed
+/// seconds and each record as they come. The first write that fails stops the run and
+/// is the error returned at the end; what comes after it is still written where it fits.
+pub fn run(
+    mut writer: Writer,
+    clock_start: Instant,
+    samples: Receiver<Sample>,
+    records: Receiver<Record>,
+) -> Result<()> {
+    let mut pending: BTreeMap<u32, Vec<Sample>> = BTreeMap::new();
+    let mut records_open = true;
+    loop {
+        let disconnected = match samples.recv_timeout(Duration::from_millis(200)) {
+            Ok(sample) => {
+                pending.entry(sample.t).or_default().push(sample);
+                false
+            }
+            Err(RecvTimeoutError::Timeout) => false,
+            Err(RecvTimeoutError::Disconnected) => true,
+        };
+        while records_open {
+            match records.try_recv() {
+                Ok(record) => writer.record(record),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => records_open = false,
+            }
+        }
+        let closed_before =
+            if disconnected { u32::MAX } else { (clock_start.elapsed().saturating_sub(GRACE)).as_secs() as u32 };
+        let ready: Vec<u32> = pending.range(..closed_before).map(|(t, _)| *t).collect();
+        if !ready.is_empty() {
+            let batch: Vec<Sample> = ready.iter().flat_map(|t| pending.remove(t).unwrap_or_default()).collect();
+            write_samples(&mut writer, batch, ready[0]);
+        }
+        if disconnected {
+            // the samples are all in; what the run's last writers still send follows
+            for record in records.iter() {
+                writer.record(record);
+            }
+            return writer.failure.map_or(Ok(()), Err);
+        }
+    }
+}
+
+/// Merges samples that share a key (threads of one worker report separately), hands
+/// the result to the running totals and writes it. Each histogram is merged once here:
+/// with hundreds of workers, merging is most of what the collector does.
+fn write_samples(writer: &mut Writer, batch: Vec<Sample>, first: u32) {
+    let mut per_worker: BTreeMap<(u32, u32, Op), (usize, OpStats)> = BTreeMap::new();
+    let mut per_workload: BTreeMap<(usize, u32, Op), OpStats> = BTreeMap::new();
+    for s in batch {
+        match per_workload.get_mut(&(s.workload, s.t, s.op)) {
+            Some(acc) => acc.merge(&s.stats),
+            None => {
+                per_workload.insert((s.workload, s.t, s.op), s.stats.clone());
+            }
+        }
+        match per_worker.get_mut(&(s.worker, s.t, s.op)) {
+            Some((_, acc)) => acc.merge(&s.stats),
+            None => {
+                per_worker.insert((s.worker, s.t, s.op), (s.workload, s.stats));
+            }
+        }
+    }
+    let counters: Vec<CounterRow> = per_worker
+        .iter()
+        .map(|((worker, t, op), (workload, stats))| CounterRow {
+            worker: *worker,
+            workload: *workload,
+            t: *t,
+            op: *op,
+            stats,
+        })
+        .collect();
+    writer.totals.add(&counters, &per_workload);
+    let run = writer.run;
+    writer.attempt(|| format!("writing second {first}"), |store| store.write_samples(run, &counters, &per_workload));
+}
