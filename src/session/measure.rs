@@ -82,14 +82,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
 
     let devices = diskstats::devices_of(&targets);
-    let observers = Observers::start(
-        &|| Store::open(results),
-        run,
-        clock_start,
-        devices,
-        s.scenario.remote.clone(),
-        s.progress.clone(),
-    )?;
+    let observers = Observers::start(&sink, clock_start, devices, s.scenario.remote.clone(), s.progress.clone())?;
 
     let cx = timeline::Context {
         store,
@@ -112,6 +105,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     };
     let outcome = timeline::execute(&s.scenario, &cx);
     drop(cx); // closes the sample channel and the sink so the collector finishes
+    let observed = observers.stop();
     // agents' samples are all in once they have left
     fleet.leave();
     if let Some(view) = view {
@@ -121,7 +115,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     // the samples are in: what is left to write is the run's end, which the reserve
     // makes room for if the disk filled
     s.reserve.release();
-    let stored = stored.and(observers.stop());
+    let stored = stored.and(observed);
     let stored = stored.and(prepared.stop().map_err(Error::failed));
     Ok(Measured { outcome, stored, clock_start, cpu_before, endpoint })
 }
