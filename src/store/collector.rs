@@ -141,3 +141,53 @@ fn write_samples(writer: &mut Writer, batch: Vec<Sample>, first: u32) {
     let run = writer.run;
     writer.attempt(|| format!("writing second {first}"), |store| store.write_samples(run, &counters, &per_workload));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sink::Sink;
+    use crate::store::{EventRow, PhaseRow};
+    use std::sync::mpsc::channel;
+
+    #[test]
+    fn records_are_written_in_order_and_every_writer_is_waited_for() {
+        let dir = std::env::temp_dir().join(format!("fathom-collector-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = Store::open(&dir).unwrap();
+        let id = store.create_run("t", "", "", &serde_json::json!({})).unwrap();
+        let (samples, samples_rx) = channel::<Sample>();
+        let (sink, records) = Sink::new();
+        let phase =
+            |label: &str| Record::PhaseOpened(PhaseRow { idx: 0, label: label.into(), start_t: 0, end_t: None });
+        // a phase replaced at once: the drop must come after the first and before the second
+        sink.send(phase("first"));
+        sink.send(Record::PhaseDropped(0));
+        sink.send(phase("second"));
+        // a writer still busy when the samples are all in (a driver reading its log)
+        let late = sink.clone();
+        drop((sink, samples));
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            late.send(Record::Event(EventRow {
+                at_ms: 0,
+                kind: "mark".into(),
+                label: "late".into(),
+                status: None,
+                took_ms: None,
+                detail: String::new(),
+            }));
+        });
+        let (totals, stop) = (Totals::new(id, "t", Vec::new()), AtomicBool::new(false));
+        let reserve = Reserve::take(&dir, 1, &[1]).unwrap();
+        let writer_of = Writer::new(Store::open(&dir).unwrap(), id, &totals, &stop, &reserve);
+        run(writer_of, Instant::now(), samples_rx, records).unwrap();
+        writer.join().unwrap();
+        let labels: Vec<String> = store.phases(id).unwrap().into_iter().map(|p| p.label).collect();
+        assert_eq!(labels, vec!["second"]);
+        let events: Vec<String> = store.events(id).unwrap().into_iter().map(|e| e.label).collect();
+        assert_eq!(events, vec!["late"]);
+        assert!(!stop.load(Ordering::Relaxed), "nothing failed");
+        reserve.release();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
