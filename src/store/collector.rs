@@ -190,4 +190,29 @@ mod tests {
         reserve.release();
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    #[test]
+    fn a_record_that_cannot_be_written_stops_the_run_and_the_rest_is_still_written() {
+        let dir = std::env::temp_dir().join(format!("fathom-collector-fails-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = Store::open(&dir).unwrap();
+        let id = store.create_run("t", "", "", &serde_json::json!({})).unwrap();
+        let (samples, samples_rx) = channel::<Sample>();
+        let (sink, records) = Sink::new();
+        let worker = || Record::Worker { id: 7, workload: 0, index: 0, host: "localhost".into() };
+        // the same worker twice: the store refuses the second (its key is taken)
+        sink.send(worker());
+        sink.send(worker());
+        sink.send(Record::Warning { code: "after".into(), message: "written all the same".into() });
+        drop((sink, samples));
+        let (totals, stop) = (Totals::new(id, "t", Vec::new()), AtomicBool::new(false));
+        let reserve = Reserve::take(&dir, 1, &[1]).unwrap();
+        let writer = Writer::new(Store::open(&dir).unwrap(), id, &totals, &stop, &reserve);
+        let err = run(writer, Instant::now(), samples_rx, records).unwrap_err().to_string();
+        assert!(err.contains("(writing a worker): the run was stopped"), "{err}");
+        assert!(stop.load(Ordering::Relaxed), "the run is told to stop");
+        let codes: Vec<String> = store.warnings(id).unwrap().into_iter().map(|w| w.code).collect();
+        assert_eq!(codes, vec!["after"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
