@@ -1,8 +1,7 @@
-//! What a running run has measured so far, for the Prometheus endpoint and the live
-//! view: counters per worker and op, per workload and op a cumulative latency
-//! histogram, and the latest second. The
-//! collector adds each second as it writes it to the store, so what is exposed is
-//! exactly what is stored.
+//! The running totals: what a running run has measured so far, for the Prometheus
+//! endpoint and the live view: counters per worker and op, per workload and op a
+//! cumulative latency histogram, and the latest second. The collector adds each second
+//! as it writes it to the store, so what is exposed is exactly what is stored.
 
 use super::{CounterRow, Op, OpStats};
 use std::collections::BTreeMap;
@@ -20,6 +19,8 @@ pub struct WorkloadInfo {
     pub placed: bool,
 }
 
+/// The running totals of one run, shared by the collector (which adds) and the endpoint
+/// and the live view (which read), hence behind a lock.
 #[derive(Default)]
 pub struct Totals {
     state: Mutex<State>,

@@ -29,6 +29,8 @@ impl Status {
     }
 }
 
+/// One connection to `DIR/fathom.db`. While a run measures, only its collector writes
+/// through one; the read commands open theirs read-only.
 pub struct Store {
     pub(super) conn: Connection,
     pub path: PathBuf,
