@@ -22,14 +22,14 @@ const GRACE: Duration = Duration::from_millis(300);
 
 /// What the collector writes to and tells, besides what it receives.
 pub struct Writer<'a> {
-    pub store: Store,
-    pub run: i64,
+    store: Store,
+    run: i64,
     /// The live view and the Prometheus endpoint: every second as it is written.
-    pub totals: &'a Totals,
+    totals: &'a Totals,
     /// Set to stop the run when the store cannot be written.
-    pub stop: &'a AtomicBool,
+    stop: &'a AtomicBool,
     /// Freed when a write fails, for the seconds after it and the run's end.
-    pub reserve: &'a Reserve,
+    reserve: &'a Reserve,
     /// The first write that failed, returned when the run's writers are all gone.
     failure: Option<Error>,
 }

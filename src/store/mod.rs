@@ -11,6 +11,10 @@
 //! events, labels) goes through [`crate::secrets::redact`] on its way in: what is
 //! stored is shown again by `show` and reports, so nothing that looks like a password
 //! is ever written.
+//!
+//! While a run measures, one thread writes: the collector (`collector.rs`), which
+//! drains the samples and the run sink (`sink.rs`) that everything else the run
+//! records is sent to.
 
 pub mod collector;
 mod connection;
