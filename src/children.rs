@@ -12,7 +12,6 @@ use crate::error::Result;
 use crate::store::{FATHOM, ProcessRow, Status, Store};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -195,10 +194,11 @@ pub fn output(cmd: &mut Command, what: &str, stop: &AtomicBool) -> std::io::Resu
     Ok((!stopped).then_some(Output { status, stdout, stderr }))
 }
 
-/// Records the run's processes in the store at `results` from now until the returned
-/// guard is dropped (the run has ended: nothing of it is left to clean up).
-pub fn record_run(results: &Path, run: i64) -> Result<RunRecord> {
-    let store = Store::open(results)?;
+/// Records the run's processes in `store` from now until the returned guard is dropped
+/// (the run has ended: nothing of it is left to clean up). Its own connection, not the
+/// run sink: a process is recorded before `spawn` returns, from before the collector
+/// starts until after it ends, so a crash at any point leaves none unrecorded.
+pub fn record_run(store: Store, run: i64) -> Result<RunRecord> {
     let me = std::process::id() as i32;
     if let Some((identity, pgid)) = identity(me) {
         store.add_process(run, &ProcessRow { pid: me.into(), pgid: pgid.into(), identity, what: FATHOM.into() })?;

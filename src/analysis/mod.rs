@@ -3,6 +3,5 @@
 pub mod interference;
 pub mod knee;
 pub mod lint;
-pub mod littles_law;
 pub mod steady_state;
 pub mod usl;

@@ -13,7 +13,8 @@ use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::Scenario;
 use crate::scenario::driver::{Driver, Iperf3};
 use crate::scenario::units::Span;
-use crate::store::{EventRow, ObservationRow, Store};
+use crate::store::sink::{Record, Sink};
+use crate::store::{EventRow, ObservationRow};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::{TcpStream, ToSocketAddrs};
@@ -112,8 +113,8 @@ pub struct Launch {
     pub begin: Instant,
     pub end_t: u64,
     pub dir: PathBuf,
-    pub results: PathBuf,
-    pub run: i64,
+    /// Where the retransmits and the closing event go.
+    pub sink: Sink,
     pub tx: Sender<Sample>,
     pub stop: Arc<AtomicBool>,
     pub abort: Arc<AtomicBool>,
@@ -207,7 +208,6 @@ fn run(l: &Launch) -> Result<(), String> {
     for s in samples {
         let _ = l.tx.send(s);
     }
-    let mut store = Store::open(&l.results).map_err(|e| e.to_string())?;
     let source = format!("iperf3:{}", l.name);
     let rows: Vec<ObservationRow> = retransmits
         .iter()
@@ -218,7 +218,7 @@ fn run(l: &Launch) -> Result<(), String> {
             value: *n as f64,
         })
         .collect();
-    store.add_observations(l.run, &rows).map_err(|e| e.to_string())?;
+    l.sink.send(Record::Observations(rows));
     let detail = match report.end.as_ref().and_then(|e| e.sum_sent.as_ref().zip(e.sum_received.as_ref())) {
         Some((sent, received)) => format!(
             "sender {:.3} Gbit/s, receiver {:.3} Gbit/s over {}, {} retransmits",
@@ -229,19 +229,14 @@ fn run(l: &Launch) -> Result<(), String> {
         ),
         None => "no closing report".into(),
     };
-    store
-        .add_event(
-            l.run,
-            &EventRow {
-                at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
-                kind: "iperf3".into(),
-                label: l.name.clone(),
-                status: status.code().map(i64::from),
-                took_ms: Some(started.elapsed().as_millis() as i64),
-                detail,
-            },
-        )
-        .map_err(|e| e.to_string())?;
+    l.sink.send(Record::Event(EventRow {
+        at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
+        kind: "iperf3".into(),
+        label: l.name.clone(),
+        status: status.code().map(i64::from),
+        took_ms: Some(started.elapsed().as_millis() as i64),
+        detail,
+    }));
     Ok(())
 }
 

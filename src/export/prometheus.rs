@@ -8,7 +8,7 @@
 //! Prometheus miss its scrapes.
 
 use crate::http::{self, Limits, Request, Response};
-use crate::metrics::live::{Live, State, WorkloadInfo};
+use crate::metrics::totals::{State, Totals, WorkloadInfo};
 use hdrhistogram::Histogram;
 use std::fmt::Write as _;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -41,7 +41,7 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// Binds `addr` and serves `live` until stopped.
-    pub fn start(addr: &str, live: Arc<Live>) -> std::io::Result<Endpoint> {
+    pub fn start(addr: &str, live: Arc<Totals>) -> std::io::Result<Endpoint> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -68,7 +68,7 @@ impl Endpoint {
 }
 
 /// The metrics for `GET /metrics`, 404 or 405 otherwise.
-fn answer(request: &Request, live: &Live) -> Response {
+fn answer(request: &Request, live: &Totals) -> Response {
     let path = request.target.as_str();
     if request.method != "GET" {
         return Response {
@@ -250,12 +250,12 @@ fn process(out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::live::WorkloadInfo;
+    use crate::metrics::totals::WorkloadInfo;
     use crate::metrics::{Op, OpStats};
 
     #[test]
     fn counters_and_histograms_render_as_prometheus_reads_them() {
-        let live = Live::new(
+        let live = Totals::new(
             7,
             "demo",
             vec![WorkloadInfo {

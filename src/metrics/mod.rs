@@ -4,9 +4,9 @@
 //! Percentiles are never averaged: every aggregate (across workers, across seconds,
 //! across hosts later) merges histograms and reads percentiles from the merge.
 
-pub mod collector;
-pub mod live;
+pub mod littles_law;
 pub mod summary;
+pub mod totals;
 
 use crate::error::{Error, Result};
 use hdrhistogram::Histogram;
@@ -279,6 +279,16 @@ pub struct Sample {
     pub t: u32,
     pub op: Op,
     pub stats: OpStats,
+}
+
+/// One second of one worker's counters, its threads' samples merged: what the running
+/// totals add and the store writes, borrowed so the collector merges each only once.
+pub struct CounterRow<'a> {
+    pub worker: u32,
+    pub workload: usize,
+    pub t: u32,
+    pub op: Op,
+    pub stats: &'a OpStats,
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ impl OpSummary {
             mb_per_s: if seconds > 0.0 { stats.bytes as f64 / seconds / 1e6 } else { 0.0 },
             latency: Latency::from_histogram(&stats.latency, mean_ns),
             service_time,
-            littles_n: crate::analysis::littles_law::concurrency(iops, mean_ns / 1e9),
+            littles_n: super::littles_law::concurrency(iops, mean_ns / 1e9),
             target_iops,
             verify: Some(stats.verify).filter(|v| v.good + v.failures() > 0),
         }

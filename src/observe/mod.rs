@@ -1,7 +1,7 @@
 //! What fathom observes besides its own IOs: the environment of a run, and, per second
 //! while it runs, the host's CPU, fathom's own CPU, the devices under the targets and
-//! remote Prometheus queries. Observers run on threads of their own and write to the
-//! store as they go, so an interrupted run keeps what they saw.
+//! remote Prometheus queries. Observers run on threads of their own and send what they
+//! see to the run sink as they go, so an interrupted run keeps it.
 
 pub mod diskstats;
 pub mod environment;
@@ -10,7 +10,8 @@ pub mod remote;
 
 use crate::error::{Error, Result};
 use crate::scenario::RemoteQueries;
-use crate::store::{ObservationRow, Store};
+use crate::store::ObservationRow;
+use crate::store::sink::{Record, Sink};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -25,10 +26,9 @@ pub struct Observers {
 impl Observers {
     /// Starts sampling the host, fathom and `devices` every second of the run clock
     /// (each second's values are stored as it closes), and `remote`'s queries every
-    /// `remote.interval`. `open_store` gives each thread its own connection.
+    /// `remote.interval`, sending them to `sink`.
     pub fn start(
-        open_store: &dyn Fn() -> Result<Store>,
-        run: i64,
+        sink: &Sink,
         clock_start: Instant,
         devices: Vec<String>,
         remote: Option<RemoteQueries>,
@@ -37,15 +37,13 @@ impl Observers {
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         let local = {
-            let (store, stop) = (open_store()?, stop.clone());
-            spawn("observe-host", move || local(store, run, clock_start, &devices, &stop))?
+            let (sink, stop) = (sink.clone(), stop.clone());
+            spawn("observe-host", move || local(sink, clock_start, &devices, &stop))?
         };
         threads.push(local);
         if let Some(remote) = remote {
-            let (store, stop) = (open_store()?, stop.clone());
-            threads.push(spawn("observe-remote", move || {
-                remote_loop(store, run, clock_start, &remote, &stop, &*progress)
-            })?);
+            let (sink, stop) = (sink.clone(), stop.clone());
+            threads.push(spawn("observe-remote", move || remote_loop(sink, clock_start, &remote, &stop, &*progress))?);
         }
         Ok(Observers { stop, threads })
     }
@@ -79,7 +77,7 @@ fn sleep_until(until: Instant, stop: &AtomicBool) -> bool {
 }
 
 /// Host CPU, fathom's CPU and device figures for each second `[t, t+1)` of the run.
-fn local(mut store: Store, run: i64, clock_start: Instant, devices: &[String], stop: &AtomicBool) -> Result<()> {
+fn local(sink: Sink, clock_start: Instant, devices: &[String], stop: &AtomicBool) -> Result<()> {
     let disks = || {
         let all = diskstats::read_all();
         devices.iter().filter_map(|d| all.get(d).map(|s| (d.clone(), *s))).collect::<Vec<_>>()
@@ -108,7 +106,7 @@ fn local(mut store: Store, run: i64, clock_start: Instant, devices: &[String], s
             let source = format!("device:{name}");
             rows.extend(diskstats::iostat(a, b, secs).into_iter().map(|(n, v)| row(&source, n, v)));
         }
-        store.add_observations(run, &rows)?;
+        sink.send(Record::Observations(rows));
         (cpu, own, disk, at) = (cpu_now, own_now, disk_now, now);
     }
     Ok(())
@@ -117,8 +115,7 @@ fn local(mut store: Store, run: i64, clock_start: Instant, devices: &[String], s
 /// The remote queries every interval; each value is stored at the second it was taken.
 /// Failures are said once per query, not every interval, and do not stop the run.
 fn remote_loop(
-    mut store: Store,
-    run: i64,
+    sink: Sink,
     clock_start: Instant,
     remote: &RemoteQueries,
     stop: &AtomicBool,
@@ -147,7 +144,7 @@ fn remote_loop(
                 Err(_) => {}
             }
         }
-        store.add_observations(run, &rows)?;
+        sink.send(Record::Observations(rows));
         next += remote.interval;
     }
 }

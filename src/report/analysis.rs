@@ -6,10 +6,10 @@
 use super::measured::{PhaseSummary, WorkloadSummary};
 use crate::analysis::interference::{self, Change, Figures};
 use crate::analysis::knee::{self, CurvePoint, Knee};
-use crate::analysis::littles_law;
 use crate::analysis::steady_state::{self, Steady};
 use crate::analysis::usl::{self, Point, Usl};
 use crate::error::Result;
+use crate::metrics::littles_law;
 use crate::store::Store;
 use serde::Serialize;
 

@@ -4,7 +4,7 @@
 //! (CI logs, pipes).
 
 use super::format::{count, latency_us, sig3};
-use crate::metrics::live::{Live, State};
+use crate::metrics::totals::{State, Totals};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +24,7 @@ pub fn on_terminal() -> bool {
 }
 
 impl View {
-    pub fn start(live: Arc<Live>, clock_start: Instant, planned_s: u64) -> View {
+    pub fn start(live: Arc<Totals>, clock_start: Instant, planned_s: u64) -> View {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new().name("live-view".into()).spawn(move || {
@@ -104,12 +104,12 @@ pub fn status(s: &State, now: u64, planned: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::live::WorkloadInfo;
+    use crate::metrics::totals::WorkloadInfo;
     use crate::metrics::{Op, OpStats};
 
     #[test]
     fn the_status_line_shows_the_last_second_of_running_workloads() {
-        let live = Live::new(
+        let live = Totals::new(
             1,
             "s",
             vec![WorkloadInfo {

@@ -5,10 +5,11 @@
 use super::state::{RunOptions, Session, Staged};
 use crate::error::{Error, Result};
 use crate::export::prometheus::Endpoint;
-use crate::metrics::collector;
-use crate::metrics::live::{Live, WorkloadInfo};
+use crate::metrics::totals::{Totals, WorkloadInfo};
 use crate::observe::{Observers, diskstats, host};
 use crate::report::status_line::View;
+use crate::store::collector::{self, Writer};
+use crate::store::sink::Sink;
 use crate::store::{ObservationRow, Store};
 use crate::timeline::{self, Outcome};
 use crate::transport::fleet::Fleet;
@@ -41,7 +42,8 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     store.set_clock_start(run, clock_unix_ms)?;
     *fleet.clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner()) = clock_unix_ms;
     record_clocks(store, run, fleet)?;
-    fleet.watch_clocks(results.to_path_buf(), run, clock_start);
+    let (sink, records) = Sink::new();
+    fleet.watch_clocks(sink.clone(), clock_start);
     let writer = Store::open(results)?;
     let infos = s
         .scenario
@@ -56,7 +58,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
             placed: w.placement.is_some(),
         })
         .collect();
-    let live = Arc::new(Live::new(run, &s.scenario.name, infos));
+    let live = Arc::new(Totals::new(run, &s.scenario.name, infos));
     // --prometheus wins over the scenario's `prometheus:`
     let prometheus = match (&opts.prometheus, &s.scenario.prometheus) {
         (Some(addr), _) => Some((addr, "--prometheus")),
@@ -76,21 +78,11 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     let (feed, halt, kept) = (live.clone(), s.stop.clone(), s.reserve.clone());
     let collector = std::thread::Builder::new()
         .name("collector".into())
-        .spawn(move || {
-            let sink = collector::Sink { store: writer, run, live: &feed, stop: &halt, reserve: &kept };
-            collector::run(sink, clock_start, rx)
-        })
+        .spawn(move || collector::run(Writer::new(writer, run, &feed, &halt, &kept), clock_start, rx, records))
         .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
 
     let devices = diskstats::devices_of(&targets);
-    let observers = Observers::start(
-        &|| Store::open(results),
-        run,
-        clock_start,
-        devices,
-        s.scenario.remote.clone(),
-        s.progress.clone(),
-    )?;
+    let observers = Observers::start(&sink, clock_start, devices, s.scenario.remote.clone(), s.progress.clone())?;
 
     let cx = timeline::Context {
         store,
@@ -101,7 +93,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         clock_start,
         clock_unix_ms,
         run_dir: store.run_dir(run),
-        results: results.to_path_buf(),
+        sink,
         prepared: &prepared,
         fleet,
         tx,
@@ -112,7 +104,8 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         on_host: &|worker, host| live.set_host(worker, host),
     };
     let outcome = timeline::execute(&s.scenario, &cx);
-    drop(cx); // closes the sample channel so the collector finishes
+    drop(cx); // closes the sample channel and the sink so the collector finishes
+    let observed = observers.stop();
     // agents' samples are all in once they have left
     fleet.leave();
     if let Some(view) = view {
@@ -122,7 +115,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     // the samples are in: what is left to write is the run's end, which the reserve
     // makes room for if the disk filled
     s.reserve.release();
-    let stored = stored.and(observers.stop());
+    let stored = stored.and(observed);
     let stored = stored.and(prepared.stop().map_err(Error::failed));
     Ok(Measured { outcome, stored, clock_start, cpu_before, endpoint })
 }

@@ -105,7 +105,7 @@ pub(super) fn prepare(
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
-    let recorded = children::record_run(results, run)?;
+    let recorded = children::record_run(Store::open(results)?, run)?;
     for w in &warnings {
         store.add_warning(run, w.code(), &w.message())?;
         eprintln!("warning: {}", w.message());

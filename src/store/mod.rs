@@ -11,50 +11,34 @@
 //! events, labels) goes through [`crate::secrets::redact`] on its way in: what is
 //! stored is shown again by `show` and reports, so nothing that looks like a password
 //! is ever written.
+//!
+//! While a run measures, one thread writes: the collector (`collector.rs`), which
+//! drains the samples and the run sink (`sink.rs`) that everything else the run
+//! records is sent to.
 
+pub mod collector;
+mod connection;
+mod events;
 mod observations;
 mod processes;
 pub mod read;
 mod reserve;
 mod schema;
-mod timeline;
+pub mod sink;
 
+pub use connection::{Status, Store};
+pub use events::{EventRow, ExpectationRow, PhaseRow};
 pub use observations::{ObservationRow, Observed};
 pub use processes::{FATHOM, ProcessRow};
 pub use reserve::Reserve;
-pub use timeline::{EventRow, ExpectationRow, PhaseRow};
 
 use crate::error::{Error, Result};
-use crate::metrics::{self, Op, OpStats};
+use crate::metrics::{self, CounterRow, Op, OpStats};
 use crate::secrets::{redact, redact_json};
 use hdrhistogram::Histogram;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-/// Where a run stands. `running` is what a crashed run is left as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Running,
-    Completed,
-    Aborted,
-    Failed,
-    /// Ran to its end without one or more of its hosts, lost on the way.
-    Partial,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Completed => "completed",
-            Status::Aborted => "aborted",
-            Status::Failed => "failed",
-            Status::Partial => "partial",
-        }
-    }
-}
 
 /// One host's share of a workload (see [`Store::per_host`]).
 #[derive(Debug, Clone, Serialize)]
@@ -115,58 +99,7 @@ pub struct WarningRow {
     pub message: String,
 }
 
-/// One second of one worker's counters, ready to write.
-pub struct CounterRow<'a> {
-    pub worker: u32,
-    pub workload: usize,
-    pub t: u32,
-    pub op: Op,
-    pub stats: &'a OpStats,
-}
-
-pub struct Store {
-    conn: Connection,
-    pub path: PathBuf,
-}
-
 impl Store {
-    /// Opens `DIR/fathom.db` to add runs to it, creating it if needed. Refused (exit 2)
-    /// before anything is written: a file that is not a fathom store, a damaged store,
-    /// a read-only one, one from a newer fathom.
-    pub fn open(dir: &Path) -> Result<Store> {
-        crate::nofollow::create_dir(dir)
-            .map_err(|e| Error::input(format!("results directory {}: {e}", dir.display())))?;
-        let path = dir.join("fathom.db");
-        crate::nofollow::not_a_symlink(&path)
-            .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
-        let conn = schema::open_for_writing(&path)?;
-        Ok(Store { conn, path })
-    }
-
-    /// The directory for a run's files besides its rows (a driver's job files and the
-    /// program's own output): `runs/RUN` next to the database. Created by its user.
-    pub fn run_dir(&self, run: i64) -> PathBuf {
-        self.path.with_file_name("runs").join(run.to_string())
-    }
-
-    /// Opens an existing store read-only, for the commands that only read it: they
-    /// work on a read-only file or mount and on a full disk. A missing one is an input
-    /// error.
-    pub fn open_existing(dir: &Path) -> Result<Store> {
-        let path = dir.join("fathom.db");
-        if !path.exists() {
-            return Err(Error::input(format!(
-                "no results store at {} (run `fathom run` first, or pass --results DIR)",
-                path.display()
-            )));
-        }
-        // a read command may upgrade an older store's schema: the same rule as for runs
-        crate::nofollow::not_a_symlink(&path)
-            .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
-        let conn = schema::open_for_reading(&path)?;
-        Ok(Store { conn, path })
-    }
-
     pub fn create_run(&self, scenario: &str, text: &str, command: &str, env: &serde_json::Value) -> Result<i64> {
         self.conn.execute(
             "INSERT INTO runs (scenario, scenario_text, command, started_unix_ms, status, environment)

@@ -2,7 +2,7 @@
 //! the devices under the targets, and remote Prometheus series. One narrow table of
 //! (second, source, name, value) holds them all, so a new observer needs no new table.
 
-use super::Store;
+use super::connection::Store;
 use crate::error::Result;
 use rusqlite::params;
 use serde::Serialize;

@@ -3,7 +3,7 @@
 //! `iperf3 -s` running forever: the next `fathom run` finds the run still `running`
 //! with its fathom gone, stops what it left (see `crate::children`) and marks it aborted.
 
-use super::{Status, Store};
+use super::connection::{Status, Store};
 use crate::error::Result;
 use rusqlite::params;
 

@@ -5,8 +5,8 @@
 //! by the run's own target or by anyone), the reserve is deleted and the room it frees
 //! takes the last seconds and the run's final status.
 
-use crate::engine::target::free_space;
 use crate::error::{Error, Result};
+use crate::nofollow::Dir;
 use crate::scenario::units::Size;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -42,7 +42,8 @@ impl Reserve {
         remove_stale(dir);
         let per_second: u64 = workers.iter().map(|&w| OPS * (w as u64 * ROW_BYTES + HISTOGRAM_BYTES)).sum();
         let expected = per_second.saturating_mul(seconds.max(1));
-        if let Some(free) = free_space(dir)
+        // the store's directory exists: `Store::open` made it
+        if let Some((free, _)) = Dir::open(dir).and_then(|d| d.space()).ok()
             && free < expected.saturating_add(RESERVE)
         {
             return Err(Error::input(format!(

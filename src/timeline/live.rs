@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::scenario::driver::Driver;
 use crate::scenario::{EngineKind, Queue, Workload};
 use crate::store::WorkloadRow;
+use crate::store::sink::Record;
 use crate::transport::protocol::{Command, Reply};
 use crate::transport::remote::Remote;
 use std::sync::Arc;
@@ -57,23 +58,20 @@ impl Live {
         let end_t = start_t + w.ramp.as_secs() + w.duration.as_secs();
         let files = &cx.files[idx];
         let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
-        cx.store.add_workload(
-            cx.run,
-            &WorkloadRow {
-                idx: idx as i64,
-                name: w.name.clone(),
-                phase: phase.to_string(),
-                profile: serde_json::to_value(w).unwrap_or_default(),
-                data_path: paths.join(", "),
-                engine: engine.to_string(),
-                workers: planned as i64,
-                start_t: start_t as i64,
-                measure_t: (start_t + w.ramp.as_secs()) as i64,
-                end_t: end_t as i64,
-                stopped_at: None,
-                rate_iops: w.rate_iops,
-            },
-        )?;
+        cx.sink.send(Record::Workload(WorkloadRow {
+            idx: idx as i64,
+            name: w.name.clone(),
+            phase: phase.to_string(),
+            profile: serde_json::to_value(w).unwrap_or_default(),
+            data_path: paths.join(", "),
+            engine: engine.to_string(),
+            workers: planned as i64,
+            start_t: start_t as i64,
+            measure_t: (start_t + w.ramp.as_secs()) as i64,
+            end_t: end_t as i64,
+            stopped_at: None,
+            rate_iops: w.rate_iops,
+        }));
         Ok(Live {
             idx,
             w: Arc::new(w.clone()),
@@ -102,7 +100,12 @@ impl Live {
         let from = self.workers;
         let host_of = |index: u32| self.w.placement.as_ref().map(|p| p.host_of(index)).unwrap_or("localhost");
         for index in from..from + count {
-            cx.store.add_worker(cx.run, self.first_worker + index, self.idx, index, host_of(index))?;
+            cx.sink.send(Record::Worker {
+                id: self.first_worker + index,
+                workload: self.idx,
+                index,
+                host: host_of(index).to_string(),
+            });
             if self.w.placement.is_some() {
                 (cx.on_host)(self.first_worker + index, host_of(index));
             }
@@ -154,8 +157,7 @@ impl Live {
                     begin,
                     end_t: self.end_t,
                     dir: cx.run_dir.clone(),
-                    results: cx.results.clone(),
-                    run: cx.run,
+                    sink: cx.sink.clone(),
                     tx: cx.tx.clone(),
                     stop: self.stop.clone(),
                     abort: cx.stop.clone(),
@@ -171,8 +173,7 @@ impl Live {
                     begin,
                     end_t: self.end_t,
                     dir: cx.run_dir.clone(),
-                    results: cx.results.clone(),
-                    run: cx.run,
+                    sink: cx.sink.clone(),
                     tx: cx.tx.clone(),
                     stop: self.stop.clone(),
                     abort: cx.stop.clone(),

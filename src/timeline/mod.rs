@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::steps::{Action, Step};
 use crate::scenario::{EngineKind, Scenario};
+use crate::store::sink::{Record, Sink};
 use crate::store::{EventRow, PhaseRow, Store};
 use crate::warnings::Warning;
 use live::Live;
@@ -36,6 +37,7 @@ pub enum Outcome {
 
 /// What the executor needs besides the scenario.
 pub struct Context<'a> {
+    /// Read only (the steady-state check): what the timeline writes goes to `sink`.
     pub store: &'a Store,
     pub run: i64,
     /// Each workload's data files, one per target.
@@ -50,8 +52,9 @@ pub struct Context<'a> {
     pub clock_unix_ms: i64,
     /// The run's own directory, for files a driver keeps (fio's job files).
     pub run_dir: PathBuf,
-    /// The results directory: drivers open their own store connection there.
-    pub results: PathBuf,
+    /// Where the timeline and the drivers send what they write (events, phases,
+    /// workloads, workers, observations): the collector writes it.
+    pub sink: Sink,
     /// Databases and servers the `driver:` workloads use.
     pub prepared: &'a crate::drivers::Prepared,
     /// The agents of workloads placed on other hosts.
@@ -249,7 +252,7 @@ impl Executor<'_> {
                     took_ms: Some(took),
                     detail,
                 };
-                cx.store.add_event(cx.run, &row)?;
+                cx.sink.send(Record::Event(row));
                 match result {
                     Err(Error::Interrupted) => {}
                     Err(e) => self.fail(format!("{kind} {}: {e}", w.name)),
@@ -267,7 +270,7 @@ impl Executor<'_> {
                     took_ms: Some(ran.took.as_millis() as i64),
                     detail: ran.output.clone(),
                 };
-                cx.store.add_event(cx.run, &row)?;
+                cx.sink.send(Record::Event(row));
                 let how = match ran.status {
                     Some(n) => format!("exit {n}"),
                     None => "killed".to_string(),
@@ -311,7 +314,7 @@ impl Executor<'_> {
                     took_ms: Some(took),
                     detail: result.as_ref().err().map(ToString::to_string).unwrap_or_default(),
                 };
-                cx.store.add_event(cx.run, &row)?;
+                cx.sink.send(Record::Event(row));
                 match result {
                     Ok(d) => {
                         (cx.progress)(&format!("[{:>5}s] {probe}: ready after {:.1} s", at / 1000, d.as_secs_f64()))
@@ -332,7 +335,7 @@ impl Executor<'_> {
                     took_ms: None,
                     detail: String::new(),
                 };
-                cx.store.add_event(cx.run, &row)?;
+                cx.sink.send(Record::Event(row));
                 (cx.progress)(&format!("[{:>5}s] mark: {label}", at / 1000));
             }
         }
@@ -502,10 +505,10 @@ impl Executor<'_> {
         if let Some((data, full_at_ms)) = full.filter(|(_, ms)| *ms > 0) {
             stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
             let w = Warning::TargetFull { workload: l.w.name.clone(), path: data.path.clone(), at_s: stopped };
-            cx.store.add_warning(cx.run, w.code(), &w.message())?;
+            cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
             eprintln!("warning: {}", w.message());
         }
-        cx.store.set_workload_stopped(cx.run, idx, stopped)?;
+        cx.sink.send(Record::WorkloadStopped { idx, at: stopped });
         Ok(())
     }
 
@@ -532,7 +535,7 @@ impl Executor<'_> {
         };
         if running.is_empty() {
             if let Some(idx) = reuse {
-                self.cx.store.drop_phase(self.cx.run, idx)?;
+                self.cx.sink.send(Record::PhaseDropped(idx));
                 self.phase = None;
                 self.phases -= 1;
             }
@@ -555,7 +558,7 @@ impl Executor<'_> {
         });
         let idx = match reuse {
             Some(idx) => {
-                self.cx.store.drop_phase(self.cx.run, idx)?;
+                self.cx.sink.send(Record::PhaseDropped(idx));
                 idx
             }
             None => {
@@ -565,14 +568,14 @@ impl Executor<'_> {
         };
         (self.cx.on_phase)(&label);
         let ran = running.iter().map(|&(i, n)| (i as i64, n as i64)).collect();
-        self.cx.store.add_phase(self.cx.run, &PhaseRow { idx, label, start_t: t as i64, end_t: None, running: ran })?;
+        self.cx.sink.send(Record::PhaseOpened(PhaseRow { idx, label, start_t: t as i64, end_t: None, running: ran }));
         self.phase = Some((idx, t, running, given));
         Ok(())
     }
 
     fn close_phase(&mut self, t: u64) -> Result<()> {
         if let Some((idx, ..)) = self.phase.take() {
-            self.cx.store.end_phase(self.cx.run, idx, t as i64)?;
+            self.cx.sink.send(Record::PhaseEnded { idx, end_t: t as i64 });
         }
         Ok(())
     }

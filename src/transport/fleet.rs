@@ -9,9 +9,9 @@ use super::{Host, Inventory};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Override, Scenario};
-use crate::store::{ObservationRow, Store};
+use crate::store::ObservationRow;
+use crate::store::sink::{Record, Sink};
 use indexmap::IndexMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -194,14 +194,13 @@ impl Fleet {
     /// Measures every agent's clock offset and round trip again every 10 s of the run,
     /// storing them (source `host:NAME`) so a drifting clock shows; samples stay
     /// aligned by the offset measured at the start.
-    pub fn watch_clocks(self: &Arc<Self>, results: PathBuf, run: i64, clock_start: Instant) {
+    pub fn watch_clocks(self: &Arc<Self>, sink: Sink, clock_start: Instant) {
         if self.remotes.is_empty() {
             return;
         }
         let stop = Arc::new(AtomicBool::new(false));
         let (fleet, flag) = (self.clone(), stop.clone());
         let handle = std::thread::spawn(move || {
-            let Ok(mut store) = Store::open(&results) else { return };
             let mut next = clock_start + CLOCK_EVERY;
             while !flag.load(Ordering::Relaxed) {
                 if Instant::now() < next {
@@ -222,7 +221,7 @@ impl Fleet {
                         rows.push(ObservationRow { t, source, name: "rtt_ms".into(), value: rtt });
                     }
                 }
-                let _ = store.add_observations(run, &rows);
+                sink.send(Record::Observations(rows));
                 next += CLOCK_EVERY;
             }
         });

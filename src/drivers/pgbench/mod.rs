@@ -20,7 +20,8 @@ use crate::engine::{WorkerThread, sleep_until};
 use crate::metrics::Sample;
 use crate::scenario::driver::{Driver, Pgbench, Script};
 use crate::scenario::{Scenario, Workload};
-use crate::store::{EventRow, ObservationRow, Store};
+use crate::store::sink::{Record, Sink};
+use crate::store::{EventRow, ObservationRow};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -191,9 +192,8 @@ pub struct Launch {
     pub end_t: u64,
     /// The run's directory: the transaction log, pgbench's output and a `sql:` script.
     pub dir: PathBuf,
-    /// The results directory, for the observations (failures, schedule lag).
-    pub results: PathBuf,
-    pub run: i64,
+    /// Where the observations (failures, schedule lag) and the closing event go.
+    pub sink: Sink,
     pub tx: Sender<Sample>,
     pub stop: Arc<AtomicBool>,
     pub abort: Arc<AtomicBool>,
@@ -270,7 +270,7 @@ fn run(l: &Launch) -> Result<(), String> {
         text.lines().for_each(|line| seconds.add(line));
     }
     let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs() as u32;
-    record_extras(l, &seconds, start_t)?;
+    record_extras(l, &seconds, start_t);
     let (unreadable, example) = seconds.unreadable.clone();
     for sample in seconds.samples() {
         // The collector outlives the drivers; if it failed, the run reports that.
@@ -285,7 +285,6 @@ fn run(l: &Launch) -> Result<(), String> {
     }
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
     let closing = log::closing(&stdout);
-    let store = Store::open(&l.results).map_err(|e| e.to_string())?;
     let detail = match closing.tps {
         Some(tps) => format!(
             "tps = {tps:.3} (without initial connection time), {} transactions, {} failed",
@@ -294,19 +293,14 @@ fn run(l: &Launch) -> Result<(), String> {
         ),
         None => "no closing report".into(),
     };
-    store
-        .add_event(
-            l.run,
-            &EventRow {
-                at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
-                kind: "pgbench".into(),
-                label: w.name.clone(),
-                status: status.code().map(i64::from),
-                took_ms: Some(took.as_millis() as i64),
-                detail,
-            },
-        )
-        .map_err(|e| e.to_string())?;
+    l.sink.send(Record::Event(EventRow {
+        at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
+        kind: "pgbench".into(),
+        label: w.name.clone(),
+        status: status.code().map(i64::from),
+        took_ms: Some(took.as_millis() as i64),
+        detail,
+    }));
     if !status.success() && !signalled {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         let tail: Vec<&str> = err.lines().filter(|l| !l.starts_with("progress:")).collect();
@@ -318,7 +312,7 @@ fn run(l: &Launch) -> Result<(), String> {
 
 /// Stores each second's failed transactions (every second of the workload, zeros too,
 /// so their mean is per second) and, under a rate, the mean schedule lag.
-fn record_extras(l: &Launch, s: &log::Seconds, start_t: u32) -> Result<(), String> {
+fn record_extras(l: &Launch, s: &log::Seconds, start_t: u32) {
     let source = format!("pgbench:{}", l.workload.name);
     let mut rows = Vec::new();
     for t in start_t..l.end_t as u32 {
@@ -338,6 +332,5 @@ fn record_extras(l: &Launch, s: &log::Seconds, start_t: u32) -> Result<(), Strin
             });
         }
     }
-    let mut store = Store::open(&l.results).map_err(|e| e.to_string())?;
-    store.add_observations(l.run, &rows).map_err(|e| e.to_string())
+    l.sink.send(Record::Observations(rows));
 }

@@ -1,11 +1,9 @@
-//! What a running run has measured so far, for the Prometheus endpoint and the live
-//! view: counters per worker and op, per workload and op a cumulative latency
-//! histogram, and the latest second. The
-//! collector adds each second as it writes it to the store, so what is exposed is
-//! exactly what is stored.
+//! The running totals: what a running run has measured so far, for the Prometheus
+//! endpoint and the live view: counters per worker and op, per workload and op a
+//! cumulative latency histogram, and the latest second. The collector adds each second
+//! as it writes it to the store, so what is exposed is exactly what is stored.
 
-use super::{Op, OpStats};
-use crate::store::CounterRow;
+use super::{CounterRow, Op, OpStats};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -21,8 +19,10 @@ pub struct WorkloadInfo {
     pub placed: bool,
 }
 
+/// The running totals of one run, shared by the collector (which adds) and the endpoint
+/// and the live view (which read), hence behind a lock.
 #[derive(Default)]
-pub struct Live {
+pub struct Totals {
     state: Mutex<State>,
 }
 
@@ -45,9 +45,9 @@ pub struct State {
     pub hosts: BTreeMap<u32, String>,
 }
 
-impl Live {
-    pub fn new(run: i64, scenario: &str, workloads: Vec<WorkloadInfo>) -> Live {
-        Live { state: Mutex::new(State { run, scenario: scenario.to_string(), workloads, ..State::default() }) }
+impl Totals {
+    pub fn new(run: i64, scenario: &str, workloads: Vec<WorkloadInfo>) -> Totals {
+        Totals { state: Mutex::new(State { run, scenario: scenario.to_string(), workloads, ..State::default() }) }
     }
 
     /// Adds what the collector is writing: each worker's counters, and per workload,

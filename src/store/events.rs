@@ -1,8 +1,8 @@
 //! The timeline's records: phases, events (exec, wait_until, fills, marks) and the
-//! expectations checked at the end. Written as they happen, so an interrupted run keeps
-//! what it did.
+//! expectations checked at the end. Sent to the run sink as they happen, so an
+//! interrupted run keeps what it did.
 
-use super::Store;
+use super::connection::Store;
 use crate::error::Result;
 use crate::secrets::redact;
 use rusqlite::params;
