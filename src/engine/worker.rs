@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// One way of doing a worker's IO. A new back end is a file implementing this and its
-/// line in `engine::backend` (the one place an `EngineKind` names its back end).
+/// line in `engine::kinds::backend` (the one place an `EngineKind` names its back end).
 pub trait Backend: Sync {
     /// Threads one worker runs: 1 for a back end that keeps `iodepth` IOs in flight
     /// itself, `iodepth` for blocking calls (so `iodepth` keeps its meaning).
