@@ -111,7 +111,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         on_phase: &|label| live.set_phase(label),
         on_host: &|worker, host| live.set_host(worker, host),
     };
-    let outcome = timeline::execute(&s.scenario, &cx);
+    let outcome = timeline::run_steps(&s.scenario, &cx);
     drop(cx); // closes the sample channel so the collector finishes
     // agents' samples are all in once they have left
     fleet.leave();

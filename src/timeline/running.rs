@@ -1,7 +1,7 @@
 //! A running workload: its workers (started all at once, staggered, or added by a
 //! ramp), the flag that stops it, and the second it ends.
 
-use super::Context;
+use super::context::Context;
 use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::drivers::{iperf3, pgbench};
 use crate::engine::target::DataFile;
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub struct Live {
+pub struct RunningWorkload {
     pub idx: usize,
     pub w: Arc<Workload>,
     pub engine: EngineKind,
@@ -41,7 +41,7 @@ pub fn jobs_of(w: &Workload, files: &[Arc<DataFile>]) -> u32 {
     }
 }
 
-impl Live {
+impl RunningWorkload {
     /// Records workload `idx` as starting at second `start_t` with `planned` workers
     /// (worker ids from `first_worker`), without starting any.
     pub fn new(
@@ -52,7 +52,7 @@ impl Live {
         planned: u32,
         first_worker: u32,
         phase: &str,
-    ) -> Result<Live> {
+    ) -> Result<RunningWorkload> {
         let engine = cx.engines[idx];
         let end_t = start_t + w.ramp.as_secs() + w.duration.as_secs();
         let files = &cx.files[idx];
@@ -74,7 +74,7 @@ impl Live {
                 rate_iops: w.rate_iops,
             },
         )?;
-        Ok(Live {
+        Ok(RunningWorkload {
             idx,
             w: Arc::new(w.clone()),
             engine,
@@ -269,27 +269,27 @@ fn await_remote(
 
 /// One line saying what starts now, e.g.
 /// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on ... (1 GiB): 2s ramp + 15s`.
-pub fn describe(live: &Live, cx: &Context) -> String {
+pub fn describe(r: &RunningWorkload, cx: &Context) -> String {
     use crate::scenario::units::{Size, Span};
-    let w = &live.w;
+    let w = &r.w;
     if let Some(driver) = &w.driver {
         let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
         return format!(
             "[{:>5}s] {}: {}: {ramp}{}",
-            live.start_t,
+            r.start_t,
             w.name,
             crate::drivers::describe(driver),
             Span(w.duration)
         );
     }
-    let files = &cx.files[live.idx];
+    let files = &cx.files[r.idx];
     let on: Vec<String> = match &w.placement {
         Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.per_host)],
         None => files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect(),
     };
     let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
-    let jobs = if live.planned == 1 { "1 job".to_string() } else { format!("{} jobs", live.planned) };
+    let jobs = if r.planned == 1 { "1 job".to_string() } else { format!("{} jobs", r.planned) };
     let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
     let queue = match (files.len(), w.queue) {
         (1, _) => String::new(),
@@ -298,11 +298,11 @@ pub fn describe(live: &Live, cx: &Context) -> String {
     };
     format!(
         "[{:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {}, {}{queue} on {}: {ramp}{}",
-        live.start_t,
+        r.start_t,
         w.name,
         w.bs,
         w.iodepth,
-        live.engine,
+        r.engine,
         if files.iter().all(|f| f.direct) { "O_DIRECT" } else { "buffered" },
         on.join(", "),
         Span(w.duration)
