@@ -102,7 +102,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         clock_unix_ms,
         run_dir: store.run_dir(run),
         results: results.to_path_buf(),
-        prepared: &prepared,
+        drivers: &prepared,
         fleet,
         tx,
         stop: s.stop.clone(),
@@ -123,7 +123,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     // makes room for if the disk filled
     s.reserve.release();
     let stored = stored.and(observers.stop());
-    let stored = stored.and(prepared.stop().map_err(Error::failed));
+    let stored = stored.and(prepared.stop());
     Ok(Measured { outcome, stored, clock_start, cpu_before, endpoint })
 }
 

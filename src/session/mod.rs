@@ -97,7 +97,7 @@ struct Staged {
     /// The run's planned length in seconds.
     total: u64,
     /// Databases and servers the `driver:` workloads use.
-    prepared: crate::drivers::Prepared,
+    prepared: crate::drivers::ReadyDrivers,
     tx: Sender<Sample>,
     rx: Receiver<Sample>,
 }

@@ -30,7 +30,7 @@ pub struct Context<'a> {
     /// The results directory: drivers open their own store connection there.
     pub results: PathBuf,
     /// Databases and servers the `driver:` workloads use.
-    pub prepared: &'a crate::drivers::Prepared,
+    pub drivers: &'a crate::drivers::ReadyDrivers,
     /// The agents of workloads placed on other hosts.
     pub fleet: &'a crate::transport::fleet::Fleet,
     pub tx: Sender<Sample>,

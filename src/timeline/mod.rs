@@ -327,7 +327,7 @@ impl Executor<'_> {
                 break;
             }
             if let Action::Start { workload, .. } | Action::Ramp { workload, .. } = step.action {
-                lead = lead.max(crate::drivers::startup(self.cx.engines[workload]));
+                lead = lead.max(crate::drivers::of(self.cx.engines[workload]).startup());
                 if self.scenario.workloads[workload].placement.is_some() {
                     lead = lead.max(REMOTE_LEAD);
                 }

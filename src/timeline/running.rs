@@ -2,12 +2,10 @@
 //! ramp), the flag that stops it, and the second it ends.
 
 use super::context::Context;
-use crate::drivers::fio::{self, jobfile::IoEngine};
-use crate::drivers::{iperf3, pgbench};
+use crate::drivers::LaunchContext;
+use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
-use crate::engine::{self, WorkerThread};
 use crate::error::{Error, Result};
-use crate::scenario::driver::Driver;
 use crate::scenario::{EngineKind, Queue, Workload};
 use crate::store::WorkloadRow;
 use crate::transport::protocol::{Command, Reply};
@@ -142,82 +140,28 @@ impl RunningWorkload {
             }
             return Ok(());
         }
-        if let Some(driver) = &w.driver {
-            crate::nofollow::create_dir(&cx.run_dir)
-                .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
-            let thread = match driver {
-                Driver::Pgbench(_) => pgbench::start(pgbench::Launch {
-                    workload_idx: self.idx,
-                    workload: w.clone(),
-                    dsn: cx.prepared.databases.dsn.get(&self.idx).cloned().unwrap_or_default(),
-                    first_worker: self.first_worker,
-                    clock_unix_ms: cx.clock_unix_ms,
-                    clock_start: cx.clock_start,
-                    begin,
-                    end_t: self.end_t,
-                    dir: cx.run_dir.clone(),
-                    results: cx.results.clone(),
-                    run: cx.run,
-                    tx: cx.tx.clone(),
-                    stop: self.stop.clone(),
-                    abort: cx.stop.clone(),
-                }),
-                Driver::Iperf3(spec) => iperf3::start(iperf3::Launch {
-                    workload_idx: self.idx,
-                    name: w.name.clone(),
-                    spec: spec.clone(),
-                    server: cx.prepared.servers.address.get(&self.idx).cloned().unwrap_or_default(),
-                    seconds: (w.ramp + w.duration).as_secs(),
-                    first_worker: self.first_worker,
-                    clock_start: cx.clock_start,
-                    begin,
-                    end_t: self.end_t,
-                    dir: cx.run_dir.clone(),
-                    results: cx.results.clone(),
-                    run: cx.run,
-                    tx: cx.tx.clone(),
-                    stop: self.stop.clone(),
-                    abort: cx.stop.clone(),
-                }),
-            };
-            self.threads.push((thread.map_err(failed_to_start)?, format!("{} ({})", w.name, driver.name())));
-            return Ok(());
-        }
-        if self.engine == EngineKind::Fio {
-            crate::nofollow::create_dir(&cx.run_dir)
-                .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
-            let launch = fio::Launch {
-                workload_idx: self.idx,
-                workload: w.clone(),
-                files: files.clone(),
-                first_worker: self.first_worker,
-                io_engine: if cx.uring_ok { IoEngine::IoUring } else { IoEngine::Psync },
-                clock_start: cx.clock_start,
-                clock_unix_ms: cx.clock_unix_ms,
-                begin,
-                end_t: self.end_t,
-                dir: cx.run_dir.clone(),
-                tx: cx.tx.clone(),
-                stop: self.stop.clone(),
-                abort: cx.stop.clone(),
-            };
-            self.threads.push((fio::start(launch).map_err(failed_to_start)?, format!("{} (fio)", w.name)));
-            return Ok(());
-        }
-        let workers = engine::Workers {
+        let launch = LaunchContext {
             workload_idx: self.idx,
             workload: w.clone(),
-            files: files.clone(),
             engine: self.engine,
+            files: files.clone(),
             first_worker: self.first_worker,
             planned: self.planned,
+            workers: from..from + count,
+            begin,
+            stagger,
             clock_start: cx.clock_start,
-            end: self.end(cx),
+            clock_unix_ms: cx.clock_unix_ms,
+            end_t: self.end_t,
+            uring_ok: cx.uring_ok,
+            dir: cx.run_dir.clone(),
+            results: cx.results.clone(),
+            run: cx.run,
             tx: cx.tx.clone(),
             stop: self.stop.clone(),
             abort: cx.stop.clone(),
         };
-        self.threads.extend(workers.start(from, count, begin, stagger).map_err(failed_to_start)?);
+        self.threads.extend(cx.drivers.start(&launch)?);
         Ok(())
     }
 
@@ -268,43 +212,12 @@ fn await_remote(
 }
 
 /// One line saying what starts now, e.g.
-/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on ... (1 GiB): 2s ramp + 15s`.
+/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on ... (1 GiB): 2s ramp + 15s`;
+/// its driver says what runs.
 pub fn describe(r: &RunningWorkload, cx: &Context) -> String {
-    use crate::scenario::units::{Size, Span};
+    use crate::scenario::units::Span;
     let w = &r.w;
-    if let Some(driver) = &w.driver {
-        let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
-        return format!(
-            "[{:>5}s] {}: {}: {ramp}{}",
-            r.start_t,
-            w.name,
-            crate::drivers::describe(driver),
-            Span(w.duration)
-        );
-    }
-    let files = &cx.files[r.idx];
-    let on: Vec<String> = match &w.placement {
-        Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.per_host)],
-        None => files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect(),
-    };
-    let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
-    let jobs = if r.planned == 1 { "1 job".to_string() } else { format!("{} jobs", r.planned) };
+    let what = crate::drivers::of(r.engine).describe(w, &cx.files[r.idx], r.planned, r.engine);
     let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
-    let queue = match (files.len(), w.queue) {
-        (1, _) => String::new(),
-        (_, Queue::Shared) => ", one queue across".to_string(),
-        (_, Queue::PerTarget) => ", a queue per target".to_string(),
-    };
-    format!(
-        "[{:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {}, {}{queue} on {}: {ramp}{}",
-        r.start_t,
-        w.name,
-        w.bs,
-        w.iodepth,
-        r.engine,
-        if files.iter().all(|f| f.direct) { "O_DIRECT" } else { "buffered" },
-        on.join(", "),
-        Span(w.duration)
-    )
+    format!("[{:>5}s] {}: {what}: {ramp}{}", r.start_t, w.name, Span(w.duration))
 }

@@ -12,15 +12,17 @@
 pub mod jobfile;
 pub mod status;
 
+use super::driver::{Driver, LaunchContext, Ready, spawn_program};
 use crate::children::Group;
 use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
+use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::Workload;
+use crate::scenario::{EngineKind, Scenario, Workload};
 use jobfile::{FileSpec, IoEngine};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,59 +33,61 @@ use std::time::{Duration, Instant};
 const STATUS_INTERVAL: &str = "250ms";
 /// How long fio takes from being started to its jobs' first IO (measured: 0.28 s with
 /// fio 3.33, most of it fio's own 100 ms polling while it sets jobs up).
-pub const STARTUP: Duration = Duration::from_millis(300);
+const STARTUP: Duration = Duration::from_millis(300);
 /// Runtime given to fio beyond the workload's, so that fathom's stop at the end, not
 /// fio's clock, ends it.
 const SPARE_S: u64 = 1;
 
 /// The installed fio's version line, or why it cannot be run.
-pub fn version() -> Result<String, String> {
+pub fn version() -> std::result::Result<String, String> {
     let out = Command::new("fio").arg("--version").output().map_err(|e| {
         format!("`engine: fio` runs the fio program, which could not be started ({e}); install it (Debian: apt-get install fio)")
     })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Everything one fio run of a workload needs.
-pub struct Launch {
-    pub workload_idx: usize,
-    pub workload: Arc<Workload>,
-    pub files: Vec<Arc<DataFile>>,
-    /// Worker id of the workload's worker 0; the others follow.
-    pub first_worker: u32,
-    pub io_engine: IoEngine,
-    pub clock_start: Instant,
-    /// The run clock's second 0 in Unix milliseconds (fio stamps reports in Unix time).
-    pub clock_unix_ms: i64,
-    pub begin: Instant,
-    /// Second of the run clock at which the workload ends.
-    pub end_t: u64,
-    /// Where the job file, fio's last report and its stderr are kept.
-    pub dir: PathBuf,
-    pub tx: Sender<Sample>,
-    /// Set to stop the workload (a timeline `stop`, or the run ending).
-    pub stop: Arc<AtomicBool>,
-    /// Set to stop the whole run; a failed fio sets it.
-    pub abort: Arc<AtomicBool>,
+/// `engine: fio`.
+pub struct Fio;
+
+impl Driver for Fio {
+    fn name(&self) -> &'static str {
+        "fio"
+    }
+
+    fn runs(&self, engine: EngineKind) -> bool {
+        engine == EngineKind::Fio
+    }
+
+    fn startup(&self) -> Duration {
+        STARTUP
+    }
+
+    fn check(&self, _: &Scenario, _: &AtomicBool) -> Result<()> {
+        version().map(drop).map_err(Error::input)
+    }
+
+    fn prepare(&self, _: &Scenario, _: &Path, _: &AtomicBool, _: &dyn Fn(&str)) -> Result<Box<dyn Ready>> {
+        Ok(Box::new(Fio))
+    }
+
+    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
+        super::native::describe_io(w, files, planned, engine)
+    }
 }
 
-/// Starts the thread that runs fio for one workload.
-pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
-    std::thread::Builder::new().name(format!("{}-fio", launch.workload.name)).spawn(move || {
-        let result = run(&launch);
-        if result.is_err() {
-            launch.abort.store(true, Ordering::Relaxed);
-        }
-        result
-    })
+impl Ready for Fio {
+    fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
+        spawn_program(cx, "fio", run)
+    }
 }
 
-fn run(l: &Launch) -> Result<(), String> {
+fn run(l: &LaunchContext) -> std::result::Result<(), String> {
     let w = &l.workload;
     let files: Vec<FileSpec> =
         l.files.iter().map(|f| FileSpec { path: f.path.clone(), size: f.size, direct: f.direct }).collect();
     let begin_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
-    let job = jobfile::translate(w, &files, l.io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
+    let io_engine = if l.uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
+    let job = jobfile::translate(w, &files, io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
     let job_path = l.dir.join(format!("{}.fio", w.name));
     let keep = |path: &PathBuf, text: &str| {
         crate::nofollow::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
@@ -157,7 +161,7 @@ fn read_reports(
     intervals: &mut status::Intervals,
     tx: &Sender<Sample>,
     messages: &mut impl Write,
-) -> Result<Option<serde_json::Value>, String> {
+) -> std::result::Result<Option<serde_json::Value>, String> {
     let Some(stdout) = stdout else { return Ok(None) };
     let mut last = None;
     let mut report = String::new();

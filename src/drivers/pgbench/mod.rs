@@ -14,24 +14,25 @@
 
 pub mod log;
 
+use super::driver::{Driver, LaunchContext, Ready, spawn_program};
 use super::postgres::{self, Cluster};
 use crate::children::{self, Group};
+use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
-use crate::metrics::Sample;
-use crate::scenario::driver::{Driver, Pgbench, Script};
-use crate::scenario::{Scenario, Workload};
+use crate::error::{Error, Result};
+use crate::scenario::driver::{Driver as Spec, Pgbench, Script};
+use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::{EventRow, ObservationRow, Store};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 /// How long pgbench takes from being started to its first transaction's end (measured:
 /// 25-32 ms, process start and connecting its clients on loopback).
-pub const STARTUP: Duration = Duration::from_millis(25);
+const STARTUP: Duration = Duration::from_millis(25);
 
 /// Databases ready for a run's pgbench workloads, and the clusters fathom started for
 /// them (stopped and removed when this is dropped or [`Databases::stop`]ped).
@@ -42,21 +43,8 @@ pub struct Databases {
     clusters: Vec<Cluster>,
 }
 
-impl Databases {
-    /// Stops every throwaway cluster; the first error, if any.
-    pub fn stop(mut self) -> Result<(), String> {
-        let mut first = Ok(());
-        for mut c in self.clusters.drain(..) {
-            if let Err(e) = c.stop() {
-                first = first.and(Err(e));
-            }
-        }
-        first
-    }
-}
-
 /// The installed pgbench's version line, or why it cannot be run.
-pub fn version() -> Result<String, String> {
+pub fn version() -> std::result::Result<String, String> {
     let path = postgres::client("pgbench")?;
     let out = Command::new(&path)
         .arg("--version")
@@ -67,9 +55,9 @@ pub fn version() -> Result<String, String> {
 
 /// Connects to the server of each workload with a `dsn` (`SELECT 1` with psql): the
 /// first that cannot be reached, with PostgreSQL's message; `stop` ends the wait.
-pub fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<(), String> {
+pub fn connect(scenario: &Scenario, stop: &AtomicBool) -> std::result::Result<(), String> {
     for w in &scenario.workloads {
-        if let Some(Driver::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
+        if let Some(Spec::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
             postgres::psql(dsn, "SELECT 1", stop).map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
         }
     }
@@ -88,14 +76,14 @@ pub fn prepare(
     dir: &Path,
     stop: &AtomicBool,
     progress: &dyn Fn(&str),
-) -> Result<Databases, String> {
+) -> std::result::Result<Databases, String> {
     let mut dbs = Databases::default();
     // a cluster per place and settings: (target, settings) to its index
     let mut cluster_of: Vec<(ClusterKey, usize)> = Vec::new();
     let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let mut ready: Vec<(String, u32)> = Vec::new();
     for (idx, w) in scenario.workloads.iter().enumerate() {
-        let Some(Driver::Pgbench(p)) = &w.driver else { continue };
+        let Some(Spec::Pgbench(p)) = &w.driver else { continue };
         let dsn = match &p.dsn {
             // reached by `connect` before the run was recorded
             Some(dsn) => dsn.clone(),
@@ -160,7 +148,13 @@ fn scale_of(dsn: &str, stop: &AtomicBool) -> Option<u32> {
 
 /// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
 /// Killed at once when `stop` is set.
-fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<(), String> {
+fn initialise(
+    name: &str,
+    dsn: &str,
+    p: &Pgbench,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> std::result::Result<(), String> {
     if p.reuse && scale_of(dsn, stop) == Some(p.scale) {
         progress(&format!("{name}: reusing the pgbench database at scale {}", p.scale));
         return Ok(());
@@ -177,42 +171,74 @@ fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &
     Ok(())
 }
 
-/// Everything one pgbench run of a workload needs.
-pub struct Launch {
-    pub workload_idx: usize,
-    pub workload: Arc<Workload>,
-    pub dsn: String,
-    /// Worker id of client 0; the others follow.
-    pub first_worker: u32,
-    pub clock_unix_ms: i64,
-    pub clock_start: Instant,
-    pub begin: Instant,
-    /// Second of the run clock at which the workload ends.
-    pub end_t: u64,
-    /// The run's directory: the transaction log, pgbench's output and a `sql:` script.
-    pub dir: PathBuf,
-    /// The results directory, for the observations (failures, schedule lag).
-    pub results: PathBuf,
-    pub run: i64,
-    pub tx: Sender<Sample>,
-    pub stop: Arc<AtomicBool>,
-    pub abort: Arc<AtomicBool>,
+/// `driver: pgbench`.
+pub struct PgbenchDriver;
+
+impl Driver for PgbenchDriver {
+    fn name(&self) -> &'static str {
+        "pgbench"
+    }
+
+    fn runs(&self, engine: EngineKind) -> bool {
+        engine == EngineKind::Pgbench
+    }
+
+    fn startup(&self) -> Duration {
+        STARTUP
+    }
+
+    fn check(&self, scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
+        version().map_err(Error::input)?;
+        connect(scenario, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
+            true => Error::Interrupted,
+            false => Error::input(e),
+        })
+    }
+
+    fn prepare(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        stop: &AtomicBool,
+        progress: &dyn Fn(&str),
+    ) -> Result<Box<dyn Ready>> {
+        Ok(Box::new(prepare(scenario, dir, stop, progress).map_err(Error::input)?))
+    }
+
+    fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
+        let Some(Spec::Pgbench(p)) = &w.driver else { return "pgbench".into() };
+        let script = match &p.script {
+            Script::Builtin(name) => name.clone(),
+            Script::File(path) => path.display().to_string(),
+            Script::Sql(_) => "custom SQL".into(),
+        };
+        let rate = p.rate.map(|r| format!(", {r} tps target")).unwrap_or_default();
+        let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
+        format!("pgbench {script}, scale {}, {} clients x {} threads{rate}, on {server}", p.scale, p.clients, p.threads)
+    }
 }
 
-/// Starts the thread that runs pgbench for one workload.
-pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
-    std::thread::Builder::new().name(format!("{}-pgbench", launch.workload.name)).spawn(move || {
-        let result = run(&launch);
-        if result.is_err() {
-            launch.abort.store(true, Ordering::Relaxed);
+impl Ready for Databases {
+    fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
+        let dsn = self.dsn.get(&cx.workload_idx).cloned().unwrap_or_default();
+        spawn_program(cx, "pgbench", move |l| run(l, &dsn))
+    }
+
+    /// Stops every throwaway cluster; the first error, if any.
+    fn stop(mut self: Box<Self>) -> Result<()> {
+        let mut first = Ok(());
+        for mut c in self.clusters.drain(..) {
+            if let Err(e) = c.stop() {
+                first = first.and(Err(Error::failed(e)));
+            }
         }
-        result
-    })
+        first
+    }
 }
 
-fn run(l: &Launch) -> Result<(), String> {
+fn run(l: &LaunchContext, dsn: &str) -> std::result::Result<(), String> {
     let w = &l.workload;
-    let Some(Driver::Pgbench(p)) = &w.driver else { return Err(format!("{}: not a pgbench workload", w.name)) };
+    let Some(Spec::Pgbench(p)) = &w.driver else { return Err(format!("{}: not a pgbench workload", w.name)) };
     crate::nofollow::create_dir(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
     let logs = l.dir.join(format!("{}.pgbench-log", w.name));
     crate::nofollow::create_dir(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
@@ -236,7 +262,7 @@ fn run(l: &Launch) -> Result<(), String> {
             cmd.arg("-f").arg(path);
         }
     }
-    cmd.arg(&l.dsn);
+    cmd.arg(dsn);
     let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
     let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
     let file = |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| format!("{}: {e}", p.display()));
@@ -318,7 +344,7 @@ fn run(l: &Launch) -> Result<(), String> {
 
 /// Stores each second's failed transactions (every second of the workload, zeros too,
 /// so their mean is per second) and, under a rate, the mean schedule lag.
-fn record_extras(l: &Launch, s: &log::Seconds, start_t: u32) -> Result<(), String> {
+fn record_extras(l: &LaunchContext, s: &log::Seconds, start_t: u32) -> std::result::Result<(), String> {
     let source = format!("pgbench:{}", l.workload.name);
     let mut rows = Vec::new();
     for t in start_t..l.end_t as u32 {
