@@ -5,7 +5,7 @@
 
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use std::ops::Range;
@@ -114,9 +114,18 @@ impl LaunchContext {
 
     /// The run's directory, created if it is not yet, for a program's files.
     pub fn run_dir(&self) -> Result<&Path> {
-        crate::nofollow::create_dir(&self.dir)
-            .map_err(|e| crate::error::Error::failed(format!("{}: {e}", self.dir.display())))?;
+        crate::nofollow::create_dir(&self.dir).map_err(|e| Error::failed(format!("{}: {e}", self.dir.display())))?;
         Ok(&self.dir)
+    }
+}
+
+/// The same failure as bad input (exit 2): what goes wrong before the run clock starts
+/// (a program missing, a server unreachable, a database that cannot be readied) is the
+/// scenario's to fix, and nothing was measured.
+pub fn bad_input(e: Error) -> Error {
+    match e {
+        Error::Failed(m) => Error::Input(m),
+        other => other,
     }
 }
 
@@ -125,7 +134,7 @@ impl LaunchContext {
 pub fn spawn_program(
     cx: &LaunchContext,
     program: &str,
-    run: impl FnOnce(&LaunchContext) -> std::result::Result<(), String> + Send + 'static,
+    run: impl FnOnce(&LaunchContext) -> Result<()> + Send + 'static,
 ) -> Result<Vec<(WorkerThread, String)>> {
     cx.run_dir()?;
     let owned = cx.clone();
@@ -138,6 +147,6 @@ pub fn spawn_program(
             }
             result
         })
-        .map_err(|e| crate::error::Error::failed(format!("starting worker threads: {e}")))?;
+        .map_err(|e| Error::failed(format!("starting worker threads: {e}")))?;
     Ok(vec![(thread, format!("{} ({program})", cx.workload.name))])
 }

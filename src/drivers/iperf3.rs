@@ -7,7 +7,7 @@
 //! iperf3 writes its JSON when the test ends, so a workload's seconds reach the store
 //! then (Debian's iperf3 3.12 has no `--json-stream`).
 
-use super::driver::{Driver, LaunchContext, Ready, spawn_program};
+use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
 use crate::children::Group;
 use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 const DEFAULT_PORT: u16 = 5201;
 
 /// The installed iperf3's version line, or why it cannot be run.
-pub fn version() -> std::result::Result<String, String> {
+pub fn version() -> Result<String> {
     let out = Command::new("iperf3").arg("--version").output().map_err(|e| {
-        format!("`driver: iperf3` runs the iperf3 program, which could not be started ({e}); install it (Debian: apt-get install iperf3)")
+        Error::input(format!("`driver: iperf3` runs the iperf3 program, which could not be started ({e}); install it (Debian: apt-get install iperf3)"))
     })?;
     Ok(String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().trim().to_string())
 }
@@ -47,11 +47,7 @@ pub struct Servers {
 /// Finds or starts the server of every iperf3 workload: one `iperf3 -s` of fathom's own
 /// per workload without a `server` (an iperf3 server runs one test at a time). Checks
 /// that each server accepts connections (or `stop` is set).
-pub fn prepare(
-    scenario: &Scenario,
-    stop: &AtomicBool,
-    progress: &dyn Fn(&str),
-) -> std::result::Result<Servers, String> {
+pub fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Servers> {
     let mut servers = Servers::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(Spec::Iperf3(spec)) = &w.driver else { continue };
@@ -61,18 +57,19 @@ pub fn prepare(
                 let port = std::net::TcpListener::bind("127.0.0.1:0")
                     .and_then(|l| l.local_addr())
                     .map(|a| a.port())
-                    .map_err(|e| format!("{}: finding a free port: {e}", w.name))?;
+                    .map_err(|e| Error::failed(format!("{}: finding a free port: {e}", w.name)))?;
                 let mut server = Command::new("iperf3");
                 server.args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()]);
                 server.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
                 let child = Group::spawn(&mut server, "iperf3 -s")
-                    .map_err(|e| format!("{}: starting iperf3 -s: {e}", w.name))?;
+                    .map_err(|e| Error::failed(format!("{}: starting iperf3 -s: {e}", w.name)))?;
                 servers._started.push(child);
                 progress(&format!("{}: iperf3 server on 127.0.0.1:{port}", w.name));
                 ("127.0.0.1".to_string(), port)
             }
         };
-        wait_listening(&host, port, stop).map_err(|e| format!("{}: iperf3 server {host}:{port}: {e}", w.name))?;
+        wait_listening(&host, port, stop)
+            .map_err(|e| Error::failed(format!("{}: iperf3 server {host}:{port}: {e}", w.name)))?;
         servers.address.insert(idx, (host, port));
     }
     Ok(servers)
@@ -89,16 +86,16 @@ fn split_host_port(server: &str) -> (String, u16) {
 }
 
 /// Waits up to 5 s for `host:port` to accept a connection, unless `stop` is set.
-fn wait_listening(host: &str, port: u16, stop: &AtomicBool) -> std::result::Result<(), String> {
+fn wait_listening(host: &str, port: u16, stop: &AtomicBool) -> Result<()> {
     let until = Instant::now() + Duration::from_secs(5);
-    let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(|e| e.to_string())?.collect();
+    let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(|e| Error::failed(e.to_string()))?.collect();
     loop {
         let err = match addrs.iter().find_map(|a| TcpStream::connect_timeout(a, Duration::from_millis(500)).ok()) {
             Some(_) => return Ok(()),
             None => "not accepting connections",
         };
         if Instant::now() > until || stop.load(Ordering::Relaxed) {
-            return Err(err.into());
+            return Err(Error::failed(err));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -156,7 +153,7 @@ impl Driver for Iperf3Driver {
     }
 
     fn check(&self, _: &Scenario, _: &AtomicBool) -> Result<()> {
-        version().map(drop).map_err(Error::input)
+        version().map(drop)
     }
 
     fn prepare(
@@ -166,7 +163,7 @@ impl Driver for Iperf3Driver {
         stop: &AtomicBool,
         progress: &dyn Fn(&str),
     ) -> Result<Box<dyn Ready>> {
-        Ok(Box::new(prepare(scenario, stop, progress).map_err(Error::input)?))
+        Ok(Box::new(prepare(scenario, stop, progress).map_err(bad_input)?))
     }
 
     fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
@@ -191,8 +188,8 @@ impl Ready for Servers {
     }
 }
 
-fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> std::result::Result<(), String> {
-    crate::nofollow::create_dir(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
+fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
+    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
     let seconds = (l.workload.ramp + l.workload.duration).as_secs();
     let json_path = l.dir.join(format!("{}.iperf3.json", l.workload.name));
     let mut cmd = Command::new("iperf3");
@@ -201,33 +198,34 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> std::result:
     if spec.reverse {
         cmd.arg("-R");
     }
-    let out = crate::nofollow::create_file(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let out =
+        crate::nofollow::create_file(&json_path).map_err(|e| Error::failed(format!("{}: {e}", json_path.display())))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(Stdio::null());
     sleep_until(l.begin, &l.stop);
     if l.stop.load(Ordering::Relaxed) {
         return Ok(());
     }
     let started = Instant::now();
-    let mut child =
-        Group::spawn(&mut cmd, "iperf3").map_err(|e| format!("{}: starting iperf3: {e}", l.workload.name))?;
+    let mut child = Group::spawn(&mut cmd, "iperf3")
+        .map_err(|e| Error::failed(format!("{}: starting iperf3: {e}", l.workload.name)))?;
     let deadline = l.clock_start + Duration::from_secs(l.end_t + 30);
     // stopped with SIGINT, iperf3 still writes its JSON, the seconds so far included
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let (status, signalled) = child
         .wait_stopping(Some(libc::SIGINT), Some(deadline), &stopped)
-        .map_err(|e| format!("{}: waiting for iperf3: {e}", l.workload.name))?;
+        .map_err(|e| Error::failed(format!("{}: waiting for iperf3: {e}", l.workload.name)))?;
     let text = std::fs::read_to_string(&json_path).unwrap_or_default();
     let report: Report = serde_json::from_str(&text).map_err(|e| {
-        format!(
+        Error::failed(format!(
             "{}: iperf3 ({status}) wrote no report fathom can read ({e}); see {}",
             l.workload.name,
             json_path.display()
-        )
+        ))
     })?;
     if let Some(err) = &report.error
         && !signalled
     {
-        return Err(format!("{}: iperf3: {err}", l.workload.name));
+        return Err(Error::failed(format!("{}: iperf3: {err}", l.workload.name)));
     }
     let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
     let op = if spec.reverse { Op::Recv } else { Op::Send };
@@ -235,7 +233,7 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> std::result:
     for s in samples {
         let _ = l.tx.send(s);
     }
-    let mut store = Store::open(&l.results).map_err(|e| e.to_string())?;
+    let mut store = Store::open(&l.results)?;
     let source = format!("iperf3:{}", l.workload.name);
     let rows: Vec<ObservationRow> = retransmits
         .iter()
@@ -246,7 +244,7 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> std::result:
             value: *n as f64,
         })
         .collect();
-    store.add_observations(l.run, &rows).map_err(|e| e.to_string())?;
+    store.add_observations(l.run, &rows)?;
     let detail = match report.end.as_ref().and_then(|e| e.sum_sent.as_ref().zip(e.sum_received.as_ref())) {
         Some((sent, received)) => format!(
             "sender {:.3} Gbit/s, receiver {:.3} Gbit/s over {}, {} retransmits",
@@ -257,19 +255,17 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> std::result:
         ),
         None => "no closing report".into(),
     };
-    store
-        .add_event(
-            l.run,
-            &EventRow {
-                at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
-                kind: "iperf3".into(),
-                label: l.workload.name.clone(),
-                status: status.code().map(i64::from),
-                took_ms: Some(started.elapsed().as_millis() as i64),
-                detail,
-            },
-        )
-        .map_err(|e| e.to_string())?;
+    store.add_event(
+        l.run,
+        &EventRow {
+            at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
+            kind: "iperf3".into(),
+            label: l.workload.name.clone(),
+            status: status.code().map(i64::from),
+            took_ms: Some(started.elapsed().as_millis() as i64),
+            detail,
+        },
+    )?;
     Ok(())
 }
 

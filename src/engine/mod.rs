@@ -18,6 +18,7 @@ pub mod target;
 pub mod uring;
 pub mod worker;
 
+use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Queue, Workload};
 use datafile::DataFile;
@@ -121,14 +122,14 @@ fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
 /// Checks that io_uring can be used here (kernel support, not blocked by seccomp, and
 /// with the timed wait fathom relies on to stop promptly). The error says why not.
 /// `FATHOM_DISABLE_IO_URING=1` makes it report unavailable, to try the fallback.
-pub fn probe_io_uring() -> Result<(), String> {
+pub fn probe_io_uring() -> Result<()> {
     if std::env::var_os("FATHOM_DISABLE_IO_URING").is_some_and(|v| v != "0") {
-        return Err("disabled by FATHOM_DISABLE_IO_URING".into());
+        return Err(Error::failed("disabled by FATHOM_DISABLE_IO_URING"));
     }
     match io_uring::IoUring::new(4) {
         Ok(ring) if ring.params().is_feature_ext_arg() => Ok(()),
-        Ok(_) => Err("kernel older than 5.11: no timed completion wait".into()),
-        Err(e) => Err(e.to_string()),
+        Ok(_) => Err(Error::failed("kernel older than 5.11: no timed completion wait")),
+        Err(e) => Err(Error::failed(e.to_string())),
     }
 }
 

@@ -3,6 +3,7 @@
 //! clock, histogram, sample hand-off), the floor under every real result.
 
 use super::worker::{Backend, WorkerSpec};
+use crate::error::Result;
 use crate::workload::{Io, IoGen};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -19,14 +20,14 @@ impl Backend for Null {
         false
     }
 
-    fn run(&self, spec: &WorkerSpec, _stream: u32, ios: &Mutex<IoGen>) -> Result<(), String> {
+    fn run(&self, spec: &WorkerSpec, _stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
         run(spec, &mut ios.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
 /// Runs a null worker: each pass "submits" up to `iodepth` IOs, and they complete at
 /// the next clock read, as a batch of real completions would.
-pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
+pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
     let depth = spec.workload.iodepth as usize;
     let mut batch: Vec<(Io, Instant)> = Vec::with_capacity(depth);
     let mut rec = spec.recorder();

@@ -4,6 +4,7 @@
 
 use super::buffer::AlignedBuf;
 use super::worker::{Backend, WorkerSpec};
+use crate::error::Result;
 use crate::metrics::Op;
 use crate::workload::IoGen;
 use std::os::fd::AsRawFd;
@@ -22,14 +23,14 @@ impl Backend for Psync {
         true
     }
 
-    fn run(&self, spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), String> {
+    fn run(&self, spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
         run(spec, stream, ios)
     }
 }
 
 /// Runs one stream (thread) of a psync worker until its end time or a stop; the
 /// worker's streams take their IOs from one generator.
-pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), String> {
+pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
     let w = &spec.workload;
     let mut buf = AlignedBuf::new(w.bs.max() as usize)?;
     let mut payload = super::worker::Payload::new(spec, stream);

@@ -479,7 +479,7 @@ pub fn fill(w: &Workload, data: &DataFile, zero: bool, stop: &AtomicBool) -> Res
     eprintln!("{what} {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(w.offset));
     let block = w.bs.min() as usize;
     let chunk = LAYOUT_CHUNK / block.min(LAYOUT_CHUNK) * block;
-    let mut buf = super::buffer::AlignedBuf::new(chunk).map_err(Error::failed)?;
+    let mut buf = super::buffer::AlignedBuf::new(chunk)?;
     let spec = if zero { DataSpec { content: Content::Zero, dedupe_percent: 0, crc: false } } else { w.data };
     let mut content = DataGen::new(&spec, Rng::seed_from(&w.name, data.size, 3));
     let (start, end) = (w.offset, w.offset + data.size);

@@ -5,6 +5,7 @@
 
 use super::buffer::AlignedBuf;
 use super::worker::{Backend, WorkerSpec};
+use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::workload::{Io, IoGen};
 use io_uring::{IoUring, opcode, squeue, types};
@@ -55,12 +56,12 @@ impl Backend for Uring {
         true
     }
 
-    fn run(&self, spec: &WorkerSpec, _stream: u32, ios: &Mutex<IoGen>) -> Result<(), String> {
+    fn run(&self, spec: &WorkerSpec, _stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
         run(spec, &mut ios.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
-pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
+pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
     let w = &spec.workload;
     let depth = w.iodepth as usize;
     // each slot has a buffer of the largest block size
@@ -76,7 +77,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
         unsafe { std::slice::from_raw_parts_mut(base.add(slot * bs), len as usize) }
     };
     let mut payload = super::worker::Payload::new(spec, 0);
-    let mut ring = ring(depth.next_power_of_two() as u32).map_err(|e| format!("io_uring setup: {e}"))?;
+    let mut ring = ring(depth.next_power_of_two() as u32).map_err(|e| Error::failed(format!("io_uring setup: {e}")))?;
 
     let iovec = libc::iovec { iov_base: base.cast(), iov_len: buffers.len() };
     // SAFETY: the buffer outlives the ring (dropped after it) and is not moved.
@@ -171,7 +172,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
                 if let Err(e) = submitter.submit()
                     && !transient(&e)
                 {
-                    result = Err(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index));
+                    result = Err(Error::failed(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index)));
                     break;
                 }
             }
@@ -194,7 +195,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
             && !transient(&e)
             && e.raw_os_error() != Some(libc::ETIME)
         {
-            result = Err(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index));
+            result = Err(Error::failed(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index)));
             break;
         }
         let done = Instant::now();

@@ -7,6 +7,7 @@
 use super::buffer::AlignedBuf;
 use super::datafile::DataFile;
 use super::schedule::Schedule;
+use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::{Queue, Workload};
 use crate::workload::data::{DataGen, Verify, verify};
@@ -32,7 +33,7 @@ pub trait Backend: Sync {
     /// Runs thread `stream` of a worker until its end or a stop. The worker's threads
     /// draw their IOs from one generator, so a worker is one stream of IOs (sequential
     /// stays sequential) whatever the back end.
-    fn run(&self, spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), String>;
+    fn run(&self, spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()>;
 }
 
 /// Everything one worker needs; shared by the threads of a psync worker.
@@ -84,7 +85,7 @@ impl WorkerSpec {
 }
 
 /// A running worker thread; it ends with an error message if an IO failed.
-pub type WorkerThread = JoinHandle<Result<(), String>>;
+pub type WorkerThread = JoinHandle<Result<()>>;
 
 /// Sleeps in short steps until `at`, returning early when asked to stop.
 pub fn sleep_until(at: Instant, stop: &AtomicBool) {
@@ -239,8 +240,8 @@ pub fn out_of_space(spec: &WorkerSpec, io: Io, err: i32) -> bool {
 }
 
 /// Describes a failed IO for the run's error message.
-pub fn io_error(spec: &WorkerSpec, io: Io, what: impl std::fmt::Display) -> String {
-    format!(
+pub fn io_error(spec: &WorkerSpec, io: Io, what: impl std::fmt::Display) -> Error {
+    Error::failed(format!(
         "{} worker {}: {} of {} bytes at offset {} of {}: {what}",
         spec.workload.name,
         spec.index,
@@ -248,5 +249,5 @@ pub fn io_error(spec: &WorkerSpec, io: Io, what: impl std::fmt::Display) -> Stri
         io.len,
         io.offset,
         spec.files[io.file as usize].path.display()
-    )
+    ))
 }

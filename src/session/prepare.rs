@@ -146,7 +146,7 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
         match engine::probe_io_uring() {
             Ok(()) => true,
             Err(reason) => {
-                warnings.push(Warning::IoUringUnavailable { reason });
+                warnings.push(Warning::IoUringUnavailable { reason: reason.to_string() });
                 false
             }
         }

@@ -169,9 +169,9 @@ impl RunningWorkload {
     pub fn join(&mut self) -> Option<String> {
         let mut failure = None;
         for (handle, who) in self.threads.drain(..) {
-            let result = handle.join().unwrap_or_else(|_| Err(format!("{who} panicked")));
+            let result = handle.join().unwrap_or_else(|_| Err(Error::failed(format!("{who} panicked"))));
             if let Err(msg) = result {
-                failure.get_or_insert(msg);
+                failure.get_or_insert(msg.to_string());
             }
         }
         self.over = true;
@@ -203,7 +203,7 @@ fn await_remote(
             });
             match ended {
                 Some(None) => return Ok(()),
-                Some(Some(e)) => return Err(format!("host {}: {e}", remote.host.name)),
+                Some(Some(e)) => return Err(Error::failed(format!("host {}: {e}", remote.host.name))),
                 None if remote.gone() => return Ok(()),
                 None => {}
             }

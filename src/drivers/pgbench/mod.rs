@@ -14,7 +14,7 @@
 
 pub mod log;
 
-use super::driver::{Driver, LaunchContext, Ready, spawn_program};
+use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
 use super::postgres::{self, Cluster};
 use crate::children::{self, Group};
 use crate::engine::target::DataFile;
@@ -44,21 +44,21 @@ pub struct Databases {
 }
 
 /// The installed pgbench's version line, or why it cannot be run.
-pub fn version() -> std::result::Result<String, String> {
+pub fn version() -> Result<String> {
     let path = postgres::client("pgbench")?;
-    let out = Command::new(&path)
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))?;
+    let out = Command::new(&path).arg("--version").output().map_err(|e| {
+        Error::failed(format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))
+    })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// Connects to the server of each workload with a `dsn` (`SELECT 1` with psql): the
 /// first that cannot be reached, with PostgreSQL's message; `stop` ends the wait.
-pub fn connect(scenario: &Scenario, stop: &AtomicBool) -> std::result::Result<(), String> {
+pub fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     for w in &scenario.workloads {
         if let Some(Spec::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
-            postgres::psql(dsn, "SELECT 1", stop).map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
+            postgres::psql(dsn, "SELECT 1", stop)
+                .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
         }
     }
     Ok(())
@@ -71,12 +71,7 @@ type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
 /// the workload's `target` or else `dir` (the run's directory), one per distinct place
 /// and `settings`; each (server, scale) is initialised once.
 /// `progress` hears what takes time.
-pub fn prepare(
-    scenario: &Scenario,
-    dir: &Path,
-    stop: &AtomicBool,
-    progress: &dyn Fn(&str),
-) -> std::result::Result<Databases, String> {
+pub fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
     // a cluster per place and settings: (target, settings) to its index
     let mut cluster_of: Vec<(ClusterKey, usize)> = Vec::new();
@@ -103,7 +98,7 @@ pub fn prepare(
                             // root from /root, say): the system's temporary directory is
                             // as good a place, the run's directory being no storage under
                             // test; a `target` given stays an error
-                            Err(e) if e.starts_with(postgres::UNREACHABLE) && p.target.is_none() => {
+                            Err(e) if e.to_string().starts_with(postgres::UNREACHABLE) && p.target.is_none() => {
                                 let tmp = std::env::temp_dir()
                                     .join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
                                 progress(&format!("{}: {e}; using {} instead", w.name, tmp.display()));
@@ -111,7 +106,7 @@ pub fn prepare(
                             }
                             other => other,
                         }
-                        .map_err(|e| format!("{}: {e}", w.name))?;
+                        .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
                         dbs.clusters.push(cluster);
                         cluster_of.push((key, n));
                         dbs.clusters.len() - 1
@@ -124,10 +119,10 @@ pub fn prepare(
                     &format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'"),
                     stop,
                 )
-                .map_err(|e| format!("{}: {e}", w.name))?;
+                .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
                 if exists == "0" {
                     postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"), stop)
-                        .map_err(|e| format!("{}: {e}", w.name))?;
+                        .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
                 }
                 cluster.dsn(&db)
             }
@@ -148,13 +143,7 @@ fn scale_of(dsn: &str, stop: &AtomicBool) -> Option<u32> {
 
 /// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
 /// Killed at once when `stop` is set.
-fn initialise(
-    name: &str,
-    dsn: &str,
-    p: &Pgbench,
-    stop: &AtomicBool,
-    progress: &dyn Fn(&str),
-) -> std::result::Result<(), String> {
+fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
     if p.reuse && scale_of(dsn, stop) == Some(p.scale) {
         progress(&format!("{name}: reusing the pgbench database at scale {}", p.scale));
         return Ok(());
@@ -163,10 +152,10 @@ fn initialise(
     let mut init = Command::new(postgres::client("pgbench")?);
     init.args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
     let out = children::output(&mut init, "pgbench -i", stop)
-        .map_err(|e| format!("{name}: starting pgbench: {e}"))?
-        .ok_or_else(|| format!("{name}: pgbench -i {}", postgres::INTERRUPTED))?;
+        .map_err(|e| Error::failed(format!("{name}: starting pgbench: {e}")))?
+        .ok_or_else(|| Error::failed(format!("{name}: pgbench -i {}", postgres::INTERRUPTED)))?;
     if !out.status.success() {
-        return Err(format!("{name}: pgbench -i failed: {}", postgres::last_lines(&out, 5)));
+        return Err(Error::failed(format!("{name}: pgbench -i failed: {}", postgres::last_lines(&out, 5))));
     }
     Ok(())
 }
@@ -188,10 +177,10 @@ impl Driver for PgbenchDriver {
     }
 
     fn check(&self, scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
-        version().map_err(Error::input)?;
+        version().map_err(bad_input)?;
         connect(scenario, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
             true => Error::Interrupted,
-            false => Error::input(e),
+            false => bad_input(e),
         })
     }
 
@@ -202,7 +191,7 @@ impl Driver for PgbenchDriver {
         stop: &AtomicBool,
         progress: &dyn Fn(&str),
     ) -> Result<Box<dyn Ready>> {
-        Ok(Box::new(prepare(scenario, dir, stop, progress).map_err(Error::input)?))
+        Ok(Box::new(prepare(scenario, dir, stop, progress).map_err(bad_input)?))
     }
 
     fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
@@ -229,19 +218,21 @@ impl Ready for Databases {
         let mut first = Ok(());
         for mut c in self.clusters.drain(..) {
             if let Err(e) = c.stop() {
-                first = first.and(Err(Error::failed(e)));
+                first = first.and(Err(e));
             }
         }
         first
     }
 }
 
-fn run(l: &LaunchContext, dsn: &str) -> std::result::Result<(), String> {
+fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     let w = &l.workload;
-    let Some(Spec::Pgbench(p)) = &w.driver else { return Err(format!("{}: not a pgbench workload", w.name)) };
-    crate::nofollow::create_dir(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
+    let Some(Spec::Pgbench(p)) = &w.driver else {
+        return Err(Error::failed(format!("{}: not a pgbench workload", w.name)));
+    };
+    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
     let logs = l.dir.join(format!("{}.pgbench-log", w.name));
-    crate::nofollow::create_dir(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    crate::nofollow::create_dir(&logs).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
     let mut cmd = Command::new(postgres::client("pgbench")?);
     let seconds = (w.ramp + w.duration).as_secs();
     cmd.args(["-n", "-c", &p.clients.to_string(), "-j", &p.threads.to_string(), "-T", &seconds.to_string()]);
@@ -258,14 +249,15 @@ fn run(l: &LaunchContext, dsn: &str) -> std::result::Result<(), String> {
         }
         Script::Sql(sql) => {
             let path = l.dir.join(format!("{}.sql", w.name));
-            crate::nofollow::write(&path, sql).map_err(|e| format!("{}: {e}", path.display()))?;
+            crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
             cmd.arg("-f").arg(path);
         }
     }
     cmd.arg(dsn);
     let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
     let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
-    let file = |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| format!("{}: {e}", p.display()));
+    let file =
+        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
@@ -273,7 +265,8 @@ fn run(l: &LaunchContext, dsn: &str) -> std::result::Result<(), String> {
         return Ok(());
     }
     let started = Instant::now();
-    let mut child = Group::spawn(&mut cmd, "pgbench").map_err(|e| format!("{}: starting pgbench: {e}", w.name))?;
+    let mut child =
+        Group::spawn(&mut cmd, "pgbench").map_err(|e| Error::failed(format!("{}: starting pgbench: {e}", w.name)))?;
     // pgbench ends itself after -T; this stops it early (a timeline `stop`, Ctrl-C, a
     // failure elsewhere) or if it overruns its end by far. SIGALRM is the signal its -T
     // timer ends it with: it finishes its transactions, writes out its log (which
@@ -282,17 +275,20 @@ fn run(l: &LaunchContext, dsn: &str) -> std::result::Result<(), String> {
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let (status, signalled) = child
         .wait_stopping(Some(libc::SIGALRM), Some(deadline), &stopped)
-        .map_err(|e| format!("{}: waiting for pgbench: {e}", w.name))?;
+        .map_err(|e| Error::failed(format!("{}: waiting for pgbench: {e}", w.name)))?;
     let took = started.elapsed();
 
     // whatever pgbench managed to log is kept, even when it failed
     let mut seconds =
         log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, p.rate.is_some());
-    let mut entries: Vec<PathBuf> =
-        std::fs::read_dir(&logs).map_err(|e| format!("{}: {e}", logs.display()))?.flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&logs)
+        .map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for path in &entries {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
         text.lines().for_each(|line| seconds.add(line));
     }
     let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs() as u32;
@@ -303,15 +299,15 @@ fn run(l: &LaunchContext, dsn: &str) -> std::result::Result<(), String> {
         let _ = l.tx.send(sample);
     }
     if unreadable > 0 {
-        return Err(format!(
+        return Err(Error::failed(format!(
             "{}: {unreadable} lines of pgbench's transaction log could not be read, e.g. `{}`",
             w.name,
             example.unwrap_or_default()
-        ));
+        )));
     }
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
     let closing = log::closing(&stdout);
-    let store = Store::open(&l.results).map_err(|e| e.to_string())?;
+    let store = Store::open(&l.results)?;
     let detail = match closing.tps {
         Some(tps) => format!(
             "tps = {tps:.3} (without initial connection time), {} transactions, {} failed",
@@ -320,31 +316,29 @@ fn run(l: &LaunchContext, dsn: &str) -> std::result::Result<(), String> {
         ),
         None => "no closing report".into(),
     };
-    store
-        .add_event(
-            l.run,
-            &EventRow {
-                at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
-                kind: "pgbench".into(),
-                label: w.name.clone(),
-                status: status.code().map(i64::from),
-                took_ms: Some(took.as_millis() as i64),
-                detail,
-            },
-        )
-        .map_err(|e| e.to_string())?;
+    store.add_event(
+        l.run,
+        &EventRow {
+            at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
+            kind: "pgbench".into(),
+            label: w.name.clone(),
+            status: status.code().map(i64::from),
+            took_ms: Some(took.as_millis() as i64),
+            detail,
+        },
+    )?;
     if !status.success() && !signalled {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         let tail: Vec<&str> = err.lines().filter(|l| !l.starts_with("progress:")).collect();
         let tail = tail[tail.len().saturating_sub(5)..].join(" / ");
-        return Err(format!("{}: pgbench {status}: {tail} (output in {})", w.name, l.dir.display()));
+        return Err(Error::failed(format!("{}: pgbench {status}: {tail} (output in {})", w.name, l.dir.display())));
     }
     Ok(())
 }
 
 /// Stores each second's failed transactions (every second of the workload, zeros too,
 /// so their mean is per second) and, under a rate, the mean schedule lag.
-fn record_extras(l: &LaunchContext, s: &log::Seconds, start_t: u32) -> std::result::Result<(), String> {
+fn record_extras(l: &LaunchContext, s: &log::Seconds, start_t: u32) -> Result<()> {
     let source = format!("pgbench:{}", l.workload.name);
     let mut rows = Vec::new();
     for t in start_t..l.end_t as u32 {
@@ -364,6 +358,6 @@ fn record_extras(l: &LaunchContext, s: &log::Seconds, start_t: u32) -> std::resu
             });
         }
     }
-    let mut store = Store::open(&l.results).map_err(|e| e.to_string())?;
-    store.add_observations(l.run, &rows).map_err(|e| e.to_string())
+    let mut store = Store::open(&l.results)?;
+    store.add_observations(l.run, &rows)
 }
