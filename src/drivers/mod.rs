@@ -69,3 +69,23 @@ impl ReadyDrivers {
         first
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_engine_kind_has_exactly_one_driver_and_names_are_unique() {
+        use EngineKind::*;
+        for kind in [IoUring, Psync, Null, Fio, Pgbench, Iperf3] {
+            let runners: Vec<&str> = DRIVERS.iter().filter(|d| d.runs(kind)).map(|d| d.name()).collect();
+            assert_eq!(runners.len(), 1, "{kind}: {runners:?}");
+        }
+        assert_eq!((of(Psync).name(), of(Fio).name(), of(Iperf3).name()), ("engine", "fio", "iperf3"));
+        let mut names: Vec<&str> = DRIVERS.iter().map(|d| d.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), DRIVERS.len());
+        assert!(of(Pgbench).startup() > std::time::Duration::ZERO && of(IoUring).startup().is_zero());
+    }
+}
