@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 const DEFAULT_PORT: u16 = 5201;
 
 /// The installed iperf3's version line, or why it cannot be run.
-pub fn version() -> Result<String> {
+fn version() -> Result<String> {
     let out = Command::new("iperf3").arg("--version").output().map_err(|e| {
         Error::input(format!("`driver: iperf3` runs the iperf3 program, which could not be started ({e}); install it (Debian: apt-get install iperf3)"))
     })?;
@@ -47,7 +47,7 @@ pub struct Servers {
 /// Finds or starts the server of every iperf3 workload: one `iperf3 -s` of fathom's own
 /// per workload without a `server` (an iperf3 server runs one test at a time). Checks
 /// that each server accepts connections (or `stop` is set).
-pub fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Servers> {
+fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Servers> {
     let mut servers = Servers::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(Spec::Iperf3(spec)) = &w.driver else { continue };

@@ -10,6 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+/// fathom's own engine, registered like any other driver so the timeline starts every
+/// workload the same way.
 pub struct Native;
 
 impl Driver for Native {

@@ -44,7 +44,7 @@ pub struct Databases {
 }
 
 /// The installed pgbench's version line, or why it cannot be run.
-pub fn version() -> Result<String> {
+fn version() -> Result<String> {
     let path = postgres::client("pgbench")?;
     let out = Command::new(&path).arg("--version").output().map_err(|e| {
         Error::failed(format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))
@@ -54,7 +54,7 @@ pub fn version() -> Result<String> {
 
 /// Connects to the server of each workload with a `dsn` (`SELECT 1` with psql): the
 /// first that cannot be reached, with PostgreSQL's message; `stop` ends the wait.
-pub fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
+fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     for w in &scenario.workloads {
         if let Some(Spec::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
             postgres::psql(dsn, "SELECT 1", stop)
@@ -71,7 +71,7 @@ type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
 /// the workload's `target` or else `dir` (the run's directory), one per distinct place
 /// and `settings`; each (server, scale) is initialised once.
 /// `progress` hears what takes time.
-pub fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
+fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
     // a cluster per place and settings: (target, settings) to its index
     let mut cluster_of: Vec<(ClusterKey, usize)> = Vec::new();
