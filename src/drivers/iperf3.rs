@@ -7,31 +7,32 @@
 //! iperf3 writes its JSON when the test ends, so a workload's seconds reach the store
 //! then (Debian's iperf3 3.12 has no `--json-stream`).
 
+use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
 use crate::children::Group;
+use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
+use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats, Sample};
-use crate::scenario::Scenario;
-use crate::scenario::driver::{Driver, Iperf3};
+use crate::scenario::driver::{Driver as Spec, Iperf3};
 use crate::scenario::units::Span;
-use crate::store::sink::{Record, Sink};
+use crate::scenario::{EngineKind, Scenario, Workload};
+use crate::store::sink::Record;
 use crate::store::{EventRow, ObservationRow};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::{TcpStream, ToSocketAddrs};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 /// iperf3's default port.
 const DEFAULT_PORT: u16 = 5201;
 
 /// The installed iperf3's version line, or why it cannot be run.
-pub fn version() -> Result<String, String> {
+fn version() -> Result<String> {
     let out = Command::new("iperf3").arg("--version").output().map_err(|e| {
-        format!("`driver: iperf3` runs the iperf3 program, which could not be started ({e}); install it (Debian: apt-get install iperf3)")
+        Error::input(format!("`driver: iperf3` runs the iperf3 program, which could not be started ({e}); install it (Debian: apt-get install iperf3)"))
     })?;
     Ok(String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().trim().to_string())
 }
@@ -47,28 +48,29 @@ pub struct Servers {
 /// Finds or starts the server of every iperf3 workload: one `iperf3 -s` of fathom's own
 /// per workload without a `server` (an iperf3 server runs one test at a time). Checks
 /// that each server accepts connections (or `stop` is set).
-pub fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Servers, String> {
+fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Servers> {
     let mut servers = Servers::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
-        let Some(Driver::Iperf3(spec)) = &w.driver else { continue };
+        let Some(Spec::Iperf3(spec)) = &w.driver else { continue };
         let (host, port) = match &spec.server {
             Some(server) => split_host_port(server),
             None => {
                 let port = std::net::TcpListener::bind("127.0.0.1:0")
                     .and_then(|l| l.local_addr())
                     .map(|a| a.port())
-                    .map_err(|e| format!("{}: finding a free port: {e}", w.name))?;
+                    .map_err(|e| Error::failed(format!("{}: finding a free port: {e}", w.name)))?;
                 let mut server = Command::new("iperf3");
                 server.args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()]);
                 server.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
                 let child = Group::spawn(&mut server, "iperf3 -s")
-                    .map_err(|e| format!("{}: starting iperf3 -s: {e}", w.name))?;
+                    .map_err(|e| Error::failed(format!("{}: starting iperf3 -s: {e}", w.name)))?;
                 servers._started.push(child);
                 progress(&format!("{}: iperf3 server on 127.0.0.1:{port}", w.name));
                 ("127.0.0.1".to_string(), port)
             }
         };
-        wait_listening(&host, port, stop).map_err(|e| format!("{}: iperf3 server {host}:{port}: {e}", w.name))?;
+        wait_listening(&host, port, stop)
+            .map_err(|e| Error::failed(format!("{}: iperf3 server {host}:{port}: {e}", w.name)))?;
         servers.address.insert(idx, (host, port));
     }
     Ok(servers)
@@ -85,39 +87,19 @@ fn split_host_port(server: &str) -> (String, u16) {
 }
 
 /// Waits up to 5 s for `host:port` to accept a connection, unless `stop` is set.
-fn wait_listening(host: &str, port: u16, stop: &AtomicBool) -> Result<(), String> {
+fn wait_listening(host: &str, port: u16, stop: &AtomicBool) -> Result<()> {
     let until = Instant::now() + Duration::from_secs(5);
-    let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(|e| e.to_string())?.collect();
+    let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(|e| Error::failed(e.to_string()))?.collect();
     loop {
         let err = match addrs.iter().find_map(|a| TcpStream::connect_timeout(a, Duration::from_millis(500)).ok()) {
             Some(_) => return Ok(()),
             None => "not accepting connections",
         };
         if Instant::now() > until || stop.load(Ordering::Relaxed) {
-            return Err(err.into());
+            return Err(Error::failed(err));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// Everything one iperf3 run of a workload needs.
-pub struct Launch {
-    pub workload_idx: usize,
-    pub name: String,
-    pub spec: Iperf3,
-    pub server: (String, u16),
-    /// Seconds iperf3 runs: the workload's ramp and duration.
-    pub seconds: u64,
-    pub first_worker: u32,
-    pub clock_start: Instant,
-    pub begin: Instant,
-    pub end_t: u64,
-    pub dir: PathBuf,
-    /// Where the retransmits and the closing event go.
-    pub sink: Sink,
-    pub tx: Sender<Sample>,
-    pub stop: Arc<AtomicBool>,
-    pub abort: Arc<AtomicBool>,
 }
 
 /// The parts of `iperf3 -J` fathom reads.
@@ -159,56 +141,100 @@ pub struct Sum {
     pub retransmits: Option<u64>,
 }
 
-/// Starts the thread that runs the iperf3 client for one workload.
-pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
-    std::thread::Builder::new().name(format!("{}-iperf3", launch.name)).spawn(move || {
-        let result = run(&launch);
-        if result.is_err() {
-            launch.abort.store(true, Ordering::Relaxed);
-        }
-        result
-    })
+/// `driver: iperf3`.
+pub struct Iperf3Driver;
+
+impl Driver for Iperf3Driver {
+    fn name(&self) -> &'static str {
+        "iperf3"
+    }
+
+    fn runs(&self, engine: EngineKind) -> bool {
+        engine == EngineKind::Iperf3
+    }
+
+    fn check(&self, _: &Scenario, _: &AtomicBool) -> Result<()> {
+        version().map(drop)
+    }
+
+    fn prepare(
+        &self,
+        scenario: &Scenario,
+        _: &std::path::Path,
+        stop: &AtomicBool,
+        progress: &dyn Fn(&str),
+    ) -> Result<Box<dyn Ready>> {
+        Ok(Box::new(prepare(scenario, stop, progress).map_err(bad_input)?))
+    }
+
+    fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
+        let Some(Spec::Iperf3(i)) = &w.driver else { return "iperf3".into() };
+        format!(
+            "iperf3, {} stream{}{}",
+            i.streams,
+            if i.streams == 1 { "" } else { "s" },
+            if i.reverse { ", reverse (server sends)" } else { "" }
+        )
+    }
 }
 
-fn run(l: &Launch) -> Result<(), String> {
-    crate::nofollow::create_dir(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
-    let json_path = l.dir.join(format!("{}.iperf3.json", l.name));
+impl Ready for Servers {
+    fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
+        let Some(Spec::Iperf3(spec)) = &cx.workload.driver else {
+            return Err(Error::failed(format!("{}: not an iperf3 workload", cx.workload.name)));
+        };
+        let spec = spec.clone();
+        let server = self.address.get(&cx.workload_idx).cloned().unwrap_or_default();
+        spawn_program(cx, "iperf3", move |l| run(l, &spec, &server))
+    }
+}
+
+fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
+    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
+    let seconds = (l.workload.ramp + l.workload.duration).as_secs();
+    let json_path = l.dir.join(format!("{}.iperf3.json", l.workload.name));
     let mut cmd = Command::new("iperf3");
-    cmd.args(["-c", &l.server.0, "-p", &l.server.1.to_string(), "-J", "-i", "1"]);
-    cmd.args(["-P", &l.spec.streams.to_string(), "-t", &l.seconds.to_string()]);
-    if l.spec.reverse {
+    cmd.args(["-c", &server.0, "-p", &server.1.to_string(), "-J", "-i", "1"]);
+    cmd.args(["-P", &spec.streams.to_string(), "-t", &seconds.to_string()]);
+    if spec.reverse {
         cmd.arg("-R");
     }
-    let out = crate::nofollow::create_file(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let out =
+        crate::nofollow::create_file(&json_path).map_err(|e| Error::failed(format!("{}: {e}", json_path.display())))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(Stdio::null());
     sleep_until(l.begin, &l.stop);
     if l.stop.load(Ordering::Relaxed) {
         return Ok(());
     }
     let started = Instant::now();
-    let mut child = Group::spawn(&mut cmd, "iperf3").map_err(|e| format!("{}: starting iperf3: {e}", l.name))?;
+    let mut child = Group::spawn(&mut cmd, "iperf3")
+        .map_err(|e| Error::failed(format!("{}: starting iperf3: {e}", l.workload.name)))?;
     let deadline = l.clock_start + Duration::from_secs(l.end_t + 30);
     // stopped with SIGINT, iperf3 still writes its JSON, the seconds so far included
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let (status, signalled) = child
         .wait_stopping(Some(libc::SIGINT), Some(deadline), &stopped)
-        .map_err(|e| format!("{}: waiting for iperf3: {e}", l.name))?;
+        .map_err(|e| Error::failed(format!("{}: waiting for iperf3: {e}", l.workload.name)))?;
     let text = std::fs::read_to_string(&json_path).unwrap_or_default();
     let report: Report = serde_json::from_str(&text).map_err(|e| {
-        format!("{}: iperf3 ({status}) wrote no report fathom can read ({e}); see {}", l.name, json_path.display())
+        Error::failed(format!(
+            "{}: iperf3 ({status}) wrote no report fathom can read ({e}); see {}",
+            l.workload.name,
+            json_path.display()
+        ))
     })?;
     if let Some(err) = &report.error
         && !signalled
     {
-        return Err(format!("{}: iperf3: {err}", l.name));
+        return Err(Error::failed(format!("{}: iperf3: {err}", l.workload.name)));
     }
     let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
-    let op = if l.spec.reverse { Op::Recv } else { Op::Send };
+    let op = if spec.reverse { Op::Recv } else { Op::Send };
     let (samples, retransmits) = per_second(&report, l.workload_idx, l.first_worker, start_t, l.end_t, op);
     for s in samples {
         let _ = l.tx.send(s);
     }
-    let source = format!("iperf3:{}", l.name);
+    let source = format!("iperf3:{}", l.workload.name);
     let rows: Vec<ObservationRow> = retransmits
         .iter()
         .map(|(t, n)| ObservationRow {
@@ -232,7 +258,7 @@ fn run(l: &Launch) -> Result<(), String> {
     l.sink.send(Record::Event(EventRow {
         at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
         kind: "iperf3".into(),
-        label: l.name.clone(),
+        label: l.workload.name.clone(),
         status: status.code().map(i64::from),
         took_ms: Some(started.elapsed().as_millis() as i64),
         detail,

@@ -1,100 +1,91 @@
-//! Drivers that run another program for a workload and turn what it reports into
-//! fathom's samples, so its results sit in the same store next to the native engine's:
-//! fio (`engine: fio`), pgbench and iperf3 (`driver:`).
+//! What runs a workload, behind one [`Driver`] seam: fathom's own engine (`native.rs`),
+//! and the programs whose reports become fathom's samples, so their results sit in the
+//! same store next to the engine's: fio (`engine: fio`), pgbench and iperf3 (`driver:`).
 
+pub mod driver;
 pub mod fio;
 pub mod iperf3;
+pub mod native;
 pub mod pgbench;
 pub mod postgres;
 
-use crate::scenario::driver::Driver;
+use crate::engine::WorkerThread;
+use crate::error::Result;
 use crate::scenario::{EngineKind, Scenario};
+pub use driver::{Driver, LaunchContext, Ready};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
-/// How long before a workload's first second its program is started, so that its work
-/// (not its start-up) fills that second.
-pub fn startup(engine: EngineKind) -> Duration {
-    match engine {
-        EngineKind::Fio => fio::STARTUP,
-        EngineKind::Pgbench => pgbench::STARTUP,
-        _ => Duration::ZERO,
+/// Every driver, by name: the one list a new driver joins.
+pub const DRIVERS: [&dyn Driver; 4] = [&native::Native, &fio::Fio, &pgbench::PgbenchDriver, &iperf3::Iperf3Driver];
+
+/// The driver that runs workloads of `engine`.
+pub fn of(engine: EngineKind) -> &'static dyn Driver {
+    DRIVERS.into_iter().find(|d| d.runs(engine)).expect("every engine kind has its driver in DRIVERS")
+}
+
+/// The drivers a scenario uses, in the order of `DRIVERS`.
+fn used(scenario: &Scenario) -> impl Iterator<Item = &'static dyn Driver> + '_ {
+    DRIVERS.into_iter().filter(|d| scenario.workloads.iter().any(|w| d.runs(w.engine)))
+}
+
+/// Checks, before anything is laid out or recorded, that each driver the scenario uses
+/// can run: its program installed, the servers its workloads name reachable (a clear
+/// message and exit 2 when not). `stop` (a signal) ends a wait.
+pub fn check(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
+    used(scenario).try_for_each(|d| d.check(scenario, stop))
+}
+
+/// The drivers of one run, readied before its clock starts (databases initialised,
+/// servers listening). Stopping it, or dropping it, stops what they started.
+pub struct ReadyDrivers {
+    ready: Vec<(&'static dyn Driver, Box<dyn Ready>)>,
+}
+
+impl ReadyDrivers {
+    /// Readies every driver the scenario uses, in `dir` (the run's directory). An
+    /// error, or `stop` set meanwhile, stops what was already started.
+    pub fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Self> {
+        let ready =
+            used(scenario).map(|d| Ok((d, d.prepare(scenario, dir, stop, progress)?))).collect::<Result<_>>()?;
+        Ok(ReadyDrivers { ready })
     }
-}
 
-/// What the `driver:` workloads of a run need before its clock starts: databases
-/// initialised, servers listening. Dropping it stops what fathom started.
-pub struct Prepared {
-    pub databases: pgbench::Databases,
-    pub servers: iperf3::Servers,
-}
-
-/// Checks that each driver's program is installed (a clear message and exit 2 when not).
-pub fn check_installed(scenario: &Scenario) -> Result<(), String> {
-    let uses = |name: &str| scenario.workloads.iter().any(|w| w.driver.as_ref().is_some_and(|d| d.name() == name));
-    if uses("pgbench") {
-        pgbench::version()?;
+    /// Starts workers of a workload with the driver that runs its engine.
+    pub fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
+        let driver = of(cx.engine);
+        let (_, ready) = self.ready.iter().find(|(d, _)| d.name() == driver.name()).ok_or_else(|| {
+            crate::error::Error::failed(format!("{}: driver {} was not prepared", cx.workload.name, driver.name()))
+        })?;
+        ready.start(cx)
     }
-    if uses("iperf3") {
-        iperf3::version()?;
-    }
-    Ok(())
-}
 
-/// Reaches every server a `driver:` workload names (a pgbench `dsn`), before anything
-/// is laid out or recorded: one that cannot be reached is bad input, no run. `stop`
-/// (a signal) ends the wait.
-pub fn check_servers(scenario: &Scenario, stop: &AtomicBool) -> Result<(), String> {
-    pgbench::connect(scenario, stop)
-}
-
-/// Readies every `driver:` workload: PostgreSQL clusters in `dir` (the run's directory)
-/// and pgbench databases, iperf3 servers. An error, or `stop` set meanwhile, stops what
-/// was already started.
-pub fn prepare(
-    scenario: &Scenario,
-    dir: &Path,
-    stop: &AtomicBool,
-    progress: &dyn Fn(&str),
-) -> Result<Prepared, String> {
-    if !scenario.workloads.iter().any(|w| w.driver.is_some()) {
-        return Ok(Prepared { databases: Default::default(), servers: Default::default() });
-    }
-    let databases = pgbench::prepare(scenario, dir, stop, progress)?;
-    let servers = iperf3::prepare(scenario, stop, progress)?;
-    Ok(Prepared { databases, servers })
-}
-
-impl Prepared {
-    /// Stops the clusters and servers fathom started.
-    pub fn stop(self) -> Result<(), String> {
-        drop(self.servers);
-        self.databases.stop()
-    }
-}
-
-/// The one-line description of a driver workload as it starts.
-pub fn describe(d: &Driver) -> String {
-    match d {
-        Driver::Pgbench(p) => {
-            let script = match &p.script {
-                crate::scenario::driver::Script::Builtin(name) => name.clone(),
-                crate::scenario::driver::Script::File(path) => path.display().to_string(),
-                crate::scenario::driver::Script::Sql(_) => "custom SQL".into(),
-            };
-            let rate = p.rate.map(|r| format!(", {r} tps target")).unwrap_or_default();
-            let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
-            format!(
-                "pgbench {script}, scale {}, {} clients x {} threads{rate}, on {server}",
-                p.scale, p.clients, p.threads
-            )
+    /// Stops what the drivers started; the first error, if any.
+    pub fn stop(self) -> Result<()> {
+        let mut first = Ok(());
+        for (_, ready) in self.ready {
+            first = first.and(ready.stop());
         }
-        Driver::Iperf3(i) => format!(
-            "iperf3, {} stream{}{}",
-            i.streams,
-            if i.streams == 1 { "" } else { "s" },
-            if i.reverse { ", reverse (server sends)" } else { "" }
-        ),
+        first
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_engine_kind_has_exactly_one_driver_and_names_are_unique() {
+        use EngineKind::*;
+        for kind in [IoUring, Psync, Null, Fio, Pgbench, Iperf3] {
+            let runners: Vec<&str> = DRIVERS.iter().filter(|d| d.runs(kind)).map(|d| d.name()).collect();
+            assert_eq!(runners.len(), 1, "{kind}: {runners:?}");
+        }
+        assert_eq!((of(Psync).name(), of(Fio).name(), of(Iperf3).name()), ("engine", "fio", "iperf3"));
+        let mut names: Vec<&str> = DRIVERS.iter().map(|d| d.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), DRIVERS.len());
+        assert!(of(Pgbench).startup() > std::time::Duration::ZERO && of(IoUring).startup().is_zero());
     }
 }

@@ -8,6 +8,7 @@
 //! cluster's directory.
 
 use crate::children::{self, Tracked};
+use crate::error::{Error, Result};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -16,7 +17,7 @@ use std::sync::atomic::AtomicBool;
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
 /// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
 /// the PATH).
-pub fn bindir() -> Result<PathBuf, String> {
+pub fn bindir() -> Result<PathBuf> {
     if let Some(dir) = on_path("initdb") {
         return Ok(dir);
     }
@@ -35,9 +36,10 @@ pub fn bindir() -> Result<PathBuf, String> {
         .collect();
     versions.sort();
     versions.pop().map(|(_, bin)| bin).ok_or_else(|| {
-        "`driver: pgbench` without a `dsn` starts a throwaway PostgreSQL, but initdb was not found \
-         (install PostgreSQL: apt-get install postgresql, or give a `dsn`)"
-            .to_string()
+        Error::failed(
+            "`driver: pgbench` without a `dsn` starts a throwaway PostgreSQL, but initdb was not found \
+         (install PostgreSQL: apt-get install postgresql, or give a `dsn`)",
+        )
     })
 }
 
@@ -48,11 +50,12 @@ fn on_path(program: &str) -> Option<PathBuf> {
 
 /// A client program (`pgbench`, `psql`): from the PATH (Debian's wrappers), else next
 /// to the server's programs.
-pub fn client(program: &str) -> Result<PathBuf, String> {
+pub fn client(program: &str) -> Result<PathBuf> {
     if let Some(dir) = on_path(program) {
         return Ok(dir.join(program));
     }
-    let dir = bindir().map_err(|_| format!("{program} not found: install PostgreSQL's client programs"))?;
+    let dir =
+        bindir().map_err(|_| Error::failed(format!("{program} not found: install PostgreSQL's client programs")))?;
     Ok(dir.join(program))
 }
 
@@ -63,7 +66,7 @@ struct RunAs {
     gid: u32,
 }
 
-fn run_as() -> Result<Option<RunAs>, String> {
+fn run_as() -> Result<Option<RunAs>> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Ok(None);
@@ -72,9 +75,10 @@ fn run_as() -> Result<Option<RunAs>, String> {
     // SAFETY: getpwnam returns a pointer into static storage or null; read at once.
     let pw = unsafe { libc::getpwnam(name.as_ptr()) };
     if pw.is_null() {
-        return Err("PostgreSQL does not run as root and there is no `postgres` user to run it as \
-                    (Debian's postgresql package creates one), or give a `dsn`"
-            .into());
+        return Err(Error::failed(
+            "PostgreSQL does not run as root and there is no `postgres` user to run it as \
+             (Debian's postgresql package creates one), or give a `dsn`",
+        ));
     }
     // SAFETY: pw is non-null and points at a valid passwd entry.
     let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
@@ -120,10 +124,10 @@ impl Cluster {
     /// postgresql.conf, and starts it on a free loopback port. Errors carry
     /// PostgreSQL's own message (from initdb, or the server's log); `stop` set while
     /// it waits ends it with [`INTERRUPTED`].
-    pub fn start(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster, String> {
+    pub fn start(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
         // a new directory: whatever was planted at this (guessable) path is neither
         // used nor, on failure, removed
-        crate::nofollow::create_new_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        crate::nofollow::create_new_dir(dir).map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
         let started = Self::create(dir, settings, stop);
         if started.is_err() {
             // the server's log stays to read; the cluster's files go
@@ -132,20 +136,20 @@ impl Cluster {
         started
     }
 
-    fn create(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster, String> {
+    fn create(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
         let bin = bindir()?;
         let user = run_as()?;
         // absolute: the programs run in the cluster's directory
-        let dir = &dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+        let dir = &dir.canonicalize().map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
         if let Some(u) = user {
             if let Some(closed) = unreachable_by(dir, u) {
                 let _ = std::fs::remove_dir(dir);
-                return Err(format!(
+                return Err(Error::failed(format!(
                     "{UNREACHABLE}: {} is not searchable by it (mode {:o}), so it cannot reach {}",
                     closed.0.display(),
                     closed.1,
                     dir.display()
-                ));
+                )));
             }
             chown(dir, u)?;
         }
@@ -154,10 +158,10 @@ impl Cluster {
         let mut initdb = cluster.command("initdb");
         initdb.args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-instructions", "-D"]).arg(&data);
         let out = children::output(&mut initdb, "initdb", stop)
-            .map_err(|e| format!("starting initdb: {e}"))?
-            .ok_or(INTERRUPTED)?;
+            .map_err(|e| Error::failed(format!("starting initdb: {e}")))?
+            .ok_or(Error::failed(INTERRUPTED))?;
         if !out.status.success() {
-            return Err(format!("initdb failed: {}", last_lines(&out, 5)));
+            return Err(Error::failed(format!("initdb failed: {}", last_lines(&out, 5))));
         }
         let mut conf = String::from("\n# fathom: a throwaway cluster on loopback only\n");
         conf.push_str("listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\n");
@@ -170,7 +174,7 @@ impl Cluster {
             let port_line = format!("port = {}\n", cluster.port);
             // the data directory belongs to the server's user: nothing in it is followed
             crate::nofollow::write(&data.join("fathom.conf"), format!("{conf}{port_line}"))
-                .map_err(|e| format!("{}: {e}", data.display()))?;
+                .map_err(|e| Error::failed(format!("{}: {e}", data.display())))?;
             if attempt == 0 {
                 append(&data.join("postgresql.conf"), "include = 'fathom.conf'\n")?;
             }
@@ -182,10 +186,10 @@ impl Cluster {
             pg_ctl.args(["-w", "-t", "60", "-D"]).arg(&data).arg("-l").arg(&log).arg("start");
             // from here a server may run: stop() stops it, whatever happens
             cluster.running = true;
-            let Some(out) =
-                children::output(&mut pg_ctl, "pg_ctl", stop).map_err(|e| format!("starting pg_ctl: {e}"))?
+            let Some(out) = children::output(&mut pg_ctl, "pg_ctl", stop)
+                .map_err(|e| Error::failed(format!("starting pg_ctl: {e}")))?
             else {
-                return Err(INTERRUPTED.into());
+                return Err(Error::failed(INTERRUPTED));
             };
             if out.status.success() {
                 cluster.postmaster = cluster.postmaster_pid().map(|pid| Tracked::new(pid, "postgres"));
@@ -199,10 +203,10 @@ impl Cluster {
                     .filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR"))
                     .collect();
                 let msg = if errors.is_empty() { last_lines(&out, 5) } else { errors.join(" / ") };
-                return Err(format!("PostgreSQL did not start: {msg} (log: {})", log.display()));
+                return Err(Error::failed(format!("PostgreSQL did not start: {msg} (log: {})", log.display())));
             }
         }
-        Err("PostgreSQL did not start: no free port on 127.0.0.1 after 3 tries".into())
+        Err(Error::failed("PostgreSQL did not start: no free port on 127.0.0.1 after 3 tries"))
     }
 
     fn data(&self) -> PathBuf {
@@ -234,7 +238,7 @@ impl Cluster {
     /// Stops the server and removes the cluster. Immediate shutdown: open sessions
     /// are ended and nothing is written back, the cluster being thrown away (a fast
     /// shutdown's checkpoint after `pgbench -i` takes seconds).
-    pub fn stop(&mut self) -> Result<(), String> {
+    pub fn stop(&mut self) -> Result<()> {
         if self.running {
             self.running = false;
             let out = self
@@ -243,15 +247,15 @@ impl Cluster {
                 .arg(self.data())
                 .arg("stop")
                 .output()
-                .map_err(|e| format!("starting pg_ctl: {e}"))?;
+                .map_err(|e| Error::failed(format!("starting pg_ctl: {e}")))?;
             // not started after all (pg_ctl interrupted before it started the server)
             let none = String::from_utf8_lossy(&out.stderr).contains("PID file") && self.postmaster_pid().is_none();
             if !out.status.success() && !none {
-                return Err(format!("stopping PostgreSQL: {}", last_lines(&out, 3)));
+                return Err(Error::failed(format!("stopping PostgreSQL: {}", last_lines(&out, 3))));
             }
             self.postmaster = None;
         }
-        std::fs::remove_dir_all(&self.dir).map_err(|e| format!("removing {}: {e}", self.dir.display()))
+        std::fs::remove_dir_all(&self.dir).map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())))
     }
 }
 
@@ -269,13 +273,14 @@ impl Drop for Cluster {
 /// Runs `sql` with psql against `dsn`; its output (unaligned, tuples only), or
 /// PostgreSQL's own error message. Killed when `stop` is set (a server that accepts the
 /// connection and never answers would hold it forever).
-pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String, String> {
+pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String> {
     let mut cmd = Command::new(client("psql")?);
     cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]).stdin(Stdio::null());
-    let out =
-        children::output(&mut cmd, "psql", stop).map_err(|e| format!("starting psql: {e}"))?.ok_or(INTERRUPTED)?;
+    let out = children::output(&mut cmd, "psql", stop)
+        .map_err(|e| Error::failed(format!("starting psql: {e}")))?
+        .ok_or(Error::failed(INTERRUPTED))?;
     if !out.status.success() {
-        return Err(last_lines(&out, 5));
+        return Err(Error::failed(last_lines(&out, 5)));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -289,27 +294,29 @@ pub fn last_lines(out: &Output, n: usize) -> String {
     if tail.is_empty() { format!("exited with {}", out.status) } else { tail }
 }
 
-fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("finding a free port: {e}"))?;
-    l.local_addr().map(|a| a.port()).map_err(|e| format!("finding a free port: {e}"))
+fn free_port() -> Result<u16> {
+    let l =
+        std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| Error::failed(format!("finding a free port: {e}")))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| Error::failed(format!("finding a free port: {e}")))
 }
 
 /// Appends to a file of the server's data directory, never through a symlink (its owner
 /// could have put one there for root to follow).
-fn append(path: &Path, text: &str) -> Result<(), String> {
+fn append(path: &Path, text: &str) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    f.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+    f.write_all(text.as_bytes()).map_err(|e| Error::failed(format!("{}: {e}", path.display())))
 }
 
 /// lchown: a symlink swapped in by the server's user is changed itself, not followed.
-fn chown(path: &Path, u: RunAs) -> Result<(), String> {
-    std::os::unix::fs::lchown(path, Some(u.uid), Some(u.gid)).map_err(|e| format!("chown {}: {e}", path.display()))
+fn chown(path: &Path, u: RunAs) -> Result<()> {
+    std::os::unix::fs::lchown(path, Some(u.uid), Some(u.gid))
+        .map_err(|e| Error::failed(format!("chown {}: {e}", path.display())))
 }
 
 #[cfg(test)]

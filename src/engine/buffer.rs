@@ -1,5 +1,6 @@
 //! IO buffers aligned for O_DIRECT (4 KiB covers every logical block size in use).
 
+use crate::error::{Error, Result};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 
 pub const ALIGN: usize = 4096;
@@ -19,8 +20,8 @@ impl AlignedBuf {
     /// scenario (block size x depth), so running out of memory is an error the run
     /// reports, not an abort: `scenario::budget` refuses what will not fit before the
     /// run, this is for what it could not foresee (other processes taking memory).
-    pub fn new(len: usize) -> Result<AlignedBuf, String> {
-        let no_memory = || format!("cannot allocate {len} bytes of IO buffers: out of memory");
+    pub fn new(len: usize) -> Result<AlignedBuf> {
+        let no_memory = || Error::failed(format!("cannot allocate {len} bytes of IO buffers: out of memory"));
         let size = len.max(1).checked_next_multiple_of(ALIGN).ok_or_else(no_memory)?;
         let layout = Layout::from_size_align(size, ALIGN).map_err(|_| no_memory())?;
         // SAFETY: layout has non-zero size.
@@ -59,7 +60,7 @@ mod tests {
     #[test]
     fn an_impossible_size_is_an_error_not_an_abort() {
         let err = AlignedBuf::new(usize::MAX - 1).err().expect("refused");
-        assert!(err.contains("out of memory"), "{err}");
+        assert!(err.to_string().contains("out of memory"), "{err}");
         // more than any address space holds, but a valid layout: the allocator says no
         assert!(AlignedBuf::new(1 << 62).is_err());
         let mut b = AlignedBuf::new(5000).unwrap();

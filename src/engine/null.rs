@@ -2,13 +2,32 @@
 //! (fio's `ioengine=null`). What it measures is fathom's own cost per IO (generator,
 //! clock, histogram, sample hand-off), the floor under every real result.
 
-use super::WorkerSpec;
+use super::worker::{Backend, WorkerSpec};
+use crate::error::Result;
 use crate::workload::{Io, IoGen};
+use std::sync::Mutex;
 use std::time::Instant;
+
+/// The `null` back end.
+pub struct Null;
+
+impl Backend for Null {
+    fn threads(&self, _iodepth: u32) -> u32 {
+        1
+    }
+
+    fn needs_file(&self) -> bool {
+        false
+    }
+
+    fn run(&self, spec: &WorkerSpec, _stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
+        run(spec, &mut ios.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
 
 /// Runs a null worker: each pass "submits" up to `iodepth` IOs, and they complete at
 /// the next clock read, as a batch of real completions would.
-pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
+pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
     let depth = spec.workload.iodepth as usize;
     let mut batch: Vec<(Io, Instant)> = Vec::with_capacity(depth);
     let mut rec = spec.recorder();
@@ -30,7 +49,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
                     batch.push((ios.next(), s.claim()));
                 }
                 if batch.is_empty() {
-                    super::sleep_until(s.peek().min(spec.end), &spec.stop);
+                    super::worker::sleep_until(s.peek().min(spec.end), &spec.stop);
                     continue;
                 }
             }

@@ -2,20 +2,38 @@
 //! threads, each with one IO outstanding, so depth means the same on either engine
 //! (fio's psync would silently run at depth 1).
 
-use super::WorkerSpec;
 use super::buffer::AlignedBuf;
+use super::worker::{Backend, WorkerSpec};
+use crate::error::Result;
 use crate::metrics::Op;
 use crate::workload::IoGen;
 use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// The `psync` back end.
+pub struct Psync;
+
+impl Backend for Psync {
+    fn threads(&self, iodepth: u32) -> u32 {
+        iodepth
+    }
+
+    fn needs_file(&self) -> bool {
+        true
+    }
+
+    fn run(&self, spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
+        run(spec, stream, ios)
+    }
+}
+
 /// Runs one stream (thread) of a psync worker until its end time or a stop; the
 /// worker's streams take their IOs from one generator.
-pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), String> {
+pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
     let w = &spec.workload;
     let mut buf = AlignedBuf::new(w.bs.max() as usize)?;
-    let mut payload = super::Payload::new(spec, stream);
+    let mut payload = super::worker::Payload::new(spec, stream);
     let fds: Vec<i32> = spec.files.iter().map(|f| f.file.as_raw_fd()).collect();
     let mut rec = spec.recorder();
     loop {
@@ -31,7 +49,7 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), Str
                     return Ok(());
                 }
                 if due > now {
-                    super::sleep_until(due, &spec.stop);
+                    super::worker::sleep_until(due, &spec.stop);
                     now = Instant::now();
                     if spec.stopped(now) {
                         return Ok(());
@@ -61,18 +79,18 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<(), Str
             if err.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            if super::out_of_space(spec, io, err.raw_os_error().unwrap_or(0)) {
+            if super::worker::out_of_space(spec, io, err.raw_os_error().unwrap_or(0)) {
                 return Ok(());
             }
-            return Err(super::io_error(spec, io, err));
+            return Err(super::worker::io_error(spec, io, err));
         }
         if n as usize != len {
-            return Err(super::io_error(spec, io, format!("short transfer of {n} bytes")));
+            return Err(super::worker::io_error(spec, io, format!("short transfer of {n} bytes")));
         }
         rec.record(done, io.op, io.len, done - intended, done - now);
         payload.check(spec, io, &buf.as_mut_slice()[..len], &mut rec);
         if !w.think_time.is_zero() {
-            super::sleep_until(done + w.think_time, &spec.stop);
+            super::worker::sleep_until(done + w.think_time, &spec.stop);
         }
     }
 }

@@ -6,10 +6,12 @@
 //! file (used as is, created if its directory exists), or a block device (reads only,
 //! unless `--allow-device-write`; never written while mounted).
 
+pub use super::datafile::DataFile;
+use super::kinds::backend;
 use crate::error::{Error, Result};
 use crate::nofollow::{self, Dir, How};
+use crate::scenario::Workload;
 use crate::scenario::units::Size;
-use crate::scenario::{EngineKind, Workload};
 use crate::warnings::Warning;
 use crate::workload::data::{Content, DataGen, DataSpec};
 use crate::workload::{Rng, writes};
@@ -22,21 +24,6 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
-
-/// An opened data file for one workload.
-#[derive(Debug)]
-pub struct DataFile {
-    pub path: PathBuf,
-    pub file: File,
-    /// Working set in bytes: IOs land in `[offset, offset + size)` for the workload's
-    /// `offset`.
-    pub size: u64,
-    /// O_DIRECT actually in effect.
-    pub direct: bool,
-    /// When an appending worker ran out of space (ms on the run clock, plus one; 0:
-    /// never): the workload stopped there.
-    pub full_at_ms: AtomicU64,
-}
 
 pub struct Options {
     pub allow_device_write: bool,
@@ -175,8 +162,8 @@ fn place(w: &Workload) -> Result<Placement> {
 }
 
 /// Prepares every workload's data files (one per target), in scenario order. `warn`
-/// receives what the run should record. Workloads with `engine: null` do no IO and get
-/// a stand-in.
+/// receives what the run should record. Workloads whose back end does no IO (`engine:
+/// null`) get a stand-in.
 pub fn prepare(
     workloads: &[Workload],
     opts: &Options,
@@ -186,17 +173,23 @@ pub fn prepare(
     // Each target is prepared as if it were the workload's only one.
     let single: Vec<Workload> = workloads
         .iter()
-        .filter(|w| w.engine != EngineKind::Null)
+        .filter(|w| needs_file(w))
         .flat_map(|w| w.targets.iter().map(|t| Workload { targets: vec![t.clone()], ..w.clone() }))
         .collect();
     let mut files = prepare_files(&single, opts, stop, warn)?.into_iter();
     workloads
         .iter()
-        .map(|w| match w.engine {
-            EngineKind::Null => Ok(vec![null_file(w)?]),
-            _ => Ok(w.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
+        .map(|w| match needs_file(w) {
+            false => Ok(vec![null_file(w)?]),
+            true => Ok(w.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
         })
         .collect()
+}
+
+/// Whether a workload's IO goes to a file: not when its back end does no IO (`null`).
+/// Workloads of another program (fio) have their files laid out like the engine's.
+fn needs_file(w: &Workload) -> bool {
+    backend(w.engine).is_none_or(|b| b.needs_file())
 }
 
 /// The stand-in of a null workload: no data, a working set of `size` (1 GiB if not
@@ -486,7 +479,7 @@ pub fn fill(w: &Workload, data: &DataFile, zero: bool, stop: &AtomicBool) -> Res
     eprintln!("{what} {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(w.offset));
     let block = w.bs.min() as usize;
     let chunk = LAYOUT_CHUNK / block.min(LAYOUT_CHUNK) * block;
-    let mut buf = super::buffer::AlignedBuf::new(chunk).map_err(Error::failed)?;
+    let mut buf = super::buffer::AlignedBuf::new(chunk)?;
     let spec = if zero { DataSpec { content: Content::Zero, dedupe_percent: 0, crc: false } } else { w.data };
     let mut content = DataGen::new(&spec, Rng::seed_from(&w.name, data.size, 3));
     let (start, end) = (w.offset, w.offset + data.size);

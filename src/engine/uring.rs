@@ -3,13 +3,15 @@
 //! clock read per batch. Buffers and the file are registered with the ring when the
 //! kernel allows, which saves a page-pinning and an fd lookup per IO.
 
-use super::WorkerSpec;
 use super::buffer::AlignedBuf;
+use super::worker::{Backend, WorkerSpec};
+use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::workload::{Io, IoGen};
 use io_uring::{IoUring, opcode, squeue, types};
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Longest single wait, so the worker notices a stop or the end of its run promptly
@@ -42,7 +44,24 @@ fn transient(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN))
 }
 
-pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
+/// The `io_uring` back end.
+pub struct Uring;
+
+impl Backend for Uring {
+    fn threads(&self, _iodepth: u32) -> u32 {
+        1
+    }
+
+    fn needs_file(&self) -> bool {
+        true
+    }
+
+    fn run(&self, spec: &WorkerSpec, _stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
+        run(spec, &mut ios.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
     let w = &spec.workload;
     let depth = w.iodepth as usize;
     // each slot has a buffer of the largest block size
@@ -57,8 +76,8 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
         // completion).
         unsafe { std::slice::from_raw_parts_mut(base.add(slot * bs), len as usize) }
     };
-    let mut payload = super::Payload::new(spec, 0);
-    let mut ring = ring(depth.next_power_of_two() as u32).map_err(|e| format!("io_uring setup: {e}"))?;
+    let mut payload = super::worker::Payload::new(spec, 0);
+    let mut ring = ring(depth.next_power_of_two() as u32).map_err(|e| Error::failed(format!("io_uring setup: {e}")))?;
 
     let iovec = libc::iovec { iov_base: base.cast(), iov_len: buffers.len() };
     // SAFETY: the buffer outlives the ring (dropped after it) and is not moved.
@@ -153,7 +172,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
                 if let Err(e) = submitter.submit()
                     && !transient(&e)
                 {
-                    result = Err(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index));
+                    result = Err(Error::failed(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index)));
                     break;
                 }
             }
@@ -176,7 +195,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
             && !transient(&e)
             && e.raw_os_error() != Some(libc::ETIME)
         {
-            result = Err(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index));
+            result = Err(Error::failed(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index)));
             break;
         }
         let done = Instant::now();
@@ -189,12 +208,12 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<(), String> {
                 resting.push_back((done + think, slot));
             }
             let res = cqe.result();
-            if res < 0 && super::out_of_space(spec, s.io, -res) {
+            if res < 0 && super::worker::out_of_space(spec, s.io, -res) {
                 full = true;
             } else if res < 0 {
-                result = Err(super::io_error(spec, s.io, std::io::Error::from_raw_os_error(-res)));
+                result = Err(super::worker::io_error(spec, s.io, std::io::Error::from_raw_os_error(-res)));
             } else if res as u64 != s.io.len {
-                result = Err(super::io_error(spec, s.io, format!("short transfer of {res} bytes")));
+                result = Err(super::worker::io_error(spec, s.io, format!("short transfer of {res} bytes")));
             } else {
                 rec.record(done, s.io.op, s.io.len, done - s.intended, done - s.submitted);
                 payload.check(spec, s.io, slot_bytes(slot, s.io.len), &mut rec);

@@ -114,15 +114,6 @@ pub fn pg_size(text: &str) -> Option<u64> {
     Some(n * unit)
 }
 
-impl Driver {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Driver::Pgbench(_) => "pgbench",
-            Driver::Iperf3(_) => "iperf3",
-        }
-    }
-}
-
 /// pgbench's built-in scripts.
 pub const BUILTIN_SCRIPTS: [&str; 3] = ["tpcb-like", "simple-update", "select-only"];
 

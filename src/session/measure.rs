@@ -94,7 +94,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         clock_unix_ms,
         run_dir: store.run_dir(run),
         sink,
-        prepared: &prepared,
+        drivers: &prepared,
         fleet,
         tx,
         stop: s.stop.clone(),
@@ -103,7 +103,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         on_phase: &|label| live.set_phase(label),
         on_host: &|worker, host| live.set_host(worker, host),
     };
-    let outcome = timeline::execute(&s.scenario, &cx);
+    let outcome = timeline::run_steps(&s.scenario, &cx);
     drop(cx); // closes the sample channel and the sink so the collector finishes
     let observed = observers.stop();
     // agents' samples are all in once they have left
@@ -116,7 +116,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     // makes room for if the disk filled
     s.reserve.release();
     let stored = stored.and(observed);
-    let stored = stored.and(prepared.stop().map_err(Error::failed));
+    let stored = stored.and(prepared.stop());
     Ok(Measured { outcome, stored, clock_start, cpu_before, endpoint })
 }
 

@@ -6,6 +6,7 @@
 use super::state::{INTERRUPTED, RunOptions, Session, Staged};
 use crate::analysis::lint::{self, Severity};
 use crate::children;
+use crate::drivers::ReadyDrivers;
 use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::engine::{self, target};
 use crate::error::{Error, Result};
@@ -70,11 +71,7 @@ pub(super) fn prepare(
 
     let mut warnings: Vec<Warning> = Vec::new();
     let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
-    crate::drivers::check_installed(&scenario).map_err(Error::input)?;
-    crate::drivers::check_servers(&scenario, &interrupted).map_err(|e| match interrupted.load(Ordering::Relaxed) {
-        true => Error::Interrupted,
-        false => Error::input(e),
-    })?;
+    crate::drivers::check(&scenario, &interrupted)?;
     let layout =
         target::Options { allow_device_write: opts.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
     // workloads on other hosts are laid out there, by their agents
@@ -122,15 +119,15 @@ pub(super) fn prepare(
     }
     // databases and servers of `driver:` workloads; a bad DSN ends the run here, with
     // PostgreSQL's own message, and stops whatever was started (exit 2)
-    let prepared = match crate::drivers::prepare(&scenario, &store.run_dir(run), &stop, &*progress) {
+    let prepared = match ReadyDrivers::prepare(&scenario, &store.run_dir(run), &stop, &*progress) {
         Ok(p) => p,
         Err(_) if interrupted.load(Ordering::Relaxed) => {
             store.finish_run(run, Status::Aborted, Some(INTERRUPTED))?;
             return Err(Error::Interrupted);
         }
         Err(e) => {
-            store.finish_run(run, Status::Failed, Some(&e))?;
-            return Err(Error::input(e));
+            store.finish_run(run, Status::Failed, Some(&e.to_string()))?;
+            return Err(e);
         }
     };
     progress(&format!("run {run}: about {total} s; results in {}", store.path.display()));
@@ -149,7 +146,7 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
         match engine::probe_io_uring() {
             Ok(()) => true,
             Err(reason) => {
-                warnings.push(Warning::IoUringUnavailable { reason });
+                warnings.push(Warning::IoUringUnavailable { reason: reason.to_string() });
                 false
             }
         }
@@ -157,7 +154,6 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
         false
     };
     if uses(EngineKind::Fio) {
-        fio::version().map_err(Error::input)?;
         let io_engine = if uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
         for w in scenario.workloads.iter().filter(|w| w.engine == EngineKind::Fio) {
             for note in fio::jobfile::inexact(w, io_engine) {

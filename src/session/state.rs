@@ -80,7 +80,7 @@ pub(super) struct Staged {
     /// The run's planned length in seconds.
     pub(super) total: u64,
     /// Databases and servers the `driver:` workloads use.
-    pub(super) prepared: crate::drivers::Prepared,
+    pub(super) prepared: crate::drivers::ReadyDrivers,
     pub(super) tx: Sender<Sample>,
     pub(super) rx: Receiver<Sample>,
 }

@@ -157,8 +157,9 @@ mod tests {
         let id = store.create_run("t", "", "", &serde_json::json!({})).unwrap();
         let (samples, samples_rx) = channel::<Sample>();
         let (sink, records) = Sink::new();
-        let phase =
-            |label: &str| Record::PhaseOpened(PhaseRow { idx: 0, label: label.into(), start_t: 0, end_t: None });
+        let phase = |label: &str| {
+            Record::PhaseOpened(PhaseRow { idx: 0, label: label.into(), start_t: 0, end_t: None, running: Vec::new() })
+        };
         // a phase replaced at once: the drop must come after the first and before the second
         sink.send(phase("first"));
         sink.send(Record::PhaseDropped(0));

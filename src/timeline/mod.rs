@@ -5,24 +5,22 @@
 //! waits while workloads started earlier go on, ramps add their workers, and workloads
 //! that reach their end close a phase.
 
+mod context;
 mod hooks;
-mod live;
+mod running;
 
 use crate::analysis::steady_state;
-use crate::engine::target::{self, DataFile};
+use crate::engine::target;
 use crate::error::{Error, Result};
-use crate::metrics::Sample;
+use crate::scenario::Scenario;
 use crate::scenario::steps::{Action, Step};
-use crate::scenario::{EngineKind, Scenario};
-use crate::store::sink::{Record, Sink};
-use crate::store::{EventRow, PhaseRow, Store};
+use crate::store::sink::Record;
+use crate::store::{EventRow, PhaseRow};
 use crate::warnings::Warning;
-use live::Live;
-pub use live::jobs_of;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
+pub use context::Context;
+use running::RunningWorkload;
+pub use running::jobs_of;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// How a run ended.
@@ -35,48 +33,14 @@ pub enum Outcome {
     Failed(String),
 }
 
-/// What the executor needs besides the scenario.
-pub struct Context<'a> {
-    /// Read only (the steady-state check): what the timeline writes goes to `sink`.
-    pub store: &'a Store,
-    pub run: i64,
-    /// Each workload's data files, one per target.
-    pub files: Vec<Vec<Arc<DataFile>>>,
-    /// Engine per workload, after any fallback.
-    pub engines: Vec<EngineKind>,
-    /// io_uring works here: fio workloads use it too, else psync.
-    pub uring_ok: bool,
-    pub clock_start: Instant,
-    /// The run clock's second 0 in Unix milliseconds, for drivers whose programs
-    /// report in wall-clock time.
-    pub clock_unix_ms: i64,
-    /// The run's own directory, for files a driver keeps (fio's job files).
-    pub run_dir: PathBuf,
-    /// Where the timeline and the drivers send what they write (events, phases,
-    /// workloads, workers, observations): the collector writes it.
-    pub sink: Sink,
-    /// Databases and servers the `driver:` workloads use.
-    pub prepared: &'a crate::drivers::Prepared,
-    /// The agents of workloads placed on other hosts.
-    pub fleet: &'a crate::transport::fleet::Fleet,
-    pub tx: Sender<Sample>,
-    /// Set by a signal, or by a worker that failed, to stop everything.
-    pub stop: Arc<AtomicBool>,
-    /// Set only by a signal, to tell an abort from a failure.
-    pub interrupted: Arc<AtomicBool>,
-    /// Where progress lines go (stderr, or nothing with --quiet).
-    pub progress: &'a dyn Fn(&str),
-    /// Told each phase's label as it opens (the live view and the Prometheus endpoint).
-    pub on_phase: &'a dyn Fn(&str),
-    /// Told the host of each worker started on another host (the endpoint's `host`).
-    pub on_host: &'a dyn Fn(u32, &str),
-}
-
-pub fn execute(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
+/// Runs the scenario's timeline on the run clock: its steps in order, workloads started,
+/// ramped and stopped on whole seconds, phases recorded; every thread is joined before
+/// it returns.
+pub fn run_steps(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
     let mut ex = Executor {
         scenario,
         cx,
-        live: (0..scenario.workloads.len()).map(|_| None).collect(),
+        started: (0..scenario.workloads.len()).map(|_| None).collect(),
         ramps: Vec::new(),
         batch_t: None,
         cursor: Duration::ZERO,
@@ -125,7 +89,7 @@ struct Executor<'a> {
     scenario: &'a Scenario,
     cx: &'a Context<'a>,
     /// Per workload, once started.
-    live: Vec<Option<Live>>,
+    started: Vec<Option<RunningWorkload>>,
     ramps: Vec<Ramp>,
     /// The start second shared by consecutive starts (async ones, and the one after).
     batch_t: Option<u64>,
@@ -163,7 +127,7 @@ impl Executor<'_> {
             }
         }
         // the timeline is done: let what runs run to its end
-        let last = self.live.iter().flatten().filter(|l| !l.over).map(|l| l.end(self.cx)).max();
+        let last = self.started.iter().flatten().filter(|l| !l.over).map(|l| l.end(self.cx)).max();
         if let Some(end) = last {
             self.idle_until(end, None)?;
         }
@@ -179,14 +143,14 @@ impl Executor<'_> {
         match step.action {
             Action::Start { workload, stagger, wait } => {
                 let w = &self.scenario.workloads[workload];
-                let jobs = live::jobs_of(w, &cx.files[workload]);
+                let jobs = running::jobs_of(w, &cx.files[workload]);
                 let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
                 let label = self.label_for(step, workload);
-                let mut l = Live::new(cx, workload, w, start_t, jobs, self.next_worker, &label)?;
+                let mut l = RunningWorkload::new(cx, workload, w, start_t, jobs, self.next_worker, &label)?;
                 self.next_worker += jobs;
-                (cx.progress)(&live::describe(&l, cx));
+                (cx.progress)(&running::describe(&l, cx));
                 l.add_workers(cx, jobs, start_t, stagger)?;
-                self.live[workload] = Some(l);
+                self.started[workload] = Some(l);
                 self.open_phase(start_t, step.phase.clone())?;
                 self.cursor = Duration::from_secs(start_t);
                 if wait {
@@ -197,11 +161,11 @@ impl Executor<'_> {
                 let w = &self.scenario.workloads[workload];
                 let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
                 let label = self.label_for(step, workload);
-                let mut l = Live::new(cx, workload, w, start_t, until, self.next_worker, &label)?;
+                let mut l = RunningWorkload::new(cx, workload, w, start_t, until, self.next_worker, &label)?;
                 self.next_worker += until;
-                (cx.progress)(&live::describe(&l, cx));
+                (cx.progress)(&running::describe(&l, cx));
                 l.add_workers(cx, add.min(until), start_t, Duration::ZERO)?;
-                self.live[workload] = Some(l);
+                self.started[workload] = Some(l);
                 self.open_phase(start_t, step.phase.clone())?;
                 let first = add.min(until);
                 if first < until {
@@ -216,7 +180,7 @@ impl Executor<'_> {
             Action::Stop { workload } => {
                 let t = self.next_second(Duration::ZERO);
                 self.idle_until(cx.clock_start + Duration::from_secs(t), None)?;
-                if let Some(l) = self.live[workload].as_mut().filter(|l| !l.over) {
+                if let Some(l) = self.started[workload].as_mut().filter(|l| !l.over) {
                     l.stop.store(true, Ordering::Relaxed);
                     (cx.progress)(&format!("[{t:>5}s] stop {}", l.w.name));
                 }
@@ -364,7 +328,7 @@ impl Executor<'_> {
                 break;
             }
             if let Action::Start { workload, .. } | Action::Ramp { workload, .. } = step.action {
-                lead = lead.max(crate::drivers::startup(self.cx.engines[workload]));
+                lead = lead.max(crate::drivers::of(self.cx.engines[workload]).startup());
                 if self.scenario.workloads[workload].placement.is_some() {
                     lead = lead.max(REMOTE_LEAD);
                 }
@@ -409,7 +373,7 @@ impl Executor<'_> {
             let now = Instant::now();
             let t = self.cx.clock_start.elapsed().as_secs();
             if self.aborted() {
-                for l in self.live.iter().flatten() {
+                for l in self.started.iter().flatten() {
                     l.stop.store(true, Ordering::Relaxed);
                 }
                 return Ok(());
@@ -425,7 +389,7 @@ impl Executor<'_> {
             }
             self.ramps.retain(|r| r.left > 0);
             for (at, workload, count) in due {
-                if let Some(l) = self.live[workload].as_mut().filter(|l| !l.over) {
+                if let Some(l) = self.started[workload].as_mut().filter(|l| !l.over) {
                     l.add_workers(self.cx, count, at, Duration::ZERO)?;
                     (self.cx.progress)(&format!("[{at:>5}s] {}: {} of {} workers", l.w.name, l.workers, l.planned));
                 }
@@ -436,7 +400,7 @@ impl Executor<'_> {
                 self.last_steady_check = Instant::now();
                 for idx in self.steady_now(t)? {
                     let stop_t = t + 1;
-                    if let Some(l) = self.live[idx].as_ref() {
+                    if let Some(l) = self.started[idx].as_ref() {
                         (self.cx.progress)(&format!("[{stop_t:>5}s] {}: steady state reached", l.w.name));
                     }
                     self.stop_at(idx, stop_t)?;
@@ -445,13 +409,13 @@ impl Executor<'_> {
             }
             // workloads past their end
             let ended: Vec<usize> =
-                self.live.iter().flatten().filter(|l| !l.over && now >= l.end(self.cx)).map(|l| l.idx).collect();
+                self.started.iter().flatten().filter(|l| !l.over && now >= l.end(self.cx)).map(|l| l.idx).collect();
             for idx in ended {
-                let end_t = self.live[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
+                let end_t = self.started[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
                 self.end_workload(idx, None)?;
                 self.open_phase(end_t, None)?;
             }
-            let finished = done.is_some_and(|d| self.live[d].as_ref().is_none_or(|l| l.over));
+            let finished = done.is_some_and(|d| self.started[d].as_ref().is_none_or(|l| l.over));
             if finished || now >= until {
                 return Ok(());
             }
@@ -465,7 +429,7 @@ impl Executor<'_> {
     /// reached steady state after their minimum time.
     fn steady_now(&self, t: u64) -> Result<Vec<usize>> {
         let mut out = Vec::new();
-        for l in self.live.iter().flatten().filter(|l| !l.over) {
+        for l in self.started.iter().flatten().filter(|l| !l.over) {
             let Some(rule) = l.w.stop_when_steady else { continue };
             let measure_t = l.start_t + l.w.ramp.as_secs();
             if t < measure_t + rule.min.as_secs() {
@@ -484,7 +448,7 @@ impl Executor<'_> {
     /// Stops workload `idx` on second `t` (waiting for it) and joins it.
     fn stop_at(&mut self, idx: usize, t: u64) -> Result<()> {
         crate::engine::sleep_until(self.cx.clock_start + Duration::from_secs(t), &self.cx.stop);
-        if let Some(l) = self.live[idx].as_ref() {
+        if let Some(l) = self.started[idx].as_ref() {
             l.stop.store(true, Ordering::Relaxed);
         }
         self.end_workload(idx, Some(t as f64))
@@ -494,11 +458,11 @@ impl Executor<'_> {
     /// else its end, a failure, or a full filesystem).
     fn end_workload(&mut self, idx: usize, at: Option<f64>) -> Result<()> {
         let cx = self.cx;
-        let Some(l) = self.live[idx].as_mut().filter(|l| !l.over) else { return Ok(()) };
+        let Some(l) = self.started[idx].as_mut().filter(|l| !l.over) else { return Ok(()) };
         if let Some(msg) = l.join() {
             self.fail(msg);
         }
-        let l = self.live[idx].as_ref().expect("just joined");
+        let l = self.started[idx].as_ref().expect("just joined");
         let mut stopped = at.unwrap_or(l.end_t as f64).min(cx.clock_start.elapsed().as_secs_f64()).min(l.end_t as f64);
         // an appending workload has one file (a driver's, none)
         let full = cx.files[idx].first().map(|data| (data, data.full_at_ms.load(Ordering::Relaxed)));
@@ -516,7 +480,7 @@ impl Executor<'_> {
     /// within one second (workloads starting together) make one phase, not several.
     fn open_phase(&mut self, t: u64, label: Option<String>) -> Result<()> {
         let running: Running = self
-            .live
+            .started
             .iter()
             .flatten()
             .filter(|l| !l.over && l.end_t > t && !l.stop.load(Ordering::Relaxed))
@@ -546,8 +510,8 @@ impl Executor<'_> {
             let names: Vec<String> = running
                 .iter()
                 .map(|&(i, n)| {
-                    let l = self.live[i].as_ref().expect("running");
-                    if l.planned > live::jobs_of(&l.w, &self.cx.files[i]) || n < l.planned {
+                    let l = self.started[i].as_ref().expect("running");
+                    if l.planned > running::jobs_of(&l.w, &self.cx.files[i]) || n < l.planned {
                         format!("{} x{n}", l.w.name)
                     } else {
                         l.w.name.clone()
@@ -582,20 +546,20 @@ impl Executor<'_> {
 
     /// Stops and joins everything still running, and closes the last phase.
     fn finish(&mut self) -> Result<()> {
-        for l in self.live.iter().flatten() {
+        for l in self.started.iter().flatten() {
             if self.cx.stop.load(Ordering::Relaxed) {
                 l.stop.store(true, Ordering::Relaxed);
             }
         }
         let now = self.cx.clock_start.elapsed().as_secs_f64();
         let mut result = Ok(());
-        for idx in 0..self.live.len() {
+        for idx in 0..self.started.len() {
             let r = self.end_workload(idx, Some(now));
             if result.is_ok() {
                 result = r;
             }
         }
-        let end = self.live.iter().flatten().map(|l| l.end_t).max().unwrap_or(0).min(now.floor() as u64);
+        let end = self.started.iter().flatten().map(|l| l.end_t).max().unwrap_or(0).min(now.floor() as u64);
         let closed = if self.cx.stop.load(Ordering::Relaxed) { now.floor() as u64 } else { end };
         result.and(self.close_phase(closed))
     }

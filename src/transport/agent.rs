@@ -219,8 +219,10 @@ fn join_later(idx: usize, threads: Vec<(WorkerThread, String)>, ended: Sender<Re
     std::thread::spawn(move || {
         let mut error = None;
         for (handle, who) in threads {
-            if let Err(e) = handle.join().unwrap_or_else(|_| Err(format!("{who} panicked"))) {
-                error.get_or_insert(e);
+            if let Err(e) =
+                handle.join().unwrap_or_else(|_| Err(crate::error::Error::failed(format!("{who} panicked"))))
+            {
+                error.get_or_insert(e.to_string());
             }
         }
         let _ = ended.send(Reply::Ended { idx, error });

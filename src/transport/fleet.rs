@@ -8,7 +8,7 @@ use super::remote::{Lags, Remote};
 use super::{Host, Inventory};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::{EngineKind, Override, Scenario};
+use crate::scenario::{Override, Scenario};
 use crate::store::ObservationRow;
 use crate::store::sink::{Record, Sink};
 use indexmap::IndexMap;
@@ -59,12 +59,13 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
     };
     for w in &mut scenario.workloads {
         let Some(p) = &mut w.placement else { continue };
-        if matches!(w.engine, EngineKind::Pgbench | EngineKind::Iperf3 | EngineKind::Fio) {
+        // only fathom's own engine runs on other hosts
+        let Some(backend) = crate::engine::backend(w.engine) else {
             return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.engine)));
-        }
+        };
         let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: {e}", p.at)))?;
         for h in &hosts {
-            if h.spec.target.is_none() && w.targets.is_empty() && w.engine != EngineKind::Null {
+            if h.spec.target.is_none() && w.targets.is_empty() && backend.needs_file() {
                 return Err(Error::input(format!(
                     "{}: host {} has no `target` in the inventory and the workload none of its own",
                     w.name, h.name

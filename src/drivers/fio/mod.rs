@@ -12,15 +12,17 @@
 pub mod jobfile;
 pub mod status;
 
+use super::driver::{Driver, LaunchContext, Ready, spawn_program};
 use crate::children::Group;
 use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
+use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::Workload;
+use crate::scenario::{EngineKind, Scenario, Workload};
 use jobfile::{FileSpec, IoEngine};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,67 +33,70 @@ use std::time::{Duration, Instant};
 const STATUS_INTERVAL: &str = "250ms";
 /// How long fio takes from being started to its jobs' first IO (measured: 0.28 s with
 /// fio 3.33, most of it fio's own 100 ms polling while it sets jobs up).
-pub const STARTUP: Duration = Duration::from_millis(300);
+const STARTUP: Duration = Duration::from_millis(300);
 /// Runtime given to fio beyond the workload's, so that fathom's stop at the end, not
 /// fio's clock, ends it.
 const SPARE_S: u64 = 1;
 
 /// The installed fio's version line, or why it cannot be run.
-pub fn version() -> Result<String, String> {
+pub fn version() -> Result<String> {
     let out = Command::new("fio").arg("--version").output().map_err(|e| {
-        format!("`engine: fio` runs the fio program, which could not be started ({e}); install it (Debian: apt-get install fio)")
+        Error::input(format!("`engine: fio` runs the fio program, which could not be started ({e}); install it (Debian: apt-get install fio)"))
     })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Everything one fio run of a workload needs.
-pub struct Launch {
-    pub workload_idx: usize,
-    pub workload: Arc<Workload>,
-    pub files: Vec<Arc<DataFile>>,
-    /// Worker id of the workload's worker 0; the others follow.
-    pub first_worker: u32,
-    pub io_engine: IoEngine,
-    pub clock_start: Instant,
-    /// The run clock's second 0 in Unix milliseconds (fio stamps reports in Unix time).
-    pub clock_unix_ms: i64,
-    pub begin: Instant,
-    /// Second of the run clock at which the workload ends.
-    pub end_t: u64,
-    /// Where the job file, fio's last report and its stderr are kept.
-    pub dir: PathBuf,
-    pub tx: Sender<Sample>,
-    /// Set to stop the workload (a timeline `stop`, or the run ending).
-    pub stop: Arc<AtomicBool>,
-    /// Set to stop the whole run; a failed fio sets it.
-    pub abort: Arc<AtomicBool>,
+/// `engine: fio`.
+pub struct Fio;
+
+impl Driver for Fio {
+    fn name(&self) -> &'static str {
+        "fio"
+    }
+
+    fn runs(&self, engine: EngineKind) -> bool {
+        engine == EngineKind::Fio
+    }
+
+    fn startup(&self) -> Duration {
+        STARTUP
+    }
+
+    fn check(&self, _: &Scenario, _: &AtomicBool) -> Result<()> {
+        version().map(drop)
+    }
+
+    fn prepare(&self, _: &Scenario, _: &Path, _: &AtomicBool, _: &dyn Fn(&str)) -> Result<Box<dyn Ready>> {
+        Ok(Box::new(Fio))
+    }
+
+    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
+        super::native::describe_io(w, files, planned, engine)
+    }
 }
 
-/// Starts the thread that runs fio for one workload.
-pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
-    std::thread::Builder::new().name(format!("{}-fio", launch.workload.name)).spawn(move || {
-        let result = run(&launch);
-        if result.is_err() {
-            launch.abort.store(true, Ordering::Relaxed);
-        }
-        result
-    })
+impl Ready for Fio {
+    fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
+        spawn_program(cx, "fio", run)
+    }
 }
 
-fn run(l: &Launch) -> Result<(), String> {
+fn run(l: &LaunchContext) -> Result<()> {
     let w = &l.workload;
     let files: Vec<FileSpec> =
         l.files.iter().map(|f| FileSpec { path: f.path.clone(), size: f.size, direct: f.direct }).collect();
     let begin_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
-    let job = jobfile::translate(w, &files, l.io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
+    let io_engine = if l.uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
+    let job = jobfile::translate(w, &files, io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
     let job_path = l.dir.join(format!("{}.fio", w.name));
     let keep = |path: &PathBuf, text: &str| {
-        crate::nofollow::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+        crate::nofollow::write(path, text).map_err(|e| Error::failed(format!("writing {}: {e}", path.display())))
     };
     keep(&job_path, &job.text)?;
     let stderr_path = l.dir.join(format!("{}.fio.stderr", w.name));
-    let stderr = crate::nofollow::create_file(&stderr_path).map_err(|e| format!("{}: {e}", stderr_path.display()))?;
-    let mut messages = stderr.try_clone().map_err(|e| format!("{}: {e}", stderr_path.display()))?;
+    let stderr = crate::nofollow::create_file(&stderr_path)
+        .map_err(|e| Error::failed(format!("{}: {e}", stderr_path.display())))?;
+    let mut messages = stderr.try_clone().map_err(|e| Error::failed(format!("{}: {e}", stderr_path.display())))?;
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
     if l.stop.load(Ordering::Relaxed) {
@@ -101,7 +106,8 @@ fn run(l: &Launch) -> Result<(), String> {
     let mut fio = Command::new("fio");
     fio.args(["--output-format=json+", "--eta=never"]).arg(format!("--status-interval={STATUS_INTERVAL}"));
     fio.arg(&job_path).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
-    let mut child = Group::spawn(&mut fio, "fio").map_err(|e| format!("{}: starting fio: {e}", w.name))?;
+    let mut child =
+        Group::spawn(&mut fio, "fio").map_err(|e| Error::failed(format!("{}: starting fio: {e}", w.name)))?;
     let done = Arc::new(AtomicBool::new(false));
     let end = l.clock_start + Duration::from_secs(l.end_t);
     let watcher = watch(child.id(), [l.stop.clone(), l.abort.clone()], done.clone(), end);
@@ -121,7 +127,7 @@ fn run(l: &Launch) -> Result<(), String> {
         // stop fio rather than let it run on unread
         child.signal(libc::SIGINT);
     }
-    let status = child.wait().map_err(|e| format!("{}: waiting for fio: {e}", w.name));
+    let status = child.wait().map_err(|e| Error::failed(format!("{}: waiting for fio: {e}", w.name)));
     done.store(true, Ordering::Relaxed);
     let signalled = watcher.join().unwrap_or(true);
     let last = read?;
@@ -137,13 +143,13 @@ fn run(l: &Launch) -> Result<(), String> {
     if (!status.success() && !signalled) || failed_job.is_some() || last.is_none() {
         let tail = std::fs::read_to_string(&stderr_path).unwrap_or_default();
         let tail: Vec<&str> = tail.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
-        return Err(format!(
+        return Err(Error::failed(format!(
             "{}: fio {status}: {} (job file {}, stderr {})",
             w.name,
             if tail.is_empty() { "no output".to_string() } else { tail.join(" / ") },
             job_path.display(),
             stderr_path.display()
-        ));
+        )));
     }
     Ok(())
 }
@@ -157,12 +163,12 @@ fn read_reports(
     intervals: &mut status::Intervals,
     tx: &Sender<Sample>,
     messages: &mut impl Write,
-) -> Result<Option<serde_json::Value>, String> {
+) -> Result<Option<serde_json::Value>> {
     let Some(stdout) = stdout else { return Ok(None) };
     let mut last = None;
     let mut report = String::new();
     for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| format!("reading fio's output: {e}"))?;
+        let line = line.map_err(|e| Error::failed(format!("reading fio's output: {e}")))?;
         if report.is_empty() && line != "{" {
             let _ = writeln!(messages, "{line}");
             continue;
@@ -172,11 +178,11 @@ fn read_reports(
         if line != "}" {
             continue;
         }
-        let value: serde_json::Value =
-            serde_json::from_str(&report).map_err(|e| format!("fio wrote a report fathom cannot read: {e}"))?;
+        let value: serde_json::Value = serde_json::from_str(&report)
+            .map_err(|e| Error::failed(format!("fio wrote a report fathom cannot read: {e}")))?;
         report.clear();
         let parsed: status::Report =
-            serde_json::from_value(value.clone()).map_err(|e| format!("unexpected fio report: {e}"))?;
+            serde_json::from_value(value.clone()).map_err(|e| Error::failed(format!("unexpected fio report: {e}")))?;
         for sample in intervals.take(&parsed)? {
             // The collector outlives the drivers; if it failed, the run reports that.
             let _ = tx.send(sample);

@@ -3,6 +3,7 @@
 //! between consecutive reports is one interval of that job, placed in the second of the
 //! run clock that holds the interval's midpoint.
 
+use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats, Sample};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -88,14 +89,14 @@ impl Intervals {
 
     /// The samples of the interval that `report` closes. An error names what was
     /// missing or inconsistent (fio's output is not fathom's to trust blindly).
-    pub fn take(&mut self, report: &Report) -> Result<Vec<Sample>, String> {
+    pub fn take(&mut self, report: &Report) -> Result<Vec<Sample>> {
         let mid_ms = (self.last_ms + report.timestamp_ms) / 2 - self.clock_unix_ms;
         self.last_ms = report.timestamp_ms.max(self.last_ms);
         let t = (mid_ms.max(0) / 1000) as u32;
         let mut samples = Vec::new();
         for job in &report.jobs {
             let Some(worker) = self.workers.get(&job.jobname) else {
-                return Err(format!("fio reported a job `{}` that fathom did not write", job.jobname));
+                return Err(Error::failed(format!("fio reported a job `{}` that fathom did not write", job.jobname)));
             };
             let dirs = [(Op::Read, Some(&job.read)), (Op::Write, Some(&job.write)), (Op::Sync, job.sync.as_ref())];
             for (op, dir) in dirs {
@@ -118,8 +119,8 @@ fn delta(
     op: Op,
     single_size: Option<u64>,
     open_loop: bool,
-) -> Result<Option<OpStats>, String> {
-    let ios = dir.lat_ns.n.checked_sub(seen.ios).ok_or("fio's IO count went backwards")?;
+) -> Result<Option<OpStats>> {
+    let ios = dir.lat_ns.n.checked_sub(seen.ios).ok_or(Error::failed("fio's IO count went backwards"))?;
     if ios == 0 {
         return Ok(None);
     }
@@ -135,7 +136,7 @@ fn delta(
     stats.latency_sum_ns = (sum - seen.latency_sum_ns).max(0.0).round() as u64;
     let mut binned = 0;
     for (value, &count) in &dir.lat_ns.bins {
-        let ns: u64 = value.parse().map_err(|_| format!("fio latency bin `{value}` is not a number"))?;
+        let ns: u64 = value.parse().map_err(|_| Error::failed(format!("fio latency bin `{value}` is not a number")))?;
         let before = seen.bins.insert(ns, count).unwrap_or(0);
         if count > before {
             stats.latency.saturating_record_n(ns.max(1), count - before);
@@ -143,7 +144,7 @@ fn delta(
         }
     }
     if binned == 0 {
-        return Err("fio's report has no latency bins: is it fio 3 with --output-format=json+?".into());
+        return Err(Error::failed("fio's report has no latency bins: is it fio 3 with --output-format=json+?"));
     }
     if open_loop {
         // fio has no intended start: its latency is all there is to say
@@ -217,9 +218,9 @@ mod tests {
         assert!(iv.take(&report(12_400, 10, &[(1000, 10)])).unwrap().is_empty());
         let mut stranger = report(12_500, 11, &[(1000, 11)]);
         stranger.jobs[0].jobname = "x".into();
-        assert!(iv.take(&stranger).unwrap_err().contains("`x`"));
+        assert!(iv.take(&stranger).unwrap_err().to_string().contains("`x`"));
         let mut no_bins = report(12_600, 20, &[]);
         no_bins.jobs[0].jobname = "w.0".into();
-        assert!(iv.take(&no_bins).unwrap_err().contains("json+"));
+        assert!(iv.take(&no_bins).unwrap_err().to_string().contains("json+"));
     }
 }

@@ -14,25 +14,26 @@
 
 pub mod log;
 
+use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
 use super::postgres::{self, Cluster};
 use crate::children::{self, Group};
+use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
-use crate::metrics::Sample;
-use crate::scenario::driver::{Driver, Pgbench, Script};
-use crate::scenario::{Scenario, Workload};
-use crate::store::sink::{Record, Sink};
+use crate::error::{Error, Result};
+use crate::scenario::driver::{Driver as Spec, Pgbench, Script};
+use crate::scenario::{EngineKind, Scenario, Workload};
+use crate::store::sink::Record;
 use crate::store::{EventRow, ObservationRow};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 /// How long pgbench takes from being started to its first transaction's end (measured:
 /// 25-32 ms, process start and connecting its clients on loopback).
-pub const STARTUP: Duration = Duration::from_millis(25);
+const STARTUP: Duration = Duration::from_millis(25);
 
 /// Databases ready for a run's pgbench workloads, and the clusters fathom started for
 /// them (stopped and removed when this is dropped or [`Databases::stop`]ped).
@@ -43,35 +44,22 @@ pub struct Databases {
     clusters: Vec<Cluster>,
 }
 
-impl Databases {
-    /// Stops every throwaway cluster; the first error, if any.
-    pub fn stop(mut self) -> Result<(), String> {
-        let mut first = Ok(());
-        for mut c in self.clusters.drain(..) {
-            if let Err(e) = c.stop() {
-                first = first.and(Err(e));
-            }
-        }
-        first
-    }
-}
-
 /// The installed pgbench's version line, or why it cannot be run.
-pub fn version() -> Result<String, String> {
+fn version() -> Result<String> {
     let path = postgres::client("pgbench")?;
-    let out = Command::new(&path)
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))?;
+    let out = Command::new(&path).arg("--version").output().map_err(|e| {
+        Error::failed(format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))
+    })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// Connects to the server of each workload with a `dsn` (`SELECT 1` with psql): the
 /// first that cannot be reached, with PostgreSQL's message; `stop` ends the wait.
-pub fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<(), String> {
+fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     for w in &scenario.workloads {
-        if let Some(Driver::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
-            postgres::psql(dsn, "SELECT 1", stop).map_err(|e| format!("{}: cannot connect to `{dsn}`: {e}", w.name))?;
+        if let Some(Spec::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
+            postgres::psql(dsn, "SELECT 1", stop)
+                .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
         }
     }
     Ok(())
@@ -84,19 +72,14 @@ type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
 /// the workload's `target` or else `dir` (the run's directory), one per distinct place
 /// and `settings`; each (server, scale) is initialised once.
 /// `progress` hears what takes time.
-pub fn prepare(
-    scenario: &Scenario,
-    dir: &Path,
-    stop: &AtomicBool,
-    progress: &dyn Fn(&str),
-) -> Result<Databases, String> {
+fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
     // a cluster per place and settings: (target, settings) to its index
     let mut cluster_of: Vec<(ClusterKey, usize)> = Vec::new();
     let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let mut ready: Vec<(String, u32)> = Vec::new();
     for (idx, w) in scenario.workloads.iter().enumerate() {
-        let Some(Driver::Pgbench(p)) = &w.driver else { continue };
+        let Some(Spec::Pgbench(p)) = &w.driver else { continue };
         let dsn = match &p.dsn {
             // reached by `connect` before the run was recorded
             Some(dsn) => dsn.clone(),
@@ -116,7 +99,7 @@ pub fn prepare(
                             // root from /root, say): the system's temporary directory is
                             // as good a place, the run's directory being no storage under
                             // test; a `target` given stays an error
-                            Err(e) if e.starts_with(postgres::UNREACHABLE) && p.target.is_none() => {
+                            Err(e) if e.to_string().starts_with(postgres::UNREACHABLE) && p.target.is_none() => {
                                 let tmp = std::env::temp_dir()
                                     .join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
                                 progress(&format!("{}: {e}; using {} instead", w.name, tmp.display()));
@@ -124,7 +107,7 @@ pub fn prepare(
                             }
                             other => other,
                         }
-                        .map_err(|e| format!("{}: {e}", w.name))?;
+                        .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
                         dbs.clusters.push(cluster);
                         cluster_of.push((key, n));
                         dbs.clusters.len() - 1
@@ -137,10 +120,10 @@ pub fn prepare(
                     &format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'"),
                     stop,
                 )
-                .map_err(|e| format!("{}: {e}", w.name))?;
+                .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
                 if exists == "0" {
                     postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"), stop)
-                        .map_err(|e| format!("{}: {e}", w.name))?;
+                        .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
                 }
                 cluster.dsn(&db)
             }
@@ -161,7 +144,7 @@ fn scale_of(dsn: &str, stop: &AtomicBool) -> Option<u32> {
 
 /// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
 /// Killed at once when `stop` is set.
-fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<(), String> {
+fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
     if p.reuse && scale_of(dsn, stop) == Some(p.scale) {
         progress(&format!("{name}: reusing the pgbench database at scale {}", p.scale));
         return Ok(());
@@ -170,52 +153,87 @@ fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &
     let mut init = Command::new(postgres::client("pgbench")?);
     init.args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
     let out = children::output(&mut init, "pgbench -i", stop)
-        .map_err(|e| format!("{name}: starting pgbench: {e}"))?
-        .ok_or_else(|| format!("{name}: pgbench -i {}", postgres::INTERRUPTED))?;
+        .map_err(|e| Error::failed(format!("{name}: starting pgbench: {e}")))?
+        .ok_or_else(|| Error::failed(format!("{name}: pgbench -i {}", postgres::INTERRUPTED)))?;
     if !out.status.success() {
-        return Err(format!("{name}: pgbench -i failed: {}", postgres::last_lines(&out, 5)));
+        return Err(Error::failed(format!("{name}: pgbench -i failed: {}", postgres::last_lines(&out, 5))));
     }
     Ok(())
 }
 
-/// Everything one pgbench run of a workload needs.
-pub struct Launch {
-    pub workload_idx: usize,
-    pub workload: Arc<Workload>,
-    pub dsn: String,
-    /// Worker id of client 0; the others follow.
-    pub first_worker: u32,
-    pub clock_unix_ms: i64,
-    pub clock_start: Instant,
-    pub begin: Instant,
-    /// Second of the run clock at which the workload ends.
-    pub end_t: u64,
-    /// The run's directory: the transaction log, pgbench's output and a `sql:` script.
-    pub dir: PathBuf,
-    /// Where the observations (failures, schedule lag) and the closing event go.
-    pub sink: Sink,
-    pub tx: Sender<Sample>,
-    pub stop: Arc<AtomicBool>,
-    pub abort: Arc<AtomicBool>,
+/// `driver: pgbench`.
+pub struct PgbenchDriver;
+
+impl Driver for PgbenchDriver {
+    fn name(&self) -> &'static str {
+        "pgbench"
+    }
+
+    fn runs(&self, engine: EngineKind) -> bool {
+        engine == EngineKind::Pgbench
+    }
+
+    fn startup(&self) -> Duration {
+        STARTUP
+    }
+
+    fn check(&self, scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
+        version().map_err(bad_input)?;
+        connect(scenario, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
+            true => Error::Interrupted,
+            false => bad_input(e),
+        })
+    }
+
+    fn prepare(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        stop: &AtomicBool,
+        progress: &dyn Fn(&str),
+    ) -> Result<Box<dyn Ready>> {
+        Ok(Box::new(prepare(scenario, dir, stop, progress).map_err(bad_input)?))
+    }
+
+    fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
+        let Some(Spec::Pgbench(p)) = &w.driver else { return "pgbench".into() };
+        let script = match &p.script {
+            Script::Builtin(name) => name.clone(),
+            Script::File(path) => path.display().to_string(),
+            Script::Sql(_) => "custom SQL".into(),
+        };
+        let rate = p.rate.map(|r| format!(", {r} tps target")).unwrap_or_default();
+        let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
+        format!("pgbench {script}, scale {}, {} clients x {} threads{rate}, on {server}", p.scale, p.clients, p.threads)
+    }
 }
 
-/// Starts the thread that runs pgbench for one workload.
-pub fn start(launch: Launch) -> std::io::Result<WorkerThread> {
-    std::thread::Builder::new().name(format!("{}-pgbench", launch.workload.name)).spawn(move || {
-        let result = run(&launch);
-        if result.is_err() {
-            launch.abort.store(true, Ordering::Relaxed);
+impl Ready for Databases {
+    fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
+        let dsn = self.dsn.get(&cx.workload_idx).cloned().unwrap_or_default();
+        spawn_program(cx, "pgbench", move |l| run(l, &dsn))
+    }
+
+    /// Stops every throwaway cluster; the first error, if any.
+    fn stop(mut self: Box<Self>) -> Result<()> {
+        let mut first = Ok(());
+        for mut c in self.clusters.drain(..) {
+            if let Err(e) = c.stop() {
+                first = first.and(Err(e));
+            }
         }
-        result
-    })
+        first
+    }
 }
 
-fn run(l: &Launch) -> Result<(), String> {
+fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     let w = &l.workload;
-    let Some(Driver::Pgbench(p)) = &w.driver else { return Err(format!("{}: not a pgbench workload", w.name)) };
-    crate::nofollow::create_dir(&l.dir).map_err(|e| format!("{}: {e}", l.dir.display()))?;
+    let Some(Spec::Pgbench(p)) = &w.driver else {
+        return Err(Error::failed(format!("{}: not a pgbench workload", w.name)));
+    };
+    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
     let logs = l.dir.join(format!("{}.pgbench-log", w.name));
-    crate::nofollow::create_dir(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    crate::nofollow::create_dir(&logs).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
     let mut cmd = Command::new(postgres::client("pgbench")?);
     let seconds = (w.ramp + w.duration).as_secs();
     cmd.args(["-n", "-c", &p.clients.to_string(), "-j", &p.threads.to_string(), "-T", &seconds.to_string()]);
@@ -232,14 +250,15 @@ fn run(l: &Launch) -> Result<(), String> {
         }
         Script::Sql(sql) => {
             let path = l.dir.join(format!("{}.sql", w.name));
-            crate::nofollow::write(&path, sql).map_err(|e| format!("{}: {e}", path.display()))?;
+            crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
             cmd.arg("-f").arg(path);
         }
     }
-    cmd.arg(&l.dsn);
+    cmd.arg(dsn);
     let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
     let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
-    let file = |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| format!("{}: {e}", p.display()));
+    let file =
+        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
@@ -247,7 +266,8 @@ fn run(l: &Launch) -> Result<(), String> {
         return Ok(());
     }
     let started = Instant::now();
-    let mut child = Group::spawn(&mut cmd, "pgbench").map_err(|e| format!("{}: starting pgbench: {e}", w.name))?;
+    let mut child =
+        Group::spawn(&mut cmd, "pgbench").map_err(|e| Error::failed(format!("{}: starting pgbench: {e}", w.name)))?;
     // pgbench ends itself after -T; this stops it early (a timeline `stop`, Ctrl-C, a
     // failure elsewhere) or if it overruns its end by far. SIGALRM is the signal its -T
     // timer ends it with: it finishes its transactions, writes out its log (which
@@ -256,17 +276,20 @@ fn run(l: &Launch) -> Result<(), String> {
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let (status, signalled) = child
         .wait_stopping(Some(libc::SIGALRM), Some(deadline), &stopped)
-        .map_err(|e| format!("{}: waiting for pgbench: {e}", w.name))?;
+        .map_err(|e| Error::failed(format!("{}: waiting for pgbench: {e}", w.name)))?;
     let took = started.elapsed();
 
     // whatever pgbench managed to log is kept, even when it failed
     let mut seconds =
         log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, p.rate.is_some());
-    let mut entries: Vec<PathBuf> =
-        std::fs::read_dir(&logs).map_err(|e| format!("{}: {e}", logs.display()))?.flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&logs)
+        .map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for path in &entries {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
         text.lines().for_each(|line| seconds.add(line));
     }
     let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs() as u32;
@@ -277,11 +300,11 @@ fn run(l: &Launch) -> Result<(), String> {
         let _ = l.tx.send(sample);
     }
     if unreadable > 0 {
-        return Err(format!(
+        return Err(Error::failed(format!(
             "{}: {unreadable} lines of pgbench's transaction log could not be read, e.g. `{}`",
             w.name,
             example.unwrap_or_default()
-        ));
+        )));
     }
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
     let closing = log::closing(&stdout);
@@ -305,14 +328,14 @@ fn run(l: &Launch) -> Result<(), String> {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         let tail: Vec<&str> = err.lines().filter(|l| !l.starts_with("progress:")).collect();
         let tail = tail[tail.len().saturating_sub(5)..].join(" / ");
-        return Err(format!("{}: pgbench {status}: {tail} (output in {})", w.name, l.dir.display()));
+        return Err(Error::failed(format!("{}: pgbench {status}: {tail} (output in {})", w.name, l.dir.display())));
     }
     Ok(())
 }
 
 /// Stores each second's failed transactions (every second of the workload, zeros too,
 /// so their mean is per second) and, under a rate, the mean schedule lag.
-fn record_extras(l: &Launch, s: &log::Seconds, start_t: u32) {
+fn record_extras(l: &LaunchContext, s: &log::Seconds, start_t: u32) {
     let source = format!("pgbench:{}", l.workload.name);
     let mut rows = Vec::new();
     for t in start_t..l.end_t as u32 {

@@ -1,13 +1,11 @@
 //! A running workload: its workers (started all at once, staggered, or added by a
 //! ramp), the flag that stops it, and the second it ends.
 
-use super::Context;
-use crate::drivers::fio::{self, jobfile::IoEngine};
-use crate::drivers::{iperf3, pgbench};
+use super::context::Context;
+use crate::drivers::LaunchContext;
+use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
-use crate::engine::{self, WorkerThread};
 use crate::error::{Error, Result};
-use crate::scenario::driver::Driver;
 use crate::scenario::{EngineKind, Queue, Workload};
 use crate::store::WorkloadRow;
 use crate::store::sink::Record;
@@ -17,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub struct Live {
+pub struct RunningWorkload {
     pub idx: usize,
     pub w: Arc<Workload>,
     pub engine: EngineKind,
@@ -42,7 +40,7 @@ pub fn jobs_of(w: &Workload, files: &[Arc<DataFile>]) -> u32 {
     }
 }
 
-impl Live {
+impl RunningWorkload {
     /// Records workload `idx` as starting at second `start_t` with `planned` workers
     /// (worker ids from `first_worker`), without starting any.
     pub fn new(
@@ -53,7 +51,7 @@ impl Live {
         planned: u32,
         first_worker: u32,
         phase: &str,
-    ) -> Result<Live> {
+    ) -> Result<RunningWorkload> {
         let engine = cx.engines[idx];
         let end_t = start_t + w.ramp.as_secs() + w.duration.as_secs();
         let files = &cx.files[idx];
@@ -72,7 +70,7 @@ impl Live {
             stopped_at: None,
             rate_iops: w.rate_iops,
         }));
-        Ok(Live {
+        Ok(RunningWorkload {
             idx,
             w: Arc::new(w.clone()),
             engine,
@@ -143,80 +141,27 @@ impl Live {
             }
             return Ok(());
         }
-        if let Some(driver) = &w.driver {
-            crate::nofollow::create_dir(&cx.run_dir)
-                .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
-            let thread = match driver {
-                Driver::Pgbench(_) => pgbench::start(pgbench::Launch {
-                    workload_idx: self.idx,
-                    workload: w.clone(),
-                    dsn: cx.prepared.databases.dsn.get(&self.idx).cloned().unwrap_or_default(),
-                    first_worker: self.first_worker,
-                    clock_unix_ms: cx.clock_unix_ms,
-                    clock_start: cx.clock_start,
-                    begin,
-                    end_t: self.end_t,
-                    dir: cx.run_dir.clone(),
-                    sink: cx.sink.clone(),
-                    tx: cx.tx.clone(),
-                    stop: self.stop.clone(),
-                    abort: cx.stop.clone(),
-                }),
-                Driver::Iperf3(spec) => iperf3::start(iperf3::Launch {
-                    workload_idx: self.idx,
-                    name: w.name.clone(),
-                    spec: spec.clone(),
-                    server: cx.prepared.servers.address.get(&self.idx).cloned().unwrap_or_default(),
-                    seconds: (w.ramp + w.duration).as_secs(),
-                    first_worker: self.first_worker,
-                    clock_start: cx.clock_start,
-                    begin,
-                    end_t: self.end_t,
-                    dir: cx.run_dir.clone(),
-                    sink: cx.sink.clone(),
-                    tx: cx.tx.clone(),
-                    stop: self.stop.clone(),
-                    abort: cx.stop.clone(),
-                }),
-            };
-            self.threads.push((thread.map_err(failed_to_start)?, format!("{} ({})", w.name, driver.name())));
-            return Ok(());
-        }
-        if self.engine == EngineKind::Fio {
-            crate::nofollow::create_dir(&cx.run_dir)
-                .map_err(|e| Error::failed(format!("{}: {e}", cx.run_dir.display())))?;
-            let launch = fio::Launch {
-                workload_idx: self.idx,
-                workload: w.clone(),
-                files: files.clone(),
-                first_worker: self.first_worker,
-                io_engine: if cx.uring_ok { IoEngine::IoUring } else { IoEngine::Psync },
-                clock_start: cx.clock_start,
-                clock_unix_ms: cx.clock_unix_ms,
-                begin,
-                end_t: self.end_t,
-                dir: cx.run_dir.clone(),
-                tx: cx.tx.clone(),
-                stop: self.stop.clone(),
-                abort: cx.stop.clone(),
-            };
-            self.threads.push((fio::start(launch).map_err(failed_to_start)?, format!("{} (fio)", w.name)));
-            return Ok(());
-        }
-        let workers = engine::Workers {
+        let launch = LaunchContext {
             workload_idx: self.idx,
             workload: w.clone(),
-            files: files.clone(),
             engine: self.engine,
+            files: files.clone(),
             first_worker: self.first_worker,
             planned: self.planned,
+            workers: from..from + count,
+            begin,
+            stagger,
             clock_start: cx.clock_start,
-            end: self.end(cx),
+            clock_unix_ms: cx.clock_unix_ms,
+            end_t: self.end_t,
+            uring_ok: cx.uring_ok,
+            dir: cx.run_dir.clone(),
+            sink: cx.sink.clone(),
             tx: cx.tx.clone(),
             stop: self.stop.clone(),
             abort: cx.stop.clone(),
         };
-        self.threads.extend(workers.start(from, count, begin, stagger).map_err(failed_to_start)?);
+        self.threads.extend(cx.drivers.start(&launch)?);
         Ok(())
     }
 
@@ -224,9 +169,9 @@ impl Live {
     pub fn join(&mut self) -> Option<String> {
         let mut failure = None;
         for (handle, who) in self.threads.drain(..) {
-            let result = handle.join().unwrap_or_else(|_| Err(format!("{who} panicked")));
+            let result = handle.join().unwrap_or_else(|_| Err(Error::failed(format!("{who} panicked"))));
             if let Err(msg) = result {
-                failure.get_or_insert(msg);
+                failure.get_or_insert(msg.to_string());
             }
         }
         self.over = true;
@@ -258,7 +203,7 @@ fn await_remote(
             });
             match ended {
                 Some(None) => return Ok(()),
-                Some(Some(e)) => return Err(format!("host {}: {e}", remote.host.name)),
+                Some(Some(e)) => return Err(Error::failed(format!("host {}: {e}", remote.host.name))),
                 None if remote.gone() => return Ok(()),
                 None => {}
             }
@@ -267,43 +212,12 @@ fn await_remote(
 }
 
 /// One line saying what starts now, e.g.
-/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on ... (1 GiB): 2s ramp + 15s`.
-pub fn describe(live: &Live, cx: &Context) -> String {
-    use crate::scenario::units::{Size, Span};
-    let w = &live.w;
-    if let Some(driver) = &w.driver {
-        let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
-        return format!(
-            "[{:>5}s] {}: {}: {ramp}{}",
-            live.start_t,
-            w.name,
-            crate::drivers::describe(driver),
-            Span(w.duration)
-        );
-    }
-    let files = &cx.files[live.idx];
-    let on: Vec<String> = match &w.placement {
-        Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.per_host)],
-        None => files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect(),
-    };
-    let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
-    let jobs = if live.planned == 1 { "1 job".to_string() } else { format!("{} jobs", live.planned) };
+/// `[  17s] qd4: randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on ... (1 GiB): 2s ramp + 15s`;
+/// its driver says what runs.
+pub fn describe(r: &RunningWorkload, cx: &Context) -> String {
+    use crate::scenario::units::Span;
+    let w = &r.w;
+    let what = crate::drivers::of(r.engine).describe(w, &cx.files[r.idx], r.planned, r.engine);
     let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
-    let queue = match (files.len(), w.queue) {
-        (1, _) => String::new(),
-        (_, Queue::Shared) => ", one queue across".to_string(),
-        (_, Queue::PerTarget) => ", a queue per target".to_string(),
-    };
-    format!(
-        "[{:>5}s] {}: {rw} {}, depth {} x {jobs}{rate}, {}, {}{queue} on {}: {ramp}{}",
-        live.start_t,
-        w.name,
-        w.bs,
-        w.iodepth,
-        live.engine,
-        if files.iter().all(|f| f.direct) { "O_DIRECT" } else { "buffered" },
-        on.join(", "),
-        Span(w.duration)
-    )
+    format!("[{:>5}s] {}: {what}: {ramp}{}", r.start_t, w.name, Span(w.duration))
 }

@@ -1,0 +1,153 @@
+//! The seam every driver implements: fathom's own engine, fio, pgbench, iperf3 each in
+//! one file, registered by name in `drivers/mod.rs` (`DRIVERS`). The timeline and the
+//! run session know only this trait, so a new driver is a file, a registry line and its
+//! docs (see docs/architecture.md, "A driver").
+
+use crate::engine::WorkerThread;
+use crate::engine::target::DataFile;
+use crate::error::{Error, Result};
+use crate::metrics::Sample;
+use crate::scenario::{EngineKind, Scenario, Workload};
+use crate::store::sink::Sink;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// What runs a workload: fathom's engine or another program.
+pub trait Driver: Sync {
+    /// Its name, as a workload names it (`engine: fio`, `driver: pgbench`).
+    fn name(&self) -> &'static str;
+
+    /// Whether it runs workloads of `engine` (after any fallback, io_uring to psync).
+    fn runs(&self, engine: EngineKind) -> bool;
+
+    /// How long before a workload's first second it must be started, so that its work
+    /// (not its program's start-up) fills that second.
+    fn startup(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    /// Before anything is laid out or recorded, for a scenario that uses it: its program
+    /// is installed, the servers its workloads name answer. Bad input is
+    /// [`crate::error::Error::input`] (exit 2); `stop` (a signal) ends a wait.
+    fn check(&self, _scenario: &Scenario, _stop: &AtomicBool) -> Result<()> {
+        Ok(())
+    }
+
+    /// Readies what its workloads need before the run clock starts (databases, servers)
+    /// in `dir`, the run's directory. An error, or `stop` set meanwhile, stops what was
+    /// already started. `progress` hears what takes time.
+    fn prepare(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        stop: &AtomicBool,
+        progress: &dyn Fn(&str),
+    ) -> Result<Box<dyn Ready>>;
+
+    /// What a workload runs, for the line printed as it starts (between its name and
+    /// its duration): `files` are its data files, `planned` its workers, `engine` the
+    /// one it runs on.
+    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String;
+}
+
+/// A driver readied for one run: it starts its workloads and, at the run's end, stops
+/// what its `prepare` started.
+pub trait Ready: Send + Sync {
+    /// Starts the workers `cx.workers` of a workload; their threads, each with who it
+    /// is (for the message if one fails).
+    fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>>;
+
+    /// Stops what `prepare` started; the first error, if any.
+    fn stop(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Everything a driver needs to start (some of) a workload's workers, the same for
+/// every driver.
+#[derive(Clone)]
+pub struct LaunchContext {
+    pub workload_idx: usize,
+    pub workload: Arc<Workload>,
+    /// The engine it runs on, after any fallback.
+    pub engine: EngineKind,
+    /// Its data files, one per target (fathom's engine and fio).
+    pub files: Vec<Arc<DataFile>>,
+    /// Worker id of the workload's worker 0; the others follow.
+    pub first_worker: u32,
+    /// How many workers the workload will have (an open-loop rate is shared among them).
+    pub planned: u32,
+    /// Which of them to start now: all at once, or those a ramp adds.
+    pub workers: Range<u32>,
+    /// When the first of them begins, and how much later each next one does.
+    pub begin: Instant,
+    pub stagger: Duration,
+    /// Second 0 of the run clock, as an instant and in Unix milliseconds (for programs
+    /// that stamp their reports in wall-clock time).
+    pub clock_start: Instant,
+    pub clock_unix_ms: i64,
+    /// Second of the run clock at which the workload ends.
+    pub end_t: u64,
+    /// io_uring works here (fio uses it too, else psync).
+    pub uring_ok: bool,
+    /// The run's directory, for the files a program keeps (job files, logs, reports).
+    pub dir: PathBuf,
+    /// Where what a program reports besides samples goes (observations, its closing
+    /// event): the collector writes it.
+    pub sink: Sink,
+    /// Where the samples go.
+    pub tx: Sender<Sample>,
+    /// Set to stop this workload (a timeline `stop`, or the run ending).
+    pub stop: Arc<AtomicBool>,
+    /// Set to stop the whole run; a worker or program that fails sets it.
+    pub abort: Arc<AtomicBool>,
+}
+
+impl LaunchContext {
+    /// The instant the workload ends.
+    pub fn end(&self) -> Instant {
+        self.clock_start + Duration::from_secs(self.end_t)
+    }
+
+    /// The run's directory, created if it is not yet, for a program's files.
+    pub fn run_dir(&self) -> Result<&Path> {
+        crate::nofollow::create_dir(&self.dir).map_err(|e| Error::failed(format!("{}: {e}", self.dir.display())))?;
+        Ok(&self.dir)
+    }
+}
+
+/// The same failure as bad input (exit 2): what goes wrong before the run clock starts
+/// (a program missing, a server unreachable, a database that cannot be readied) is the
+/// scenario's to fix, and nothing was measured.
+pub fn bad_input(e: Error) -> Error {
+    match e {
+        Error::Failed(m) => Error::Input(m),
+        other => other,
+    }
+}
+
+/// Starts a program driver's thread for a workload: `run` on it, the whole run stopped
+/// if it fails. `program` names the thread and, with the workload, its messages.
+pub fn spawn_program(
+    cx: &LaunchContext,
+    program: &str,
+    run: impl FnOnce(&LaunchContext) -> Result<()> + Send + 'static,
+) -> Result<Vec<(WorkerThread, String)>> {
+    cx.run_dir()?;
+    let owned = cx.clone();
+    let thread = std::thread::Builder::new()
+        .name(format!("{}-{program}", cx.workload.name))
+        .spawn(move || {
+            let result = run(&owned);
+            if result.is_err() {
+                owned.abort.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            result
+        })
+        .map_err(|e| Error::failed(format!("starting worker threads: {e}")))?;
+    Ok(vec![(thread, format!("{} ({program})", cx.workload.name))])
+}

@@ -1,0 +1,80 @@
+//! fathom's own engine as a driver (`engine: io_uring`, `psync`, `null`): its workers
+//! start in this process, each on its back end (`crate::engine`).
+
+use super::driver::{Driver, LaunchContext, Ready};
+use crate::engine::target::DataFile;
+use crate::engine::{self, WorkerThread};
+use crate::error::{Error, Result};
+use crate::scenario::{EngineKind, Queue, Scenario, Workload};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// fathom's own engine, registered like any other driver so the timeline starts every
+/// workload the same way.
+pub struct Native;
+
+impl Driver for Native {
+    fn name(&self) -> &'static str {
+        "engine"
+    }
+
+    fn runs(&self, engine: EngineKind) -> bool {
+        engine::backend(engine).is_some()
+    }
+
+    fn prepare(&self, _: &Scenario, _: &Path, _: &AtomicBool, _: &dyn Fn(&str)) -> Result<Box<dyn Ready>> {
+        Ok(Box::new(Native))
+    }
+
+    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
+        describe_io(w, files, planned, engine)
+    }
+}
+
+impl Ready for Native {
+    fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
+        let workers = engine::Workers {
+            workload_idx: cx.workload_idx,
+            workload: cx.workload.clone(),
+            files: cx.files.clone(),
+            engine: cx.engine,
+            first_worker: cx.first_worker,
+            planned: cx.planned,
+            clock_start: cx.clock_start,
+            end: cx.end(),
+            tx: cx.tx.clone(),
+            stop: cx.stop.clone(),
+            abort: cx.abort.clone(),
+        };
+        let count = cx.workers.end - cx.workers.start;
+        workers
+            .start(cx.workers.start, count, cx.begin, cx.stagger)
+            .map_err(|e| Error::failed(format!("starting worker threads: {e}")))
+    }
+}
+
+/// What an IO workload runs, e.g. `randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on
+/// /mnt/x/fathom.dat (1 GiB)`: the same whether fathom's engine or fio runs it.
+pub fn describe_io(w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
+    use crate::scenario::units::Size;
+    let on: Vec<String> = match &w.placement {
+        Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.per_host)],
+        None => files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect(),
+    };
+    let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
+    let jobs = if planned == 1 { "1 job".to_string() } else { format!("{planned} jobs") };
+    let queue = match (files.len(), w.queue) {
+        (1, _) => String::new(),
+        (_, Queue::Shared) => ", one queue across".to_string(),
+        (_, Queue::PerTarget) => ", a queue per target".to_string(),
+    };
+    format!(
+        "{rw} {}, depth {} x {jobs}{rate}, {engine}, {}{queue} on {}",
+        w.bs,
+        w.iodepth,
+        if files.iter().all(|f| f.direct) { "O_DIRECT" } else { "buffered" },
+        on.join(", "),
+    )
+}

@@ -1,0 +1,50 @@
+//! What running a timeline needs besides the scenario: the run, its files, clocks and
+//! flags, where samples and progress go.
+
+use crate::engine::target::DataFile;
+use crate::metrics::Sample;
+use crate::scenario::EngineKind;
+use crate::store::Store;
+use crate::store::sink::Sink;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Sender;
+use std::time::Instant;
+
+/// What the executor needs besides the scenario.
+pub struct Context<'a> {
+    /// Read only (the steady-state check): what the timeline writes goes to `sink`.
+    pub store: &'a Store,
+    pub run: i64,
+    /// Each workload's data files, one per target.
+    pub files: Vec<Vec<Arc<DataFile>>>,
+    /// Engine per workload, after any fallback.
+    pub engines: Vec<EngineKind>,
+    /// io_uring works here: fio workloads use it too, else psync.
+    pub uring_ok: bool,
+    pub clock_start: Instant,
+    /// The run clock's second 0 in Unix milliseconds, for drivers whose programs
+    /// report in wall-clock time.
+    pub clock_unix_ms: i64,
+    /// The run's own directory, for files a driver keeps (fio's job files).
+    pub run_dir: PathBuf,
+    /// Where the timeline and the drivers send what they write (events, phases,
+    /// workloads, workers, observations): the collector writes it.
+    pub sink: Sink,
+    /// Databases and servers the `driver:` workloads use.
+    pub drivers: &'a crate::drivers::ReadyDrivers,
+    /// The agents of workloads placed on other hosts.
+    pub fleet: &'a crate::transport::fleet::Fleet,
+    pub tx: Sender<Sample>,
+    /// Set by a signal, or by a worker that failed, to stop everything.
+    pub stop: Arc<AtomicBool>,
+    /// Set only by a signal, to tell an abort from a failure.
+    pub interrupted: Arc<AtomicBool>,
+    /// Where progress lines go (stderr, or nothing with --quiet).
+    pub progress: &'a dyn Fn(&str),
+    /// Told each phase's label as it opens (the live view and the Prometheus endpoint).
+    pub on_phase: &'a dyn Fn(&str),
+    /// Told the host of each worker started on another host (the endpoint's `host`).
+    pub on_host: &'a dyn Fn(u32, &str),
+}
