@@ -143,7 +143,7 @@ fn not_a_variable(name: &str, given: &IndexMap<String, (String, String)>) -> Str
 /// on would only blame the variables it failed to define.
 fn declared(origin: &str, text: &str) -> Result<IndexMap<String, String>> {
     let (text, names) = hide_references(text);
-    let top: Value = serde_yaml::from_str(&text).map_err(|e| super::yaml_error(origin, &e))?;
+    let top: Value = serde_yaml::from_str(&text).map_err(|e| super::load::yaml_error(origin, &e))?;
     let Some(vars) = top.get("vars") else { return Ok(IndexMap::new()) };
     let at = |key: &str| {
         let line = locate::line_of(&text, &["vars", key]).map(|l| format!(":{l}")).unwrap_or_default();
