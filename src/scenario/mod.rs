@@ -19,6 +19,7 @@ mod check;
 pub mod driver;
 pub mod expect;
 pub mod file;
+mod limits;
 mod load;
 mod locate;
 pub mod model;

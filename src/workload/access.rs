@@ -4,7 +4,7 @@
 //! hot spot is one contiguous region, as a tiering array or a cache with large pages
 //! sees it (fio scatters ranks by hashing; fathom keeps them where the docs say).
 
-use super::Rng;
+use super::rng::Rng;
 
 pub use crate::scenario::pattern::Distribution;
 

@@ -1,7 +1,7 @@
 //! The size of each IO: a workload's block sizes (`crate::scenario::pattern`) drawn by
 //! their share of IOs.
 
-use super::Rng;
+use super::rng::Rng;
 
 pub use crate::scenario::pattern::BlockSizes;
 

@@ -4,7 +4,7 @@
 //! data, or zeros. With `crc`, each block carries a header with its own checksum so a
 //! later read can tell good data from corrupt or misplaced data without other state.
 
-use super::Rng;
+use super::rng::Rng;
 
 pub use crate::scenario::pattern::{Content, DataSpec};
 

@@ -5,6 +5,7 @@ use super::checker::{Checker, Layers, pick};
 use crate::error::Result;
 use crate::scenario::driver::{BUILTIN_SCRIPTS, Driver, DriverName, Iperf3, Pgbench, Script, parse_bits};
 use crate::scenario::file::Profile;
+use crate::scenario::limits;
 use crate::scenario::model::{Arrival, EngineKind, Queue, Rw, Workload};
 use crate::scenario::pattern::{BlockSizes, DataSpec, Distribution};
 use crate::scenario::units::Span;
@@ -155,13 +156,13 @@ impl Checker<'_> {
                 };
                 let (rate, rate_at) = pick!(l, rate);
                 if let Some(r) = rate
-                    && !(r > 0.0 && r <= crate::scenario::budget::MAX_RATE)
+                    && !(r > 0.0 && r <= limits::MAX_RATE)
                 {
                     return Err(self.fail(
                         &rate_at,
                         format!(
                             "{r} must be a positive number of transactions per second, at most {}",
-                            crate::scenario::budget::MAX_RATE
+                            limits::MAX_RATE
                         ),
                     ));
                 }
@@ -173,7 +174,9 @@ impl Checker<'_> {
                         serde_yaml::Value::Number(n) => n.to_string(),
                         serde_yaml::Value::Bool(b) => if b { "on" } else { "off" }.to_string(),
                         _ => {
-                            return Err(self.fail(&settings_at, format!("`{key}`: give a value such as 1GB, 0.9 or on")));
+                            return Err(
+                                self.fail(&settings_at, format!("`{key}`: give a value such as 1GB, 0.9 or on"))
+                            );
                         }
                     };
                     if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {

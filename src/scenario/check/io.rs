@@ -3,8 +3,8 @@
 
 use super::checker::{Checker, Layers, pick};
 use crate::error::Result;
-use crate::scenario::budget;
 use crate::scenario::file::Profile;
+use crate::scenario::limits;
 use crate::scenario::model::{Arrival, Crc, EngineKind, Placement, Queue, Rw, Workload};
 use crate::scenario::pattern::{BlockSizes, Content, DataSpec, Distribution};
 use crate::scenario::text::{PLAIN_TEXT, plain_text};
@@ -235,9 +235,9 @@ impl Checker<'_> {
         }
         let rate = rate.or(mbps.map(|m| m * 1e6 / bs.mean()));
         if let Some(r) = rate
-            && r > budget::MAX_RATE
+            && r > limits::MAX_RATE
         {
-            let max = budget::MAX_RATE;
+            let max = limits::MAX_RATE;
             return Err(match mbps {
                 Some(m) => self.fail(
                     &mbps_at,
@@ -259,13 +259,13 @@ impl Checker<'_> {
         if !think_time.is_zero() && rate.is_some() {
             return Err(self.fail(&think_at, "paces a closed loop; with a rate the schedule sets the pace"));
         }
-        if think_time > budget::MAX_THINK_TIME {
+        if think_time > limits::MAX_THINK_TIME {
             return Err(self.fail(
                 &think_at,
                 format!(
                     "{} is longer than a slot may wait ({}): too few IOs to measure",
                     Span(think_time),
-                    Span(budget::MAX_THINK_TIME)
+                    Span(limits::MAX_THINK_TIME)
                 ),
             ));
         }
@@ -352,8 +352,8 @@ impl Checker<'_> {
             Some(r) => whole_seconds(r, &ramp_at)?,
             None => Duration::ZERO,
         };
-        if ramp + duration > budget::MAX_RUN {
-            let days = budget::MAX_RUN.as_secs() / 86400;
+        if ramp + duration > limits::MAX_RUN {
+            let days = limits::MAX_RUN.as_secs() / 86400;
             return Err(self.fail(
                 &dur_at,
                 format!(

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::scenario::file::{RemoteFile, ScenarioFile};
 use crate::scenario::model::{EngineKind, RemoteQueries, Scenario};
 use crate::scenario::units::Span;
-use crate::scenario::{budget, expect, steps};
+use crate::scenario::{budget, expect, limits, steps};
 use indexmap::IndexMap;
 use std::time::Duration;
 
@@ -100,14 +100,14 @@ impl Checker<'_> {
                         ),
                     ));
                 };
-                if *until * p.per_host > budget::MAX_WORKERS {
+                if *until * p.per_host > limits::MAX_WORKERS {
                     return Err(self.err(
                         &["timeline", &i.to_string(), "until"],
                         format!(
                             "{until} hosts of {} workers (`per_host`) is {}: a workload has at most {} workers",
                             p.per_host,
                             *until * p.per_host,
-                            budget::MAX_WORKERS
+                            limits::MAX_WORKERS
                         ),
                     ));
                 }
