@@ -3,6 +3,7 @@
 //! timeline and store as its own IO engine. This module holds a driver workload's settings
 //! (`check::drivers` checks its keys); `crate::drivers` runs the programs.
 
+use crate::error::{Error, Result};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -123,7 +124,7 @@ impl Driver {
 pub const BUILTIN_SCRIPTS: [&str; 3] = ["tpcb-like", "simple-update", "select-only"];
 
 /// A link speed such as `25gbit`, `10G`, `100mbit`, `1e9` (bits per second).
-pub fn parse_bits(text: &str) -> std::result::Result<f64, String> {
+pub fn parse_bits(text: &str) -> Result<f64> {
     let t = text.trim().to_ascii_lowercase();
     let t = t.strip_suffix("/s").unwrap_or(&t);
     let t = t.strip_suffix("bps").or_else(|| t.strip_suffix("bit")).or_else(|| t.strip_suffix('b')).unwrap_or(t);
@@ -136,7 +137,7 @@ pub fn parse_bits(text: &str) -> std::result::Result<f64, String> {
     };
     match number.trim().parse::<f64>() {
         Ok(n) if n > 0.0 && n.is_finite() => Ok(n * scale),
-        _ => Err(format!("`{text}` is not a link speed (e.g. 10gbit, 25G, 100mbit)")),
+        _ => Err(Error::input(format!("`{text}` is not a link speed (e.g. 10gbit, 25G, 100mbit)"))),
     }
 }
 

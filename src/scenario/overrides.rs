@@ -36,15 +36,15 @@ pub struct Override {
 }
 
 impl FromStr for Override {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let (key, value) = s
-            .split_once('=')
-            .ok_or_else(|| format!("`{s}` is not KEY=VALUE (e.g. --set iodepth=32 or --set qd1.bs=8k)"))?;
+    fn from_str(s: &str) -> Result<Self> {
+        let (key, value) = s.split_once('=').ok_or_else(|| {
+            Error::input(format!("`{s}` is not KEY=VALUE (e.g. --set iodepth=32 or --set qd1.bs=8k)"))
+        })?;
         let path: Vec<String> = key.trim().split('.').map(str::to_string).collect();
         if path.iter().any(String::is_empty) {
-            return Err(format!("`{s}`: empty key"));
+            return Err(Error::input(format!("`{s}`: empty key")));
         }
         Ok(Override { path, value: value.to_string() })
     }
@@ -118,7 +118,7 @@ fn get<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {
 }
 
 /// Sets `path` in `doc`, creating mappings on the way (so `defaults` may be absent).
-fn set(doc: &mut Value, path: &[String], value: Value) -> std::result::Result<(), String> {
+fn set(doc: &mut Value, path: &[String], value: Value) -> Result<()> {
     let mut cur = doc;
     for (i, key) in path.iter().enumerate() {
         if cur.is_null() {
@@ -127,16 +127,18 @@ fn set(doc: &mut Value, path: &[String], value: Value) -> std::result::Result<()
         let map = match cur {
             Value::Mapping(m) => m,
             Value::Sequence(seq) => {
-                let idx: usize = key.parse().map_err(|_| format!("`{key}` is not a list index"))?;
+                let idx: usize = key.parse().map_err(|_| Error::input(format!("`{key}` is not a list index")))?;
                 let len = seq.len();
-                cur = seq.get_mut(idx).ok_or_else(|| format!("index {idx} is past the end ({len} items)"))?;
+                cur = seq
+                    .get_mut(idx)
+                    .ok_or_else(|| Error::input(format!("index {idx} is past the end ({len} items)")))?;
                 if i + 1 == path.len() {
                     *cur = value;
                     return Ok(());
                 }
                 continue;
             }
-            _ => return Err(format!("`{}` is not a mapping", path[..i].join("."))),
+            _ => return Err(Error::input(format!("`{}` is not a mapping", path[..i].join(".")))),
         };
         let key_value = Value::String(key.clone());
         if i + 1 == path.len() {

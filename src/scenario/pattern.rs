@@ -4,6 +4,7 @@
 //! draws from them (sizes, offsets, bytes) is `crate::workload`'s.
 
 use super::units::Size;
+use crate::error::{Error, Result};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -20,7 +21,7 @@ impl BlockSizes {
     }
 
     /// Parses what `Display` writes: one size, or a split.
-    pub fn parse(text: &str) -> Result<BlockSizes, String> {
+    pub fn parse(text: &str) -> Result<BlockSizes> {
         if text.contains('/') {
             BlockSizes::parse_split(text)
         } else {
@@ -29,14 +30,17 @@ impl BlockSizes {
     }
 
     /// Parses `SIZE/PERCENT:SIZE/PERCENT...`; the percentages must add up to 100.
-    pub fn parse_split(text: &str) -> Result<BlockSizes, String> {
+    pub fn parse_split(text: &str) -> Result<BlockSizes> {
         let mut split: Vec<(u64, u32)> = Vec::new();
         for part in text.split(':') {
             let (size, pct) = part
                 .split_once('/')
-                .ok_or_else(|| format!("`{part}` must be SIZE/PERCENT, e.g. bssplit: 8k/90:32k/10"))?;
+                .ok_or_else(|| Error::input(format!("`{part}` must be SIZE/PERCENT, e.g. bssplit: 8k/90:32k/10")))?;
             let size = Size::parse(size.trim())?.0;
-            let pct: u32 = pct.trim().parse().map_err(|_| format!("`{pct}` in `{part}` is not a whole percentage"))?;
+            let pct: u32 = pct
+                .trim()
+                .parse()
+                .map_err(|_| Error::input(format!("`{pct}` in `{part}` is not a whole percentage")))?;
             if pct == 0 {
                 continue;
             }
@@ -47,7 +51,7 @@ impl BlockSizes {
         }
         let total: u32 = split.iter().map(|e| e.1).sum();
         if total != 100 {
-            return Err(format!("the shares add up to {total}%, not 100%"));
+            return Err(Error::input(format!("the shares add up to {total}%, not 100%")));
         }
         split.sort_unstable();
         Ok(BlockSizes { split })
@@ -86,7 +90,7 @@ impl fmt::Display for BlockSizes {
 }
 
 impl Serialize for BlockSizes {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
 }
@@ -124,48 +128,52 @@ impl fmt::Display for Distribution {
 }
 
 impl serde::Serialize for Distribution {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
 }
 
 impl FromStr for Distribution {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Distribution, String> {
+    fn from_str(text: &str) -> Result<Distribution> {
         let text = text.trim();
         let (kind, arg) = text.split_once(':').map(|(k, a)| (k.trim(), Some(a.trim()))).unwrap_or((text, None));
-        let number = |what: &str| -> Result<f64, String> {
-            let a = arg.ok_or_else(|| format!("`{kind}` needs {what}, e.g. `{}`", example(kind)))?;
-            a.trim_end_matches('%').parse::<f64>().map_err(|_| format!("`{a}` is not a number ({what})"))
+        let number = |what: &str| -> Result<f64> {
+            let a = arg.ok_or_else(|| Error::input(format!("`{kind}` needs {what}, e.g. `{}`", example(kind))))?;
+            a.trim_end_matches('%').parse::<f64>().map_err(|_| Error::input(format!("`{a}` is not a number ({what})")))
         };
         match kind {
             "uniform" if arg.is_none() => Ok(Distribution::Uniform),
             "zipf" => {
                 let t = number("a theta")?;
                 if !(t > 0.0 && t <= 10.0) || t == 1.0 {
-                    return Err(format!("zipf theta {t} must be above 0, at most 10, and not exactly 1"));
+                    return Err(Error::input(format!("zipf theta {t} must be above 0, at most 10, and not exactly 1")));
                 }
                 Ok(Distribution::Zipf(t))
             }
             "pareto" => {
                 let h = number("the hot share H")?;
                 if !(0.5..1.0).contains(&h) {
-                    return Err(format!("pareto H {h} must be at least 0.5 and below 1 (0.8 = 80% of IOs on 20%)"));
+                    return Err(Error::input(format!(
+                        "pareto H {h} must be at least 0.5 and below 1 (0.8 = 80% of IOs on 20%)"
+                    )));
                 }
                 Ok(Distribution::Pareto(h))
             }
             "normal" => {
                 let s = number("a standard deviation in percent of the working set")?;
                 if !(s > 0.0 && s <= 100.0) {
-                    return Err(format!("normal standard deviation {s}% must be above 0 and at most 100"));
+                    return Err(Error::input(format!(
+                        "normal standard deviation {s}% must be above 0 and at most 100"
+                    )));
                 }
                 Ok(Distribution::Normal(s))
             }
             "zoned" => zoned(arg.unwrap_or("")).map(Distribution::Zoned),
-            _ => Err(format!(
+            _ => Err(Error::input(format!(
                 "`{text}` is not a distribution: uniform, zipf:THETA, pareto:H, normal:STDDEV%, or zoned:IO%/SPACE%:..."
-            )),
+            ))),
         }
     }
 }
@@ -180,31 +188,32 @@ fn example(kind: &str) -> &'static str {
 }
 
 /// `60/10:30/20:10/70`: both columns must add up to 100.
-fn zoned(text: &str) -> Result<Vec<(f64, f64)>, String> {
+fn zoned(text: &str) -> Result<Vec<(f64, f64)>> {
     let mut zones = Vec::new();
     for part in text.split(':') {
-        let (io, space) =
-            part.split_once('/').ok_or_else(|| format!("zone `{part}` must be IO%/SPACE%, e.g. zoned:60/10:40/90"))?;
-        let pct = |s: &str| -> Result<f64, String> {
+        let (io, space) = part
+            .split_once('/')
+            .ok_or_else(|| Error::input(format!("zone `{part}` must be IO%/SPACE%, e.g. zoned:60/10:40/90")))?;
+        let pct = |s: &str| -> Result<f64> {
             let v: f64 = s
                 .trim()
                 .trim_end_matches('%')
                 .parse()
-                .map_err(|_| format!("`{s}` in zone `{part}` is not a number"))?;
+                .map_err(|_| Error::input(format!("`{s}` in zone `{part}` is not a number")))?;
             if !(0.0..=100.0).contains(&v) {
-                return Err(format!("`{s}` in zone `{part}` is not a percentage"));
+                return Err(Error::input(format!("`{s}` in zone `{part}` is not a percentage")));
             }
             Ok(v)
         };
         let (io, space) = (pct(io)?, pct(space)?);
         if space == 0.0 && io > 0.0 {
-            return Err(format!("zone `{part}` sends IOs to no space"));
+            return Err(Error::input(format!("zone `{part}` sends IOs to no space")));
         }
         zones.push((io, space));
     }
     let (io, space): (f64, f64) = zones.iter().fold((0.0, 0.0), |(a, b), z| (a + z.0, b + z.1));
     if (io - 100.0).abs() > 1e-6 || (space - 100.0).abs() > 1e-6 {
-        return Err(format!("zones add up to {io}% of IOs and {space}% of the space; both must be 100"));
+        return Err(Error::input(format!("zones add up to {io}% of IOs and {space}% of the space; both must be 100")));
     }
     Ok(zones)
 }

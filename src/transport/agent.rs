@@ -192,7 +192,8 @@ fn prepare(
     targets: &[String],
     abort: &AtomicBool,
 ) -> Result<Prepared, String> {
-    let sets: Vec<Override> = sets.iter().map(|s| s.parse()).collect::<Result<_, String>>()?;
+    let sets: Vec<Override> =
+        sets.iter().map(|s| s.parse()).collect::<crate::error::Result<_>>().map_err(|e| e.to_string())?;
     let scenario = Scenario::load(&Source { origin: origin.to_string(), text }, &sets).map_err(|e| e.to_string())?;
     let mut w = scenario.workloads.into_iter().find(|w| w.name == name).ok_or(format!("no workload `{name}`"))?;
     if !targets.is_empty() {

@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn bad_distributions_say_what_is_expected() {
-        let err = |t: &str| t.parse::<Distribution>().unwrap_err();
+        let err = |t: &str| t.parse::<Distribution>().unwrap_err().to_string();
         assert!(err("zipf").contains("zipf:1.2"));
         assert!(err("pareto:0.3").contains("at least 0.5"));
         assert!(err("zoned:60/10:30/20").contains("add up to 90% of IOs and 30%"));

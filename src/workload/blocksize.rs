@@ -42,9 +42,9 @@ mod tests {
 
     #[test]
     fn bad_splits_say_why() {
-        assert!(BlockSizes::parse_split("8k/90:32k/20").unwrap_err().contains("add up to 110%"));
-        assert!(BlockSizes::parse_split("8k:32k").unwrap_err().contains("SIZE/PERCENT"));
-        assert!(BlockSizes::parse_split("8q/100").unwrap_err().contains("8q"));
+        assert!(BlockSizes::parse_split("8k/90:32k/20").unwrap_err().to_string().contains("add up to 110%"));
+        assert!(BlockSizes::parse_split("8k:32k").unwrap_err().to_string().contains("SIZE/PERCENT"));
+        assert!(BlockSizes::parse_split("8q/100").unwrap_err().to_string().contains("8q"));
         assert_eq!(BlockSizes::parse_split("4k/50:4k/50").unwrap(), BlockSizes::single(4096));
     }
 }

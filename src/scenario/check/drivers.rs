@@ -2,7 +2,7 @@
 //! checked, the IO keys refused, and the driver keys refused in IO workloads.
 
 use super::checker::{Checker, Layers, pick};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scenario::driver::{BUILTIN_SCRIPTS, Driver, DriverName, Iperf3, Pgbench, Script, parse_bits};
 use crate::scenario::file::Profile;
 use crate::scenario::limits;
@@ -238,17 +238,17 @@ impl Checker<'_> {
 /// Refuses a connection string that holds a secret, in any form libpq reads one, or
 /// anything the store would mask (the stored scenario must be the one that ran). The
 /// message never quotes the string.
-fn no_secret(dsn: &str) -> std::result::Result<(), String> {
+fn no_secret(dsn: &str) -> Result<()> {
     const STORED: &str = "fathom stores the scenario with the run";
     match crate::secrets::dsn_secret(dsn) {
-        Err(why) => Err(format!("is not a connection string libpq can read: {why}")),
-        Ok(Some("sslpassword")) => Err(format!(
+        Err(why) => Err(Error::input(format!("is not a connection string libpq can read: {why}"))),
+        Ok(Some("sslpassword")) => Err(Error::input(format!(
             "holds an sslpassword: give it in a service file (`service=NAME`, ~/.pg_service.conf) ({STORED})"
-        )),
-        Ok(Some(_)) => Err(format!("holds a password: give it in PGPASSWORD or ~/.pgpass ({STORED})")),
-        Ok(None) if crate::secrets::redact(dsn) != dsn => {
-            Err(format!("holds what looks like a password, which the store would mask ({STORED}): leave it out"))
-        }
+        ))),
+        Ok(Some(_)) => Err(Error::input(format!("holds a password: give it in PGPASSWORD or ~/.pgpass ({STORED})"))),
+        Ok(None) if crate::secrets::redact(dsn) != dsn => Err(Error::input(format!(
+            "holds what looks like a password, which the store would mask ({STORED}): leave it out"
+        ))),
         Ok(None) => Ok(()),
     }
 }

@@ -166,7 +166,7 @@ impl Checker<'_> {
         let distribution = match distribution {
             None => Distribution::Uniform,
             Some(text) => {
-                let dist: Distribution = text.parse().map_err(|e: String| self.fail(&dist_at, e))?;
+                let dist: Distribution = text.parse().map_err(|e| self.fail(&dist_at, e))?;
                 if !rw.is_random() && p.distribution.is_some() {
                     return Err(self.fail(&dist_at, "only applies to random `rw` (randread, randwrite, randrw)"));
                 }
