@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::scenario::file::{Group, Profile};
 use crate::scenario::locate;
 use crate::scenario::model::Source;
+use crate::scenario::text;
 use indexmap::IndexMap;
 
 /// Resolves and validates, producing errors located at the key that is wrong.
@@ -46,10 +47,9 @@ impl Checker<'_> {
     }
 
     /// Refuses a line break in a value that is one line by nature: a name, a path, an
-    /// address. In a path it would make a file named `a\nb`; in a name it would break
-    /// the lines of a table, a log or the Prometheus exposition.
+    /// address (see [`text`]).
     pub fn one_line(&self, path: &[&str], value: &str) -> Result<()> {
-        if value.contains(['\n', '\r']) {
+        if !text::one_line(value) {
             // the value itself is not shown: it may be a DSN with a secret
             return Err(self.err(path, "is more than one line: expected one line"));
         }
