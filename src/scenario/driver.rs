@@ -142,7 +142,7 @@ pub fn parse_bits(text: &str) -> Result<f64> {
 }
 
 /// What a driver key is written as in a profile (a map of setting to value).
-pub type Settings = IndexMap<String, serde_yaml::Value>;
+pub type Settings = IndexMap<String, super::yaml::Value>;
 
 #[cfg(test)]
 mod tests {

@@ -126,7 +126,7 @@ pub struct ScenarioFile {
     pub timeline: Option<Vec<steps::StepFile>>,
     /// Checked by [`vars::substitute`] before the file is read; kept for the record.
     #[serde(default)]
-    pub vars: Option<IndexMap<String, serde_yaml::Value>>,
+    pub vars: Option<IndexMap<String, super::yaml::Value>>,
     /// Thresholds checked at the end of the run (see [`expect`]).
     #[serde(default)]
     pub expect: Option<Vec<String>>,

@@ -6,6 +6,7 @@ use super::check::Checker;
 use super::file::ScenarioFile;
 use super::model::{Scenario, Source};
 use super::overrides::{self, Override};
+use super::yaml::{self, Value};
 use super::{prescan, vars};
 use crate::error::{Error, Result};
 
@@ -20,21 +21,21 @@ impl Scenario {
         prescan::check(origin, &text)?;
         let src = &Source { origin: origin.clone(), text: &text };
         let sets = &sets[..];
-        let parsed: ScenarioFile = serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
+        let (parsed, lines): (ScenarioFile, _) = yaml::read(origin, src.text)?;
         let mut touched = Vec::new();
         let file = if sets.is_empty() {
             parsed
         } else {
-            let mut value: serde_yaml::Value = serde_yaml::from_str(src.text).map_err(|e| yaml_error(origin, &e))?;
+            let mut value: Value = yaml::from_str(origin, src.text)?;
             let names: Vec<String> = parsed.workloads.keys().cloned().collect();
             for set in sets {
                 touched.push((set.to_string(), set.apply(&mut value, &names)?));
             }
             // Read back as text, as the file was: `description: 1` is text there, and
             // would be "an integer, expected a string" from a value.
-            let text = serde_yaml::to_string(&value).map_err(|e| Error::input(format!("{origin}: {e}")))?;
-            serde_yaml::from_str(&text).map_err(|e| {
-                let msg = strip_mark(&e.to_string());
+            let text = yaml::to_string(&value)?;
+            yaml::from_written(&text).map_err(|e| {
+                let msg = e.to_string();
                 let set = touched.iter().find(|(_, paths)| paths.iter().any(|p| msg.starts_with(&format!("{p}:"))));
                 match set {
                     Some((set, _)) => Error::input(format!("--set {set}: {msg}")),
@@ -43,27 +44,10 @@ impl Scenario {
             })?
         };
         let groups = file.groups.clone().unwrap_or_default();
-        let checker = Checker { src, touched, groups };
+        let checker = Checker { src, lines, touched, groups };
         let mut scenario = checker.resolve(file, written)?;
         scenario.vars = vars;
         Ok(scenario)
-    }
-}
-
-/// Turns a serde_yaml error into `file:line: path: message`.
-pub(super) fn yaml_error(origin: &str, e: &serde_yaml::Error) -> Error {
-    let msg = strip_mark(&e.to_string());
-    match e.location() {
-        Some(loc) => Error::input(format!("{origin}:{}: {msg}", loc.line())),
-        None => Error::input(format!("{origin}: {msg}")),
-    }
-}
-
-/// serde_yaml appends " at line L column C"; we print the line ourselves, up front.
-fn strip_mark(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
     }
 }
 

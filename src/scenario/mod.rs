@@ -21,7 +21,6 @@ pub mod expect;
 pub mod file;
 mod limits;
 mod load;
-mod locate;
 pub mod model;
 pub mod open;
 mod overrides;
@@ -31,8 +30,8 @@ pub mod steps;
 pub mod text;
 pub mod units;
 mod vars;
+pub mod yaml;
 
-pub use locate::line_of;
 pub use model::{Arrival, EngineKind, Queue, RemoteQueries, Rw, Scenario, Source, SteadyStop, Workload};
 pub use overrides::Override;
 pub use prescan::MAX_BYTES;

@@ -9,8 +9,9 @@
 //! Values are read as YAML scalars, so `32` is a number and `true` a boolean, exactly
 //! as if written in the file.
 
+use super::yaml::{self, Value};
 use crate::error::{Error, Result};
-use serde_yaml::{Mapping, Value};
+use indexmap::IndexMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -72,7 +73,10 @@ impl Override {
         if Self::TEXT_KEYS.contains(&key) {
             return Value::String(self.value.clone());
         }
-        serde_yaml::from_str(&self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
+        if self.value.trim().is_empty() {
+            return Value::Null;
+        }
+        yaml::from_str("--set", &self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
     }
 
     /// Applies this override to the scenario document, returning the dotted paths it
@@ -114,15 +118,18 @@ impl Override {
 }
 
 fn get<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(doc, |v, k| v.as_mapping()?.get(k.as_str()))
+    path.iter().try_fold(doc, |v, k| match v {
+        Value::Mapping(m) => m.get(k.as_str()),
+        _ => None,
+    })
 }
 
 /// Sets `path` in `doc`, creating mappings on the way (so `defaults` may be absent).
 fn set(doc: &mut Value, path: &[String], value: Value) -> Result<()> {
     let mut cur = doc;
     for (i, key) in path.iter().enumerate() {
-        if cur.is_null() {
-            *cur = Value::Mapping(Mapping::new());
+        if *cur == Value::Null {
+            *cur = Value::Mapping(IndexMap::new());
         }
         let map = match cur {
             Value::Mapping(m) => m,
@@ -140,12 +147,11 @@ fn set(doc: &mut Value, path: &[String], value: Value) -> Result<()> {
             }
             _ => return Err(Error::input(format!("`{}` is not a mapping", path[..i].join(".")))),
         };
-        let key_value = Value::String(key.clone());
         if i + 1 == path.len() {
-            map.insert(key_value, value);
+            map.insert(key.clone(), value);
             return Ok(());
         }
-        cur = map.entry(key_value).or_insert(Value::Null);
+        cur = map.entry(key.clone()).or_insert(Value::Null);
     }
     Ok(())
 }

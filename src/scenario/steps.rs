@@ -277,7 +277,7 @@ mod tests {
     }
 
     fn step(yaml: &str) -> Result<Step, StepError> {
-        resolve(&serde_yaml::from_str(yaml).unwrap(), &index_of)
+        resolve(&crate::scenario::yaml::from_str("s.yaml", yaml).unwrap(), &index_of)
     }
 
     #[test]

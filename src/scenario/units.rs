@@ -240,11 +240,11 @@ mod tests {
 
     #[test]
     fn yaml_numbers_and_strings_both_deserialize() {
-        let s: Size = serde_yaml::from_str("4096").unwrap();
+        let s: Size = crate::scenario::yaml::from_str("s.yaml", "4096").unwrap();
         assert_eq!(s, Size(4096));
-        let s: Size = serde_yaml::from_str("64k").unwrap();
+        let s: Size = crate::scenario::yaml::from_str("s.yaml", "64k").unwrap();
         assert_eq!(s, Size(65536));
-        let d: Span = serde_yaml::from_str("10").unwrap();
+        let d: Span = crate::scenario::yaml::from_str("s.yaml", "10").unwrap();
         assert_eq!(d.0, Duration::from_secs(10));
     }
 }

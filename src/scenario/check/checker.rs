@@ -6,14 +6,16 @@
 
 use crate::error::{Error, Result};
 use crate::scenario::file::{Group, Profile};
-use crate::scenario::locate;
 use crate::scenario::model::Source;
 use crate::scenario::text;
+use crate::scenario::yaml::Lines;
 use indexmap::IndexMap;
 
 /// Resolves and validates, producing errors located at the key that is wrong.
 pub struct Checker<'a> {
     pub src: &'a Source<'a>,
+    /// Where each key of the source text was written.
+    pub lines: Lines,
     /// The file's worker groups, for `group:`.
     pub groups: IndexMap<String, Group>,
     /// Each `--set` (as written) with the dotted paths it changed.
@@ -40,7 +42,7 @@ impl Checker<'_> {
         if let Some((set, _)) = self.touched.iter().find(|(_, paths)| paths.contains(&dotted)) {
             return format!("--set {set}: {dotted}");
         }
-        match locate::line_of(self.src.text, path) {
+        match self.lines.line_of(path) {
             Some(line) => format!("{}:{line}: {dotted}", self.src.origin),
             None => format!("{}: {dotted}", self.src.origin),
         }

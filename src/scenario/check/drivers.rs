@@ -9,6 +9,8 @@ use crate::scenario::limits;
 use crate::scenario::model::{Arrival, EngineKind, Queue, Rw, Workload};
 use crate::scenario::pattern::{BlockSizes, DataSpec, Distribution};
 use crate::scenario::units::Span;
+use crate::scenario::yaml::{self, Value};
+use indexmap::IndexMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,14 +20,10 @@ const PGBENCH_KEYS: [&str; 10] =
     ["target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"];
 const IPERF3_KEYS: [&str; 4] = ["server", "streams", "reverse", "link"];
 
-/// The keys `profile` sets (non-null), in the order written.
+/// The keys `profile` sets (non-null), in the order of its fields.
 fn keys_set(profile: &Profile) -> Vec<String> {
-    match serde_yaml::to_value(profile) {
-        Ok(serde_yaml::Value::Mapping(m)) => {
-            m.into_iter().filter(|(_, v)| !v.is_null()).filter_map(|(k, _)| k.as_str().map(str::to_string)).collect()
-        }
-        _ => Vec::new(),
-    }
+    let keys = yaml::to_string(profile).and_then(|text| yaml::from_written::<IndexMap<String, Value>>(&text));
+    keys.map(|m| m.into_iter().filter(|(_, v)| *v != Value::Null).map(|(k, _)| k).collect()).unwrap_or_default()
 }
 
 impl Checker<'_> {
@@ -62,8 +60,7 @@ impl Checker<'_> {
             DriverName::Pgbench => &PGBENCH_KEYS,
             DriverName::Iperf3 => &IPERF3_KEYS,
         };
-        let driver_name = serde_yaml::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string));
-        let driver_name = driver_name.unwrap_or_default();
+        let driver_name = yaml::to_string(&kind)?.trim().to_string();
         for key in keys_set(p) {
             if !COMMON.contains(&key.as_str()) && !own.contains(&key.as_str()) {
                 let mut allowed: Vec<&str> = COMMON.to_vec();
@@ -170,9 +167,10 @@ impl Checker<'_> {
                 let mut pairs = Vec::new();
                 for (key, value) in settings.unwrap_or_default() {
                     let text = match value {
-                        serde_yaml::Value::String(s) => s,
-                        serde_yaml::Value::Number(n) => n.to_string(),
-                        serde_yaml::Value::Bool(b) => if b { "on" } else { "off" }.to_string(),
+                        Value::String(s) => s,
+                        Value::Int(n) => n.to_string(),
+                        Value::Float(x) => x.to_string(),
+                        Value::Bool(b) => if b { "on" } else { "off" }.to_string(),
                         _ => {
                             return Err(
                                 self.fail(&settings_at, format!("`{key}`: give a value such as 1GB, 0.9 or on"))
