@@ -274,8 +274,13 @@ fn message(e: &serde_saphyr::Error, scalar: Option<&str>) -> String {
     while let E::WithSnippet { error, .. } = e {
         e = error;
     }
+    // a scalar where another was expected (`-1` for a u32 is a value out of range), or
+    // where a collection was
     let written = |expected: &str| match scalar {
-        Some(s) if s.parse::<i128>().is_ok() => format!("invalid value: integer `{s}`, expected {expected}"),
+        Some(s) if s.parse::<i128>().is_ok() && !expected.starts_with("a ") => {
+            format!("invalid value: integer `{s}`, expected {expected}")
+        }
+        Some(s) if s.parse::<i128>().is_ok() => format!("invalid type: integer `{s}`, expected {expected}"),
         Some(s) if s.parse::<f64>().is_ok() => format!("invalid type: floating point `{s}`, expected {expected}"),
         Some(s) => format!("invalid type: string {s:?}, expected {expected}"),
         None => format!("invalid value, expected {expected}"),
@@ -296,14 +301,18 @@ fn message(e: &serde_saphyr::Error, scalar: Option<&str>) -> String {
         E::InvalidScalar { ty, .. } => written(ty),
         E::InvalidBooleanStrict { .. } => written("a boolean"),
         E::NullIntoString { .. } => "invalid type: unit value, expected a string".into(),
+        E::Unexpected { expected, .. } if scalar.is_some() => {
+            written(&format!("a {}", expected.trim_end_matches(" start").replace("mapping", "map")))
+        }
         other => {
+            // the line and column are the caller's to say, up front
             let text = other.without_snippet().to_string();
             let text = text.strip_prefix("error: ").unwrap_or(&text);
-            // the line and column are the caller's to say
-            match text.split_once(": ") {
-                Some((mark, rest)) if mark.starts_with("line ") => rest.to_string(),
-                _ => text.to_string(),
-            }
+            let text = match text.split_once(": ") {
+                Some((mark, rest)) if mark.starts_with("line ") => rest,
+                _ => text,
+            };
+            text.rfind(" at line ").map_or(text, |i| &text[..i]).to_string()
         }
     }
 }
