@@ -1,6 +1,7 @@
 //! Loading a scenario: the steps from text to a checked [`Scenario`], each in its own
-//! place ([`super::prescan`], [`super::vars`], [`super::overrides`], the YAML parser,
-//! [`super::check`]), and the parser's errors turned into `file:line: key: message`.
+//! place ([`super::prescan`], [`super::vars`], [`super::overrides`], [`super::yaml`],
+//! [`super::check`]), each locating its errors (`FILE:LINE: key: message`, or the
+//! `--set` to blame).
 
 use super::check::Checker;
 use super::file::ScenarioFile;

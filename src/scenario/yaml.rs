@@ -35,7 +35,8 @@ impl Value {
         match self {
             Value::Bool(b) => Some(b.to_string()),
             Value::Int(n) => Some(n.to_string()),
-            Value::Float(x) => Some(x.to_string()),
+            // as YAML writes it: `1.0`, not `1`
+            Value::Float(x) => Some(format!("{x:?}")),
             Value::String(s) => Some(s.clone()),
             Value::Null | Value::Sequence(_) | Value::Mapping(_) => None,
         }
@@ -69,9 +70,12 @@ pub fn to_string<T: Serialize>(value: &T) -> Result<String> {
     serde_saphyr::to_string(value).map_err(|e| Error::failed(format!("writing YAML: {e}")))
 }
 
+/// YAML 1.2 core as fathom has always read it: `yes` is text, and a text key reads
+/// `null`, `~` or nothing as that text (`name: null` names a scenario "null").
 fn options() -> serde_saphyr::Options {
     let mut options = serde_saphyr::Options::default();
     options.strict_booleans = true;
+    options.null_as_string = true;
     options
 }
 
@@ -120,8 +124,11 @@ enum Frame {
 pub struct Lines {
     /// Each mapping key and sequence item: its path and its line.
     keys: Vec<(Vec<Step>, usize)>,
-    /// Where each node starts (line, column): the path it is at.
+    /// Where each node starts (line, column): the path it is at (a key's, its mapping's).
     nodes: HashMap<(usize, usize), String>,
+    /// Where each key starts that no collection starts at: the path of its value (the
+    /// parser places an error about an empty or null value at its key).
+    key_values: HashMap<(usize, usize), String>,
     /// Where each scalar value starts: its text, for messages about it.
     scalars: HashMap<(usize, usize), String>,
     /// The first key given twice: the mapping's path and line, and the key.
@@ -184,8 +191,12 @@ impl Lines {
     fn node(&mut self, stack: &mut [Frame], at: (usize, usize), text: Option<String>) {
         if let Some(Frame::Map { path, line, key: None, seen }) = stack.last_mut() {
             let key = text.unwrap_or_default();
+            let key_path = [&path[..], &[Step::Key(key.clone())]].concat();
+            if !self.nodes.contains_key(&at) {
+                self.key_values.insert(at, dotted(&key_path));
+            }
             self.nodes.entry(at).or_insert_with(|| dotted(path));
-            self.keys.push(([&path[..], &[Step::Key(key.clone())]].concat(), at.0));
+            self.keys.push((key_path, at.0));
             if !seen.insert(key.clone()) && self.duplicate.is_none() {
                 self.duplicate = Some((dotted(path), *line, key.clone()));
             }
@@ -225,7 +236,17 @@ impl Lines {
     /// A deserializer's error as `FILE:LINE: path: message`, in the words serde uses.
     fn error(&self, origin: Option<&str>, e: &serde_saphyr::Error) -> Error {
         let at = e.location().filter(|l| l.line() > 0).map(|l| (l.line() as usize, l.column() as usize));
-        let path = at.and_then(|at| self.nodes.get(&at)).filter(|p| !p.is_empty());
+        // an unknown or missing field is the mapping's fault; anything else at a key, its value's
+        let mut inner = e;
+        while let serde_saphyr::Error::WithSnippet { error, .. } = inner {
+            inner = error;
+        }
+        let of_mapping = matches!(
+            inner,
+            serde_saphyr::Error::SerdeUnknownField { .. } | serde_saphyr::Error::SerdeMissingField { .. }
+        );
+        let value_at = at.filter(|_| !of_mapping).and_then(|at| self.key_values.get(&at));
+        let path = value_at.or_else(|| at.and_then(|at| self.nodes.get(&at))).filter(|p| !p.is_empty());
         let scalar = at.and_then(|at| self.scalars.get(&at)).map(String::as_str);
         let msg = message(e, scalar);
         let msg = match path {
@@ -358,9 +379,26 @@ expect:
 
     #[test]
     fn on_and_yes_stay_text() {
-        let v: IndexMap<String, Value> = from_str("s.yaml", "a: on\nb: yes\nc: true\nd: 0.9\ne: 5\n").unwrap();
+        let v: IndexMap<String, Value> = from_str("s.yaml", "a: on\nb: yes\nc: true\nd: 0.9\ne: 5\nf: 1.0\n").unwrap();
         let texts: Vec<String> = v.values().filter_map(Value::as_text).collect();
-        assert_eq!(texts, ["on", "yes", "true", "0.9", "5"]);
+        assert_eq!(texts, ["on", "yes", "true", "0.9", "5", "1.0"]);
         assert_eq!(v["c"], Value::Bool(true));
+    }
+
+    #[test]
+    fn errors_name_the_key_they_are_at_in_serdes_words() {
+        let err = |text: &str| from_str::<crate::scenario::file::ScenarioFile>("s.yaml", text).unwrap_err().to_string();
+        assert_eq!(
+            err("name: x\nworkloads:\n  a:\n    rw: read\n    target:\n"),
+            "s.yaml:5: workloads.a.target: invalid type: unit value, expected a path, or a list of paths"
+        );
+        let e = err("name: x\nworkloads:\n  a: {rw: raed}\n");
+        assert!(e.starts_with("s.yaml:3: workloads.a.rw: unknown variant `raed`, expected one of `read`, "), "{e}");
+        assert_eq!(err("name: x\nworkloads: 5\n"), "s.yaml:2: workloads: invalid type: integer `5`, expected a map");
+        assert_eq!(
+            err("name: x\nworkloads:\n  a: {iodepth: deep}\n"),
+            "s.yaml:3: workloads.a.iodepth: invalid type: string \"deep\", expected u32"
+        );
+        assert_eq!(err("workloads: {}\n"), "s.yaml:1: missing field `name`");
     }
 }

@@ -167,15 +167,11 @@ impl Checker<'_> {
                 let mut pairs = Vec::new();
                 for (key, value) in settings.unwrap_or_default() {
                     let text = match value {
-                        Value::String(s) => s,
-                        Value::Int(n) => n.to_string(),
-                        Value::Float(x) => x.to_string(),
-                        Value::Bool(b) => if b { "on" } else { "off" }.to_string(),
-                        _ => {
-                            return Err(
-                                self.fail(&settings_at, format!("`{key}`: give a value such as 1GB, 0.9 or on"))
-                            );
-                        }
+                        Value::Bool(b) => Some(if b { "on" } else { "off" }.to_string()),
+                        other => other.as_text(),
+                    };
+                    let Some(text) = text else {
+                        return Err(self.fail(&settings_at, format!("`{key}`: give a value such as 1GB, 0.9 or on")));
                     };
                     if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
                         return Err(self.fail(&settings_at, format!("`{key}` is not a PostgreSQL setting name")));
