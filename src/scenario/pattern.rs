@@ -245,3 +245,27 @@ impl Default for DataSpec {
         DataSpec { content: Content::Random, dedupe_percent: 0, crc: false }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_splits_say_why() {
+        assert!(BlockSizes::parse_split("8k/90:32k/20").unwrap_err().to_string().contains("add up to 110%"));
+        assert!(BlockSizes::parse_split("8k:32k").unwrap_err().to_string().contains("SIZE/PERCENT"));
+        assert!(BlockSizes::parse_split("8q/100").unwrap_err().to_string().contains("8q"));
+        assert_eq!(BlockSizes::parse_split("4k/50:4k/50").unwrap(), BlockSizes::single(4096));
+    }
+
+    #[test]
+    fn bad_distributions_say_what_is_expected() {
+        let err = |t: &str| t.parse::<Distribution>().unwrap_err().to_string();
+        assert!(err("zipf").contains("zipf:1.2"));
+        assert!(err("pareto:0.3").contains("at least 0.5"));
+        assert!(err("zoned:60/10:30/20").contains("add up to 90% of IOs and 30%"));
+        assert!(err("gauss:3").contains("uniform, zipf"));
+        assert_eq!("normal:5%".parse::<Distribution>().unwrap(), Distribution::Normal(5.0));
+        assert_eq!("zoned:50/50:50/50".parse::<Distribution>().unwrap().to_string(), "zoned:50/50:50/50");
+    }
+}

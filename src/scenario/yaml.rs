@@ -149,7 +149,7 @@ impl Lines {
                 Event::Scalar(text, ..) => lines.node(&mut stack, at, Some(text.to_string())),
                 Event::Alias(_) => lines.node(&mut stack, at, None),
                 Event::MappingStart(..) | Event::SequenceStart(..) => {
-                    let (path, item) = lines.child(&stack);
+                    let (path, item) = Lines::child(&stack);
                     lines.nodes.entry(at).or_insert_with(|| dotted(&path));
                     if item {
                         lines.keys.push((path.clone(), at.0));
@@ -178,7 +178,7 @@ impl Lines {
     }
 
     /// The path of the node about to be read, and whether it is a sequence item.
-    fn child(&self, stack: &[Frame]) -> (Vec<Step>, bool) {
+    fn child(stack: &[Frame]) -> (Vec<Step>, bool) {
         match stack.last() {
             None => (Vec::new(), false),
             Some(Frame::Map { path, key: None, .. }) => (path.clone(), false),
@@ -203,7 +203,7 @@ impl Lines {
             done(stack, Some(key));
             return;
         }
-        let (path, item) = self.child(stack);
+        let (path, item) = Lines::child(stack);
         if item {
             self.keys.push((path.clone(), at.0));
         }
