@@ -119,15 +119,15 @@ pub struct ScenarioFile {
     pub description: Option<String>,
     #[serde(default)]
     pub defaults: Option<Profile>,
-    /// A name given twice is refused as any duplicate key is (see [`vars`], which reads
+    /// A name given twice is refused as any duplicate key is (see [`super::vars`], which reads
     /// the file first).
     pub workloads: IndexMap<String, Profile>,
     #[serde(default)]
     pub timeline: Option<Vec<steps::StepFile>>,
-    /// Checked by [`vars::substitute`] before the file is read; kept for the record.
+    /// Checked by [`super::vars::substitute`] before the file is read; kept for the record.
     #[serde(default)]
     pub vars: Option<IndexMap<String, super::yaml::Value>>,
-    /// Thresholds checked at the end of the run (see [`expect`]).
+    /// Thresholds checked at the end of the run (see [`super::expect`]).
     #[serde(default)]
     pub expect: Option<Vec<String>>,
     /// Named sets of workers that workloads are bound to (`group:`); workloads are placed

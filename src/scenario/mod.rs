@@ -7,7 +7,7 @@
 //!
 //! - [`model`]: what a checked scenario is (the types the rest of fathom reads), with
 //!   [`pattern`], [`units`], [`steps`], [`expect`] and [`driver`] for its values;
-//! - [`file`]: the file as written (every key optional, unknown keys refused);
+//! - [`file`](mod@file): the file as written (every key optional, unknown keys refused);
 //! - [`check`]: from the file to the model, by topic, errors located at the key;
 //! - [`load`]: the steps from text to a checked scenario: [`prescan`] bounds the text
 //!   before any parser sees it, [`vars`] substitutes variables, [`overrides`] applies

@@ -1,4 +1,4 @@
-//! The checker: turns a [`ScenarioFile`] into a [`Scenario`] with errors located at the
+//! The checker: turns a [`ScenarioFile`](crate::scenario::file::ScenarioFile) into a [`Scenario`](crate::scenario::model::Scenario) with errors located at the
 //! key that is wrong (`FILE:LINE: workloads.a.iodepth: ...`, or the `--set` that changed
 //! it). Its checks are split by topic: the whole file ([`super::scenario`]), the timeline
 //! ([`super::timeline`]), IO workloads ([`super::io`]) and driver workloads
@@ -59,7 +59,7 @@ impl Checker<'_> {
     }
 
     /// The text keys of a profile (`at` is `defaults` or `workloads.NAME`): each one line.
-    /// Targets are checked as paths where they are resolved ([`plain_text`]).
+    /// Targets are checked as paths where they are resolved ([`text::plain_text`]).
     pub fn profile_text(&self, at: &[&str], p: &Profile) -> Result<()> {
         for value in p.hosts.iter().flatten() {
             self.one_line(&[at, &["hosts"]].concat(), value)?;
