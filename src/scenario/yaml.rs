@@ -237,12 +237,8 @@ impl Lines {
     fn error(&self, origin: Option<&str>, e: &serde_saphyr::Error) -> Error {
         let at = e.location().filter(|l| l.line() > 0).map(|l| (l.line() as usize, l.column() as usize));
         // an unknown or missing field is the mapping's fault; anything else at a key, its value's
-        let mut inner = e;
-        while let serde_saphyr::Error::WithSnippet { error, .. } = inner {
-            inner = error;
-        }
         let of_mapping = matches!(
-            inner,
+            innermost(e),
             serde_saphyr::Error::SerdeUnknownField { .. } | serde_saphyr::Error::SerdeMissingField { .. }
         );
         let value_at = at.filter(|_| !of_mapping).and_then(|at| self.key_values.get(&at));
@@ -276,6 +272,14 @@ fn done(stack: &mut [Frame], key: Option<String>) {
     }
 }
 
+/// The error itself, without the source excerpts wrapped around it.
+fn innermost(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
+    while let serde_saphyr::Error::WithSnippet { error, .. } = e {
+        e = error;
+    }
+    e
+}
+
 /// serde's words for a field or variant list: "expected `a`", "expected one of `a`, `b`, `c`".
 fn one_of(names: &[&str], none: &str) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
@@ -291,10 +295,6 @@ fn one_of(names: &[&str], none: &str) -> String {
 /// text of the value the error is at, if it is a scalar.
 fn message(e: &serde_saphyr::Error, scalar: Option<&str>) -> String {
     use serde_saphyr::Error as E;
-    let mut e = e;
-    while let E::WithSnippet { error, .. } = e {
-        e = error;
-    }
     // a scalar where another was expected (`-1` for a u32 is a value out of range), or
     // where a collection was
     let written = |expected: &str| match scalar {
@@ -306,7 +306,7 @@ fn message(e: &serde_saphyr::Error, scalar: Option<&str>) -> String {
         Some(s) => format!("invalid type: string {s:?}, expected {expected}"),
         None => format!("invalid value, expected {expected}"),
     };
-    match e {
+    match innermost(e) {
         E::Message { msg, .. } => msg.clone(),
         E::SerdeInvalidType { unexpected, expected, .. } => format!("invalid type: {unexpected}, expected {expected}"),
         E::SerdeInvalidValue { unexpected, expected, .. } => {
