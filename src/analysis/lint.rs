@@ -8,6 +8,7 @@ use crate::engine::target;
 use crate::scenario::driver::{Driver, Script};
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
+use crate::scenario::yaml::{self, Value};
 use crate::scenario::{Queue, Scenario, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -213,7 +214,7 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
 /// or each step of the ramp that starts them (which sets their duration, so `--set
 /// duration` would not change it). What settles, and the advice, depend on the kind.
 fn short_runs(s: &Scenario) -> Vec<Finding> {
-    let doc: serde_yaml::Value = serde_yaml::from_str(&s.text).unwrap_or_default();
+    let doc = yaml::from_written::<Value>(&s.text).unwrap_or(Value::Null);
     let mut out = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
         let ramp = s.steps.iter().find_map(|st| match st.action {
@@ -252,12 +253,21 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
 
 /// How to lengthen the steps of `workload`'s ramp: `--set VAR=5m` when the scenario
 /// writes its `every` as one variable (a built-in's `step`), else the key itself.
-fn ramp_var(doc: &serde_yaml::Value, workload: &str) -> String {
-    let steps = doc.get("timeline").and_then(|t| t.as_sequence()).cloned().unwrap_or_default();
+fn ramp_var(doc: &Value, workload: &str) -> String {
+    fn key<'v>(v: &'v Value, k: &str) -> Option<&'v Value> {
+        match v {
+            Value::Mapping(m) => m.get(k),
+            _ => None,
+        }
+    }
+    let steps = match key(doc, "timeline") {
+        Some(Value::Sequence(steps)) => steps.as_slice(),
+        _ => &[],
+    };
     steps
         .iter()
-        .filter(|st| st.get("ramp").and_then(|r| r.as_str()) == Some(workload))
-        .find_map(|st| st.get("every")?.as_str()?.strip_prefix("${")?.strip_suffix('}').map(str::to_string))
+        .filter(|st| key(st, "ramp").and_then(Value::as_text).as_deref() == Some(workload))
+        .find_map(|st| key(st, "every")?.as_text()?.strip_prefix("${")?.strip_suffix('}').map(str::to_string))
         .map_or_else(|| "its `every`, e.g. every: 5m".to_string(), |var| format!("e.g. --set {var}=5m"))
 }
 

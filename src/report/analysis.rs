@@ -40,9 +40,12 @@ pub struct Compared {
 /// The workloads a run's scenario names in `compare:` (read back from the stored text,
 /// so runs stored before the key existed have none).
 pub fn compare_list(scenario_text: &str) -> Vec<String> {
-    let doc: serde_yaml::Value = serde_yaml::from_str(scenario_text).unwrap_or_default();
-    let names = doc.get("compare").and_then(|c| c.as_sequence()).cloned().unwrap_or_default();
-    names.iter().filter_map(|n| n.as_str().map(str::to_string)).collect()
+    #[derive(serde::Deserialize)]
+    struct Compared {
+        compare: Option<Vec<String>>,
+    }
+    let doc = crate::scenario::yaml::from_str::<Compared>("scenario", scenario_text);
+    doc.ok().and_then(|d| d.compare).unwrap_or_default()
 }
 
 /// A workload's figures over its measured window: ops per second over every op but

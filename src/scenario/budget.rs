@@ -7,23 +7,12 @@
 //! a run left `running`, or the OOM killer on a shared machine. So every scenario is
 //! costed when it is loaded (`lint` and `run` alike, and each agent on its host) and
 //! refused with exit 2 and the numbers when it needs more than a sane share of the
-//! memory the machine has to give. The limits below are documented in
-//! docs/scenarios.md ("Limits").
+//! memory the machine has to give. The limits on the keys ([`super::limits`]) are
+//! documented in docs/scenarios.md ("Limits").
 
+use super::model::{EngineKind, Queue, Workload};
 use super::steps::{Action, Step};
 use super::units::Size;
-use super::{EngineKind, Queue, Workload};
-use std::time::Duration;
-
-/// Most workers one workload may have, ramps included (`jobs` alone stops at 1024).
-pub const MAX_WORKERS: u32 = 4096;
-/// Most IOs (or transactions) per second one workload may be asked for: ten times what
-/// the fastest single devices do today, and beyond what fathom's own engine issues.
-pub const MAX_RATE: f64 = 10_000_000.0;
-/// Longest `think_time`: slots that wait longer issue too few IOs to measure.
-pub const MAX_THINK_TIME: Duration = Duration::from_secs(3600);
-/// Longest a workload may run (its ramp, duration, or a timeline ramp's steps).
-pub const MAX_RUN: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// fathom takes at most 1/SHARE of the memory available. MemAvailable counts page cache
 /// the kernel can drop, and that is what a storage benchmark must leave alone (its

@@ -32,8 +32,10 @@ pub fn list() -> Vec<(&'static str, String)> {
         .iter()
         .map(|(name, text)| {
             let text = super::vars::substitute(name, text, &mut Vec::new()).map(|(t, _)| t).unwrap_or_default();
-            let description =
-                serde_yaml::from_str::<super::ScenarioFile>(&text).ok().and_then(|f| f.description).unwrap_or_default();
+            let description = super::yaml::from_str::<super::file::ScenarioFile>(name, &text)
+                .ok()
+                .and_then(|f| f.description)
+                .unwrap_or_default();
             (*name, description)
         })
         .collect()

@@ -1,15 +1,12 @@
 //! `driver:` workloads: another program does the work (pgbench against PostgreSQL, iperf3
 //! over the network) and fathom turns what it reports into the same per-second samples,
-//! timeline and store as its own IO engine. This module checks a driver workload's keys;
-//! `crate::drivers` runs the programs.
+//! timeline and store as its own IO engine. This module holds a driver workload's settings
+//! (`check::drivers` checks its keys); `crate::drivers` runs the programs.
 
-use super::units::Span;
-use super::{Checker, Profile, Workload};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// The programs a workload can be run by (`driver: pgbench`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,258 +114,8 @@ pub fn pg_size(text: &str) -> Option<u64> {
 /// pgbench's built-in scripts.
 pub const BUILTIN_SCRIPTS: [&str; 3] = ["tpcb-like", "simple-update", "select-only"];
 
-/// Keys every driver workload may set besides its driver's own.
-const COMMON: [&str; 4] = ["driver", "duration", "ramp", "group"];
-const PGBENCH_KEYS: [&str; 10] =
-    ["target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"];
-const IPERF3_KEYS: [&str; 4] = ["server", "streams", "reverse", "link"];
-
-/// The keys `profile` sets (non-null), in the order written.
-fn keys_set(profile: &Profile) -> Vec<String> {
-    match serde_yaml::to_value(profile) {
-        Ok(serde_yaml::Value::Mapping(m)) => {
-            m.into_iter().filter(|(_, v)| !v.is_null()).filter_map(|(k, _)| k.as_str().map(str::to_string)).collect()
-        }
-        _ => Vec::new(),
-    }
-}
-
-impl Checker<'_> {
-    /// Refuses a driver's keys in an IO workload's own profile (from `defaults` they are
-    /// meant for the driver workloads).
-    pub(super) fn no_driver_keys(&self, name: &str, p: &Profile) -> Result<()> {
-        // `target` is an IO key too: there, where the IO goes
-        for key in keys_set(p).into_iter().filter(|k| k != "target") {
-            let owner = if PGBENCH_KEYS.contains(&key.as_str()) {
-                "pgbench"
-            } else if IPERF3_KEYS.contains(&key.as_str()) {
-                "iperf3"
-            } else {
-                continue;
-            };
-            return Err(self.err(
-                &["workloads", name, &key],
-                format!("only applies to `driver: {owner}` workloads (this one runs fathom's IO engine)"),
-            ));
-        }
-        Ok(())
-    }
-
-    /// A `driver:` workload: its driver's keys checked, the IO keys refused.
-    pub(super) fn driver_workload(
-        &self,
-        name: &str,
-        kind: DriverName,
-        p: &Profile,
-        d: &Profile,
-        run_for: Option<Duration>,
-    ) -> Result<Workload> {
-        let own: &[&str] = match kind {
-            DriverName::Pgbench => &PGBENCH_KEYS,
-            DriverName::Iperf3 => &IPERF3_KEYS,
-        };
-        let driver_name = serde_yaml::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string));
-        let driver_name = driver_name.unwrap_or_default();
-        for key in keys_set(p) {
-            if !COMMON.contains(&key.as_str()) && !own.contains(&key.as_str()) {
-                let mut allowed: Vec<&str> = COMMON.to_vec();
-                allowed.extend(own);
-                return Err(self.err(
-                    &["workloads", name, &key],
-                    format!("does not apply to `driver: {driver_name}` (its keys: {})", allowed.join(", ")),
-                ));
-            }
-        }
-        if p.group.is_some() {
-            return Err(self.err(
-                &["workloads", name, "group"],
-                format!("a `driver: {driver_name}` workload sets its own workers (clients or streams)"),
-            ));
-        }
-        let at = |key: &str, own: bool| -> Vec<String> {
-            if own { vec!["workloads".into(), name.into(), key.into()] } else { vec!["defaults".into(), key.into()] }
-        };
-        macro_rules! pick {
-            ($key:ident) => {
-                (p.$key.clone().or(d.$key.clone()), at(stringify!($key), p.$key.is_some()))
-            };
-        }
-        let fail = |path: &Vec<String>, msg: String| {
-            let parts: Vec<&str> = path.iter().map(String::as_str).collect();
-            self.err(&parts, msg)
-        };
-        let count = |value: Option<u32>, path: &Vec<String>, default: u32, max: u32| -> Result<u32> {
-            let n = value.unwrap_or(default);
-            if !(1..=max).contains(&n) {
-                return Err(fail(path, format!("{n} must be between 1 and {max}")));
-            }
-            Ok(n)
-        };
-
-        let (duration, dur_at) = pick!(duration);
-        let whole = |span: Span, path: &Vec<String>| -> Result<Duration> {
-            if span.0.subsec_nanos() != 0 || span.0.is_zero() {
-                return Err(fail(path, format!("{span} must be a whole number of seconds, at least 1s")));
-            }
-            Ok(span.0)
-        };
-        let duration = match (run_for, duration) {
-            (Some(d), _) => d,
-            (None, Some(d)) => whole(d, &dur_at)?,
-            (None, None) => {
-                return Err(self.err(
-                    &["workloads", name],
-                    "missing `duration`: how long to measure, e.g. 30s (set it here or in `defaults`)",
-                ));
-            }
-        };
-        let (ramp, ramp_at) = pick!(ramp);
-        let ramp = match ramp {
-            Some(r) if r.0.is_zero() => Duration::ZERO,
-            Some(r) => whole(r, &ramp_at)?,
-            None => Duration::ZERO,
-        };
-
-        let (driver, workers, rate) = match kind {
-            DriverName::Pgbench => {
-                let (dsn, dsn_at) = pick!(dsn);
-                if let Some(dsn) = &dsn {
-                    no_secret(dsn).map_err(|why| fail(&dsn_at, why))?;
-                }
-                let (scale, scale_at) = pick!(scale);
-                let scale = count(scale, &scale_at, 1, 1_000_000)?;
-                let (clients, clients_at) = pick!(clients);
-                let clients = count(clients, &clients_at, 1, 1024)?;
-                let (threads, threads_at) = pick!(threads);
-                let threads = count(threads, &threads_at, 1, 1024)?;
-                if threads > clients {
-                    return Err(fail(
-                        &threads_at,
-                        format!("{threads} threads for {clients} clients: at most one each"),
-                    ));
-                }
-                let (script, script_at) = pick!(script);
-                let (sql, sql_at) = pick!(sql);
-                let script = match (script, sql) {
-                    (Some(_), Some(_)) if p.script.is_some() == p.sql.is_some() => {
-                        return Err(fail(&sql_at, "set `script` or `sql`, not both".into()));
-                    }
-                    (Some(_), Some(sql)) if p.sql.is_some() => Script::Sql(sql),
-                    (Some(s), _) if BUILTIN_SCRIPTS.contains(&s.as_str()) => Script::Builtin(s),
-                    (Some(s), _) if s.contains('/') || s.ends_with(".sql") => Script::File(PathBuf::from(s)),
-                    (Some(s), _) => {
-                        return Err(fail(
-                            &script_at,
-                            format!(
-                                "`{s}` is neither one of pgbench's scripts ({}) nor a file (a path, or NAME.sql)",
-                                BUILTIN_SCRIPTS.join(", ")
-                            ),
-                        ));
-                    }
-                    (None, Some(sql)) if sql.trim().is_empty() => {
-                        return Err(fail(&sql_at, "is empty: give the SQL of one transaction".into()));
-                    }
-                    (None, Some(sql)) => Script::Sql(sql),
-                    (None, None) => Script::Builtin("tpcb-like".into()),
-                };
-                let (rate, rate_at) = pick!(rate);
-                if let Some(r) = rate
-                    && !(r > 0.0 && r <= super::budget::MAX_RATE)
-                {
-                    return Err(fail(
-                        &rate_at,
-                        format!(
-                            "{r} must be a positive number of transactions per second, at most {}",
-                            super::budget::MAX_RATE
-                        ),
-                    ));
-                }
-                let (settings, settings_at) = pick!(settings);
-                let mut pairs = Vec::new();
-                for (key, value) in settings.unwrap_or_default() {
-                    let text = match value {
-                        serde_yaml::Value::String(s) => s,
-                        serde_yaml::Value::Number(n) => n.to_string(),
-                        serde_yaml::Value::Bool(b) => if b { "on" } else { "off" }.to_string(),
-                        _ => return Err(fail(&settings_at, format!("`{key}`: give a value such as 1GB, 0.9 or on"))),
-                    };
-                    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-                        return Err(fail(&settings_at, format!("`{key}` is not a PostgreSQL setting name")));
-                    }
-                    pairs.push((key, text));
-                }
-                if !pairs.is_empty() && dsn.is_some() {
-                    return Err(fail(
-                        &settings_at,
-                        "configures the throwaway cluster fathom starts; a server given by `dsn` keeps its own".into(),
-                    ));
-                }
-                let (target, target_at) = pick!(target);
-                let target = match target.as_deref() {
-                    Some([one]) if dsn.is_none() => Some(PathBuf::from(one)),
-                    Some([_]) if p.target.is_some() => {
-                        return Err(fail(
-                            &target_at,
-                            "places the throwaway cluster; with a `dsn` the server is elsewhere".into(),
-                        ));
-                    }
-                    Some([_]) | None => None,
-                    Some(_) => return Err(fail(&target_at, "give one directory for the throwaway cluster".into())),
-                };
-                let (reuse, _) = pick!(reuse);
-                let spec = Pgbench {
-                    dsn,
-                    scale,
-                    reuse: reuse.unwrap_or(false),
-                    clients,
-                    threads,
-                    script,
-                    rate,
-                    settings: pairs,
-                    target,
-                };
-                (Driver::Pgbench(spec), clients, rate)
-            }
-            DriverName::Iperf3 => {
-                let (server, _) = pick!(server);
-                // empty (a built-in's default): fathom's own server on loopback
-                let server = server.filter(|s| !s.trim().is_empty());
-                let (streams, streams_at) = pick!(streams);
-                let streams = count(streams, &streams_at, 1, 128)?;
-                let (reverse, _) = pick!(reverse);
-                let (link, link_at) = pick!(link);
-                let link_bps = match link {
-                    Some(text) => Some(parse_bits(&text).map_err(|e| fail(&link_at, e))?),
-                    None => None,
-                };
-                let spec = Iperf3 { server, streams, reverse: reverse.unwrap_or(false), link_bps };
-                (Driver::Iperf3(spec), streams, None)
-            }
-        };
-        Ok(Workload::driven(name, driver, workers, rate, duration, ramp))
-    }
-}
-
-/// Refuses a connection string that holds a secret, in any form libpq reads one, or
-/// anything the store would mask (the stored scenario must be the one that ran). The
-/// message never quotes the string.
-fn no_secret(dsn: &str) -> std::result::Result<(), String> {
-    const STORED: &str = "fathom stores the scenario with the run";
-    match crate::secrets::dsn_secret(dsn) {
-        Err(why) => Err(format!("is not a connection string libpq can read: {why}")),
-        Ok(Some("sslpassword")) => Err(format!(
-            "holds an sslpassword: give it in a service file (`service=NAME`, ~/.pg_service.conf) ({STORED})"
-        )),
-        Ok(Some(_)) => Err(format!("holds a password: give it in PGPASSWORD or ~/.pgpass ({STORED})")),
-        Ok(None) if crate::secrets::redact(dsn) != dsn => {
-            Err(format!("holds what looks like a password, which the store would mask ({STORED}): leave it out"))
-        }
-        Ok(None) => Ok(()),
-    }
-}
-
 /// A link speed such as `25gbit`, `10G`, `100mbit`, `1e9` (bits per second).
-pub fn parse_bits(text: &str) -> std::result::Result<f64, String> {
+pub fn parse_bits(text: &str) -> Result<f64> {
     let t = text.trim().to_ascii_lowercase();
     let t = t.strip_suffix("/s").unwrap_or(&t);
     let t = t.strip_suffix("bps").or_else(|| t.strip_suffix("bit")).or_else(|| t.strip_suffix('b')).unwrap_or(t);
@@ -381,12 +128,12 @@ pub fn parse_bits(text: &str) -> std::result::Result<f64, String> {
     };
     match number.trim().parse::<f64>() {
         Ok(n) if n > 0.0 && n.is_finite() => Ok(n * scale),
-        _ => Err(format!("`{text}` is not a link speed (e.g. 10gbit, 25G, 100mbit)")),
+        _ => Err(Error::input(format!("`{text}` is not a link speed (e.g. 10gbit, 25G, 100mbit)"))),
     }
 }
 
 /// What a driver key is written as in a profile (a map of setting to value).
-pub type Settings = IndexMap<String, serde_yaml::Value>;
+pub type Settings = IndexMap<String, super::yaml::Value>;
 
 #[cfg(test)]
 mod tests {

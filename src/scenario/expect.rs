@@ -2,6 +2,7 @@
 //! `WORKLOAD[.OP].METRIC CMP VALUE [during PHASE]`, e.g. `oltp.read.iops >= 3900 during
 //! dss`, `oltp.write.p99 < 5ms`, `oltp.achieved_rate >= 0.98`.
 
+use crate::error::{Error, Result};
 use crate::metrics::Op;
 use std::fmt;
 
@@ -60,20 +61,24 @@ impl fmt::Display for Expectation {
 }
 
 /// Parses one expectation; `index_of` resolves workload names.
-pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Expectation, String> {
+pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Expectation> {
     let example = "e.g. `oltp.read.iops >= 3900 during dss` or `oltp.write.p99 < 5ms`";
     let words: Vec<&str> = text.split_whitespace().collect();
     let (subject, cmp, value, during) = match words.as_slice() {
         [s, c, v] => (*s, *c, *v, None),
         [s, c, v, "during", p] => (*s, *c, *v, Some(p.to_string())),
-        _ => return Err(format!("`{text}` is not WORKLOAD[.OP].METRIC CMP VALUE [during PHASE] ({example})")),
+        _ => {
+            return Err(Error::input(format!(
+                "`{text}` is not WORKLOAD[.OP].METRIC CMP VALUE [during PHASE] ({example})"
+            )));
+        }
     };
     let cmp = match cmp {
         "<" => Cmp::Lt,
         "<=" => Cmp::Le,
         ">" => Cmp::Gt,
         ">=" => Cmp::Ge,
-        other => return Err(format!("`{other}` is not a comparison: use <, <=, > or >=")),
+        other => return Err(Error::input(format!("`{other}` is not a comparison: use <, <=, > or >="))),
     };
     let parts: Vec<&str> = subject.split('.').collect();
     // `p99.9` has a dot of its own
@@ -82,15 +87,15 @@ pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Exp
         [w, "p99", "9"] => (*w, None, "p99.9".to_string()),
         [w, o, m] => (*w, Some(*o), m.to_string()),
         [w, o, "p99", "9"] => (*w, Some(*o), "p99.9".to_string()),
-        _ => return Err(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({example})")),
+        _ => return Err(Error::input(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({example})"))),
     };
-    let workload = index_of(name).ok_or_else(|| format!("`{subject}`: no workload named `{name}`"))?;
+    let workload = index_of(name).ok_or_else(|| Error::input(format!("`{subject}`: no workload named `{name}`")))?;
     let op = match op {
         None => None,
         Some("read") => Some(Op::Read),
         Some("write") => Some(Op::Write),
         Some("sync") => Some(Op::Sync),
-        Some(o) => return Err(format!("`{subject}`: `{o}` is not an op (read, write or sync)")),
+        Some(o) => return Err(Error::input(format!("`{subject}`: `{o}` is not an op (read, write or sync)"))),
     };
     let metric = match metric.as_str() {
         "iops" => Metric::Iops,
@@ -103,9 +108,9 @@ pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Exp
         "max" => Metric::Latency(1.0),
         "achieved_rate" => Metric::AchievedRate,
         m => {
-            return Err(format!(
+            return Err(Error::input(format!(
                 "`{m}` is not a metric: iops, mb_per_s, mean, p50, p90, p99, p99.9, max or achieved_rate"
-            ));
+            )));
         }
     };
     let threshold = match metric {
@@ -115,13 +120,15 @@ pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Exp
     // every metric is a count, a rate or a time: never below zero, never infinite, and a
     // `nan` would fail whatever was measured
     if !(threshold.is_finite() && threshold >= 0.0) {
-        return Err(format!("`{value}` is not a threshold: expected a finite number, 0 or more ({example})"));
+        return Err(Error::input(format!(
+            "`{value}` is not a threshold: expected a finite number, 0 or more ({example})"
+        )));
     }
     Ok(Expectation { text: text.to_string(), workload, op, metric, cmp, threshold, during })
 }
 
 /// `5ms`, `250us`, `250µs`, `1.5s`, `800ns` in ns (a bare number is rejected: say the unit).
-fn latency_ns(v: &str) -> Result<f64, String> {
+fn latency_ns(v: &str) -> Result<f64> {
     let units = [("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)];
     for (unit, mult) in units {
         if let Some(n) = v.strip_suffix(unit)
@@ -130,17 +137,17 @@ fn latency_ns(v: &str) -> Result<f64, String> {
             return Ok(x * mult);
         }
     }
-    Err(format!("`{v}` is not a latency with a unit (ns, us, ms, s), e.g. 5ms"))
+    Err(Error::input(format!("`{v}` is not a latency with a unit (ns, us, ms, s), e.g. 5ms")))
 }
 
 /// `3900`, `3.9k`, `1.2M`, `0.98`.
-fn count(v: &str) -> Result<f64, String> {
+fn count(v: &str) -> Result<f64> {
     let (n, mult) = match v.chars().last() {
         Some('k') => (&v[..v.len() - 1], 1e3),
         Some('M') => (&v[..v.len() - 1], 1e6),
         _ => (v, 1.0),
     };
-    n.parse::<f64>().map(|x| x * mult).map_err(|_| format!("`{v}` is not a number (3900, 3.9k, 0.98)"))
+    n.parse::<f64>().map(|x| x * mult).map_err(|_| Error::input(format!("`{v}` is not a number (3900, 3.9k, 0.98)")))
 }
 
 #[cfg(test)]
@@ -186,7 +193,7 @@ mod tests {
             ("oltp.read.p99 < -5ms", "not a threshold"),
             ("oltp.read.p99 < 1e300s", "not a threshold"),
         ] {
-            let e = parse(text, &index_of).unwrap_err();
+            let e = parse(text, &index_of).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
     }

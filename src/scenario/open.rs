@@ -26,10 +26,10 @@ pub fn load_scenario(
 pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&str>) -> Result<Vec<Override>> {
     let mut sets = sets.to_vec();
     if let Some(t) = target {
-        sets.push(format!("target={}", t.display()).parse().map_err(Error::input)?);
+        sets.push(format!("target={}", t.display()).parse()?);
     }
     if let Some(e) = engine {
-        sets.push(format!("engine={e}").parse().map_err(Error::input)?);
+        sets.push(format!("engine={e}").parse()?);
     }
     Ok(sets)
 }

@@ -9,8 +9,9 @@
 //! Values are read as YAML scalars, so `32` is a number and `true` a boolean, exactly
 //! as if written in the file.
 
+use super::yaml::{self, Value};
 use crate::error::{Error, Result};
-use serde_yaml::{Mapping, Value};
+use indexmap::IndexMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -36,15 +37,15 @@ pub struct Override {
 }
 
 impl FromStr for Override {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let (key, value) = s
-            .split_once('=')
-            .ok_or_else(|| format!("`{s}` is not KEY=VALUE (e.g. --set iodepth=32 or --set qd1.bs=8k)"))?;
+    fn from_str(s: &str) -> Result<Self> {
+        let (key, value) = s.split_once('=').ok_or_else(|| {
+            Error::input(format!("`{s}` is not KEY=VALUE (e.g. --set iodepth=32 or --set qd1.bs=8k)"))
+        })?;
         let path: Vec<String> = key.trim().split('.').map(str::to_string).collect();
         if path.iter().any(String::is_empty) {
-            return Err(format!("`{s}`: empty key"));
+            return Err(Error::input(format!("`{s}`: empty key")));
         }
         Ok(Override { path, value: value.to_string() })
     }
@@ -72,7 +73,10 @@ impl Override {
         if Self::TEXT_KEYS.contains(&key) {
             return Value::String(self.value.clone());
         }
-        serde_yaml::from_str(&self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
+        if self.value.trim().is_empty() {
+            return Value::Null;
+        }
+        yaml::from_str("--set", &self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
     }
 
     /// Applies this override to the scenario document, returning the dotted paths it
@@ -114,36 +118,40 @@ impl Override {
 }
 
 fn get<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(doc, |v, k| v.as_mapping()?.get(k.as_str()))
+    path.iter().try_fold(doc, |v, k| match v {
+        Value::Mapping(m) => m.get(k.as_str()),
+        _ => None,
+    })
 }
 
 /// Sets `path` in `doc`, creating mappings on the way (so `defaults` may be absent).
-fn set(doc: &mut Value, path: &[String], value: Value) -> std::result::Result<(), String> {
+fn set(doc: &mut Value, path: &[String], value: Value) -> Result<()> {
     let mut cur = doc;
     for (i, key) in path.iter().enumerate() {
-        if cur.is_null() {
-            *cur = Value::Mapping(Mapping::new());
+        if *cur == Value::Null {
+            *cur = Value::Mapping(IndexMap::new());
         }
         let map = match cur {
             Value::Mapping(m) => m,
             Value::Sequence(seq) => {
-                let idx: usize = key.parse().map_err(|_| format!("`{key}` is not a list index"))?;
+                let idx: usize = key.parse().map_err(|_| Error::input(format!("`{key}` is not a list index")))?;
                 let len = seq.len();
-                cur = seq.get_mut(idx).ok_or_else(|| format!("index {idx} is past the end ({len} items)"))?;
+                cur = seq
+                    .get_mut(idx)
+                    .ok_or_else(|| Error::input(format!("index {idx} is past the end ({len} items)")))?;
                 if i + 1 == path.len() {
                     *cur = value;
                     return Ok(());
                 }
                 continue;
             }
-            _ => return Err(format!("`{}` is not a mapping", path[..i].join("."))),
+            _ => return Err(Error::input(format!("`{}` is not a mapping", path[..i].join(".")))),
         };
-        let key_value = Value::String(key.clone());
         if i + 1 == path.len() {
-            map.insert(key_value, value);
+            map.insert(key.clone(), value);
             return Ok(());
         }
-        cur = map.entry(key_value).or_insert(Value::Null);
+        cur = map.entry(key.clone()).or_insert(Value::Null);
     }
     Ok(())
 }

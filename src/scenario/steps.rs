@@ -3,7 +3,7 @@
 //! and the options that go with it; [`resolve`] checks it and turns it into an
 //! [`Action`] that names workloads by index.
 
-use super::budget::{MAX_RUN, MAX_WORKERS};
+use super::limits::{MAX_RUN, MAX_WORKERS};
 use super::units::Span;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -277,7 +277,7 @@ mod tests {
     }
 
     fn step(yaml: &str) -> Result<Step, StepError> {
-        resolve(&serde_yaml::from_str(yaml).unwrap(), &index_of)
+        resolve(&crate::scenario::yaml::from_str("s.yaml", yaml).unwrap(), &index_of)
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! (k = KiB = 1024, as fio's default `kb_base=1024`), a bare number is bytes, and a bare
 //! duration is seconds.
 
+use crate::error::{Error, Result};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
@@ -30,9 +31,12 @@ fn split_number(text: &str) -> Option<(f64, String)> {
 }
 
 impl Size {
-    pub fn parse(text: &str) -> Result<Size, String> {
-        let bad =
-            || format!("invalid size `{text}`: expected a number with an optional unit, e.g. 4k, 512KiB, 1g, 2GiB");
+    pub fn parse(text: &str) -> Result<Size> {
+        let bad = || {
+            Error::input(format!(
+                "invalid size `{text}`: expected a number with an optional unit, e.g. 4k, 512KiB, 1g, 2GiB"
+            ))
+        };
         let (value, unit) = split_number(text).ok_or_else(bad)?;
         let mult: u64 = match unit.as_str() {
             "" | "b" => 1,
@@ -44,10 +48,10 @@ impl Size {
         };
         let bytes = value * mult as f64;
         if bytes > u64::MAX as f64 / 2.0 {
-            return Err(format!("invalid size `{text}`: too large"));
+            return Err(Error::input(format!("invalid size `{text}`: too large")));
         }
         if bytes.fract() != 0.0 {
-            return Err(format!("invalid size `{text}`: not a whole number of bytes"));
+            return Err(Error::input(format!("invalid size `{text}`: not a whole number of bytes")));
         }
         Ok(Size(bytes as u64))
     }
@@ -81,8 +85,10 @@ impl fmt::Display for Size {
 }
 
 impl Span {
-    pub fn parse(text: &str) -> Result<Span, String> {
-        let bad = || format!("invalid duration `{text}`: expected a number with a unit, e.g. 500ms, 30s, 5m, 1h");
+    pub fn parse(text: &str) -> Result<Span> {
+        let bad = || {
+            Error::input(format!("invalid duration `{text}`: expected a number with a unit, e.g. 500ms, 30s, 5m, 1h"))
+        };
         let (value, unit) = split_number(text).ok_or_else(bad)?;
         let secs = match unit.as_str() {
             "ms" => value / 1000.0,
@@ -92,7 +98,7 @@ impl Span {
             _ => return Err(bad()),
         };
         if secs > 1e9 {
-            return Err(format!("invalid duration `{text}`: too long"));
+            return Err(Error::input(format!("invalid duration `{text}`: too long")));
         }
         Ok(Span(Duration::from_secs_f64(secs)))
     }
@@ -100,9 +106,9 @@ impl Span {
 
 /// For command-line options (`--min 10s`).
 impl std::str::FromStr for Span {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Span, String> {
+    fn from_str(text: &str) -> Result<Span> {
         Span::parse(text)
     }
 }
@@ -123,7 +129,7 @@ impl fmt::Display for Span {
 }
 
 /// Deserializes from a YAML string or a bare number, so `bs: 4096` and `bs: 4k` both work.
-struct TextOrNumber<T>(fn(&str) -> Result<T, String>, &'static str);
+struct TextOrNumber<T>(fn(&str) -> Result<T>, &'static str);
 
 impl<'de, T> Visitor<'de> for TextOrNumber<T> {
     type Value = T;
@@ -132,49 +138,49 @@ impl<'de, T> Visitor<'de> for TextOrNumber<T> {
         f.write_str(self.1)
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<T, E> {
         (self.0)(v).map_err(E::custom)
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<T, E> {
         (self.0)(&v.to_string()).map_err(E::custom)
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<T, E> {
         (self.0)(&v.to_string()).map_err(E::custom)
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<T, E> {
         (self.0)(&v.to_string()).map_err(E::custom)
     }
 }
 
 impl<'de> Deserialize<'de> for Size {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         d.deserialize_any(TextOrNumber(Size::parse, "a size such as 4k or 1GiB"))
     }
 }
 
 impl<'de> Deserialize<'de> for Span {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         d.deserialize_any(TextOrNumber(Span::parse, "a duration such as 30s or 5m"))
     }
 }
 
 impl Serialize for Size {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())
     }
 }
 
 impl Serialize for Span {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())
     }
 }
 
 /// Serializes a `Duration` the way scenarios write it (`30s`), for stored profiles.
-pub fn serialize_duration<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub fn serialize_duration<S: Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
     Span(*d).serialize(s)
 }
 
@@ -198,7 +204,7 @@ mod tests {
     #[test]
     fn bad_sizes_say_what_was_expected() {
         for bad in ["", "k", "4q", "-1k", "1.2.3k", "abc", "0.3"] {
-            let err = Size::parse(bad).unwrap_err();
+            let err = Size::parse(bad).unwrap_err().to_string();
             assert!(err.contains("size"), "{bad}: {err}");
         }
     }
@@ -234,11 +240,11 @@ mod tests {
 
     #[test]
     fn yaml_numbers_and_strings_both_deserialize() {
-        let s: Size = serde_yaml::from_str("4096").unwrap();
+        let s: Size = crate::scenario::yaml::from_str("s.yaml", "4096").unwrap();
         assert_eq!(s, Size(4096));
-        let s: Size = serde_yaml::from_str("64k").unwrap();
+        let s: Size = crate::scenario::yaml::from_str("s.yaml", "64k").unwrap();
         assert_eq!(s, Size(65536));
-        let d: Span = serde_yaml::from_str("10").unwrap();
+        let d: Span = crate::scenario::yaml::from_str("s.yaml", "10").unwrap();
         assert_eq!(d.0, Duration::from_secs(10));
     }
 }

@@ -8,12 +8,11 @@
 //! name other variables (`mix: ${reads}`); they are resolved first, and a reference that
 //! cannot be resolved (unknown, or a cycle) is an error, never an empty or zero value.
 
-use super::locate;
 use super::overrides::Override;
 use super::prescan;
+use super::yaml::{self, Lines, Value};
 use crate::error::{Error, Result};
 use indexmap::IndexMap;
-use serde_yaml::Value;
 
 /// How many variables a value may reach through others (`a: ${b}`, `b: ${c}`, ...):
 /// far more than a scenario needs, and few enough that resolving cannot exhaust the stack.
@@ -23,12 +22,12 @@ const MAX_CHAIN: usize = 64;
 /// variable are removed (they are spent). Errors name the file and line of a `${name}`
 /// that is not defined, or the variable (or `--set`) whose value cannot be resolved.
 pub fn substitute(origin: &str, text: &str, sets: &mut Vec<Override>) -> Result<(String, IndexMap<String, String>)> {
-    let declared = declared(origin, text)?;
+    let (declared, lines) = declared(origin, text)?;
     // where each value was written, for errors
     let mut given: IndexMap<String, (String, String)> = declared
         .into_iter()
         .map(|(name, value)| {
-            let line = locate::line_of(text, &["vars", &name]).map(|l| format!(":{l}")).unwrap_or_default();
+            let line = lines.line_of(&["vars", &name]).map(|l| format!(":{l}")).unwrap_or_default();
             let at = format!("{origin}{line}: vars.{name}");
             (name, (value, at))
         })
@@ -140,30 +139,30 @@ fn not_a_variable(name: &str, given: &IndexMap<String, (String, String)>) -> Str
 
 /// The `vars` mapping of the file with its values as written (references to other
 /// variables kept). A file that does not parse is reported here, with its line: reading
-/// on would only blame the variables it failed to define.
-fn declared(origin: &str, text: &str) -> Result<IndexMap<String, String>> {
+/// on would only blame the variables it failed to define. With where the keys of the
+/// file are (a value never moves a line, so they stay right after substitution).
+fn declared(origin: &str, text: &str) -> Result<(IndexMap<String, String>, Lines)> {
     let (text, names) = hide_references(text);
-    let top: Value = serde_yaml::from_str(&text).map_err(|e| super::yaml_error(origin, &e))?;
-    let Some(vars) = top.get("vars") else { return Ok(IndexMap::new()) };
+    let (top, lines): (Value, Lines) = yaml::read(origin, &text)?;
+    let vars = match &top {
+        Value::Mapping(top) => top.get("vars"),
+        _ => None,
+    };
+    let Some(vars) = vars else { return Ok((IndexMap::new(), lines)) };
     let at = |key: &str| {
-        let line = locate::line_of(&text, &["vars", key]).map(|l| format!(":{l}")).unwrap_or_default();
+        let line = lines.line_of(&["vars", key]).map(|l| format!(":{l}")).unwrap_or_default();
         format!("{origin}{line}: vars")
     };
     let vars = match vars {
         Value::Mapping(m) => m,
-        Value::Null => return Ok(IndexMap::new()),
+        Value::Null => return Ok((IndexMap::new(), lines)),
         _ => return Err(Error::input(format!("{}: expected a mapping of names to values", at("")))),
     };
     let mut out = IndexMap::new();
-    for (k, v) in vars {
-        let Some(name) = k.as_str() else {
-            return Err(Error::input(format!("{}: a variable's name is text, not {k:?}", at(""))));
-        };
-        let value = match v {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            _ => {
+    for (name, v) in vars {
+        let value = match v.as_text() {
+            Some(text) => text,
+            None => {
                 return Err(Error::input(format!(
                     "{}.{name}: expected one value (text, a number or true/false), not a list or mapping",
                     at(name)
@@ -172,7 +171,7 @@ fn declared(origin: &str, text: &str) -> Result<IndexMap<String, String>> {
         };
         out.insert(restore_references(name, &names), restore_references(&value, &names));
     }
-    Ok(out)
+    Ok((out, lines))
 }
 
 /// Each reference to hide is replaced by `__fathom_var_N__`, N its index in the list

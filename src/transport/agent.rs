@@ -193,7 +193,7 @@ fn lay_out(
     targets: &[String],
     abort: &AtomicBool,
 ) -> Result<LaidOut> {
-    let sets: Vec<Override> = sets.iter().map(|s| s.parse().map_err(Error::input)).collect::<Result<_>>()?;
+    let sets: Vec<Override> = sets.iter().map(|s| s.parse()).collect::<Result<_>>()?;
     let scenario = Scenario::load(&Source { origin: origin.to_string(), text }, &sets)?;
     let mut w = scenario
         .workloads

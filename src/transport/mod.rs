@@ -81,16 +81,9 @@ impl Inventory {
     }
 
     pub fn parse(origin: &str, text: &str) -> Result<Inventory> {
-        let file: InventoryFile = serde_yaml::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            let msg = msg.rfind(" at line ").map(|i| msg[..i].to_string()).unwrap_or(msg);
-            match e.location() {
-                Some(loc) => Error::input(format!("{origin}:{}: {msg}", loc.line())),
-                None => Error::input(format!("{origin}: {msg}")),
-            }
-        })?;
+        let (file, lines): (InventoryFile, _) = crate::scenario::yaml::read(origin, text)?;
         let err = |path: &[&str], msg: String| {
-            let line = crate::scenario::line_of(text, path).map(|l| format!(":{l}")).unwrap_or_default();
+            let line = lines.line_of(path).map(|l| format!(":{l}")).unwrap_or_default();
             Error::input(format!("{origin}{line}: {}: {msg}", path.join(".")))
         };
         if file.hosts.is_empty() {

@@ -4,127 +4,9 @@
 //! hot spot is one contiguous region, as a tiering array or a cache with large pages
 //! sees it (fio scatters ranks by hashing; fathom keeps them where the docs say).
 
-use super::Rng;
-use std::fmt;
-use std::str::FromStr;
+use super::rng::Rng;
 
-/// An access distribution as written in a scenario (`distribution:`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Distribution {
-    /// Every unit equally likely.
-    Uniform,
-    /// Unit of rank k (1-based) drawn with probability proportional to 1/k^theta.
-    Zipf(f64),
-    /// Self-similar "H/(1-H)" rule: a share H of the IOs go to the first (1-H) of the
-    /// units, and recursively within them (`pareto:0.8` is the 80/20 rule).
-    Pareto(f64),
-    /// Normal around the middle of the working set, standard deviation as a percentage
-    /// of its size; draws beyond an end wrap around.
-    Normal(f64),
-    /// Consecutive zones: (share of IOs in percent, share of the space in percent).
-    Zoned(Vec<(f64, f64)>),
-}
-
-impl fmt::Display for Distribution {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Distribution::Uniform => f.write_str("uniform"),
-            Distribution::Zipf(t) => write!(f, "zipf:{t}"),
-            Distribution::Pareto(h) => write!(f, "pareto:{h}"),
-            Distribution::Normal(s) => write!(f, "normal:{s}%"),
-            Distribution::Zoned(zones) => {
-                let parts: Vec<String> = zones.iter().map(|(io, space)| format!("{io}/{space}")).collect();
-                write!(f, "zoned:{}", parts.join(":"))
-            }
-        }
-    }
-}
-
-impl serde::Serialize for Distribution {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl FromStr for Distribution {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Distribution, String> {
-        let text = text.trim();
-        let (kind, arg) = text.split_once(':').map(|(k, a)| (k.trim(), Some(a.trim()))).unwrap_or((text, None));
-        let number = |what: &str| -> Result<f64, String> {
-            let a = arg.ok_or_else(|| format!("`{kind}` needs {what}, e.g. `{}`", example(kind)))?;
-            a.trim_end_matches('%').parse::<f64>().map_err(|_| format!("`{a}` is not a number ({what})"))
-        };
-        match kind {
-            "uniform" if arg.is_none() => Ok(Distribution::Uniform),
-            "zipf" => {
-                let t = number("a theta")?;
-                if !(t > 0.0 && t <= 10.0) || t == 1.0 {
-                    return Err(format!("zipf theta {t} must be above 0, at most 10, and not exactly 1"));
-                }
-                Ok(Distribution::Zipf(t))
-            }
-            "pareto" => {
-                let h = number("the hot share H")?;
-                if !(0.5..1.0).contains(&h) {
-                    return Err(format!("pareto H {h} must be at least 0.5 and below 1 (0.8 = 80% of IOs on 20%)"));
-                }
-                Ok(Distribution::Pareto(h))
-            }
-            "normal" => {
-                let s = number("a standard deviation in percent of the working set")?;
-                if !(s > 0.0 && s <= 100.0) {
-                    return Err(format!("normal standard deviation {s}% must be above 0 and at most 100"));
-                }
-                Ok(Distribution::Normal(s))
-            }
-            "zoned" => zoned(arg.unwrap_or("")).map(Distribution::Zoned),
-            _ => Err(format!(
-                "`{text}` is not a distribution: uniform, zipf:THETA, pareto:H, normal:STDDEV%, or zoned:IO%/SPACE%:..."
-            )),
-        }
-    }
-}
-
-fn example(kind: &str) -> &'static str {
-    match kind {
-        "zipf" => "zipf:1.2",
-        "pareto" => "pareto:0.8",
-        "normal" => "normal:5%",
-        _ => "zoned:60/10:30/20:10/70",
-    }
-}
-
-/// `60/10:30/20:10/70`: both columns must add up to 100.
-fn zoned(text: &str) -> Result<Vec<(f64, f64)>, String> {
-    let mut zones = Vec::new();
-    for part in text.split(':') {
-        let (io, space) =
-            part.split_once('/').ok_or_else(|| format!("zone `{part}` must be IO%/SPACE%, e.g. zoned:60/10:40/90"))?;
-        let pct = |s: &str| -> Result<f64, String> {
-            let v: f64 = s
-                .trim()
-                .trim_end_matches('%')
-                .parse()
-                .map_err(|_| format!("`{s}` in zone `{part}` is not a number"))?;
-            if !(0.0..=100.0).contains(&v) {
-                return Err(format!("`{s}` in zone `{part}` is not a percentage"));
-            }
-            Ok(v)
-        };
-        let (io, space) = (pct(io)?, pct(space)?);
-        if space == 0.0 && io > 0.0 {
-            return Err(format!("zone `{part}` sends IOs to no space"));
-        }
-        zones.push((io, space));
-    }
-    let (io, space): (f64, f64) = zones.iter().fold((0.0, 0.0), |(a, b), z| (a + z.0, b + z.1));
-    if (io - 100.0).abs() > 1e-6 || (space - 100.0).abs() > 1e-6 {
-        return Err(format!("zones add up to {io}% of IOs and {space}% of the space; both must be 100"));
-    }
-    Ok(zones)
-}
+pub use crate::scenario::pattern::Distribution;
 
 /// A distribution made ready to draw units from a working set of `units` units.
 #[derive(Debug, Clone)]
@@ -316,16 +198,5 @@ mod tests {
         let mut rng = Rng::new(9);
         let inside = (0..100_000).filter(|_| (40_000..60_000).contains(&s.next(&mut rng, 100_000))).count();
         assert!((inside as f64 / 100_000.0 - 0.6827).abs() < 0.01, "{inside}");
-    }
-
-    #[test]
-    fn bad_distributions_say_what_is_expected() {
-        let err = |t: &str| t.parse::<Distribution>().unwrap_err();
-        assert!(err("zipf").contains("zipf:1.2"));
-        assert!(err("pareto:0.3").contains("at least 0.5"));
-        assert!(err("zoned:60/10:30/20").contains("add up to 90% of IOs and 30%"));
-        assert!(err("gauss:3").contains("uniform, zipf"));
-        assert_eq!("normal:5%".parse::<Distribution>().unwrap(), Distribution::Normal(5.0));
-        assert_eq!("zoned:50/50:50/50".parse::<Distribution>().unwrap().to_string(), "zoned:50/50:50/50");
     }
 }

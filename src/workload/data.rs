@@ -4,35 +4,9 @@
 //! data, or zeros. With `crc`, each block carries a header with its own checksum so a
 //! later read can tell good data from corrupt or misplaced data without other state.
 
-use super::Rng;
+use super::rng::Rng;
 
-/// The content of written blocks (`data:` in a scenario).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Content {
-    /// Incompressible, different for every write.
-    Random,
-    /// Compresses by about `percent`% (with gzip and zstd alike): in every 4 KiB chunk,
-    /// that share of bytes is a repeating non-zero text pattern and the rest random.
-    Compressible(u8),
-    /// All zeros: frees space on thin-provisioned storage.
-    Zero,
-}
-
-/// Everything that decides the bytes of a write.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DataSpec {
-    pub content: Content,
-    /// Share of written blocks, in percent, that repeat an earlier block exactly.
-    pub dedupe_percent: u8,
-    /// Each block starts with a header holding its offset and a crc32c of the rest.
-    pub crc: bool,
-}
-
-impl Default for DataSpec {
-    fn default() -> DataSpec {
-        DataSpec { content: Content::Random, dedupe_percent: 0, crc: false }
-    }
-}
+pub use crate::scenario::pattern::{Content, DataSpec};
 
 /// The unit compressibility is laid out in: storage compresses blocks of 4-32 KiB and
 /// gzip looks back 32 KiB, so every 4 KiB holds the asked-for share.

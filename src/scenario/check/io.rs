@@ -1,0 +1,407 @@
+//! Checks of an IO workload (one fathom's engine or fio runs): its profile overlaid on
+//! the defaults, each key's value checked against the others it depends on.
+
+use super::checker::{Checker, Layers, pick};
+use crate::error::Result;
+use crate::scenario::file::Profile;
+use crate::scenario::limits;
+use crate::scenario::model::{Arrival, Crc, EngineKind, Placement, Queue, Rw, Workload};
+use crate::scenario::pattern::{BlockSizes, Content, DataSpec, Distribution};
+use crate::scenario::text::{PLAIN_TEXT, plain_text};
+use crate::scenario::units::{Size, Span};
+use std::path::PathBuf;
+use std::time::Duration;
+
+impl Checker<'_> {
+    /// The data keys: `compress_percent`, `dedupe_percent`, `zero` and `crc`.
+    fn data_spec(&self, name: &str, p: &Profile, d: &Profile) -> Result<DataSpec> {
+        let l = Layers { name, own: p, defaults: d };
+        let (compress, compress_at) = pick!(l, compress_percent);
+        let (dedupe, dedupe_at) = pick!(l, dedupe_percent);
+        let dedupe = dedupe.unwrap_or(0);
+        let (zero, zero_at) = pick!(l, zero);
+        let zero = zero.unwrap_or(false);
+        let crc = pick!(l, crc).0 == Some(Crc::Crc32c);
+        if compress.is_some_and(|c| c > 99) {
+            return Err(self.fail(&compress_at, "must be 0-99: the share of each block that compresses away"));
+        }
+        if dedupe > 100 {
+            return Err(self.fail(&dedupe_at, "is not a percentage (0-100)"));
+        }
+        if zero && compress.is_some() {
+            return Err(self.fail(&zero_at, "zeros are not compression: set `zero` or `compress_percent`, not both"));
+        }
+        if crc && (zero || dedupe > 0) {
+            let path = if zero { zero_at } else { dedupe_at };
+            return Err(self.fail(&path, "a crc header makes every block unique and non-zero: drop `crc` or this key"));
+        }
+        let content = match (zero, compress) {
+            (true, _) => Content::Zero,
+            (false, Some(c)) if c > 0 => Content::Compressible(c),
+            _ => Content::Random,
+        };
+        Ok(DataSpec { content, dedupe_percent: dedupe, crc })
+    }
+
+    /// `bs` or `bssplit`, from the workload if it sets either, else from the defaults;
+    /// with the path of the key they came from.
+    fn block_sizes(&self, name: &str, p: &Profile, d: &Profile) -> Result<(BlockSizes, Vec<String>)> {
+        let (profile, mut path): (&Profile, Vec<String>) = if p.bs.is_some() || p.bssplit.is_some() {
+            (p, vec!["workloads".into(), name.into()])
+        } else {
+            (d, vec!["defaults".into()])
+        };
+        match (&profile.bs, &profile.bssplit) {
+            (Some(bs), None) => {
+                path.push("bs".into());
+                Ok((BlockSizes::single(bs.0), path))
+            }
+            (bs, Some(split)) => {
+                path.push("bssplit".into());
+                if bs.is_some() {
+                    return Err(self.fail(&path, "set `bs` or `bssplit`, not both"));
+                }
+                let split = BlockSizes::parse_split(split).map_err(|e| self.fail(&path, e))?;
+                Ok((split, path))
+            }
+            (None, None) => {
+                path.push("bs".into());
+                Ok((BlockSizes::single(4096), path))
+            }
+        }
+    }
+
+    /// Overlays a workload on the defaults and checks each value.
+    /// `run_for`: the duration the timeline gives the workload, over its own.
+    pub(super) fn workload(&self, name: &str, p: &Profile, d: &Profile, run_for: Option<Duration>) -> Result<Workload> {
+        let l = Layers { name, own: p, defaults: d };
+        let missing = |key: &str, what: &str| {
+            self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
+        };
+
+        if let (Some(kind), _) = pick!(l, driver) {
+            return self.driver_workload(name, kind, p, d, run_for);
+        }
+        self.no_driver_keys(name, p)?;
+        let (engine, engine_at) = pick!(l, engine);
+        let engine = engine.unwrap_or(EngineKind::IoUring);
+        let (hosts, hosts_at) = pick!(l, hosts);
+        let (per_host, per_host_at) = pick!(l, per_host);
+        if per_host.is_some() && hosts.is_none() && p.per_host.is_some() {
+            return Err(self.fail(&per_host_at, "places workers on hosts: set `hosts` too"));
+        }
+        let placement = match hosts {
+            Some(h) if h.is_empty() => return Err(self.fail(&hosts_at, "lists no host")),
+            Some(_) if engine == EngineKind::Fio => {
+                return Err(self.fail(&hosts_at, "`engine: fio` runs on this host only"));
+            }
+            Some(h) => {
+                let per_host = per_host.unwrap_or(1);
+                if !(1..=1024).contains(&per_host) {
+                    return Err(self.fail(&per_host_at, format!("{per_host} must be between 1 and 1024")));
+                }
+                let at = self.at(&hosts_at.iter().map(String::as_str).collect::<Vec<_>>());
+                Some(Placement { hosts: h, per_host, resolved: Vec::new(), at })
+            }
+            None => None,
+        };
+        let (target, target_at) = pick!(l, target);
+        let targets = match (target, engine) {
+            (Some(t), _) if t.is_empty() => return Err(self.fail(&target_at, "lists no target")),
+            (Some(t), _) => t,
+            (None, EngineKind::Null) => vec!["null".to_string()],
+            // each host's target, from the inventory
+            (None, _) if placement.is_some() => Vec::new(),
+            (None, _) => return Err(missing("target", "a directory, file or block device to run against")),
+        };
+        if let Some(bad) = targets.iter().find(|t| !plain_text(t)) {
+            return Err(self.fail(&target_at, format!("{bad:?} is not a path: {}", PLAIN_TEXT)));
+        }
+        if let Some(dup) = targets.iter().enumerate().find(|(i, t)| targets[..*i].contains(t)) {
+            return Err(self.fail(&target_at, format!("`{}` is listed twice", dup.1)));
+        }
+        let (queue, queue_at) = pick!(l, queue);
+        if queue == Some(Queue::PerTarget) && placement.is_some() {
+            return Err(self.fail(&queue_at, "a workload on hosts has one queue per worker's host target"));
+        }
+        if queue.is_some() && targets.len() < 2 && p.queue.is_some() {
+            return Err(self.fail(&queue_at, "only applies to a workload with several targets"));
+        }
+        let (rw, _) = pick!(l, rw);
+        let rw = rw.ok_or_else(|| missing("rw", "one of read, write, randread, randwrite, randrw"))?;
+        let (mix, mix_at) = pick!(l, rwmixread);
+        if let Some(m) = mix {
+            if m > 100 {
+                return Err(self.fail(&mix_at, format!("{m} is not a percentage (0-100)")));
+            }
+            // In `defaults` it is meant for the mixed workloads only, as in fio's [global].
+            if !matches!(rw, Rw::Randrw | Rw::ReadWrite) && p.rwmixread.is_some() {
+                return Err(self.fail(&mix_at, "only applies to `rw: randrw` or `rw: rw`"));
+            }
+        }
+        let (bs, bs_at) = self.block_sizes(name, p, d)?;
+        let (direct, _) = pick!(l, direct);
+        let direct = direct.unwrap_or(true);
+        for (size, _) in bs.sizes() {
+            if size == 0 || size > 64 << 20 {
+                return Err(self.fail(&bs_at, format!("block size {size} must be between 1 byte and 64 MiB")));
+            }
+            if direct && size % 512 != 0 {
+                return Err(self.fail(
+                    &bs_at,
+                    format!("{} is not a multiple of 512, which O_DIRECT needs (or set direct: false)", Size(size)),
+                ));
+            }
+        }
+        let (random_percent, rp_at) = pick!(l, random_percent);
+        if let Some(rp) = random_percent {
+            if rp > 100 {
+                return Err(self.fail(&rp_at, format!("{rp} is not a percentage (0-100)")));
+            }
+            if !rw.is_random() && p.random_percent.is_some() {
+                return Err(self.fail(&rp_at, "only applies to random `rw` (randread, randwrite, randrw)"));
+            }
+        }
+        let (distribution, dist_at) = pick!(l, distribution);
+        let distribution = match distribution {
+            None => Distribution::Uniform,
+            Some(text) => {
+                let dist: Distribution = text.parse().map_err(|e| self.fail(&dist_at, e))?;
+                if !rw.is_random() && p.distribution.is_some() {
+                    return Err(self.fail(&dist_at, "only applies to random `rw` (randread, randwrite, randrw)"));
+                }
+                dist
+            }
+        };
+        let (offset, offset_at) = pick!(l, offset);
+        let offset = offset.map(|o| o.0).unwrap_or(0);
+        if direct && offset % 512 != 0 {
+            return Err(
+                self.fail(&offset_at, format!("{} is not a multiple of 512, which O_DIRECT needs", Size(offset)))
+            );
+        }
+        let (iodepth, depth_at) = pick!(l, iodepth);
+        let iodepth = iodepth.unwrap_or(1);
+        if !(1..=4096).contains(&iodepth) {
+            return Err(self.fail(&depth_at, format!("{iodepth} must be between 1 and 4096")));
+        }
+        let (jobs, jobs_at) = pick!(l, jobs);
+        let (group, group_at) = pick!(l, group);
+        // the workload's own setting wins over one from `defaults`; both at one level clash
+        let group = match (&group, jobs) {
+            (Some(_), Some(_)) if p.group.is_some() == p.jobs.is_some() => {
+                return Err(self.fail(&group_at, "sets the workers: set `group` or `jobs`, not both"));
+            }
+            (Some(_), Some(_)) if p.jobs.is_some() => None,
+            _ => group,
+        };
+        let group_name = group.clone();
+        let jobs = match (group, jobs) {
+            (Some(g), _) => match self.groups.get(&g) {
+                Some(found) => found.count,
+                None => {
+                    let known: Vec<&str> = self.groups.keys().map(String::as_str).collect();
+                    let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                    return Err(self.fail(&group_at, format!("no group named `{g}` (groups: {known})")));
+                }
+            },
+            (_, jobs) => jobs.unwrap_or(1),
+        };
+        if !(1..=1024).contains(&jobs) {
+            return Err(self.fail(&jobs_at, format!("{jobs} must be between 1 and 1024")));
+        }
+        if placement.is_some() && p.jobs.is_some() {
+            return Err(self.fail(&jobs_at, "on hosts, `per_host` sets the workers (per_host x hosts)"));
+        }
+        let (size, size_at) = pick!(l, size);
+        if let Some(s) = size
+            && s.0 < bs.max()
+        {
+            return Err(
+                self.fail(&size_at, format!("working set {s} is smaller than one block ({})", Size(bs.max()).human()))
+            );
+        }
+        let (rate, rate_at) = pick!(l, rate_iops);
+        let (mbps, mbps_at) = pick!(l, rate_mbps);
+        for (r, at, unit) in [(rate, &rate_at, "IOs"), (mbps, &mbps_at, "megabytes (10^6 bytes)")] {
+            if let Some(r) = r
+                && !(r > 0.0 && r.is_finite())
+            {
+                return Err(self.fail(at, format!("{r} must be a positive number of {unit} per second")));
+            }
+        }
+        if rate.is_some() && mbps.is_some() {
+            return Err(self.fail(&mbps_at, "set `rate_iops` or `rate_mbps`, not both"));
+        }
+        let rate = rate.or(mbps.map(|m| m * 1e6 / bs.mean()));
+        if let Some(r) = rate
+            && r > limits::MAX_RATE
+        {
+            let max = limits::MAX_RATE;
+            return Err(match mbps {
+                Some(m) => self.fail(
+                    &mbps_at,
+                    format!(
+                        "{m} MB/s of {} blocks{} is {r:.0} IOs per second: at most {max} per workload",
+                        Size(bs.mean().round() as u64).human(),
+                        if bs.is_single() { "" } else { " (on average)" }
+                    ),
+                ),
+                None => self.fail(&rate_at, format!("{r} IOs per second: at most {max} per workload")),
+            });
+        }
+        let (arrival, arrival_at) = pick!(l, arrival);
+        if arrival.is_some() && rate.is_none() && p.arrival.is_some() {
+            return Err(self.fail(&arrival_at, "only applies with `rate_iops` or `rate_mbps` (open loop)"));
+        }
+        let (think, think_at) = pick!(l, think_time);
+        let think_time = think.map(|t| t.0).unwrap_or_default();
+        if !think_time.is_zero() && rate.is_some() {
+            return Err(self.fail(&think_at, "paces a closed loop; with a rate the schedule sets the pace"));
+        }
+        if think_time > limits::MAX_THINK_TIME {
+            return Err(self.fail(
+                &think_at,
+                format!(
+                    "{} is longer than a slot may wait ({}): too few IOs to measure",
+                    Span(think_time),
+                    Span(limits::MAX_THINK_TIME)
+                ),
+            ));
+        }
+        let (fsync_every, fsync_at) = pick!(l, fsync_every);
+        let fsync_every = fsync_every.unwrap_or(0);
+        if fsync_every > 0 && rw.read_percent(mix.unwrap_or(50)) == 100 && p.fsync_every.is_some() {
+            return Err(self.fail(&fsync_at, "a workload that only reads has nothing to sync"));
+        }
+        let (fdatasync, fdatasync_at) = pick!(l, fdatasync);
+        if fdatasync == Some(true) && fsync_every == 0 && p.fdatasync.is_some() {
+            return Err(self.fail(&fdatasync_at, "chooses how `fsync_every` syncs; set `fsync_every` too"));
+        }
+        let data = self.data_spec(name, p, d)?;
+        let (prefill, _) = pick!(l, prefill);
+        let (extend, extend_at) = pick!(l, extend);
+        let extend = extend.unwrap_or(false);
+        let (keep, keep_at) = pick!(l, keep);
+        if keep.is_some() && !extend && p.keep.is_some() {
+            return Err(self.fail(&keep_at, "keeps what an appending workload wrote: set `extend: true` too"));
+        }
+        if extend {
+            if rw != Rw::Write {
+                return Err(self.fail(&extend_at, "appends sequentially: use it with `rw: write`"));
+            }
+            if prefill == Some(true) {
+                return Err(self.fail(&extend_at, "an appending workload has no working set to prefill"));
+            }
+            if targets.len() > 1 {
+                return Err(self.fail(&extend_at, "appends to one file: give it one target"));
+            }
+            if jobs != 1 {
+                return Err(self
+                    .fail(&extend_at, "one appender per file: set `jobs: 1` (give other workloads their own `file`)"));
+            }
+            // from `defaults`, they are meant for the other workloads
+            if p.size.is_some() || p.offset.is_some() {
+                return Err(
+                    self.fail(&extend_at, "writes from the end of the file as it grows: leave out `size` and `offset`")
+                );
+            }
+        }
+        if engine == EngineKind::Fio {
+            // fio has these knobs, but with other meanings: refuse rather than measure
+            // something else under the same name
+            let crc_own = p.crc.is_some() || d.crc.is_none();
+            let refused = [
+                (
+                    data.crc,
+                    l.at("crc", crc_own),
+                    "fio verifies in a pass of its own (`verify=`), not as each block is read",
+                ),
+                (
+                    extend,
+                    extend_at.clone(),
+                    "fio's `file_append` writes `size` bytes past the end and then stops, whatever the duration",
+                ),
+            ];
+            if let Some((_, path, why)) = refused.into_iter().find(|r| r.0) {
+                return Err(
+                    self.fail(&path, format!("not available with `engine: fio`: {why} (see {})", engine_at.join(".")))
+                );
+            }
+        }
+        let whole_seconds = |span: Span, path: &Vec<String>| -> Result<Duration> {
+            let d = span.0;
+            if d.subsec_nanos() != 0 {
+                return Err(
+                    self.fail(path, format!("{span} must be a whole number of seconds (fathom samples every second)"))
+                );
+            }
+            Ok(d)
+        };
+        let (duration, dur_at) = pick!(l, duration);
+        let duration = match (run_for, duration) {
+            (Some(d), _) => d,
+            (None, Some(d)) => whole_seconds(d, &dur_at)?,
+            (None, None) => return Err(missing("duration", "how long to measure, e.g. 30s")),
+        };
+        if duration.is_zero() {
+            return Err(self.fail(&dur_at, "must be at least 1s"));
+        }
+        let (ramp, ramp_at) = pick!(l, ramp);
+        let ramp = match ramp {
+            Some(r) => whole_seconds(r, &ramp_at)?,
+            None => Duration::ZERO,
+        };
+        if ramp + duration > limits::MAX_RUN {
+            let days = limits::MAX_RUN.as_secs() / 86400;
+            return Err(self.fail(
+                &dur_at,
+                format!(
+                    "ramp + duration is {} h: a workload runs at most {days} days",
+                    (ramp + duration).as_secs() / 3600
+                ),
+            ));
+        }
+        let (file, file_at) = pick!(l, file);
+        let file = file.unwrap_or_else(|| name.to_string());
+        if !plain_text(&file) || file.contains('/') || file.starts_with('.') {
+            return Err(
+                self.fail(&file_at, format!("{file:?} must be a plain file name (no `/`, not hidden); {PLAIN_TEXT}"))
+            );
+        }
+        Ok(Workload {
+            name: name.to_string(),
+            targets: targets.iter().map(PathBuf::from).collect(),
+            queue: queue.unwrap_or(Queue::Shared),
+            file,
+            rw,
+            rwmixread: mix.unwrap_or(50),
+            bs,
+            random_percent: random_percent.unwrap_or(100),
+            distribution,
+            offset: if extend { 0 } else { offset },
+            iodepth,
+            jobs,
+            group: group_name,
+            size: if extend { None } else { size.map(|s| s.0) },
+            direct,
+            engine,
+            rate_iops: rate,
+            rate_mbps: mbps,
+            arrival: arrival.unwrap_or(Arrival::Uniform),
+            think_time,
+            fsync_every,
+            fdatasync: fdatasync.unwrap_or(false),
+            prefill: prefill.unwrap_or(false),
+            extend,
+            keep: extend && keep.unwrap_or(false),
+            filled: false,
+            stop_when_steady: None,
+            data,
+            duration,
+            ramp,
+            placement,
+            driver: None,
+        })
+    }
+}

@@ -1,0 +1,11 @@
+//! From a scenario file as written to the checked model, by topic: [`checker`] holds
+//! what every check shares (where a key was written, one value picked over the
+//! defaults), the others one topic each.
+
+mod checker;
+mod drivers;
+mod io;
+mod scenario;
+mod timeline;
+
+pub use checker::Checker;

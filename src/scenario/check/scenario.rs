@@ -1,0 +1,195 @@
+//! Checks of the scenario as a whole: names and labels one line each, workloads resolved
+//! in timeline order, ramps by host, the memory and rate budget, expectations, compared
+//! workloads and the remote Prometheus queries.
+
+use super::checker::Checker;
+use crate::error::Result;
+use crate::scenario::file::{RemoteFile, ScenarioFile};
+use crate::scenario::model::{EngineKind, RemoteQueries, Scenario};
+use crate::scenario::units::Span;
+use crate::scenario::{budget, expect, limits, steps};
+use indexmap::IndexMap;
+use std::time::Duration;
+
+impl Checker<'_> {
+    pub fn resolve(&self, file: ScenarioFile, text: &str) -> Result<Scenario> {
+        if file.workloads.is_empty() {
+            return Err(self.err(&["workloads"], "a scenario needs at least one workload"));
+        }
+        let names: Vec<&str> = file.workloads.keys().map(String::as_str).collect();
+        let index_of = |name: &str| file.workloads.get_index_of(name);
+        let mut steps = match &file.timeline {
+            // without a timeline, every workload starts at once
+            None => (0..names.len())
+                .map(|workload| steps::Step {
+                    at: None,
+                    phase: None,
+                    action: steps::Action::Start { workload, stagger: Duration::ZERO, wait: false },
+                })
+                .collect(),
+            Some(raw) => self.timeline(raw, &names)?,
+        };
+        // how long each workload runs when the timeline says (a start's `duration`, a ramp)
+        let mut run_for: Vec<Option<Duration>> = vec![None; names.len()];
+        for (i, (raw, step)) in file.timeline.iter().flatten().zip(&steps).enumerate() {
+            match step.action {
+                steps::Action::Start { workload, .. } if raw.duration.is_some() => {
+                    let d = raw.duration.unwrap_or(Span(Duration::ZERO)).0;
+                    if d.is_zero() || d.subsec_nanos() != 0 {
+                        let at = ["timeline", &i.to_string(), "duration"];
+                        return Err(self.err(&at, "must be a whole number of seconds, at least 1s"));
+                    }
+                    run_for[workload] = Some(d);
+                }
+                steps::Action::Ramp { workload, add, every, until, .. } => {
+                    run_for[workload] = Some(every * until.div_ceil(add));
+                }
+                _ => {}
+            }
+        }
+        self.one_line(&["name"], &file.name)?;
+        if let Some(d) = &file.description {
+            self.one_line(&["description"], d)?;
+        }
+        for (i, raw) in file.timeline.iter().flatten().enumerate() {
+            for (key, label) in [("phase", &raw.phase), ("mark", &raw.mark)] {
+                if let Some(label) = label {
+                    self.one_line(&["timeline", &i.to_string(), key], label)?;
+                }
+            }
+        }
+        let defaults = file.defaults.clone().unwrap_or_default();
+        self.profile_text(&["defaults"], &defaults)?;
+        for (name, profile) in &file.workloads {
+            self.one_line(&["workloads", name], name)?;
+            self.profile_text(&["workloads", name], profile)?;
+        }
+        let mut workloads = Vec::new();
+        for ((name, profile), run_for) in file.workloads.iter().zip(run_for) {
+            workloads.push(self.workload(name, profile, &defaults, run_for)?);
+        }
+        for (i, step) in steps.iter().enumerate() {
+            if let steps::Action::Ramp { workload, .. } | steps::Action::Start { workload, stagger: _, .. } =
+                step.action
+            {
+                let w = &workloads[workload];
+                let ramped = matches!(step.action, steps::Action::Ramp { .. })
+                    || matches!(step.action, steps::Action::Start { stagger, .. } if !stagger.is_zero());
+                if ramped && w.engine == EngineKind::Fio {
+                    return Err(self.err(
+                        &["timeline", &i.to_string()],
+                        format!("`{}` runs on fio, whose jobs start together: no ramp or stagger", w.name),
+                    ));
+                }
+            }
+        }
+        for step in &steps {
+            if let steps::Action::Fill { workload, .. } = step.action {
+                workloads[workload].filled = true;
+            }
+        }
+        // `add_host`: hosts of `per_host` workers each
+        for (i, step) in steps.iter_mut().enumerate() {
+            if let steps::Action::Ramp { workload, add, until, by_host: true, .. } = &mut step.action {
+                let Some(p) = &workloads[*workload].placement else {
+                    return Err(self.err(
+                        &["timeline", &i.to_string(), "add_host"],
+                        format!(
+                            "`{}` is not placed on hosts (`hosts:`): ramp it with `add`",
+                            workloads[*workload].name
+                        ),
+                    ));
+                };
+                if *until * p.per_host > limits::MAX_WORKERS {
+                    return Err(self.err(
+                        &["timeline", &i.to_string(), "until"],
+                        format!(
+                            "{until} hosts of {} workers (`per_host`) is {}: a workload has at most {} workers",
+                            p.per_host,
+                            *until * p.per_host,
+                            limits::MAX_WORKERS
+                        ),
+                    ));
+                }
+                *add *= p.per_host;
+                *until *= p.per_host;
+            }
+        }
+        budget::check(&workloads, &steps).map_err(|(i, msg)| self.err(&["workloads", &workloads[i].name], msg))?;
+        let mut expect = Vec::new();
+        // what `during` may name: a phase a step labels, or a workload
+        let labels: Vec<&str> = steps.iter().filter_map(|s| s.phase.as_deref()).collect();
+        for (i, e) in file.expect.iter().flatten().enumerate() {
+            let at = ["expect", &i.to_string()];
+            self.one_line(&at, e)?;
+            let e = expect::parse(e, &index_of).map_err(|msg| self.err(&at, msg))?;
+            if let Some(during) = &e.during
+                && !labels.contains(&during.as_str())
+                && index_of(during).is_none()
+            {
+                let phases = if labels.is_empty() { "none".to_string() } else { labels.join(", ") };
+                return Err(self.err(
+                    &at,
+                    format!(
+                        "`during {during}`: no phase is labelled `{during}` and no workload has that name \
+                         (phases: {phases}; workloads: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            expect.push(e);
+        }
+        let remote = match file.observe.and_then(|o| o.prometheus) {
+            Some(r) => Some(self.remote(r)?),
+            None => None,
+        };
+        let compare = file.compare.unwrap_or_default();
+        if compare.len() == 1 {
+            return Err(self.err(&["compare"], "names one workload: compare at least two (the first is the baseline)"));
+        }
+        if let Some(address) = &file.prometheus {
+            self.one_line(&["prometheus"], address)?;
+        }
+        for (i, name) in compare.iter().enumerate() {
+            if index_of(name).is_none() {
+                return Err(self.err(&["compare", &i.to_string()], format!("no workload named `{name}`")));
+            }
+        }
+        Ok(Scenario {
+            name: file.name,
+            description: file.description,
+            text: text.to_string(),
+            origin: self.src.origin.clone(),
+            workloads,
+            steps,
+            expect,
+            remote,
+            prometheus: file.prometheus,
+            vars: IndexMap::new(),
+        })
+    }
+
+    /// Checks `observe: prometheus:`: an http:// URL (fathom speaks plain HTTP) and at
+    /// least one query; every 5 s unless `interval` says otherwise.
+    fn remote(&self, r: RemoteFile) -> Result<RemoteQueries> {
+        self.one_line(&["observe", "prometheus", "url"], &r.url)?;
+        for name in r.queries.keys() {
+            self.one_line(&["observe", "prometheus", "queries", name], name)?;
+        }
+        if !r.url.starts_with("http://") {
+            return Err(self.err(&["observe", "prometheus", "url"], format!("`{}`: expected an http:// URL", r.url)));
+        }
+        if r.queries.is_empty() {
+            return Err(self.err(&["observe", "prometheus", "queries"], "expected at least one `name: PROMQL`"));
+        }
+        let interval = r.interval.map(|s| s.0).unwrap_or(Duration::from_secs(5));
+        if interval < Duration::from_secs(1) {
+            return Err(self.err(&["observe", "prometheus", "interval"], "expected 1s or more"));
+        }
+        Ok(RemoteQueries {
+            url: r.url.trim_end_matches('/').to_string(),
+            queries: r.queries.into_iter().collect(),
+            interval,
+        })
+    }
+}

@@ -1,0 +1,171 @@
+//! A scenario file as written: every key optional where a default applies, unknown keys
+//! refused. [`super::load`] reads text into these, [`super::check`] turns them into the
+//! [`super::model`].
+
+use super::driver;
+use super::model::{Arrival, Crc, EngineKind, Queue, Rw};
+use super::steps;
+use super::units::{Size, Span};
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+/// Profile keys as written: every key optional so `defaults` and a workload can be
+/// overlaid. Unknown keys are rejected (old fio silently ignored options it did not
+/// know, and the field notes show what that cost).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub target: Option<Vec<String>>,
+    pub queue: Option<Queue>,
+    pub file: Option<String>,
+    pub rw: Option<Rw>,
+    pub rwmixread: Option<u32>,
+    pub bs: Option<Size>,
+    pub bssplit: Option<String>,
+    pub random_percent: Option<u32>,
+    pub distribution: Option<String>,
+    pub offset: Option<Size>,
+    pub iodepth: Option<u32>,
+    pub jobs: Option<u32>,
+    /// The worker group (top-level `groups`) whose workers run this workload.
+    pub group: Option<String>,
+    pub size: Option<Size>,
+    pub direct: Option<bool>,
+    #[serde(default, deserialize_with = "engine_or_null")]
+    pub engine: Option<EngineKind>,
+    pub rate_iops: Option<f64>,
+    pub rate_mbps: Option<f64>,
+    pub arrival: Option<Arrival>,
+    pub think_time: Option<Span>,
+    pub fsync_every: Option<u32>,
+    pub fdatasync: Option<bool>,
+    pub prefill: Option<bool>,
+    pub extend: Option<bool>,
+    pub keep: Option<bool>,
+    pub compress_percent: Option<u8>,
+    pub dedupe_percent: Option<u8>,
+    pub zero: Option<bool>,
+    pub crc: Option<Crc>,
+    pub duration: Option<Span>,
+    pub ramp: Option<Span>,
+    /// The hosts of the inventory (`--hosts`) this workload runs on: `all`, a host, a
+    /// label, a slice `0:3`, or a list of those.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub hosts: Option<Vec<String>>,
+    /// Workers on each of those hosts (instead of `jobs` in all).
+    pub per_host: Option<u32>,
+    /// Another program runs this workload (see [`driver`]); the keys below are its own.
+    pub driver: Option<driver::DriverName>,
+    pub dsn: Option<String>,
+    pub scale: Option<u32>,
+    pub reuse: Option<bool>,
+    pub clients: Option<u32>,
+    pub threads: Option<u32>,
+    pub script: Option<String>,
+    pub sql: Option<String>,
+    pub rate: Option<f64>,
+    pub settings: Option<driver::Settings>,
+    pub server: Option<String>,
+    pub streams: Option<u32>,
+    pub reverse: Option<bool>,
+    pub link: Option<String>,
+}
+
+/// `target: /dev/sdb` or `target: [/dev/sdb, /dev/sdc]`.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
+    struct OneOrMany;
+    impl<'de> serde::de::Visitor<'de> for OneOrMany {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a path, or a list of paths")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Vec<String>, E> {
+            Ok(vec![v.to_string()])
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Vec<String>, E> {
+            Ok(vec![v.to_string()])
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Vec<String>, E> {
+            Ok(vec![v.to_string()])
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(path) = seq.next_element::<String>()? {
+                out.push(path);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(OneOrMany).map(Some)
+}
+/// `engine: null` is YAML's null, not the string "null": read it as the null engine
+/// (an absent key stays `None`).
+fn engine_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<EngineKind>, D::Error> {
+    Ok(Some(Option::<EngineKind>::deserialize(d)?.unwrap_or(EngineKind::Null)))
+}
+
+/// The file as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub defaults: Option<Profile>,
+    /// A name given twice is refused as any duplicate key is (see [`super::vars`], which reads
+    /// the file first).
+    pub workloads: IndexMap<String, Profile>,
+    #[serde(default)]
+    pub timeline: Option<Vec<steps::StepFile>>,
+    /// Checked by [`super::vars::substitute`] before the file is read; kept for the record.
+    #[serde(default)]
+    pub vars: Option<IndexMap<String, super::yaml::Value>>,
+    /// Thresholds checked at the end of the run (see [`super::expect`]).
+    #[serde(default)]
+    pub expect: Option<Vec<String>>,
+    /// Named sets of workers that workloads are bound to (`group:`); workloads are placed
+    /// on hosts with `hosts:` instead.
+    #[serde(default)]
+    pub groups: Option<IndexMap<String, Group>>,
+    /// Observers beyond the host and device ones every run has.
+    #[serde(default)]
+    pub observe: Option<ObserveFile>,
+    /// Serve live metrics for Prometheus at this address (as `--prometheus`, which wins).
+    #[serde(default)]
+    pub prometheus: Option<String>,
+    /// Workloads compared with the first of them (an A/B within one run), in `show` and
+    /// the report.
+    #[serde(default)]
+    pub compare: Option<Vec<String>>,
+}
+
+/// `observe:` as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveFile {
+    pub prometheus: Option<RemoteFile>,
+}
+
+/// `observe: prometheus:` as written: a Prometheus server and named PromQL queries.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteFile {
+    pub url: String,
+    pub queries: IndexMap<String, String>,
+    pub interval: Option<Span>,
+}
+
+/// A worker group as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    /// How many workers (jobs) each workload bound to it runs.
+    pub count: u32,
+}

@@ -1,0 +1,254 @@
+//! Loading a scenario: the steps from text to a checked [`Scenario`], each in its own
+//! place ([`super::prescan`], [`super::vars`], [`super::overrides`], [`super::yaml`],
+//! [`super::check`]), each locating its errors (`FILE:LINE: key: message`, or the
+//! `--set` to blame).
+
+use super::check::Checker;
+use super::file::ScenarioFile;
+use super::model::{Scenario, Source};
+use super::overrides::{self, Override};
+use super::yaml::{self, Value};
+use super::{prescan, vars};
+use crate::error::{Error, Result};
+
+impl Scenario {
+    /// Loads a scenario from text, applying `--set` overrides, and checks every value.
+    pub fn load(original: &Source, sets: &[Override]) -> Result<Scenario> {
+        let origin = &original.origin;
+        let written = prescan::check(origin, original.text)?;
+        let mut sets = sets.to_vec();
+        let (text, vars) = vars::substitute(origin, written, &mut sets)?;
+        // values of variables may nest too
+        prescan::check(origin, &text)?;
+        let src = &Source { origin: origin.clone(), text: &text };
+        let sets = &sets[..];
+        let (parsed, lines): (ScenarioFile, _) = yaml::read(origin, src.text)?;
+        let mut touched = Vec::new();
+        let file = if sets.is_empty() {
+            parsed
+        } else {
+            let mut value: Value = yaml::from_str(origin, src.text)?;
+            let names: Vec<String> = parsed.workloads.keys().cloned().collect();
+            for set in sets {
+                touched.push((set.to_string(), set.apply(&mut value, &names)?));
+            }
+            // Read back as text, as the file was: `description: 1` is text there, and
+            // would be "an integer, expected a string" from a value.
+            let text = yaml::to_string(&value)?;
+            yaml::from_written(&text).map_err(|e| {
+                let msg = e.to_string();
+                let set = touched.iter().find(|(_, paths)| paths.iter().any(|p| msg.starts_with(&format!("{p}:"))));
+                match set {
+                    Some((set, _)) => Error::input(format!("--set {set}: {msg}")),
+                    None => Error::input(format!("{}: {msg}", overrides::describe(sets))),
+                }
+            })?
+        };
+        let groups = file.groups.clone().unwrap_or_default();
+        let checker = Checker { src, lines, touched, groups };
+        let mut scenario = checker.resolve(file, written)?;
+        scenario.vars = vars;
+        Ok(scenario)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::model::Rw;
+    use crate::scenario::pattern::BlockSizes;
+    use crate::scenario::steps;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn load(text: &str, sets: &[&str]) -> Result<Scenario> {
+        let sets: Vec<Override> = sets.iter().map(|s| s.parse().unwrap()).collect();
+        Scenario::load(&Source { origin: "s.yaml".into(), text }, &sets)
+    }
+
+    const BASIC: &str = "\
+name: basic
+defaults:
+  target: /tmp
+  duration: 5s
+workloads:
+  a:
+    rw: randread
+    iodepth: 4
+  b:
+    rw: write
+    bs: 1m
+";
+
+    #[test]
+    fn defaults_are_inherited_and_overridden() {
+        let s = load(BASIC, &[]).unwrap();
+        assert_eq!(s.workloads.len(), 2);
+        assert_eq!(s.workloads[0].iodepth, 4);
+        assert_eq!(s.workloads[0].bs, BlockSizes::single(4096));
+        assert_eq!(s.workloads[1].bs, BlockSizes::single(1 << 20));
+        assert_eq!(s.workloads[1].duration, Duration::from_secs(5));
+        assert!(s.workloads[0].direct);
+        let starts: Vec<bool> =
+            s.steps.iter().map(|st| matches!(st.action, steps::Action::Start { wait: false, .. })).collect();
+        assert_eq!(starts, vec![true, true], "no timeline: everything starts together");
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let text = BASIC.replace("    iodepth: 4", "    iodeph: 4");
+        let err = load(&text, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:8: workloads.a: unknown field `iodeph`"), "{err}");
+        assert!(err.contains("expected one of"), "{err}");
+    }
+
+    #[test]
+    fn bad_size_and_duration_are_located() {
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1q"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:11: workloads.b.bs: invalid size `1q`"), "{err}");
+        let err = load(&BASIC.replace("duration: 5s", "duration: soon"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:4: defaults.duration: invalid duration"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_is_located() {
+        let err = load(&BASIC.replace("iodepth: 4", "iodepth: deep"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:8: workloads.a.iodepth: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn semantic_errors_point_at_the_key() {
+        let err = load(&BASIC.replace("iodepth: 4", "iodepth: 0"), &[]).unwrap_err().to_string();
+        assert_eq!(err, "s.yaml:8: workloads.a.iodepth: 0 must be between 1 and 4096");
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1000"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:11: workloads.b.bs: 1000 is not a multiple of 512"), "{err}");
+        let err = load(&BASIC.replace("  duration: 5s\n", ""), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:5: workloads.a: missing `duration`"), "{err}");
+        let err = load(&BASIC.replace("duration: 5s", "duration: 1500ms"), &[]).unwrap_err().to_string();
+        assert!(err.contains("whole number of seconds"), "{err}");
+    }
+
+    #[test]
+    fn timeline_names_must_exist() {
+        let text = format!("{BASIC}timeline:\n  - start: a\n  - start: c\n");
+        let err = load(&text, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:14: timeline.1.start: no workload named `c`"), "{err}");
+        let ok = load(&format!("{BASIC}timeline:\n  - start: b\n  - start: a\n"), &[]).unwrap();
+        assert_eq!(ok.steps.len(), 2);
+        assert!(matches!(ok.steps[0].action, steps::Action::Start { workload: 1, .. }));
+    }
+
+    #[test]
+    fn a_timeline_gives_durations_and_checks_its_order() {
+        let text = format!(
+            "{BASIC}timeline:\n  - start: a\n    async: true\n  - wait: 2s\n  - ramp: b\n    add: 2\n    every: 3s\n    until: 5\n  - stop: a\n"
+        );
+        let s = load(&text, &[]).unwrap();
+        assert_eq!(s.workloads[1].duration, Duration::from_secs(9), "3 additions of 3 s");
+        let text = format!("{BASIC}timeline:\n  - start: a\n    duration: 7s\n  - start: b\n");
+        assert_eq!(load(&text, &[]).unwrap().workloads[0].duration, Duration::from_secs(7));
+        let early = format!("{BASIC}timeline:\n  - stop: a\n  - start: a\n  - start: b\n");
+        let err = load(&early, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:13: timeline.0.stop: `a` has not been started"), "{err}");
+        let unknown = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n    every: 2s\n");
+        let err = load(&unknown, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:15: timeline.1.every: does not apply to `start`"), "{err}");
+    }
+
+    #[test]
+    fn groups_give_workloads_their_workers() {
+        let text = BASIC
+            .replace("name: basic\n", "name: basic\ngroups:\n  vms: {count: 6}\n")
+            .replace("    iodepth: 4\n", "    iodepth: 4\n    group: vms\n");
+        let s = load(&text, &[]).unwrap();
+        assert_eq!((s.workloads[0].jobs, s.workloads[1].jobs), (6, 1));
+        let err = load(&text.replace("group: vms", "group: db"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:11: workloads.a.group: no group named `db` (groups: vms)"), "{err}");
+        let err = load(&text.replace("group: vms", "group: vms\n    jobs: 2"), &[]).unwrap_err().to_string();
+        assert!(err.contains("set `group` or `jobs`, not both"), "{err}");
+    }
+
+    #[test]
+    fn vars_and_expectations() {
+        let text = BASIC
+            .replace("name: basic\n", "name: basic\nvars:\n  secs: 5\n")
+            .replace("duration: 5s", "duration: ${secs}s");
+        let s = load(&format!("{text}expect:\n  - a.read.p99 < 5ms\n"), &["secs=9"]).unwrap();
+        assert_eq!(s.workloads[0].duration, Duration::from_secs(9));
+        assert_eq!(s.vars["secs"], "9");
+        assert_eq!(s.expect.len(), 1);
+        let err = load(&format!("{text}expect:\n  - a.read.p99 < 5\n"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:15: expect.0: `5` is not a latency"), "{err}");
+    }
+
+    #[test]
+    fn set_overrides_one_workload_or_all() {
+        let s = load(BASIC, &["a.iodepth=32"]).unwrap();
+        assert_eq!(s.workloads[0].iodepth, 32);
+        let s = load(BASIC, &["iodepth=8", "bs=8k"]).unwrap();
+        assert_eq!(s.workloads[0].iodepth, 8, "a bare key overrides workloads that set it too");
+        assert_eq!(s.workloads[1].iodepth, 8);
+        assert_eq!(s.workloads[1].bs, BlockSizes::single(8192));
+        let err = load(BASIC, &["a.iodepth=zero"]).unwrap_err().to_string();
+        assert!(err.starts_with("--set a.iodepth=zero:"), "{err}");
+        let err = load(BASIC, &["a.iodepth=0"]).unwrap_err().to_string();
+        assert!(err.starts_with("--set a.iodepth=0: workloads.a.iodepth: 0 must be"), "{err}");
+        let err = load(BASIC, &["nosuch.iodepth=1"]).unwrap_err().to_string();
+        assert!(err.contains("nosuch"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_and_idle_workloads_are_rejected() {
+        let err = load(&BASIC.replace("  b:\n", "  a:\n"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:6: workloads: duplicate entry with key \"a\""), "{err}");
+        let twice = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n  - start: a\n");
+        let err = load(&twice, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:15: timeline.2.start: `a` already started"), "{err}");
+        let idle = format!("{BASIC}timeline:\n  - start: a\n");
+        let err = load(&idle, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:9: workloads.b: `b` is never started"), "{err}");
+    }
+
+    #[test]
+    fn rwmixread_in_defaults_applies_to_mixed_workloads_only() {
+        let s = load(&BASIC.replace("  duration: 5s\n", "  duration: 5s\n  rwmixread: 70\n"), &[]).unwrap();
+        assert_eq!(s.workloads[0].rw, Rw::Randread);
+        let err = load(&BASIC.replace("    iodepth: 4", "    iodepth: 4\n    rwmixread: 70"), &[]).unwrap_err();
+        assert!(err.to_string().contains("only applies to `rw: randrw` or `rw: rw`"));
+    }
+
+    #[test]
+    fn set_values_of_text_keys_stay_text() {
+        let s = load(BASIC, &["target=123"]).unwrap();
+        assert_eq!(s.workloads[0].targets, vec![PathBuf::from("123")]);
+    }
+
+    #[test]
+    fn blank_or_multi_line_targets_are_refused_where_written() {
+        for (bad, shown) in [("''", "\"\""), ("' '", "\" \""), ("\"/tmp/a\\nb\"", "\"/tmp/a\\nb\"")] {
+            let err = load(&BASIC.replace("target: /tmp", &format!("target: {bad}")), &[]).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("s.yaml:3: defaults.target: {shown} is not a path")), "{err}");
+        }
+        let list = BASIC.replace("    iodepth: 4", "    iodepth: 4\n    target: [/tmp, \"\\t\"]");
+        let err = load(&list, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:9: workloads.a.target: \"\\t\" is not a path"), "{err}");
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1m\n    file: \"x\\ny\""), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:12: workloads.b.file: \"x\\ny\" must be a plain file name"), "{err}");
+    }
+
+    #[test]
+    fn keep_belongs_to_an_appending_workload() {
+        let err = load(&BASIC.replace("bs: 1m", "bs: 1m\n    keep: true"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:12: workloads.b.keep: keeps what an appending workload wrote"), "{err}");
+        let s = load(&BASIC.replace("bs: 1m", "bs: 1m\n    extend: true\n    keep: true"), &[]).unwrap();
+        assert!(s.workloads[1].extend && s.workloads[1].keep);
+        let s = load(&BASIC.replace("bs: 1m", "bs: 1m\n    extend: true"), &[]).unwrap();
+        assert!(!s.workloads[1].keep, "an appending workload starts from an empty file by default");
+    }
+
+    #[test]
+    fn yaml_syntax_errors_are_located() {
+        let err = load("name: x\nworkloads: [\n", &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:"), "{err}");
+    }
+}

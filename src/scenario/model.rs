@@ -1,0 +1,269 @@
+//! The scenario model: what a loaded, checked scenario is made of (workloads with every
+//! setting decided, the timeline, expectations), the types the rest of fathom reads.
+//! How text becomes these is in [`super::file`] (as written) and [`super::check`].
+
+use super::driver;
+use super::expect;
+use super::pattern::{BlockSizes, Content, DataSpec, Distribution};
+use super::steps;
+use super::units;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The read/write pattern of a workload (fio's `rw`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+    /// Sequential reads and writes mixed by `rwmixread` in one stream (fio's `rw`).
+    #[serde(rename = "rw", alias = "readwrite")]
+    ReadWrite,
+}
+
+impl Rw {
+    pub fn is_random(self) -> bool {
+        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
+    }
+
+    /// Percentage of IOs that are reads.
+    pub fn read_percent(self, rwmixread: u32) -> u32 {
+        match self {
+            Rw::Read | Rw::Randread => 100,
+            Rw::Write | Rw::Randwrite => 0,
+            Rw::Randrw | Rw::ReadWrite => rwmixread,
+        }
+    }
+}
+
+/// The block checksum of `crc:` (one kind for now; named so others can follow), or
+/// `none`, so `--set crc=none` turns it off and shows what it costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Crc {
+    Crc32c,
+    None,
+}
+
+/// How the IOs of an open-loop workload arrive: evenly spaced, or as a Poisson process
+/// (independent arrivals, as requests from many clients do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    Uniform,
+    Poisson,
+}
+
+/// Which IO back end a worker uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EngineKind {
+    #[serde(rename = "io_uring")]
+    IoUring,
+    #[serde(rename = "psync")]
+    Psync,
+    /// No IO: measures fathom's own cost per IO (fio's `ioengine=null`).
+    #[serde(rename = "null")]
+    Null,
+    /// The same profile run by the real fio (see `drivers::fio`), for parity checks and
+    /// for users who trust fio's numbers.
+    #[serde(rename = "fio")]
+    Fio,
+    /// `driver: pgbench` (see `drivers::pgbench`); set by `driver:`, never as an engine.
+    #[serde(rename = "pgbench", skip_deserializing)]
+    Pgbench,
+    /// `driver: iperf3` (see `drivers::iperf3`).
+    #[serde(rename = "iperf3", skip_deserializing)]
+    Iperf3,
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Psync => "psync",
+            EngineKind::Null => "null",
+            EngineKind::Fio => "fio",
+            EngineKind::Pgbench => "pgbench",
+            EngineKind::Iperf3 => "iperf3",
+        })
+    }
+}
+
+/// How a workload with several targets shares its queue (the field notes' "one job over
+/// many devices vs one job per device").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Queue {
+    /// One queue of `iodepth` per job across all targets, IOs dealt round-robin: every
+    /// target gets the same IO rate and a slow one holds more of the queue, like a
+    /// volume manager or RAID set.
+    Shared,
+    /// Each target gets its own jobs with their own `iodepth`: targets run independently
+    /// and a fast one does proportionally more IO.
+    PerTarget,
+}
+
+/// The data settings as the profile keys that set them, so the stored profile reads
+/// like the scenario.
+fn serialize_data<S: serde::Serializer>(d: &DataSpec, s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(None)?;
+    match d.content {
+        Content::Random => {}
+        Content::Compressible(p) => m.serialize_entry("compress_percent", &p)?,
+        Content::Zero => m.serialize_entry("zero", &true)?,
+    }
+    if d.dedupe_percent > 0 {
+        m.serialize_entry("dedupe_percent", &d.dedupe_percent)?;
+    }
+    if d.crc {
+        m.serialize_entry("crc", "crc32c")?;
+    }
+    m.end()
+}
+
+/// Queries against another Prometheus, evaluated every `interval` while the run goes
+/// (see `observe::remote`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteQueries {
+    /// `http://host:port`, without the API path.
+    pub url: String,
+    /// (name, PromQL) in the order written.
+    pub queries: Vec<(String, String)>,
+    pub interval: Duration,
+}
+
+/// A workload with every setting decided.
+#[derive(Debug, Clone, Serialize)]
+pub struct Workload {
+    pub name: String,
+    /// One or more targets; see `queue` for how several share the IO.
+    pub targets: Vec<PathBuf>,
+    pub queue: Queue,
+    /// Name of the data file inside a directory target; workloads naming the same file share it.
+    pub file: String,
+    pub rw: Rw,
+    pub rwmixread: u32,
+    /// One block size or a split (`bs` / `bssplit`).
+    pub bs: BlockSizes,
+    /// Share of IOs at random positions (random `rw` only); the rest follow the last IO.
+    pub random_percent: u32,
+    pub distribution: Distribution,
+    /// Where the working set starts in the file or device.
+    pub offset: u64,
+    pub iodepth: u32,
+    pub jobs: u32,
+    /// The worker group (top-level `groups`) whose count gave `jobs`, if any.
+    pub group: Option<String>,
+    /// Working set in bytes; `None` means "the whole existing file or device".
+    pub size: Option<u64>,
+    pub direct: bool,
+    pub engine: EngineKind,
+    /// IOs per second when open loop (from `rate_iops`, or `rate_mbps` over the mean
+    /// block size).
+    pub rate_iops: Option<f64>,
+    /// The byte rate asked for, when the rate was given as `rate_mbps`.
+    pub rate_mbps: Option<f64>,
+    pub arrival: Arrival,
+    /// Closed loop: pause of each IO slot between a completion and its next IO.
+    #[serde(serialize_with = "units::serialize_duration")]
+    pub think_time: Duration,
+    /// Sync the file after every N writes of a job (0: never), like a log writer.
+    pub fsync_every: u32,
+    /// Sync with fdatasync (data only) instead of fsync.
+    pub fdatasync: bool,
+    /// Write the whole working set before measuring, even in an existing file or device.
+    pub prefill: bool,
+    /// Append: writes go to the end of the file, which grows (no working set to wrap in).
+    pub extend: bool,
+    /// An appending workload keeps what earlier runs appended instead of starting from
+    /// an empty file (which stops the file growing run after run).
+    pub keep: bool,
+    /// A timeline `prefill` or `zero` step writes its working set, so its files are
+    /// opened for writing even if it only reads.
+    #[serde(skip)]
+    pub filled: bool,
+    /// End the workload once its IOPS reach steady state (`fathom sweep`), instead of
+    /// running its whole duration, which then is the longest it may take. Stored with
+    /// the profile, so the run's analysis judges steady state by the same rounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_when_steady: Option<SteadyStop>,
+    /// What written blocks contain.
+    #[serde(flatten, serialize_with = "serialize_data")]
+    pub data: DataSpec,
+    #[serde(serialize_with = "units::serialize_duration")]
+    pub duration: Duration,
+    #[serde(serialize_with = "units::serialize_duration")]
+    pub ramp: Duration,
+    /// The hosts this workload's workers run on, if not here (many-host runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+    /// The program that runs this workload instead of fathom's IO engine, if any; then
+    /// `engine` names it and the IO keys keep their defaults, unused.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<driver::Driver>,
+}
+
+/// Where a workload's workers run: `per_host` on each host `hosts` selects in the
+/// inventory. Resolved when the run starts (the inventory is not part of the scenario):
+/// `resolved` then lists the hosts, and the workload's `jobs` is `per_host` times them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Placement {
+    pub hosts: Vec<String>,
+    pub per_host: u32,
+    pub resolved: Vec<String>,
+    /// Where `hosts` was written (`FILE:LINE: workloads.w.hosts`, or its `--set`), for
+    /// the errors only the inventory shows.
+    #[serde(skip)]
+    pub at: String,
+}
+
+impl Placement {
+    /// The host of worker `index` (workers fill hosts in order, `per_host` each).
+    pub fn host_of(&self, index: u32) -> &str {
+        let i = (index / self.per_host.max(1)) as usize;
+        self.resolved.get(i).or(self.resolved.last()).map(String::as_str).unwrap_or("localhost")
+    }
+}
+
+/// When a workload may stop early: once its IOPS are steady (SNIA rule over rounds of
+/// `round_s` seconds), but not before `min` has passed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SteadyStop {
+    #[serde(serialize_with = "units::serialize_duration")]
+    pub min: Duration,
+    pub round_s: usize,
+}
+
+/// A loaded, checked scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    /// The source text, stored with the run so it can be reproduced.
+    pub text: String,
+    /// Where the text came from (a path, or `builtin:NAME`), for errors.
+    pub origin: String,
+    pub workloads: Vec<Workload>,
+    /// The timeline; without one in the file, every workload starts at once.
+    pub steps: Vec<steps::Step>,
+    pub expect: Vec<expect::Expectation>,
+    /// `observe: prometheus:`, if given.
+    pub remote: Option<RemoteQueries>,
+    /// `prometheus: ADDR`: where to serve live metrics, if given.
+    pub prometheus: Option<String>,
+    /// The variables after `--set`, as substituted.
+    pub vars: IndexMap<String, String>,
+}
+
+/// Where a scenario came from, for error messages.
+pub struct Source<'a> {
+    /// Shown in errors: a path, or `builtin:NAME`.
+    pub origin: String,
+    pub text: &'a str,
+}
