@@ -12,12 +12,12 @@ build:
 run: build
 	$(FATHOM) run
 
-# Formatting, lints, the code's shape (issue #16's done-when: report only until its
-# branches land, then --strict), unit and integration tests (those run the real binary).
+# Formatting, lints, the code's shape (scripts/shape.py: layers, circles, file sizes), unit
+# and integration tests (those run the real binary).
 test:
 	scripts/install-deps.sh test
 	$(CARGO) fmt --all -- --check
-	python3 scripts/shape.py
+	python3 scripts/shape.py --strict
 	$(CARGO) clippy --all-targets --locked -- -D warnings
 	$(CARGO) test --locked
 

@@ -220,6 +220,17 @@ pub fn not_a_symlink(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Free bytes (for unprivileged users) where `path` is, or where it would be created:
+/// what lint compares a workload's appends with before anything is written.
+pub fn free_space(path: &Path) -> Option<u64> {
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+    };
+    Dir::open(dir).ok()?.space().ok().map(|(free, _)| free)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

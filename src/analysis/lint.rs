@@ -4,7 +4,6 @@
 //! warnings. `fathom lint` prints them; `fathom run` prints and stores them (code
 //! `lint-...`); `--strict` makes a warning stop the run (exit 2).
 
-use crate::engine::target;
 use crate::scenario::driver::{Driver, Script};
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
@@ -119,12 +118,12 @@ fn driver_findings(name: &str, driver: &Driver, memory_bytes: Option<u64>) -> Ve
 /// The findings before a run, from the scenario and what this machine says about its
 /// memory and the targets (sizes of existing files, free space).
 pub fn findings(s: &Scenario) -> Vec<Finding> {
-    let memory_bytes = crate::observe::environment::meminfo_bytes("MemTotal");
+    let memory_bytes = crate::meminfo::bytes("MemTotal");
     let working_set = s
         .workloads
         .iter()
         .map(|w| w.size.or_else(|| w.targets.iter().map(|t| existing_len(t, &w.file)).sum::<Option<u64>>()));
-    let free_bytes = s.workloads.iter().map(|w| w.targets.first().and_then(|t| target::free_space(t)));
+    let free_bytes = s.workloads.iter().map(|w| w.targets.first().and_then(|t| crate::nofollow::free_space(t)));
     before(s, &Facts { memory_bytes, working_set: working_set.collect(), free_bytes: free_bytes.collect() })
 }
 

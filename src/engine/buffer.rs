@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 
-pub const ALIGN: usize = 4096;
+pub use crate::scenario::limits::ALIGN;
 
 /// A heap buffer aligned to [`ALIGN`]; its address is stable, so the kernel may hold it
 /// for an in-flight IO.

@@ -21,7 +21,7 @@ use std::fs::{File, Metadata};
 use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -501,16 +501,6 @@ pub fn fill(w: &Workload, data: &DataFile, zero: bool, stop: &AtomicBool) -> Res
     data.file.sync_data().map_err(|e| Error::failed(format!("{what} {}: {e}", data.path.display())))?;
     eprintln!("{what} took {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
-}
-
-/// Free bytes (for unprivileged users) where `path` is, or where it would be created.
-pub fn free_space(path: &Path) -> Option<u64> {
-    let dir = if path.is_dir() {
-        path
-    } else {
-        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
-    };
-    space(&Dir::open(dir).ok()?).ok().map(|(free, _)| free)
 }
 
 /// (free bytes for unprivileged users, total bytes) of the filesystem holding `dir`.

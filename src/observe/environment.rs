@@ -19,19 +19,13 @@ pub fn capture(targets: &[PathBuf]) -> Value {
         "os": os_name(),
         "cpu_model": field("/proc/cpuinfo", "model name"),
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-        "memory_bytes": meminfo_bytes("MemTotal"),
+        "memory_bytes": crate::meminfo::bytes("MemTotal"),
         "targets": targets,
     })
 }
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_default().trim().to_string()
-}
-
-/// A figure of /proc/meminfo in bytes (`MemTotal`, `MemAvailable`), if it can be read.
-pub fn meminfo_bytes(key: &str) -> Option<u64> {
-    let kb = field("/proc/meminfo", key)?;
-    Some(kb.trim_end_matches(" kB").trim().parse::<u64>().ok()? * 1024)
 }
 
 /// The value of the first `key: value` line of a /proc file.

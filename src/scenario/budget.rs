@@ -64,7 +64,7 @@ impl Available {
     /// This machine's: MemAvailable, or less when fathom runs in a cgroup (a container,
     /// a systemd unit) whose `memory.max` leaves less; None where neither can be read.
     pub fn here() -> Option<Available> {
-        let mem = crate::observe::environment::meminfo_bytes("MemAvailable")?;
+        let mem = crate::meminfo::bytes("MemAvailable")?;
         match cgroup_room() {
             Some(room) if room < mem => {
                 Some(Available { bytes: room, source: "what the cgroup's memory.max leaves".into() })
@@ -133,7 +133,7 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
             let iodepth = u64::from(w.iodepth);
             let buffer = match w.engine {
                 EngineKind::IoUring | EngineKind::Psync | EngineKind::Fio => {
-                    w.bs.max().next_multiple_of(crate::engine::buffer::ALIGN as u64)
+                    w.bs.max().next_multiple_of(super::limits::ALIGN as u64)
                 }
                 EngineKind::Null | EngineKind::Pgbench | EngineKind::Iperf3 => 0,
             };

@@ -4,6 +4,10 @@
 
 use std::time::Duration;
 
+/// What IO buffers (and so O_DIRECT sizes) are aligned to: the engine allocates them so
+/// (`engine::buffer`), and the budget costs them so.
+pub const ALIGN: usize = 4096;
+
 /// Most workers one workload may have, ramps included (`jobs` alone stops at 1024).
 pub const MAX_WORKERS: u32 = 4096;
 /// Most IOs (or transactions) per second one workload may be asked for: ten times what

@@ -19,7 +19,7 @@ mod check;
 pub mod driver;
 pub mod expect;
 pub mod file;
-mod limits;
+pub mod limits;
 mod load;
 pub mod model;
 pub mod open;
