@@ -85,7 +85,9 @@ impl Checker<'_> {
         }
         for step in &steps {
             if let steps::Action::Fill { workload, .. } = step.action {
-                workloads[workload].filled = true;
+                if let Some(io) = workloads[workload].io_mut() {
+                    io.filled = true;
+                }
             }
         }
         // `add_host`: hosts of `per_host` workers each
