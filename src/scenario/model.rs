@@ -391,3 +391,41 @@ pub struct Source<'a> {
     pub origin: String,
     pub text: &'a str,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const BOTH: &str = "\
+name: pin
+workloads:
+  a: {target: /tmp/x, rw: randrw, bs: 4k, iodepth: 2, size: 8m, duration: 1s, engine: psync, rate_iops: 100}
+  db: {driver: pgbench, scale: 1, clients: 2, rate: 50, duration: 1s, script: select-only}
+";
+
+    /// The profile a run stores (`serde_json::to_value`, read back by `store::read` and
+    /// `show --json`) keeps the keys and values it had before a workload was a sum type,
+    /// for both kinds: a program's workload still stores the IO keys at their defaults.
+    #[test]
+    fn the_stored_profile_keeps_its_keys_for_both_kinds() {
+        let s = Scenario::load(&Source { origin: "t".into(), text: BOTH }, &[]).unwrap();
+        let io = serde_json::to_value(&s.workloads[0]).unwrap();
+        let expected_io = json!({"arrival": "uniform", "bs": "4k", "direct": true, "distribution": "uniform",
+            "duration": "1s", "engine": "psync", "extend": false, "fdatasync": false, "file": "a",
+            "fsync_every": 0, "group": null, "iodepth": 2, "jobs": 1, "keep": false, "name": "a", "offset": 0,
+            "prefill": false, "queue": "shared", "ramp": "0s", "random_percent": 100, "rate_iops": 100.0,
+            "rate_mbps": null, "rw": "randrw", "rwmixread": 50, "size": 8388608, "targets": ["/tmp/x"],
+            "think_time": "0s"});
+        assert_eq!(io, expected_io);
+        let db = serde_json::to_value(&s.workloads[1]).unwrap();
+        let expected_db = json!({"arrival": "uniform", "bs": "4k", "clients": 2, "direct": false,
+            "distribution": "uniform", "driver": "pgbench", "dsn": null, "duration": "1s", "engine": "pgbench",
+            "extend": false, "fdatasync": false, "file": "db", "fsync_every": 0, "group": null, "iodepth": 1,
+            "jobs": 2, "keep": false, "name": "db", "offset": 0, "prefill": false, "queue": "shared", "ramp": "0s",
+            "random_percent": 100, "rate": 50.0, "rate_iops": 50.0, "rate_mbps": null, "reuse": false,
+            "rw": "read", "rwmixread": 100, "scale": 1, "script": {"builtin": "select-only"}, "settings": [],
+            "size": null, "target": null, "targets": [], "think_time": "0s", "threads": 1});
+        assert_eq!(db, expected_db);
+    }
+}
