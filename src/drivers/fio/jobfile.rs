@@ -156,7 +156,7 @@ pub fn translate(
             line(&mut g, "offset", &offset);
             // fio's size is the job's total over its files
             line(&mut g, "size", &(size * mine.len() as u64));
-            line(&mut g, "randseed", &(Rng::seed_from(&workload, index as u64, slot as u64) >> 1));
+            line(&mut g, "randseed", &(Rng::seed_from(workload, index as u64, slot as u64) >> 1));
             jobs.push((name, index));
         }
     }
