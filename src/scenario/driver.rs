@@ -24,6 +24,17 @@ pub enum Driver {
     Iperf3(Iperf3),
 }
 
+impl Driver {
+    /// The rate asked for, in the program's own operations per second (pgbench's
+    /// transactions), if it takes one.
+    pub fn rate(&self) -> Option<f64> {
+        match self {
+            Driver::Pgbench(p) => p.rate,
+            Driver::Iperf3(_) => None,
+        }
+    }
+}
+
 /// `driver: pgbench`: pgbench's own options, named as in pgbench.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Pgbench {

@@ -174,6 +174,7 @@ impl Workload {
         }
     }
 
+    /// The IO profile to adjust (`--set` targets on an agent, a sweep's iodepth).
     pub fn io_mut(&mut self) -> Option<&mut IoProfile> {
         match &mut self.kind {
             Kind::Io(io) => Some(io),
@@ -194,8 +195,7 @@ impl Workload {
     pub fn rate(&self) -> Option<f64> {
         match &self.kind {
             Kind::Io(io) => io.rate_iops,
-            Kind::Program(driver::Driver::Pgbench(p)) => p.rate,
-            Kind::Program(driver::Driver::Iperf3(_)) => None,
+            Kind::Program(d) => d.rate(),
         }
     }
 }
@@ -298,7 +298,7 @@ pub struct IoProfile {
 
 impl IoProfile {
     /// The IO keys a program's workload stores with its profile: the defaults they had
-    /// when every workload carried them, with pgbench's rate as `rate_iops` (as the
+    /// when every workload carried them, with the program's rate as `rate_iops` (as the
     /// store's readers and older runs expect). Used for storing only.
     fn stored_for(name: &str, d: &driver::Driver) -> IoProfile {
         IoProfile {
@@ -314,10 +314,7 @@ impl IoProfile {
             iodepth: 1,
             size: None,
             direct: false,
-            rate_iops: match d {
-                driver::Driver::Pgbench(p) => p.rate,
-                driver::Driver::Iperf3(_) => None,
-            },
+            rate_iops: d.rate(),
             rate_mbps: None,
             arrival: Arrival::Uniform,
             think_time: Duration::ZERO,
