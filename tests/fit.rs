@@ -123,6 +123,17 @@ fn a_sweep_stops_each_step_at_steady_state_and_stores_one_run() {
 }
 
 #[test]
+fn a_sweep_refuses_a_program_workload() {
+    let s = Scratch::new("sweep-program");
+    let scenario = s.scenario("name: net\nworkloads:\n  n: {driver: iperf3, streams: 1, duration: 1s}\n");
+    let out = s.run(&["sweep", scenario.to_str().unwrap(), "--vary", "jobs=1,2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("workload `n` runs iperf3: `sweep` varies the iodepth or jobs of an IO workload"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
 fn values_that_are_no_measurement_name_file_and_line() {
     let s = Scratch::new("fit-values");
     let bad = s.dir.join("bad.csv");

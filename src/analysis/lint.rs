@@ -8,7 +8,7 @@ use crate::scenario::driver::{Driver, Script};
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
 use crate::scenario::yaml::{self, Value};
-use crate::scenario::{Queue, Scenario, Workload};
+use crate::scenario::{IoProfile, Kind, Queue, Scenario, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 
@@ -122,8 +122,11 @@ pub fn findings(s: &Scenario) -> Vec<Finding> {
     let working_set = s
         .workloads
         .iter()
-        .map(|w| w.size.or_else(|| w.targets.iter().map(|t| existing_len(t, &w.file)).sum::<Option<u64>>()));
-    let free_bytes = s.workloads.iter().map(|w| w.targets.first().and_then(|t| crate::nofollow::free_space(t)));
+        .map(|w| w.io().and_then(|io| io.size.or_else(|| io.targets.iter().map(|t| existing_len(t, &io.file)).sum())));
+    let free_bytes = s
+        .workloads
+        .iter()
+        .map(|w| w.io().and_then(|io| io.targets.first()).and_then(|t| crate::nofollow::free_space(t)));
     before(s, &Facts { memory_bytes, working_set: working_set.collect(), free_bytes: free_bytes.collect() })
 }
 
@@ -150,12 +153,15 @@ pub fn describe(found: &[Finding]) -> String {
 pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
-        if let Some(driver) = &w.driver {
-            out.extend(driver_findings(&w.name, driver, facts.memory_bytes));
-            continue;
-        }
+        let io = match &w.kind {
+            Kind::Program(driver) => {
+                out.extend(driver_findings(&w.name, driver, facts.memory_bytes));
+                continue;
+            }
+            Kind::Io(io) => io,
+        };
         let set = facts.working_set.get(i).copied().flatten();
-        if let (false, Some(set), Some(ram)) = (w.direct, set, facts.memory_bytes)
+        if let (false, Some(set), Some(ram)) = (io.direct, set, facts.memory_bytes)
             && set < ram
         {
             out.push(Finding::about(
@@ -171,7 +177,7 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
                 ),
             ));
         }
-        if w.targets.len() > 1 && w.queue == Queue::Shared && w.iodepth < w.targets.len() as u32 {
+        if io.targets.len() > 1 && io.queue == Queue::Shared && io.iodepth < io.targets.len() as u32 {
             out.push(Finding::about(
                 &w.name,
                 Severity::Warning,
@@ -180,12 +186,12 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
                     "iodepth {} is one queue per job shared by {} targets (queue: shared): some targets \
                      have no IO in flight at any moment. Raise iodepth to at least the number of targets, or use \
                      queue: per_target for a depth on each",
-                    w.iodepth,
-                    w.targets.len()
+                    io.iodepth,
+                    io.targets.len()
                 ),
             ));
         }
-        if let Some(volume) = write_volume(w)
+        if let Some(volume) = write_volume(w, io)
             && let Some(free) = facts.free_bytes.get(i).copied().flatten()
             && volume > free
         {
@@ -228,7 +234,7 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
             continue;
         }
         let per_step = if ramp.is_some() { " per step of its ramp" } else { "" };
-        let settles = match &w.driver {
+        let settles = match w.driver() {
             Some(Driver::Pgbench(_)) => {
                 "a database's cache warms, and checkpoints and autovacuum come round, over minutes"
             }
@@ -293,9 +299,9 @@ fn exposed_endpoint(s: &Scenario) -> Option<Finding> {
 }
 
 /// Bytes an appending workload writes, when its rate says.
-fn write_volume(w: &Workload) -> Option<u64> {
-    let rate = w.rate_iops?;
-    w.extend.then(|| (rate * w.bs.mean() * (w.ramp + w.duration).as_secs_f64()) as u64)
+fn write_volume(w: &Workload, io: &IoProfile) -> Option<u64> {
+    let rate = io.rate_iops?;
+    io.extend.then(|| (rate * io.bs.mean() * (w.ramp + w.duration).as_secs_f64()) as u64)
 }
 
 /// A workload that reads a file a `zero` step left zeroed (no prefill since): thin and
@@ -315,7 +321,7 @@ fn reads_of_zeros(s: &Scenario) -> Vec<Finding> {
             }
             Action::Start { workload, .. } | Action::Ramp { workload, .. } => {
                 let w = &s.workloads[workload];
-                let reads = w.rw.read_percent(w.rwmixread) > 0;
+                let reads = w.io().is_some_and(|io| io.rw.read_percent(io.rwmixread) > 0);
                 if reads && data_files(w).iter().any(|f| zeroed.contains(f)) {
                     out.push(Finding::about(
                         &w.name,
@@ -335,9 +341,10 @@ fn reads_of_zeros(s: &Scenario) -> Vec<Finding> {
 }
 
 /// The files a workload does IO on, as the targets resolve them (a directory target
-/// holds `fathom-FILE.dat`).
+/// holds `fathom-FILE.dat`); none for a program's workload.
 fn data_files(w: &Workload) -> Vec<PathBuf> {
-    w.targets.iter().map(|t| if t.is_dir() { t.join(format!("fathom-{}.dat", w.file)) } else { t.clone() }).collect()
+    let Some(io) = w.io() else { return Vec::new() };
+    io.targets.iter().map(|t| if t.is_dir() { t.join(format!("fathom-{}.dat", io.file)) } else { t.clone() }).collect()
 }
 
 /// The codes of the findings only a run can make (`after`); `fathom run` prints the
@@ -434,7 +441,7 @@ mod tests {
             Facts { memory_bytes: None, working_set: vec![None, Some(1 << 30)], free_bytes: vec![Some(1 << 30), None] };
         let codes: Vec<&str> = before(&s, &facts).iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["write-volume", "reads-zeros"]);
-        assert_eq!(s.workloads[0].rw, Rw::Write);
+        assert_eq!(s.workloads[0].io().unwrap().rw, Rw::Write);
         assert_eq!(s.workloads[0].duration, Duration::from_secs(60));
     }
 

@@ -56,6 +56,12 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         None => &scenario.workloads[0],
     }
     .clone();
+    if base.io().is_none() {
+        return Err(Error::input(format!(
+            "{}: workload `{}` runs {}: `sweep` varies the iodepth or jobs of an IO workload",
+            args.scenario, base.name, base.engine
+        )));
+    }
     let whole = |s: Span, what: &str| -> Result<u64> {
         if s.0.is_zero() || s.0.subsec_nanos() != 0 {
             return Err(Error::input(format!("--{what} {s}: a whole number of seconds, at least 1s")));
@@ -96,15 +102,15 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         let mut name = base.name.clone();
         for (key, v) in combo {
             match key.as_str() {
-                "iodepth" => w.iodepth = *v,
+                "iodepth" => w.io_mut().into_iter().for_each(|io| io.iodepth = *v),
                 _ => w.jobs = *v,
             }
             name.push_str(&format!("-{}{v}", if key == "iodepth" { "qd" } else { "j" }));
         }
         w.name = name;
         w.duration = Duration::from_secs(max);
-        w.stop_when_steady =
-            (!args.fixed).then_some(SteadyStop { min: Duration::from_secs(min), round_s: round as usize });
+        let steady = (!args.fixed).then_some(SteadyStop { min: Duration::from_secs(min), round_s: round as usize });
+        w.io_mut().into_iter().for_each(|io| io.stop_when_steady = steady);
         scenario.workloads.push(w);
         scenario.steps.push(Step {
             at: None,

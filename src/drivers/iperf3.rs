@@ -51,7 +51,7 @@ pub struct Servers {
 fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Servers> {
     let mut servers = Servers::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
-        let Some(Spec::Iperf3(spec)) = &w.driver else { continue };
+        let Some(Spec::Iperf3(spec)) = w.driver() else { continue };
         let (host, port) = match &spec.server {
             Some(server) => split_host_port(server),
             None => {
@@ -168,7 +168,7 @@ impl Driver for Iperf3Driver {
     }
 
     fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
-        let Some(Spec::Iperf3(i)) = &w.driver else { return "iperf3".into() };
+        let Some(Spec::Iperf3(i)) = w.driver() else { return "iperf3".into() };
         format!(
             "iperf3, {} stream{}{}",
             i.streams,
@@ -180,7 +180,7 @@ impl Driver for Iperf3Driver {
 
 impl Ready for Servers {
     fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
-        let Some(Spec::Iperf3(spec)) = &cx.workload.driver else {
+        let Some(Spec::Iperf3(spec)) = cx.workload.driver() else {
             return Err(Error::failed(format!("{}: not an iperf3 workload", cx.workload.name)));
         };
         let spec = spec.clone();

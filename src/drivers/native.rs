@@ -5,7 +5,7 @@ use super::driver::{Driver, LaunchContext, Ready};
 use crate::engine::target::DataFile;
 use crate::engine::{self, WorkerThread};
 use crate::error::{Error, Result};
-use crate::scenario::{EngineKind, Queue, Scenario, Workload};
+use crate::scenario::{EngineKind, IoProfile, Queue, Scenario, Workload};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -28,7 +28,8 @@ impl Driver for Native {
     }
 
     fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
-        describe_io(w, files, planned, engine)
+        let Some(io) = w.io() else { return engine.to_string() };
+        describe_io(w, io, files, planned, engine)
     }
 }
 
@@ -56,24 +57,24 @@ impl Ready for Native {
 
 /// What an IO workload runs, e.g. `randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on
 /// /mnt/x/fathom.dat (1 GiB)`: the same whether fathom's engine or fio runs it.
-pub fn describe_io(w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
+pub fn describe_io(w: &Workload, io: &IoProfile, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
     use crate::scenario::units::Size;
     let on: Vec<String> = match &w.placement {
         Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.per_host)],
         None => files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect(),
     };
-    let rw = serde_json::to_value(w.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let rate = w.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
+    let rw = serde_json::to_value(io.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let rate = io.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
     let jobs = if planned == 1 { "1 job".to_string() } else { format!("{planned} jobs") };
-    let queue = match (files.len(), w.queue) {
+    let queue = match (files.len(), io.queue) {
         (1, _) => String::new(),
         (_, Queue::Shared) => ", one queue across".to_string(),
         (_, Queue::PerTarget) => ", a queue per target".to_string(),
     };
     format!(
         "{rw} {}, depth {} x {jobs}{rate}, {engine}, {}{queue} on {}",
-        w.bs,
-        w.iodepth,
+        io.bs,
+        io.iodepth,
         if files.iter().all(|f| f.direct) { "O_DIRECT" } else { "buffered" },
         on.join(", "),
     )

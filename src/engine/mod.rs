@@ -60,9 +60,10 @@ impl Workers {
     ) -> std::io::Result<Vec<(WorkerThread, String)>> {
         let w = &self.workload;
         // workloads of another program are started by `crate::drivers`, never here
-        let backend = backend(self.engine).ok_or_else(|| {
-            std::io::Error::other(format!("{}: `{}` runs no workers of fathom's engine", w.name, self.engine))
-        })?;
+        let no_workers =
+            || std::io::Error::other(format!("{}: `{}` runs no workers of fathom's engine", w.name, self.engine));
+        let backend = backend(self.engine).ok_or_else(no_workers)?;
+        let io = w.io().ok_or_else(no_workers)?;
         let mut threads = Vec::new();
         for index in from..from + count {
             // each worker's IO starts at its own instant; the run clock stays on whole seconds
@@ -70,9 +71,10 @@ impl Workers {
             let spec = Arc::new(WorkerSpec {
                 workload_idx: self.workload_idx,
                 workload: w.clone(),
+                io: io.clone(),
                 worker_id: self.first_worker + index,
                 index,
-                files: match w.queue {
+                files: match io.queue {
                     Queue::Shared => self.files.clone(),
                     Queue::PerTarget => vec![self.files[(index / w.jobs) as usize].clone()],
                 },
@@ -80,9 +82,9 @@ impl Workers {
                 clock_start: self.clock_start,
                 begin,
                 end: self.end,
-                schedule: w.rate_iops.map(|r| {
+                schedule: io.rate_iops.map(|r| {
                     let seed = crate::workload::Rng::seed_from(&w.name, index as u64, 2);
-                    Arc::new(Schedule::new(begin, r, w.arrival, seed, index, self.planned))
+                    Arc::new(Schedule::new(begin, r, io.arrival, seed, index, self.planned))
                 }),
                 tx: self.tx.clone(),
                 stop: self.stop.clone(),
@@ -99,7 +101,7 @@ impl Workers {
 /// from one generator.
 fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
     let name = format!("{}-{}", spec.workload.name, spec.index);
-    let threads = spec.backend.threads(spec.workload.iodepth);
+    let threads = spec.backend.threads(spec.io.iodepth);
     let io = Arc::new(Mutex::new(spec.io_gen()));
     (0..threads)
         .map(|stream| {

@@ -28,7 +28,7 @@ impl Backend for Null {
 /// Runs a null worker: each pass "submits" up to `iodepth` IOs, and they complete at
 /// the next clock read, as a batch of real completions would.
 pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
-    let depth = spec.workload.iodepth as usize;
+    let depth = spec.io.iodepth as usize;
     let mut batch: Vec<(Io, Instant)> = Vec::with_capacity(depth);
     let mut rec = spec.recorder();
     loop {

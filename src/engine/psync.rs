@@ -31,7 +31,7 @@ impl Backend for Psync {
 /// Runs one stream (thread) of a psync worker until its end time or a stop; the
 /// worker's streams take their IOs from one generator.
 pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
-    let w = &spec.workload;
+    let w = &spec.io;
     let mut buf = AlignedBuf::new(w.bs.max() as usize)?;
     let mut payload = super::worker::Payload::new(spec, stream);
     let fds: Vec<i32> = spec.files.iter().map(|f| f.file.as_raw_fd()).collect();

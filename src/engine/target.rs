@@ -10,8 +10,8 @@ pub use super::datafile::DataFile;
 use super::kinds::backend;
 use crate::error::{Error, Result};
 use crate::nofollow::{self, Dir, How};
-use crate::scenario::Workload;
 use crate::scenario::units::Size;
+use crate::scenario::{IoProfile, Workload};
 use crate::warnings::Warning;
 use crate::workload::data::{Content, DataGen, DataSpec};
 use crate::workload::{Rng, writes};
@@ -70,8 +70,8 @@ impl Placement {
 }
 
 /// Where a workload with one target puts its data.
-fn place(w: &Workload) -> Result<Placement> {
-    let target = &w.targets[0];
+fn place(w: &Workload, io: &IoProfile) -> Result<Placement> {
+    let target = &io.targets[0];
     let bad = |e: std::io::Error| Error::input(format!("workload {}: target {}: {e}", w.name, target.display()));
     let is_link = std::fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink());
     let meta = match std::fs::metadata(target) {
@@ -108,7 +108,7 @@ fn place(w: &Workload) -> Result<Placement> {
     };
     let ft = meta.file_type();
     if ft.is_dir() {
-        let name = OsString::from(format!("fathom-{}.dat", w.file));
+        let name = OsString::from(format!("fathom-{}.dat", io.file));
         let p = Placement {
             path: target.join(&name),
             kind: Kind::File,
@@ -140,7 +140,7 @@ fn place(w: &Workload) -> Result<Placement> {
             target.display()
         )));
     };
-    if is_link && writes(w) {
+    if is_link && writes(io) {
         let real = std::fs::canonicalize(target).map_err(bad)?;
         return Err(Error::input(format!(
             "workload {} writes, and its target {} is a symbolic link: fathom writes only to a path that is not \
@@ -171,17 +171,20 @@ pub fn prepare(
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Vec<Vec<DataFile>>> {
     // Each target is prepared as if it were the workload's only one.
-    let single: Vec<Workload> = workloads
+    let single: Vec<(&Workload, IoProfile)> = workloads
         .iter()
         .filter(|w| needs_file(w))
-        .flat_map(|w| w.targets.iter().map(|t| Workload { targets: vec![t.clone()], ..w.clone() }))
+        .filter_map(|w| Some((w, w.io()?)))
+        .flat_map(|(w, io)| io.targets.iter().map(move |t| (w, IoProfile { targets: vec![t.clone()], ..io.clone() })))
         .collect();
     let mut files = prepare_files(&single, opts, stop, warn)?.into_iter();
     workloads
         .iter()
-        .map(|w| match needs_file(w) {
-            false => Ok(vec![null_file(w)?]),
-            true => Ok(w.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
+        .map(|w| match (w.io(), needs_file(w)) {
+            // a program's workload has no data files of fathom's
+            (None, _) => Ok(Vec::new()),
+            (Some(io), false) => Ok(vec![null_file(io)?]),
+            (Some(io), true) => Ok(io.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
         })
         .collect()
 }
@@ -194,56 +197,56 @@ fn needs_file(w: &Workload) -> bool {
 
 /// The stand-in of a null workload: no data, a working set of `size` (1 GiB if not
 /// given) for the generator to draw offsets from.
-fn null_file(w: &Workload) -> Result<DataFile> {
+fn null_file(io: &IoProfile) -> Result<DataFile> {
     let file = File::open("/dev/null").map_err(|e| Error::failed(format!("/dev/null: {e}")))?;
-    let size = w.size.unwrap_or(1 << 30);
+    let size = io.size.unwrap_or(1 << 30);
     Ok(DataFile {
         path: PathBuf::from("null"),
         file,
-        size: size - size % w.bs.min(),
+        size: size - size % io.bs.min(),
         direct: false,
         full_at_ms: AtomicU64::new(0),
     })
 }
 
 fn prepare_files(
-    workloads: &[Workload],
+    workloads: &[(&Workload, IoProfile)],
     opts: &Options,
     stop: &AtomicBool,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Vec<DataFile>> {
-    let placements: Vec<Placement> = workloads.iter().map(place).collect::<Result<_>>()?;
+    let placements: Vec<Placement> = workloads.iter().map(|(w, io)| place(w, io)).collect::<Result<_>>()?;
     // An appending workload starts from an empty file each run, unless told to keep it.
-    for (w, p) in workloads.iter().zip(&placements) {
-        if w.extend && !w.keep && p.kind == Kind::File {
+    for ((w, io), p) in workloads.iter().zip(&placements) {
+        if io.extend && !io.keep && p.kind == Kind::File {
             p.open(How { write: true, create: true, truncate: true, ..How::default() })
                 .map_err(|e| Error::input(format!("workload {}: emptying {}: {e}", w.name, p.path.display())))?;
         }
     }
     // Workloads naming the same file share it: one size (the largest), one layout.
     let mut sizes: BTreeMap<PathBuf, u64> = BTreeMap::new();
-    for (w, p) in workloads.iter().zip(&placements) {
+    for ((w, io), p) in workloads.iter().zip(&placements) {
         let size = match p.kind {
-            Kind::Device => device_size(w, p)?,
-            Kind::File => file_size(w, p)?,
+            Kind::Device => device_size(w, io, p)?,
+            Kind::File => file_size(w, io, p)?,
         };
         let e = sizes.entry(p.path.clone()).or_insert(0);
         *e = (*e).max(size);
     }
-    for (w, p) in workloads.iter().zip(&placements) {
-        if p.kind == Kind::Device && writes(w) {
+    for ((w, io), p) in workloads.iter().zip(&placements) {
+        if p.kind == Kind::Device && writes(io) {
             check_device_writable(w, p, opts.allow_device_write)?;
         }
     }
     for (path, size) in sizes.iter_mut() {
-        let sharing: Vec<(&Workload, &Placement)> =
+        let sharing: Vec<(&(&Workload, IoProfile), &Placement)> =
             workloads.iter().zip(&placements).filter(|(_, p)| &p.path == path && p.kind == Kind::File).collect();
         let Some((_, first)) = sharing.first() else { continue };
         // A prefill writes the working set itself (and only it); a user's existing file
         // is laid out only for workloads that write anyway.
-        if sharing.iter().any(|(w, p)| p.owned || (writes(w) && !w.prefill)) {
+        if sharing.iter().any(|((_, io), p)| p.owned || (writes(io) && !io.prefill)) {
             *size = lay_out(first, *size, opts, stop, warn)?;
-        } else if !sharing.iter().any(|(w, _)| w.prefill) {
+        } else if !sharing.iter().any(|((_, io), _)| io.prefill) {
             check_readable_as_is(first, *size)?;
         }
     }
@@ -251,28 +254,28 @@ fn prepare_files(
     workloads
         .iter()
         .zip(&placements)
-        .map(|(w, p)| {
-            let span = sizes[&p.path].saturating_sub(w.offset).min(w.size.unwrap_or(u64::MAX));
-            let span = span - span % w.bs.min();
-            if w.extend {
-                check_room_to_grow(w, p)?;
-            } else if span < w.bs.max() {
+        .map(|((w, io), p)| {
+            let span = sizes[&p.path].saturating_sub(io.offset).min(io.size.unwrap_or(u64::MAX));
+            let span = span - span % io.bs.min();
+            if io.extend {
+                check_room_to_grow(w, io, p)?;
+            } else if span < io.bs.max() {
                 return Err(Error::input(format!(
                     "workload {}: {} leaves no room for a {} block after offset {}",
                     w.name,
                     p.path.display(),
-                    Size(w.bs.max()),
-                    Size(w.offset)
+                    Size(io.bs.max()),
+                    Size(io.offset)
                 )));
             }
-            let data = open(w, p, span, warn)?;
+            let data = open(w, io, p, span, warn)?;
             let memory = if p.kind == Kind::File { memory_fs(&data.file) } else { None };
             if let Some(fstype) = memory.filter(|_| !memory_warned.contains(&p.path)) {
                 memory_warned.push(p.path.clone());
                 warn(Warning::MemoryBackedTarget { path: p.path.clone(), fstype });
             }
-            if w.prefill {
-                fill(w, &data, false, stop)?;
+            if io.prefill {
+                fill(&w.name, io, &data, false, stop)?;
             }
             Ok(data)
         })
@@ -281,16 +284,16 @@ fn prepare_files(
 
 /// How much of a file target a workload needs: its offset plus the working set as
 /// asked, or the existing file's length.
-fn file_size(w: &Workload, p: &Placement) -> Result<u64> {
+fn file_size(w: &Workload, io: &IoProfile, p: &Placement) -> Result<u64> {
     let len = p.stat()?.map(|m| m.len());
-    if w.extend {
+    if io.extend {
         return Ok(len.unwrap_or(0));
     }
-    if let Some(size) = w.size {
-        return Ok(w.offset + size);
+    if let Some(size) = io.size {
+        return Ok(io.offset + size);
     }
     match len {
-        Some(len) if len >= w.offset + w.bs.max() => Ok(len),
+        Some(len) if len >= io.offset + io.bs.max() => Ok(len),
         _ => Err(Error::input(format!(
             "workload {}: no `size` given and {} has no data to take it from; set `size`, e.g. 1g",
             w.name,
@@ -299,7 +302,7 @@ fn file_size(w: &Workload, p: &Placement) -> Result<u64> {
     }
 }
 
-fn device_size(w: &Workload, p: &Placement) -> Result<u64> {
+fn device_size(w: &Workload, io: &IoProfile, p: &Placement) -> Result<u64> {
     let path = &p.path;
     let file =
         p.open(How::default()).map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;
@@ -314,18 +317,18 @@ fn device_size(w: &Workload, p: &Placement) -> Result<u64> {
             std::io::Error::last_os_error()
         )));
     }
-    let end = w.offset + w.size.unwrap_or(0);
-    if end > bytes || w.offset >= bytes {
+    let end = io.offset + io.size.unwrap_or(0);
+    if end > bytes || io.offset >= bytes {
         return Err(Error::input(format!(
             "workload {}: offset {} + size {} is beyond the end of device {} ({})",
             w.name,
-            Size(w.offset).human(),
-            Size(w.size.unwrap_or(0)).human(),
+            Size(io.offset).human(),
+            Size(io.size.unwrap_or(0)).human(),
             path.display(),
             Size(bytes).human()
         )));
     }
-    Ok(if w.size.is_some() { end } else { bytes })
+    Ok(if io.size.is_some() { end } else { bytes })
 }
 
 /// `_IOR(0x12, 114, size_t)`
@@ -449,12 +452,12 @@ fn lay_out(
 /// An appending workload needs room to grow beyond the space fathom keeps free: at
 /// least what its rate writes in its ramp and duration when it has a rate, and at
 /// least one block otherwise. Running out later stops the workload cleanly.
-fn check_room_to_grow(w: &Workload, p: &Placement) -> Result<()> {
+fn check_room_to_grow(w: &Workload, io: &IoProfile, p: &Placement) -> Result<()> {
     let path = &p.path;
     let (free, total) = space(&p.dir)?;
     let reserve = RESERVE.min(total / 20);
     let seconds = (w.ramp + w.duration).as_secs_f64();
-    let growth = w.rate_iops.map(|r| (r * w.bs.mean() * seconds) as u64).unwrap_or(w.bs.max());
+    let growth = io.rate_iops.map(|r| (r * io.bs.mean() * seconds) as u64).unwrap_or(io.bs.max());
     if total > 0 && growth + reserve > free {
         return Err(Error::input(format!(
             "workload {}: appending to {} needs {} of free space (keeping {} spare), {} is free",
@@ -473,16 +476,16 @@ fn check_room_to_grow(w: &Workload, p: &Placement) -> Result<()> {
 /// thin storage has allocated it. The data is the workload's own content, block by
 /// block of its smallest block size (so `crc` reads of that size verify), or zeros
 /// with `zero` (a timeline `zero` step: freeing space on thin storage).
-pub fn fill(w: &Workload, data: &DataFile, zero: bool, stop: &AtomicBool) -> Result<()> {
+pub fn fill(name: &str, io: &IoProfile, data: &DataFile, zero: bool, stop: &AtomicBool) -> Result<()> {
     let started = Instant::now();
     let what = if zero { "zeroing" } else { "prefilling" };
-    eprintln!("{what} {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(w.offset));
-    let block = w.bs.min() as usize;
+    eprintln!("{what} {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(io.offset));
+    let block = io.bs.min() as usize;
     let chunk = LAYOUT_CHUNK / block.min(LAYOUT_CHUNK) * block;
     let mut buf = super::buffer::AlignedBuf::new(chunk)?;
-    let spec = if zero { DataSpec { content: Content::Zero, dedupe_percent: 0, crc: false } } else { w.data };
-    let mut content = DataGen::new(&spec, Rng::seed_from(&w.name, data.size, 3));
-    let (start, end) = (w.offset, w.offset + data.size);
+    let spec = if zero { DataSpec { content: Content::Zero, dedupe_percent: 0, crc: false } } else { io.data };
+    let mut content = DataGen::new(&spec, Rng::seed_from(name, data.size, 3));
+    let (start, end) = (io.offset, io.offset + data.size);
     let mut offset = start;
     while offset < end {
         if stop.load(Ordering::Relaxed) {
@@ -526,19 +529,19 @@ fn memory_fs(file: &File) -> Option<String> {
     }
 }
 
-fn open(w: &Workload, p: &Placement, size: u64, warn: &mut dyn FnMut(Warning)) -> Result<DataFile> {
+fn open(w: &Workload, io: &IoProfile, p: &Placement, size: u64, warn: &mut dyn FnMut(Warning)) -> Result<DataFile> {
     let path = &p.path;
     let attempt = |direct: bool| {
         p.open(How {
-            write: writes(w),
-            create: w.extend,
+            write: writes(io),
+            create: io.extend,
             flags: if direct { libc::O_DIRECT } else { 0 },
             ..How::default()
         })
     };
-    let (file, direct) = match attempt(w.direct) {
-        Ok(f) => (f, w.direct),
-        Err(e) if w.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+    let (file, direct) = match attempt(io.direct) {
+        Ok(f) => (f, io.direct),
+        Err(e) if io.direct && e.raw_os_error() == Some(libc::EINVAL) => {
             warn(Warning::DirectUnsupported { path: path.to_path_buf() });
             let f =
                 attempt(false).map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;

@@ -62,7 +62,7 @@ impl Backend for Uring {
 }
 
 pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
-    let w = &spec.workload;
+    let w = &spec.io;
     let depth = w.iodepth as usize;
     // each slot has a buffer of the largest block size
     let bs = w.bs.max() as usize;
@@ -172,7 +172,10 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
                 if let Err(e) = submitter.submit()
                     && !transient(&e)
                 {
-                    result = Err(Error::failed(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index)));
+                    result = Err(Error::failed(format!(
+                        "{} worker {}: io_uring submit: {e}",
+                        spec.workload.name, spec.index
+                    )));
                     break;
                 }
             }
@@ -195,7 +198,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
             && !transient(&e)
             && e.raw_os_error() != Some(libc::ETIME)
         {
-            result = Err(Error::failed(format!("{} worker {}: io_uring submit: {e}", w.name, spec.index)));
+            result = Err(Error::failed(format!("{} worker {}: io_uring submit: {e}", spec.workload.name, spec.index)));
             break;
         }
         let done = Instant::now();

@@ -9,7 +9,7 @@ use super::datafile::DataFile;
 use super::schedule::Schedule;
 use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats, Sample};
-use crate::scenario::{Queue, Workload};
+use crate::scenario::{IoProfile, Queue, Workload};
 use crate::workload::data::{DataGen, Verify, verify};
 use crate::workload::{Io, IoGen, Rng};
 use std::os::fd::AsRawFd;
@@ -40,6 +40,8 @@ pub trait Backend: Sync {
 pub struct WorkerSpec {
     pub workload_idx: usize,
     pub workload: Arc<Workload>,
+    /// The workload's IO profile (a worker runs IO workloads only).
+    pub io: IoProfile,
     /// Unique within the run.
     pub worker_id: u32,
     /// Position within its workload (0..jobs).
@@ -74,13 +76,13 @@ impl WorkerSpec {
     /// This worker's IO generator: the same working set in each of its files (the
     /// smallest file's, if they differ), and its place among the workers sharing them.
     pub(super) fn io_gen(&self) -> IoGen {
-        let w = &self.workload;
+        let jobs = self.workload.jobs;
         let span = self.files.iter().map(|f| f.size).min().unwrap_or(0);
-        let (index, workers) = match w.queue {
-            Queue::Shared => (self.index, w.jobs),
-            Queue::PerTarget => (self.index % w.jobs, w.jobs),
+        let (index, workers) = match self.io.queue {
+            Queue::Shared => (self.index, jobs),
+            Queue::PerTarget => (self.index % jobs, jobs),
         };
-        IoGen::new(w, span, index, workers, self.files.len() as u32)
+        IoGen::new(&self.workload.name, &self.io, span, index, workers, self.files.len() as u32)
     }
 }
 
@@ -193,9 +195,8 @@ pub struct Payload {
 impl Payload {
     /// `stream` tells the threads of a psync worker apart.
     pub fn new(spec: &WorkerSpec, stream: u32) -> Payload {
-        let w = &spec.workload;
-        let seed = Rng::seed_from(&w.name, spec.index as u64, 4 << 32 | stream as u64);
-        Payload { data: DataGen::new(&w.data, seed), verify: w.data.crc }
+        let seed = Rng::seed_from(&spec.workload.name, spec.index as u64, 4 << 32 | stream as u64);
+        Payload { data: DataGen::new(&spec.io.data, seed), verify: spec.io.data.crc }
     }
 
     #[inline]
@@ -231,7 +232,7 @@ impl Payload {
 /// An appending workload that ran out of space stops there, cleanly: the run goes on
 /// and records a warning. True when `err` is that case (the caller then ends the worker).
 pub fn out_of_space(spec: &WorkerSpec, io: Io, err: i32) -> bool {
-    if spec.workload.extend && io.op == Op::Write && matches!(err, libc::ENOSPC | libc::EDQUOT | libc::EFBIG) {
+    if spec.io.extend && io.op == Op::Write && matches!(err, libc::ENOSPC | libc::EDQUOT | libc::EFBIG) {
         let ms = spec.clock_start.elapsed().as_millis() as u64 + 1;
         let _ = spec.files[io.file as usize].full_at_ms.compare_exchange(0, ms, Ordering::Relaxed, Ordering::Relaxed);
         return true;

@@ -123,32 +123,35 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
             let all = u64::from(match (ramped, &w.placement) {
                 (Some(until), _) => until,
                 (None, Some(p)) => p.per_host,
-                (None, None) if w.queue == Queue::PerTarget => w.jobs.saturating_mul(w.targets.len() as u32),
-                (None, None) => w.jobs,
+                (None, None) => match w.io() {
+                    Some(io) if io.queue == Queue::PerTarget => w.jobs.saturating_mul(io.targets.len() as u32),
+                    _ => w.jobs,
+                },
             });
             let workers = match &w.placement {
                 Some(p) => all.min(u64::from(p.per_host)),
                 None => all,
             };
-            let iodepth = u64::from(w.iodepth);
+            // a program's worker has one operation in flight
+            let iodepth = u64::from(w.io().map_or(1, |io| io.iodepth));
             let buffer = match w.engine {
                 EngineKind::IoUring | EngineKind::Psync | EngineKind::Fio => {
-                    w.bs.max().next_multiple_of(super::limits::ALIGN as u64)
+                    w.io().map_or(0, |io| io.bs.max().next_multiple_of(super::limits::ALIGN as u64))
                 }
                 EngineKind::Null | EngineKind::Pgbench | EngineKind::Iperf3 => 0,
             };
             // a psync worker is one thread per IO in flight, each with its own recorder
             let per_worker = if w.engine == EngineKind::Psync { iodepth } else { 1 };
             let threads = workers * per_worker;
-            let ops = match w.driver {
-                Some(_) => 1,
-                None => {
-                    let reads = w.rw.read_percent(w.rwmixread);
-                    u64::from(reads > 0) + u64::from(reads < 100) + u64::from(w.fsync_every > 0)
+            let ops = match w.io() {
+                None => 1,
+                Some(io) => {
+                    let reads = io.rw.read_percent(io.rwmixread);
+                    u64::from(reads > 0) + u64::from(reads < 100) + u64::from(io.fsync_every > 0)
                 }
             };
             // open loop keeps a service-time histogram beside the latency one
-            let per_op = histogram * if w.rate_iops.is_some() { 2 } else { 1 };
+            let per_op = histogram * if w.rate().is_some() { 2 } else { 1 };
             // per thread: its stack and its second; here, for every thread of the
             // workload: two seconds waiting in the collector and their merge
             let own = THREAD_BYTES + ops * per_op;
@@ -314,7 +317,7 @@ mod tests {
              big: {target: /tmp, rw: randread, bs: 64m, duration: 1s}\n",
         );
         // (loading checks against this machine: deepen the queue after)
-        s.workloads[1].iodepth = 4096;
+        s.workloads[1].io_mut().unwrap().iodepth = 4096;
         let n = needs(&s.workloads, &s.steps);
         let both = together(&s.steps);
         let (blamed, msg) = judge(&n, &both, Some(&gib(24))).unwrap_err();

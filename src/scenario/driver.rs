@@ -24,6 +24,17 @@ pub enum Driver {
     Iperf3(Iperf3),
 }
 
+impl Driver {
+    /// The rate asked for, in the program's own operations per second (pgbench's
+    /// transactions), if it takes one.
+    pub fn rate(&self) -> Option<f64> {
+        match self {
+            Driver::Pgbench(p) => p.rate,
+            Driver::Iperf3(_) => None,
+        }
+    }
+}
+
 /// `driver: pgbench`: pgbench's own options, named as in pgbench.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Pgbench {
@@ -165,9 +176,9 @@ workloads:
     fn driver_workloads_take_their_own_keys_and_ignore_the_io_defaults() {
         let s = load(MIXED, &[]).unwrap();
         let [io, db, net] = &s.workloads[..] else { panic!() };
-        assert_eq!((io.engine, io.driver.is_none(), io.iodepth), (EngineKind::IoUring, true, 8));
+        assert_eq!((io.engine, io.driver().is_none(), io.io().unwrap().iodepth), (EngineKind::IoUring, true, 8));
         assert_eq!((db.engine, db.jobs), (EngineKind::Pgbench, 4));
-        let Some(Driver::Pgbench(p)) = &db.driver else { panic!() };
+        let Some(Driver::Pgbench(p)) = db.driver() else { panic!() };
         assert_eq!(p.script, Script::Builtin("select-only".into()));
         assert_eq!(
             p.settings,
@@ -177,7 +188,7 @@ workloads:
         // `target` in defaults is the IO workloads' place, and the cluster's
         assert_eq!(p.target, Some(PathBuf::from("/tmp")));
         assert_eq!((net.engine, net.jobs), (EngineKind::Iperf3, 2));
-        let Some(Driver::Iperf3(i)) = &net.driver else { panic!() };
+        let Some(Driver::Iperf3(i)) = net.driver() else { panic!() };
         assert_eq!(i.link_bps, Some(25e9));
     }
 

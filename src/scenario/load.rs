@@ -84,11 +84,11 @@ workloads:
     fn defaults_are_inherited_and_overridden() {
         let s = load(BASIC, &[]).unwrap();
         assert_eq!(s.workloads.len(), 2);
-        assert_eq!(s.workloads[0].iodepth, 4);
-        assert_eq!(s.workloads[0].bs, BlockSizes::single(4096));
-        assert_eq!(s.workloads[1].bs, BlockSizes::single(1 << 20));
+        assert_eq!(s.workloads[0].io().unwrap().iodepth, 4);
+        assert_eq!(s.workloads[0].io().unwrap().bs, BlockSizes::single(4096));
+        assert_eq!(s.workloads[1].io().unwrap().bs, BlockSizes::single(1 << 20));
         assert_eq!(s.workloads[1].duration, Duration::from_secs(5));
-        assert!(s.workloads[0].direct);
+        assert!(s.workloads[0].io().unwrap().direct);
         let starts: Vec<bool> =
             s.steps.iter().map(|st| matches!(st.action, steps::Action::Start { wait: false, .. })).collect();
         assert_eq!(starts, vec![true, true], "no timeline: everything starts together");
@@ -184,11 +184,11 @@ workloads:
     #[test]
     fn set_overrides_one_workload_or_all() {
         let s = load(BASIC, &["a.iodepth=32"]).unwrap();
-        assert_eq!(s.workloads[0].iodepth, 32);
+        assert_eq!(s.workloads[0].io().unwrap().iodepth, 32);
         let s = load(BASIC, &["iodepth=8", "bs=8k"]).unwrap();
-        assert_eq!(s.workloads[0].iodepth, 8, "a bare key overrides workloads that set it too");
-        assert_eq!(s.workloads[1].iodepth, 8);
-        assert_eq!(s.workloads[1].bs, BlockSizes::single(8192));
+        assert_eq!(s.workloads[0].io().unwrap().iodepth, 8, "a bare key overrides workloads that set it too");
+        assert_eq!(s.workloads[1].io().unwrap().iodepth, 8);
+        assert_eq!(s.workloads[1].io().unwrap().bs, BlockSizes::single(8192));
         let err = load(BASIC, &["a.iodepth=zero"]).unwrap_err().to_string();
         assert!(err.starts_with("--set a.iodepth=zero:"), "{err}");
         let err = load(BASIC, &["a.iodepth=0"]).unwrap_err().to_string();
@@ -212,7 +212,7 @@ workloads:
     #[test]
     fn rwmixread_in_defaults_applies_to_mixed_workloads_only() {
         let s = load(&BASIC.replace("  duration: 5s\n", "  duration: 5s\n  rwmixread: 70\n"), &[]).unwrap();
-        assert_eq!(s.workloads[0].rw, Rw::Randread);
+        assert_eq!(s.workloads[0].io().unwrap().rw, Rw::Randread);
         let err = load(&BASIC.replace("    iodepth: 4", "    iodepth: 4\n    rwmixread: 70"), &[]).unwrap_err();
         assert!(err.to_string().contains("only applies to `rw: randrw` or `rw: rw`"));
     }
@@ -220,7 +220,7 @@ workloads:
     #[test]
     fn set_values_of_text_keys_stay_text() {
         let s = load(BASIC, &["target=123"]).unwrap();
-        assert_eq!(s.workloads[0].targets, vec![PathBuf::from("123")]);
+        assert_eq!(s.workloads[0].io().unwrap().targets, vec![PathBuf::from("123")]);
     }
 
     #[test]
@@ -241,9 +241,9 @@ workloads:
         let err = load(&BASIC.replace("bs: 1m", "bs: 1m\n    keep: true"), &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:12: workloads.b.keep: keeps what an appending workload wrote"), "{err}");
         let s = load(&BASIC.replace("bs: 1m", "bs: 1m\n    extend: true\n    keep: true"), &[]).unwrap();
-        assert!(s.workloads[1].extend && s.workloads[1].keep);
+        assert!(s.workloads[1].io().unwrap().extend && s.workloads[1].io().unwrap().keep);
         let s = load(&BASIC.replace("bs: 1m", "bs: 1m\n    extend: true"), &[]).unwrap();
-        assert!(!s.workloads[1].keep, "an appending workload starts from an empty file by default");
+        assert!(!s.workloads[1].io().unwrap().keep, "an appending workload starts from an empty file by default");
     }
 
     #[test]

@@ -32,7 +32,9 @@ pub mod units;
 mod vars;
 pub mod yaml;
 
-pub use model::{Arrival, EngineKind, Queue, RemoteQueries, Rw, Scenario, Source, SteadyStop, Workload};
+pub use model::{
+    Arrival, EngineKind, IoProfile, Kind, Queue, RemoteQueries, Rw, Scenario, Source, SteadyStop, Workload,
+};
 pub use overrides::Override;
 pub use prescan::MAX_BYTES;
 pub use text::{PLAIN_TEXT, plain_text};

@@ -138,10 +138,112 @@ pub struct RemoteQueries {
     pub interval: Duration,
 }
 
-/// A workload with every setting decided.
-#[derive(Debug, Clone, Serialize)]
+/// A workload with every setting decided: what every workload has (name, workers,
+/// timing, where it runs), and what it runs ([`Kind`]), so code that only serves IO
+/// workloads takes an [`IoProfile`] and a program's workload carries no unused IO keys.
+#[derive(Debug, Clone)]
 pub struct Workload {
     pub name: String,
+    /// Workers: fathom's or fio's jobs, pgbench's clients, iperf3's streams.
+    pub jobs: u32,
+    /// The worker group (top-level `groups`) whose count gave `jobs`, if any.
+    pub group: Option<String>,
+    /// What runs it: a back end of fathom's engine, fio, or another program.
+    pub engine: EngineKind,
+    pub duration: Duration,
+    pub ramp: Duration,
+    /// The hosts this workload's workers run on, if not here (many-host runs).
+    pub placement: Option<Placement>,
+    pub kind: Kind,
+}
+
+/// What a workload runs: an IO profile (run by fathom's engine or by fio, as `engine`
+/// says), or another program's spec (`driver:`).
+#[derive(Debug, Clone)]
+pub enum Kind {
+    Io(IoProfile),
+    Program(driver::Driver),
+}
+
+impl Workload {
+    /// The IO profile, for code that serves both kinds; `None` for a program's workload.
+    pub fn io(&self) -> Option<&IoProfile> {
+        match &self.kind {
+            Kind::Io(io) => Some(io),
+            Kind::Program(_) => None,
+        }
+    }
+
+    /// The IO profile to adjust (`--set` targets on an agent, a sweep's iodepth).
+    pub fn io_mut(&mut self) -> Option<&mut IoProfile> {
+        match &mut self.kind {
+            Kind::Io(io) => Some(io),
+            Kind::Program(_) => None,
+        }
+    }
+
+    /// The program that runs this workload instead of an IO engine, if any.
+    pub fn driver(&self) -> Option<&driver::Driver> {
+        match &self.kind {
+            Kind::Io(_) => None,
+            Kind::Program(d) => Some(d),
+        }
+    }
+
+    /// The rate asked for, in the workload's own operations per second: IOs, or
+    /// pgbench's transactions.
+    pub fn rate(&self) -> Option<f64> {
+        match &self.kind {
+            Kind::Io(io) => io.rate_iops,
+            Kind::Program(d) => d.rate(),
+        }
+    }
+}
+
+/// The stored profile (`serde_json::to_value` when a run starts, read back by
+/// `store::read`) keeps one shape for both kinds, the one runs have always stored: a
+/// program's workload stores the IO keys at the values [`IoProfile::stored_for`] gives.
+impl Serialize for Workload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Stored<'a> {
+            name: &'a str,
+            jobs: u32,
+            group: &'a Option<String>,
+            engine: EngineKind,
+            #[serde(serialize_with = "units::serialize_duration")]
+            duration: Duration,
+            #[serde(serialize_with = "units::serialize_duration")]
+            ramp: Duration,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            placement: &'a Option<Placement>,
+            #[serde(flatten)]
+            io: std::borrow::Cow<'a, IoProfile>,
+            #[serde(flatten, skip_serializing_if = "Option::is_none")]
+            driver: Option<&'a driver::Driver>,
+        }
+        let io = match &self.kind {
+            Kind::Io(io) => std::borrow::Cow::Borrowed(io),
+            Kind::Program(d) => std::borrow::Cow::Owned(IoProfile::stored_for(&self.name, d)),
+        };
+        Stored {
+            name: &self.name,
+            jobs: self.jobs,
+            group: &self.group,
+            engine: self.engine,
+            duration: self.duration,
+            ramp: self.ramp,
+            placement: &self.placement,
+            io,
+            driver: self.driver(),
+        }
+        .serialize(s)
+    }
+}
+
+/// How an IO workload does its IO, for fathom's engine or fio.
+#[derive(Debug, Clone, Serialize)]
+pub struct IoProfile {
     /// One or more targets; see `queue` for how several share the IO.
     pub targets: Vec<PathBuf>,
     pub queue: Queue,
@@ -157,13 +259,9 @@ pub struct Workload {
     /// Where the working set starts in the file or device.
     pub offset: u64,
     pub iodepth: u32,
-    pub jobs: u32,
-    /// The worker group (top-level `groups`) whose count gave `jobs`, if any.
-    pub group: Option<String>,
     /// Working set in bytes; `None` means "the whole existing file or device".
     pub size: Option<u64>,
     pub direct: bool,
-    pub engine: EngineKind,
     /// IOs per second when open loop (from `rate_iops`, or `rate_mbps` over the mean
     /// block size).
     pub rate_iops: Option<f64>,
@@ -196,17 +294,40 @@ pub struct Workload {
     /// What written blocks contain.
     #[serde(flatten, serialize_with = "serialize_data")]
     pub data: DataSpec,
-    #[serde(serialize_with = "units::serialize_duration")]
-    pub duration: Duration,
-    #[serde(serialize_with = "units::serialize_duration")]
-    pub ramp: Duration,
-    /// The hosts this workload's workers run on, if not here (many-host runs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub placement: Option<Placement>,
-    /// The program that runs this workload instead of fathom's IO engine, if any; then
-    /// `engine` names it and the IO keys keep their defaults, unused.
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub driver: Option<driver::Driver>,
+}
+
+impl IoProfile {
+    /// The IO keys a program's workload stores with its profile: the defaults they had
+    /// when every workload carried them, with the program's rate as `rate_iops` (as the
+    /// store's readers and older runs expect). Used for storing only.
+    fn stored_for(name: &str, d: &driver::Driver) -> IoProfile {
+        IoProfile {
+            targets: Vec::new(),
+            queue: Queue::Shared,
+            file: name.to_string(),
+            rw: Rw::Read,
+            rwmixread: 100,
+            bs: BlockSizes::single(4096),
+            random_percent: 100,
+            distribution: Distribution::Uniform,
+            offset: 0,
+            iodepth: 1,
+            size: None,
+            direct: false,
+            rate_iops: d.rate(),
+            rate_mbps: None,
+            arrival: Arrival::Uniform,
+            think_time: Duration::ZERO,
+            fsync_every: 0,
+            fdatasync: false,
+            prefill: false,
+            extend: false,
+            keep: false,
+            filled: false,
+            stop_when_steady: None,
+            data: DataSpec::default(),
+        }
+    }
 }
 
 /// Where a workload's workers run: `per_host` on each host `hosts` selects in the
@@ -266,4 +387,42 @@ pub struct Source<'a> {
     /// Shown in errors: a path, or `builtin:NAME`.
     pub origin: String,
     pub text: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const BOTH: &str = "\
+name: pin
+workloads:
+  a: {target: /tmp/x, rw: randrw, bs: 4k, iodepth: 2, size: 8m, duration: 1s, engine: psync, rate_iops: 100}
+  db: {driver: pgbench, scale: 1, clients: 2, rate: 50, duration: 1s, script: select-only}
+";
+
+    /// The profile a run stores (`serde_json::to_value`, read back by `store::read` and
+    /// `show --json`) keeps the keys and values it had before a workload was a sum type,
+    /// for both kinds: a program's workload still stores the IO keys at their defaults.
+    #[test]
+    fn the_stored_profile_keeps_its_keys_for_both_kinds() {
+        let s = Scenario::load(&Source { origin: "t".into(), text: BOTH }, &[]).unwrap();
+        let io = serde_json::to_value(&s.workloads[0]).unwrap();
+        let expected_io = json!({"arrival": "uniform", "bs": "4k", "direct": true, "distribution": "uniform",
+            "duration": "1s", "engine": "psync", "extend": false, "fdatasync": false, "file": "a",
+            "fsync_every": 0, "group": null, "iodepth": 2, "jobs": 1, "keep": false, "name": "a", "offset": 0,
+            "prefill": false, "queue": "shared", "ramp": "0s", "random_percent": 100, "rate_iops": 100.0,
+            "rate_mbps": null, "rw": "randrw", "rwmixread": 50, "size": 8388608, "targets": ["/tmp/x"],
+            "think_time": "0s"});
+        assert_eq!(io, expected_io);
+        let db = serde_json::to_value(&s.workloads[1]).unwrap();
+        let expected_db = json!({"arrival": "uniform", "bs": "4k", "clients": 2, "direct": false,
+            "distribution": "uniform", "driver": "pgbench", "dsn": null, "duration": "1s", "engine": "pgbench",
+            "extend": false, "fdatasync": false, "file": "db", "fsync_every": 0, "group": null, "iodepth": 1,
+            "jobs": 2, "keep": false, "name": "db", "offset": 0, "prefill": false, "queue": "shared", "ramp": "0s",
+            "random_percent": 100, "rate": 50.0, "rate_iops": 50.0, "rate_mbps": null, "reuse": false,
+            "rw": "read", "rwmixread": 100, "scale": 1, "script": {"builtin": "select-only"}, "settings": [],
+            "size": null, "target": null, "targets": [], "think_time": "0s", "threads": 1});
+        assert_eq!(db, expected_db);
+    }
 }

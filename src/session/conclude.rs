@@ -120,7 +120,7 @@ fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall:
         .workloads
         .iter()
         .zip(engines)
-        .map(|(w, e)| crate::engine::backend(*e).map_or(0, |b| w.jobs * b.threads(w.iodepth)))
+        .map(|(w, e)| crate::engine::backend(*e).map_or(0, |b| w.jobs * b.threads(w.io().map_or(1, |io| io.iodepth))))
         .max()
         .unwrap_or(0);
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);

@@ -54,7 +54,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
             name: w.name.clone(),
             group: w.group.clone().unwrap_or_default(),
             workers: timeline::jobs_of(w, f),
-            target_iops: w.rate_iops,
+            target_iops: w.rate(),
             placed: w.placement.is_some(),
         })
         .collect();

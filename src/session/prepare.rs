@@ -79,7 +79,7 @@ pub(super) fn prepare(
         .workloads
         .iter()
         .map(|w| match w.placement {
-            Some(_) => crate::scenario::Workload { targets: Vec::new(), engine: EngineKind::Null, ..w.clone() },
+            Some(_) => crate::scenario::Workload { engine: EngineKind::Null, ..w.clone() },
             None => w.clone(),
         })
         .collect();
@@ -156,7 +156,7 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
     if uses(EngineKind::Fio) {
         let io_engine = if uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
         for w in scenario.workloads.iter().filter(|w| w.engine == EngineKind::Fio) {
-            for note in fio::jobfile::inexact(w, io_engine) {
+            for note in w.io().map(|io| fio::jobfile::inexact(io, io_engine)).unwrap_or_default() {
                 warnings.push(Warning::FioInexact { workload: w.name.clone(), knob: note.knob, why: note.why });
             }
         }

@@ -200,8 +200,10 @@ impl Executor<'_> {
                 let w = &self.scenario.workloads[workload];
                 let kind = if zero { "zero" } else { "prefill" };
                 let mut result = Ok(());
-                for data in &cx.files[workload] {
-                    result = result.and_then(|_| target::fill(w, data, zero, &cx.stop));
+                if let Some(io) = w.io() {
+                    for data in &cx.files[workload] {
+                        result = result.and_then(|_| target::fill(&w.name, io, data, zero, &cx.stop));
+                    }
                 }
                 let took = started.elapsed().as_millis() as i64;
                 let detail = match &result {
@@ -430,7 +432,7 @@ impl Executor<'_> {
     fn steady_now(&self, t: u64) -> Result<Vec<usize>> {
         let mut out = Vec::new();
         for l in self.started.iter().flatten().filter(|l| !l.over) {
-            let Some(rule) = l.w.stop_when_steady else { continue };
+            let Some(rule) = l.w.io().and_then(|io| io.stop_when_steady) else { continue };
             let measure_t = l.start_t + l.w.ramp.as_secs();
             if t < measure_t + rule.min.as_secs() {
                 continue;

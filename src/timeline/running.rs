@@ -34,9 +34,9 @@ pub struct RunningWorkload {
 
 /// Workers a workload runs: `jobs` (on each target with a queue per target).
 pub fn jobs_of(w: &Workload, files: &[Arc<DataFile>]) -> u32 {
-    match w.queue {
-        Queue::Shared => w.jobs,
-        Queue::PerTarget => w.jobs * files.len() as u32,
+    match w.io().map(|io| io.queue) {
+        Some(Queue::PerTarget) => w.jobs * files.len() as u32,
+        Some(Queue::Shared) | None => w.jobs,
     }
 }
 
@@ -68,7 +68,7 @@ impl RunningWorkload {
             measure_t: (start_t + w.ramp.as_secs()) as i64,
             end_t: end_t as i64,
             stopped_at: None,
-            rate_iops: w.rate_iops,
+            rate_iops: w.rate(),
         }));
         Ok(RunningWorkload {
             idx,

@@ -200,8 +200,8 @@ fn lay_out(
         .into_iter()
         .find(|w| w.name == name)
         .ok_or_else(|| Error::input(format!("no workload `{name}`")))?;
-    if !targets.is_empty() {
-        w.targets = targets.iter().map(Into::into).collect();
+    if let Some(io) = w.io_mut().filter(|_| !targets.is_empty()) {
+        io.targets = targets.iter().map(Into::into).collect();
     }
     // as on the controller: io_uring falls back to psync where the kernel refuses it
     if w.engine == crate::scenario::EngineKind::IoUring && engine::probe_io_uring().is_err() {

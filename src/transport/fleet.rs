@@ -58,6 +58,7 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         )));
     };
     for w in &mut scenario.workloads {
+        let no_targets = w.io().is_none_or(|io| io.targets.is_empty());
         let Some(p) = &mut w.placement else { continue };
         // only fathom's own engine runs on other hosts
         let Some(backend) = crate::engine::backend(w.engine) else {
@@ -65,7 +66,7 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         };
         let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: {e}", p.at)))?;
         for h in &hosts {
-            if h.spec.target.is_none() && w.targets.is_empty() && backend.needs_file() {
+            if h.spec.target.is_none() && no_targets && backend.needs_file() {
                 return Err(Error::input(format!(
                     "{}: host {} has no `target` in the inventory and the workload none of its own",
                     w.name, h.name
@@ -145,7 +146,7 @@ impl Fleet {
                 let remote = &fleet.remotes[name];
                 let targets: Vec<String> = match &remote.host.spec.target {
                     Some(t) => vec![t.clone()],
-                    None => w.targets.iter().map(|t| t.display().to_string()).collect(),
+                    None => w.io().into_iter().flat_map(|io| &io.targets).map(|t| t.display().to_string()).collect(),
                 };
                 remote
                     .send(&Command::Prepare {

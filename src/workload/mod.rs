@@ -9,7 +9,7 @@ mod rng;
 pub use rng::Rng;
 
 use crate::metrics::Op;
-use crate::scenario::Workload;
+use crate::scenario::IoProfile;
 use access::Sampler;
 use blocksize::BlockSizes;
 
@@ -57,12 +57,12 @@ impl IoGen {
     /// An appending (`extend`) workload has no working set: `span` is the file's
     /// current length, where its writes start, and they never wrap.
     /// With several `files` the working set is the same span in each.
-    pub fn new(w: &Workload, span: u64, worker: u32, workers: u32, files: u32) -> IoGen {
+    pub fn new(name: &str, w: &IoProfile, span: u64, worker: u32, workers: u32, files: u32) -> IoGen {
         let (base, span) = if w.extend { (span, u64::MAX / 2) } else { (w.offset, span) };
         let align = w.bs.min();
         let units = (span / align).max(1);
         IoGen {
-            rng: Rng::new(Rng::seed_from(&w.name, worker as u64, 0)),
+            rng: Rng::new(Rng::seed_from(name, worker as u64, 0)),
             read_percent: w.rw.read_percent(w.rwmixread),
             random_percent: if w.rw.is_random() { w.random_percent } else { 0 },
             sizes: w.bs.clone(),
@@ -117,24 +117,23 @@ impl IoGen {
 
 /// True when a workload writes (its IO, or a prefill), so its files need opening for
 /// writing.
-pub fn writes(w: &Workload) -> bool {
+pub fn writes(w: &IoProfile) -> bool {
     w.rw.read_percent(w.rwmixread) < 100 || w.prefill || w.filled
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::scenario::{EngineKind, Rw, Workload};
+    use crate::scenario::{IoProfile, Rw};
     use std::time::Duration;
 
     /// A plain workload for tests to adjust: one 4k job at depth 1, 50/50 when mixed.
-    pub(crate) fn workload(rw: Rw) -> Workload {
+    pub(crate) fn profile(rw: Rw) -> IoProfile {
         with_mix(rw, 50)
     }
 
-    fn with_mix(rw: Rw, mix: u32) -> Workload {
-        Workload {
-            name: "w".into(),
+    fn with_mix(rw: Rw, mix: u32) -> IoProfile {
+        IoProfile {
             targets: vec!["/tmp".into()],
             queue: crate::scenario::Queue::Shared,
             file: "w".into(),
@@ -145,11 +144,8 @@ pub(crate) mod tests {
             distribution: access::Distribution::Uniform,
             offset: 0,
             iodepth: 1,
-            jobs: 1,
-            group: None,
             size: None,
             direct: true,
-            engine: EngineKind::Psync,
             rate_iops: None,
             rate_mbps: None,
             arrival: crate::scenario::Arrival::Uniform,
@@ -162,16 +158,12 @@ pub(crate) mod tests {
             filled: false,
             stop_when_steady: None,
             data: data::DataSpec::default(),
-            duration: Duration::from_secs(1),
-            ramp: Duration::ZERO,
-            placement: None,
-            driver: None,
         }
     }
 
     #[test]
     fn random_offsets_are_aligned_in_range_and_uniform() {
-        let mut g = IoGen::new(&with_mix(Rw::Randread, 50), 1 << 20, 0, 1, 1);
+        let mut g = IoGen::new("w", &with_mix(Rw::Randread, 50), 1 << 20, 0, 1, 1);
         let mut hits = [0u32; 256];
         for _ in 0..256_000 {
             let io = g.next();
@@ -186,7 +178,7 @@ pub(crate) mod tests {
 
     #[test]
     fn mix_follows_rwmixread() {
-        let mut g = IoGen::new(&with_mix(Rw::Randrw, 70), 1 << 20, 0, 1, 1);
+        let mut g = IoGen::new("w", &with_mix(Rw::Randrw, 70), 1 << 20, 0, 1, 1);
         let reads = (0..100_000).filter(|_| g.next().op == Op::Read).count();
         assert!((69_000..71_000).contains(&reads), "{reads}");
     }
@@ -194,11 +186,11 @@ pub(crate) mod tests {
     #[test]
     fn sequential_workers_spread_and_wrap() {
         let w = with_mix(Rw::Read, 50);
-        let mut a = IoGen::new(&w, 4 * 4096, 0, 1, 1);
+        let mut a = IoGen::new("w", &w, 4 * 4096, 0, 1, 1);
         let offs: Vec<u64> = (0..5).map(|_| a.next().offset).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 12288, 0]);
         // two workers on a 4-block set start half-way apart
-        let mut second = IoGen::new(&w, 4 * 4096, 1, 2, 1);
+        let mut second = IoGen::new("w", &w, 4 * 4096, 1, 2, 1);
         assert_eq!(second.next().offset, 8192);
     }
 
@@ -207,7 +199,7 @@ pub(crate) mod tests {
         let mut w = with_mix(Rw::Randwrite, 50);
         w.bs = BlockSizes::parse_split("4k/50:64k/50").unwrap();
         w.offset = 1 << 20;
-        let mut g = IoGen::new(&w, 1 << 20, 0, 1, 1);
+        let mut g = IoGen::new("w", &w, 1 << 20, 0, 1, 1);
         let mut sizes = [0u32; 2];
         for _ in 0..100_000 {
             let io = g.next();
@@ -218,7 +210,7 @@ pub(crate) mod tests {
         assert!((49_000..51_000).contains(&sizes[1]), "{sizes:?}");
         // sequential with mixed sizes: each IO starts where the last ended
         w.rw = Rw::Write;
-        let mut g = IoGen::new(&w, 1 << 20, 0, 1, 1);
+        let mut g = IoGen::new("w", &w, 1 << 20, 0, 1, 1);
         let (a, b) = (g.next(), g.next());
         assert_eq!(b.offset, a.offset + a.len);
     }
@@ -227,7 +219,7 @@ pub(crate) mod tests {
     fn random_percent_gives_sequential_runs() {
         let mut w = with_mix(Rw::Randwrite, 50);
         w.random_percent = 10;
-        let mut g = IoGen::new(&w, 1 << 30, 0, 1, 1);
+        let mut g = IoGen::new("w", &w, 1 << 30, 0, 1, 1);
         let mut prev = g.next();
         let mut follows = 0;
         for _ in 0..100_000 {
@@ -242,7 +234,7 @@ pub(crate) mod tests {
     fn skewed_distributions_reach_the_generator() {
         let mut w = with_mix(Rw::Randread, 50);
         w.distribution = "zoned:90/10:10/90".parse().unwrap();
-        let mut g = IoGen::new(&w, 100 << 20, 0, 1, 1);
+        let mut g = IoGen::new("w", &w, 100 << 20, 0, 1, 1);
         let hot = (0..100_000).filter(|_| g.next().offset < 10 << 20).count();
         assert!((89_000..91_000).contains(&hot), "{hot}");
     }
@@ -250,7 +242,7 @@ pub(crate) mod tests {
     #[test]
     fn several_files_share_the_ios_round_robin_each_sequential() {
         let w = with_mix(Rw::Read, 50);
-        let mut g = IoGen::new(&w, 1 << 20, 0, 1, 3);
+        let mut g = IoGen::new("w", &w, 1 << 20, 0, 1, 3);
         let ios: Vec<Io> = (0..6).map(|_| g.next()).collect();
         let files: Vec<u32> = ios.iter().map(|io| io.file).collect();
         assert_eq!(files, vec![0, 1, 2, 0, 1, 2]);
@@ -261,7 +253,7 @@ pub(crate) mod tests {
     fn a_sync_follows_every_n_writes() {
         let mut w = with_mix(Rw::Randrw, 50);
         w.fsync_every = 4;
-        let mut g = IoGen::new(&w, 1 << 20, 0, 1, 1);
+        let mut g = IoGen::new("w", &w, 1 << 20, 0, 1, 1);
         let mut writes_since = 0;
         let mut syncs = 0;
         for _ in 0..10_000 {
@@ -282,8 +274,8 @@ pub(crate) mod tests {
     #[test]
     fn seeds_repeat() {
         let w = with_mix(Rw::Randread, 50);
-        let a: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
-        let b: Vec<Io> = (0..5).scan(IoGen::new(&w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
+        let a: Vec<Io> = (0..5).scan(IoGen::new("w", &w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
+        let b: Vec<Io> = (0..5).scan(IoGen::new("w", &w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
         assert_eq!(a, b);
     }
 }

@@ -2,7 +2,7 @@
 //! with psync), so fio's per-job reports map back to fathom's workers. Knobs fio cannot
 //! express exactly are listed by [`inexact`], which the run turns into warnings.
 
-use crate::scenario::{Arrival, Queue, Rw, Workload};
+use crate::scenario::{Arrival, IoProfile, Queue, Rw};
 use crate::workload::Rng;
 use crate::workload::access::Distribution;
 use crate::workload::data::Content;
@@ -40,12 +40,20 @@ pub struct JobFile {
 }
 
 /// Translates workload `w` on `files`, running for `runtime_s` seconds.
-pub fn translate(w: &Workload, files: &[FileSpec], engine: IoEngine, runtime_s: u64) -> JobFile {
+/// `workload` names the fio jobs and seeds them; `job_count` is the workload's jobs.
+pub fn translate(
+    workload: &str,
+    job_count: u32,
+    w: &IoProfile,
+    files: &[FileSpec],
+    engine: IoEngine,
+    runtime_s: u64,
+) -> JobFile {
     let mut g = String::new();
     let line = |g: &mut String, key: &str, value: &dyn std::fmt::Display| {
         let _ = writeln!(g, "{key}={value}");
     };
-    let _ = writeln!(g, "# fathom workload `{}`, translated for fio (engine: fio)", w.name);
+    let _ = writeln!(g, "# fathom workload `{}`, translated for fio (engine: fio)", workload);
     let _ = writeln!(g, "# fathom stops fio at the workload's end; runtime leaves time to spare\n[global]");
     line(&mut g, "ioengine", &if engine == IoEngine::IoUring { "io_uring" } else { "psync" });
     line(&mut g, "direct", &u8::from(files.iter().all(|f| f.direct)));
@@ -95,8 +103,8 @@ pub fn translate(w: &Workload, files: &[FileSpec], engine: IoEngine, runtime_s: 
     }
 
     let workers = match w.queue {
-        Queue::Shared => w.jobs,
-        Queue::PerTarget => w.jobs * files.len() as u32,
+        Queue::Shared => job_count,
+        Queue::PerTarget => job_count * files.len() as u32,
     };
     let slots = if engine == IoEngine::IoUring { 1 } else { w.iodepth };
     let fio_jobs = workers * slots;
@@ -129,8 +137,8 @@ pub fn translate(w: &Workload, files: &[FileSpec], engine: IoEngine, runtime_s: 
     let align = w.bs.min();
     for index in 0..workers {
         let (mine, index_in, of): (Vec<&FileSpec>, u32, u32) = match w.queue {
-            Queue::Shared => (files.iter().collect(), index, w.jobs),
-            Queue::PerTarget => (vec![&files[(index / w.jobs) as usize]], index % w.jobs, w.jobs),
+            Queue::Shared => (files.iter().collect(), index, job_count),
+            Queue::PerTarget => (vec![&files[(index / job_count) as usize]], index % job_count, job_count),
         };
         // sequential workers take a slice each, as fathom's start evenly spaced
         let (offset, size) = if w.rw.is_random() || of == 1 {
@@ -140,14 +148,15 @@ pub fn translate(w: &Workload, files: &[FileSpec], engine: IoEngine, runtime_s: 
             (w.offset + slice * index_in as u64, slice.max(align))
         };
         for slot in 0..slots {
-            let name = if slots == 1 { format!("{}.{index}", w.name) } else { format!("{}.{index}.{slot}", w.name) };
+            let name =
+                if slots == 1 { format!("{}.{index}", workload) } else { format!("{}.{index}.{slot}", workload) };
             let names: Vec<String> = mine.iter().map(|f| f.path.display().to_string().replace(':', "\\:")).collect();
             let _ = writeln!(g, "\n[{name}]");
             line(&mut g, "filename", &names.join(":"));
             line(&mut g, "offset", &offset);
             // fio's size is the job's total over its files
             line(&mut g, "size", &(size * mine.len() as u64));
-            line(&mut g, "randseed", &(Rng::seed_from(&w.name, index as u64, slot as u64) >> 1));
+            line(&mut g, "randseed", &(Rng::seed_from(workload, index as u64, slot as u64) >> 1));
             jobs.push((name, index));
         }
     }
@@ -155,7 +164,7 @@ pub fn translate(w: &Workload, files: &[FileSpec], engine: IoEngine, runtime_s: 
 }
 
 /// The knobs of `w` that fio runs differently from fathom's own engine.
-pub fn inexact(w: &Workload, engine: IoEngine) -> Vec<Inexact> {
+pub fn inexact(w: &IoProfile, engine: IoEngine) -> Vec<Inexact> {
     let mut notes = Vec::new();
     let mut note = |knob, why: &str| notes.push(Inexact { knob, why: why.to_string() });
     match w.distribution {
@@ -227,7 +236,7 @@ mod tests {
 
     #[test]
     fn a_mixed_profile_keeps_every_knob() {
-        let mut w = crate::workload::tests::workload(Rw::Randrw);
+        let mut w = crate::workload::tests::profile(Rw::Randrw);
         w.rwmixread = 70;
         w.bs = BlockSizes::parse_split("8k/90:32k/10").unwrap();
         w.distribution = "zoned:60/10:40/90".parse().unwrap();
@@ -235,8 +244,8 @@ mod tests {
         w.fsync_every = 16;
         w.fdatasync = true;
         w.data.content = Content::Compressible(50);
-        w.jobs = 2;
-        let j = translate(&w, &[file("/d/a", 1 << 30)], IoEngine::IoUring, 17);
+        let jobs = 2;
+        let j = translate("w", jobs, &w, &[file("/d/a", 1 << 30)], IoEngine::IoUring, 17);
         let t = &j.text;
         assert_eq!(value(t, "global", "rw"), Some("randrw"));
         assert_eq!(value(t, "global", "rwmixread"), Some("70"));
@@ -259,20 +268,20 @@ mod tests {
 
     #[test]
     fn rate_with_a_split_and_queues_per_target() {
-        let mut w = crate::workload::tests::workload(Rw::Randread);
+        let mut w = crate::workload::tests::profile(Rw::Randread);
         w.bs = BlockSizes::parse_split("4k/50:64k/50").unwrap();
         w.rate_iops = Some(1000.0);
         w.queue = Queue::PerTarget;
-        w.jobs = 2;
-        let j = translate(&w, &[file("/d/a", 1 << 20), file("/d/b:c", 1 << 20)], IoEngine::IoUring, 5);
+        let mut jobs = 2;
+        let j = translate("w", jobs, &w, &[file("/d/a", 1 << 20), file("/d/b:c", 1 << 20)], IoEngine::IoUring, 5);
         // 4 workers share 1000 IOPS; fio paces bytes with several sizes
         assert_eq!(value(&j.text, "global", "rate_iops"), Some("250"));
         // fio paces reads and writes apart: 1000 IOPS at 70% reads is 700 + 300
         w.rw = Rw::Randrw;
         w.rwmixread = 70;
         w.queue = Queue::Shared;
-        w.jobs = 1;
-        let mixed = translate(&w, &[file("/d/a", 1 << 20)], IoEngine::IoUring, 5);
+        jobs = 1;
+        let mixed = translate("w", jobs, &w, &[file("/d/a", 1 << 20)], IoEngine::IoUring, 5);
         assert_eq!(value(&mixed.text, "global", "rate_iops"), Some("700,300"));
         let notes = inexact(&w, IoEngine::IoUring);
         assert_eq!(notes.iter().map(|n| n.knob).collect::<Vec<_>>(), vec!["rate_iops", "rate"]);
@@ -281,10 +290,10 @@ mod tests {
 
     #[test]
     fn psync_runs_a_job_per_slot_and_shared_queues_list_every_file() {
-        let mut w = crate::workload::tests::workload(Rw::Read);
+        let mut w = crate::workload::tests::profile(Rw::Read);
         w.iodepth = 3;
-        w.jobs = 2;
-        let j = translate(&w, &[file("/d/a", 1 << 20), file("/d/b", 1 << 20)], IoEngine::Psync, 5);
+        let jobs = 2;
+        let j = translate("w", jobs, &w, &[file("/d/a", 1 << 20), file("/d/b", 1 << 20)], IoEngine::Psync, 5);
         assert_eq!(j.jobs.len(), 6);
         assert_eq!(j.jobs[4].1, 1);
         assert_eq!(value(&j.text, "global", "iodepth"), Some("1"));

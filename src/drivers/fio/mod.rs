@@ -71,7 +71,8 @@ impl Driver for Fio {
     }
 
     fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
-        super::native::describe_io(w, files, planned, engine)
+        let Some(io) = w.io() else { return engine.to_string() };
+        super::native::describe_io(w, io, files, planned, engine)
     }
 }
 
@@ -83,11 +84,12 @@ impl Ready for Fio {
 
 fn run(l: &LaunchContext) -> Result<()> {
     let w = &l.workload;
+    let io = w.io().ok_or_else(|| Error::failed(format!("{}: fio runs IO workloads only", w.name)))?;
     let files: Vec<FileSpec> =
         l.files.iter().map(|f| FileSpec { path: f.path.clone(), size: f.size, direct: f.direct }).collect();
     let begin_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
     let io_engine = if l.uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
-    let job = jobfile::translate(w, &files, io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
+    let job = jobfile::translate(&w.name, w.jobs, io, &files, io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
     let job_path = l.dir.join(format!("{}.fio", w.name));
     let keep = |path: &PathBuf, text: &str| {
         crate::nofollow::write(path, text).map_err(|e| Error::failed(format!("writing {}: {e}", path.display())))
@@ -119,9 +121,9 @@ fn run(l: &LaunchContext) -> Result<()> {
             (name.clone(), status::Worker { workload: l.workload_idx, worker: l.first_worker + index })
         })
         .collect();
-    let single = w.bs.is_single().then(|| w.bs.min());
+    let single = io.bs.is_single().then(|| io.bs.min());
     let mut intervals =
-        status::Intervals::new(workers, l.clock_unix_ms, started_ms, l.end_t as u32, single, w.rate_iops.is_some());
+        status::Intervals::new(workers, l.clock_unix_ms, started_ms, l.end_t as u32, single, io.rate_iops.is_some());
     let read = read_reports(child.stdout(), &mut intervals, &l.tx, &mut messages);
     if read.is_err() {
         // stop fio rather than let it run on unread

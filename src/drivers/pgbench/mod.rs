@@ -57,7 +57,7 @@ fn version() -> Result<String> {
 /// first that cannot be reached, with PostgreSQL's message; `stop` ends the wait.
 fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     for w in &scenario.workloads {
-        if let Some(Spec::Pgbench(Pgbench { dsn: Some(dsn), .. })) = &w.driver {
+        if let Some(Spec::Pgbench(Pgbench { dsn: Some(dsn), .. })) = w.driver() {
             postgres::psql(dsn, "SELECT 1", stop)
                 .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
         }
@@ -79,7 +79,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
     let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let mut ready: Vec<(String, u32)> = Vec::new();
     for (idx, w) in scenario.workloads.iter().enumerate() {
-        let Some(Spec::Pgbench(p)) = &w.driver else { continue };
+        let Some(Spec::Pgbench(p)) = w.driver() else { continue };
         let dsn = match &p.dsn {
             // reached by `connect` before the run was recorded
             Some(dsn) => dsn.clone(),
@@ -196,7 +196,7 @@ impl Driver for PgbenchDriver {
     }
 
     fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
-        let Some(Spec::Pgbench(p)) = &w.driver else { return "pgbench".into() };
+        let Some(Spec::Pgbench(p)) = w.driver() else { return "pgbench".into() };
         let script = match &p.script {
             Script::Builtin(name) => name.clone(),
             Script::File(path) => path.display().to_string(),
@@ -228,7 +228,7 @@ impl Ready for Databases {
 
 fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     let w = &l.workload;
-    let Some(Spec::Pgbench(p)) = &w.driver else {
+    let Some(Spec::Pgbench(p)) = w.driver() else {
         return Err(Error::failed(format!("{}: not a pgbench workload", w.name)));
     };
     crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;

@@ -6,8 +6,7 @@ use crate::error::{Error, Result};
 use crate::scenario::driver::{BUILTIN_SCRIPTS, Driver, DriverName, Iperf3, Pgbench, Script, parse_bits};
 use crate::scenario::file::Profile;
 use crate::scenario::limits;
-use crate::scenario::model::{Arrival, EngineKind, Queue, Rw, Workload};
-use crate::scenario::pattern::{BlockSizes, DataSpec, Distribution};
+use crate::scenario::model::{EngineKind, Kind, Workload};
 use crate::scenario::units::Span;
 use crate::scenario::yaml::{self, Value};
 use indexmap::IndexMap;
@@ -110,7 +109,7 @@ impl Checker<'_> {
             None => Duration::ZERO,
         };
 
-        let (driver, workers, rate) = match kind {
+        let (driver, workers) = match kind {
             DriverName::Pgbench => {
                 let (dsn, dsn_at) = pick!(l, dsn);
                 if let Some(dsn) = &dsn {
@@ -207,7 +206,7 @@ impl Checker<'_> {
                     settings: pairs,
                     target,
                 };
-                (Driver::Pgbench(spec), clients, rate)
+                (Driver::Pgbench(spec), clients)
             }
             DriverName::Iperf3 => {
                 let (server, _) = pick!(l, server);
@@ -222,10 +221,23 @@ impl Checker<'_> {
                     None => None,
                 };
                 let spec = Iperf3 { server, streams, reverse: reverse.unwrap_or(false), link_bps };
-                (Driver::Iperf3(spec), streams, None)
+                (Driver::Iperf3(spec), streams)
             }
         };
-        Ok(Workload::driven(name, driver, workers, rate, duration, ramp))
+        let engine = match driver {
+            Driver::Pgbench(_) => EngineKind::Pgbench,
+            Driver::Iperf3(_) => EngineKind::Iperf3,
+        };
+        Ok(Workload {
+            name: name.to_string(),
+            jobs: workers,
+            group: None,
+            engine,
+            duration,
+            ramp,
+            placement: None,
+            kind: Kind::Program(driver),
+        })
     }
 }
 
@@ -244,56 +256,5 @@ fn no_secret(dsn: &str) -> Result<()> {
             "holds what looks like a password, which the store would mask ({STORED}): leave it out"
         ))),
         Ok(None) => Ok(()),
-    }
-}
-
-impl Workload {
-    /// A workload run by `driver` with `workers` of its own (pgbench's clients, iperf3's
-    /// streams) and, for pgbench, a rate in transactions per second.
-    fn driven(
-        name: &str,
-        driver: Driver,
-        workers: u32,
-        rate: Option<f64>,
-        duration: Duration,
-        ramp: Duration,
-    ) -> Workload {
-        Workload {
-            name: name.to_string(),
-            targets: Vec::new(),
-            queue: Queue::Shared,
-            file: name.to_string(),
-            rw: Rw::Read,
-            rwmixread: 100,
-            bs: BlockSizes::single(4096),
-            random_percent: 100,
-            distribution: Distribution::Uniform,
-            offset: 0,
-            iodepth: 1,
-            jobs: workers,
-            group: None,
-            size: None,
-            direct: false,
-            engine: match driver {
-                Driver::Pgbench(_) => EngineKind::Pgbench,
-                Driver::Iperf3(_) => EngineKind::Iperf3,
-            },
-            rate_iops: rate,
-            rate_mbps: None,
-            arrival: Arrival::Uniform,
-            think_time: Duration::ZERO,
-            fsync_every: 0,
-            fdatasync: false,
-            prefill: false,
-            extend: false,
-            keep: false,
-            filled: false,
-            stop_when_steady: None,
-            data: DataSpec::default(),
-            duration,
-            ramp,
-            placement: None,
-            driver: Some(driver),
-        }
     }
 }

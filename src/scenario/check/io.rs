@@ -5,7 +5,7 @@ use super::checker::{Checker, Layers, pick};
 use crate::error::Result;
 use crate::scenario::file::Profile;
 use crate::scenario::limits;
-use crate::scenario::model::{Arrival, Crc, EngineKind, Placement, Queue, Rw, Workload};
+use crate::scenario::model::{Arrival, Crc, EngineKind, IoProfile, Kind, Placement, Queue, Rw, Workload};
 use crate::scenario::pattern::{BlockSizes, Content, DataSpec, Distribution};
 use crate::scenario::text::{PLAIN_TEXT, plain_text};
 use crate::scenario::units::{Size, Span};
@@ -371,37 +371,38 @@ impl Checker<'_> {
         }
         Ok(Workload {
             name: name.to_string(),
-            targets: targets.iter().map(PathBuf::from).collect(),
-            queue: queue.unwrap_or(Queue::Shared),
-            file,
-            rw,
-            rwmixread: mix.unwrap_or(50),
-            bs,
-            random_percent: random_percent.unwrap_or(100),
-            distribution,
-            offset: if extend { 0 } else { offset },
-            iodepth,
             jobs,
             group: group_name,
-            size: if extend { None } else { size.map(|s| s.0) },
-            direct,
             engine,
-            rate_iops: rate,
-            rate_mbps: mbps,
-            arrival: arrival.unwrap_or(Arrival::Uniform),
-            think_time,
-            fsync_every,
-            fdatasync: fdatasync.unwrap_or(false),
-            prefill: prefill.unwrap_or(false),
-            extend,
-            keep: extend && keep.unwrap_or(false),
-            filled: false,
-            stop_when_steady: None,
-            data,
             duration,
             ramp,
             placement,
-            driver: None,
+            kind: Kind::Io(IoProfile {
+                targets: targets.iter().map(PathBuf::from).collect(),
+                queue: queue.unwrap_or(Queue::Shared),
+                file,
+                rw,
+                rwmixread: mix.unwrap_or(50),
+                bs,
+                random_percent: random_percent.unwrap_or(100),
+                distribution,
+                offset: if extend { 0 } else { offset },
+                iodepth,
+                size: if extend { None } else { size.map(|s| s.0) },
+                direct,
+                rate_iops: rate,
+                rate_mbps: mbps,
+                arrival: arrival.unwrap_or(Arrival::Uniform),
+                think_time,
+                fsync_every,
+                fdatasync: fdatasync.unwrap_or(false),
+                prefill: prefill.unwrap_or(false),
+                extend,
+                keep: extend && keep.unwrap_or(false),
+                filled: false,
+                stop_when_steady: None,
+                data,
+            }),
         })
     }
 }

@@ -84,8 +84,10 @@ impl Checker<'_> {
             }
         }
         for step in &steps {
-            if let steps::Action::Fill { workload, .. } = step.action {
-                workloads[workload].filled = true;
+            if let steps::Action::Fill { workload, .. } = step.action
+                && let Some(io) = workloads[workload].io_mut()
+            {
+                io.filled = true;
             }
         }
         // `add_host`: hosts of `per_host` workers each
