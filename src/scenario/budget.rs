@@ -134,11 +134,10 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
             };
             // a program's worker has one operation in flight
             let iodepth = u64::from(w.io().map_or(1, |io| io.iodepth));
-            let buffer = match w.engine {
-                EngineKind::IoUring | EngineKind::Psync | EngineKind::Fio => {
-                    w.io().map_or(0, |io| io.bs.max().next_multiple_of(super::limits::ALIGN as u64))
-                }
-                EngineKind::Null | EngineKind::Pgbench | EngineKind::Iperf3 => 0,
+            // IO buffers: a program's workload has none, and `null` does no IO
+            let buffer = match w.io() {
+                Some(io) if w.engine != EngineKind::Null => io.bs.max().next_multiple_of(super::limits::ALIGN as u64),
+                _ => 0,
             };
             // a psync worker is one thread per IO in flight, each with its own recorder
             let per_worker = if w.engine == EngineKind::Psync { iodepth } else { 1 };
