@@ -365,11 +365,11 @@ pub struct Measured {
 /// How busy fathom's IO generator was over a run, as a share (1.0: all the time).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum GeneratorBusy {
-    /// The share of their lives the worker threads wanted a CPU (on one or waiting for
-    /// one): what the generator asked for, whatever other load let it have.
+    /// fathom's CPU time plus its workers' wait for a CPU, over the wall time and the
+    /// cores its worker threads could use: what the generator asked for, whatever other
+    /// load on the machine let it have.
     Wanted(f64),
-    /// Without the scheduler's figures: fathom's CPU time over the wall time and the
-    /// cores its worker threads could use, which other load on the machine lowers.
+    /// Without the scheduler's figures: the CPU time alone, which other load lowers.
     Cpu(f64),
 }
 
@@ -397,8 +397,8 @@ pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Fi
         }
     }
     let busy = generator.map(|g| match g {
-        GeneratorBusy::Wanted(share) => (share, "its worker threads wanted a CPU"),
-        GeneratorBusy::Cpu(share) => (share, "fathom kept its cores busy"),
+        GeneratorBusy::Wanted(share) => (share, "fathom wanted its cores (ran or waited for them)"),
+        GeneratorBusy::Cpu(share) => (share, "fathom kept its cores busy (load elsewhere not counted)"),
     });
     if let Some((busy, how)) = busy
         && busy >= 0.9

@@ -1,60 +1,59 @@
-//! How much of their lives this process's worker threads wanted a CPU: on one, or
-//! runnable and waiting on a run queue (Linux's `/proc/thread-self/schedstat`, kept with
-//! CONFIG_SCHED_INFO). Unlike CPU seconds over wall seconds, this share does not fall
-//! when other programs load the machine: a generator that could use all the CPU it got
-//! shows as such however much it actually got. Each worker thread reads its own figure
-//! as it starts and ends (never on the IO path) and adds the difference to the process's
-//! totals; agents' workers add to the agent's process, so a run reads only its local
-//! workers here.
+//! How long this process's worker threads waited on a run queue: runnable, wanting a CPU,
+//! but not on one (Linux's `/proc/thread-self/schedstat`, kept with CONFIG_SCHED_INFO).
+//! CPU seconds alone fall when other programs load the machine; CPU seconds plus this
+//! wait are what the generator wanted, however much of it it got. Each worker thread
+//! reads its own figure as it starts and ends (never on the IO path) and adds the
+//! difference to the process's total; agents' workers add to the agent's process, so a
+//! run reads only its local workers here.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
-/// Nanoseconds the finished worker threads wanted a CPU, and lived, since the process began.
-static WANTED_NS: AtomicU64 = AtomicU64::new(0);
-static LIVED_NS: AtomicU64 = AtomicU64::new(0);
+/// Nanoseconds finished worker threads waited on a run queue, and how many threads
+/// could be measured, since the process began.
+static WAITED_NS: AtomicU64 = AtomicU64::new(0);
+static THREADS: AtomicU64 = AtomicU64::new(0);
 
-/// Runs `work` on this thread and adds the time it wanted a CPU and the time it took to
-/// the process's totals; nothing when schedstat cannot be read.
+/// Runs `work` on this thread and adds the time it waited for a CPU to the process's
+/// total; nothing when schedstat cannot be read.
 pub(super) fn measured<T>(work: impl FnOnce() -> T) -> T {
-    let (before, start) = (wanted_ns(), Instant::now());
+    let before = waited_ns();
     let out = work();
-    if let (Some(before), Some(after)) = (before, wanted_ns()) {
-        WANTED_NS.fetch_add(after.saturating_sub(before), Ordering::Relaxed);
-        LIVED_NS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    if let (Some(before), Some(after)) = (before, waited_ns()) {
+        WAITED_NS.fetch_add(after.saturating_sub(before), Ordering::Relaxed);
+        THREADS.fetch_add(1, Ordering::Relaxed);
     }
     out
 }
 
-/// This thread's time on a CPU plus its time waiting on a run queue, in nanoseconds.
-fn wanted_ns() -> Option<u64> {
+/// This thread's time waiting on a run queue so far, in nanoseconds.
+fn waited_ns() -> Option<u64> {
     parse(&std::fs::read_to_string("/proc/thread-self/schedstat").ok()?)
 }
 
-/// schedstat's first two fields: ns on a CPU, ns waiting on a run queue (the third
-/// counts timeslices).
+/// schedstat's second field: ns waiting on a run queue (the first is ns on a CPU, the
+/// third counts timeslices).
 fn parse(text: &str) -> Option<u64> {
     let mut fields = text.split_whitespace().map(str::parse::<u64>);
-    Some(fields.next()?.ok()? + fields.next()?.ok()?)
+    fields.next()?.ok()?;
+    fields.next()?.ok()
 }
 
-/// The process's worker totals at one moment; two of them give a run's share.
+/// The process's worker total at one moment; two of them give a run's wait.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Demand {
-    wanted_ns: u64,
-    lived_ns: u64,
+    waited_ns: u64,
+    threads: u64,
 }
 
 impl Demand {
     pub fn now() -> Demand {
-        Demand { wanted_ns: WANTED_NS.load(Ordering::Relaxed), lived_ns: LIVED_NS.load(Ordering::Relaxed) }
+        Demand { waited_ns: WAITED_NS.load(Ordering::Relaxed), threads: THREADS.load(Ordering::Relaxed) }
     }
 
-    /// The share of their lives the worker threads that ended since `before` wanted a
-    /// CPU (1.0: always); None when none did here, or schedstat was unreadable.
-    pub fn share_since(self, before: Demand) -> Option<f64> {
-        let lived = self.lived_ns.saturating_sub(before.lived_ns);
-        (lived > 0).then(|| self.wanted_ns.saturating_sub(before.wanted_ns) as f64 / lived as f64)
+    /// Seconds the worker threads that ended since `before` waited for a CPU; None when
+    /// none of them could be measured here (no schedstat, or every worker on an agent).
+    pub fn waited_since(self, before: Demand) -> Option<f64> {
+        (self.threads > before.threads).then(|| self.waited_ns.saturating_sub(before.waited_ns) as f64 / 1e9)
     }
 }
 
@@ -63,18 +62,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn schedstat_gives_time_on_a_cpu_plus_waiting_for_one() {
-        assert_eq!(parse("1056731 351325 4\n"), Some(1_408_056));
+    fn schedstat_gives_the_wait_for_a_cpu() {
+        assert_eq!(parse("1056731 351325 4\n"), Some(351_325));
         assert_eq!(parse("1056731\n"), None);
         assert_eq!(parse(""), None);
     }
 
     #[test]
-    fn the_share_is_wanted_time_over_lived_time_between_two_readings() {
-        let before = Demand { wanted_ns: 5, lived_ns: 10 };
-        // two threads lived 2 s each; one wanted a CPU throughout, the other half the time
-        let after = Demand { wanted_ns: 5 + 3_000_000_000, lived_ns: 10 + 4_000_000_000 };
-        assert_eq!(after.share_since(before), Some(0.75));
-        assert_eq!(before.share_since(before), None);
+    fn the_wait_is_what_measured_threads_added_between_two_readings() {
+        let before = Demand { waited_ns: 5, threads: 1 };
+        let after = Demand { waited_ns: 5 + 1_500_000_000, threads: 3 };
+        assert_eq!(after.waited_since(before), Some(1.5));
+        // no thread measured: no figure, not a zero wait
+        assert_eq!(before.waited_since(before), None);
     }
 }

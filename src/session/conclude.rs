@@ -65,16 +65,12 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     };
     // the lags are a detail: failing to store them must not leave the run `running`
     let lags = record_lags(store, run, fleet);
-    let generator = match Demand::now().share_since(demand_before) {
-        Some(wanted) => Some(lint::GeneratorBusy::Wanted(wanted)),
-        None => generator_busy(
-            scenario,
-            &s.engines,
-            crate::observe::host::process_cpu_seconds() - cpu_before,
-            clock_start.elapsed(),
-        )
-        .map(lint::GeneratorBusy::Cpu),
-    };
+    let waited = Demand::now().waited_since(demand_before);
+    let cpu_s = crate::observe::host::process_cpu_seconds() - cpu_before;
+    let generator =
+        generator_busy(scenario, &s.engines, cpu_s + waited.unwrap_or(0.0), clock_start.elapsed()).map(|share| {
+            if waited.is_some() { lint::GeneratorBusy::Wanted(share) } else { lint::GeneratorBusy::Cpu(share) }
+        });
     store.finish_run(run, status, error.as_deref())?;
     lags?;
     for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), generator) {
@@ -117,11 +113,11 @@ fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
     store.add_observations(run, &rows)
 }
 
-/// How busy fathom kept the cores its worker threads could use: CPU seconds over wall
-/// seconds over min(worker threads, cores). Other load on the machine lowers it, so it
-/// serves only when the workers' own scheduler figures (`engine::demand`) are missing:
-/// schedstat unreadable, or every worker on an agent. None without native workers
-/// (fio's CPU is its own process's).
+/// How busy fathom kept, or wanted to keep, the cores its worker threads could use:
+/// `cpu_s` (its CPU seconds, plus the workers' wait for a CPU when `engine::demand`
+/// measured it, so other load on the machine does not lower the figure) over wall
+/// seconds over min(worker threads, cores). None without native workers (fio's CPU is
+/// its own process's).
 fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall: std::time::Duration) -> Option<f64> {
     let threads: u32 = scenario
         .workloads
