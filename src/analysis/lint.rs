@@ -362,20 +362,10 @@ pub struct Measured {
     pub concurrency: f64,
 }
 
-/// How busy fathom's IO generator was over a run, as a share (1.0: all the time).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum GeneratorBusy {
-    /// fathom's CPU time plus its workers' wait for a CPU, over the wall time and the
-    /// cores its worker threads could use: what the generator asked for, whatever other
-    /// load on the machine let it have.
-    Wanted(f64),
-    /// Without the scheduler's figures: the CPU time alone, which other load lowers.
-    Cpu(f64),
-}
-
 /// Findings after a run: rates the depth cannot carry, and a generator that was the
-/// bottleneck.
-pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Finding> {
+/// bottleneck. `cpu_per_core`: fathom's CPU time over the run divided by the wall time
+/// and by the number of cores its worker threads could use.
+pub fn after(workloads: &[Measured], cpu_per_core: Option<f64>) -> Vec<Finding> {
     let mut out = Vec::new();
     for m in workloads {
         let Some(rate) = m.rate else { continue };
@@ -396,18 +386,14 @@ pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Fi
             ));
         }
     }
-    let busy = generator.map(|g| match g {
-        GeneratorBusy::Wanted(share) => (share, "fathom wanted its cores (ran or waited for them)"),
-        GeneratorBusy::Cpu(share) => (share, "fathom kept its cores busy (load elsewhere not counted)"),
-    });
-    if let Some((busy, how)) = busy
+    if let Some(busy) = cpu_per_core
         && busy >= 0.9
     {
         out.push(Finding::run(
             Severity::Warning,
             "generator-bound",
             format!(
-                "{how} {:.0}% of the time: the generator, not the storage, may have been the limit \
+                "fathom kept its cores {:.0}% busy: the generator, not the storage, may have been the limit \
                  (as vioperf's CRC was). Use more jobs on more cores, or a lighter profile (crc, small blocks)",
                 busy * 100.0
             ),
@@ -476,11 +462,10 @@ mod tests {
             Measured { name: "w".into(), rate: Some(10_000.0), iops: 4_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
         let fine =
             Measured { name: "v".into(), rate: Some(1_000.0), iops: 1_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
-        let codes: Vec<&str> =
-            after(&[short, fine], Some(GeneratorBusy::Wanted(0.97))).iter().map(|f| f.code).collect();
+        let codes: Vec<&str> = after(&[short, fine], Some(0.97)).iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["depth-limits-rate", "generator-bound"]);
         assert!(codes.iter().all(|c| !said_before_run(&format!("lint-{c}"))), "AFTER_RUN lists them");
         assert!(said_before_run("lint-short-run") && !said_before_run("engine-fallback"));
-        assert!(after(&[], Some(GeneratorBusy::Cpu(0.5))).is_empty());
+        assert!(after(&[], Some(0.5)).is_empty());
     }
 }

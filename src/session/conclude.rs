@@ -6,7 +6,6 @@
 use super::measure::Measured;
 use super::state::{Ended, INTERRUPTED, RunOptions, Session};
 use crate::analysis::lint;
-use crate::engine::demand::Demand;
 use crate::error::Result;
 use crate::report::expect;
 use crate::report::summary::RunSummary;
@@ -19,7 +18,7 @@ use std::path::Path;
 /// Judges and records the run's end; the exit status is 0, 1 failed, 3 an expectation
 /// failed, 130 interrupted.
 pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Result<Ended> {
-    let Measured { outcome, stored, clock_start, cpu_before, demand_before, endpoint } = measured;
+    let Measured { outcome, stored, clock_start, cpu_before, endpoint } = measured;
     let (store, run, fleet, scenario) = (&s.store, s.run, &s.fleet, &s.scenario);
     // Wrong data from storage fails the run, whatever else happened.
     let outcome = match (outcome, store.verify_failures(run)?) {
@@ -65,15 +64,15 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     };
     // the lags are a detail: failing to store them must not leave the run `running`
     let lags = record_lags(store, run, fleet);
-    let waited = Demand::now().waited_since(demand_before);
-    let cpu_s = crate::observe::host::process_cpu_seconds() - cpu_before;
-    let generator =
-        generator_busy(scenario, &s.engines, cpu_s + waited.unwrap_or(0.0), clock_start.elapsed()).map(|share| {
-            if waited.is_some() { lint::GeneratorBusy::Wanted(share) } else { lint::GeneratorBusy::Cpu(share) }
-        });
+    let cpu_per_core = generator_busy(
+        scenario,
+        &s.engines,
+        crate::observe::host::process_cpu_seconds() - cpu_before,
+        clock_start.elapsed(),
+    );
     store.finish_run(run, status, error.as_deref())?;
     lags?;
-    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), generator) {
+    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), cpu_per_core) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
     }
     // Expectations judge a run that completed; a failed one exits 3.
@@ -113,9 +112,7 @@ fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
     store.add_observations(run, &rows)
 }
 
-/// How busy fathom kept, or wanted to keep, the cores its worker threads could use:
-/// `cpu_s` (its CPU seconds, plus the workers' wait for a CPU when `engine::demand`
-/// measured it, so other load on the machine does not lower the figure) over wall
+/// How busy fathom kept the cores its worker threads could use: CPU seconds over wall
 /// seconds over min(worker threads, cores). None without native workers (fio's CPU is
 /// its own process's).
 fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall: std::time::Duration) -> Option<f64> {
