@@ -366,7 +366,8 @@ pub struct Measured {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum GeneratorBusy {
     /// The share of their lives the worker threads wanted a CPU (on one or waiting for
-    /// one): what the generator asked for, whatever other load let it have.
+    /// one) for fathom's own code, not the kernel's: what the generator asked for,
+    /// whatever other load let it have.
     Wanted(f64),
     /// Without the scheduler's figures: fathom's CPU time over the wall time and the
     /// cores its worker threads could use, which other load on the machine lowers.

@@ -1,5 +1,6 @@
-//! How much of their lives this process's worker threads wanted a CPU: on one, or
-//! runnable and waiting on a run queue (Linux's `/proc/thread-self/schedstat`, kept with
+//! How much of their lives this process's worker threads wanted a CPU for fathom's own
+//! code: on one, or runnable and waiting on a run queue, times the share of their CPU
+//! time spent in user space (Linux's `/proc/thread-self/schedstat`, kept with
 //! CONFIG_SCHED_INFO). Unlike CPU seconds over wall seconds, this share does not fall
 //! when other programs load the machine: a generator that could use all the CPU it got
 //! shows as such however much it actually got. Each worker thread reads its own figure
