@@ -368,10 +368,21 @@ pub struct Measured {
     pub concurrency: f64,
 }
 
+/// How busy fathom's IO generator was over a run, as a share (1.0: all the time).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GeneratorBusy {
+    /// The share of their lives the worker threads wanted a CPU (on one or waiting for
+    /// one) for fathom's own code, not the kernel's: what the generator asked for,
+    /// whatever other load let it have.
+    Wanted(f64),
+    /// Without the scheduler's figures: fathom's CPU time over the wall time and the
+    /// cores its worker threads could use, which other load on the machine lowers.
+    Cpu(f64),
+}
+
 /// Findings after a run: rates the depth cannot carry, and a generator that was the
-/// bottleneck. `cpu_per_core`: fathom's CPU time over the run divided by the wall time
-/// and by the number of cores its worker threads could use.
-pub fn after(workloads: &[Measured], cpu_per_core: Option<f64>) -> Vec<Finding> {
+/// bottleneck.
+pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Finding> {
     let mut out = Vec::new();
     for m in workloads {
         let Some(rate) = m.rate else { continue };
@@ -392,14 +403,18 @@ pub fn after(workloads: &[Measured], cpu_per_core: Option<f64>) -> Vec<Finding> 
             ));
         }
     }
-    if let Some(busy) = cpu_per_core
+    let busy = generator.map(|g| match g {
+        GeneratorBusy::Wanted(share) => (share, "its worker threads wanted a CPU"),
+        GeneratorBusy::Cpu(share) => (share, "fathom kept its cores busy"),
+    });
+    if let Some((busy, how)) = busy
         && busy >= 0.9
     {
         out.push(Finding::run(
             Severity::Warning,
             "generator-bound",
             format!(
-                "fathom kept its cores {:.0}% busy: the generator, not the storage, may have been the limit \
+                "{how} {:.0}% of the time: the generator, not the storage, may have been the limit \
                  (as vioperf's CRC was). Use more jobs on more cores, or a lighter profile (crc, small blocks)",
                 busy * 100.0
             ),
@@ -468,10 +483,11 @@ mod tests {
             Measured { name: "w".into(), rate: Some(10_000.0), iops: 4_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
         let fine =
             Measured { name: "v".into(), rate: Some(1_000.0), iops: 1_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
-        let codes: Vec<&str> = after(&[short, fine], Some(0.97)).iter().map(|f| f.code).collect();
+        let codes: Vec<&str> =
+            after(&[short, fine], Some(GeneratorBusy::Wanted(0.97))).iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["depth-limits-rate", "generator-bound"]);
         assert!(codes.iter().all(|c| !said_before_run(&format!("lint-{c}"))), "AFTER_RUN lists them");
         assert!(said_before_run("lint-short-run") && !said_before_run("engine-fallback"));
-        assert!(after(&[], Some(0.5)).is_empty());
+        assert!(after(&[], Some(GeneratorBusy::Cpu(0.5))).is_empty());
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod buffer;
 pub mod datafile;
+pub mod demand;
 pub mod kinds;
 pub mod null;
 pub mod psync;
@@ -110,7 +111,7 @@ fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
             std::thread::Builder::new().name(name.clone()).spawn(move || {
                 precise_timers();
                 sleep_until(spec.begin, &spec.stop);
-                let result = spec.backend.run(&spec, stream, &io);
+                let result = demand::measured(|| spec.backend.run(&spec, stream, &io));
                 if result.is_err() {
                     // a failed IO ends the whole run now, not when this thread is joined
                     spec.abort.store(true, Ordering::Relaxed);

@@ -6,6 +6,7 @@
 use super::measure::Measured;
 use super::state::{Ended, INTERRUPTED, RunOptions, Session};
 use crate::analysis::lint;
+use crate::engine::demand::Demand;
 use crate::error::Result;
 use crate::report::expect;
 use crate::report::summary::RunSummary;
@@ -18,7 +19,7 @@ use std::path::Path;
 /// Judges and records the run's end; the exit status is 0, 1 failed, 3 an expectation
 /// failed, 130 interrupted.
 pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Result<Ended> {
-    let Measured { outcome, stored, clock_start, cpu_before, endpoint } = measured;
+    let Measured { outcome, stored, clock_start, cpu_before, demand_before, endpoint } = measured;
     let (store, run, fleet, scenario) = (&s.store, s.run, &s.fleet, &s.scenario);
     // Wrong data from storage fails the run, whatever else happened.
     let outcome = match (outcome, store.verify_failures(run)?) {
@@ -64,15 +65,19 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     };
     // the lags are a detail: failing to store them must not leave the run `running`
     let lags = record_lags(store, run, fleet);
-    let cpu_per_core = generator_busy(
-        scenario,
-        &s.engines,
-        crate::observe::host::process_cpu_seconds() - cpu_before,
-        clock_start.elapsed(),
-    );
+    let generator = match Demand::now().share_since(demand_before) {
+        Some(wanted) => Some(lint::GeneratorBusy::Wanted(wanted)),
+        None => generator_busy(
+            scenario,
+            &s.engines,
+            crate::observe::host::process_cpu_seconds() - cpu_before,
+            clock_start.elapsed(),
+        )
+        .map(lint::GeneratorBusy::Cpu),
+    };
     store.finish_run(run, status, error.as_deref())?;
     lags?;
-    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), cpu_per_core) {
+    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), generator) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
     }
     // Expectations judge a run that completed; a failed one exits 3.
@@ -113,8 +118,10 @@ fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
 }
 
 /// How busy fathom kept the cores its worker threads could use: CPU seconds over wall
-/// seconds over min(worker threads, cores). None without native workers (fio's CPU is
-/// its own process's).
+/// seconds over min(worker threads, cores). Other load on the machine lowers it, so it
+/// serves only when the workers' own scheduler figures (`engine::demand`) are missing:
+/// schedstat unreadable, or every worker on an agent. None without native workers
+/// (fio's CPU is its own process's).
 fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall: std::time::Duration) -> Option<f64> {
     let threads: u32 = scenario
         .workloads

@@ -3,6 +3,7 @@
 //! the workloads. It ends once every sample is stored and the drivers' programs stopped.
 
 use super::state::{RunOptions, Session, Staged};
+use crate::engine::demand::Demand;
 use crate::error::{Error, Result};
 use crate::export::prometheus::Endpoint;
 use crate::metrics::totals::{Totals, WorkloadInfo};
@@ -26,6 +27,8 @@ pub(super) struct Measured {
     pub clock_start: Instant,
     /// fathom's own CPU seconds when the clock started.
     pub cpu_before: f64,
+    /// What the local worker threads wanted of the CPU when the clock started.
+    pub demand_before: Demand,
     /// Serves until the run's end is recorded.
     pub endpoint: Option<Endpoint>,
 }
@@ -37,6 +40,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     let Staged { files, targets, uring_ok, total, prepared, tx, rx } = staged;
     let (store, run, fleet) = (&s.store, s.run, &s.fleet);
     let cpu_before = host::process_cpu_seconds();
+    let demand_before = Demand::now();
     let clock_start = Instant::now();
     let clock_unix_ms = crate::store::now_ms();
     store.set_clock_start(run, clock_unix_ms)?;
@@ -117,7 +121,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     s.reserve.release();
     let stored = stored.and(observed);
     let stored = stored.and(prepared.stop());
-    Ok(Measured { outcome, stored, clock_start, cpu_before, endpoint })
+    Ok(Measured { outcome, stored, clock_start, cpu_before, demand_before, endpoint })
 }
 
 /// Each agent's clock offset and round trip as measured at connection, as observations
