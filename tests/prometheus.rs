@@ -49,8 +49,15 @@ fn prometheus_scrapes_what_fathom_stores() {
     // The IOPS Prometheus computes agree with fathom's (1,500 asked).
     let rate = query(prom_port, "max_over_time(sum(rate(fathom_ops_total[3s]))[1m:1s])");
     let prom_iops: f64 = rate[0]["value"][1].as_str().unwrap().parse().unwrap();
-    let stored_max = per_second.iter().map(|p| p.1 as f64).fold(0.0, f64::max);
-    assert!((prom_iops / stored_max - 1.0).abs() < 0.2, "prometheus {prom_iops} IOPS, fathom at most {stored_max}");
+    // rate() over 3 s of 1 s scrapes is the mean of about two seconds, so it is compared
+    // with the busiest two seconds fathom stored: an open-loop schedule catching up after
+    // a stall (a loaded machine) fills one second beyond the rate and leaves the one before
+    // short, and neither alone is what a 3 s rate shows
+    let stored_max = per_second.windows(2).map(|w| (w[0].1 + w[1].1) as f64 / 2.0).fold(0.0, f64::max);
+    assert!(
+        (prom_iops / stored_max - 1.0).abs() < 0.2,
+        "prometheus {prom_iops} IOPS, fathom's busiest two seconds {stored_max}: {per_second:?}"
+    );
 
     // The latency buckets of that last scrape are exactly those of fathom's stored
     // histograms over the same seconds, merged
@@ -71,8 +78,12 @@ fn prometheus_scrapes_what_fathom_stores() {
         query(prom_port, "histogram_quantile(0.99, sum by (le) (last_over_time(fathom_latency_seconds_bucket[1m])))");
     let prom_p99: f64 = q[0]["value"][1].as_str().unwrap().parse().unwrap();
     let p99 = merged.value_at_quantile(0.99) as f64 / 1e9;
-    let bounds = [0.0, 10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 0.1];
-    let upper = bounds.iter().position(|&b| prom_p99 <= b).expect("p99 under 100 ms");
+    // the endpoint's bucket bounds (10 µs to 10 s): a loaded machine's p99 may pass 100 ms
+    let bounds = [
+        0.0, 10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 0.1, 0.25, 0.5, 1.0,
+        2.5, 5.0, 10.0,
+    ];
+    let upper = bounds.iter().position(|&b| prom_p99 <= b).expect("p99 under 10 s");
     let (lo, hi) = (bounds[upper.saturating_sub(1)], bounds[upper]);
     assert!(p99 >= lo / 1.02 && p99 <= hi * 1.02, "prometheus p99 {prom_p99} s (bucket {lo}..{hi}), fathom {p99} s");
 
