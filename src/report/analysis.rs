@@ -328,3 +328,55 @@ pub fn curve(
         usl::fit(&points.iter().zip(noise).map(|(&(n, x, _), spread)| Point { n, x, spread }).collect::<Vec<_>>());
     Ok(Curve { points, you_are_here, knee, usl })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::read::Difference;
+    use serde_json::Value;
+
+    /// A phase whose only facts are these settings differing from the phase before.
+    fn phase(settings: &[(Setting, Option<&str>)]) -> PhaseFacts {
+        let differs = settings
+            .iter()
+            .map(|(setting, key)| Difference {
+                setting: setting.clone(),
+                workload: "w".into(),
+                key: key.map(str::to_string),
+                before: Value::Null,
+                after: Value::Null,
+            })
+            .collect();
+        PhaseFacts { ran: Vec::new(), differs }
+    }
+
+    #[test]
+    fn phases_that_differ_only_in_concurrency_make_a_curve() {
+        let phases = [
+            phase(&[]),
+            phase(&[(Setting::Depth, None)]),
+            phase(&[(Setting::Workers, None), (Setting::Hosts, None)]),
+            phase(&[(Setting::Jobs, None)]),
+        ];
+        assert_eq!(curve_precondition(&phases), Ok(()));
+    }
+
+    #[test]
+    fn the_reason_names_the_first_other_setting_that_differs() {
+        let cases = [
+            (
+                vec![(Setting::Depth, None), (Setting::BlockSize, None), (Setting::Rw, None)],
+                "phases differ in block size",
+            ),
+            (vec![(Setting::Rw, None)], "phases differ in op mix"),
+            (vec![(Setting::Rate, None)], "phases differ in rate"),
+            (vec![(Setting::Other, Some("fsync_every"))], "phases differ in fsync_every"),
+            (vec![(Setting::Added, None)], "workloads are added or removed between phases"),
+            (vec![(Setting::Removed, None)], "workloads are added or removed between phases"),
+        ];
+        for (settings, reason) in cases {
+            let phases = [phase(&[]), phase(&[(Setting::Workers, None)]), phase(&settings)];
+            assert_eq!(curve_precondition(&phases), Err(reason.to_string()), "{settings:?}");
+        }
+    }
+}
