@@ -268,9 +268,14 @@ fn std_dev(values: &[f64]) -> Option<f64> {
 /// Phases with IO a curve needs: a knee and a fit need a shape, not a line.
 const MIN_CURVE_POINTS: usize = 3;
 
+/// Driver profile keys (the read side's [`Setting::Other`]) that set concurrency, not
+/// what is done: pgbench's clients and its threads that drive them, iperf3's parallel
+/// streams.
+const CONCURRENCY_KEYS: [&str; 3] = ["clients", "threads", "streams"];
+
 /// Whether a run's phases are points of one concurrency curve: steps of one workload
 /// profile that differ from phase to phase only in concurrency (depth, jobs, workers,
-/// hosts). Otherwise a knee or a USL fit would read a change of block size or op mix as
+/// hosts, [`CONCURRENCY_KEYS`]). Otherwise a knee or a USL fit would read a change of block size or op mix as
 /// a change of load; the error is the reason, naming the first other setting that
 /// differs (`phases differ in block size`).
 pub fn curve_precondition<'a>(phases: impl IntoIterator<Item = &'a PhaseFacts>) -> std::result::Result<(), String> {
@@ -281,6 +286,7 @@ pub fn curve_precondition<'a>(phases: impl IntoIterator<Item = &'a PhaseFacts>) 
                 Setting::Added | Setting::Removed => {
                     return Err("workloads are added or removed between phases".to_string());
                 }
+                Setting::Other if d.key.as_deref().is_some_and(|k| CONCURRENCY_KEYS.contains(&k)) => {}
                 Setting::Other => {
                     let key = d.key.as_deref().unwrap_or("other settings");
                     return Err(format!("phases differ in {key}"));
@@ -357,6 +363,8 @@ mod tests {
             phase(&[(Setting::Depth, None)]),
             phase(&[(Setting::Workers, None), (Setting::Hosts, None)]),
             phase(&[(Setting::Jobs, None)]),
+            // pgbench's clients, spread over more threads
+            phase(&[(Setting::Workers, None), (Setting::Other, Some("clients")), (Setting::Other, Some("threads"))]),
         ];
         assert_eq!(curve_precondition(&phases), Ok(()));
     }
