@@ -240,8 +240,8 @@ fn fits_without_meaning_say_why_instead_of_printing_numbers() {
     never(&stdout);
 }
 
-/// A run of three phases of distinct concurrency (as db-colocation's before, during,
-/// after) has a curve but no fit, and says so in the summary, `show --json` and `fit`.
+/// A run of three phases of distinct concurrency (a three-step ramp) has a curve but no
+/// fit, and says so in the summary, `show --json` and `fit`.
 #[test]
 fn a_run_of_three_phases_has_no_meaningful_fit() {
     let s = Scratch::new("fit-three");

@@ -118,8 +118,9 @@ fn from_run(store: &Store, which: &str) -> Result<(String, Usl)> {
     match s.analysis.curve {
         Some(curve) => Ok((name, curve.usl)),
         None => Err(Error::input(format!(
-            "{name}: fewer than 3 phases with IO: a fit needs at least {} distinct concurrencies \
+            "{name}: {}: a fit needs at least {} distinct concurrencies of one workload profile \
              (e.g. `fathom run you-are-here`)",
+            s.analysis.curve_reason.as_deref().unwrap_or("no curve"),
             usl::MIN_DISTINCT_N
         ))),
     }

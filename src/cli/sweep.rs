@@ -1,7 +1,7 @@
 //! `fathom sweep --vary iodepth=1,2,4,8 [--vary jobs=1,2,4] SCENARIO`: one step per
 //! combination of values of a workload, each ending as soon as its IOPS are steady
 //! (between `--min` and `--max`), stored as one run; the summary then shows the curve,
-//! its knee, "you are here" (the first, one-worker depth-1 step) and the USL fit.
+//! its knee, "you are here" (the lowest-concurrency step) and the USL fit.
 
 use crate::error::{Error, Result};
 use crate::scenario::open::load_scenario;

@@ -11,6 +11,7 @@ use crate::analysis::usl::{self, Point, Usl};
 use crate::error::Result;
 use crate::metrics::littles_law;
 use crate::store::Store;
+use crate::store::read::{PhaseFacts, Setting};
 use serde::Serialize;
 
 /// Per-second values are averaged into rounds of this many seconds for steady state.
@@ -20,8 +21,13 @@ pub const ROUND_S: usize = 5;
 pub struct Analysis {
     pub littles_law: Vec<Little>,
     pub phases: Vec<PhaseAnalysis>,
-    /// With three or more phases that each had IO: one point per phase.
+    /// One point per phase, when the phases are a concurrency curve (see
+    /// [`curve_precondition`]).
     pub curve: Option<Curve>,
+    /// Why there is no curve (`phases differ in block size`), so a reader of `--json`
+    /// knows it was not forgotten.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curve_reason: Option<String>,
     /// The scenario's `compare:` workloads, each against the first.
     pub compared: Vec<Compared>,
 }
@@ -131,6 +137,10 @@ impl PhaseAnalysis {
 pub struct Curve {
     /// Per phase: configured concurrency, IOPS, mean latency (µs).
     pub points: Vec<(f64, f64, f64)>,
+    /// The index in `points` of the lowest-concurrency point (the first of equals): what a
+    /// one-point test would have reported. The terminal, `--json` and the report all mark
+    /// this one.
+    pub you_are_here: usize,
     pub knee: Option<Knee>,
     /// The USL fitted to the points, with its verdict (good, poor, no meaningful fit).
     pub usl: Usl,
@@ -192,10 +202,15 @@ pub fn analyze(
         }
         spreads.push(std_dev(&per_second.into_values().collect::<Vec<_>>()));
     }
+    let (curve, curve_reason) = match curve(workloads, phases, &spreads) {
+        Ok(c) => (Some(c), None),
+        Err(reason) => (None, Some(reason)),
+    };
     Ok(Analysis {
         littles_law: littles,
         phases: per_phase,
-        curve: curve(workloads, phases, &spreads),
+        curve,
+        curve_reason,
         compared: compared(workloads, compare),
     })
 }
@@ -250,10 +265,48 @@ fn std_dev(values: &[f64]) -> Option<f64> {
     (values.len() >= 2).then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt())
 }
 
-/// The latency–throughput curve over phases, when there are three or more; `spreads`:
-/// per phase, the standard deviation of its per-second throughput, which the USL's
-/// residuals are judged by.
-pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary], spreads: &[Option<f64>]) -> Option<Curve> {
+/// Phases with IO a curve needs: a knee and a fit need a shape, not a line.
+const MIN_CURVE_POINTS: usize = 3;
+
+/// Driver profile keys (the read side's [`Setting::Other`]) that set concurrency, not
+/// what is done: pgbench's clients and its threads that drive them, iperf3's parallel
+/// streams.
+const CONCURRENCY_KEYS: [&str; 3] = ["clients", "threads", "streams"];
+
+/// Whether a run's phases are points of one concurrency curve: steps of one workload
+/// profile that differ from phase to phase only in concurrency (depth, jobs, workers,
+/// hosts, [`CONCURRENCY_KEYS`]). Otherwise a knee or a USL fit would read a change of block size or op mix as
+/// a change of load; the error is the reason, naming the first other setting that
+/// differs (`phases differ in block size`).
+pub fn curve_precondition<'a>(phases: impl IntoIterator<Item = &'a PhaseFacts>) -> std::result::Result<(), String> {
+    for facts in phases {
+        for d in &facts.differs {
+            match d.setting {
+                Setting::Depth | Setting::Jobs | Setting::Workers | Setting::Hosts => {}
+                Setting::Added | Setting::Removed => {
+                    return Err("workloads are added or removed between phases".to_string());
+                }
+                Setting::Other if d.key.as_deref().is_some_and(|k| CONCURRENCY_KEYS.contains(&k)) => {}
+                Setting::Other => {
+                    let key = d.key.as_deref().unwrap_or("other settings");
+                    return Err(format!("phases differ in {key}"));
+                }
+                ref other => return Err(format!("phases differ in {}", other.describe())),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The latency–throughput curve over phases, when they meet [`curve_precondition`] and
+/// three or more had IO, else why not; `spreads`: per phase, the standard deviation of
+/// its per-second throughput, which the USL's residuals are judged by.
+pub fn curve(
+    workloads: &[WorkloadSummary],
+    phases: &[PhaseSummary],
+    spreads: &[Option<f64>],
+) -> std::result::Result<Curve, String> {
+    curve_precondition(phases.iter().map(|p| &p.facts))?;
     let mut points = Vec::new();
     let mut noise = Vec::new();
     for (p, spread) in phases.iter().zip(spreads) {
@@ -272,11 +325,66 @@ pub fn curve(workloads: &[WorkloadSummary], phases: &[PhaseSummary], spreads: &[
         points.push((n, iops, mean));
         noise.push(*spread);
     }
-    if points.len() < 3 {
-        return None;
+    if points.len() < MIN_CURVE_POINTS {
+        return Err(format!("fewer than {MIN_CURVE_POINTS} phases with IO"));
     }
+    let you_are_here = (0..points.len()).fold(0, |low, i| if points[i].0 < points[low].0 { i } else { low });
     let knee = knee::find(&points.iter().map(|&(_, x, r)| CurvePoint { x, r }).collect::<Vec<_>>());
     let usl =
         usl::fit(&points.iter().zip(noise).map(|(&(n, x, _), spread)| Point { n, x, spread }).collect::<Vec<_>>());
-    Some(Curve { points, knee, usl })
+    Ok(Curve { points, you_are_here, knee, usl })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::read::Difference;
+    use serde_json::Value;
+
+    /// A phase whose only facts are these settings differing from the phase before.
+    fn phase(settings: &[(Setting, Option<&str>)]) -> PhaseFacts {
+        let differs = settings
+            .iter()
+            .map(|(setting, key)| Difference {
+                setting: setting.clone(),
+                workload: "w".into(),
+                key: key.map(str::to_string),
+                before: Value::Null,
+                after: Value::Null,
+            })
+            .collect();
+        PhaseFacts { ran: Vec::new(), differs }
+    }
+
+    #[test]
+    fn phases_that_differ_only_in_concurrency_make_a_curve() {
+        let phases = [
+            phase(&[]),
+            phase(&[(Setting::Depth, None)]),
+            phase(&[(Setting::Workers, None), (Setting::Hosts, None)]),
+            phase(&[(Setting::Jobs, None)]),
+            // pgbench's clients, spread over more threads
+            phase(&[(Setting::Workers, None), (Setting::Other, Some("clients")), (Setting::Other, Some("threads"))]),
+        ];
+        assert_eq!(curve_precondition(&phases), Ok(()));
+    }
+
+    #[test]
+    fn the_reason_names_the_first_other_setting_that_differs() {
+        let cases = [
+            (
+                vec![(Setting::Depth, None), (Setting::BlockSize, None), (Setting::Rw, None)],
+                "phases differ in block size",
+            ),
+            (vec![(Setting::Rw, None)], "phases differ in op mix"),
+            (vec![(Setting::Rate, None)], "phases differ in rate"),
+            (vec![(Setting::Other, Some("fsync_every"))], "phases differ in fsync_every"),
+            (vec![(Setting::Added, None)], "workloads are added or removed between phases"),
+            (vec![(Setting::Removed, None)], "workloads are added or removed between phases"),
+        ];
+        for (settings, reason) in cases {
+            let phases = [phase(&[]), phase(&[(Setting::Workers, None)]), phase(&settings)];
+            assert_eq!(curve_precondition(&phases), Err(reason.to_string()), "{settings:?}");
+        }
+    }
 }

@@ -551,7 +551,7 @@ fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
 }
 
 /// Latency vs throughput with the knee, and concurrency vs throughput with the USL fit,
-/// N* and "you are here" (the last measured point), for runs with a curve of phases.
+/// N* and "you are here" (the lowest-concurrency point), for runs with a curve of phases.
 fn curves(s: &RunSummary) -> Vec<Chart> {
     let Some(curve) = &s.analysis.curve else {
         return Vec::new();
@@ -580,8 +580,8 @@ fn curves(s: &RunSummary) -> Vec<Chart> {
     );
     ux.add("measured", Style::Dots, curve.points.iter().map(|p| (p.0, p.1)).collect());
     add_usl(&mut ux, &curve.usl);
-    if let Some(last) = curve.points.last() {
-        ux.marks.push(Mark { x: last.0, label: "you are here".into() });
+    if let Some(here) = curve.points.get(curve.you_are_here) {
+        ux.marks.push(Mark { x: here.0, label: "you are here".into() });
     }
     out.push(ux);
     out

@@ -370,8 +370,8 @@ pub fn analysis(s: &RunSummary) -> String {
             }
         }
         out.push_str(&format!(
-            "; you are here (the first phase, what a one-point test reports): {} IOPS\n",
-            count(c.points[0].1)
+            "; you are here (the lowest concurrency, what a one-point test reports): {} IOPS\n",
+            count(c.points[c.you_are_here].1)
         ));
         let u = &c.usl;
         match (&u.fit, u.verdict) {
