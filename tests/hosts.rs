@@ -506,3 +506,121 @@ fn option_like_hosts_and_users_are_refused_before_ssh_runs() {
         assert!(err.contains(&want), "want {want}\n{err}");
     }
 }
+
+/// With `--hosts`, a workload that says no `hosts:` runs on every host of the inventory
+/// (as X-Ray and HCIBench run a workload on every VM), its `jobs` on each, on each host's
+/// inventory target: also when the scenario gives a target of its own.
+#[test]
+fn a_workload_without_hosts_runs_on_every_host_of_the_inventory() {
+    let s = Scratch::new("hosts-every");
+    let hosts = local_inventory(&s, &["e1", "e2"]);
+    let own = s.dir.join("scenario-target");
+    std::fs::create_dir_all(&own).unwrap();
+    let path = s.scenario(&format!(
+        "name: everywhere\n\
+         workloads:\n\
+         \x20 r:\n\
+         \x20   jobs: 2\n\
+         \x20   rw: randread\n\
+         \x20   bs: 4k\n\
+         \x20   size: 8m\n\
+         \x20   rate_iops: 800\n\
+         \x20   duration: 3s\n\
+         \x20 w:\n\
+         \x20   target: {}\n\
+         \x20   rw: write\n\
+         \x20   bs: 64k\n\
+         \x20   size: 8m\n\
+         \x20   rate_iops: 100\n\
+         \x20   duration: 3s\n",
+        own.display()
+    ));
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("r: no `hosts:` in the scenario: on every host of the inventory (e1, e2), 2 workers each"),
+        "{said}"
+    );
+    let show = s.show_json();
+    let r = per_host(&show);
+    assert_eq!(r.iter().map(|h| (h.0.as_str(), h.1)).collect::<Vec<_>>(), vec![("e1", 2), ("e2", 2)], "{show}");
+    // each host's files are on its inventory target, none on the scenario's own
+    for h in ["e1", "e2"] {
+        let files: Vec<String> = std::fs::read_dir(s.dir.join(format!("host-{h}")))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(files.iter().any(|f| f.contains('r')) && files.iter().any(|f| f.contains('w')), "{h}: {files:?}");
+    }
+    assert_eq!(std::fs::read_dir(&own).unwrap().count(), 0, "the scenario's target was used");
+    // without --hosts the same scenario is refused for its missing target, as before
+    let out = s.run(&["lint", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("missing `target`"), "{}", text(&out));
+}
+
+/// A `prefill` step on a workload placed on hosts fills each host's files there, through
+/// its agent.
+#[test]
+fn a_prefill_step_fills_the_files_on_each_host() {
+    let s = Scratch::new("hosts-prefill");
+    let hosts = local_inventory(&s, &["p1", "p2"]);
+    let path = s.scenario(
+        "name: filled\n\
+         workloads:\n\
+         \x20 r:\n\
+         \x20   hosts: all\n\
+         \x20   rw: randread\n\
+         \x20   bs: 4k\n\
+         \x20   size: 4m\n\
+         \x20   rate_iops: 200\n\
+         \x20   duration: 2s\n\
+         timeline:\n\
+         \x20 - prefill: r\n\
+         \x20 - start: r\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    let fills: Vec<&serde_json::Value> =
+        show["events"].as_array().unwrap().iter().filter(|e| e["kind"] == "prefill").collect();
+    assert_eq!(fills.len(), 1, "{show}");
+    assert_eq!(fills[0]["status"], 0, "{show}");
+    // the data is there: no block of the file is left as zeros (a fresh layout would be)
+    for h in ["p1", "p2"] {
+        let dir = s.dir.join(format!("host-{h}"));
+        let file = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+        let data = std::fs::read(&file).unwrap();
+        assert_eq!(data.len(), 4 << 20, "{}", file.display());
+        assert!(data.chunks(4096).all(|b| b.iter().any(|&x| x != 0)), "{h}: a block of zeros");
+    }
+}
+
+/// On hosts, per-size counts cross the wire: the asked-vs-achieved block sizes are what
+/// the agents did, not 0%.
+#[test]
+fn block_sizes_on_hosts_are_counted() {
+    let s = Scratch::new("hosts-sizes");
+    let hosts = local_inventory(&s, &["b1", "b2"]);
+    let path = s.scenario(
+        "name: split\n\
+         workloads:\n\
+         \x20 r:\n\
+         \x20   hosts: all\n\
+         \x20   rw: randread\n\
+         \x20   bssplit: 8k/90:32k/10\n\
+         \x20   size: 8m\n\
+         \x20   rate_iops: 1000\n\
+         \x20   duration: 3s\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    let sizes = show["workloads"][0]["fidelity"]["block_sizes"].as_array().unwrap();
+    let share = |bytes: u64| {
+        sizes.iter().find(|z| z["bytes"] == bytes).and_then(|z| z["achieved_percent"].as_f64()).unwrap_or(-1.0)
+    };
+    assert!((share(8192) - 90.0).abs() < 5.0, "{sizes:?}");
+    assert!((share(32768) - 10.0).abs() < 5.0, "{sizes:?}");
+}

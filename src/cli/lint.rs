@@ -31,7 +31,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<i32> {
-    let (mut scenario, _) = load_scenario(args.scenario.as_deref(), args.target.as_deref(), None, &args.sets)?;
+    let (mut scenario, _) =
+        load_scenario(args.scenario.as_deref(), args.target.as_deref(), None, &args.sets, args.hosts.is_some())?;
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     fleet::place(&mut scenario, inventory.as_ref())?;
     let found = findings(&scenario);

@@ -45,8 +45,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args, results: &Path) -> Result<i32> {
-    let (scenario, is_builtin) =
-        load_scenario(args.scenario.as_deref(), args.target.as_deref(), args.engine.as_deref(), &args.sets)?;
+    let (scenario, is_builtin) = load_scenario(
+        args.scenario.as_deref(),
+        args.target.as_deref(),
+        args.engine.as_deref(),
+        &args.sets,
+        args.hosts.is_some(),
+    )?;
     let opts = RunOptions {
         target: args.target,
         sets: args.sets,

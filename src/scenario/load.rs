@@ -14,6 +14,17 @@ use crate::error::{Error, Result};
 impl Scenario {
     /// Loads a scenario from text, applying `--set` overrides, and checks every value.
     pub fn load(original: &Source, sets: &[Override]) -> Result<Scenario> {
+        Scenario::load_placing(original, sets, false)
+    }
+
+    /// As [`Scenario::load`], for a run given an inventory of hosts (`--hosts`, and the
+    /// agents it starts): a workload of fathom's engine without `hosts:` runs on every
+    /// host, its `jobs` on each, where one without a target would otherwise be refused.
+    pub fn load_on_hosts(original: &Source, sets: &[Override]) -> Result<Scenario> {
+        Scenario::load_placing(original, sets, true)
+    }
+
+    fn load_placing(original: &Source, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
         let origin = &original.origin;
         let written = prescan::check(origin, original.text)?;
         let mut sets = sets.to_vec();
@@ -45,7 +56,7 @@ impl Scenario {
             })?
         };
         let groups = file.groups.clone().unwrap_or_default();
-        let checker = Checker { src, lines, touched, groups };
+        let checker = Checker { src, lines, touched, groups, on_hosts };
         let mut scenario = checker.resolve(file, written)?;
         scenario.vars = vars;
         Ok(scenario)

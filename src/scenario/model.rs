@@ -342,6 +342,10 @@ pub struct Placement {
     /// the errors only the inventory shows.
     #[serde(skip)]
     pub at: String,
+    /// Placed by `--hosts` on every host (the workload says no `hosts:`, and its `jobs`
+    /// are `per_host`), not by the scenario: the run says so as it starts.
+    #[serde(skip)]
+    pub implied: bool,
 }
 
 impl Placement {

@@ -7,18 +7,22 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the
-/// quickstart) with `--target`, `--engine` and `--set` applied. Also says whether it is
+/// quickstart) with `--target`, `--engine` and `--set` applied; `on_hosts` when an
+/// inventory is given (`--hosts`: [`Scenario::load_on_hosts`]). Also says whether it is
 /// a built-in.
 pub fn load_scenario(
     scenario: Option<&str>,
     target: Option<&Path>,
     engine: Option<&str>,
     sets: &[Override],
+    on_hosts: bool,
 ) -> Result<(Scenario, bool)> {
     let name = scenario.unwrap_or(builtin::DEFAULT);
     let (origin, text, is_builtin) = read_scenario(name)?;
     let sets = applied_sets(sets, target, engine)?;
-    Ok((Scenario::load(&Source { origin, text: &text }, &sets)?, is_builtin))
+    let source = Source { origin, text: &text };
+    let scenario = if on_hosts { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
+    Ok((scenario, is_builtin))
 }
 
 /// The `--set`s a scenario is loaded with: the user's, then `--target` and `--engine`
@@ -78,7 +82,7 @@ mod tests {
 
     #[test]
     fn an_unknown_name_says_where_to_look() {
-        let err = load_scenario(Some("no-such-scenario-here"), None, None, &[]).expect_err("refused");
+        let err = load_scenario(Some("no-such-scenario-here"), None, None, &[], false).expect_err("refused");
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("no built-in scenario of that name (see `fathom scenarios`)"), "{err}");
     }

@@ -194,7 +194,7 @@ fn lay_out(
     abort: &AtomicBool,
 ) -> Result<LaidOut> {
     let sets: Vec<Override> = sets.iter().map(|s| s.parse()).collect::<Result<_>>()?;
-    let scenario = Scenario::load(&Source { origin: origin.to_string(), text }, &sets)?;
+    let scenario = Scenario::load_on_hosts(&Source { origin: origin.to_string(), text }, &sets)?;
     let mut w = scenario
         .workloads
         .into_iter()

@@ -139,6 +139,17 @@ impl Fleet {
             ));
             fleet.remotes.insert(remote.host.name.clone(), Arc::new(remote));
         }
+        for w in &scenario.workloads {
+            if let Some(p) = w.placement.as_ref().filter(|p| p.implied) {
+                let each = if p.per_host == 1 { "1 worker".to_string() } else { format!("{} workers", p.per_host) };
+                progress(&format!(
+                    "  {}: no `hosts:` in the scenario: on every host of the inventory ({}), {each} each, on each \
+                     host's target",
+                    w.name,
+                    p.resolved.join(", ")
+                ));
+            }
+        }
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         for (idx, w) in scenario.workloads.iter().enumerate() {
             let Some(p) = &w.placement else { continue };

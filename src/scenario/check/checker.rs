@@ -20,6 +20,9 @@ pub struct Checker<'a> {
     pub groups: IndexMap<String, Group>,
     /// Each `--set` (as written) with the dotted paths it changed.
     pub touched: Vec<(String, Vec<String>)>,
+    /// An inventory of hosts is given (`--hosts`, or an agent loading it): a workload of
+    /// fathom's engine that says no `hosts:` then runs on every host (see docs/hosts.md).
+    pub on_hosts: bool,
 }
 
 impl Checker<'_> {

@@ -101,17 +101,20 @@ impl Checker<'_> {
                     return Err(self.fail(&per_host_at, format!("{per_host} must be between 1 and 1024")));
                 }
                 let at = self.at(&hosts_at.iter().map(String::as_str).collect::<Vec<_>>());
-                Some(Placement { hosts: h, per_host, resolved: Vec::new(), at })
+                Some(Placement { hosts: h, per_host, resolved: Vec::new(), at, implied: false })
             }
             None => None,
         };
+        // with an inventory, a workload that names no hosts runs on all of them (placed
+        // once its `jobs` are known: they are its workers on each host)
+        let every_host = placement.is_none() && self.on_hosts && engine != EngineKind::Fio;
         let (target, target_at) = pick!(l, target);
         let targets = match (target, engine) {
             (Some(t), _) if t.is_empty() => return Err(self.fail(&target_at, "lists no target")),
             (Some(t), _) => t,
             (None, EngineKind::Null) => vec!["null".to_string()],
             // each host's target, from the inventory
-            (None, _) if placement.is_some() => Vec::new(),
+            (None, _) if placement.is_some() || every_host => Vec::new(),
             (None, _) => return Err(missing("target", "a directory, file or block device to run against")),
         };
         if let Some(bad) = targets.iter().find(|t| !plain_text(t)) {
@@ -213,6 +216,15 @@ impl Checker<'_> {
         if placement.is_some() && p.jobs.is_some() {
             return Err(self.fail(&jobs_at, "on hosts, `per_host` sets the workers (per_host x hosts)"));
         }
+        let placement = placement.or_else(|| {
+            every_host.then(|| Placement {
+                hosts: vec!["all".into()],
+                per_host: jobs,
+                resolved: Vec::new(),
+                at: "--hosts".into(),
+                implied: true,
+            })
+        });
         let (size, size_at) = pick!(l, size);
         if let Some(s) = size
             && s.0 < bs.max()
