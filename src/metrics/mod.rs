@@ -198,7 +198,7 @@ pub struct OpStats {
 
 /// Outcomes of checking read blocks against their headers. Failures are kept, never
 /// dropped: they are what an integrity test is for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Verified {
     /// Blocks whose header and checksum matched.
     pub good: u64,

@@ -200,7 +200,10 @@ impl Executor<'_> {
                 let w = &self.scenario.workloads[workload];
                 let kind = if zero { "zero" } else { "prefill" };
                 let mut result = Ok(());
-                if let Some(io) = w.io() {
+                if let Some(p) = &w.placement {
+                    // its files are on its hosts: their agents fill them
+                    result = cx.fleet.fill(workload, &p.resolved, zero, &cx.stop);
+                } else if let Some(io) = w.io() {
                     for data in &cx.files[workload] {
                         result = result.and_then(|_| target::fill(&w.name, io, data, zero, &cx.stop));
                     }

@@ -133,6 +133,19 @@ pub fn run(name: &str) -> i32 {
                     Err(e) => out.send(&Reply::Error { idx: Some(idx), message: format!("starting workers: {e}") }),
                 }
             }
+            Command::Fill { idx, zero } => {
+                let Some(p) = laid_out.get(&idx) else {
+                    out.send(&Reply::Error { idx: Some(idx), message: "fill before prepare".into() });
+                    continue;
+                };
+                let (w, files, out, abort) = (p.workload.clone(), p.files.clone(), out.clone(), abort.clone());
+                // on a thread: clock requests are answered meanwhile, and bye stops it
+                joiners.push(std::thread::spawn(move || {
+                    let io = w.io().expect("only IO workloads are laid out on hosts");
+                    let filled = files.iter().try_for_each(|f| target::fill(&w.name, io, f, zero, &abort));
+                    out.send(&Reply::Filled { idx, error: filled.err().map(|e| e.to_string()) });
+                }));
+            }
             Command::Stop { idx } => {
                 if let Some(p) = laid_out.get(&idx) {
                     p.stop.store(true, Ordering::Relaxed);

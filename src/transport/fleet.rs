@@ -17,7 +17,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long an agent may take to lay out a workload's files.
+/// How long an agent may take to lay out or fill a workload's files.
 const PREPARE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 #[derive(Default)]
@@ -175,22 +175,11 @@ impl Fleet {
             let Some(p) = &w.placement else { continue };
             for name in &p.resolved {
                 let remote = &fleet.remotes[name];
-                let mut pick = |r: &Reply| match r {
+                let answer = answer(remote, stop, |r| match r {
                     Reply::Prepared { idx: i, files } if *i == idx => Some(Ok(files.clone())),
                     Reply::Error { idx: Some(i), message } if *i == idx => Some(Err(message.clone())),
                     _ => None,
-                };
-                // a Ctrl-C meanwhile ends the wait; leaving tells the agent to stop
-                let since = Instant::now();
-                let answer = loop {
-                    let answer = remote.take(Duration::from_millis(100), &mut pick);
-                    if answer.is_some() || remote.gone() || since.elapsed() >= PREPARE_TIMEOUT {
-                        break answer;
-                    }
-                    if stop.load(Ordering::Relaxed) {
-                        return Err(Error::Interrupted);
-                    }
-                };
+                })?;
                 match answer {
                     Some(Ok(files)) => {
                         let on: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
@@ -202,6 +191,28 @@ impl Fleet {
             }
         }
         Ok(fleet)
+    }
+
+    /// Fills workload `idx`'s files on each of `hosts` at once (a timeline `prefill` or
+    /// `zero` step on a placed workload: its files are there, not here). The first
+    /// host's error, if any; [`Error::Interrupted`] once `stop` is set.
+    pub fn fill(&self, idx: usize, hosts: &[String], zero: bool, stop: &AtomicBool) -> Result<()> {
+        for name in hosts {
+            self.remotes[name].send(&Command::Fill { idx, zero })?;
+        }
+        for name in hosts {
+            let filled = answer(&self.remotes[name], stop, |r| match r {
+                Reply::Filled { idx: i, error } if *i == idx => Some(error.clone()),
+                Reply::Error { idx: Some(i), message } if *i == idx => Some(Some(message.clone())),
+                _ => None,
+            })?;
+            match filled {
+                Some(None) => {}
+                Some(Some(e)) => return Err(Error::failed(format!("host {name}: {e}"))),
+                None => return Err(Error::failed(format!("host {name}: lost while filling"))),
+            }
+        }
+        Ok(())
     }
 
     /// Measures every agent's clock offset and round trip again every 10 s of the run,
@@ -260,5 +271,21 @@ impl Fleet {
             .values()
             .filter_map(|r| r.lost_at.lock().unwrap_or_else(|e| e.into_inner()).map(|at| (r.host.name.clone(), at)))
             .collect()
+    }
+}
+
+/// Waits for the reply `pick` takes from `remote` (laying out or filling, which may take
+/// long): None when the agent is gone or an hour passed; a Ctrl-C meanwhile ends the
+/// wait ([`Error::Interrupted`]), and leaving then tells the agent to stop.
+fn answer<T>(remote: &Remote, stop: &AtomicBool, mut pick: impl FnMut(&Reply) -> Option<T>) -> Result<Option<T>> {
+    let since = Instant::now();
+    loop {
+        let answer = remote.take(Duration::from_millis(100), &mut pick);
+        if answer.is_some() || remote.gone() || since.elapsed() >= PREPARE_TIMEOUT {
+            return Ok(answer);
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
     }
 }

@@ -4,11 +4,11 @@
 //! is the reference.
 
 use crate::error::Result;
-use crate::metrics::{self, Op, OpStats, Sample};
+use crate::metrics::{self, Op, OpStats, Sample, Verified};
 use serde::{Deserialize, Serialize};
 
 /// The protocol's version: bumped on any change to the messages below.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Controller to agent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -35,6 +35,9 @@ pub enum Command {
         end_t: u64,
         stagger_ms: u64,
     },
+    /// Write workload `idx`'s working set once (a timeline `prefill`), or zeros with
+    /// `zero` (a `zero` step), on the files it was prepared on.
+    Fill { idx: usize, zero: bool },
     /// Stop workload `idx`'s workers now.
     Stop { idx: usize },
     /// Stop everything and exit.
@@ -63,6 +66,11 @@ pub enum Reply {
     },
     /// One worker's second of one op.
     Sample(WireSample),
+    /// Workload `idx`'s files were filled (`error`: why not).
+    Filled {
+        idx: usize,
+        error: Option<String>,
+    },
     /// Workload `idx`'s workers on this agent ended (`error`: why one failed).
     Ended {
         idx: usize,
@@ -88,6 +96,10 @@ pub struct WireSample {
     pub latency_sum_ns: u64,
     pub latency: String,
     pub service: Option<String>,
+    /// IOs per block size, `[size, ops]` (what the asked-vs-achieved split is read from).
+    pub sizes: Vec<(u64, u64)>,
+    /// Reads checked against their crc header, and those that failed.
+    pub verify: Verified,
     /// When the agent sent it, in its own Unix ms (for the controller's lag figure).
     pub sent_unix_ms: i64,
 }
@@ -104,6 +116,8 @@ impl WireSample {
             latency_sum_ns: s.stats.latency_sum_ns,
             latency: hex(&metrics::encode(&s.stats.latency)),
             service: s.stats.service.as_ref().map(|h| hex(&metrics::encode(h))),
+            sizes: s.stats.sizes.clone(),
+            verify: s.stats.verify,
             sent_unix_ms,
         }
     }
@@ -116,6 +130,8 @@ impl WireSample {
         stats.ops = self.ops;
         stats.bytes = self.bytes;
         stats.latency_sum_ns = self.latency_sum_ns;
+        stats.sizes = self.sizes.clone();
+        stats.verify = self.verify;
         stats.latency = metrics::decode(&unhex(&self.latency).ok_or_else(|| bad("latency is not hex"))?)?;
         if let Some(service) = &self.service {
             stats.service = Some(metrics::decode(&unhex(service).ok_or_else(|| bad("service is not hex"))?)?);
@@ -145,6 +161,8 @@ mod tests {
         stats.ops = 3;
         stats.bytes = 3 * 4096;
         stats.latency_sum_ns = 6000;
+        stats.sizes = vec![(4096, 2), (8192, 1)];
+        stats.verify = Verified { good: 2, misplaced: 1, corrupt: 0 };
         for v in [1000, 2000, 3000] {
             stats.latency.record(v).unwrap();
             stats.service.as_mut().unwrap().record(v / 2).unwrap();
@@ -157,6 +175,7 @@ mod tests {
         assert_eq!((back.stats.ops, back.stats.bytes, back.stats.latency_sum_ns), (3, 12288, 6000));
         assert_eq!(back.stats.latency, s.stats.latency);
         assert_eq!(back.stats.service, s.stats.service);
+        assert_eq!((back.stats.sizes, back.stats.verify), (s.stats.sizes.clone(), s.stats.verify));
         assert!(unhex("abc").is_none() && unhex("zz").is_none());
     }
 }
