@@ -624,3 +624,44 @@ fn block_sizes_on_hosts_are_counted() {
     assert!((share(8192) - 90.0).abs() < 5.0, "{sizes:?}");
     assert!((share(32768) - 10.0).abs() < 5.0, "{sizes:?}");
 }
+
+/// Each host's own latency percentiles: its histograms are stored per host, the
+/// workload's are theirs merged. `show`, `--json` and the report give p50, p99 and
+/// p99.9 per host, and the report charts IOPS and p99 per host over time.
+#[test]
+fn each_host_has_its_own_percentiles_and_charts() {
+    let s = Scratch::new("hosts-percentiles");
+    let hosts = local_inventory(&s, &["q1", "q2"]);
+    let path = scenario(&s, 3);
+    let out = s.run(&["run", &path, "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    let table = &said[said.find("per host").unwrap_or_else(|| panic!("{said}"))..];
+    assert!(
+        table.lines().nth(1).is_some_and(|l| l.contains("p50") && l.contains("p99") && l.contains("p99.9")),
+        "{table}"
+    );
+    let show = s.show_json();
+    let merged = show["workloads"][0]["ops"][0]["latency"]["p99_us"].as_f64().unwrap();
+    let mut p99s = Vec::new();
+    for h in show["workloads"][0]["hosts"].as_array().unwrap() {
+        let q = |k: &str| h[k].as_f64().unwrap_or_else(|| panic!("no {k}: {h}"));
+        assert!(q("p50_us") > 0.0 && q("p50_us") <= q("p99_us") && q("p99_us") <= q("p99_9_us"), "{h}");
+        p99s.push(q("p99_us"));
+    }
+    assert_eq!(p99s.len(), 2, "{show}");
+    // a merge's percentile lies between its parts' (histogram buckets: within 1%)
+    let (lo, hi) = (p99s.iter().cloned().fold(f64::MAX, f64::min), p99s.iter().cloned().fold(0.0, f64::max));
+    assert!(merged >= lo * 0.99 && merged <= hi * 1.01, "{merged} outside {p99s:?}");
+    // the report: the table has them, and a chart of each host's IOPS and p99 over time
+    let page = s.dir.join("report.html");
+    let charts = s.dir.join("charts");
+    let out = s.run(&["report", "-o", page.to_str().unwrap(), "--svg", charts.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("data-host=\"q1\" data-metric=\"p99_us\""), "no per-host p99 in the table");
+    for id in ["ts-hosts-iops", "ts-hosts-p99"] {
+        let svg = std::fs::read_to_string(charts.join(format!("{id}.svg"))).unwrap_or_else(|_| panic!("no {id}"));
+        assert!(svg.contains("r q1") && svg.contains("r q2"), "{id}: {svg}");
+    }
+}

@@ -32,6 +32,11 @@ impl Report {
         let summary = RunSummary::load_binned(store, &run.id.to_string(), Some(bin))?;
         let mut charts = time_series(&summary, bin);
         charts.extend(observed_charts(store, &summary, bin)?);
+        let (bands, marks) = timeline_decor(&summary);
+        for mut c in super::hosts::charts(store, &summary, bin)? {
+            (c.bands, c.marks) = (bands.clone(), marks.clone());
+            charts.push(c);
+        }
         charts.extend(curves(&summary));
         charts.extend(histograms(&summary));
         Ok(Report { summary, charts })
@@ -185,16 +190,17 @@ impl Report {
         let placed: Vec<_> = self.summary.workloads.iter().filter(|w| !w.hosts.is_empty()).collect();
         if !placed.is_empty() {
             h.push_str(
-                "<h3>Per host</h3><p class=\"note\">Each host's share of a workload placed on hosts. The workload's \
-                 percentiles above merge every host's histograms; a host has its mean here.</p><table><thead><tr>\
-                 <th>workload</th><th>host</th><th>workers</th><th>IOPS</th><th>MB/s</th><th>mean</th></tr></thead><tbody>",
+                "<h3>Per host</h3><p class=\"note\">Each host's share of a workload placed on hosts, with its own \
+                 percentiles. The workload's percentiles above merge every host's histograms.</p><table><thead><tr>\
+                 <th>workload</th><th>host</th><th>workers</th><th>IOPS</th><th>MB/s</th><th>mean</th><th>p50</th>\
+                 <th>p99</th><th>p99.9</th></tr></thead><tbody>",
             );
             for w in placed {
                 for host in &w.hosts {
                     let _ = write!(
                         h,
                         "<tr><td>{}</td><td>{}</td><td>{}</td><td data-workload=\"{0}\" data-host=\"{1}\" \
-                         data-metric=\"iops\" data-value=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
+                         data-metric=\"iops\" data-value=\"{}\">{}</td><td>{}</td><td>{}</td>",
                         esc(&w.workload.name),
                         esc(&host.host),
                         host.workers,
@@ -203,6 +209,16 @@ impl Report {
                         sig3(host.mb_per_s),
                         latency_us(host.mean_us)
                     );
+                    for (metric, v) in [("p50_us", host.p50_us), ("p99_us", host.p99_us), ("p99_9_us", host.p99_9_us)] {
+                        let _ = write!(
+                            h,
+                            "<td data-workload=\"{}\" data-host=\"{}\" data-metric=\"{metric}\">{}</td>",
+                            esc(&w.workload.name),
+                            esc(&host.host),
+                            v.map(latency_us).unwrap_or_default()
+                        );
+                    }
+                    h.push_str("</tr>");
                 }
             }
             h.push_str("</tbody></table>");

@@ -22,12 +22,13 @@ pub struct WorkloadSummary {
     /// What the scenario asked for next to what the generator did, over all ops.
     pub fidelity: Fidelity,
     /// Per host, for a workload placed on other hosts (empty otherwise): its share of the
-    /// workload over the measured window. The workload's percentiles above are the
-    /// hosts' histograms merged, never their percentiles averaged.
+    /// workload over the measured window, with its own percentiles. The workload's
+    /// percentiles above are the hosts' histograms merged, never their percentiles averaged.
     pub hosts: Vec<HostSummary>,
 }
 
-/// One host's part of a workload: rates and mean latency over the measured window.
+/// One host's part of a workload: rates and latency over the measured window, its
+/// percentiles from its own histograms (absent for runs stored before they were kept).
 #[derive(Debug, Serialize)]
 pub struct HostSummary {
     pub host: String,
@@ -35,6 +36,12 @@ pub struct HostSummary {
     pub iops: f64,
     pub mb_per_s: f64,
     pub mean_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_9_us: Option<f64>,
 }
 
 /// Asked vs achieved for one workload, so a user sees at a glance that the generator

@@ -6,6 +6,7 @@ pub mod chart;
 pub mod compare;
 pub mod expect;
 pub mod format;
+pub mod hosts;
 pub mod html;
 pub mod measured;
 pub mod status_line;

@@ -84,12 +84,18 @@ impl RunSummary {
                 store
                     .per_host(run.id, w.idx, from as i64, to.ceil() as i64)?
                     .into_iter()
-                    .map(|h| HostSummary {
-                        host: h.host,
-                        workers: h.workers,
-                        iops: per_s(h.ops as f64),
-                        mb_per_s: per_s(h.bytes as f64) / 1e6,
-                        mean_us: if h.ops > 0 { h.latency_sum_ns as f64 / h.ops as f64 / 1000.0 } else { 0.0 },
+                    .map(|h| {
+                        let q = |p: f64| h.latency.as_ref().map(|l| l.value_at_quantile(p) as f64 / 1000.0);
+                        HostSummary {
+                            workers: h.workers,
+                            iops: per_s(h.ops as f64),
+                            mb_per_s: per_s(h.bytes as f64) / 1e6,
+                            mean_us: if h.ops > 0 { h.latency_sum_ns as f64 / h.ops as f64 / 1000.0 } else { 0.0 },
+                            p50_us: q(0.5),
+                            p99_us: q(0.99),
+                            p99_9_us: q(0.999),
+                            host: h.host,
+                        }
                     })
                     .collect()
             } else {

@@ -212,6 +212,9 @@ fn hosts(s: &RunSummary) -> String {
                 count(h.iops),
                 sig3(h.mb_per_s),
                 latency_us(h.mean_us),
+                h.p50_us.map(latency_us).unwrap_or_default(),
+                h.p99_us.map(latency_us).unwrap_or_default(),
+                h.p99_9_us.map(latency_us).unwrap_or_default(),
             ]);
         }
     }
@@ -219,7 +222,7 @@ fn hosts(s: &RunSummary) -> String {
         return String::new();
     }
     let mut out = String::from("\nper host (the workload's percentiles above merge every host's histograms):\n");
-    out.push_str(&render(&["workload", "host", "workers", "IOPS", "MB/s", "mean"], &rows, 2));
+    out.push_str(&render(&["workload", "host", "workers", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9"], &rows, 2));
     out
 }
 

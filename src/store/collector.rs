@@ -5,13 +5,15 @@
 //! disk) stops the run: the reserve kept for the store is freed, and the seconds still
 //! to come are written into it.
 
+use super::HostLatency;
 use super::connection::Store;
+use super::read::StoredWorkload;
 use super::reserve::Reserve;
 use super::sink::Record;
 use crate::error::{Error, Result};
 use crate::metrics::totals::Totals;
-use crate::metrics::{CounterRow, Op, OpStats, Sample};
-use std::collections::BTreeMap;
+use crate::metrics::{self, CounterRow, Op, OpStats, Sample};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
@@ -32,11 +34,15 @@ pub struct Writer<'a> {
     reserve: &'a Reserve,
     /// The first write that failed, returned when the run's writers are all gone.
     failure: Option<Error>,
+    /// Workloads placed on other hosts (from the workloads recorded): their latency is
+    /// kept per host too, each worker's host from the workers recorded.
+    placed: HashSet<usize>,
+    hosts: HashMap<u32, String>,
 }
 
 impl<'a> Writer<'a> {
     pub fn new(store: Store, run: i64, totals: &'a Totals, stop: &'a AtomicBool, reserve: &'a Reserve) -> Self {
-        Writer { store, run, totals, stop, reserve, failure: None }
+        Writer { store, run, totals, stop, reserve, failure: None, placed: HashSet::new(), hosts: HashMap::new() }
     }
 
     /// Runs `write`; if it fails, stops the run, frees the reserve and tries once more.
@@ -58,6 +64,15 @@ impl<'a> Writer<'a> {
     }
 
     fn record(&mut self, record: Record) {
+        match &record {
+            Record::Workload(w) if StoredWorkload::decode(w).placed() => {
+                self.placed.insert(w.idx as usize);
+            }
+            Record::Worker { id, host, .. } => {
+                self.hosts.insert(*id, host.clone());
+            }
+            _ => {}
+        }
         let run = self.run;
         self.attempt(|| format!("writing {}", record.what()), |store| record.write(store, run));
     }
@@ -113,7 +128,12 @@ pub fn run(
 fn write_samples(writer: &mut Writer, batch: Vec<Sample>, first: u32) {
     let mut per_worker: BTreeMap<(u32, u32, Op), (usize, OpStats)> = BTreeMap::new();
     let mut per_workload: BTreeMap<(usize, u32, Op), OpStats> = BTreeMap::new();
+    let mut by_host = HostLatency::new();
     for s in batch {
+        if let Some(host) = writer.hosts.get(&s.worker).filter(|_| writer.placed.contains(&s.workload)) {
+            let hist = by_host.entry((s.workload, host.clone(), s.t, s.op)).or_insert_with(metrics::new_histogram);
+            hist.add(&s.stats.latency).expect("histograms share bounds");
+        }
         match per_workload.get_mut(&(s.workload, s.t, s.op)) {
             Some(acc) => acc.merge(&s.stats),
             None => {
@@ -139,7 +159,10 @@ fn write_samples(writer: &mut Writer, batch: Vec<Sample>, first: u32) {
         .collect();
     writer.totals.add(&counters, &per_workload);
     let run = writer.run;
-    writer.attempt(|| format!("writing second {first}"), |store| store.write_samples(run, &counters, &per_workload));
+    writer.attempt(
+        || format!("writing second {first}"),
+        |store| store.write_samples(run, &counters, &per_workload, &by_host),
+    );
 }
 
 #[cfg(test)]

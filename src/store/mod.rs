@@ -19,6 +19,7 @@
 pub mod collector;
 mod connection;
 mod events;
+pub mod hosts;
 mod observations;
 mod processes;
 pub mod read;
@@ -40,15 +41,9 @@ use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// One host's share of a workload (see [`Store::per_host`]).
-#[derive(Debug, Clone, Serialize)]
-pub struct HostCounters {
-    pub host: String,
-    pub workers: i64,
-    pub ops: u64,
-    pub bytes: u64,
-    pub latency_sum_ns: u64,
-}
+/// The latency of workloads on other hosts per (workload, host, second, op): what
+/// [`Store::write_samples`] keeps beside the workloads' merged histograms.
+pub type HostLatency = BTreeMap<(usize, String, u32, Op), Histogram<u64>>;
 
 /// A run as listed by `fathom runs`.
 #[derive(Debug, Clone, Serialize)]
@@ -182,14 +177,15 @@ impl Store {
         Ok(())
     }
 
-    /// Writes one batch of samples in one transaction: per-worker counters and
-    /// per-workload histograms. A second written before (a late sample) is added to,
-    /// never duplicated.
+    /// Writes one batch of samples in one transaction: per-worker counters,
+    /// per-workload histograms, and the latency of workloads on other hosts per host.
+    /// A second written before (a late sample) is added to, never duplicated.
     pub fn write_samples(
         &mut self,
         run: i64,
         counters: &[CounterRow],
         histograms: &BTreeMap<(usize, u32, Op), OpStats>,
+        by_host: &HostLatency,
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
@@ -249,16 +245,21 @@ impl Store {
                     let Some(hist) = hist else { continue };
                     let key = params![run, *workload as i64, t, *op as i64, kind];
                     let earlier: Option<Vec<u8>> = get.query_row(key, |r| r.get(0)).optional()?;
-                    let blob = match earlier {
-                        Some(bytes) => {
-                            let mut merged = metrics::decode(&bytes)?;
-                            merged.add(hist).map_err(|e| Error::failed(format!("histogram merge: {e:?}")))?;
-                            metrics::encode(&merged)
-                        }
-                        None => metrics::encode(hist),
-                    };
-                    put.execute(params![run, *workload as i64, t, *op as i64, kind, blob])?;
+                    put.execute(params![run, *workload as i64, t, *op as i64, kind, added(earlier, hist)?])?;
                 }
+            }
+            let mut get = tx.prepare_cached(
+                "SELECT hist FROM host_histograms WHERE run_id = ?1 AND workload_idx = ?2 AND host = ?3 AND t = ?4
+                 AND op = ?5",
+            )?;
+            let mut put = tx.prepare_cached(
+                "INSERT OR REPLACE INTO host_histograms (run_id, workload_idx, host, t, op, hist)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for ((workload, host, t, op), hist) in by_host {
+                let key = params![run, *workload as i64, host, t, *op as i64];
+                let earlier: Option<Vec<u8>> = get.query_row(key, |r| r.get(0)).optional()?;
+                put.execute(params![run, *workload as i64, host, t, *op as i64, added(earlier, hist)?])?;
             }
         }
         tx.commit()?;
@@ -360,29 +361,6 @@ impl Store {
             Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64))
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-    }
-
-    /// Per host, a workload's counters over seconds `[from, to)`: (host, workers, ops,
-    /// bytes, latency sum in ns), syncs left out. Histograms are kept per workload, so
-    /// a host has its mean latency here, not percentiles.
-    pub fn per_host(&self, run: i64, workload: i64, from: i64, to: i64) -> Result<Vec<HostCounters>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT w.host, count(DISTINCT w.id), coalesce(sum(s.ops), 0), coalesce(sum(s.bytes), 0),
-                    coalesce(sum(s.latency_sum_ns), 0)
-             FROM workers w LEFT JOIN samples s
-               ON s.run_id = w.run_id AND s.worker = w.id AND s.t >= ?3 AND s.t < ?4 AND s.op != 2
-             WHERE w.run_id = ?1 AND w.workload_idx = ?2 GROUP BY w.host ORDER BY min(w.id)",
-        )?;
-        let rows = stmt.query_map(params![run, workload, from, to], |r| {
-            Ok(HostCounters {
-                host: r.get(0)?,
-                workers: r.get(1)?,
-                ops: r.get::<_, i64>(2)? as u64,
-                bytes: r.get::<_, i64>(3)? as u64,
-                latency_sum_ns: r.get::<_, i64>(4)? as u64,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Per op, everything a workload measured in seconds `[from, to)`: counters summed
@@ -555,6 +533,18 @@ pub struct Bin {
     pub p99_us: f64,
 }
 
+/// A histogram added to one stored before for the same key (a late sample), encoded.
+fn added(earlier: Option<Vec<u8>>, hist: &Histogram<u64>) -> Result<Vec<u8>> {
+    Ok(match earlier {
+        Some(bytes) => {
+            let mut merged = metrics::decode(&bytes)?;
+            merged.add(hist).map_err(|e| Error::failed(format!("histogram merge: {e:?}")))?;
+            metrics::encode(&merged)
+        }
+        None => metrics::encode(hist),
+    })
+}
+
 const KIND_LATENCY: i64 = 0;
 const KIND_SERVICE: i64 = 1;
 
@@ -605,7 +595,7 @@ mod tests {
         for (t, stats) in [(3u32, &fast), (3, &slow), (4, &fast)] {
             let counters = [CounterRow { worker: 0, workload: 0, t, op: Op::Write, stats }];
             let hist = BTreeMap::from([((0usize, t, Op::Write), stats.clone())]);
-            store.write_samples(run, &counters, &hist).unwrap();
+            store.write_samples(run, &counters, &hist, &HostLatency::new()).unwrap();
         }
         let rows: i64 = store.conn.query_row("SELECT count(*) FROM samples", [], |r| r.get(0)).unwrap();
         assert_eq!(rows, 2, "the late sample joined second 3 instead of adding a row");
@@ -641,7 +631,7 @@ mod tests {
                 merged.merge(s);
             }
             let hist = BTreeMap::from([((0usize, t, Op::Read), merged)]);
-            store.write_samples(run, &counters, &hist).unwrap();
+            store.write_samples(run, &counters, &hist, &HostLatency::new()).unwrap();
         }
         store.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;").unwrap();
         let bytes = std::fs::metadata(&store.path).unwrap().len() as f64;

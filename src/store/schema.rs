@@ -12,9 +12,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
-/// `observations`, 5 `processes`, 6 `phase_workloads`; an older store gains the tables
-/// when opened.
-const VERSION: i64 = 6;
+/// `observations`, 5 `processes`, 6 `phase_workloads`, 7 `host_histograms`; an older
+/// store gains the tables when opened.
+const VERSION: i64 = 7;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -75,6 +75,17 @@ CREATE TABLE IF NOT EXISTS histograms (
     kind         INTEGER NOT NULL,
     hist         BLOB NOT NULL,
     PRIMARY KEY (run_id, workload_idx, t, op, kind)
+) WITHOUT ROWID;
+-- The latency histograms of a workload placed on other hosts, per host as well: a
+-- host's own percentiles (those of `histograms` are every host's merged). Same encoding.
+CREATE TABLE IF NOT EXISTS host_histograms (
+    run_id       INTEGER NOT NULL,
+    workload_idx INTEGER NOT NULL,
+    host         TEXT NOT NULL,
+    t            INTEGER NOT NULL,
+    op           INTEGER NOT NULL,
+    hist         BLOB NOT NULL,
+    PRIMARY KEY (run_id, workload_idx, host, t, op)
 ) WITHOUT ROWID;
 -- IOs per block size, per workload, op and second; written only for workloads with
 -- more than one block size (one size is bytes / ops).
