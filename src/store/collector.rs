@@ -5,8 +5,8 @@
 //! disk) stops the run: the reserve kept for the store is freed, and the seconds still
 //! to come are written into it.
 
-use super::HostLatency;
 use super::connection::Store;
+use super::hosts::HostLatency;
 use super::read::StoredWorkload;
 use super::reserve::Reserve;
 use super::sink::Record;

@@ -10,6 +10,10 @@ use rusqlite::params;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The latency of workloads on other hosts per (workload, host, second, op): what
+/// [`Store::write_samples`] keeps beside the workloads' merged histograms.
+pub type HostLatency = BTreeMap<(usize, String, u32, Op), Histogram<u64>>;
+
 /// One host's share of a workload (see [`Store::per_host`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct HostCounters {

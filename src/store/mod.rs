@@ -29,6 +29,7 @@ pub mod sink;
 
 pub use connection::{Status, Store};
 pub use events::{EventRow, ExpectationRow, PhaseRow};
+use hosts::HostLatency;
 pub use observations::{ObservationRow, Observed};
 pub use processes::{FATHOM, ProcessRow};
 pub use reserve::Reserve;
@@ -40,10 +41,6 @@ use hdrhistogram::Histogram;
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The latency of workloads on other hosts per (workload, host, second, op): what
-/// [`Store::write_samples`] keeps beside the workloads' merged histograms.
-pub type HostLatency = BTreeMap<(usize, String, u32, Op), Histogram<u64>>;
 
 /// A run as listed by `fathom runs`.
 #[derive(Debug, Clone, Serialize)]
