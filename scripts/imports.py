@@ -34,7 +34,10 @@ LAYERS = {
     "session": 8,
     "cli": 9,
 }
-SAME_LAYER = {("drivers", "engine"), ("drivers", "children"), ("transport", "engine"), ("export", "report")}
+SAME_LAYER = {
+    ("drivers", "engine"), ("drivers", "children"), ("transport", "engine"), ("transport", "observe"),
+    ("export", "report"),
+}
 # the reading layer may not use the doing and running ones, `observe` aside
 NOT_FROM_READING = {"engine", "drivers", "transport", "timeline"}
 

@@ -665,3 +665,58 @@ fn each_host_has_its_own_percentiles_and_charts() {
         assert!(svg.contains("r q1") && svg.contains("r q2"), "{id}: {svg}");
     }
 }
+
+/// Each agent observes its host as fathom does here: its own CPU (`fathom:HOST`
+/// `cpu_cores`), the host's CPU (`host:HOST`) and the devices under its targets
+/// (`device:NAME@HOST`), sent to the controller and stored with the run; the report
+/// draws each host's device charts.
+#[test]
+fn agents_send_their_cpu_and_devices() {
+    use std::os::unix::fs::MetadataExt;
+    let s = Scratch::new("hosts-observe");
+    let hosts = local_inventory(&s, &["o1", "o2"]);
+    let path = scenario(&s, 4);
+    let out = s.run(&["run", &path, "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let rows: Vec<(String, String, f64)> = s
+        .db()
+        .prepare("SELECT source, name, value FROM observations")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let values = |source: &str, name: &str| -> Vec<f64> {
+        rows.iter().filter(|r| r.0 == source && r.1 == name).map(|r| r.2).collect()
+    };
+    let on_device = libc::major(std::fs::metadata(s.dir.join("host-o1")).unwrap().dev()) != 0;
+    for h in ["o1", "o2"] {
+        let cpu = values(&format!("fathom:{h}"), "cpu_cores");
+        assert!(cpu.len() >= 3, "{h}: {} seconds of the agent's CPU", cpu.len());
+        assert!(cpu.iter().any(|&c| c > 0.0), "{h}: the agent did IO with no CPU: {cpu:?}");
+        assert!(!values(&format!("host:{h}"), "usr_pct").is_empty(), "{h}: no host CPU");
+        if on_device {
+            let devices: Vec<&String> = rows
+                .iter()
+                .map(|r| &r.0)
+                .filter(|src| src.starts_with("device:") && src.ends_with(&format!("@{h}")))
+                .collect();
+            assert!(!devices.is_empty(), "{h}: no device under its target");
+        }
+    }
+    let show = s.show_json();
+    let observed = show["observed"].as_array().unwrap();
+    assert!(observed.iter().any(|o| o["source"] == "fathom:o1" && o["name"] == "cpu_cores"), "{show}");
+    if on_device {
+        let charts = s.dir.join("charts");
+        let out = s.run(&["report", "-o", s.dir.join("r.html").to_str().unwrap(), "--svg", charts.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out));
+        let names: Vec<String> = std::fs::read_dir(&charts)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        for h in ["o1", "o2"] {
+            assert!(names.iter().any(|n| n.starts_with("obs-") && n.ends_with(&format!("@{h}-iops.svg"))), "{names:?}");
+        }
+    }
+}

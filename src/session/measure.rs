@@ -47,7 +47,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     *fleet.clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner()) = clock_unix_ms;
     record_clocks(store, run, fleet)?;
     let (sink, records) = Sink::new();
-    fleet.watch_clocks(sink.clone(), clock_start);
+    fleet.watch(sink.clone(), clock_start);
     let writer = Store::open(results)?;
     let infos = s
         .scenario

@@ -5,11 +5,12 @@
 use super::connection::Store;
 use crate::error::Result;
 use rusqlite::params;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// One observed value. `source` is `host`, `fathom`, `device:NAME` or `prometheus`;
+/// One observed value. `source` is `host`, `fathom`, `device:NAME` or `prometheus`
+/// (an agent's, on the controller: `host:HOST`, `fathom:HOST`, `device:NAME@HOST`);
 /// `name` is the figure (`usr_pct`, `w_s`, ...) or a remote series.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObservationRow {
     /// The second of the run clock the value covers: `[t, t+1)` for rates.
     pub t: i64,

@@ -1,16 +1,19 @@
 //! `fathom agent`: runs workers on this host for a controller elsewhere, speaking the
 //! [`protocol`](super::protocol) over stdin and stdout. It has no state of its own
 //! beyond the run: it lays out what it is told, starts and stops workers, and sends each
-//! worker's seconds as they close. When its stdin closes (the controller, or the ssh
+//! worker's seconds as they close and what it observes of its host each second. When its stdin closes (the controller, or the ssh
 //! connection, is gone) it stops every worker within 2 s and exits: no orphans.
 
 use super::protocol::{Command, Reply, VERSION, WireSample};
 use crate::engine::{self, WorkerThread, target};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
+use crate::observe::{Observers, diskstats};
 use crate::scenario::{Override, Scenario, Source};
+use crate::store::sink::{Record, Sink};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -92,6 +95,7 @@ pub fn run(name: &str) -> i32 {
     };
     let mut laid_out: HashMap<usize, LaidOut> = HashMap::new();
     let mut joiners = Vec::new();
+    let mut observing: Option<Observing> = None;
     for command in commands(&out, abort.clone()) {
         match command {
             Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: now_unix_ns() }),
@@ -114,6 +118,10 @@ pub fn run(name: &str) -> i32 {
                 let behind = Duration::from_millis(now_unix_ms().saturating_sub(clock_unix_ms).max(0) as u64);
                 let ahead = Duration::from_millis(clock_unix_ms.saturating_sub(now_unix_ms()).max(0) as u64);
                 let clock_start = Instant::now().checked_sub(behind).unwrap_or_else(Instant::now) + ahead;
+                // observed from the first start on, on the run clock, as the controller observes its own host
+                if observing.is_none() {
+                    observing = Some(observe(&out, clock_start, &laid_out));
+                }
                 let workers = engine::Workers {
                     workload_idx: idx,
                     workload: p.workload.clone(),
@@ -162,6 +170,12 @@ pub fn run(name: &str) -> i32 {
     }
     for j in joiners {
         let _ = j.join();
+    }
+    if let Some(o) = observing {
+        if let Some(observers) = o.observers {
+            let _ = observers.stop();
+        }
+        let _ = o.forward.join();
     }
     drop(tx);
     drop(ended_tx);
@@ -225,6 +239,31 @@ fn lay_out(
     let files = target::prepare(std::slice::from_ref(&w), &opts, abort, &mut |w| warnings.push(w))?;
     let files = files.into_iter().next().unwrap_or_default().into_iter().map(Arc::new).collect();
     Ok(LaidOut { workload: Arc::new(w), files, stop: Arc::new(AtomicBool::new(false)) })
+}
+
+/// The agent's observers (its own CPU, the host's, the devices under its targets) and
+/// the thread that sends what they see to the controller.
+struct Observing {
+    /// None when they could not start: the run goes on unobserved here.
+    observers: Option<Observers>,
+    forward: std::thread::JoinHandle<()>,
+}
+
+/// Starts observing this host every second of the run clock starting at `clock_start`:
+/// the devices are those under the files `laid_out`.
+fn observe(out: &Out, clock_start: Instant, laid_out: &HashMap<usize, LaidOut>) -> Observing {
+    let paths: Vec<PathBuf> = laid_out.values().flat_map(|l| l.files.iter().map(|f| f.path.clone())).collect();
+    let (sink, records) = Sink::new();
+    let out = out.clone();
+    let forward = std::thread::spawn(move || {
+        for record in records {
+            if let Record::Observations(rows) = record {
+                out.send(&Reply::Observed { rows });
+            }
+        }
+    });
+    let observers = Observers::start(&sink, clock_start, diskstats::devices_of(&paths), None, Arc::new(|_: &str| {}));
+    Observing { observers: observers.ok(), forward }
 }
 
 /// Waits for a start's threads, then says the workload ended (with the first error).

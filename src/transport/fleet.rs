@@ -28,8 +28,10 @@ pub struct Fleet {
     pub lags: Lags,
     /// The run clock's second 0 in our Unix ms, once it has started (for the lags).
     pub clock_unix_ms: Arc<Mutex<i64>>,
-    /// The thread that measures the agents' clocks during the run, and its stop flag.
+    /// The thread that watches the agents during the run, and its stop flag.
     watcher: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
+    /// Where what the agents observe goes (the run's sink), until they have left.
+    sink: Mutex<Option<Sink>>,
 }
 
 /// How often the agents' clocks are measured again during a run.
@@ -215,18 +217,21 @@ impl Fleet {
         Ok(())
     }
 
-    /// Measures every agent's clock offset and round trip again every 10 s of the run,
-    /// storing them (source `host:NAME`) so a drifting clock shows; samples stay
-    /// aligned by the offset measured at the start.
-    pub fn watch_clocks(self: &Arc<Self>, sink: Sink, clock_start: Instant) {
+    /// Watches the agents during the run: stores what each observes of its host as it
+    /// comes ([`Fleet::store_observed`]), and measures every agent's clock offset and
+    /// round trip again every 10 s (source `host:NAME`) so a drifting clock shows;
+    /// samples stay aligned by the offset measured at the start.
+    pub fn watch(self: &Arc<Self>, sink: Sink, clock_start: Instant) {
         if self.remotes.is_empty() {
             return;
         }
+        *self.sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(sink.clone());
         let stop = Arc::new(AtomicBool::new(false));
         let (fleet, flag) = (self.clone(), stop.clone());
         let handle = std::thread::spawn(move || {
             let mut next = clock_start + CLOCK_EVERY;
             while !flag.load(Ordering::Relaxed) {
+                fleet.store_observed(&sink);
                 if Instant::now() < next {
                     std::thread::sleep(Duration::from_millis(100));
                     continue;
@@ -252,7 +257,8 @@ impl Fleet {
         *self.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, handle));
     }
 
-    /// Tells every agent to leave and waits for them (then their samples are all in).
+    /// Tells every agent to leave and waits for them (then their samples are all in),
+    /// and stores what they observed last.
     pub fn leave(&self) {
         if let Some((stop, handle)) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).take() {
             stop.store(true, Ordering::Relaxed);
@@ -263,6 +269,39 @@ impl Fleet {
                 s.spawn(move || r.leave());
             }
         });
+        if let Some(sink) = self.sink.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            // the agents' last lines are read once their output ends
+            let until = Instant::now() + Duration::from_secs(1);
+            while Instant::now() < until && self.remotes.values().any(|r| !r.gone()) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            self.store_observed(&sink);
+        }
+    }
+
+    /// Sends what the agents observed of their hosts so far to `sink`, each row's source
+    /// named after its host: `fathom:HOST` (the agent's CPU), `host:HOST` (the host's
+    /// CPU), `device:NAME@HOST`.
+    fn store_observed(&self, sink: &Sink) {
+        for r in self.remotes.values() {
+            let host = &r.host.name;
+            while let Some(rows) = r.take(Duration::ZERO, |reply| match reply {
+                Reply::Observed { rows } => Some(rows.clone()),
+                _ => None,
+            }) {
+                let rows = rows
+                    .into_iter()
+                    .map(|row| {
+                        let source = match row.source.as_str() {
+                            "fathom" | "host" => format!("{}:{host}", row.source),
+                            other => format!("{other}@{host}"),
+                        };
+                        ObservationRow { source, ..row }
+                    })
+                    .collect();
+                sink.send(Record::Observations(rows));
+            }
+        }
     }
 
     /// Hosts lost during the run, with when.

@@ -5,6 +5,7 @@
 
 use crate::error::Result;
 use crate::metrics::{self, Op, OpStats, Sample, Verified};
+use crate::store::ObservationRow;
 use serde::{Deserialize, Serialize};
 
 /// The protocol's version: bumped on any change to the messages below.
@@ -66,6 +67,11 @@ pub enum Reply {
     },
     /// One worker's second of one op.
     Sample(WireSample),
+    /// What the agent observed of its host in a second of the run clock: its own CPU
+    /// (`fathom`), the host's (`host`) and the devices under its targets (`device:NAME`).
+    Observed {
+        rows: Vec<ObservationRow>,
+    },
     /// Workload `idx`'s files were filled (`error`: why not).
     Filled {
         idx: usize,
