@@ -720,3 +720,55 @@ fn agents_send_their_cpu_and_devices() {
         }
     }
 }
+
+/// `rate_iops_per_host`: "4,000 IOPS per host" as written, whatever the number of hosts
+/// (also with no `hosts:`, on every host of the inventory); checked as `rate_iops` is.
+#[test]
+fn a_rate_per_host_is_each_hosts_rate() {
+    let s = Scratch::new("hosts-rate");
+    let hosts = local_inventory(&s, &["r1", "r2"]);
+    let body = |extra: &str| {
+        format!(
+            "name: per-host\n\
+             workloads:\n\
+             \x20 r:\n\
+             \x20   per_host: 2\n\
+             \x20   hosts: all\n\
+             \x20   rw: randread\n\
+             \x20   bs: 4k\n\
+             \x20   size: 8m\n\
+             \x20   duration: 4s\n\
+             \x20   rate_iops_per_host: 300\n{extra}"
+        )
+    };
+    let path = s.scenario(&body(""));
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    for (host, workers, iops) in per_host(&show) {
+        assert_eq!(workers, 2);
+        assert!((iops / 300.0 - 1.0).abs() < 0.05, "{host}: {iops}");
+    }
+    let target = show["workloads"][0]["ops"][0]["target_iops"].as_f64().unwrap();
+    assert_eq!(target, 600.0, "{show}");
+    // refused as rate_iops is, at its line
+    let bad = s.scenario(&body("    rate_iops: 100\n"));
+    let out = s.run(&["lint", bad.to_str().unwrap(), "--hosts", &hosts]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(":11: workloads.r.rate_iops: set `rate_iops` or `rate_iops_per_host`, not both"),
+        "{}",
+        text(&out)
+    );
+    let bad = s.scenario(&body("").replace("300", "-1"));
+    let out = s.run(&["lint", bad.to_str().unwrap(), "--hosts", &hosts]);
+    assert!(
+        text(&out).contains(":10: workloads.r.rate_iops_per_host: -1 must be a positive number of IOs per second"),
+        "{}",
+        text(&out)
+    );
+    let here = s.scenario("name: x\nworkloads:\n  r: {target: /tmp, rw: read, duration: 2s, rate_iops_per_host: 10}\n");
+    let out = s.run(&["lint", here.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains(":3: workloads.r.rate_iops_per_host: only applies on hosts"), "{}", text(&out));
+}

@@ -36,6 +36,8 @@ pub struct Profile {
     pub engine: Option<EngineKind>,
     pub rate_iops: Option<f64>,
     pub rate_mbps: Option<f64>,
+    /// IOs per second on each host, for a workload on hosts (X-Ray's "IOPS per VM").
+    pub rate_iops_per_host: Option<f64>,
     pub arrival: Option<Arrival>,
     pub think_time: Option<Span>,
     pub fsync_every: Option<u32>,

@@ -267,6 +267,10 @@ pub struct IoProfile {
     pub rate_iops: Option<f64>,
     /// The byte rate asked for, when the rate was given as `rate_mbps`.
     pub rate_mbps: Option<f64>,
+    /// IOs per second on each host (`rate_iops_per_host`), for a workload on hosts:
+    /// `rate_iops` is this times its hosts once they are known (placing it on them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops_per_host: Option<f64>,
     pub arrival: Arrival,
     /// Closed loop: pause of each IO slot between a completion and its next IO.
     #[serde(serialize_with = "units::serialize_duration")]
@@ -316,6 +320,7 @@ impl IoProfile {
             direct: false,
             rate_iops: d.rate(),
             rate_mbps: None,
+            rate_iops_per_host: None,
             arrival: Arrival::Uniform,
             think_time: Duration::ZERO,
             fsync_every: 0,

@@ -99,8 +99,8 @@ pub fn run(name: &str) -> i32 {
     for command in commands(&out, abort.clone()) {
         match command {
             Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: now_unix_ns() }),
-            Command::Prepare { idx, origin, text, sets, workload, targets } => {
-                match lay_out(&origin, &text, &sets, &workload, &targets, &abort) {
+            Command::Prepare { idx, origin, text, sets, workload, targets, rate_iops } => {
+                match lay_out(&origin, &text, &sets, &workload, &targets, rate_iops, &abort) {
                     Ok(w) => {
                         let files = w.files.iter().map(|f| (f.path.display().to_string(), f.size)).collect();
                         laid_out.insert(idx, w);
@@ -211,13 +211,15 @@ fn commands(out: &Out, abort: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<Comm
     rx
 }
 
-/// Loads the scenario as the controller did and lays out workload `name` on `targets`.
+/// Loads the scenario as the controller did and lays out workload `name` on `targets`,
+/// open loop at `rate_iops` in all (as the controller placed it) if given.
 fn lay_out(
     origin: &str,
     text: &str,
     sets: &[String],
     name: &str,
     targets: &[String],
+    rate_iops: Option<f64>,
     abort: &AtomicBool,
 ) -> Result<LaidOut> {
     let sets: Vec<Override> = sets.iter().map(|s| s.parse()).collect::<Result<_>>()?;
@@ -227,8 +229,11 @@ fn lay_out(
         .into_iter()
         .find(|w| w.name == name)
         .ok_or_else(|| Error::input(format!("no workload `{name}`")))?;
-    if let Some(io) = w.io_mut().filter(|_| !targets.is_empty()) {
-        io.targets = targets.iter().map(Into::into).collect();
+    if let Some(io) = w.io_mut() {
+        if !targets.is_empty() {
+            io.targets = targets.iter().map(Into::into).collect();
+        }
+        io.rate_iops = rate_iops;
     }
     // as on the controller: io_uring falls back to psync where the kernel refuses it
     if w.engine == crate::scenario::EngineKind::IoUring && engine::probe_io_uring().is_err() {

@@ -80,6 +80,12 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         }
         p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
         w.jobs = p.per_host * p.resolved.len() as u32;
+        let hosts = p.resolved.len() as f64;
+        if let Some(io) = w.io_mut()
+            && let Some(r) = io.rate_iops_per_host
+        {
+            io.rate_iops = Some(r * hosts);
+        }
     }
     Ok(used)
 }
@@ -169,6 +175,7 @@ impl Fleet {
                         sets: sets.clone(),
                         workload: w.name.clone(),
                         targets,
+                        rate_iops: w.rate(),
                     })
                     .map_err(Error::into_input)?;
             }

@@ -18,8 +18,18 @@ pub enum Command {
     /// Answer with [`Reply::Clock`] at once: the controller measures offset and round trip.
     Clock { id: u64 },
     /// Lay out workload `idx` of the scenario (its text and `--set`s, loaded as the
-    /// controller loaded it) on `targets`, without running it.
-    Prepare { idx: usize, origin: String, text: String, sets: Vec<String>, workload: String, targets: Vec<String> },
+    /// controller loaded it) on `targets`, without running it. `rate_iops` is its
+    /// open-loop rate in all as placed (`rate_iops_per_host` times its hosts, which
+    /// the agent's own load cannot know).
+    Prepare {
+        idx: usize,
+        origin: String,
+        text: String,
+        sets: Vec<String>,
+        workload: String,
+        targets: Vec<String>,
+        rate_iops: Option<f64>,
+    },
     /// Start `count` workers of workload `idx` (prepared before), worker ids from
     /// `first_worker`, indices from `from` of `planned`. Times are in the agent's own
     /// clock: second 0 of the run clock is `clock_unix_ms`; the first worker begins

@@ -148,6 +148,7 @@ pub(crate) mod tests {
             direct: true,
             rate_iops: None,
             rate_mbps: None,
+            rate_iops_per_host: None,
             arrival: crate::scenario::Arrival::Uniform,
             think_time: Duration::ZERO,
             fsync_every: 0,

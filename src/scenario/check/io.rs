@@ -245,6 +245,27 @@ impl Checker<'_> {
         if rate.is_some() && mbps.is_some() {
             return Err(self.fail(&mbps_at, "set `rate_iops` or `rate_mbps`, not both"));
         }
+        let (per_host_rate, per_host_at) = pick!(l, rate_iops_per_host);
+        if let Some(r) = per_host_rate {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(self.fail(&per_host_at, format!("{r} must be a positive number of IOs per second")));
+            }
+            if r > limits::MAX_RATE {
+                let max = limits::MAX_RATE;
+                return Err(self.fail(&per_host_at, format!("{r} IOs per second: at most {max} per host")));
+            }
+            if placement.is_none() {
+                return Err(self.fail(
+                    &per_host_at,
+                    "only applies on hosts (`hosts:`, or --hosts): here, set `rate_iops` for the workload",
+                ));
+            }
+            for (set, key, at) in [(rate.is_some(), "rate_iops", &rate_at), (mbps.is_some(), "rate_mbps", &mbps_at)] {
+                if set {
+                    return Err(self.fail(at, format!("set `{key}` or `rate_iops_per_host`, not both")));
+                }
+            }
+        }
         let rate = rate.or(mbps.map(|m| m * 1e6 / bs.mean()));
         if let Some(r) = rate
             && r > limits::MAX_RATE
@@ -263,12 +284,12 @@ impl Checker<'_> {
             });
         }
         let (arrival, arrival_at) = pick!(l, arrival);
-        if arrival.is_some() && rate.is_none() && p.arrival.is_some() {
+        if arrival.is_some() && rate.is_none() && per_host_rate.is_none() && p.arrival.is_some() {
             return Err(self.fail(&arrival_at, "only applies with `rate_iops` or `rate_mbps` (open loop)"));
         }
         let (think, think_at) = pick!(l, think_time);
         let think_time = think.map(|t| t.0).unwrap_or_default();
-        if !think_time.is_zero() && rate.is_some() {
+        if !think_time.is_zero() && (rate.is_some() || per_host_rate.is_some()) {
             return Err(self.fail(&think_at, "paces a closed loop; with a rate the schedule sets the pace"));
         }
         if think_time > limits::MAX_THINK_TIME {
@@ -404,6 +425,7 @@ impl Checker<'_> {
                 direct,
                 rate_iops: rate,
                 rate_mbps: mbps,
+                rate_iops_per_host: per_host_rate,
                 arrival: arrival.unwrap_or(Arrival::Uniform),
                 think_time,
                 fsync_every,
