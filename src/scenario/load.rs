@@ -262,4 +262,22 @@ workloads:
         let err = load("name: x\nworkloads: [\n", &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:"), "{err}");
     }
+
+    #[test]
+    fn with_an_inventory_a_workload_naming_no_hosts_runs_on_every_host() {
+        let text = "name: x\nworkloads:\n  a: {rw: read, jobs: 3, duration: 2s}\n  \
+                    b: {rw: read, hosts: web, per_host: 2, duration: 2s}\n  \
+                    f: {target: /tmp, engine: fio, rw: read, duration: 2s}\n";
+        let s = Scenario::load_on_hosts(&Source { origin: "s.yaml".into(), text }, &[]).unwrap();
+        let p = |name: &str| s.workloads.iter().find(|w| w.name == name).unwrap().placement.clone();
+        // its jobs on each host, no target needed: each host's comes from the inventory
+        let a = p("a").expect("on every host");
+        assert_eq!((a.hosts, a.per_host, a.implied), (vec!["all".to_string()], 3, true));
+        let b = p("b").expect("its own hosts");
+        assert_eq!((b.hosts, b.per_host, b.implied), (vec!["web".to_string()], 2, false));
+        assert!(p("f").is_none(), "fio runs here");
+        // without an inventory, the same workload needs a target
+        let err = load(text, &[]).unwrap_err().to_string();
+        assert!(err.contains("workloads.a: missing `target`"), "{err}");
+    }
 }
