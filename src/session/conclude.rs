@@ -120,13 +120,15 @@ fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
 /// How busy fathom kept the cores its worker threads could use: CPU seconds over wall
 /// seconds over min(worker threads, cores). Other load on the machine lowers it, so it
 /// serves only when the workers' own scheduler figures (`engine::demand`) are missing:
-/// schedstat unreadable, or every worker on an agent. None without native workers
-/// (fio's CPU is its own process's).
+/// schedstat unreadable. None without native workers here (fio's CPU is its own
+/// process's; workers on other hosts spend their agents' CPU, observed as
+/// `fathom:HOST`, not this process's).
 fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall: std::time::Duration) -> Option<f64> {
     let threads: u32 = scenario
         .workloads
         .iter()
         .zip(engines)
+        .filter(|(w, _)| w.placement.is_none())
         .map(|(w, e)| crate::engine::backend(*e).map_or(0, |b| w.jobs * b.threads(w.io().map_or(1, |io| io.iodepth))))
         .max()
         .unwrap_or(0);
