@@ -262,7 +262,14 @@ impl Chart {
             let colour = PALETTE[series.colour % PALETTE.len()];
             let pts: Vec<(f64, f64)> =
                 series.points.iter().copied().filter(|&(x, y)| usable(&self.x, x) && usable(&self.y, y)).collect();
-            let _ = write!(s, "<g class=\"series\" data-name=\"{}\" data-points=\"{}\">", esc(&series.name), pts.len());
+            // where it starts on x, for readers (and tests) of the page
+            let from = pts.first().map(|p| p.0).unwrap_or(f64::NAN);
+            let _ = write!(
+                s,
+                "<g class=\"series\" data-name=\"{}\" data-points=\"{}\" data-from=\"{from}\">",
+                esc(&series.name),
+                pts.len()
+            );
             let style = series.style;
             if matches!(style, Style::Line | Style::LineDots | Style::Dashed) && pts.len() > 1 {
                 let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();

@@ -22,6 +22,8 @@ const MAX_POINTS: i64 = 1500;
 pub struct Report {
     pub summary: RunSummary,
     pub charts: Vec<Chart>,
+    /// Seconds per bin of the summary's time series (`scans[..].bins`).
+    pub bin: i64,
 }
 
 impl Report {
@@ -34,7 +36,7 @@ impl Report {
         charts.extend(observed_charts(store, &summary, bin)?);
         charts.extend(curves(&summary));
         charts.extend(histograms(&summary));
-        Ok(Report { summary, charts })
+        Ok(Report { summary, charts, bin })
     }
 
     /// The whole page.
