@@ -61,6 +61,19 @@ fn a_report_renders_in_chromium_with_every_chart_and_the_figures_of_show() {
         assert!(chart.matches("class=\"series\"").count() >= 1, "{id} has no series");
         assert!(charts.join(format!("{id}.svg")).exists(), "{id}.svg not written");
     }
+    // the latency legend names every series, p99 dashed as its line is, p50 solid;
+    // p99.9 has a chart of its own
+    let at = html.find("<svg id=\"ts-latency\"").unwrap();
+    let lat = &html[at..at + html[at..].find("</svg>").unwrap()];
+    for name in ["oltp read", "oltp write", "dss"] {
+        assert!(lat.contains(&format!("data-name=\"{name} p50\" data-style=\"line\"")), "{name} p50: {lat}");
+        assert!(lat.contains(&format!("data-name=\"{name} p99\" data-style=\"dashed\"")), "{name} p99");
+    }
+    assert!(html.contains("<svg id=\"ts-p99-9\""), "no p99.9 over time");
+    // histograms: a log share axis, so the tail shows (ticks a decade apart)
+    let at = html.find("<svg id=\"hist-0\"").unwrap();
+    let hist = &html[at..at + html[at..].find("</svg>").unwrap()];
+    assert!(hist.contains(">100%</text>") && hist.contains(">10%</text>"), "{hist}");
     // the phases are shaded and the mark drawn on the time series
     let ts = &html[html.find("<svg id=\"ts-iops\"").unwrap()..];
     assert!(ts.contains("class=\"band\"") && ts.contains("dss starts"));

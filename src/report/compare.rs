@@ -277,7 +277,8 @@ impl Comparison {
         let _ = write!(
             h,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fathom: runs {} compared</title>\
-             <style>{STYLE} td.better{{font-weight:bold;color:#2e7d32}} td.worse{{font-weight:bold;color:#c62828}}</style>\
+             <style>{STYLE} td.better{{font-weight:bold;color:#2e7d32}} td.worse{{font-weight:bold;color:#c62828}} \
+             #configuration li{{list-style:none}} #configuration li.item{{margin-left:2em;list-style:disc}}</style>\
              </head>\n<body>\n<header><h1>Runs {} compared</h1><ul class=\"sub\">",
             ids.join(", "),
             ids.join(" vs ")
@@ -295,7 +296,11 @@ impl Comparison {
         }
         h.push_str("</ul></header>\n<section id=\"configuration\"><h2>What differs</h2><ul>");
         for line in self.configuration_lines().iter().chain(&self.matching_lines()) {
-            let _ = write!(h, "<li>{}</li>", esc(line.trim()));
+            match line.strip_prefix("  ") {
+                Some(item) => write!(h, "<li class=\"item\">{}</li>", esc(item)),
+                None => write!(h, "<li><b>{}</b></li>", esc(line)),
+            }
+            .unwrap_or_default();
         }
         h.push_str("</ul></section>\n<section id=\"comparison\"><h2>Figures</h2>");
         if self.nothing_in_common {
