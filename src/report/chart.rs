@@ -152,6 +152,8 @@ const RIGHT: f64 = 20.0;
 const BOTTOM: f64 = 48.0;
 /// A legend row's height, and the space a swatch takes before its name.
 const LEGEND_ROW: f64 = 16.0;
+/// A row of the note under the title.
+const NOTE_ROW: f64 = 14.0;
 const SWATCH: f64 = 26.0;
 
 impl Chart {
@@ -201,7 +203,8 @@ impl Chart {
         let xr = Range::of(&self.x, &xs);
         let yr = Range::of(&self.y, &ys);
         // title, note, then the legend's rows, then the plot
-        let legend_top = if self.note.is_some() { 50.0 } else { 36.0 };
+        let note = self.note.as_deref().map(|n| wrap(n, ((W - LEFT - RIGHT) / 6.2) as usize)).unwrap_or_default();
+        let legend_top = 36.0 + NOTE_ROW * note.len() as f64;
         let (legend, rows) = self.legend_layout();
         let top = (legend_top + rows as f64 * LEGEND_ROW + 4.0).max(48.0);
         let (pw, ph) = (W - LEFT - RIGHT, PLOT_H);
@@ -220,8 +223,9 @@ impl Chart {
             esc(&self.title),
             esc(&self.title)
         );
-        if let Some(note) = &self.note {
-            let _ = writeln!(s, "<text x=\"{LEFT}\" y=\"34\" fill=\"#555\">{}</text>", esc(note));
+        for (i, line) in note.iter().enumerate() {
+            let y = 34.0 + NOTE_ROW * i as f64;
+            let _ = writeln!(s, "<text class=\"note\" x=\"{LEFT}\" y=\"{y}\" fill=\"#555\">{}</text>", esc(line));
         }
         // phases behind everything, alternately shaded, labelled at the top
         for (i, b) in self.bands.iter().enumerate() {
@@ -319,13 +323,16 @@ impl Chart {
         }
         for m in &self.marks {
             let x = px(m.x);
+            // its label on the side with room for it (about 5.5 px a character)
+            let right_of = x + 3.0 + 5.5 * m.label.chars().count() as f64 <= W - RIGHT;
             let _ = writeln!(
                 s,
                 "<line class=\"mark\" x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n\
-                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" font-size=\"10\">{}</text>",
+                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" font-size=\"10\"{}>{}</text>",
                 top + ph,
-                x + 3.0,
+                if right_of { x + 3.0 } else { x - 3.0 },
                 top + 24.0,
+                if right_of { "" } else { " text-anchor=\"end\"" },
                 esc(&m.label)
             );
         }
@@ -471,6 +478,21 @@ fn nice_step(raw: f64) -> f64 {
     [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * p).find(|&s| s >= raw * 0.999).unwrap_or(10.0 * p)
 }
 
+/// Text in lines of at most `chars` characters, broken between words.
+fn wrap(text: &str, chars: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= chars => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 fn clip(text: &str, chars: usize) -> String {
     if text.chars().count() <= chars {
         text.to_string()
@@ -553,6 +575,21 @@ mod tests {
         // the plot starts below the legend's last row
         let top = 36.0 + rows as f64 * LEGEND_ROW + 4.0;
         assert!(svg.contains(&format!("<rect x=\"{LEFT}\" y=\"{top}\"")), "plot not below the legend");
+    }
+
+    #[test]
+    fn long_notes_wrap_and_mark_labels_stay_inside() {
+        let mut c = Chart::new("usl", "USL", Axis::new("N", Unit::Count), Axis::new("IOPS", Unit::Count));
+        c.add("measured", Style::Dots, vec![(1.0, 10.0), (16.0, 850.0)]);
+        c.note = Some("no meaningful fit: sigma and kappa are both 0, at their bound: ".repeat(4));
+        c.marks.push(Mark { x: 16.0, label: "knee (max IOPS/latency) at 855 IOPS".into() });
+        c.marks.push(Mark { x: 1.0, label: "you are here".into() });
+        let svg = c.svg();
+        assert_eq!(svg.matches("class=\"note\"").count(), 2, "a 250-character note in two lines");
+        assert!(wrap(c.note.as_deref().unwrap(), 158).iter().all(|l| l.chars().count() <= 158));
+        // a mark at the right edge is labelled to its left, one at the left to its right
+        assert!(svg.contains("text-anchor=\"end\">knee (max IOPS/latency)"), "{svg}");
+        assert!(!svg.contains("text-anchor=\"end\">you are here"));
     }
 
     #[test]
