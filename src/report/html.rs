@@ -581,11 +581,7 @@ fn curves(s: &RunSummary) -> Vec<Chart> {
         Axis::new("IOPS", Unit::Count),
         Axis::new("mean latency", Unit::Micros),
     );
-    // joined in concurrency order: throughput can fall past the peak, and a line
-    // joined by throughput would zigzag
-    let mut by_n: Vec<&(f64, f64, f64)> = curve.points.iter().collect();
-    by_n.sort_by(|a, b| a.0.total_cmp(&b.0));
-    lx.add("measured", Style::LineDots, by_n.iter().map(|p| (p.1, p.2)).collect());
+    lx.add("measured", Style::LineDots, latency_line(&curve.points));
     if let Some(k) = &curve.knee
         && let Some(p) = curve.points.get(k.max_power)
     {
@@ -605,6 +601,15 @@ fn curves(s: &RunSummary) -> Vec<Chart> {
     }
     out.push(ux);
     out
+}
+
+/// A curve's (concurrency, throughput, latency) points as (throughput, latency) in
+/// concurrency order: throughput can fall past the peak, and a line joined in order of
+/// throughput would zigzag between the steps.
+fn latency_line(points: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
+    let mut by_n: Vec<&(f64, f64, f64)> = points.iter().collect();
+    by_n.sort_by(|a, b| a.0.total_cmp(&b.0));
+    by_n.iter().map(|p| (p.1, p.2)).collect()
 }
 
 /// The fitted USL curve, N* and the fit's parameters on a concurrency–throughput chart
@@ -744,6 +749,14 @@ mod tests {
         assert!(!in_a_phase(&phases, 13, 1) && !in_a_phase(&phases, -1, 1));
         assert!(in_a_phase(&phases, 8, 2), "a bin that holds part of a phase");
         assert!(in_a_phase(&[], 8, 1), "a run without phases draws every second");
+    }
+
+    #[test]
+    fn latency_against_throughput_follows_concurrency() {
+        // pgbench-clients on a busy machine: 16 clients gave less TPS than 8
+        let points = [(16.0, 700.0, 23.0), (1.0, 200.0, 5.0), (8.0, 850.0, 9.4), (4.0, 600.0, 6.7)];
+        let line = latency_line(&points);
+        assert_eq!(line, [(200.0, 5.0), (600.0, 6.7), (850.0, 9.4), (700.0, 23.0)]);
     }
 
     #[test]
