@@ -142,6 +142,8 @@ fn runs_with_nothing_in_common_say_so_plainly() {
         "{table}"
     );
     assert!(table.contains("scenario: steps -> other"), "{table}");
+    // another run's workload of another name is another workload, not qd1 changed
+    assert!(table.contains("workload added: w") && table.contains("workload removed: qd1"), "{table}");
     assert!(!table.contains("figure") && !table.contains(" - "), "no table of dashes:\n{table}");
     assert!(table.lines().count() < 20, "{table}");
 }

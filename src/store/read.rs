@@ -227,27 +227,35 @@ pub fn differences(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWork
     compare(before, after, false)
 }
 
-/// Which settings differ between the workloads of two runs: [`differences`], and also
-/// how long each workload ran and ramped ([`Setting::Duration`]). The steps of one run
-/// may differ in length by design; two runs compared figure by figure may not without
-/// saying so (15 s steps against 5 s steps).
+/// Which settings differ between the workloads of two runs: as [`differences`], and
+/// also how long each workload ran and ramped ([`Setting::Duration`]): the steps of one
+/// run may differ in length by design; two runs compared figure by figure may not
+/// without saying so (15 s steps against 5 s steps). Workloads are paired by name only:
+/// a step replaces the one before it within a run, but a workload of another run with
+/// another name is another workload (`added`, `removed`), not a list of changed settings.
 pub fn run_differences(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)]) -> Vec<Difference> {
     compare(before, after, true)
 }
 
-/// [`differences`], with `timing` also [`run_differences`].
-fn compare(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)], timing: bool) -> Vec<Difference> {
+/// [`differences`], or with `runs` [`run_differences`].
+fn compare(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)], runs: bool) -> Vec<Difference> {
     let named = |list: &[(Ran, &StoredWorkload)], name: &str| list.iter().any(|(r, _)| r.workload == name);
     let gone: Vec<_> = before.iter().filter(|(r, _)| !named(after, &r.workload)).collect();
     let new: Vec<_> = after.iter().filter(|(r, _)| !named(before, &r.workload)).collect();
+    // leftovers paired in order within a run only
+    let replaced = if runs { 0 } else { new.len() };
     let mut out = Vec::new();
     for b in after {
         let pair = match before.iter().find(|(r, _)| r.workload == b.0.workload) {
             Some(a) => Some(a),
-            None => new.iter().position(|n| n.0.workload == b.0.workload).and_then(|i| gone.get(i).copied()),
+            None => new
+                .iter()
+                .position(|n| n.0.workload == b.0.workload)
+                .filter(|&i| i < replaced)
+                .and_then(|i| gone.get(i).copied()),
         };
         match pair {
-            Some(a) => out.extend(settings(a, b, timing)),
+            Some(a) => out.extend(settings(a, b, runs)),
             None => out.push(Difference {
                 setting: Setting::Added,
                 workload: b.0.workload.clone(),
@@ -257,7 +265,7 @@ fn compare(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)], 
             }),
         }
     }
-    for a in gone.iter().skip(new.len()) {
+    for a in gone.iter().skip(replaced) {
         out.push(Difference {
             setting: Setting::Removed,
             workload: a.0.workload.clone(),
@@ -537,6 +545,10 @@ mod tests {
         let d = run_differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&long, 1, &["localhost"]), &long)]);
         assert_eq!(settings_of(&d), [Setting::Duration]);
         assert_eq!((d[0].key.as_deref(), &d[0].before, &d[0].after), (Some("duration"), &json!("15s"), &json!("5s")));
+        // and a workload of another name is another workload, not a changed one
+        let other = stored("oltp", json!({"bs": "8k"}));
+        let d = run_differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&other, 1, &["localhost"]), &other)]);
+        assert_eq!(settings_of(&d), [Setting::Added, Setting::Removed]);
         let fsync = stored("next", json!({"fsync_every": 1}));
         let d = differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&fsync, 1, &["localhost"]), &fsync)]);
         assert_eq!(d[0].key.as_deref(), Some("fsync_every"));
