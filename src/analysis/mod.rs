@@ -3,5 +3,6 @@
 pub mod interference;
 pub mod knee;
 pub mod lint;
+pub mod noise;
 pub mod steady_state;
 pub mod usl;

@@ -34,6 +34,8 @@ impl Unit {
                 v if v >= 120.0 => format!("{} min", trim(v / 60.0)),
                 v => format!("{} s", trim(v)),
             },
+            // a log axis of shares goes below 0.01%: keep its digits
+            Unit::Percent if v > 0.0 && v < 0.01 => format!("{}%", (v * 1e6).round() / 1e6),
             Unit::Percent => format!("{}%", trim(v)),
         }
     }
@@ -79,8 +81,20 @@ pub enum Style {
     Line,
     Dots,
     LineDots,
-    /// A dashed line (a model, a fit).
+    /// A dashed line (a model, a fit, a p99 beside its p50).
     Dashed,
+}
+
+impl Style {
+    /// Its name in the page (`data-style` of a legend entry).
+    pub fn name(self) -> &'static str {
+        match self {
+            Style::Line => "line",
+            Style::Dots => "dots",
+            Style::LineDots => "line-dots",
+            Style::Dashed => "dashed",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -119,18 +133,28 @@ pub struct Chart {
     pub marks: Vec<Mark>,
     /// A line of text under the title (a fit's parameters).
     pub note: Option<String>,
+    /// For time series, the bin width: a line breaks where its points are further
+    /// apart (seconds nothing was measured in), instead of bridging them.
+    pub step: Option<f64>,
 }
 
 /// Colours that stay apart for colour-blind readers and in print (Tableau 10).
 const PALETTE: [&str; 10] =
     ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 
-const W: f64 = 760.0;
-const H: f64 = 320.0;
+/// The page's width (the report's body, less its padding): a chart is drawn at the
+/// size it is read at, and scales down with the window.
+const W: f64 = 1040.0;
+/// The plot area's height; the chart grows above it with the rows of its legend.
+const PLOT_H: f64 = 260.0;
 const LEFT: f64 = 72.0;
 const RIGHT: f64 = 20.0;
-const TOP: f64 = 56.0;
 const BOTTOM: f64 = 48.0;
+/// A legend row's height, and the space a swatch takes before its name.
+const LEGEND_ROW: f64 = 16.0;
+/// A row of the note under the title.
+const NOTE_ROW: f64 = 14.0;
+const SWATCH: f64 = 26.0;
 
 impl Chart {
     pub fn new(id: &str, title: &str, x: Axis, y: Axis) -> Chart {
@@ -143,6 +167,7 @@ impl Chart {
             bands: Vec::new(),
             marks: Vec::new(),
             note: None,
+            step: None,
         }
     }
 
@@ -177,23 +202,30 @@ impl Chart {
             self.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|&v| usable(&self.y, v)).collect();
         let xr = Range::of(&self.x, &xs);
         let yr = Range::of(&self.y, &ys);
-        let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+        // title, note, then the legend's rows, then the plot
+        let note = self.note.as_deref().map(|n| wrap(n, ((W - LEFT - RIGHT) / 6.2) as usize)).unwrap_or_default();
+        let legend_top = 36.0 + NOTE_ROW * note.len() as f64;
+        let (legend, rows) = self.legend_layout();
+        let top = (legend_top + rows as f64 * LEGEND_ROW + 4.0).max(48.0);
+        let (pw, ph) = (W - LEFT - RIGHT, PLOT_H);
+        let h = top + ph + BOTTOM;
         let px = |v: f64| LEFT + pw * xr.frac(v);
-        let py = |v: f64| TOP + ph * (1.0 - yr.frac(v));
+        let py = |v: f64| top + ph * (1.0 - yr.frac(v));
 
         let mut s = String::new();
         let _ = write!(
             s,
-            "<svg id=\"{}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" \
-             height=\"{H}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-label=\"{}\">\n\
+            "<svg id=\"{}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" \
+             height=\"{h}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-label=\"{}\">\n\
              <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
              <text class=\"title\" x=\"{LEFT}\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
             esc(&self.id),
             esc(&self.title),
             esc(&self.title)
         );
-        if let Some(note) = &self.note {
-            let _ = writeln!(s, "<text x=\"{LEFT}\" y=\"34\" fill=\"#555\">{}</text>", esc(note));
+        for (i, line) in note.iter().enumerate() {
+            let y = 34.0 + NOTE_ROW * i as f64;
+            let _ = writeln!(s, "<text class=\"note\" x=\"{LEFT}\" y=\"{y}\" fill=\"#555\">{}</text>", esc(line));
         }
         // phases behind everything, alternately shaded, labelled at the top
         for (i, b) in self.bands.iter().enumerate() {
@@ -204,11 +236,11 @@ impl Chart {
             let fill = if i % 2 == 0 { "#f1f3f6" } else { "#e4e8ee" };
             let _ = writeln!(
                 s,
-                "<rect class=\"band\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{ph}\" fill=\"{fill}\"/>\n\
+                "<rect class=\"band\" x=\"{x0:.1}\" y=\"{top}\" width=\"{:.1}\" height=\"{ph}\" fill=\"{fill}\"/>\n\
                  <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#666\" font-size=\"10\">{}</text>",
                 x1 - x0,
                 x0 + 3.0,
-                TOP + 11.0,
+                top + 11.0,
                 esc(&clip(&b.label, ((x1 - x0) / 6.0) as usize))
             );
         }
@@ -231,30 +263,30 @@ impl Chart {
                 s,
                 "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\n\
                  <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                TOP + ph,
-                TOP + ph + 4.0,
-                TOP + ph + 16.0,
+                top + ph,
+                top + ph + 4.0,
+                top + ph + 16.0,
                 self.x.unit.label(v)
             );
         }
         let _ = writeln!(
             s,
             "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#333\"/>\n\
-             <line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{0:.1}\" stroke=\"#333\"/>\n\
+             <line x1=\"{LEFT}\" y1=\"{top}\" x2=\"{LEFT}\" y2=\"{0:.1}\" stroke=\"#333\"/>\n\
              <text x=\"{2:.1}\" y=\"{3:.1}\" text-anchor=\"middle\">{4}</text>\n\
              <text x=\"14\" y=\"{5:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {5:.1})\">{6}</text>",
-            TOP + ph,
+            top + ph,
             W - RIGHT,
             LEFT + pw / 2.0,
-            H - 10.0,
+            h - 10.0,
             esc(&self.x.label),
-            TOP + ph / 2.0,
+            top + ph / 2.0,
             esc(&self.y.label)
         );
         // the data, clipped to the plot area
         let _ = writeln!(
             s,
-            "<clipPath id=\"{0}-plot\"><rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\"/></clipPath>\n\
+            "<clipPath id=\"{0}-plot\"><rect x=\"{LEFT}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\"/></clipPath>\n\
              <g clip-path=\"url(#{0}-plot)\">",
             esc(&self.id)
         );
@@ -262,16 +294,25 @@ impl Chart {
             let colour = PALETTE[series.colour % PALETTE.len()];
             let pts: Vec<(f64, f64)> =
                 series.points.iter().copied().filter(|&(x, y)| usable(&self.x, x) && usable(&self.y, y)).collect();
-            let _ = write!(s, "<g class=\"series\" data-name=\"{}\" data-points=\"{}\">", esc(&series.name), pts.len());
+            // where it starts on x, for readers (and tests) of the page
+            let from = pts.first().map(|p| p.0).unwrap_or(f64::NAN);
+            let _ = write!(
+                s,
+                "<g class=\"series\" data-name=\"{}\" data-points=\"{}\" data-from=\"{from}\">",
+                esc(&series.name),
+                pts.len()
+            );
             let style = series.style;
             if matches!(style, Style::Line | Style::LineDots | Style::Dashed) && pts.len() > 1 {
-                let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
                 let dash = if style == Style::Dashed { " stroke-dasharray=\"6 4\"" } else { "" };
-                let _ = write!(
-                    s,
-                    "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.6\"{dash} points=\"{}\"/>",
-                    path.join(" ")
-                );
+                for run in self.segments(&pts) {
+                    let path: Vec<String> = run.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+                    let _ = write!(
+                        s,
+                        "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.6\"{dash} points=\"{}\"/>",
+                        path.join(" ")
+                    );
+                }
             }
             if matches!(style, Style::Dots | Style::LineDots) || pts.len() == 1 {
                 for &(x, y) in &pts {
@@ -282,34 +323,94 @@ impl Chart {
         }
         for m in &self.marks {
             let x = px(m.x);
+            // its label on the side with room for it (about 5.5 px a character)
+            let right_of = x + 3.0 + 5.5 * m.label.chars().count() as f64 <= W - RIGHT;
             let _ = writeln!(
                 s,
-                "<line class=\"mark\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n\
-                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" font-size=\"10\">{}</text>",
-                TOP + ph,
-                x + 3.0,
-                TOP + 24.0,
+                "<line class=\"mark\" x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" font-size=\"10\"{}>{}</text>",
+                top + ph,
+                if right_of { x + 3.0 } else { x - 3.0 },
+                top + 24.0,
+                if right_of { "" } else { " text-anchor=\"end\"" },
                 esc(&m.label)
             );
         }
         s.push_str("</g>\n");
-        // legend, one row above the plot
-        let mut lx = LEFT;
-        for series in self.series.iter().filter(|_| self.series.len() > 1) {
-            let colour = PALETTE[series.colour % PALETTE.len()];
+        // the legend, in rows above the plot, each swatch drawn as its series is
+        for (x, row, series) in legend {
+            let y = legend_top + row as f64 * LEGEND_ROW;
             let _ = writeln!(
                 s,
-                "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{colour}\"/>\
-                 <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-                TOP - 16.0,
-                lx + 13.0,
-                TOP - 7.0,
-                esc(&series.name)
+                "<g class=\"legend\" data-name=\"{}\" data-style=\"{}\">{}<text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>",
+                esc(&series.name),
+                series.style.name(),
+                swatch(series, x, y - 4.0),
+                x + SWATCH,
+                y,
+                esc(&clip(&series.name, ((W - RIGHT - x - SWATCH) / 6.5) as usize))
             );
-            lx += 24.0 + 6.5 * series.name.chars().count() as f64;
         }
         s.push_str("</svg>\n");
         s
+    }
+}
+
+impl Chart {
+    /// A line's points in runs that are drawn joined: all of them, or for a time
+    /// series split where a step is missing.
+    fn segments<'a>(&self, pts: &'a [(f64, f64)]) -> Vec<&'a [(f64, f64)]> {
+        let Some(step) = self.step else {
+            return vec![pts];
+        };
+        let mut out = Vec::new();
+        let mut start = 0;
+        for i in 1..pts.len() {
+            if pts[i].0 - pts[i - 1].0 > step * 1.5 {
+                out.push(&pts[start..i]);
+                start = i;
+            }
+        }
+        out.push(&pts[start..]);
+        out
+    }
+
+    /// Where each legend entry goes: (x, row, series), rows wrapping at the chart's
+    /// width, and how many rows. No legend for a single series (the title names it).
+    fn legend_layout(&self) -> (Vec<(f64, usize, &Series)>, usize) {
+        if self.series.len() < 2 {
+            return (Vec::new(), 0);
+        }
+        let (mut x, mut row) = (LEFT, 0);
+        let mut out = Vec::new();
+        for series in &self.series {
+            let width = SWATCH + 6.5 * series.name.chars().count() as f64 + 14.0;
+            if x > LEFT && x + width > W - RIGHT {
+                (x, row) = (LEFT, row + 1);
+            }
+            out.push((x, row, series));
+            x += width;
+        }
+        (out, row + 1)
+    }
+}
+
+/// A legend's swatch for a series at (x, y): a line as the series is drawn (solid,
+/// dashed), a dot for dots, so p50 (solid) and p99 (dashed) of one colour differ here too.
+fn swatch(series: &Series, x: f64, y: f64) -> String {
+    let colour = PALETTE[series.colour % PALETTE.len()];
+    let line = |dash: &str| {
+        format!(
+            "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{colour}\" stroke-width=\"2.5\"{dash}/>",
+            x + SWATCH - 6.0
+        )
+    };
+    let dot = format!("<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{colour}\"/>", x + (SWATCH - 6.0) / 2.0);
+    match series.style {
+        Style::Line => line(""),
+        Style::Dashed => line(" stroke-dasharray=\"6 4\""),
+        Style::Dots => dot,
+        Style::LineDots => line("") + &dot,
     }
 }
 
@@ -377,6 +478,21 @@ fn nice_step(raw: f64) -> f64 {
     [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * p).find(|&s| s >= raw * 0.999).unwrap_or(10.0 * p)
 }
 
+/// Text in lines of at most `chars` characters, broken between words.
+fn wrap(text: &str, chars: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= chars => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 fn clip(text: &str, chars: usize) -> String {
     if text.chars().count() <= chars {
         text.to_string()
@@ -406,6 +522,7 @@ mod tests {
         assert_eq!(Unit::Seconds.label(30.0), "30 s");
         assert_eq!(Unit::Seconds.label(600.0), "10 min");
         assert_eq!(Unit::Percent.label(12.5), "12.5%");
+        assert_eq!(Unit::Percent.label(10f64.powi(-3)), "0.001%");
     }
 
     #[test]
@@ -430,5 +547,57 @@ mod tests {
         assert!(svg.contains("IOPS &lt;per second&gt;") && svg.contains("data-name=\"a&amp;b\" data-points=\"3\""));
         assert!(svg.contains("data-name=\"b\" data-points=\"1\"") && svg.contains("class=\"band\""));
         assert!(!c.is_empty());
+    }
+
+    #[test]
+    fn legends_wrap_and_draw_each_series_as_it_is_drawn() {
+        let mut c = Chart::new("lat", "Latency", Axis::new("time", Unit::Seconds), Axis::log("latency", Unit::Micros));
+        let names: Vec<String> = (0..8).map(|i| format!("oltp-data-{i} write")).collect();
+        for (i, name) in names.iter().enumerate() {
+            c.add_coloured(&format!("{name} p50"), Style::Line, vec![(0.0, 100.0), (1.0, 120.0)], i);
+            c.add_coloured(&format!("{name} p99"), Style::Dashed, vec![(0.0, 900.0), (1.0, 990.0)], i);
+        }
+        let (layout, rows) = c.legend_layout();
+        assert!(rows > 1, "16 entries do not fit one row");
+        assert_eq!(layout.len(), 16);
+        for (x, _, s) in &layout {
+            let width = SWATCH + 6.5 * s.name.chars().count() as f64;
+            assert!(x + width <= W - RIGHT, "{} runs off the chart", s.name);
+        }
+        let svg = c.svg();
+        for name in &names {
+            assert!(svg.contains(&format!("class=\"legend\" data-name=\"{name} p50\" data-style=\"line\"")), "{name}");
+            let p99 = format!("class=\"legend\" data-name=\"{name} p99\" data-style=\"dashed\"><line");
+            let at = svg.find(&p99).unwrap_or_else(|| panic!("{name} p99"));
+            let entry = svg[at..].split("</g>").next().unwrap();
+            assert!(entry.contains("stroke-dasharray"), "p99's swatch is dashed: {entry}");
+        }
+        // the plot starts below the legend's last row
+        let top = 36.0 + rows as f64 * LEGEND_ROW + 4.0;
+        assert!(svg.contains(&format!("<rect x=\"{LEFT}\" y=\"{top}\"")), "plot not below the legend");
+    }
+
+    #[test]
+    fn long_notes_wrap_and_mark_labels_stay_inside() {
+        let mut c = Chart::new("usl", "USL", Axis::new("N", Unit::Count), Axis::new("IOPS", Unit::Count));
+        c.add("measured", Style::Dots, vec![(1.0, 10.0), (16.0, 850.0)]);
+        c.note = Some("no meaningful fit: sigma and kappa are both 0, at their bound: ".repeat(4));
+        c.marks.push(Mark { x: 16.0, label: "knee (max IOPS/latency) at 855 IOPS".into() });
+        c.marks.push(Mark { x: 1.0, label: "you are here".into() });
+        let svg = c.svg();
+        assert_eq!(svg.matches("class=\"note\"").count(), 2, "a 250-character note in two lines");
+        assert!(wrap(c.note.as_deref().unwrap(), 158).iter().all(|l| l.chars().count() <= 158));
+        // a mark at the right edge is labelled to its left, one at the left to its right
+        assert!(svg.contains("text-anchor=\"end\">knee (max IOPS/latency)"), "{svg}");
+        assert!(!svg.contains("text-anchor=\"end\">you are here"));
+    }
+
+    #[test]
+    fn a_time_series_breaks_where_seconds_are_missing() {
+        let mut c = Chart::new("cpu", "CPU", Axis::new("time", Unit::Seconds), Axis::new("CPU", Unit::Percent));
+        c.add("usr", Style::Line, vec![(0.5, 70.0), (1.5, 71.0), (3.5, 72.0), (4.5, 70.0)]);
+        assert_eq!(c.svg().matches("<polyline").count(), 1, "not a time series: joined");
+        c.step = Some(1.0);
+        assert_eq!(c.svg().matches("<polyline").count(), 2, "second 2 is missing: two lines");
     }
 }

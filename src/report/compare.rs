@@ -1,27 +1,93 @@
-//! `fathom compare`: runs side by side. Workloads, ops and phases are matched by name;
-//! each figure gets its change from the first run in percent and the better value is
-//! marked (more IOPS and MB/s, less latency), so "AES on vs off: throughput 2x" or
-//! "hugepages: +7.5% tps" is one glance away, in the terminal, as JSON or as a page.
+//! `fathom compare`: runs side by side, as a performance engineer can trust them. First
+//! what differs between the runs' configurations (every workload setting, how long it
+//! ran, the scenario, the host and fathom's version), then the figures of the phases
+//! that ran the same workloads, each once, each change from the first run called better
+//! or worse only when it exceeds the noise of the runs' own per-second samples
+//! ([`crate::analysis::noise`]), `~` otherwise. Runs that share no phase are said to
+//! have nothing in common instead of a table of dashes. The page overlays each matched
+//! phase's time series aligned at the phase's start.
 
-use super::chart::{Chart, esc};
+use super::chart::{Axis, Chart, Style, Unit, esc};
 use super::format::{count, latency_us, sig3};
 use super::html::{Report, STYLE};
+use super::summary::{RunSummary, phase_window};
 use super::table::render;
+use crate::analysis::noise::{Change, Interval};
 use crate::metrics::summary::OpSummary;
-use crate::store::RunRow;
+use crate::store::read::{Difference, Ran, Setting, StoredWorkload, differences, run_differences};
+use crate::store::{Bin, RunRow};
 use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 #[derive(Debug, Serialize)]
 pub struct Comparison {
     pub runs: Vec<RunRow>,
+    /// Per later run, what differs from the first run's configuration.
+    pub configuration: Vec<Configuration>,
+    /// The stretches compared: the whole runs when none has phases, else each phase
+    /// of the first run with the phase of each other run that ran the same workloads.
+    pub scopes: Vec<Scope>,
+    /// Phases of later runs that match no phase of the first.
+    pub unmatched: Vec<Unmatched>,
+    /// True when no figure is measured in the first run and another: no phase ran
+    /// the same workloads.
+    pub nothing_in_common: bool,
     pub rows: Vec<Row>,
+    /// Per run, the names of its workloads (what "nothing in common" names).
+    #[serde(skip)]
+    workloads: Vec<Vec<String>>,
 }
 
-/// One figure of one workload and op (over the run, or within a phase) in every run.
+/// What differs between a later run's configuration and the first's.
+#[derive(Debug, Serialize)]
+pub struct Configuration {
+    pub run: i64,
+    /// Workload settings, paired by name (see [`run_differences`]).
+    pub workloads: Vec<Difference>,
+    /// The scenario's name, the host and fathom's version (the stored environment,
+    /// its keys flattened: `kernel`, `targets.0.filesystem`).
+    pub facts: Vec<Fact>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Fact {
+    pub key: String,
+    pub before: Value,
+    pub after: Value,
+}
+
+/// A stretch compared: the first run's phase (or the whole run) and, per run, the
+/// phase matched to it.
+#[derive(Debug, Serialize)]
+pub struct Scope {
+    pub label: String,
+    /// Per run, the label of its matched phase; None where no phase matches.
+    pub phases: Vec<Option<String>>,
+    #[serde(skip)]
+    at: Vec<Option<Window>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Unmatched {
+    pub run: i64,
+    pub phase: String,
+}
+
+/// Where a scope lies in one run.
+#[derive(Debug, Clone, Copy)]
+enum Window {
+    /// Each workload's measured window.
+    Whole,
+    /// Phase k of the run.
+    Phase(usize),
+}
+
+/// One figure of one workload and op in one scope, in every run.
 #[derive(Debug, Serialize)]
 pub struct Row {
-    /// `whole run` for the measured window, else the phase's label.
+    /// `whole run`, or the first run's phase label.
     pub scope: String,
     pub workload: String,
     pub op: String,
@@ -30,81 +96,97 @@ pub struct Row {
     pub values: Vec<Option<f64>>,
     /// Per run, the change from the first run in percent.
     pub change_percent: Vec<Option<f64>>,
-    /// The run with the better value, when they differ.
-    pub better: Option<usize>,
+    /// Per run, the 95% confidence interval of the mean of its per-second samples.
+    pub intervals: Vec<Option<Interval>>,
+    /// Per later run against the first: `better`, `worse` or `~` (within the noise).
+    pub verdict: Vec<Option<Change>>,
 }
 
 /// The scope of a workload's figures over its whole measured window.
 const WHOLE: &str = "whole run";
 
-/// (name, higher is better, value of an op's figures)
-type Metric = (&'static str, bool, fn(&OpSummary) -> f64);
+/// A figure compared: its name, whether more is better, its value over a window and
+/// its value in one bin of `bin` seconds (a per-second sample).
+struct Metric {
+    name: &'static str,
+    higher_is_better: bool,
+    figure: fn(&OpSummary) -> f64,
+    sample: fn(&Bin, f64) -> f64,
+}
 
 const METRICS: [Metric; 5] = [
-    ("iops", true, |o| o.iops),
-    ("mb_per_s", true, |o| o.mb_per_s),
-    ("p50_us", false, |o| o.latency.p50_us),
-    ("p99_us", false, |o| o.latency.p99_us),
-    ("p99_9_us", false, |o| o.latency.p99_9_us),
+    Metric { name: "iops", higher_is_better: true, figure: |o| o.iops, sample: |b, s| b.ops as f64 / s },
+    Metric {
+        name: "mb_per_s",
+        higher_is_better: true,
+        figure: |o| o.mb_per_s,
+        sample: |b, s| b.bytes as f64 / s / 1e6,
+    },
+    Metric { name: "p50_us", higher_is_better: false, figure: |o| o.latency.p50_us, sample: |b, _| b.p50_us },
+    Metric { name: "p99_us", higher_is_better: false, figure: |o| o.latency.p99_us, sample: |b, _| b.p99_us },
+    Metric { name: "p99_9_us", higher_is_better: false, figure: |o| o.latency.p99_9_us, sample: |b, _| b.p99_9_us },
 ];
 
 impl Comparison {
     pub fn of(reports: &[Report]) -> Comparison {
-        // every (scope, workload, op) in any run, in the order first seen
-        let mut keys: Vec<(String, String, String)> = Vec::new();
-        for r in reports {
-            let s = &r.summary;
-            let whole = s.workloads.iter().flat_map(|w| &w.ops).map(|o| (WHOLE.to_string(), o));
-            let phased = s.phases.iter().flat_map(|p| p.ops.iter().map(move |o| (p.phase.label.clone(), o)));
-            for (scope, o) in whole.chain(phased) {
-                let key = (scope, o.workload.clone(), o.op.to_string());
-                if !keys.contains(&key) {
-                    keys.push(key);
+        let first = &reports[0].summary;
+        let configuration = reports[1..].iter().map(|r| configuration(first, &r.summary)).collect();
+        let (scopes, unmatched) = scopes(reports);
+        let mut rows = Vec::new();
+        for scope in &scopes {
+            let found = |r: usize| -> Vec<&OpSummary> {
+                let s = &reports[r].summary;
+                match scope.at[r] {
+                    None => Vec::new(),
+                    Some(Window::Whole) => s.workloads.iter().flat_map(|w| &w.ops).collect(),
+                    Some(Window::Phase(k)) => s.phases[k].ops.iter().collect(),
+                }
+            };
+            for base in found(0) {
+                let ops: Vec<Option<&OpSummary>> = (0..reports.len())
+                    .map(|r| found(r).into_iter().find(|o| o.workload == base.workload && o.op == base.op))
+                    .collect();
+                if ops[1..].iter().all(Option::is_none) {
+                    continue;
+                }
+                for m in &METRICS {
+                    rows.push(row(reports, scope, &ops, m));
                 }
             }
         }
-        let find = |r: &Report, (scope, workload, op): &(String, String, String)| -> Option<OpSummary> {
-            let s = &r.summary;
-            let ops: Vec<&OpSummary> = if scope == WHOLE {
-                s.workloads.iter().flat_map(|w| &w.ops).collect()
-            } else {
-                s.phases.iter().filter(|p| &p.phase.label == scope).flat_map(|p| &p.ops).collect()
-            };
-            ops.into_iter().find(|o| &o.workload == workload && o.op == op).cloned()
-        };
-        let mut rows = Vec::new();
-        for key in &keys {
-            let found: Vec<Option<OpSummary>> = reports.iter().map(|r| find(r, key)).collect();
-            for (metric, higher_better, get) in METRICS {
-                let values: Vec<Option<f64>> = found.iter().map(|o| o.as_ref().map(get)).collect();
-                let base = values[0].filter(|b| *b != 0.0);
-                let change_percent = values.iter().map(|v| Some((v.as_ref()? / base? - 1.0) * 100.0)).collect();
-                let present: Vec<(usize, f64)> =
-                    values.iter().enumerate().filter_map(|(i, v)| Some((i, (*v)?))).collect();
-                let best = if higher_better {
-                    present.iter().max_by(|a, b| a.1.total_cmp(&b.1))
-                } else {
-                    present.iter().min_by(|a, b| a.1.total_cmp(&b.1))
-                };
-                let differ = present.iter().any(|p| p.1 != present[0].1);
-                let better = best.filter(|_| present.len() > 1 && differ).map(|b| b.0);
-                rows.push(Row {
-                    scope: key.0.clone(),
-                    workload: key.1.clone(),
-                    op: key.2.clone(),
-                    metric,
-                    values,
-                    change_percent,
-                    better,
-                });
-            }
+        Comparison {
+            runs: reports.iter().map(|r| r.summary.run.clone()).collect(),
+            configuration,
+            scopes,
+            unmatched,
+            nothing_in_common: rows.is_empty(),
+            rows,
+            workloads: reports
+                .iter()
+                .map(|r| r.summary.workloads.iter().map(|w| w.workload.name.clone()).collect())
+                .collect(),
         }
-        Comparison { runs: reports.iter().map(|r| r.summary.run.clone()).collect(), rows }
     }
 
-    /// The terminal table: one line per figure, each run's value, its change from the
-    /// first, and `*` on the better one.
+    /// The terminal: the runs, what differs in their configuration, which phases were
+    /// matched, then one line per figure with each run's value and its change.
     pub fn text(&self) -> String {
+        let mut out = String::new();
+        for r in &self.runs {
+            let _ = writeln!(out, "run {}: {} · {} · {}", r.id, r.scenario, r.started_at, r.status);
+        }
+        out.push('\n');
+        for line in self.configuration_lines() {
+            let _ = writeln!(out, "{line}");
+        }
+        for line in self.matching_lines() {
+            let _ = writeln!(out, "{line}");
+        }
+        out.push('\n');
+        if self.nothing_in_common {
+            let _ = writeln!(out, "{}", self.nothing_in_common_text());
+            return out;
+        }
         let mut header: Vec<String> = vec!["scope".into(), "workload".into(), "op".into(), "figure".into()];
         for (i, r) in self.runs.iter().enumerate() {
             header.push(format!("run {}", r.id));
@@ -118,35 +200,86 @@ impl Comparison {
             .map(|row| {
                 let mut cells = vec![row.scope.clone(), row.workload.clone(), row.op.clone(), label(row.metric).into()];
                 for (i, v) in row.values.iter().enumerate() {
-                    let star = if row.better == Some(i) { " *" } else { "  " };
-                    cells.push(v.map(|v| format!("{}{star}", value(row.metric, v))).unwrap_or_else(|| "-  ".into()));
+                    cells.push(v.map(|v| value(row.metric, v)).unwrap_or_else(|| "-".into()));
                     if i > 0 {
-                        cells.push(row.change_percent[i].map(|c| format!("{c:+.1}%")).unwrap_or_default());
+                        cells.push(change_text(row, i));
                     }
                 }
                 cells
             })
             .collect();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut out = String::new();
-        for r in &self.runs {
-            let _ = writeln!(out, "run {}: {} · {} · {}", r.id, r.scenario, r.started_at, r.status);
-        }
-        out.push('\n');
         out.push_str(&render(&header, &rows, 4));
-        out.push_str("\n* the better value: more IOPS and MB/s, less latency; change is from the first run\n");
+        let _ = writeln!(out, "\n{NOTE}");
         out
     }
 
-    /// A self-contained page: the table, and each run's time series and curves overlaid.
+    /// What differs from the first run, a line each, headed; or that nothing does.
+    fn configuration_lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.configuration {
+            let base = self.runs[0].id;
+            if c.workloads.is_empty() && c.facts.is_empty() {
+                out.push(format!("run {} against run {base}: the same configuration", c.run));
+                continue;
+            }
+            out.push(format!("run {} against run {base}, what differs:", c.run));
+            for d in &c.workloads {
+                out.push(format!("  {}", difference_text(d)));
+            }
+            for f in &c.facts {
+                out.push(format!("  {}: {} -> {}", f.key, json_text(&f.before), json_text(&f.after)));
+            }
+        }
+        out
+    }
+
+    /// Which phase of each run was compared with which, when phases were matched and
+    /// any differs in label or found no match.
+    fn matching_lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let plain = self.scopes.iter().all(|s| s.phases.iter().all(|p| p.as_deref().is_none_or(|p| p == s.label)));
+        if !plain || !self.unmatched.is_empty() {
+            out.push("phases compared (by the workloads they ran):".to_string());
+            for s in &self.scopes {
+                let each: Vec<String> = s
+                    .phases
+                    .iter()
+                    .zip(&self.runs)
+                    .map(|(p, r)| format!("run {}: {}", r.id, p.as_deref().unwrap_or("no match")))
+                    .collect();
+                out.push(format!("  {}", each.join(" · ")));
+            }
+        }
+        for u in &self.unmatched {
+            out.push(format!("  run {}: phase {} matches no phase of run {}", u.run, u.phase, self.runs[0].id));
+        }
+        out
+    }
+
+    fn nothing_in_common_text(&self) -> String {
+        let ran: Vec<String> = self
+            .runs
+            .iter()
+            .zip(&self.workloads)
+            .map(|(r, names)| {
+                format!("run {} ran {}", r.id, if names.is_empty() { "nothing".into() } else { names.join(", ") })
+            })
+            .collect();
+        format!("nothing in common: no phase of these runs ran the same workloads ({}).", ran.join("; "))
+    }
+
+    /// A self-contained page: what differs, the table, and each matched phase's time
+    /// series overlaid from the phase's start.
     pub fn html(&self, reports: &[Report]) -> String {
         let mut h = String::new();
         let ids: Vec<String> = self.runs.iter().map(|r| r.id.to_string()).collect();
         let _ = write!(
             h,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fathom: runs {} compared</title>\
-             <style>{STYLE} td.better{{font-weight:bold;color:#2e7d32}}</style></head>\n<body>\n\
-             <header><h1>Runs {} compared</h1><ul class=\"sub\">",
+             <style>{STYLE} td.better{{font-weight:bold;color:#2e7d32}} td.worse{{font-weight:bold;color:#c62828}} \
+             #configuration li{{list-style:none}} #configuration li.item{{margin-left:2em;list-style:disc}}</style>\
+             </head>\n<body>\n<header><h1>Runs {} compared</h1><ul class=\"sub\">",
             ids.join(", "),
             ids.join(" vs ")
         );
@@ -161,9 +294,36 @@ impl Comparison {
                 esc(&r.status)
             );
         }
-        h.push_str("</ul></header>\n<section id=\"comparison\"><h2>Figures</h2><table><thead><tr><th>scope</th><th>workload</th><th>op</th><th>figure</th>");
-        for (i, id) in ids.iter().enumerate() {
-            let _ = write!(h, "<th>run {id}</th>");
+        h.push_str("</ul></header>\n<section id=\"configuration\"><h2>What differs</h2><ul>");
+        for line in self.configuration_lines().iter().chain(&self.matching_lines()) {
+            match line.strip_prefix("  ") {
+                Some(item) => write!(h, "<li class=\"item\">{}</li>", esc(item)),
+                None => write!(h, "<li><b>{}</b></li>", esc(line)),
+            }
+            .unwrap_or_default();
+        }
+        h.push_str("</ul></section>\n<section id=\"comparison\"><h2>Figures</h2>");
+        if self.nothing_in_common {
+            let _ = writeln!(h, "<p class=\"nothing\">{}</p></section>", esc(&self.nothing_in_common_text()));
+        } else {
+            self.table_html(&mut h);
+        }
+        let overlaid = overlay(self, reports);
+        if !overlaid.is_empty() {
+            h.push_str("<section id=\"overlaid\"><h2>Over time and curves, overlaid</h2>");
+            for c in overlaid {
+                let _ = write!(h, "<figure>{}</figure>", c.svg());
+            }
+            h.push_str("</section>\n");
+        }
+        let _ = write!(h, "<footer>fathom {}</footer>\n</body></html>\n", env!("CARGO_PKG_VERSION"));
+        h
+    }
+
+    fn table_html(&self, h: &mut String) {
+        h.push_str("<table><thead><tr><th>scope</th><th>workload</th><th>op</th><th>figure</th>");
+        for (i, r) in self.runs.iter().enumerate() {
+            let _ = write!(h, "<th>run {}</th>", r.id);
             if i > 0 {
                 h.push_str("<th>change</th>");
             }
@@ -179,45 +339,262 @@ impl Comparison {
                 label(row.metric)
             );
             for (i, v) in row.values.iter().enumerate() {
-                let class = if row.better == Some(i) { " class=\"better\"" } else { "" };
                 let text = v.map(|v| value(row.metric, v)).unwrap_or_else(|| "-".into());
-                let _ = write!(h, "<td{class} data-value=\"{}\">{text}</td>", v.unwrap_or(f64::NAN));
+                let _ = write!(h, "<td data-value=\"{}\">{text}</td>", v.unwrap_or(f64::NAN));
                 if i > 0 {
-                    let _ = write!(
-                        h,
-                        "<td>{}</td>",
-                        row.change_percent[i].map(|c| format!("{c:+.1}%")).unwrap_or_default()
-                    );
+                    let class = match row.verdict[i] {
+                        Some(Change::Better) => "better",
+                        Some(Change::Worse) => "worse",
+                        _ => "noise",
+                    };
+                    let _ = write!(h, "<td class=\"{class}\">{}</td>", esc(&change_text(row, i)));
                 }
             }
             h.push_str("</tr>");
         }
-        h.push_str("</tbody></table><p class=\"note\">Bold: the better value (more IOPS and MB/s, less latency). Change is from the first run.</p></section>\n");
-        let overlaid = overlay(reports);
-        if !overlaid.is_empty() {
-            h.push_str("<section id=\"overlaid\"><h2>Over time and curves, overlaid</h2>");
-            for c in overlaid {
-                let _ = write!(h, "<figure>{}</figure>", c.svg());
-            }
-            h.push_str("</section>\n");
-        }
-        let _ = write!(h, "<footer>fathom {}</footer>\n</body></html>\n", env!("CARGO_PKG_VERSION"));
-        h
+        let _ = writeln!(h, "</tbody></table><p class=\"note\">{}</p></section>", esc(NOTE));
     }
 }
 
-/// Each run's charts of the same kind in one chart, series named after their run.
-fn overlay(reports: &[Report]) -> Vec<Chart> {
+/// How a change is judged, under every table.
+const NOTE: &str = "change is from the first run: better or worse only where the 95% confidence intervals of the \
+                    mean of each run's per-second samples do not overlap (more IOPS and MB/s, less latency are \
+                    better); ~ within that noise";
+
+/// One figure's row: values, changes, intervals of the per-second samples, verdicts.
+fn row(reports: &[Report], scope: &Scope, ops: &[Option<&OpSummary>], m: &Metric) -> Row {
+    let values: Vec<Option<f64>> = ops.iter().map(|o| o.map(m.figure)).collect();
+    let samples: Vec<Vec<f64>> = ops
+        .iter()
+        .enumerate()
+        .map(|(r, o)| match (o, scope.at[r]) {
+            (Some(o), Some(at)) => samples(&reports[r], &o.workload, o.op, at, m),
+            _ => Vec::new(),
+        })
+        .collect();
+    let base = values[0].filter(|b| *b != 0.0);
+    let change_percent = values.iter().map(|v| Some((v.as_ref()? / base? - 1.0) * 100.0)).collect();
+    let verdict = values
+        .iter()
+        .zip(&samples)
+        .enumerate()
+        .map(|(r, (v, s))| {
+            (r > 0 && v.is_some() && values[0].is_some()).then(|| Change::judge(&samples[0], s, m.higher_is_better))
+        })
+        .collect();
+    Row {
+        scope: scope.label.clone(),
+        workload: ops[0].map(|o| o.workload.clone()).unwrap_or_default(),
+        op: ops[0].map(|o| o.op.to_string()).unwrap_or_default(),
+        metric: m.name,
+        values,
+        change_percent,
+        intervals: samples.iter().map(|s| Interval::of(s)).collect(),
+        verdict,
+    }
+}
+
+/// A figure's per-second samples (per bin, for runs long enough to be binned) of one
+/// workload and op over its part of a scope: whole bins only.
+fn samples(r: &Report, workload: &str, op: &str, at: Window, m: &Metric) -> Vec<f64> {
+    let s = &r.summary;
+    let Some(i) = s.workloads.iter().position(|w| w.workload.name == workload) else {
+        return Vec::new();
+    };
+    let w = &s.workloads[i].workload;
+    let (from, to) = match at {
+        Window::Whole => w.measured_window(),
+        Window::Phase(k) => phase_window(w, &s.phases[k].phase),
+    };
+    let bin = r.bin as f64;
+    s.scans[i]
+        .bins
+        .iter()
+        .filter(|b| b.op.as_str() == op && b.t as f64 >= from && (b.t as f64 + bin) <= to)
+        .map(|b| (m.sample)(b, bin))
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+/// What differs between run `b`'s configuration and run `a`'s.
+fn configuration(a: &RunSummary, b: &RunSummary) -> Configuration {
+    let mut facts = Vec::new();
+    if a.run.scenario != b.run.scenario {
+        facts.push(Fact {
+            key: "scenario".into(),
+            before: a.run.scenario.clone().into(),
+            after: b.run.scenario.clone().into(),
+        });
+    }
+    let (mut ea, mut eb) = (BTreeMap::new(), BTreeMap::new());
+    flatten("", &a.run.environment, &mut ea);
+    flatten("", &b.run.environment, &mut eb);
+    for key in ea.keys().chain(eb.keys()).collect::<BTreeSet<_>>() {
+        let (x, y) = (ea.get(key).cloned().unwrap_or_default(), eb.get(key).cloned().unwrap_or_default());
+        if x != y {
+            facts.push(Fact { key: key.clone(), before: x, after: y });
+        }
+    }
+    Configuration { run: b.run.id, workloads: run_differences(&ran_whole(a), &ran_whole(b)), facts }
+}
+
+/// What ran over a whole run: each workload with all its workers, on its hosts.
+fn ran_whole(s: &RunSummary) -> Vec<(Ran, &StoredWorkload)> {
+    s.workloads
+        .iter()
+        .map(|w| {
+            let hosts = if w.stored.placed() { w.stored.hosts.clone() } else { vec!["localhost".to_string()] };
+            let ran = Ran {
+                workload: w.workload.name.clone(),
+                idx: w.stored.idx,
+                workers: w.workload.workers,
+                depth: w.stored.iodepth,
+                hosts,
+            };
+            (ran, &w.stored)
+        })
+        .collect()
+}
+
+/// A JSON value's leaves by dotted path: `targets.0.filesystem`.
+fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
+    let key = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, v)| flatten(&key(k), v, out)),
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| flatten(&key(&i.to_string()), v, out)),
+        leaf => {
+            out.insert(prefix.to_string(), leaf.clone());
+        }
+    }
+}
+
+/// The scopes compared and the later runs' phases left unmatched. Runs without
+/// several phases compare as wholes; otherwise each phase of the first run is matched,
+/// in each other run, to an unused phase that ran the same workloads (by name), the one
+/// whose settings differ least, then the one of the same label, then the earliest.
+fn scopes(reports: &[Report]) -> (Vec<Scope>, Vec<Unmatched>) {
+    let summaries: Vec<&RunSummary> = reports.iter().map(|r| &r.summary).collect();
+    if summaries.iter().all(|s| s.phases.len() <= 1) {
+        let whole = Scope {
+            label: WHOLE.into(),
+            phases: summaries.iter().map(|_| Some(WHOLE.to_string())).collect(),
+            at: summaries.iter().map(|_| Some(Window::Whole)).collect(),
+        };
+        return (vec![whole], Vec::new());
+    }
+    let first = summaries[0];
+    let mut at: Vec<Vec<Option<Window>>> = (0..first.phases.len()).map(|k| vec![Some(Window::Phase(k))]).collect();
+    let mut unmatched = Vec::new();
+    for other in &summaries[1..] {
+        let mut used = vec![false; other.phases.len()];
+        for (k, scope) in at.iter_mut().enumerate() {
+            let a = ran_in(first, k);
+            let names: BTreeSet<&str> = a.iter().map(|(r, _)| r.workload.as_str()).collect();
+            let best = (0..other.phases.len())
+                .filter(|&j| !used[j])
+                .map(|j| (j, ran_in(other, j)))
+                .filter(|(_, b)| {
+                    !names.is_empty() && b.iter().map(|(r, _)| r.workload.as_str()).collect::<BTreeSet<_>>() == names
+                })
+                .min_by_key(|(j, b)| {
+                    (differences(&a, b).len(), other.phases[*j].phase.label != first.phases[k].phase.label, *j)
+                })
+                .map(|(j, _)| j);
+            if let Some(j) = best {
+                used[j] = true;
+            }
+            scope.push(best.map(Window::Phase));
+        }
+        for (j, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
+            unmatched.push(Unmatched { run: other.run.id, phase: other.phases[j].phase.label.clone() });
+        }
+    }
+    let scopes = at
+        .into_iter()
+        .enumerate()
+        .map(|(k, at)| Scope {
+            label: first.phases[k].phase.label.clone(),
+            phases: at
+                .iter()
+                .zip(&summaries)
+                .map(|(w, s)| match w {
+                    Some(Window::Phase(j)) => Some(s.phases[*j].phase.label.clone()),
+                    _ => None,
+                })
+                .collect(),
+            at,
+        })
+        .collect();
+    (scopes, unmatched)
+}
+
+/// What ran in phase `k` of a run, with each workload's settings.
+fn ran_in(s: &RunSummary, k: usize) -> Vec<(Ran, &StoredWorkload)> {
+    s.phases[k]
+        .facts
+        .ran
+        .iter()
+        .filter_map(|r| Some((r.clone(), &s.workloads.iter().find(|w| w.stored.idx == r.idx)?.stored)))
+        .collect()
+}
+
+/// Per scope, IOPS and p99 of each run's workloads over seconds since the scope began
+/// in that run (each phase aligned at its own start), then the runs' curves overlaid.
+fn overlay(c: &Comparison, reports: &[Report]) -> Vec<Chart> {
     let mut out = Vec::new();
-    for id in ["ts-iops", "ts-mbps", "ts-latency", "curve-latency", "curve-usl"] {
+    for (i, scope) in c.scopes.iter().enumerate() {
+        let since = || Axis::new("seconds since the phase began", Unit::Seconds);
+        let what = if scope.label == WHOLE { "the whole run".to_string() } else { format!("phase {}", scope.label) };
+        let mut iops =
+            Chart::new(&format!("cmp-{i}-iops"), &format!("IOPS: {what}"), since(), Axis::new("IOPS", Unit::Count));
+        let mut p99 = Chart::new(
+            &format!("cmp-{i}-p99"),
+            &format!("Latency p99: {what}"),
+            since(),
+            Axis::log("p99", Unit::Micros),
+        );
+        for (r, report) in reports.iter().enumerate() {
+            let Some(at) = scope.at[r] else { continue };
+            let s = &report.summary;
+            let (start, end) = match at {
+                Window::Whole => (
+                    s.workloads.iter().map(|w| w.workload.start_t).min().unwrap_or(0),
+                    s.workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0),
+                ),
+                Window::Phase(k) => {
+                    let p = &s.phases[k].phase;
+                    (p.start_t, p.end_t.unwrap_or(i64::MAX))
+                }
+            };
+            let bin = report.bin as f64;
+            for (w, scan) in s.workloads.iter().zip(&s.scans) {
+                let mut rate: BTreeMap<i64, f64> = BTreeMap::new();
+                let mut lat: Vec<(f64, f64)> = Vec::new();
+                for b in scan.bins.iter().filter(|b| b.t >= start && b.t < end && !b.op.is_network()) {
+                    let x = (b.t - start) as f64 + bin / 2.0;
+                    *rate.entry(b.t).or_default() += b.ops as f64 / bin;
+                    if b.p99_us.is_finite() {
+                        lat.push((x, b.p99_us));
+                    }
+                }
+                let name = format!("run {}: {}", s.run.id, w.workload.name);
+                let rate: Vec<(f64, f64)> =
+                    rate.into_iter().map(|(t, v)| ((t - start) as f64 + bin / 2.0, v)).collect();
+                if !rate.is_empty() {
+                    iops.add(&name, Style::Line, rate);
+                }
+                if !lat.is_empty() {
+                    p99.add(&name, Style::Line, lat);
+                }
+            }
+        }
+        out.extend([iops, p99].into_iter().filter(|c| !c.is_empty()));
+    }
+    for id in ["curve-latency", "curve-usl"] {
         let mut merged: Option<Chart> = None;
         for r in reports {
             let Some(c) = r.charts.iter().find(|c| c.id == id) else { continue };
-            let m = merged.get_or_insert_with(|| {
-                let mut m = Chart::new(&format!("cmp-{id}"), &c.title, c.x.clone(), c.y.clone());
-                m.note = Some("series are prefixed with their run".into());
-                m
-            });
+            let m = merged.get_or_insert_with(|| Chart::new(&format!("cmp-{id}"), &c.title, c.x.clone(), c.y.clone()));
             for s in &c.series {
                 m.add(&format!("run {}: {}", r.summary.run.id, s.name), s.style, s.points.clone());
             }
@@ -225,6 +602,33 @@ fn overlay(reports: &[Report]) -> Vec<Chart> {
         out.extend(merged);
     }
     out
+}
+
+/// `+12.3% better`, `-0.7% ~`.
+fn change_text(row: &Row, i: usize) -> String {
+    let pct = row.change_percent[i].map(|c| format!("{c:+.1}% ")).unwrap_or_default();
+    row.verdict[i].map(|v| format!("{pct}{}", v.as_str())).unwrap_or_default()
+}
+
+/// `r: duration 1s -> 3s`, `r: block size 4k -> 64k`, `workload added: w`.
+fn difference_text(d: &Difference) -> String {
+    match d.setting {
+        Setting::Added => format!("workload added: {}", d.workload),
+        Setting::Removed => format!("workload removed: {}", d.workload),
+        _ => {
+            let what = d.key.clone().unwrap_or_else(|| d.setting.describe().to_string());
+            format!("{}: {what} {} -> {}", d.workload, json_text(&d.before), json_text(&d.after))
+        }
+    }
+}
+
+/// A stored value as a reader writes it: strings bare, null as `-`.
+fn json_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
 }
 
 fn label(metric: &str) -> &str {

@@ -22,6 +22,8 @@ const MAX_POINTS: i64 = 1500;
 pub struct Report {
     pub summary: RunSummary,
     pub charts: Vec<Chart>,
+    /// Seconds per bin of the summary's time series (`scans[..].bins`).
+    pub bin: i64,
 }
 
 impl Report {
@@ -39,7 +41,7 @@ impl Report {
         }
         charts.extend(curves(&summary));
         charts.extend(histograms(&summary));
-        Ok(Report { summary, charts })
+        Ok(Report { summary, charts, bin })
     }
 
     /// The whole page.
@@ -461,11 +463,13 @@ fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
     let mut mbps = Chart::new("ts-mbps", &format!("Throughput ({per})"), time(), Axis::new("MB/s", Unit::Count));
     let mut lat =
         Chart::new("ts-latency", &format!("Latency p50 and p99 ({per})"), time(), Axis::log("latency", Unit::Micros));
+    let mut tail =
+        Chart::new("ts-p99-9", &format!("Latency p99.9 ({per})"), time(), Axis::log("latency", Unit::Micros));
     let mid = |t: i64| t as f64 + bin as f64 / 2.0;
     let several_ops = s.workloads.iter().any(|w| w.ops.len() > 1);
     for (i, (w, scan)) in s.workloads.iter().zip(&s.scans).enumerate() {
         let mut totals: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
-        let mut p: BTreeMap<Op, Vec<(f64, f64, f64)>> = BTreeMap::new();
+        let mut p: BTreeMap<Op, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
         for b in &scan.bins {
             if b.op != Op::Sync {
                 let t = totals.entry(b.t).or_default();
@@ -473,7 +477,7 @@ fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
                 t.1 += b.bytes;
             }
             if b.p50_us.is_finite() && !b.op.is_network() {
-                p.entry(b.op).or_default().push((mid(b.t), b.p50_us, b.p99_us));
+                p.entry(b.op).or_default().push((mid(b.t), b.p50_us, b.p99_us, b.p99_9_us));
             }
         }
         let name = &w.workload.name;
@@ -497,13 +501,15 @@ fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
                 points.iter().map(|q| (q.0, q.2)).collect(),
                 colour,
             );
+            tail.add_coloured(&label, Style::Line, points.iter().map(|q| (q.0, q.3)).collect(), colour);
         }
     }
     let (bands, marks) = timeline_decor(s);
-    let mut charts = vec![iops, mbps, lat];
+    let mut charts = vec![iops, mbps, lat, tail];
     for c in &mut charts {
         c.bands = bands.clone();
         c.marks = marks.clone();
+        c.step = Some(bin as f64);
     }
     charts.into_iter().filter(|c| !c.is_empty()).collect()
 }
@@ -515,10 +521,15 @@ fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
         return Ok(Vec::new());
     }
     let mid = bin as f64 / 2.0;
+    // seconds between phases (a workload being laid out) ran nothing: left out, so a
+    // line breaks there instead of dipping to 0
+    let end = s.workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0);
+    let phases: Vec<(i64, i64)> = s.phases.iter().map(|p| (p.phase.start_t, p.phase.end_t.unwrap_or(end))).collect();
     let series = |source: &str, name: &str| -> Result<Vec<(f64, f64)>> {
         Ok(store
             .observation_series(s.run.id, source, name, bin)?
             .into_iter()
+            .filter(|(t, _)| in_a_phase(&phases, *t, bin))
             .map(|(t, v)| (t as f64 + mid, v))
             .collect())
     };
@@ -562,8 +573,15 @@ fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
     for c in &mut charts {
         c.bands = bands.clone();
         c.marks = marks.clone();
+        c.step = Some(bin as f64);
     }
     Ok(charts.into_iter().filter(|c| !c.is_empty()).collect())
+}
+
+/// True when the bin of `bin` seconds from `t` overlaps a phase (`[start, end)`), or
+/// there are no phases: the seconds between phases ran nothing.
+fn in_a_phase(phases: &[(i64, i64)], t: i64, bin: i64) -> bool {
+    phases.is_empty() || phases.iter().any(|&(start, end)| start < t + bin && t < end)
 }
 
 /// Latency vs throughput with the knee, and concurrency vs throughput with the USL fit,
@@ -579,9 +597,7 @@ fn curves(s: &RunSummary) -> Vec<Chart> {
         Axis::new("IOPS", Unit::Count),
         Axis::new("mean latency", Unit::Micros),
     );
-    let mut by_iops: Vec<(f64, f64)> = curve.points.iter().map(|p| (p.1, p.2)).collect();
-    by_iops.sort_by(|a, b| a.0.total_cmp(&b.0));
-    lx.add("measured", Style::LineDots, by_iops);
+    lx.add("measured", Style::LineDots, latency_line(&curve.points));
     if let Some(k) = &curve.knee
         && let Some(p) = curve.points.get(k.max_power)
     {
@@ -601,6 +617,15 @@ fn curves(s: &RunSummary) -> Vec<Chart> {
     }
     out.push(ux);
     out
+}
+
+/// A curve's (concurrency, throughput, latency) points as (throughput, latency) in
+/// concurrency order: throughput can fall past the peak, and a line joined in order of
+/// throughput would zigzag between the steps.
+fn latency_line(points: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
+    let mut by_n: Vec<&(f64, f64, f64)> = points.iter().collect();
+    by_n.sort_by(|a, b| a.0.total_cmp(&b.0));
+    by_n.iter().map(|p| (p.1, p.2)).collect()
 }
 
 /// The fitted USL curve, N* and the fit's parameters on a concurrency–throughput chart
@@ -653,7 +678,8 @@ fn histograms(s: &RunSummary) -> Vec<Chart> {
             &format!("hist-{i}"),
             &format!("Latency distribution: {label}"),
             Axis::log("latency", Unit::Micros),
-            Axis::new("share of IOs", Unit::Percent),
+            // a log share, so the tail behind p99 (0.01% of IOs) shows
+            Axis::log("share of IOs", Unit::Percent),
         );
         for (w, scan) in s.workloads.iter().zip(&s.scans) {
             for (op, stats) in &scan.windows[window] {
@@ -728,6 +754,25 @@ mod tests {
         assert_eq!(bin_for(1501), 2);
         assert_eq!(bin_for(86_400), 60);
         assert!(86_400 / bin_for(86_400) <= MAX_POINTS);
+    }
+
+    #[test]
+    fn seconds_between_phases_are_not_drawn() {
+        // quickstart: qd4 ends at 8, qd16 begins at 9 (its file laid out between)
+        let phases = [(0, 4), (4, 8), (9, 13)];
+        assert!(in_a_phase(&phases, 7, 1) && in_a_phase(&phases, 9, 1));
+        assert!(!in_a_phase(&phases, 8, 1), "nothing ran in second 8");
+        assert!(!in_a_phase(&phases, 13, 1) && !in_a_phase(&phases, -1, 1));
+        assert!(in_a_phase(&phases, 8, 2), "a bin that holds part of a phase");
+        assert!(in_a_phase(&[], 8, 1), "a run without phases draws every second");
+    }
+
+    #[test]
+    fn latency_against_throughput_follows_concurrency() {
+        // pgbench-clients on a busy machine: 16 clients gave less TPS than 8
+        let points = [(16.0, 700.0, 23.0), (1.0, 200.0, 5.0), (8.0, 850.0, 9.4), (4.0, 600.0, 6.7)];
+        let line = latency_line(&points);
+        assert_eq!(line, [(200.0, 5.0), (600.0, 6.7), (850.0, 9.4), (700.0, 23.0)]);
     }
 
     #[test]

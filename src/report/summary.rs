@@ -6,7 +6,7 @@ use super::measured::{Fidelity, HostSummary, PhaseSummary, WorkloadSummary};
 use crate::error::{Error, Result};
 use crate::metrics::summary::OpSummary;
 use crate::store::read::StoredWorkload;
-use crate::store::{EventRow, ExpectationRow, Observed, RunRow, Scan, Store, WarningRow, WorkloadRow};
+use crate::store::{EventRow, ExpectationRow, Observed, PhaseRow, RunRow, Scan, Store, WarningRow, WorkloadRow};
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
@@ -47,10 +47,7 @@ impl RunSummary {
             .iter()
             .map(|w| {
                 let (from, to) = w.measured_window();
-                let phases = phase_rows.iter().map(move |p| {
-                    let end = p.end_t.map(|e| e as f64).unwrap_or(to);
-                    ((p.start_t as f64).max(from), end.min(to).floor())
-                });
+                let phases = phase_rows.iter().map(move |p| phase_window(w, p));
                 std::iter::once((from, to.ceil())).chain(phases).collect()
             })
             .collect();
@@ -137,6 +134,14 @@ impl RunSummary {
             .flat_map(|w| &w.ops)
             .max_by(|a, b| a.iops.total_cmp(&b.iops).then(a.mb_per_s.total_cmp(&b.mb_per_s)))
     }
+}
+
+/// A workload's part of a phase, in seconds of the run clock: the phase's stretch
+/// within the workload's measured window (empty when they do not overlap).
+pub fn phase_window(w: &WorkloadRow, p: &PhaseRow) -> (f64, f64) {
+    let (from, to) = w.measured_window();
+    let end = p.end_t.map(|e| e as f64).unwrap_or(to);
+    ((p.start_t as f64).max(from), end.min(to).floor())
 }
 
 /// Scans every workload's windows (whole seconds: a window's fractional end is cut),

@@ -418,13 +418,13 @@ impl Store {
         }
         // the bin being filled: its index and latency per op
         let mut open: Option<(i64, BTreeMap<Op, Histogram<u64>>)> = None;
-        let mut closed: BTreeMap<(i64, Op), (f64, f64)> = BTreeMap::new();
+        let mut closed: BTreeMap<(i64, Op), (f64, f64, f64)> = BTreeMap::new();
         let close = |open: Option<(i64, BTreeMap<Op, Histogram<u64>>)>,
-                     closed: &mut BTreeMap<(i64, Op), (f64, f64)>| {
+                     closed: &mut BTreeMap<(i64, Op), (f64, f64, f64)>| {
             if let Some((k, hists)) = open {
                 for (op, h) in hists {
                     let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
-                    closed.insert((k, op), (q(0.5), q(0.99)));
+                    closed.insert((k, op), (q(0.5), q(0.99), q(0.999)));
                 }
             }
         };
@@ -468,8 +468,9 @@ impl Store {
             out.bins = bin_counts
                 .into_iter()
                 .map(|((k, op), (ops, bytes))| {
-                    let (p50_us, p99_us) = closed.get(&(k, op)).copied().unwrap_or((f64::NAN, f64::NAN));
-                    Bin { t: k * b, op, ops, bytes, p50_us, p99_us }
+                    let (p50_us, p99_us, p99_9_us) =
+                        closed.get(&(k, op)).copied().unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+                    Bin { t: k * b, op, ops, bytes, p50_us, p99_us, p99_9_us }
                 })
                 .collect();
         }
@@ -528,6 +529,7 @@ pub struct Bin {
     pub bytes: u64,
     pub p50_us: f64,
     pub p99_us: f64,
+    pub p99_9_us: f64,
 }
 
 /// A histogram added to one stored before for the same key (a late sample), encoded.

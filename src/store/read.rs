@@ -45,12 +45,18 @@ pub struct StoredWorkload {
     pub link_bps: Option<f64>,
     /// Every other setting of the profile, compared as stored (see [`differences`]).
     pub other: BTreeMap<String, Value>,
+    /// How long it ran and ramped (`duration`, `ramp` as stored): not what a workload
+    /// does, so phases are not told apart by it, but two runs are ([`run_differences`]).
+    pub timing: BTreeMap<String, Value>,
 }
 
 /// Profile keys that say nothing about what a workload does to the storage: its name,
 /// how long it ran, its worker group's name, where its file is called, and `placement`
 /// (its hosts are compared as `hosts`).
 const NOT_SETTINGS: [&str; 6] = ["name", "duration", "ramp", "group", "file", "placement"];
+
+/// Profile keys of how long a workload runs, kept as [`StoredWorkload::timing`].
+const TIMING: [&str; 2] = ["duration", "ramp"];
 
 /// Profile keys decoded into typed fields of [`StoredWorkload`].
 const TYPED: [&str; 13] = [
@@ -107,6 +113,11 @@ impl StoredWorkload {
                 .filter(|(k, _)| !NOT_SETTINGS.contains(&k.as_str()) && !TYPED.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            timing: p
+                .iter()
+                .filter(|(k, _)| TIMING.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
     }
 
@@ -160,6 +171,8 @@ pub enum Setting {
     Engine,
     /// Any other key of the stored profile (its name in `key`).
     Other,
+    /// How long it ran or ramped (`duration` or `ramp` in `key`): only between runs.
+    Duration,
 }
 
 impl Setting {
@@ -180,6 +193,7 @@ impl Setting {
             Setting::Direct => "direct IO",
             Setting::Engine => "engine",
             Setting::Other => "other settings",
+            Setting::Duration => "duration",
         }
     }
 }
@@ -210,17 +224,38 @@ pub struct Difference {
 /// profile that differ only in concurrency give only `depth`, `jobs`, `workers` and
 /// `hosts`; identical phases give nothing.
 pub fn differences(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)]) -> Vec<Difference> {
+    compare(before, after, false)
+}
+
+/// Which settings differ between the workloads of two runs: as [`differences`], and
+/// also how long each workload ran and ramped ([`Setting::Duration`]): the steps of one
+/// run may differ in length by design; two runs compared figure by figure may not
+/// without saying so (15 s steps against 5 s steps). Workloads are paired by name only:
+/// a step replaces the one before it within a run, but a workload of another run with
+/// another name is another workload (`added`, `removed`), not a list of changed settings.
+pub fn run_differences(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)]) -> Vec<Difference> {
+    compare(before, after, true)
+}
+
+/// [`differences`], or with `runs` [`run_differences`].
+fn compare(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)], runs: bool) -> Vec<Difference> {
     let named = |list: &[(Ran, &StoredWorkload)], name: &str| list.iter().any(|(r, _)| r.workload == name);
     let gone: Vec<_> = before.iter().filter(|(r, _)| !named(after, &r.workload)).collect();
     let new: Vec<_> = after.iter().filter(|(r, _)| !named(before, &r.workload)).collect();
+    // leftovers paired in order within a run only
+    let replaced = if runs { 0 } else { new.len() };
     let mut out = Vec::new();
     for b in after {
         let pair = match before.iter().find(|(r, _)| r.workload == b.0.workload) {
             Some(a) => Some(a),
-            None => new.iter().position(|n| n.0.workload == b.0.workload).and_then(|i| gone.get(i).copied()),
+            None => new
+                .iter()
+                .position(|n| n.0.workload == b.0.workload)
+                .filter(|&i| i < replaced)
+                .and_then(|i| gone.get(i).copied()),
         };
         match pair {
-            Some(a) => out.extend(settings(a, b)),
+            Some(a) => out.extend(settings(a, b, runs)),
             None => out.push(Difference {
                 setting: Setting::Added,
                 workload: b.0.workload.clone(),
@@ -230,7 +265,7 @@ pub fn differences(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWork
             }),
         }
     }
-    for a in gone.iter().skip(new.len()) {
+    for a in gone.iter().skip(replaced) {
         out.push(Difference {
             setting: Setting::Removed,
             workload: a.0.workload.clone(),
@@ -242,8 +277,9 @@ pub fn differences(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWork
     out
 }
 
-/// The settings of one workload pair that differ, in the order [`differences`] lists.
-fn settings(a: &(Ran, &StoredWorkload), b: &(Ran, &StoredWorkload)) -> Vec<Difference> {
+/// The settings of one workload pair that differ, in the order [`differences`] lists,
+/// and with `timing` their durations and ramps.
+fn settings(a: &(Ran, &StoredWorkload), b: &(Ran, &StoredWorkload), timing: bool) -> Vec<Difference> {
     let ((ra, wa), (rb, wb)) = (a, b);
     let blocks = |w: &StoredWorkload| w.bs.to_string();
     let mix = |w: &StoredWorkload| {
@@ -269,17 +305,23 @@ fn settings(a: &(Ran, &StoredWorkload), b: &(Ran, &StoredWorkload)) -> Vec<Diffe
         .filter(|(_, x, y)| x != y)
         .map(|(setting, before, after)| Difference { setting, workload: rb.workload.clone(), key: None, before, after })
         .collect();
-    let keys: std::collections::BTreeSet<&String> = wa.other.keys().chain(wb.other.keys()).collect();
-    for key in keys {
-        let (x, y) = (wa.other.get(key).cloned().unwrap_or_default(), wb.other.get(key).cloned().unwrap_or_default());
-        if x != y {
-            out.push(Difference {
-                setting: Setting::Other,
-                workload: rb.workload.clone(),
-                key: Some(key.clone()),
-                before: x,
-                after: y,
-            });
+    let mut keyed = vec![(Setting::Other, &wa.other, &wb.other)];
+    if timing {
+        keyed.push((Setting::Duration, &wa.timing, &wb.timing));
+    }
+    for (setting, ka, kb) in keyed {
+        let keys: std::collections::BTreeSet<&String> = ka.keys().chain(kb.keys()).collect();
+        for key in keys {
+            let (x, y) = (ka.get(key).cloned().unwrap_or_default(), kb.get(key).cloned().unwrap_or_default());
+            if x != y {
+                out.push(Difference {
+                    setting: setting.clone(),
+                    workload: rb.workload.clone(),
+                    key: Some(key.clone()),
+                    before: x,
+                    after: y,
+                });
+            }
         }
     }
     out
@@ -498,6 +540,15 @@ mod tests {
             let d = differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&other, 1, &["localhost"]), &other)]);
             assert_eq!(settings_of(&d), expected, "{change}");
         }
+        // between runs, how long a workload ran is named too
+        let long = stored("4k-read", json!({"duration": "5s"}));
+        let d = run_differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&long, 1, &["localhost"]), &long)]);
+        assert_eq!(settings_of(&d), [Setting::Duration]);
+        assert_eq!((d[0].key.as_deref(), &d[0].before, &d[0].after), (Some("duration"), &json!("15s"), &json!("5s")));
+        // and a workload of another name is another workload, not a changed one
+        let other = stored("oltp", json!({"bs": "8k"}));
+        let d = run_differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&other, 1, &["localhost"]), &other)]);
+        assert_eq!(settings_of(&d), [Setting::Added, Setting::Removed]);
         let fsync = stored("next", json!({"fsync_every": 1}));
         let d = differences(&[(ran(&base, 1, &["localhost"]), &base)], &[(ran(&fsync, 1, &["localhost"]), &fsync)]);
         assert_eq!(d[0].key.as_deref(), Some("fsync_every"));
