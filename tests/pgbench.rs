@@ -288,7 +288,8 @@ fn transactions_are_live_while_pgbench_runs() {
         "name: pg-live\nprometheus: 127.0.0.1:{port}\nworkloads:\n  \
          oltp: {{driver: pgbench, script: select-only, clients: 2, duration: 8s}}\n"
     ));
-    let mut child = s.fathom(&["run", path.to_str().unwrap(), "-q"]).spawn().unwrap();
+    let mut child =
+        s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(std::process::Stdio::null()).spawn().unwrap();
     let results = s.dir.join("results");
     // (transactions scraped, transactions stored), while pgbench has not ended
     let (seen, status) = watch(&mut child, || {
