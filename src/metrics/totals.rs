@@ -39,6 +39,10 @@ pub struct State {
     pub latest: BTreeMap<(usize, Op), (u32, OpStats)>,
     /// The phase of the timeline in force.
     pub phase: Option<String>,
+    /// When it began (second of the run clock), and what runs in it: (workload index,
+    /// its workers). The live view shows these workloads, with seconds of this phase.
+    pub phase_start: u32,
+    pub running: Vec<(usize, u32)>,
     /// Per (workload, worker): the last second it reported (who is running now).
     pub last_seen: BTreeMap<(usize, u32), u32>,
     /// The host of each worker that runs on another host (the rest run here).
@@ -83,9 +87,13 @@ impl Totals {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).hosts.insert(worker, host.to_string());
     }
 
-    /// The timeline opened a phase.
-    pub fn set_phase(&self, label: &str) {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).phase = Some(label.to_string());
+    /// The timeline opened a phase at second `start_t` with `running` (workload index,
+    /// its workers).
+    pub fn set_phase(&self, label: &str, start_t: u64, running: &[(usize, u32)]) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.phase = Some(label.to_string());
+        s.phase_start = start_t as u32;
+        s.running = running.to_vec();
     }
 
     /// One worker's second, as the collector would add it (for tests).

@@ -104,7 +104,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         stop: s.stop.clone(),
         interrupted: s.interrupted.clone(),
         progress: &*s.progress,
-        on_phase: &|label| live.set_phase(label),
+        on_phase: &|label, t, running| live.set_phase(label, t, running),
         on_host: &|worker, host| live.set_host(worker, host),
     };
     let outcome = timeline::run_steps(&s.scenario, &cx);

@@ -472,7 +472,7 @@ impl Executor<'_> {
             stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
             let w = Warning::TargetFull { workload: l.w.name.clone(), path: data.path.clone(), at_s: stopped };
             cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
-            eprintln!("warning: {}", w.message());
+            crate::terminal::say(&format!("warning: {}", w.message()));
         }
         cx.sink.send(Record::WorkloadStopped { idx, at: stopped });
         Ok(())
@@ -532,7 +532,7 @@ impl Executor<'_> {
                 self.phases - 1
             }
         };
-        (self.cx.on_phase)(&label);
+        (self.cx.on_phase)(&label, t, &running);
         let ran = running.iter().map(|&(i, n)| (i as i64, n as i64)).collect();
         self.cx.sink.send(Record::PhaseOpened(PhaseRow { idx, label, start_t: t as i64, end_t: None, running: ran }));
         self.phase = Some((idx, t, running, given));
