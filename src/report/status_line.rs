@@ -130,7 +130,7 @@ impl Lines {
     /// The view of `s` at second `now` of a run planned for `planned` seconds: the
     /// workloads of the phase in force, each with its last second of that phase.
     pub fn of(s: &State, now: u64, planned: u64) -> Lines {
-        let workloads = s.running.iter().map(|&(i, workers)| workload(s, i, workers, now)).collect();
+        let workloads = s.running.iter().map(|&(i, workers, since)| workload(s, i, workers, since, now)).collect();
         Lines { now, planned, phase: s.phase.clone(), workloads }
     }
 
@@ -153,14 +153,14 @@ impl Lines {
 }
 
 /// `qd4 x4: 84,012 IOPS of 90,000 344 MB/s p50 40.1 µs p99 73.2 µs`: workload `i` with
-/// its `workers`, and its latest second of the phase in force if it is recent (else
-/// how long none has come: a workload that stopped or stalls).
+/// its `workers`, and its latest second since it runs with them (`since`) if it is
+/// recent (else how long none has come: a workload that stopped or stalls).
 /// Transactions are TPS, network streams Gbit/s (no latency is measured per stream); a
 /// figure not measured is left out.
-fn workload(s: &State, i: usize, workers: u32, now: u64) -> String {
+fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> String {
     let Some(w) = s.workloads.get(i) else { return String::new() };
     let head = format!("{} x{workers}", w.name);
-    let of_phase = s.latest.iter().filter(|((wi, op), (t, _))| *wi == i && *op != Op::Sync && *t >= s.phase_start);
+    let of_phase = s.latest.iter().filter(|((wi, op), (t, _))| *wi == i && *op != Op::Sync && *t >= since);
     let Some(last) = of_phase.clone().map(|(_, (t, _))| u64::from(*t)).max() else {
         return format!("{head}: starting");
     };
@@ -225,8 +225,16 @@ mod tests {
         assert!(lines.plain().starts_with("[11s/40s  27%, ETA 29s · qd4] qd4 x4: 1,000 IOPS"), "{}", lines.plain());
         // long after its last second a workload says so (stopped, or stalled)
         assert_eq!(live.with(|s| Lines::of(s, 30, 40)).workloads, vec!["qd4 x4: no second for 19s"]);
+        // a workload going on as it ran keeps its seconds in the next phase; one whose
+        // workers changed starts anew
+        live.set_phase("qd4+qd1", 11, &[(0, 1), (1, 4)]);
+        live.add_one(0, 0, 11, Op::Read, second(10, 4096, 50_000));
+        let lines = live.with(|s| Lines::of(s, 12, 40)).workloads;
+        assert!(lines[0].starts_with("qd1 x1: 10 IOPS") && lines[1].starts_with("qd4 x4: 1,000 IOPS"), "{lines:?}");
+        live.set_phase("qd4 x8", 12, &[(1, 8)]);
+        assert_eq!(live.with(|s| Lines::of(s, 12, 40)).workloads, vec!["qd4 x8: starting"]);
         // past the plan the view says it is finishing, not `70s/68s`
-        assert!(live.with(|s| Lines::of(s, 45, 40)).plain().starts_with("[45s/40s finishing · qd4]"));
+        assert!(live.with(|s| Lines::of(s, 45, 40)).plain().starts_with("[45s/40s finishing · qd4 x8]"));
     }
 
     #[test]
