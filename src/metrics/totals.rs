@@ -45,6 +45,8 @@ pub struct State {
     pub running: Vec<(usize, u32, u32)>,
     /// Per (workload, worker): the last second it reported (who is running now).
     pub last_seen: BTreeMap<(usize, u32), u32>,
+    /// The second the run is planned to end, as the timeline last replanned it.
+    pub planned: Option<u64>,
     /// The host of each worker that runs on another host (the rest run here).
     pub hosts: BTreeMap<u32, String>,
 }
@@ -85,6 +87,11 @@ impl Totals {
     /// A worker started on `host` (not this one).
     pub fn set_host(&self, worker: u32, host: &str) {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).hosts.insert(worker, host.to_string());
+    }
+
+    /// The timeline replanned the run's end (second of the run clock).
+    pub fn set_planned(&self, end: u64) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).planned = Some(end);
     }
 
     /// The timeline opened a phase at second `start_t` with `running` (workload index,

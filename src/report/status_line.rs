@@ -127,9 +127,11 @@ pub struct Lines {
 }
 
 impl Lines {
-    /// The view of `s` at second `now` of a run planned for `planned` seconds: the
-    /// workloads of the phase in force, each with its last second of that phase.
+    /// The view of `s` at second `now` of a run planned for `planned` seconds (or as
+    /// the timeline last replanned it): the workloads of the phase in force, each with
+    /// its last second since it runs as it does.
     pub fn of(s: &State, now: u64, planned: u64) -> Lines {
+        let planned = s.planned.unwrap_or(planned);
         let workloads = s.running.iter().map(|&(i, workers, since)| workload(s, i, workers, since, now)).collect();
         Lines { now, planned, phase: s.phase.clone(), workloads }
     }
@@ -235,6 +237,9 @@ mod tests {
         assert_eq!(live.with(|s| Lines::of(s, 12, 40)).workloads, vec!["qd4 x8: starting"]);
         // past the plan the view says it is finishing, not `70s/68s`
         assert!(live.with(|s| Lines::of(s, 45, 40)).plain().starts_with("[45s/40s finishing · qd4 x8]"));
+        // the timeline's replanned end wins over the first plan
+        live.set_planned(48);
+        assert!(live.with(|s| Lines::of(s, 45, 40)).plain().starts_with("[45s/48s  93%, ETA 3s · qd4 x8]"));
     }
 
     #[test]
