@@ -39,8 +39,8 @@ fn the_live_view_fits_an_80_column_terminal_and_redraws_in_place() {
         "name: live-view\n\
          defaults: {target: TARGET, size: 8m, duration: 5s}\n\
          workloads:\n\
-         \x20 a_rather_long_workload_name_one: {rw: randread, iodepth: 4}\n\
-         \x20 a_rather_long_workload_name_two: {rw: randread, iodepth: 1}\n\
+         \x20 a_rather_long_workload_name_one: {rw: randread, iodepth: 4, duration: 8s}\n\
+         \x20 a_rather_long_workload_name_two: {rw: randread, iodepth: 1, duration: 4s}\n\
          timeline:\n\
          \x20 - start: a_rather_long_workload_name_one\n\
          \x20   async: true\n\
