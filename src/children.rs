@@ -72,7 +72,7 @@ impl Tracked {
         if let Some((store, run)) = RECORDER.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             let row = ProcessRow { pid: pid.into(), pgid: pgid.into(), identity, what: what.to_string() };
             if let Err(e) = store.add_process(*run, &row) {
-                eprintln!("warning: recording {what} (pid {pid}) in the results store: {e}");
+                crate::terminal::say(&format!("warning: recording {what} (pid {pid}) in the results store: {e}"));
             }
         }
         Tracked { pid, slot }

@@ -20,6 +20,7 @@ mod scenario;
 mod secrets;
 mod session;
 mod store;
+mod terminal;
 mod timeline;
 mod transport;
 mod warnings;

@@ -179,8 +179,8 @@ fn ctrl_c_stops_iperf3_keeps_its_seconds_and_its_server() {
     let scenario =
         s.scenario("name: net\nworkloads:\n  s:\n    driver: iperf3\n    link: 100gbit\n    duration: 60s\n");
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
-    let json = s.dir.join("results/runs/1/s.iperf3.json");
-    wait_for(&mut child, "the iperf3 client", || json.exists());
+    let output = s.dir.join("results/runs/1/s.iperf3.out");
+    wait_for(&mut child, "the iperf3 client", || output.exists());
     // a few of its seconds are measured
     std::thread::sleep(Duration::from_millis(3500));
     let port = iperf3_port(&s);
@@ -277,8 +277,8 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
     );
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     let results = s.dir.join("results");
-    let json = results.join("runs/1/net.iperf3.json");
-    wait_for(&mut child, "PostgreSQL and iperf3", || !postmasters(&results).is_empty() && json.exists());
+    let output = results.join("runs/1/net.iperf3.out");
+    wait_for(&mut child, "PostgreSQL and iperf3", || !postmasters(&results).is_empty() && output.exists());
     std::thread::sleep(Duration::from_millis(1000));
     let port = iperf3_port(&s);
     ctrl_c(&child);

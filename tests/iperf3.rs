@@ -6,6 +6,34 @@ mod common;
 use common::servers;
 use common::{Scratch, ops, text};
 
+/// iperf3's text output read independently of fathom: per interval each stream's
+/// (bytes of its transfer column, retransmits), and the senders' closing bit/s summed.
+fn iperf3_text(output: &str) -> (Vec<Vec<(f64, u64)>>, f64) {
+    let mut intervals: Vec<Vec<(f64, u64)>> = Vec::new();
+    let mut sender = 0.0;
+    for line in output.lines().filter(|l| l.starts_with('[') && !l.starts_with("[SUM]")) {
+        let f: Vec<&str> = line.split(']').nth(1).unwrap().split_whitespace().collect();
+        let Some((start, _)) = f[0].split_once('-') else { continue };
+        let Ok(start) = start.parse::<f64>() else { continue };
+        let unit = match f[3] {
+            "KBytes" => 1024.0,
+            "MBytes" => 1024.0 * 1024.0,
+            "GBytes" => 1024.0 * 1024.0 * 1024.0,
+            _ => 1.0,
+        };
+        match f.last() {
+            Some(&"sender") => sender += f[4].parse::<f64>().unwrap() * 1000.0,
+            Some(&"receiver") => {}
+            _ => {
+                let i = start.round() as usize;
+                intervals.resize(intervals.len().max(i + 1), Vec::new());
+                intervals[i].push((f[2].parse::<f64>().unwrap() * unit, f[6].parse().unwrap()));
+            }
+        }
+    }
+    (intervals, sender)
+}
+
 #[test]
 fn streams_bytes_and_retransmits_match_iperf3s_report() {
     let s = Scratch::new("iperf3-streams");
@@ -22,24 +50,20 @@ fn streams_bytes_and_retransmits_match_iperf3s_report() {
     assert!(out.status.success(), "{}", text(&out));
     let show = s.show_json();
     let run_dir = s.dir.join(format!("results/runs/{}", show["run"]["id"]));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run_dir.join("s3.iperf3.json")).unwrap()).unwrap();
-    let intervals = report["intervals"].as_array().unwrap();
+    let output = std::fs::read_to_string(run_dir.join("s3.iperf3.out")).unwrap();
+    let (intervals, sender) = iperf3_text(&output);
     let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "s3").unwrap();
     let seconds = (w["end_t"].as_i64().unwrap() - w["measure_t"].as_i64().unwrap()) as usize;
     assert_eq!(seconds, 4);
-    // the seconds fathom measured are iperf3's first four intervals, every stream's bytes
-    let bytes: u64 = intervals[..seconds]
-        .iter()
-        .flat_map(|i| i["streams"].as_array().unwrap())
-        .map(|s| s["bytes"].as_u64().unwrap())
-        .sum();
+    // the seconds fathom measured are iperf3's first four intervals, every stream's
+    // bytes (its transfer column, of three digits)
+    let bytes: f64 = intervals[..seconds].iter().map(|i| i.iter().map(|s| s.0).sum::<f64>()).sum();
     let send = ops(&show, "s3").iter().find(|o| o["op"] == "send").unwrap_or_else(|| panic!("{show}"));
-    assert_eq!(send["bytes"].as_u64().unwrap(), bytes);
+    let stored = send["bytes"].as_u64().unwrap() as f64;
+    assert!((stored / bytes - 1.0).abs() < 0.01, "fathom {stored} bytes, iperf3 {bytes}");
     // its rate agrees with iperf3's closing figure for the sender
-    let theirs = report["end"]["sum_sent"]["bits_per_second"].as_f64().unwrap();
     let ours = send["mb_per_s"].as_f64().unwrap() * 8e6;
-    assert!((ours / theirs - 1.0).abs() < 0.03, "fathom {ours} bit/s, iperf3 {theirs}");
+    assert!((ours / sender - 1.0).abs() < 0.03, "fathom {ours} bit/s, iperf3 {sender}");
     // three streams, three workers, each with bytes of its own
     let per_worker: Vec<i64> = s
         .db()
@@ -62,8 +86,7 @@ fn streams_bytes_and_retransmits_match_iperf3s_report() {
         .collect();
     assert_eq!(stored.len(), seconds, "{stored:?}");
     for (i, (_, value)) in stored.iter().enumerate() {
-        let want: u64 =
-            intervals[i]["streams"].as_array().unwrap().iter().map(|s| s["retransmits"].as_u64().unwrap()).sum();
+        let want: u64 = intervals[i].iter().map(|s| s.1).sum();
         assert_eq!(*value as u64, want);
     }
     // the table shows throughput against the link, and iperf3's own closing line
@@ -89,4 +112,26 @@ fn a_server_that_is_not_there_stops_the_run_before_it_starts() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("iperf3 server 127.0.0.1:{port}: not accepting connections")), "{err}");
+}
+
+/// iperf3's seconds reach the store while it runs, not when it ends: the store holds
+/// bytes of more and more seconds before iperf3's closing event is written.
+#[test]
+fn seconds_are_stored_while_iperf3_runs() {
+    use common::live::{stored, watch};
+    let s = Scratch::new("iperf3-live");
+    let path = s.scenario("name: net-live\nworkloads:\n  s: {driver: iperf3, link: 100gbit, duration: 6s}\n");
+    let mut child =
+        s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let results = s.dir.join("results");
+    // seconds of bytes stored while iperf3 has not ended
+    let (seen, status) = watch(&mut child, || {
+        let ended = stored(&results, "SELECT count(*) FROM events WHERE kind = 'iperf3'");
+        let seconds = stored(&results, "SELECT count(DISTINCT t) FROM samples WHERE op = 4 AND bytes > 0");
+        (ended == Some(0)).then_some(seconds.unwrap_or(0))
+    });
+    assert!(status.success());
+    let running: Vec<i64> = seen.into_iter().flatten().collect();
+    let most = running.iter().max().copied().unwrap_or(0);
+    assert!(most >= 3, "only {most} seconds stored before iperf3 ended: {running:?}");
 }

@@ -275,3 +275,34 @@ fn lint_says_a_small_database_measures_memory() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("iodepth: does not apply to `driver: pgbench`"), "{}", text(&out));
 }
+
+/// pgbench's seconds reach the Prometheus endpoint and the store while it runs, not when
+/// it ends: scrapes and the store show transactions growing before pgbench's closing
+/// event is written.
+#[test]
+fn transactions_are_live_while_pgbench_runs() {
+    use common::live::{scraped, stored, watch};
+    let s = Scratch::new("pgbench-live");
+    let port = servers::free_port();
+    let path = s.scenario(&format!(
+        "name: pg-live\nprometheus: 127.0.0.1:{port}\nworkloads:\n  \
+         oltp: {{driver: pgbench, script: select-only, clients: 2, duration: 8s}}\n"
+    ));
+    let mut child =
+        s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let results = s.dir.join("results");
+    // (transactions scraped, transactions stored), while pgbench has not ended
+    let (seen, status) = watch(&mut child, || {
+        let ended = stored(&results, "SELECT count(*) FROM events WHERE kind = 'pgbench'");
+        let metrics = servers::get(port, "/metrics").unwrap_or_default();
+        let txn = scraped(&metrics, "fathom_ops_total", "op=\"txn\"");
+        let rows = stored(&results, "SELECT coalesce(sum(ops), 0) FROM samples WHERE op = 3");
+        (ended == Some(0)).then_some((txn, rows.unwrap_or(0)))
+    });
+    assert!(status.success());
+    let running: Vec<(f64, i64)> = seen.into_iter().flatten().filter(|(txn, _)| *txn > 0.0).collect();
+    assert!(running.len() >= 3, "transactions were scraped only {} times before pgbench ended", running.len());
+    let (first, last) = (running[0], running[running.len() - 1]);
+    assert!(last.0 > first.0, "the scraped count grows while pgbench runs: {running:?}");
+    assert!(last.1 > 0, "the store holds transactions before pgbench ends: {running:?}");
+}

@@ -1,11 +1,13 @@
 //! `driver: iperf3`: the real iperf3 client with `streams` parallel streams; each
 //! stream is a worker whose bytes per second (op `send`, or `recv` with `reverse`) come
-//! from iperf3's JSON report (`-J`), and each second's retransmits go to the
-//! observations. Without a `server`, fathom starts `iperf3 -s` on loopback for the
-//! workload before the run clock starts and stops it afterwards.
+//! from iperf3's interval lines, and each second's retransmits go to the observations.
+//! Without a `server`, fathom starts `iperf3 -s` on loopback for the workload before the
+//! run clock starts and stops it afterwards.
 //!
-//! iperf3 writes its JSON when the test ends, so a workload's seconds reach the store
-//! then (Debian's iperf3 3.12 has no `--json-stream`).
+//! iperf3 prints each interval's line as it ends (`--forceflush`), so a workload's
+//! seconds reach the store, the live view and the Prometheus endpoint while it runs. Its
+//! JSON (`-J`) would come only when the test ends (Debian's iperf3 3.12 has no
+//! `--json-stream`), so the text is read, with bitrates in whole Kbit/s (`-f k`).
 
 use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
 use crate::children::Group;
@@ -18,9 +20,10 @@ use crate::scenario::units::Span;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
 use crate::store::{EventRow, ObservationRow};
-use serde::Deserialize;
 use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,43 +105,117 @@ fn wait_listening(host: &str, port: u16, stop: &AtomicBool) -> Result<()> {
     }
 }
 
-/// The parts of `iperf3 -J` fathom reads.
-#[derive(Debug, Deserialize)]
-pub struct Report {
-    #[serde(default)]
-    pub intervals: Vec<Interval>,
-    #[serde(default)]
-    pub end: Option<End>,
-    /// iperf3's own error message, when the test failed.
-    pub error: Option<String>,
+/// A line of iperf3's text output (`-f k`: bitrates in whole Kbit/s) fathom reads. The
+/// `[SUM]` lines of several streams are not read: fathom sums the streams itself.
+#[derive(Debug, PartialEq)]
+pub enum Line {
+    /// One stream's interval (`[  5]   0.00-1.00   sec   966 MBytes  8105379 Kbits/sec
+    /// 7   1023 KBytes`): its id, when it began in seconds of the test, its bytes (the
+    /// bitrate over its length: the transfer column has three digits) and, on the
+    /// sending side, its retransmits.
+    Interval { stream: u32, start: f64, bytes: u64, retransmits: Option<u64> },
+    /// One stream's closing line, the sender's or the receiver's: its length in seconds,
+    /// its bitrate and (the sender's) retransmits.
+    Closing { sender: bool, seconds: f64, bits_per_second: f64, retransmits: Option<u64> },
 }
 
-#[derive(Debug, Deserialize)]
-pub struct Interval {
-    pub streams: Vec<StreamInterval>,
+impl Line {
+    pub fn parse(line: &str) -> Option<Line> {
+        let (id, rest) = line.trim_start().strip_prefix('[')?.split_once(']')?;
+        let stream: u32 = id.trim().parse().ok()?;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let (start, end) = f.first()?.split_once('-')?;
+        let (start, end): (f64, f64) = (start.parse().ok()?, end.parse().ok()?);
+        if f.get(1) != Some(&"sec") || f.get(5) != Some(&"Kbits/sec") {
+            return None;
+        }
+        let kbits: f64 = f.get(4)?.parse().ok()?;
+        let number = |i: usize| f.get(i).and_then(|n| n.parse::<u64>().ok());
+        match f.last() {
+            Some(&"sender") | Some(&"receiver") => Some(Line::Closing {
+                sender: f.last() == Some(&"sender"),
+                seconds: end - start,
+                bits_per_second: kbits * 1000.0,
+                retransmits: number(6),
+            }),
+            _ => Some(Line::Interval {
+                stream,
+                start,
+                bytes: (kbits * 1000.0 / 8.0 * (end - start)).round() as u64,
+                retransmits: number(6),
+            }),
+        }
+    }
 }
 
-#[derive(Debug, Deserialize)]
-pub struct StreamInterval {
-    pub socket: i64,
-    pub start: f64,
-    pub bytes: u64,
-    #[serde(default)]
-    pub retransmits: Option<u64>,
+/// iperf3's intervals as fathom's seconds, as its lines come: stream n (in the order
+/// iperf3 first names them) is worker `first_worker + n`; interval i of the test is
+/// second `start_t + i` of the run clock; retransmits are summed per second.
+pub struct Seconds {
+    workload: usize,
+    first_worker: u32,
+    start_t: u64,
+    end_t: u64,
+    op: Op,
+    streams: Vec<u32>,
+    pub retransmits: std::collections::BTreeMap<u64, u64>,
+    /// Per closing line, sender's and receiver's: (seconds, bit/s summed over streams, retransmits).
+    pub sender: Option<(f64, f64, Option<u64>)>,
+    pub receiver: Option<(f64, f64)>,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct End {
-    pub sum_sent: Option<Sum>,
-    pub sum_received: Option<Sum>,
-}
+impl Seconds {
+    pub fn new(workload: usize, first_worker: u32, start_t: u64, end_t: u64, op: Op) -> Seconds {
+        Seconds {
+            workload,
+            first_worker,
+            start_t,
+            end_t,
+            op,
+            streams: Vec::new(),
+            retransmits: Default::default(),
+            sender: None,
+            receiver: None,
+        }
+    }
 
-#[derive(Debug, Deserialize)]
-pub struct Sum {
-    pub seconds: f64,
-    pub bits_per_second: f64,
-    #[serde(default)]
-    pub retransmits: Option<u64>,
+    /// Reads one line of iperf3's output: the sample it gives, if it gives one.
+    pub fn add(&mut self, line: &str) -> Option<Sample> {
+        match Line::parse(line)? {
+            Line::Interval { stream, start, bytes, retransmits } => {
+                let t = self.start_t + start.round() as u64;
+                if t >= self.end_t {
+                    return None;
+                }
+                let n = match self.streams.iter().position(|x| *x == stream) {
+                    Some(n) => n,
+                    None => {
+                        self.streams.push(stream);
+                        self.streams.len() - 1
+                    }
+                };
+                if let Some(r) = retransmits {
+                    *self.retransmits.entry(t).or_default() += r;
+                }
+                let mut stats = OpStats::new(false);
+                stats.bytes = bytes;
+                let worker = self.first_worker + n as u32;
+                Some(Sample { workload: self.workload, worker, t: t as u32, op: self.op, stats })
+            }
+            Line::Closing { sender: true, seconds, bits_per_second, retransmits } => {
+                let (_, bits, retrans) = self.sender.get_or_insert((seconds, 0.0, None));
+                *bits += bits_per_second;
+                if let Some(r) = retransmits {
+                    *retrans.get_or_insert(0) += r;
+                }
+                None
+            }
+            Line::Closing { sender: false, seconds, bits_per_second, .. } => {
+                self.receiver.get_or_insert((seconds, 0.0)).1 += bits_per_second;
+                None
+            }
+        }
+    }
 }
 
 /// `driver: iperf3`.
@@ -190,52 +267,55 @@ impl Ready for Servers {
 }
 
 fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
+    let w = &l.workload;
     crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
-    let seconds = (l.workload.ramp + l.workload.duration).as_secs();
-    let json_path = l.dir.join(format!("{}.iperf3.json", l.workload.name));
+    let seconds = (w.ramp + w.duration).as_secs();
+    let out_path = l.dir.join(format!("{}.iperf3.out", w.name));
+    let err_path = l.dir.join(format!("{}.iperf3.stderr", w.name));
+    let file =
+        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     let mut cmd = Command::new("iperf3");
-    cmd.args(["-c", &server.0, "-p", &server.1.to_string(), "-J", "-i", "1"]);
+    // each interval's line as it ends (--forceflush), its bitrate in whole Kbit/s
+    cmd.args(["-c", &server.0, "-p", &server.1.to_string(), "-i", "1", "--forceflush", "-f", "k"]);
     cmd.args(["-P", &spec.streams.to_string(), "-t", &seconds.to_string()]);
     if spec.reverse {
         cmd.arg("-R");
     }
-    let out =
-        crate::nofollow::create_file(&json_path).map_err(|e| Error::failed(format!("{}: {e}", json_path.display())))?;
-    cmd.stdin(Stdio::null()).stdout(out).stderr(Stdio::null());
+    let mut copy = file(&out_path)?;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(file(&err_path)?);
     sleep_until(l.begin, &l.stop);
     if l.stop.load(Ordering::Relaxed) {
         return Ok(());
     }
     let started = Instant::now();
-    let mut child = Group::spawn(&mut cmd, "iperf3")
-        .map_err(|e| Error::failed(format!("{}: starting iperf3: {e}", l.workload.name)))?;
+    let mut child =
+        Group::spawn(&mut cmd, "iperf3").map_err(|e| Error::failed(format!("{}: starting iperf3: {e}", w.name)))?;
     let deadline = l.clock_start + Duration::from_secs(l.end_t + 30);
-    // stopped with SIGINT, iperf3 still writes its JSON, the seconds so far included
+    // stopped with SIGINT, iperf3 still prints its closing lines
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
-    let (status, signalled) = child
-        .wait_stopping(Some(libc::SIGINT), Some(deadline), &stopped)
-        .map_err(|e| Error::failed(format!("{}: waiting for iperf3: {e}", l.workload.name)))?;
-    let text = std::fs::read_to_string(&json_path).unwrap_or_default();
-    let report: Report = serde_json::from_str(&text).map_err(|e| {
-        Error::failed(format!(
-            "{}: iperf3 ({status}) wrote no report fathom can read ({e}); see {}",
-            l.workload.name,
-            json_path.display()
-        ))
-    })?;
-    if let Some(err) = &report.error
-        && !signalled
-    {
-        return Err(Error::failed(format!("{}: iperf3: {err}", l.workload.name)));
-    }
     let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
     let op = if spec.reverse { Op::Recv } else { Op::Send };
-    let (samples, retransmits) = per_second(&report, l.workload_idx, l.first_worker, start_t, l.end_t, op);
-    for s in samples {
-        let _ = l.tx.send(s);
-    }
-    let source = format!("iperf3:{}", l.workload.name);
-    let rows: Vec<ObservationRow> = retransmits
+    let mut intervals = Seconds::new(l.workload_idx, l.first_worker, start_t, l.end_t, op);
+    let stdout = child.stdout();
+    // each interval's samples are sent as iperf3 prints it; its output is kept as it was
+    let (waited, took) = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let Some(stdout) = stdout else { return };
+            for line in BufReader::new(stdout).lines().map_while(std::io::Result::ok) {
+                let _ = writeln!(copy, "{line}");
+                if let Some(sample) = intervals.add(&line) {
+                    // The collector outlives the drivers; if it failed, the run reports that.
+                    let _ = l.tx.send(sample);
+                }
+            }
+        });
+        let waited = child.wait_stopping(Some(libc::SIGINT), Some(deadline), &stopped);
+        (waited, started.elapsed())
+    });
+    let (status, signalled) = waited.map_err(|e| Error::failed(format!("{}: waiting for iperf3: {e}", w.name)))?;
+    let source = format!("iperf3:{}", w.name);
+    let rows: Vec<ObservationRow> = intervals
+        .retransmits
         .iter()
         .map(|(t, n)| ObservationRow {
             t: *t as i64,
@@ -245,68 +325,30 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
         })
         .collect();
     l.sink.send(Record::Observations(rows));
-    let detail = match report.end.as_ref().and_then(|e| e.sum_sent.as_ref().zip(e.sum_received.as_ref())) {
-        Some((sent, received)) => format!(
+    let detail = match (intervals.sender, intervals.receiver) {
+        (Some((seconds, sent, retransmits)), Some((_, received))) => format!(
             "sender {:.3} Gbit/s, receiver {:.3} Gbit/s over {}, {} retransmits",
-            sent.bits_per_second / 1e9,
-            received.bits_per_second / 1e9,
-            Span(Duration::from_secs_f64(sent.seconds.max(0.0))),
-            sent.retransmits.map(|r| r.to_string()).unwrap_or_else(|| "no count of".into())
+            sent / 1e9,
+            received / 1e9,
+            Span(Duration::from_secs_f64(seconds.max(0.0))),
+            retransmits.map(|r| r.to_string()).unwrap_or_else(|| "no count of".into())
         ),
-        None => "no closing report".into(),
+        _ => "no closing report".into(),
     };
     l.sink.send(Record::Event(EventRow {
         at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
         kind: "iperf3".into(),
-        label: l.workload.name.clone(),
+        label: w.name.clone(),
         status: status.code().map(i64::from),
-        took_ms: Some(started.elapsed().as_millis() as i64),
+        took_ms: Some(took.as_millis() as i64),
         detail,
     }));
-    Ok(())
-}
-
-/// Each stream's bytes per second as samples (stream n is worker `first_worker + n`,
-/// in the order iperf3 lists them), and retransmits per second summed over streams.
-/// Interval i of the test is second `start_t + i` of the run clock.
-pub fn per_second(
-    report: &Report,
-    workload: usize,
-    first_worker: u32,
-    start_t: u64,
-    end_t: u64,
-    op: Op,
-) -> (Vec<Sample>, Vec<(u64, u64)>) {
-    let mut sockets: Vec<i64> = Vec::new();
-    let mut samples = Vec::new();
-    let mut retransmits = Vec::new();
-    for interval in &report.intervals {
-        let Some(first) = interval.streams.first() else { continue };
-        let t = start_t + first.start.round() as u64;
-        if t >= end_t {
-            continue;
-        }
-        let mut retrans = None;
-        for s in &interval.streams {
-            let n = match sockets.iter().position(|x| *x == s.socket) {
-                Some(n) => n,
-                None => {
-                    sockets.push(s.socket);
-                    sockets.len() - 1
-                }
-            };
-            let mut stats = OpStats::new(false);
-            stats.bytes = s.bytes;
-            samples.push(Sample { workload, worker: first_worker + n as u32, t: t as u32, op, stats });
-            if let Some(r) = s.retransmits {
-                *retrans.get_or_insert(0) += r;
-            }
-        }
-        if let Some(r) = retrans {
-            retransmits.push((t, r));
-        }
+    if !status.success() && !signalled {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let err = err.lines().map(|l| l.trim_start_matches("iperf3: ")).collect::<Vec<_>>().join(" / ");
+        return Err(Error::failed(format!("{}: iperf3 {status}: {err} (output in {})", w.name, l.dir.display())));
     }
-    (samples, retransmits)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -315,23 +357,42 @@ mod tests {
 
     #[test]
     fn intervals_become_seconds_per_stream() {
-        let report: Report = serde_json::from_value(serde_json::json!({
-            "start": {},
-            "intervals": [
-                {"streams": [{"socket": 5, "start": 0, "bytes": 100, "retransmits": 1},
-                             {"socket": 7, "start": 0, "bytes": 200, "retransmits": 2}], "sum": {}},
-                {"streams": [{"socket": 5, "start": 1.0001, "bytes": 300, "retransmits": 0},
-                             {"socket": 7, "start": 1.0001, "bytes": 400, "retransmits": 0}], "sum": {}},
-                {"streams": [{"socket": 5, "start": 2.0, "bytes": 1, "retransmits": 0}], "sum": {}}
-            ],
-            "end": {}
-        }))
-        .unwrap();
-        let (samples, retrans) = per_second(&report, 2, 40, 10, 12, Op::Send);
-        assert_eq!(samples.len(), 4);
+        let out = "Connecting to host 127.0.0.1, port 5399
+[  5] local 127.0.0.1 port 37236 connected to 127.0.0.1 port 5399
+[  7] local 127.0.0.1 port 37252 connected to 127.0.0.1 port 5399
+[ ID] Interval           Transfer     Bitrate         Retr  Cwnd
+[  5]   0.00-1.00   sec   966 MBytes  8 Kbits/sec    1   1023 KBytes
+[  7]   0.00-1.00   sec   961 MBytes  16 Kbits/sec    2   1023 KBytes
+[SUM]   0.00-1.00   sec  1.88 GBytes  24 Kbits/sec   3
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[  5]   1.00-2.00   sec   911 MBytes  24 Kbits/sec    0   1023 KBytes
+[  7]   1.00-2.00   sec   882 MBytes  32 Kbits/sec    0   1023 KBytes
+[  5]   2.00-2.50   sec   911 MBytes  24 Kbits/sec    0   1023 KBytes
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate         Retr
+[  5]   0.00-2.00   sec  1.83 GBytes  7874507 Kbits/sec   10             sender
+[  5]   0.00-2.00   sec  1.83 GBytes  7843296 Kbits/sec                  receiver
+[  7]   0.00-2.00   sec  1.80 GBytes  7732954 Kbits/sec   12             sender
+[  7]   0.00-2.00   sec  1.79 GBytes  7706991 Kbits/sec                  receiver
+[SUM]   0.00-2.00   sec  3.63 GBytes  15607461 Kbits/sec   22             sender
+";
+        // the test's second 0 is second 10 of the run clock; the workload ends at 12
+        let mut s = Seconds::new(2, 40, 10, 12, Op::Send);
+        let samples: Vec<Sample> = out.lines().filter_map(|l| s.add(l)).collect();
         let got: Vec<(u32, u32, u64)> = samples.iter().map(|s| (s.worker, s.t, s.stats.bytes)).collect();
-        assert_eq!(got, vec![(40, 10, 100), (41, 10, 200), (40, 11, 300), (41, 11, 400)]);
-        assert_eq!(retrans, vec![(10, 3), (11, 0)]);
+        // Kbit/s over the interval, in bytes
+        assert_eq!(got, vec![(40, 10, 1000), (41, 10, 2000), (40, 11, 3000), (41, 11, 4000)]);
+        assert!(samples.iter().all(|s| s.op == Op::Send && s.workload == 2));
+        assert_eq!(s.retransmits.into_iter().collect::<Vec<_>>(), vec![(10, 3), (11, 0)]);
+        assert_eq!(s.sender, Some((2.0, 15_607_461_000.0, Some(22))));
+        assert_eq!(s.receiver, Some((2.0, 15_550_287_000.0)));
+    }
+
+    #[test]
+    fn reverse_intervals_have_no_retransmits() {
+        let line = "[  5]   0.00-1.00   sec  2.21 GBytes  19007519 Kbits/sec                  ";
+        let parsed = Line::parse(line);
+        assert_eq!(parsed, Some(Line::Interval { stream: 5, start: 0.0, bytes: 2_375_939_875, retransmits: None }));
     }
 
     #[test]

@@ -479,7 +479,13 @@ fn check_room_to_grow(w: &Workload, io: &IoProfile, p: &Placement) -> Result<()>
 pub fn fill(name: &str, io: &IoProfile, data: &DataFile, zero: bool, stop: &AtomicBool) -> Result<()> {
     let started = Instant::now();
     let what = if zero { "zeroing" } else { "prefilling" };
-    eprintln!("{what} {} of {} from offset {}...", Size(data.size).human(), data.path.display(), Size(io.offset));
+    // a timeline step's, said above the live view
+    crate::terminal::say(&format!(
+        "{what} {} of {} from offset {}...",
+        Size(data.size).human(),
+        data.path.display(),
+        Size(io.offset)
+    ));
     let block = io.bs.min() as usize;
     let chunk = LAYOUT_CHUNK / block.min(LAYOUT_CHUNK) * block;
     let mut buf = super::buffer::AlignedBuf::new(chunk)?;
@@ -502,7 +508,7 @@ pub fn fill(name: &str, io: &IoProfile, data: &DataFile, zero: bool, stop: &Atom
         offset += n as u64;
     }
     data.file.sync_data().map_err(|e| Error::failed(format!("{what} {}: {e}", data.path.display())))?;
-    eprintln!("{what} took {:.1} s", started.elapsed().as_secs_f64());
+    crate::terminal::say(&format!("{what} took {:.1} s", started.elapsed().as_secs_f64()));
     Ok(())
 }
 

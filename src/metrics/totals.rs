@@ -39,8 +39,14 @@ pub struct State {
     pub latest: BTreeMap<(usize, Op), (u32, OpStats)>,
     /// The phase of the timeline in force.
     pub phase: Option<String>,
+    /// What runs in it: (workload index, its workers, the second of the run clock
+    /// since which it runs with them). The live view shows these workloads, each with
+    /// its seconds since then.
+    pub running: Vec<(usize, u32, u32)>,
     /// Per (workload, worker): the last second it reported (who is running now).
     pub last_seen: BTreeMap<(usize, u32), u32>,
+    /// The second the run is planned to end, as the timeline last replanned it.
+    pub planned: Option<u64>,
     /// The host of each worker that runs on another host (the rest run here).
     pub hosts: BTreeMap<u32, String>,
 }
@@ -83,9 +89,22 @@ impl Totals {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).hosts.insert(worker, host.to_string());
     }
 
-    /// The timeline opened a phase.
-    pub fn set_phase(&self, label: &str) {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).phase = Some(label.to_string());
+    /// The timeline replanned the run's end (second of the run clock).
+    pub fn set_planned(&self, end: u64) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).planned = Some(end);
+    }
+
+    /// The timeline opened a phase at second `start_t` with `running` (workload index,
+    /// its workers).
+    pub fn set_phase(&self, label: &str, start_t: u64, running: &[(usize, u32)]) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.phase = Some(label.to_string());
+        // a workload that goes on as it ran in the phase before keeps its seconds
+        let since = |&(i, n): &(usize, u32)| match s.running.iter().find(|r| r.0 == i && r.1 == n) {
+            Some(r) => r.2,
+            None => start_t as u32,
+        };
+        s.running = running.iter().map(|r| (r.0, r.1, since(r))).collect();
     }
 
     /// One worker's second, as the collector would add it (for tests).

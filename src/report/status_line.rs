@@ -1,23 +1,27 @@
-//! The live view: while a run goes, one status line on a terminal, redrawn four times a
-//! second (progress, ETA, and per running workload the last second's IOPS, MB/s, p50
-//! and p99, and its target), or a plain line every 10 s when stderr is not a terminal
-//! (CI logs, pipes).
+//! The live view: while a run goes, on a terminal, a progress bar with the run's elapsed
+//! and planned seconds, its ETA and the phase in force, and one line per workload running
+//! in that phase (its workers and its last second: IOPS and MB/s, TPS, or Gbit/s, with
+//! p50 and p99), each cut to the terminal's width and redrawn in place four times a
+//! second by indicatif. Lines said during the run (`crate::terminal::say`: progress,
+//! warnings) print above the bars. When stderr is not a terminal (CI logs, pipes) the
+//! same figures are one plain line every 10 s.
 
 use super::format::{count, latency_us, sig3};
 use crate::metrics::totals::{State, Totals};
-use std::io::Write;
+use crate::metrics::{Op, OpStats};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// A running view; `stop` ends it and clears its line.
+/// A running view; `stop` ends it and clears its bars.
 pub struct View {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
-/// True when stderr is a terminal (the status line can be redrawn in place).
+/// True when stderr is a terminal (the view can be redrawn in place).
 pub fn on_terminal() -> bool {
     // SAFETY: isatty only inspects the descriptor.
     unsafe { libc::isatty(2) == 1 }
@@ -28,22 +32,25 @@ impl View {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new().name("live-view".into()).spawn(move || {
-            let terminal = on_terminal();
-            let mut last_plain = Instant::now();
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(250));
-                let now = clock_start.elapsed().as_secs();
-                let line = live.with(|s| status(s, now, planned_s));
-                if terminal {
-                    eprint!("\r\x1b[K{line}");
-                    let _ = std::io::stderr().flush();
-                } else if last_plain.elapsed() >= Duration::from_secs(10) {
-                    last_plain = Instant::now();
-                    eprintln!("{line}");
+            let every = Duration::from_millis(250);
+            if on_terminal() {
+                let mut bars = Bars::new();
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(every);
+                    let now = clock_start.elapsed().as_secs();
+                    bars.draw(&live.with(|s| Lines::of(s, now, planned_s)));
                 }
-            }
-            if terminal {
-                eprint!("\r\x1b[K");
+                bars.clear();
+            } else {
+                let mut last_plain = Instant::now();
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(every);
+                    if last_plain.elapsed() >= Duration::from_secs(10) {
+                        last_plain = Instant::now();
+                        let now = clock_start.elapsed().as_secs();
+                        eprintln!("{}", live.with(|s| Lines::of(s, now, planned_s)).plain());
+                    }
+                }
             }
         });
         // without a thread for it, the run goes on without a live view
@@ -58,83 +65,194 @@ impl View {
     }
 }
 
-/// Width of the progress bar in characters.
-const BAR: usize = 12;
+/// The view on a terminal: the run's bar and a line per running workload, drawn by
+/// indicatif, which cuts each to the terminal's width (`wide_msg`) so that no redraw
+/// wraps.
+struct Bars {
+    multi: MultiProgress,
+    run: ProgressBar,
+    workloads: Vec<ProgressBar>,
+    line: ProgressStyle,
+}
 
-/// `[  23s/68s ####-------- 34%, ETA 45s] during · qd4 x4: 84,012 IOPS 344 MB/s p50 40 µs p99 73 µs`:
-/// progress, the phase, and per running workload its workers and last second.
-pub fn status(s: &State, now: u64, planned: u64) -> String {
-    let pct = (now * 100).checked_div(planned).unwrap_or(0).min(100);
-    let eta = planned.saturating_sub(now);
-    let mut parts = Vec::new();
-    for (i, w) in s.workloads.iter().enumerate() {
-        let recent: Vec<_> = s
-            .latest
-            .iter()
-            .filter(|((wi, op), (t, _))| *wi == i && *op != crate::metrics::Op::Sync && u64::from(*t) + 3 >= now)
-            .map(|(_, (_, stats))| stats)
-            .collect();
-        if recent.is_empty() {
-            continue;
-        }
-        let ops: u64 = recent.iter().map(|st| st.ops).sum();
-        let bytes: u64 = recent.iter().map(|st| st.bytes).sum();
-        let mut merged = recent[0].latency.clone();
-        for st in &recent[1..] {
-            let _ = merged.add(&st.latency);
-        }
-        let target = w.target_iops.map(|t| format!(" of {}", count(t))).unwrap_or_default();
-        let workers = s.last_seen.iter().filter(|((wi, _), t)| *wi == i && u64::from(**t) + 3 >= now).count();
-        parts.push(format!(
-            "{} x{workers}: {} IOPS{target} {} MB/s p50 {} p99 {}",
-            w.name,
-            count(ops as f64),
-            sig3(bytes as f64 / 1e6),
-            latency_us(merged.value_at_quantile(0.5) as f64 / 1000.0),
-            latency_us(merged.value_at_quantile(0.99) as f64 / 1000.0)
-        ));
+impl Bars {
+    fn new() -> Bars {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+        let run_style = ProgressStyle::with_template("{prefix} [{bar:16}] {wide_msg}")
+            .expect("a valid template")
+            .progress_chars("#>-");
+        let run = multi.add(ProgressBar::new(1).with_style(run_style));
+        crate::terminal::attach(multi.clone());
+        Bars { multi, run, workloads: Vec::new(), line: ProgressStyle::with_template("{wide_msg}").expect("valid") }
     }
-    let body = if parts.is_empty() { "starting".to_string() } else { parts.join(" | ") };
-    let phase = s.phase.as_ref().map(|p| format!("{p} · ")).unwrap_or_default();
-    let done = (pct as usize * BAR).div_ceil(100).min(BAR);
-    let bar = format!("{}{}", "#".repeat(done), "-".repeat(BAR - done));
-    format!("[{now:>5}s/{planned}s {bar} {pct:>3}%, ETA {eta}s] {phase}{body}")
+
+    fn draw(&mut self, lines: &Lines) {
+        let (now, planned) = (lines.now, lines.planned);
+        // past the plan the bar is full and says so, rather than counting beyond it
+        self.run.set_length(planned.max(now).max(1));
+        self.run.set_position(now);
+        self.run.set_prefix(format!("{now:>4}s/{planned}s"));
+        self.run.set_message(lines.progress());
+        while self.workloads.len() < lines.workloads.len() {
+            let bar = self.multi.add(ProgressBar::new(1).with_style(self.line.clone()));
+            self.workloads.push(bar);
+        }
+        while self.workloads.len() > lines.workloads.len() {
+            if let Some(bar) = self.workloads.pop() {
+                bar.finish_and_clear();
+                self.multi.remove(&bar);
+            }
+        }
+        for (bar, line) in self.workloads.iter().zip(&lines.workloads) {
+            bar.set_message(format!("  {line}"));
+        }
+    }
+
+    fn clear(self) {
+        crate::terminal::detach();
+        for bar in self.workloads.iter().chain([&self.run]) {
+            bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+}
+
+/// What the view shows at one moment.
+pub struct Lines {
+    pub now: u64,
+    pub planned: u64,
+    pub phase: Option<String>,
+    /// One per workload running in the phase in force, in the scenario's order.
+    pub workloads: Vec<String>,
+}
+
+impl Lines {
+    /// The view of `s` at second `now` of a run planned for `planned` seconds (or as
+    /// the timeline last replanned it): the workloads of the phase in force, each with
+    /// its last second since it runs as it does.
+    pub fn of(s: &State, now: u64, planned: u64) -> Lines {
+        let planned = s.planned.unwrap_or(planned);
+        let workloads = s.running.iter().map(|&(i, workers, since)| workload(s, i, workers, since, now)).collect();
+        Lines { now, planned, phase: s.phase.clone(), workloads }
+    }
+
+    /// `34%, ETA 45s · phase`: what is left of the plan, or that the run is past it.
+    fn progress(&self) -> String {
+        let left = match self.planned.checked_sub(self.now).filter(|left| *left > 0) {
+            Some(left) => format!("{:>3}%, ETA {left}s", self.now * 100 / self.planned),
+            None => "finishing".into(),
+        };
+        let phase = self.phase.as_ref().map(|p| format!(" · {p}")).unwrap_or_default();
+        format!("{left}{phase}")
+    }
+
+    /// The line printed every 10 s when stderr is no terminal:
+    /// `[23s/68s 34%, ETA 45s · qd4] qd4 x4: 84,012 IOPS 344 MB/s p50 40.1 µs p99 73.2 µs`.
+    pub fn plain(&self) -> String {
+        let body = if self.workloads.is_empty() { "starting".to_string() } else { self.workloads.join(" | ") };
+        format!("[{}s/{}s {}] {body}", self.now, self.planned, self.progress())
+    }
+}
+
+/// `qd4 x4: 84,012 IOPS of 90,000 344 MB/s p50 40.1 µs p99 73.2 µs`: workload `i` with
+/// its `workers`, and its latest second since it runs with them (`since`) if it is
+/// recent (else how long none has come: a workload that stopped or stalls).
+/// Transactions are TPS, network streams Gbit/s (no latency is measured per stream); a
+/// figure not measured is left out.
+fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> String {
+    let Some(w) = s.workloads.get(i) else { return String::new() };
+    let head = format!("{} x{workers}", w.name);
+    let of_phase = s.latest.iter().filter(|((wi, op), (t, _))| *wi == i && *op != Op::Sync && *t >= since);
+    let Some(last) = of_phase.clone().map(|(_, (t, _))| u64::from(*t)).max() else {
+        return format!("{head}: starting");
+    };
+    if last + 3 < now {
+        return format!("{head}: no second for {}s", now - last - 1);
+    }
+    let recent: Vec<(Op, &OpStats)> =
+        of_phase.filter(|(_, (t, _))| u64::from(*t) + 3 >= now).map(|((_, op), (_, stats))| (*op, stats)).collect();
+    let bytes: u64 = recent.iter().map(|(_, st)| st.bytes).sum();
+    if recent.iter().all(|(op, _)| op.is_network()) {
+        return format!("{head}: {} Gbit/s", sig3(bytes as f64 * 8.0 / 1e9));
+    }
+    let timed: Vec<&OpStats> = recent.iter().filter(|(op, _)| !op.is_network()).map(|(_, st)| *st).collect();
+    let ops: u64 = timed.iter().map(|st| st.ops).sum();
+    let mut merged = timed[0].latency.clone();
+    for st in &timed[1..] {
+        let _ = merged.add(&st.latency);
+    }
+    let target = w.target_iops.map(|t| format!(" of {}", count(t))).unwrap_or_default();
+    let rate = match recent.iter().any(|(op, _)| *op == Op::Txn) {
+        true => format!("{} TPS{target}", count(ops as f64)),
+        false => format!("{} IOPS{target} {} MB/s", count(ops as f64), sig3(bytes as f64 / 1e6)),
+    };
+    let p = |q: f64| latency_us(merged.value_at_quantile(q) as f64 / 1000.0);
+    format!("{head}: {rate} p50 {} p99 {}", p(0.5), p(0.99))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::metrics::totals::WorkloadInfo;
-    use crate::metrics::{Op, OpStats};
+
+    fn info(name: &str, target_iops: Option<f64>) -> WorkloadInfo {
+        WorkloadInfo { name: name.into(), group: String::new(), workers: 1, target_iops, placed: false }
+    }
+
+    fn second(ops: u64, bytes: u64, latency_ns: u64) -> OpStats {
+        let mut st = OpStats::new(false);
+        for _ in 0..ops {
+            st.record(bytes, latency_ns, 0);
+        }
+        st
+    }
 
     #[test]
-    fn the_status_line_shows_the_last_second_of_running_workloads() {
-        let live = Totals::new(
-            1,
-            "s",
-            vec![WorkloadInfo {
-                name: "qd4".into(),
-                group: String::new(),
-                workers: 1,
-                target_iops: Some(2000.0),
-                placed: false,
-            }],
-        );
-        let mut st = OpStats::new(false);
-        for _ in 0..1000 {
-            st.record(4096, 50_000, 0);
-        }
-        live.add_one(0, 0, 9, Op::Read, st.clone());
-        live.add_one(0, 0, 10, Op::Read, st);
-        live.set_phase("before");
-        let line = live.with(|s| status(s, 11, 40));
+    fn the_view_shows_the_last_second_of_the_phases_workloads() {
+        let live = Totals::new(1, "s", vec![info("qd1", None), info("qd4", Some(2000.0))]);
+        live.set_phase("qd1", 0, &[(0, 1)]);
+        live.add_one(0, 0, 9, Op::Read, second(1000, 4096, 50_000));
+        // qd4 began at second 10: qd1 is no longer shown, and qd4 is starting until its
+        // first second is stored
+        live.set_phase("qd4", 10, &[(1, 4)]);
+        let lines = live.with(|s| Lines::of(s, 10, 40));
+        assert_eq!(lines.workloads, vec!["qd4 x4: starting"]);
+        live.add_one(1, 1, 10, Op::Read, second(1000, 4096, 50_000));
+        let lines = live.with(|s| Lines::of(s, 11, 40));
         assert!(
-            line.starts_with(
-                "[   11s/40s ####--------  27%, ETA 29s] before · qd4 x1: 1,000 IOPS of 2,000 4.10 MB/s p50 50"
-            ),
-            "{line}"
+            lines.workloads[0].starts_with("qd4 x4: 1,000 IOPS of 2,000 4.10 MB/s p50 50"),
+            "{:?}",
+            lines.workloads
         );
-        // long after its last second a workload is no longer shown
-        assert!(live.with(|s| status(s, 30, 40)).ends_with("starting"));
+        assert!(lines.plain().starts_with("[11s/40s  27%, ETA 29s · qd4] qd4 x4: 1,000 IOPS"), "{}", lines.plain());
+        // long after its last second a workload says so (stopped, or stalled)
+        assert_eq!(live.with(|s| Lines::of(s, 30, 40)).workloads, vec!["qd4 x4: no second for 19s"]);
+        // a workload going on as it ran keeps its seconds in the next phase; one whose
+        // workers changed starts anew
+        live.set_phase("qd4+qd1", 11, &[(0, 1), (1, 4)]);
+        live.add_one(0, 0, 11, Op::Read, second(10, 4096, 50_000));
+        let lines = live.with(|s| Lines::of(s, 12, 40)).workloads;
+        assert!(lines[0].starts_with("qd1 x1: 10 IOPS") && lines[1].starts_with("qd4 x4: 1,000 IOPS"), "{lines:?}");
+        live.set_phase("qd4 x8", 12, &[(1, 8)]);
+        assert_eq!(live.with(|s| Lines::of(s, 12, 40)).workloads, vec!["qd4 x8: starting"]);
+        // past the plan the view says it is finishing, not `70s/68s`
+        assert!(live.with(|s| Lines::of(s, 45, 40)).plain().starts_with("[45s/40s finishing · qd4 x8]"));
+        // the timeline's replanned end wins over the first plan
+        live.set_planned(48);
+        assert!(live.with(|s| Lines::of(s, 45, 40)).plain().starts_with("[45s/48s  93%, ETA 3s · qd4 x8]"));
+    }
+
+    #[test]
+    fn transactions_are_tps_and_streams_gbit_per_second() {
+        let live = Totals::new(1, "s", vec![info("oltp", None), info("net", None)]);
+        live.set_phase("both", 0, &[(0, 2), (1, 1)]);
+        live.add_one(0, 0, 3, Op::Txn, second(1870, 0, 1_000_000));
+        let mut sent = OpStats::new(false);
+        sent.bytes = 1_250_000_000;
+        live.add_one(1, 2, 3, Op::Send, sent);
+        let lines = live.with(|s| Lines::of(s, 4, 10)).workloads;
+        assert!(lines[0].starts_with("oltp x2: 1,870 TPS p50 "), "{lines:?}");
+        assert!(!lines[0].contains("MB/s") && !lines[0].contains("IOPS"), "{lines:?}");
+        assert_eq!(lines[1], "net x1: 10.0 Gbit/s");
     }
 }

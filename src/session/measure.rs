@@ -104,8 +104,9 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         stop: s.stop.clone(),
         interrupted: s.interrupted.clone(),
         progress: &*s.progress,
-        on_phase: &|label| live.set_phase(label),
+        on_phase: &|label, t, running| live.set_phase(label, t, running),
         on_host: &|worker, host| live.set_host(worker, host),
+        on_plan: &|end| live.set_planned(end),
     };
     let outcome = timeline::run_steps(&s.scenario, &cx);
     drop(cx); // closes the sample channel and the sink so the collector finishes

@@ -61,11 +61,10 @@ pub(super) fn prepare(
     }
 
     let quiet = opts.quiet;
-    let terminal = crate::report::status_line::on_terminal();
     let progress: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |line: &str| {
         if !quiet {
-            // over the live view's status line, if any; a hook's command line may hold a secret
-            eprintln!("{}{}", if terminal { "\r\x1b[K" } else { "" }, crate::secrets::redact(line));
+            // above the live view, if any; a hook's command line may hold a secret
+            crate::terminal::say(&crate::secrets::redact(line));
         }
     });
 

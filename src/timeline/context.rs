@@ -43,8 +43,16 @@ pub struct Context<'a> {
     pub interrupted: Arc<AtomicBool>,
     /// Where progress lines go (stderr, or nothing with --quiet).
     pub progress: &'a dyn Fn(&str),
-    /// Told each phase's label as it opens (the live view and the Prometheus endpoint).
-    pub on_phase: &'a dyn Fn(&str),
+    /// Told each phase as it opens (the live view and the Prometheus endpoint).
+    pub on_phase: OnPhase<'a>,
     /// Told the host of each worker started on another host (the endpoint's `host`).
     pub on_host: &'a dyn Fn(u32, &str),
+    /// Told the second the run is planned to end, replanned before each step from
+    /// where the timeline stands (a start lands on the next whole second, a hook or a
+    /// `prefill` takes what it takes), so the live view's ETA holds.
+    pub on_plan: &'a dyn Fn(u64),
 }
+
+/// Told a phase as it opens: its label, its first second on the run clock and what runs
+/// in it (workload index, its workers), so the live view shows that phase's workloads.
+pub type OnPhase<'a> = &'a dyn Fn(&str, u64, &[(usize, u32)]);

@@ -116,6 +116,7 @@ impl Executor<'_> {
                 self.idle_until(self.cx.clock_start + at, None)?;
                 self.cursor = at;
             }
+            self.replan(i);
             if self.batch_t.is_none() && starts(step) {
                 self.batch_t = Some(self.batch_second(&steps[i..]));
             }
@@ -126,12 +127,23 @@ impl Executor<'_> {
                 self.batch_t = None;
             }
         }
+        self.replan(steps.len());
         // the timeline is done: let what runs run to its end
         let last = self.started.iter().flatten().filter(|l| !l.over).map(|l| l.end(self.cx)).max();
         if let Some(end) = last {
             self.idle_until(end, None)?;
         }
         Ok(())
+    }
+
+    /// Tells the live view when the run will end: steps `from` on, as planned, from the
+    /// second the next step would land on and the ends of the workloads running.
+    fn replan(&self, from: usize) {
+        let mut ends = vec![0; self.scenario.workloads.len()];
+        for l in self.started.iter().flatten().filter(|l| !l.over) {
+            ends[l.idx] = l.end_t;
+        }
+        (self.cx.on_plan)(planned_from(self.scenario, from, self.next_second(Duration::ZERO), ends));
     }
 
     fn aborted(&self) -> bool {
@@ -475,7 +487,7 @@ impl Executor<'_> {
             stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
             let w = Warning::TargetFull { workload: l.w.name.clone(), path: data.path.clone(), at_s: stopped };
             cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
-            eprintln!("warning: {}", w.message());
+            crate::terminal::say(&format!("warning: {}", w.message()));
         }
         cx.sink.send(Record::WorkloadStopped { idx, at: stopped });
         Ok(())
@@ -535,7 +547,7 @@ impl Executor<'_> {
                 self.phases - 1
             }
         };
-        (self.cx.on_phase)(&label);
+        (self.cx.on_phase)(&label, t, &running);
         let ran = running.iter().map(|&(i, n)| (i as i64, n as i64)).collect();
         self.cx.sink.send(Record::PhaseOpened(PhaseRow { idx, label, start_t: t as i64, end_t: None, running: ran }));
         self.phase = Some((idx, t, running, given));
@@ -583,9 +595,13 @@ fn is_async(step: &Step) -> bool {
 /// About how long the timeline takes, in seconds: what it waits for, ramps and
 /// workload durations (hooks and fills count as instant).
 pub fn planned_seconds(scenario: &Scenario) -> u64 {
-    let mut now = 0u64;
-    let mut ends = vec![0u64; scenario.workloads.len()];
-    for step in &scenario.steps {
+    planned_from(scenario, 0, 0, vec![0; scenario.workloads.len()])
+}
+
+/// When the run is planned to end if its steps `from` on begin at second `now`, with
+/// the workloads already started ending at `ends` (0 for the others).
+fn planned_from(scenario: &Scenario, from: usize, mut now: u64, mut ends: Vec<u64>) -> u64 {
+    for step in &scenario.steps[from..] {
         if let Some(at) = step.at {
             now = now.max(at.as_secs());
         }
@@ -604,4 +620,23 @@ pub fn planned_seconds(scenario: &Scenario) -> u64 {
         }
     }
     ends.into_iter().max().unwrap_or(0).max(now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Source;
+
+    #[test]
+    fn the_plan_is_replanned_from_where_the_timeline_stands() {
+        let text = "name: t\ndefaults: {target: /tmp/x, size: 1m, ramp: 2s, duration: 4s}\n\
+                    workloads:\n  a: {rw: randread}\n  b: {rw: randread}\n  c: {rw: randread}\n\
+                    timeline:\n  - start: a\n  - start: b\n  - wait: 3s\n  - start: c\n    async: true\n";
+        let s = Scenario::load(&Source { origin: "t".into(), text }, &[]).unwrap();
+        assert_eq!(planned_seconds(&s), 6 + 6 + 3 + 6);
+        // b started a second late (a's end, then the next whole second): all after it moves
+        assert_eq!(planned_from(&s, 2, 13, vec![6, 13, 0]), 13 + 3 + 6);
+        // c running async to second 23, nothing left to step through
+        assert_eq!(planned_from(&s, 4, 17, vec![6, 13, 23]), 23);
+    }
 }

@@ -2,6 +2,7 @@
 //! store, and ways to run the real `fathom` binary against it.
 #![allow(dead_code, reason = "each test file uses its own subset")]
 
+pub mod live;
 pub mod servers;
 
 use rusqlite::Connection;

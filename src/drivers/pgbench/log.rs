@@ -10,9 +10,17 @@
 //! `schedule_lag` (with `--rate`) is how late it began, so `time - schedule_lag` is the
 //! service time. `time_epoch.time_us` is when it ended. Each transaction lands in the
 //! second of the run clock in which it ended, as an IO does.
+//!
+//! The log is read as pgbench writes it ([`Tail`]), so its seconds reach the store, the
+//! live view and the Prometheus endpoint while it runs. pgbench writes each thread's log
+//! through a 4 KiB buffer: about a hundred transactions a time, so at a few hundred
+//! transactions per second or more a second arrives within it, and a late part of a
+//! second is added to what the store holds of it.
 
 use crate::metrics::{Op, OpStats, Sample};
 use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 
 /// One second of one workload's transactions besides the samples: the failures and the
 /// schedule lag, which go to the store's observations.
@@ -104,10 +112,10 @@ impl Seconds {
         Some(())
     }
 
-    /// Every (client, second)'s sample, in order of second.
-    pub fn samples(self) -> Vec<Sample> {
-        let mut out: Vec<Sample> = self
-            .per_client
+    /// Every (client, second)'s sample of the lines added since the last call, in order
+    /// of second: the store adds a second's later part to what it has of it.
+    pub fn take(&mut self) -> Vec<Sample> {
+        let mut out: Vec<Sample> = std::mem::take(&mut self.per_client)
             .into_iter()
             .map(|((client, t), stats)| Sample {
                 workload: self.workload,
@@ -119,6 +127,39 @@ impl Seconds {
             .collect();
         out.sort_by_key(|s| (s.t, s.worker));
         out
+    }
+}
+
+/// The complete lines added to the log files of one pgbench run (one per thread, named
+/// by pgbench after its process id) since the last read.
+pub struct Tail {
+    dir: PathBuf,
+    /// Per file: how far it has been read, and a last line not yet ended.
+    read: BTreeMap<PathBuf, (u64, String)>,
+}
+
+impl Tail {
+    pub fn new(dir: &Path) -> Tail {
+        Tail { dir: dir.to_path_buf(), read: BTreeMap::new() }
+    }
+
+    /// Hands `line` every complete line written since the last read, file by file.
+    pub fn read(&mut self, mut line: impl FnMut(&str)) -> std::io::Result<()> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.dir)?.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths {
+            let (offset, partial) = self.read.entry(path.clone()).or_default();
+            let mut file = std::fs::File::open(&path)?;
+            file.seek(SeekFrom::Start(*offset))?;
+            let mut bytes = Vec::new();
+            *offset += file.read_to_end(&mut bytes)? as u64;
+            partial.push_str(&String::from_utf8_lossy(&bytes));
+            if let Some(end) = partial.rfind('\n') {
+                partial[..end].lines().for_each(&mut line);
+                partial.drain(..=end);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -160,7 +201,7 @@ mod tests {
         s.add("garbage");
         assert_eq!(s.unreadable.0, 1);
         assert_eq!(s.extra[&1].failed, 1);
-        let samples = s.samples();
+        let samples = s.take();
         assert_eq!(samples.len(), 2);
         assert_eq!((samples[0].worker, samples[0].t, samples[0].op), (10, 0, Op::Txn));
         assert_eq!(samples[0].stats.ops, 2);
@@ -176,10 +217,33 @@ mod tests {
         s.add("0 0 5000 0 1000 10 4000"); // 5 ms from schedule, 4 ms late: 1 ms of service
         let e = s.extra[&0].clone();
         assert_eq!((e.lag_sum_us, e.lag_n), (4000, 1));
-        let samples = s.samples();
+        let samples = s.take();
         let service = samples[0].stats.service.as_ref().unwrap();
         assert_eq!(service.max(), service.highest_equivalent(1_000_000));
         assert_eq!(samples[0].stats.latency.max(), samples[0].stats.latency.highest_equivalent(5_000_000));
+    }
+
+    #[test]
+    fn the_log_is_read_as_it_is_written() {
+        let dir = std::env::temp_dir().join(format!("fathom-pgbench-tail-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (one, two) = (dir.join("txn.7"), dir.join("txn.7.1"));
+        let mut tail = Tail::new(&dir);
+        let mut s = Seconds::new(0, 0, 1_000_000, 10, false);
+        // a buffer flushed mid-line: the line is read once it is whole
+        std::fs::write(&one, "0 0 1500 0 1000 250000\n0 1 25").unwrap();
+        tail.read(|l| s.add(l)).unwrap();
+        let first = s.take();
+        assert_eq!((first.len(), first[0].stats.ops), (1, 1));
+        assert!(s.take().is_empty(), "what was taken is not taken again");
+        std::fs::write(&one, "0 0 1500 0 1000 250000\n0 1 2500 0 1001 5\n").unwrap();
+        std::fs::write(&two, "1 0 800 0 1001 100\n").unwrap();
+        tail.read(|l| s.add(l)).unwrap();
+        let got: Vec<(u32, u32, u64)> = s.take().iter().map(|x| (x.worker, x.t, x.stats.ops)).collect();
+        assert_eq!(got, vec![(0, 1, 1), (1, 1, 1)]);
+        assert_eq!(s.unreadable.0, 0);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -8,9 +8,10 @@
 //! `dsn` given, or a throwaway cluster per distinct `settings`
 //! ([`super::postgres::Cluster`]), and initialises it at `scale` (`pgbench -i`) unless
 //! `reuse` finds it already at that scale.
-//! On its first second the workload starts `pgbench -T` with the per-transaction log;
-//! when pgbench ends, the log is read and each second's transactions are sent to the
-//! collector (pgbench buffers its log, so its seconds arrive at the end, not live).
+//! On its first second the workload starts `pgbench -T` with the per-transaction log,
+//! read as pgbench writes it: each second's transactions are sent to the collector as
+//! they are logged, so the store, the live view and the Prometheus endpoint have them
+//! while pgbench runs (see [`log`] for how late a second can be).
 
 pub mod log;
 
@@ -274,31 +275,23 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     // SIGINT would lose, buffered) and its closing report.
     let deadline = l.clock_start + Duration::from_secs(l.end_t) + Duration::from_secs(30);
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
-    let (status, signalled) = child
-        .wait_stopping(Some(libc::SIGALRM), Some(deadline), &stopped)
-        .map_err(|e| Error::failed(format!("{}: waiting for pgbench: {e}", w.name)))?;
-    let took = started.elapsed();
-
-    // whatever pgbench managed to log is kept, even when it failed
+    let ended = AtomicBool::new(false);
     let mut seconds =
         log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, p.rate.is_some());
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&logs)
-        .map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    entries.sort();
-    for path in &entries {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
-        text.lines().for_each(|line| seconds.add(line));
-    }
+    // the log is read as it is written; whatever pgbench managed to log is kept, even
+    // when it failed
+    let (waited, took, read) = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| follow(l, &logs, &mut seconds, &ended));
+        let waited = child.wait_stopping(Some(libc::SIGALRM), Some(deadline), &stopped);
+        let took = started.elapsed();
+        ended.store(true, Ordering::Relaxed);
+        (waited, took, reader.join())
+    });
+    let (status, signalled) = waited.map_err(|e| Error::failed(format!("{}: waiting for pgbench: {e}", w.name)))?;
+    read.map_err(|_| Error::failed(format!("{}: reading pgbench's log failed", w.name)))??;
     let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs() as u32;
     record_extras(l, &seconds, start_t);
     let (unreadable, example) = seconds.unreadable.clone();
-    for sample in seconds.samples() {
-        // The collector outlives the drivers; if it failed, the run reports that.
-        let _ = l.tx.send(sample);
-    }
     if unreadable > 0 {
         return Err(Error::failed(format!(
             "{}: {unreadable} lines of pgbench's transaction log could not be read, e.g. `{}`",
@@ -332,6 +325,28 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// Sends the seconds of pgbench's transaction log in `logs` as it is written, every
+/// [`FOLLOW`], until `ended` (pgbench has ended), and then the rest of it.
+fn follow(l: &LaunchContext, logs: &Path, seconds: &mut log::Seconds, ended: &AtomicBool) -> Result<()> {
+    let mut tail = log::Tail::new(logs);
+    loop {
+        let last = ended.load(Ordering::Relaxed);
+        tail.read(|line| seconds.add(line)).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
+        for sample in seconds.take() {
+            // The collector outlives the drivers; if it failed, the run reports that.
+            let _ = l.tx.send(sample);
+        }
+        if last {
+            return Ok(());
+        }
+        std::thread::sleep(FOLLOW);
+    }
+}
+
+/// How often the transaction log is read while pgbench runs: well within a second, so
+/// each second is in the store by the time the collector writes it.
+const FOLLOW: Duration = Duration::from_millis(200);
 
 /// Stores each second's failed transactions (every second of the workload, zeros too,
 /// so their mean is per second) and, under a rate, the mean schedule lag.
