@@ -11,3 +11,4 @@ pub mod measured;
 pub mod status_line;
 pub mod summary;
 pub mod table;
+pub mod views;
