@@ -12,3 +12,4 @@ pub mod status_line;
 pub mod summary;
 pub mod table;
 pub mod views;
+pub mod views_print;

@@ -138,14 +138,12 @@ impl PerCore {
         PerCore { mb_per_s_per_core: per_core, cores: cores.max(1.0), fathom_cores, verdict }
     }
 
-    /// `FAIL: below 20 MB/s per core`, `pass: meets the minimum (20)`, ...
+    /// `pass: >= 40 recommended`, `pass: >= 20 minimum`, `FAIL: < 20 minimum`.
     pub fn verdict_text(&self) -> String {
         match self.verdict {
-            PerCoreVerdict::BelowMinimum => format!("FAIL: below the minimum ({PER_CORE_MINIMUM})"),
-            PerCoreVerdict::Minimum => {
-                format!("pass: meets the minimum ({PER_CORE_MINIMUM}), not the recommendation ({PER_CORE_RECOMMENDED})")
-            }
-            PerCoreVerdict::Recommended => format!("pass: meets the recommendation ({PER_CORE_RECOMMENDED})"),
+            PerCoreVerdict::BelowMinimum => format!("FAIL: < {PER_CORE_MINIMUM} minimum"),
+            PerCoreVerdict::Minimum => format!("pass: >= {PER_CORE_MINIMUM} minimum"),
+            PerCoreVerdict::Recommended => format!("pass: >= {PER_CORE_RECOMMENDED} recommended"),
         }
     }
 }
