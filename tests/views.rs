@@ -24,6 +24,12 @@ fn after<'a>(stdout: &'a str, header: &str) -> Vec<&'a str> {
     stdout.lines().skip_while(|l| !l.starts_with(header)).skip(1).collect()
 }
 
+/// The number in `html` right after `prefix` (up to the closing quote).
+fn value(html: &str, prefix: &str) -> f64 {
+    let at = html.find(prefix).unwrap_or_else(|| panic!("no {prefix}")) + prefix.len();
+    html[at..].split('"').next().unwrap().parse().unwrap()
+}
+
 fn strings(v: &Value) -> Vec<String> {
     v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
 }
@@ -69,6 +75,10 @@ fn a_block_size_sweep_shows_its_table_in_the_terminal_the_json_and_the_page() {
     assert!(show["analysis"]["interference"].as_array().unwrap().is_empty());
     assert!(html.contains("<section id=\"sweep\"><h2>Time for latency to settle per block size"), "no sweep section");
     assert!(html.contains("data-phase=\"middle\" data-metric=\"block_size\">16k</td>"), "no row for 16k");
+    assert_eq!(
+        value(&html, "data-phase=\"middle\" data-metric=\"iops\" data-value=\""),
+        rows[1]["iops"].as_f64().unwrap()
+    );
     for chart in ["sweep-iops", "sweep-mbps", "sweep-latency"] {
         assert!(html.contains(&format!("id=\"{chart}\"")), "no {chart}");
     }
@@ -109,7 +119,11 @@ fn a_run_that_workloads_join_shows_before_and_during_per_workload() {
     let line = after(&stdout, "before -> during").into_iter().find(|l| l.starts_with("steady ")).unwrap();
     assert!(line.contains("before -> during") && line.contains("%, x"), "{line}");
     assert!(html.contains("<section id=\"interference\"><h2>Before and during</h2>"), "no before/during section");
-    assert!(html.contains("data-workload=\"steady\" data-metric=\"p99\""), "no p99 cell");
+    let p99 = format!(
+        "data-workload=\"steady\" data-view=\"before-during\" data-metric=\"p99\" data-before=\"{}\"",
+        r["before_figures"]["p99_us"]
+    );
+    assert!(html.contains(&p99), "no p99 cell: {p99}");
 }
 
 #[test]

@@ -227,6 +227,10 @@ pub fn value_text(setting: &Setting, v: &Value) -> String {
         (Setting::Hosts, Value::Array(a)) => a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "),
         (_, Value::Null) => "-".into(),
         (_, Value::String(s)) => s.clone(),
+        // a driver's settings: `shared_buffers=128MB`
+        (_, Value::Object(map)) => {
+            map.iter().map(|(k, v)| format!("{k}={}", value_text(setting, v))).collect::<Vec<_>>().join(" ")
+        }
         (_, v) => v.to_string(),
     }
 }
@@ -469,6 +473,8 @@ mod tests {
         assert_eq!(value_text(&Setting::Size, &Value::Null), "whole file");
         assert_eq!(value_text(&Setting::Rw, &json!({"rw": "randrw", "read_percent": 70})), "randrw 70% read");
         assert_eq!(value_text(&Setting::Rate, &json!({"rate_iops": 1500.0, "rate_mbps": null})), "1,500 IOPS");
+        let settings = json!({"shared_buffers": "128MB", "work_mem": "4MB"});
+        assert_eq!(value_text(&Setting::Other, &settings), "shared_buffers=128MB work_mem=4MB");
     }
 
     #[test]

@@ -27,9 +27,10 @@ fn note(sw: &Sweep) -> String {
             format!("Response time is the mean latency; at depth 1, IOPS = 1 / response time; {busiest}.")
         }
         Merit::Settle => format!(
-            "Latency steady from: the start of the first window of {} rounds whose per-second latency is steady \
-             (SNIA rule); {busiest}.",
-            crate::analysis::steady_state::WINDOW
+            "Latency steady from: seconds into the phase to the first window of {} rounds of {} s whose per-second \
+             latency is steady (SNIA rule); {busiest}.",
+            crate::analysis::steady_state::WINDOW,
+            sw.rows.iter().find_map(|r| r.settle).map_or(1, |s| s.round_s)
         ),
         Merit::PerCore => format!(
             "MB/s per core: the test's MB/s over the host's {} cores (vioperf runs a thread per core); \
@@ -41,9 +42,9 @@ fn note(sw: &Sweep) -> String {
     }
 }
 
-/// The table's header and cells: phase, the varied settings, rates, latency, and the
-/// figure of merit's columns.
-fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
+/// The table's header and cells, each with its exact value when it is a figure: phase,
+/// the varied settings, rates, latency, and the figure of merit's columns.
+fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<(String, Option<f64>)>>) {
     let mean = if sw.merit == Merit::ResponseTime { "response time" } else { "mean" };
     let mut header: Vec<String> = ["phase"].iter().map(|s| s.to_string()).chain(sw.columns.iter().cloned()).collect();
     header.extend(["IOPS", "MB/s", mean, "p50", "p99", "p99.9"].map(String::from));
@@ -52,27 +53,32 @@ fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
         Merit::PerCore => header.extend(["MB/s per core", "fathom CPU", "verdict"].map(String::from)),
         Merit::ResponseTime | Merit::Rates => {}
     }
+    let text = |t: String| (t, None);
+    let figure = |v: f64, f: &dyn Fn(f64) -> String| (f(v), Some(v));
     let rows = sw
         .rows
         .iter()
         .map(|r| {
-            let mut cells = vec![r.phase.clone()];
-            cells.extend(r.values.iter().cloned());
+            let mut cells = vec![text(r.phase.clone())];
+            cells.extend(r.values.iter().cloned().map(text));
             cells.extend([
-                count(r.iops),
-                sig3(r.mb_per_s),
-                latency_us(r.mean_us),
-                latency_us(r.p50_us),
-                latency_us(r.p99_us),
-                latency_us(r.p99_9_us),
+                figure(r.iops, &count),
+                figure(r.mb_per_s, &sig3),
+                figure(r.mean_us, &latency_us),
+                figure(r.p50_us, &latency_us),
+                figure(r.p99_us, &latency_us),
+                figure(r.p99_9_us, &latency_us),
             ]);
             if let Some(s) = r.settle {
-                cells.push(s.text());
+                cells.push((s.text(), s.steady_from_s.map(|v| v as f64)));
             }
             if let Some(p) = r.per_core {
-                cells.push(sig3(p.mb_per_s_per_core));
-                cells.push(p.fathom_cores.map(|c| format!("{c:.2} cores")).unwrap_or_else(|| "-".into()));
-                cells.push(p.verdict_text());
+                cells.push(figure(p.mb_per_s_per_core, &sig3));
+                cells.push(match p.fathom_cores {
+                    Some(c) => figure(c, &|c| format!("{c:.2} cores")),
+                    None => text("-".into()),
+                });
+                cells.push(text(p.verdict_text()));
             }
             cells
         })
@@ -113,6 +119,7 @@ pub fn terminal(s: &RunSummary) -> String {
     if let Some(sw) = &a.sweep {
         let (header, rows) = table(sw);
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let rows: Vec<Vec<String>> = rows.into_iter().map(|r| r.into_iter().map(|c| c.0).collect()).collect();
         out.push_str(&format!("\n{}:\n{}{}\n", title(sw), render(&header, &rows, 1 + sw.columns.len()), note(sw)));
     }
     if !a.interference.is_empty() {
@@ -144,13 +151,13 @@ pub fn html(s: &RunSummary, charts: &[Chart], h: &mut String) {
         for (r, cells) in sw.rows.iter().zip(rows) {
             let fail = r.per_core.is_some_and(|p| p.verdict == super::views::PerCoreVerdict::BelowMinimum);
             h.push_str(if fail { "<tr class=\"fail\">" } else { "<tr>" });
-            for (i, cell) in cells.iter().enumerate() {
-                let metric = metric_of(&header[i]);
+            for (i, (cell, value)) in cells.iter().enumerate() {
+                let value = value.map(|v| format!(" data-value=\"{v}\"")).unwrap_or_default();
                 let _ = write!(
                     h,
-                    "<td data-phase=\"{}\" data-metric=\"{}\">{}</td>",
+                    "<td data-phase=\"{}\" data-metric=\"{}\"{value}>{}</td>",
                     esc(&r.phase),
-                    esc(&metric),
+                    esc(&metric_of(&header[i])),
                     esc(cell)
                 );
             }
@@ -174,10 +181,22 @@ pub fn html(s: &RunSummary, charts: &[Chart], h: &mut String) {
         h.push_str("</tr></thead><tbody>");
         for r in &a.interference {
             h.push_str("<tr>");
+            let (b, d) = (&r.before_figures, &r.during_figures);
+            // each figure's exact value during, and before
+            let values = [
+                None,
+                None,
+                Some((b.iops, d.iops)),
+                b.attainment.zip(d.attainment),
+                Some((b.p50_us, d.p50_us)),
+                Some((b.p99_us, d.p99_us)),
+            ];
             for (i, cell) in interference_cells(r).iter().enumerate() {
+                let value =
+                    values[i].map(|(b, d)| format!(" data-before=\"{b}\" data-value=\"{d}\"")).unwrap_or_default();
                 let _ = write!(
                     h,
-                    "<td data-workload=\"{}\" data-metric=\"{}\">{}</td>",
+                    "<td data-workload=\"{}\" data-view=\"before-during\" data-metric=\"{}\"{value}>{}</td>",
                     esc(&r.workload),
                     metric_of(INTERFERENCE_HEADER[i]),
                     esc(&cell.replace("->", "→"))
