@@ -42,9 +42,12 @@ fn note(sw: &Sweep) -> String {
     }
 }
 
-/// The table's header and cells, each with its exact value when it is a figure: phase,
-/// the varied settings, rates, latency, and the figure of merit's columns.
-fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<(String, Option<f64>)>>) {
+/// A cell of a table: its text, and its exact value when it is a figure.
+type Cell = (String, Option<f64>);
+
+/// The table's header and cells: phase, the varied settings, rates, latency, and the
+/// figure of merit's columns.
+fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<Cell>>) {
     let mean = if sw.merit == Merit::ResponseTime { "response time" } else { "mean" };
     let mut header: Vec<String> = ["phase"].iter().map(|s| s.to_string()).chain(sw.columns.iter().cloned()).collect();
     header.extend(["IOPS", "MB/s", mean, "p50", "p99", "p99.9"].map(String::from));
