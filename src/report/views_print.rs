@@ -14,7 +14,7 @@ fn title(sw: &Sweep) -> String {
     match sw.merit {
         Merit::ResponseTime => format!("response time against {} (one row per phase, smallest first)", sw.setting),
         Merit::Settle => format!("time for latency to settle per {} (one row per phase)", sw.setting),
-        Merit::PerCore => "vioperf's figure of merit: MB/s per core per test".to_string(),
+        Merit::PerCore => "MB/s per core per test, vioperf's figure of merit".to_string(),
         Merit::Rates => format!("sweep over {} (one row per phase)", sw.setting),
     }
 }
@@ -49,7 +49,9 @@ type Cell = (String, Option<f64>);
 /// figure of merit's columns.
 fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<Cell>>) {
     let mean = if sw.merit == Merit::ResponseTime { "response time" } else { "mean" };
-    let mut header: Vec<String> = ["phase"].iter().map(|s| s.to_string()).chain(sw.columns.iter().cloned()).collect();
+    // vioperf's tests are named for what they do: their settings' columns would only crowd
+    let settings = if sw.merit == Merit::PerCore { &[][..] } else { &sw.columns[..] };
+    let mut header: Vec<String> = ["phase"].iter().map(|s| s.to_string()).chain(settings.iter().cloned()).collect();
     header.extend(["IOPS", "MB/s", mean, "p50", "p99", "p99.9"].map(String::from));
     match sw.merit {
         Merit::Settle => header.push("latency steady from".into()),
@@ -63,7 +65,7 @@ fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<Cell>>) {
         .iter()
         .map(|r| {
             let mut cells = vec![text(r.phase.clone())];
-            cells.extend(r.values.iter().cloned().map(text));
+            cells.extend(r.values.iter().take(settings.len()).cloned().map(text));
             cells.extend([
                 figure(r.iops, &count),
                 figure(r.mb_per_s, &sig3),
@@ -121,9 +123,11 @@ pub fn terminal(s: &RunSummary) -> String {
     let mut out = String::new();
     if let Some(sw) = &a.sweep {
         let (header, rows) = table(sw);
+        // the phase and its settings to the left, figures to the right
+        let left = if sw.merit == Merit::PerCore { 1 } else { 1 + sw.columns.len() };
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
         let rows: Vec<Vec<String>> = rows.into_iter().map(|r| r.into_iter().map(|c| c.0).collect()).collect();
-        out.push_str(&format!("\n{}:\n{}{}\n", title(sw), render(&header, &rows, 1 + sw.columns.len()), note(sw)));
+        out.push_str(&format!("\n{}:\n{}{}\n", title(sw), render(&header, &rows, left), note(sw)));
     }
     if !a.interference.is_empty() {
         let rows: Vec<Vec<String>> = a.interference.iter().map(interference_cells).collect();
@@ -142,7 +146,7 @@ pub fn html(s: &RunSummary, charts: &[Chart], h: &mut String) {
     if let Some(sw) = &a.sweep {
         let _ = write!(
             h,
-            "<section id=\"sweep\"><h2>{}</h2><p class=\"note\">{}</p><table><thead><tr>",
+            "<section id=\"sweep\"><h2>{}</h2><p class=\"note\">{}</p><table style=\"white-space:nowrap\"><thead><tr>",
             esc(&capitalised(&title(sw))),
             esc(&note(sw))
         );
@@ -229,17 +233,17 @@ pub fn charts(s: &RunSummary) -> Vec<Chart> {
     // one varied setting names its points; several, the phase does
     let names: Vec<String> =
         sw.rows.iter().map(|r| if r.values.len() == 1 { r.values[0].clone() } else { r.phase.clone() }).collect();
-    let x = || Axis::categories(if sw.columns.len() == 1 { &sw.setting } else { "phase" }, names.clone());
+    let subject = if sw.columns.len() == 1 { sw.setting.as_str() } else { "phase" };
+    let x = || Axis::categories(subject, names.clone());
     // a line joins the points of an ordered setting (sizes); op or distribution are not a scale
     let style = if matches!(sw.merit, Merit::ResponseTime | Merit::Settle) { Style::LineDots } else { Style::Dots };
     let points = |f: &dyn Fn(&SweepRow) -> f64| sw.rows.iter().enumerate().map(|(i, r)| (i as f64, f(r))).collect();
-    let mut iops = Chart::new("sweep-iops", &format!("IOPS by {}", sw.setting), x(), Axis::new("IOPS", Unit::Count));
+    let mut iops = Chart::new("sweep-iops", &format!("IOPS by {subject}"), x(), Axis::new("IOPS", Unit::Count));
     iops.add("IOPS", style, points(&|r| r.iops));
-    let mut mbps =
-        Chart::new("sweep-mbps", &format!("Throughput by {}", sw.setting), x(), Axis::new("MB/s", Unit::Count));
+    let mut mbps = Chart::new("sweep-mbps", &format!("Throughput by {subject}"), x(), Axis::new("MB/s", Unit::Count));
     mbps.add("MB/s", style, points(&|r| r.mb_per_s));
     let mut lat =
-        Chart::new("sweep-latency", &format!("Latency by {}", sw.setting), x(), Axis::log("latency", Unit::Micros));
+        Chart::new("sweep-latency", &format!("Latency by {subject}"), x(), Axis::log("latency", Unit::Micros));
     if sw.merit == Merit::ResponseTime {
         lat.add("response time (mean)", style, points(&|r| r.mean_us));
     }
