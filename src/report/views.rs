@@ -278,31 +278,32 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
             .then(|| run.latency.get(&(k, heaviest.workload.clone())).map(|s| Settle::of(s, run.max_round_s)))
             .flatten();
         let fathom = run.fathom_cores.get(k).copied().flatten();
-        rows.push(SweepRow {
-            phase: p.phase.label.clone(),
-            workload: heaviest.workload.clone(),
-            values: columns.iter().map(|((s, _), values)| value_text(s, &values[k])).collect(),
-            iops: ops.iter().map(|o| o.iops).sum(),
-            mb_per_s,
-            mean_us: l.mean_us,
-            p50_us: l.p50_us,
-            p99_us: l.p99_us,
-            p99_9_us: l.p99_9_us,
-            settle,
-            per_core: (merit == Merit::PerCore).then(|| PerCore::of(mb_per_s, run.cores, fathom)),
-        });
+        rows.push((
+            k,
+            SweepRow {
+                phase: p.phase.label.clone(),
+                workload: heaviest.workload.clone(),
+                values: columns.iter().map(|((s, _), values)| value_text(s, &values[k])).collect(),
+                iops: ops.iter().map(|o| o.iops).sum(),
+                mb_per_s,
+                mean_us: l.mean_us,
+                p50_us: l.p50_us,
+                p99_us: l.p99_us,
+                p99_9_us: l.p99_9_us,
+                settle,
+                per_core: (merit == Merit::PerCore).then(|| PerCore::of(mb_per_s, run.cores, fathom)),
+            },
+        ));
     }
     if rows.len() < MIN_SWEEP_ROWS {
         return Err(format!("fewer than {MIN_SWEEP_ROWS} phases with IO"));
     }
     if merit == Merit::ResponseTime {
         // from the smallest set, as the field notes' table; the whole file last
-        let size = |r: &SweepRow| {
-            let k = phases.iter().position(|p| p.phase.label == r.phase).unwrap_or(0);
-            columns.iter().find(|((s, _), _)| *s == Setting::Size).and_then(|(_, v)| v[k].as_u64()).unwrap_or(u64::MAX)
-        };
-        rows.sort_by_key(size);
+        let sizes = columns.iter().find(|((s, _), _)| *s == Setting::Size).map(|(_, v)| v);
+        rows.sort_by_key(|(k, _)| sizes.and_then(|v| v[*k].as_u64()).unwrap_or(u64::MAX));
     }
+    let rows: Vec<SweepRow> = rows.into_iter().map(|(_, r)| r).collect();
     let columns: Vec<String> =
         names.iter().map(|(s, key)| key.clone().unwrap_or_else(|| s.describe().to_string())).collect();
     Ok(Sweep { setting: columns.join(", "), columns, rows, merit })
