@@ -1,5 +1,6 @@
 //! Interference: what a workload lost while another ran (OLTP before vs during DSS),
-//! as a change in percent and as a ratio, and how long latency took to settle after a change (ILM warm-up).
+//! as a change in percent and as a ratio, and how long latency took to settle after a
+//! change (ILM warm-up).
 
 use crate::metrics::summary::OpSummary;
 use serde::Serialize;

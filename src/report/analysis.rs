@@ -265,9 +265,11 @@ const MIN_CURVE_POINTS: usize = 3;
 
 /// Whether a run's phases are points of one concurrency curve: steps of one workload
 /// profile that differ from phase to phase only in concurrency (depth, jobs, workers,
-/// hosts, a driver's clients: [`crate::store::read::Difference::is_concurrency`]). Otherwise a knee or a USL fit would read a change of block size or op mix as
-/// a change of load; the error is the reason, naming the first other setting that
-/// differs (`phases differ in block size`).
+/// hosts, a driver's clients: [`crate::store::read::Difference::is_concurrency`]).
+/// Otherwise a knee or a USL fit would read a change of block size or op mix as a
+/// change of load; the error is the reason, naming the first other setting that differs
+/// (`phases differ in block size`). Such phases get a view of their own instead
+/// ([`super::views`]).
 pub fn curve_precondition<'a>(phases: impl IntoIterator<Item = &'a PhaseFacts>) -> std::result::Result<(), String> {
     match phases.into_iter().flat_map(|f| &f.differs).find(|d| !d.is_concurrency()) {
         None => Ok(()),
