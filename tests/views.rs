@@ -167,3 +167,25 @@ fn vioperf_judges_each_test_by_mb_per_s_per_core() {
     assert!(html.contains("id=\"sweep-per-core\""), "no MB/s per core chart");
     assert!(html.contains("data-metric=\"verdict\""), "no verdict in the page");
 }
+
+#[test]
+fn a_working_set_sweep_is_response_time_against_the_set_smallest_first() {
+    let s = Scratch::new("views-sets");
+    // seek-sweep's order: the largest set first
+    let scenario = s.scenario(
+        "name: sets\ndefaults: {engine: null, rw: randread, bs: 8k, iodepth: 1, duration: 1s}\nworkloads:\n  \
+         set-1g: {size: 1g}\n  set-16m: {size: 16m}\n  set-64m: {size: 64m}\ntimeline:\n  - start: set-1g\n  \
+         - start: set-16m\n  - start: set-64m\n",
+    );
+    let (stdout, show, html) = run(&s, &["run", scenario.to_str().unwrap()], 0);
+    let sweep = &show["analysis"]["sweep"];
+    assert_eq!((sweep["setting"].as_str(), sweep["merit"].as_str()), (Some("working set"), Some("response_time")));
+    let phases: Vec<&str> = sweep["rows"].as_array().unwrap().iter().map(|r| r["phase"].as_str().unwrap()).collect();
+    assert_eq!(phases, ["set-16m", "set-64m", "set-1g"]);
+    let table = after(&stdout, "response time against working set");
+    assert!(table[0].contains("working set") && table[0].contains("response time"), "{table:?}");
+    let order: Vec<&str> = table[1..4].iter().map(|l| l.split_whitespace().nth(1).unwrap()).collect();
+    assert_eq!(order, ["16m", "64m", "1g"]);
+    assert!(html.contains("<h2>Response time against working set"), "no sweep section");
+    assert!(show["analysis"]["curve"].is_null(), "no curve over working sets");
+}
