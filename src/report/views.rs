@@ -304,8 +304,7 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
         rows.sort_by_key(|(k, _)| sizes.and_then(|v| v[*k].as_u64()).unwrap_or(u64::MAX));
     }
     let rows: Vec<SweepRow> = rows.into_iter().map(|(_, r)| r).collect();
-    let columns: Vec<String> =
-        names.iter().map(|(s, key)| key.clone().unwrap_or_else(|| s.describe().to_string())).collect();
+    let columns: Vec<String> = names.iter().map(|(s, key)| s.named(key.as_deref())).collect();
     Ok(Sweep { setting: columns.join(", "), columns, rows, merit })
 }
 

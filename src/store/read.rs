@@ -175,6 +175,15 @@ impl Setting {
         }
     }
 
+    /// The setting as a reader names it: its [`Setting::describe`], or for another key
+    /// of the profile (`key`, for [`Setting::Other`]) the key itself (`fsync_every`).
+    pub fn named(&self, key: Option<&str>) -> String {
+        match (self, key) {
+            (Setting::Other, Some(key)) => key.to_string(),
+            (setting, _) => setting.describe().to_string(),
+        }
+    }
+
     /// The setting as a reader names it: `phases differ in block size`.
     pub fn describe(&self) -> &'static str {
         match self {
@@ -222,13 +231,9 @@ impl Difference {
         self.setting.is_concurrency(self.key.as_deref())
     }
 
-    /// The setting as a reader names it: its [`Setting::describe`], or for another key
-    /// of the profile the key itself (`fsync_every`).
+    /// The setting as a reader names it (see [`Setting::named`]).
     pub fn name(&self) -> String {
-        match (&self.setting, &self.key) {
-            (Setting::Other, Some(key)) => key.clone(),
-            (setting, _) => setting.describe().to_string(),
-        }
+        self.setting.named(self.key.as_deref())
     }
 }
 
