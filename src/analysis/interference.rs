@@ -1,6 +1,8 @@
 //! Interference: what a workload lost while another ran (OLTP before vs during DSS),
-//! and how long latency took to settle after a change (ILM warm-up).
+//! as a change in percent and as a ratio, and how long latency took to settle after a
+//! change (ILM warm-up).
 
+use crate::metrics::summary::OpSummary;
 use serde::Serialize;
 
 /// A workload's figures over one stretch (a phase).
@@ -11,6 +13,23 @@ pub struct Figures {
     pub attainment: Option<f64>,
     pub p50_us: f64,
     pub p99_us: f64,
+}
+
+impl Figures {
+    /// A workload's figures from its ops over one stretch: IOPS over every op but syncs
+    /// (they move no data), latency of its busiest op, achieved over asked IOPS when it
+    /// asked a rate (`rate_iops`). None when it did no IO there.
+    pub fn of<'a>(ops: impl IntoIterator<Item = &'a OpSummary>, rate_iops: Option<f64>) -> Option<Figures> {
+        let ops: Vec<&OpSummary> = ops.into_iter().filter(|o| o.op != "sync").collect();
+        let heaviest = ops.iter().max_by_key(|o| o.ops)?;
+        let iops: f64 = ops.iter().map(|o| o.iops).sum();
+        Some(Figures {
+            iops,
+            attainment: rate_iops.map(|r| iops / r),
+            p50_us: heaviest.latency.p50_us,
+            p99_us: heaviest.latency.p99_us,
+        })
+    }
 }
 
 /// Change from `before` to `during`, in percent of `before`, per figure.
@@ -29,6 +48,26 @@ pub fn change(before: &Figures, during: &Figures) -> Change {
         attainment_percent: before.attainment.zip(during.attainment).map(|(a, b)| pct(a, b)),
         p50_percent: pct(before.p50_us, during.p50_us),
         p99_percent: pct(before.p99_us, during.p99_us),
+    }
+}
+
+/// During over before, per figure: `p99 x84` reads where `+8300%` does not. None where
+/// the figure was 0 before.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ratio {
+    pub iops: Option<f64>,
+    pub attainment: Option<f64>,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+pub fn ratio(before: &Figures, during: &Figures) -> Ratio {
+    let over = |a: f64, b: f64| (a != 0.0).then(|| b / a);
+    Ratio {
+        iops: over(before.iops, during.iops),
+        attainment: before.attainment.zip(during.attainment).and_then(|(a, b)| over(a, b)),
+        p50: over(before.p50_us, during.p50_us),
+        p99: over(before.p99_us, during.p99_us),
     }
 }
 
@@ -56,6 +95,17 @@ mod tests {
             (c.iops_percent, c.attainment_percent, c.p50_percent, c.p99_percent),
             (-25.0, Some(-25.0), 50.0, 400.0)
         );
+    }
+
+    #[test]
+    fn ratios_are_during_over_before_and_absent_from_nothing() {
+        let before = Figures { iops: 4000.0, attainment: Some(1.0), p50_us: 200.0, p99_us: 3150.0 };
+        let during = Figures { iops: 4000.0, attainment: Some(1.0), p50_us: 300.0, p99_us: 266_000.0 };
+        let r = ratio(&before, &during);
+        assert_eq!((r.iops, r.attainment, r.p50), (Some(1.0), Some(1.0), Some(1.5)));
+        assert!((r.p99.unwrap() - 84.44).abs() < 0.01, "{r:?}");
+        let idle = Figures { iops: 0.0, attainment: None, p50_us: 0.0, p99_us: 0.0 };
+        assert_eq!(ratio(&idle, &during), Ratio { iops: None, attainment: None, p50: None, p99: None });
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! curve with its knee and a Universal Scalability Law fit.
 
 use super::measured::{PhaseSummary, WorkloadSummary};
+use super::views::{self, InterferenceRow, Sweep};
 use crate::analysis::interference::{self, Change, Figures};
 use crate::analysis::knee::{self, CurvePoint, Knee};
 use crate::analysis::steady_state::{self, Steady};
@@ -28,6 +29,11 @@ pub struct Analysis {
     /// knows it was not forgotten.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub curve_reason: Option<String>,
+    /// One row per phase when the phases are a sweep of what is done (block size,
+    /// working set, distribution, op), with its figure of merit: see [`super::views`].
+    pub sweep: Option<Sweep>,
+    /// When workloads join or leave: each one's first phase against those it shared.
+    pub interference: Vec<InterferenceRow>,
     /// The scenario's `compare:` workloads, each against the first.
     pub compared: Vec<Compared>,
 }
@@ -54,18 +60,9 @@ pub fn compare_list(scenario_text: &str) -> Vec<String> {
     doc.ok().and_then(|d| d.compare).unwrap_or_default()
 }
 
-/// A workload's figures over its measured window: ops per second over every op but
-/// syncs, latency of its busiest op.
+/// A workload's figures over its measured window.
 fn figures_of(w: &WorkloadSummary) -> Option<Figures> {
-    let ops: Vec<_> = w.ops.iter().filter(|o| o.op != "sync").collect();
-    let heaviest = ops.iter().max_by_key(|o| o.ops)?;
-    let iops: f64 = ops.iter().map(|o| o.iops).sum();
-    Some(Figures {
-        iops,
-        attainment: w.workload.rate_iops.map(|r| iops / r),
-        p50_us: heaviest.latency.p50_us,
-        p99_us: heaviest.latency.p99_us,
-    })
+    Figures::of(&w.ops, w.workload.rate_iops)
 }
 
 fn compared(workloads: &[WorkloadSummary], names: &[String]) -> Vec<Compared> {
@@ -158,20 +155,14 @@ pub fn analyze(
     let mut firsts: Vec<(String, Figures)> = Vec::new();
     // per phase, its per-second throughput over all its workloads: the noise of its point
     let mut spreads = Vec::new();
-    for p in phases {
+    let mut latencies = std::collections::BTreeMap::new();
+    for (k, p) in phases.iter().enumerate() {
         let mut per_second: std::collections::BTreeMap<i64, f64> = Default::default();
         for w in workloads {
-            let ops: Vec<_> = p.ops.iter().filter(|o| o.workload == w.workload.name && o.op != "sync").collect();
-            if ops.is_empty() {
+            let Some(figures) =
+                Figures::of(p.ops.iter().filter(|o| o.workload == w.workload.name), w.workload.rate_iops)
+            else {
                 continue;
-            }
-            let iops: f64 = ops.iter().map(|o| o.iops).sum();
-            let heaviest = ops.iter().max_by_key(|o| o.ops).expect("not empty");
-            let figures = Figures {
-                iops,
-                attainment: w.workload.rate_iops.map(|r| iops / r),
-                p50_us: heaviest.latency.p50_us,
-                p99_us: heaviest.latency.p99_us,
             };
             let change = match firsts.iter().find(|(n, _)| *n == w.workload.name) {
                 Some((_, first)) => Some(interference::change(first, &figures)),
@@ -199,6 +190,7 @@ pub fn analyze(
                 settle_s: interference::time_to_settle(&latency),
                 change,
             });
+            latencies.insert((k, w.workload.name.clone()), latency);
         }
         spreads.push(std_dev(&per_second.into_values().collect::<Vec<_>>()));
     }
@@ -206,11 +198,14 @@ pub fn analyze(
         Ok(c) => (Some(c), None),
         Err(reason) => (None, Some(reason)),
     };
+    let (sweep, interference) = views::build(store, run, workloads, phases, &latencies, ROUND_S)?;
     Ok(Analysis {
         littles_law: littles,
         phases: per_phase,
         curve,
         curve_reason,
+        sweep,
+        interference,
         compared: compared(workloads, compare),
     })
 }
@@ -268,34 +263,21 @@ fn std_dev(values: &[f64]) -> Option<f64> {
 /// Phases with IO a curve needs: a knee and a fit need a shape, not a line.
 const MIN_CURVE_POINTS: usize = 3;
 
-/// Driver profile keys (the read side's [`Setting::Other`]) that set concurrency, not
-/// what is done: pgbench's clients and its threads that drive them, iperf3's parallel
-/// streams.
-const CONCURRENCY_KEYS: [&str; 3] = ["clients", "threads", "streams"];
-
 /// Whether a run's phases are points of one concurrency curve: steps of one workload
 /// profile that differ from phase to phase only in concurrency (depth, jobs, workers,
-/// hosts, [`CONCURRENCY_KEYS`]). Otherwise a knee or a USL fit would read a change of block size or op mix as
-/// a change of load; the error is the reason, naming the first other setting that
-/// differs (`phases differ in block size`).
+/// hosts, a driver's clients: [`crate::store::read::Difference::is_concurrency`]).
+/// Otherwise a knee or a USL fit would read a change of block size or op mix as a
+/// change of load; the error is the reason, naming the first other setting that differs
+/// (`phases differ in block size`). Such phases get a view of their own instead
+/// ([`super::views`]).
 pub fn curve_precondition<'a>(phases: impl IntoIterator<Item = &'a PhaseFacts>) -> std::result::Result<(), String> {
-    for facts in phases {
-        for d in &facts.differs {
-            match d.setting {
-                Setting::Depth | Setting::Jobs | Setting::Workers | Setting::Hosts => {}
-                Setting::Added | Setting::Removed => {
-                    return Err("workloads are added or removed between phases".to_string());
-                }
-                Setting::Other if d.key.as_deref().is_some_and(|k| CONCURRENCY_KEYS.contains(&k)) => {}
-                Setting::Other => {
-                    let key = d.key.as_deref().unwrap_or("other settings");
-                    return Err(format!("phases differ in {key}"));
-                }
-                ref other => return Err(format!("phases differ in {}", other.describe())),
-            }
+    match phases.into_iter().flat_map(|f| &f.differs).find(|d| !d.is_concurrency()) {
+        None => Ok(()),
+        Some(d) if matches!(d.setting, Setting::Added | Setting::Removed) => {
+            Err("workloads are added or removed between phases".to_string())
         }
+        Some(d) => Err(format!("phases differ in {}", d.name())),
     }
-    Ok(())
 }
 
 /// The latency–throughput curve over phases, when they meet [`curve_precondition`] and

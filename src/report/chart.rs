@@ -64,15 +64,31 @@ pub struct Axis {
     pub log: bool,
     /// Force the axis to include zero (linear axes of counts: the eye reads heights).
     pub from_zero: bool,
+    /// Named values at 0, 1, 2...: a setting swept (`4k`, `64k`; `uniform`, `zipf:1.2`)
+    /// whose values are not a scale. Empty for a numeric axis.
+    pub categories: Vec<String>,
 }
 
 impl Axis {
     pub fn new(label: &str, unit: Unit) -> Axis {
-        Axis { label: label.to_string(), unit, log: false, from_zero: true }
+        Axis { label: label.to_string(), unit, log: false, from_zero: true, categories: Vec::new() }
     }
 
     pub fn log(label: &str, unit: Unit) -> Axis {
-        Axis { label: label.to_string(), unit, log: true, from_zero: false }
+        Axis { label: label.to_string(), unit, log: true, from_zero: false, categories: Vec::new() }
+    }
+
+    /// An axis of named values, each at its index, ticked with its name.
+    pub fn categories(label: &str, names: Vec<String>) -> Axis {
+        Axis { label: label.to_string(), unit: Unit::Count, log: false, from_zero: false, categories: names }
+    }
+
+    /// The label of the tick at `v`: its category, or `v` in the axis's unit.
+    fn tick(&self, v: f64) -> String {
+        match self.categories.get(v.round().max(0.0) as usize) {
+            Some(name) if !self.categories.is_empty() => name.clone(),
+            _ => self.unit.label(v),
+        }
     }
 }
 
@@ -254,11 +270,12 @@ impl Chart {
                 W - RIGHT,
                 LEFT - 6.0,
                 y + 4.0,
-                self.y.unit.label(v)
+                self.y.tick(v)
             );
         }
         for v in xr.ticks() {
             let x = px(v);
+            let label = self.x.tick(v);
             let _ = writeln!(
                 s,
                 "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\n\
@@ -266,7 +283,7 @@ impl Chart {
                 top + ph,
                 top + ph + 4.0,
                 top + ph + 16.0,
-                self.x.unit.label(v)
+                esc(&label)
             );
         }
         let _ = writeln!(
@@ -419,12 +436,19 @@ struct Range {
     lo: f64,
     hi: f64,
     log: bool,
+    /// Ticks at every whole step from the first above `lo` (a category axis); None: nice
+    /// steps from `lo`.
+    step: Option<f64>,
 }
 
 impl Range {
     fn of(axis: &Axis, values: &[f64]) -> Range {
         let (mut lo, mut hi) =
             values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        if !axis.categories.is_empty() {
+            // each name on a tick, half a step of room at both ends
+            return Range { lo: -0.5, hi: axis.categories.len() as f64 - 0.5, log: false, step: Some(1.0) };
+        }
         if !lo.is_finite() {
             (lo, hi) = if axis.log { (1.0, 10.0) } else { (0.0, 1.0) };
         }
@@ -432,7 +456,7 @@ impl Range {
             // whole decades around the data
             let lo = 10f64.powf(lo.log10().floor());
             let hi = 10f64.powf(hi.log10().ceil()).max(lo * 10.0);
-            return Range { lo, hi, log: true };
+            return Range { lo, hi, log: true, step: None };
         }
         if axis.from_zero {
             lo = lo.min(0.0);
@@ -443,7 +467,7 @@ impl Range {
         let step = nice_step((hi - lo) / 5.0);
         // time ends where the run did; other axes end on a tick
         let hi = if axis.unit == Unit::Seconds { hi } else { (hi / step).ceil() * step };
-        Range { lo: (lo / step).floor() * step, hi, log: false }
+        Range { lo: (lo / step).floor() * step, hi, log: false, step: None }
     }
 
     fn frac(&self, v: f64) -> f64 {
@@ -465,6 +489,10 @@ impl Range {
                 d *= 10.0;
             }
             return out;
+        }
+        if let Some(step) = self.step {
+            let first = (self.lo / step).ceil() * step;
+            return (0..).map(|i| first + step * i as f64).take_while(|&v| v <= self.hi).collect();
         }
         let step = nice_step((self.hi - self.lo) / 5.0);
         let n = ((self.hi - self.lo) / step + 1e-9).floor() as usize;
@@ -534,6 +562,23 @@ mod tests {
         assert_eq!((l.lo, l.hi), (10.0, 10_000.0));
         assert_eq!(l.ticks(), vec![10.0, 100.0, 1000.0, 10_000.0]);
         assert!((l.frac(100.0) - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_category_axis_ticks_each_name_once() {
+        let mut c = Chart::new(
+            "sweep",
+            "IOPS by block size",
+            Axis::categories("block size", vec!["4k".into(), "64k".into(), "1m".into()]),
+            Axis::new("IOPS", Unit::Count),
+        );
+        c.add("IOPS", Style::LineDots, vec![(0.0, 900.0), (1.0, 400.0), (2.0, 30.0)]);
+        let r = Range::of(&c.x, &[0.0, 2.0]);
+        assert_eq!(r.ticks(), vec![0.0, 1.0, 2.0]);
+        let svg = c.svg();
+        for name in [">4k<", ">64k<", ">1m<"] {
+            assert_eq!(svg.matches(name).count(), 1, "{name} in {svg}");
+        }
     }
 
     #[test]

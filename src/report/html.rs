@@ -40,6 +40,7 @@ impl Report {
             charts.push(c);
         }
         charts.extend(curves(&summary));
+        charts.extend(super::views_print::charts(&summary));
         charts.extend(histograms(&summary));
         Ok(Report { summary, charts, bin })
     }
@@ -74,6 +75,7 @@ impl Report {
         h.push_str("</header>\n");
         self.headline(&mut h);
         self.results(&mut h);
+        super::views_print::html(s, &self.charts, &mut h);
         self.environment(&mut h);
         self.charts_section(&mut h, "timeseries", "Over time", |c| c.id.starts_with("ts-"));
         self.charts_section(&mut h, "observed", "Host and devices", |c| c.id.starts_with("obs-"));

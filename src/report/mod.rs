@@ -12,3 +12,5 @@ pub mod measured;
 pub mod status_line;
 pub mod summary;
 pub mod table;
+pub mod views;
+pub mod views_print;

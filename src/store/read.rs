@@ -176,6 +176,27 @@ pub enum Setting {
 }
 
 impl Setting {
+    /// True for a setting of load, not of what is done: depth, jobs, workers, hosts,
+    /// or a driver's [`CONCURRENCY_KEYS`] (`key`, for [`Setting::Other`]). Phases that
+    /// differ only so are points of one concurrency curve; any other change makes them
+    /// a sweep of that setting.
+    pub fn is_concurrency(&self, key: Option<&str>) -> bool {
+        match self {
+            Setting::Depth | Setting::Jobs | Setting::Workers | Setting::Hosts => true,
+            Setting::Other => key.is_some_and(|k| CONCURRENCY_KEYS.contains(&k)),
+            _ => false,
+        }
+    }
+
+    /// The setting as a reader names it: its [`Setting::describe`], or for another key
+    /// of the profile (`key`, for [`Setting::Other`]) the key itself (`fsync_every`).
+    pub fn named(&self, key: Option<&str>) -> String {
+        match (self, key) {
+            (Setting::Other, Some(key)) => key.to_string(),
+            (setting, _) => setting.describe().to_string(),
+        }
+    }
+
     /// The setting as a reader names it: `phases differ in block size`.
     pub fn describe(&self) -> &'static str {
         match self {
@@ -211,6 +232,23 @@ pub struct Difference {
     pub before: Value,
     /// The value in the later phase (null for `removed`).
     pub after: Value,
+}
+
+/// Driver profile keys (a [`Setting::Other`]) that set concurrency, not what is done:
+/// pgbench's clients and its threads that drive them, iperf3's parallel streams.
+const CONCURRENCY_KEYS: [&str; 3] = ["clients", "threads", "streams"];
+
+impl Difference {
+    /// True when this change is one of load, not of what is done (see
+    /// [`Setting::is_concurrency`]).
+    pub fn is_concurrency(&self) -> bool {
+        self.setting.is_concurrency(self.key.as_deref())
+    }
+
+    /// The setting as a reader names it (see [`Setting::named`]).
+    pub fn name(&self) -> String {
+        self.setting.named(self.key.as_deref())
+    }
 }
 
 /// Which settings differ from phase `before` to phase `after`.
