@@ -86,7 +86,12 @@ impl Report {
     /// wrong, every lint warning and failed expectation.
     fn headline(&self, h: &mut String) {
         let s = &self.summary;
-        h.push_str("<section id=\"headline\"><div class=\"cards\">");
+        h.push_str("<section id=\"headline\">");
+        if let Some(a) = &s.answer {
+            let class = if a.passed { "pass" } else { "fail" };
+            let _ = write!(h, "<p class=\"answer {class}\" id=\"answer\">{}</p>", esc(&a.line()));
+        }
+        h.push_str("<div class=\"cards\">");
         for w in &s.workloads {
             let ops: Vec<&OpSummary> = w.ops.iter().filter(|o| o.op != "sync").collect();
             let iops: f64 = ops.iter().map(|o| o.iops).sum();
