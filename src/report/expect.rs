@@ -108,10 +108,11 @@ fn measure(
     })
 }
 
-/// The metric of an expectation as stored: its text parsed again (workload names
-/// stand for themselves: only the form matters here).
-fn parsed(row: &ExpectationRow) -> Option<Expectation> {
-    expect::parse(&row.text, &|_| Some(0)).ok()
+/// An expectation as stored, its text parsed again with the run's workload names (any
+/// name will do where only its metric matters: `names` empty).
+fn parsed(row: &ExpectationRow, names: &[String]) -> Option<Expectation> {
+    let index_of = |n: &str| if names.is_empty() { Some(0) } else { names.iter().position(|w| w == n) };
+    expect::parse(&row.text, &index_of).ok()
 }
 
 /// A figure in its metric's unit: `3.15 ms`, `4,000`, `1.000`.
@@ -129,7 +130,7 @@ fn value(v: f64, metric: Option<Metric>) -> String {
 pub fn describe(rows: &[ExpectationRow]) -> String {
     let mut out = String::from("\nexpectations:\n");
     for row in rows {
-        let metric = parsed(row).map(|e| e.metric);
+        let metric = parsed(row, &[]).map(|e| e.metric);
         let mut measured = match row.measured {
             None => "nothing measured".to_string(),
             Some(v) => value(v, metric),
@@ -156,12 +157,12 @@ pub struct Answer {
 
 impl Answer {
     /// None for a run that was not judged (it did not complete, or `--no-expect`).
-    pub fn of(question: Option<String>, rows: &[ExpectationRow]) -> Option<Answer> {
+    pub fn of(question: Option<String>, rows: &[ExpectationRow], names: &[String]) -> Option<Answer> {
         if rows.is_empty() {
             return None;
         }
         let passed = rows.iter().all(|r| r.passed);
-        let clauses: Vec<String> = rows.iter().map(clause).collect();
+        let clauses: Vec<String> = rows.iter().map(|r| clause(r, names)).collect();
         let answer = format!("{}: {}", clauses.join("; "), if passed { "PASS" } else { "FAIL" });
         Some(Answer { question, answer, passed })
     }
@@ -176,8 +177,8 @@ impl Answer {
 }
 
 /// One expectation's verdict in words, with its deciding figures.
-fn clause(row: &ExpectationRow) -> String {
-    let Some(e) = parsed(row) else { return format!("{}: {}", row.text, if row.passed { "pass" } else { "FAIL" }) };
+fn clause(row: &ExpectationRow, names: &[String]) -> String {
+    let Some(e) = parsed(row, names) else { return format!("{}: {}", row.text, if row.passed { "pass" } else { "FAIL" }) };
     let op = e.op.map(|o| format!(" {}", o.as_str())).unwrap_or_default();
     let word = match e.metric {
         Metric::Iops => "IOPS".to_string(),
@@ -224,4 +225,83 @@ fn clause(row: &ExpectationRow) -> String {
 /// A ratio to read at a glance: `84`, `2.1`, `1.03`.
 fn ratio(r: f64) -> String {
     if r >= 10.0 { format!("{r:.0}") } else if r >= 2.0 { format!("{r:.1}") } else { format!("{r:.2}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Scenario, Source, builtin};
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|n| n.to_string()).collect()
+    }
+
+    fn expectations_of(name: &str) -> Vec<Expectation> {
+        let text = builtin::find(name).unwrap();
+        Scenario::load(&Source { origin: name.into(), text }, &[]).unwrap().expect
+    }
+
+    /// The figures of the issue's db-colocation run: OLTP kept its whole rate while its
+    /// p99 went from 3.15 ms before DSS to 266 ms during it.
+    fn colocation_figures(e: &Expectation) -> (Option<f64>, Option<f64>) {
+        let p99 = |phase: &str| if phase == "before" { 3.15e6 } else { 266e6 };
+        match (&e.metric, &e.relative) {
+            (Metric::AchievedRate, _) => (Some(1.0), None),
+            (Metric::Latency(_), Some(Reference::Phase(reference))) => {
+                (Some(p99(e.during.as_deref().unwrap())), Some(p99(reference)))
+            }
+            other => panic!("an expectation the study did not have: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn db_colocation_fails_when_oltp_keeps_its_rate_but_not_its_latency() {
+        let expect = expectations_of("db-colocation");
+        // the verdict the issue read as green: rate alone
+        let rate_only: Vec<ExpectationRow> = expect
+            .iter()
+            .filter(|e| e.metric == Metric::AchievedRate)
+            .map(|e| {
+                let (m, r) = colocation_figures(e);
+                judge(e, m, r)
+            })
+            .collect();
+        assert!(!rate_only.is_empty() && rate_only.iter().all(|r| r.passed));
+        // the study's verdict: rate and latency
+        let rows: Vec<ExpectationRow> = expect
+            .iter()
+            .map(|e| {
+                let (m, r) = colocation_figures(e);
+                judge(e, m, r)
+            })
+            .collect();
+        let p99 = rows.iter().find(|r| r.text == "oltp-data.p99 during during <= 2 x before").expect("judged on p99");
+        assert!(!p99.passed && p99.reference == Some(3.15e6), "{p99:?}");
+        let answer = Answer::of(Some("does OLTP keep its rate and latency while DSS runs?".into()), &rows, &names(&["oltp-data"])).unwrap();
+        assert!(!answer.passed);
+        let line = answer.line();
+        assert!(line.starts_with("does OLTP keep its rate and latency while DSS runs? "), "{line}");
+        assert!(line.contains("oltp-data kept 100% of its rate during during"), "{line}");
+        assert!(line.contains("p99 rose 84x from before to during, 3.15 ms -> 266 ms (limit <= 2x)"), "{line}");
+        assert!(line.ends_with(": FAIL"), "{line}");
+    }
+
+    #[test]
+    fn relative_expectations_scale_their_reference() {
+        let index_of = |n: &str| ["qd1", "qd64"].iter().position(|w| *w == n);
+        let e = expect::parse("qd64.iops >= 2 x qd1.iops", &index_of).unwrap();
+        assert!(judge(&e, Some(2000.0), Some(1000.0)).passed);
+        assert!(!judge(&e, Some(1999.0), Some(1000.0)).passed);
+        // nothing to compare with fails, as nothing measured does
+        assert!(!judge(&e, Some(2000.0), None).passed);
+        assert!(!judge(&e, None, Some(1000.0)).passed);
+        let rows = [judge(&e, Some(45_000.0), Some(1500.0))];
+        let answer = Answer::of(None, &rows, &names(&["qd1", "qd64"])).unwrap();
+        assert_eq!(answer.line(), "qd64 IOPS is 30x qd1's, 1,500 -> 45,000 (limit >= 2x): PASS");
+        // an absolute one keeps its unit; an unjudged run has no answer
+        let e = expect::parse("qd1.p99 < 5ms", &index_of).unwrap();
+        let rows = [judge(&e, Some(1.2e6), None)];
+        assert_eq!(Answer::of(None, &rows, &names(&["qd1"])).unwrap().answer, "qd1 p99 1.20 ms (limit < 5.00 ms): PASS");
+        assert!(Answer::of(None, &[], &[]).is_none());
+    }
 }

@@ -120,7 +120,8 @@ impl RunSummary {
         }
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
-        let answer = Answer::of(super::analysis::question(&run.scenario_text), &expectations);
+        let names: Vec<String> = workloads.iter().map(|w| w.workload.name.clone()).collect();
+        let answer = Answer::of(super::analysis::question(&run.scenario_text), &expectations, &names);
         let warnings = store.warnings(run.id)?;
         let observed = store.observation_summary(run.id)?;
         let compare = super::analysis::compare_list(&run.scenario_text);

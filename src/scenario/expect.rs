@@ -175,18 +175,39 @@ fn words(text: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// `WORKLOAD[.OP].METRIC`: (name, workload index, op, metric).
+/// `WORKLOAD[.OP].METRIC`: (name, workload index, op, metric). A workload's name may
+/// hold dots (`zipf-1.2`): the first prefix that names one, with an op and metric after
+/// it, is the workload.
 fn parse_subject(subject: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<(String, usize, Option<Op>, Metric)> {
-    let parts: Vec<&str> = subject.split('.').collect();
+    let form = || Error::input(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({EXAMPLE})"));
+    let mut first_error = None;
+    for (dot, _) in subject.match_indices('.') {
+        let (name, rest) = (&subject[..dot], &subject[dot + 1..]);
+        let parsed = match index_of(name) {
+            Some(workload) => op_metric(rest, subject).map(|(op, metric)| (name.to_string(), workload, op, metric)),
+            None => Err(Error::input(format!("`{subject}`: no workload named `{name}`"))),
+        };
+        match parsed {
+            Ok(p) => return Ok(p),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(form))
+}
+
+/// `[OP.]METRIC` after a workload's name.
+fn op_metric(rest: &str, subject: &str) -> Result<(Option<Op>, Metric)> {
+    let parts: Vec<&str> = rest.split('.').collect();
     // `p99.9` has a dot of its own
-    let (name, op, metric) = match parts.as_slice() {
-        [w, m] => (*w, None, m.to_string()),
-        [w, "p99", "9"] => (*w, None, "p99.9".to_string()),
-        [w, o, m] => (*w, Some(*o), m.to_string()),
-        [w, o, "p99", "9"] => (*w, Some(*o), "p99.9".to_string()),
+    let (op, metric) = match parts.as_slice() {
+        [m] => (None, m.to_string()),
+        ["p99", "9"] => (None, "p99.9".to_string()),
+        [o, m] => (Some(*o), m.to_string()),
+        [o, "p99", "9"] => (Some(*o), "p99.9".to_string()),
         _ => return Err(Error::input(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({EXAMPLE})"))),
     };
-    let workload = index_of(name).ok_or_else(|| Error::input(format!("`{subject}`: no workload named `{name}`")))?;
     let op = match op {
         None => None,
         Some("read") => Some(Op::Read),
@@ -211,7 +232,7 @@ fn parse_subject(subject: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Res
             )));
         }
     };
-    Ok((name.to_string(), workload, op, metric))
+    Ok((op, metric))
 }
 
 /// `5ms`, `250us`, `250µs`, `1.5s`, `800ns` in ns (a bare number is rejected: say the unit).
@@ -314,6 +335,10 @@ mod tests {
         assert_eq!((e.during.as_deref(), e.relative), (Some("vm x6"), Some(Reference::Phase("vm x1".into()))));
         let e = parse("oltp.iops >= 1 x pareto-0.8", &index_of).unwrap();
         assert_eq!(e.relative, Some(Reference::Phase("pareto-0.8".into())));
+        // a workload's name may hold dots
+        let dotted = |n: &str| ["uniform", "zipf-1.2"].iter().position(|w| *w == n);
+        let e = parse("zipf-1.2.read.iops >= 1.1 x uniform.read.iops", &dotted).unwrap();
+        assert_eq!((e.name.as_str(), e.workload, e.op), ("zipf-1.2", 1, Some(Op::Read)));
         // a factor has no unit, whatever the metric
         assert!(parse("oltp.p99 <= 2ms x before", &index_of).is_err());
     }
