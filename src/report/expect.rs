@@ -178,7 +178,9 @@ impl Answer {
 
 /// One expectation's verdict in words, with its deciding figures.
 fn clause(row: &ExpectationRow, names: &[String]) -> String {
-    let Some(e) = parsed(row, names) else { return format!("{}: {}", row.text, if row.passed { "pass" } else { "FAIL" }) };
+    let Some(e) = parsed(row, names) else {
+        return format!("{}: {}", row.text, if row.passed { "pass" } else { "FAIL" });
+    };
     let op = e.op.map(|o| format!(" {}", o.as_str())).unwrap_or_default();
     let word = match e.metric {
         Metric::Iops => "IOPS".to_string(),
@@ -210,7 +212,13 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
             let (from, to) = (value(r, metric), value(m, metric));
             match reference {
                 Reference::Phase(p) => {
-                    let verb = if m > r { "rose" } else if m < r { "fell" } else { "held" };
+                    let verb = if m > r {
+                        "rose"
+                    } else if m < r {
+                        "fell"
+                    } else {
+                        "held"
+                    };
                     let to_phase = e.during.as_deref().unwrap_or("its measured window");
                     format!("{subject} {verb} {ratio} from {p} to {to_phase}, {from} -> {to} ({limit})")
                 }
@@ -224,7 +232,13 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
 
 /// A ratio to read at a glance: `84`, `2.1`, `1.03`.
 fn ratio(r: f64) -> String {
-    if r >= 10.0 { format!("{r:.0}") } else if r >= 2.0 { format!("{r:.1}") } else { format!("{r:.2}") }
+    if r >= 10.0 {
+        format!("{r:.0}")
+    } else if r >= 2.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.2}")
+    }
 }
 
 #[cfg(test)]
@@ -277,7 +291,12 @@ mod tests {
             .collect();
         let p99 = rows.iter().find(|r| r.text == "oltp-data.p99 during during <= 2 x before").expect("judged on p99");
         assert!(!p99.passed && p99.reference == Some(3.15e6), "{p99:?}");
-        let answer = Answer::of(Some("does OLTP keep its rate and latency while DSS runs?".into()), &rows, &names(&["oltp-data"])).unwrap();
+        let answer = Answer::of(
+            Some("does OLTP keep its rate and latency while DSS runs?".into()),
+            &rows,
+            &names(&["oltp-data"]),
+        )
+        .unwrap();
         assert!(!answer.passed);
         let line = answer.line();
         assert!(line.starts_with("does OLTP keep its rate and latency while DSS runs? "), "{line}");
@@ -301,7 +320,10 @@ mod tests {
         // an absolute one keeps its unit; an unjudged run has no answer
         let e = expect::parse("qd1.p99 < 5ms", &index_of).unwrap();
         let rows = [judge(&e, Some(1.2e6), None)];
-        assert_eq!(Answer::of(None, &rows, &names(&["qd1"])).unwrap().answer, "qd1 p99 1.20 ms (limit < 5.00 ms): PASS");
+        assert_eq!(
+            Answer::of(None, &rows, &names(&["qd1"])).unwrap().answer,
+            "qd1 p99 1.20 ms (limit < 5.00 ms): PASS"
+        );
         assert!(Answer::of(None, &[], &[]).is_none());
     }
 }

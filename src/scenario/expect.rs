@@ -90,7 +90,8 @@ impl fmt::Display for Expectation {
     }
 }
 
-const EXAMPLE: &str = "e.g. `oltp.read.iops >= 3900 during dss`, `oltp.write.p99 < 5ms` or `oltp.p99 during dss <= 2 x before`";
+const EXAMPLE: &str =
+    "e.g. `oltp.read.iops >= 3900 during dss`, `oltp.write.p99 < 5ms` or `oltp.p99 during dss <= 2 x before`";
 
 /// Parses one expectation; `index_of` resolves workload names.
 pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Expectation> {
@@ -162,9 +163,7 @@ fn words(text: &str) -> Result<Vec<String>> {
     while !rest.is_empty() {
         let (word, after) = match rest.strip_prefix('"') {
             Some(quoted) => {
-                let end = quoted
-                    .find('"')
-                    .ok_or_else(|| Error::input(format!("`{text}`: a `\"` is not closed")))?;
+                let end = quoted.find('"').ok_or_else(|| Error::input(format!("`{text}`: a `\"` is not closed")))?;
                 (&quoted[..end], &quoted[end + 1..])
             }
             None => rest.split_at(rest.find(char::is_whitespace).unwrap_or(rest.len())),
@@ -178,7 +177,10 @@ fn words(text: &str) -> Result<Vec<String>> {
 /// `WORKLOAD[.OP].METRIC`: (name, workload index, op, metric). A workload's name may
 /// hold dots (`zipf-1.2`): the first prefix that names one, with an op and metric after
 /// it, is the workload.
-fn parse_subject(subject: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<(String, usize, Option<Op>, Metric)> {
+fn parse_subject(
+    subject: &str,
+    index_of: &dyn Fn(&str) -> Option<usize>,
+) -> Result<(String, usize, Option<Op>, Metric)> {
     let form = || Error::input(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({EXAMPLE})"));
     let mut first_error = None;
     for (dot, _) in subject.match_indices('.') {

@@ -133,8 +133,9 @@ impl Store {
     }
 
     pub fn expectations(&self, run: i64) -> Result<Vec<ExpectationRow>> {
-        let mut stmt =
-            self.conn.prepare("SELECT text, measured, reference, passed FROM expectations WHERE run_id = ?1 ORDER BY idx")?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT text, measured, reference, passed FROM expectations WHERE run_id = ?1 ORDER BY idx")?;
         let rows = stmt.query_map([run], |r| {
             Ok(ExpectationRow { text: r.get(0)?, measured: r.get(1)?, reference: r.get(2)?, passed: r.get(3)? })
         })?;

@@ -296,11 +296,10 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
         // another run may have created or upgraded it meanwhile: these are idempotent
         tx.execute_batch(SCHEMA)?;
         for (table, column, kind) in ADDED_COLUMNS {
-            let has: bool = tx.query_row(
-                "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
-                [table, column],
-                |r| r.get(0),
-            )?;
+            let has: bool =
+                tx.query_row("SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", [table, column], |r| {
+                    r.get(0)
+                })?;
             if !has {
                 tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
             }

@@ -315,7 +315,10 @@ impl Executor<'_> {
         // any other step named with `phase:` opens its phase as it ends (`wait_for: dss`
         // with `phase: after`, a `mark`, a fault injected by `exec`)
         if let Some(label) = &step.phase
-            && !matches!(step.action, Action::Start { .. } | Action::Ramp { .. } | Action::Stop { .. } | Action::Wait(_))
+            && !matches!(
+                step.action,
+                Action::Start { .. } | Action::Ramp { .. } | Action::Stop { .. } | Action::Wait(_)
+            )
         {
             self.open_phase(self.this_second(), Some(label.clone()))?;
         }
