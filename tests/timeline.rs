@@ -244,6 +244,14 @@ fn the_answer_comes_first_and_runs_marks_a_run_whose_expectations_failed() {
     let json = s.show_json();
     assert_eq!(json["answer"]["passed"], false);
     assert_eq!(json["answer"]["question"], "does it read at all, and in a nanosecond?");
+    // the report's headline says it too
+    let page = s.dir.join("report.html");
+    let out = s.run(&["report", "last", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<p class=\"answer fail\" id=\"answer\">does it read at all, and in a nanosecond? w read IOPS")
+    );
     // the same scenario without judging: not marked
     let out = s.run(&["run", scenario.to_str().unwrap(), "-q", "--no-expect"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
