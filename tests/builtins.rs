@@ -30,6 +30,13 @@ fn run_builtin_with(name: &str, sets: &[&str]) -> serde_json::Value {
     for e in expectations {
         assert!(stdout.contains(e["text"].as_str().unwrap()), "{stdout}");
     }
+    // every built-in answers its question in one line, printed before the results
+    let answer = &show["answer"];
+    let question = answer["question"].as_str().unwrap_or_else(|| panic!("{name}: no question: {answer}"));
+    let line = format!("{question} {}", answer["answer"].as_str().unwrap());
+    assert!(line.ends_with(if failed { ": FAIL" } else { ": PASS" }), "{line}");
+    let at = stdout.find(&line).unwrap_or_else(|| panic!("{line} not printed: {stdout}"));
+    assert!(Some(at) < stdout.find(&format!("run {} ·", show["run"]["id"])), "{stdout}");
     show
 }
 
@@ -67,10 +74,13 @@ fn you_are_here() {
 #[test]
 fn db_colocation() {
     let show = run_builtin("db-colocation");
-    let l = labels(&show);
-    assert_eq!(l[..2], ["before", "during"], "{l:?}");
-    assert_eq!(l.len(), 3, "before, during, after: {l:?}");
-    assert_eq!(show["expectations"].as_array().unwrap().len(), 2);
+    assert_eq!(labels(&show), ["before", "during", "after"]);
+    // judged on rate and latency: OLTP's p99 during and after DSS against before
+    assert_eq!(show["expectations"].as_array().unwrap().len(), 4);
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    for says in ["oltp-data kept", "of its rate during during", "oltp-data p99", "from before to during", " -> "] {
+        assert!(answer.contains(says), "{says}: {answer}");
+    }
     assert!(iops_in(&show, "during", "dss-data") > 0.0);
     assert_eq!(show["workloads"][0]["workers"], 4, "a queue per data file");
 }

@@ -114,6 +114,18 @@ fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
             format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.iops > 1 during peak\n"),
             "scenario.yaml:5: expect.0: `during peak`: no phase is labelled `peak` and no workload has that name",
         ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.p99 <= 2 x before\n"),
+            "scenario.yaml:5: expect.0: `x before`: no phase is labelled `before` and no workload has that name",
+        ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.p99 <= 2ms x w\n"),
+            "scenario.yaml:5: expect.0: `2ms` is not a number",
+        ),
+        (
+            format!("name: x\nquestion: \"two\\nlines?\"\nworkloads:\n  {w}\n"),
+            "scenario.yaml:2: question: is more than one line",
+        ),
     ];
     for (body, says) in &cases {
         let path = s.scenario(body);

@@ -344,3 +344,27 @@ fn a_run_the_store_has_no_room_for_is_refused() {
     let scenario = s.scenario(&SMALL.replace("DURATION", "1s").replace("jobs: 2", "jobs: 64"));
     run_ok(&s, &["run", scenario.to_str().unwrap(), "--quiet"]);
 }
+
+#[test]
+fn a_store_of_schema_6_gains_the_expectations_reference_column() {
+    let s = Scratch::new("store-schema-6");
+    let scenario = s.scenario(
+        "name: judged\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, duration: 1s}\n\
+         expect:\n  - w.iops > 0\n  - w.p99 <= 1000 x w\n",
+    );
+    let scenario = scenario.to_str().unwrap();
+    run_ok(&s, &["run", scenario, "--quiet"]);
+    // as a fathom of schema 6 left it: expectations without `reference`
+    let db = s.db();
+    db.execute_batch("ALTER TABLE expectations DROP COLUMN reference; PRAGMA user_version = 6;").unwrap();
+    drop(db);
+    // read: upgraded, the old rows have no reference
+    let show: serde_json::Value = serde_json::from_str(&run_ok(&s, &["show", "last", "--json"])).unwrap();
+    assert!(show["expectations"].as_array().unwrap().iter().all(|e| e["reference"].is_null()), "{show}");
+    // written: a relative expectation keeps what it was compared with
+    run_ok(&s, &["run", scenario, "--quiet"]);
+    let show = s.show_json();
+    assert!(show["expectations"][1]["reference"].as_f64().unwrap() > 0.0, "{show}");
+    let version: i64 = s.db().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert!(version > 6, "upgraded: {version}");
+}

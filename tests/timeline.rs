@@ -193,3 +193,74 @@ fn timeline_mistakes_name_file_line_and_key() {
         assert!(stderr.contains(says), "expected `{says}` in: {stderr}");
     }
 }
+
+#[test]
+fn phase_names_a_wait_a_mark_and_a_wait_for() {
+    // `phase:` on a wait names the phase it waits in; on a mark or a wait_for, the phase
+    // from that step on (here: once `noise` has ended), and expectations name them
+    let s = Scratch::new("tl-named");
+    let scenario = s.scenario(
+        "name: named\ndefaults: {target: TARGET, size: 16m}\n\
+         workloads:\n  base: {rw: randread, iodepth: 1, rate_iops: 200}\n  noise: {rw: read, bs: 128k, iodepth: 2, duration: 2s}\n\
+         timeline:\n  - start: base\n    duration: 8s\n    async: true\n  - wait: 2s\n    phase: warm\n\
+         \x20 - mark: settled\n    phase: steady\n  - wait: 2s\n  - start: noise\n    async: true\n\
+         \x20 - wait_for: noise\n    phase: after\n  - wait_for: base\n\
+         expect:\n  - base.iops during steady >= 0.5 x warm\n  - base.p99 during after <= 1000 x steady\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", text(&out));
+    let show = s.show_json();
+    let p = phases(&show);
+    let labels: Vec<&str> = p.iter().map(|(l, _, _)| l.as_str()).collect();
+    assert_eq!(labels, vec!["warm", "steady", "base+noise", "after"], "{p:?}");
+    // whole seconds, one after another: 2 s each
+    assert!(p.iter().all(|(_, a, b)| b - a == 2), "{p:?}");
+    assert!(p.windows(2).all(|w| w[0].2 == w[1].1), "{p:?}");
+    assert_eq!(
+        (show["events"][0]["kind"].as_str(), show["events"][0]["label"].as_str()),
+        (Some("mark"), Some("settled"))
+    );
+    // the relative expectations found their phases: a figure and one to compare with
+    for e in show["expectations"].as_array().unwrap() {
+        assert!(e["measured"].as_f64().unwrap() > 0.0 && e["reference"].as_f64().unwrap() > 0.0, "{e}");
+    }
+}
+
+#[test]
+fn the_answer_comes_first_and_runs_marks_a_run_whose_expectations_failed() {
+    let s = Scratch::new("tl-answer");
+    let scenario = s.scenario(
+        "name: answer\nquestion: does it read at all, and in a nanosecond?\n\
+         workloads:\n  w: {target: TARGET, size: 16m, rw: randread, duration: 2s}\n\
+         expect:\n  - w.read.iops > 0\n  - w.read.p99 < 1ns\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let show = s.run(&["show"]);
+    let stdout = String::from_utf8_lossy(&show.stdout);
+    let first = stdout.lines().next().unwrap();
+    assert!(first.starts_with("does it read at all, and in a nanosecond? w read IOPS "), "{stdout}");
+    assert!(first.contains("(limit > 0); w read p99 ") && first.ends_with("(limit < 1.00 ns): FAIL"), "{stdout}");
+    let json = s.show_json();
+    assert_eq!(json["answer"]["passed"], false);
+    assert_eq!(json["answer"]["question"], "does it read at all, and in a nanosecond?");
+    // the report's headline says it too
+    let page = s.dir.join("report.html");
+    let out = s.run(&["report", "last", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<p class=\"answer fail\" id=\"answer\">does it read at all, and in a nanosecond? w read IOPS")
+    );
+    // the same scenario without judging: not marked
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q", "--no-expect"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(s.show_json()["answer"].is_null());
+    let runs = s.run(&["runs"]);
+    let table = String::from_utf8_lossy(&runs.stdout);
+    let marked: Vec<bool> = table.lines().skip(1).map(|l| l.contains("expectations FAILED")).collect();
+    assert_eq!(marked, vec![true, false], "{table}");
+    let runs: serde_json::Value = serde_json::from_slice(&s.run(&["runs", "--json"]).stdout).unwrap();
+    let passed: Vec<&serde_json::Value> = runs.as_array().unwrap().iter().map(|r| &r["expectations_passed"]).collect();
+    assert_eq!(passed, vec![&serde_json::json!(false), &serde_json::Value::Null], "{runs}");
+}

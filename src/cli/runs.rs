@@ -18,7 +18,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     let store = Store::open_existing(results)?;
     let mut list = Vec::new();
     let mut json = Vec::new();
-    for run in store.runs()? {
+    for mut run in store.runs()? {
         let summary = RunSummary::load(&store, &run.id.to_string())?;
         let head = summary.headline();
         let text = head.map(|h| match h.op {
@@ -32,10 +32,15 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
             "started_at": run.started_at,
             "duration_s": run.duration_s,
             "status": run.status,
+            "expectations_passed": summary.answer.as_ref().map(|a| a.passed),
             "headline": head.map(|h| serde_json::json!({
                 "workload": h.workload, "op": h.op, "iops": h.iops, "mb_per_s": h.mb_per_s, "p99_us": h.latency.p99_us,
             })),
         }));
+        // a run its own expectations failed is not a result to quote
+        if summary.answer.as_ref().is_some_and(|a| !a.passed) {
+            run.status.push_str(", expectations FAILED");
+        }
         list.push((run, text));
     }
     if args.json {

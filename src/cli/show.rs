@@ -32,6 +32,10 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
 /// the warnings `said` already printed (by their code).
 pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool) {
     let r = &s.run;
+    // the study's answer before anything else
+    if let Some(a) = &s.answer {
+        println!("{}", a.line());
+    }
     let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
     println!("run {} · {} · {} · {} · {}", r.id, r.scenario, r.started_at, duration, r.status);
     if let Some(err) = &r.error {

@@ -60,6 +60,17 @@ pub fn compare_list(scenario_text: &str) -> Vec<String> {
     doc.ok().and_then(|d| d.compare).unwrap_or_default()
 }
 
+/// The scenario's `question:` as the run stored it (None for runs stored before the key
+/// existed). Its variables take their default values first: `[${dir}/a]` is no YAML.
+pub fn question(scenario_text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Asked {
+        question: Option<String>,
+    }
+    let (text, _) = crate::scenario::vars::substitute("scenario", scenario_text, &mut Vec::new()).ok()?;
+    crate::scenario::yaml::from_str::<Asked>("scenario", &text).ok().and_then(|d| d.question)
+}
+
 /// A workload's figures over its measured window.
 fn figures_of(w: &WorkloadSummary) -> Option<Figures> {
     Figures::of(&w.ops, w.workload.rate_iops)

@@ -1,40 +1,62 @@
 //! Checks a scenario's expectations against what a run stored: each one's metric over
-//! its workload's measured window, or over the phases it names with `during`.
+//! its workload's measured window, or over the phases it names with `during`; a
+//! relative one against the same metric in another phase or of another workload. The
+//! verdicts together make the run's one-line answer to its scenario's `question`.
 
 use crate::error::Result;
 use crate::metrics::{Op, OpStats};
-use crate::scenario::expect::{Expectation, Metric};
+use crate::scenario::expect::{self, Expectation, Metric, Reference};
 use crate::store::read::StoredWorkload;
 use crate::store::{ExpectationRow, PhaseRow, Store, WorkloadRow};
+use serde::Serialize;
 
 /// Evaluates every expectation of run `run`; the rows say what was measured.
 pub fn check(store: &Store, run: i64, expect: &[Expectation]) -> Result<Vec<ExpectationRow>> {
     let workloads = store.workloads(run)?;
     let phases = store.phases(run)?;
+    // one workload's figure (op, metric) over the phases `during` names
+    let figure = |workload: usize, op: Option<Op>, metric: Metric, during: Option<&str>| -> Result<Option<f64>> {
+        match workloads.iter().find(|w| w.idx == workload as i64) {
+            Some(w) => measure(store, run, op, metric, w, &windows(during, w, &workloads, &phases)),
+            None => Ok(None), // never started (the run stopped early)
+        }
+    };
     let mut rows = Vec::new();
     for e in expect {
-        let measured = match workloads.iter().find(|w| w.idx == e.workload as i64) {
-            Some(w) => measure(store, run, e, w, &windows(e, w, &workloads, &phases))?,
-            None => None, // never started (the run stopped early)
+        let measured = figure(e.workload, e.op, e.metric, e.during.as_deref())?;
+        let reference = match &e.relative {
+            None => None,
+            Some(Reference::Phase(p)) => figure(e.workload, e.op, e.metric, Some(p))?,
+            Some(Reference::Workload { workload, op, .. }) => figure(*workload, *op, e.metric, None)?,
         };
-        let passed = measured.is_some_and(|m| e.cmp.holds(m, e.threshold));
-        rows.push(ExpectationRow { text: e.text.clone(), measured, passed });
+        rows.push(judge(e, measured, reference));
     }
     Ok(rows)
 }
 
-/// The seconds `[from, to)` an expectation looks at: the workload's measured window, cut
-/// to the phases labelled `during` or, if none is, to the measured window of the
-/// workload of that name.
-fn windows(e: &Expectation, w: &WorkloadRow, all: &[WorkloadRow], phases: &[PhaseRow]) -> Vec<(i64, i64)> {
+/// The verdict on one expectation given its figure and, for a relative one, the figure
+/// it is compared with; nothing measured fails.
+pub fn judge(e: &Expectation, measured: Option<f64>, reference: Option<f64>) -> ExpectationRow {
+    let passed = match (&e.relative, measured, reference) {
+        (None, Some(m), _) => e.cmp.holds(m, e.threshold),
+        (Some(_), Some(m), Some(r)) => e.cmp.holds(m, e.threshold * r),
+        _ => false,
+    };
+    ExpectationRow { text: e.text.clone(), measured, reference: reference.filter(|_| e.relative.is_some()), passed }
+}
+
+/// The seconds `[from, to)` a figure looks at: the workload's measured window, cut to
+/// the phases labelled `during` or, if none is, to the measured window of the workload
+/// of that name.
+fn windows(during: Option<&str>, w: &WorkloadRow, all: &[WorkloadRow], phases: &[PhaseRow]) -> Vec<(i64, i64)> {
     let (from, to) = w.measured_window();
     let own = (from as i64, to.floor() as i64);
-    let Some(during) = &e.during else { return vec![own] };
+    let Some(during) = during else { return vec![own] };
     let labelled: Vec<(i64, i64)> =
-        phases.iter().filter(|p| &p.label == during).map(|p| (p.start_t, p.end_t.unwrap_or(own.1))).collect();
+        phases.iter().filter(|p| p.label == during).map(|p| (p.start_t, p.end_t.unwrap_or(own.1))).collect();
     let spans = if labelled.is_empty() {
         all.iter()
-            .filter(|o| &o.name == during)
+            .filter(|o| o.name == during)
             .map(|o| {
                 let (f, t) = o.measured_window();
                 (f as i64, t.floor() as i64)
@@ -46,19 +68,25 @@ fn windows(e: &Expectation, w: &WorkloadRow, all: &[WorkloadRow], phases: &[Phas
     spans.into_iter().map(|(f, t)| (f.max(own.0), t.min(own.1))).filter(|(f, t)| t > f).collect()
 }
 
-/// The expectation's metric over `spans`, or None if nothing was measured there.
-fn measure(store: &Store, run: i64, e: &Expectation, w: &WorkloadRow, spans: &[(i64, i64)]) -> Result<Option<f64>> {
+/// A metric of one op (or all but syncs) of `w` over `spans`, or None if nothing was
+/// measured there.
+fn measure(
+    store: &Store,
+    run: i64,
+    op: Option<Op>,
+    metric: Metric,
+    w: &WorkloadRow,
+    spans: &[(i64, i64)],
+) -> Result<Option<f64>> {
     let mut all: Option<OpStats> = None;
     let mut seconds = 0.0;
-    let mut ops_seen: Vec<Op> = Vec::new();
     for &(from, to) in spans {
         seconds += (to - from) as f64;
-        for (op, stats) in store.window(run, w.idx, from, to)? {
+        for (seen, stats) in store.window(run, w.idx, from, to)? {
             // syncs are not IOs of the mix: only counted when asked for
-            if e.op.is_some_and(|o| o != op) || (e.op.is_none() && op == Op::Sync) {
+            if op.is_some_and(|o| o != seen) || (op.is_none() && seen == Op::Sync) {
                 continue;
             }
-            ops_seen.push(op);
             match &mut all {
                 Some(acc) => acc.merge(&stats),
                 None => all = Some(stats),
@@ -67,32 +95,235 @@ fn measure(store: &Store, run: i64, e: &Expectation, w: &WorkloadRow, spans: &[(
     }
     let Some(s) = all.filter(|s| s.ops > 0) else { return Ok(None) };
     let iops = s.ops as f64 / seconds;
-    Ok(match e.metric {
+    Ok(match metric {
         Metric::Iops => Some(iops),
         Metric::MbPerS => Some(s.bytes as f64 / seconds / 1e6),
         Metric::MeanLatency => Some(s.latency_sum_ns as f64 / s.ops as f64),
         Metric::Latency(q) if q >= 1.0 => Some(s.latency.max() as f64),
         Metric::Latency(q) => Some(s.latency.value_at_quantile(q) as f64),
         Metric::AchievedRate => w.rate_iops.map(|rate| {
-            let share = e.op.map(|op| op.rate_share(StoredWorkload::decode(w).read_share())).unwrap_or(1.0);
+            let share = op.map(|op| op.rate_share(StoredWorkload::decode(w).read_share())).unwrap_or(1.0);
             if share > 0.0 { iops / (rate * share) } else { 0.0 }
         }),
     })
 }
 
-/// `pass oltp.read.iops >= 3900 during dss: 3,950` lines.
+/// An expectation as stored, its text parsed again with the run's workload names (any
+/// name will do where only its metric matters: `names` empty).
+fn parsed(row: &ExpectationRow, names: &[String]) -> Option<Expectation> {
+    let index_of = |n: &str| if names.is_empty() { Some(0) } else { names.iter().position(|w| w == n) };
+    expect::parse(&row.text, &index_of).ok()
+}
+
+/// A figure in its metric's unit: `3.15 ms`, `4,000`, `1.000`.
+fn value(v: f64, metric: Option<Metric>) -> String {
+    match metric {
+        Some(Metric::Latency(_) | Metric::MeanLatency) => super::format::latency_us(v / 1000.0),
+        Some(Metric::AchievedRate) => format!("{v:.3}"),
+        Some(Metric::MbPerS) => format!("{} MB/s", super::format::sig3(v)),
+        _ => super::format::count(v),
+    }
+}
+
+/// `pass oltp.read.iops >= 3900 during dss: 3,950` lines (a relative one with the figure
+/// it was compared with).
 pub fn describe(rows: &[ExpectationRow]) -> String {
     let mut out = String::from("\nexpectations:\n");
     for row in rows {
-        // the metric decides the unit; the text parsed again says which it is
-        let metric = crate::scenario::expect::parse(&row.text, &|_| Some(0)).map(|e| e.metric).ok();
-        let value = match (row.measured, metric) {
-            (None, _) => "nothing measured".to_string(),
-            (Some(v), Some(Metric::Latency(_) | Metric::MeanLatency)) => super::format::latency_us(v / 1000.0),
-            (Some(v), Some(Metric::AchievedRate)) => format!("{v:.3}"),
-            (Some(v), _) => super::format::count(v),
+        let metric = parsed(row, &[]).map(|e| e.metric);
+        let mut measured = match row.measured {
+            None => "nothing measured".to_string(),
+            Some(v) => value(v, metric),
         };
-        out.push_str(&format!("  {} {}: {value}\n", if row.passed { "pass" } else { "FAIL" }, row.text));
+        if let Some(r) = row.reference {
+            measured.push_str(&format!(" against {}", value(r, metric)));
+        }
+        out.push_str(&format!("  {} {}: {measured}\n", if row.passed { "pass" } else { "FAIL" }, row.text));
     }
     out
+}
+
+/// A run's answer to its scenario's question, in one line: every expectation's verdict
+/// with the figures that decided it, then PASS or FAIL for them all.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    /// The scenario's `question:`, when it has one.
+    pub question: Option<String>,
+    /// `oltp-data kept 100% of its rate during `during`; oltp-data p99 rose 84x from before
+    /// to during, 3.15 ms -> 266 ms (limit <= 2x): FAIL`
+    pub answer: String,
+    pub passed: bool,
+}
+
+impl Answer {
+    /// None for a run that was not judged (it did not complete, or `--no-expect`).
+    pub fn of(question: Option<String>, rows: &[ExpectationRow], names: &[String]) -> Option<Answer> {
+        if rows.is_empty() {
+            return None;
+        }
+        let passed = rows.iter().all(|r| r.passed);
+        let clauses: Vec<String> = rows.iter().map(|r| clause(r, names)).collect();
+        let answer = format!("{}: {}", clauses.join("; "), if passed { "PASS" } else { "FAIL" });
+        Some(Answer { question, answer, passed })
+    }
+
+    /// The line printed first: the question, then its answer.
+    pub fn line(&self) -> String {
+        match &self.question {
+            Some(q) => format!("{q} {}", self.answer),
+            None => self.answer.clone(),
+        }
+    }
+}
+
+/// One expectation's verdict in words, with its deciding figures.
+fn clause(row: &ExpectationRow, names: &[String]) -> String {
+    let Some(e) = parsed(row, names) else {
+        return format!("{}: {}", row.text, if row.passed { "pass" } else { "FAIL" });
+    };
+    let op = e.op.map(|o| format!(" {}", o.as_str())).unwrap_or_default();
+    let word = match e.metric {
+        Metric::Iops => "IOPS".to_string(),
+        Metric::MbPerS => "MB/s".to_string(),
+        Metric::MeanLatency => "mean latency".to_string(),
+        Metric::Latency(q) if q >= 1.0 => "max latency".to_string(),
+        Metric::Latency(q) => format!("p{}", q * 100.0),
+        Metric::AchievedRate => "rate".to_string(),
+    };
+    // a database's ops are transactions
+    let word = if e.metric == Metric::Iops && row.text.contains(".tps") { "TPS".to_string() } else { word };
+    let subject = format!("{}{op} {word}", e.name);
+    let during = e.during.as_deref().map(|d| format!(" during {d}")).unwrap_or_default();
+    let Some(m) = row.measured else { return format!("{subject}{during}: nothing measured") };
+    let metric = Some(e.metric);
+    match (&e.relative, row.reference) {
+        (None, _) if e.metric == Metric::AchievedRate => format!(
+            "{}{op} kept {:.0}% of its rate{during} (limit {} {:.0}%)",
+            e.name,
+            m * 100.0,
+            e.cmp,
+            e.threshold * 100.0
+        ),
+        (None, _) => format!("{subject}{during} {} (limit {} {})", value(m, metric), e.cmp, value(e.threshold, metric)),
+        (Some(_), None) => format!("{subject}{during} {}; nothing measured to compare with", value(m, metric)),
+        (Some(reference), Some(r)) => {
+            let ratio = if r > 0.0 { format!("{}x", ratio(m / r)) } else { "infinitely".into() };
+            let limit = format!("limit {} {}x", e.cmp, e.threshold);
+            let (from, to) = (value(r, metric), value(m, metric));
+            match reference {
+                Reference::Phase(p) => {
+                    let verb = if m > r {
+                        "rose"
+                    } else if m < r {
+                        "fell"
+                    } else {
+                        "held"
+                    };
+                    let to_phase = e.during.as_deref().unwrap_or("its measured window");
+                    format!("{subject} {verb} {ratio} from {p} to {to_phase}, {from} -> {to} ({limit})")
+                }
+                Reference::Workload { name, .. } => {
+                    format!("{subject}{during} is {ratio} {name}'s, {from} -> {to} ({limit})")
+                }
+            }
+        }
+    }
+}
+
+/// A ratio to read at a glance: `84`, `2.1`, `1.03`.
+fn ratio(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}")
+    } else if r >= 2.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Scenario, Source, builtin};
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|n| n.to_string()).collect()
+    }
+
+    fn expectations_of(name: &str) -> Vec<Expectation> {
+        let text = builtin::find(name).unwrap();
+        Scenario::load(&Source { origin: name.into(), text }, &[]).unwrap().expect
+    }
+
+    /// The figures of the issue's db-colocation run: OLTP kept its whole rate while its
+    /// p99 went from 3.15 ms before DSS to 266 ms during it.
+    fn colocation_figures(e: &Expectation) -> (Option<f64>, Option<f64>) {
+        let p99 = |phase: &str| if phase == "before" { 3.15e6 } else { 266e6 };
+        match (&e.metric, &e.relative) {
+            (Metric::AchievedRate, _) => (Some(1.0), None),
+            (Metric::Latency(_), Some(Reference::Phase(reference))) => {
+                (Some(p99(e.during.as_deref().unwrap())), Some(p99(reference)))
+            }
+            other => panic!("an expectation the study did not have: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn db_colocation_fails_when_oltp_keeps_its_rate_but_not_its_latency() {
+        let expect = expectations_of("db-colocation");
+        // the verdict the issue read as green: rate alone
+        let rate_only: Vec<ExpectationRow> = expect
+            .iter()
+            .filter(|e| e.metric == Metric::AchievedRate)
+            .map(|e| {
+                let (m, r) = colocation_figures(e);
+                judge(e, m, r)
+            })
+            .collect();
+        assert!(!rate_only.is_empty() && rate_only.iter().all(|r| r.passed));
+        // the study's verdict: rate and latency
+        let rows: Vec<ExpectationRow> = expect
+            .iter()
+            .map(|e| {
+                let (m, r) = colocation_figures(e);
+                judge(e, m, r)
+            })
+            .collect();
+        let p99 = rows.iter().find(|r| r.text == "oltp-data.p99 during during <= 2 x before").expect("judged on p99");
+        assert!(!p99.passed && p99.reference == Some(3.15e6), "{p99:?}");
+        let answer = Answer::of(
+            Some("does OLTP keep its rate and latency while DSS runs?".into()),
+            &rows,
+            &names(&["oltp-data"]),
+        )
+        .unwrap();
+        assert!(!answer.passed);
+        let line = answer.line();
+        assert!(line.starts_with("does OLTP keep its rate and latency while DSS runs? "), "{line}");
+        assert!(line.contains("oltp-data kept 100% of its rate during during"), "{line}");
+        assert!(line.contains("p99 rose 84x from before to during, 3.15 ms -> 266 ms (limit <= 2x)"), "{line}");
+        assert!(line.ends_with(": FAIL"), "{line}");
+    }
+
+    #[test]
+    fn relative_expectations_scale_their_reference() {
+        let index_of = |n: &str| ["qd1", "qd64"].iter().position(|w| *w == n);
+        let e = expect::parse("qd64.iops >= 2 x qd1.iops", &index_of).unwrap();
+        assert!(judge(&e, Some(2000.0), Some(1000.0)).passed);
+        assert!(!judge(&e, Some(1999.0), Some(1000.0)).passed);
+        // nothing to compare with fails, as nothing measured does
+        assert!(!judge(&e, Some(2000.0), None).passed);
+        assert!(!judge(&e, None, Some(1000.0)).passed);
+        let rows = [judge(&e, Some(45_000.0), Some(1500.0))];
+        let answer = Answer::of(None, &rows, &names(&["qd1", "qd64"])).unwrap();
+        assert_eq!(answer.line(), "qd64 IOPS is 30x qd1's, 1,500 -> 45,000 (limit >= 2x): PASS");
+        // an absolute one keeps its unit; an unjudged run has no answer
+        let e = expect::parse("qd1.p99 < 5ms", &index_of).unwrap();
+        let rows = [judge(&e, Some(1.2e6), None)];
+        assert_eq!(
+            Answer::of(None, &rows, &names(&["qd1"])).unwrap().answer,
+            "qd1 p99 1.20 ms (limit < 5.00 ms): PASS"
+        );
+        assert!(Answer::of(None, &[], &[]).is_none());
+    }
 }

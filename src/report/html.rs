@@ -95,7 +95,12 @@ impl Report {
     /// wrong, every lint warning and failed expectation.
     fn headline(&self, h: &mut String) {
         let s = &self.summary;
-        h.push_str("<section id=\"headline\"><div class=\"cards\">");
+        h.push_str("<section id=\"headline\">");
+        if let Some(a) = &s.answer {
+            let class = if a.passed { "pass" } else { "fail" };
+            let _ = write!(h, "<p class=\"answer {class}\" id=\"answer\">{}</p>", esc(&a.line()));
+        }
+        h.push_str("<div class=\"cards\">");
         for w in &s.workloads {
             let ops: Vec<&OpSummary> = w.ops.iter().filter(|o| o.op != "sync").collect();
             let iops: f64 = ops.iter().map(|o| o.iops).sum();
@@ -727,6 +732,7 @@ h1{margin:18px 0 4px;font-size:26px}h2{margin-top:28px;border-bottom:1px solid #
 .cards{display:flex;flex-wrap:wrap;gap:12px}.card{border:1px solid #ccd;border-radius:6px;padding:10px 14px;min-width:180px}
 .card .name{font-weight:bold;color:#4e79a7}.big{font-size:26px;font-weight:bold}
 .warnings li{color:#8a5a00;margin:4px 0;font-size:13px}.warnings li.fail,tr.fail{color:#c62828}
+.answer{font-size:16px;font-weight:bold;margin:8px 0}.answer.pass{color:#2e7d32}.answer.fail{color:#c62828}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{padding:3px 9px;border-bottom:1px solid #eee;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}thead th{border-bottom:2px solid #ccc}
 table.kv th{text-align:left;color:#555}table.kv td{text-align:left}tr.flag{background:#fff4e0}

@@ -2,6 +2,7 @@
 //! (ramp excluded), from counters summed and histograms merged in the store.
 
 use super::analysis::Analysis;
+use super::expect::Answer;
 use super::measured::{Fidelity, HostSummary, PhaseSummary, WorkloadSummary};
 use crate::error::{Error, Result};
 use crate::metrics::summary::OpSummary;
@@ -19,6 +20,9 @@ pub struct RunSummary {
     /// What the timeline did besides running workloads (exec, wait_until, fills, marks).
     pub events: Vec<EventRow>,
     pub expectations: Vec<ExpectationRow>,
+    /// The scenario's question and the run's one-line answer from its expectations (None
+    /// when they were not checked).
+    pub answer: Option<Answer>,
     pub warnings: Vec<WarningRow>,
     /// What the observers saw (host and fathom CPU, devices, remote series), each
     /// figure's mean and max over the run.
@@ -119,11 +123,13 @@ impl RunSummary {
         }
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
+        let names: Vec<String> = workloads.iter().map(|w| w.workload.name.clone()).collect();
+        let answer = Answer::of(super::analysis::question(&run.scenario_text), &expectations, &names);
         let warnings = store.warnings(run.id)?;
         let observed = store.observation_summary(run.id)?;
         let compare = super::analysis::compare_list(&run.scenario_text);
         let analysis = super::analysis::analyze(store, run.id, &workloads, &phases, &compare)?;
-        Ok(RunSummary { run, workloads, phases, events, expectations, warnings, observed, analysis, scans })
+        Ok(RunSummary { run, workloads, phases, events, expectations, answer, warnings, observed, analysis, scans })
     }
 
     /// The op with the most IOPS (or, with none, MB/s: network streams): the run's

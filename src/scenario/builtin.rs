@@ -53,6 +53,15 @@ mod tests {
             let s = Scenario::load(&Source { origin: format!("builtin:{name}"), text }, &[]).unwrap();
             assert_eq!(s.name, name);
             assert!(!description.is_empty(), "{name} needs a description");
+            // each answers its question in one line, from its expectations
+            assert!(!s.expect.is_empty(), "{name} needs expectations that answer its question");
+            let question = crate::scenario::yaml::from_str::<crate::scenario::file::ScenarioFile>(
+                name,
+                &crate::scenario::vars::substitute(name, text, &mut Vec::new()).unwrap().0,
+            )
+            .unwrap()
+            .question;
+            assert!(question.is_some_and(|q| q.ends_with('?')), "{name} needs a question");
         }
     }
 }

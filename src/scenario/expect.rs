@@ -1,6 +1,10 @@
 //! Expectations: thresholds a run is judged against at its end, k6-style, written as
 //! `WORKLOAD[.OP].METRIC CMP VALUE [during PHASE]`, e.g. `oltp.read.iops >= 3900 during
-//! dss`, `oltp.write.p99 < 5ms`, `oltp.achieved_rate >= 0.98`.
+//! dss`, `oltp.write.p99 < 5ms`, `oltp.achieved_rate >= 0.98`; or relative to the same
+//! metric elsewhere, `WORKLOAD[.OP].METRIC [during PHASE] CMP FACTOR x REF`, e.g.
+//! `oltp.p99 during dss <= 2 x before` (the same workload in another phase) or
+//! `qd64.iops >= 2 x qd1.iops` (another workload), because a study's question is often
+//! "did it hold up against itself", which no absolute threshold can say for every machine.
 
 use crate::error::{Error, Result};
 use crate::metrics::Op;
@@ -37,21 +41,47 @@ impl Cmp {
     }
 }
 
+impl fmt::Display for Cmp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        })
+    }
+}
+
+/// What a relative expectation's figure is compared with (times its factor).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reference {
+    /// The same workload, op and metric in another phase: a phase label, or a
+    /// workload's measured window, as `during` takes.
+    Phase(String),
+    /// The same metric of another workload (and op) over its measured window.
+    Workload { name: String, workload: usize, op: Option<Op> },
+}
+
 /// One checked expectation.
 #[derive(Debug, Clone)]
 pub struct Expectation {
     /// As written, for messages.
     pub text: String,
+    /// The workload's name as written, for the run's one-line answer.
+    pub name: String,
     pub workload: usize,
     /// One op, or all of the workload's (IOPS summed, latency merged).
     pub op: Option<Op>,
     pub metric: Metric,
     pub cmp: Cmp,
-    /// In the metric's base unit: IOs/s, MB/s, ns, or a ratio.
+    /// In the metric's base unit: IOs/s, MB/s, ns, or a ratio; for a relative
+    /// expectation, the factor the reference is multiplied by.
     pub threshold: f64,
     /// A phase label or a workload name (the phases it runs in); the workload's whole
     /// measured window when absent.
     pub during: Option<String>,
+    /// Set for the relative form (`<= 2 x before`).
+    pub relative: Option<Reference>,
 }
 
 impl fmt::Display for Expectation {
@@ -60,18 +90,35 @@ impl fmt::Display for Expectation {
     }
 }
 
+const EXAMPLE: &str =
+    "e.g. `oltp.read.iops >= 3900 during dss`, `oltp.write.p99 < 5ms` or `oltp.p99 during dss <= 2 x before`";
+
 /// Parses one expectation; `index_of` resolves workload names.
 pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Expectation> {
-    let example = "e.g. `oltp.read.iops >= 3900 during dss` or `oltp.write.p99 < 5ms`";
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let (subject, cmp, value, during) = match words.as_slice() {
+    let form = || {
+        Error::input(format!(
+            "`{text}` is not WORKLOAD[.OP].METRIC CMP VALUE [during PHASE] or WORKLOAD[.OP].METRIC [during PHASE] \
+             CMP FACTOR x REF ({EXAMPLE})"
+        ))
+    };
+    let mut words = words(text)?;
+    // `during PHASE` right after the subject or at the end
+    let at = if words.get(1).is_some_and(|w| w == "during") {
+        Some(1)
+    } else {
+        words.len().checked_sub(2).filter(|&i| i > 0 && words[i] == "during")
+    };
+    let during = at.map(|i| {
+        let phase = words.remove(i + 1);
+        words.remove(i);
+        phase
+    });
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    let (subject, cmp, value, reference) = match w.as_slice() {
         [s, c, v] => (*s, *c, *v, None),
-        [s, c, v, "during", p] => (*s, *c, *v, Some(p.to_string())),
-        _ => {
-            return Err(Error::input(format!(
-                "`{text}` is not WORKLOAD[.OP].METRIC CMP VALUE [during PHASE] ({example})"
-            )));
-        }
+        [s, c, f, "x", r] => (*s, *c, *f, Some(*r)),
+        [s, c, f, r] if f.len() > 1 && f.ends_with('x') => (*s, *c, &f[..f.len() - 1], Some(*r)),
+        _ => return Err(form()),
     };
     let cmp = match cmp {
         "<" => Cmp::Lt,
@@ -80,16 +127,89 @@ pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Exp
         ">=" => Cmp::Ge,
         other => return Err(Error::input(format!("`{other}` is not a comparison: use <, <=, > or >="))),
     };
-    let parts: Vec<&str> = subject.split('.').collect();
-    // `p99.9` has a dot of its own
-    let (name, op, metric) = match parts.as_slice() {
-        [w, m] => (*w, None, m.to_string()),
-        [w, "p99", "9"] => (*w, None, "p99.9".to_string()),
-        [w, o, m] => (*w, Some(*o), m.to_string()),
-        [w, o, "p99", "9"] => (*w, Some(*o), "p99.9".to_string()),
-        _ => return Err(Error::input(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({example})"))),
+    let (name, workload, op, metric) = parse_subject(subject, index_of)?;
+    let relative = match reference.map(|r| (r, parse_subject(r, index_of))) {
+        None => None,
+        // another workload's figure when it reads as one (`qd1.iops`), else a phase
+        Some((r, Ok((other, workload, op, m)))) => {
+            if m != metric {
+                return Err(Error::input(format!(
+                    "`x {r}`: compare like with like: `{subject}` and `{r}` measure different metrics"
+                )));
+            }
+            Some(Reference::Workload { name: other, workload, op })
+        }
+        Some((r, Err(_))) => Some(Reference::Phase(r.to_string())),
     };
-    let workload = index_of(name).ok_or_else(|| Error::input(format!("`{subject}`: no workload named `{name}`")))?;
+    let threshold = match metric {
+        _ if relative.is_some() => count(value)?,
+        Metric::Latency(_) | Metric::MeanLatency => latency_ns(value)?,
+        _ => count(value)?,
+    };
+    // every metric is a count, a rate or a time: never below zero, never infinite, and a
+    // `nan` would fail whatever was measured
+    if !(threshold.is_finite() && threshold >= 0.0) {
+        return Err(Error::input(format!(
+            "`{value}` is not a threshold: expected a finite number, 0 or more ({EXAMPLE})"
+        )));
+    }
+    Ok(Expectation { text: text.to_string(), name, workload, op, metric, cmp, threshold, during, relative })
+}
+
+/// The words of an expectation; `"..."` keeps a phase label with spaces (`"vm x6"`) one word.
+fn words(text: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let (word, after) = match rest.strip_prefix('"') {
+            Some(quoted) => {
+                let end = quoted.find('"').ok_or_else(|| Error::input(format!("`{text}`: a `\"` is not closed")))?;
+                (&quoted[..end], &quoted[end + 1..])
+            }
+            None => rest.split_at(rest.find(char::is_whitespace).unwrap_or(rest.len())),
+        };
+        out.push(word.to_string());
+        rest = after.trim_start();
+    }
+    Ok(out)
+}
+
+/// `WORKLOAD[.OP].METRIC`: (name, workload index, op, metric). A workload's name may
+/// hold dots (`zipf-1.2`): the first prefix that names one, with an op and metric after
+/// it, is the workload.
+fn parse_subject(
+    subject: &str,
+    index_of: &dyn Fn(&str) -> Option<usize>,
+) -> Result<(String, usize, Option<Op>, Metric)> {
+    let form = || Error::input(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({EXAMPLE})"));
+    let mut first_error = None;
+    for (dot, _) in subject.match_indices('.') {
+        let (name, rest) = (&subject[..dot], &subject[dot + 1..]);
+        let parsed = match index_of(name) {
+            Some(workload) => op_metric(rest, subject).map(|(op, metric)| (name.to_string(), workload, op, metric)),
+            None => Err(Error::input(format!("`{subject}`: no workload named `{name}`"))),
+        };
+        match parsed {
+            Ok(p) => return Ok(p),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(form))
+}
+
+/// `[OP.]METRIC` after a workload's name.
+fn op_metric(rest: &str, subject: &str) -> Result<(Option<Op>, Metric)> {
+    let parts: Vec<&str> = rest.split('.').collect();
+    // `p99.9` has a dot of its own
+    let (op, metric) = match parts.as_slice() {
+        [m] => (None, m.to_string()),
+        ["p99", "9"] => (None, "p99.9".to_string()),
+        [o, m] => (Some(*o), m.to_string()),
+        [o, "p99", "9"] => (Some(*o), "p99.9".to_string()),
+        _ => return Err(Error::input(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({EXAMPLE})"))),
+    };
     let op = match op {
         None => None,
         Some("read") => Some(Op::Read),
@@ -98,7 +218,8 @@ pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Exp
         Some(o) => return Err(Error::input(format!("`{subject}`: `{o}` is not an op (read, write or sync)"))),
     };
     let metric = match metric.as_str() {
-        "iops" => Metric::Iops,
+        // a database's transactions are its ops
+        "iops" | "tps" => Metric::Iops,
         "mb_per_s" | "mbps" => Metric::MbPerS,
         "mean" => Metric::MeanLatency,
         "p50" => Metric::Latency(0.5),
@@ -109,22 +230,11 @@ pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Exp
         "achieved_rate" => Metric::AchievedRate,
         m => {
             return Err(Error::input(format!(
-                "`{m}` is not a metric: iops, mb_per_s, mean, p50, p90, p99, p99.9, max or achieved_rate"
+                "`{m}` is not a metric: iops (tps), mb_per_s, mean, p50, p90, p99, p99.9, max or achieved_rate"
             )));
         }
     };
-    let threshold = match metric {
-        Metric::Latency(_) | Metric::MeanLatency => latency_ns(value)?,
-        _ => count(value)?,
-    };
-    // every metric is a count, a rate or a time: never below zero, never infinite, and a
-    // `nan` would fail whatever was measured
-    if !(threshold.is_finite() && threshold >= 0.0) {
-        return Err(Error::input(format!(
-            "`{value}` is not a threshold: expected a finite number, 0 or more ({example})"
-        )));
-    }
-    Ok(Expectation { text: text.to_string(), workload, op, metric, cmp, threshold, during })
+    Ok((op, metric))
 }
 
 /// `5ms`, `250us`, `250µs`, `1.5s`, `800ns` in ns (a bare number is rejected: say the unit).
@@ -192,9 +302,46 @@ mod tests {
             ("oltp.read.iops >= 1e400", "not a threshold"),
             ("oltp.read.p99 < -5ms", "not a threshold"),
             ("oltp.read.p99 < 1e300s", "not a threshold"),
+            ("oltp.p99 during dss <= 2 x", "is not WORKLOAD"),
+            ("oltp.p99 <= two x before", "not a number"),
+            ("oltp.p99 <= -2 x before", "not a threshold"),
+            ("oltp.p99 <= 2 x dss.iops", "like with like"),
+            ("oltp.p99 <= 2 x \"vm x1", "not closed"),
         ] {
             let e = parse(text, &index_of).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn relative_forms_compare_with_another_phase_or_workload() {
+        // the issue's form: the same metric in another phase, times a factor
+        let e = parse("oltp.p99 during dss <= 2 x before", &index_of).unwrap();
+        assert_eq!((e.workload, e.op, e.metric, e.cmp, e.threshold), (0, None, Metric::Latency(0.99), Cmp::Le, 2.0));
+        assert_eq!(e.during.as_deref(), Some("dss"));
+        assert_eq!(e.relative, Some(Reference::Phase("before".into())));
+        // `during` at the end, `2x` as one word, a phase named like the keyword
+        let e = parse("oltp.p99 <= 2x before during during", &index_of).unwrap();
+        assert_eq!((e.threshold, e.during.as_deref()), (2.0, Some("during")));
+        assert_eq!(e.relative, Some(Reference::Phase("before".into())));
+        let e = parse("oltp.p99 <= 1.5 x during", &index_of).unwrap();
+        assert_eq!((e.during, e.relative), (None, Some(Reference::Phase("during".into()))));
+        // another workload's figure: a workload name and a dot; `tps` is IOPS
+        let e = parse("dss.tps >= 1 x oltp.iops", &index_of).unwrap();
+        assert_eq!((e.workload, e.metric), (1, Metric::Iops));
+        assert_eq!(e.relative, Some(Reference::Workload { name: "oltp".into(), workload: 0, op: None }));
+        let e = parse("oltp.read.p99 <= 3 x dss.read.p99", &index_of).unwrap();
+        assert_eq!(e.relative, Some(Reference::Workload { name: "dss".into(), workload: 1, op: Some(Op::Read) }));
+        // a label with spaces or dots is a phase
+        let e = parse("oltp.p99 during \"vm x6\" <= 4 x \"vm x1\"", &index_of).unwrap();
+        assert_eq!((e.during.as_deref(), e.relative), (Some("vm x6"), Some(Reference::Phase("vm x1".into()))));
+        let e = parse("oltp.iops >= 1 x pareto-0.8", &index_of).unwrap();
+        assert_eq!(e.relative, Some(Reference::Phase("pareto-0.8".into())));
+        // a workload's name may hold dots
+        let dotted = |n: &str| ["uniform", "zipf-1.2"].iter().position(|w| *w == n);
+        let e = parse("zipf-1.2.read.iops >= 1.1 x uniform.read.iops", &dotted).unwrap();
+        assert_eq!((e.name.as_str(), e.workload, e.op), ("zipf-1.2", 1, Some(Op::Read)));
+        // a factor has no unit, whatever the metric
+        assert!(parse("oltp.p99 <= 2ms x before", &index_of).is_err());
     }
 }

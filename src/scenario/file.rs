@@ -119,6 +119,10 @@ pub struct ScenarioFile {
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
+    /// The study's question (`does OLTP keep its rate and latency while DSS runs?`):
+    /// printed first with the run's one-line answer, which its expectations decide.
+    #[serde(default)]
+    pub question: Option<String>,
     #[serde(default)]
     pub defaults: Option<Profile>,
     /// A name given twice is refused as any duplicate key is (see [`super::vars`], which reads

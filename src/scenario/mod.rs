@@ -29,7 +29,7 @@ mod prescan;
 pub mod steps;
 pub mod text;
 pub mod units;
-mod vars;
+pub mod vars;
 pub mod yaml;
 
 pub use model::{

@@ -15,9 +15,10 @@ use indexmap::IndexMap;
 use std::fmt;
 use std::str::FromStr;
 
-const TOP_LEVEL: [&str; 11] = [
+const TOP_LEVEL: [&str; 12] = [
     "name",
     "description",
+    "question",
     "defaults",
     "workloads",
     "timeline",

@@ -44,6 +44,9 @@ pub struct ExpectationRow {
     pub text: String,
     /// None when there was nothing to measure (the workload did no IO in the window).
     pub measured: Option<f64>,
+    /// What a relative expectation compared with (`x before`: the figure in `before`,
+    /// before its factor); None for the absolute form, or when nothing was measured there.
+    pub reference: Option<f64>,
     pub passed: bool,
 }
 
@@ -123,17 +126,19 @@ impl Store {
 
     pub fn add_expectation(&self, run: i64, idx: usize, e: &ExpectationRow) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO expectations (run_id, idx, text, measured, passed) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run, idx as i64, redact(&e.text), e.measured, e.passed],
+            "INSERT INTO expectations (run_id, idx, text, measured, reference, passed) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run, idx as i64, redact(&e.text), e.measured, e.reference, e.passed],
         )?;
         Ok(())
     }
 
     pub fn expectations(&self, run: i64) -> Result<Vec<ExpectationRow>> {
-        let mut stmt =
-            self.conn.prepare("SELECT text, measured, passed FROM expectations WHERE run_id = ?1 ORDER BY idx")?;
-        let rows =
-            stmt.query_map([run], |r| Ok(ExpectationRow { text: r.get(0)?, measured: r.get(1)?, passed: r.get(2)? }))?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT text, measured, reference, passed FROM expectations WHERE run_id = ?1 ORDER BY idx")?;
+        let rows = stmt.query_map([run], |r| {
+            Ok(ExpectationRow { text: r.get(0)?, measured: r.get(1)?, reference: r.get(2)?, passed: r.get(3)? })
+        })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 }

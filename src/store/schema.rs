@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
-/// `observations`, 5 `processes`, 6 `phase_workloads`, 7 `host_histograms`; an older
-/// store gains the tables when opened.
+/// `observations`, 5 `processes`, 6 `phase_workloads`, 7 `host_histograms` and
+/// `expectations.reference`; an older store gains the tables and columns when opened.
 const VERSION: i64 = 7;
 
 const SCHEMA: &str = "
@@ -149,6 +149,7 @@ CREATE TABLE IF NOT EXISTS expectations (
     idx       INTEGER NOT NULL,
     text      TEXT NOT NULL,
     measured  REAL,
+    reference REAL,                    -- a relative expectation's figure to compare with
     passed    INTEGER NOT NULL,
     PRIMARY KEY (run_id, idx)
 ) WITHOUT ROWID;
@@ -178,6 +179,10 @@ CREATE TABLE IF NOT EXISTS warnings (
     message TEXT NOT NULL
 );
 ";
+
+/// Columns added to a table after it first existed: `CREATE TABLE IF NOT EXISTS` leaves
+/// an older store's table as it was, so these are added to it on opening.
+const ADDED_COLUMNS: [(&str, &str, &str); 1] = [("expectations", "reference", "REAL")];
 
 /// fathom's mark on its stores, SQLite's `PRAGMA application_id`: "fath" in ASCII.
 const APPLICATION_ID: i64 = 0x6661_7468;
@@ -301,6 +306,15 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
         let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
         // another run may have created or upgraded it meanwhile: these are idempotent
         tx.execute_batch(SCHEMA)?;
+        for (table, column, kind) in ADDED_COLUMNS {
+            let has: bool =
+                tx.query_row("SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", [table, column], |r| {
+                    r.get(0)
+                })?;
+            if !has {
+                tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+            }
+        }
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;
         tx.pragma_update(None, "user_version", VERSION)?;
         tx.commit()?;

@@ -202,6 +202,10 @@ impl Executor<'_> {
                 self.cursor = Duration::from_secs(t);
             }
             Action::Wait(d) => {
+                // a named wait opens its phase as it begins: what runs while it lasts
+                if let Some(label) = &step.phase {
+                    self.open_phase(self.this_second(), Some(label.clone()))?;
+                }
                 self.cursor += d;
                 self.idle_until(cx.clock_start + self.cursor, None)?;
             }
@@ -323,7 +327,24 @@ impl Executor<'_> {
         if matches!(step.action, Action::Fill { .. } | Action::Exec { .. } | Action::WaitUntil { .. }) {
             self.cursor = cx.clock_start.elapsed();
         }
+        // any other step named with `phase:` opens its phase as it ends (`wait_for: dss`
+        // with `phase: after`, a `mark`, a fault injected by `exec`)
+        if let Some(label) = &step.phase
+            && !matches!(
+                step.action,
+                Action::Start { .. } | Action::Ramp { .. } | Action::Stop { .. } | Action::Wait(_)
+            )
+        {
+            self.open_phase(self.this_second(), Some(label.clone()))?;
+        }
         Ok(())
+    }
+
+    /// The whole second a step that changes nothing running names a phase from: the one
+    /// the timeline stands in, so a phase that opened in it (a workload that just ended)
+    /// is named rather than followed by another.
+    fn this_second(&self) -> u64 {
+        self.cursor.max(self.cx.clock_start.elapsed()).as_secs()
     }
 
     fn fail(&mut self, msg: String) {

@@ -48,8 +48,10 @@ impl Checker<'_> {
             }
         }
         self.one_line(&["name"], &file.name)?;
-        if let Some(d) = &file.description {
-            self.one_line(&["description"], d)?;
+        for (key, text) in [("description", &file.description), ("question", &file.question)] {
+            if let Some(text) = text {
+                self.one_line(&[key], text)?;
+            }
         }
         for (i, raw) in file.timeline.iter().flatten().enumerate() {
             for (key, label) in [("phase", &raw.phase), ("mark", &raw.mark)] {
@@ -121,23 +123,38 @@ impl Checker<'_> {
         let mut expect = Vec::new();
         // what `during` may name: a phase a step labels, or a workload
         let labels: Vec<&str> = steps.iter().filter_map(|s| s.phase.as_deref()).collect();
+        // and a ramp's phases, labelled by its workers (`vm x3`)
+        let ramped: Vec<String> = steps
+            .iter()
+            .filter_map(|s| match s.action {
+                steps::Action::Ramp { workload, add, until, .. } => Some((workload, add, until)),
+                _ => None,
+            })
+            .flat_map(|(w, add, until)| {
+                let name = names[w];
+                (1..=until.div_ceil(add)).map(move |k| format!("{name} x{}", (k * add).min(until)))
+            })
+            .collect();
         for (i, e) in file.expect.iter().flatten().enumerate() {
             let at = ["expect", &i.to_string()];
             self.one_line(&at, e)?;
             let e = expect::parse(e, &index_of).map_err(|msg| self.err(&at, msg))?;
-            if let Some(during) = &e.during
-                && !labels.contains(&during.as_str())
-                && index_of(during).is_none()
-            {
-                let phases = if labels.is_empty() { "none".to_string() } else { labels.join(", ") };
-                return Err(self.err(
-                    &at,
-                    format!(
-                        "`during {during}`: no phase is labelled `{during}` and no workload has that name \
-                         (phases: {phases}; workloads: {})",
-                        names.join(", ")
-                    ),
-                ));
+            let phase_ref = match &e.relative {
+                Some(expect::Reference::Phase(p)) => Some(("x", p)),
+                _ => None,
+            };
+            for (word, during) in e.during.as_ref().map(|d| ("during", d)).into_iter().chain(phase_ref) {
+                if !labels.contains(&during.as_str()) && !ramped.contains(during) && index_of(during).is_none() {
+                    let phases = if labels.is_empty() { "none".to_string() } else { labels.join(", ") };
+                    return Err(self.err(
+                        &at,
+                        format!(
+                            "`{word} {during}`: no phase is labelled `{during}` and no workload has that name \
+                             (phases: {phases}; workloads: {})",
+                            names.join(", ")
+                        ),
+                    ));
+                }
             }
             expect.push(e);
         }
