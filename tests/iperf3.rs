@@ -38,7 +38,7 @@ fn streams_bytes_and_retransmits_match_iperf3s_report() {
     assert_eq!(send["bytes"].as_u64().unwrap(), bytes);
     // its rate agrees with iperf3's closing figure for the sender
     let theirs = report["end"]["sum_sent"]["bits_per_second"].as_f64().unwrap();
-    let ours = send["mb_per_s"].as_f64().unwrap() * 8e6;
+    let ours = send["gbit_per_s"].as_f64().unwrap() * 1e9;
     assert!((ours / theirs - 1.0).abs() < 0.03, "fathom {ours} bit/s, iperf3 {theirs}");
     // three streams, three workers, each with bytes of its own
     let per_worker: Vec<i64> = s

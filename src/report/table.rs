@@ -1,8 +1,9 @@
 //! Plain-text tables for the terminal: the per-step results of a run and the run list.
 
-use super::format::{count, latency_us, seconds, sig3};
+use super::format::{count, latency_us, rate, rate_in, seconds, sig3};
 use super::summary::RunSummary;
 use crate::analysis::usl::Verdict;
+use crate::metrics::summary::{OpSummary, Throughput};
 use crate::scenario::units::Size;
 use crate::store::RunRow;
 
@@ -31,9 +32,35 @@ pub fn render(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
     out
 }
 
+/// The rate column of a table of `ops`: headed by their unit when they share one
+/// (`IOPS`, `TPS`), else `rate` with each cell naming its own (`4,602 TPS`).
+struct RateColumn(Option<Throughput>);
+
+impl RateColumn {
+    fn of<'a>(ops: impl Iterator<Item = &'a OpSummary>) -> RateColumn {
+        let mut units = ops.map(|o| o.unit);
+        let first = units.next();
+        RateColumn(first.filter(|f| units.all(|u| u == *f)))
+    }
+
+    fn header(&self) -> &'static str {
+        self.0.map_or("rate", Throughput::label)
+    }
+
+    fn cell(&self, o: &OpSummary) -> String {
+        match self.0 {
+            Some(_) => rate(o.rate(), o.unit),
+            None => rate_in(o.rate(), o.unit),
+        }
+    }
+}
+
 /// The results table of one run: one row per workload and op.
 pub fn results(s: &RunSummary) -> String {
-    let header = ["workload", "op", "depth", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "IOPS x mean"];
+    let measured = || s.workloads.iter().flat_map(|w| &w.ops).filter(|o| !o.is_network());
+    let column = RateColumn::of(measured());
+    let little = format!("{} x mean", column.header());
+    let header = ["workload", "op", "depth", column.header(), "MB/s", "mean", "p50", "p99", "p99.9", "max", &little];
     let mut rows = Vec::new();
     for w in &s.workloads {
         if w.ops.is_empty() {
@@ -50,8 +77,8 @@ pub fn results(s: &RunSummary) -> String {
                 w.workload.name.clone(),
                 o.op.to_string(),
                 w.concurrency.to_string(),
-                count(o.iops),
-                if o.op == "txn" { "-".into() } else { sig3(o.mb_per_s) },
+                column.cell(o),
+                if o.unit.counts_bytes() { sig3(o.mb_per_s) } else { "-".into() },
                 latency_us(o.latency.mean_us),
                 latency_us(o.latency.p50_us),
                 latency_us(o.latency.p99_us),
@@ -62,8 +89,8 @@ pub fn results(s: &RunSummary) -> String {
         }
     }
     let mut out = if rows.is_empty() { String::new() } else { render(&header, &rows, 2) };
-    if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.op == "txn")) {
-        out.push_str("txn: pgbench transactions (IOPS is transactions per second; depth, its clients)\n");
+    if measured().any(|o| o.unit == Throughput::Tps) {
+        out.push_str("txn: pgbench transactions (depth: its clients)\n");
     }
     out.push_str(&network(s));
     out.push_str(&hosts(s));
@@ -122,7 +149,9 @@ fn phases(s: &RunSummary) -> String {
     if s.phases.len() < 2 {
         return String::new();
     }
-    let header = ["phase", "seconds", "workload", "op", "IOPS", "MB/s", "p50", "p99", "IOPS x mean"];
+    let column = RateColumn::of(s.phases.iter().flat_map(|p| &p.ops));
+    let little = format!("{} x mean", column.header());
+    let header = ["phase", "seconds", "workload", "op", column.header(), "MB/s", "p50", "p99", &little];
     let mut rows = Vec::new();
     for p in &s.phases {
         let span = match p.phase.end_t {
@@ -140,14 +169,14 @@ fn phases(s: &RunSummary) -> String {
         for (i, o) in p.ops.iter().enumerate() {
             let first = i == 0;
             // network streams count bytes, with no per-op latency
-            let network = o.is_network();
+            let network = !o.unit.has_latency();
             rows.push(vec![
                 if first { p.phase.label.clone() } else { String::new() },
                 if first { span.clone() } else { String::new() },
                 o.workload.clone(),
                 o.op.to_string(),
-                if network { "-".into() } else { count(o.iops) },
-                if o.op == "txn" { "-".into() } else { sig3(o.mb_per_s) },
+                column.cell(o),
+                if o.unit.counts_bytes() { sig3(o.mb_per_s) } else { "-".into() },
                 if network { "-".into() } else { latency_us(o.latency.p50_us) },
                 if network { "-".into() } else { latency_us(o.latency.p99_us) },
                 if network { "-".into() } else { format!("{:.2}", o.littles_n) },
@@ -174,7 +203,7 @@ fn network(s: &RunSummary) -> String {
     let mut rows = Vec::new();
     for w in &s.workloads {
         for o in w.ops.iter().filter(|o| o.is_network()) {
-            let gbit = o.mb_per_s * 8.0 / 1000.0;
+            let gbit = o.rate();
             let link = w.stored.link_bps;
             let retransmits = s
                 .observed
@@ -255,6 +284,7 @@ fn fidelity(s: &RunSummary) -> String {
         .filter(|w| w.fidelity.worth_showing() && !w.ops.is_empty())
         .map(|w| {
             let f = &w.fidelity;
+            let unit = w.ops.first().map_or(Throughput::Iops, |o| o.unit);
             let pair = |asked: Option<f64>, achieved: String, fmt: &dyn Fn(f64) -> String| match asked {
                 Some(a) => format!("{} -> {achieved}", fmt(a)),
                 None => achieved,
@@ -269,10 +299,19 @@ fn fidelity(s: &RunSummary) -> String {
                 .collect();
             vec![
                 w.workload.name.clone(),
-                pair(f.iops.asked, count(f.iops.achieved), &count),
-                pair(f.mb_per_s.asked, sig3(f.mb_per_s.achieved), &sig3),
-                pair(f.read_percent.asked, format!("{:.1}%", f.read_percent.achieved), &|v| format!("{v:.0}%")),
-                sizes.join(", "),
+                pair(f.iops.asked, rate_in(f.iops.achieved, unit), &|v| rate_in(v, unit)),
+                match unit.counts_bytes() {
+                    true => pair(f.mb_per_s.asked, sig3(f.mb_per_s.achieved), &sig3),
+                    false => "-".into(),
+                },
+                // a transaction has no op mix or block size of its own
+                match unit {
+                    Throughput::Iops => {
+                        pair(f.read_percent.asked, format!("{:.1}%", f.read_percent.achieved), &|v| format!("{v:.0}%"))
+                    }
+                    _ => "-".into(),
+                },
+                if unit == Throughput::Iops { sizes.join(", ") } else { "-".into() },
             ]
         })
         .collect();
@@ -282,7 +321,7 @@ fn fidelity(s: &RunSummary) -> String {
     let unknown = s.workloads.iter().flat_map(|w| &w.fidelity.block_sizes).any(|b| b.achieved_percent.is_none());
     format!(
         "\nasked -> achieved (over the measured window):\n{}{}",
-        render(&["workload", "IOPS", "MB/s", "reads", "block sizes"], &rows, 1),
+        render(&["workload", "rate", "MB/s", "reads", "block sizes"], &rows, 1),
         if unknown { "? = not known: fio does not report IOs per block size\n" } else { "" }
     )
 }
