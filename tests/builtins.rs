@@ -172,5 +172,7 @@ fn net_streams() {
         assert_eq!(w["workers"], streams);
         let send = w["ops"].as_array().unwrap().iter().find(|o| o["op"] == "send").unwrap();
         assert!(send["gbit_per_s"].as_f64().unwrap() > 0.0, "{name}");
+        // no link speed unless one is given: loopback is no 10gbit link
+        assert!(w["profile"]["link_bps"].is_null(), "{name}: {}", w["profile"]);
     }
 }

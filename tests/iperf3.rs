@@ -90,3 +90,36 @@ fn a_server_that_is_not_there_stops_the_run_before_it_starts() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("iperf3 server 127.0.0.1:{port}: not accepting connections")), "{err}");
 }
+
+/// A stream is Gbit/s: no op count, no latency, and no share of a link nobody named.
+#[test]
+fn a_stream_is_gbit_per_s_with_no_latency_and_no_link_unless_given() {
+    let s = Scratch::new("iperf3-units");
+    let path = s.scenario(
+        "name: net\n\
+         workloads:\n\
+         \x20 one:\n\
+         \x20   driver: iperf3\n\
+         \x20   duration: 2s\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("network (iperf3):") && !stdout.contains("of link"), "{stdout}");
+    let show = s.show_json();
+    let send = ops(&show, "one").iter().find(|o| o["op"] == "send").unwrap();
+    assert!(send["gbit_per_s"].as_f64().unwrap() > 0.0, "{send}");
+    assert_eq!(send["unit"], "gbits");
+    for absent in ["iops", "ops", "latency", "littles_n", "mb_per_s"] {
+        assert!(send.get(absent).is_none(), "{absent} in {send}");
+    }
+    let runs = String::from_utf8(s.run(&["runs"]).stdout).unwrap();
+    assert!(runs.contains(" Gbit/s send (one)") && !runs.contains("p99"), "{runs}");
+    let csv = String::from_utf8(s.run(&["export"]).stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let row = reader.records().next().unwrap().unwrap();
+    let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_string();
+    assert!(cell("gbit_per_s").parse::<f64>().unwrap() > 0.0, "{csv}");
+    assert_eq!((cell("iops"), cell("p99_us")), (String::new(), String::new()), "{csv}");
+}

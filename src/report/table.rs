@@ -198,8 +198,10 @@ fn phases(s: &RunSummary) -> String {
 
 /// What the timeline did besides running workloads, in order.
 /// iperf3 workloads: throughput per workload and direction, as a share of the link
-/// when the scenario gave its speed, and retransmits per second.
+/// when the scenario gave its speed (the column only then: a share of a speed nobody
+/// gave is not a figure), and retransmits per second.
 fn network(s: &RunSummary) -> String {
+    let linked = s.workloads.iter().any(|w| w.stored.link_bps.is_some() && w.ops.iter().any(|o| o.is_network()));
     let mut rows = Vec::new();
     for w in &s.workloads {
         for o in w.ops.iter().filter(|o| o.is_network()) {
@@ -211,21 +213,21 @@ fn network(s: &RunSummary) -> String {
                 .find(|x| x.source == format!("iperf3:{}", w.workload.name) && x.name == "retransmits")
                 .map(|x| format!("{:.1}", x.mean))
                 .unwrap_or_else(|| "-".into());
-            rows.push(vec![
-                w.workload.name.clone(),
-                o.op.to_string(),
-                w.workload.workers.to_string(),
-                format!("{gbit:.3}"),
-                link.map(|l| format!("{:.1}%", gbit * 1e9 / l * 100.0)).unwrap_or_else(|| "-".into()),
-                retransmits,
-            ]);
+            let share = link.map(|l| format!("{:.1}%", gbit * 1e9 / l * 100.0)).unwrap_or_else(|| "-".into());
+            let row = [w.workload.name.clone(), o.op.to_string(), w.workload.workers.to_string(), format!("{gbit:.3}")];
+            rows.push(row.into_iter().chain(linked.then_some(share)).chain([retransmits]).collect::<Vec<_>>());
         }
     }
     if rows.is_empty() {
         return String::new();
     }
     let mut out = String::from("\nnetwork (iperf3):\n");
-    out.push_str(&render(&["workload", "op", "streams", "Gbit/s", "of link", "retransmits/s"], &rows, 2));
+    let header: Vec<&str> = ["workload", "op", "streams", "Gbit/s"]
+        .into_iter()
+        .chain(linked.then_some("of link"))
+        .chain(["retransmits/s"])
+        .collect();
+    out.push_str(&render(&header, &rows, 2));
     out
 }
 
