@@ -464,13 +464,14 @@ pub fn observed(s: &RunSummary) -> String {
 }
 
 /// The stored figure names with iostat's and mpstat's column names, in their order.
-const OBSERVED_LABELS: [(&str, &str); 15] = [
+const OBSERVED_LABELS: [(&str, &str); 16] = [
     ("usr_pct", "%usr"),
     ("sys_pct", "%sys"),
     ("iowait_pct", "%iowait"),
     ("steal_pct", "%steal"),
     ("idle_pct", "%idle"),
     ("cpu_cores", "cpu (cores)"),
+    (crate::analysis::lint::GENERATOR_BUSY, "%generator busy"),
     ("r_s", "r/s"),
     ("w_s", "w/s"),
     ("rkB_s", "rkB/s"),
