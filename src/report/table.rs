@@ -483,17 +483,48 @@ const OBSERVED_LABELS: [(&str, &str); 16] = [
     ("util_pct", "%util"),
 ];
 
-/// A figure's column label and its place among the others.
-fn observed_label(name: &str) -> (usize, &str) {
-    OBSERVED_LABELS.iter().enumerate().find(|(_, (n, _))| *n == name).map(|(i, (_, l))| (i, *l)).unwrap_or((99, name))
+/// A figure's label and its place among the others. A figure not in
+/// [`OBSERVED_LABELS`] is named without its unit (`clock_offset_ms`: `clock offset`),
+/// which its value carries (`-4.67 ms`): one unit per figure.
+fn observed_label(name: &str) -> (usize, String) {
+    match OBSERVED_LABELS.iter().enumerate().find(|(_, (n, _))| *n == name) {
+        Some((i, (_, label))) => (i, label.to_string()),
+        None => {
+            let bare = name.strip_suffix("_ms").unwrap_or(name);
+            let label = match bare.strip_suffix("_pct") {
+                Some(pct) => format!("%{pct}"),
+                None => bare.to_string(),
+            };
+            (99, label.replace('_', " "))
+        }
+    }
 }
 
 fn observed_value(name: &str, v: f64) -> String {
     match name {
+        n if n.ends_with("_ms") && v < 0.0 => format!("-{}", latency_us(-v * 1000.0)),
         n if n.ends_with("_ms") => latency_us(v * 1000.0),
         n if n.ends_with("_pct") => format!("{v:.1}"),
         "areq_sz_kB" => format!("{} kB", sig3(v)),
         _ if v >= 1000.0 => count(v),
         _ => sig3(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `host:h1 clock_offset_ms -4672.00 ns` named the unit twice, and the wrong one.
+    #[test]
+    fn an_observed_figure_carries_one_unit() {
+        let shown = |name: &str, v: f64| format!("{} {}", observed_label(name).1, observed_value(name, v));
+        assert_eq!(shown("clock_offset_ms", -4.672), "clock offset -4.67 ms");
+        assert_eq!(shown("clock_offset_ms", 0.25), "clock offset 250 µs");
+        assert_eq!(shown("rtt_ms", 0.08), "rtt 80.0 µs");
+        assert_eq!(shown("sample_lag_p99_ms", 12.0), "sample lag p99 12.0 ms");
+        assert_eq!(shown("r_await_ms", 1.5), "r_await 1.50 ms");
+        assert_eq!(shown("generator_busy_pct", 97.0), "%generator busy 97.0");
+        assert_eq!(shown("retransmits", 3.0), "retransmits 3.00");
     }
 }
