@@ -106,6 +106,16 @@ fn a_stream_is_gbit_per_s_with_no_latency_and_no_link_unless_given() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("network (iperf3):") && !stdout.contains("of link"), "{stdout}");
+    // the CPU is iperf3's, not fathom's: the programs' is counted (loopback streams
+    // take a core's worth of it), not shown as fathom's 0.00
+    assert!(stdout.lines().any(|l| l.starts_with("programs") && l.contains("cpu (cores)")), "{stdout}");
+    let cpu: f64 = s
+        .db()
+        .query_row("SELECT sum(value) FROM observations WHERE source = 'programs' AND name = 'cpu_cores'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(cpu > 0.0, "{cpu}");
     let show = s.show_json();
     let send = ops(&show, "one").iter().find(|o| o["op"] == "send").unwrap();
     assert!(send["gbit_per_s"].as_f64().unwrap() > 0.0, "{send}");

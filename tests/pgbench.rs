@@ -297,6 +297,8 @@ fn transactions_are_tps_everywhere_and_have_no_mb_per_s() {
     let results = summary.lines().find(|l| l.starts_with("workload  op")).unwrap_or_else(|| panic!("{summary}"));
     assert!(results.contains("TPS") && !results.contains("IOPS"), "{summary}");
     assert!(!summary.contains("IOPS is transactions"), "{summary}");
+    // pgbench's and PostgreSQL's CPU is counted, apart from fathom's own
+    assert!(summary.lines().any(|l| l.starts_with("programs") && l.contains("cpu (cores)")), "{summary}");
     // asked vs achieved: the rate asked in TPS, no bytes, no block sizes
     let fidelity = summary.lines().find(|l| l.starts_with("oltp ") && l.contains("->")).unwrap_or("");
     assert!(fidelity.contains("200 TPS ->") && !fidelity.contains("4k"), "{summary}");

@@ -48,9 +48,13 @@ impl RateColumn {
     }
 
     fn cell(&self, o: &OpSummary) -> String {
+        self.value(o.rate(), o.unit)
+    }
+
+    fn value(&self, v: f64, unit: Throughput) -> String {
         match self.0 {
-            Some(_) => rate(o.rate(), o.unit),
-            None => rate_in(o.rate(), o.unit),
+            Some(_) => rate(v, unit),
+            None => rate_in(v, unit),
         }
     }
 }
@@ -97,8 +101,10 @@ pub fn results(s: &RunSummary) -> String {
     out.push_str(&phases(s));
     out.push_str(&events(s));
     if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.service_time.is_some())) {
-        out.push_str("\nopen-loop workloads (latency counts from each IO's scheduled start):\n");
+        out.push_str("\nopen-loop workloads (latency counts from each op's scheduled start):\n");
         let mut rows = Vec::new();
+        let column = RateColumn::of(s.workloads.iter().flat_map(|w| &w.ops).filter(|o| o.service_time.is_some()));
+        let target = format!("target {}", column.header());
         for w in &s.workloads {
             for o in w.ops.iter().filter(|o| o.service_time.is_some()) {
                 let svc = o.service_time.as_ref().expect("filtered");
@@ -106,8 +112,8 @@ pub fn results(s: &RunSummary) -> String {
                 rows.push(vec![
                     w.workload.name.clone(),
                     o.op.to_string(),
-                    count(target),
-                    count(o.iops),
+                    column.value(target, o.unit),
+                    column.cell(o),
                     format!("{:.1}%", if target > 0.0 { o.iops / target * 100.0 } else { 0.0 }),
                     latency_us(svc.p50_us),
                     latency_us(svc.p99_us),
@@ -115,7 +121,7 @@ pub fn results(s: &RunSummary) -> String {
             }
         }
         out.push_str(&render(
-            &["workload", "op", "target IOPS", "achieved", "of target", "service p50", "service p99"],
+            &["workload", "op", &target, "achieved", "of target", "service p50", "service p99"],
             &rows,
             2,
         ));
@@ -450,7 +456,8 @@ pub fn observed(s: &RunSummary) -> String {
     rows.sort_by_key(|r| match r[0].as_str() {
         "host" => 0,
         "fathom" => 1,
-        _ => 2,
+        "programs" => 2,
+        _ => 3,
     });
     let remote = s.observed.iter().filter(|o| o.source == "prometheus").count();
     if rows.is_empty() && remote == 0 {
