@@ -99,8 +99,9 @@ pub fn run(name: &str) -> i32 {
                 match lay_out(&origin, &text, &sets, &workload, &targets, &abort) {
                     Ok(w) => {
                         let files = w.files.iter().map(|f| (f.path.display().to_string(), f.size)).collect();
+                        let direct = Some(w.files.iter().all(|f| f.direct));
                         laid_out.insert(idx, w);
-                        out.send(&Reply::Prepared { idx, files });
+                        out.send(&Reply::Prepared { idx, files, direct });
                     }
                     Err(e) => out.send(&Reply::Error { idx: Some(idx), message: e.to_string() }),
                 }
