@@ -300,8 +300,11 @@ fn transactions_are_tps_everywhere_and_have_no_mb_per_s() {
     // pgbench's and PostgreSQL's CPU is counted, apart from fathom's own
     assert!(summary.lines().any(|l| l.starts_with("programs") && l.contains("cpu (cores)")), "{summary}");
     // asked vs achieved: the rate asked in TPS, no bytes, no block sizes
-    let fidelity = summary.lines().find(|l| l.starts_with("oltp ") && l.contains("->")).unwrap_or("");
-    assert!(fidelity.contains("200 TPS ->") && !fidelity.contains("4k"), "{summary}");
+    let asked = &summary[summary.find("asked -> achieved").unwrap_or_else(|| panic!("{summary}"))..];
+    let header = asked.lines().nth(1).unwrap();
+    assert!(header.contains("TPS") && !header.contains("IOPS"), "{summary}");
+    let fidelity = asked.lines().find(|l| l.starts_with("oltp ")).unwrap_or("");
+    assert!(fidelity.contains("200 -> ") && !fidelity.contains("4k"), "{summary}");
 
     let show = s.show_json();
     let txn = ops(&show, "oltp").iter().find(|o| o["op"] == "txn").unwrap();
@@ -313,6 +316,13 @@ fn transactions_are_tps_everywhere_and_have_no_mb_per_s() {
         assert!(txn.get(absent).is_none(), "{absent} in {txn}");
     }
     assert_eq!(txn["target_tps"].as_f64(), Some(200.0));
+    let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "oltp").unwrap();
+    let f = &w["fidelity"];
+    assert_eq!(f["tps"]["asked"].as_f64(), Some(200.0), "{f}");
+    for absent in ["iops", "mb_per_s", "read_percent"] {
+        assert!(f.get(absent).is_none(), "{absent} in {f}");
+    }
+    assert_eq!(f["block_sizes"], serde_json::json!([]), "{f}");
 
     let runs = s.run(&["runs"]);
     let runs = String::from_utf8_lossy(&runs.stdout).to_string();

@@ -1,6 +1,7 @@
 //! Plain-text tables for the terminal: the per-step results of a run and the run list.
 
 use super::format::{count, latency_us, rate, rate_in, seconds, sig3};
+use super::measured::Pair;
 use super::summary::RunSummary;
 use crate::analysis::usl::Verdict;
 use crate::metrics::summary::{OpSummary, Throughput};
@@ -38,7 +39,10 @@ struct RateColumn(Option<Throughput>);
 
 impl RateColumn {
     fn of<'a>(ops: impl Iterator<Item = &'a OpSummary>) -> RateColumn {
-        let mut units = ops.map(|o| o.unit);
+        RateColumn::of_units(ops.map(|o| o.unit))
+    }
+
+    fn of_units(mut units: impl Iterator<Item = Throughput>) -> RateColumn {
         let first = units.next();
         RateColumn(first.filter(|f| units.all(|u| u == *f)))
     }
@@ -286,17 +290,18 @@ fn events(s: &RunSummary) -> String {
 /// Asked vs achieved, for workloads with a rate, a read/write mix or several block
 /// sizes: `asked -> achieved` per column.
 fn fidelity(s: &RunSummary) -> String {
-    let rows: Vec<Vec<String>> = s
-        .workloads
-        .iter()
-        .filter(|w| w.fidelity.worth_showing() && !w.ops.is_empty())
+    let shown = || s.workloads.iter().filter(|w| w.fidelity.worth_showing() && !w.ops.is_empty());
+    let column = RateColumn::of_units(shown().filter(|w| w.fidelity.rate().is_some()).map(|w| w.fidelity.unit));
+    let rows: Vec<Vec<String>> = shown()
         .map(|w| {
             let f = &w.fidelity;
-            let unit = w.ops.first().map_or(Throughput::Iops, |o| o.unit);
+            let unit = f.unit;
             let pair = |asked: Option<f64>, achieved: String, fmt: &dyn Fn(f64) -> String| match asked {
                 Some(a) => format!("{} -> {achieved}", fmt(a)),
                 None => achieved,
             };
+            // what the workload's unit does not measure is `-`
+            let or_none = |p: Option<&Pair>, shown: &dyn Fn(&Pair) -> String| p.map_or("-".to_string(), shown);
             let sizes: Vec<String> = f
                 .block_sizes
                 .iter()
@@ -307,19 +312,12 @@ fn fidelity(s: &RunSummary) -> String {
                 .collect();
             vec![
                 w.workload.name.clone(),
-                pair(f.iops.asked, rate_in(f.iops.achieved, unit), &|v| rate_in(v, unit)),
-                match unit.counts_bytes() {
-                    true => pair(f.mb_per_s.asked, sig3(f.mb_per_s.achieved), &sig3),
-                    false => "-".into(),
-                },
-                // a transaction has no op mix or block size of its own
-                match unit {
-                    Throughput::Iops => {
-                        pair(f.read_percent.asked, format!("{:.1}%", f.read_percent.achieved), &|v| format!("{v:.0}%"))
-                    }
-                    _ => "-".into(),
-                },
-                if unit == Throughput::Iops { sizes.join(", ") } else { "-".into() },
+                or_none(f.rate(), &|r| pair(r.asked, column.value(r.achieved, unit), &|v| column.value(v, unit))),
+                or_none(f.mb_per_s.as_ref(), &|m| pair(m.asked, sig3(m.achieved), &sig3)),
+                or_none(f.read_percent.as_ref(), &|r| {
+                    pair(r.asked, format!("{:.1}%", r.achieved), &|v| format!("{v:.0}%"))
+                }),
+                if sizes.is_empty() { "-".into() } else { sizes.join(", ") },
             ]
         })
         .collect();
@@ -329,7 +327,7 @@ fn fidelity(s: &RunSummary) -> String {
     let unknown = s.workloads.iter().flat_map(|w| &w.fidelity.block_sizes).any(|b| b.achieved_percent.is_none());
     format!(
         "\nasked -> achieved (over the measured window):\n{}{}",
-        render(&["workload", "rate", "MB/s", "reads", "block sizes"], &rows, 1),
+        render(&["workload", column.header(), "MB/s", "reads", "block sizes"], &rows, 1),
         if unknown { "? = not known: fio does not report IOs per block size\n" } else { "" }
     )
 }
