@@ -51,6 +51,13 @@ pub fn identity(pid: i32) -> Option<(String, i32)> {
     Some((format!("{}/{}/{start}", this_host(), boot.trim()), pgid))
 }
 
+/// The programs running now, as kill(2) targets: `-pgid` for a group (a program and
+/// what it started, as PostgreSQL's backends), a pid for a lone process. What the
+/// observers count the CPU of ([`crate::observe::host::programs_cpu_seconds`]).
+pub fn running() -> Vec<i32> {
+    TARGETS.iter().map(|t| t.load(Ordering::SeqCst)).filter(|&t| t != 0).collect()
+}
+
 /// This host's name, as the kernel has it.
 fn this_host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string()

@@ -44,10 +44,16 @@ fn labels(show: &serde_json::Value) -> Vec<String> {
     show["phases"].as_array().unwrap().iter().map(|p| p["label"].as_str().unwrap().to_string()).collect()
 }
 
-/// IOPS of all of `workload`'s ops in phase `label`.
+/// IOPS (TPS for pgbench's transactions) of all of `workload`'s ops in phase `label`.
 fn iops_in(show: &serde_json::Value, label: &str, workload: &str) -> f64 {
     let p = show["phases"].as_array().unwrap().iter().find(|p| p["label"] == label).unwrap();
-    p["ops"].as_array().unwrap().iter().filter(|o| o["workload"] == workload).map(|o| o["iops"].as_f64().unwrap()).sum()
+    p["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["workload"] == workload)
+        .map(|o| o["iops"].as_f64().or(o["tps"].as_f64()).unwrap())
+        .sum()
 }
 
 #[test]
@@ -175,6 +181,8 @@ fn net_streams() {
         let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
         assert_eq!(w["workers"], streams);
         let send = w["ops"].as_array().unwrap().iter().find(|o| o["op"] == "send").unwrap();
-        assert!(send["mb_per_s"].as_f64().unwrap() > 0.0, "{name}");
+        assert!(send["gbit_per_s"].as_f64().unwrap() > 0.0, "{name}");
+        // no link speed unless one is given: loopback is no 10gbit link
+        assert!(w["profile"]["link_bps"].is_null(), "{name}: {}", w["profile"]);
     }
 }

@@ -17,9 +17,13 @@ fn summaries_and_seconds_export_and_agree() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let csv = String::from_utf8_lossy(&out.stdout).to_string();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "run,workload,phase,op,t,seconds,ops,bytes,iops,mb_per_s,mean_us,p50_us,p99_us,max_us");
+    assert_eq!(
+        lines[0],
+        "run,workload,phase,t,measured,seconds,rw,bs,depth,jobs,op,unit,ops,bytes,iops,tps,mb_per_s,gbit_per_s,\
+         mean_us,p50_us,p99_us,p99_9_us,max_us"
+    );
     assert_eq!(lines.len(), 3, "read and write: {csv}");
-    let ops = |line: &str| line.split(',').nth(6).unwrap().parse::<u64>().unwrap();
+    let ops = |line: &str| line.split(',').nth(12).unwrap().parse::<u64>().unwrap();
     let summary_ops: u64 = lines[1..].iter().map(|l| ops(l)).sum();
 
     let file = s.dir.join("seconds.json");
@@ -57,5 +61,41 @@ fn csv_quotes_a_field_with_a_carriage_return() {
     let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
     assert_eq!(rows.len(), 1, "one read row: {csv:?}");
     assert_eq!(&rows[0][1], name);
-    assert_eq!(&rows[0][3], "read");
+    assert_eq!(&rows[0][10], "read", "the op column");
+}
+
+/// Per-second rows say which seconds were the ramp's (`measured` false) and carry the
+/// settings (rw, bs or bssplit, depth, jobs) and p99.9, so a row read alone says what
+/// ran; a figure the op does not measure (TPS of an IO) is empty.
+#[test]
+fn samples_mark_the_ramp_and_carry_the_settings() {
+    let s = Scratch::new("export-ramp");
+    let scenario = s.scenario(
+        "name: ex\nworkloads:\n  w: {target: TARGET, size: 16m, rw: randread, bssplit: 4k/75:16k/25, iodepth: 2, jobs: 2, \
+         ramp: 1s, duration: 2s}\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = s.run(&["export", "--samples"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    let cell = |r: &csv::StringRecord, name: &str| r[header.iter().position(|h| h == name).unwrap()].to_string();
+    let measure_t: i64 = s.db().query_row("SELECT measure_t FROM workloads", [], |r| r.get(0)).unwrap();
+    let ramp: Vec<_> = rows.iter().filter(|r| cell(r, "measured") == "false").collect();
+    assert!(!ramp.is_empty(), "the ramp's seconds: {csv}");
+    for r in &rows {
+        let t: i64 = cell(r, "t").parse().unwrap();
+        assert_eq!(cell(r, "measured") == "true", t >= measure_t, "{csv}");
+        assert_eq!(
+            (cell(r, "rw"), cell(r, "bs"), cell(r, "depth"), cell(r, "jobs"), cell(r, "unit")),
+            ("randread".into(), "4k/75:16k/25".into(), "2".into(), "2".into(), "iops".into()),
+            "{csv}"
+        );
+        assert!(cell(r, "tps").is_empty() && cell(r, "gbit_per_s").is_empty(), "{csv}");
+    }
+    let p999 = |r: &&csv::StringRecord| cell(r, "p99_9_us").parse::<f64>().unwrap();
+    assert!(rows.iter().filter(|r| cell(r, "ops") != "0").all(|r| p999(&r) >= cell(r, "p99_us").parse().unwrap()));
 }

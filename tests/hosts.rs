@@ -772,3 +772,26 @@ fn a_rate_per_host_is_each_hosts_rate() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains(":3: workloads.r.rate_iops_per_host: only applies on hosts"), "{}", text(&out));
 }
+
+/// A placed workload's start line says how its hosts opened their files, as a local
+/// run on the same directory says it (it said `buffered` while the agents opened with
+/// O_DIRECT: the controller's stand-in was described).
+#[test]
+fn a_placed_workload_says_how_its_hosts_opened_its_files() {
+    let s = Scratch::new("hosts-direct");
+    let hosts = local_inventory(&s, &["od1"]);
+    let opened = |out: &std::process::Output| {
+        let all = text(out);
+        let line = all.lines().find(|l| l.contains("] r: randread")).unwrap_or_else(|| panic!("{all}")).to_string();
+        assert!(line.contains("O_DIRECT") != line.contains("buffered"), "{line}");
+        line.contains("O_DIRECT")
+    };
+    let body = "name: od\nworkloads:\n  r: {hosts: all, rw: randread, bs: 4k, size: 8m, direct: true, duration: 1s}\n";
+    let path = s.scenario(body);
+    let placed = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts]);
+    assert!(placed.status.success(), "{}", text(&placed));
+    let here = s.scenario(&body.replace("hosts: all", &format!("target: {}", s.dir.join("host-od1").display())));
+    let local = s.run(&["run", here.to_str().unwrap()]);
+    assert!(local.status.success(), "{}", text(&local));
+    assert_eq!(opened(&placed), opened(&local), "{}\n---\n{}", text(&placed), text(&local));
+}

@@ -62,7 +62,7 @@ fn streams_bytes_and_retransmits_match_iperf3s_report() {
     let stored = send["bytes"].as_u64().unwrap() as f64;
     assert!((stored / bytes - 1.0).abs() < 0.01, "fathom {stored} bytes, iperf3 {bytes}");
     // its rate agrees with iperf3's closing figure for the sender
-    let ours = send["mb_per_s"].as_f64().unwrap() * 8e6;
+    let ours = send["gbit_per_s"].as_f64().unwrap() * 1e9;
     assert!((ours / sender - 1.0).abs() < 0.03, "fathom {ours} bit/s, iperf3 {sender}");
     // three streams, three workers, each with bytes of its own
     let per_worker: Vec<i64> = s
@@ -134,4 +134,47 @@ fn seconds_are_stored_while_iperf3_runs() {
     let running: Vec<i64> = seen.into_iter().flatten().collect();
     let most = running.iter().max().copied().unwrap_or(0);
     assert!(most >= 3, "only {most} seconds stored before iperf3 ended: {running:?}");
+}
+
+/// A stream is Gbit/s: no op count, no latency, and no share of a link nobody named.
+#[test]
+fn a_stream_is_gbit_per_s_with_no_latency_and_no_link_unless_given() {
+    let s = Scratch::new("iperf3-units");
+    let path = s.scenario(
+        "name: net\n\
+         workloads:\n\
+         \x20 one:\n\
+         \x20   driver: iperf3\n\
+         \x20   duration: 2s\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("network (iperf3):") && !stdout.contains("of link"), "{stdout}");
+    // the CPU is iperf3's, not fathom's: the programs' is counted (loopback streams
+    // take a core's worth of it), not shown as fathom's 0.00
+    assert!(stdout.lines().any(|l| l.starts_with("programs") && l.contains("cpu (cores)")), "{stdout}");
+    let cpu: f64 = s
+        .db()
+        .query_row("SELECT sum(value) FROM observations WHERE source = 'programs' AND name = 'cpu_cores'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(cpu > 0.0, "{cpu}");
+    let show = s.show_json();
+    let send = ops(&show, "one").iter().find(|o| o["op"] == "send").unwrap();
+    assert!(send["gbit_per_s"].as_f64().unwrap() > 0.0, "{send}");
+    assert_eq!(send["unit"], "gbits");
+    for absent in ["iops", "ops", "latency", "littles_n", "mb_per_s"] {
+        assert!(send.get(absent).is_none(), "{absent} in {send}");
+    }
+    let runs = String::from_utf8(s.run(&["runs"]).stdout).unwrap();
+    assert!(runs.contains(" Gbit/s send (one)") && !runs.contains("p99"), "{runs}");
+    let csv = String::from_utf8(s.run(&["export"]).stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let row = reader.records().next().unwrap().unwrap();
+    let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_string();
+    assert!(cell("gbit_per_s").parse::<f64>().unwrap() > 0.0, "{csv}");
+    assert_eq!((cell("iops"), cell("p99_us")), (String::new(), String::new()), "{csv}");
 }

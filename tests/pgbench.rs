@@ -87,7 +87,7 @@ fn throwaway_cluster_tps_and_latency_agree_with_pgbench() {
             .collect();
         assert_eq!(txn["ops"].as_u64().unwrap(), inside.len() as u64, "{name}");
         // and fathom's TPS is the log's rate over those seconds
-        let ours = txn["iops"].as_f64().unwrap();
+        let ours = txn["tps"].as_f64().unwrap();
         let log_tps = inside.len() as f64 / (to - from) as f64;
         assert!(
             (ours / log_tps - 1.0).abs() < 1e-9,
@@ -126,10 +126,10 @@ fn throwaway_cluster_tps_and_latency_agree_with_pgbench() {
     // TPS may fall short of the target, never exceed it. The service time (latency less
     // the schedule lag) is what the log says
     let paced = ops(&show, "paced").iter().find(|o| o["op"] == "txn").unwrap();
-    assert_eq!(paced["target_iops"].as_f64(), Some(400.0));
+    assert_eq!(paced["target_tps"].as_f64(), Some(400.0));
     let (_, theirs) = pgbench_report(&run_dir, "paced");
     assert!((theirs / 400.0 - 1.0).abs() < 0.05, "pgbench's own {theirs} TPS under a rate of 400");
-    assert!(paced["iops"].as_f64().unwrap() < 400.0 * 1.05, "{paced}");
+    assert!(paced["tps"].as_f64().unwrap() < 400.0 * 1.05, "{paced}");
     let lines = log_lines(&run_dir.join("paced.pgbench-log"));
     let mut service: Vec<u64> = lines.iter().map(|(_, lat, lag)| lat - lag).collect();
     service.sort_unstable();
@@ -305,4 +305,77 @@ fn transactions_are_live_while_pgbench_runs() {
     let (first, last) = (running[0], running[running.len() - 1]);
     assert!(last.0 > first.0, "the scraped count grows while pgbench runs: {running:?}");
     assert!(last.1 > 0, "the store holds transactions before pgbench ends: {running:?}");
+}
+
+/// Transactions are shown as what they are everywhere a run is read: TPS (and TPM in
+/// `--json`), with no MB/s, since pgbench's transactions move no bytes fathom counts.
+#[test]
+fn transactions_are_tps_everywhere_and_have_no_mb_per_s() {
+    let s = Scratch::new("pgbench-units");
+    let path = s.scenario(
+        "name: pg\n\
+         workloads:\n\
+         \x20 oltp:\n\
+         \x20   driver: pgbench\n\
+         \x20   script: select-only\n\
+         \x20   clients: 2\n\
+         \x20   rate: 200\n\
+         \x20   duration: 3s\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let summary = String::from_utf8_lossy(&out.stdout).to_string();
+    let results = summary.lines().find(|l| l.starts_with("workload  op")).unwrap_or_else(|| panic!("{summary}"));
+    assert!(results.contains("TPS") && !results.contains("IOPS"), "{summary}");
+    assert!(!summary.contains("IOPS is transactions"), "{summary}");
+    // pgbench's and PostgreSQL's CPU is counted, apart from fathom's own
+    assert!(summary.lines().any(|l| l.starts_with("programs") && l.contains("cpu (cores)")), "{summary}");
+    // asked vs achieved: the rate asked in TPS, no bytes, no block sizes
+    let asked = &summary[summary.find("asked -> achieved").unwrap_or_else(|| panic!("{summary}"))..];
+    let header = asked.lines().nth(1).unwrap();
+    assert!(header.contains("TPS") && !header.contains("IOPS"), "{summary}");
+    let fidelity = asked.lines().find(|l| l.starts_with("oltp ")).unwrap_or("");
+    assert!(fidelity.contains("200 -> ") && !fidelity.contains("4k"), "{summary}");
+
+    let show = s.show_json();
+    let txn = ops(&show, "oltp").iter().find(|o| o["op"] == "txn").unwrap();
+    let tps = txn["tps"].as_f64().unwrap();
+    assert!(tps > 0.0, "{txn}");
+    assert!((txn["tpm"].as_f64().unwrap() - tps * 60.0).abs() < 1e-6, "{txn}");
+    assert_eq!(txn["unit"], "tps");
+    for absent in ["iops", "mb_per_s", "bytes", "target_iops"] {
+        assert!(txn.get(absent).is_none(), "{absent} in {txn}");
+    }
+    assert_eq!(txn["target_tps"].as_f64(), Some(200.0));
+    let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "oltp").unwrap();
+    let f = &w["fidelity"];
+    assert_eq!(f["tps"]["asked"].as_f64(), Some(200.0), "{f}");
+    for absent in ["iops", "mb_per_s", "read_percent"] {
+        assert!(f.get(absent).is_none(), "{absent} in {f}");
+    }
+    assert_eq!(f["block_sizes"], serde_json::json!([]), "{f}");
+
+    let runs = s.run(&["runs"]);
+    let runs = String::from_utf8_lossy(&runs.stdout).to_string();
+    assert!(runs.contains(" TPS txn (oltp)") && !runs.contains("IOPS"), "{runs}");
+    let listed: serde_json::Value = serde_json::from_slice(&s.run(&["runs", "--json"]).stdout).unwrap();
+    let head = &listed[0]["headline"];
+    assert!(head["tps"].as_f64().unwrap() > 0.0 && head.get("iops").is_none() && head.get("mb_per_s").is_none());
+
+    let csv = String::from_utf8(s.run(&["export"]).stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let row = reader.records().next().unwrap().unwrap();
+    let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_string();
+    assert!(cell("tps").parse::<f64>().unwrap() > 0.0, "{csv}");
+    assert_eq!((cell("iops"), cell("mb_per_s"), cell("bytes")), (String::new(), String::new(), String::new()), "{csv}");
+
+    let page = s.dir.join("report.html");
+    let out = s.run(&["report", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let card = &html[html.find("<div class=\"card\">").unwrap()..];
+    let card = &card[..card.find("</div></div>").unwrap()];
+    assert!(card.contains("data-metric=\"tps\"") && card.contains(" TPS") && !card.contains("MB/s"), "{card}");
+    assert!(!html.contains("data-metric=\"mb_per_s\""), "a transaction's MB/s is shown");
 }

@@ -380,6 +380,22 @@ pub enum GeneratorBusy {
     Cpu(f64),
 }
 
+impl GeneratorBusy {
+    /// The share, whichever way it was measured.
+    pub fn share(self) -> f64 {
+        match self {
+            GeneratorBusy::Wanted(share) | GeneratorBusy::Cpu(share) => share,
+        }
+    }
+}
+
+/// The observation (source `fathom`) under which a run keeps its [`GeneratorBusy`]
+/// share in percent: the figure `generator-bound` is judged on.
+pub const GENERATOR_BUSY: &str = "generator_busy_pct";
+
+/// The share of the time at which the generator, not the storage, may be the limit.
+pub const GENERATOR_BOUND: f64 = 0.9;
+
 /// Findings after a run: rates the depth cannot carry, and a generator that was the
 /// bottleneck.
 pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Finding> {
@@ -408,7 +424,7 @@ pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Fi
         GeneratorBusy::Cpu(share) => (share, "fathom kept its cores busy"),
     });
     if let Some((busy, how)) = busy
-        && busy >= 0.9
+        && busy >= GENERATOR_BOUND
     {
         out.push(Finding::run(
             Severity::Warning,
@@ -489,5 +505,21 @@ mod tests {
         assert!(codes.iter().all(|c| !said_before_run(&format!("lint-{c}"))), "AFTER_RUN lists them");
         assert!(said_before_run("lint-short-run") && !said_before_run("engine-fallback"));
         assert!(after(&[], Some(GeneratorBusy::Cpu(0.5))).is_empty());
+    }
+
+    /// The rule on given figures, whatever a busy machine would let a run measure.
+    #[test]
+    fn the_generator_is_bound_from_the_threshold_on_either_figure() {
+        let codes = |g| after(&[], g).iter().map(|f| f.code).collect::<Vec<_>>();
+        for busy in [GeneratorBusy::Wanted, GeneratorBusy::Cpu] {
+            assert_eq!(codes(Some(busy(GENERATOR_BOUND))), ["generator-bound"]);
+            assert_eq!(codes(Some(busy(1.0))), ["generator-bound"]);
+            assert!(codes(Some(busy(GENERATOR_BOUND - 0.01))).is_empty());
+        }
+        assert!(codes(None).is_empty(), "no figure, no finding");
+        let said = after(&[], Some(GeneratorBusy::Wanted(0.97)));
+        assert!(said[0].message.starts_with("its worker threads wanted a CPU 97% of the time"), "{}", said[0].message);
+        let said = after(&[], Some(GeneratorBusy::Cpu(0.93)));
+        assert!(said[0].message.starts_with("fathom kept its cores busy 93% of the time"), "{}", said[0].message);
     }
 }

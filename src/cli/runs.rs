@@ -1,10 +1,12 @@
 //! `fathom runs [--json]`: every stored run with its headline figures.
 
 use crate::error::Result;
-use crate::report::format::{count, latency_us};
+use crate::metrics::summary::OpSummary;
+use crate::report::format::{latency_us, rate_in};
 use crate::report::summary::RunSummary;
 use crate::report::table;
 use crate::store::Store;
+use serde_json::{Map, Value};
 use std::path::Path;
 
 #[derive(clap::Args)]
@@ -21,10 +23,11 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     for mut run in store.runs()? {
         let summary = RunSummary::load(&store, &run.id.to_string())?;
         let head = summary.headline();
-        let text = head.map(|h| match h.op {
-            // network streams: bytes, no per-op latency
-            "send" | "recv" => format!("{:.2} Gbit/s {} ({})", h.mb_per_s * 8.0 / 1000.0, h.op, h.workload),
-            _ => format!("{} IOPS {} ({}), p99 {}", count(h.iops), h.op, h.workload, latency_us(h.latency.p99_us)),
+        let text = head.map(|h| match h.unit.has_latency() {
+            true => {
+                format!("{} {} ({}), p99 {}", rate_in(h.rate(), h.unit), h.op, h.workload, latency_us(h.latency.p99_us))
+            }
+            false => format!("{} {} ({})", rate_in(h.rate(), h.unit), h.op, h.workload),
         });
         json.push(serde_json::json!({
             "id": run.id,
@@ -33,9 +36,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
             "duration_s": run.duration_s,
             "status": run.status,
             "expectations_passed": summary.answer.as_ref().map(|a| a.passed),
-            "headline": head.map(|h| serde_json::json!({
-                "workload": h.workload, "op": h.op, "iops": h.iops, "mb_per_s": h.mb_per_s, "p99_us": h.latency.p99_us,
-            })),
+            "headline": head.map(headline_json),
         }));
         // a run its own expectations failed is not a result to quote
         if summary.answer.as_ref().is_some_and(|a| !a.passed) {
@@ -51,4 +52,16 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         print!("{}", table::runs(&list));
     }
     Ok(0)
+}
+
+/// The headline op's figures as `show --json` names them (only those its unit measures),
+/// with its p99 when it has a latency.
+fn headline_json(h: &OpSummary) -> Value {
+    let all = serde_json::to_value(h.shown()).expect("an op summary serializes");
+    let keys = ["workload", "op", "unit", "iops", "tps", "gbit_per_s", "mb_per_s"];
+    let mut out: Map<String, Value> = keys.iter().filter_map(|&k| Some((k.to_string(), all.get(k)?.clone()))).collect();
+    if let Some(p99) = all.get("latency").and_then(|l| l.get("p99_us")) {
+        out.insert("p99_us".into(), p99.clone());
+    }
+    Value::Object(out)
 }

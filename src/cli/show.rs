@@ -1,6 +1,7 @@
 //! `fathom show RUN [--json]`: one run's results per workload and op.
 
 use crate::error::Result;
+use crate::metrics::summary::Throughput;
 use crate::report::format::seconds;
 use crate::report::summary::RunSummary;
 use crate::report::table;
@@ -49,7 +50,7 @@ pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool) {
     if !s.expectations.is_empty() {
         print!("{}", crate::report::expect::describe(&s.expectations));
     }
-    if s.workloads.iter().any(|w| w.ops.iter().any(|o| !o.is_network())) {
+    if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.unit == Throughput::Iops)) {
         println!(
             "\nIOPS x mean = Little's law: the average number of IOs in flight. In a closed-loop workload\n\
              its ops together should match depth; when lower, time is lost outside the device (the\n\

@@ -50,9 +50,11 @@ mod tests {
     use super::*;
 
     fn row(workload: &str) -> Row {
-        let mut r: Row = vec![7.into(), workload.into(), "p".into(), "read".into(), Value::Null, 1.0.into()];
+        let mut r: Row = vec![7.into(), workload.into(), "p".into(), Value::Null, true.into(), 1.0.into()];
+        r.extend(["randread".into(), "4k".into(), 1.into(), 1.into(), "read".into(), "iops".into()]);
         r.extend([10u64, 40960].map(Value::from));
-        r.extend([10.0, 0.04096, 12.5, 11.0, 30.25, 41.0].map(Value::from));
+        r.extend([Value::from(10.0), Value::Null, 0.04096.into(), Value::Null]);
+        r.extend([12.5, 11.0, 30.25, 35.5, 41.0].map(Value::from));
         r
     }
 
@@ -62,7 +64,10 @@ mod tests {
             write(&[row("plain"), row("cr\rhere"), row("lf\nhere"), row("a \"quote\""), row("a,comma")]).unwrap();
         let lines: Vec<&str> = text.split('\n').collect();
         assert_eq!(lines[0], COLUMNS.join(","));
-        assert_eq!(lines[1], "7,plain,p,read,,1.0,10,40960,10.0,0.04096,12.5,11.0,30.25,41.0");
+        assert_eq!(
+            lines[1],
+            "7,plain,p,,true,1.0,randread,4k,1,1,read,iops,10,40960,10.0,,0.04096,,12.5,11.0,30.25,35.5,41.0"
+        );
         assert!(text.contains(",\"cr\rhere\",p,"), "{text:?}");
         assert!(text.contains(",\"lf\nhere\",p,"), "{text:?}");
         assert!(text.contains(",\"a \"\"quote\"\"\",p,"), "{text:?}");

@@ -1,49 +1,55 @@
 //! The rows [`csv`](super::csv) and [`json`](super::json) write: per workload and op over
 //! the measured window, or with `--samples` per second (percentiles from that second's
-//! merged histogram).
+//! merged histogram). Each row carries the workload's settings, so a row read alone
+//! says what was run, and each figure sits under its unit's column (IOPS, TPS or
+//! Gbit/s): a figure the op's unit does not measure is empty, never 0.
 
 use super::format::Source;
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
+use crate::report::measured::WorkloadSummary;
 use serde_json::Value;
 
 /// The columns of a row, in order (CSV header and JSON keys alike).
-pub const COLUMNS: [&str; 14] = [
-    "run", "workload", "phase", "op", "t", "seconds", "ops", "bytes", "iops", "mb_per_s", "mean_us", "p50_us",
-    "p99_us", "max_us",
+pub const COLUMNS: [&str; 23] = [
+    "run",
+    "workload",
+    "phase",
+    "t",
+    "measured",
+    "seconds",
+    "rw",
+    "bs",
+    "depth",
+    "jobs",
+    "op",
+    "unit",
+    "ops",
+    "bytes",
+    "iops",
+    "tps",
+    "mb_per_s",
+    "gbit_per_s",
+    "mean_us",
+    "p50_us",
+    "p99_us",
+    "p99_9_us",
+    "max_us",
 ];
 
 /// One row's cells in [`COLUMNS`] order; a missing value (`t` of a summary row, a
-/// figure that is not a finite number) is null.
+/// figure that is not measured or not a finite number) is null.
 pub type Row = Vec<Value>;
 
 /// The run's rows: one per workload and op, or with `samples` one per second, workload
-/// and op.
+/// and op, `measured` false for the seconds of its ramp.
 pub fn rows(src: &Source) -> Result<Vec<Row>> {
     let s = src.summary;
     let mut rows: Vec<Row> = Vec::new();
-    let row = |w: &str, phase: &str, t: Option<i64>, o: &OpSummary| {
-        vec![
-            s.run.id.into(),
-            w.into(),
-            phase.into(),
-            o.op.into(),
-            t.into(),
-            o.seconds.into(),
-            o.ops.into(),
-            o.bytes.into(),
-            o.iops.into(),
-            o.mb_per_s.into(),
-            o.latency.mean_us.into(),
-            o.latency.p50_us.into(),
-            o.latency.p99_us.into(),
-            o.latency.max_us.into(),
-        ]
-    };
     for w in &s.workloads {
         let name = &w.workload.name;
         if !src.samples {
-            rows.extend(w.ops.iter().map(|o| row(name, &w.workload.phase, None, o)));
+            rows.extend(w.ops.iter().map(|o| row(s.run.id, w, &w.workload.phase, None, o)));
             continue;
         }
         let (from, to) = (w.workload.start_t, w.workload.measured_window().1.ceil() as i64);
@@ -55,9 +61,44 @@ pub fn rows(src: &Source) -> Result<Vec<Row>> {
                 .map(|p| p.phase.label.as_str())
                 .unwrap_or("");
             for (op, stats) in src.store.window(s.run.id, w.workload.idx, t, t + 1)? {
-                rows.push(row(name, phase, Some(t), &OpSummary::new(name, op, &stats, 1.0, None)));
+                rows.push(row(s.run.id, w, phase, Some(t), &OpSummary::new(name, op, &stats, 1.0, None)));
             }
         }
     }
     Ok(rows)
+}
+
+/// One row: `t` is the second of a per-second row, None for the measured window's.
+fn row(run: i64, w: &WorkloadSummary, phase: &str, t: Option<i64>, o: &OpSummary) -> Row {
+    let st = &w.stored;
+    // an IO workload's settings; a driver's program (pgbench, iperf3) has none of these
+    let io = st.rw.is_some();
+    let rw = st.rw.and_then(|rw| serde_json::to_value(rw).ok());
+    let shown = o.shown();
+    let latency = |f: fn(&crate::metrics::summary::Latency) -> f64| shown.latency.map(f);
+    vec![
+        run.into(),
+        w.workload.name.clone().into(),
+        phase.into(),
+        t.into(),
+        t.is_none_or(|t| t >= w.workload.measure_t).into(),
+        o.seconds.into(),
+        rw.into(),
+        io.then(|| st.bs.to_string()).into(),
+        io.then_some(st.iodepth).into(),
+        st.jobs.into(),
+        o.op.into(),
+        serde_json::to_value(o.unit).unwrap_or_default(),
+        shown.ops.into(),
+        shown.bytes.into(),
+        shown.iops.into(),
+        shown.tps.into(),
+        shown.mb_per_s.into(),
+        shown.gbit_per_s.into(),
+        latency(|l| l.mean_us).into(),
+        latency(|l| l.p50_us).into(),
+        latency(|l| l.p99_us).into(),
+        latency(|l| l.p99_9_us).into(),
+        latency(|l| l.max_us).into(),
+    ]
 }

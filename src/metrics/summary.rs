@@ -1,8 +1,74 @@
-//! The figures a user reads: IOPS, MB/s, latency percentiles and Little's law, for one
-//! workload and op over a window of seconds.
+//! The figures a user reads: IOPS (or TPS, or Gbit/s), MB/s, latency percentiles and
+//! Little's law, for one workload and op over a window of seconds.
 
 use super::{Op, OpStats};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+/// What an op's rate is counted in, and so which of its figures were measured: IOs
+/// (IOPS, MB/s, a latency per IO), a database's transactions (TPS, and TPM as database
+/// people quote it; a latency per transaction, but no bytes fathom counts) or network
+/// streams (Gbit/s; iperf3 counts neither ops nor a latency per op). Decided once, by
+/// the op, so that the terminal, `fathom runs`, `--json`, the HTML report and export
+/// all name a figure by what it is and leave out what was not measured, instead of
+/// printing `IOPS` and `0.00 MB/s` for a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Throughput {
+    Iops,
+    Tps,
+    Gbits,
+}
+
+impl Throughput {
+    pub fn of(op: Op) -> Throughput {
+        match op {
+            Op::Read | Op::Write | Op::Sync => Throughput::Iops,
+            Op::Txn => Throughput::Tps,
+            Op::Send | Op::Recv => Throughput::Gbits,
+        }
+    }
+
+    /// The rate's name as a reader knows it: `IOPS`, `TPS`, `Gbit/s`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Throughput::Iops => "IOPS",
+            Throughput::Tps => "TPS",
+            Throughput::Gbits => "Gbit/s",
+        }
+    }
+
+    /// The rate's key in `--json` and export: `iops`, `tps`, `gbit_per_s`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Throughput::Iops => "iops",
+            Throughput::Tps => "tps",
+            Throughput::Gbits => "gbit_per_s",
+        }
+    }
+
+    /// The rate in this unit, from ops and megabytes (10^6 bytes) per second.
+    pub fn rate(self, ops_per_s: f64, mb_per_s: f64) -> f64 {
+        match self {
+            Throughput::Iops | Throughput::Tps => ops_per_s,
+            Throughput::Gbits => mb_per_s * 8.0 / 1000.0,
+        }
+    }
+
+    /// True when its ops are counted one by one (IOPS, TPS): network streams are bytes.
+    pub fn counts_ops(self) -> bool {
+        self != Throughput::Gbits
+    }
+
+    /// True when MB/s was measured: a transaction's bytes are not fathom's to count.
+    pub fn counts_bytes(self) -> bool {
+        self != Throughput::Tps
+    }
+
+    /// True when each op has a latency (percentiles, Little's law).
+    pub fn has_latency(self) -> bool {
+        self != Throughput::Gbits
+    }
+}
 
 /// Latency percentiles in microseconds.
 #[derive(Debug, Clone, Serialize)]
@@ -30,10 +96,14 @@ impl Latency {
 }
 
 /// One workload's figures for one op over its measured window (ramp excluded).
-#[derive(Debug, Clone, Serialize)]
+/// Serialized with only the figures its [`Throughput`] measures, each under its unit's
+/// key (see [`OpSummary::shown`]).
+#[derive(Debug, Clone)]
 pub struct OpSummary {
     pub workload: String,
     pub op: &'static str,
+    /// What its rate is counted in, and which figures were measured.
+    pub unit: Throughput,
     /// Length of the measured window in seconds.
     pub seconds: f64,
     pub ops: u64,
@@ -47,7 +117,7 @@ pub struct OpSummary {
     pub service_time: Option<Latency>,
     /// Little's law: IOPS x mean latency = the mean number of IOs in flight.
     pub littles_n: f64,
-    /// Requested IOPS for this op, for open-loop workloads.
+    /// Requested rate for this op (IOPS, or TPS for pgbench), for open-loop workloads.
     pub target_iops: Option<f64>,
     /// Reads checked against their crc header (workloads with `crc` only).
     pub verify: Option<super::Verified>,
@@ -57,6 +127,38 @@ impl OpSummary {
     /// Network streams' bytes (see [`Op::is_network`]): no op count or latency to show.
     pub fn is_network(&self) -> bool {
         self.op == Op::Send.as_str() || self.op == Op::Recv.as_str()
+    }
+
+    /// Its rate in its own unit: IOPS, TPS or Gbit/s.
+    pub fn rate(&self) -> f64 {
+        self.unit.rate(self.iops, self.mb_per_s)
+    }
+
+    /// What `--json` and export show of it: each measured figure under its unit's key
+    /// (`iops`, or `tps` and `tpm`, or `gbit_per_s`), and none that was not measured.
+    pub fn shown(&self) -> Shown<'_> {
+        let u = self.unit;
+        let per = |unit: Throughput| (u == unit).then(|| self.rate());
+        Shown {
+            workload: &self.workload,
+            op: self.op,
+            unit: u,
+            seconds: self.seconds,
+            ops: u.counts_ops().then_some(self.ops),
+            bytes: u.counts_bytes().then_some(self.bytes),
+            iops: per(Throughput::Iops),
+            tps: per(Throughput::Tps),
+            tpm: per(Throughput::Tps).map(|t| t * 60.0),
+            // a stream's bytes are shown once, in its own unit
+            mb_per_s: per(Throughput::Iops).map(|_| self.mb_per_s),
+            gbit_per_s: per(Throughput::Gbits),
+            latency: u.has_latency().then_some(&self.latency),
+            service_time: self.service_time.as_ref(),
+            littles_n: u.has_latency().then_some(self.littles_n),
+            target_iops: self.target_iops.filter(|_| u == Throughput::Iops),
+            target_tps: self.target_iops.filter(|_| u == Throughput::Tps),
+            verify: self.verify,
+        }
     }
 
     pub fn new(workload: &str, op: Op, stats: &OpStats, seconds: f64, target_iops: Option<f64>) -> OpSummary {
@@ -69,6 +171,7 @@ impl OpSummary {
         OpSummary {
             workload: workload.to_string(),
             op: op.as_str(),
+            unit: Throughput::of(op),
             seconds,
             ops: stats.ops,
             bytes: stats.bytes,
@@ -80,5 +183,46 @@ impl OpSummary {
             target_iops,
             verify: Some(stats.verify).filter(|v| v.good + v.failures() > 0),
         }
+    }
+}
+
+/// An [`OpSummary`] as `--json` and export write it: absent keys are figures its unit
+/// does not measure (MB/s of a transaction, the latency of a network stream).
+#[derive(Serialize)]
+pub struct Shown<'a> {
+    pub workload: &'a str,
+    pub op: &'a str,
+    pub unit: Throughput,
+    pub seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ops: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
+    /// Transactions per minute, as database benchmarks quote them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpm: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mb_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gbit_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<&'a Latency>,
+    pub service_time: Option<&'a Latency>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub littles_n: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_iops: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_tps: Option<f64>,
+    pub verify: Option<super::Verified>,
+}
+
+impl Serialize for OpSummary {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.shown().serialize(s)
     }
 }

@@ -69,6 +69,45 @@ pub fn process_cpu_seconds() -> f64 {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
+/// CPU time (user + system, with that of their children that ended) of every process
+/// of `programs` (kill(2) targets: `-pgid` a whole group, a pid one process), per pid
+/// in clock ticks, from /proc/PID/stat. A process that ended since the last reading
+/// is missing here: its last part-second is lost, never counted twice.
+pub fn programs_cpu_ticks(programs: &[i32]) -> std::collections::HashMap<i32, u64> {
+    let mut out = std::collections::HashMap::new();
+    if programs.is_empty() {
+        return out;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else { return out };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // the command name, in parentheses, may hold spaces: count fields after it
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // f[0] is field 3: pgrp is field 5, utime..cstime fields 14 to 17
+        let Some(pgrp) = f.get(2).and_then(|v| v.parse::<i32>().ok()) else { continue };
+        if !programs.iter().any(|&t| t == -pgrp || t == pid) {
+            continue;
+        }
+        let ticks: u64 = f.get(11..15).unwrap_or_default().iter().filter_map(|v| v.parse::<u64>().ok()).sum();
+        out.insert(pid, ticks);
+    }
+    out
+}
+
+/// Seconds of CPU between two [`programs_cpu_ticks`] readings: each process's growth,
+/// and all of a process that started in between.
+pub fn programs_cpu_seconds(
+    before: &std::collections::HashMap<i32, u64>,
+    after: &std::collections::HashMap<i32, u64>,
+) -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let ticks: u64 = after.iter().map(|(pid, t)| t.saturating_sub(before.get(pid).copied().unwrap_or(0))).sum();
+    ticks as f64 / hz
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,13 +24,15 @@ pub struct Observers {
 }
 
 impl Observers {
-    /// Starts sampling the host, fathom and `devices` every second of the run clock
+    /// Starts sampling the host, fathom, the programs it runs (`programs`: those
+    /// running now, as kill(2) targets) and `devices` every second of the run clock
     /// (each second's values are stored as it closes), and `remote`'s queries every
     /// `remote.interval`, sending them to `sink`.
     pub fn start(
         sink: &Sink,
         clock_start: Instant,
         devices: Vec<String>,
+        programs: fn() -> Vec<i32>,
         remote: Option<RemoteQueries>,
         progress: Arc<dyn Fn(&str) + Send + Sync>,
     ) -> Result<Observers> {
@@ -38,7 +40,7 @@ impl Observers {
         let mut threads = Vec::new();
         let local = {
             let (sink, stop) = (sink.clone(), stop.clone());
-            spawn("observe-host", move || local(sink, clock_start, &devices, &stop))?
+            spawn("observe-host", move || local(sink, clock_start, &devices, programs, &stop))?
         };
         threads.push(local);
         if let Some(remote) = remote {
@@ -76,14 +78,23 @@ fn sleep_until(until: Instant, stop: &AtomicBool) -> bool {
     !stop.load(Ordering::Relaxed)
 }
 
-/// Host CPU, fathom's CPU and device figures for each second `[t, t+1)` of the run.
-fn local(sink: Sink, clock_start: Instant, devices: &[String], stop: &AtomicBool) -> Result<()> {
+/// Host CPU, fathom's CPU, its programs' (source `programs`, in the seconds any ran:
+/// fio, pgbench and PostgreSQL, iperf3 do the work of a driver's workload, not fathom)
+/// and device figures for each second `[t, t+1)` of the run.
+fn local(
+    sink: Sink,
+    clock_start: Instant,
+    devices: &[String],
+    programs: fn() -> Vec<i32>,
+    stop: &AtomicBool,
+) -> Result<()> {
     let disks = || {
         let all = diskstats::read_all();
         devices.iter().filter_map(|d| all.get(d).map(|s| (d.clone(), *s))).collect::<Vec<_>>()
     };
     let (mut cpu, mut own, mut disk, mut at) =
         (host::CpuTimes::read(), host::process_cpu_seconds(), disks(), Instant::now());
+    let mut theirs = host::programs_cpu_ticks(&programs());
     let first = clock_start.elapsed().as_secs() + 1;
     for t in first.. {
         if !sleep_until(clock_start + Duration::from_secs(t), stop) {
@@ -91,6 +102,8 @@ fn local(sink: Sink, clock_start: Instant, devices: &[String], stop: &AtomicBool
         }
         let (cpu_now, own_now, disk_now, now) =
             (host::CpuTimes::read(), host::process_cpu_seconds(), disks(), Instant::now());
+        let running = programs();
+        let theirs_now = host::programs_cpu_ticks(&running);
         let secs = now.duration_since(at).as_secs_f64();
         let row = |source: &str, name: &str, value: f64| ObservationRow {
             t: t as i64 - 1,
@@ -99,6 +112,9 @@ fn local(sink: Sink, clock_start: Instant, devices: &[String], stop: &AtomicBool
             value,
         };
         let mut rows = vec![row("fathom", "cpu_cores", (own_now - own) / secs)];
+        if !running.is_empty() || !theirs.is_empty() {
+            rows.push(row("programs", "cpu_cores", host::programs_cpu_seconds(&theirs, &theirs_now) / secs));
+        }
         if let (Some(a), Some(b)) = (&cpu, &cpu_now) {
             rows.extend(host::percent(a, b).into_iter().map(|(n, v)| row("host", n, v)));
         }
@@ -107,7 +123,7 @@ fn local(sink: Sink, clock_start: Instant, devices: &[String], stop: &AtomicBool
             rows.extend(diskstats::iostat(a, b, secs).into_iter().map(|(n, v)| row(&source, n, v)));
         }
         sink.send(Record::Observations(rows));
-        (cpu, own, disk, at) = (cpu_now, own_now, disk_now, now);
+        (cpu, own, disk, at, theirs) = (cpu_now, own_now, disk_now, now, theirs_now);
     }
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! Human-readable numbers: 48,213 IOPS, 190 µs, 1.25 ms, 2.5 GB.
 
+use crate::metrics::summary::Throughput;
+
 /// A count with thousands separators.
 pub fn count(v: f64) -> String {
     let n = v.round() as i64;
@@ -12,6 +14,20 @@ pub fn count(v: f64) -> String {
         out.push(c);
     }
     if n < 0 { format!("-{out}") } else { out }
+}
+
+/// A rate in its unit's precision, without the unit: `48,213` (IOPS, TPS), `9.41`
+/// (Gbit/s).
+pub fn rate(v: f64, unit: Throughput) -> String {
+    match unit {
+        Throughput::Gbits => format!("{v:.2}"),
+        Throughput::Iops | Throughput::Tps => count(v),
+    }
+}
+
+/// A rate with its unit: `48,213 IOPS`, `4,602 TPS`, `9.41 Gbit/s`.
+pub fn rate_in(v: f64, unit: Throughput) -> String {
+    format!("{} {}", rate(v, unit), unit.label())
 }
 
 /// A latency given in microseconds, in the unit that keeps 3 significant digits.
@@ -64,5 +80,7 @@ mod tests {
         assert_eq!(latency_us(12_500.0), "12.5 ms");
         assert_eq!(latency_us(2_000_000.0), "2.00 s");
         assert_eq!(seconds(75.2), "1 min 15 s");
+        assert_eq!(rate_in(4602.3, Throughput::Tps), "4,602 TPS");
+        assert_eq!(rate_in(9.4123, Throughput::Gbits), "9.41 Gbit/s");
     }
 }

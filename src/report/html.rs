@@ -4,11 +4,11 @@
 //! so the page and the terminal never disagree.
 
 use super::chart::{Axis, Band, Chart, Mark, Style, Unit, esc};
-use super::format::{count, latency_us, seconds, sig3};
+use super::format::{count, latency_us, rate_in, seconds, sig3};
 use super::summary::RunSummary;
 use crate::analysis::usl::{Peak, Usl, Verdict};
 use crate::error::Result;
-use crate::metrics::summary::OpSummary;
+use crate::metrics::summary::{OpSummary, Throughput};
 use crate::metrics::{Op, OpStats};
 use crate::store::{Observed, Store};
 use std::collections::BTreeMap;
@@ -120,17 +120,25 @@ impl Report {
                 );
                 continue;
             }
-            // pgbench's ops are transactions
-            let unit = if ops.iter().any(|o| o.op == Op::Txn.as_str()) { "TPS" } else { "IOPS" };
+            // pgbench's ops are transactions: TPS, and no bytes of their own
+            let unit = ops.first().map_or(Throughput::Iops, |o| o.unit);
+            let bytes = match unit.counts_bytes() {
+                true => format!(
+                    "<span data-workload=\"{}\" data-metric=\"mb_per_s\" data-value=\"{mbps}\">{}</span> MB/s · ",
+                    esc(name),
+                    sig3(mbps)
+                ),
+                false => String::new(),
+            };
             let _ = write!(
                 h,
                 "<div class=\"card\"><div class=\"name\">{}</div>\
-                 <div><span class=\"big\" data-workload=\"{0}\" data-metric=\"iops\" data-value=\"{iops}\">{}</span> {unit}</div>\
-                 <div><span data-workload=\"{0}\" data-metric=\"mb_per_s\" data-value=\"{mbps}\">{}</span> MB/s · p99 \
-                 <span data-workload=\"{0}\" data-metric=\"p99_us\" data-value=\"{p99}\">{}</span></div></div>",
+                 <div><span class=\"big\" data-workload=\"{0}\" data-metric=\"{}\" data-value=\"{iops}\">{}</span> {}</div>\
+                 <div>{bytes}p99 <span data-workload=\"{0}\" data-metric=\"p99_us\" data-value=\"{p99}\">{}</span></div></div>",
                 esc(name),
+                unit.key(),
                 count(iops),
-                sig3(mbps),
+                unit.label(),
                 latency_us(p99)
             );
         }
@@ -156,8 +164,8 @@ impl Report {
             "<section id=\"results\"><h2>Results</h2><p class=\"note\">Over each workload's measured window (ramp \
              excluded). Latency is from the intended start for open-loop (rate-limited) workloads, so stalls count; \
              service time is from submission.</p><table><thead><tr><th>workload</th><th>op</th><th>depth</th>\
-             <th>IOPS</th><th>MB/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th>\
-             <th>service p99</th><th>target IOPS</th><th>achieved</th></tr></thead><tbody>",
+             <th>rate</th><th>MB/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th>\
+             <th>service p99</th><th>target rate</th><th>achieved</th></tr></thead><tbody>",
         );
         for w in &self.summary.workloads {
             for o in &w.ops {
@@ -170,10 +178,10 @@ impl Report {
                     )
                 };
                 let achieved = o.target_iops.filter(|t| *t > 0.0).map(|t| format!("{:.1}%", o.iops / t * 100.0));
-                // network streams: bytes only
-                let latency_cell = |metric: &str, value: f64| match o.is_network() {
-                    true => "<td>-</td>".to_string(),
-                    false => cell(metric, value, latency_us(value)),
+                // network streams: bytes only; transactions: no bytes
+                let latency_cell = |metric: &str, value: f64| match o.unit.has_latency() {
+                    false => "<td>-</td>".to_string(),
+                    true => cell(metric, value, latency_us(value)),
                 };
                 let _ = write!(
                     h,
@@ -181,8 +189,11 @@ impl Report {
                     esc(&w.workload.name),
                     o.op,
                     w.concurrency,
-                    if o.is_network() { "<td>-</td>".into() } else { cell("iops", o.iops, count(o.iops)) },
-                    cell("mb_per_s", o.mb_per_s, sig3(o.mb_per_s)),
+                    cell(o.unit.key(), o.rate(), rate_in(o.rate(), o.unit)),
+                    match o.unit.counts_bytes() {
+                        true => cell("mb_per_s", o.mb_per_s, sig3(o.mb_per_s)),
+                        false => "<td>-</td>".into(),
+                    },
                     latency_cell("mean_us", l.mean_us),
                     latency_cell("p50_us", l.p50_us),
                     latency_cell("p90_us", l.p90_us),
@@ -372,7 +383,7 @@ impl Report {
             h.push_str(
                 "<h3>Phases</h3><p class=\"note\">Steady state by the SNIA PTS rule over 5 rounds of 5 s; settle is \
                  when latency came within 10% of its final level; change is from the workload's first phase.</p>\
-                 <table><thead><tr><th>phase</th><th>workload</th><th>seconds</th><th>IOPS</th><th>p99</th>\
+                 <table><thead><tr><th>phase</th><th>workload</th><th>seconds</th><th>rate</th><th>p99</th>\
                  <th>steady state</th><th>settled</th><th>change</th></tr></thead><tbody>",
             );
             for p in &a.phases {
@@ -383,8 +394,12 @@ impl Report {
                     .flat_map(|ps| &ps.ops)
                     .filter(|o| o.workload == p.workload && o.op != "sync")
                     .collect();
-                let iops: f64 = ops.iter().map(|o| o.iops).sum();
-                let p99 = ops.iter().map(|o| o.latency.p99_us).fold(0.0, f64::max);
+                let unit = ops.first().map_or(Throughput::Iops, |o| o.unit);
+                let rate: f64 = ops.iter().map(|o| o.rate()).sum();
+                let p99 = match unit.has_latency() {
+                    true => latency_us(ops.iter().map(|o| o.latency.p99_us).fold(0.0, f64::max)),
+                    false => "-".into(),
+                };
                 let (steady, change) = (p.steady_text(), p.change_text());
                 let _ = write!(
                     h,
@@ -392,8 +407,8 @@ impl Report {
                     esc(&p.phase),
                     esc(&p.workload),
                     p.seconds,
-                    count(iops),
-                    latency_us(p99),
+                    rate_in(rate, unit),
+                    p99,
                     p.settle_s.map(|t| format!("{t} s")).unwrap_or_default()
                 );
             }
@@ -466,7 +481,15 @@ fn bin_for(span: i64) -> i64 {
 fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
     let per = if bin == 1 { "per second".to_string() } else { format!("per {} bin", Unit::Seconds.label(bin as f64)) };
     let time = || Axis::new("time into the run", Unit::Seconds);
-    let mut iops = Chart::new("ts-iops", &format!("IOPS ({per})"), time(), Axis::new("IOPS", Unit::Count));
+    // IOs and transactions are counted per second alike; the chart is named after each
+    let mut counted: Vec<&str> = Vec::new();
+    for u in s.workloads.iter().flat_map(|w| &w.ops).map(|o| o.unit).filter(|u| u.counts_ops()) {
+        if !counted.contains(&u.label()) {
+            counted.push(u.label());
+        }
+    }
+    let counted = if counted.is_empty() { "IOPS".to_string() } else { counted.join(" and ") };
+    let mut iops = Chart::new("ts-iops", &format!("{counted} ({per})"), time(), Axis::new(&counted, Unit::Count));
     let mut mbps = Chart::new("ts-mbps", &format!("Throughput ({per})"), time(), Axis::new("MB/s", Unit::Count));
     let mut lat =
         Chart::new("ts-latency", &format!("Latency p50 and p99 ({per})"), time(), Axis::log("latency", Unit::Micros));

@@ -3,7 +3,7 @@
 //! next to them. Apart from [`super::summary::RunSummary`], which gathers them and their
 //! analysis, so that the analysis can read them without depending on the summary.
 
-use crate::metrics::summary::OpSummary;
+use crate::metrics::summary::{OpSummary, Throughput};
 use crate::scenario::EngineKind;
 use crate::store::read::{PhaseFacts, StoredWorkload};
 use crate::store::{PhaseRow, WorkloadRow};
@@ -45,20 +45,30 @@ pub struct HostSummary {
 }
 
 /// Asked vs achieved for one workload, so a user sees at a glance that the generator
-/// did what the scenario says (fio's rate with mixed sizes, for one, does not).
+/// did what the scenario says (fio's rate with mixed sizes, for one, does not). Only
+/// what its ops' unit measures is there: a pgbench workload has TPS, and no bytes, op
+/// mix or block sizes; a network stream has its bytes only.
 #[derive(Debug, Serialize)]
 pub struct Fidelity {
+    /// What the rate is counted in.
+    pub unit: Throughput,
     /// IOs per second: asked only for open-loop workloads.
-    pub iops: Pair,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops: Option<Pair>,
+    /// Transactions per second (pgbench): asked only under a `rate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tps: Option<Pair>,
     /// Megabytes (10^6 bytes) per second.
-    pub mb_per_s: Pair,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mb_per_s: Option<Pair>,
     /// Share of IOs that are reads, in percent.
-    pub read_percent: Pair,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_percent: Option<Pair>,
     /// Share of IOs of each block size, in percent (one entry per size asked or seen).
     pub block_sizes: Vec<SizeShare>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Pair {
     pub asked: Option<f64>,
     pub achieved: f64,
@@ -107,24 +117,34 @@ impl Fidelity {
         }
         let rate = w.rate_iops;
         let mbps = w.rate_mbps;
+        let unit = ops.first().map_or(Throughput::Iops, |o| o.unit);
+        let io = unit == Throughput::Iops;
+        let per_op = Pair { asked: rate, achieved: per_s(total_ops as f64) };
         Fidelity {
-            iops: Pair { asked: rate, achieved: per_s(total_ops as f64) },
-            mb_per_s: Pair {
+            unit,
+            iops: io.then_some(per_op.clone()),
+            tps: (unit == Throughput::Tps).then_some(per_op),
+            mb_per_s: unit.counts_bytes().then(|| Pair {
                 asked: mbps.or(rate.map(|r| r * asked_sizes.mean() / 1e6)),
                 achieved: per_s(total_bytes as f64) / 1e6,
-            },
-            read_percent: Pair {
+            }),
+            read_percent: io.then(|| Pair {
                 asked: Some(w.read_percent as f64),
                 achieved: pct(ops.iter().filter(|o| o.op == "read").map(|o| o.ops).sum()),
-            },
-            block_sizes,
+            }),
+            block_sizes: if io { block_sizes } else { Vec::new() },
         }
+    }
+
+    /// Ops per second in [`Fidelity::unit`] (IOPS, TPS); None for network streams.
+    pub fn rate(&self) -> Option<&Pair> {
+        self.iops.as_ref().or(self.tps.as_ref())
     }
 
     /// True when there is more to check than one size of one op at full speed.
     pub fn worth_showing(&self) -> bool {
-        let mixed = self.read_percent.asked.is_some_and(|a| a > 0.0 && a < 100.0);
-        self.iops.asked.is_some() || mixed || self.block_sizes.len() > 1
+        let mixed = self.read_percent.as_ref().and_then(|r| r.asked).is_some_and(|a| a > 0.0 && a < 100.0);
+        self.rate().is_some_and(|r| r.asked.is_some()) || mixed || self.block_sizes.len() > 1
     }
 }
 

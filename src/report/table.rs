@@ -1,8 +1,10 @@
 //! Plain-text tables for the terminal: the per-step results of a run and the run list.
 
-use super::format::{count, latency_us, seconds, sig3};
+use super::format::{count, latency_us, rate, rate_in, seconds, sig3};
+use super::measured::Pair;
 use super::summary::RunSummary;
 use crate::analysis::usl::Verdict;
+use crate::metrics::summary::{OpSummary, Throughput};
 use crate::scenario::units::Size;
 use crate::store::RunRow;
 
@@ -31,9 +33,42 @@ pub fn render(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
     out
 }
 
+/// The rate column of a table of `ops`: headed by their unit when they share one
+/// (`IOPS`, `TPS`), else `rate` with each cell naming its own (`4,602 TPS`).
+struct RateColumn(Option<Throughput>);
+
+impl RateColumn {
+    fn of<'a>(ops: impl Iterator<Item = &'a OpSummary>) -> RateColumn {
+        RateColumn::of_units(ops.map(|o| o.unit))
+    }
+
+    fn of_units(mut units: impl Iterator<Item = Throughput>) -> RateColumn {
+        let first = units.next();
+        RateColumn(first.filter(|f| units.all(|u| u == *f)))
+    }
+
+    fn header(&self) -> &'static str {
+        self.0.map_or("rate", Throughput::label)
+    }
+
+    fn cell(&self, o: &OpSummary) -> String {
+        self.value(o.rate(), o.unit)
+    }
+
+    fn value(&self, v: f64, unit: Throughput) -> String {
+        match self.0 {
+            Some(_) => rate(v, unit),
+            None => rate_in(v, unit),
+        }
+    }
+}
+
 /// The results table of one run: one row per workload and op.
 pub fn results(s: &RunSummary) -> String {
-    let header = ["workload", "op", "depth", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "IOPS x mean"];
+    let measured = || s.workloads.iter().flat_map(|w| &w.ops).filter(|o| !o.is_network());
+    let column = RateColumn::of(measured());
+    let little = format!("{} x mean", column.header());
+    let header = ["workload", "op", "depth", column.header(), "MB/s", "mean", "p50", "p99", "p99.9", "max", &little];
     let mut rows = Vec::new();
     for w in &s.workloads {
         if w.ops.is_empty() {
@@ -50,8 +85,8 @@ pub fn results(s: &RunSummary) -> String {
                 w.workload.name.clone(),
                 o.op.to_string(),
                 w.concurrency.to_string(),
-                count(o.iops),
-                if o.op == "txn" { "-".into() } else { sig3(o.mb_per_s) },
+                column.cell(o),
+                if o.unit.counts_bytes() { sig3(o.mb_per_s) } else { "-".into() },
                 latency_us(o.latency.mean_us),
                 latency_us(o.latency.p50_us),
                 latency_us(o.latency.p99_us),
@@ -62,16 +97,18 @@ pub fn results(s: &RunSummary) -> String {
         }
     }
     let mut out = if rows.is_empty() { String::new() } else { render(&header, &rows, 2) };
-    if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.op == "txn")) {
-        out.push_str("txn: pgbench transactions (IOPS is transactions per second; depth, its clients)\n");
+    if measured().any(|o| o.unit == Throughput::Tps) {
+        out.push_str("txn: pgbench transactions (depth: its clients)\n");
     }
     out.push_str(&network(s));
     out.push_str(&hosts(s));
     out.push_str(&phases(s));
     out.push_str(&events(s));
     if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.service_time.is_some())) {
-        out.push_str("\nopen-loop workloads (latency counts from each IO's scheduled start):\n");
+        out.push_str("\nopen-loop workloads (latency counts from each op's scheduled start):\n");
         let mut rows = Vec::new();
+        let column = RateColumn::of(s.workloads.iter().flat_map(|w| &w.ops).filter(|o| o.service_time.is_some()));
+        let target = format!("target {}", column.header());
         for w in &s.workloads {
             for o in w.ops.iter().filter(|o| o.service_time.is_some()) {
                 let svc = o.service_time.as_ref().expect("filtered");
@@ -79,8 +116,8 @@ pub fn results(s: &RunSummary) -> String {
                 rows.push(vec![
                     w.workload.name.clone(),
                     o.op.to_string(),
-                    count(target),
-                    count(o.iops),
+                    column.value(target, o.unit),
+                    column.cell(o),
                     format!("{:.1}%", if target > 0.0 { o.iops / target * 100.0 } else { 0.0 }),
                     latency_us(svc.p50_us),
                     latency_us(svc.p99_us),
@@ -88,7 +125,7 @@ pub fn results(s: &RunSummary) -> String {
             }
         }
         out.push_str(&render(
-            &["workload", "op", "target IOPS", "achieved", "of target", "service p50", "service p99"],
+            &["workload", "op", &target, "achieved", "of target", "service p50", "service p99"],
             &rows,
             2,
         ));
@@ -122,7 +159,9 @@ fn phases(s: &RunSummary) -> String {
     if s.phases.len() < 2 {
         return String::new();
     }
-    let header = ["phase", "seconds", "workload", "op", "IOPS", "MB/s", "p50", "p99", "IOPS x mean"];
+    let column = RateColumn::of(s.phases.iter().flat_map(|p| &p.ops));
+    let little = format!("{} x mean", column.header());
+    let header = ["phase", "seconds", "workload", "op", column.header(), "MB/s", "p50", "p99", &little];
     let mut rows = Vec::new();
     for p in &s.phases {
         let span = match p.phase.end_t {
@@ -140,14 +179,14 @@ fn phases(s: &RunSummary) -> String {
         for (i, o) in p.ops.iter().enumerate() {
             let first = i == 0;
             // network streams count bytes, with no per-op latency
-            let network = o.is_network();
+            let network = !o.unit.has_latency();
             rows.push(vec![
                 if first { p.phase.label.clone() } else { String::new() },
                 if first { span.clone() } else { String::new() },
                 o.workload.clone(),
                 o.op.to_string(),
-                if network { "-".into() } else { count(o.iops) },
-                if o.op == "txn" { "-".into() } else { sig3(o.mb_per_s) },
+                column.cell(o),
+                if o.unit.counts_bytes() { sig3(o.mb_per_s) } else { "-".into() },
                 if network { "-".into() } else { latency_us(o.latency.p50_us) },
                 if network { "-".into() } else { latency_us(o.latency.p99_us) },
                 if network { "-".into() } else { format!("{:.2}", o.littles_n) },
@@ -169,12 +208,14 @@ fn phases(s: &RunSummary) -> String {
 
 /// What the timeline did besides running workloads, in order.
 /// iperf3 workloads: throughput per workload and direction, as a share of the link
-/// when the scenario gave its speed, and retransmits per second.
+/// when the scenario gave its speed (the column only then: a share of a speed nobody
+/// gave is not a figure), and retransmits per second.
 fn network(s: &RunSummary) -> String {
+    let linked = s.workloads.iter().any(|w| w.stored.link_bps.is_some() && w.ops.iter().any(|o| o.is_network()));
     let mut rows = Vec::new();
     for w in &s.workloads {
         for o in w.ops.iter().filter(|o| o.is_network()) {
-            let gbit = o.mb_per_s * 8.0 / 1000.0;
+            let gbit = o.rate();
             let link = w.stored.link_bps;
             let retransmits = s
                 .observed
@@ -182,21 +223,21 @@ fn network(s: &RunSummary) -> String {
                 .find(|x| x.source == format!("iperf3:{}", w.workload.name) && x.name == "retransmits")
                 .map(|x| format!("{:.1}", x.mean))
                 .unwrap_or_else(|| "-".into());
-            rows.push(vec![
-                w.workload.name.clone(),
-                o.op.to_string(),
-                w.workload.workers.to_string(),
-                format!("{gbit:.3}"),
-                link.map(|l| format!("{:.1}%", gbit * 1e9 / l * 100.0)).unwrap_or_else(|| "-".into()),
-                retransmits,
-            ]);
+            let share = link.map(|l| format!("{:.1}%", gbit * 1e9 / l * 100.0)).unwrap_or_else(|| "-".into());
+            let row = [w.workload.name.clone(), o.op.to_string(), w.workload.workers.to_string(), format!("{gbit:.3}")];
+            rows.push(row.into_iter().chain(linked.then_some(share)).chain([retransmits]).collect::<Vec<_>>());
         }
     }
     if rows.is_empty() {
         return String::new();
     }
     let mut out = String::from("\nnetwork (iperf3):\n");
-    out.push_str(&render(&["workload", "op", "streams", "Gbit/s", "of link", "retransmits/s"], &rows, 2));
+    let header: Vec<&str> = ["workload", "op", "streams", "Gbit/s"]
+        .into_iter()
+        .chain(linked.then_some("of link"))
+        .chain(["retransmits/s"])
+        .collect();
+    out.push_str(&render(&header, &rows, 2));
     out
 }
 
@@ -252,16 +293,18 @@ fn events(s: &RunSummary) -> String {
 /// Asked vs achieved, for workloads with a rate, a read/write mix or several block
 /// sizes: `asked -> achieved` per column.
 fn fidelity(s: &RunSummary) -> String {
-    let rows: Vec<Vec<String>> = s
-        .workloads
-        .iter()
-        .filter(|w| w.fidelity.worth_showing() && !w.ops.is_empty())
+    let shown = || s.workloads.iter().filter(|w| w.fidelity.worth_showing() && !w.ops.is_empty());
+    let column = RateColumn::of_units(shown().filter(|w| w.fidelity.rate().is_some()).map(|w| w.fidelity.unit));
+    let rows: Vec<Vec<String>> = shown()
         .map(|w| {
             let f = &w.fidelity;
+            let unit = f.unit;
             let pair = |asked: Option<f64>, achieved: String, fmt: &dyn Fn(f64) -> String| match asked {
                 Some(a) => format!("{} -> {achieved}", fmt(a)),
                 None => achieved,
             };
+            // what the workload's unit does not measure is `-`
+            let or_none = |p: Option<&Pair>, shown: &dyn Fn(&Pair) -> String| p.map_or("-".to_string(), shown);
             let sizes: Vec<String> = f
                 .block_sizes
                 .iter()
@@ -272,10 +315,12 @@ fn fidelity(s: &RunSummary) -> String {
                 .collect();
             vec![
                 w.workload.name.clone(),
-                pair(f.iops.asked, count(f.iops.achieved), &count),
-                pair(f.mb_per_s.asked, sig3(f.mb_per_s.achieved), &sig3),
-                pair(f.read_percent.asked, format!("{:.1}%", f.read_percent.achieved), &|v| format!("{v:.0}%")),
-                sizes.join(", "),
+                or_none(f.rate(), &|r| pair(r.asked, column.value(r.achieved, unit), &|v| column.value(v, unit))),
+                or_none(f.mb_per_s.as_ref(), &|m| pair(m.asked, sig3(m.achieved), &sig3)),
+                or_none(f.read_percent.as_ref(), &|r| {
+                    pair(r.asked, format!("{:.1}%", r.achieved), &|v| format!("{v:.0}%"))
+                }),
+                if sizes.is_empty() { "-".into() } else { sizes.join(", ") },
             ]
         })
         .collect();
@@ -285,7 +330,7 @@ fn fidelity(s: &RunSummary) -> String {
     let unknown = s.workloads.iter().flat_map(|w| &w.fidelity.block_sizes).any(|b| b.achieved_percent.is_none());
     format!(
         "\nasked -> achieved (over the measured window):\n{}{}",
-        render(&["workload", "IOPS", "MB/s", "reads", "block sizes"], &rows, 1),
+        render(&["workload", column.header(), "MB/s", "reads", "block sizes"], &rows, 1),
         if unknown { "? = not known: fio does not report IOs per block size\n" } else { "" }
     )
 }
@@ -412,7 +457,8 @@ pub fn observed(s: &RunSummary) -> String {
     rows.sort_by_key(|r| match r[0].as_str() {
         "host" => 0,
         "fathom" => 1,
-        _ => 2,
+        "programs" => 2,
+        _ => 3,
     });
     let remote = s.observed.iter().filter(|o| o.source == "prometheus").count();
     if rows.is_empty() && remote == 0 {
@@ -426,13 +472,14 @@ pub fn observed(s: &RunSummary) -> String {
 }
 
 /// The stored figure names with iostat's and mpstat's column names, in their order.
-const OBSERVED_LABELS: [(&str, &str); 15] = [
+const OBSERVED_LABELS: [(&str, &str); 16] = [
     ("usr_pct", "%usr"),
     ("sys_pct", "%sys"),
     ("iowait_pct", "%iowait"),
     ("steal_pct", "%steal"),
     ("idle_pct", "%idle"),
     ("cpu_cores", "cpu (cores)"),
+    (crate::analysis::lint::GENERATOR_BUSY, "%generator busy"),
     ("r_s", "r/s"),
     ("w_s", "w/s"),
     ("rkB_s", "rkB/s"),
@@ -444,17 +491,48 @@ const OBSERVED_LABELS: [(&str, &str); 15] = [
     ("util_pct", "%util"),
 ];
 
-/// A figure's column label and its place among the others.
-fn observed_label(name: &str) -> (usize, &str) {
-    OBSERVED_LABELS.iter().enumerate().find(|(_, (n, _))| *n == name).map(|(i, (_, l))| (i, *l)).unwrap_or((99, name))
+/// A figure's label and its place among the others. A figure not in
+/// [`OBSERVED_LABELS`] is named without its unit (`clock_offset_ms`: `clock offset`),
+/// which its value carries (`-4.67 ms`): one unit per figure.
+fn observed_label(name: &str) -> (usize, String) {
+    match OBSERVED_LABELS.iter().enumerate().find(|(_, (n, _))| *n == name) {
+        Some((i, (_, label))) => (i, label.to_string()),
+        None => {
+            let bare = name.strip_suffix("_ms").unwrap_or(name);
+            let label = match bare.strip_suffix("_pct") {
+                Some(pct) => format!("%{pct}"),
+                None => bare.to_string(),
+            };
+            (99, label.replace('_', " "))
+        }
+    }
 }
 
 fn observed_value(name: &str, v: f64) -> String {
     match name {
+        n if n.ends_with("_ms") && v < 0.0 => format!("-{}", latency_us(-v * 1000.0)),
         n if n.ends_with("_ms") => latency_us(v * 1000.0),
         n if n.ends_with("_pct") => format!("{v:.1}"),
         "areq_sz_kB" => format!("{} kB", sig3(v)),
         _ if v >= 1000.0 => count(v),
         _ => sig3(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `host:h1 clock_offset_ms -4672.00 ns` named the unit twice, and the wrong one.
+    #[test]
+    fn an_observed_figure_carries_one_unit() {
+        let shown = |name: &str, v: f64| format!("{} {}", observed_label(name).1, observed_value(name, v));
+        assert_eq!(shown("clock_offset_ms", -4.672), "clock offset -4.67 ms");
+        assert_eq!(shown("clock_offset_ms", 0.25), "clock offset 250 µs");
+        assert_eq!(shown("rtt_ms", 0.08), "rtt 80.0 µs");
+        assert_eq!(shown("sample_lag_p99_ms", 12.0), "sample lag p99 12.0 ms");
+        assert_eq!(shown("r_await_ms", 1.5), "r_await 1.50 ms");
+        assert_eq!(shown("generator_busy_pct", 97.0), "%generator busy 97.0");
+        assert_eq!(shown("retransmits", 3.0), "retransmits 3.00");
     }
 }

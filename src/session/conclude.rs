@@ -63,8 +63,6 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
         }
         _ => (status, error, code),
     };
-    // the lags are a detail: failing to store them must not leave the run `running`
-    let lags = record_lags(store, run, fleet);
     let generator = match Demand::now().share_since(demand_before) {
         Some(wanted) => Some(lint::GeneratorBusy::Wanted(wanted)),
         None => generator_busy(
@@ -75,8 +73,11 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
         )
         .map(lint::GeneratorBusy::Cpu),
     };
+    // the lags and the generator's share are details: failing to store them must not
+    // leave the run `running`
+    let figures = record_figures(store, run, fleet, generator);
     store.finish_run(run, status, error.as_deref())?;
-    lags?;
+    figures?;
     for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), generator) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
     }
@@ -98,21 +99,28 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     Ok(Ended { run, code, summary })
 }
 
-/// How late agents' samples arrived (from the end of their second to the controller):
-/// median and p99 over the run, as observations of source `controller`.
-fn record_lags(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
+/// Figures of the run as a whole, as observations at second 0: how late agents'
+/// samples arrived (from the end of their second to the controller; median and p99,
+/// source `controller`), and how busy the generator was (source `fathom`,
+/// `generator_busy_pct`), the figure the `generator-bound` lint judged, kept so that
+/// the judgement can be checked against it.
+fn record_figures(store: &Store, run: i64, fleet: &Fleet, generator: Option<lint::GeneratorBusy>) -> Result<()> {
+    let row =
+        |source: &str, name: &str, value: f64| ObservationRow { t: 0, source: source.into(), name: name.into(), value };
+    let mut rows = Vec::new();
     let mut lags = fleet.lags.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    if lags.is_empty() {
+    if !lags.is_empty() {
+        lags.sort_by(f64::total_cmp);
+        let q = |p: f64| lags[((lags.len() - 1) as f64 * p).round() as usize];
+        rows.push(row("controller", "sample_lag_p50_ms", q(0.5)));
+        rows.push(row("controller", "sample_lag_p99_ms", q(0.99)));
+    }
+    if let Some(g) = generator {
+        rows.push(row("fathom", lint::GENERATOR_BUSY, g.share() * 100.0));
+    }
+    if rows.is_empty() {
         return Ok(());
     }
-    lags.sort_by(f64::total_cmp);
-    let q = |p: f64| lags[((lags.len() - 1) as f64 * p).round() as usize];
-    let rows = [("sample_lag_p50_ms", q(0.5)), ("sample_lag_p99_ms", q(0.99))].map(|(name, value)| ObservationRow {
-        t: 0,
-        source: "controller".into(),
-        name: name.into(),
-        value,
-    });
     let mut store = Store::open(store.path.parent().unwrap_or(Path::new(".")))?;
     store.add_observations(run, &rows)
 }

@@ -86,7 +86,14 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
 
     let devices = diskstats::devices_of(&targets);
-    let observers = Observers::start(&sink, clock_start, devices, s.scenario.remote.clone(), s.progress.clone())?;
+    let observers = Observers::start(
+        &sink,
+        clock_start,
+        devices,
+        crate::children::running,
+        s.scenario.remote.clone(),
+        s.progress.clone(),
+    )?;
 
     let cx = timeline::Context {
         store,

@@ -82,14 +82,18 @@ pub(super) fn prepare(
             None => w.clone(),
         })
         .collect();
-    let files = target::prepare(&here, &layout, &interrupted, &mut |w| warnings.push(w))?;
-    let files: Vec<Vec<_>> = files.into_iter().map(|f| f.into_iter().map(Arc::new).collect()).collect();
+    let mut files = target::prepare(&here, &layout, &interrupted, &mut |w| warnings.push(w))?;
 
     // agents of other hosts: connected and laid out before anything is stored; one that
     // cannot be reached stops the run here, naming the host and its transport's words
     let (tx, rx) = std::sync::mpsc::channel();
     let sets = applied_sets(&opts.sets, opts.target.as_deref(), opts.engine.as_deref())?;
     let fleet = Arc::new(Fleet::start(&scenario, &hosts, &sets, opts.push_agent, &tx, &interrupted, &*progress)?);
+    // a placed workload's stand-in here says how its hosts opened their files
+    for (&idx, &direct) in &fleet.direct {
+        files[idx].iter_mut().for_each(|f| f.direct = direct);
+    }
+    let files: Vec<Vec<_>> = files.into_iter().map(|f| f.into_iter().map(Arc::new).collect()).collect();
 
     let store = Store::open(results)?;
     let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::jobs_of(w, f)).collect();

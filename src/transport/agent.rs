@@ -103,8 +103,9 @@ pub fn run(name: &str) -> i32 {
                 match lay_out(&origin, &text, &sets, &workload, &targets, rate_iops, &abort) {
                     Ok(w) => {
                         let files = w.files.iter().map(|f| (f.path.display().to_string(), f.size)).collect();
+                        let direct = Some(w.files.iter().all(|f| f.direct));
                         laid_out.insert(idx, w);
-                        out.send(&Reply::Prepared { idx, files });
+                        out.send(&Reply::Prepared { idx, files, direct });
                     }
                     Err(e) => out.send(&Reply::Error { idx: Some(idx), message: e.to_string() }),
                 }
@@ -267,7 +268,8 @@ fn observe(out: &Out, clock_start: Instant, laid_out: &HashMap<usize, LaidOut>) 
             }
         }
     });
-    let observers = Observers::start(&sink, clock_start, diskstats::devices_of(&paths), None, Arc::new(|_: &str| {}));
+    let observers =
+        Observers::start(&sink, clock_start, diskstats::devices_of(&paths), Vec::new, None, Arc::new(|_: &str| {}));
     Observing { observers: observers.ok(), forward }
 }
 

@@ -28,6 +28,9 @@ pub struct Fleet {
     pub lags: Lags,
     /// The run clock's second 0 in our Unix ms, once it has started (for the lags).
     pub clock_unix_ms: Arc<Mutex<i64>>,
+    /// Per placed workload (by index), whether every host opened its files with
+    /// O_DIRECT, as the agents said: what its start line says was opened.
+    pub direct: std::collections::BTreeMap<usize, bool>,
     /// The thread that watches the agents during the run, and its stop flag.
     watcher: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
     /// Where what the agents observe goes (the run's sink), until they have left.
@@ -185,14 +188,18 @@ impl Fleet {
             for name in &p.resolved {
                 let remote = &fleet.remotes[name];
                 let answer = answer(remote, stop, |r| match r {
-                    Reply::Prepared { idx: i, files } if *i == idx => Some(Ok(files.clone())),
+                    Reply::Prepared { idx: i, files, direct } if *i == idx => Some(Ok((files.clone(), *direct))),
                     Reply::Error { idx: Some(i), message } if *i == idx => Some(Err(message.clone())),
                     _ => None,
                 })?;
                 match answer {
-                    Some(Ok(files)) => {
+                    Some(Ok((files, direct))) => {
                         let on: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
                         progress(&format!("  {}: {} laid out on {}", name, w.name, on.join(", ")));
+                        // an agent that does not say is taken at the scenario's word
+                        let asked = w.io().is_some_and(|io| io.direct);
+                        let all = fleet.direct.entry(idx).or_insert(true);
+                        *all &= direct.unwrap_or(asked);
                     }
                     Some(Err(e)) => return Err(Error::input(format!("host {name}: {}: {e}", w.name))),
                     None => return Err(Error::input(format!("host {name}: lost while laying out {}", w.name))),

@@ -74,6 +74,10 @@ pub enum Reply {
     Prepared {
         idx: usize,
         files: Vec<(String, u64)>,
+        /// True when every file was opened with O_DIRECT (false: the file system
+        /// refused it, or it was not asked); None from an agent that does not say.
+        #[serde(default)]
+        direct: Option<bool>,
     },
     /// One worker's second of one op.
     Sample(WireSample),

@@ -216,7 +216,8 @@ impl Checker<'_> {
                 let streams = count(streams, &streams_at, 1, 128)?;
                 let (reverse, _) = pick!(l, reverse);
                 let (link, link_at) = pick!(l, link);
-                let link_bps = match link {
+                // empty (a built-in's default): no link speed, so no share of one
+                let link_bps = match link.filter(|t| !t.trim().is_empty()) {
                     Some(text) => Some(parse_bits(&text).map_err(|e| self.fail(&link_at, e))?),
                     None => None,
                 };
