@@ -5,7 +5,7 @@ use crate::analysis::usl::{self, Point, Usl, Verdict};
 use crate::error::{Error, Result};
 use crate::report::chart::{Axis, Chart, Style, Unit};
 use crate::report::format::{count, sig3};
-use crate::report::html;
+use crate::report::run_charts;
 use crate::report::summary::RunSummary;
 use crate::report::table::render;
 use crate::store::Store;
@@ -206,6 +206,6 @@ fn svg(u: &Usl) -> String {
     );
     let measured = u.fit.iter().flat_map(|f| &f.points).map(|p| (p.n, p.measured)).collect();
     c.add("measured", Style::Dots, measured);
-    html::add_usl(&mut c, u);
+    run_charts::add_usl(&mut c, u);
     c.svg()
 }

@@ -9,6 +9,7 @@ pub mod format;
 pub mod hosts;
 pub mod html;
 pub mod measured;
+pub mod run_charts;
 pub mod status_line;
 pub mod summary;
 pub mod table;

@@ -1,0 +1,359 @@
+//! The charts of one run's page, built from its [`RunSummary`]: IOPS, MB/s and latency
+//! over time with the timeline's phases and marks, what the observers saw, the
+//! concurrency curves and the latency histograms. `html.rs` lays them out; `fathom fit`
+//! and `compare` draw with the same pieces.
+
+use super::chart::{Axis, Band, Chart, Mark, Style, Unit};
+use super::format::{count, sig3};
+use super::summary::RunSummary;
+use crate::analysis::usl::{Peak, Usl, Verdict};
+use crate::error::Result;
+use crate::metrics::{Op, OpStats};
+use crate::store::{Observed, Store};
+use std::collections::BTreeMap;
+
+/// Time-series charts keep at most about this many points per series: a day-long run
+/// is binned into minutes, a short one stays per second.
+const MAX_POINTS: i64 = 1500;
+
+/// The phases as shaded bands and the marks as lines, for every time-series chart.
+pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
+    let end = s.workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0) as f64;
+    let bands = if s.phases.len() > 1 {
+        s.phases
+            .iter()
+            .map(|p| Band {
+                from: p.phase.start_t as f64,
+                to: p.phase.end_t.map(|e| e as f64).unwrap_or(end),
+                label: p.phase.label.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let marks = s
+        .events
+        .iter()
+        .filter(|e| e.kind == "mark" || e.kind == "exec" || e.kind == "host-lost")
+        .map(|e| Mark { x: e.at_ms as f64 / 1000.0, label: e.label.clone() })
+        .collect();
+    (bands, marks)
+}
+
+/// The bin width in seconds that keeps a run of `span` seconds under [`MAX_POINTS`].
+pub(super) fn bin_for(span: i64) -> i64 {
+    let raw = (span + MAX_POINTS - 1) / MAX_POINTS;
+    [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600].into_iter().find(|&b| b >= raw).unwrap_or(raw)
+}
+
+/// IOPS, MB/s and latency (p50 and p99) per workload over the run, in bins of `bin` s.
+pub(super) fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
+    let per = if bin == 1 { "per second".to_string() } else { format!("per {} bin", Unit::Seconds.label(bin as f64)) };
+    let time = || Axis::new("time into the run", Unit::Seconds);
+    // IOs and transactions are counted per second alike; the chart is named after each
+    let mut counted: Vec<&str> = Vec::new();
+    for u in s.workloads.iter().flat_map(|w| &w.ops).map(|o| o.unit).filter(|u| u.counts_ops()) {
+        if !counted.contains(&u.label()) {
+            counted.push(u.label());
+        }
+    }
+    let counted = if counted.is_empty() { "IOPS".to_string() } else { counted.join(" and ") };
+    let mut iops = Chart::new("ts-iops", &format!("{counted} ({per})"), time(), Axis::new(&counted, Unit::Count));
+    let mut mbps = Chart::new("ts-mbps", &format!("Throughput ({per})"), time(), Axis::new("MB/s", Unit::Count));
+    let mut lat =
+        Chart::new("ts-latency", &format!("Latency p50 and p99 ({per})"), time(), Axis::log("latency", Unit::Micros));
+    let mut tail =
+        Chart::new("ts-p99-9", &format!("Latency p99.9 ({per})"), time(), Axis::log("latency", Unit::Micros));
+    let mid = |t: i64| t as f64 + bin as f64 / 2.0;
+    let several_ops = s.workloads.iter().any(|w| w.ops.len() > 1);
+    for (i, (w, scan)) in s.workloads.iter().zip(&s.scans).enumerate() {
+        let mut totals: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
+        let mut p: BTreeMap<Op, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+        for b in &scan.bins {
+            if b.op != Op::Sync {
+                let t = totals.entry(b.t).or_default();
+                t.0 += b.ops;
+                t.1 += b.bytes;
+            }
+            if b.p50_us.is_finite() && !b.op.is_network() {
+                p.entry(b.op).or_default().push((mid(b.t), b.p50_us, b.p99_us, b.p99_9_us));
+            }
+        }
+        let name = &w.workload.name;
+        if w.ops.iter().any(|o| !o.is_network()) {
+            iops.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.0 as f64 / bin as f64)).collect());
+        }
+        // pgbench's transactions move no bytes fathom counts
+        if w.ops.iter().any(|o| o.bytes > 0) {
+            mbps.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.1 as f64 / bin as f64 / 1e6)).collect());
+        }
+        // p50 (solid) and p99 (dashed) of one workload and op share a colour: the
+        // workload's own in the other charts when every workload has one op
+        let ops = p.len();
+        for (op, points) in p {
+            let label = if ops > 1 { format!("{name} {}", op.as_str()) } else { name.clone() };
+            let colour = if several_ops { lat.series.len() / 2 } else { i };
+            lat.add_coloured(&format!("{label} p50"), Style::Line, points.iter().map(|q| (q.0, q.1)).collect(), colour);
+            lat.add_coloured(
+                &format!("{label} p99"),
+                Style::Dashed,
+                points.iter().map(|q| (q.0, q.2)).collect(),
+                colour,
+            );
+            tail.add_coloured(&label, Style::Line, points.iter().map(|q| (q.0, q.3)).collect(), colour);
+        }
+    }
+    let (bands, marks) = timeline_decor(s);
+    let mut charts = vec![iops, mbps, lat, tail];
+    for c in &mut charts {
+        c.bands = bands.clone();
+        c.marks = marks.clone();
+        c.step = Some(bin as f64);
+    }
+    charts.into_iter().filter(|c| !c.is_empty()).collect()
+}
+
+/// The host's CPU, fathom's own, and each device's IOPS and latency, as observed, in
+/// bins of `bin` seconds (each the mean of its seconds).
+pub(super) fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>> {
+    if s.observed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mid = bin as f64 / 2.0;
+    // seconds between phases (a workload being laid out) ran nothing: left out, so a
+    // line breaks there instead of dipping to 0
+    let end = s.workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0);
+    let phases: Vec<(i64, i64)> = s.phases.iter().map(|p| (p.phase.start_t, p.phase.end_t.unwrap_or(end))).collect();
+    let series = |source: &str, name: &str| -> Result<Vec<(f64, f64)>> {
+        Ok(store
+            .observation_series(s.run.id, source, name, bin)?
+            .into_iter()
+            .filter(|(t, _)| in_a_phase(&phases, *t, bin))
+            .map(|(t, v)| (t as f64 + mid, v))
+            .collect())
+    };
+    let time = || Axis::new("time into the run", Unit::Seconds);
+    let mut cpu = Chart::new("obs-cpu", "Host CPU (percent of all cores)", time(), Axis::new("CPU", Unit::Percent));
+    for (name, label) in [("usr_pct", "usr"), ("sys_pct", "sys"), ("iowait_pct", "iowait"), ("steal_pct", "steal")] {
+        cpu.add(label, Style::Line, series("host", name)?);
+    }
+    let cores = s.run.environment.get("cpus").and_then(|v| v.as_f64()).unwrap_or(1.0).max(1.0);
+    cpu.add(
+        "fathom",
+        Style::Dashed,
+        series("fathom", "cpu_cores")?.into_iter().map(|(t, v)| (t, v * 100.0 / cores)).collect(),
+    );
+    let (bands, marks) = timeline_decor(s);
+    let mut charts = vec![cpu];
+    let devices: Vec<&Observed> =
+        s.observed.iter().filter(|o| o.source.starts_with("device:") && o.name == "r_s").collect();
+    for d in devices {
+        let dev = d.source.trim_start_matches("device:");
+        let mut io = Chart::new(
+            &format!("obs-{dev}-iops"),
+            &format!("Device {dev}: requests per second"),
+            time(),
+            Axis::new("requests/s", Unit::Count),
+        );
+        io.add("r/s", Style::Line, series(&d.source, "r_s")?);
+        io.add("w/s", Style::Line, series(&d.source, "w_s")?);
+        let mut wait = Chart::new(
+            &format!("obs-{dev}-await"),
+            &format!("Device {dev}: await and average request size"),
+            time(),
+            Axis::new("ms or kB", Unit::Count),
+        );
+        wait.add("r_await (ms)", Style::Line, series(&d.source, "r_await_ms")?);
+        wait.add("w_await (ms)", Style::Line, series(&d.source, "w_await_ms")?);
+        wait.add("areq-sz (kB)", Style::Dashed, series(&d.source, "areq_sz_kB")?);
+        charts.push(io);
+        charts.push(wait);
+    }
+    for c in &mut charts {
+        c.bands = bands.clone();
+        c.marks = marks.clone();
+        c.step = Some(bin as f64);
+    }
+    Ok(charts.into_iter().filter(|c| !c.is_empty()).collect())
+}
+
+/// True when the bin of `bin` seconds from `t` overlaps a phase (`[start, end)`), or
+/// there are no phases: the seconds between phases ran nothing.
+fn in_a_phase(phases: &[(i64, i64)], t: i64, bin: i64) -> bool {
+    phases.is_empty() || phases.iter().any(|&(start, end)| start < t + bin && t < end)
+}
+
+/// Latency vs throughput with the knee, and concurrency vs throughput with the USL fit,
+/// N* and "you are here" (the lowest-concurrency point), for runs with a curve of phases.
+pub(super) fn curves(s: &RunSummary) -> Vec<Chart> {
+    let Some(curve) = &s.analysis.curve else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut lx = Chart::new(
+        "curve-latency",
+        "Latency vs throughput (one point per phase)",
+        Axis::new("IOPS", Unit::Count),
+        Axis::new("mean latency", Unit::Micros),
+    );
+    lx.add("measured", Style::LineDots, latency_line(&curve.points));
+    if let Some(k) = &curve.knee
+        && let Some(p) = curve.points.get(k.max_power)
+    {
+        lx.marks.push(Mark { x: p.1, label: format!("knee (max IOPS/latency) at {} IOPS", count(p.1)) });
+    }
+    out.push(lx);
+    let mut ux = Chart::new(
+        "curve-usl",
+        "Throughput vs concurrency: Universal Scalability Law",
+        Axis::new("concurrency N (IOs in flight, workers)", Unit::Count),
+        Axis::new("IOPS", Unit::Count),
+    );
+    ux.add("measured", Style::Dots, curve.points.iter().map(|p| (p.0, p.1)).collect());
+    add_usl(&mut ux, &curve.usl);
+    if let Some(here) = curve.points.get(curve.you_are_here) {
+        ux.marks.push(Mark { x: here.0, label: "you are here".into() });
+    }
+    out.push(ux);
+    out
+}
+
+/// A curve's (concurrency, throughput, latency) points as (throughput, latency) in
+/// concurrency order: throughput can fall past the peak, and a line joined in order of
+/// throughput would zigzag between the steps.
+fn latency_line(points: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
+    let mut by_n: Vec<&(f64, f64, f64)> = points.iter().collect();
+    by_n.sort_by(|a, b| a.0.total_cmp(&b.0));
+    by_n.iter().map(|p| (p.1, p.2)).collect()
+}
+
+/// The fitted USL curve, N* and the fit's parameters on a concurrency–throughput chart
+/// (also `fathom fit --svg`), as its verdict allows: a poor fit's curve without N*, and
+/// for no meaningful fit only the reason.
+pub fn add_usl(chart: &mut Chart, usl: &Usl) {
+    let (Some(fit), Verdict::Good | Verdict::Poor) = (&usl.fit, usl.verdict) else {
+        chart.note = Some(usl.headline());
+        return;
+    };
+    let max_n = fit.points.iter().map(|p| p.n).fold(0.0, f64::max) * 1.1;
+    let n_star = match (usl.verdict, fit.peak) {
+        (Verdict::Good, Peak::At { n, .. }) => Some(n),
+        _ => None,
+    };
+    let max_n = n_star.map(|n| max_n.max(n * 1.1)).unwrap_or(max_n);
+    let steps = 200;
+    let curve = (1..=steps)
+        .map(|i| {
+            let n = max_n * i as f64 / steps as f64;
+            (n, crate::analysis::usl::model(fit.sigma.value, fit.kappa.value, fit.lambda.value, n))
+        })
+        .collect();
+    chart.add("USL fit", Style::Dashed, curve);
+    if let Some(n) = n_star {
+        chart.marks.push(Mark { x: n, label: format!("N* = {n:.1}") });
+    }
+    chart.note = Some(format!(
+        "σ (contention) {:.4} · κ (coherency) {} · λ {} per unit · R² {:.3}{}",
+        fit.sigma.value,
+        if fit.kappa.value == 0.0 { "0".to_string() } else { format!("{:.2e}", fit.kappa.value) },
+        sig3(fit.lambda.value),
+        fit.r_squared,
+        if usl.verdict == Verdict::Poor { format!(" · {}", usl.headline()) } else { String::new() }
+    ));
+}
+
+/// Per phase (or the whole run, with one phase), each workload and op's latency
+/// distribution: share of IOs per bucket of 10 per decade, on a log latency axis.
+pub(super) fn histograms(s: &RunSummary) -> Vec<Chart> {
+    // window 0 of each scan is the measured window, window 1 + k its part of phase k
+    let windows: Vec<(usize, String)> = if s.phases.len() > 1 {
+        s.phases.iter().enumerate().map(|(k, p)| (k + 1, p.phase.label.clone())).collect()
+    } else {
+        vec![(0, "the run".into())]
+    };
+    let mut out = Vec::new();
+    for (i, (window, label)) in windows.into_iter().enumerate() {
+        let mut c = Chart::new(
+            &format!("hist-{i}"),
+            &format!("Latency distribution: {label}"),
+            Axis::log("latency", Unit::Micros),
+            // a log share, so the tail behind p99 (0.01% of IOs) shows
+            Axis::log("share of IOs", Unit::Percent),
+        );
+        for (w, scan) in s.workloads.iter().zip(&s.scans) {
+            for (op, stats) in &scan.windows[window] {
+                if *op == Op::Sync || stats.latency.is_empty() {
+                    continue;
+                }
+                c.add(&format!("{} {}", w.workload.name, op.as_str()), Style::Line, buckets(stats));
+            }
+        }
+        if !c.is_empty() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A latency histogram as (bucket lower bound in µs, percent of IOs), 10 buckets per
+/// decade from the smallest to the largest value seen.
+fn buckets(stats: &OpStats) -> Vec<(f64, f64)> {
+    let h = &stats.latency;
+    let total = h.len() as f64;
+    let decile = |ns: u64| ((ns.max(1) as f64).log10() * 10.0).floor() as i32;
+    let mut counts: BTreeMap<i32, u64> = BTreeMap::new();
+    for v in h.iter_recorded() {
+        *counts.entry(decile(v.value_iterated_to())).or_default() += v.count_at_value();
+    }
+    let (Some(&first), Some(&last)) = (counts.keys().next(), counts.keys().last()) else {
+        return Vec::new();
+    };
+    (first..=last)
+        .map(|k| (10f64.powf(k as f64 / 10.0) / 1000.0, counts.get(&k).copied().unwrap_or(0) as f64 * 100.0 / total))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_runs_are_binned_to_a_readable_number_of_points() {
+        assert_eq!(bin_for(60), 1);
+        assert_eq!(bin_for(1500), 1);
+        assert_eq!(bin_for(1501), 2);
+        assert_eq!(bin_for(86_400), 60);
+        assert!(86_400 / bin_for(86_400) <= MAX_POINTS);
+    }
+
+    #[test]
+    fn seconds_between_phases_are_not_drawn() {
+        // quickstart: qd4 ends at 8, qd16 begins at 9 (its file laid out between)
+        let phases = [(0, 4), (4, 8), (9, 13)];
+        assert!(in_a_phase(&phases, 7, 1) && in_a_phase(&phases, 9, 1));
+        assert!(!in_a_phase(&phases, 8, 1), "nothing ran in second 8");
+        assert!(!in_a_phase(&phases, 13, 1) && !in_a_phase(&phases, -1, 1));
+        assert!(in_a_phase(&phases, 8, 2), "a bin that holds part of a phase");
+        assert!(in_a_phase(&[], 8, 1), "a run without phases draws every second");
+    }
+
+    #[test]
+    fn latency_against_throughput_follows_concurrency() {
+        // pgbench-clients on a busy machine: 16 clients gave less TPS than 8
+        let points = [(16.0, 700.0, 23.0), (1.0, 200.0, 5.0), (8.0, 850.0, 9.4), (4.0, 600.0, 6.7)];
+        let line = latency_line(&points);
+        assert_eq!(line, [(200.0, 5.0), (600.0, 6.7), (850.0, 9.4), (700.0, 23.0)]);
+    }
+
+    #[test]
+    fn histogram_buckets_hold_every_io() {
+        let mut s = OpStats::new(false);
+        for v in [20_000u64, 25_000, 30_000, 900_000, 1_000_000] {
+            s.latency.record(v).unwrap();
+        }
+        let b = buckets(&s);
+        let total: f64 = b.iter().map(|p| p.1).sum();
+        assert!((total - 100.0).abs() < 1e-9, "{b:?}");
+        assert!(b.first().unwrap().0 <= 20.0 && b.last().unwrap().0 <= 1000.0);
+    }
+}
