@@ -37,7 +37,41 @@ fn run_builtin_with(name: &str, sets: &[&str]) -> serde_json::Value {
     assert!(line.ends_with(if failed { ": FAIL" } else { ": PASS" }), "{line}");
     let at = stdout.find(&line).unwrap_or_else(|| panic!("{line} not printed: {stdout}"));
     assert!(Some(at) < stdout.find(&format!("run {} ·", show["run"]["id"])), "{stdout}");
+    concurrency_curve_only_where_concurrency_varies(name, &s, &stdout, &show);
     show
+}
+
+/// The built-ins whose phases are steps of one workload differing only in concurrency:
+/// only these get a concurrency curve, its knee, "you are here" and a USL fit.
+const CURVED: &[&str] = &["quickstart", "you-are-here", "pgbench-clients", "net-streams"];
+
+/// Issue #17's done-when: the terminal, `show --json` and the report speak of a curve
+/// (knee, "you are here", USL) only for [`CURVED`]; every other built-in carries the
+/// reason in `curve_reason` and prints nothing about a curve.
+fn concurrency_curve_only_where_concurrency_varies(name: &str, s: &Scratch, stdout: &str, show: &serde_json::Value) {
+    let analysis = &show["analysis"];
+    let page = s.dir.join("report.html");
+    let out = s.run(&["report", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    if CURVED.contains(&name) {
+        assert!(analysis["curve"].is_object(), "{name}: no curve: {analysis}");
+        assert!(stdout.contains("you are here"), "{name}: {stdout}");
+        assert!(html.contains("you are here"), "{name}: the page has no \"you are here\"");
+    } else {
+        assert!(analysis["curve"].is_null(), "{name}: a curve: {}", analysis["curve"]);
+        assert!(analysis["curve_reason"].as_str().is_some_and(|r| !r.is_empty()), "{name}: no reason: {analysis}");
+        for said in ["you are here", "USL", "knee"] {
+            assert!(!stdout.contains(said), "{name}: the terminal says {said}: {stdout}");
+            assert!(!html.contains(said), "{name}: the page says {said}");
+        }
+    }
+}
+
+#[test]
+fn quickstart() {
+    let show = run_builtin_with("quickstart", &["duration=2s", "ramp=0s", "size=64m"]);
+    assert_eq!(labels(&show), vec!["qd1", "qd4", "qd16", "qd64"]);
 }
 
 fn labels(show: &serde_json::Value) -> Vec<String> {

@@ -6,7 +6,8 @@
 //! warnings) print above the bars. When stderr is not a terminal (CI logs, pipes) the
 //! same figures are one plain line every 10 s.
 
-use super::format::{count, latency_us, sig3};
+use super::format::{count, latency_us, rate_in, sig3};
+use crate::metrics::summary::Throughput;
 use crate::metrics::totals::{State, Totals};
 use crate::metrics::{Op, OpStats};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -171,21 +172,21 @@ fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> String {
     }
     let recent: Vec<(Op, &OpStats)> =
         of_phase.filter(|(_, (t, _))| u64::from(*t) + 3 >= now).map(|((_, op), (_, stats))| (*op, stats)).collect();
-    let bytes: u64 = recent.iter().map(|(_, st)| st.bytes).sum();
-    if recent.iter().all(|(op, _)| op.is_network()) {
-        return format!("{head}: {} Gbit/s", sig3(bytes as f64 * 8.0 / 1e9));
+    // one workload's ops share a unit: IOPS, TPS or Gbit/s
+    let unit = Throughput::of(recent[0].0);
+    let mb_per_s = recent.iter().map(|(_, st)| st.bytes).sum::<u64>() as f64 / 1e6;
+    if !unit.has_latency() {
+        return format!("{head}: {}", rate_in(unit.rate(0.0, mb_per_s), unit));
     }
-    let timed: Vec<&OpStats> = recent.iter().filter(|(op, _)| !op.is_network()).map(|(_, st)| *st).collect();
+    let timed: Vec<&OpStats> = recent.iter().map(|(_, st)| *st).collect();
     let ops: u64 = timed.iter().map(|st| st.ops).sum();
     let mut merged = timed[0].latency.clone();
     for st in &timed[1..] {
         let _ = merged.add(&st.latency);
     }
     let target = w.target_iops.map(|t| format!(" of {}", count(t))).unwrap_or_default();
-    let rate = match recent.iter().any(|(op, _)| *op == Op::Txn) {
-        true => format!("{} TPS{target}", count(ops as f64)),
-        false => format!("{} IOPS{target} {} MB/s", count(ops as f64), sig3(bytes as f64 / 1e6)),
-    };
+    let bytes = if unit.counts_bytes() { format!(" {} MB/s", sig3(mb_per_s)) } else { String::new() };
+    let rate = format!("{}{target}{bytes}", rate_in(ops as f64, unit));
     let p = |q: f64| latency_us(merged.value_at_quantile(q) as f64 / 1000.0);
     format!("{head}: {rate} p50 {} p99 {}", p(0.5), p(0.99))
 }
@@ -253,6 +254,6 @@ mod tests {
         let lines = live.with(|s| Lines::of(s, 4, 10)).workloads;
         assert!(lines[0].starts_with("oltp x2: 1,870 TPS p50 "), "{lines:?}");
         assert!(!lines[0].contains("MB/s") && !lines[0].contains("IOPS"), "{lines:?}");
-        assert_eq!(lines[1], "net x1: 10.0 Gbit/s");
+        assert_eq!(lines[1], "net x1: 10.00 Gbit/s");
     }
 }
