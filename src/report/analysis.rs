@@ -11,6 +11,7 @@ use crate::analysis::steady_state::{self, Steady};
 use crate::analysis::usl::{self, Point, Usl};
 use crate::error::Result;
 use crate::metrics::littles_law;
+use crate::metrics::summary::Throughput;
 use crate::store::Store;
 use crate::store::read::{PhaseFacts, Setting};
 use serde::Serialize;
@@ -143,8 +144,11 @@ impl PhaseAnalysis {
 
 #[derive(Debug, Serialize)]
 pub struct Curve {
-    /// Per phase: configured concurrency, IOPS, mean latency (µs).
-    pub points: Vec<(f64, f64, f64)>,
+    /// What the throughput is counted in: IOPS, TPS (pgbench) or Gbit/s (iperf3).
+    pub unit: Throughput,
+    /// Per phase: configured concurrency, throughput in `unit`, mean latency (µs; None
+    /// where no latency is measured per op: network streams).
+    pub points: Vec<(f64, f64, Option<f64>)>,
     /// The index in `points` of the lowest-concurrency point (the first of equals): what a
     /// one-point test would have reported. The terminal, `--json` and the report all mark
     /// this one.
@@ -302,30 +306,34 @@ pub fn curve(
     curve_precondition(phases.iter().map(|p| &p.facts))?;
     let mut points = Vec::new();
     let mut noise = Vec::new();
+    let mut unit = Throughput::Iops;
     for (p, spread) in phases.iter().zip(spreads) {
-        let ops: Vec<_> = p.ops.iter().filter(|o| o.op != "sync").collect();
+        let ops: Vec<_> = p.ops.iter().filter(|o| o.op != "sync" && o.rate() > 0.0).collect();
+        let Some(first) = ops.first() else { continue };
+        // a phase's ops share a unit (the precondition keeps one workload profile)
+        unit = first.unit;
+        let x: f64 = ops.iter().map(|o| o.rate()).sum();
         let n_ops: u64 = ops.iter().map(|o| o.ops).sum();
-        if n_ops == 0 {
-            continue;
-        }
-        let iops: f64 = ops.iter().map(|o| o.iops).sum();
-        let mean = ops.iter().map(|o| o.latency.mean_us * o.ops as f64).sum::<f64>() / n_ops as f64;
+        let mean = (unit.has_latency() && n_ops > 0)
+            .then(|| ops.iter().map(|o| o.latency.mean_us * o.ops as f64).sum::<f64>() / n_ops as f64);
         let n: f64 = workloads
             .iter()
             .filter(|w| ops.iter().any(|o| o.workload == w.workload.name))
             .map(|w| in_flight(p, w))
             .sum();
-        points.push((n, iops, mean));
+        points.push((n, x, mean));
         noise.push(*spread);
     }
     if points.len() < MIN_CURVE_POINTS {
         return Err(format!("fewer than {MIN_CURVE_POINTS} phases with IO"));
     }
     let you_are_here = (0..points.len()).fold(0, |low, i| if points[i].0 < points[low].0 { i } else { low });
-    let knee = knee::find(&points.iter().map(|&(_, x, r)| CurvePoint { x, r }).collect::<Vec<_>>());
+    // a knee needs a latency at every point
+    let latencies: Option<Vec<CurvePoint>> = points.iter().map(|&(_, x, r)| r.map(|r| CurvePoint { x, r })).collect();
+    let knee = latencies.and_then(|l| knee::find(&l));
     let usl =
         usl::fit(&points.iter().zip(noise).map(|(&(n, x, _), spread)| Point { n, x, spread }).collect::<Vec<_>>());
-    Ok(Curve { points, you_are_here, knee, usl })
+    Ok(Curve { unit, points, you_are_here, knee, usl })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! and `compare` draw with the same pieces.
 
 use super::chart::{Axis, Band, Chart, Mark, Style, Unit};
-use super::format::{count, sig3};
+use super::format::{rate_in, sig3};
 use super::summary::RunSummary;
 use crate::analysis::usl::{Peak, Usl, Verdict};
 use crate::error::Result;
@@ -190,24 +190,28 @@ pub(super) fn curves(s: &RunSummary) -> Vec<Chart> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut lx = Chart::new(
-        "curve-latency",
-        "Latency vs throughput (one point per phase)",
-        Axis::new("IOPS", Unit::Count),
-        Axis::new("mean latency", Unit::Micros),
-    );
-    lx.add("measured", Style::LineDots, latency_line(&curve.points));
-    if let Some(k) = &curve.knee
-        && let Some(p) = curve.points.get(k.max_power)
-    {
-        lx.marks.push(Mark { x: p.1, label: format!("knee (max IOPS/latency) at {} IOPS", count(p.1)) });
+    let rate = curve.unit.label();
+    // network streams measure no latency per op: no latency curve, no knee
+    if curve.unit.has_latency() {
+        let mut lx = Chart::new(
+            "curve-latency",
+            "Latency vs throughput (one point per phase)",
+            Axis::new(rate, Unit::Count),
+            Axis::new("mean latency", Unit::Micros),
+        );
+        lx.add("measured", Style::LineDots, latency_line(&curve.points));
+        if let Some(k) = &curve.knee
+            && let Some(p) = curve.points.get(k.max_power)
+        {
+            lx.marks.push(Mark { x: p.1, label: format!("knee (max {rate}/latency) at {}", rate_in(p.1, curve.unit)) });
+        }
+        out.push(lx);
     }
-    out.push(lx);
     let mut ux = Chart::new(
         "curve-usl",
         "Throughput vs concurrency: Universal Scalability Law",
         Axis::new("concurrency N (IOs in flight, workers)", Unit::Count),
-        Axis::new("IOPS", Unit::Count),
+        Axis::new(rate, Unit::Count),
     );
     ux.add("measured", Style::Dots, curve.points.iter().map(|p| (p.0, p.1)).collect());
     add_usl(&mut ux, &curve.usl);
@@ -221,10 +225,10 @@ pub(super) fn curves(s: &RunSummary) -> Vec<Chart> {
 /// A curve's (concurrency, throughput, latency) points as (throughput, latency) in
 /// concurrency order: throughput can fall past the peak, and a line joined in order of
 /// throughput would zigzag between the steps.
-fn latency_line(points: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
-    let mut by_n: Vec<&(f64, f64, f64)> = points.iter().collect();
+fn latency_line(points: &[(f64, f64, Option<f64>)]) -> Vec<(f64, f64)> {
+    let mut by_n: Vec<&(f64, f64, Option<f64>)> = points.iter().collect();
     by_n.sort_by(|a, b| a.0.total_cmp(&b.0));
-    by_n.iter().map(|p| (p.1, p.2)).collect()
+    by_n.iter().filter_map(|p| Some((p.1, p.2?))).collect()
 }
 
 /// The fitted USL curve, N* and the fit's parameters on a concurrency–throughput chart
@@ -340,7 +344,8 @@ mod tests {
     #[test]
     fn latency_against_throughput_follows_concurrency() {
         // pgbench-clients on a busy machine: 16 clients gave less TPS than 8
-        let points = [(16.0, 700.0, 23.0), (1.0, 200.0, 5.0), (8.0, 850.0, 9.4), (4.0, 600.0, 6.7)];
+        let points =
+            [(16.0, 700.0, Some(23.0)), (1.0, 200.0, Some(5.0)), (8.0, 850.0, Some(9.4)), (4.0, 600.0, Some(6.7))];
         let line = latency_line(&points);
         assert_eq!(line, [(200.0, 5.0), (600.0, 6.7), (850.0, 9.4), (700.0, 23.0)]);
     }

@@ -412,14 +412,14 @@ pub fn analysis(s: &RunSummary) -> String {
         let label = |i: usize| s.phases.get(i).map(|p| p.phase.label.clone()).unwrap_or_default();
         out.push_str("\ncurve over the phases:");
         if let Some(k) = c.knee {
-            out.push_str(&format!(" knee (most IOPS per µs of latency) at {}", label(k.max_power)));
+            out.push_str(&format!(" knee (most {} per µs of latency) at {}", c.unit.label(), label(k.max_power)));
             if let Some(d) = k.latency_doubled {
                 out.push_str(&format!("; latency doubled from {} at {}", label(0), label(d)));
             }
         }
         out.push_str(&format!(
-            "; you are here (the lowest concurrency, what a one-point test reports): {} IOPS\n",
-            count(c.points[c.you_are_here].1)
+            "; you are here (the lowest concurrency, what a one-point test reports): {}\n",
+            rate_in(c.points[c.you_are_here].1, c.unit)
         ));
         let u = &c.usl;
         match (&u.fit, u.verdict) {
