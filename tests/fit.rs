@@ -77,8 +77,11 @@ fn a_ramped_run_is_fitted_from_its_phases() {
     let out = s.run(&["fit", "--run", "last", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // lambda is the throughput of one: the fit recovers what one worker measured (about
+    // 200 IOPS on a quiet machine; what a busy one gives is not this test's business)
     let lambda = f["lambda"]["value"].as_f64().unwrap();
-    assert!((150.0..=205.0).contains(&lambda), "lambda {lambda}");
+    let one = curve["points"][0][1].as_f64().unwrap();
+    assert!(lambda <= 205.0 && (lambda / one - 1.0).abs() < 0.25, "lambda {lambda}, one worker {one}");
     assert!(f["sigma"]["value"].as_f64().unwrap() < 0.1, "{f}");
     assert!(f["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("only 4 points")));
 }
