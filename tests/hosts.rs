@@ -554,6 +554,9 @@ fn a_workload_without_hosts_runs_on_every_host_of_the_inventory() {
         assert!(files.iter().any(|f| f.contains('r')) && files.iter().any(|f| f.contains('w')), "{h}: {files:?}");
     }
     assert_eq!(std::fs::read_dir(&own).unwrap().count(), 0, "the scenario's target was used");
+    // the environment names no target of the controller's (its stand-in was `null`)
+    let targets = show["run"]["environment"]["targets"].as_array().unwrap();
+    assert!(targets.iter().all(|t| t["path"] != "null"), "{targets:?}");
     // without --hosts the same scenario is refused for its missing target, as before
     let out = s.run(&["lint", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));

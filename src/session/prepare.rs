@@ -101,7 +101,13 @@ pub(super) fn prepare(
     for line in children::clean_up(&store)? {
         eprintln!("warning: {line}");
     }
-    let targets: Vec<PathBuf> = files.iter().flatten().map(|f| f.path.clone()).collect();
+    // a placed workload's files here are stand-ins; its hosts' targets are theirs to say
+    let targets: Vec<PathBuf> = files
+        .iter()
+        .zip(&scenario.workloads)
+        .filter(|(_, w)| w.placement.is_none())
+        .flat_map(|(f, _)| f.iter().map(|f| f.path.clone()))
+        .collect();
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
