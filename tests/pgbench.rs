@@ -378,4 +378,8 @@ fn transactions_are_tps_everywhere_and_have_no_mb_per_s() {
     let card = &card[..card.find("</div></div>").unwrap()];
     assert!(card.contains("data-metric=\"tps\"") && card.contains(" TPS") && !card.contains("MB/s"), "{card}");
     assert!(!html.contains("data-metric=\"mb_per_s\""), "a transaction's MB/s is shown");
+    // the CPU chart draws the programs' CPU next to fathom's own
+    let cpu = &html[html.find("id=\"obs-cpu\"").unwrap_or_else(|| panic!("no CPU chart"))..];
+    let cpu = &cpu[..cpu.find("</svg>").unwrap()];
+    assert!(cpu.contains(">programs<"), "{cpu}");
 }

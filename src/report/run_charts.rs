@@ -138,11 +138,13 @@ pub(super) fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result
         cpu.add(label, Style::Line, series("host", name)?);
     }
     let cores = s.run.environment.get("cpus").and_then(|v| v.as_f64()).unwrap_or(1.0).max(1.0);
-    cpu.add(
-        "fathom",
-        Style::Dashed,
-        series("fathom", "cpu_cores")?.into_iter().map(|(t, v)| (t, v * 100.0 / cores)).collect(),
-    );
+    // fathom's own CPU, each agent's (`fathom:HOST`) and the programs it runs (pgbench,
+    // PostgreSQL, fio, iperf3): every source that counts `cpu_cores`
+    let counted = s.observed.iter().filter(|o| o.name == "cpu_cores" && !o.source.starts_with("host"));
+    for o in counted {
+        let points = series(&o.source, "cpu_cores")?.into_iter().map(|(t, v)| (t, v * 100.0 / cores)).collect();
+        cpu.add(&o.source, Style::Dashed, points);
+    }
     let (bands, marks) = timeline_decor(s);
     let mut charts = vec![cpu];
     let devices: Vec<&Observed> =
