@@ -118,7 +118,7 @@ fn db_colocation() {
     // judged on rate and latency: OLTP's p99 during and after DSS against before
     assert_eq!(show["expectations"].as_array().unwrap().len(), 4);
     let answer = show["answer"]["answer"].as_str().unwrap();
-    for says in ["oltp-data kept", "of its rate during during", "oltp-data p99", "from before to during", " -> "] {
+    for says in ["oltp-data kept", "of its rate in phase during", "oltp-data p99", "from before to during", " -> "] {
         assert!(answer.contains(says), "{says}: {answer}");
     }
     assert!(iops_in(&show, "during", "dss-data") > 0.0);

@@ -149,7 +149,7 @@ pub fn describe(rows: &[ExpectationRow]) -> String {
 pub struct Answer {
     /// The scenario's `question:`, when it has one.
     pub question: Option<String>,
-    /// `oltp-data kept 100% of its rate during `during`; oltp-data p99 rose 84x from before
+    /// `oltp-data kept 100% of its rate in phase during; oltp-data p99 rose 84x from before
     /// to during, 3.15 ms -> 266 ms (limit <= 2x): FAIL`
     pub answer: String,
     pub passed: bool,
@@ -193,7 +193,8 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
     // a database's ops are transactions
     let word = if e.metric == Metric::Iops && row.text.contains(".tps") { "TPS".to_string() } else { word };
     let subject = format!("{}{op} {word}", e.name);
-    let during = e.during.as_deref().map(|d| format!(" during {d}")).unwrap_or_default();
+    // phases are named by the user (db-colocation's is `during`): "in phase during"
+    let during = e.during.as_deref().map(|d| format!(" in phase {d}")).unwrap_or_default();
     let Some(m) = row.measured else { return format!("{subject}{during}: nothing measured") };
     let metric = Some(e.metric);
     match (&e.relative, row.reference) {
@@ -300,7 +301,7 @@ mod tests {
         assert!(!answer.passed);
         let line = answer.line();
         assert!(line.starts_with("does OLTP keep its rate and latency while DSS runs? "), "{line}");
-        assert!(line.contains("oltp-data kept 100% of its rate during during"), "{line}");
+        assert!(line.contains("oltp-data kept 100% of its rate in phase during"), "{line}");
         assert!(line.contains("p99 rose 84x from before to during, 3.15 ms -> 266 ms (limit <= 2x)"), "{line}");
         assert!(line.ends_with(": FAIL"), "{line}");
     }
