@@ -56,7 +56,9 @@ fn think_time_paces_a_closed_loop() {
         let out = s.run(&["run", scenario.to_str().unwrap(), "--set", &format!("engine={engine}")]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let iops: f64 = ops(&s.show_json(), "w").iter().map(|o| o["iops"].as_f64().unwrap()).sum();
-        assert!((80.0..=100.5).contains(&iops), "{engine}: {iops} IOPS, expected just under 100");
+        // paced: never above 100 (unpaced, a 16 MiB file gives thousands); how far below
+        // depends on how quickly a busy machine wakes the slots, so the floor is loose
+        assert!((30.0..=100.5).contains(&iops), "{engine}: {iops} IOPS, expected at most 100");
     }
 }
 
