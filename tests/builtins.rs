@@ -205,6 +205,10 @@ fn pgbench_ab() {
     let (a, b) = (iops_in(&show, "a", "a"), iops_in(&show, "b", "b"));
     let change = compared[0]["change"]["iops_percent"].as_f64().unwrap();
     assert!((change - (b - a) / a * 100.0).abs() < 1e-6, "{change} vs {a} -> {b}");
+    // a sweep of settings, in transactions, its values as a DBA writes them
+    let sweep = &show["analysis"]["sweep"];
+    assert_eq!(sweep["unit"], "tps", "{sweep}");
+    assert_eq!(sweep["rows"][0]["values"][0], "shared_buffers=16MB", "{sweep}");
 }
 
 #[test]

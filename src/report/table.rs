@@ -405,7 +405,7 @@ pub fn analysis(s: &RunSummary) -> String {
             .collect();
         out.push_str(&format!(
             "\ncompared (the scenario's `compare:`, each against the first):\n{}",
-            render(&["", "IOPS", "p50", "p99"], &rows, 2)
+            render(&["", compared_unit(s).label(), "p50", "p99"], &rows, 2)
         ));
     }
     if let Some(c) = &a.curve {
@@ -517,6 +517,17 @@ fn observed_value(name: &str, v: f64) -> String {
         _ if v >= 1000.0 => count(v),
         _ => sig3(v),
     }
+}
+
+/// What the `compare:` rows count: the first compared workload's unit (TPS for
+/// pgbench's a/b, else IOPS).
+fn compared_unit(s: &RunSummary) -> Throughput {
+    let first = s.analysis.compared.first().map(|c| c.workload.as_str());
+    s.workloads
+        .iter()
+        .find(|w| Some(w.workload.name.as_str()) == first)
+        .and_then(|w| w.ops.first())
+        .map_or(Throughput::Iops, |o| o.unit)
 }
 
 #[cfg(test)]

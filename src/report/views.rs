@@ -11,6 +11,7 @@ use super::measured::{PhaseSummary, WorkloadSummary};
 use crate::analysis::interference::{self, Change, Figures, Ratio};
 use crate::analysis::steady_state;
 use crate::error::Result;
+use crate::metrics::summary::Throughput;
 use crate::scenario::units::Size;
 use crate::store::Store;
 use crate::store::read::{Difference, PhaseFacts, Setting};
@@ -37,6 +38,8 @@ pub struct Sweep {
     pub rows: Vec<SweepRow>,
     /// The figure of merit of this kind of sweep, which its rows carry.
     pub merit: Merit,
+    /// What each row's `iops` counts: IOPS, or TPS for pgbench's transactions.
+    pub unit: Throughput,
 }
 
 /// What a kind of sweep is judged by, besides its rates and latency.
@@ -231,6 +234,16 @@ pub fn value_text(setting: &Setting, v: &Value) -> String {
         (_, Value::Object(map)) => {
             map.iter().map(|(k, v)| format!("{k}={}", value_text(setting, v))).collect::<Vec<_>>().join(" ")
         }
+        // ... also when stored as ordered `[key, value]` pairs
+        (_, Value::Array(pairs))
+            if pairs.iter().all(|p| p.as_array().is_some_and(|p| p.len() == 2 && p[0].is_string())) =>
+        {
+            pairs
+                .iter()
+                .map(|p| format!("{}={}", p[0].as_str().unwrap_or_default(), value_text(setting, &p[1])))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
         (_, v) => v.to_string(),
     }
 }
@@ -269,9 +282,11 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
     let names: Vec<Column> = columns.iter().map(|(c, _)| c.clone()).collect();
     let merit = merit(run.scenario, &names);
     let mut rows = Vec::new();
+    let mut unit = Throughput::Iops;
     for (k, p) in phases.iter().enumerate() {
         let ops: Vec<_> = p.ops.iter().filter(|o| o.op != "sync" && !o.is_network()).collect();
         let Some(heaviest) = ops.iter().max_by_key(|o| o.ops) else { continue };
+        unit = heaviest.unit;
         let mb_per_s: f64 = ops.iter().map(|o| o.mb_per_s).sum();
         let l = &heaviest.latency;
         let settle = (merit == Merit::Settle)
@@ -305,7 +320,7 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
     }
     let rows: Vec<SweepRow> = rows.into_iter().map(|(_, r)| r).collect();
     let columns: Vec<String> = names.iter().map(|(s, key)| s.named(key.as_deref())).collect();
-    Ok(Sweep { setting: columns.join(", "), columns, rows, merit })
+    Ok(Sweep { setting: columns.join(", "), columns, rows, merit, unit })
 }
 
 /// One phase of an interference study: its label, the workloads that ran in it, and
@@ -473,6 +488,8 @@ mod tests {
         assert_eq!(value_text(&Setting::Size, &Value::Null), "whole file");
         assert_eq!(value_text(&Setting::Rw, &json!({"rw": "randrw", "read_percent": 70})), "randrw 70% read");
         assert_eq!(value_text(&Setting::Rate, &json!({"rate_iops": 1500.0, "rate_mbps": null})), "1,500 IOPS");
+        let settings = json!([["shared_buffers", "128MB"], ["work_mem", "4MB"]]);
+        assert_eq!(value_text(&Setting::Other, &settings), "shared_buffers=128MB work_mem=4MB");
         let settings = json!({"shared_buffers": "128MB", "work_mem": "4MB"});
         assert_eq!(value_text(&Setting::Other, &settings), "shared_buffers=128MB work_mem=4MB");
     }

@@ -52,7 +52,7 @@ fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<Cell>>) {
     // vioperf's tests are named for what they do: their settings' columns would only crowd
     let settings = if sw.merit == Merit::PerCore { &[][..] } else { &sw.columns[..] };
     let mut header: Vec<String> = ["phase"].iter().map(|s| s.to_string()).chain(settings.iter().cloned()).collect();
-    header.extend(["IOPS", "MB/s", mean, "p50", "p99", "p99.9"].map(String::from));
+    header.extend([sw.unit.label(), "MB/s", mean, "p50", "p99", "p99.9"].map(String::from));
     match sw.merit {
         Merit::Settle => header.push("latency steady from".into()),
         Merit::PerCore => header.extend(["MB/s per core", "fathom CPU", "verdict"].map(String::from)),
@@ -68,7 +68,8 @@ fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<Cell>>) {
             cells.extend(r.values.iter().take(settings.len()).cloned().map(text));
             cells.extend([
                 figure(r.iops, &count),
-                figure(r.mb_per_s, &sig3),
+                // a transaction's bytes are not counted: absent, not 0
+                if sw.unit.counts_bytes() { figure(r.mb_per_s, &sig3) } else { text("-".into()) },
                 figure(r.mean_us, &latency_us),
                 figure(r.p50_us, &latency_us),
                 figure(r.p99_us, &latency_us),
@@ -238,8 +239,9 @@ pub fn charts(s: &RunSummary) -> Vec<Chart> {
     // a line joins the points of an ordered setting (sizes); op or distribution are not a scale
     let style = if matches!(sw.merit, Merit::ResponseTime | Merit::Settle) { Style::LineDots } else { Style::Dots };
     let points = |f: &dyn Fn(&SweepRow) -> f64| sw.rows.iter().enumerate().map(|(i, r)| (i as f64, f(r))).collect();
-    let mut iops = Chart::new("sweep-iops", &format!("IOPS by {subject}"), x(), Axis::new("IOPS", Unit::Count));
-    iops.add("IOPS", style, points(&|r| r.iops));
+    let rate = sw.unit.label();
+    let mut iops = Chart::new("sweep-iops", &format!("{rate} by {subject}"), x(), Axis::new(rate, Unit::Count));
+    iops.add(rate, style, points(&|r| r.iops));
     let mut mbps = Chart::new("sweep-mbps", &format!("Throughput by {subject}"), x(), Axis::new("MB/s", Unit::Count));
     mbps.add("MB/s", style, points(&|r| r.mb_per_s));
     let mut lat =
@@ -250,7 +252,11 @@ pub fn charts(s: &RunSummary) -> Vec<Chart> {
     lat.add("p50", style, points(&|r| r.p50_us));
     lat.add("p99", style, points(&|r| r.p99_us));
     lat.add("p99.9", style, points(&|r| r.p99_9_us));
-    let mut out = vec![iops, mbps, lat];
+    let mut out = vec![iops];
+    if sw.unit.counts_bytes() {
+        out.push(mbps);
+    }
+    out.push(lat);
     if sw.merit == Merit::PerCore {
         let mut per_core =
             Chart::new("sweep-per-core", "MB/s per core per test", x(), Axis::new("MB/s per core", Unit::Count));
