@@ -159,6 +159,7 @@ pub(crate) mod tests {
             filled: false,
             stop_when_steady: None,
             data: data::DataSpec::default(),
+            bound: None,
         }
     }
 
