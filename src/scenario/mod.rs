@@ -33,7 +33,7 @@ pub mod vars;
 pub mod yaml;
 
 pub use model::{
-    Arrival, Bound, EngineKind, IoProfile, Kind, Queue, RemoteQueries, Rw, Scenario, Source, SteadyStop, Workload,
+    Arrival, EngineKind, IoProfile, Kind, Queue, RemoteQueries, Rw, Scenario, Source, SteadyStop, Workload,
 };
 pub use overrides::Override;
 pub use prescan::MAX_BYTES;

@@ -332,6 +332,22 @@ pub struct Bound {
     pub capped: bool,
 }
 
+/// `until 8 MiB per worker`, `until 1000 IOs per worker`, as the start line says it.
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bytes = match (self.io_size, self.passes) {
+            (_, None) => None,
+            (Some(b), Some(1)) => Some(units::Size(b).human()),
+            (Some(b), Some(n)) => Some(format!("{n} x {}", units::Size(b).human())),
+            (None, Some(1)) => Some("one pass".to_string()),
+            (None, Some(n)) => Some(format!("{n} passes")),
+        };
+        let ios = self.number_ios.map(|n| format!("{n} IOs"));
+        let both: Vec<String> = bytes.into_iter().chain(ios).collect();
+        write!(f, "until {} per worker", both.join(" or "))
+    }
+}
+
 impl Bound {
     /// The bytes one worker moves before it stops, given its working set of `pass`
     /// bytes; `None` when only `number_ios` bounds it.

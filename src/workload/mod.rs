@@ -321,7 +321,7 @@ pub(crate) mod tests {
 
     fn bounded(rw: Rw, io_size: Option<u64>, passes: Option<u32>, number_ios: Option<u64>) -> IoProfile {
         let mut w = with_mix(rw, 50);
-        w.bound = Some(crate::scenario::Bound { io_size, passes, number_ios, capped: false });
+        w.bound = Some(crate::scenario::model::Bound { io_size, passes, number_ios, capped: false });
         w
     }
 
