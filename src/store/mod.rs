@@ -83,6 +83,15 @@ impl WorkloadRow {
         let to = self.stopped_at.unwrap_or(self.end_t as f64).min(self.end_t as f64);
         (self.measure_t as f64, to.max(self.measure_t as f64))
     }
+
+    /// A bounded workload (`io_size`, `loops` or `number_ios` in its profile) that
+    /// stopped before its planned end: it did all its IO, and its window ends where its
+    /// last IO did, not on a whole second.
+    pub fn ended_by_itself(&self) -> bool {
+        let bounded =
+            ["io_size", "loops", "number_ios"].iter().any(|k| self.profile.get(k).is_some_and(|v| !v.is_null()));
+        bounded && self.stopped_at.is_some_and(|s| s < self.end_t as f64)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

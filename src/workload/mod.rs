@@ -108,8 +108,13 @@ impl IoGen {
                 }
             }
         };
-        // a bounded worker's last IO is cut to what is left of its bytes
-        let mut len = self.sizes.pick(&mut self.rng).min(self.bytes_left.map_or(u64::MAX, |b| self.aligned(b)));
+        let mut len = self.sizes.pick(&mut self.rng);
+        if let Some(left) = self.bytes_left
+            && len > left
+        {
+            // a bounded worker's last IOs fit in what is left of its bytes
+            len = self.sizes.largest_within(left);
+        }
         let random = match self.random_percent {
             100 => true,
             0 => false,
@@ -122,10 +127,10 @@ impl IoGen {
             if random {
                 // a random draw near the end moves back to fit
                 pos = (self.span - len) / self.align * self.align;
-            } else if to_end > 0 {
-                // a sequential IO ends at the end of the working set, whose tail a pass
-                // then covers too
-                len = to_end;
+            } else if to_end >= self.align {
+                // a sequential IO that would pass the end of the working set takes a
+                // size that fits, so a pass covers its tail too
+                len = self.sizes.largest_within(to_end);
             } else {
                 pos = 0;
             }
@@ -145,11 +150,6 @@ impl IoGen {
     #[inline]
     pub fn done(&self) -> bool {
         self.bytes_left.is_some_and(|b| b < self.align) || self.ios_left == Some(0)
-    }
-
-    /// `bytes` rounded down to the smallest block size.
-    fn aligned(&self, bytes: u64) -> u64 {
-        bytes / self.align * self.align
     }
 }
 
@@ -338,6 +338,7 @@ pub(crate) mod tests {
         let mut g = IoGen::new("w", &w, 8 << 20, 1, 3, 1);
         let ios = drain(&mut g);
         assert_eq!(ios.iter().map(|io| io.len).sum::<u64>(), 8 << 20);
+        assert!(ios.iter().all(|io| [4096, 64 << 10, 192 << 10].contains(&io.len)), "sizes of the split only");
         let mut covered = vec![0u32; (8 << 20) / 4096];
         for io in &ios {
             assert!(io.offset + io.len <= 8 << 20, "{io:?}");
