@@ -54,6 +54,11 @@ fn one_pass_over_size_moves_exactly_its_bytes() {
         let p = phases(&show);
         assert_eq!(p.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(), vec!["seq", "split"], "{p:?}");
         assert!(p[0].2 <= p[1].1, "{p:?}");
+        // each phase measured its workload, though it ran for less than a second
+        for phase in show["phases"].as_array().unwrap() {
+            let reads = phase["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read");
+            assert!(reads.is_some_and(|o| o["iops"].as_f64().unwrap() > 0.0), "{engine}: {phase}");
+        }
     }
 }
 
