@@ -491,4 +491,25 @@ workloads:
             "size": null, "target": null, "targets": [], "think_time": "0s", "threads": 1});
         assert_eq!(db, expected_db);
     }
+
+    /// A bounded workload stores its bound as written, and whether a duration caps it
+    /// decides whether its end is known.
+    #[test]
+    fn a_bounded_workload_stores_its_bound() {
+        let text = "name: b\ndefaults: {target: /tmp/x, size: 8m, rw: read}\nworkloads:\n  \
+                    pass: {loops: 1}\n  capped: {io_size: 1m, number_ios: 10, duration: 5s}\n";
+        let s = Scenario::load(&Source { origin: "t".into(), text }, &[]).unwrap();
+        let (pass, capped) = (&s.workloads[0], &s.workloads[1]);
+        assert!(pass.open_ended() && !capped.open_ended());
+        let stored = serde_json::to_value(pass).unwrap();
+        assert_eq!((stored["loops"].clone(), stored.get("io_size")), (json!(1), None));
+        assert_eq!(stored["duration"], json!("720h"));
+        let stored = serde_json::to_value(capped).unwrap();
+        assert_eq!(
+            (&stored["io_size"], &stored["loops"], &stored["number_ios"]),
+            (&json!(1 << 20), &json!(1), &json!(10))
+        );
+        assert_eq!(capped.io().unwrap().bound.unwrap().to_string(), "until 1 MiB or 10 IOs per worker");
+        assert_eq!(pass.io().unwrap().bound.unwrap().to_string(), "until one pass per worker");
+    }
 }
