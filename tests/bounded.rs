@@ -91,6 +91,20 @@ fn a_bounded_workload_ends_its_phase_and_the_next_starts() {
     let p = phases(&s.show_json());
     assert_eq!(p.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(), vec!["fill", "read", "after"], "{p:?}");
     assert!(p.windows(2).all(|w| w[0].2 <= w[1].1 && w[0].1 < w[0].2), "{p:?}");
+    // the store says how long each ran, not the 30 days that capped it
+    let db = s.db();
+    let ends: Vec<(i64, f64)> = db
+        .prepare("SELECT end_t, stopped_at FROM workloads ORDER BY idx")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (end_t, stopped_at) in &ends[..2] {
+        assert!(*end_t as f64 >= *stopped_at && (*end_t as f64) < stopped_at + 1.0, "{ends:?}");
+    }
+    let out = s.run(&["export", "last", "--format", "openmetrics"]);
+    assert!(out.status.success(), "{}", text(&out));
 }
 
 /// A duration caps a bound that would take longer: at 100 IOs per second, 64 MiB of

@@ -461,6 +461,7 @@ impl Executor<'_> {
                     let name = &self.scenario.workloads[idx].name;
                     (self.cx.progress)(&format!("[{:>5}s] {name}: done after {at:.1} s", at.ceil()));
                     self.end_workload(idx, Some(at))?;
+                    self.cx.sink.send(Record::WorkloadDone { idx, at });
                     self.open_phase(at.ceil() as u64, None)?;
                 } else {
                     self.end_workload(idx, None)?;
