@@ -511,5 +511,12 @@ workloads:
         );
         assert_eq!(capped.io().unwrap().bound.unwrap().to_string(), "until 1 MiB or 10 IOs per worker");
         assert_eq!(pass.io().unwrap().bound.unwrap().to_string(), "until one pass per worker");
+        // a timeline `start` with a duration, or `--set duration`, caps it as well
+        let stepped = format!("{text}timeline:\n  - start: pass\n    duration: 3s\n  - start: capped\n");
+        let s = Scenario::load(&Source { origin: "t".into(), text: &stepped }, &[]).unwrap();
+        assert!(!s.workloads[0].open_ended() && s.workloads[0].duration == Duration::from_secs(3));
+        let set: [super::super::Override; 1] = ["duration=4s".parse().unwrap()];
+        let s = Scenario::load(&Source { origin: "t".into(), text }, &set).unwrap();
+        assert!(!s.workloads[0].open_ended() && s.workloads[0].duration == Duration::from_secs(4));
     }
 }
