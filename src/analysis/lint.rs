@@ -301,7 +301,9 @@ fn exposed_endpoint(s: &Scenario) -> Option<Finding> {
 /// Bytes an appending workload writes, when its rate says.
 fn write_volume(w: &Workload, io: &IoProfile) -> Option<u64> {
     let rate = io.rate_iops?;
-    io.extend.then(|| (rate * io.bs.mean() * (w.ramp + w.duration).as_secs_f64()) as u64)
+    let volume = (rate * io.bs.mean() * (w.ramp + w.duration).as_secs_f64()) as u64;
+    // a bounded appender writes its `io_size` (x `loops`) at most
+    io.extend.then(|| volume.min(io.bound.and_then(|b| b.bytes(0)).unwrap_or(u64::MAX)))
 }
 
 /// A workload that reads a file a `zero` step left zeroed (no prefill since): thin and

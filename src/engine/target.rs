@@ -458,6 +458,8 @@ fn check_room_to_grow(w: &Workload, io: &IoProfile, p: &Placement) -> Result<()>
     let reserve = RESERVE.min(total / 20);
     let seconds = (w.ramp + w.duration).as_secs_f64();
     let growth = io.rate_iops.map(|r| (r * io.bs.mean() * seconds) as u64).unwrap_or(io.bs.max());
+    // a bounded appender writes its `io_size` (x `loops`) at most
+    let growth = growth.min(io.bound.and_then(|b| b.bytes(0)).unwrap_or(u64::MAX));
     if total > 0 && growth + reserve > free {
         return Err(Error::input(format!(
             "workload {}: appending to {} needs {} of free space (keeping {} spare), {} is free",

@@ -143,11 +143,14 @@ impl RunSummary {
 }
 
 /// A workload's part of a phase, in seconds of the run clock: the phase's stretch
-/// within the workload's measured window (empty when they do not overlap).
+/// within the workload's measured window (empty when they do not overlap). A workload
+/// that ended by itself within its last second (bounded by bytes or IOs) keeps that
+/// second's part; one stopped otherwise is cut to whole seconds.
 pub fn phase_window(w: &WorkloadRow, p: &PhaseRow) -> (f64, f64) {
     let (from, to) = w.measured_window();
     let end = p.end_t.map(|e| e as f64).unwrap_or(to);
-    ((p.start_t as f64).max(from), end.min(to).floor())
+    let to = if w.ended_by_itself() { end.min(to) } else { end.min(to).floor() };
+    ((p.start_t as f64).max(from), to)
 }
 
 /// Scans every workload's windows (whole seconds: a window's fractional end is cut),
@@ -161,7 +164,7 @@ fn scan_all(
     bin: Option<i64>,
 ) -> Result<Vec<Scan>> {
     let windows: Vec<Vec<(i64, i64)>> =
-        plans.iter().map(|p| p.iter().map(|&(f, t)| (f as i64, (t as i64).max(f as i64))).collect()).collect();
+        plans.iter().map(|p| p.iter().map(|&(f, t)| (f as i64, (t.ceil() as i64).max(f as i64))).collect()).collect();
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(rows.len());
     if threads <= 1 {
         return rows.iter().zip(&windows).map(|(w, win)| store.windows(run, w.idx, win, bin)).collect();

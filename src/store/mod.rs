@@ -83,6 +83,15 @@ impl WorkloadRow {
         let to = self.stopped_at.unwrap_or(self.end_t as f64).min(self.end_t as f64);
         (self.measure_t as f64, to.max(self.measure_t as f64))
     }
+
+    /// A bounded workload (`io_size`, `loops` or `number_ios` in its profile) that did
+    /// all its IO (its `end_t` is then the second it stopped in): its window ends where
+    /// its last IO did, not on a whole second.
+    pub fn ended_by_itself(&self) -> bool {
+        let bounded =
+            ["io_size", "loops", "number_ios"].iter().any(|k| self.profile.get(k).is_some_and(|v| !v.is_null()));
+        bounded && self.stopped_at.is_some_and(|s| s > (self.end_t - 1) as f64 && s < self.end_t as f64)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -162,6 +171,16 @@ impl Store {
         self.conn.execute(
             "UPDATE workloads SET stopped_at = ?3 WHERE run_id = ?1 AND idx = ?2",
             params![run, idx as i64, at],
+        )?;
+        Ok(())
+    }
+
+    /// A bounded workload did all its IO at `at`: its `end_t` becomes the second it
+    /// ended in (see `sink::Record::WorkloadDone`).
+    pub fn set_workload_done(&self, run: i64, idx: usize, at: f64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE workloads SET end_t = MIN(end_t, ?3) WHERE run_id = ?1 AND idx = ?2",
+            params![run, idx as i64, at.ceil() as i64],
         )?;
         Ok(())
     }

@@ -34,6 +34,13 @@ pub enum Record {
         idx: usize,
         at: f64,
     },
+    /// A bounded workload did all its IO at `at`, before the end its duration (or, with
+    /// none, the longest a workload may run) gave it: that end becomes the second it
+    /// ended in, so what reads the run sees how long it really ran.
+    WorkloadDone {
+        idx: usize,
+        at: f64,
+    },
     PhaseOpened(PhaseRow),
     PhaseEnded {
         idx: i64,
@@ -52,7 +59,7 @@ impl Record {
             Record::Warning { .. } => "a warning",
             Record::Workload(_) => "a workload",
             Record::Worker { .. } => "a worker",
-            Record::WorkloadStopped { .. } => "a workload's end",
+            Record::WorkloadStopped { .. } | Record::WorkloadDone { .. } => "a workload's end",
             Record::PhaseOpened(_) | Record::PhaseEnded { .. } | Record::PhaseDropped(_) => "a phase",
         }
     }
@@ -66,6 +73,7 @@ impl Record {
             Record::Workload(w) => store.add_workload(run, w),
             Record::Worker { id, workload, index, host } => store.add_worker(run, *id, *workload, *index, host),
             Record::WorkloadStopped { idx, at } => store.set_workload_stopped(run, *idx, *at),
+            Record::WorkloadDone { idx, at } => store.set_workload_done(run, *idx, *at),
             Record::PhaseOpened(p) => store.add_phase(run, p),
             Record::PhaseEnded { idx, end_t } => store.end_phase(run, *idx, *end_t),
             Record::PhaseDropped(idx) => store.drop_phase(run, *idx),

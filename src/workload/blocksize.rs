@@ -21,6 +21,14 @@ impl BlockSizes {
         }
         self.max()
     }
+
+    /// The largest size of the split that is at most `limit`: what an IO gets when the
+    /// one drawn would pass the end of the working set or of a bounded worker's bytes
+    /// (fio, too, takes a smaller size of the split that fits). `limit` is at least the
+    /// smallest size.
+    pub fn largest_within(&self, limit: u64) -> u64 {
+        self.sizes().map(|(size, _)| size).filter(|&size| size <= limit).max().unwrap_or(self.min())
+    }
 }
 
 #[cfg(test)]
