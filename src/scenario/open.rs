@@ -1,8 +1,9 @@
-//! The scenario a command names: a file, a built-in, or the quickstart, with the
+//! The scenario a command names: a file (a scenario, or a fio job file read as one), a
+//! built-in, or the quickstart, with the
 //! command line's `--target`, `--engine` and `--set` applied. `fathom run`, `sweep` and
 //! `lint` open theirs here, so the three read a name the same way.
 
-use super::{Override, Scenario, Source, builtin};
+use super::{Override, Scenario, Source, builtin, fio_job};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -42,7 +43,13 @@ pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&st
 fn read_scenario(name: &str) -> Result<(String, String, bool)> {
     let path = std::path::Path::new(name);
     if path.exists() {
-        return Ok((name.to_string(), read_text(path)?, false));
+        let text = read_text(path)?;
+        if !fio_job::is_job_file(path, &text) {
+            return Ok((name.to_string(), text, false));
+        }
+        // the scenario's errors name its keys; `fathom lint FILE` shows which option made each
+        let yaml = fio_job::to_scenario_yaml(&scenario_name(path), &fio_job::reader::read(path, &text)?)?;
+        return Ok((format!("{name} (as a scenario)"), yaml, false));
     }
     match builtin::find(name) {
         Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true)),
@@ -50,6 +57,24 @@ fn read_scenario(name: &str) -> Result<(String, String, bool)> {
             "{name}: no such scenario file, and no built-in scenario of that name (see `fathom scenarios`)"
         ))),
     }
+}
+
+/// The mapping of the fio job file `name` names, or `None` when it names a scenario.
+pub fn job_file(name: &str) -> Result<Option<fio_job::Mapping>> {
+    let path = Path::new(name);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = read_text(path)?;
+    match fio_job::is_job_file(path, &text) {
+        true => fio_job::map_file(path, &text).map(Some),
+        false => Ok(None),
+    }
+}
+
+/// A job file's scenario is named after the file (`oltp.fio`: `oltp`).
+fn scenario_name(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into())
 }
 
 /// The text of a scenario file, read no further than one byte past the longest a
