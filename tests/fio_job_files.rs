@@ -21,11 +21,8 @@ fn workload<'a>(show: &'a Value, name: &str) -> &'a Value {
 fn globals_includes_variables_and_rates_by_direction_become_the_asked_profile() {
     let s = Scratch::new("fio-mixed");
     let data = s.data().display().to_string();
-    let out = s
-        .fathom(&["run", &job("mixed.fio"), "--target", &data, "-q"])
-        .env("FATHOM_FIO_BS", "8k")
-        .output()
-        .unwrap();
+    let out =
+        s.fathom(&["run", &job("mixed.fio"), "--target", &data, "-q"]).env("FATHOM_FIO_BS", "8k").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let show = s.show_json();
     let mixed = workload(&show, "mixed");

@@ -240,7 +240,7 @@ impl<'a> JobMap<'a> {
             let read = if name == "rwmixread" { v } else { 100 - v };
             if !self.mixed() {
                 self.said(o, "nothing: the job does not mix reads and writes");
-            } else if self.rate_pair()?.is_some_and(|(r, w)| r.is_some() && w.is_some()) {
+            } else if self.rate_pair()?.is_some_and(|(r, w)| r.is_some() && w.is_some()) && self.rates_by_direction() {
                 self.said(o, "nothing: the per-direction rates set the read share");
             } else {
                 let s = self.key("rwmixread", read.to_string());
@@ -262,7 +262,9 @@ impl<'a> JobMap<'a> {
                 "io_uring" | "posixaio" => ("io_uring", None),
                 "libaio" if direct => ("io_uring", None),
                 "libaio" => ("io_uring", Some("libaio without direct=1 is synchronous in fio")),
-                "psync" | "sync" | "pvsync" | "pvsync2" | "mmap" => ("psync", Some("fio's sync engines issue one IO at a time")),
+                "psync" | "sync" | "pvsync" | "pvsync2" | "mmap" => {
+                    ("psync", Some("fio's sync engines issue one IO at a time"))
+                }
                 "null" => ("null", None),
                 e => return Err(refuse(o, &engine_refusal(e))),
             },
@@ -358,7 +360,9 @@ impl<'a> JobMap<'a> {
                 dirs.clone()
             } else {
                 // fio's own names for a job's files: JOB.0.N
-                (0..files).map(|i| in_dir(Some(&dirs[i as usize % dirs.len()]), &format!("{}.0.{i}", self.job.name))).collect()
+                (0..files)
+                    .map(|i| in_dir(Some(&dirs[i as usize % dirs.len()]), &format!("{}.0.{i}", self.job.name)))
+                    .collect()
             };
             if let Some(s) = size.as_mut()
                 && files > 1
@@ -426,7 +430,7 @@ impl<'a> JobMap<'a> {
             Some(n) => self.count(n)?.max(1) as f64,
             None => 1.0,
         };
-        let single = o.text()?.split(',').count() == 1;
+        let single = !self.rates_by_direction();
         let per_job = match (read, write) {
             (Some(r), Some(_)) if self.mixed() && single => {
                 let share = self.rw.read_percent(self.read_share()) as f64;
@@ -461,6 +465,13 @@ impl<'a> JobMap<'a> {
         };
         self.said(o, format!("{s}{mix}{how}"));
         Ok(())
+    }
+
+    /// Whether the rate is written per direction (`rate_iops=500,200`), not one value
+    /// for each.
+    fn rates_by_direction(&self) -> bool {
+        let o = self.opt("rate_iops").or(self.opt("rate"));
+        o.and_then(|o| o.value.as_deref()).is_some_and(|v| v.contains(','))
     }
 
     /// The job's rwmixread as written (50 when not).
@@ -675,4 +686,93 @@ fn timeline(jobs: &[Job]) -> Result<Vec<String>> {
         running.push(&job.name);
     }
     Ok(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::fio_job::reader::read;
+    use std::path::Path;
+
+    fn mapped(text: &str) -> Result<Mapping> {
+        map(&read(Path::new("t.fio"), text)?)
+    }
+
+    fn keys(m: &Mapping, w: usize) -> Vec<String> {
+        m.workloads[w].keys.iter().map(|(k, v)| format!("{k}: {v}")).collect()
+    }
+
+    const TIMED: &str = "[global]\nruntime=2\ntime_based\n";
+
+    #[test]
+    fn one_rate_on_a_mixed_job_caps_each_direction() {
+        let m = mapped(&format!("{TIMED}[a]\nrw=randrw\nrwmixread=70\nrate_iops=700\n")).unwrap();
+        let k = keys(&m, 0);
+        assert!(k.contains(&"rate_iops: 1000".to_string()), "reads reach 700 first, writes 300: {k:?}");
+        assert!(k.contains(&"rwmixread: 70".to_string()), "{k:?}");
+        let m = mapped(&format!("{TIMED}[a]\nrw=randrw\nrate=1m,3m\n")).unwrap();
+        let k = keys(&m, 0);
+        assert!(k.contains(&"rate_mbps: 4.194304".to_string()) && k.contains(&"rwmixread: 25".to_string()), "{k:?}");
+    }
+
+    #[test]
+    fn sync_engines_and_buffered_libaio_run_one_io_at_a_time() {
+        let m =
+            mapped(&format!("{TIMED}[a]\nioengine=libaio\niodepth=16\n[b]\nioengine=libaio\ndirect=1\niodepth=16\n"))
+                .unwrap();
+        assert!(keys(&m, 0).contains(&"iodepth: 1".to_string()), "{:?}", keys(&m, 0));
+        assert!(m.workloads[0].became.iter().any(|(_, b)| b.contains("synchronous in fio")));
+        assert!(keys(&m, 1).contains(&"iodepth: 16".to_string()), "{:?}", keys(&m, 1));
+    }
+
+    #[test]
+    fn directory_and_nrfiles_are_several_targets_sharing_size() {
+        let m = mapped(&format!("{TIMED}[j]\ndirectory=/d\nnrfiles=2\nsize=8m\n")).unwrap();
+        let k = keys(&m, 0);
+        assert!(k.contains(&r#"target: ["/d/j.0.0", "/d/j.0.1"]"#.to_string()), "{k:?}");
+        assert!(k.contains(&"size: 4194304".to_string()) && k.contains(&"queue: shared".to_string()), "{k:?}");
+    }
+
+    #[test]
+    fn bssplit_shares_blank_percentages_and_picks_the_used_direction() {
+        let m = mapped(&format!("{TIMED}[a]\nrw=randwrite\nbssplit=4k/50:8k/50,4k/:64k/20:1m/\n")).unwrap();
+        assert!(keys(&m, 0).contains(&r#"bssplit: "4096/40:65536/20:1048576/40""#.to_string()), "{:?}", keys(&m, 0));
+        let err = mapped(&format!("{TIMED}[a]\nrw=randrw\nbs=4k,64k\n")).unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:6: bs: different values for reads and writes"), "{err}");
+    }
+
+    #[test]
+    fn stonewall_wait_for_and_startdelay_make_the_timeline() {
+        let text = format!("{TIMED}[a]\n[b]\nstartdelay=3\n[c]\nstonewall\n[d]\nwait_for=c\n");
+        let m = mapped(&text).unwrap();
+        assert_eq!(
+            m.timeline,
+            [
+                r#"{start: "a", async: true}"#,
+                "{wait: 3s}",
+                r#"{start: "b", async: true}"#,
+                r#"{wait_for: "a"}"#,
+                r#"{wait_for: "b"}"#,
+                r#"{start: "c", async: true}"#,
+                r#"{wait_for: "c"}"#,
+                r#"{start: "d", async: true}"#,
+            ]
+        );
+        assert!(mapped(&format!("{TIMED}[a]\n[b]\n")).unwrap().timeline.is_empty(), "all at once");
+    }
+
+    #[test]
+    fn what_fathom_cannot_honour_is_refused_where_written() {
+        let err = mapped(&format!("{TIMED}[a]\nzonemode=zbd\n")).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().starts_with("t.fio:5: zonemode: zoned"), "{err}");
+        let err = mapped(&format!("{TIMED}[a]\nverify=md5\n")).unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:5: verify: fathom verifies with crc32c only"), "{err}");
+        let err = mapped(&format!("{TIMED}[a]\nfrobnicate=1\n")).unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:5: frobnicate: an option fathom does not know"), "{err}");
+        let err = mapped("[a]\nruntime=1500ms\n").unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:2: runtime: fathom's workloads start and end on whole seconds"), "{err}");
+        let err = mapped("[a]\nsize=1g\n").unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:1: [a]: no runtime"), "{err}");
+    }
 }

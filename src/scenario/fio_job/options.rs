@@ -3,7 +3,7 @@
 //! file is refused, naming them). What the supported ones become is in `mapping.rs`.
 
 /// fio's alternative names (fio's HOWTO, "alias"), to the name fathom reads.
-const ALIASES: &[(&str, &str)] = & [
+const ALIASES: &[(&str, &str)] = &[
     ("readwrite", "rw"),
     ("blocksize", "bs"),
     ("blocksize_range", "bsrange"),
@@ -23,7 +23,7 @@ pub fn canonical(name: &str) -> String {
 }
 
 /// Options fathom maps (see `mapping.rs`; the docs' table lists what each becomes).
-pub const SUPPORTED: &[&str] = & [
+pub const SUPPORTED: &[&str] = &[
     "rw",
     "rwmixread",
     "rwmixwrite",
@@ -66,7 +66,7 @@ pub const SUPPORTED: &[&str] = & [
 
 /// Options that change what fio reports or how it behaves on errors, not what is
 /// measured: accepted and listed once as ignored.
-pub const IGNORED: &[&str] = & [
+pub const IGNORED: &[&str] = &[
     "group_reporting",
     "disk_util",
     "continue_on_error",
@@ -121,14 +121,20 @@ pub fn refusal(name: &str) -> Option<&'static str> {
     Some(match name {
         "zonemode" | "zonesize" | "zoneskip" | "zonerange" => "zoned or strided regions are not in fathom's model",
         "bsrange" | "ba" => "block-size ranges and alignment are not in fathom's model (use bssplit)",
-        "loops" | "io_size" | "number_ios" => "fathom cannot bound a run by bytes or IO count yet (add time_based and runtime)",
+        "loops" | "io_size" | "number_ios" => {
+            "fathom cannot bound a run by bytes or IO count yet (add time_based and runtime)"
+        }
         "filesize" | "openfiles" | "filename_format" | "file_service_type" => {
             "fathom runs one file per target, of one size"
         }
-        "thinktime" | "thinktime_blocks" | "thinktime_spin" => "fio's think time per block count is not fathom's think_time",
+        "thinktime" | "thinktime_blocks" | "thinktime_spin" => {
+            "fio's think time per block count is not fathom's think_time"
+        }
         "flow" | "flow_id" => "relative pacing between jobs is not in fathom's model",
         "rate_min" | "rate_iops_min" | "ratecycle" => "fathom asks a rate and measures what was achieved; no minimum",
-        "buffer_pattern" | "dedupe_mode" => "fathom writes its own data patterns (compress_percent, dedupe_percent, zero)",
+        "buffer_pattern" | "dedupe_mode" => {
+            "fathom writes its own data patterns (compress_percent, dedupe_percent, zero)"
+        }
         "offset_increment" => "per-job offsets are not in fathom's model",
         "cpus_allowed" | "cpumask" | "numa_cpu_nodes" | "numa_mem_policy" => "fathom does not pin workers",
         "sync" | "dsync" | "o_sync" => "O_SYNC writes are not in fathom's model (use fsync=1)",

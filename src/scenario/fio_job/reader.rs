@@ -199,13 +199,10 @@ fn substitute(at: &Where, key: &str, value: &str) -> Result<String> {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
         if let Some(braced) = after.strip_prefix('{') {
-            let end = braced
-                .find('}')
-                .ok_or_else(|| Error::input(format!("{at}: {key}: `${{` without its `}}`")))?;
+            let end = braced.find('}').ok_or_else(|| Error::input(format!("{at}: {key}: `${{` without its `}}`")))?;
             let var = &braced[..end];
-            let found = std::env::var(var).map_err(|_| {
-                Error::input(format!("{at}: {key}: `${{{var}}}` is not set in the environment"))
-            })?;
+            let found = std::env::var(var)
+                .map_err(|_| Error::input(format!("{at}: {key}: `${{{var}}}` is not set in the environment")))?;
             out.push_str(&found);
             rest = &braced[end + 1..];
             continue;
@@ -250,7 +247,10 @@ mod tests {
     #[test]
     fn globals_are_inherited_and_overridden_and_a_later_global_applies_after_it() {
         let j = jobs("[global]\nbs=8k\nrw=randread\n[a]\nbs=4k\n[global]\niodepth=4\n[b]\n").unwrap();
-        assert_eq!((value(&j[0], "bs"), value(&j[0], "rw"), value(&j[0], "iodepth")), (Some("4k"), Some("randread"), None));
+        assert_eq!(
+            (value(&j[0], "bs"), value(&j[0], "rw"), value(&j[0], "iodepth")),
+            (Some("4k"), Some("randread"), None)
+        );
         assert_eq!((value(&j[1], "bs"), value(&j[1], "iodepth")), (Some("8k"), Some("4")));
         assert_eq!(j[0].get("bs").unwrap().at.line, 5, "the job's own line");
     }
