@@ -535,11 +535,12 @@ impl<'a> JobMap<'a> {
                 let s = self.key("dedupe_percent", self.count(o)?.min(100).to_string());
                 self.said(o, s);
             }
-            "zero_buffers" => {
-                if o.flag()? {
-                    let s = self.key("zero", "true");
-                    self.said(o, s);
-                }
+            "zero_buffers" if o.flag()? => {
+                let s = self.key("zero", "true");
+                self.said(o, s);
+            }
+            "fsync" if self.opt("fdatasync").is_some() => {
+                return Err(refuse(o, "fathom syncs one way per workload: give `fsync` or `fdatasync`, not both"));
             }
             "fsync" | "fdatasync" => {
                 let n = self.count(o)?;
