@@ -33,20 +33,21 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
     let mut rec = spec.recorder();
     loop {
         let now = Instant::now();
-        if spec.stopped(now) {
+        if spec.stopped(now) || ios.done() {
             return Ok(());
         }
         rec.tick(now);
         batch.clear();
         match &spec.schedule {
-            None => batch.extend((0..depth).map(|_| (ios.next(), now))),
+            None => batch.extend((0..depth).map_while(|_| Some((ios.next()?, now)))),
             Some(s) => {
                 while batch.len() < depth {
                     let due = s.peek();
                     if due > now || due >= spec.end {
                         break;
                     }
-                    batch.push((ios.next(), s.claim()));
+                    let Some(io) = ios.next() else { break };
+                    batch.push((io, s.claim()));
                 }
                 if batch.is_empty() {
                     super::worker::sleep_until(s.peek().min(spec.end), &spec.stop);

@@ -28,7 +28,8 @@ impl Backend for Psync {
     }
 }
 
-/// Runs one stream (thread) of a psync worker until its end time or a stop; the
+/// Runs one stream (thread) of a psync worker until its end time, a stop or the end of
+/// a bounded worker's IO; the
 /// worker's streams take their IOs from one generator.
 pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
     let w = &spec.io;
@@ -58,7 +59,8 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
                 due
             }
         };
-        let io = ios.lock().unwrap_or_else(|e| e.into_inner()).next();
+        // a bounded worker's streams end once its generator has handed out all its IO
+        let Some(io) = ios.lock().unwrap_or_else(|e| e.into_inner()).next() else { return Ok(()) };
         let len = io.len as usize;
         payload.fill(io, &mut buf.as_mut_slice()[..len]);
         // SAFETY: buf is valid for the largest block size for the duration of the call.

@@ -147,8 +147,9 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
         // alternates between full and idle (bench/README.md).
         {
             let (submitter, mut sq, _) = ring.split();
-            // after running out of space, only the IOs in flight are left to finish
-            while let Some(&slot) = free.last().filter(|_| !full) {
+            // after running out of space, or out of a bounded worker's IO, only the IOs
+            // in flight are left to finish
+            while let Some(&slot) = free.last().filter(|_| !full && !ios.done()) {
                 let intended = match &spec.schedule {
                     None => now,
                     Some(s) => {
@@ -159,8 +160,8 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
                         s.claim()
                     }
                 };
+                let Some(io) = ios.next() else { break };
                 free.pop();
-                let io = ios.next();
                 payload.fill(io, slot_bytes(slot, io.len));
                 slots[slot] = Slot { io, intended, submitted: Instant::now() };
                 // SAFETY: see `prep`; the queue has `depth` entries, at most `depth` in flight.
@@ -222,7 +223,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
                 payload.check(spec, s.io, slot_bytes(slot, s.io.len), &mut rec);
             }
         }
-        if result.is_err() || (full && free.len() + resting.len() == depth) {
+        if result.is_err() || ((full || ios.done()) && free.len() + resting.len() == depth) {
             break;
         }
     }

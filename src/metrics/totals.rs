@@ -45,8 +45,10 @@ pub struct State {
     pub running: Vec<(usize, u32, u32)>,
     /// Per (workload, worker): the last second it reported (who is running now).
     pub last_seen: BTreeMap<(usize, u32), u32>,
-    /// The second the run is planned to end, as the timeline last replanned it.
-    pub planned: Option<u64>,
+    /// The second the run is planned to end, as the timeline last replanned it: `None`
+    /// before it has, `Some(None)` while a workload that ends by itself makes the end
+    /// unknown.
+    pub planned: Option<Option<u64>>,
     /// The host of each worker that runs on another host (the rest run here).
     pub hosts: BTreeMap<u32, String>,
 }
@@ -89,8 +91,8 @@ impl Totals {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).hosts.insert(worker, host.to_string());
     }
 
-    /// The timeline replanned the run's end (second of the run clock).
-    pub fn set_planned(&self, end: u64) {
+    /// The timeline replanned the run's end (second of the run clock; `None`: unknown).
+    pub fn set_planned(&self, end: Option<u64>) {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).planned = Some(end);
     }
 

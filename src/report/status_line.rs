@@ -28,7 +28,7 @@ pub fn on_terminal() -> bool {
 }
 
 impl View {
-    pub fn start(live: Arc<Totals>, clock_start: Instant, planned_s: u64) -> View {
+    pub fn start(live: Arc<Totals>, clock_start: Instant, planned_s: Option<u64>) -> View {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new().name("live-view".into()).spawn(move || {
@@ -87,11 +87,12 @@ impl Bars {
     }
 
     fn draw(&mut self, lines: &Lines) {
-        let (now, planned) = (lines.now, lines.planned);
-        // past the plan the bar is full and says so, rather than counting beyond it
-        self.run.set_length(planned.max(now).max(1));
+        let now = lines.now;
+        // past the plan the bar is full and says so, rather than counting beyond it; with
+        // no plan it is full too
+        self.run.set_length(lines.planned.unwrap_or(now).max(now).max(1));
         self.run.set_position(now);
-        self.run.set_prefix(format!("{now:>4}s/{planned}s"));
+        self.run.set_prefix(format!("{now:>4}s/{}", lines.length()));
         self.run.set_message(lines.progress());
         while self.workloads.len() < lines.workloads.len() {
             let bar = self.multi.add(ProgressBar::new(1).with_style(self.line.clone()));
@@ -120,7 +121,8 @@ impl Bars {
 /// What the view shows at one moment.
 pub struct Lines {
     pub now: u64,
-    pub planned: u64,
+    /// `None` while a workload that ends by itself makes the run's end unknown.
+    pub planned: Option<u64>,
     pub phase: Option<String>,
     /// One per workload running in the phase in force, in the scenario's order.
     pub workloads: Vec<String>,
@@ -130,16 +132,21 @@ impl Lines {
     /// The view of `s` at second `now` of a run planned for `planned` seconds (or as
     /// the timeline last replanned it): the workloads of the phase in force, each with
     /// its last second since it runs as it does.
-    pub fn of(s: &State, now: u64, planned: u64) -> Lines {
+    pub fn of(s: &State, now: u64, planned: Option<u64>) -> Lines {
         let planned = s.planned.unwrap_or(planned);
         let workloads = s.running.iter().map(|&(i, workers, since)| workload(s, i, workers, since, now)).collect();
         Lines { now, planned, phase: s.phase.clone(), workloads }
     }
 
-    /// `34%, ETA 45s · phase`: what is left of the plan, or that the run is past it.
+    /// `34%, ETA 45s · phase`: what is left of the plan, that the run is past it, or
+    /// that its end is not known (a workload runs until its IO is done).
     fn progress(&self) -> String {
-        let left = match self.planned.checked_sub(self.now).filter(|left| *left > 0) {
-            Some(left) => format!("{:>3}%, ETA {left}s", self.now * 100 / self.planned),
+        let Some(planned) = self.planned else {
+            let phase = self.phase.as_ref().map(|p| format!(" · {p}")).unwrap_or_default();
+            return format!("ETA unknown{phase}");
+        };
+        let left = match planned.checked_sub(self.now).filter(|left| *left > 0) {
+            Some(left) => format!("{:>3}%, ETA {left}s", self.now * 100 / planned),
             None => "finishing".into(),
         };
         let phase = self.phase.as_ref().map(|p| format!(" · {p}")).unwrap_or_default();
@@ -150,7 +157,12 @@ impl Lines {
     /// `[23s/68s 34%, ETA 45s · qd4] qd4 x4: 84,012 IOPS 344 MB/s p50 40.1 µs p99 73.2 µs`.
     pub fn plain(&self) -> String {
         let body = if self.workloads.is_empty() { "starting".to_string() } else { self.workloads.join(" | ") };
-        format!("[{}s/{}s {}] {body}", self.now, self.planned, self.progress())
+        format!("[{}s/{} {}] {body}", self.now, self.length(), self.progress())
+    }
+
+    /// The planned length, `48s`, or `?` when it is not known.
+    fn length(&self) -> String {
+        self.planned.map_or("?".into(), |p| format!("{p}s"))
     }
 }
 
@@ -215,10 +227,10 @@ mod tests {
         // qd4 began at second 10: qd1 is no longer shown, and qd4 is starting until its
         // first second is stored
         live.set_phase("qd4", 10, &[(1, 4)]);
-        let lines = live.with(|s| Lines::of(s, 10, 40));
+        let lines = live.with(|s| Lines::of(s, 10, Some(40)));
         assert_eq!(lines.workloads, vec!["qd4 x4: starting"]);
         live.add_one(1, 1, 10, Op::Read, second(1000, 4096, 50_000));
-        let lines = live.with(|s| Lines::of(s, 11, 40));
+        let lines = live.with(|s| Lines::of(s, 11, Some(40)));
         assert!(
             lines.workloads[0].starts_with("qd4 x4: 1,000 IOPS of 2,000 4.10 MB/s p50 50"),
             "{:?}",
@@ -226,20 +238,23 @@ mod tests {
         );
         assert!(lines.plain().starts_with("[11s/40s  27%, ETA 29s · qd4] qd4 x4: 1,000 IOPS"), "{}", lines.plain());
         // long after its last second a workload says so (stopped, or stalled)
-        assert_eq!(live.with(|s| Lines::of(s, 30, 40)).workloads, vec!["qd4 x4: no second for 19s"]);
+        assert_eq!(live.with(|s| Lines::of(s, 30, Some(40))).workloads, vec!["qd4 x4: no second for 19s"]);
         // a workload going on as it ran keeps its seconds in the next phase; one whose
         // workers changed starts anew
         live.set_phase("qd4+qd1", 11, &[(0, 1), (1, 4)]);
         live.add_one(0, 0, 11, Op::Read, second(10, 4096, 50_000));
-        let lines = live.with(|s| Lines::of(s, 12, 40)).workloads;
+        let lines = live.with(|s| Lines::of(s, 12, Some(40))).workloads;
         assert!(lines[0].starts_with("qd1 x1: 10 IOPS") && lines[1].starts_with("qd4 x4: 1,000 IOPS"), "{lines:?}");
         live.set_phase("qd4 x8", 12, &[(1, 8)]);
-        assert_eq!(live.with(|s| Lines::of(s, 12, 40)).workloads, vec!["qd4 x8: starting"]);
+        assert_eq!(live.with(|s| Lines::of(s, 12, Some(40))).workloads, vec!["qd4 x8: starting"]);
         // past the plan the view says it is finishing, not `70s/68s`
-        assert!(live.with(|s| Lines::of(s, 45, 40)).plain().starts_with("[45s/40s finishing · qd4 x8]"));
+        assert!(live.with(|s| Lines::of(s, 45, Some(40))).plain().starts_with("[45s/40s finishing · qd4 x8]"));
         // the timeline's replanned end wins over the first plan
-        live.set_planned(48);
-        assert!(live.with(|s| Lines::of(s, 45, 40)).plain().starts_with("[45s/48s  93%, ETA 3s · qd4 x8]"));
+        live.set_planned(Some(48));
+        assert!(live.with(|s| Lines::of(s, 45, Some(40))).plain().starts_with("[45s/48s  93%, ETA 3s · qd4 x8]"));
+        // a workload that ends by itself makes the end unknown: no ETA rather than a wrong one
+        live.set_planned(None);
+        assert!(live.with(|s| Lines::of(s, 45, Some(40))).plain().starts_with("[45s/? ETA unknown · qd4 x8]"));
     }
 
     #[test]
@@ -250,7 +265,7 @@ mod tests {
         let mut sent = OpStats::new(false);
         sent.bytes = 1_250_000_000;
         live.add_one(1, 2, 3, Op::Send, sent);
-        let lines = live.with(|s| Lines::of(s, 4, 10)).workloads;
+        let lines = live.with(|s| Lines::of(s, 4, Some(10))).workloads;
         assert!(lines[0].starts_with("oltp x2: 1,870 TPS p50 "), "{lines:?}");
         assert!(!lines[0].contains("MB/s") && !lines[0].contains("IOPS"), "{lines:?}");
         assert_eq!(lines[1], "net x1: 10.0 Gbit/s");

@@ -51,6 +51,12 @@ pub struct Profile {
     pub crc: Option<Crc>,
     pub duration: Option<Span>,
     pub ramp: Option<Span>,
+    /// Bytes each worker moves in a pass, then the workload ends (fio's `io_size`).
+    pub io_size: Option<Size>,
+    /// Passes over `io_size` (or the working set) each worker makes (fio's `loops`).
+    pub loops: Option<u32>,
+    /// IOs each worker issues, then the workload ends (fio's `number_ios`).
+    pub number_ios: Option<u64>,
     /// The hosts of the inventory (`--hosts`) this workload runs on: `all`, a host, a
     /// label, a slice `0:3`, or a list of those.
     #[serde(default, deserialize_with = "one_or_many")]

@@ -166,6 +166,12 @@ pub enum Kind {
 }
 
 impl Workload {
+    /// A workload that ends by itself (bounded by bytes or IOs) and has no duration to
+    /// cap it: when it ends is not known in advance.
+    pub fn open_ended(&self) -> bool {
+        self.io().and_then(|io| io.bound).is_some_and(|b| !b.capped)
+    }
+
     /// The IO profile, for code that serves both kinds; `None` for a program's workload.
     pub fn io(&self) -> Option<&IoProfile> {
         match &self.kind {
@@ -298,6 +304,56 @@ pub struct IoProfile {
     /// What written blocks contain.
     #[serde(flatten, serialize_with = "serialize_data")]
     pub data: DataSpec,
+    /// Ends the workload by itself after so many bytes or IOs per worker (`io_size`,
+    /// `loops`, `number_ios`), as fio's jobs end without `time_based`; `None`: it runs
+    /// its duration.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<Bound>,
+}
+
+/// How much IO a bounded workload does, per worker (each of `jobs` does its own, as
+/// each of fio's `numjobs` does): `loops` passes of `io_size` bytes (of the working set,
+/// without `io_size`), or `number_ios` IOs, whichever comes first. The workload ends
+/// when its workers have done theirs, or at its duration if one is given (a cap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Bound {
+    /// Bytes of one pass; `None`: the working set (`size`, or the whole file or
+    /// device), known once the target is laid out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<u64>,
+    /// Passes; 1 unless `loops` is given. Only bytes count when `number_ios` is given
+    /// alone (`passes` is `None` then).
+    #[serde(rename = "loops", skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
+    /// A duration was given: it caps the workload, which otherwise has no planned end.
+    #[serde(skip)]
+    pub capped: bool,
+}
+
+/// `until 8 MiB per worker`, `until 1000 IOs per worker`, as the start line says it.
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bytes = match (self.io_size, self.passes) {
+            (_, None) => None,
+            (Some(b), Some(1)) => Some(units::Size(b).human()),
+            (Some(b), Some(n)) => Some(format!("{n} x {}", units::Size(b).human())),
+            (None, Some(1)) => Some("one pass".to_string()),
+            (None, Some(n)) => Some(format!("{n} passes")),
+        };
+        let ios = self.number_ios.map(|n| format!("{n} IOs"));
+        let both: Vec<String> = bytes.into_iter().chain(ios).collect();
+        write!(f, "until {} per worker", both.join(" or "))
+    }
+}
+
+impl Bound {
+    /// The bytes one worker moves before it stops, given its working set of `pass`
+    /// bytes; `None` when only `number_ios` bounds it.
+    pub fn bytes(&self, pass: u64) -> Option<u64> {
+        self.passes.map(|n| self.io_size.unwrap_or(pass).saturating_mul(n as u64))
+    }
 }
 
 impl IoProfile {
@@ -331,6 +387,7 @@ impl IoProfile {
             filled: false,
             stop_when_steady: None,
             data: DataSpec::default(),
+            bound: None,
         }
     }
 }

@@ -97,7 +97,10 @@ pub(super) fn prepare(
 
     let store = Store::open(results)?;
     let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::jobs_of(w, f)).collect();
-    let reserve = Arc::new(Reserve::take(results, timeline::planned_seconds(&scenario), &workers)?);
+    let total = timeline::planned_seconds(&scenario);
+    // a run whose length is unknown (a workload ends when its IO is done) is checked for
+    // its first second's results and the reserve
+    let reserve = Arc::new(Reserve::take(results, total.unwrap_or(1), &workers)?);
     for line in children::clean_up(&store)? {
         eprintln!("warning: {line}");
     }
@@ -116,7 +119,6 @@ pub(super) fn prepare(
     if !findings.is_empty() && !quiet {
         eprint!("{}", lint::describe(&findings));
     }
-    let total = timeline::planned_seconds(&scenario);
     if let Some(d) = &scenario.description {
         progress(&format!("{}: {d}", scenario.name));
     }
@@ -133,7 +135,8 @@ pub(super) fn prepare(
             return Err(e);
         }
     };
-    progress(&format!("run {run}: about {total} s; results in {}", store.path.display()));
+    let length = total.map_or("until its IO is done".into(), |s| format!("about {s} s"));
+    progress(&format!("run {run}: {length}; results in {}", store.path.display()));
 
     let session =
         Session { _recorded: recorded, reserve, store, run, fleet, scenario, engines, progress, stop, interrupted };

@@ -77,8 +77,9 @@ pub(super) struct Staged {
     pub(super) targets: Vec<PathBuf>,
     /// io_uring works here: fio workloads use it too, else psync.
     pub(super) uring_ok: bool,
-    /// The run's planned length in seconds.
-    pub(super) total: u64,
+    /// The run's planned length in seconds (`None`: a workload that ends by itself
+    /// decides it).
+    pub(super) total: Option<u64>,
     /// Databases and servers the `driver:` workloads use.
     pub(super) prepared: crate::drivers::ReadyDrivers,
     pub(super) tx: Sender<Sample>,

@@ -49,8 +49,9 @@ pub struct Context<'a> {
     pub on_host: &'a dyn Fn(u32, &str),
     /// Told the second the run is planned to end, replanned before each step from
     /// where the timeline stands (a start lands on the next whole second, a hook or a
-    /// `prefill` takes what it takes), so the live view's ETA holds.
-    pub on_plan: &'a dyn Fn(u64),
+    /// `prefill` takes what it takes), so the live view's ETA holds; `None` while a
+    /// workload that ends by itself (bounded, no duration) makes the end unknown.
+    pub on_plan: &'a dyn Fn(Option<u64>),
 }
 
 /// Told a phase as it opens: its label, its first second on the run clock and what runs

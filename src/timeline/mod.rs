@@ -128,10 +128,10 @@ impl Executor<'_> {
             }
         }
         self.replan(steps.len());
-        // the timeline is done: let what runs run to its end
-        let last = self.started.iter().flatten().filter(|l| !l.over).map(|l| l.end(self.cx)).max();
-        if let Some(end) = last {
-            self.idle_until(end, None)?;
+        // the timeline is done: let what runs run to its end (or until its IO is done)
+        let running: Vec<usize> = self.started.iter().flatten().filter(|l| !l.over).map(|l| l.idx).collect();
+        for idx in running {
+            self.wait_for(idx)?;
         }
         Ok(())
     }
@@ -139,9 +139,9 @@ impl Executor<'_> {
     /// Tells the live view when the run will end: steps `from` on, as planned, from the
     /// second the next step would land on and the ends of the workloads running.
     fn replan(&self, from: usize) {
-        let mut ends = vec![0; self.scenario.workloads.len()];
+        let mut ends = vec![Some(0); self.scenario.workloads.len()];
         for l in self.started.iter().flatten().filter(|l| !l.over) {
-            ends[l.idx] = l.end_t;
+            ends[l.idx] = (!l.w.open_ended()).then_some(l.end_t);
         }
         (self.cx.on_plan)(planned_from(self.scenario, from, self.next_second(Duration::ZERO), ends));
     }
@@ -445,13 +445,27 @@ impl Executor<'_> {
                     self.open_phase(stop_t, None)?;
                 }
             }
-            // workloads past their end
-            let ended: Vec<usize> =
-                self.started.iter().flatten().filter(|l| !l.over && now >= l.end(self.cx)).map(|l| l.idx).collect();
+            // workloads past their end, or bounded ones that did all their IO: these end
+            // now, and their phase with the second they ended in
+            let ended: Vec<usize> = self
+                .started
+                .iter()
+                .flatten()
+                .filter(|l| !l.over && (now >= l.end(self.cx) || l.done()))
+                .map(|l| l.idx)
+                .collect();
             for idx in ended {
                 let end_t = self.started[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
-                self.end_workload(idx, None)?;
-                self.open_phase(end_t, None)?;
+                let at = self.cx.clock_start.elapsed().as_secs_f64();
+                if at < end_t as f64 {
+                    let name = &self.scenario.workloads[idx].name;
+                    (self.cx.progress)(&format!("[{:>5}s] {name}: done after {at:.1} s", at.ceil()));
+                    self.end_workload(idx, Some(at))?;
+                    self.open_phase(at.ceil() as u64, None)?;
+                } else {
+                    self.end_workload(idx, None)?;
+                    self.open_phase(end_t, None)?;
+                }
             }
             let finished = done.is_some_and(|d| self.started[d].as_ref().is_none_or(|l| l.over));
             if finished || now >= until {
@@ -614,33 +628,43 @@ fn is_async(step: &Step) -> bool {
 }
 
 /// About how long the timeline takes, in seconds: what it waits for, ramps and
-/// workload durations (hooks and fills count as instant).
-pub fn planned_seconds(scenario: &Scenario) -> u64 {
-    planned_from(scenario, 0, 0, vec![0; scenario.workloads.len()])
+/// workload durations (hooks and fills count as instant). `None` when a workload that
+/// ends by itself, with no duration to cap it, decides when the run ends: its length is
+/// not known in advance.
+pub fn planned_seconds(scenario: &Scenario) -> Option<u64> {
+    planned_from(scenario, 0, 0, vec![Some(0); scenario.workloads.len()])
 }
 
 /// When the run is planned to end if its steps `from` on begin at second `now`, with
-/// the workloads already started ending at `ends` (0 for the others).
-fn planned_from(scenario: &Scenario, from: usize, mut now: u64, mut ends: Vec<u64>) -> u64 {
+/// the workloads already started ending at `ends` (0 for the others, `None` for one
+/// whose end is not known).
+fn planned_from(scenario: &Scenario, from: usize, now: u64, mut ends: Vec<Option<u64>>) -> Option<u64> {
+    let mut now = Some(now);
     for step in &scenario.steps[from..] {
         if let Some(at) = step.at {
-            now = now.max(at.as_secs());
+            now = now.map(|n| n.max(at.as_secs()));
         }
         match step.action {
             Action::Start { workload, wait, .. } | Action::Ramp { workload, wait, .. } => {
                 let w = &scenario.workloads[workload];
-                ends[workload] = now + (w.ramp + w.duration).as_secs();
+                let length = (w.ramp + w.duration).as_secs();
+                ends[workload] = now.filter(|_| !w.open_ended()).map(|n| n + length);
                 if wait {
                     now = ends[workload];
                 }
             }
-            Action::Stop { workload } => ends[workload] = ends[workload].min(now),
-            Action::Wait(d) => now += d.as_secs(),
-            Action::WaitFor { workload } => now = now.max(ends[workload]),
+            Action::Stop { workload } => {
+                ends[workload] = match (ends[workload], now) {
+                    (Some(end), Some(n)) => Some(end.min(n)),
+                    (end, n) => end.or(n),
+                }
+            }
+            Action::Wait(d) => now = now.map(|n| n + d.as_secs()),
+            Action::WaitFor { workload } => now = now.zip(ends[workload]).map(|(n, end)| n.max(end)),
             _ => {}
         }
     }
-    ends.into_iter().max().unwrap_or(0).max(now)
+    ends.into_iter().try_fold(now?, |last, end| Some(last.max(end?)))
 }
 
 #[cfg(test)]
@@ -654,10 +678,25 @@ mod tests {
                     workloads:\n  a: {rw: randread}\n  b: {rw: randread}\n  c: {rw: randread}\n\
                     timeline:\n  - start: a\n  - start: b\n  - wait: 3s\n  - start: c\n    async: true\n";
         let s = Scenario::load(&Source { origin: "t".into(), text }, &[]).unwrap();
-        assert_eq!(planned_seconds(&s), 6 + 6 + 3 + 6);
+        assert_eq!(planned_seconds(&s), Some(6 + 6 + 3 + 6));
         // b started a second late (a's end, then the next whole second): all after it moves
-        assert_eq!(planned_from(&s, 2, 13, vec![6, 13, 0]), 13 + 3 + 6);
+        assert_eq!(planned_from(&s, 2, 13, vec![Some(6), Some(13), Some(0)]), Some(13 + 3 + 6));
         // c running async to second 23, nothing left to step through
-        assert_eq!(planned_from(&s, 4, 17, vec![6, 13, 23]), 23);
+        assert_eq!(planned_from(&s, 4, 17, vec![Some(6), Some(13), Some(23)]), Some(23));
+    }
+
+    /// A workload that ends by itself with no duration makes the run's end unknown
+    /// while it runs; with a duration, that caps it and counts in the plan.
+    #[test]
+    fn a_bounded_workload_without_duration_has_no_planned_end() {
+        let text = "name: t\ndefaults: {target: /tmp/x, size: 1m}\n\
+                    workloads:\n  a: {rw: read, loops: 1}\n  b: {rw: read, duration: 4s}\n  c: {rw: read, io_size: 1m, duration: 5s}\n\
+                    timeline:\n  - start: a\n  - start: b\n  - start: c\n";
+        let s = Scenario::load(&Source { origin: "t".into(), text }, &[]).unwrap();
+        assert_eq!(planned_seconds(&s), None);
+        // once `a` is done, the rest is known again: b's 4 s and c's cap of 5 s
+        assert_eq!(planned_from(&s, 1, 3, vec![Some(0); 3]), Some(3 + 4 + 5));
+        // `a` running async with no end: unknown until it ends, even after the others
+        assert_eq!(planned_from(&s, 3, 10, vec![None, Some(7), Some(10)]), None);
     }
 }

@@ -165,6 +165,15 @@ impl RunningWorkload {
         Ok(())
     }
 
+    /// A bounded workload whose workers have all done their IO: it ends now, before
+    /// the end its duration gives it.
+    pub fn done(&self) -> bool {
+        self.w.io().is_some_and(|io| io.bound.is_some())
+            && self.workers == self.planned
+            && !self.threads.is_empty()
+            && self.threads.iter().all(|(thread, _)| thread.is_finished())
+    }
+
     /// Waits for every thread; the first failure, if any.
     pub fn join(&mut self) -> Option<String> {
         let mut failure = None;
@@ -219,5 +228,10 @@ pub fn describe(r: &RunningWorkload, cx: &Context) -> String {
     let w = &r.w;
     let what = crate::drivers::of(r.engine).describe(w, &cx.files[r.idx], r.planned, r.engine);
     let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
-    format!("[{:>5}s] {}: {what}: {ramp}{}", r.start_t, w.name, Span(w.duration))
+    let length = match w.io().and_then(|io| io.bound) {
+        Some(bound) if bound.capped => format!("{bound}, at most {}", Span(w.duration)),
+        Some(bound) => bound.to_string(),
+        None => Span(w.duration).to_string(),
+    };
+    format!("[{:>5}s] {}: {what}: {ramp}{length}", r.start_t, w.name)
 }

@@ -48,6 +48,9 @@ pub struct IoGen {
     /// Writes between syncs (0: never), and writes since the last one.
     fsync_every: u32,
     unsynced: u32,
+    /// What is left of a bounded worker's bytes and IOs (`None`: no such bound).
+    bytes_left: Option<u64>,
+    ios_left: Option<u64>,
 }
 
 impl IoGen {
@@ -75,16 +78,24 @@ impl IoGen {
             file: 0,
             fsync_every: w.fsync_every,
             unsynced: 0,
+            // a pass covers the working set of each file
+            bytes_left: w.bound.and_then(|b| b.bytes(span.saturating_mul(files.max(1) as u64))),
+            ios_left: w.bound.and_then(|b| b.number_ios),
         }
     }
 
+    /// The next IO, or `None` once a bounded worker has done its bytes or IOs (see
+    /// `scenario::Bound`): the worker then stops.
     #[inline]
-    pub fn next(&mut self) -> Io {
+    pub fn next(&mut self) -> Option<Io> {
+        if self.done() {
+            return None;
+        }
         let file = self.file;
         self.file = (file + 1) % self.next.len() as u32;
         if self.fsync_every > 0 && self.unsynced >= self.fsync_every {
             self.unsynced = 0;
-            return Io { op: Op::Sync, file, offset: 0, len: 0 };
+            return Some(Io { op: Op::Sync, file, offset: 0, len: 0 });
         }
         let op = match self.read_percent {
             100 => Op::Read,
@@ -97,7 +108,8 @@ impl IoGen {
                 }
             }
         };
-        let len = self.sizes.pick(&mut self.rng);
+        // a bounded worker's last IO is cut to what is left of its bytes
+        let mut len = self.sizes.pick(&mut self.rng).min(self.bytes_left.map_or(u64::MAX, |b| self.aligned(b)));
         let random = match self.random_percent {
             100 => true,
             0 => false,
@@ -106,12 +118,38 @@ impl IoGen {
         let next = &mut self.next[file as usize];
         let mut pos = if random { self.sampler.next(&mut self.rng, self.units) * self.align } else { *next };
         if pos + len > self.span {
-            // a sequential stream wraps; a random draw near the end moves back to fit
-            pos = if random { (self.span - len) / self.align * self.align } else { 0 };
+            let to_end = self.span.saturating_sub(pos) / self.align * self.align;
+            if random {
+                // a random draw near the end moves back to fit
+                pos = (self.span - len) / self.align * self.align;
+            } else if to_end > 0 {
+                // a sequential IO ends at the end of the working set, whose tail a pass
+                // then covers too
+                len = to_end;
+            } else {
+                pos = 0;
+            }
         }
         *next = pos + len;
         self.unsynced += (op == Op::Write) as u32;
-        Io { op, file, offset: self.base + pos, len }
+        if let Some(b) = self.bytes_left.as_mut() {
+            *b -= len;
+        }
+        if let Some(n) = self.ios_left.as_mut() {
+            *n -= 1;
+        }
+        Some(Io { op, file, offset: self.base + pos, len })
+    }
+
+    /// A bounded worker has done its bytes or its IOs.
+    #[inline]
+    pub fn done(&self) -> bool {
+        self.bytes_left.is_some_and(|b| b < self.align) || self.ios_left == Some(0)
+    }
+
+    /// `bytes` rounded down to the smallest block size.
+    fn aligned(&self, bytes: u64) -> u64 {
+        bytes / self.align * self.align
     }
 }
 
@@ -159,6 +197,7 @@ pub(crate) mod tests {
             filled: false,
             stop_when_steady: None,
             data: data::DataSpec::default(),
+            bound: None,
         }
     }
 
@@ -167,7 +206,7 @@ pub(crate) mod tests {
         let mut g = IoGen::new("w", &with_mix(Rw::Randread, 50), 1 << 20, 0, 1, 1);
         let mut hits = [0u32; 256];
         for _ in 0..256_000 {
-            let io = g.next();
+            let io = g.next().unwrap();
             assert_eq!((io.op, io.len), (Op::Read, 4096));
             assert_eq!(io.offset % 4096, 0);
             assert!(io.offset < 1 << 20);
@@ -180,7 +219,7 @@ pub(crate) mod tests {
     #[test]
     fn mix_follows_rwmixread() {
         let mut g = IoGen::new("w", &with_mix(Rw::Randrw, 70), 1 << 20, 0, 1, 1);
-        let reads = (0..100_000).filter(|_| g.next().op == Op::Read).count();
+        let reads = (0..100_000).filter(|_| g.next().unwrap().op == Op::Read).count();
         assert!((69_000..71_000).contains(&reads), "{reads}");
     }
 
@@ -188,11 +227,11 @@ pub(crate) mod tests {
     fn sequential_workers_spread_and_wrap() {
         let w = with_mix(Rw::Read, 50);
         let mut a = IoGen::new("w", &w, 4 * 4096, 0, 1, 1);
-        let offs: Vec<u64> = (0..5).map(|_| a.next().offset).collect();
+        let offs: Vec<u64> = (0..5).map(|_| a.next().unwrap().offset).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 12288, 0]);
         // two workers on a 4-block set start half-way apart
         let mut second = IoGen::new("w", &w, 4 * 4096, 1, 2, 1);
-        assert_eq!(second.next().offset, 8192);
+        assert_eq!(second.next().unwrap().offset, 8192);
     }
 
     #[test]
@@ -203,7 +242,7 @@ pub(crate) mod tests {
         let mut g = IoGen::new("w", &w, 1 << 20, 0, 1, 1);
         let mut sizes = [0u32; 2];
         for _ in 0..100_000 {
-            let io = g.next();
+            let io = g.next().unwrap();
             assert!(io.offset >= 1 << 20 && io.offset + io.len <= 2 << 20, "{io:?}");
             assert_eq!(io.offset % 4096, 0);
             sizes[(io.len == 65536) as usize] += 1;
@@ -212,7 +251,7 @@ pub(crate) mod tests {
         // sequential with mixed sizes: each IO starts where the last ended
         w.rw = Rw::Write;
         let mut g = IoGen::new("w", &w, 1 << 20, 0, 1, 1);
-        let (a, b) = (g.next(), g.next());
+        let (a, b) = (g.next().unwrap(), g.next().unwrap());
         assert_eq!(b.offset, a.offset + a.len);
     }
 
@@ -221,10 +260,10 @@ pub(crate) mod tests {
         let mut w = with_mix(Rw::Randwrite, 50);
         w.random_percent = 10;
         let mut g = IoGen::new("w", &w, 1 << 30, 0, 1, 1);
-        let mut prev = g.next();
+        let mut prev = g.next().unwrap();
         let mut follows = 0;
         for _ in 0..100_000 {
-            let io = g.next();
+            let io = g.next().unwrap();
             follows += (io.offset == prev.offset + prev.len) as u32;
             prev = io;
         }
@@ -236,7 +275,7 @@ pub(crate) mod tests {
         let mut w = with_mix(Rw::Randread, 50);
         w.distribution = "zoned:90/10:10/90".parse().unwrap();
         let mut g = IoGen::new("w", &w, 100 << 20, 0, 1, 1);
-        let hot = (0..100_000).filter(|_| g.next().offset < 10 << 20).count();
+        let hot = (0..100_000).filter(|_| g.next().unwrap().offset < 10 << 20).count();
         assert!((89_000..91_000).contains(&hot), "{hot}");
     }
 
@@ -244,7 +283,7 @@ pub(crate) mod tests {
     fn several_files_share_the_ios_round_robin_each_sequential() {
         let w = with_mix(Rw::Read, 50);
         let mut g = IoGen::new("w", &w, 1 << 20, 0, 1, 3);
-        let ios: Vec<Io> = (0..6).map(|_| g.next()).collect();
+        let ios: Vec<Io> = (0..6).map(|_| g.next().unwrap()).collect();
         let files: Vec<u32> = ios.iter().map(|io| io.file).collect();
         assert_eq!(files, vec![0, 1, 2, 0, 1, 2]);
         assert_eq!((ios[0].offset, ios[3].offset), (0, 4096), "each file is read sequentially");
@@ -258,7 +297,7 @@ pub(crate) mod tests {
         let mut writes_since = 0;
         let mut syncs = 0;
         for _ in 0..10_000 {
-            match g.next().op {
+            match g.next().unwrap().op {
                 Op::Write => writes_since += 1,
                 Op::Sync => {
                     assert_eq!(writes_since, 4);
@@ -275,8 +314,60 @@ pub(crate) mod tests {
     #[test]
     fn seeds_repeat() {
         let w = with_mix(Rw::Randread, 50);
-        let a: Vec<Io> = (0..5).scan(IoGen::new("w", &w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
-        let b: Vec<Io> = (0..5).scan(IoGen::new("w", &w, 1 << 30, 3, 4, 1), |g, _| Some(g.next())).collect();
+        let a: Vec<Io> = (0..5).scan(IoGen::new("w", &w, 1 << 30, 3, 4, 1), |g, _| g.next()).collect();
+        let b: Vec<Io> = (0..5).scan(IoGen::new("w", &w, 1 << 30, 3, 4, 1), |g, _| g.next()).collect();
         assert_eq!(a, b);
+    }
+
+    fn bounded(rw: Rw, io_size: Option<u64>, passes: Option<u32>, number_ios: Option<u64>) -> IoProfile {
+        let mut w = with_mix(rw, 50);
+        w.bound = Some(crate::scenario::model::Bound { io_size, passes, number_ios, capped: false });
+        w
+    }
+
+    /// Everything a generator hands out until it says the worker is done.
+    fn drain(g: &mut IoGen) -> Vec<Io> {
+        std::iter::from_fn(|| g.next()).take(10_000_000).collect()
+    }
+
+    #[test]
+    fn one_pass_moves_the_working_set_exactly_once_even_with_a_split() {
+        let mut w = bounded(Rw::Read, None, Some(1), None);
+        w.bs = BlockSizes::parse_split("4k/50:64k/30:192k/20").unwrap();
+        // the second of three workers starts a third of the way in and wraps
+        let mut g = IoGen::new("w", &w, 8 << 20, 1, 3, 1);
+        let ios = drain(&mut g);
+        assert_eq!(ios.iter().map(|io| io.len).sum::<u64>(), 8 << 20);
+        let mut covered = vec![0u32; (8 << 20) / 4096];
+        for io in &ios {
+            assert!(io.offset + io.len <= 8 << 20, "{io:?}");
+            (io.offset / 4096..(io.offset + io.len) / 4096).for_each(|b| covered[b as usize] += 1);
+        }
+        assert!(covered.iter().all(|&c| c == 1), "every block once");
+        assert!(g.done() && g.next().is_none());
+    }
+
+    #[test]
+    fn number_ios_stops_the_worker_after_that_many() {
+        let mut g = IoGen::new("w", &bounded(Rw::Randread, None, None, Some(1000)), 1 << 20, 0, 1, 1);
+        assert_eq!(drain(&mut g).len(), 1000);
+    }
+
+    #[test]
+    fn loops_repeat_io_size_and_the_first_bound_reached_wins() {
+        let mut g = IoGen::new("w", &bounded(Rw::Randwrite, Some(1 << 20), Some(3), None), 8 << 20, 0, 1, 1);
+        assert_eq!(drain(&mut g).iter().map(|io| io.len).sum::<u64>(), 3 << 20);
+        // 256 IOs of 4k would be 1 MiB: 100 IOs come first
+        let mut g = IoGen::new("w", &bounded(Rw::Read, Some(1 << 20), Some(1), Some(100)), 8 << 20, 0, 1, 1);
+        assert_eq!(drain(&mut g).len(), 100);
+        // an io_size that is not a whole number of blocks ends on the last whole block
+        let mut g = IoGen::new("w", &bounded(Rw::Read, Some(10_000), Some(1), None), 8 << 20, 0, 1, 1);
+        assert_eq!(drain(&mut g).iter().map(|io| io.len).collect::<Vec<_>>(), vec![4096, 4096]);
+    }
+
+    #[test]
+    fn an_unbounded_generator_never_ends() {
+        let mut g = IoGen::new("w", &with_mix(Rw::Read, 50), 4 * 4096, 0, 1, 1);
+        assert!((0..100_000).all(|_| g.next().is_some()));
     }
 }

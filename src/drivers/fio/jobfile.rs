@@ -80,7 +80,11 @@ pub fn translate(
     }
     let depth = if engine == IoEngine::IoUring { w.iodepth } else { 1 };
     line(&mut g, "iodepth", &depth);
-    line(&mut g, "time_based", &1);
+    // a bounded workload ends after its IO (fio's default); runtime caps it as fathom's
+    // duration does
+    if w.bound.is_none() {
+        line(&mut g, "time_based", &1);
+    }
     line(&mut g, "runtime", &runtime_s);
     // percentiles and histogram bins of latency from submission, not only completion
     line(&mut g, "lat_percentiles", &1);
@@ -140,8 +144,9 @@ pub fn translate(
             Queue::Shared => (files.iter().collect(), index, job_count),
             Queue::PerTarget => (vec![&files[(index / job_count) as usize]], index % job_count, job_count),
         };
-        // sequential workers take a slice each, as fathom's start evenly spaced
-        let (offset, size) = if w.rw.is_random() || of == 1 {
+        // sequential workers take a slice each, as fathom's start evenly spaced; bounded
+        // ones each pass over the whole working set, as fathom's and fio's jobs do
+        let (offset, size) = if w.rw.is_random() || of == 1 || w.bound.is_some() {
             (w.offset, span)
         } else {
             let slice = span / align / of as u64 * align;
@@ -157,6 +162,15 @@ pub fn translate(
             // fio's size is the job's total over its files
             line(&mut g, "size", &(size * mine.len() as u64));
             line(&mut g, "randseed", &(Rng::seed_from(workload, index as u64, slot as u64) >> 1));
+            if let Some(b) = w.bound {
+                // a worker's amount, shared by its psync slots (one fio job each)
+                if let Some(bytes) = b.bytes(size * mine.len() as u64) {
+                    line(&mut g, "io_size", &(bytes / slots as u64 / align * align).max(align));
+                }
+                if let Some(n) = b.number_ios {
+                    line(&mut g, "number_ios", &(n / slots as u64).max(1));
+                }
+            }
             jobs.push((name, index));
         }
     }
@@ -286,6 +300,29 @@ mod tests {
         let notes = inexact(&w, IoEngine::IoUring);
         assert_eq!(notes.iter().map(|n| n.knob).collect::<Vec<_>>(), vec!["rate_iops", "rate"]);
         assert_eq!(value(&j.text, &j.jobs[3].0, "filename"), Some("/d/b\\:c"));
+    }
+
+    #[test]
+    fn a_bounded_workload_passes_its_amount_and_is_not_time_based() {
+        let mut w = crate::workload::tests::profile(Rw::Read);
+        w.bound =
+            Some(crate::scenario::model::Bound { io_size: None, passes: Some(2), number_ios: None, capped: false });
+        let j = translate("w", 2, &w, &[file("/d/a", 8 << 20)], IoEngine::IoUring, 99);
+        assert_eq!(value(&j.text, "global", "time_based"), None);
+        assert_eq!(value(&j.text, "global", "runtime"), Some("99"));
+        // each job passes twice over the whole 8 MiB from the start, as fio's numjobs do
+        for (name, _) in &j.jobs {
+            assert_eq!(value(&j.text, name, "size"), Some("8388608"));
+            assert_eq!(value(&j.text, name, "offset"), Some("0"));
+            assert_eq!(value(&j.text, name, "io_size"), Some("16777216"));
+        }
+        w.bound =
+            Some(crate::scenario::model::Bound { io_size: None, passes: None, number_ios: Some(1000), capped: true });
+        w.iodepth = 4;
+        let j = translate("w", 1, &w, &[file("/d/a", 8 << 20)], IoEngine::Psync, 9);
+        // psync: four fio jobs share the worker's 1000 IOs
+        assert_eq!(value(&j.text, &j.jobs[0].0, "number_ios"), Some("250"));
+        assert_eq!(value(&j.text, &j.jobs[0].0, "io_size"), None);
     }
 
     #[test]

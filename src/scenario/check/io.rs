@@ -5,7 +5,7 @@ use super::checker::{Checker, Layers, pick};
 use crate::error::Result;
 use crate::scenario::file::Profile;
 use crate::scenario::limits;
-use crate::scenario::model::{Arrival, Crc, EngineKind, IoProfile, Kind, Placement, Queue, Rw, Workload};
+use crate::scenario::model::{Arrival, Bound, Crc, EngineKind, IoProfile, Kind, Placement, Queue, Rw, Workload};
 use crate::scenario::pattern::{BlockSizes, Content, DataSpec, Distribution};
 use crate::scenario::text::{PLAIN_TEXT, plain_text};
 use crate::scenario::units::{Size, Span};
@@ -69,6 +69,45 @@ impl Checker<'_> {
                 Ok((BlockSizes::single(4096), path))
             }
         }
+    }
+
+    /// `io_size`, `loops` and `number_ios`: how much IO ends the workload by itself, if
+    /// any of them is set. `largest_block`: a pass smaller than one block moves nothing.
+    fn bound(&self, l: &Layers, largest_block: u64, extend: bool, on_hosts: bool) -> Result<Option<Bound>> {
+        let (io_size, io_size_at) = pick!(l, io_size);
+        let (loops, loops_at) = pick!(l, loops);
+        let (number_ios, ios_at) = pick!(l, number_ios);
+        if let Some(s) = io_size
+            && s.0 < largest_block
+        {
+            let block = Size(largest_block).human();
+            return Err(
+                self.fail(&io_size_at, format!("{s} is less than one block ({block}): a pass would move nothing"))
+            );
+        }
+        if loops == Some(0) {
+            return Err(self.fail(&loops_at, "must be at least 1 (passes over `io_size` or the working set)"));
+        }
+        if number_ios == Some(0) {
+            return Err(self.fail(&ios_at, "must be at least 1 (IOs each worker issues before it ends)"));
+        }
+        if io_size.is_none() && loops.is_none() && number_ios.is_none() {
+            return Ok(None);
+        }
+        let at = match (io_size, loops) {
+            (Some(_), _) => io_size_at,
+            (None, Some(_)) => loops_at.clone(),
+            (None, None) => ios_at,
+        };
+        if extend && loops.is_some() && io_size.is_none() {
+            return Err(self.fail(&loops_at, "an appending workload has no working set to pass over: set `io_size`"));
+        }
+        if on_hosts {
+            return Err(self.fail(&at, "a workload on hosts runs for its duration: bound workloads on this host only"));
+        }
+        // `number_ios` alone bounds IOs only; `io_size` or `loops` bound bytes too
+        let passes = (io_size.is_some() || loops.is_some()).then(|| loops.unwrap_or(1));
+        Ok(Some(Bound { io_size: io_size.map(|s| s.0), passes, number_ios, capped: false }))
     }
 
     /// Overlays a workload on the defaults and checks each value.
@@ -372,12 +411,23 @@ impl Checker<'_> {
             Ok(d)
         };
         let (duration, dur_at) = pick!(l, duration);
+        let mut bound = self.bound(&l, bs.max(), extend, placement.is_some())?;
+        if let Some(b) = bound.as_mut() {
+            b.capped = run_for.is_some() || duration.is_some();
+        }
         let duration = match (run_for, duration) {
-            (Some(d), _) => d,
-            (None, Some(d)) => whole_seconds(d, &dur_at)?,
-            (None, None) => return Err(missing("duration", "how long to measure, e.g. 30s")),
+            (Some(d), _) => Some(d),
+            (None, Some(d)) => Some(whole_seconds(d, &dur_at)?),
+            // it ends by itself: the longest a workload may run is all that caps it
+            (None, None) if bound.is_some() => None,
+            (None, None) => {
+                return Err(missing(
+                    "duration",
+                    "how long to measure, e.g. 30s (or bound it by `io_size`, `loops` or `number_ios`)",
+                ));
+            }
         };
-        if duration.is_zero() {
+        if duration.is_some_and(|d| d.is_zero()) {
             return Err(self.fail(&dur_at, "must be at least 1s"));
         }
         let (ramp, ramp_at) = pick!(l, ramp);
@@ -385,6 +435,7 @@ impl Checker<'_> {
             Some(r) => whole_seconds(r, &ramp_at)?,
             None => Duration::ZERO,
         };
+        let duration = duration.unwrap_or(limits::MAX_RUN.saturating_sub(ramp));
         if ramp + duration > limits::MAX_RUN {
             let days = limits::MAX_RUN.as_secs() / 86400;
             return Err(self.fail(
@@ -436,6 +487,7 @@ impl Checker<'_> {
                 filled: false,
                 stop_when_steady: None,
                 data,
+                bound,
             }),
         })
     }
