@@ -20,7 +20,8 @@ fn per_worker(s: &Scratch, idx: i64) -> Vec<(i64, i64)> {
 
 fn phases(show: &serde_json::Value) -> Vec<(String, i64, i64)> {
     let phases = show["phases"].as_array().unwrap().iter();
-    phases.map(|p| (p["label"].as_str().unwrap().into(), p["start_t"].as_i64().unwrap(), p["end_t"].as_i64().unwrap()))
+    phases
+        .map(|p| (p["label"].as_str().unwrap().into(), p["start_t"].as_i64().unwrap(), p["end_t"].as_i64().unwrap()))
         .collect()
 }
 

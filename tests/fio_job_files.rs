@@ -133,3 +133,31 @@ fn fio_reads_the_same_files() {
         assert!(out.status.success(), "fio --parse-only {file}: {}", text(&out));
     }
 }
+
+#[test]
+fn without_time_based_each_job_makes_one_pass_over_size() {
+    let s = Scratch::new("fio-one-pass");
+    let data = s.data().display().to_string();
+    let out = s.run(&["run", &job("one-pass.fio"), "--target", &data, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // per worker (numjobs=2: each its own pass, as fio's jobs do), as fio reports it
+    let per_worker: Vec<(i64, i64)> = s
+        .db()
+        .prepare("SELECT SUM(ops), SUM(bytes) FROM samples WHERE op = 1 GROUP BY worker ORDER BY worker")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(per_worker, [(64, 4 << 20), (64, 4 << 20)], "exactly 4 MiB each, in 64 KiB writes");
+    let fio = Command::new("fio")
+        .args(["--output-format=json", "--directory", &data, &job("one-pass.fio")])
+        .current_dir(&s.dir)
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", text(&fio));
+    let report: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let written: Vec<i64> =
+        report["jobs"].as_array().unwrap().iter().map(|j| j["write"]["io_bytes"].as_i64().unwrap()).collect();
+    assert_eq!(written, [4 << 20, 4 << 20], "fio writes the same");
+}

@@ -581,7 +581,9 @@ impl<'a> JobMap<'a> {
         }
     }
 
-    /// `runtime` (with `time_based` or without) and `ramp_time`.
+    /// `runtime` (with `time_based` or without) and `ramp_time`. Without `time_based`
+    /// fio runs one pass over `size` (or `io_size`, `loops` times, or `number_ios` IOs),
+    /// `runtime` capping it: fathom's bounded workloads do the same.
     fn time(&mut self) -> Result<()> {
         if let Some(o) = self.opt("ramp_time") {
             let s = self.key("ramp", format!("{}s", self.seconds(o)?));
@@ -589,25 +591,49 @@ impl<'a> JobMap<'a> {
         }
         let time_based = self.opt("time_based").map(Opt::flag).transpose()?.unwrap_or(false);
         if let Some(o) = self.opt("time_based") {
-            self.said(o, "a run for `runtime`");
+            self.said(o, if time_based { "a run for `runtime`" } else { "nothing" });
         }
-        match self.opt("runtime") {
-            Some(o) => {
-                let secs = self.seconds(o)?;
-                let s = self.key("duration", format!("{secs}s"));
-                let s = if time_based {
-                    s
-                } else {
-                    format!("{s} (fio would stop after one pass over size if sooner: fathom runs for the time)")
-                };
-                self.said(o, s);
-                Ok(())
+        let runtime = match self.opt("runtime") {
+            Some(o) => Some((o, self.seconds(o)?)).filter(|(_, secs)| *secs > 0),
+            None => None,
+        };
+        if let Some((o, secs)) = runtime {
+            let s = self.key("duration", format!("{secs}s"));
+            self.said(o, if time_based { s } else { format!("{s} (a cap, as fio's runtime without time_based)") });
+        }
+        let bounds = ["io_size", "loops", "number_ios"];
+        if time_based {
+            if runtime.is_none() {
+                return Err(Error::input(format!(
+                    "{}: [{}]: time_based without runtime: fio would run until stopped; fathom needs `runtime=SECONDS`",
+                    self.job.at, self.job.name
+                )));
             }
-            None => Err(Error::input(format!(
-                "{}: [{}]: no runtime: fio runs this job for one pass over its size, and fathom cannot bound a run by size yet: add `time_based` and `runtime=SECONDS`",
-                self.job.at, self.job.name
-            ))),
+            let job = self.job;
+            for o in bounds.iter().filter_map(|b| job.get(b)) {
+                self.said(o, "nothing: time_based runs for runtime");
+            }
+            return Ok(());
         }
+        if let Some(o) = self.opt("io_size") {
+            let s = self.key("io_size", self.size(o, o.text()?)?.to_string());
+            self.said(o, s);
+        }
+        if let Some(o) = self.opt("number_ios") {
+            let s = self.key("number_ios", self.count(o)?.to_string());
+            self.said(o, s);
+        }
+        match self.opt("loops") {
+            Some(o) => {
+                let s = self.key("loops", self.count(o)?.max(1).to_string());
+                self.said(o, s);
+            }
+            None if self.opt("io_size").is_none() && self.opt("number_ios").is_none() => {
+                self.key("loops", "1");
+            }
+            None => {}
+        }
+        Ok(())
     }
 }
 
@@ -763,6 +789,20 @@ mod tests {
     }
 
     #[test]
+    fn without_time_based_a_job_is_bounded_and_runtime_caps_it() {
+        let m =
+            mapped("[a]\nsize=8m\n[b]\nio_size=1m\nloops=3\nruntime=9\n[c]\nnumber_ios=100\ntime_based\nruntime=2\n")
+                .unwrap();
+        assert!(keys(&m, 0).ends_with(&["size: 8388608".to_string(), "loops: 1".to_string()]), "{:?}", keys(&m, 0));
+        let b = keys(&m, 1);
+        for k in ["duration: 9s", "io_size: 1048576", "loops: 3"] {
+            assert!(b.contains(&k.to_string()), "{k}: {b:?}");
+        }
+        let c = keys(&m, 2);
+        assert!(c.contains(&"duration: 2s".to_string()) && !c.iter().any(|k| k.starts_with("number_ios")), "{c:?}");
+    }
+
+    #[test]
     fn what_fathom_cannot_honour_is_refused_where_written() {
         let err = mapped(&format!("{TIMED}[a]\nzonemode=zbd\n")).unwrap_err();
         assert_eq!(err.exit_code(), 2);
@@ -773,7 +813,7 @@ mod tests {
         assert!(err.starts_with("t.fio:5: frobnicate: an option fathom does not know"), "{err}");
         let err = mapped("[a]\nruntime=1500ms\n").unwrap_err().to_string();
         assert!(err.starts_with("t.fio:2: runtime: fathom's workloads start and end on whole seconds"), "{err}");
-        let err = mapped("[a]\nsize=1g\n").unwrap_err().to_string();
-        assert!(err.starts_with("t.fio:1: [a]: no runtime"), "{err}");
+        let err = mapped("[a]\ntime_based\n").unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:1: [a]: time_based without runtime"), "{err}");
     }
 }

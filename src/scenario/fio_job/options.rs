@@ -55,6 +55,9 @@ pub const SUPPORTED: &[&str] = &[
     "fdatasync",
     "verify",
     "time_based",
+    "io_size",
+    "loops",
+    "number_ios",
     "runtime",
     "ramp_time",
     "stonewall",
@@ -121,9 +124,6 @@ pub fn refusal(name: &str) -> Option<&'static str> {
     Some(match name {
         "zonemode" | "zonesize" | "zoneskip" | "zonerange" => "zoned or strided regions are not in fathom's model",
         "bsrange" | "ba" => "block-size ranges and alignment are not in fathom's model (use bssplit)",
-        "loops" | "io_size" | "number_ios" => {
-            "fathom cannot bound a run by bytes or IO count yet (add time_based and runtime)"
-        }
         "filesize" | "openfiles" | "filename_format" | "file_service_type" => {
             "fathom runs one file per target, of one size"
         }
