@@ -201,8 +201,8 @@ impl<'a> JobMap<'a> {
 
     fn run(mut self) -> Result<Mapped> {
         let job = self.job;
+        let s = self.key("rw", self.rw_name());
         if let Some(o) = self.opt("rw") {
-            let s = self.key("rw", self.rw_name());
             self.said(o, s);
         }
         self.mix()?;
@@ -253,9 +253,14 @@ impl<'a> JobMap<'a> {
     fn engine_and_depth(&mut self) -> Result<()> {
         let direct = self.direct()?;
         let depth = match self.opt("iodepth") {
-            Some(o) => self.count(o)?,
+            Some(o) => match self.count(o)? {
+                0 => return Err(o.err("must be at least 1")),
+                n => n,
+            },
             None => 1,
         };
+        // fio's default is buffered IO, fathom's O_DIRECT: always say which
+        self.key("direct", direct.to_string());
         let (engine, one_at_a_time) = match self.opt("ioengine") {
             None => ("psync", Some("fio's default engine psync issues one IO at a time")),
             Some(o) => match o.text()?.trim() {
@@ -494,7 +499,7 @@ impl<'a> JobMap<'a> {
                 self.said(o, s);
             }
             "direct" | "buffered" => {
-                let s = self.key("direct", self.direct()?.to_string());
+                let s = format!("direct: {}", self.direct()?);
                 self.said(o, s);
             }
             "numjobs" => {
@@ -734,6 +739,7 @@ mod tests {
     #[test]
     fn one_rate_on_a_mixed_job_caps_each_direction() {
         let m = mapped(&format!("{TIMED}[a]\nrw=randrw\nrwmixread=70\nrate_iops=700\n")).unwrap();
+        assert!(keys(&m, 0).contains(&"direct: false".to_string()), "fio's default is buffered: {:?}", keys(&m, 0));
         let k = keys(&m, 0);
         assert!(k.contains(&"rate_iops: 1000".to_string()), "reads reach 700 first, writes 300: {k:?}");
         assert!(k.contains(&"rwmixread: 70".to_string()), "{k:?}");
@@ -809,6 +815,8 @@ mod tests {
         assert!(err.to_string().starts_with("t.fio:5: zonemode: zoned"), "{err}");
         let err = mapped(&format!("{TIMED}[a]\nverify=md5\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:5: verify: fathom verifies with crc32c only"), "{err}");
+        let err = mapped(&format!("{TIMED}[a]\niodepth=0\n")).unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:5: iodepth: must be at least 1"), "{err}");
         let err = mapped(&format!("{TIMED}[a]\nfrobnicate=1\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:5: frobnicate: an option fathom does not know"), "{err}");
         let err = mapped("[a]\nruntime=1500ms\n").unwrap_err().to_string();
