@@ -301,7 +301,10 @@ impl<'a> JobMap<'a> {
     }
 
     fn block_sizes(&mut self) -> Result<()> {
-        if let Some(o) = self.opt("bs") {
+        let split = self.opt("bssplit").is_some();
+        if let Some(o) = self.opt("bs").filter(|_| split) {
+            self.said(o, "nothing: bssplit sets the sizes, as in fio");
+        } else if let Some(o) = self.opt("bs") {
             let chosen = self.one_of(o, &pair(o.text()?).map_err(|e| o.err(e))?)?;
             if let Some(v) = chosen {
                 let bytes = self.size(o, &v)?;
@@ -506,6 +509,9 @@ impl<'a> JobMap<'a> {
                 let s = self.key("jobs", self.count(o)?.max(1).to_string());
                 self.said(o, s);
             }
+            "rate_process" if self.opt("rate_iops").or(self.opt("rate")).is_none() => {
+                self.said(o, "nothing: the job asks no rate");
+            }
             "rate_process" => {
                 let arrival = match v {
                     Some("poisson") => "poisson",
@@ -595,25 +601,27 @@ impl<'a> JobMap<'a> {
             self.said(o, s);
         }
         let time_based = self.opt("time_based").map(Opt::flag).transpose()?.unwrap_or(false);
-        if let Some(o) = self.opt("time_based") {
-            self.said(o, if time_based { "a run for `runtime`" } else { "nothing" });
-        }
         let runtime = match self.opt("runtime") {
             Some(o) => Some((o, self.seconds(o)?)).filter(|(_, secs)| *secs > 0),
             None => None,
         };
+        if let Some(o) = self.opt("time_based") {
+            self.said(
+                o,
+                match (time_based, runtime) {
+                    (false, _) => "nothing",
+                    (true, Some(_)) => "a run for `runtime`",
+                    // X-Ray's files leave the runtime to the harness that runs them
+                    (true, None) => "a run as long as `--set duration=...` says (the file gives no runtime)",
+                },
+            );
+        }
         if let Some((o, secs)) = runtime {
             let s = self.key("duration", format!("{secs}s"));
             self.said(o, if time_based { s } else { format!("{s} (a cap, as fio's runtime without time_based)") });
         }
         let bounds = ["io_size", "loops", "number_ios"];
         if time_based {
-            if runtime.is_none() {
-                return Err(Error::input(format!(
-                    "{}: [{}]: time_based without runtime: fio would run until stopped; fathom needs `runtime=SECONDS`",
-                    self.job.at, self.job.name
-                )));
-            }
             let job = self.job;
             for o in bounds.iter().filter_map(|b| job.get(b)) {
                 self.said(o, "nothing: time_based runs for runtime");
@@ -768,7 +776,8 @@ mod tests {
 
     #[test]
     fn bssplit_shares_blank_percentages_and_picks_the_used_direction() {
-        let m = mapped(&format!("{TIMED}[a]\nrw=randwrite\nbssplit=4k/50:8k/50,4k/:64k/20:1m/\n")).unwrap();
+        let m = mapped(&format!("{TIMED}[a]\nrw=randwrite\nbs=4k\nbssplit=4k/50:8k/50,4k/:64k/20:1m/\n")).unwrap();
+        assert!(!keys(&m, 0).iter().any(|k| k.starts_with("bs:")), "bssplit wins over bs: {:?}", keys(&m, 0));
         assert!(keys(&m, 0).contains(&r#"bssplit: "4096/40:65536/20:1048576/40""#.to_string()), "{:?}", keys(&m, 0));
         let err = mapped(&format!("{TIMED}[a]\nrw=randrw\nbs=4k,64k\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:6: bs: different values for reads and writes"), "{err}");
@@ -804,6 +813,8 @@ mod tests {
         for k in ["duration: 9s", "io_size: 1048576", "loops: 3"] {
             assert!(b.contains(&k.to_string()), "{k}: {b:?}");
         }
+        let open = mapped("[a]\ntime_based\n").unwrap();
+        assert!(!keys(&open, 0).iter().any(|k| k.starts_with("duration") || k.starts_with("loops")), "left to --set");
         let c = keys(&m, 2);
         assert!(c.contains(&"duration: 2s".to_string()) && !c.iter().any(|k| k.starts_with("number_ios")), "{c:?}");
     }
@@ -821,7 +832,5 @@ mod tests {
         assert!(err.starts_with("t.fio:5: frobnicate: an option fathom does not know"), "{err}");
         let err = mapped("[a]\nruntime=1500ms\n").unwrap_err().to_string();
         assert!(err.starts_with("t.fio:2: runtime: fathom's workloads start and end on whole seconds"), "{err}");
-        let err = mapped("[a]\ntime_based\n").unwrap_err().to_string();
-        assert!(err.starts_with("t.fio:1: [a]: time_based without runtime"), "{err}");
     }
 }
