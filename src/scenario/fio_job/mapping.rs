@@ -234,8 +234,11 @@ impl<'a> JobMap<'a> {
 
     /// `rwmixread`/`rwmixwrite`, unless per-direction rates set the read share.
     fn mix(&mut self) -> Result<()> {
-        for name in ["rwmixread", "rwmixwrite"] {
-            let Some(o) = self.opt(name) else { continue };
+        if let (Some(_), Some(o)) = (self.opt("rwmixread"), self.opt("rwmixwrite")) {
+            self.said(o, "nothing: rwmixread gives the share");
+        }
+        let name = if self.opt("rwmixread").is_some() { "rwmixread" } else { "rwmixwrite" };
+        if let Some(o) = self.opt(name) {
             let v = self.count(o)?.min(100);
             let read = if name == "rwmixread" { v } else { 100 - v };
             if !self.mixed() {
@@ -576,9 +579,11 @@ impl<'a> JobMap<'a> {
         Ok(())
     }
 
-    /// fio's `random_distribution` in fathom's words.
+    /// fio's `random_distribution` in fathom's words (per direction as `bs`).
     fn distribution(&self, o: &Opt) -> Result<String> {
-        let text = o.text()?.trim();
+        let both = pair(o.text()?).map_err(|e| o.err(e))?;
+        let Some(text) = self.one_of(o, &both)? else { return Ok("uniform".into()) };
+        let text = text.trim();
         let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
         match kind {
             "random" => Ok("uniform".into()),
@@ -587,7 +592,7 @@ impl<'a> JobMap<'a> {
             }
             "zipf" | "pareto" => Ok(text.to_string()),
             "normal" => Ok(format!("normal:{arg}%")),
-            "zoned" => Ok(text.to_string()),
+            "zoned" => Ok(format!("zoned:{}", zones(o, arg)?)),
             _ => Err(refuse(o, "fathom has random (uniform), zipf, pareto, normal and zoned distributions")),
         }
     }
@@ -648,6 +653,24 @@ impl<'a> JobMap<'a> {
         }
         Ok(())
     }
+}
+
+/// fio's zones `IO%/SPACE%:...`, a blank space share taking what the others leave.
+fn zones(o: &Opt, text: &str) -> Result<String> {
+    let parts: Vec<(&str, &str)> = text.split(':').map(|z| z.split_once('/').unwrap_or((z, ""))).collect();
+    let given: f64 = parts.iter().filter_map(|(_, space)| space.trim().parse::<f64>().ok()).sum();
+    let blank = parts.iter().filter(|(_, space)| space.trim().is_empty()).count();
+    if blank > 1 {
+        return Err(o.err("only one zone may leave its share of the space blank"));
+    }
+    let out: Vec<String> = parts
+        .iter()
+        .map(|(io, space)| match space.trim() {
+            "" => format!("{io}/{}", trim_float((100.0 - given).max(0.0))),
+            s => format!("{io}/{s}"),
+        })
+        .collect();
+    Ok(out.join(":"))
 }
 
 /// fio's list of paths: `a:b`, a colon written `\:` staying in the name.
@@ -817,6 +840,17 @@ mod tests {
         assert!(!keys(&open, 0).iter().any(|k| k.starts_with("duration") || k.starts_with("loops")), "left to --set");
         let c = keys(&m, 2);
         assert!(c.contains(&"duration: 2s".to_string()) && !c.iter().any(|k| k.starts_with("number_ios")), "{c:?}");
+    }
+
+    #[test]
+    fn mixes_and_zones_as_fio_reads_them() {
+        let m = mapped(&format!(
+            "{TIMED}[a]\nrw=randrw\nrwmixread=60\nrwmixwrite=40\nrandom_distribution=zoned:50/5:30/15:20/\n"
+        ))
+        .unwrap();
+        let k = keys(&m, 0);
+        assert_eq!(k.iter().filter(|k| k.starts_with("rwmixread")).count(), 1, "{k:?}");
+        assert!(k.contains(&r#"distribution: "zoned:50/5:30/15:20/80""#.to_string()), "{k:?}");
     }
 
     #[test]
