@@ -5,7 +5,8 @@
 
 use super::options::{IGNORED, SUPPORTED, engine_refusal, refusal};
 use super::reader::{Job, Opt};
-use super::values::{Pair, Unit, number, pair};
+use super::timeline::timeline;
+use super::values::{Pair, Unit, in_dir, list, number, pair, quote, split_paths, trim_float, zones};
 use crate::error::{Error, Result};
 use crate::scenario::model::Rw;
 
@@ -97,11 +98,6 @@ impl Mapping {
         }
         out
     }
-}
-
-/// YAML text for a string: a JSON string is a YAML string.
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serializes")
 }
 
 /// One job being mapped: the job, the keys so far and what each option became.
@@ -592,7 +588,7 @@ impl<'a> JobMap<'a> {
             }
             "zipf" | "pareto" => Ok(text.to_string()),
             "normal" => Ok(format!("normal:{arg}%")),
-            "zoned" => Ok(format!("zoned:{}", zones(o, arg)?)),
+            "zoned" => Ok(format!("zoned:{}", zones(arg).map_err(|e| o.err(e))?)),
             _ => Err(refuse(o, "fathom has random (uniform), zipf, pareto, normal and zoned distributions")),
         }
     }
@@ -655,102 +651,6 @@ impl<'a> JobMap<'a> {
     }
 }
 
-/// fio's zones `IO%/SPACE%:...`, a blank space share taking what the others leave.
-fn zones(o: &Opt, text: &str) -> Result<String> {
-    let parts: Vec<(&str, &str)> = text.split(':').map(|z| z.split_once('/').unwrap_or((z, ""))).collect();
-    let given: f64 = parts.iter().filter_map(|(_, space)| space.trim().parse::<f64>().ok()).sum();
-    let blank = parts.iter().filter(|(_, space)| space.trim().is_empty()).count();
-    if blank > 1 {
-        return Err(o.err("only one zone may leave its share of the space blank"));
-    }
-    let out: Vec<String> = parts
-        .iter()
-        .map(|(io, space)| match space.trim() {
-            "" => format!("{io}/{}", trim_float((100.0 - given).max(0.0))),
-            s => format!("{io}/{s}"),
-        })
-        .collect();
-    Ok(out.join(":"))
-}
-
-/// fio's list of paths: `a:b`, a colon written `\:` staying in the name.
-fn split_paths(text: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut chars = text.trim().chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&':') => out.last_mut().expect("one").push(chars.next().expect(":")),
-            ':' => out.push(String::new()),
-            c => out.last_mut().expect("one").push(c),
-        }
-    }
-    out.retain(|p| !p.is_empty());
-    out
-}
-
-fn in_dir(dir: Option<&str>, name: &str) -> String {
-    match dir {
-        Some(d) if !name.starts_with('/') => format!("{}/{name}", d.trim_end_matches('/')),
-        _ => name.to_string(),
-    }
-}
-
-fn list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|s| quote(s)).collect();
-    format!("[{}]", quoted.join(", "))
-}
-
-fn trim_float(v: f64) -> String {
-    if v.fract() == 0.0 { format!("{}", v as u64) } else { format!("{v}") }
-}
-
-/// `stonewall` (a job starts when every one before it has ended), `wait_for=JOB` and
-/// `startdelay` as timeline steps; none when every job starts at once.
-fn timeline(jobs: &[Job]) -> Result<Vec<String>> {
-    let ordered = jobs.iter().any(|j| ["stonewall", "wait_for", "startdelay"].iter().any(|k| j.get(k).is_some()));
-    if !ordered {
-        return Ok(Vec::new());
-    }
-    let mut steps = Vec::new();
-    let mut running: Vec<&str> = Vec::new();
-    let mut delayed = 0u64;
-    for (i, job) in jobs.iter().enumerate() {
-        if let Some(o) = job.get("stonewall")
-            && o.flag()?
-            && i > 0
-        {
-            for r in running.drain(..) {
-                steps.push(format!("{{wait_for: {}}}", quote(r)));
-            }
-            delayed = 0;
-        }
-        if let Some(o) = job.get("wait_for") {
-            let name = o.text()?.trim();
-            if !jobs[..i].iter().any(|j| j.name == name) {
-                return Err(o.err(format!("`{name}` is not a job before this one")));
-            }
-            if let Some(at) = running.iter().position(|r| *r == name) {
-                running.remove(at);
-                steps.push(format!("{{wait_for: {}}}", quote(name)));
-            }
-        }
-        if let Some(o) = job.get("startdelay") {
-            let us = number(o.text()?, Unit::Time).map_err(|e| o.err(e))?;
-            if us % 1e6 != 0.0 {
-                return Err(o.err("fathom starts workloads on whole seconds: give a whole number of seconds"));
-            }
-            let secs = (us / 1e6) as u64;
-            if secs > delayed {
-                steps.push(format!("{{wait: {}s}}", secs - delayed));
-                delayed = secs;
-            }
-        }
-        steps.push(format!("{{start: {}, async: true}}", quote(&job.name)));
-        running.push(&job.name);
-    }
-    Ok(steps)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -804,26 +704,6 @@ mod tests {
         assert!(keys(&m, 0).contains(&r#"bssplit: "4096/40:65536/20:1048576/40""#.to_string()), "{:?}", keys(&m, 0));
         let err = mapped(&format!("{TIMED}[a]\nrw=randrw\nbs=4k,64k\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:6: bs: different values for reads and writes"), "{err}");
-    }
-
-    #[test]
-    fn stonewall_wait_for_and_startdelay_make_the_timeline() {
-        let text = format!("{TIMED}[a]\n[b]\nstartdelay=3\n[c]\nstonewall\n[d]\nwait_for=c\n");
-        let m = mapped(&text).unwrap();
-        assert_eq!(
-            m.timeline,
-            [
-                r#"{start: "a", async: true}"#,
-                "{wait: 3s}",
-                r#"{start: "b", async: true}"#,
-                r#"{wait_for: "a"}"#,
-                r#"{wait_for: "b"}"#,
-                r#"{start: "c", async: true}"#,
-                r#"{wait_for: "c"}"#,
-                r#"{start: "d", async: true}"#,
-            ]
-        );
-        assert!(mapped(&format!("{TIMED}[a]\n[b]\n")).unwrap().timeline.is_empty(), "all at once");
     }
 
     #[test]

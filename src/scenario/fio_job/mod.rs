@@ -7,6 +7,7 @@
 pub mod mapping;
 mod options;
 pub mod reader;
+mod timeline;
 mod values;
 
 pub use mapping::{Mapping, to_scenario_yaml};

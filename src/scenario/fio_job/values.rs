@@ -1,6 +1,7 @@
 //! fio's value syntax: sizes and times with fio's suffixes, arithmetic (`$mb_memory*2/4`,
-//! `((1+1)*4k)`), and `read,write[,trim]` pairs. Errors are plain messages; the caller
-//! puts the file, line and option in front.
+//! `((1+1)*4k)`), `read,write[,trim]` pairs, lists of paths and zones; and the YAML
+//! text of the values a mapping writes. Errors are plain messages; the caller puts the
+//! file, line and option in front.
 
 /// The unit a number is read in: sizes take `k`/`m`/`g`/... (with `kb_base`), times
 /// take `us`/`ms`/`s`/`m`/`h`/`d` (a bare number is seconds), counts take neither.
@@ -185,6 +186,60 @@ pub fn pair(text: &str) -> Result<Pair, String> {
         2 | 3 => Ok(Pair { read: part(0), write: part(1), trim: part(2) }),
         _ => Err(format!("`{text}`: expected READ,WRITE[,TRIM]")),
     }
+}
+
+/// YAML text for a string: a JSON string is a YAML string.
+pub fn quote(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+/// fio's zones `IO%/SPACE%:...`, a blank space share taking what the others leave.
+pub fn zones(text: &str) -> Result<String, String> {
+    let parts: Vec<(&str, &str)> = text.split(':').map(|z| z.split_once('/').unwrap_or((z, ""))).collect();
+    let given: f64 = parts.iter().filter_map(|(_, space)| space.trim().parse::<f64>().ok()).sum();
+    let blank = parts.iter().filter(|(_, space)| space.trim().is_empty()).count();
+    if blank > 1 {
+        return Err("only one zone may leave its share of the space blank".into());
+    }
+    let out: Vec<String> = parts
+        .iter()
+        .map(|(io, space)| match space.trim() {
+            "" => format!("{io}/{}", trim_float((100.0 - given).max(0.0))),
+            s => format!("{io}/{s}"),
+        })
+        .collect();
+    Ok(out.join(":"))
+}
+
+/// fio's list of paths: `a:b`, a colon written `\:` staying in the name.
+pub fn split_paths(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => out.last_mut().expect("one").push(chars.next().expect(":")),
+            ':' => out.push(String::new()),
+            c => out.last_mut().expect("one").push(c),
+        }
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+pub fn in_dir(dir: Option<&str>, name: &str) -> String {
+    match dir {
+        Some(d) if !name.starts_with('/') => format!("{}/{name}", d.trim_end_matches('/')),
+        _ => name.to_string(),
+    }
+}
+
+pub fn list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| quote(s)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+pub fn trim_float(v: f64) -> String {
+    if v.fract() == 0.0 { format!("{}", v as u64) } else { format!("{v}") }
 }
 
 #[cfg(test)]
