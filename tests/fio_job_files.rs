@@ -161,3 +161,25 @@ fn without_time_based_each_job_makes_one_pass_over_size() {
         report["jobs"].as_array().unwrap().iter().map(|j| j["write"]["io_bytes"].as_i64().unwrap()).collect();
     assert_eq!(written, [4 << 20, 4 << 20], "fio writes the same");
 }
+
+#[test]
+fn several_targets_replace_the_files_a_job_file_names_in_order() {
+    let s = Scratch::new("fio-devices");
+    let (x, y) = (s.data().join("x").display().to_string(), s.data().join("y").display().to_string());
+    let out = s.run(&["run", &job("devices.fio"), "--target", &x, "--target", &y, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    assert_eq!(workload(&show, "disk0")["profile"]["targets"], serde_json::json!([x]));
+    assert_eq!(workload(&show, "disk1")["profile"]["targets"], serde_json::json!([y]));
+    let out = s.run(&["lint", &job("devices.fio"), "--target", &x, "--target", &y, "--target", &x]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("3 --target given, but its jobs name 2 targets (/dev/sdb, /dev/sdc)"),
+        "{}",
+        text(&out)
+    );
+    let scenario = s.scenario("name: y\nworkloads:\n  w: {rw: read, size: 1m, duration: 1s}\n");
+    let out = s.run(&["lint", scenario.to_str().unwrap(), "--target", &x, "--target", &y]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("several --target are for a fio job file"), "{}", text(&out));
+}

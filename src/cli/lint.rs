@@ -14,8 +14,9 @@ pub struct Args {
     /// Scenario file, or the name of a built-in scenario (the quickstart when omitted)
     scenario: Option<String>,
     /// As for `fathom run`: every workload against this directory, file or device
+    /// (several: a fio job file's own targets, in order)
     #[arg(long)]
-    target: Option<PathBuf>,
+    target: Vec<PathBuf>,
     /// As for `fathom run`: override a scenario value
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<Override>,
@@ -31,9 +32,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<i32> {
-    let job_file = args.scenario.as_deref().map(job_file).transpose()?.flatten();
+    let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
     let (mut scenario, _) =
-        load_scenario(args.scenario.as_deref(), args.target.as_deref(), None, &args.sets, args.hosts.is_some())?;
+        load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, args.hosts.is_some())?;
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     fleet::place(&mut scenario, inventory.as_ref())?;
     let found = findings(&scenario);

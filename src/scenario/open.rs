@@ -5,26 +5,42 @@
 
 use super::{Override, Scenario, Source, builtin, fio_job};
 use crate::error::{Error, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the
 /// quickstart) with `--target`, `--engine` and `--set` applied; `on_hosts` when an
-/// inventory is given (`--hosts`: [`Scenario::load_on_hosts`]). Also says whether it is
-/// a built-in.
+/// inventory is given (`--hosts`: [`Scenario::load_on_hosts`]). Several `--target`s are
+/// for a fio job file only: its own targets, in order. Also says whether it is a
+/// built-in.
 pub fn load_scenario(
     scenario: Option<&str>,
-    target: Option<&Path>,
+    targets: &[PathBuf],
     engine: Option<&str>,
     sets: &[Override],
     on_hosts: bool,
 ) -> Result<(Scenario, bool)> {
     let name = scenario.unwrap_or(builtin::DEFAULT);
-    let (origin, text, is_builtin) = read_scenario(name)?;
+    let (origin, text, is_builtin) = read_scenario(name, targets)?;
+    let target = match targets {
+        [] => None,
+        [one] => Some(one.as_path()),
+        // a job file's own targets were replaced in its text
+        _ if origin.ends_with(JOB_FILE) => None,
+        _ => {
+            return Err(Error::input(format!(
+                "{name}: several --target are for a fio job file, whose files they replace in order; a scenario takes one (or `target: [A, B]` in the file)"
+            )));
+        }
+    };
     let sets = applied_sets(sets, target, engine)?;
     let source = Source { origin, text: &text };
     let scenario = if on_hosts { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
     Ok((scenario, is_builtin))
 }
+
+/// How a job file's scenario names its origin: errors the loader finds are in the
+/// scenario's keys, which `fathom lint FILE` relates to the options.
+const JOB_FILE: &str = " (as a scenario)";
 
 /// The `--set`s a scenario is loaded with: the user's, then `--target` and `--engine`
 /// as the sets they stand for (agents on other hosts load it with the same).
@@ -39,17 +55,17 @@ pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&st
     Ok(sets)
 }
 
-/// Reads a scenario file, or a built-in by name. Returns (origin, text, is_builtin).
-fn read_scenario(name: &str) -> Result<(String, String, bool)> {
+/// Reads a scenario file (a fio job file as the scenario it maps to, on `targets`), or a
+/// built-in by name. Returns (origin, text, is_builtin).
+fn read_scenario(name: &str, targets: &[PathBuf]) -> Result<(String, String, bool)> {
     let path = std::path::Path::new(name);
     if path.exists() {
         let text = read_text(path)?;
         if !fio_job::is_job_file(path, &text) {
             return Ok((name.to_string(), text, false));
         }
-        // the scenario's errors name its keys; `fathom lint FILE` shows which option made each
-        let yaml = fio_job::to_scenario_yaml(&scenario_name(path), &fio_job::reader::read(path, &text)?)?;
-        return Ok((format!("{name} (as a scenario)"), yaml, false));
+        let yaml = fio_job::to_scenario_yaml(path, &text, targets)?;
+        return Ok((format!("{name}{JOB_FILE}"), yaml, false));
     }
     match builtin::find(name) {
         Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true)),
@@ -59,22 +75,18 @@ fn read_scenario(name: &str) -> Result<(String, String, bool)> {
     }
 }
 
-/// The mapping of the fio job file `name` names, or `None` when it names a scenario.
-pub fn job_file(name: &str) -> Result<Option<fio_job::Mapping>> {
+/// The mapping of the fio job file `name` names on `targets` (`--target`), or `None`
+/// when it names a scenario.
+pub fn job_file(name: &str, targets: &[PathBuf]) -> Result<Option<fio_job::Mapping>> {
     let path = Path::new(name);
     if !path.is_file() {
         return Ok(None);
     }
     let text = read_text(path)?;
     match fio_job::is_job_file(path, &text) {
-        true => fio_job::map_file(path, &text).map(Some),
+        true => fio_job::map_file(path, &text, targets).map(Some),
         false => Ok(None),
     }
-}
-
-/// A job file's scenario is named after the file (`oltp.fio`: `oltp`).
-fn scenario_name(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into())
 }
 
 /// The text of a scenario file, read no further than one byte past the longest a
@@ -107,7 +119,7 @@ mod tests {
 
     #[test]
     fn an_unknown_name_says_where_to_look() {
-        let err = load_scenario(Some("no-such-scenario-here"), None, None, &[], false).expect_err("refused");
+        let err = load_scenario(Some("no-such-scenario-here"), &[], None, &[], false).expect_err("refused");
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("no built-in scenario of that name (see `fathom scenarios`)"), "{err}");
     }

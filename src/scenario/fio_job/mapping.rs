@@ -25,13 +25,10 @@ pub struct Mapping {
 #[derive(Debug, Clone)]
 pub struct Mapped {
     pub name: String,
+    /// Its files or devices (the `target` key), as `--target` may replace them.
+    pub targets: Vec<String>,
     pub keys: Vec<(&'static str, String)>,
     pub became: Vec<(String, String)>,
-}
-
-/// The scenario YAML that runs `jobs` (what `fathom convert` prints).
-pub fn to_scenario_yaml(name: &str, jobs: &[Job]) -> Result<String> {
-    Ok(map(jobs)?.yaml(name))
 }
 
 /// Maps every job, refusing the file at the first option fathom cannot honour.
@@ -107,6 +104,7 @@ struct JobMap<'a> {
     rw: Rw,
     keys: Vec<(&'static str, String)>,
     became: Vec<(String, String)>,
+    targets: Vec<String>,
 }
 
 impl<'a> JobMap<'a> {
@@ -133,7 +131,7 @@ impl<'a> JobMap<'a> {
                 v => return Err(o.err(format!("`{v}`: expected read, write, randread, randwrite, randrw or rw"))),
             },
         };
-        Ok(JobMap { job, kb_base, rw, keys: Vec::new(), became: Vec::new() })
+        Ok(JobMap { job, kb_base, rw, keys: Vec::new(), became: Vec::new(), targets: Vec::new() })
     }
 
     fn opt(&self, name: &str) -> Option<&'a Opt> {
@@ -210,7 +208,7 @@ impl<'a> JobMap<'a> {
             self.simple(o)?;
         }
         self.time()?;
-        Ok(Mapped { name: job.name.clone(), keys: self.keys, became: self.became })
+        Ok(Mapped { name: job.name.clone(), keys: self.keys, became: self.became, targets: self.targets })
     }
 
     fn rw_name(&self) -> &'static str {
@@ -390,6 +388,7 @@ impl<'a> JobMap<'a> {
         if targets.len() > 1 {
             self.key("queue", "shared");
         }
+        self.targets = targets;
         if let Some(o) = self.opt("size") {
             match size {
                 Some(bytes) => {

@@ -7,16 +7,27 @@
 pub mod mapping;
 mod options;
 pub mod reader;
+mod targets;
 mod timeline;
 mod values;
 
-pub use mapping::{Mapping, to_scenario_yaml};
+pub use mapping::Mapping;
 pub use reader::is_job_file;
 
 use crate::error::Result;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// The mapping of the job file at `path`, whose text is `text`.
-pub fn map_file(path: &Path, text: &str) -> Result<Mapping> {
-    mapping::map(&reader::read(path, text)?)
+/// The mapping of the job file at `path`, whose text is `text`, on the `--target`s given
+/// (several replace its own targets in order; see [`targets::retarget`]).
+pub fn map_file(path: &Path, text: &str, given: &[PathBuf]) -> Result<Mapping> {
+    let mut mapping = mapping::map(&reader::read(path, text)?)?;
+    targets::retarget(&mut mapping, &path.display().to_string(), given)?;
+    Ok(mapping)
+}
+
+/// The scenario YAML that runs the job file at `path` (what `fathom convert` prints),
+/// named after the file (`oltp.fio`: `oltp`).
+pub fn to_scenario_yaml(path: &Path, text: &str, given: &[PathBuf]) -> Result<String> {
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into());
+    Ok(map_file(path, text, given)?.yaml(&name))
 }
