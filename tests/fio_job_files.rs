@@ -128,7 +128,7 @@ fn trim_is_refused_at_its_line() {
 #[test]
 fn fio_reads_the_same_files() {
     // fio itself accepts every job file these tests run (and refuses none fathom runs)
-    for file in ["mixed.fio", "stonewall.fio", "two-targets.fio", "trim.fio"] {
+    for file in ["mixed.fio", "stonewall.fio", "two-targets.fio", "trim.fio", "one-pass.fio", "devices.fio"] {
         let out = Command::new("fio").args(["--parse-only", &job(file)]).env("FATHOM_FIO_BS", "8k").output().unwrap();
         assert!(out.status.success(), "fio --parse-only {file}: {}", text(&out));
     }

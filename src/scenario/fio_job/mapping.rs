@@ -43,7 +43,7 @@ pub fn map(jobs: &[Job]) -> Result<Mapping> {
                 }
             } else if let Some(why) = refusal(&o.name) {
                 return Err(refuse(o, why));
-            } else if !SUPPORTED.contains(&o.name.as_str()) && o.name != "ioengine" {
+            } else if !SUPPORTED.contains(&o.name.as_str()) {
                 return Err(refuse(o, "an option fathom does not know"));
             }
         }
@@ -449,6 +449,9 @@ impl<'a> JobMap<'a> {
                 }
                 r + w
             }
+            (Some(_), None) | (None, Some(_)) if self.mixed() => {
+                return Err(refuse(o, "a rate for one direction of a mixed job: fathom paces the workload as a whole"));
+            }
             (Some(v), None) | (None, Some(v)) => v,
             (None, None) => return Ok(()),
         };
@@ -739,6 +742,8 @@ mod tests {
         assert!(err.to_string().starts_with("t.fio:5: zonemode: zoned"), "{err}");
         let err = mapped(&format!("{TIMED}[a]\nverify=md5\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:5: verify: fathom verifies with crc32c only"), "{err}");
+        let err = mapped(&format!("{TIMED}[a]\nrw=randrw\nrate_iops=,200\n")).unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:6: rate_iops: a rate for one direction of a mixed job"), "{err}");
         let err = mapped(&format!("{TIMED}[a]\niodepth=0\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:5: iodepth: must be at least 1"), "{err}");
         let err = mapped(&format!("{TIMED}[a]\nfrobnicate=1\n")).unwrap_err().to_string();
