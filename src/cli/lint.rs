@@ -1,10 +1,10 @@
 //! `fathom lint [SCENARIO]`: the benchmarking mistakes a scenario would make on this
-//! machine, without running it. `fathom run` does the same check first.
+//! machine, without running it (for a fio job file, first what each option became). `fathom run` does the same check first.
 
 use crate::analysis::lint::{Severity, describe, findings};
 use crate::error::Result;
 use crate::scenario::Override;
-use crate::scenario::open::load_scenario;
+use crate::scenario::open::{job_file, load_scenario};
 use crate::transport::Inventory;
 use crate::transport::fleet;
 use std::path::PathBuf;
@@ -14,8 +14,9 @@ pub struct Args {
     /// Scenario file, or the name of a built-in scenario (the quickstart when omitted)
     scenario: Option<String>,
     /// As for `fathom run`: every workload against this directory, file or device
+    /// (several: a fio job file's own targets, in order)
     #[arg(long)]
-    target: Option<PathBuf>,
+    target: Vec<PathBuf>,
     /// As for `fathom run`: override a scenario value
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<Override>,
@@ -31,11 +32,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<i32> {
+    let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
     let (mut scenario, _) =
-        load_scenario(args.scenario.as_deref(), args.target.as_deref(), None, &args.sets, args.hosts.is_some())?;
+        load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, args.hosts.is_some())?;
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     fleet::place(&mut scenario, inventory.as_ref())?;
     let found = findings(&scenario);
+    if let Some(mapping) = job_file.filter(|_| !args.json) {
+        println!("{}: fio job file, run on fathom's engine as:\n{}", scenario.name, mapping.describe());
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&found).expect("findings serialize"));
     } else if found.is_empty() {

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// Scenario file, or the name of a built-in scenario (see `fathom scenarios`)
     pub(super) scenario: Option<String>,
-    /// Run every workload against this directory, file or block device
+    /// Run every workload against this directory, file or block device; several replace
+    /// a fio job file's own targets (its files or devices) in order
     #[arg(long)]
-    pub(super) target: Option<PathBuf>,
+    pub(super) target: Vec<PathBuf>,
     /// Override a scenario value: KEY=VALUE (every workload), WORKLOAD.KEY=VALUE, or a full path
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub(super) sets: Vec<Override>,
@@ -47,13 +48,14 @@ pub struct Args {
 pub fn run(args: Args, results: &Path) -> Result<i32> {
     let (scenario, is_builtin) = load_scenario(
         args.scenario.as_deref(),
-        args.target.as_deref(),
+        &args.target,
         args.engine.as_deref(),
         &args.sets,
         args.hosts.is_some(),
     )?;
     let opts = RunOptions {
-        target: args.target,
+        // several were a job file's own targets, already in its scenario
+        target: if args.target.len() == 1 { args.target.into_iter().next() } else { None },
         sets: args.sets,
         engine: args.engine,
         allow_device_write: args.allow_device_write,

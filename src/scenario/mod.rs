@@ -9,6 +9,7 @@
 //!   [`pattern`], [`units`], [`steps`], [`expect`] and [`driver`] for its values;
 //! - [`file`](mod@file): the file as written (every key optional, unknown keys refused);
 //! - [`check`]: from the file to the model, by topic, errors located at the key;
+//! - [`fio_job`]: fio job files read and mapped to a scenario's YAML;
 //! - [`load`]: the steps from text to a checked scenario: [`prescan`] bounds the text
 //!   before any parser sees it, [`vars`] substitutes variables, [`overrides`] applies
 //!   `--set`, the YAML parser reads, [`check`] resolves every workload.
@@ -19,6 +20,7 @@ mod check;
 pub mod driver;
 pub mod expect;
 pub mod file;
+pub mod fio_job;
 pub mod limits;
 mod load;
 pub mod model;

@@ -1,29 +1,46 @@
-//! The scenario a command names: a file, a built-in, or the quickstart, with the
+//! The scenario a command names: a file (a scenario, or a fio job file read as one), a
+//! built-in, or the quickstart, with the
 //! command line's `--target`, `--engine` and `--set` applied. `fathom run`, `sweep` and
 //! `lint` open theirs here, so the three read a name the same way.
 
-use super::{Override, Scenario, Source, builtin};
+use super::{Override, Scenario, Source, builtin, fio_job};
 use crate::error::{Error, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the
 /// quickstart) with `--target`, `--engine` and `--set` applied; `on_hosts` when an
-/// inventory is given (`--hosts`: [`Scenario::load_on_hosts`]). Also says whether it is
-/// a built-in.
+/// inventory is given (`--hosts`: [`Scenario::load_on_hosts`]). Several `--target`s are
+/// for a fio job file only: its own targets, in order. Also says whether it is a
+/// built-in.
 pub fn load_scenario(
     scenario: Option<&str>,
-    target: Option<&Path>,
+    targets: &[PathBuf],
     engine: Option<&str>,
     sets: &[Override],
     on_hosts: bool,
 ) -> Result<(Scenario, bool)> {
     let name = scenario.unwrap_or(builtin::DEFAULT);
-    let (origin, text, is_builtin) = read_scenario(name)?;
+    let (origin, text, is_builtin) = read_scenario(name, targets)?;
+    let target = match targets {
+        [] => None,
+        [one] => Some(one.as_path()),
+        // a job file's own targets were replaced in its text
+        _ if origin.ends_with(JOB_FILE) => None,
+        _ => {
+            return Err(Error::input(format!(
+                "{name}: several --target are for a fio job file, whose files they replace in order; a scenario takes one (or `target: [A, B]` in the file)"
+            )));
+        }
+    };
     let sets = applied_sets(sets, target, engine)?;
     let source = Source { origin, text: &text };
     let scenario = if on_hosts { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
     Ok((scenario, is_builtin))
 }
+
+/// How a job file's scenario names its origin: errors the loader finds are in the
+/// scenario's keys, which `fathom lint FILE` relates to the options.
+const JOB_FILE: &str = " (as a scenario)";
 
 /// The `--set`s a scenario is loaded with: the user's, then `--target` and `--engine`
 /// as the sets they stand for (agents on other hosts load it with the same).
@@ -38,17 +55,37 @@ pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&st
     Ok(sets)
 }
 
-/// Reads a scenario file, or a built-in by name. Returns (origin, text, is_builtin).
-fn read_scenario(name: &str) -> Result<(String, String, bool)> {
+/// Reads a scenario file (a fio job file as the scenario it maps to, on `targets`), or a
+/// built-in by name. Returns (origin, text, is_builtin).
+fn read_scenario(name: &str, targets: &[PathBuf]) -> Result<(String, String, bool)> {
     let path = std::path::Path::new(name);
     if path.exists() {
-        return Ok((name.to_string(), read_text(path)?, false));
+        let text = read_text(path)?;
+        if !fio_job::is_job_file(path, &text) {
+            return Ok((name.to_string(), text, false));
+        }
+        let yaml = fio_job::to_scenario_yaml(path, &text, targets)?;
+        return Ok((format!("{name}{JOB_FILE}"), yaml, false));
     }
     match builtin::find(name) {
         Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true)),
         None => Err(Error::input(format!(
             "{name}: no such scenario file, and no built-in scenario of that name (see `fathom scenarios`)"
         ))),
+    }
+}
+
+/// The mapping of the fio job file `name` names on `targets` (`--target`), or `None`
+/// when it names a scenario.
+pub fn job_file(name: &str, targets: &[PathBuf]) -> Result<Option<fio_job::Mapping>> {
+    let path = Path::new(name);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = read_text(path)?;
+    match fio_job::is_job_file(path, &text) {
+        true => fio_job::map_file(path, &text, targets).map(Some),
+        false => Ok(None),
     }
 }
 
@@ -82,7 +119,7 @@ mod tests {
 
     #[test]
     fn an_unknown_name_says_where_to_look() {
-        let err = load_scenario(Some("no-such-scenario-here"), None, None, &[], false).expect_err("refused");
+        let err = load_scenario(Some("no-such-scenario-here"), &[], None, &[], false).expect_err("refused");
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("no built-in scenario of that name (see `fathom scenarios`)"), "{err}");
     }

@@ -1,0 +1,33 @@
+//! fio job files run on fathom's engine: `fathom run job.fio`. A job file is read as
+//! fio reads it ([`reader`]), mapped option by option to a scenario ([`mapping`]: one
+//! workload per job, the timeline from `stonewall`), and the scenario's YAML is loaded
+//! by the one scenario loader, so `--set`, the checks, the store and the report are the
+//! same as for any scenario. docs/fio-job-files.md has the table of options.
+
+pub mod mapping;
+mod options;
+pub mod reader;
+mod targets;
+mod timeline;
+mod values;
+
+pub use mapping::Mapping;
+pub use reader::is_job_file;
+
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+
+/// The mapping of the job file at `path`, whose text is `text`, on the `--target`s given
+/// (several replace its own targets in order; see [`targets::retarget`]).
+pub fn map_file(path: &Path, text: &str, given: &[PathBuf]) -> Result<Mapping> {
+    let mut mapping = mapping::map(&reader::read(path, text)?)?;
+    targets::retarget(&mut mapping, &path.display().to_string(), given)?;
+    Ok(mapping)
+}
+
+/// The scenario YAML that runs the job file at `path` (what `fathom convert` prints),
+/// named after the file (`oltp.fio`: `oltp`).
+pub fn to_scenario_yaml(path: &Path, text: &str, given: &[PathBuf]) -> Result<String> {
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into());
+    Ok(map_file(path, text, given)?.yaml(&name))
+}

@@ -1,0 +1,185 @@
+//! fio job files run on fathom's engine (`fathom run job.fio`): the project's own job
+//! files under tests/data/fio/, run by the real binary, their settings read back from
+//! the store. What the mapping asked is asserted, never the speed it ran at.
+
+mod common;
+
+use common::{Scratch, text};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn job(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio").join(name).display().to_string()
+}
+
+fn workload<'a>(show: &'a Value, name: &str) -> &'a Value {
+    show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap()
+}
+
+#[test]
+fn globals_includes_variables_and_rates_by_direction_become_the_asked_profile() {
+    let s = Scratch::new("fio-mixed");
+    let data = s.data().display().to_string();
+    let out =
+        s.fathom(&["run", &job("mixed.fio"), "--target", &data, "-q"]).env("FATHOM_FIO_BS", "8k").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let mixed = workload(&show, "mixed");
+    // rate_iops=500,500 on randrw: 1,000 IOs/s asked, half of them reads
+    assert_eq!(mixed["fidelity"]["iops"]["asked"], 1000.0, "{mixed}");
+    assert_eq!(mixed["fidelity"]["read_percent"]["asked"], 50.0, "{mixed}");
+    let p = &mixed["profile"];
+    assert_eq!(p["bs"], "8k", "${{FATHOM_FIO_BS}} from the environment: {p}");
+    assert_eq!((p["engine"].as_str(), p["direct"].as_bool()), (Some("psync"), Some(false)), "from [global]: {p}");
+    assert_eq!(p["iodepth"], 1, "the [global] after it does not reach it: {p}");
+    // numjobs=4 with rate_iops=100: fio's rate is per job, so 400 asked in all
+    let four = workload(&show, "four");
+    assert_eq!(four["fidelity"]["iops"]["asked"], 400.0, "{four}");
+    assert_eq!(four["workers"], 4);
+    let p = &four["profile"];
+    assert_eq!((p["engine"].as_str(), p["iodepth"].as_i64()), (Some("io_uring"), Some(2)), "its own engine wins: {p}");
+    assert_eq!(p["size"], 8 << 20, "{p}");
+}
+
+#[test]
+fn set_changes_a_job_file_as_it_does_a_scenario() {
+    let s = Scratch::new("fio-set");
+    let data = s.data().display().to_string();
+    let args = ["lint", &job("mixed.fio"), "--target", &data, "--set", "size=4m", "--set", "four.iodepth=3"];
+    let out = s.fathom(&args).env("FATHOM_FIO_BS", "4k").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = s
+        .fathom(&["run", &job("mixed.fio"), "--target", &data, "--set", "size=4m", "--set", "four.iodepth=3", "-q"])
+        .env("FATHOM_FIO_BS", "4k")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    assert_eq!(workload(&show, "four")["profile"]["iodepth"], 3);
+    assert_eq!(workload(&show, "mixed")["profile"]["size"], 4 << 20);
+    assert_eq!(workload(&show, "four")["profile"]["size"], 4 << 20);
+}
+
+#[test]
+fn lint_shows_what_each_option_became_and_the_ignored_once() {
+    let s = Scratch::new("fio-lint");
+    let data = s.data().display().to_string();
+    let out = s.fathom(&["lint", &job("mixed.fio"), "--target", &data]).env("FATHOM_FIO_BS", "8k").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("workload mixed:") && stdout.contains("workload four:"), "{stdout}");
+    assert!(stdout.contains("rate_iops=500,500  ->  rate_iops: 1000, rwmixread: 50"), "{stdout}");
+    assert!(stdout.contains("rate_iops=100      ->  rate_iops: 400 (per job in fio, times numjobs)"), "{stdout}");
+    assert!(stdout.contains("bs=8k              ->  bs: 8192"), "{stdout}");
+    assert_eq!(stdout.matches("group_reporting").count(), 1, "listed once: {stdout}");
+    assert!(stdout.contains("ignored (they change no measurement): group_reporting, disk_util"), "{stdout}");
+}
+
+#[test]
+fn a_stonewall_starts_a_job_when_the_ones_before_it_end() {
+    let s = Scratch::new("fio-stonewall");
+    let data = s.data().display().to_string();
+    let out = s.run(&["run", &job("stonewall.fio"), "--target", &data, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let labels: Vec<&str> = show["phases"].as_array().unwrap().iter().map(|p| p["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["first", "second"], "{show}");
+    let (first, second) = (workload(&show, "first"), workload(&show, "second"));
+    assert!(second["start_t"].as_i64() >= first["end_t"].as_i64(), "{first} {second}");
+}
+
+#[test]
+fn filename_a_colon_b_is_two_targets_in_one_queue() {
+    let s = Scratch::new("fio-two");
+    let out = s.run(&["run", &job("two-targets.fio"), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let p = &workload(&show, "both")["profile"];
+    assert_eq!(p["targets"], serde_json::json!(["data/a", "data/b"]), "{p}");
+    assert_eq!(p["queue"], "shared", "{p}");
+    for f in ["a", "b"] {
+        let len = std::fs::metadata(s.data().join(f)).unwrap().len();
+        assert_eq!(len, 4 << 20, "data/{f} laid out and written");
+    }
+}
+
+#[test]
+fn an_engine_fathom_lacks_is_refused_at_its_line() {
+    let s = Scratch::new("fio-rbd");
+    let out = s.run(&["run", &job("rbd.fio")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{}:7: ioengine: ", job("rbd.fio"))), "{stderr}");
+    assert!(stderr.contains("`rbd` is an engine of fio's only") && stderr.contains("fio itself can"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!s.dir.join("results/fathom.db").exists(), "nothing ran");
+}
+
+#[test]
+fn trim_is_refused_at_its_line() {
+    let s = Scratch::new("fio-trim");
+    let out = s.run(&["lint", &job("trim.fio")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{}:5: readwrite: fathom does not trim", job("trim.fio"))), "{stderr}");
+}
+
+#[test]
+fn fio_reads_the_same_files() {
+    // fio itself accepts every job file these tests run (and refuses none fathom runs)
+    for file in ["mixed.fio", "stonewall.fio", "two-targets.fio", "trim.fio", "one-pass.fio", "devices.fio"] {
+        let out = Command::new("fio").args(["--parse-only", &job(file)]).env("FATHOM_FIO_BS", "8k").output().unwrap();
+        assert!(out.status.success(), "fio --parse-only {file}: {}", text(&out));
+    }
+}
+
+#[test]
+fn without_time_based_each_job_makes_one_pass_over_size() {
+    let s = Scratch::new("fio-one-pass");
+    let data = s.data().display().to_string();
+    let out = s.run(&["run", &job("one-pass.fio"), "--target", &data, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // per worker (numjobs=2: each its own pass, as fio's jobs do), as fio reports it
+    let per_worker: Vec<(i64, i64)> = s
+        .db()
+        .prepare("SELECT SUM(ops), SUM(bytes) FROM samples WHERE op = 1 GROUP BY worker ORDER BY worker")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(per_worker, [(64, 4 << 20), (64, 4 << 20)], "exactly 4 MiB each, in 64 KiB writes");
+    let fio = Command::new("fio")
+        .args(["--output-format=json", "--directory", &data, &job("one-pass.fio")])
+        .current_dir(&s.dir)
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", text(&fio));
+    let report: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let written: Vec<i64> =
+        report["jobs"].as_array().unwrap().iter().map(|j| j["write"]["io_bytes"].as_i64().unwrap()).collect();
+    assert_eq!(written, [4 << 20, 4 << 20], "fio writes the same");
+}
+
+#[test]
+fn several_targets_replace_the_files_a_job_file_names_in_order() {
+    let s = Scratch::new("fio-devices");
+    let (x, y) = (s.data().join("x").display().to_string(), s.data().join("y").display().to_string());
+    let out = s.run(&["run", &job("devices.fio"), "--target", &x, "--target", &y, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    assert_eq!(workload(&show, "disk0")["profile"]["targets"], serde_json::json!([x]));
+    assert_eq!(workload(&show, "disk1")["profile"]["targets"], serde_json::json!([y]));
+    let out = s.run(&["lint", &job("devices.fio"), "--target", &x, "--target", &y, "--target", &x]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("3 --target given, but its jobs name 2 targets (/dev/sdb, /dev/sdc)"),
+        "{}",
+        text(&out)
+    );
+    let scenario = s.scenario("name: y\nworkloads:\n  w: {rw: read, size: 1m, duration: 1s}\n");
+    let out = s.run(&["lint", scenario.to_str().unwrap(), "--target", &x, "--target", &y]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("several --target are for a fio job file"), "{}", text(&out));
+}
