@@ -183,3 +183,32 @@ fn several_targets_replace_the_files_a_job_file_names_in_order() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("several --target are for a fio job file"), "{}", text(&out));
 }
+
+/// `fathom convert` prints the scenario a job file runs as: running the printed scenario
+/// stores the same workloads, settings and phases as running the job file.
+#[test]
+fn convert_prints_a_scenario_that_runs_as_the_job_file() {
+    let s = Scratch::new("fio-convert");
+    let data = s.data().display().to_string();
+    let out = s.run(&["convert", &job("stonewall.fio"), "--target", &data]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let yaml = s.dir.join("stonewall.yaml");
+    std::fs::write(&yaml, &out.stdout).unwrap();
+    let ran = |args: &[&str]| {
+        let out = s.run(args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let show = s.show_json();
+        let workloads: Vec<(Value, Value)> =
+            show["workloads"].as_array().unwrap().iter().map(|w| (w["name"].clone(), w["profile"].clone())).collect();
+        let phases: Vec<Value> = show["phases"].as_array().unwrap().iter().map(|p| p["label"].clone()).collect();
+        (show["run"]["scenario"].clone(), workloads, phases)
+    };
+    let from_job = ran(&["run", &job("stonewall.fio"), "--target", &data, "-q"]);
+    let from_yaml = ran(&["run", yaml.to_str().unwrap(), "-q"]);
+    assert_eq!(from_job, from_yaml, "the job file and its conversion ran differently");
+    assert_eq!(from_job.2, vec!["first", "second"], "{from_job:?}");
+    // a scenario is not a job file
+    let out = s.run(&["convert", yaml.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("not a fio job file"), "{}", text(&out));
+}

@@ -3,6 +3,7 @@
 mod agent;
 mod compare;
 mod completions;
+mod convert;
 mod export;
 mod fit;
 mod lint;
@@ -33,7 +34,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a scenario (a YAML file or a built-in name; the quickstart when omitted)
+    /// Run a scenario (a YAML file, a fio job file or a built-in name; the quickstart when omitted)
     Run(run::Args),
     /// List stored runs
     Runs(runs::Args),
@@ -53,6 +54,8 @@ enum Command {
     Report(report::Args),
     /// Compare runs side by side: figures matched by workload, op and phase, with changes
     Compare(compare::Args),
+    /// Print the fathom scenario a fio job file runs as
+    Convert(convert::Args),
     /// Run workers for a controller on another host (started by `fathom run --hosts`
     /// over ssh or kubectl; speaks docs/agent-protocol.md on stdin and stdout)
     Agent(agent::Args),
@@ -85,6 +88,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Export(a) => export::run(a, results),
         Command::Report(a) => report::run(a, results),
         Command::Compare(a) => compare::run(a, results),
+        Command::Convert(a) => convert::run(a),
         Command::Agent(a) => agent::run(a),
         Command::Completions(a) => completions::run(a, Cli::command()),
     }

@@ -58,6 +58,15 @@ fn refuse(o: &Opt, why: &str) -> Error {
 }
 
 impl Mapping {
+    /// Every workload on `target`: one `--target` for the whole file, as `fathom run`
+    /// applies it (`--set target=`), so `convert` prints what `run` runs.
+    pub fn all_on(&mut self, target: &std::path::Path) {
+        let path = format!("[{}]", quote(&target.display().to_string()));
+        for w in &mut self.workloads {
+            w.keys.iter_mut().filter(|(k, _)| *k == "target").for_each(|(_, v)| *v = path.clone());
+        }
+    }
+
     /// The scenario as YAML text, named `name`.
     pub fn yaml(&self, name: &str) -> String {
         let mut out = format!("name: {}\nworkloads:\n", quote(name));
