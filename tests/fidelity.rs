@@ -70,17 +70,21 @@ fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
     let s = Scratch::new("stall");
     let scenario = s.scenario(
         "name: stall\nworkloads:\n  w:\n    target: TARGET\n    rw: randread\n    size: 16m\n    iodepth: 8\n    \
-         rate_iops: 1000\n    duration: 4s\n",
+         rate_iops: 1000\n    duration: 6s\n",
     );
     let child =
         s.fathom(&["run", scenario.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id() as i32;
-    // layout of 16 MiB is quick; the run starts on the next whole second after it
+    // the stall comes once the run has stored its first second, however long a busy
+    // machine took to start it: mid-run, with seconds left to catch up before the end
     let started = Instant::now();
-    while !s.dir.join("results/fathom.db").exists() && started.elapsed() < Duration::from_secs(20) {
+    let results = s.dir.join("results");
+    while common::live::stored(&results, "SELECT count(*) FROM samples").unwrap_or(0) == 0
+        && started.elapsed() < Duration::from_secs(60)
+    {
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(2000));
+    std::thread::sleep(Duration::from_millis(500));
     // SAFETY: plain kill(2) on our own child.
     unsafe {
         libc::kill(pid, libc::SIGSTOP);
@@ -95,7 +99,7 @@ fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
     let show = s.show_json();
     let o = &ops(&show, "w")[0];
     let total = o["ops"].as_f64().unwrap();
-    assert!(total >= 3950.0, "{total} IOs of 4000 scheduled: a stall must not remove IOs");
+    assert!(total >= 5950.0, "{total} IOs of 6000 scheduled: a stall must not remove IOs");
     let lat = &o["latency"];
     let svc = &o["service_time"];
     let max_ms = lat["max_us"].as_f64().unwrap() / 1000.0;
