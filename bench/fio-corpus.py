@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""fathom on the fio job files users already own: how many run, why the rest are refused,
+and how fathom's numbers compare with fio's on the same files.
+
+Walks the compatibility corpus (../shared/corpus/fio and the X-Ray `.fio` files; read in
+place, never copied), lints each file with `fathom lint` (runs / refused by option and
+reason / not a job file), runs every runnable file for a few seconds on a scratch directory,
+and runs a sample of them through fio too, from a rewritten copy in a temp dir (targets ->
+the scratch directory, size shrunk, time_based + runtime). A file's IOPS and MB/s are the
+sums over its jobs and ops; its p50 and p99 the largest over them (fio: completion latency).
+See bench/README.md. Standard library only (Python 3.11).
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+OUT = BENCH / "out"  # all scratch output lives here (git-ignored)
+SCRATCH = OUT / "corpus-scratch"  # fathom's and fio's data files
+RESULTS = OUT / "corpus-results"  # fathom's results store for these runs
+SIZE = "64m"
+REFUSED = "fathom's engine cannot run this file as written"
+# Options the fio copy drops from every section: the copy's [global] sets the target,
+# size and run length instead (a job's own line would override [global]).
+FIO_DROPPED = {"filename", "directory", "size", "runtime", "time_based", "ramp_time", "filesize",
+               "io_size", "number_ios", "loops", "nrfiles", "write_bw_log", "write_lat_log",
+               "write_iops_log", "write_hist_log", "output", "output-format"}
+
+
+def default_corpus():
+    """../shared/corpus/fio from the repository (or from the checkout's parents: a worktree)."""
+    for base in [ROOT, *ROOT.parents]:
+        if (base.parent / "shared/corpus/fio").is_dir():
+            return base.parent / "shared/corpus/fio"
+    return ROOT.parent / "shared/corpus/fio"
+
+
+def corpus_files(corpus, every):
+    """The corpus's fio files and X-Ray's `.fio` files, fio's own (axboe+fio) only with --all."""
+    files = sorted(p for p in corpus.rglob("*") if p.is_file())
+    xray = corpus.parent / "xray"
+    if xray.is_dir():
+        files += sorted(xray.rglob("*.fio"))
+    return [f for f in files if every or "axboe+fio" not in f.parts]
+
+
+def fathom_args(args, target):
+    """The arguments lint and run share: the scratch target, a short run, small files."""
+    return ["--target", str(target), "--set", f"duration={args.seconds}s", "--set", f"size={SIZE}",
+            "--set", "ramp=0s"]
+
+
+def classify(args, path):
+    """Lints the file: ('runs', rates asked) / ('refused', 'OPTION: why') / ('not a job file', message)."""
+    proc = subprocess.run([args.fathom, "lint", str(path), *fathom_args(args, SCRATCH / "fathom")],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode == 0:
+        return "runs", asked_rates(proc.stdout)
+    err = next((l for l in proc.stderr.splitlines() if l.startswith("fathom:")), proc.stderr.strip())
+    err = err.removeprefix("fathom:").strip()
+    where = re.match(rf"{re.escape(str(path))}(:\d+)?:\s*", err)
+    message = err[where.end():] if where else err
+    if REFUSED in message:
+        return "refused", message.split(f"; {REFUSED}")[0]
+    return "not a job file", message
+
+
+def asked_rates(mapping):
+    """The rates the file asks, summed over its jobs, from lint's mapping lines."""
+    iops = sum(int(m) for m in re.findall(r"->\s+rate_iops: (\d+)", mapping))
+    mbps = sum(float(m) for m in re.findall(r"->\s+rate_mbps: ([\d.]+)", mapping))
+    return dict(iops=iops or None, mbps=mbps or None)
+
+
+def summarize(parts):
+    """IOPS and MB/s summed, p50 and p99 the largest, over (iops, mbps, p50_us, p99_us) parts."""
+    parts = [p for p in parts if p[0]]
+    if not parts:
+        return None
+    return dict(iops=sum(p[0] for p in parts), mbps=sum(p[1] for p in parts),
+                p50_us=max(p[2] for p in parts), p99_us=max(p[3] for p in parts))
+
+
+def run_fathom(args, path, stem):
+    """Runs the file through fathom; its figures from `fathom show last --json`, or an error."""
+    target = SCRATCH / "fathom"
+    target.mkdir(parents=True, exist_ok=True)
+    argv = [args.fathom, "run", str(path), *fathom_args(args, target), "--results", str(RESULTS), "-q"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=args.seconds * 10 + 120)
+    except subprocess.TimeoutExpired:
+        return dict(error="timed out", argv=shlex.join(argv))
+    (OUT / "logs").mkdir(parents=True, exist_ok=True)
+    (OUT / "logs" / f"{stem}-fathom.err").write_text(proc.stderr)
+    if proc.returncode != 0:
+        return dict(error=f"exit {proc.returncode}: " + proc.stderr.strip()[-300:], argv=shlex.join(argv))
+    shown = json.loads(subprocess.run([args.fathom, "show", "last", "--json", "--results", str(RESULTS)],
+                                      check=True, capture_output=True, text=True).stdout)
+    ops = [o for w in shown["workloads"] for o in w["ops"] if o.get("latency")]
+    return dict(argv=shlex.join(argv), **(summarize(
+        (o["iops"], o["mb_per_s"], o["latency"]["p50_us"], o["latency"]["p99_us"]) for o in ops) or {}))
+
+
+def fio_text(path, args, seen=()):
+    """The job file as fio would read it, `include`s inlined, with the target, size and run
+    length replaced: a [global] first sets them for every job."""
+    lines = []
+    for raw in path.read_text(errors="replace").splitlines():
+        line = raw.strip()
+        if line.startswith("include "):
+            inc = (path.parent / line.split(None, 1)[1].strip()).resolve()
+            if inc not in seen:
+                lines += fio_text(inc, args, (*seen, path.resolve())).splitlines()
+            continue
+        key = re.split(r"[=\s]", line, 1)[0].lower()
+        if key in FIO_DROPPED:
+            continue
+        lines.append(raw)
+    if seen:
+        return "\n".join(lines) + "\n"
+    head = ["[global]", f"directory={SCRATCH / 'fio'}", f"size={SIZE}", "time_based=1",
+            f"runtime={args.seconds}s", ""]
+    return "\n".join(head + lines) + "\n"
+
+
+def run_fio(args, path, tmp):
+    """Runs a rewritten copy of the file through fio; its figures, or an error."""
+    (SCRATCH / "fio").mkdir(parents=True, exist_ok=True)
+    copy = Path(tmp) / path.name
+    copy.write_text(fio_text(path, args))
+    argv = [args.fio, "--output-format=json", str(copy)]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp,
+                              timeout=args.seconds * 10 + 120)
+    except subprocess.TimeoutExpired:
+        return dict(error="timed out")
+    if proc.returncode != 0 or "{" not in proc.stdout:
+        return dict(error=f"exit {proc.returncode}: " + proc.stderr.strip()[-300:])
+    doc = json.loads(proc.stdout[proc.stdout.index("{"):])  # skip any notes before the JSON
+    parts = []
+    for job in doc["jobs"]:
+        for d in ("read", "write", "trim"):
+            s = job.get(d, {})
+            pct = s.get("clat_ns", {}).get("percentile", {})
+            if s.get("iops") and pct:
+                parts.append((s["iops"], s["bw_bytes"] / 1e6, pct["50.000000"] / 1e3, pct["99.000000"] / 1e3))
+    return summarize(parts) or dict(error="fio reported no IO")
+
+
+def uses_bssplit(path):
+    return any(re.match(r"\s*bssplit\s*=", l) for l in path.read_text(errors="replace").splitlines())
+
+
+def parity(args, entries):
+    """Runs the sample through fio; per file both tools' figures and the fathom/fio ratios."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fathom-corpus-") as tmp:
+        for e in entries:
+            path = Path(e["path"])
+            print(f"fio: {e['name']}", file=sys.stderr, flush=True)
+            fio = run_fio(args, path, tmp)
+            row = dict(name=e["name"], fathom=e["run"], fio=fio)
+            if "error" not in fio and "error" not in e["run"] and e["run"].get("iops"):
+                row["ratio"] = {k: e["run"][k] / fio[k] for k in ("iops", "mbps", "p50_us", "p99_us") if fio[k]}
+            asked = e["asked"]
+            if uses_bssplit(path) and (asked["iops"] or asked["mbps"]):
+                key, want = ("iops", asked["iops"]) if asked["iops"] else ("mbps", asked["mbps"])
+                got = {t: row[t].get(key) for t in ("fathom", "fio")}
+                row["rate"] = dict(unit=key, asked=want, **got,
+                                   fio_under=bool(got["fio"] is not None and got["fio"] < 0.9 * want))
+            rows.append(row)
+    return rows
+
+
+def table(head, rows):
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    return "\n".join("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))) for r in [head, *rows])
+
+
+def report(files, rows):
+    """The summary: how many run, refused by reason, not job files, and the parity table."""
+    n = len(files)
+    count = lambda k: sum(1 for f in files if f["class"] == k)
+    runs = count("runs")
+    out = [f"{n} files: {runs} run ({100 * runs / n:.0f}%), {count('refused')} refused, "
+           f"{count('not a job file')} not a job file"
+           + (f"; {sum(1 for f in files if 'error' in f.get('run', {}))} of those that lint failed to run"
+              if any("error" in f.get("run", {}) for f in files) else "")]
+    reasons = {}
+    for f in files:
+        if f["class"] == "refused":
+            reasons.setdefault(f["why"], []).append(f["name"])
+    if reasons:
+        out += ["", "refused, by reason:"]
+        out += [f"  {len(v):3}  {k}" for k, v in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    failed = [f for f in files if "error" in f.get("run", {})]
+    if failed:
+        out += ["", "lint passed but the run failed:"] + [f"  {f['name']}: {f['run']['error']}" for f in failed]
+    if rows:
+        fmt = lambda d, k, p: "-" if "error" in d or d.get(k) is None else f"{d[k]:,.{p}f}"
+        head = ("file", "fathom IOPS", "fio IOPS", "f/fio", "fathom MB/s", "fio MB/s", "f/fio",
+                "fathom p50 µs", "fio p50 µs", "f/fio", "fathom p99 µs", "fio p99 µs", "f/fio")
+        body = []
+        for r in rows:
+            cells = [r["name"]]
+            for k, p in (("iops", 0), ("mbps", 1), ("p50_us", 0), ("p99_us", 0)):
+                cells += [fmt(r["fathom"], k, p), fmt(r["fio"], k, p),
+                          f"{r['ratio'][k]:.2f}" if k in r.get("ratio", {}) else "-"]
+            body.append(cells)
+        out += ["", "parity (fathom vs fio, same file):", table(head, body)]
+        med = {k: statistics.median(r["ratio"][k] for r in rows if k in r.get("ratio", {}))
+               for k in ("iops", "mbps", "p50_us", "p99_us") if any(k in r.get("ratio", {}) for r in rows)}
+        out.append("median fathom/fio: " + ", ".join(f"{k} {v:.2f}" for k, v in med.items()))
+        for r in rows:
+            if "error" in r["fio"]:
+                out.append(f"fio failed on {r['name']}: {r['fio']['error']}")
+        for r in rows:
+            if "rate" in r:
+                q = r["rate"]
+                note = "fio under-delivers with bssplit" if q["fio_under"] else "both near the rate"
+                out.append(f"rate with bssplit, {r['name']}: asked {q['asked']:,.0f} {q['unit']}, "
+                           f"fathom {q['fathom'] or 0:,.0f}, fio {q['fio'] or 0:,.0f}: {note}")
+    return "\n".join(out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", type=Path, default=default_corpus(), help="the fio corpus (default ../shared/corpus/fio)")
+    p.add_argument("--all", action="store_true", help="include fio's own examples and tests (axboe+fio)")
+    p.add_argument("--seconds", type=int, default=3, help="measured seconds per run (default 3)")
+    p.add_argument("--sample", type=int, default=20, help="runnable files also run through fio (default 20)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the sample's choice (default 1)")
+    p.add_argument("--json", metavar="PATH", help="also write machine-readable results here")
+    p.add_argument("--fathom", default=str(ROOT / "target/release/fathom"), help="fathom binary")
+    p.add_argument("--fio", default="/usr/bin/fio", help="fio binary (default /usr/bin/fio)")
+    args = p.parse_args()
+    if args.seconds < 1 or args.sample < 0:
+        p.error("--seconds must be at least 1 and --sample at least 0")
+    if not os.access(args.fio, os.X_OK):
+        print(f"fio not found at {args.fio}: run `scripts/install-deps.sh bench` (or `apt-get install fio`)", file=sys.stderr)
+        sys.exit(2)
+    if not os.access(args.fathom, os.X_OK):
+        print(f"fathom not found at {args.fathom}: build it with `cargo build --release`", file=sys.stderr)
+        sys.exit(2)
+    if not args.corpus.is_dir():
+        print(f"corpus not found at {args.corpus}: give it with --corpus DIR", file=sys.stderr)
+        sys.exit(2)
+    (SCRATCH / "fathom").mkdir(parents=True, exist_ok=True)
+    base = args.corpus.parent
+
+    files = []
+    try:
+        for path in corpus_files(args.corpus, args.all):
+            name = str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+            kind, detail = classify(args, path)
+            entry = dict(name=name, path=str(path), **{"class": kind})
+            if kind == "runs":
+                print(f"run: {name}", file=sys.stderr, flush=True)
+                entry.update(asked=detail, run=run_fathom(args, path, name.replace("/", "_")))
+            else:
+                entry["why"] = detail
+            files.append(entry)
+        ran = [f for f in files if f["class"] == "runs" and "error" not in f["run"]]
+        chosen = sorted(random.Random(args.seed).sample(ran, min(args.sample, len(ran))), key=lambda f: f["name"])
+        rows = parity(args, chosen)
+    finally:
+        for d in ("fathom", "fio"):
+            for f in (SCRATCH / d).glob("*"):
+                if f.is_file():
+                    f.unlink()
+
+    print(report(files, rows))
+    if args.json:
+        doc = dict(corpus=str(args.corpus), seconds=args.seconds, size=SIZE, sample=args.sample,
+                   fathom=args.fathom, fio=args.fio, files=files, parity=rows)
+        Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
