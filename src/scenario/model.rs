@@ -27,6 +27,19 @@ pub enum Rw {
 }
 
 impl Rw {
+    /// The name a scenario and fio both write it by (`randread`, `rw`): what a fio job
+    /// file the fio driver writes says, and what a mapped job file's scenario says.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::Randread => "randread",
+            Rw::Randwrite => "randwrite",
+            Rw::Randrw => "randrw",
+            Rw::ReadWrite => "rw",
+        }
+    }
+
     pub fn is_random(self) -> bool {
         matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
     }

@@ -57,7 +57,7 @@ pub fn translate(
     let _ = writeln!(g, "# fathom stops fio at the workload's end; runtime leaves time to spare\n[global]");
     line(&mut g, "ioengine", &if engine == IoEngine::IoUring { "io_uring" } else { "psync" });
     line(&mut g, "direct", &u8::from(files.iter().all(|f| f.direct)));
-    line(&mut g, "rw", &fio_rw(w.rw));
+    line(&mut g, "rw", &w.rw.name());
     if matches!(w.rw, Rw::Randrw | Rw::ReadWrite) {
         line(&mut g, "rwmixread", &w.rwmixread);
     }
@@ -211,17 +211,6 @@ pub fn inexact(w: &IoProfile, engine: IoEngine) -> Vec<Inexact> {
         note("think_time", "fio pauses the whole job after each IO; fathom pauses each IO slot");
     }
     notes
-}
-
-fn fio_rw(rw: Rw) -> &'static str {
-    match rw {
-        Rw::Read => "read",
-        Rw::Write => "write",
-        Rw::Randread => "randread",
-        Rw::Randwrite => "randwrite",
-        Rw::Randrw => "randrw",
-        Rw::ReadWrite => "rw",
-    }
 }
 
 #[cfg(test)]

@@ -204,7 +204,7 @@ impl<'a> JobMap<'a> {
 
     fn run(mut self) -> Result<Mapped> {
         let job = self.job;
-        let s = self.key("rw", self.rw_name());
+        let s = self.key("rw", self.rw.name());
         if let Some(o) = self.opt("rw") {
             self.said(o, s);
         }
@@ -218,17 +218,6 @@ impl<'a> JobMap<'a> {
         }
         self.time()?;
         Ok(Mapped { name: job.name.clone(), keys: self.keys, became: self.became, targets: self.targets })
-    }
-
-    fn rw_name(&self) -> &'static str {
-        match self.rw {
-            Rw::Read => "read",
-            Rw::Write => "write",
-            Rw::Randread => "randread",
-            Rw::Randwrite => "randwrite",
-            Rw::Randrw => "randrw",
-            Rw::ReadWrite => "rw",
-        }
     }
 
     fn mixed(&self) -> bool {
