@@ -20,10 +20,15 @@ import shlex
 import statistics
 import subprocess
 import sys
+import importlib.util
 import tempfile
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
+# the tool checks shared with the fathom-vs-fio benchmark
+_spec = importlib.util.spec_from_file_location("vs_fio", BENCH / "vs-fio.py")
+vs_fio = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(vs_fio)
 ROOT = BENCH.parent
 OUT = BENCH / "out"  # all scratch output lives here (git-ignored)
 SCRATCH = OUT / "corpus-scratch"  # fathom's and fio's data files
@@ -247,12 +252,7 @@ def main():
     args = p.parse_args()
     if args.seconds < 1 or args.sample < 0:
         p.error("--seconds must be at least 1 and --sample at least 0")
-    if not os.access(args.fio, os.X_OK):
-        print(f"fio not found at {args.fio}: run `scripts/install-deps.sh bench` (or `apt-get install fio`)", file=sys.stderr)
-        sys.exit(2)
-    if not os.access(args.fathom, os.X_OK):
-        print(f"fathom not found at {args.fathom}: build it with `cargo build --release`", file=sys.stderr)
-        sys.exit(2)
+    vs_fio.require_tools(args)
     if not args.corpus.is_dir():
         print(f"corpus not found at {args.corpus}: give it with --corpus DIR", file=sys.stderr)
         sys.exit(2)

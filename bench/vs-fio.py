@@ -174,6 +174,17 @@ def table(results, args):
                                "fathom/fio (IOPS: >1 fathom faster; CPU: >1 fathom costlier per IO)")
 
 
+def require_tools(args):
+    """Exits 2, saying how to get it, when fio or fathom is not there (shared with
+    fio-corpus.py)."""
+    if not os.access(args.fio, os.X_OK):
+        print(f"fio not found at {args.fio}: run `scripts/install-deps.sh bench` (or `apt-get install fio`)", file=sys.stderr)
+        sys.exit(2)
+    if not os.access(args.fathom, os.X_OK):
+        print(f"fathom not found at {args.fathom}: build it with `cargo build --release`", file=sys.stderr)
+        sys.exit(2)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=int, default=15, help="measured seconds per run (default 15)")
@@ -186,12 +197,7 @@ def main():
     args = p.parse_args()
     if args.seconds < 1 or args.repeat < 1:
         p.error("--seconds and --repeat must be at least 1")
-    if not os.access(args.fio, os.X_OK):
-        print(f"fio not found at {args.fio}: run `scripts/install-deps.sh bench` (or `apt-get install fio`)", file=sys.stderr)
-        sys.exit(2)
-    if not os.access(args.fathom, os.X_OK):
-        print(f"fathom not found at {args.fathom}: build it with `cargo build --release`", file=sys.stderr)
-        sys.exit(2)
+    require_tools(args)
     LOGS.mkdir(parents=True, exist_ok=True)
     jobs = [j for j in JOBS if not args.job or j["name"] in args.job]
 
