@@ -37,6 +37,9 @@ pub fn run(args: Args) -> Result<i32> {
         load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, args.hosts.is_some())?;
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     fleet::place(&mut scenario, inventory.as_ref())?;
+    if let Some(inventory) = inventory.as_ref().filter(|_| !args.json) {
+        fleet::targets_by_host(&scenario, inventory)?.iter().for_each(|line| println!("{line}"));
+    }
     let found = findings(&scenario);
     if let Some(mapping) = job_file.filter(|_| !args.json) {
         println!("{}: fio job file, run on fathom's engine as:\n{}", scenario.name, mapping.describe());

@@ -60,7 +60,7 @@ impl Ready for Native {
 pub fn describe_io(w: &Workload, io: &IoProfile, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
     use crate::scenario::units::Size;
     let on: Vec<String> = match &w.placement {
-        Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.per_host)],
+        Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.workers_per_host())],
         None => files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect(),
     };
     let rw = serde_json::to_value(io.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();

@@ -63,6 +63,9 @@ pub struct Profile {
     pub hosts: Option<Vec<String>>,
     /// Workers on each of those hosts (instead of `jobs` in all).
     pub per_host: Option<u32>,
+    /// Which of each host's inventory targets the workload uses, by position (0-based):
+    /// X-Ray's fio sections each write one of a VM's data disks.
+    pub host_targets: Option<Vec<usize>>,
     /// Another program runs this workload (see [`driver`]); the keys below are its own.
     pub driver: Option<driver::DriverName>,
     pub dsn: Option<String>,
@@ -80,8 +83,9 @@ pub struct Profile {
     pub link: Option<String>,
 }
 
-/// `target: /dev/sdb` or `target: [/dev/sdb, /dev/sdc]`.
-fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
+/// `target: /dev/sdb` or `target: [/dev/sdb, /dev/sdc]` (a scenario's, and an
+/// inventory host's).
+pub(crate) fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
     struct OneOrMany;
     impl<'de> serde::de::Visitor<'de> for OneOrMany {
         type Value = Vec<String>;

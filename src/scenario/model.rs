@@ -407,11 +407,24 @@ impl IoProfile {
 
 /// Where a workload's workers run: `per_host` on each host `hosts` selects in the
 /// inventory. Resolved when the run starts (the inventory is not part of the scenario):
-/// `resolved` then lists the hosts, and the workload's `jobs` is `per_host` times them.
+/// `resolved` then lists the hosts, and the workload's `jobs` is
+/// [`Placement::workers_per_host`] times them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Placement {
     pub hosts: Vec<String>,
     pub per_host: u32,
+    /// Which of each host's inventory targets it uses, by position (`host_targets`);
+    /// `None`: every one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_targets: Option<Vec<usize>>,
+    /// Where `host_targets` was written, for the errors only the inventory shows.
+    #[serde(skip)]
+    pub host_targets_at: String,
+    /// How many times `per_host` workers run on each host: with `queue: per_target`, once
+    /// per host target used (each its own queue, as `jobs` per target runs here); else 1.
+    /// Set when the hosts are resolved.
+    #[serde(skip_serializing_if = "one")]
+    pub queues: u32,
     pub resolved: Vec<String>,
     /// Where `hosts` was written (`FILE:LINE: workloads.w.hosts`, or its `--set`), for
     /// the errors only the inventory shows.
@@ -423,10 +436,20 @@ pub struct Placement {
     pub implied: bool,
 }
 
+fn one(n: &u32) -> bool {
+    *n == 1
+}
+
 impl Placement {
-    /// The host of worker `index` (workers fill hosts in order, `per_host` each).
+    /// Workers on each host: `per_host`, on each of its targets with `queue: per_target`.
+    pub fn workers_per_host(&self) -> u32 {
+        self.per_host * self.queues.max(1)
+    }
+
+    /// The host of worker `index` (workers fill hosts in order, [`Self::workers_per_host`]
+    /// each; with `queue: per_target`, a host's first target's `per_host` first).
     pub fn host_of(&self, index: u32) -> &str {
-        let i = (index / self.per_host.max(1)) as usize;
+        let i = (index / self.workers_per_host().max(1)) as usize;
         self.resolved.get(i).or(self.resolved.last()).map(String::as_str).unwrap_or("localhost")
     }
 }

@@ -236,6 +236,12 @@ fn lay_out(
         }
         io.rate_iops = rate_iops;
     }
+    // `queue: per_target`: each target of this host gets its own `per_host` workers
+    if let Some(p) = &w.placement
+        && w.io().is_some_and(|io| io.queue == crate::scenario::Queue::PerTarget)
+    {
+        w.jobs = p.per_host;
+    }
     // as on the controller: io_uring falls back to psync where the kernel refuses it
     if w.engine == crate::scenario::EngineKind::IoUring && engine::probe_io_uring().is_err() {
         w.engine = crate::scenario::EngineKind::Psync;

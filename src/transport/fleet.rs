@@ -8,7 +8,9 @@ use super::remote::{Lags, Remote};
 use super::{Host, Inventory};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::{Override, Scenario};
+use crate::scenario::steps::Action;
+use crate::scenario::model::Placement;
+use crate::scenario::{Override, Queue, Scenario, Workload};
 use crate::store::ObservationRow;
 use crate::store::sink::{Record, Sink};
 use indexmap::IndexMap;
@@ -62,35 +64,116 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
             p.hosts.join(", ")
         )));
     };
-    for w in &mut scenario.workloads {
-        let no_targets = w.io().is_none_or(|io| io.targets.is_empty());
-        let Some(p) = &mut w.placement else { continue };
+    for (i, w) in scenario.workloads.iter_mut().enumerate() {
+        let Some(p) = &w.placement else { continue };
         // only fathom's own engine runs on other hosts
         let Some(backend) = crate::engine::backend(w.engine) else {
             return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.engine)));
         };
         let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: {e}", p.at)))?;
+        let per_target = w.io().is_some_and(|io| io.queue == Queue::PerTarget);
+        let mut queues: Option<(usize, &str)> = None;
         for h in &hosts {
-            if h.spec.target.is_none() && no_targets && backend.needs_file() {
+            let targets = targets_on(w, p, h)?;
+            if targets.is_empty() && backend.needs_file() {
                 return Err(Error::input(format!(
                     "{}: host {} has no `target` in the inventory and the workload none of its own",
                     w.name, h.name
                 )));
             }
+            // workers are dealt to hosts in blocks of one size: each host's queues alike
+            match queues {
+                Some((n, other)) if per_target && n != targets.len() => {
+                    return Err(Error::input(format!(
+                        "{}: `queue: per_target` on hosts needs as many targets on each: host {} uses {n}, host {} \
+                         {} (pick them with `host_targets`)",
+                        w.name,
+                        other,
+                        h.name,
+                        targets.len()
+                    )));
+                }
+                Some(_) => {}
+                None => queues = Some((targets.len(), &h.name)),
+            }
             if !used.iter().any(|u| u.name == h.name) {
                 used.push(h);
             }
         }
+        let queues = if per_target { queues.map_or(1, |(n, _)| n.max(1) as u32) } else { 1 };
+        let Some(p) = &mut w.placement else { continue };
         p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
-        w.jobs = p.per_host * p.resolved.len() as u32;
+        p.queues = queues;
+        w.jobs = p.workers_per_host() * p.resolved.len() as u32;
         let hosts = p.resolved.len() as f64;
         if let Some(io) = w.io_mut()
             && let Some(r) = io.rate_iops_per_host
         {
             io.rate_iops = Some(r * hosts);
         }
+        // a ramp by hosts adds each host's workers: on every target with `per_target`
+        for step in &mut scenario.steps {
+            if let Action::Ramp { workload, add, until, by_host: true, .. } = &mut step.action
+                && *workload == i
+            {
+                *add *= queues;
+                *until *= queues;
+            }
+        }
     }
     Ok(used)
+}
+
+/// The targets workload `w` uses on host `h`: those of the host's inventory `target`
+/// list that `host_targets` picks (every one without it), else the workload's own. A
+/// position the host does not have is bad input, naming the host, its targets and the
+/// workload, found before anything is laid out.
+pub fn targets_on(w: &Workload, p: &Placement, h: &Host) -> Result<Vec<String>> {
+    let Some(listed) = &h.spec.target else {
+        if p.host_targets.is_some() {
+            return Err(Error::input(format!(
+                "{}: host {} has no `target` in the inventory to pick from (workload {})",
+                p.host_targets_at, h.name, w.name
+            )));
+        }
+        return Ok(w.io().into_iter().flat_map(|io| &io.targets).map(|t| t.display().to_string()).collect());
+    };
+    let Some(positions) = &p.host_targets else { return Ok(listed.clone()) };
+    positions
+        .iter()
+        .map(|&i| {
+            listed.get(i).cloned().ok_or_else(|| {
+                Error::input(format!(
+                    "{}: workload {}: host {} has no target at position {i}: its targets are {} (positions 0 to {})",
+                    p.host_targets_at,
+                    w.name,
+                    h.name,
+                    listed.join(", "),
+                    listed.len() - 1
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Each placed workload's targets on each of its hosts, one line each (what `fathom
+/// lint --hosts` shows): `w on node1: /mnt/d2, /mnt/d3, one queue across`.
+pub fn targets_by_host(scenario: &Scenario, inventory: &Inventory) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for w in &scenario.workloads {
+        let (Some(p), Some(io)) = (&w.placement, w.io()) else { continue };
+        for h in inventory.hosts.iter().filter(|h| p.resolved.contains(&h.name)) {
+            let targets = targets_on(w, p, h)?;
+            let queue = match (targets.len(), io.queue) {
+                (0 | 1, _) => "",
+                (_, Queue::Shared) => ", one queue across",
+                (_, Queue::PerTarget) => ", a queue per target",
+            };
+            let workers = if p.workers_per_host() == 1 { "1 worker".into() } else { format!("{} workers", p.workers_per_host()) };
+            lines.push(format!("{} on {}: {}{queue}, {workers}", w.name, h.name, targets.join(", ")));
+        }
+    }
+    Ok(lines)
 }
 
 /// Whether connecting failed because the host's fathom is missing or of another
@@ -155,7 +238,7 @@ impl Fleet {
                 let each = if p.per_host == 1 { "1 worker".to_string() } else { format!("{} workers", p.per_host) };
                 progress(&format!(
                     "  {}: no `hosts:` in the scenario: on every host of the inventory ({}), {each} each, on each \
-                     host's target",
+                     host's targets",
                     w.name,
                     p.resolved.join(", ")
                 ));
@@ -166,10 +249,7 @@ impl Fleet {
             let Some(p) = &w.placement else { continue };
             for name in &p.resolved {
                 let remote = &fleet.remotes[name];
-                let targets: Vec<String> = match &remote.host.spec.target {
-                    Some(t) => vec![t.clone()],
-                    None => w.io().into_iter().flat_map(|io| &io.targets).map(|t| t.display().to_string()).collect(),
-                };
+                let targets = targets_on(w, p, &remote.host)?;
                 remote
                     .send(&Command::Prepare {
                         idx,

@@ -48,8 +48,11 @@ pub struct HostFile {
     pub fathom: Option<String>,
     /// ssh: where `--push-agent` copies this fathom (`~/.cache/fathom` if not given).
     pub push_dir: Option<String>,
-    /// Where workloads placed on this host do their IO (wins over the workload's own).
-    pub target: Option<String>,
+    /// Where workloads placed on this host do their IO (wins over the workload's own):
+    /// its data disks or directories, in order (X-Ray's VMs have six), which a workload
+    /// picks among by position with `host_targets`. One path is a list of one.
+    #[serde(default, deserialize_with = "crate::scenario::file::one_or_many")]
+    pub target: Option<Vec<String>>,
     #[serde(default)]
     pub labels: Vec<String>,
 }
@@ -129,9 +132,16 @@ impl Inventory {
                     }
                 }
             }
-            if let Some(t) = h.target.as_deref().filter(|t| !crate::scenario::plain_text(t)) {
+            let targets = h.target.as_deref().unwrap_or_default();
+            if h.target.is_some() && targets.is_empty() {
+                return Err(err(&["hosts", name, "target"], "lists no target".into()));
+            }
+            if let Some(t) = targets.iter().find(|t| !crate::scenario::plain_text(t)) {
                 let msg = format!("{t:?} is not a path: {}", crate::scenario::PLAIN_TEXT);
                 return Err(err(&["hosts", name, "target"], msg));
+            }
+            if let Some((_, dup)) = targets.iter().enumerate().find(|(i, t)| targets[..*i].contains(t)) {
+                return Err(err(&["hosts", name, "target"], format!("`{dup}` is listed twice")));
             }
         }
         Ok(Inventory { hosts: file.hosts.into_iter().map(|(name, spec)| Host { name, spec }).collect() })
@@ -421,6 +431,19 @@ hosts:
             let err = Inventory::parse("h.yaml", &text).unwrap_err().to_string();
             assert!(err.starts_with("h.yaml:4: hosts.a.target: "), "{err}");
             assert!(err.contains("is not a path"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_target_may_list_a_hosts_data_disks() {
+        let text = "hosts:\n  a: {transport: local, target: [/mnt/d1, /dev/sdc]}\n  b: {transport: local, target: /x}\n";
+        let inv = Inventory::parse("h.yaml", text).unwrap();
+        assert_eq!(inv.hosts[0].spec.target, Some(vec!["/mnt/d1".to_string(), "/dev/sdc".to_string()]));
+        assert_eq!(inv.hosts[1].spec.target, Some(vec!["/x".to_string()]));
+        for (target, said) in [("[]", "lists no target"), ("[/a, /b, /a]", "`/a` is listed twice"), ("[/a, ' ']", "is not a path")] {
+            let text = format!("hosts:\n  a:\n    transport: local\n    target: {target}\n");
+            let err = Inventory::parse("h.yaml", &text).unwrap_err().to_string();
+            assert!(err.starts_with("h.yaml:4: hosts.a.target: ") && err.contains(said), "{err}");
         }
     }
 }

@@ -140,7 +140,16 @@ impl Checker<'_> {
                     return Err(self.fail(&per_host_at, format!("{per_host} must be between 1 and 1024")));
                 }
                 let at = self.at(&hosts_at.iter().map(String::as_str).collect::<Vec<_>>());
-                Some(Placement { hosts: h, per_host, resolved: Vec::new(), at, implied: false })
+                Some(Placement {
+                    hosts: h,
+                    per_host,
+                    host_targets: None,
+                    host_targets_at: String::new(),
+                    queues: 1,
+                    resolved: Vec::new(),
+                    at,
+                    implied: false,
+                })
             }
             None => None,
         };
@@ -163,10 +172,9 @@ impl Checker<'_> {
             return Err(self.fail(&target_at, format!("`{}` is listed twice", dup.1)));
         }
         let (queue, queue_at) = pick!(l, queue);
-        if queue == Some(Queue::PerTarget) && placement.is_some() {
-            return Err(self.fail(&queue_at, "a workload on hosts has one queue per worker's host target"));
-        }
-        if queue.is_some() && targets.len() < 2 && p.queue.is_some() {
+        // on hosts, each host's targets are known once the inventory is: `place` checks them
+        let on_hosts = placement.is_some() || every_host;
+        if queue.is_some() && targets.len() < 2 && p.queue.is_some() && !on_hosts {
             return Err(self.fail(&queue_at, "only applies to a workload with several targets"));
         }
         let (rw, _) = pick!(l, rw);
@@ -255,15 +263,32 @@ impl Checker<'_> {
         if placement.is_some() && p.jobs.is_some() {
             return Err(self.fail(&jobs_at, "on hosts, `per_host` sets the workers (per_host x hosts)"));
         }
-        let placement = placement.or_else(|| {
+        let mut placement = placement.or_else(|| {
             every_host.then(|| Placement {
                 hosts: vec!["all".into()],
                 per_host: jobs,
+                host_targets: None,
+                host_targets_at: String::new(),
+                queues: 1,
                 resolved: Vec::new(),
                 at: "--hosts".into(),
                 implied: true,
             })
         });
+        let (host_targets, host_targets_at) = pick!(l, host_targets);
+        if let Some(positions) = host_targets {
+            let Some(p) = placement.as_mut() else {
+                return Err(self.fail(&host_targets_at, "picks among its hosts' inventory targets: set `hosts` too"));
+            };
+            if positions.is_empty() {
+                return Err(self.fail(&host_targets_at, "lists no position (0 is a host's first target)"));
+            }
+            if let Some(dup) = positions.iter().enumerate().find(|(i, t)| positions[..*i].contains(t)) {
+                return Err(self.fail(&host_targets_at, format!("position {} is listed twice", dup.1)));
+            }
+            p.host_targets_at = self.at(&host_targets_at.iter().map(String::as_str).collect::<Vec<_>>());
+            p.host_targets = Some(positions);
+        }
         let (size, size_at) = pick!(l, size);
         if let Some(s) = size
             && s.0 < bs.max()
