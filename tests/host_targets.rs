@@ -112,7 +112,10 @@ fn a_position_the_host_lacks_is_refused_before_anything_is_laid_out() {
         let out = s.run(&[command, &path, "--hosts", &hosts]);
         assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out));
         let said = String::from_utf8_lossy(&out.stderr);
-        assert!(said.contains(":6: workloads.w.host_targets: workload w: host d1 has no target at position 5"), "{said}");
+        assert!(
+            said.contains(":6: workloads.w.host_targets: workload w: host d1 has no target at position 5"),
+            "{said}"
+        );
         assert!(said.contains(&dirs[0][2].display().to_string()) && said.contains("positions 0 to 2"), "{said}");
         assert!(!said.contains("panicked"), "{said}");
     }

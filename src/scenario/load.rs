@@ -280,4 +280,24 @@ workloads:
         let err = load(text, &[]).unwrap_err().to_string();
         assert!(err.contains("workloads.a: missing `target`"), "{err}");
     }
+
+    #[test]
+    fn host_targets_pick_among_a_placed_workloads_host_targets() {
+        let placed = |extra: &str| format!("name: x\nworkloads:\n  a: {{rw: read, duration: 2s{extra}}}\n");
+        let text = placed(", hosts: all, host_targets: [1, 2], queue: per_target");
+        let s = load(&text, &[]).unwrap();
+        let p = s.workloads[0].placement.clone().expect("on hosts");
+        assert_eq!(p.host_targets, Some(vec![1, 2]));
+        assert!(p.host_targets_at.starts_with("s.yaml:3: workloads.a.host_targets"), "{}", p.host_targets_at);
+        assert_eq!(s.workloads[0].io().unwrap().queue, crate::scenario::Queue::PerTarget);
+        for (extra, said) in [
+            (", target: /tmp, host_targets: [0]", "workloads.a.host_targets: picks among its hosts' inventory targets"),
+            (", hosts: all, host_targets: []", "workloads.a.host_targets: lists no position"),
+            (", hosts: all, host_targets: [1, 0, 1]", "workloads.a.host_targets: position 1 is listed twice"),
+            (", hosts: all, host_targets: [-1]", "workloads.a.host_targets[0]: invalid value"),
+        ] {
+            let err = load(&placed(extra), &[]).unwrap_err().to_string();
+            assert!(err.starts_with("s.yaml:3: ") && err.contains(said), "{extra}: {err}");
+        }
+    }
 }

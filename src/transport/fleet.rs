@@ -8,8 +8,9 @@ use super::remote::{Lags, Remote};
 use super::{Host, Inventory};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::steps::Action;
+use crate::scenario::limits::MAX_WORKERS;
 use crate::scenario::model::Placement;
+use crate::scenario::steps::Action;
 use crate::scenario::{Override, Queue, Scenario, Workload};
 use crate::store::ObservationRow;
 use crate::store::sink::{Record, Sink};
@@ -105,6 +106,15 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
         p.queues = queues;
         w.jobs = p.workers_per_host() * p.resolved.len() as u32;
+        if w.jobs > MAX_WORKERS {
+            return Err(Error::input(format!(
+                "{}: {} hosts of {} workers each is {}: a workload has at most {MAX_WORKERS} workers",
+                w.name,
+                p.resolved.len(),
+                p.workers_per_host(),
+                w.jobs
+            )));
+        }
         let hosts = p.resolved.len() as f64;
         if let Some(io) = w.io_mut()
             && let Some(r) = io.rate_iops_per_host
@@ -169,7 +179,8 @@ pub fn targets_by_host(scenario: &Scenario, inventory: &Inventory) -> Result<Vec
                 (_, Queue::Shared) => ", one queue across",
                 (_, Queue::PerTarget) => ", a queue per target",
             };
-            let workers = if p.workers_per_host() == 1 { "1 worker".into() } else { format!("{} workers", p.workers_per_host()) };
+            let workers =
+                if p.workers_per_host() == 1 { "1 worker".into() } else { format!("{} workers", p.workers_per_host()) };
             lines.push(format!("{} on {}: {}{queue}, {workers}", w.name, h.name, targets.join(", ")));
         }
     }
@@ -420,5 +431,58 @@ fn answer<T>(remote: &Remote, stop: &AtomicBool, mut pick: impl FnMut(&Reply) ->
         if stop.load(Ordering::Relaxed) {
             return Err(Error::Interrupted);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Source;
+
+    fn placed(scenario: &str, inventory: &str) -> Result<Scenario> {
+        let inventory = Inventory::parse("h.yaml", inventory)?;
+        let mut s = Scenario::load(&Source { origin: "s.yaml".into(), text: scenario }, &[])?;
+        place(&mut s, Some(&inventory))?;
+        Ok(s)
+    }
+
+    const DISKS: &str = "hosts:\n  a: {transport: local, target: [/d/a0, /d/a1, /d/a2]}\n  \
+                         b: {transport: local, target: [/d/b0, /d/b1]}\n";
+
+    #[test]
+    fn per_target_runs_per_host_workers_on_each_host_target() {
+        let text = "name: x\nworkloads:\n  w: {rw: read, hosts: all, per_host: 2, host_targets: [0, 1], queue: per_target, \
+                    duration: 2s}\ntimeline:\n  - ramp: w\n    add_host: 1\n    every: 1s\n    until: 2\n";
+        let s = placed(text, DISKS).unwrap();
+        let w = &s.workloads[0];
+        let p = w.placement.as_ref().unwrap();
+        assert_eq!((p.queues, p.workers_per_host(), w.jobs), (2, 4, 8));
+        assert_eq!((p.host_of(3), p.host_of(4)), ("a", "b"));
+        // a ramp by hosts adds a host's workers on every target
+        assert!(matches!(s.steps[0].action, Action::Ramp { add: 4, until: 8, .. }), "{:?}", s.steps[0].action);
+        // a shared queue: per_host workers, across the targets
+        let s = placed(&text.replace("per_target", "shared"), DISKS).unwrap();
+        assert_eq!((s.workloads[0].placement.as_ref().unwrap().queues, s.workloads[0].jobs), (1, 4));
+    }
+
+    #[test]
+    fn per_target_needs_as_many_targets_on_each_host() {
+        // every target of each host (no `host_targets`): three on a, two on b
+        let text = "name: x\nworkloads:\n  w: {rw: read, hosts: all, queue: per_target, duration: 2s}\n";
+        let err = placed(text, DISKS).err().unwrap().to_string();
+        assert!(err.contains("host a uses 3, host b 2"), "{err}");
+        assert!(placed(&text.replace("per_target", "shared"), DISKS).is_ok());
+        let lines = targets_by_host(
+            &placed(&text.replace("per_target", "shared"), DISKS).unwrap(),
+            &Inventory::parse("h.yaml", DISKS).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            lines,
+            [
+                "w on a: /d/a0, /d/a1, /d/a2, one queue across, 1 worker",
+                "w on b: /d/b0, /d/b1, one queue across, 1 worker"
+            ]
+        );
     }
 }

@@ -436,11 +436,14 @@ hosts:
 
     #[test]
     fn a_target_may_list_a_hosts_data_disks() {
-        let text = "hosts:\n  a: {transport: local, target: [/mnt/d1, /dev/sdc]}\n  b: {transport: local, target: /x}\n";
+        let text =
+            "hosts:\n  a: {transport: local, target: [/mnt/d1, /dev/sdc]}\n  b: {transport: local, target: /x}\n";
         let inv = Inventory::parse("h.yaml", text).unwrap();
         assert_eq!(inv.hosts[0].spec.target, Some(vec!["/mnt/d1".to_string(), "/dev/sdc".to_string()]));
         assert_eq!(inv.hosts[1].spec.target, Some(vec!["/x".to_string()]));
-        for (target, said) in [("[]", "lists no target"), ("[/a, /b, /a]", "`/a` is listed twice"), ("[/a, ' ']", "is not a path")] {
+        for (target, said) in
+            [("[]", "lists no target"), ("[/a, /b, /a]", "`/a` is listed twice"), ("[/a, ' ']", "is not a path")]
+        {
             let text = format!("hosts:\n  a:\n    transport: local\n    target: {target}\n");
             let err = Inventory::parse("h.yaml", &text).unwrap_err().to_string();
             assert!(err.starts_with("h.yaml:4: hosts.a.target: ") && err.contains(said), "{err}");
