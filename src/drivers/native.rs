@@ -5,7 +5,7 @@ use super::driver::{Driver, LaunchContext, Ready};
 use crate::engine::target::DataFile;
 use crate::engine::{self, WorkerThread};
 use crate::error::{Error, Result};
-use crate::scenario::{EngineKind, IoProfile, Queue, Scenario, Workload};
+use crate::scenario::{EngineKind, IoProfile, Scenario, Workload};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -66,11 +66,7 @@ pub fn describe_io(w: &Workload, io: &IoProfile, files: &[Arc<DataFile>], planne
     let rw = serde_json::to_value(io.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let rate = io.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
     let jobs = if planned == 1 { "1 job".to_string() } else { format!("{planned} jobs") };
-    let queue = match (files.len(), io.queue) {
-        (1, _) => String::new(),
-        (_, Queue::Shared) => ", one queue across".to_string(),
-        (_, Queue::PerTarget) => ", a queue per target".to_string(),
-    };
+    let queue = io.queue.describe(files.len());
     format!(
         "{rw} {}, depth {} x {jobs}{rate}, {engine}, {}{queue} on {}",
         io.bs,

@@ -121,6 +121,18 @@ pub enum Queue {
     PerTarget,
 }
 
+impl Queue {
+    /// How `targets` targets share the queue, as a start line and `lint --hosts` say it
+    /// after the targets (nothing for one target).
+    pub fn describe(self, targets: usize) -> &'static str {
+        match (targets, self) {
+            (0 | 1, _) => "",
+            (_, Queue::Shared) => ", one queue across",
+            (_, Queue::PerTarget) => ", a queue per target",
+        }
+    }
+}
+
 /// The data settings as the profile keys that set them, so the stored profile reads
 /// like the scenario.
 fn serialize_data<S: serde::Serializer>(d: &DataSpec, s: S) -> std::result::Result<S::Ok, S::Error> {

@@ -138,7 +138,7 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
 /// list that `host_targets` picks (every one without it), else the workload's own. A
 /// position the host does not have is bad input, naming the host, its targets and the
 /// workload, found before anything is laid out.
-pub fn targets_on(w: &Workload, p: &Placement, h: &Host) -> Result<Vec<String>> {
+fn targets_on(w: &Workload, p: &Placement, h: &Host) -> Result<Vec<String>> {
     let Some(listed) = &h.spec.target else {
         if p.host_targets.is_some() {
             return Err(Error::input(format!(
@@ -174,11 +174,7 @@ pub fn targets_by_host(scenario: &Scenario, inventory: &Inventory) -> Result<Vec
         let (Some(p), Some(io)) = (&w.placement, w.io()) else { continue };
         for h in inventory.hosts.iter().filter(|h| p.resolved.contains(&h.name)) {
             let targets = targets_on(w, p, h)?;
-            let queue = match (targets.len(), io.queue) {
-                (0 | 1, _) => "",
-                (_, Queue::Shared) => ", one queue across",
-                (_, Queue::PerTarget) => ", a queue per target",
-            };
+            let queue = io.queue.describe(targets.len());
             let workers =
                 if p.workers_per_host() == 1 { "1 worker".into() } else { format!("{} workers", p.workers_per_host()) };
             lines.push(format!("{} on {}: {}{queue}, {workers}", w.name, h.name, targets.join(", ")));
