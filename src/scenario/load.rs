@@ -299,5 +299,11 @@ workloads:
             let err = load(&placed(extra), &[]).unwrap_err().to_string();
             assert!(err.starts_with("s.yaml:3: ") && err.contains(said), "{extra}: {err}");
         }
+        // in `defaults`, for the placed workloads only
+        let text = "name: x\ndefaults: {host_targets: [2]}\nworkloads:\n  a: {rw: read, duration: 2s, hosts: all}\n  \
+                    b: {rw: read, duration: 2s, target: /tmp}\n";
+        let s = load(text, &[]).unwrap();
+        assert_eq!(s.workloads[0].placement.as_ref().unwrap().host_targets, Some(vec![2]));
+        assert!(s.workloads[1].placement.is_none());
     }
 }

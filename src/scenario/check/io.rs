@@ -276,18 +276,22 @@ impl Checker<'_> {
             })
         });
         let (host_targets, host_targets_at) = pick!(l, host_targets);
-        if let Some(positions) = host_targets {
-            let Some(p) = placement.as_mut() else {
+        // from `defaults`, meant for the placed workloads only (as `per_host`)
+        match (host_targets, placement.as_mut()) {
+            (Some(_), None) if p.host_targets.is_some() => {
                 return Err(self.fail(&host_targets_at, "picks among its hosts' inventory targets: set `hosts` too"));
-            };
-            if positions.is_empty() {
-                return Err(self.fail(&host_targets_at, "lists no position (0 is a host's first target)"));
             }
-            if let Some(dup) = positions.iter().enumerate().find(|(i, t)| positions[..*i].contains(t)) {
-                return Err(self.fail(&host_targets_at, format!("position {} is listed twice", dup.1)));
+            (Some(positions), Some(placed)) => {
+                if positions.is_empty() {
+                    return Err(self.fail(&host_targets_at, "lists no position (0 is a host's first target)"));
+                }
+                if let Some(dup) = positions.iter().enumerate().find(|(i, t)| positions[..*i].contains(t)) {
+                    return Err(self.fail(&host_targets_at, format!("position {} is listed twice", dup.1)));
+                }
+                placed.host_targets_at = self.at(&host_targets_at.iter().map(String::as_str).collect::<Vec<_>>());
+                placed.host_targets = Some(positions);
             }
-            p.host_targets_at = self.at(&host_targets_at.iter().map(String::as_str).collect::<Vec<_>>());
-            p.host_targets = Some(positions);
+            _ => {}
         }
         let (size, size_at) = pick!(l, size);
         if let Some(s) = size
