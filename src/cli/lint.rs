@@ -4,6 +4,7 @@
 use crate::analysis::lint::{Severity, describe, findings};
 use crate::error::Result;
 use crate::scenario::Override;
+use crate::scenario::hooks::Hooks;
 use crate::scenario::open::{job_file, load_scenario};
 use crate::transport::Inventory;
 use crate::transport::fleet;
@@ -23,6 +24,9 @@ pub struct Args {
     /// As for `fathom run`: the inventory of hosts that workloads with `hosts:` run on
     #[arg(long, value_name = "FILE")]
     hosts: Option<PathBuf>,
+    /// As for `fathom run`: the commands of the scenario's `hook:` steps
+    #[arg(long, value_name = "FILE")]
+    hooks: Option<PathBuf>,
     /// Exit 2 when there is a warning
     #[arg(long)]
     strict: bool,
@@ -35,8 +39,11 @@ pub fn run(args: Args) -> Result<i32> {
     let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
     let (mut scenario, _) =
         load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, args.hosts.is_some())?;
+    let hooks = args.hooks.as_deref().map(Hooks::load).transpose()?;
+    crate::scenario::hooks::check(&scenario, hooks.as_ref())?;
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     fleet::place(&mut scenario, inventory.as_ref())?;
+    crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
     let found = findings(&scenario);
     if let Some(mapping) = job_file.filter(|_| !args.json) {
         println!("{}: fio job file, run on fathom's engine as:\n{}", scenario.name, mapping.describe());

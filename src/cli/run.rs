@@ -43,6 +43,10 @@ pub struct Args {
     /// Copy this fathom to hosts (over ssh) where it is missing or of another version
     #[arg(long)]
     pub(super) push_agent: bool,
+    /// The commands of the scenario's `hook:` steps: a YAML file of `hooks: {NAME: COMMAND}`
+    /// (see docs/scenarios.md#hooks)
+    #[arg(long, value_name = "FILE")]
+    pub(super) hooks: Option<PathBuf>,
 }
 
 pub fn run(args: Args, results: &Path) -> Result<i32> {
@@ -53,6 +57,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         &args.sets,
         args.hosts.is_some(),
     )?;
+    let hooks = args.hooks.as_deref().map(crate::scenario::hooks::Hooks::load).transpose()?;
     let opts = RunOptions {
         // several were a job file's own targets, already in its scenario
         target: if args.target.len() == 1 { args.target.into_iter().next() } else { None },
@@ -65,6 +70,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         quiet: args.quiet,
         hosts: args.hosts,
         push_agent: args.push_agent,
+        hooks,
     };
     Ok(print_end(&session::run(scenario, is_builtin, &opts, results)?, opts.quiet))
 }

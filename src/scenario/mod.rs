@@ -21,6 +21,7 @@ pub mod driver;
 pub mod expect;
 pub mod file;
 pub mod fio_job;
+pub mod hooks;
 pub mod limits;
 mod load;
 pub mod model;

@@ -38,6 +38,7 @@ pub(super) fn prepare(
     if let Some(addr) = &opts.prometheus {
         scenario.prometheus = Some(addr.clone());
     }
+    crate::scenario::hooks::check(&scenario, opts.hooks.as_ref())?;
     let findings = lint::findings(&scenario);
     if opts.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
         eprint!("{}", lint::describe(&findings));
@@ -46,6 +47,7 @@ pub(super) fn prepare(
     // placed on hosts: refused here, before anything is laid out, if they cannot be
     let inventory = opts.hosts.as_deref().map(Inventory::load).transpose()?;
     let hosts = fleet::place(&mut scenario, inventory.as_ref())?;
+    crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
     if is_builtin && opts.target.is_none() {
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
@@ -145,7 +147,7 @@ pub(super) fn prepare(
     progress(&format!("run {run}: {length}; results in {}", store.path.display()));
 
     let session =
-        Session { _recorded: recorded, reserve, store, run, fleet, scenario, engines, progress, stop, interrupted };
+        Session { _recorded: recorded, reserve, store, run, fleet, inventory, scenario, engines, progress, stop, interrupted };
     Ok((session, Staged { files, targets, uring_ok, total, prepared, tx, rx }))
 }
 
