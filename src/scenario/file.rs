@@ -81,7 +81,9 @@ pub struct Profile {
 }
 
 /// `target: /dev/sdb` or `target: [/dev/sdb, /dev/sdc]`.
-pub(super) fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
+pub(super) fn one_or_many<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Vec<String>>, D::Error> {
     struct OneOrMany;
     impl<'de> serde::de::Visitor<'de> for OneOrMany {
         type Value = Vec<String>;

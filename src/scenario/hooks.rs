@@ -73,11 +73,7 @@ pub fn check(scenario: &Scenario, hooks: Option<&Hooks>) -> Result<()> {
         None => "give them with --hooks FILE",
         Some(_) => "add them to the --hooks file",
     };
-    Err(Error::input(format!(
-        "{}: needs hooks for: {}; {how} (see {DOCS})",
-        scenario.origin,
-        missing.join(", ")
-    )))
+    Err(Error::input(format!("{}: needs hooks for: {}; {how} (see {DOCS})", scenario.origin, missing.join(", "))))
 }
 
 #[cfg(test)]
@@ -92,7 +88,10 @@ mod tests {
         let s = Scenario::load(&Source { origin: "s.yaml".into(), text }, &[]).unwrap();
         let err = check(&s, None).unwrap_err();
         assert_eq!(err.exit_code(), 2);
-        assert!(err.to_string().contains("needs hooks for: nodes.PowerOff, nodes.PowerOn; give them with --hooks FILE"), "{err}");
+        assert!(
+            err.to_string().contains("needs hooks for: nodes.PowerOff, nodes.PowerOn; give them with --hooks FILE"),
+            "{err}"
+        );
         let hooks = Hooks::parse("h.yaml", "hooks:\n  nodes.PowerOff: 'true'\n").unwrap();
         let err = check(&s, Some(&hooks)).unwrap_err().to_string();
         assert!(err.contains("needs hooks for: nodes.PowerOn;"), "{err}");

@@ -146,8 +146,19 @@ pub(super) fn prepare(
     let length = total.map_or("until its IO is done".into(), |s| format!("about {s} s"));
     progress(&format!("run {run}: {length}; results in {}", store.path.display()));
 
-    let session =
-        Session { _recorded: recorded, reserve, store, run, fleet, inventory, scenario, engines, progress, stop, interrupted };
+    let session = Session {
+        _recorded: recorded,
+        reserve,
+        store,
+        run,
+        fleet,
+        inventory,
+        scenario,
+        engines,
+        progress,
+        stop,
+        interrupted,
+    };
     Ok((session, Staged { files, targets, uring_ok, total, prepared, tx, rx }))
 }
 

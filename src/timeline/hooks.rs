@@ -134,7 +134,10 @@ fn env_name(key: &str) -> String {
 
 /// The hosts a hook acts on: those `selector` names, all of the inventory's without one,
 /// none without an inventory.
-fn hook_hosts<'i>(selector: &Option<Vec<String>>, inventory: Option<&'i Inventory>) -> Result<Vec<&'i crate::transport::Host>> {
+fn hook_hosts<'i>(
+    selector: &Option<Vec<String>>,
+    inventory: Option<&'i Inventory>,
+) -> Result<Vec<&'i crate::transport::Host>> {
     match (selector, inventory) {
         (_, None) => Ok(Vec::new()),
         (None, Some(inv)) => Ok(inv.hosts.iter().collect()),
@@ -151,7 +154,9 @@ pub fn check_hosts(scenario: &Scenario, inventory: Option<&Inventory>) -> Result
         {
             let at = format!("{}: timeline.{i}.hosts (hook {name})", scenario.origin);
             match inventory {
-                None => return Err(Error::input(format!("{at}: names hosts, but no inventory is given (--hosts FILE)"))),
+                None => {
+                    return Err(Error::input(format!("{at}: names hosts, but no inventory is given (--hosts FILE)")));
+                }
                 Some(inv) => {
                     inv.select(selector).map_err(|e| Error::input(format!("{at}: {e}")))?;
                 }
