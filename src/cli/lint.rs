@@ -27,6 +27,10 @@ pub struct Args {
     /// As for `fathom run`: the commands of the scenario's `hook:` steps
     #[arg(long, value_name = "FILE")]
     hooks: Option<PathBuf>,
+    /// As for `fathom run`: multiply every duration of the timeline by F (above 0, e.g. 0.01 to rehearse a long study
+    /// quickly); the same as `--set time_scale=F`
+    #[arg(long, value_name = "F")]
+    time_scale: Option<f64>,
     /// Exit 2 when there is a warning
     #[arg(long)]
     strict: bool,
@@ -35,7 +39,8 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(mut args: Args) -> Result<i32> {
+    args.sets.extend(args.time_scale.map(crate::scenario::time_scale::as_set));
     let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
     let (mut scenario, _) =
         load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, args.hosts.is_some())?;

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::scenario::Override;
 use crate::scenario::open::load_scenario;
+use crate::scenario::time_scale;
 use crate::session::{self, Ended, RunOptions};
 use std::path::{Path, PathBuf};
 
@@ -47,9 +48,14 @@ pub struct Args {
     /// (see docs/scenarios.md#hooks)
     #[arg(long, value_name = "FILE")]
     pub(super) hooks: Option<PathBuf>,
+    /// Multiply every duration of the timeline by F (above 0, e.g. 0.01 to rehearse a long study
+    /// quickly); the same as `--set time_scale=F`
+    #[arg(long, value_name = "F")]
+    pub(super) time_scale: Option<f64>,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
+pub fn run(mut args: Args, results: &Path) -> Result<i32> {
+    args.sets.extend(args.time_scale.map(time_scale::as_set));
     let (scenario, is_builtin) = load_scenario(
         args.scenario.as_deref(),
         &args.target,

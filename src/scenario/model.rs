@@ -459,6 +459,8 @@ pub struct Scenario {
     pub prometheus: Option<String>,
     /// The variables after `--set`, as substituted.
     pub vars: IndexMap<String, String>,
+    /// `--time-scale`, when given: its durations are already scaled.
+    pub time_scale: Option<super::time_scale::Scaled>,
 }
 
 /// Where a scenario came from, for error messages.

@@ -12,6 +12,7 @@ use crate::engine::{self, target};
 use crate::error::{Error, Result};
 use crate::observe::environment;
 use crate::scenario::open::applied_sets;
+use crate::scenario::time_scale;
 use crate::scenario::{EngineKind, Scenario};
 use crate::store::{Reserve, Status, Store};
 use crate::timeline;
@@ -72,6 +73,9 @@ pub(super) fn prepare(
 
     let mut warnings: Vec<Warning> = Vec::new();
     let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
+    if let Some(scaled) = scenario.time_scale.as_ref().filter(|s| !s.raised.is_empty()) {
+        warnings.push(Warning::TimeScaleRaised { factor: scaled.factor, raised: scaled.raised.clone() });
+    }
     crate::drivers::check(&scenario, &interrupted)?;
     let layout =
         target::Options { allow_device_write: opts.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
@@ -116,6 +120,9 @@ pub(super) fn prepare(
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
+    if let Some(scaled) = &scenario.time_scale {
+        store.set_time_scale(run, scaled.factor)?;
+    }
     let recorded = children::record_run(Store::open(results)?, run)?;
     for w in &warnings {
         store.add_warning(run, w.code(), &w.message())?;
@@ -144,7 +151,9 @@ pub(super) fn prepare(
         }
     };
     let length = total.map_or("until its IO is done".into(), |s| format!("about {s} s"));
-    progress(&format!("run {run}: {length}; results in {}", store.path.display()));
+    let scale =
+        scenario.time_scale.as_ref().map(|s| format!(", {}", time_scale::describe(s.factor))).unwrap_or_default();
+    progress(&format!("run {run}: {length}{scale}; results in {}", store.path.display()));
 
     let session = Session {
         _recorded: recorded,
