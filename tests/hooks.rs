@@ -153,3 +153,52 @@ fn hooks_run_with_their_arguments_and_hosts_and_are_recorded() {
     assert!(!stored.windows(7).any(|w| w == b"hunter2"), "a hook's command was stored");
     assert!(!stored.windows(6).any(|w| w == b"env | "), "a hook's command was stored");
 }
+
+#[test]
+fn a_time_scale_shortens_every_duration_and_is_recorded() {
+    let s = Scratch::new("time-scale");
+    let scenario = s.scenario(
+        "name: scaled\ndefaults: {target: TARGET, size: 8m, rw: randread}\n\
+         workloads:\n  a: {duration: 30s}\n  b: {ramp: 10s, duration: 4s}\n\
+         timeline:\n  - start: a\n    async: true\n  - wait: 20s\n  - start: b\n",
+    );
+    let started = std::time::Instant::now();
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--time-scale", "0.1"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // unscaled it takes at least 34 s; scaled about 5 (generous: a loaded machine)
+    assert!(started.elapsed() < std::time::Duration::from_secs(25), "took {:?}", started.elapsed());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("· time scale 0.1 (durations ×0.1)"), "{stdout}");
+
+    let show = s.show_json();
+    assert_eq!(show["run"]["time_scale"], 0.1);
+    let w = |name: &str| show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap().clone();
+    let (a, b) = (w("a"), w("b"));
+    let t = |w: &serde_json::Value, key: &str| w[key].as_i64().unwrap();
+    assert_eq!(t(&a, "end_t") - t(&a, "start_t"), 3, "30 s x 0.1: {a}");
+    assert_eq!(t(&b, "measure_t") - t(&b, "start_t"), 1, "a ramp of 10 s x 0.1: {b}");
+    // 4 s x 0.1 is less than a workload's second: raised to 1 s, with a warning
+    assert_eq!(t(&b, "end_t") - t(&b, "measure_t"), 1, "{b}");
+    let waited = t(&b, "start_t") - t(&a, "start_t");
+    assert!((2..=4).contains(&waited), "a wait of 20 s x 0.1: b started {waited} s after a");
+    let warnings: Vec<&str> = show["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
+    assert_eq!(warnings.iter().filter(|c| **c == "time-scale-raised").count(), 1, "{warnings:?}");
+    // the stored samples: seconds of each workload's own length
+    let db = s.db();
+    let seconds = |idx: i64| -> i64 {
+        db.query_row(
+            "SELECT count(DISTINCT t) FROM samples WHERE run_id = 1 AND workload_idx = ?1",
+            [idx],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let (sa, sb) = (seconds(t(&a, "idx")), seconds(t(&b, "idx")));
+    assert!((1..=4).contains(&sa), "a's samples over {sa} s");
+    assert!((1..=3).contains(&sb), "b's samples over {sb} s");
+
+    // the scale must be above 0: refused like any bad input
+    let out = s.run(&["lint", scenario.to_str().unwrap(), "--time-scale", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--time-scale 0: expected a number above 0"), "{}", text(&out));
+}
