@@ -181,16 +181,15 @@ fn a_time_scale_shortens_every_duration_and_is_recorded() {
     assert_eq!(t(&b, "end_t") - t(&b, "measure_t"), 1, "{b}");
     let waited = t(&b, "start_t") - t(&a, "start_t");
     assert!((2..=4).contains(&waited), "a wait of 20 s x 0.1: b started {waited} s after a");
-    let warnings: Vec<&str> = show["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
+    let warnings: Vec<&str> =
+        show["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
     assert_eq!(warnings.iter().filter(|c| **c == "time-scale-raised").count(), 1, "{warnings:?}");
     // the stored samples: seconds of each workload's own length
     let db = s.db();
     let seconds = |idx: i64| -> i64 {
-        db.query_row(
-            "SELECT count(DISTINCT t) FROM samples WHERE run_id = 1 AND workload_idx = ?1",
-            [idx],
-            |r| r.get(0),
-        )
+        db.query_row("SELECT count(DISTINCT t) FROM samples WHERE run_id = 1 AND workload_idx = ?1", [idx], |r| {
+            r.get(0)
+        })
         .unwrap()
     };
     let (sa, sb) = (seconds(t(&a, "idx")), seconds(t(&b, "idx")));
@@ -200,5 +199,9 @@ fn a_time_scale_shortens_every_duration_and_is_recorded() {
     // the scale must be above 0: refused like any bad input
     let out = s.run(&["lint", scenario.to_str().unwrap(), "--time-scale", "0"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--time-scale 0: expected a number above 0"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--time-scale 0: expected a number above 0"),
+        "{}",
+        text(&out)
+    );
 }

@@ -8,9 +8,10 @@
 //! Each scaled duration is rounded to what its key takes: whole seconds for a
 //! workload's `duration` and `ramp`, a step's `duration` and a ramp's `every` (fathom
 //! samples every second), milliseconds for the others. One that would round to less
-//! than its key's least (1 s; 1 ms) is raised to it and said (see [`Scaled::raised`]).
+//! than its key's least (1 s; 1 ms) is raised to it and said (see [`TimeScale::raised`]).
 
 use super::file::{Profile, ScenarioFile};
+use super::model::TimeScale;
 use super::overrides::Override;
 use super::units::Span;
 use crate::error::{Error, Result};
@@ -22,14 +23,6 @@ pub const KEY: &str = "time_scale";
 /// The largest factor taken: enough to stretch a rehearsal back out, small enough that
 /// no duration a scenario may write overflows.
 const MAX_FACTOR: f64 = 1000.0;
-
-/// The scale a scenario was loaded with.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Scaled {
-    pub factor: f64,
-    /// Durations raised to their key's least (`timeline.2.duration: 30s → 1s`).
-    pub raised: Vec<String>,
-}
 
 /// The `--set` that `--time-scale F` stands for: appended to the user's sets, it
 /// reaches the loader and the agents as they do.
@@ -89,7 +82,7 @@ pub fn scale(d: Duration, factor: f64, unit: Unit) -> (Duration, bool) {
 }
 
 /// Multiplies every duration of `file`'s timeline by `factor`.
-pub fn apply(file: &mut ScenarioFile, factor: f64) -> Scaled {
+pub fn apply(file: &mut ScenarioFile, factor: f64) -> TimeScale {
     let mut raised = Vec::new();
     let mut scale_key = |span: &mut Option<Span>, path: String, unit: Unit| {
         let Some(Span(d)) = *span else { return };
@@ -123,7 +116,7 @@ pub fn apply(file: &mut ScenarioFile, factor: f64) -> Scaled {
             scale_key(&mut p.interval, at("wait_until.interval"), Unit::Millis);
         }
     }
-    Scaled { factor, raised }
+    TimeScale { factor, raised }
 }
 
 #[cfg(test)]

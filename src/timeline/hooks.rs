@@ -4,7 +4,7 @@
 //! `async`, `every`), and `wait_until` polls until something is ready (a service back
 //! after a failover), timing how long it took.
 
-use super::Context;
+use super::context::Context;
 use crate::children::Group;
 use crate::error::{Error, Result};
 use crate::http;
