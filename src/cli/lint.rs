@@ -50,6 +50,11 @@ pub fn run(mut args: Args) -> Result<i32> {
     fleet::place(&mut scenario, inventory.as_ref())?;
     crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
     let found = findings(&scenario);
+    // said as the run would say it: durations --time-scale raised to their key's least
+    if let Some(t) = scenario.time_scale.as_ref().filter(|t| !t.raised.is_empty()) {
+        let w = crate::warnings::Warning::TimeScaleRaised { factor: t.factor, raised: t.raised.clone() };
+        eprintln!("warning: {}", w.message());
+    }
     if let Some(mapping) = job_file.filter(|_| !args.json) {
         println!("{}: fio job file, run on fathom's engine as:\n{}", scenario.name, mapping.describe());
     }
