@@ -172,6 +172,12 @@ fn a_time_scale_shortens_every_duration_and_is_recorded() {
 
     let show = s.show_json();
     assert_eq!(show["run"]["time_scale"], 0.1);
+    let page = s.dir.join("report.html");
+    let out = s.run(&["report", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let header = &html[html.find("<header>").unwrap()..html.find("</header>").unwrap()];
+    assert!(header.contains("time scale 0.1 (durations ×0.1)"), "{header}");
     let w = |name: &str| show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap().clone();
     let (a, b) = (w("a"), w("b"));
     let t = |w: &serde_json::Value, key: &str| w[key].as_i64().unwrap();
@@ -204,4 +210,37 @@ fn a_time_scale_shortens_every_duration_and_is_recorded() {
         "{}",
         text(&out)
     );
+}
+
+#[test]
+fn background_commands_fail_the_run_as_exec_does_and_stop_at_its_end() {
+    let s = Scratch::new("hooks-background");
+    // one still running at the run's end is stopped there, which fails nothing
+    let scenario = s.scenario(
+        "name: bg\nworkloads:\n  w: {target: TARGET, size: 8m, rw: randread, duration: 2s}\n\
+         timeline:\n  - exec: sleep 60\n    async: true\n  - start: w\n",
+    );
+    let started = std::time::Instant::now();
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "waited for it: {:?}", started.elapsed());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("exec `sleep 60`: stopped at the run's end"),
+        "{}",
+        text(&out)
+    );
+    let show = s.show_json();
+    let events = show["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!((events[0]["kind"].as_str(), events[0]["status"].is_null()), (Some("exec"), true));
+
+    // a periodic run that fails fails the run, as a failing `exec` does
+    let scenario = s.scenario(
+        "name: bg\nworkloads:\n  w: {target: TARGET, size: 8m, rw: randread, duration: 3s}\n\
+         timeline:\n  - exec: exit 4\n    every: 1s\n    times: 2\n  - start: w\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let show = s.show_json();
+    assert!(show["run"]["error"].as_str().unwrap().contains("exec `exit 4` failed (exit 4)"), "{show}");
 }
