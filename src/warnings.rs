@@ -18,6 +18,8 @@ pub enum Warning {
     TargetFull { workload: String, path: PathBuf, at_s: f64 },
     /// A workload run by fio (`engine: fio`) uses a knob fio runs differently.
     FioInexact { workload: String, knob: &'static str, why: String },
+    /// `--time-scale` made durations shorter than their keys take; they were raised.
+    TimeScaleRaised { factor: f64, raised: Vec<String> },
 }
 
 impl Warning {
@@ -30,6 +32,7 @@ impl Warning {
             Warning::WorkingSetShrunk { .. } => "working-set-shrunk",
             Warning::TargetFull { .. } => "target-full",
             Warning::FioInexact { .. } => "fio-inexact",
+            Warning::TimeScaleRaised { .. } => "time-scale-raised",
         }
     }
 
@@ -63,6 +66,11 @@ impl Warning {
             Warning::FioInexact { workload, knob, why } => format!(
                 "{workload} runs on fio, which cannot do `{knob}` as asked: {why}. \
                  Use fathom's own engine for this knob, or read these figures with that in mind"
+            ),
+            Warning::TimeScaleRaised { factor, raised } => format!(
+                "--time-scale {factor} made durations shorter than their keys take, so they were raised: {}. \
+                 The run's phases are not in the scenario's proportions; use a larger scale to keep them",
+                raised.join(", ")
             ),
         }
     }

@@ -4,6 +4,7 @@
 use crate::analysis::lint::{Severity, describe, findings};
 use crate::error::Result;
 use crate::scenario::Override;
+use crate::scenario::hooks::Hooks;
 use crate::scenario::open::{job_file, load_scenario};
 use crate::transport::Inventory;
 use crate::transport::fleet;
@@ -23,6 +24,13 @@ pub struct Args {
     /// As for `fathom run`: the inventory of hosts that workloads with `hosts:` run on
     #[arg(long, value_name = "FILE")]
     hosts: Option<PathBuf>,
+    /// As for `fathom run`: the commands of the scenario's `hook:` steps
+    #[arg(long, value_name = "FILE")]
+    hooks: Option<PathBuf>,
+    /// As for `fathom run`: multiply every duration of the timeline by F (above 0, e.g. 0.01 to rehearse a long study
+    /// quickly); the same as `--set time_scale=F`
+    #[arg(long, value_name = "F")]
+    time_scale: Option<f64>,
     /// Exit 2 when there is a warning
     #[arg(long)]
     strict: bool,
@@ -31,16 +39,25 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(mut args: Args) -> Result<i32> {
+    args.sets.extend(args.time_scale.map(crate::scenario::time_scale::as_set));
     let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
     let (mut scenario, _) =
         load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, args.hosts.is_some())?;
+    let hooks = args.hooks.as_deref().map(Hooks::load).transpose()?;
+    crate::scenario::hooks::check(&scenario, hooks.as_ref())?;
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     fleet::place(&mut scenario, inventory.as_ref())?;
+    crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
     if let Some(inventory) = inventory.as_ref().filter(|_| !args.json) {
         fleet::targets_by_host(&scenario, inventory)?.iter().for_each(|line| println!("{line}"));
     }
     let found = findings(&scenario);
+    // said as the run would say it: durations --time-scale raised to their key's least
+    if let Some(t) = scenario.time_scale.as_ref().filter(|t| !t.raised.is_empty()) {
+        let w = crate::warnings::Warning::TimeScaleRaised { factor: t.factor, raised: t.raised.clone() };
+        eprintln!("warning: {}", w.message());
+    }
     if let Some(mapping) = job_file.filter(|_| !args.json) {
         println!("{}: fio job file, run on fathom's engine as:\n{}", scenario.name, mapping.describe());
     }

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::scenario::Override;
 use crate::scenario::open::load_scenario;
+use crate::scenario::time_scale;
 use crate::session::{self, Ended, RunOptions};
 use std::path::{Path, PathBuf};
 
@@ -43,9 +44,18 @@ pub struct Args {
     /// Copy this fathom to hosts (over ssh) where it is missing or of another version
     #[arg(long)]
     pub(super) push_agent: bool,
+    /// The commands of the scenario's `hook:` steps: a YAML file of `hooks: {NAME: COMMAND}`
+    /// (see docs/scenarios.md#hooks)
+    #[arg(long, value_name = "FILE")]
+    pub(super) hooks: Option<PathBuf>,
+    /// Multiply every duration of the timeline by F (above 0, e.g. 0.01 to rehearse a long study
+    /// quickly); the same as `--set time_scale=F`
+    #[arg(long, value_name = "F")]
+    pub(super) time_scale: Option<f64>,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
+pub fn run(mut args: Args, results: &Path) -> Result<i32> {
+    args.sets.extend(args.time_scale.map(time_scale::as_set));
     let (scenario, is_builtin) = load_scenario(
         args.scenario.as_deref(),
         &args.target,
@@ -53,6 +63,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         &args.sets,
         args.hosts.is_some(),
     )?;
+    let hooks = args.hooks.as_deref().map(crate::scenario::hooks::Hooks::load).transpose()?;
     let opts = RunOptions {
         // several were a job file's own targets, already in its scenario
         target: if args.target.len() == 1 { args.target.into_iter().next() } else { None },
@@ -65,6 +76,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         quiet: args.quiet,
         hosts: args.hosts,
         push_agent: args.push_agent,
+        hooks,
     };
     Ok(print_end(&session::run(scenario, is_builtin, &opts, results)?, opts.quiet))
 }

@@ -38,7 +38,8 @@ pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool) {
         println!("{}", a.line());
     }
     let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
-    println!("run {} · {} · {} · {} · {}", r.id, r.scenario, r.started_at, duration, r.status);
+    let scale = r.time_scale.map(|f| format!(" · {}", crate::scenario::time_scale::describe(f))).unwrap_or_default();
+    println!("run {} · {} · {} · {} · {}{scale}", r.id, r.scenario, r.started_at, duration, r.status);
     if let Some(err) = &r.error {
         println!("error: {err}");
     }

@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::scenario::open::load_scenario;
 use crate::scenario::steps::{Action, Step};
+use crate::scenario::time_scale;
 use crate::scenario::units::Span;
 use crate::scenario::{Override, SteadyStop};
 use crate::session::{self, RunOptions};
@@ -40,12 +41,16 @@ pub struct Args {
     /// As for `fathom run`
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<Override>,
+    /// As for `fathom run`: multiply every duration by F, --min, --max and --round too
+    #[arg(long, value_name = "F")]
+    time_scale: Option<f64>,
     /// Print only the final summary
     #[arg(long, short)]
     quiet: bool,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
+pub fn run(mut args: Args, results: &Path) -> Result<i32> {
+    args.sets.extend(args.time_scale.map(time_scale::as_set));
     let (mut scenario, is_builtin) =
         load_scenario(Some(&args.scenario), args.target.as_slice(), None, &args.sets, false)?;
     let base = match &args.workload {
@@ -69,7 +74,18 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
         }
         Ok(s.0.as_secs())
     };
-    let (min, max, round) = (whole(args.min, "min")?, whole(args.max, "max")?, whole(args.round, "round")?);
+    let (mut min, mut max, mut round) = (whole(args.min, "min")?, whole(args.max, "max")?, whole(args.round, "round")?);
+    // the steps' lengths are the sweep's timeline: scaled as a scenario's durations are
+    if let Some(scaled) = scenario.time_scale.as_mut() {
+        for (value, what) in [(&mut min, "--min"), (&mut max, "--max"), (&mut round, "--round")] {
+            let d = Duration::from_secs(*value);
+            let (d2, raised) = time_scale::scale(d, scaled.factor, time_scale::Unit::Seconds(1));
+            if raised {
+                scaled.raised.push(format!("{what} {} → {}", Span(d), Span(d2)));
+            }
+            *value = d2.as_secs();
+        }
+    }
     if min > max && !args.fixed {
         return Err(Error::input(format!("--min {} is longer than --max {}", args.min, args.max)));
     }

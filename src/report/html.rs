@@ -63,6 +63,9 @@ impl Report {
             esc(&r.status),
             esc(&r.status)
         );
+        if let Some(f) = r.time_scale {
+            let _ = write!(h, "<p class=\"sub\">{}</p>", esc(&crate::scenario::time_scale::describe(f)));
+        }
         if let Some(e) = &r.error {
             let _ = write!(h, "<p class=\"error\">{}</p>", esc(e));
         }

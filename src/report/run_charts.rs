@@ -34,7 +34,7 @@ pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
     let marks = s
         .events
         .iter()
-        .filter(|e| e.kind == "mark" || e.kind == "exec" || e.kind == "host-lost")
+        .filter(|e| ["mark", "exec", "hook", "host-lost"].contains(&e.kind.as_str()))
         .map(|e| Mark { x: e.at_ms as f64 / 1000.0, label: e.label.clone() })
         .collect();
     (bands, marks)

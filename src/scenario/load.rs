@@ -8,7 +8,7 @@ use super::file::ScenarioFile;
 use super::model::{Scenario, Source};
 use super::overrides::{self, Override};
 use super::yaml::{self, Value};
-use super::{prescan, vars};
+use super::{prescan, time_scale, vars};
 use crate::error::{Error, Result};
 
 impl Scenario {
@@ -28,6 +28,7 @@ impl Scenario {
         let origin = &original.origin;
         let written = prescan::check(origin, original.text)?;
         let mut sets = sets.to_vec();
+        let scale = time_scale::take(&mut sets)?;
         let (text, vars) = vars::substitute(origin, written, &mut sets)?;
         // values of variables may nest too
         prescan::check(origin, &text)?;
@@ -35,7 +36,7 @@ impl Scenario {
         let sets = &sets[..];
         let (parsed, lines): (ScenarioFile, _) = yaml::read(origin, src.text)?;
         let mut touched = Vec::new();
-        let file = if sets.is_empty() {
+        let mut file = if sets.is_empty() {
             parsed
         } else {
             let mut value: Value = yaml::from_str(origin, src.text)?;
@@ -55,10 +56,12 @@ impl Scenario {
                 }
             })?
         };
+        let scaled = scale.map(|f| time_scale::apply(&mut file, f));
         let groups = file.groups.clone().unwrap_or_default();
         let checker = Checker { src, lines, touched, groups, on_hosts };
         let mut scenario = checker.resolve(file, written)?;
         scenario.vars = vars;
+        scenario.time_scale = scaled;
         Ok(scenario)
     }
 }

@@ -12,7 +12,8 @@
 //! - [`fio_job`]: fio job files read and mapped to a scenario's YAML;
 //! - [`load`]: the steps from text to a checked scenario: [`prescan`] bounds the text
 //!   before any parser sees it, [`vars`] substitutes variables, [`overrides`] applies
-//!   `--set`, the YAML parser reads, [`check`] resolves every workload.
+//!   `--set`, the YAML parser reads, [`time_scale`] scales the timeline's durations
+//!   (`--time-scale`), [`check`] resolves every workload.
 
 pub mod budget;
 pub mod builtin;
@@ -21,6 +22,7 @@ pub mod driver;
 pub mod expect;
 pub mod file;
 pub mod fio_job;
+pub mod hooks;
 pub mod limits;
 mod load;
 pub mod model;
@@ -30,6 +32,7 @@ pub mod pattern;
 mod prescan;
 pub mod steps;
 pub mod text;
+pub mod time_scale;
 pub mod units;
 pub mod vars;
 pub mod yaml;

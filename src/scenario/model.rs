@@ -494,6 +494,17 @@ pub struct Scenario {
     pub prometheus: Option<String>,
     /// The variables after `--set`, as substituted.
     pub vars: IndexMap<String, String>,
+    /// `--time-scale`, when given: its durations are already scaled.
+    pub time_scale: Option<TimeScale>,
+}
+
+/// The `--time-scale` a scenario was loaded with (see [`super::time_scale`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TimeScale {
+    /// Every duration of the timeline was multiplied by it.
+    pub factor: f64,
+    /// Durations raised to their key's least (`workloads.b.duration 4s → 1s`).
+    pub raised: Vec<String>,
 }
 
 /// Where a scenario came from, for error messages.

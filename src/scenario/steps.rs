@@ -1,10 +1,12 @@
 //! The timeline: what happens when. A step as written has one action key (`start`,
-//! `stop`, `wait`, `wait_for`, `ramp`, `prefill`, `zero`, `exec`, `wait_until`, `mark`)
-//! and the options that go with it; [`resolve`] checks it and turns it into an
+//! `stop`, `wait`, `wait_for`, `ramp`, `prefill`, `zero`, `exec`, `hook`, `wait_until`,
+//! `mark`) and the options that go with it; [`resolve`] checks it and turns it into an
 //! [`Action`] that names workloads by index.
 
 use super::limits::{MAX_RUN, MAX_WORKERS};
 use super::units::Span;
+use super::yaml::Value;
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -25,6 +27,8 @@ pub struct StepFile {
     pub prefill: Option<String>,
     pub zero: Option<String>,
     pub exec: Option<String>,
+    /// Run the command the hooks file (`--hooks`) gives this name.
+    pub hook: Option<String>,
     pub wait_until: Option<ProbeFile>,
     pub mark: Option<String>,
     // options
@@ -38,6 +42,13 @@ pub struct StepFile {
     pub every: Option<Span>,
     pub until: Option<u32>,
     pub timeout: Option<Span>,
+    /// How many times a periodic `exec` or `hook` (`every`) runs.
+    pub times: Option<u32>,
+    /// A hook's arguments, handed to its command as `FATHOM_ARG_<KEY>`.
+    pub args: Option<IndexMap<String, Value>>,
+    /// The hosts of the inventory a hook acts on (`FATHOM_HOSTS`): as a workload's `hosts:`.
+    #[serde(default, deserialize_with = "super::file::one_or_many")]
+    pub hosts: Option<Vec<String>>,
 }
 
 /// `wait_until:` as written: one probe and how long to keep trying.
@@ -93,16 +104,65 @@ pub enum Action {
         workload: usize,
         zero: bool,
     },
-    Exec {
-        command: String,
-        timeout: Duration,
-    },
+    /// Run a command (`exec`, `hook`); see [`CommandStep`].
+    Command(CommandStep),
     WaitUntil {
         probe: Probe,
         timeout: Duration,
         interval: Duration,
     },
     Mark(String),
+}
+
+/// A command the timeline runs, `timeout` at most each time: in the timeline (which
+/// waits for it), or with `repeat` on a thread of its own while the timeline goes on.
+#[derive(Debug, Clone)]
+pub struct CommandStep {
+    pub command: Command,
+    pub timeout: Duration,
+    pub repeat: Option<Repeat>,
+}
+
+/// A command that runs in the background: `times` runs, `every` apart, the first at
+/// once (`async: true`: one run).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Repeat {
+    pub every: Duration,
+    pub times: u32,
+}
+
+/// What a command step runs.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// The command as written in the scenario.
+    Exec(String),
+    /// The command the hooks file gives `name`, told its arguments and hosts in its
+    /// environment: the scenario names what to do, the user's site says how.
+    Hook {
+        name: String,
+        /// (key, value as text) in the order written.
+        args: Vec<(String, String)>,
+        /// The inventory's hosts it acts on (None: all of them).
+        hosts: Option<Vec<String>>,
+    },
+}
+
+impl std::fmt::Display for Command {
+    /// How a run names it (its event's label, progress lines): a hook by its name and
+    /// arguments, never the command the hooks file gives it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::Exec(c) => write!(f, "exec `{c}`"),
+            Command::Hook { name, args, .. } => {
+                write!(f, "hook {name}")?;
+                let args: Vec<String> = args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                if !args.is_empty() {
+                    write!(f, " ({})", args.join(", "))?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// What `wait_until` polls until it succeeds.
@@ -143,6 +203,7 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
         ("prefill", raw.prefill.is_some()),
         ("zero", raw.zero.is_some()),
         ("exec", raw.exec.is_some()),
+        ("hook", raw.hook.is_some()),
         ("wait_until", raw.wait_until.is_some()),
         ("mark", raw.mark.is_some()),
     ]
@@ -155,7 +216,7 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
         [] => {
             return Err((
                 String::new(),
-                "a step needs one action: start, stop, wait, wait_for, ramp, prefill, zero, exec, wait_until or mark"
+                "a step needs one action: start, stop, wait, wait_for, ramp, prefill, zero, exec, hook, wait_until or mark"
                     .into(),
             ));
         }
@@ -171,7 +232,8 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
     let allowed: &[&str] = match action {
         "start" => &["duration", "stagger", "async"],
         "ramp" => &["add", "every", "until", "async"],
-        "exec" => &["timeout"],
+        "exec" => &["timeout", "every", "times", "async"],
+        "hook" => &["args", "hosts", "timeout", "every", "times", "async"],
         _ => &[],
     };
     let given = [
@@ -182,6 +244,9 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
         ("every", raw.every.is_some()),
         ("until", raw.until.is_some()),
         ("timeout", raw.timeout.is_some()),
+        ("times", raw.times.is_some()),
+        ("args", raw.args.is_some()),
+        ("hosts", raw.hosts.is_some()),
     ];
     if let Some((key, _)) = given.iter().find(|(k, set)| *set && !allowed.contains(k)) {
         let hint = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
@@ -232,12 +297,44 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
         }
         "prefill" => Action::Fill { workload: workload("prefill", &raw.prefill)?, zero: false },
         "zero" => Action::Fill { workload: workload("zero", &raw.zero)?, zero: true },
-        "exec" => {
-            let command = raw.exec.clone().unwrap_or_default();
-            if command.trim().is_empty() {
-                return Err(("exec".into(), "an empty command".into()));
-            }
-            Action::Exec { command, timeout: raw.timeout.map(|t| t.0).unwrap_or(DEFAULT_TIMEOUT) }
+        "exec" | "hook" => {
+            let command = if action == "exec" {
+                let command = raw.exec.clone().unwrap_or_default();
+                if command.trim().is_empty() {
+                    return Err(("exec".into(), "an empty command".into()));
+                }
+                Command::Exec(command)
+            } else {
+                let name = raw.hook.clone().unwrap_or_default();
+                if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                    return Err(("hook".into(), format!("{name:?} is not a hook name (e.g. nodes.PowerOff)")));
+                }
+                let mut args = Vec::new();
+                for (key, value) in raw.args.iter().flatten() {
+                    let text = arg_text(value).ok_or_else(|| {
+                        (format!("args.{key}"), "expected a value or a list of values, not a mapping".to_string())
+                    })?;
+                    args.push((key.clone(), text));
+                }
+                Command::Hook { name, args, hosts: raw.hosts.clone() }
+            };
+            let repeat = match (raw.every, raw.times) {
+                (Some(every), Some(times)) if times >= 1 => {
+                    if every.0.is_zero() {
+                        return Err(("every".into(), "must be above 0".into()));
+                    }
+                    Some(Repeat { every: every.0, times })
+                }
+                (Some(_), Some(_)) => return Err(("times".into(), "must be at least 1".into())),
+                (Some(_), None) => return Err(("every".into(), "needs `times`: how many runs".into())),
+                (None, Some(_)) => return Err(("times".into(), "needs `every`: how long between runs".into())),
+                (None, None) => (!wait).then_some(Repeat { every: Duration::ZERO, times: 1 }),
+            };
+            Action::Command(CommandStep {
+                command,
+                timeout: raw.timeout.map(|t| t.0).unwrap_or(DEFAULT_TIMEOUT),
+                repeat,
+            })
         }
         "wait_until" => {
             let p = raw.wait_until.clone().unwrap_or_default();
@@ -268,6 +365,16 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
     Ok(Step { at: raw.at.map(|a| a.0), phase: raw.phase.clone(), action })
 }
 
+/// A hook argument as the text its command is given: a value as written, a list's
+/// values joined by commas; `None` for a mapping.
+fn arg_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => Some(String::new()),
+        Value::Sequence(items) => items.iter().map(Value::as_text).collect::<Option<Vec<_>>>().map(|v| v.join(",")),
+        other => other.as_text(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,6 +402,33 @@ mod tests {
             matches!(s.action, Action::WaitUntil { probe: Probe::Tcp(_), timeout, .. } if timeout == Duration::from_secs(60))
         );
         assert!(matches!(step("{zero: dss}").unwrap().action, Action::Fill { workload: 1, zero: true }));
+    }
+
+    #[test]
+    fn hooks_and_periodic_commands_resolve() {
+        let s = step("{hook: nodes.PowerOff, args: {node: 1, vms: [a, b]}, hosts: '0:2', timeout: 5s}").unwrap();
+        let Action::Command(c) = s.action else { panic!("a command") };
+        assert_eq!(c.timeout, Duration::from_secs(5));
+        assert_eq!(c.repeat, None, "in the timeline");
+        let Command::Hook { name, args, hosts } = c.command else { panic!("a hook") };
+        assert_eq!(name, "nodes.PowerOff");
+        assert_eq!(args, vec![("node".to_string(), "1".to_string()), ("vms".to_string(), "a,b".to_string())]);
+        assert_eq!(hosts, Some(vec!["0:2".to_string()]));
+        let s = step("{exec: 'date', every: 60s, times: 3}").unwrap();
+        let Action::Command(c) = s.action else { panic!("a command") };
+        assert_eq!(c.repeat, Some(Repeat { every: Duration::from_secs(60), times: 3 }));
+        let s = step("{hook: snap, async: true}").unwrap();
+        let Action::Command(c) = s.action else { panic!("a command") };
+        assert_eq!(c.repeat, Some(Repeat { every: Duration::ZERO, times: 1 }), "once, in the background");
+        // ramp keeps its `every`
+        assert!(matches!(step("{ramp: oltp, every: 5s, until: 2}").unwrap().action, Action::Ramp { .. }));
+        assert_eq!(step("{exec: date, every: 5s}").unwrap_err().0, "every");
+        assert_eq!(step("{exec: date, times: 2}").unwrap_err().0, "times");
+        assert_eq!(step("{exec: date, every: 5s, times: 0}").unwrap_err().0, "times");
+        assert_eq!(step("{exec: date, args: {a: 1}}").unwrap_err().0, "args");
+        assert_eq!(step("{hook: 'a b'}").unwrap_err().0, "hook");
+        assert_eq!(step("{hook: x, args: {a: {b: 1}}}").unwrap_err().0, "args.a");
+        assert_eq!(step("{start: oltp, hosts: all}").unwrap_err().0, "hosts");
     }
 
     #[test]

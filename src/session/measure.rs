@@ -95,6 +95,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         s.progress.clone(),
     )?;
 
+    let no_hooks = crate::scenario::hooks::Hooks::default();
     let cx = timeline::Context {
         store,
         run,
@@ -107,6 +108,8 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         sink,
         drivers: &prepared,
         fleet,
+        inventory: s.inventory.as_ref(),
+        hooks: opts.hooks.as_ref().unwrap_or(&no_hooks),
         tx,
         stop: s.stop.clone(),
         interrupted: s.interrupted.clone(),

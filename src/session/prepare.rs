@@ -12,6 +12,7 @@ use crate::engine::{self, target};
 use crate::error::{Error, Result};
 use crate::observe::environment;
 use crate::scenario::open::applied_sets;
+use crate::scenario::time_scale;
 use crate::scenario::{EngineKind, Scenario};
 use crate::store::{Reserve, Status, Store};
 use crate::timeline;
@@ -38,6 +39,7 @@ pub(super) fn prepare(
     if let Some(addr) = &opts.prometheus {
         scenario.prometheus = Some(addr.clone());
     }
+    crate::scenario::hooks::check(&scenario, opts.hooks.as_ref())?;
     let findings = lint::findings(&scenario);
     if opts.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
         eprint!("{}", lint::describe(&findings));
@@ -46,6 +48,7 @@ pub(super) fn prepare(
     // placed on hosts: refused here, before anything is laid out, if they cannot be
     let inventory = opts.hosts.as_deref().map(Inventory::load).transpose()?;
     let hosts = fleet::place(&mut scenario, inventory.as_ref())?;
+    crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
     if is_builtin && opts.target.is_none() {
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
@@ -70,6 +73,9 @@ pub(super) fn prepare(
 
     let mut warnings: Vec<Warning> = Vec::new();
     let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
+    if let Some(scaled) = scenario.time_scale.as_ref().filter(|s| !s.raised.is_empty()) {
+        warnings.push(Warning::TimeScaleRaised { factor: scaled.factor, raised: scaled.raised.clone() });
+    }
     crate::drivers::check(&scenario, &interrupted)?;
     let layout =
         target::Options { allow_device_write: opts.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
@@ -114,6 +120,9 @@ pub(super) fn prepare(
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
+    if let Some(scaled) = &scenario.time_scale {
+        store.set_time_scale(run, scaled.factor)?;
+    }
     let recorded = children::record_run(Store::open(results)?, run)?;
     for w in &warnings {
         store.add_warning(run, w.code(), &w.message())?;
@@ -142,10 +151,23 @@ pub(super) fn prepare(
         }
     };
     let length = total.map_or("until its IO is done".into(), |s| format!("about {s} s"));
-    progress(&format!("run {run}: {length}; results in {}", store.path.display()));
+    let scale =
+        scenario.time_scale.as_ref().map(|s| format!(", {}", time_scale::describe(s.factor))).unwrap_or_default();
+    progress(&format!("run {run}: {length}{scale}; results in {}", store.path.display()));
 
-    let session =
-        Session { _recorded: recorded, reserve, store, run, fleet, scenario, engines, progress, stop, interrupted };
+    let session = Session {
+        _recorded: recorded,
+        reserve,
+        store,
+        run,
+        fleet,
+        inventory,
+        scenario,
+        engines,
+        progress,
+        stop,
+        interrupted,
+    };
     Ok((session, Staged { files, targets, uring_ok, total, prepared, tx, rx }))
 }
 

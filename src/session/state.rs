@@ -40,6 +40,8 @@ pub struct RunOptions {
     pub hosts: Option<PathBuf>,
     /// Copy this fathom to hosts where it is missing or of another version.
     pub push_agent: bool,
+    /// The commands of the scenario's `hook:` steps (`--hooks`).
+    pub hooks: Option<crate::scenario::hooks::Hooks>,
 }
 
 /// How a run ended: its id, its exit status (0, 1 failed, 3 an expectation failed, 130
@@ -59,6 +61,8 @@ pub(super) struct Session {
     pub(super) store: Store,
     pub(super) run: i64,
     pub(super) fleet: Arc<Fleet>,
+    /// The inventory of hosts (`--hosts`), for the hosts a hook acts on.
+    pub(super) inventory: Option<crate::transport::Inventory>,
     pub(super) scenario: Scenario,
     /// Engine per workload, after any fallback.
     pub(super) engines: Vec<EngineKind>,

@@ -56,6 +56,8 @@ pub struct RunRow {
     pub scenario_text: String,
     pub environment: serde_json::Value,
     pub error: Option<String>,
+    /// `--time-scale`: every duration of the timeline was multiplied by it.
+    pub time_scale: Option<f64>,
 }
 
 /// A workload of a run with its place on the run's clock (seconds since the run began).
@@ -121,6 +123,12 @@ impl Store {
     /// Wall-clock instant of second 0 of a run's clock (None before its timeline began).
     pub fn clock_start(&self, run: i64) -> Result<Option<i64>> {
         Ok(self.conn.query_row("SELECT clock_start_unix_ms FROM runs WHERE id = ?1", [run], |r| r.get(0))?)
+    }
+
+    /// Records the `--time-scale` a run's durations were multiplied by.
+    pub fn set_time_scale(&self, run: i64, factor: f64) -> Result<()> {
+        self.conn.execute("UPDATE runs SET time_scale = ?2 WHERE id = ?1", params![run, factor])?;
+        Ok(())
     }
 
     pub fn set_clock_start(&self, run: i64, unix_ms: i64) -> Result<()> {
@@ -312,7 +320,8 @@ impl Store {
 
     fn query_runs(&self, filter: &str, args: impl rusqlite::Params) -> Result<Vec<RunRow>> {
         let sql = format!(
-            "SELECT id, scenario, started_unix_ms, ended_unix_ms, status, command, scenario_text, environment, error
+            "SELECT id, scenario, started_unix_ms, ended_unix_ms, status, command, scenario_text, environment, error,
+                    time_scale
              FROM runs {filter} ORDER BY id"
         );
         let mut stmt = self.conn.prepare(&sql)?;
@@ -330,6 +339,7 @@ impl Store {
                 scenario_text: r.get(6)?,
                 environment: serde_json::from_str(&env).unwrap_or(serde_json::Value::Null),
                 error: r.get(8)?,
+                time_scale: r.get(9)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

@@ -36,6 +36,10 @@ pub struct Context<'a> {
     pub drivers: &'a crate::drivers::ReadyDrivers,
     /// The agents of workloads placed on other hosts.
     pub fleet: &'a crate::transport::fleet::Fleet,
+    /// The inventory of hosts (`--hosts`), for the hosts a hook acts on.
+    pub inventory: Option<&'a crate::transport::Inventory>,
+    /// The commands of the scenario's hooks (`--hooks`), checked before the run.
+    pub hooks: &'a crate::scenario::hooks::Hooks,
     pub tx: Sender<Sample>,
     /// Set by a signal, or by a worker that failed, to stop everything.
     pub stop: Arc<AtomicBool>,

@@ -1,14 +1,22 @@
 //! The timeline's hooks into the world outside the workloads: `exec` runs a local
-//! command (a fault injection, a power cycle, a setting change) and `wait_until` polls
-//! until something is ready (a service back after a failover), timing how long it took.
+//! command (a fault injection, a power cycle, a setting change), `hook` the command the
+//! hooks file gives a name, either in the timeline or in the background ([`Background`]:
+//! `async`, `every`), and `wait_until` polls until something is ready (a service back
+//! after a failover), timing how long it took.
 
+use super::context::Context;
 use crate::children::Group;
 use crate::error::{Error, Result};
 use crate::http;
-use crate::scenario::steps::Probe;
+use crate::scenario::Scenario;
+use crate::scenario::steps::{self, Action, CommandStep, Probe, Repeat};
+use crate::transport::Inventory;
 use std::io::Read;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How much of a command's output is kept with the run.
@@ -22,20 +30,22 @@ pub struct Ran {
     pub took: Duration,
 }
 
-/// Runs `command` with `sh -c`, stdout and stderr together, killing it (and whatever
-/// it started: its process group) at `timeout` or when `stop` is set.
-pub fn exec(command: &str, timeout: Duration, stop: &AtomicBool) -> Ran {
+/// Runs `command` with `sh -c` and `env` added to its environment, stdout and stderr
+/// together, killing it (and whatever it started: its process group) at `timeout` or
+/// once `stop` says so.
+pub fn exec(command: &str, env: &[(String, String)], timeout: Duration, stop: &dyn Fn() -> bool) -> Ran {
     let started = Instant::now();
     let out = tempfile();
     let child = out.as_ref().ok().and_then(|f| {
         let mut sh = Command::new("sh");
         sh.args(["-c", command]).stdin(Stdio::null()).stdout(f.try_clone().ok()?).stderr(f.try_clone().ok()?);
+        sh.envs(env.iter().map(|(k, v)| (k, v)));
         Group::spawn(&mut sh, "exec").ok()
     });
     let Some(mut child) = child else {
         return Ran { status: None, output: "could not start `sh`".into(), took: started.elapsed() };
     };
-    let status = match child.wait_stopping(None, Some(started + timeout), &|| stop.load(Ordering::Relaxed)) {
+    let status = match child.wait_stopping(None, Some(started + timeout), stop) {
         Ok((status, false)) => status.code(),
         _ => None,
     };
@@ -65,6 +75,171 @@ fn tempfile() -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
+/// A command step ready to run: what it runs, with what environment, and how the run
+/// names it.
+#[derive(Clone)]
+pub struct Ready {
+    /// `exec` or `hook`: its events' kind.
+    pub kind: &'static str,
+    /// Its events' label: an `exec`'s command, a hook's name and arguments.
+    pub label: String,
+    /// How progress lines and failures name it.
+    pub shown: String,
+    command: String,
+    env: Vec<(String, String)>,
+    timeout: Duration,
+}
+
+/// Readies command step `c` of the run in `cx`: a hook's command from the hooks file,
+/// told its name, arguments, hosts and run in `FATHOM_*` variables. Hooks and their
+/// hosts were checked before the run ([`check`]).
+pub fn ready(c: &CommandStep, cx: &Context) -> Ready {
+    match &c.command {
+        steps::Command::Exec(command) => Ready {
+            kind: "exec",
+            label: command.clone(),
+            shown: c.command.to_string(),
+            command: command.clone(),
+            env: Vec::new(),
+            timeout: c.timeout,
+        },
+        steps::Command::Hook { name, args, hosts } => {
+            let mut env = vec![("FATHOM_HOOK".to_string(), name.clone()), ("FATHOM_RUN_ID".into(), cx.run.to_string())];
+            for (key, value) in args {
+                env.push((format!("FATHOM_ARG_{}", env_name(key)), value.clone()));
+            }
+            let chosen = hook_hosts(hosts, cx.inventory).unwrap_or_default();
+            let names: Vec<&str> = chosen.iter().map(|h| h.name.as_str()).collect();
+            let addresses: Vec<&str> = chosen.iter().map(|h| h.spec.address.as_deref().unwrap_or(&h.name)).collect();
+            env.push(("FATHOM_HOSTS".into(), names.join(" ")));
+            env.push(("FATHOM_HOST_ADDRESSES".into(), addresses.join(" ")));
+            let shown = crate::secrets::redact(&c.command.to_string()).into_owned();
+            Ready {
+                kind: "hook",
+                label: shown.trim_start_matches("hook ").to_string(),
+                shown,
+                command: cx.hooks.command(name).unwrap_or_default().to_string(),
+                env,
+                timeout: c.timeout,
+            }
+        }
+    }
+}
+
+/// `KEY` as an environment variable's name: upper case, anything but letters and digits
+/// as `_`.
+fn env_name(key: &str) -> String {
+    key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect()
+}
+
+/// The hosts a hook acts on: those `selector` names, all of the inventory's without one,
+/// none without an inventory.
+fn hook_hosts<'i>(
+    selector: &Option<Vec<String>>,
+    inventory: Option<&'i Inventory>,
+) -> Result<Vec<&'i crate::transport::Host>> {
+    match (selector, inventory) {
+        (_, None) => Ok(Vec::new()),
+        (None, Some(inv)) => Ok(inv.hosts.iter().collect()),
+        (Some(s), Some(inv)) => inv.select(s),
+    }
+}
+
+/// Refuses (bad input), before the run, a hook step whose `hosts:` names no host of the
+/// inventory, or names hosts without one.
+pub fn check_hosts(scenario: &Scenario, inventory: Option<&Inventory>) -> Result<()> {
+    for (i, step) in scenario.steps.iter().enumerate() {
+        if let Action::Command(c) = &step.action
+            && let steps::Command::Hook { name, hosts: Some(selector), .. } = &c.command
+        {
+            let at = format!("{}: timeline.{i}.hosts (hook {name})", scenario.origin);
+            match inventory {
+                None => {
+                    return Err(Error::input(format!("{at}: names hosts, but no inventory is given (--hosts FILE)")));
+                }
+                Some(inv) => {
+                    inv.select(selector).map_err(|e| Error::input(format!("{at}: {e}")))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Ready {
+    /// Runs it once, now.
+    pub fn run(&self, stop: &dyn Fn() -> bool) -> Ran {
+        exec(&self.command, &self.env, self.timeout, stop)
+    }
+}
+
+/// One run of a command step, for the timeline to record: when it began on the run
+/// clock, what it did, and whether the run's end stopped it (no failure then).
+pub struct Report {
+    pub ready: Ready,
+    pub at_ms: i64,
+    pub ran: Ran,
+    pub stopped: bool,
+}
+
+/// Command steps running in the background (`async: true`, `every:`), each on a thread
+/// of its own, while the timeline goes on. Their runs come back as [`Report`]s for the
+/// timeline to record on its own thread; [`Background::stop`] ends them at the run's end.
+pub struct Background {
+    halt: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    tx: Sender<Report>,
+    rx: Receiver<Report>,
+}
+
+impl Background {
+    pub fn new() -> Background {
+        let (tx, rx) = channel();
+        Background { halt: Arc::new(AtomicBool::new(false)), threads: Vec::new(), tx, rx }
+    }
+
+    /// Starts `ready`'s runs: `repeat.times` of them, `repeat.every` apart (from one
+    /// start to the next), the first at once; `stop` (the run's) or the run's end ends
+    /// them, killing one under way.
+    pub fn start(&mut self, ready: Ready, repeat: Repeat, clock_start: Instant, stop: Arc<AtomicBool>) {
+        let (halt, tx) = (self.halt.clone(), self.tx.clone());
+        self.threads.push(std::thread::spawn(move || {
+            let halted = || halt.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed);
+            let first = Instant::now();
+            for n in 0..repeat.times {
+                let due = first + repeat.every * n;
+                while Instant::now() < due && !halted() {
+                    std::thread::sleep(Duration::from_millis(20).min(due.saturating_duration_since(Instant::now())));
+                }
+                if halted() {
+                    return;
+                }
+                let at_ms = clock_start.elapsed().as_millis() as i64;
+                let ran = ready.run(&halted);
+                let stopped = ran.status.is_none() && halted();
+                if tx.send(Report { ready: ready.clone(), at_ms, ran, stopped }).is_err() {
+                    return;
+                }
+            }
+        }));
+    }
+
+    /// The runs that ended since the last call.
+    pub fn ended(&self) -> Vec<Report> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Ends every background run (one under way is killed) and returns the runs not yet
+    /// collected.
+    pub fn stop(&mut self) -> Vec<Report> {
+        self.halt.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        self.ended()
+    }
+}
+
 /// Polls `probe` every `interval` until it succeeds (Ok: how long it took) or
 /// `timeout` passes or `stop` is set (Err: the last failure, a failure of the run).
 pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &AtomicBool) -> Result<Duration> {
@@ -74,7 +249,7 @@ pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &A
         let left = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(100));
         let result = match probe {
             Probe::Command(c) => {
-                let ran = exec(c, left, stop);
+                let ran = exec(c, &[], left, &|| stop.load(Ordering::Relaxed));
                 match ran.status {
                     Some(0) => Ok(()),
                     Some(n) => Err(Error::failed(format!("exit status {n}: {}", ran.output.trim()))),
@@ -106,11 +281,14 @@ mod tests {
 
     #[test]
     fn exec_keeps_status_and_output_and_honours_its_timeout() {
-        let stop = AtomicBool::new(false);
-        let ran = exec("echo out; echo err >&2; exit 3", Duration::from_secs(5), &stop);
+        let ran = exec("echo out; echo err >&2; exit 3", &[], Duration::from_secs(5), &|| false);
         assert_eq!(ran.status, Some(3));
         assert!(ran.output.contains("out") && ran.output.contains("err"), "{}", ran.output);
-        let ran = exec("sleep 5", Duration::from_millis(200), &stop);
+        let env = [("FATHOM_HOOK".to_string(), "x.Y".to_string())];
+        let ran = exec("echo \"hook=$FATHOM_HOOK\"", &env, Duration::from_secs(5), &|| false);
+        assert_eq!(ran.output.trim(), "hook=x.Y");
+        assert_eq!(env_name("vm-group.name"), "VM_GROUP_NAME");
+        let ran = exec("sleep 5", &[], Duration::from_millis(200), &|| false);
         assert_eq!(ran.status, None);
         assert!(ran.took < Duration::from_secs(2) && ran.output.contains("timeout"));
     }

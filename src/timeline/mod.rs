@@ -18,6 +18,7 @@ use crate::store::sink::Record;
 use crate::store::{EventRow, PhaseRow};
 use crate::warnings::Warning;
 pub use context::Context;
+pub use hooks::check_hosts;
 use running::RunningWorkload;
 pub use running::jobs_of;
 use std::sync::atomic::Ordering;
@@ -49,6 +50,7 @@ pub fn run_steps(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         phase: None,
         phases: 0,
         failure: None,
+        background: hooks::Background::new(),
     };
     let result = ex.run();
     // whatever happened, nothing keeps running and every thread is joined
@@ -103,6 +105,8 @@ struct Executor<'a> {
     phase: Option<(i64, u64, Running, Option<String>)>,
     phases: i64,
     failure: Option<String>,
+    /// Command steps running while the timeline goes on (`async`, `every`).
+    background: hooks::Background,
 }
 
 impl Executor<'_> {
@@ -244,30 +248,15 @@ impl Executor<'_> {
                     Ok(()) => {}
                 }
             }
-            Action::Exec { ref command, timeout } => {
-                let at = self.now_ms();
-                let ran = hooks::exec(command, timeout, &cx.stop);
-                let row = EventRow {
-                    at_ms: at,
-                    kind: "exec".into(),
-                    label: command.clone(),
-                    status: ran.status.map(i64::from),
-                    took_ms: Some(ran.took.as_millis() as i64),
-                    detail: ran.output.clone(),
-                };
-                cx.sink.send(Record::Event(row));
-                let how = match ran.status {
-                    Some(n) => format!("exit {n}"),
-                    None => "killed".to_string(),
-                };
-                (cx.progress)(&format!(
-                    "[{:>5}s] exec `{command}`: {how} after {:.1} s",
-                    at / 1000,
-                    ran.took.as_secs_f64()
-                ));
-                if ran.status != Some(0) && !self.aborted() {
-                    let tail = ran.output.trim().lines().last().unwrap_or("").to_string();
-                    self.fail(format!("exec `{command}` failed ({how}): {tail}"));
+            Action::Command(ref c) => {
+                let ready = hooks::ready(c, cx);
+                match c.repeat {
+                    Some(repeat) => self.background.start(ready, repeat, cx.clock_start, cx.stop.clone()),
+                    None => {
+                        let at_ms = self.now_ms();
+                        let ran = ready.run(&|| cx.stop.load(Ordering::Relaxed));
+                        self.record(hooks::Report { ready, at_ms, ran, stopped: false });
+                    }
                 }
             }
             Action::WaitUntil { ref probe, timeout, interval } => {
@@ -324,7 +313,9 @@ impl Executor<'_> {
                 (cx.progress)(&format!("[{:>5}s] mark: {label}", at / 1000));
             }
         }
-        if matches!(step.action, Action::Fill { .. } | Action::Exec { .. } | Action::WaitUntil { .. }) {
+        if matches!(&step.action, Action::Fill { .. } | Action::WaitUntil { .. })
+            || matches!(&step.action, Action::Command(c) if c.repeat.is_none())
+        {
             self.cursor = cx.clock_start.elapsed();
         }
         // any other step named with `phase:` opens its phase as it ends (`wait_for: dss`
@@ -345,6 +336,32 @@ impl Executor<'_> {
     /// is named rather than followed by another.
     fn this_second(&self) -> u64 {
         self.cursor.max(self.cx.clock_start.elapsed()).as_secs()
+    }
+
+    /// Records one run of a command step: its event, a progress line, and a failure of
+    /// the run if it failed (not if the run's end stopped it).
+    fn record(&mut self, report: hooks::Report) {
+        let hooks::Report { ready, at_ms, ran, stopped } = report;
+        let row = EventRow {
+            at_ms,
+            kind: ready.kind.into(),
+            label: ready.label.clone(),
+            status: ran.status.map(i64::from),
+            took_ms: Some(ran.took.as_millis() as i64),
+            detail: ran.output.clone(),
+        };
+        self.cx.sink.send(Record::Event(row));
+        let how = match ran.status {
+            Some(n) => format!("exit {n}"),
+            None if stopped => "stopped at the run's end".to_string(),
+            None => "killed".to_string(),
+        };
+        let shown = &ready.shown;
+        (self.cx.progress)(&format!("[{:>5}s] {shown}: {how} after {:.1} s", at_ms / 1000, ran.took.as_secs_f64()));
+        if ran.status != Some(0) && !stopped && !self.aborted() {
+            let tail = ran.output.trim().lines().last().unwrap_or("").to_string();
+            self.fail(format!("{shown} failed ({how}): {tail}"));
+        }
     }
 
     fn fail(&mut self, msg: String) {
@@ -415,6 +432,9 @@ impl Executor<'_> {
                     l.stop.store(true, Ordering::Relaxed);
                 }
                 return Ok(());
+            }
+            for report in self.background.ended() {
+                self.record(report);
             }
             // ramp additions due: one step per ramp and pass, so that a stop is seen
             // between steps however many are due
@@ -602,8 +622,12 @@ impl Executor<'_> {
         Ok(())
     }
 
-    /// Stops and joins everything still running, and closes the last phase.
+    /// Stops and joins everything still running (background commands too), and closes
+    /// the last phase.
     fn finish(&mut self) -> Result<()> {
+        for report in self.background.stop() {
+            self.record(report);
+        }
         for l in self.started.iter().flatten() {
             if self.cx.stop.load(Ordering::Relaxed) {
                 l.stop.store(true, Ordering::Relaxed);

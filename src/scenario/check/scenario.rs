@@ -185,6 +185,7 @@ impl Checker<'_> {
             remote,
             prometheus: file.prometheus,
             vars: IndexMap::new(),
+            time_scale: None,
         })
     }
 
