@@ -55,10 +55,7 @@ fn overlapping_workloads_make_phases_and_expectations_judge_them() {
     // dss cannot read 128k in under a microsecond: that expectation fails, the run exits 3
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("FAIL dss.read.p99 < 1us") && stdout.contains("pass oltp.read.iops >= 450 during during"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("FAIL dss.read.p99 < 1us"), "{stdout}");
     let show = s.show_json();
     assert_eq!(show["run"]["status"], "completed");
     let p = phases(&show);
@@ -68,13 +65,22 @@ fn overlapping_workloads_make_phases_and_expectations_judge_them() {
     assert_eq!(p[1].2 - p[1].1, 2, "{p:?}");
     assert_eq!(p[0].2, p[1].1);
     assert_eq!(p[2].2 - p[0].1, 6, "{p:?}");
+    // an open loop never runs above its rate; how near 500 it gets depends on how busy the
+    // machine is, so the expectations are checked against the figures they were judged on
     for label in ["before", "during", "oltp"] {
         let iops = iops_in(&show, label, "oltp", "read");
-        assert!((450.0..=550.0).contains(&iops), "{label}: {iops}");
+        assert!(iops > 0.0 && iops <= 550.0, "{label}: {iops}");
     }
     assert!(iops_in(&show, "during", "dss", "read") > 0.0);
     let exp = show["expectations"].as_array().unwrap();
-    assert_eq!(exp.iter().map(|e| e["passed"].as_bool().unwrap()).collect::<Vec<_>>(), vec![true, true, false]);
+    let during = iops_in(&show, "during", "oltp", "read");
+    assert_eq!(exp[0]["measured"].as_f64().unwrap(), during, "{exp:?}");
+    assert_eq!(exp[0]["passed"].as_bool(), Some(during >= 450.0), "{exp:?}");
+    let verdict = if during >= 450.0 { "pass" } else { "FAIL" };
+    assert!(stdout.contains(&format!("{verdict} oltp.read.iops >= 450 during during")), "{stdout}");
+    let achieved = exp[1]["measured"].as_f64().unwrap();
+    assert_eq!(exp[1]["passed"].as_bool(), Some(achieved >= 0.95), "{exp:?}");
+    assert_eq!(exp[2]["passed"].as_bool(), Some(false), "{exp:?}");
     assert_eq!(show["events"][0]["kind"], "mark");
 
     // --no-expect skips them; a var changes the timeline
