@@ -12,6 +12,26 @@ use crate::metrics::summary::{OpSummary, Throughput};
 use crate::store::Store;
 use std::fmt::Write;
 
+/// The scenario's `description_html:` as the run stored it.
+#[derive(serde::Deserialize)]
+struct DescribedHtml {
+    description_html: Option<String>,
+}
+
+/// A scenario's HTML description made safe to show inside the report: no script, no
+/// event handler or style attribute, nothing fetched (the report is read offline and
+/// must not call out): images only from `data:` URLs, links keep their text but lose
+/// their target.
+fn sanitised(html: &str) -> String {
+    ammonia::Builder::default()
+        .url_schemes(std::collections::HashSet::from(["data"]))
+        .url_relative(ammonia::UrlRelative::Deny)
+        .rm_tag_attributes("a", &["href"])
+        .link_rel(None)
+        .clean(html)
+        .to_string()
+}
+
 /// Everything the page shows, gathered from the store.
 pub struct Report {
     pub summary: RunSummary,
@@ -35,6 +55,7 @@ impl Report {
         }
         charts.extend(curves(&summary));
         charts.extend(super::views_print::charts(&summary));
+        charts.extend(super::results_print::charts(&summary));
         charts.extend(histograms(&summary));
         Ok(Report { summary, charts, bin })
     }
@@ -66,10 +87,14 @@ impl Report {
         if let Some(e) = &r.error {
             let _ = write!(h, "<p class=\"error\">{}</p>", esc(e));
         }
+        if let Some(d) = super::analysis::stored::<DescribedHtml>(&r.scenario_text).and_then(|d| d.description_html) {
+            let _ = write!(h, "<div class=\"description\" id=\"description\">{}</div>", sanitised(&d));
+        }
         h.push_str("</header>\n");
         self.headline(&mut h);
         self.results(&mut h);
         super::views_print::html(s, &self.charts, &mut h);
+        super::results_print::html(s, &self.charts, &mut h);
         self.environment(&mut h);
         self.charts_section(&mut h, "timeseries", "Over time", |c| c.id.starts_with("ts-"));
         self.charts_section(&mut h, "observed", "Host and devices", |c| c.id.starts_with("obs-"));

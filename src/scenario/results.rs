@@ -144,6 +144,9 @@ pub fn view(f: &ResultFile) -> std::result::Result<ResultView, Mistake> {
     } else {
         Measure::NotMeasured(f.not_measured.clone().unwrap_or_default())
     };
+    if f.aggregate == Some(Aggregate::Sum) && matches!(measure, Measure::Workloads { metric: ResultMetric::Latency, .. }) {
+        return Err((at(&["aggregate"]), "latency is of its workloads' IOs together: `aggregate: mean`".into()));
+    }
     let aggregate = f.aggregate.unwrap_or(match measure {
         Measure::Workloads { metric: ResultMetric::Latency, .. } => Aggregate::Mean,
         _ => Aggregate::Sum,
@@ -218,6 +221,7 @@ mod tests {
             ("name: x\nworkloads: [a]\n", "workloads", "needs `metric"),
             ("name: x\nobserved: cpu\nmetric: iops\n", "metric", "its own metric"),
             ("name: x\nobserved: nothing\n", "observed", "SOURCE.NAME"),
+            ("name: x\nworkloads: [a]\nmetric: latency\naggregate: sum\n", "aggregate", "aggregate: mean"),
             ("name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 5, upper: 1}]\n", "bands.0.upper", "lower <= upper"),
             ("name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 1, upper: 5, share: 150%}]\n", "bands.0.share", "between"),
             ("name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 1, upper: 5, share: most}]\n", "bands.0.share", "a percent"),
