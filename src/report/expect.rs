@@ -352,4 +352,19 @@ mod tests {
         );
         assert!(Answer::of(None, &[], &[]).is_none());
     }
+
+    #[test]
+    fn a_result_band_reads_with_its_share_of_seconds() {
+        let band = |measured, passed| ExpectationRow {
+            text: "OLTP IOPS in 95% band [4072, 4327] >= 95%".into(),
+            measured,
+            reference: Some(312.0),
+            passed,
+        };
+        let answer = Answer::of(None, &[band(Some(0.97), true)], &names(&["oltp"])).unwrap();
+        assert_eq!(answer.line(), "OLTP IOPS in 95% band [4072, 4327] for 97.0% of 312 s >= 95%: PASS");
+        let text = describe(&[band(Some(0.5), false), band(None, false)]);
+        assert!(text.contains("FAIL OLTP IOPS in 95% band [4072, 4327] >= 95%: 50.0% of 312 s"), "{text}");
+        assert!(text.contains(">= 95%: no second measured"), "{text}");
+    }
 }

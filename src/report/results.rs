@@ -132,10 +132,13 @@ fn measure_one(
 
 /// The value at quantile `q` of `values` (nearest rank).
 fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted.get(rank - 1).copied()
+    Some(sorted[rank - 1])
 }
 
 /// The per-second series of some workloads, each second of any of their measured
@@ -167,7 +170,10 @@ fn workload_series(
                     }
                 }
                 let Some(s) = second else { continue };
-                for acc in [ios.entry(t).or_insert_with(|| OpStats::new(false)), over.get_or_insert_with(|| OpStats::new(false))] {
+                for acc in [
+                    ios.entry(t).or_insert_with(|| OpStats::new(false)),
+                    over.get_or_insert_with(|| OpStats::new(false)),
+                ] {
                     acc.merge(&s);
                 }
             }
@@ -219,9 +225,10 @@ fn observed_series(
     keep: &dyn Fn(i64) -> bool,
 ) -> Result<(String, Vec<Point>)> {
     let (sources, name, unit): (Vec<String>, &str, String) = if what == "cpu" {
-        let hosts = store.observation_summary(run)?.into_iter().filter(|o| {
-            o.name == "idle_pct" && (o.source == "host" || o.source.starts_with("host:"))
-        });
+        let hosts = store
+            .observation_summary(run)?
+            .into_iter()
+            .filter(|o| o.name == "idle_pct" && (o.source == "host" || o.source.starts_with("host:")));
         (hosts.map(|o| o.source).collect(), "idle_pct", "% busy".into())
     } else {
         let (source, name) = what.rsplit_once('.').unwrap_or((what, ""));

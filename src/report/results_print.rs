@@ -48,7 +48,13 @@ fn cells(r: &ResultSeries) -> Vec<String> {
         .map(|b| {
             let share = b.inside.map_or("-".into(), |s| format!("{:.1}%", s * 100.0));
             let verdict = if b.passed { "pass" } else { "FAIL" };
-            format!("{} [{}, {}] {share} >= {}% {verdict}", b.band.name, b.band.lower, b.band.upper, b.band.share * 100.0)
+            format!(
+                "{} [{}, {}] {share} >= {}% {verdict}",
+                b.band.name,
+                b.band.lower,
+                b.band.upper,
+                b.band.share * 100.0
+            )
         })
         .collect();
     vec![

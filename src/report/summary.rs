@@ -3,8 +3,8 @@
 
 use super::analysis::Analysis;
 use super::expect::Answer;
-use super::results::ResultSeries;
 use super::measured::{Fidelity, HostSummary, PhaseSummary, WorkloadSummary};
+use super::results::ResultSeries;
 use crate::error::{Error, Result};
 use crate::metrics::summary::OpSummary;
 use crate::store::read::StoredWorkload;

@@ -77,7 +77,10 @@ pub struct ResultFile {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Measure {
-    Workloads { names: Vec<String>, metric: ResultMetric },
+    Workloads {
+        names: Vec<String>,
+        metric: ResultMetric,
+    },
     /// `cpu` (host CPU busy %, every host) or `SOURCE.NAME` of the observations.
     Observed(String),
     NotMeasured(String),
@@ -123,7 +126,10 @@ pub fn view(f: &ResultFile) -> std::result::Result<ResultView, Mistake> {
     let at = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let sources = [f.workloads.is_some(), f.observed.is_some(), f.not_measured.is_some()];
     if sources.iter().filter(|s| **s).count() != 1 {
-        return Err((at(&["name"]), format!("`{}`: give exactly one of `workloads`, `observed` or `not_measured`", f.name)));
+        return Err((
+            at(&["name"]),
+            format!("`{}`: give exactly one of `workloads`, `observed` or `not_measured`", f.name),
+        ));
     }
     let measure = if let Some(names) = &f.workloads {
         if names.is_empty() {
@@ -144,7 +150,9 @@ pub fn view(f: &ResultFile) -> std::result::Result<ResultView, Mistake> {
     } else {
         Measure::NotMeasured(f.not_measured.clone().unwrap_or_default())
     };
-    if f.aggregate == Some(Aggregate::Sum) && matches!(measure, Measure::Workloads { metric: ResultMetric::Latency, .. }) {
+    if f.aggregate == Some(Aggregate::Sum)
+        && matches!(measure, Measure::Workloads { metric: ResultMetric::Latency, .. })
+    {
         return Err((at(&["aggregate"]), "latency is of its workloads' IOs together: `aggregate: mean`".into()));
     }
     let aggregate = f.aggregate.unwrap_or(match measure {
@@ -222,10 +230,26 @@ mod tests {
             ("name: x\nobserved: cpu\nmetric: iops\n", "metric", "its own metric"),
             ("name: x\nobserved: nothing\n", "observed", "SOURCE.NAME"),
             ("name: x\nworkloads: [a]\nmetric: latency\naggregate: sum\n", "aggregate", "aggregate: mean"),
-            ("name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 5, upper: 1}]\n", "bands.0.upper", "lower <= upper"),
-            ("name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 1, upper: 5, share: 150%}]\n", "bands.0.share", "between"),
-            ("name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 1, upper: 5, share: most}]\n", "bands.0.share", "a percent"),
-            ("name: x\nnot_measured: no observer\nbands: [{name: b, lower: 1, upper: 5}]\n", "bands", "cannot be judged"),
+            (
+                "name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 5, upper: 1}]\n",
+                "bands.0.upper",
+                "lower <= upper",
+            ),
+            (
+                "name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 1, upper: 5, share: 150%}]\n",
+                "bands.0.share",
+                "between",
+            ),
+            (
+                "name: x\nworkloads: [a]\nmetric: iops\nbands: [{name: b, lower: 1, upper: 5, share: most}]\n",
+                "bands.0.share",
+                "a percent",
+            ),
+            (
+                "name: x\nnot_measured: no observer\nbands: [{name: b, lower: 1, upper: 5}]\n",
+                "bands",
+                "cannot be judged",
+            ),
         ] {
             let (at, msg) = view(&file(yaml)).unwrap_err();
             assert_eq!(at.join("."), key, "{yaml}");
