@@ -100,6 +100,7 @@ fn the_report_charts_each_view_with_its_band_and_shows_a_safe_description() {
     assert!(chart.contains("class=\"level\" data-from=\"400\" data-to=\"600\""), "{chart}");
     assert!(dom[at..].contains("<figcaption class=\"note\">Consistently achieve 500 IOPS.</figcaption>"));
     assert!(dom.contains("<svg id=\"result-1\""), "the latency view's chart");
+    assert_eq!(dom.matches("id=\"result-views\"").count(), 1, "one section of views");
     // the description: rendered, with nothing that runs or fetches, the data image kept
     let from = dom.find("id=\"description\"").expect("the description in the header");
     let header = &dom[from..from + dom[from..].find("</header>").unwrap()];

@@ -81,7 +81,7 @@ pub fn html(s: &RunSummary, charts: &[Chart], h: &mut String) {
         return;
     }
     h.push_str(
-        "<section id=\"results\"><h2>Results</h2><p class=\"note\">The scenario's result views: a value per \
+        "<section id=\"result-views\"><h2>Result views</h2><p class=\"note\">The scenario's result views: a value per \
          second of the workloads (or hosts) they name; a band passes when enough of the seconds lie in it.</p>\
          <table><thead><tr>",
     );
