@@ -38,6 +38,9 @@ fn a_band_the_series_stays_in_passes_and_the_view_shows_its_series() {
     assert!(stdout.contains("not measured: fathom has no network observer"), "{stdout}");
 
     let show = s.show_json();
+    // each view's bands once, with their verdicts (no key twice in an object)
+    let raw = s.run(&["show", "last", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&raw.stdout).matches("\"bands\":").count(), 3);
     let results = show["results"].as_array().expect("results in show --json");
     assert_eq!(results.len(), 3);
     let iops = &results[0];

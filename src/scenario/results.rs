@@ -106,6 +106,8 @@ pub struct ResultView {
     pub phases: Vec<String>,
     pub hint: Option<String>,
     pub expected: Option<f64>,
+    /// Not serialized: a measured view shows each band with its verdict instead.
+    #[serde(skip)]
     pub bands: Vec<Band>,
 }
 
