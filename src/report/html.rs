@@ -478,6 +478,7 @@ h1{margin:18px 0 4px;font-size:26px}h2{margin-top:28px;border-bottom:1px solid #
 .card .name{font-weight:bold;color:#4e79a7}.big{font-size:26px;font-weight:bold}
 .warnings li{color:#8a5a00;margin:4px 0;font-size:13px}.warnings li.fail,tr.fail{color:#c62828}
 .answer{font-size:16px;font-weight:bold;margin:8px 0}.answer.pass{color:#2e7d32}.answer.fail{color:#c62828}
+.description img{max-width:100%;height:auto}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{padding:3px 9px;border-bottom:1px solid #eee;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}thead th{border-bottom:2px solid #ccc}
 table.kv th{text-align:left;color:#555}table.kv td{text-align:left}tr.flag{background:#fff4e0}
