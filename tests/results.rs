@@ -18,7 +18,8 @@ fn scenario(s: &Scratch, band: &str, extra: &str) -> std::path::PathBuf {
          results:\n  - name: OLTP IOPS\n    workloads: [data1, data2]\n    metric: iops\n    aggregate: sum\n    \
          hint: Consistently achieve 500 IOPS.\n    expected: 500\n    bands:\n      - {band}\n  \
          - name: OLTP latency\n    workloads: [data1, data2]\n    metric: latency\n  \
-         - name: Cluster Network Received\n    not_measured: \"fathom has no network observer\"\n{extra}"
+         - name: Cluster Network Received\n    not_measured: \"fathom has no network observer\"\n  \
+         - name: Cluster CPU Usage\n    observed: cpu\n{extra}"
     ))
 }
 
@@ -40,9 +41,9 @@ fn a_band_the_series_stays_in_passes_and_the_view_shows_its_series() {
     let show = s.show_json();
     // each view's bands once, with their verdicts (no key twice in an object)
     let raw = s.run(&["show", "last", "--json"]);
-    assert_eq!(String::from_utf8_lossy(&raw.stdout).matches("\"bands\":").count(), 3);
+    assert_eq!(String::from_utf8_lossy(&raw.stdout).matches("\"bands\":").count(), 4);
     let results = show["results"].as_array().expect("results in show --json");
-    assert_eq!(results.len(), 3);
+    assert_eq!(results.len(), 4);
     let iops = &results[0];
     assert_eq!((iops["name"].as_str(), iops["unit"].as_str()), (Some("OLTP IOPS"), Some("IOPS")));
     let mean = iops["mean"].as_f64().unwrap();
@@ -59,6 +60,11 @@ fn a_band_the_series_stays_in_passes_and_the_view_shows_its_series() {
     assert!(latency["series"].as_array().unwrap().iter().all(|p| p["p50"].is_f64() && p["p99"].is_f64()));
     assert!(latency["p99"].as_f64().unwrap() >= latency["p50"].as_f64().unwrap());
     assert!(results[2]["series"].as_array().unwrap().is_empty());
+    // the host's CPU, busy percent per second, from the observer every run has
+    let cpu = &results[3];
+    assert_eq!(cpu["unit"], "% busy");
+    let busy = cpu["series"].as_array().unwrap();
+    assert!(!busy.is_empty() && busy.iter().all(|p| (0.0..=100.0).contains(&p["value"].as_f64().unwrap())), "{cpu}");
     // the band joined the run's expectations
     let rows: i64 = s.db().query_row("SELECT count(*) FROM expectations WHERE passed = 1", [], |r| r.get(0)).unwrap();
     assert_eq!(rows, 1);
