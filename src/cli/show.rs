@@ -46,6 +46,7 @@ pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool) {
     println!();
     print!("{}", table::results(s));
     print!("{}", crate::report::views_print::terminal(s));
+    print!("{}", crate::report::results_print::terminal(s));
     print!("{}", table::analysis(s));
     print!("{}", table::observed(s));
     if !s.expectations.is_empty() {

@@ -68,8 +68,15 @@ pub fn question(scenario_text: &str) -> Option<String> {
     struct Asked {
         question: Option<String>,
     }
+    stored::<Asked>(scenario_text).and_then(|d| d.question)
+}
+
+/// Keys of a run's stored scenario text, read into `T` (its other keys ignored) after
+/// its variables take their default values (`[${dir}/a]` is no YAML); None when the
+/// text no longer reads.
+pub fn stored<T: serde::de::DeserializeOwned>(scenario_text: &str) -> Option<T> {
     let (text, _) = crate::scenario::vars::substitute("scenario", scenario_text, &mut Vec::new()).ok()?;
-    crate::scenario::yaml::from_str::<Asked>("scenario", &text).ok().and_then(|d| d.question)
+    crate::scenario::yaml::from_str::<T>("scenario", &text).ok()
 }
 
 /// A workload's figures over its measured window.

@@ -130,6 +130,14 @@ pub struct Band {
     pub label: String,
 }
 
+/// A shaded stretch of y with a label (a value band a series should stay in).
+#[derive(Debug, Clone)]
+pub struct Level {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
+}
+
 /// A vertical line at x with a label (a mark, the knee, N*).
 #[derive(Debug, Clone)]
 pub struct Mark {
@@ -146,6 +154,7 @@ pub struct Chart {
     pub y: Axis,
     pub series: Vec<Series>,
     pub bands: Vec<Band>,
+    pub levels: Vec<Level>,
     pub marks: Vec<Mark>,
     /// A line of text under the title (a fit's parameters).
     pub note: Option<String>,
@@ -181,6 +190,7 @@ impl Chart {
             y,
             series: Vec::new(),
             bands: Vec::new(),
+            levels: Vec::new(),
             marks: Vec::new(),
             note: None,
             step: None,
@@ -214,8 +224,13 @@ impl Chart {
             .chain(self.marks.iter().map(|m| m.x))
             .filter(|&v| usable(&self.x, v))
             .collect();
-        let ys: Vec<f64> =
-            self.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|&v| usable(&self.y, v)).collect();
+        let ys: Vec<f64> = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .chain(self.levels.iter().flat_map(|l| [l.from, l.to]))
+            .filter(|&v| usable(&self.y, v))
+            .collect();
         let xr = Range::of(&self.x, &xs);
         let yr = Range::of(&self.y, &ys);
         // title, note, then the legend's rows, then the plot
@@ -258,6 +273,25 @@ impl Chart {
                 x0 + 3.0,
                 top + 11.0,
                 esc(&clip(&b.label, ((x1 - x0) / 6.0) as usize))
+            );
+        }
+        // value bands across the plot, labelled at their top right
+        for l in &self.levels {
+            let (y0, y1) = (py(l.to).max(top), py(l.from).min(top + ph));
+            if y1 <= y0 {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "<rect class=\"level\" data-from=\"{}\" data-to=\"{}\" x=\"{LEFT}\" y=\"{y0:.1}\" width=\"{pw}\" \
+                 height=\"{:.1}\" fill=\"#59a14f\" fill-opacity=\"0.15\"/>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#2e7d32\" font-size=\"10\" text-anchor=\"end\">{}</text>",
+                l.from,
+                l.to,
+                y1 - y0,
+                W - RIGHT - 3.0,
+                y0 + 11.0,
+                esc(&l.label)
             );
         }
         // grid and ticks

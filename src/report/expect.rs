@@ -131,6 +131,11 @@ pub fn describe(rows: &[ExpectationRow]) -> String {
     let mut out = String::from("\nexpectations:\n");
     for row in rows {
         let metric = parsed(row, &[]).map(|e| e.metric);
+        if let Some((within, limit)) = band(row) {
+            let verdict = if row.passed { "pass" } else { "FAIL" };
+            out.push_str(&format!("  {verdict} {within} {limit}: {}\n", band_share(row)));
+            continue;
+        }
         let mut measured = match row.measured {
             None => "nothing measured".to_string(),
             Some(v) => value(v, metric),
@@ -178,6 +183,9 @@ impl Answer {
 
 /// One expectation's verdict in words, with its deciding figures.
 fn clause(row: &ExpectationRow, names: &[String]) -> String {
+    if let Some((within, limit)) = band(row) {
+        return format!("{within} for {} {limit}", band_share(row));
+    }
     let Some(e) = parsed(row, names) else {
         return format!("{}: {}", row.text, if row.passed { "pass" } else { "FAIL" });
     };
@@ -228,6 +236,23 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
                 }
             }
         }
+    }
+}
+
+/// A result view's band as stored (`OLTP IOPS in 95% band [4072, 4327] >= 95%`, see
+/// [`crate::report::results::band_rows`]): the band and its limit.
+fn band(row: &ExpectationRow) -> Option<(&str, &str)> {
+    let at = row.text.rfind(" >= ")?;
+    let (within, limit) = (&row.text[..at], &row.text[at + 1..]);
+    (within.contains(" band [") && parsed(row, &[]).is_none()).then_some((within, limit))
+}
+
+/// `97.0% of 312 s`: the share of a band's seconds inside it.
+fn band_share(row: &ExpectationRow) -> String {
+    let seconds = row.reference.unwrap_or(0.0);
+    match row.measured {
+        Some(share) => format!("{:.1}% of {seconds} s", share * 100.0),
+        None => "no second measured".to_string(),
     }
 }
 
@@ -326,5 +351,20 @@ mod tests {
             "qd1 p99 1.20 ms (limit < 5.00 ms): PASS"
         );
         assert!(Answer::of(None, &[], &[]).is_none());
+    }
+
+    #[test]
+    fn a_result_band_reads_with_its_share_of_seconds() {
+        let band = |measured, passed| ExpectationRow {
+            text: "OLTP IOPS in 95% band [4072, 4327] >= 95%".into(),
+            measured,
+            reference: Some(312.0),
+            passed,
+        };
+        let answer = Answer::of(None, &[band(Some(0.97), true)], &names(&["oltp"])).unwrap();
+        assert_eq!(answer.line(), "OLTP IOPS in 95% band [4072, 4327] for 97.0% of 312 s >= 95%: PASS");
+        let text = describe(&[band(Some(0.5), false), band(None, false)]);
+        assert!(text.contains("FAIL OLTP IOPS in 95% band [4072, 4327] >= 95%: 50.0% of 312 s"), "{text}");
+        assert!(text.contains(">= 95%: no second measured"), "{text}");
     }
 }

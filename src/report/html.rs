@@ -12,6 +12,26 @@ use crate::metrics::summary::{OpSummary, Throughput};
 use crate::store::Store;
 use std::fmt::Write;
 
+/// The scenario's `description_html:` as the run stored it.
+#[derive(serde::Deserialize)]
+struct DescribedHtml {
+    description_html: Option<String>,
+}
+
+/// A scenario's HTML description made safe to show inside the report: no script, no
+/// event handler or style attribute, nothing fetched (the report is read offline and
+/// must not call out): images only from `data:` URLs, links keep their text but lose
+/// their target.
+fn sanitised(html: &str) -> String {
+    ammonia::Builder::default()
+        .url_schemes(std::collections::HashSet::from(["data"]))
+        .url_relative(ammonia::UrlRelative::Deny)
+        .rm_tag_attributes("a", &["href"])
+        .link_rel(None)
+        .clean(html)
+        .to_string()
+}
+
 /// Everything the page shows, gathered from the store.
 pub struct Report {
     pub summary: RunSummary,
@@ -35,6 +55,7 @@ impl Report {
         }
         charts.extend(curves(&summary));
         charts.extend(super::views_print::charts(&summary));
+        charts.extend(super::results_print::charts(&summary));
         charts.extend(histograms(&summary));
         Ok(Report { summary, charts, bin })
     }
@@ -69,10 +90,14 @@ impl Report {
         if let Some(e) = &r.error {
             let _ = write!(h, "<p class=\"error\">{}</p>", esc(e));
         }
+        if let Some(d) = super::analysis::stored::<DescribedHtml>(&r.scenario_text).and_then(|d| d.description_html) {
+            let _ = write!(h, "<div class=\"description\" id=\"description\">{}</div>", sanitised(&d));
+        }
         h.push_str("</header>\n");
         self.headline(&mut h);
         self.results(&mut h);
         super::views_print::html(s, &self.charts, &mut h);
+        super::results_print::html(s, &self.charts, &mut h);
         self.environment(&mut h);
         self.charts_section(&mut h, "timeseries", "Over time", |c| c.id.starts_with("ts-"));
         self.charts_section(&mut h, "observed", "Host and devices", |c| c.id.starts_with("obs-"));
@@ -456,6 +481,7 @@ h1{margin:18px 0 4px;font-size:26px}h2{margin-top:28px;border-bottom:1px solid #
 .card .name{font-weight:bold;color:#4e79a7}.big{font-size:26px;font-weight:bold}
 .warnings li{color:#8a5a00;margin:4px 0;font-size:13px}.warnings li.fail,tr.fail{color:#c62828}
 .answer{font-size:16px;font-weight:bold;margin:8px 0}.answer.pass{color:#2e7d32}.answer.fail{color:#c62828}
+.description img{max-width:100%;height:auto}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{padding:3px 9px;border-bottom:1px solid #eee;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}thead th{border-bottom:2px solid #ccc}
 table.kv th{text-align:left;color:#555}table.kv td{text-align:left}tr.flag{background:#fff4e0}

@@ -9,6 +9,8 @@ pub mod format;
 pub mod hosts;
 pub mod html;
 pub mod measured;
+pub mod results;
+pub mod results_print;
 pub mod run_charts;
 pub mod status_line;
 pub mod summary;

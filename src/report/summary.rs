@@ -4,6 +4,7 @@
 use super::analysis::Analysis;
 use super::expect::Answer;
 use super::measured::{Fidelity, HostSummary, PhaseSummary, WorkloadSummary};
+use super::results::ResultSeries;
 use crate::error::{Error, Result};
 use crate::metrics::summary::OpSummary;
 use crate::store::read::StoredWorkload;
@@ -29,6 +30,8 @@ pub struct RunSummary {
     pub observed: Vec<Observed>,
     /// Little's law, steady state, interference, knee and USL (see docs/analysis.md).
     pub analysis: Analysis,
+    /// The scenario's result views (`results:`) with their per-second series.
+    pub results: Vec<ResultSeries>,
     /// Per workload (in order): the stats of its measured window, then of its part of
     /// each phase, and its time series when loaded with a bin; for the report.
     #[serde(skip)]
@@ -129,7 +132,20 @@ impl RunSummary {
         let observed = store.observation_summary(run.id)?;
         let compare = super::analysis::compare_list(&run.scenario_text);
         let analysis = super::analysis::analyze(store, run.id, &workloads, &phases, &compare)?;
-        Ok(RunSummary { run, workloads, phases, events, expectations, answer, warnings, observed, analysis, scans })
+        let results = super::results::measure(store, run.id, &super::results::stored_views(&run.scenario_text))?;
+        Ok(RunSummary {
+            run,
+            workloads,
+            phases,
+            events,
+            expectations,
+            answer,
+            warnings,
+            observed,
+            analysis,
+            results,
+            scans,
+        })
     }
 
     /// The op with the most IOPS (or, with none, MB/s: network streams): the run's

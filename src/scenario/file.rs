@@ -162,6 +162,13 @@ pub struct ScenarioFile {
     /// the report.
     #[serde(default)]
     pub compare: Option<Vec<String>>,
+    /// Named per-second views of the run, with bands judged as expectations (see
+    /// [`super::results`]).
+    #[serde(default)]
+    pub results: Option<Vec<super::results::ResultFile>>,
+    /// A longer description in HTML (X-Ray's), shown sanitised in the report's header.
+    #[serde(default)]
+    pub description_html: Option<String>,
 }
 
 /// `observe:` as written.

@@ -30,6 +30,7 @@ pub mod open;
 mod overrides;
 pub mod pattern;
 mod prescan;
+pub mod results;
 pub mod steps;
 pub mod text;
 pub mod time_scale;

@@ -488,6 +488,8 @@ pub struct Scenario {
     /// The timeline; without one in the file, every workload starts at once.
     pub steps: Vec<steps::Step>,
     pub expect: Vec<expect::Expectation>,
+    /// `results:`: named per-second views; their bands are judged with `expect`.
+    pub results: Vec<super::results::ResultView>,
     /// `observe: prometheus:`, if given.
     pub remote: Option<RemoteQueries>,
     /// `prometheus: ADDR`: where to serve live metrics, if given.

@@ -8,8 +8,8 @@ use super::state::{Ended, INTERRUPTED, RunOptions, Session};
 use crate::analysis::lint;
 use crate::engine::demand::Demand;
 use crate::error::Result;
-use crate::report::expect;
 use crate::report::summary::RunSummary;
+use crate::report::{expect, results};
 use crate::scenario::{EngineKind, Scenario};
 use crate::store::{EventRow, ObservationRow, Status, Store};
 use crate::timeline::Outcome;
@@ -83,8 +83,11 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     }
     // Expectations judge a run that completed; a failed one exits 3.
     let mut code = code;
-    if code == 0 && !opts.no_expect && !scenario.expect.is_empty() {
-        let rows = expect::check(store, run, &scenario.expect)?;
+    let banded = scenario.results.iter().any(|v| !v.bands.is_empty());
+    if code == 0 && !opts.no_expect && (!scenario.expect.is_empty() || banded) {
+        let mut rows = expect::check(store, run, &scenario.expect)?;
+        // the bands of the result views are expectations on their per-second series
+        rows.extend(results::band_rows(&results::measure(store, run, &scenario.results)?));
         for (i, row) in rows.iter().enumerate() {
             store.add_expectation(run, i, row)?;
         }

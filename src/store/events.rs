@@ -46,6 +46,7 @@ pub struct ExpectationRow {
     pub measured: Option<f64>,
     /// What a relative expectation compared with (`x before`: the figure in `before`,
     /// before its factor); None for the absolute form, or when nothing was measured there.
+    /// For a result view's band (`measured` the share of seconds inside), the seconds judged.
     pub reference: Option<f64>,
     pub passed: bool,
 }

@@ -158,6 +158,9 @@ impl Checker<'_> {
             }
             expect.push(e);
         }
+        let mut phases: Vec<&str> = labels.clone();
+        phases.extend(ramped.iter().map(String::as_str));
+        let results = self.results(file.results.as_deref().unwrap_or_default(), &names, &phases)?;
         let remote = match file.observe.and_then(|o| o.prometheus) {
             Some(r) => Some(self.remote(r)?),
             None => None,
@@ -182,6 +185,7 @@ impl Checker<'_> {
             workloads,
             steps,
             expect,
+            results,
             remote,
             prometheus: file.prometheus,
             vars: IndexMap::new(),

@@ -1,0 +1,263 @@
+//! A run's result views (the scenario's `results:`, see [`crate::scenario::results`]):
+//! each view's per-second series read from the store, its figures over the window, and
+//! its bands judged on the seconds, which join the run's expectations.
+
+use crate::error::Result;
+use crate::metrics::{Op, OpStats};
+use crate::scenario::results::{Aggregate, Band, Measure, ResultMetric, ResultView};
+use crate::store::{ExpectationRow, PhaseRow, Store, WorkloadRow};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One second of a view: its value, and for latency the p50 and p99 of that second's IOs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub t: i64,
+    pub value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+}
+
+/// A band's verdict: the share of the window's seconds inside it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BandVerdict {
+    #[serde(flatten)]
+    pub band: Band,
+    /// 0..=1; None with no second to judge.
+    pub inside: Option<f64>,
+    pub seconds: usize,
+    pub passed: bool,
+}
+
+/// A view as a run measured it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultSeries {
+    #[serde(flatten)]
+    pub view: ResultView,
+    /// The unit of `value`, `mean`, `p50`, `p99`, `expected` and the bands.
+    pub unit: String,
+    /// Over the window: the mean of the series; p50 and p99 of the series, or for
+    /// latency of the IOs themselves (and the mean theirs).
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+    pub bands: Vec<BandVerdict>,
+    pub series: Vec<Point>,
+}
+
+/// The views of a stored run's scenario text (its variables at their defaults); a run
+/// stored before the key existed, or whose text no longer reads, has none.
+pub fn stored_views(scenario_text: &str) -> Vec<ResultView> {
+    #[derive(serde::Deserialize)]
+    struct Results {
+        results: Option<Vec<crate::scenario::results::ResultFile>>,
+    }
+    let files = super::analysis::stored::<Results>(scenario_text).and_then(|r| r.results);
+    files.iter().flatten().filter_map(|f| crate::scenario::results::view(f).ok()).collect()
+}
+
+/// Each view of run `run` measured.
+pub fn measure(store: &Store, run: i64, views: &[ResultView]) -> Result<Vec<ResultSeries>> {
+    let workloads = store.workloads(run)?;
+    let phases = store.phases(run)?;
+    views.iter().map(|v| measure_one(store, run, v, &workloads, &phases)).collect()
+}
+
+/// The band verdicts of `results` as expectation rows: `measured` the share of seconds
+/// inside, `reference` the seconds judged.
+pub fn band_rows(results: &[ResultSeries]) -> Vec<ExpectationRow> {
+    results
+        .iter()
+        .flat_map(|r| {
+            r.bands.iter().map(|b| ExpectationRow {
+                text: b.band.text(&r.view.name),
+                measured: b.inside,
+                reference: Some(b.seconds as f64),
+                passed: b.passed,
+            })
+        })
+        .collect()
+}
+
+/// Whether second `t` is in one of the phases labelled `labels` (every second when none).
+fn in_phases(t: i64, labels: &[String], phases: &[PhaseRow]) -> bool {
+    labels.is_empty()
+        || phases.iter().any(|p| labels.contains(&p.label) && p.start_t <= t && p.end_t.is_none_or(|e| t < e))
+}
+
+fn measure_one(
+    store: &Store,
+    run: i64,
+    view: &ResultView,
+    workloads: &[WorkloadRow],
+    phases: &[PhaseRow],
+) -> Result<ResultSeries> {
+    let keep = |t: i64| in_phases(t, &view.phases, phases);
+    let (unit, series, over) = match &view.measure {
+        Measure::NotMeasured(_) => (String::new(), Vec::new(), None),
+        Measure::Workloads { names, metric } => {
+            let used: Vec<&WorkloadRow> = workloads.iter().filter(|w| names.contains(&w.name)).collect();
+            let (series, over) = workload_series(store, run, &used, *metric, view.aggregate, &keep)?;
+            (metric.unit().to_string(), series, over)
+        }
+        Measure::Observed(what) => {
+            let (unit, series) = observed_series(store, run, what, view.aggregate, &keep)?;
+            (unit, series, None)
+        }
+    };
+    let values: Vec<f64> = series.iter().map(|p| p.value).collect();
+    let (mean, p50, p99) = match over {
+        Some(s) if s.ops > 0 => {
+            let q = |p: f64| s.latency.value_at_quantile(p) as f64 / 1000.0;
+            (Some(s.latency_sum_ns as f64 / s.ops as f64 / 1000.0), Some(q(0.5)), Some(q(0.99)))
+        }
+        _ if values.is_empty() => (None, None, None),
+        _ => (Some(values.iter().sum::<f64>() / values.len() as f64), quantile(&values, 0.5), quantile(&values, 0.99)),
+    };
+    let bands = view
+        .bands
+        .iter()
+        .map(|b| {
+            let inside = values.iter().filter(|v| b.lower <= **v && **v <= b.upper).count();
+            let share = (!values.is_empty()).then(|| inside as f64 / values.len() as f64);
+            // a share printed rounded must not pass where the exact one fails
+            let passed = share.is_some_and(|s| s + 1e-9 >= b.share);
+            BandVerdict { band: b.clone(), inside: share, seconds: values.len(), passed }
+        })
+        .collect();
+    Ok(ResultSeries { view: view.clone(), unit, mean, p50, p99, bands, series })
+}
+
+/// The value at quantile `q` of `values` (nearest rank).
+fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+/// The per-second series of some workloads, each second of any of their measured
+/// windows that `keep` keeps; for latency, also the stats of all their IOs there.
+fn workload_series(
+    store: &Store,
+    run: i64,
+    used: &[&WorkloadRow],
+    metric: ResultMetric,
+    aggregate: Aggregate,
+    keep: &dyn Fn(i64) -> bool,
+) -> Result<(Vec<Point>, Option<OpStats>)> {
+    // per second: each workload's (value, and for latency its IOs)
+    let mut seconds: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+    let mut ios: BTreeMap<i64, OpStats> = BTreeMap::new();
+    let mut over: Option<OpStats> = None;
+    for w in used {
+        let (from, to) = w.measured_window();
+        let (from, to) = (from as i64, to.floor() as i64);
+        let kept: Vec<i64> = (from..to).filter(|t| keep(*t)).collect();
+        if metric == ResultMetric::Latency {
+            for &t in &kept {
+                let mut second: Option<OpStats> = None;
+                // syncs are not IOs of the mix
+                for (_, s) in store.window(run, w.idx, t, t + 1)?.into_iter().filter(|(op, _)| *op != Op::Sync) {
+                    match &mut second {
+                        Some(acc) => acc.merge(&s),
+                        None => second = Some(s),
+                    }
+                }
+                let Some(s) = second else { continue };
+                for acc in [
+                    ios.entry(t).or_insert_with(|| OpStats::new(false)),
+                    over.get_or_insert_with(|| OpStats::new(false)),
+                ] {
+                    acc.merge(&s);
+                }
+            }
+            continue;
+        }
+        let scan = store.windows(run, w.idx, &[(from, to)], Some(1))?;
+        let mut per_second: BTreeMap<i64, f64> = kept.iter().map(|t| (*t, 0.0)).collect();
+        for b in scan.bins.iter().filter(|b| b.op != Op::Sync) {
+            if let Some(v) = per_second.get_mut(&b.t) {
+                *v += match metric {
+                    ResultMetric::Bandwidth => b.bytes as f64 / 1e6,
+                    _ => b.ops as f64,
+                };
+            }
+        }
+        for (t, v) in per_second {
+            seconds.entry(t).or_default().push(v);
+        }
+    }
+    let points = if metric == ResultMetric::Latency {
+        ios.into_iter()
+            .filter(|(_, s)| s.ops > 0)
+            .map(|(t, s)| {
+                let q = |p: f64| Some(s.latency.value_at_quantile(p) as f64 / 1000.0);
+                Point { t, value: s.latency_sum_ns as f64 / s.ops as f64 / 1000.0, p50: q(0.5), p99: q(0.99) }
+            })
+            .collect()
+    } else {
+        seconds.into_iter().map(|(t, vs)| Point { t, value: combine(&vs, aggregate), p50: None, p99: None }).collect()
+    };
+    Ok((points, over))
+}
+
+fn combine(values: &[f64], aggregate: Aggregate) -> f64 {
+    let sum: f64 = values.iter().sum();
+    match aggregate {
+        Aggregate::Sum => sum,
+        Aggregate::Mean => sum / values.len().max(1) as f64,
+    }
+}
+
+/// An observed series, its unit and its values per second across the sources it names:
+/// `cpu` is every host's CPU busy % (100 - idle), else `SOURCE.NAME` as stored.
+fn observed_series(
+    store: &Store,
+    run: i64,
+    what: &str,
+    aggregate: Aggregate,
+    keep: &dyn Fn(i64) -> bool,
+) -> Result<(String, Vec<Point>)> {
+    let (sources, name, unit): (Vec<String>, &str, String) = if what == "cpu" {
+        let hosts = store
+            .observation_summary(run)?
+            .into_iter()
+            .filter(|o| o.name == "idle_pct" && (o.source == "host" || o.source.starts_with("host:")));
+        (hosts.map(|o| o.source).collect(), "idle_pct", "% busy".into())
+    } else {
+        let (source, name) = what.rsplit_once('.').unwrap_or((what, ""));
+        (vec![source.to_string()], name, name.to_string())
+    };
+    let mut seconds: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+    for source in &sources {
+        for (t, v) in store.observation_series(run, source, name, 1)? {
+            let v = if what == "cpu" { 100.0 - v } else { v };
+            if keep(t) {
+                seconds.entry(t).or_default().push(v);
+            }
+        }
+    }
+    let points = seconds.into_iter().map(|(t, vs)| Point { t, value: combine(&vs, aggregate), p50: None, p99: None });
+    Ok((unit, points.collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_and_aggregates_of_a_series() {
+        let values: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&values, 0.5), Some(50.0));
+        assert_eq!(quantile(&values, 0.99), Some(99.0));
+        assert_eq!(quantile(&[], 0.5), None);
+        assert_eq!(combine(&[200.0, 300.0], Aggregate::Sum), 500.0);
+        assert_eq!(combine(&[200.0, 300.0], Aggregate::Mean), 250.0);
+    }
+}
