@@ -10,6 +10,7 @@ pub mod reader;
 mod targets;
 mod timeline;
 mod values;
+pub mod verbatim;
 
 pub use mapping::Mapping;
 pub use reader::is_job_file;
