@@ -46,12 +46,16 @@ impl Driver {
 pub struct FioJob {
     /// The section's name: fio reports its jobs under it.
     pub section: String,
-    /// The one-section job file fio runs.
+    /// The one-section job file fio runs (kept in the run's directory as `NAME.fio`;
+    /// the run stores the user's file as its scenario text).
+    #[serde(skip)]
     pub text: String,
     /// The section is not `time_based`: fio ends it after its IO (how much is fio's to
     /// decide: `size`, `io_size`, `loops`, `number_ios`).
+    #[serde(skip)]
     pub ends_by_itself: bool,
     /// A `runtime` (or `--set duration`) caps it.
+    #[serde(skip)]
     pub capped: bool,
 }
 

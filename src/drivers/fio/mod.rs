@@ -141,7 +141,10 @@ fn run(l: &LaunchContext) -> Result<()> {
     let mut fio = Command::new("fio");
     fio.args(["--output-format=json+", "--eta=never"]).arg(format!("--status-interval={STATUS_INTERVAL}"));
     // absolute: fio may run in the run's directory
-    fio.arg(std::path::absolute(&job_path).unwrap_or_else(|_| job_path.clone())).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
+    fio.arg(std::path::absolute(&job_path).unwrap_or_else(|_| job_path.clone()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
     if plan.in_run_dir {
         fio.current_dir(&l.dir);
     }
@@ -151,14 +154,8 @@ fn run(l: &LaunchContext) -> Result<()> {
     let end = l.clock_start + Duration::from_secs(l.end_t);
     let watcher = watch(child.id(), [l.stop.clone(), l.abort.clone()], done.clone(), end);
 
-    let mut intervals = status::Intervals::new(
-        plan.workers,
-        l.clock_unix_ms,
-        started_ms,
-        l.end_t as u32,
-        plan.single,
-        plan.open_loop,
-    );
+    let mut intervals =
+        status::Intervals::new(plan.workers, l.clock_unix_ms, started_ms, l.end_t as u32, plan.single, plan.open_loop);
     let read = read_reports(child.stdout(), &mut intervals, &l.tx, &mut messages);
     if read.is_err() {
         // stop fio rather than let it run on unread

@@ -17,8 +17,17 @@ use std::path::{Path, PathBuf};
 
 /// Options fathom takes out of each section: the targets (replaced), the job order
 /// (fathom's timeline runs it), and what would merge or rename the jobs fio reports.
-const TAKEN_OUT: &[&str] =
-    &["filename", "directory", "opendir", "stonewall", "wait_for", "startdelay", "new_group", "group_reporting", "name"];
+const TAKEN_OUT: &[&str] = &[
+    "filename",
+    "directory",
+    "opendir",
+    "stonewall",
+    "wait_for",
+    "startdelay",
+    "new_group",
+    "group_reporting",
+    "name",
+];
 
 /// A job file's sections as fio will run them, and the timeline that orders them.
 pub struct Verbatim {
@@ -132,7 +141,8 @@ fn own_targets(job: &Job) -> Vec<String> {
 /// One section as fio will run it on `targets`.
 fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
     // fio's default is `read`; every other `rw` writes or trims
-    let writes = job.get("rw").and_then(|o| o.value.as_deref()).is_some_and(|rw| !["read", "randread"].contains(&rw.trim()));
+    let writes =
+        job.get("rw").and_then(|o| o.value.as_deref()).is_some_and(|rw| !["read", "randread"].contains(&rw.trim()));
     let mut dirs = Vec::new();
     let mut files = Vec::new();
     for t in targets {
@@ -148,7 +158,8 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
     let escaped = |ts: &[&PathBuf]| -> String {
         ts.iter().map(|t| t.display().to_string().replace(':', "\\:")).collect::<Vec<_>>().join(":")
     };
-    let mut text = format!("# [{}] of {}, run by fio as written (fathom rewrote the lines marked)\n", job.name, job.at.file);
+    let mut text =
+        format!("# [{}] of {}, run by fio as written (fathom rewrote the lines marked)\n", job.name, job.at.file);
     let _ = writeln!(text, "[{}]", job.name);
     for o in job.options.iter().filter(|o| !TAKEN_OUT.contains(&o.name.as_str())) {
         if o.name == "filename_format" && o.value.as_deref().is_some_and(|v| v.contains('/')) {
