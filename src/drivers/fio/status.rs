@@ -229,4 +229,17 @@ mod tests {
         no_bins.jobs[0].jobname = "w.0".into();
         assert!(iv.take(&no_bins).unwrap_err().to_string().contains("json+"));
     }
+
+    #[test]
+    fn clones_of_one_job_are_workers_in_order() {
+        // numjobs=2: fio reports two jobs of one name, each with its own totals
+        let mut iv = intervals(60);
+        let mut two = report(10_600, 10, &[(1000, 10)]);
+        let mut second = report(10_600, 30, &[(3000, 30)]).jobs.remove(0);
+        second.jobname = "w.0".into();
+        two.jobs.push(second);
+        let samples = iv.take(&two).unwrap();
+        let by_worker: Vec<(u32, u64)> = samples.iter().map(|s| (s.worker, s.stats.ops)).collect();
+        assert_eq!(by_worker, [(7, 10), (8, 30)]);
+    }
 }

@@ -30,6 +30,7 @@ const TAKEN_OUT: &[&str] = &[
 ];
 
 /// A job file's sections as fio will run them, and the timeline that orders them.
+#[derive(Debug)]
 pub struct Verbatim {
     pub sections: Vec<Section>,
     /// Timeline steps in YAML flow form, as the mapping writes them.
@@ -38,6 +39,7 @@ pub struct Verbatim {
 
 /// One section: the job fio runs, its fio jobs (`numjobs`), and how long it runs when
 /// that is known (`runtime`, or `--set duration`), in whole seconds.
+#[derive(Debug)]
 pub struct Section {
     pub job: FioJob,
     pub numjobs: u32,
