@@ -86,6 +86,11 @@ fn options_the_mapping_refuses_run_through_fio_section_by_section() {
     assert!(!ran.contains("group_reporting"), "{ran}");
     let show = s.show_json();
     assert_eq!(show["workloads"][0]["engine"], "fio");
+    // the file, not the stored profile, says what each section asked: nothing is claimed
+    let writer = &show["workloads"][1];
+    assert!(writer["fidelity"]["read_percent"]["asked"].is_null(), "{writer}");
+    assert_eq!(writer["fidelity"]["block_sizes"], serde_json::json!([]), "{writer}");
+    assert_eq!(show["analysis"]["littles_law"], serde_json::json!([]), "depth and think time are the file's");
 }
 
 #[test]
