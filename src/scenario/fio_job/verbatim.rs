@@ -100,7 +100,11 @@ fn retarget(jobs: &[Job], file: &str, given: &[PathBuf]) -> Result<Vec<Vec<PathB
     }
     let given: Vec<PathBuf> = given.iter().map(|t| std::path::absolute(t).unwrap_or_else(|_| t.clone())).collect();
     match given.as_slice() {
-        [] => Ok(own.into_iter().map(|t| t.into_iter().map(PathBuf::from).collect()).collect()),
+        // fio runs in the run's directory: the file's own relative paths are fathom's
+        [] => Ok(own
+            .into_iter()
+            .map(|t| t.into_iter().map(|p| std::path::absolute(&p).unwrap_or_else(|_| PathBuf::from(p))).collect())
+            .collect()),
         [one] => Ok(jobs.iter().map(|_| vec![one.clone()]).collect()),
         several => {
             let mut places: Vec<&String> = Vec::new();
