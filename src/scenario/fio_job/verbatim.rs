@@ -37,13 +37,15 @@ pub struct Verbatim {
     pub timeline: Vec<String>,
 }
 
-/// One section: the job fio runs, its fio jobs (`numjobs`), and how long it runs when
-/// that is known (`runtime`, or `--set duration`), in whole seconds.
+/// One section: the job fio runs, its fio jobs (`numjobs`), how long it runs when that
+/// is known (`runtime`, or `--set duration`) and how long fio ramps before it
+/// (`ramp_time`), in whole seconds.
 #[derive(Debug)]
 pub struct Section {
     pub job: FioJob,
     pub numjobs: u32,
     pub seconds: Option<u64>,
+    pub ramp_seconds: Option<u64>,
 }
 
 /// The sections of the job file at `path` (text `text`) on the `--target`s `given`,
@@ -185,10 +187,15 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
     // latency histogram bins from submission, which fathom's samples are made of
     text.push_str("lat_percentiles=1  ; fathom: latency bins for its samples\n");
     let flag = |name: &str| job.get(name).map(|o| o.flag()).transpose().map(|f| f.unwrap_or(false));
-    let seconds = match job.get("runtime") {
-        Some(o) => Some((number(o.text()?, Unit::Time).map_err(|e| o.err(e))? / 1e6).ceil().max(1.0) as u64),
-        None => None,
+    let whole_seconds = |name: &str| -> Result<Option<u64>> {
+        match job.get(name) {
+            Some(o) => Ok(Some((number(o.text()?, Unit::Time).map_err(|e| o.err(e))? / 1e6).ceil() as u64)),
+            None => Ok(None),
+        }
     };
+    let seconds = whole_seconds("runtime")?.map(|s| s.max(1));
+    // fio runs `ramp_time` before its `runtime` and leaves it out of its figures
+    let ramp_seconds = whole_seconds("ramp_time")?.filter(|&s| s > 0);
     let ends_by_itself = !flag("time_based")?;
     if !ends_by_itself && seconds.is_none() {
         return Err(Error::input(format!(
@@ -201,7 +208,7 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
         None => 1,
     };
     let job = FioJob { section: job.name.clone(), text, ends_by_itself, capped: seconds.is_some() };
-    Ok(Section { job, numjobs, seconds })
+    Ok(Section { job, numjobs, seconds, ramp_seconds })
 }
 
 /// A target fio is given: never a symbolic link (fathom never follows one), and a
@@ -231,6 +238,9 @@ pub fn skeleton_yaml(name: &str, v: &Verbatim) -> String {
         let _ = writeln!(out, "  {}:\n    engine: null\n    rw: read", quote(&s.job.section));
         if let Some(secs) = s.seconds {
             let _ = writeln!(out, "    duration: {secs}s");
+        }
+        if let Some(secs) = s.ramp_seconds {
+            let _ = writeln!(out, "    ramp: {secs}s");
         }
         if s.job.ends_by_itself {
             // stands for fio's own bound: the workload ends when fio does
