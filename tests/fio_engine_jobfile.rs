@@ -148,6 +148,11 @@ fn a_bounded_job_ends_after_one_pass_with_fios_byte_count() {
     assert_eq!((stored[0].3, stored[0].4), (128, 8 << 20), "one pass over 8 MiB in 64 KiB writes: {stored:?}");
     let show = s.show_json();
     assert_eq!(show["run"]["status"], "completed", "{}", show["run"]);
+    // fio's own final report, kept with the run, counts the same bytes
+    let run = show["run"]["id"].as_i64().unwrap();
+    let report = std::fs::read_to_string(s.dir.join(format!("results/runs/{run}/pass.json"))).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["jobs"][0]["write"]["io_bytes"], stored[0].4, "{}", report["jobs"][0]["write"]);
 }
 
 #[test]
