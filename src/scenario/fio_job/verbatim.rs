@@ -224,6 +224,20 @@ fn check_target(job: &Job, t: &Path, writes: bool) -> Result<()> {
         Ok(m) if m.file_type().is_block_device() && writes => refuse(
             "is a block device and the job writes: with --engine fio on a job file fathom gives fio devices to read only",
         ),
+        Ok(m) if m.is_dir() => {
+            // fio names its files in a directory `JOB.N.M`: none may be a link it would follow
+            let prefix = format!("{}.", job.name);
+            let entries = std::fs::read_dir(t).map_err(|e| Error::input(format!("{}: {e}", t.display())))?;
+            match entries.flatten().find(|e| {
+                e.file_name().to_string_lossy().starts_with(&prefix) && e.file_type().is_ok_and(|f| f.is_symlink())
+            }) {
+                Some(link) => refuse(&format!(
+                    "holds {}, a symbolic link where fio lays out its files: fathom never writes through one; remove it",
+                    link.file_name().to_string_lossy()
+                )),
+                None => Ok(()),
+            }
+        }
         Ok(_) => Ok(()),
         Err(_) if t.parent().is_some_and(Path::is_dir) => Ok(()),
         Err(e) => refuse(&format!("{e}: give an existing directory, file or block device")),
@@ -279,6 +293,18 @@ mod tests {
         assert_eq!(v.timeline, [r#"{start: "a", async: true}"#, r#"{wait_for: "a"}"#, r#"{start: "b", async: true}"#]);
         let err = rewrite(Path::new("t.fio"), FILE, &[dir.clone(), dir.clone(), dir], &[]).unwrap_err();
         assert!(err.to_string().contains("3 --target given, but its jobs name 2 targets"), "{err}");
+    }
+
+    #[test]
+    fn a_link_where_fio_lays_out_its_files_is_refused() {
+        let dir = std::env::temp_dir().join(format!("fathom-verbatim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", dir.join("a.0.0")).unwrap();
+        let err = rewrite(Path::new("t.fio"), "[a]\nrw=write\nsize=1m\n", std::slice::from_ref(&dir), &[]);
+        let _ = std::fs::remove_dir_all(&dir);
+        let err = err.unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("holds a.0.0, a symbolic link"), "{err}");
     }
 
     #[test]
