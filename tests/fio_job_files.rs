@@ -111,7 +111,11 @@ fn an_engine_fathom_lacks_is_refused_at_its_line() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("{}:7: ioengine: ", job("rbd.fio"))), "{stderr}");
-    assert!(stderr.contains("`rbd` is an engine of fio's only") && stderr.contains("fio itself can"), "{stderr}");
+    assert!(
+        stderr.contains("`rbd` is an engine of fio's only") && stderr.contains("fio can, under fathom"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("`fathom run {} --engine fio`", job("rbd.fio"))), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!s.dir.join("results/fathom.db").exists(), "nothing ran");
 }

@@ -241,7 +241,7 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
             Some(Driver::Iperf3(_)) => {
                 "TCP settles in seconds, but a link shared with other traffic varies over minutes"
             }
-            None => "flash garbage collection, caches and tiers settle over minutes",
+            None | Some(Driver::FioJob(_)) => "flash garbage collection, caches and tiers settle over minutes",
         };
         out.push(Finding::about(
             &w.name,

@@ -235,7 +235,8 @@ pub fn analyze(
 fn little(w: &WorkloadSummary, phases: &[PhaseSummary]) -> Option<Little> {
     let ops: Vec<_> = w.ops.iter().filter(|o| o.op != "sync").collect();
     let n: u64 = ops.iter().map(|o| o.ops).sum();
-    if n == 0 {
+    // a fio job run as written: its depth and think time are the file's, not known here
+    if n == 0 || w.stored.as_written {
         return None;
     }
     let measured: f64 = ops.iter().map(|o| o.littles_n).sum();

@@ -94,8 +94,10 @@ impl Fidelity {
         let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
         let pct = |part: u64| if total_ops > 0 { part as f64 * 100.0 / total_ops as f64 } else { 0.0 };
         let asked_sizes = &w.bs;
+        // a job file's section run by fio as written asked what its file says
         let mut block_sizes: Vec<SizeShare> = asked_sizes
             .sizes()
+            .filter(|_| !w.as_written)
             .map(|(bytes, p)| SizeShare { bytes, asked_percent: p as f64, achieved_percent: Some(0.0) })
             .collect();
         if w.engine == EngineKind::Fio.to_string() && !asked_sizes.is_single() {
@@ -104,8 +106,8 @@ impl Fidelity {
         // one size is not stored separately: it is bytes / ops
         let total_bytes: u64 = ops.iter().map(|o| o.bytes).sum();
         let single = [(total_bytes.checked_div(total_ops).unwrap_or(0), total_ops)];
-        let sizes = match sizes.is_empty() && total_ops > 0 {
-            true if block_sizes[0].achieved_percent.is_some() => &single[..],
+        let sizes = match sizes.is_empty() && total_ops > 0 && !w.as_written {
+            true if block_sizes.first().is_some_and(|b| b.achieved_percent.is_some()) => &single[..],
             true => &[],
             false => sizes,
         };
@@ -129,7 +131,7 @@ impl Fidelity {
                 achieved: per_s(total_bytes as f64) / 1e6,
             }),
             read_percent: io.then(|| Pair {
-                asked: Some(w.read_percent as f64),
+                asked: (!w.as_written).then_some(w.read_percent as f64),
                 achieved: pct(ops.iter().filter(|o| o.op == "read").map(|o| o.ops).sum()),
             }),
             block_sizes: if io { block_sizes } else { Vec::new() },

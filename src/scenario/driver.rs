@@ -22,6 +22,9 @@ pub enum DriverName {
 pub enum Driver {
     Pgbench(Pgbench),
     Iperf3(Iperf3),
+    /// A section of a fio job file, run by fio as written (`--engine fio` on a job file).
+    #[serde(rename = "fio")]
+    FioJob(FioJob),
 }
 
 impl Driver {
@@ -30,9 +33,30 @@ impl Driver {
     pub fn rate(&self) -> Option<f64> {
         match self {
             Driver::Pgbench(p) => p.rate,
-            Driver::Iperf3(_) => None,
+            Driver::Iperf3(_) | Driver::FioJob(_) => None,
         }
     }
+}
+
+/// One section of a user's fio job file, as fio will run it: the section with every
+/// option it has (its `[global]` ones included) and only its targets and the run's
+/// `--set`s rewritten, so fio's own semantics of options fathom cannot map still hold.
+/// Built by `scenario::fio_job::verbatim`, run by the fio driver.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FioJob {
+    /// The section's name: fio reports its jobs under it.
+    pub section: String,
+    /// The one-section job file fio runs (kept in the run's directory as `NAME.fio`;
+    /// the run stores the user's file as its scenario text).
+    #[serde(skip)]
+    pub text: String,
+    /// The section is not `time_based`: fio ends it after its IO (how much is fio's to
+    /// decide: `size`, `io_size`, `loops`, `number_ios`).
+    #[serde(skip)]
+    pub ends_by_itself: bool,
+    /// A `runtime` (or `--set duration`) caps it.
+    #[serde(skip)]
+    pub capped: bool,
 }
 
 /// `driver: pgbench`: pgbench's own options, named as in pgbench.

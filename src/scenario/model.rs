@@ -194,7 +194,19 @@ impl Workload {
     /// A workload that ends by itself (bounded by bytes or IOs) and has no duration to
     /// cap it: when it ends is not known in advance.
     pub fn open_ended(&self) -> bool {
-        self.io().and_then(|io| io.bound).is_some_and(|b| !b.capped)
+        self.bound().is_some_and(|b| !b.capped)
+    }
+
+    /// How much IO it does before it ends by itself, if it does: its profile's bound, or
+    /// a fio job section's run by fio itself (`--engine fio` on a job file).
+    pub fn bound(&self) -> Option<Bound> {
+        match &self.kind {
+            Kind::Io(io) => io.bound,
+            Kind::Program(driver::Driver::FioJob(j)) if j.ends_by_itself => {
+                Some(Bound { io_size: None, passes: None, number_ios: None, capped: j.capped })
+            }
+            Kind::Program(_) => None,
+        }
     }
 
     /// The IO profile, for code that serves both kinds; `None` for a program's workload.

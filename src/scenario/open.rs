@@ -3,7 +3,8 @@
 //! command line's `--target`, `--engine` and `--set` applied. `fathom run`, `sweep` and
 //! `lint` open theirs here, so the three read a name the same way.
 
-use super::{Override, Scenario, Source, builtin, fio_job};
+use super::driver::Driver;
+use super::{EngineKind, Kind, Override, Scenario, Source, builtin, fio_job};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,11 @@ pub fn load_scenario(
     on_hosts: bool,
 ) -> Result<(Scenario, bool)> {
     let name = scenario.unwrap_or(builtin::DEFAULT);
+    if engine == Some("fio")
+        && let Some(scenario) = run_by_fio(name, targets, sets)?
+    {
+        return Ok((scenario, false));
+    }
     let (origin, text, is_builtin) = read_scenario(name, targets)?;
     let target = match targets {
         [] => None,
@@ -36,6 +42,33 @@ pub fn load_scenario(
     let source = Source { origin, text: &text };
     let scenario = if on_hosts { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
     Ok((scenario, is_builtin))
+}
+
+/// A fio job file run by fio itself (`--engine fio`): one workload per section, each
+/// the section as written with its targets and `--set`s rewritten
+/// ([`fio_job::verbatim`]), timed by the mapping's timeline. Its stored text is the
+/// file's own. `None` when `name` is not a job file.
+fn run_by_fio(name: &str, targets: &[PathBuf], sets: &[Override]) -> Result<Option<Scenario>> {
+    let path = Path::new(name);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = read_text(path)?;
+    if !fio_job::is_job_file(path, &text) {
+        return Ok(None);
+    }
+    let verbatim = fio_job::verbatim::rewrite(path, &text, targets, sets)?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into());
+    let yaml = fio_job::verbatim::skeleton_yaml(&stem, &verbatim);
+    let source = Source { origin: format!("{name} (its sections run by fio)"), text: &yaml };
+    let mut scenario = Scenario::load(&source, &[])?;
+    for (w, section) in scenario.workloads.iter_mut().zip(verbatim.sections) {
+        w.engine = EngineKind::Fio;
+        w.jobs = section.numjobs;
+        w.kind = Kind::Program(Driver::FioJob(section.job));
+    }
+    scenario.text = text;
+    Ok(Some(scenario))
 }
 
 /// How a job file's scenario names its origin: errors the loader finds are in the

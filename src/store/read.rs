@@ -43,6 +43,10 @@ pub struct StoredWorkload {
     pub distribution: String,
     /// iperf3's link speed in bits per second, when given.
     pub link_bps: Option<f64>,
+    /// A section of a user's fio job file run by fio as written (`--engine fio` on a job
+    /// file): its IO settings are the file's, not the stored profile's, so nothing
+    /// here says what it asked.
+    pub as_written: bool,
     /// Every other setting of the profile, compared as stored (see [`differences`]).
     pub other: BTreeMap<String, Value>,
     /// How long it ran and ramped (`duration`, `ramp` as stored): not what a workload
@@ -108,6 +112,7 @@ impl StoredWorkload {
             direct: p.get("direct").and_then(Value::as_bool).unwrap_or(false),
             distribution: text("distribution").unwrap_or("uniform").to_string(),
             link_bps: number("link_bps"),
+            as_written: text("driver") == Some("fio"),
             other: p
                 .iter()
                 .filter(|(k, _)| !NOT_SETTINGS.contains(&k.as_str()) && !TYPED.contains(&k.as_str()))

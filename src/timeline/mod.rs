@@ -496,8 +496,7 @@ impl Executor<'_> {
             let wake = [Some(until), next_ramp].into_iter().flatten().min().unwrap_or(until);
             // a bounded workload ends when its workers do: look more often while one runs,
             // so its measured window ends within a few ms of its last IO
-            let bounded =
-                self.started.iter().flatten().any(|l| !l.over && l.w.io().is_some_and(|io| io.bound.is_some()));
+            let bounded = self.started.iter().flatten().any(|l| !l.over && l.w.bound().is_some());
             let poll = Duration::from_millis(if bounded { 5 } else { 50 });
             std::thread::sleep(wake.saturating_duration_since(now).min(poll));
         }

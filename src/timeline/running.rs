@@ -168,7 +168,7 @@ impl RunningWorkload {
     /// A bounded workload whose workers have all done their IO: it ends now, before
     /// the end its duration gives it.
     pub fn done(&self) -> bool {
-        self.w.io().is_some_and(|io| io.bound.is_some())
+        self.w.bound().is_some()
             && self.workers == self.planned
             && !self.threads.is_empty()
             && self.threads.iter().all(|(thread, _)| thread.is_finished())

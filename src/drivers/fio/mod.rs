@@ -18,6 +18,7 @@ use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
+use crate::scenario::driver::Driver as Program;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use jobfile::{FileSpec, IoEngine};
 use std::collections::HashMap;
@@ -71,6 +72,9 @@ impl Driver for Fio {
     }
 
     fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
+        if let Some(Program::FioJob(job)) = w.driver() {
+            return format!("fio, job [{}] as written", job.section);
+        }
         let Some(io) = w.io() else { return engine.to_string() };
         super::native::describe_io(w, io, files, planned, engine)
     }
@@ -82,19 +86,48 @@ impl Ready for Fio {
     }
 }
 
-fn run(l: &LaunchContext) -> Result<()> {
+/// What fio is given for one workload: the job file, and where each of its jobs'
+/// samples go.
+struct Plan {
+    text: String,
+    workers: HashMap<String, status::Worker>,
+    /// The workload's one block size, if it has one (then bytes follow from IOs).
+    single: Option<u64>,
+    open_loop: bool,
+    /// A user's job file runs in the run's directory, where the files it names
+    /// relatively (logs) land, rather than wherever fathom was started.
+    in_run_dir: bool,
+}
+
+/// A workload's plan: its IO profile translated ([`jobfile::translate`]), or a user's
+/// job section as written (`--engine fio` on a job file), whose clones (`numjobs`) are
+/// the workload's workers in order.
+fn plan(l: &LaunchContext) -> Result<Plan> {
     let w = &l.workload;
+    let worker = |index: u32| status::Worker { workload: l.workload_idx, worker: l.first_worker + index };
+    if let Some(Program::FioJob(job)) = w.driver() {
+        let workers = HashMap::from([(job.section.clone(), worker(0))]);
+        return Ok(Plan { text: job.text.clone(), workers, single: None, open_loop: false, in_run_dir: true });
+    }
     let io = w.io().ok_or_else(|| Error::failed(format!("{}: fio runs IO workloads only", w.name)))?;
     let files: Vec<FileSpec> =
         l.files.iter().map(|f| FileSpec { path: f.path.clone(), size: f.size, direct: f.direct }).collect();
     let begin_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
     let io_engine = if l.uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
     let job = jobfile::translate(&w.name, w.jobs, io, &files, io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
+    let workers = job.jobs.iter().map(|(name, index)| (name.clone(), worker(*index))).collect();
+    let single = io.bs.is_single().then(|| io.bs.min());
+    Ok(Plan { text: job.text, workers, single, open_loop: io.rate_iops.is_some(), in_run_dir: false })
+}
+
+fn run(l: &LaunchContext) -> Result<()> {
+    let w = &l.workload;
+    let plan = plan(l)?;
     let job_path = l.dir.join(format!("{}.fio", w.name));
     let keep = |path: &PathBuf, text: &str| {
         crate::nofollow::write(path, text).map_err(|e| Error::failed(format!("writing {}: {e}", path.display())))
     };
-    keep(&job_path, &job.text)?;
+    keep(&job_path, &plan.text)?;
     let stderr_path = l.dir.join(format!("{}.fio.stderr", w.name));
     let stderr = crate::nofollow::create_file(&stderr_path)
         .map_err(|e| Error::failed(format!("{}: {e}", stderr_path.display())))?;
@@ -107,23 +140,22 @@ fn run(l: &LaunchContext) -> Result<()> {
     let started_ms = crate::store::now_ms();
     let mut fio = Command::new("fio");
     fio.args(["--output-format=json+", "--eta=never"]).arg(format!("--status-interval={STATUS_INTERVAL}"));
-    fio.arg(&job_path).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
+    // absolute: fio may run in the run's directory
+    fio.arg(std::path::absolute(&job_path).unwrap_or_else(|_| job_path.clone()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    if plan.in_run_dir {
+        fio.current_dir(&l.dir);
+    }
     let mut child =
         Group::spawn(&mut fio, "fio").map_err(|e| Error::failed(format!("{}: starting fio: {e}", w.name)))?;
     let done = Arc::new(AtomicBool::new(false));
     let end = l.clock_start + Duration::from_secs(l.end_t);
     let watcher = watch(child.id(), [l.stop.clone(), l.abort.clone()], done.clone(), end);
 
-    let workers: HashMap<String, status::Worker> = job
-        .jobs
-        .iter()
-        .map(|(name, index)| {
-            (name.clone(), status::Worker { workload: l.workload_idx, worker: l.first_worker + index })
-        })
-        .collect();
-    let single = io.bs.is_single().then(|| io.bs.min());
     let mut intervals =
-        status::Intervals::new(workers, l.clock_unix_ms, started_ms, l.end_t as u32, single, io.rate_iops.is_some());
+        status::Intervals::new(plan.workers, l.clock_unix_ms, started_ms, l.end_t as u32, plan.single, plan.open_loop);
     let read = read_reports(child.stdout(), &mut intervals, &l.tx, &mut messages);
     if read.is_err() {
         // stop fio rather than let it run on unread

@@ -61,9 +61,10 @@ pub struct Worker {
 
 /// Turns a stream of cumulative reports into per-second samples.
 pub struct Intervals {
-    /// fio job name to its worker.
+    /// fio job name to its worker (its first, when fio runs several jobs of that name).
     workers: HashMap<String, Worker>,
-    seen: HashMap<(String, Op), Seen>,
+    /// By job name, clone of that name, and direction.
+    seen: HashMap<(String, u32, Op), Seen>,
     /// The run clock's second 0 in Unix milliseconds.
     clock_unix_ms: i64,
     /// End of the previous interval (fio's start, before the first report).
@@ -94,17 +95,22 @@ impl Intervals {
         self.last_ms = report.timestamp_ms.max(self.last_ms);
         let t = (mid_ms.max(0) / 1000) as u32;
         let mut samples = Vec::new();
+        // a job section's `numjobs` clones share its name, in the same order each report
+        let mut clones: HashMap<&str, u32> = HashMap::new();
         for job in &report.jobs {
             let Some(worker) = self.workers.get(&job.jobname) else {
                 return Err(Error::failed(format!("fio reported a job `{}` that fathom did not write", job.jobname)));
             };
+            let clone = clones.entry(&job.jobname).or_default();
+            let (id, nth) = (worker.worker + *clone, *clone);
+            *clone += 1;
             let dirs = [(Op::Read, Some(&job.read)), (Op::Write, Some(&job.write)), (Op::Sync, job.sync.as_ref())];
             for (op, dir) in dirs {
                 let Some(dir) = dir else { continue };
-                let seen = self.seen.entry((job.jobname.clone(), op)).or_default();
+                let seen = self.seen.entry((job.jobname.clone(), nth, op)).or_default();
                 let Some(stats) = delta(seen, dir, op, self.single_size, self.open_loop)? else { continue };
                 if t < self.end_t {
-                    samples.push(Sample { workload: worker.workload, worker: worker.worker, t, op, stats });
+                    samples.push(Sample { workload: worker.workload, worker: id, t, op, stats });
                 }
             }
         }
@@ -222,5 +228,18 @@ mod tests {
         let mut no_bins = report(12_600, 20, &[]);
         no_bins.jobs[0].jobname = "w.0".into();
         assert!(iv.take(&no_bins).unwrap_err().to_string().contains("json+"));
+    }
+
+    #[test]
+    fn clones_of_one_job_are_workers_in_order() {
+        // numjobs=2: fio reports two jobs of one name, each with its own totals
+        let mut iv = intervals(60);
+        let mut two = report(10_600, 10, &[(1000, 10)]);
+        let mut second = report(10_600, 30, &[(3000, 30)]).jobs.remove(0);
+        second.jobname = "w.0".into();
+        two.jobs.push(second);
+        let samples = iv.take(&two).unwrap();
+        let by_worker: Vec<(u32, u64)> = samples.iter().map(|s| (s.worker, s.stats.ops)).collect();
+        assert_eq!(by_worker, [(7, 10), (8, 30)]);
     }
 }

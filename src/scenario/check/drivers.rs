@@ -228,6 +228,7 @@ impl Checker<'_> {
         let engine = match driver {
             Driver::Pgbench(_) => EngineKind::Pgbench,
             Driver::Iperf3(_) => EngineKind::Iperf3,
+            Driver::FioJob(_) => EngineKind::Fio,
         };
         Ok(Workload {
             name: name.to_string(),

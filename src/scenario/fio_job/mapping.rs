@@ -54,7 +54,10 @@ pub fn map(jobs: &[Job]) -> Result<Mapping> {
 
 /// The error for an option fathom's engine cannot honour.
 fn refuse(o: &Opt, why: &str) -> Error {
-    o.err(format!("{why}; fathom's engine cannot run this file as written: fio itself can (`fio {}`)", o.at.file))
+    o.err(format!(
+        "{why}; fathom's engine cannot run this file as written: fio can, under fathom (`fathom run {} --engine fio`)",
+        o.at.file
+    ))
 }
 
 impl Mapping {

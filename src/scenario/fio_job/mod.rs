@@ -2,7 +2,8 @@
 //! fio reads it ([`reader`]), mapped option by option to a scenario ([`mapping`]: one
 //! workload per job, the timeline from `stonewall`), and the scenario's YAML is loaded
 //! by the one scenario loader, so `--set`, the checks, the store and the report are the
-//! same as for any scenario. docs/fio-job-files.md has the table of options.
+//! same as for any scenario. With `--engine fio` the sections run by fio as written
+//! instead ([`verbatim`]). docs/fio-job-files.md has the table of options.
 
 pub mod mapping;
 mod options;
@@ -10,6 +11,7 @@ pub mod reader;
 mod targets;
 mod timeline;
 mod values;
+pub mod verbatim;
 
 pub use mapping::Mapping;
 pub use reader::is_job_file;

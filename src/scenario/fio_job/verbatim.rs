@@ -1,0 +1,316 @@
+//! `--engine fio` on a job file: the user's own sections run by fio as written, not
+//! mapped. Each section becomes one fio job file of its own (its `[global]` options
+//! included, `include`s and `${VAR}`s read as fio reads them) with only what fathom must
+//! change rewritten: the targets (`--target`, by the mapping's rules), the `--set`s,
+//! the job order (fathom's timeline runs `stonewall`, `wait_for` and `startdelay`, as
+//! for the mapped file), and what fio reports (per job, with latency bins). Options the
+//! mapping refuses stay: that is the point. docs/fio-job-files.md says what is rewritten.
+
+use super::reader::{Job, Opt, read};
+use super::timeline::timeline;
+use super::values::{Unit, number, quote, split_paths};
+use crate::error::{Error, Result};
+use crate::scenario::driver::FioJob;
+use crate::scenario::overrides::Override;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Options fathom takes out of each section: the targets (replaced), the job order
+/// (fathom's timeline runs it), and what would merge or rename the jobs fio reports.
+const TAKEN_OUT: &[&str] = &[
+    "filename",
+    "directory",
+    "opendir",
+    "stonewall",
+    "wait_for",
+    "startdelay",
+    "new_group",
+    "group_reporting",
+    "name",
+];
+
+/// A job file's sections as fio will run them, and the timeline that orders them.
+#[derive(Debug)]
+pub struct Verbatim {
+    pub sections: Vec<Section>,
+    /// Timeline steps in YAML flow form, as the mapping writes them.
+    pub timeline: Vec<String>,
+}
+
+/// One section: the job fio runs, its fio jobs (`numjobs`), how long it runs when that
+/// is known (`runtime`, or `--set duration`) and how long fio ramps before it
+/// (`ramp_time`), in whole seconds.
+#[derive(Debug)]
+pub struct Section {
+    pub job: FioJob,
+    pub numjobs: u32,
+    pub seconds: Option<u64>,
+    pub ramp_seconds: Option<u64>,
+}
+
+/// The sections of the job file at `path` (text `text`) on the `--target`s `given`,
+/// with `--set`s applied to fio's options (`duration` is fio's `runtime`).
+pub fn rewrite(path: &Path, text: &str, given: &[PathBuf], sets: &[Override]) -> Result<Verbatim> {
+    let file = path.display().to_string();
+    let mut jobs = read(path, text)?;
+    apply_sets(&mut jobs, &file, sets)?;
+    let targets = retarget(&jobs, &file, given)?;
+    let mut sections = Vec::new();
+    for (job, targets) in jobs.iter().zip(targets) {
+        sections.push(section(job, &targets)?);
+    }
+    Ok(Verbatim { sections, timeline: timeline(&jobs)? })
+}
+
+/// `--set KEY=VALUE` sets fio's option KEY in every section, `--set JOB.KEY=VALUE` in
+/// section JOB; `duration` is fio's `runtime`.
+fn apply_sets(jobs: &mut [Job], file: &str, sets: &[Override]) -> Result<()> {
+    for set in sets {
+        let (only, key) = match set.path.as_slice() {
+            [key] => (None, key.as_str()),
+            [job, key] => (Some(job.as_str()), key.as_str()),
+            _ => return Err(Error::input(format!("--set {set}: expected KEY=VALUE or JOB.KEY=VALUE"))),
+        };
+        if let Some(name) = only
+            && !jobs.iter().any(|j| j.name == name)
+        {
+            return Err(Error::input(format!("--set {set}: {file} has no job [{name}]")));
+        }
+        let name = if key == "duration" { "runtime" } else { key };
+        for job in jobs.iter_mut().filter(|j| only.is_none_or(|n| n == j.name)) {
+            let at = super::reader::Where { file: format!("--set {set}"), line: 0 };
+            let opt = Opt { name: name.to_string(), written: name.to_string(), value: Some(set.value.clone()), at };
+            match job.options.iter_mut().find(|o| o.name == name) {
+                Some(old) => *old = opt,
+                None => job.options.push(opt),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each job's targets after `--target`: none given, its own (`directory` joined to each
+/// `filename`); one, that one for every job; several, the file's own targets replaced
+/// in the order its jobs name them (as the mapping's `targets::retarget`).
+fn retarget(jobs: &[Job], file: &str, given: &[PathBuf]) -> Result<Vec<Vec<PathBuf>>> {
+    let own: Vec<Vec<String>> = jobs.iter().map(own_targets).collect();
+    if let Some((job, _)) = jobs.iter().zip(&own).find(|(_, t)| t.is_empty() && given.is_empty()) {
+        return Err(Error::input(format!(
+            "{}: [{}] names no filename or directory: give --target DIR for the files fio lays out",
+            job.at, job.name
+        )));
+    }
+    let given: Vec<PathBuf> = given.iter().map(|t| std::path::absolute(t).unwrap_or_else(|_| t.clone())).collect();
+    match given.as_slice() {
+        // fio runs in the run's directory: the file's own relative paths are fathom's
+        [] => Ok(own
+            .into_iter()
+            .map(|t| t.into_iter().map(|p| std::path::absolute(&p).unwrap_or_else(|_| PathBuf::from(p))).collect())
+            .collect()),
+        [one] => Ok(jobs.iter().map(|_| vec![one.clone()]).collect()),
+        several => {
+            let mut places: Vec<&String> = Vec::new();
+            for t in own.iter().flatten() {
+                if !places.contains(&t) {
+                    places.push(t);
+                }
+            }
+            if places.len() != several.len() {
+                let names: Vec<&str> = places.iter().map(|p| p.as_str()).collect();
+                return Err(Error::input(format!(
+                    "{file}: {} --target given, but its jobs name {} targets ({}): give one --target for all, or one for each in that order",
+                    several.len(),
+                    places.len(),
+                    names.join(", ")
+                )));
+            }
+            let new = |t: &String| several[places.iter().position(|p| *p == t).expect("a place of its own")].clone();
+            Ok(own.iter().map(|ts| ts.iter().map(new).collect()).collect())
+        }
+    }
+}
+
+/// A job's own targets: each `filename` in its `directory` (each of `a:b`), or the
+/// directory alone.
+fn own_targets(job: &Job) -> Vec<String> {
+    let dirs = job.get("directory").and_then(|o| o.value.as_deref()).map(split_paths).unwrap_or_default();
+    match job.get("filename").and_then(|o| o.value.as_deref()) {
+        Some(names) => split_paths(names)
+            .iter()
+            .flat_map(|n| match dirs.first() {
+                Some(d) if !n.starts_with('/') => vec![format!("{}/{n}", d.trim_end_matches('/'))],
+                _ => vec![n.clone()],
+            })
+            .collect(),
+        None => dirs,
+    }
+}
+
+/// One section as fio will run it on `targets`.
+fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
+    // fio's default is `read`; every other `rw` writes or trims
+    let writes =
+        job.get("rw").and_then(|o| o.value.as_deref()).is_some_and(|rw| !["read", "randread"].contains(&rw.trim()));
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    for t in targets {
+        check_target(job, t, writes)?;
+        if t.is_dir() { dirs.push(t) } else { files.push(t) }
+    }
+    if !dirs.is_empty() && !files.is_empty() {
+        return Err(Error::input(format!(
+            "{}: [{}]: its targets mix directories and files; fio takes one or the other per job",
+            job.at, job.name
+        )));
+    }
+    let escaped = |ts: &[&PathBuf]| -> String {
+        ts.iter().map(|t| t.display().to_string().replace(':', "\\:")).collect::<Vec<_>>().join(":")
+    };
+    let mut text =
+        format!("# [{}] of {}, run by fio as written (fathom rewrote the lines marked)\n", job.name, job.at.file);
+    let _ = writeln!(text, "[{}]", job.name);
+    for o in job.options.iter().filter(|o| !TAKEN_OUT.contains(&o.name.as_str())) {
+        if o.name == "filename_format" && o.value.as_deref().is_some_and(|v| v.contains('/')) {
+            return Err(o.err("a file name format with a `/` would put fio's files outside the target"));
+        }
+        match &o.value {
+            Some(v) => writeln!(text, "{}={v}", o.written),
+            None => writeln!(text, "{}", o.written),
+        }
+        .expect("writing to a String");
+    }
+    match dirs.is_empty() {
+        false => writeln!(text, "directory={}  ; fathom: the target", escaped(&dirs)),
+        true => writeln!(text, "filename={}  ; fathom: the target", escaped(&files)),
+    }
+    .expect("writing to a String");
+    // latency histogram bins from submission, which fathom's samples are made of
+    text.push_str("lat_percentiles=1  ; fathom: latency bins for its samples\n");
+    let flag = |name: &str| job.get(name).map(|o| o.flag()).transpose().map(|f| f.unwrap_or(false));
+    let whole_seconds = |name: &str| -> Result<Option<u64>> {
+        match job.get(name) {
+            Some(o) => Ok(Some((number(o.text()?, Unit::Time).map_err(|e| o.err(e))? / 1e6).ceil() as u64)),
+            None => Ok(None),
+        }
+    };
+    let seconds = whole_seconds("runtime")?.map(|s| s.max(1));
+    // fio runs `ramp_time` before its `runtime` and leaves it out of its figures
+    let ramp_seconds = whole_seconds("ramp_time")?.filter(|&s| s > 0);
+    let ends_by_itself = !flag("time_based")?;
+    if !ends_by_itself && seconds.is_none() {
+        return Err(Error::input(format!(
+            "{}: [{}] is time_based without a runtime: fio would run it until stopped; give --set duration=",
+            job.at, job.name
+        )));
+    }
+    let numjobs = match job.get("numjobs") {
+        Some(o) => number(o.text()?, Unit::Count).map_err(|e| o.err(e))?.max(1.0) as u32,
+        None => 1,
+    };
+    let job = FioJob { section: job.name.clone(), text, ends_by_itself, capped: seconds.is_some() };
+    Ok(Section { job, numjobs, seconds, ramp_seconds })
+}
+
+/// A target fio is given: never a symbolic link (fathom never follows one), and a
+/// block device only for reading (fathom's device rules for writes need the layout
+/// it does not do here).
+fn check_target(job: &Job, t: &Path, writes: bool) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let refuse = |why: &str| Err(Error::input(format!("{}: [{}]: target {}: {why}", job.at, job.name, t.display())));
+    match std::fs::symlink_metadata(t) {
+        Ok(m) if m.file_type().is_symlink() => {
+            refuse("is a symbolic link: fathom never follows one; name the file or directory it points to")
+        }
+        Ok(m) if m.file_type().is_block_device() && writes => refuse(
+            "is a block device and the job writes: with --engine fio on a job file fathom gives fio devices to read only",
+        ),
+        Ok(m) if m.is_dir() => {
+            // fio names its files in a directory `JOB.N.M`: none may be a link it would follow
+            let prefix = format!("{}.", job.name);
+            let entries = std::fs::read_dir(t).map_err(|e| Error::input(format!("{}: {e}", t.display())))?;
+            match entries.flatten().find(|e| {
+                e.file_name().to_string_lossy().starts_with(&prefix) && e.file_type().is_ok_and(|f| f.is_symlink())
+            }) {
+                Some(link) => refuse(&format!(
+                    "holds {}, a symbolic link where fio lays out its files: fathom never writes through one; remove it",
+                    link.file_name().to_string_lossy()
+                )),
+                None => Ok(()),
+            }
+        }
+        Ok(_) => Ok(()),
+        Err(_) if t.parent().is_some_and(Path::is_dir) => Ok(()),
+        Err(e) => refuse(&format!("{e}: give an existing directory, file or block device")),
+    }
+}
+
+/// The scenario YAML that times the sections: one workload each (the fio driver runs
+/// it), with its length when known, ending by itself when fio ends it.
+pub fn skeleton_yaml(name: &str, v: &Verbatim) -> String {
+    let mut out = format!("name: {}\nworkloads:\n", quote(name));
+    for s in &v.sections {
+        let _ = writeln!(out, "  {}:\n    engine: null\n    rw: read", quote(&s.job.section));
+        if let Some(secs) = s.seconds {
+            let _ = writeln!(out, "    duration: {secs}s");
+        }
+        if let Some(secs) = s.ramp_seconds {
+            let _ = writeln!(out, "    ramp: {secs}s");
+        }
+        if s.job.ends_by_itself {
+            // stands for fio's own bound: the workload ends when fio does
+            let _ = writeln!(out, "    io_size: 4k");
+        }
+    }
+    if !v.timeline.is_empty() {
+        out.push_str("timeline:\n");
+        for step in &v.timeline {
+            let _ = writeln!(out, "  - {step}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "[global]\nrw=randread\nbs=4k\nthinktime=10\ngroup_reporting\nruntime=2\ntime_based\n\
+                        [a]\nfilename=/nowhere/x\nnumjobs=2\n[b]\nstonewall\nrw=write\nsize=8m\nfilename=/nowhere/y\n";
+
+    #[test]
+    fn sections_keep_their_options_and_lose_only_what_fathom_rewrites() {
+        let dir = std::env::temp_dir();
+        let sets: Vec<Override> = vec!["duration=3s".parse().unwrap(), "b.time_based=0".parse().unwrap()];
+        let v = rewrite(Path::new("t.fio"), FILE, std::slice::from_ref(&dir), &sets).unwrap();
+        let a = &v.sections[0];
+        assert!(a.job.text.contains("\nthinktime=10\n") && a.job.text.contains("\nruntime=3s\n"), "{}", a.job.text);
+        assert!(!a.job.text.contains("group_reporting") && !a.job.text.contains("/nowhere"), "{}", a.job.text);
+        assert!(a.job.text.contains(&format!("directory={}", dir.display())), "{}", a.job.text);
+        assert_eq!((a.numjobs, a.seconds, a.job.ends_by_itself), (2, Some(3), false));
+        let b = &v.sections[1];
+        assert!(!b.job.text.contains("stonewall") && b.job.text.contains("\ntime_based=0\n"), "{}", b.job.text);
+        assert!(b.job.ends_by_itself && b.job.capped);
+        assert_eq!(v.timeline, [r#"{start: "a", async: true}"#, r#"{wait_for: "a"}"#, r#"{start: "b", async: true}"#]);
+        let err = rewrite(Path::new("t.fio"), FILE, &[dir.clone(), dir.clone(), dir], &[]).unwrap_err();
+        assert!(err.to_string().contains("3 --target given, but its jobs name 2 targets"), "{err}");
+    }
+
+    #[test]
+    fn a_link_where_fio_lays_out_its_files_is_refused() {
+        let dir = std::env::temp_dir().join(format!("fathom-verbatim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", dir.join("a.0.0")).unwrap();
+        let err = rewrite(Path::new("t.fio"), "[a]\nrw=write\nsize=1m\n", std::slice::from_ref(&dir), &[]);
+        let _ = std::fs::remove_dir_all(&dir);
+        let err = err.unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("holds a.0.0, a symbolic link"), "{err}");
+    }
+
+    #[test]
+    fn a_job_without_a_target_needs_one_given() {
+        let err = rewrite(Path::new("t.fio"), "[a]\nsize=1m\n", &[], &[]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("t.fio:1: [a] names no filename or directory"), "{err}");
+    }
+}
