@@ -4,7 +4,7 @@
 use crate::analysis::lint::{Severity, describe, findings};
 use crate::error::Result;
 use crate::scenario::Override;
-use crate::scenario::open::{job_file, load_scenario};
+use crate::scenario::open::{job_file, load_scenario, xray_dir};
 use crate::transport::Inventory;
 use crate::transport::fleet;
 use std::path::PathBuf;
@@ -33,9 +33,16 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32> {
     let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
-    let (mut scenario, _) =
-        load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, args.hosts.is_some())?;
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
+    let hosts = inventory.as_ref().map(|i| i.hosts.len());
+    // an X-Ray scenario's mapping is shown before it is loaded: a refusal (hooks it
+    // needs) is then explained by it
+    if let Some(mapping) = args.scenario.as_deref().map(|n| xray_dir(n, &args.sets, hosts)).transpose()?.flatten() {
+        if !args.json {
+            println!("{}: X-Ray scenario, run as:\n{}", mapping.name, mapping.describe());
+        }
+    }
+    let (mut scenario, _) = load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, hosts)?;
     fleet::place(&mut scenario, inventory.as_ref())?;
     let found = findings(&scenario);
     if let Some(mapping) = job_file.filter(|_| !args.json) {

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::scenario::Override;
 use crate::scenario::open::load_scenario;
+use crate::transport::Inventory;
 use crate::session::{self, Ended, RunOptions};
 use std::path::{Path, PathBuf};
 
@@ -46,13 +47,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args, results: &Path) -> Result<i32> {
-    let (scenario, is_builtin) = load_scenario(
-        args.scenario.as_deref(),
-        &args.target,
-        args.engine.as_deref(),
-        &args.sets,
-        args.hosts.is_some(),
-    )?;
+    let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.hosts.len());
+    let (scenario, is_builtin) =
+        load_scenario(args.scenario.as_deref(), &args.target, args.engine.as_deref(), &args.sets, hosts)?;
     let opts = RunOptions {
         // several were a job file's own targets, already in its scenario
         target: if args.target.len() == 1 { args.target.into_iter().next() } else { None },

@@ -47,7 +47,7 @@ pub struct Args {
 
 pub fn run(args: Args, results: &Path) -> Result<i32> {
     let (mut scenario, is_builtin) =
-        load_scenario(Some(&args.scenario), args.target.as_slice(), None, &args.sets, false)?;
+        load_scenario(Some(&args.scenario), args.target.as_slice(), None, &args.sets, None)?;
     let base = match &args.workload {
         Some(name) => scenario
             .workloads

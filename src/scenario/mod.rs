@@ -32,6 +32,7 @@ pub mod steps;
 pub mod text;
 pub mod units;
 pub mod vars;
+pub mod xray;
 pub mod yaml;
 
 pub use model::{

@@ -9,7 +9,7 @@ mod options;
 pub mod reader;
 mod targets;
 mod timeline;
-mod values;
+pub(in crate::scenario) mod values;
 
 pub use mapping::Mapping;
 pub use reader::is_job_file;
