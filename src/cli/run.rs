@@ -4,8 +4,8 @@
 use crate::error::Result;
 use crate::scenario::Override;
 use crate::scenario::open::load_scenario;
-use crate::transport::Inventory;
 use crate::session::{self, Ended, RunOptions};
+use crate::transport::Inventory;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]

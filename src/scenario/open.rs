@@ -34,7 +34,8 @@ pub fn load_scenario(
     };
     let sets = applied_sets(sets, target, engine)?;
     let source = Source { origin, text: &text };
-    let scenario = if hosts.is_some() { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
+    let scenario =
+        if hosts.is_some() { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
     Ok((scenario, is_builtin))
 }
 

@@ -101,10 +101,11 @@ pub fn map(
             workloads.push(Workload { name: name.clone(), group: w.vm_group.clone(), jobs: names });
         }
     }
-    let phases: Vec<(&str, &[super::written::StepFile])> = [("setup", &file.setup), ("run", &file.run), ("teardown", &file.teardown)]
-        .into_iter()
-        .map(|(p, s)| (p, s.as_deref().unwrap_or_default()))
-        .collect();
+    let phases: Vec<(&str, &[super::written::StepFile])> =
+        [("setup", &file.setup), ("run", &file.run), ("teardown", &file.teardown)]
+            .into_iter()
+            .map(|(p, s)| (p, s.as_deref().unwrap_or_default()))
+            .collect();
     let mut steps = steps::map(&phases, &workloads, &mut groups).map_err(|(phase, (path, msg))| {
         let mut full = vec![phase.as_str()];
         full.extend(path.iter().map(String::as_str));
@@ -207,7 +208,8 @@ impl Mapping {
     fn keys(&self, j: &Job) -> Vec<(String, String)> {
         let g = &self.groups[&j.group];
         let jobs: u32 = j.keys.iter().find(|(k, _)| *k == "jobs").and_then(|(_, v)| v.parse().ok()).unwrap_or(1);
-        let mut out = vec![("hosts".to_string(), g.selector()), ("per_host".to_string(), (g.per_host * jobs).to_string())];
+        let mut out =
+            vec![("hosts".to_string(), g.selector()), ("per_host".to_string(), (g.per_host * jobs).to_string())];
         if let Some(d) = j.devices.first() {
             out.push(("file".into(), quote(&data_file(&j.group, d))));
         }
@@ -237,7 +239,8 @@ impl Mapping {
     pub fn describe(&self) -> String {
         let mut out = String::new();
         if !self.vars.is_empty() {
-            let vars: Vec<String> = self.vars.iter().map(|(k, v)| format!("{k}={}", v.as_text().unwrap_or_default())).collect();
+            let vars: Vec<String> =
+                self.vars.iter().map(|(k, v)| format!("{k}={}", v.as_text().unwrap_or_default())).collect();
             out.push_str(&format!("vars: {}\n", vars.join(", ")));
         }
         for (name, g) in &self.groups {

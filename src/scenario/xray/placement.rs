@@ -82,7 +82,11 @@ pub fn nodes(text: &str, inventory: usize) -> Result<Vec<usize>, String> {
             None => {
                 let i = index(item, 0)?;
                 if i < 0 || i >= n {
-                    return Err(format!("node {} is not in the inventory ({inventory} hosts: 0 to {})", item.trim(), n - 1));
+                    return Err(format!(
+                        "node {} is not in the inventory ({inventory} hosts: 0 to {})",
+                        item.trim(),
+                        n - 1
+                    ));
                 }
                 i..i + 1
             }

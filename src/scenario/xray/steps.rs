@@ -108,7 +108,10 @@ impl<'a> Step<'a> {
                 if self.out.runtime.contains_key(&w.name) {
                     return Err((self.at)(
                         "workload_name",
-                        format!("`{}` is started a second time: fathom runs a workload once (give the second run a workload of its own, with the same config_file)", w.name),
+                        format!(
+                            "`{}` is started a second time: fathom runs a workload once (give the second run a workload of its own, with the same config_file)",
+                            w.name
+                        ),
                     ));
                 }
                 let runtime = self.seconds("runtime_secs")?;
@@ -145,7 +148,8 @@ impl<'a> Step<'a> {
                 }
             }
             "test.Wait" => {
-                let secs = self.seconds("duration_secs")?.ok_or_else(|| (self.at)("", "missing duration_secs".into()))?;
+                let secs =
+                    self.seconds("duration_secs")?.ok_or_else(|| (self.at)("", "missing duration_secs".into()))?;
                 self.emit(format!("{{wait: {secs}s{label}}}"));
             }
             "vm_group.Grow" => {
@@ -154,11 +158,14 @@ impl<'a> Step<'a> {
                 if started {
                     return Err((self.at)(
                         "",
-                        format!("grows `{name}` after its workloads started: fathom's workloads keep their workers (use a `ramp` with `add_host` in a converted scenario)"),
+                        format!(
+                            "grows `{name}` after its workloads started: fathom's workloads keep their workers (use a `ramp` with `add_host` in a converted scenario)"
+                        ),
                     ));
                 }
                 let more = self.seconds("count_per_node")?.unwrap_or(0) as u32;
-                let g = groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`")))?;
+                let g =
+                    groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`")))?;
                 g.per_host += more;
                 let now = g.per_host;
                 self.said(format!("{name}: {now} per host from the start"));
@@ -330,7 +337,9 @@ mod tests {
     #[test]
     fn a_start_starts_every_job_and_waits_for_them_all() {
         let setup = steps("- cluster.CleanUp: {}\n- workload.PrefillRun: {workload_name: W}\n");
-        let run = steps("- workload.Start: {workload_name: W, runtime_secs: 60.0, stagger_secs: 8, annotate: True}\n- test.Wait: {duration_secs: 5}\n");
+        let run = steps(
+            "- workload.Start: {workload_name: W, runtime_secs: 60.0, stagger_secs: 8, annotate: True}\n- test.Wait: {duration_secs: 5}\n",
+        );
         let mut g = groups();
         let s = map(&[("setup", &setup), ("run", &run)], &workloads(), &mut g).unwrap();
         assert_eq!(
@@ -352,7 +361,8 @@ mod tests {
 
     #[test]
     fn a_grow_before_the_start_adds_workers_on_each_host() {
-        let setup = steps("- vm_group.PowerOff: {vm_group_name: G}\n- vm_group.Grow: {vm_group_name: G, count_per_node: 3}\n");
+        let setup =
+            steps("- vm_group.PowerOff: {vm_group_name: G}\n- vm_group.Grow: {vm_group_name: G, count_per_node: 3}\n");
         let mut g = groups();
         let s = map(&[("setup", &setup)], &workloads(), &mut g).unwrap();
         assert_eq!(g["G"].per_host, 5);
@@ -361,7 +371,9 @@ mod tests {
 
     #[test]
     fn infrastructure_steps_are_hooks_without_passwords() {
-        let run = steps("- nodes.PowerOff: {nodes: '1', annotate: true}\n- playbook.Run: {filename: p.yml, remote_pass: hunter2}\n- vm_group.CreatePeriodicSnapshots: {vm_group_name: G, num_snapshots: 3, interval_minutes: 2}\n");
+        let run = steps(
+            "- nodes.PowerOff: {nodes: '1', annotate: true}\n- playbook.Run: {filename: p.yml, remote_pass: hunter2}\n- vm_group.CreatePeriodicSnapshots: {vm_group_name: G, num_snapshots: 3, interval_minutes: 2}\n",
+        );
         let s = map(&[("run", &run)], &workloads(), &mut groups()).unwrap();
         assert_eq!(s.hooks, ["nodes.PowerOff", "playbook.Run", "vm_group.CreatePeriodicSnapshots"]);
         assert!(!s.timeline.join(" ").contains("hunter2"));
@@ -372,13 +384,18 @@ mod tests {
     #[test]
     fn a_hook_step_is_written_as_the_timeline_reads_it() {
         let args = [("nodes".to_string(), "0".to_string())];
-        assert_eq!(hook_step("nodes.PowerOn", &args, Some(r#"["0:1"]"#), true, None), r#"{hook: "nodes.PowerOn", args: {nodes: "0"}, hosts: ["0:1"], async: true}"#);
+        assert_eq!(
+            hook_step("nodes.PowerOn", &args, Some(r#"["0:1"]"#), true, None),
+            r#"{hook: "nodes.PowerOn", args: {nodes: "0"}, hosts: ["0:1"], async: true}"#
+        );
         assert_eq!(hook_step("s", &[], None, false, Some((60, 4))), r#"{hook: "s", every: 60s, times: 4}"#);
     }
 
     #[test]
     fn a_second_start_and_an_unknown_step_are_located() {
-        let run = steps("- workload.Start: {workload_name: W, runtime_secs: 1}\n- workload.Start: {workload_name: W, runtime_secs: 1}\n");
+        let run = steps(
+            "- workload.Start: {workload_name: W, runtime_secs: 1}\n- workload.Start: {workload_name: W, runtime_secs: 1}\n",
+        );
         let (phase, (path, msg)) = map(&[("run", &run)], &workloads(), &mut groups()).unwrap_err();
         assert_eq!((phase.as_str(), path.join(".")), ("run", "1.workload.Start.workload_name".to_string()));
         assert!(msg.contains("started a second time"), "{msg}");
