@@ -75,6 +75,9 @@ pub fn nodes(text: &str, inventory: usize) -> Result<Vec<usize>, String> {
         let i: i64 = s.parse().map_err(|_| format!("`{text}`: expected node indices (0, 1,2, 0:3)"))?;
         Ok(if i < 0 { n + i } else { i })
     };
+    if text.trim() == "all" {
+        return Ok((0..inventory).collect());
+    }
     let mut out: Vec<usize> = Vec::new();
     for item in text.split(',') {
         let range = match item.split_once(':') {
@@ -125,6 +128,7 @@ mod tests {
         assert_eq!(nodes("2:", 4).unwrap(), [2, 3]);
         assert_eq!(nodes(":-1", 4).unwrap(), [0, 1, 2]);
         assert_eq!(nodes("-1", 4).unwrap(), [3]);
+        assert_eq!(nodes("all", 3).unwrap(), [0, 1, 2]);
         assert!(nodes("4", 4).unwrap_err().contains("node 4 is not in the inventory (4 hosts: 0 to 3)"));
     }
 

@@ -17,6 +17,11 @@ pub struct VarSpec {
     pub default: Value,
     pub min: Option<Value>,
     pub max: Option<Value>,
+    /// Shown by X-Ray's UI only.
+    #[serde(rename = "display_name")]
+    pub _display_name: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "description")]
+    pub _description: Option<serde::de::IgnoredAny>,
 }
 
 /// The rendered text and the vars' values it was rendered with (in the order written).
