@@ -37,10 +37,11 @@ pub fn run(args: Args) -> Result<i32> {
     let hosts = inventory.as_ref().map(|i| i.hosts.len());
     // an X-Ray scenario's mapping is shown before it is loaded: a refusal (hooks it
     // needs) is then explained by it
-    if let Some(mapping) = args.scenario.as_deref().map(|n| xray_dir(n, &args.sets, hosts)).transpose()?.flatten() {
-        if !args.json {
-            println!("{}: X-Ray scenario, run as:\n{}", mapping.name, mapping.describe());
-        }
+    let xray = args.scenario.as_deref().map(|n| xray_dir(n, &args.sets, hosts)).transpose()?.flatten();
+    if let Some(mapping) = xray
+        && !args.json
+    {
+        println!("{}: X-Ray scenario, run as:\n{}", mapping.name, mapping.describe());
     }
     let (mut scenario, _) = load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, hosts)?;
     fleet::place(&mut scenario, inventory.as_ref())?;

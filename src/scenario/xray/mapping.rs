@@ -88,12 +88,20 @@ pub fn map(
             }
             let mut names = Vec::new();
             for m in fio.workloads {
+                let bounds: Vec<&str> = m.keys.iter().map(|(k, _)| *k).filter(|k| BOUNDS.contains(k)).collect();
+                if !bounds.is_empty() {
+                    notes.push(format!(
+                        "{name}/{}: {} left out: a workload on hosts runs for its duration (X-Ray's runtime_secs)",
+                        m.name,
+                        bounds.join(", ")
+                    ));
+                }
                 let job = Job {
                     name: format!("{name}/{}", m.name),
                     workload: name.clone(),
                     group: w.vm_group.clone(),
                     devices: m.targets,
-                    keys: m.keys.into_iter().filter(|(k, _)| *k != "target").collect(),
+                    keys: m.keys.into_iter().filter(|(k, _)| *k != "target" && !BOUNDS.contains(k)).collect(),
                 };
                 names.push(job.name.clone());
                 jobs.push(job);
@@ -127,6 +135,10 @@ pub fn map(
     };
     Ok(Mapping { name: file.name.clone(), description, vars, groups, workloads: jobs, steps, notes, open_ended })
 }
+
+/// The keys that end a fio job by what it did (`loops`, `io_size`, `number_ios`): a
+/// workload on hosts runs for its duration instead.
+const BOUNDS: [&str; 3] = ["loops", "io_size", "number_ios"];
 
 /// A small YAML value on one line, for messages.
 fn flow(v: &Value) -> String {
@@ -189,7 +201,7 @@ impl Mapping {
                 out.push_str(&format!("  {k}: {}\n", quote(&v.as_text().unwrap_or_default())));
             }
         }
-        out.push_str("workloads:\n");
+        out.push_str(if self.workloads.is_empty() { "workloads: {}\n" } else { "workloads:\n" });
         for j in &self.workloads {
             out.push_str(&format!("  {}:\n", quote(&j.name)));
             for (k, v) in self.keys(j) {

@@ -1,6 +1,6 @@
 //! VM groups placed on the inventory: X-Ray's `nodes` (an index, a list `1,2`, Python
-//! slices `0:3`, `-1`) become fathom's `hosts:` selector of inventory slices, and its
-//! counts the workers on each host (`per_host`).
+//! slices `0:3`, `-1`, `all`, `n` the number of nodes: `:n-1`) become fathom's `hosts:`
+//! selector of inventory slices, and its counts the workers on each host (`per_host`).
 
 use super::written::VmGroup;
 use crate::scenario::yaml::Value;
@@ -72,7 +72,7 @@ pub fn nodes(text: &str, inventory: usize) -> Result<Vec<usize>, String> {
         if s.is_empty() {
             return Ok(default);
         }
-        let i: i64 = s.parse().map_err(|_| format!("`{text}`: expected node indices (0, 1,2, 0:3)"))?;
+        let i = index_of(s, n).ok_or_else(|| format!("`{text}`: expected node indices (0, 1,2, 0:3, n-1, n/2)"))?;
         Ok(if i < 0 { n + i } else { i })
     };
     if text.trim() == "all" {
@@ -104,6 +104,21 @@ pub fn nodes(text: &str, inventory: usize) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
+/// One index: a number, or X-Ray's `n` (the number of nodes) as is, less, or divided
+/// (`n`, `n-1`, `n/2`).
+fn index_of(s: &str, n: i64) -> Option<i64> {
+    let Some(rest) = s.strip_prefix('n') else { return s.parse().ok() };
+    let rest = rest.trim();
+    let num = |t: &str| t.trim().parse::<i64>().ok();
+    match rest.chars().next() {
+        None => Some(n),
+        Some('-') => num(&rest[1..]).map(|k| n - k),
+        Some('+') => num(&rest[1..]).map(|k| n + k),
+        Some('/') => num(&rest[1..]).filter(|&k| k > 0).map(|k| n / k),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +144,9 @@ mod tests {
         assert_eq!(nodes(":-1", 4).unwrap(), [0, 1, 2]);
         assert_eq!(nodes("-1", 4).unwrap(), [3]);
         assert_eq!(nodes("all", 3).unwrap(), [0, 1, 2]);
+        assert_eq!(nodes(":n-1", 4).unwrap(), [0, 1, 2]);
+        assert_eq!(nodes(":n/2", 4).unwrap(), [0, 1]);
+        assert!(nodes("n*2", 4).is_err());
         assert!(nodes("4", 4).unwrap_err().contains("node 4 is not in the inventory (4 hosts: 0 to 3)"));
     }
 

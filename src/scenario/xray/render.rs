@@ -22,6 +22,9 @@ pub struct VarSpec {
     pub _display_name: Option<serde::de::IgnoredAny>,
     #[serde(rename = "description")]
     pub _description: Option<serde::de::IgnoredAny>,
+    /// The values X-Ray's UI offers to pick from; `--set` takes any.
+    #[serde(rename = "options")]
+    pub _options: Option<serde::de::IgnoredAny>,
 }
 
 /// The rendered text and the vars' values it was rendered with (in the order written).
