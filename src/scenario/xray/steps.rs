@@ -135,7 +135,11 @@ impl<'a> Step<'a> {
             }
             "workload.Wait" => {
                 let w = self.workload()?;
-                self.wait_for(&w.jobs, label);
+                let timeout = match self.seconds("timeout_secs")? {
+                    Some(t) => format!(", timeout: {t}s{label}"),
+                    None => label.to_string(),
+                };
+                self.wait_for(&w.jobs, &timeout);
             }
             "workload.Stop" => {
                 for j in &self.workload()?.jobs {
