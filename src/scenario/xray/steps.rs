@@ -364,6 +364,16 @@ mod tests {
     }
 
     #[test]
+    fn a_workload_wait_with_a_timeout_waits_for_each_job_that_long_at_most() {
+        let run = steps(
+            "- workload.Start: {workload_name: W, async: true}\n- workload.Wait: {workload_name: W, timeout_secs: 90}\n",
+        );
+        let s = map(&[("run", &run)], &workloads(), &mut groups()).unwrap();
+        assert_eq!(s.timeline[2..], [r#"{wait_for: "W/a", timeout: 90s}"#, r#"{wait_for: "W/b", timeout: 90s}"#]);
+        assert_eq!(s.runtime["W"], None);
+    }
+
+    #[test]
     fn a_grow_before_the_start_adds_workers_on_each_host() {
         let setup =
             steps("- vm_group.PowerOff: {vm_group_name: G}\n- vm_group.Grow: {vm_group_name: G, count_per_node: 3}\n");
