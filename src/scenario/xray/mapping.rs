@@ -114,7 +114,7 @@ pub fn map(
             .into_iter()
             .map(|(p, s)| (p, s.as_deref().unwrap_or_default()))
             .collect();
-    let mut steps = steps::map(&phases, &workloads, &mut groups).map_err(|(phase, (path, msg))| {
+    let mut steps = steps::map(&phases, &workloads, &mut groups, inventory).map_err(|(phase, (path, msg))| {
         let mut full = vec![phase.as_str()];
         full.extend(path.iter().map(String::as_str));
         at(&full, msg)

@@ -57,12 +57,13 @@ const SECRET_ARGS: [&str; 1] = ["remote_pass"];
 /// An error at a step: the path below the phase (`[index, step, param]`) and why.
 pub type StepError = (Vec<String>, String);
 
-/// Maps the phases' steps in order; `groups` (per_host) grow with `vm_group.Grow`
-/// before their workloads start.
+/// Maps the phases' steps in order, on an inventory of `inventory` hosts; `groups`
+/// (per_host) grow with `vm_group.Grow` before their workloads start.
 pub fn map(
     phases: &[(&str, &[StepFile])],
     workloads: &[Workload],
     groups: &mut IndexMap<String, Placed>,
+    inventory: usize,
 ) -> Result<Steps, (String, StepError)> {
     let mut out = Steps::default();
     for (phase, steps) in phases {
@@ -77,7 +78,7 @@ pub fn map(
                     }
                     (phase.to_string(), (path, msg))
                 };
-                let mut s = Step { phase, kind, params, at: &at, workloads, out: &mut out };
+                let mut s = Step { phase, kind, params, at: &at, workloads, inventory, out: &mut out };
                 s.map(groups)?;
             }
         }
@@ -92,6 +93,7 @@ struct Step<'a> {
     params: &'a IndexMap<String, Value>,
     at: &'a dyn Fn(&str, String) -> (String, StepError),
     workloads: &'a [Workload],
+    inventory: usize,
     out: &'a mut Steps,
 }
 
@@ -286,8 +288,7 @@ impl<'a> Step<'a> {
             return Ok(Some(g.selector()));
         }
         let Some(nodes) = self.params.get("nodes").and_then(Value::as_text) else { return Ok(None) };
-        let all = groups.values().flat_map(|g| g.hosts.iter().copied()).max().map_or(0, |m| m + 1);
-        let hosts = super::placement::nodes(&nodes, all.max(1)).map_err(|e| (self.at)("nodes", e))?;
+        let hosts = super::placement::nodes(&nodes, self.inventory).map_err(|e| (self.at)("nodes", e))?;
         Ok(Some(Placed { hosts, per_host: 1, said: String::new() }.selector()))
     }
 }
@@ -345,7 +346,7 @@ mod tests {
             "- workload.Start: {workload_name: W, runtime_secs: 60.0, stagger_secs: 8, annotate: True}\n- test.Wait: {duration_secs: 5}\n",
         );
         let mut g = groups();
-        let s = map(&[("setup", &setup), ("run", &run)], &workloads(), &mut g).unwrap();
+        let s = map(&[("setup", &setup), ("run", &run)], &workloads(), &mut g, 2).unwrap();
         assert_eq!(
             s.timeline,
             [
@@ -368,7 +369,7 @@ mod tests {
         let run = steps(
             "- workload.Start: {workload_name: W, async: true}\n- workload.Wait: {workload_name: W, timeout_secs: 90}\n",
         );
-        let s = map(&[("run", &run)], &workloads(), &mut groups()).unwrap();
+        let s = map(&[("run", &run)], &workloads(), &mut groups(), 2).unwrap();
         assert_eq!(s.timeline[2..], [r#"{wait_for: "W/a", timeout: 90s}"#, r#"{wait_for: "W/b", timeout: 90s}"#]);
         assert_eq!(s.runtime["W"], None);
     }
@@ -378,7 +379,7 @@ mod tests {
         let setup =
             steps("- vm_group.PowerOff: {vm_group_name: G}\n- vm_group.Grow: {vm_group_name: G, count_per_node: 3}\n");
         let mut g = groups();
-        let s = map(&[("setup", &setup)], &workloads(), &mut g).unwrap();
+        let s = map(&[("setup", &setup)], &workloads(), &mut g, 2).unwrap();
         assert_eq!(g["G"].per_host, 5);
         assert_eq!(s.noops, ["vm_group.PowerOff"]);
     }
@@ -388,7 +389,7 @@ mod tests {
         let run = steps(
             "- nodes.PowerOff: {nodes: '1', annotate: true}\n- playbook.Run: {filename: p.yml, remote_pass: hunter2}\n- vm_group.CreatePeriodicSnapshots: {vm_group_name: G, num_snapshots: 3, interval_minutes: 2}\n",
         );
-        let s = map(&[("run", &run)], &workloads(), &mut groups()).unwrap();
+        let s = map(&[("run", &run)], &workloads(), &mut groups(), 2).unwrap();
         assert_eq!(s.hooks, ["nodes.PowerOff", "playbook.Run", "vm_group.CreatePeriodicSnapshots"]);
         assert!(!s.timeline.join(" ").contains("hunter2"));
         assert_eq!(s.timeline[1], r#"{hook: "nodes.PowerOff", args: {nodes: "1"}, hosts: ["1:2"]}"#);
@@ -410,10 +411,10 @@ mod tests {
         let run = steps(
             "- workload.Start: {workload_name: W, runtime_secs: 1}\n- workload.Start: {workload_name: W, runtime_secs: 1}\n",
         );
-        let (phase, (path, msg)) = map(&[("run", &run)], &workloads(), &mut groups()).unwrap_err();
+        let (phase, (path, msg)) = map(&[("run", &run)], &workloads(), &mut groups(), 2).unwrap_err();
         assert_eq!((phase.as_str(), path.join(".")), ("run", "1.workload.Start.workload_name".to_string()));
         assert!(msg.contains("started a second time"), "{msg}");
         let odd = steps("- test.Dance: {}\n");
-        assert!(map(&[("run", &odd)], &workloads(), &mut groups()).unwrap_err().1.1.contains("test.Dance"));
+        assert!(map(&[("run", &odd)], &workloads(), &mut groups(), 2).unwrap_err().1.1.contains("test.Dance"));
     }
 }
