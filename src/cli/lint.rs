@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario file, or the name of a built-in scenario (the quickstart when omitted)
+    /// Scenario file (or fio job file, X-Ray scenario dir), or a built-in's name (the quickstart when omitted)
     scenario: Option<String>,
     /// As for `fathom run`: every workload against this directory, file or device
     /// (several: a fio job file's own targets, in order)

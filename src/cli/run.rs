@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario file, or the name of a built-in scenario (see `fathom scenarios`)
+    /// Scenario file (or fio job file, X-Ray scenario dir), or a built-in's name (see `fathom scenarios`)
     pub(super) scenario: Option<String>,
     /// Run every workload against this directory, file or block device; several replace
     /// a fio job file's own targets (its files or devices) in order
