@@ -111,7 +111,8 @@ impl<'a> Step<'a> {
                     return Err((self.at)(
                         "workload_name",
                         format!(
-                            "`{}` is started a second time: fathom runs a workload once (give the second run a workload of its own, with the same config_file)",
+                            "`{}` is started a second time: fathom runs a workload once (give the second run a \
+                             workload of its own, with the same config_file)",
                             w.name
                         ),
                     ));
@@ -165,7 +166,8 @@ impl<'a> Step<'a> {
                     return Err((self.at)(
                         "",
                         format!(
-                            "grows `{name}` after its workloads started: fathom's workloads keep their workers (use a `ramp` with `add_host` in a converted scenario)"
+                            "grows `{name}` after its workloads started: fathom's workloads keep their workers \
+                             (use a `ramp` with `add_host` in a converted scenario)"
                         ),
                     ));
                 }
