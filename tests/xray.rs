@@ -127,3 +127,20 @@ fn an_infrastructure_step_is_refused_listing_the_hooks_it_needs() {
     assert!(shown.contains(r#"{hook: "nodes.PowerOff", args: {nodes: "0,1"}, hosts: ["0:2"]}"#), "{shown}");
     assert!(shown.contains("VM group Group: hosts [\"0:2\"] (count_per_node 2), 2 per host"), "{shown}");
 }
+
+#[test]
+fn a_mistake_in_the_scenario_is_located_in_its_rendered_text() {
+    let s = Scratch::new("xray-located");
+    let hosts = inventory(&s, 2);
+    let scenario = s.dir.join("bad");
+    std::fs::create_dir_all(&scenario).unwrap();
+    let template = "name: bad\nvms:\n{% for i in range(2) %}\n  - G{{ i }}:\n      nodes: {{ i }}\n      cpus: 2\n{% endfor %}\n\
+                workloads: []\nsetup: []\nrun: []\n";
+    std::fs::write(scenario.join("test.yml"), template).unwrap();
+    let out = s.run(&["lint", scenario.to_str().unwrap(), "--hosts", &hosts]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // line 6 of the rendered text: the loop's first VM group
+    assert!(err.contains("test.yml (rendered):6: vms[0].G0: unknown field `cpus`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
