@@ -1,28 +1,42 @@
-//! `fathom convert JOB.fio`: the fathom scenario a fio job file runs as, printed as YAML,
-//! so a user can move to fathom's format and grow it (timelines, expectations, hosts).
-//! Running the printed scenario runs what running the job file does: both are the same
-//! mapping (`scenario::fio_job`), one printed, one loaded.
+//! `fathom convert JOB.fio` (or an X-Ray scenario directory): the fathom scenario a fio
+//! job file or X-Ray scenario runs as, printed as YAML, so a user can move to fathom's
+//! format and grow it (timelines, expectations, hosts). Running the printed scenario runs
+//! what running the original does: both are the same mapping (`scenario::fio_job`,
+//! `scenario::xray`), one printed, one loaded.
 
 use crate::error::{Error, Result};
-use crate::scenario::open::job_file;
+use crate::scenario::Override;
+use crate::scenario::open::{job_file, xray_dir};
+use crate::transport::Inventory;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The fio job file
+    /// The fio job file, or X-Ray scenario directory (its `test.yml` and `.fio` files)
     file: PathBuf,
     /// As for `fathom run`: the job file's own targets replaced by these, in order
     #[arg(long)]
     target: Vec<PathBuf>,
+    /// X-Ray: a var's value (`--set NAME=VALUE`), for the template
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    sets: Vec<Override>,
+    /// X-Ray: the inventory its VM groups are placed on (as for `fathom run`)
+    #[arg(long, value_name = "FILE")]
+    hosts: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<i32> {
     let name = args.file.display().to_string();
+    let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.hosts.len());
+    if let Some(mapping) = xray_dir(&name, &args.sets, hosts)? {
+        print!("{}", mapping.yaml()?);
+        return Ok(0);
+    }
     // one --target is every workload's (as `run` takes it); several replace the file's own
     let several = if args.target.len() > 1 { &args.target[..] } else { &[] };
     let Some(mut mapping) = job_file(&name, several)? else {
         return Err(Error::input(format!(
-            "{name}: not a fio job file: expected `[job]` sections (or a name ending in .fio, .job or .ini)"
+            "{name}: not a fio job file: expected `[job]` sections (or a name ending in .fio, .job or .ini), or an X-Ray scenario directory (with test.yml)"
         )));
     };
     if let [one] = &args.target[..] {

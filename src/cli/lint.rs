@@ -5,14 +5,14 @@ use crate::analysis::lint::{Severity, describe, findings};
 use crate::error::Result;
 use crate::scenario::Override;
 use crate::scenario::hooks::Hooks;
-use crate::scenario::open::{job_file, load_scenario};
+use crate::scenario::open::{job_file, load_scenario, xray_dir};
 use crate::transport::Inventory;
 use crate::transport::fleet;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario file, or the name of a built-in scenario (the quickstart when omitted)
+    /// Scenario file (or fio job file, X-Ray scenario dir), or a built-in's name (the quickstart when omitted)
     scenario: Option<String>,
     /// As for `fathom run`: every workload against this directory, file or device
     /// (several: a fio job file's own targets, in order)
@@ -42,11 +42,19 @@ pub struct Args {
 pub fn run(mut args: Args) -> Result<i32> {
     args.sets.extend(args.time_scale.map(crate::scenario::time_scale::as_set));
     let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
-    let (mut scenario, _) =
-        load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, args.hosts.is_some())?;
+    let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
+    let hosts = inventory.as_ref().map(|i| i.hosts.len());
+    // an X-Ray scenario's mapping is shown before it is loaded: a refusal (hooks it
+    // needs) is then explained by it
+    let xray = args.scenario.as_deref().map(|n| xray_dir(n, &args.sets, hosts)).transpose()?.flatten();
+    if let Some(mapping) = xray
+        && !args.json
+    {
+        println!("{}: X-Ray scenario, run as:\n{}", mapping.name, mapping.describe());
+    }
+    let (mut scenario, _) = load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, hosts)?;
     let hooks = args.hooks.as_deref().map(Hooks::load).transpose()?;
     crate::scenario::hooks::check(&scenario, hooks.as_ref())?;
-    let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     fleet::place(&mut scenario, inventory.as_ref())?;
     crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
     if let Some(inventory) = inventory.as_ref().filter(|_| !args.json) {

@@ -54,7 +54,7 @@ enum Command {
     Report(report::Args),
     /// Compare runs side by side: figures matched by workload, op and phase, with changes
     Compare(compare::Args),
-    /// Print the fathom scenario a fio job file runs as
+    /// Print the fathom scenario a fio job file or X-Ray scenario directory runs as
     Convert(convert::Args),
     /// Run workers for a controller on another host (started by `fathom run --hosts`
     /// over ssh or kubectl; speaks docs/agent-protocol.md on stdin and stdout)

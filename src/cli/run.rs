@@ -6,11 +6,12 @@ use crate::scenario::Override;
 use crate::scenario::open::load_scenario;
 use crate::scenario::time_scale;
 use crate::session::{self, Ended, RunOptions};
+use crate::transport::Inventory;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario file, or the name of a built-in scenario (see `fathom scenarios`)
+    /// Scenario file (or fio job file, X-Ray scenario dir), or a built-in's name (see `fathom scenarios`)
     pub(super) scenario: Option<String>,
     /// Run every workload against this directory, file or block device; several replace
     /// a fio job file's own targets (its files or devices) in order
@@ -56,13 +57,9 @@ pub struct Args {
 
 pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     args.sets.extend(args.time_scale.map(time_scale::as_set));
-    let (scenario, is_builtin) = load_scenario(
-        args.scenario.as_deref(),
-        &args.target,
-        args.engine.as_deref(),
-        &args.sets,
-        args.hosts.is_some(),
-    )?;
+    let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.hosts.len());
+    let (scenario, is_builtin) =
+        load_scenario(args.scenario.as_deref(), &args.target, args.engine.as_deref(), &args.sets, hosts)?;
     let hooks = args.hooks.as_deref().map(crate::scenario::hooks::Hooks::load).transpose()?;
     let opts = RunOptions {
         // several were a job file's own targets, already in its scenario

@@ -52,7 +52,7 @@ pub struct Args {
 pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     args.sets.extend(args.time_scale.map(time_scale::as_set));
     let (mut scenario, is_builtin) =
-        load_scenario(Some(&args.scenario), args.target.as_slice(), None, &args.sets, false)?;
+        load_scenario(Some(&args.scenario), args.target.as_slice(), None, &args.sets, None)?;
     let base = match &args.workload {
         Some(name) => scenario
             .workloads

@@ -189,7 +189,10 @@ pub fn together(steps: &[Step]) -> Vec<Vec<usize>> {
                     running.retain(|&w| w != workload);
                 }
             }
-            Action::Stop { workload } | Action::WaitFor { workload } => running.retain(|&w| w != workload),
+            // a wait_for that may time out leaves its workload running
+            Action::Stop { workload } | Action::WaitFor { workload, timeout: None } => {
+                running.retain(|&w| w != workload)
+            }
             _ => {}
         }
     }

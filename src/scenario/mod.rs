@@ -36,6 +36,7 @@ pub mod text;
 pub mod time_scale;
 pub mod units;
 pub mod vars;
+pub mod xray;
 pub mod yaml;
 
 pub use model::{

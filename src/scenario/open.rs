@@ -1,24 +1,24 @@
-//! The scenario a command names: a file (a scenario, or a fio job file read as one), a
-//! built-in, or the quickstart, with the
+//! The scenario a command names: a file (a scenario, or a fio job file read as one), an
+//! X-Ray scenario directory, a built-in, or the quickstart, with the
 //! command line's `--target`, `--engine` and `--set` applied. `fathom run`, `sweep` and
 //! `lint` open theirs here, so the three read a name the same way.
 
 use super::driver::Driver;
-use super::{EngineKind, Kind, Override, Scenario, Source, builtin, fio_job};
+use super::{EngineKind, Kind, Override, Scenario, Source, builtin, fio_job, xray};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the
 /// quickstart) with `--target`, `--engine` and `--set` applied; `on_hosts` when an
-/// inventory is given (`--hosts`: [`Scenario::load_on_hosts`]). Several `--target`s are
-/// for a fio job file only: its own targets, in order. Also says whether it is a
-/// built-in.
+/// inventory of `hosts` hosts is given (`--hosts`: [`Scenario::load_on_hosts`]; an X-Ray
+/// scenario is placed on them). Several `--target`s are for a fio job file only: its own
+/// targets, in order. Also says whether it is a built-in.
 pub fn load_scenario(
     scenario: Option<&str>,
     targets: &[PathBuf],
     engine: Option<&str>,
     sets: &[Override],
-    on_hosts: bool,
+    hosts: Option<usize>,
 ) -> Result<(Scenario, bool)> {
     let name = scenario.unwrap_or(builtin::DEFAULT);
     if engine == Some("fio")
@@ -26,7 +26,7 @@ pub fn load_scenario(
     {
         return Ok((scenario, false));
     }
-    let (origin, text, is_builtin) = read_scenario(name, targets)?;
+    let (origin, text, is_builtin) = read_scenario(name, targets, sets, hosts)?;
     let target = match targets {
         [] => None,
         [one] => Some(one.as_path()),
@@ -40,7 +40,8 @@ pub fn load_scenario(
     };
     let sets = applied_sets(sets, target, engine)?;
     let source = Source { origin, text: &text };
-    let scenario = if on_hosts { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
+    let scenario =
+        if hosts.is_some() { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
     Ok((scenario, is_builtin))
 }
 
@@ -75,6 +76,10 @@ fn run_by_fio(name: &str, targets: &[PathBuf], sets: &[Override]) -> Result<Opti
 /// scenario's keys, which `fathom lint FILE` relates to the options.
 const JOB_FILE: &str = " (as a scenario)";
 
+/// How an X-Ray scenario's fathom scenario names its origin (`fathom convert DIR` prints
+/// the text those lines are in).
+const XRAY: &str = " (X-Ray, as a scenario)";
+
 /// The `--set`s a scenario is loaded with: the user's, then `--target` and `--engine`
 /// as the sets they stand for (agents on other hosts load it with the same).
 pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&str>) -> Result<Vec<Override>> {
@@ -88,10 +93,20 @@ pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&st
     Ok(sets)
 }
 
-/// Reads a scenario file (a fio job file as the scenario it maps to, on `targets`), or a
-/// built-in by name. Returns (origin, text, is_builtin).
-fn read_scenario(name: &str, targets: &[PathBuf]) -> Result<(String, String, bool)> {
+/// Reads a scenario file (a fio job file as the scenario it maps to, on `targets`; an
+/// X-Ray directory as its mapping with `sets` on `hosts` hosts), or a built-in by name.
+/// Returns (origin, text, is_builtin).
+fn read_scenario(
+    name: &str,
+    targets: &[PathBuf],
+    sets: &[Override],
+    hosts: Option<usize>,
+) -> Result<(String, String, bool)> {
     let path = std::path::Path::new(name);
+    if xray::is_scenario_dir(path) {
+        let yaml = xray::map_dir(path, sets, hosts)?.yaml()?;
+        return Ok((format!("{name}{XRAY}"), yaml, false));
+    }
     if path.exists() {
         let text = read_text(path)?;
         if !fio_job::is_job_file(path, &text) {
@@ -118,6 +133,16 @@ pub fn job_file(name: &str, targets: &[PathBuf]) -> Result<Option<fio_job::Mappi
     let text = read_text(path)?;
     match fio_job::is_job_file(path, &text) {
         true => fio_job::map_file(path, &text, targets).map(Some),
+        false => Ok(None),
+    }
+}
+
+/// The mapping of the X-Ray scenario directory `name` names (with `sets`, on `hosts`
+/// hosts), or `None` when it names something else.
+pub fn xray_dir(name: &str, sets: &[Override], hosts: Option<usize>) -> Result<Option<xray::Mapping>> {
+    let path = Path::new(name);
+    match xray::is_scenario_dir(path) {
+        true => xray::map_dir(path, sets, hosts).map(Some),
         false => Ok(None),
     }
 }
@@ -152,7 +177,7 @@ mod tests {
 
     #[test]
     fn an_unknown_name_says_where_to_look() {
-        let err = load_scenario(Some("no-such-scenario-here"), &[], None, &[], false).expect_err("refused");
+        let err = load_scenario(Some("no-such-scenario-here"), &[], None, &[], None).expect_err("refused");
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("no built-in scenario of that name (see `fathom scenarios`)"), "{err}");
     }

@@ -84,8 +84,11 @@ pub enum Action {
         workload: usize,
     },
     Wait(Duration),
+    /// Wait until the workload has ended, or `timeout` has passed (then go on while it
+    /// runs: X-Ray's `workload.Wait` with `timeout_secs`).
     WaitFor {
         workload: usize,
+        timeout: Option<Duration>,
     },
     /// Start `add` workers now and `add` more every `every` until `until` run; each
     /// addition opens a phase. The workload ends `every` after the last addition.
@@ -234,6 +237,7 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
         "ramp" => &["add", "every", "until", "async"],
         "exec" => &["timeout", "every", "times", "async"],
         "hook" => &["args", "hosts", "timeout", "every", "times", "async"],
+        "wait_for" => &["timeout"],
         _ => &[],
     };
     let given = [
@@ -261,7 +265,9 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
         },
         "stop" => Action::Stop { workload: workload("stop", &raw.stop)? },
         "wait" => Action::Wait(raw.wait.map(|s| s.0).unwrap_or_default()),
-        "wait_for" => Action::WaitFor { workload: workload("wait_for", &raw.wait_for)? },
+        "wait_for" => {
+            Action::WaitFor { workload: workload("wait_for", &raw.wait_for)?, timeout: raw.timeout.map(|t| t.0) }
+        }
         "ramp" => {
             let w = workload("ramp", &raw.ramp)?;
             if raw.add.is_some() && raw.add_host.is_some() {

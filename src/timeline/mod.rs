@@ -135,7 +135,7 @@ impl Executor<'_> {
         // the timeline is done: let what runs run to its end (or until its IO is done)
         let running: Vec<usize> = self.started.iter().flatten().filter(|l| !l.over).map(|l| l.idx).collect();
         for idx in running {
-            self.wait_for(idx)?;
+            self.wait_for(idx, None)?;
         }
         Ok(())
     }
@@ -170,7 +170,7 @@ impl Executor<'_> {
                 self.open_phase(start_t, step.phase.clone())?;
                 self.cursor = Duration::from_secs(start_t);
                 if wait {
-                    self.wait_for(workload)?;
+                    self.wait_for(workload, None)?;
                 }
             }
             Action::Ramp { workload, add, every, until, wait, .. } => {
@@ -190,7 +190,7 @@ impl Executor<'_> {
                 }
                 self.cursor = Duration::from_secs(start_t);
                 if wait {
-                    self.wait_for(workload)?;
+                    self.wait_for(workload, None)?;
                 }
             }
             Action::Stop { workload } => {
@@ -213,7 +213,7 @@ impl Executor<'_> {
                 self.cursor += d;
                 self.idle_until(cx.clock_start + self.cursor, None)?;
             }
-            Action::WaitFor { workload } => self.wait_for(workload)?,
+            Action::WaitFor { workload, timeout } => self.wait_for(workload, timeout)?,
             Action::Fill { workload, zero } => {
                 let at = self.now_ms();
                 let started = Instant::now();
@@ -414,8 +414,10 @@ impl Executor<'_> {
         step.phase.clone().unwrap_or_else(|| self.scenario.workloads[workload].name.clone())
     }
 
-    fn wait_for(&mut self, workload: usize) -> Result<()> {
-        self.idle_until(Instant::now() + Duration::from_secs(u32::MAX as u64), Some(workload))?;
+    /// Waits until `workload` has ended, or at most `timeout` (it then runs on).
+    fn wait_for(&mut self, workload: usize, timeout: Option<Duration>) -> Result<()> {
+        let longest = timeout.unwrap_or(Duration::from_secs(u32::MAX as u64));
+        self.idle_until(Instant::now() + longest, Some(workload))?;
         self.cursor = self.cx.clock_start.elapsed();
         Ok(())
     }
@@ -689,7 +691,10 @@ fn planned_from(scenario: &Scenario, from: usize, now: u64, mut ends: Vec<Option
                 }
             }
             Action::Wait(d) => now = now.map(|n| n + d.as_secs()),
-            Action::WaitFor { workload } => now = now.zip(ends[workload]).map(|(n, end)| n.max(end)),
+            Action::WaitFor { workload, timeout } => {
+                let limit = |n: u64| timeout.map_or(u64::MAX, |t| n + t.as_secs());
+                now = now.zip(ends[workload]).map(|(n, end)| n.max(end.min(limit(n))))
+            }
             _ => {}
         }
     }
@@ -727,5 +732,19 @@ mod tests {
         assert_eq!(planned_from(&s, 1, 3, vec![Some(0); 3]), Some(3 + 4 + 5));
         // `a` running async with no end: unknown until it ends, even after the others
         assert_eq!(planned_from(&s, 3, 10, vec![None, Some(7), Some(10)]), None);
+    }
+
+    /// A `wait_for` with a timeout goes on after it: the plan counts the shorter.
+    #[test]
+    fn a_wait_for_with_a_timeout_waits_no_longer() {
+        let text = "name: t\ndefaults: {target: /tmp/x, size: 1m}\n\
+                    workloads:\n  a: {rw: read, duration: 60s}\n  b: {rw: read, duration: 5s}\n\
+                    timeline:\n  - start: a\n    async: true\n  - wait_for: a\n    timeout: 10s\n  - start: b\n";
+        let s = Scenario::load(&Source { origin: "t".into(), text }, &[]).unwrap();
+        // b starts at 10 s and ends at 15 s, before a at 60 s (without the timeout: 65 s)
+        assert_eq!(planned_seconds(&s), Some(60));
+        let waited = s.text.replace("    timeout: 10s\n", "");
+        let s = Scenario::load(&Source { origin: "t".into(), text: &waited }, &[]).unwrap();
+        assert_eq!(planned_seconds(&s), Some(65));
     }
 }

@@ -41,7 +41,7 @@ impl Checker<'_> {
                     }
                     started[workload] = Some(i);
                 }
-                steps::Action::Stop { workload } | steps::Action::WaitFor { workload }
+                steps::Action::Stop { workload } | steps::Action::WaitFor { workload, .. }
                     if started[workload].is_none() =>
                 {
                     let verb = if matches!(step.action, steps::Action::Stop { .. }) { "stop" } else { "wait_for" };

@@ -10,7 +10,7 @@ mod options;
 pub mod reader;
 mod targets;
 mod timeline;
-mod values;
+pub(in crate::scenario) mod values;
 pub mod verbatim;
 
 pub use mapping::Mapping;

@@ -1,0 +1,305 @@
+//! From an X-Ray scenario to fathom's: each VM group placed on the inventory, each X-Ray
+//! workload one fathom workload per job of its fio file (read by the fio job-file
+//! reader, [`fio_job`](crate::scenario::fio_job)), named `WORKLOAD/JOB`, and the steps
+//! as the timeline. The result is scenario YAML, loaded by the one scenario loader.
+
+use super::placement::{Placed, place};
+use super::steps::{self, Workload};
+use super::written::TestFile;
+use crate::error::{Error, Result};
+use crate::scenario::fio_job;
+use crate::scenario::fio_job::values::{quote, trim_float};
+use crate::scenario::yaml::{Lines, Value};
+use indexmap::IndexMap;
+use std::path::Path;
+
+/// The scenario as fathom runs it, with what each part of X-Ray's became.
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    pub name: String,
+    pub description: Option<String>,
+    /// The vars the template was rendered with (kept as fathom `vars`, so a `--set` of
+    /// one is accepted by every host that loads the scenario).
+    pub vars: IndexMap<String, Value>,
+    pub groups: IndexMap<String, Placed>,
+    pub workloads: Vec<Job>,
+    pub steps: steps::Steps,
+    /// What was left out or changed, said once each.
+    pub notes: Vec<String>,
+    /// Seconds a workload started without `runtime_secs` runs (until a stop step ends
+    /// it): the scenario's `estimated_runtime`, or an hour.
+    pub open_ended: u64,
+}
+
+/// One job of an X-Ray workload's fio file, as a fathom workload.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub name: String,
+    /// The X-Ray workload and VM group it belongs to.
+    pub workload: String,
+    pub group: String,
+    /// The fio file's devices (`/dev/sdb`: the VM's first data disk).
+    pub devices: Vec<String>,
+    /// Profile keys from the fio job (its target, jobs and duration left to placement).
+    pub keys: Vec<(&'static str, String)>,
+}
+
+/// Maps the rendered `file` (whose keys were written at `lines` of `origin`) of the
+/// scenario in `dir` onto an inventory of `inventory` hosts.
+pub fn map(
+    dir: &Path,
+    origin: &str,
+    file: &TestFile,
+    lines: &Lines,
+    vars: IndexMap<String, Value>,
+    inventory: usize,
+) -> Result<Mapping> {
+    let at = |path: &[&str], msg: String| {
+        let line = lines.line_of(path).map(|l| format!(":{l}")).unwrap_or_default();
+        Error::input(format!("{origin}{line}: {}: {msg}", path.join(".")))
+    };
+    let mut groups = IndexMap::new();
+    for (i, entry) in file.vms.iter().flatten().enumerate() {
+        for (name, g) in entry {
+            let placed = place(g, inventory).map_err(|e| at(&["vms", &i.to_string(), name, "nodes"], e))?;
+            groups.insert(name.clone(), placed);
+        }
+    }
+    let mut notes = Vec::new();
+    let mut jobs = Vec::new();
+    let mut workloads = Vec::new();
+    for (i, entry) in file.workloads.iter().flatten().enumerate() {
+        for (name, w) in entry {
+            let i = i.to_string();
+            if !groups.contains_key(&w.vm_group) {
+                let known: Vec<&str> = groups.keys().map(String::as_str).collect();
+                let msg = format!("no VM group `{}` (vms: {})", w.vm_group, known.join(", "));
+                return Err(at(&["workloads", &i, name, "vm_group"], msg));
+            }
+            let path = dir.join(&w.config_file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| at(&["workloads", &i, name, "config_file"], format!("{}: {e}", path.display())))?;
+            let fio = fio_job::map_file(&path, &text, &[])?;
+            if !fio.timeline.is_empty() {
+                notes.push(format!("{}: its jobs' order (stonewall, startdelay) is not kept: they start together, as X-Ray's VMs run them", w.config_file));
+            }
+            if let Some(p) = &w.iogen_params {
+                notes.push(format!("{name}: iogen_params {} not needed: fathom records every second", flow(p)));
+            }
+            let mut names = Vec::new();
+            for m in fio.workloads {
+                let bounds: Vec<&str> = m.keys.iter().map(|(k, _)| *k).filter(|k| BOUNDS.contains(k)).collect();
+                if !bounds.is_empty() {
+                    notes.push(format!(
+                        "{name}/{}: {} left out: a workload on hosts runs for its duration (X-Ray's runtime_secs)",
+                        m.name,
+                        bounds.join(", ")
+                    ));
+                }
+                let job = Job {
+                    name: format!("{name}/{}", m.name),
+                    workload: name.clone(),
+                    group: w.vm_group.clone(),
+                    devices: m.targets,
+                    keys: m.keys.into_iter().filter(|(k, _)| *k != "target" && !BOUNDS.contains(k)).collect(),
+                };
+                names.push(job.name.clone());
+                jobs.push(job);
+            }
+            workloads.push(Workload { name: name.clone(), group: w.vm_group.clone(), jobs: names });
+        }
+    }
+    let phases: Vec<(&str, &[super::written::StepFile])> =
+        [("setup", &file.setup), ("run", &file.run), ("teardown", &file.teardown)]
+            .into_iter()
+            .map(|(p, s)| (p, s.as_deref().unwrap_or_default()))
+            .collect();
+    let mut steps = steps::map(&phases, &workloads, &mut groups, inventory).map_err(|(phase, (path, msg))| {
+        let mut full = vec![phase.as_str()];
+        full.extend(path.iter().map(String::as_str));
+        at(&full, msg)
+    })?;
+    for w in &workloads {
+        if !steps.runtime.contains_key(&w.name) {
+            notes.push(format!("{}: never started, so not run (a prefill of it is left out)", w.name));
+            let prefills: Vec<String> = w.jobs.iter().map(|j| format!("{{prefill: {}", quote(j))).collect();
+            steps.timeline.retain(|s| !prefills.iter().any(|p| s.starts_with(p.as_str())));
+            jobs.retain(|j| j.workload != w.name);
+        }
+    }
+    let description = [&file.display_name, &file.summary].into_iter().flatten().next().map(|s| s.trim().to_string());
+    let open_ended = match &file.estimated_runtime {
+        Some(Value::Int(n)) if *n > 0 => *n as u64,
+        Some(Value::Float(x)) if *x >= 1.0 => x.round() as u64,
+        _ => 3600,
+    };
+    Ok(Mapping { name: file.name.clone(), description, vars, groups, workloads: jobs, steps, notes, open_ended })
+}
+
+/// The keys that end a fio job by what it did (`loops`, `io_size`, `number_ios`): a
+/// workload on hosts runs for its duration instead.
+const BOUNDS: [&str; 3] = ["loops", "io_size", "number_ios"];
+
+/// A small YAML value on one line, for messages.
+fn flow(v: &Value) -> String {
+    match v {
+        Value::Mapping(m) => {
+            let kv: Vec<String> = m.iter().map(|(k, v)| format!("{k}: {}", flow(v))).collect();
+            format!("{{{}}}", kv.join(", "))
+        }
+        Value::Sequence(s) => format!("[{}]", s.iter().map(flow).collect::<Vec<_>>().join(", ")),
+        v => v.as_text().unwrap_or_else(|| "null".into()),
+    }
+}
+
+/// The position of a fio file's device among a host's targets: X-Ray's VMs have their
+/// data disks as `/dev/sdb`, `/dev/sdc`, ... (`/dev/sda` the system disk), so `/dev/sdb`
+/// is the host's first target (0). `None` for a name that is not such a disk.
+pub fn host_target(device: &str) -> Option<usize> {
+    let letters = device.strip_prefix("/dev/sd")?;
+    let mut chars = letters.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c @ 'b'..='z'), None) => Some(c as usize - 'b' as usize),
+        _ => None,
+    }
+}
+
+/// The `host_targets:` key of a job on `devices` (`[0, 2]`), or `None` when one is not
+/// an X-Ray data disk.
+pub fn host_targets_key(devices: &[String]) -> Option<String> {
+    let positions: Option<Vec<String>> = devices.iter().map(|d| host_target(d).map(|p| p.to_string())).collect();
+    positions.map(|p| format!("host_targets: [{}]", p.join(", ")))
+}
+
+/// A plain file name for the data a VM group keeps on a disk: workloads of one group on
+/// one device share it, as X-Ray's workloads share a VM's disk (a prefill fills what
+/// the workloads after it read).
+fn data_file(group: &str, device: &str) -> String {
+    let base = device.rsplit('/').next().unwrap_or(device);
+    let raw = format!("{group}-{base}");
+    raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+impl Mapping {
+    /// The scenario as YAML text. Refused while it needs hooks: they run the user's
+    /// commands from a hooks file, which this fathom cannot load yet.
+    pub fn yaml(&self) -> Result<String> {
+        if !self.steps.hooks.is_empty() {
+            return Err(Error::input(format!(
+                "{}: needs hooks that no hooks file (--hooks) provides: {}",
+                self.name,
+                self.steps.hooks.join(", ")
+            )));
+        }
+        let mut out = format!("name: {}\n", quote(&self.name));
+        if let Some(d) = &self.description {
+            out.push_str(&format!("description: {}\n", quote(d)));
+        }
+        if !self.vars.is_empty() {
+            out.push_str("vars:\n");
+            for (k, v) in &self.vars {
+                out.push_str(&format!("  {k}: {}\n", quote(&v.as_text().unwrap_or_default())));
+            }
+        }
+        out.push_str(if self.workloads.is_empty() { "workloads: {}\n" } else { "workloads:\n" });
+        for j in &self.workloads {
+            out.push_str(&format!("  {}:\n", quote(&j.name)));
+            for (k, v) in self.keys(j) {
+                out.push_str(&format!("    {k}: {v}\n"));
+            }
+        }
+        out.push_str("timeline:\n");
+        for step in &self.steps.timeline {
+            out.push_str(&format!("  - {step}\n"));
+        }
+        Ok(out)
+    }
+
+    /// A job's keys: its placement, its file, the fio job's keys (a rate is per VM in
+    /// X-Ray: times the workers here), its duration.
+    fn keys(&self, j: &Job) -> Vec<(String, String)> {
+        let g = &self.groups[&j.group];
+        let jobs: u32 = j.keys.iter().find(|(k, _)| *k == "jobs").and_then(|(_, v)| v.parse().ok()).unwrap_or(1);
+        let mut out =
+            vec![("hosts".to_string(), g.selector()), ("per_host".to_string(), (g.per_host * jobs).to_string())];
+        if let Some(d) = j.devices.first() {
+            out.push(("file".into(), quote(&data_file(&j.group, d))));
+        }
+        for (k, v) in &j.keys {
+            let v = match *k {
+                "jobs" | "duration" => continue,
+                "rate_iops" | "rate_mbps" => match v.parse::<f64>() {
+                    Ok(r) => trim_float(r * g.workers() as f64),
+                    Err(_) => v.clone(),
+                },
+                _ => v.clone(),
+            };
+            out.push((k.to_string(), v));
+        }
+        match self.steps.runtime.get(&j.workload) {
+            Some(Some(secs)) => out.push(("duration".into(), format!("{secs}s"))),
+            // started without runtime_secs: the job's own runtime, or until stopped
+            _ => match j.keys.iter().find(|(k, _)| *k == "duration") {
+                Some((_, own)) => out.push(("duration".into(), own.clone())),
+                None => out.push(("duration".into(), format!("{}s", self.open_ended))),
+            },
+        }
+        out
+    }
+
+    /// The mapping as `fathom lint` prints it.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        if !self.vars.is_empty() {
+            let vars: Vec<String> =
+                self.vars.iter().map(|(k, v)| format!("{k}={}", v.as_text().unwrap_or_default())).collect();
+            out.push_str(&format!("vars: {}\n", vars.join(", ")));
+        }
+        for (name, g) in &self.groups {
+            out.push_str(&format!("VM group {name}: hosts {} ({}), {} per host\n", g.selector(), g.said, g.per_host));
+        }
+        for j in &self.workloads {
+            // the host's one target until hosts have several (then `host_targets`)
+            let disks = match host_targets_key(&j.devices) {
+                Some(key) => format!("{} -> the host's target ({key} on hosts with several)", j.devices.join(", ")),
+                None => format!("{} -> the host's target", j.devices.join(", ")),
+            };
+            out.push_str(&format!("workload {} (on {}): {disks}\n", j.name, j.group));
+        }
+        let width = self.steps.became.iter().map(|(w, _)| w.chars().count()).max().unwrap_or(0);
+        for (written, became) in &self.steps.became {
+            out.push_str(&format!("  {written:width$}  ->  {became}\n"));
+        }
+        if !self.steps.noops.is_empty() {
+            out.push_str(&format!("no-ops (VMs are not built here): {}\n", self.steps.noops.join(", ")));
+        }
+        if !self.steps.hooks.is_empty() {
+            out.push_str(&format!("hooks needed (--hooks): {}\n", self.steps.hooks.join(", ")));
+        }
+        for n in &self.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn x_ray_data_disks_are_host_targets_in_order() {
+        assert_eq!(host_target("/dev/sdb"), Some(0));
+        assert_eq!(host_target("/dev/sdg"), Some(5));
+        assert_eq!(host_target("/dev/sda"), None);
+        assert_eq!(host_target("/data/f"), None);
+        let devs = ["/dev/sdb".to_string(), "/dev/sdd".to_string()];
+        assert_eq!(host_targets_key(&devs).as_deref(), Some("host_targets: [0, 2]"));
+        assert_eq!(host_targets_key(&["/tmp/x".to_string()]), None);
+    }
+
+    #[test]
+    fn a_groups_disk_is_one_plain_file() {
+        assert_eq!(data_file("OLTP DB", "/dev/sdb"), "OLTP_DB-sdb");
+    }
+}

@@ -1,0 +1,44 @@
+//! Nutanix X-Ray scenarios run as they are: `fathom run DIR --hosts hosts.yaml`, where
+//! DIR holds X-Ray's `test.yml` and its `.fio` files. `test.yml` is rendered as Jinja
+//! with its vars ([`render`]), read as written ([`written`]), its VM groups placed on the
+//! inventory ([`placement`]), its steps made the timeline ([`steps`]) and the whole
+//! mapped to scenario YAML ([`mapping`]), which the one scenario loader loads: `--set`,
+//! the checks, the store and the report are the same as for any scenario.
+//! docs/xray.md has the table of steps and keys.
+
+pub mod mapping;
+pub mod placement;
+pub mod render;
+pub mod steps;
+pub mod written;
+
+pub use mapping::Mapping;
+
+use super::Override;
+use super::yaml;
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Whether `path` is an X-Ray scenario: a directory holding `test.yml`.
+pub fn is_scenario_dir(path: &Path) -> bool {
+    path.is_dir() && path.join("test.yml").is_file()
+}
+
+/// The mapping of the X-Ray scenario in `dir` with `sets` (those naming its vars render
+/// the template; the rest are fathom's), on an inventory of `hosts` hosts (`--hosts`).
+pub fn map_dir(dir: &Path, sets: &[Override], hosts: Option<usize>) -> Result<Mapping> {
+    let path = dir.join("test.yml");
+    let origin = path.display().to_string();
+    let Some(hosts) = hosts else {
+        return Err(Error::input(format!(
+            "{}: an X-Ray scenario places its VM groups on nodes: give --hosts hosts.yaml (one host \
+             `here: {{transport: local, target: DIR}}` runs it all on this machine; see docs/xray.md)",
+            dir.display()
+        )));
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::input(format!("{origin}: {e}")))?;
+    let rendered = render::render(&origin, &text, &mut sets.to_vec())?;
+    let at = format!("{origin} (rendered)");
+    let (file, lines): (written::TestFile, _) = yaml::read(&at, &rendered.text)?;
+    mapping::map(dir, &at, &file, &lines, rendered.vars, hosts)
+}

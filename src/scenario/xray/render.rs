@@ -1,0 +1,150 @@
+//! `test.yml` as X-Ray renders it: a Jinja template whose `vars` (each with a `default`
+//! and maybe a `min` and `max`) are its variables, `--set NAME=VALUE` changing them.
+//! The `vars` block is read from the text before rendering (it holds no Jinja), so its
+//! errors name the lines of the file; the rest is rendered by `minijinja` with undefined
+//! names refused, never rendered empty.
+
+use crate::error::{Error, Result};
+use crate::scenario::Override;
+use crate::scenario::yaml::{self, Value};
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+/// A var as written: `{default: D, min: A, max: B}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VarSpec {
+    pub default: Value,
+    pub min: Option<Value>,
+    pub max: Option<Value>,
+    /// Shown by X-Ray's UI only.
+    #[serde(rename = "display_name")]
+    pub _display_name: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "description")]
+    pub _description: Option<serde::de::IgnoredAny>,
+    /// The values X-Ray's UI offers to pick from; `--set` takes any.
+    #[serde(rename = "options")]
+    pub _options: Option<serde::de::IgnoredAny>,
+}
+
+/// The rendered text and the vars' values it was rendered with (in the order written).
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub text: String,
+    pub vars: IndexMap<String, Value>,
+}
+
+/// Renders `text` (the `test.yml` at `origin`) with its vars' defaults, the `sets` that
+/// name a var replacing them; those sets are removed from `sets` (the rest are fathom's).
+pub fn render(origin: &str, text: &str, sets: &mut Vec<Override>) -> Result<Rendered> {
+    let specs = var_specs(origin, text)?;
+    let mut vars: IndexMap<String, Value> = specs.iter().map(|(n, s)| (n.clone(), s.default.clone())).collect();
+    let mut given_at: IndexMap<String, String> = IndexMap::new();
+    sets.retain(|s| match s.path.as_slice() {
+        [name] if vars.contains_key(name) => {
+            given_at.insert(name.clone(), format!("--set {s}"));
+            vars.insert(name.clone(), scalar(&s.value));
+            false
+        }
+        _ => true,
+    });
+    for (name, spec) in &specs {
+        let at = given_at.get(name).cloned().unwrap_or_else(|| format!("{origin}: vars.{name}.default"));
+        in_bounds(name, &vars[name], spec).map_err(|why| Error::input(format!("{at}: {why}")))?;
+    }
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let ctx = minijinja::Value::from_serialize(&vars);
+    let text = env.render_str(text, ctx).map_err(|e| {
+        let line = e.line().map(|l| format!(":{l}")).unwrap_or_default();
+        let detail = e.detail().map(|d| format!(": {d}")).unwrap_or_default();
+        Error::input(format!("{origin}{line}: rendering the template: {}{detail}", e.kind()))
+    })?;
+    Ok(Rendered { text, vars })
+}
+
+/// A `--set` value as YAML reads a scalar: `32` a number, `true` a boolean.
+fn scalar(text: &str) -> Value {
+    yaml::from_written::<Value>(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+/// Whether `value` is within the var's `min` and `max` (numbers only), saying why not.
+fn in_bounds(name: &str, value: &Value, spec: &VarSpec) -> std::result::Result<(), String> {
+    let num = |v: &Value| match v {
+        Value::Int(n) => Some(*n as f64),
+        Value::Float(x) => Some(*x),
+        _ => None,
+    };
+    let shown = value.as_text().unwrap_or_default();
+    if spec.min.is_none() && spec.max.is_none() {
+        return Ok(());
+    }
+    let Some(v) = num(value) else {
+        return Err(format!("var `{name}` is `{shown}`: expected a number (it has a min or max)"));
+    };
+    if let Some(min) = spec.min.as_ref().and_then(num).filter(|&m| v < m) {
+        return Err(format!("var `{name}` is {shown}: below its min {min}"));
+    }
+    if let Some(max) = spec.max.as_ref().and_then(num).filter(|&m| v > m) {
+        return Err(format!("var `{name}` is {shown}: above its max {max}"));
+    }
+    Ok(())
+}
+
+/// The top-level `vars:` block, read on its own from the unrendered text (line numbers
+/// kept: the lines before it are left blank).
+fn var_specs(origin: &str, text: &str) -> Result<IndexMap<String, VarSpec>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines.iter().position(|l| l.trim_end() == "vars:") else {
+        return Ok(IndexMap::new());
+    };
+    let end = (start + 1..lines.len())
+        .find(|&i| {
+            let l = lines[i];
+            !l.is_empty() && !l.starts_with([' ', '\t', '#'])
+        })
+        .unwrap_or(lines.len());
+    let block = format!("{}{}\n", "\n".repeat(start), lines[start..end].join("\n"));
+    #[derive(Deserialize)]
+    struct Block {
+        vars: Option<IndexMap<String, VarSpec>>,
+    }
+    Ok(yaml::from_str::<Block>(origin, &block)?.vars.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: &str = "name: t\nvars:\n  n:\n    default: 2\n    min: 1\n    max: 4\n\nvms:\n{% for i in range(n) %}  - G{{ i }}: {nodes: {{ i }}}\n{% endfor %}";
+
+    #[test]
+    fn a_loop_runs_over_a_var_set_on_the_command_line() {
+        let mut sets: Vec<Override> = vec!["n=3".parse().unwrap(), "size=64m".parse().unwrap()];
+        let r = render("t/test.yml", T, &mut sets).unwrap();
+        assert!(r.text.contains("G2: {nodes: 2}"), "{}", r.text);
+        assert_eq!(sets.len(), 1, "the var's set is spent, fathom's kept");
+        assert_eq!(r.vars["n"], Value::Int(3));
+    }
+
+    #[test]
+    fn a_var_outside_its_bounds_is_named() {
+        let mut sets: Vec<Override> = vec!["n=9".parse().unwrap()];
+        let e = render("t/test.yml", T, &mut sets).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("--set n=9: var `n` is 9: above its max 4"), "{e}");
+    }
+
+    #[test]
+    fn arithmetic_and_powers_render_as_x_ray_writes_them() {
+        let t = "vars:\n  iops:\n    default: 100\nx: {{ iops + 1.96 * iops ** (1/2) }}\n";
+        let r = render("t", t, &mut Vec::new()).unwrap();
+        assert!(r.text.contains("x: 119.6"), "{}", r.text);
+    }
+
+    #[test]
+    fn an_undefined_name_is_an_error_at_its_line() {
+        let e = render("t/test.yml", "a: 1\nb: {{ nope }}\n", &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().starts_with("t/test.yml:2: rendering the template"), "{e}");
+    }
+}

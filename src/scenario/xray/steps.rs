@@ -1,0 +1,422 @@
+//! X-Ray's steps (`setup`, `run`, `teardown`, in that order) as fathom's timeline. One
+//! X-Ray workload is several fathom workloads (one per job of its fio file): they start
+//! together and are waited for together. Steps that only build VMs are no-ops; steps that
+//! change the infrastructure during a run become hook steps (the user's commands, from a
+//! hooks file). docs/xray.md has the table.
+
+use super::placement::Placed;
+use super::written::StepFile;
+use crate::scenario::fio_job::values::quote;
+use crate::scenario::yaml::Value;
+use indexmap::IndexMap;
+
+/// An X-Ray workload as fathom's workloads: its group and its jobs' workload names.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub name: String,
+    pub group: String,
+    pub jobs: Vec<String>,
+}
+
+/// The timeline and what each step became.
+#[derive(Debug, Clone, Default)]
+pub struct Steps {
+    /// Timeline steps in YAML flow form.
+    pub timeline: Vec<String>,
+    /// Each step as written and what it became, for `fathom lint`.
+    pub became: Vec<(String, String)>,
+    /// Steps that only build or clean up VMs: no effect here, each kind once.
+    pub noops: Vec<String>,
+    /// The hooks the timeline runs (step names), each once.
+    pub hooks: Vec<String>,
+    /// X-Ray workloads started, with their `runtime_secs` when given.
+    pub runtime: IndexMap<String, Option<u64>>,
+}
+
+/// Steps that build, power or clean up VMs before the run, or collect their logs:
+/// nothing to do on hosts that exist.
+const NO_OPS: [&str; 3] = ["cluster.CleanUp", "vm_group.CloneFromTemplate", "test.CollectCurieVMLogs"];
+
+/// Steps that only prepare VMs when in `setup` (before the run); during the run, hooks.
+const VM_POWER: [&str; 3] = ["vm_group.PowerOn", "vm_group.PowerOff", "vm_group.WaitForPowerOn"];
+
+/// Steps that change the infrastructure under a run: the user's commands (hooks).
+const HOOKS: [&str; 6] = [
+    "nodes.PowerOff",
+    "nodes.PowerOn",
+    "vm_group.MigrateGroup",
+    "meta.RollingUpgrade",
+    "vm_group.CreatePeriodicSnapshots",
+    "playbook.Run",
+];
+
+/// Arguments never passed to a hook nor stored: passwords (the hook's command brings
+/// its own credentials).
+const SECRET_ARGS: [&str; 1] = ["remote_pass"];
+
+/// An error at a step: the path below the phase (`[index, step, param]`) and why.
+pub type StepError = (Vec<String>, String);
+
+/// Maps the phases' steps in order, on an inventory of `inventory` hosts; `groups`
+/// (per_host) grow with `vm_group.Grow` before their workloads start.
+pub fn map(
+    phases: &[(&str, &[StepFile])],
+    workloads: &[Workload],
+    groups: &mut IndexMap<String, Placed>,
+    inventory: usize,
+) -> Result<Steps, (String, StepError)> {
+    let mut out = Steps::default();
+    for (phase, steps) in phases {
+        for (i, step) in steps.iter().enumerate() {
+            for (kind, params) in step {
+                let empty = IndexMap::new();
+                let params = params.as_ref().unwrap_or(&empty);
+                let at = |param: &str, msg: String| {
+                    let mut path = vec![i.to_string(), kind.clone()];
+                    if !param.is_empty() {
+                        path.push(param.to_string());
+                    }
+                    (phase.to_string(), (path, msg))
+                };
+                let mut s = Step { phase, kind, params, at: &at, workloads, inventory, out: &mut out };
+                s.map(groups)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One step being mapped.
+struct Step<'a> {
+    phase: &'a str,
+    kind: &'a str,
+    params: &'a IndexMap<String, Value>,
+    at: &'a dyn Fn(&str, String) -> (String, StepError),
+    workloads: &'a [Workload],
+    inventory: usize,
+    out: &'a mut Steps,
+}
+
+impl<'a> Step<'a> {
+    fn map(&mut self, groups: &mut IndexMap<String, Placed>) -> Result<(), (String, StepError)> {
+        let label = if self.phase == "setup" { ", phase: \"setup\"" } else { "" };
+        let before = self.out.timeline.len();
+        if self.flag("annotate")? {
+            self.emit(format!("{{mark: {}}}", quote(&format!("{} {}", self.kind, self.target_name()))));
+        }
+        match self.kind {
+            "workload.Start" => {
+                let w = self.workload()?;
+                if self.out.runtime.contains_key(&w.name) {
+                    return Err((self.at)(
+                        "workload_name",
+                        format!(
+                            "`{}` is started a second time: fathom runs a workload once (give the second run a \
+                             workload of its own, with the same config_file)",
+                            w.name
+                        ),
+                    ));
+                }
+                let runtime = self.seconds("runtime_secs")?;
+                self.out.runtime.insert(w.name.clone(), runtime);
+                let stagger = match self.seconds_f("stagger_secs")? {
+                    Some(s) if s > 0.0 => {
+                        let workers = groups.get(&w.group).map(Placed::workers).unwrap_or(1).max(1);
+                        format!(", stagger: {}ms", (s * 1000.0 / workers as f64).round() as u64)
+                    }
+                    _ => String::new(),
+                };
+                let wait = !self.flag("async")?;
+                let together = w.jobs.len() > 1 || !wait;
+                for j in &w.jobs {
+                    let asynchronous = if together { ", async: true" } else { "" };
+                    self.emit(format!("{{start: {}{asynchronous}{stagger}{label}}}", quote(j)));
+                }
+                if together && wait {
+                    self.wait_for(&w.jobs, label);
+                }
+            }
+            "workload.Wait" => {
+                let w = self.workload()?;
+                let timeout = match self.seconds("timeout_secs")? {
+                    Some(t) => format!(", timeout: {t}s{label}"),
+                    None => label.to_string(),
+                };
+                self.wait_for(&w.jobs, &timeout);
+            }
+            "workload.Stop" => {
+                for j in &self.workload()?.jobs {
+                    self.emit(format!("{{stop: {}{label}}}", quote(j)));
+                }
+            }
+            "workload.PrefillRun" => {
+                for j in &self.workload()?.jobs {
+                    self.emit(format!("{{prefill: {}{label}}}", quote(j)));
+                }
+            }
+            "test.Wait" => {
+                let secs =
+                    self.seconds("duration_secs")?.ok_or_else(|| (self.at)("", "missing duration_secs".into()))?;
+                self.emit(format!("{{wait: {secs}s{label}}}"));
+            }
+            "vm_group.Grow" => {
+                let name = self.text("vm_group_name")?;
+                let started = self.workloads.iter().any(|w| w.group == name && self.out.runtime.contains_key(&w.name));
+                if started {
+                    return Err((self.at)(
+                        "",
+                        format!(
+                            "grows `{name}` after its workloads started: fathom's workloads keep their workers \
+                             (use a `ramp` with `add_host` in a converted scenario)"
+                        ),
+                    ));
+                }
+                let more = self.seconds("count_per_node")?.unwrap_or(0) as u32;
+                let g =
+                    groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`")))?;
+                g.per_host += more;
+                let now = g.per_host;
+                self.said(format!("{name}: {now} per host from the start"));
+            }
+            k if NO_OPS.contains(&k) || (VM_POWER.contains(&k) && self.phase == "setup") => {
+                if !self.out.noops.iter().any(|n| n == k) {
+                    self.out.noops.push(k.to_string());
+                }
+            }
+            k if HOOKS.contains(&k) || VM_POWER.contains(&k) => {
+                let hosts = self.hosts_of(groups)?;
+                let every = match k {
+                    "vm_group.CreatePeriodicSnapshots" => {
+                        let minutes = self.seconds_f("interval_minutes")?.unwrap_or(1.0);
+                        Some(((minutes * 60.0).round() as u64, self.seconds("num_snapshots")?.unwrap_or(1)))
+                    }
+                    _ => None,
+                };
+                let args: Vec<(String, String)> = self
+                    .params
+                    .iter()
+                    .filter(|(k, _)| !SECRET_ARGS.contains(&k.as_str()) && k.as_str() != "annotate")
+                    .map(|(k, v)| (k.clone(), v.as_text().unwrap_or_else(|| format!("{v:?}"))))
+                    .collect();
+                let asynchronous = self.flag("async")?;
+                self.emit(hook_step(k, &args, hosts.as_deref(), asynchronous, every));
+                if !self.out.hooks.iter().any(|h| h == k) {
+                    self.out.hooks.push(k.to_string());
+                }
+                if self.params.keys().any(|p| SECRET_ARGS.contains(&p.as_str())) {
+                    self.said("remote_pass dropped: a password is never passed to a hook nor stored".into());
+                }
+            }
+            k => return Err((self.at)("", format!("`{k}`: a step X-Ray does not have (see docs/xray.md)"))),
+        }
+        if self.out.timeline.len() > before {
+            let made: Vec<String> = self.out.timeline[before..].to_vec();
+            self.said(made.join(", "));
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, step: String) {
+        self.out.timeline.push(step);
+    }
+
+    fn wait_for(&mut self, jobs: &[String], label: &str) {
+        for j in jobs {
+            self.emit(format!("{{wait_for: {}{label}}}", quote(j)));
+        }
+    }
+
+    fn said(&mut self, became: String) {
+        let written = format!("{}: {} {}", self.phase, self.kind, self.target_name());
+        self.out.became.push((written.trim_end().to_string(), became));
+    }
+
+    /// What the step acts on, for messages: its workload, VM group or nodes.
+    fn target_name(&self) -> String {
+        ["workload_name", "vm_group_name", "nodes"]
+            .iter()
+            .find_map(|k| self.params.get(*k).and_then(Value::as_text))
+            .unwrap_or_default()
+    }
+
+    fn text(&self, key: &str) -> Result<String, (String, StepError)> {
+        self.params.get(key).and_then(Value::as_text).ok_or_else(|| (self.at)("", format!("missing {key}")))
+    }
+
+    fn workload(&self) -> Result<&'a Workload, (String, StepError)> {
+        let name = self.text("workload_name")?;
+        let workloads: &'a [Workload] = self.workloads;
+        workloads.iter().find(|w| w.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.workloads.iter().map(|w| w.name.as_str()).collect();
+            (self.at)("workload_name", format!("no workload `{name}` (workloads: {})", names.join(", ")))
+        })
+    }
+
+    fn flag(&self, key: &str) -> Result<bool, (String, StepError)> {
+        match self.params.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(true),
+            Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(false),
+            Some(v) => Err((self.at)(key, format!("`{}`: expected true or false", v.as_text().unwrap_or_default()))),
+        }
+    }
+
+    fn seconds_f(&self, key: &str) -> Result<Option<f64>, (String, StepError)> {
+        let v = match self.params.get(key) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Int(n)) => *n as f64,
+            Some(Value::Float(x)) => *x,
+            Some(v) => {
+                let t = v.as_text().unwrap_or_default();
+                t.trim().parse().map_err(|_| (self.at)(key, format!("`{t}`: expected a number")))?
+            }
+        };
+        if !(0.0..=1e9).contains(&v) {
+            return Err((self.at)(key, format!("{v}: expected a number from 0 to 1e9")));
+        }
+        Ok(Some(v))
+    }
+
+    /// A whole number (X-Ray's arithmetic may render `900.0`), rounded.
+    fn seconds(&self, key: &str) -> Result<Option<u64>, (String, StepError)> {
+        Ok(self.seconds_f(key)?.map(|v| v.round() as u64))
+    }
+
+    /// The hosts a hook acts on: the step's `nodes`, or its VM group's hosts.
+    fn hosts_of(&self, groups: &IndexMap<String, Placed>) -> Result<Option<String>, (String, StepError)> {
+        if let Some(group) = self.params.get("vm_group_name").and_then(Value::as_text) {
+            let g = groups.get(&group).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{group}`")))?;
+            return Ok(Some(g.selector()));
+        }
+        let Some(nodes) = self.params.get("nodes").and_then(Value::as_text) else { return Ok(None) };
+        let hosts = super::placement::nodes(&nodes, self.inventory).map_err(|e| (self.at)("nodes", e))?;
+        Ok(Some(Placed { hosts, per_host: 1, said: String::new() }.selector()))
+    }
+}
+
+/// A hook step as fathom's timeline writes it: `{hook: NAME, args: {..}, hosts: ..,
+/// async: true}`, or a periodic one `{hook: NAME, args: {..}, every: 60s, times: N}`.
+/// The one place X-Ray's infrastructure steps are written as fathom's.
+pub fn hook_step(
+    name: &str,
+    args: &[(String, String)],
+    hosts: Option<&str>,
+    asynchronous: bool,
+    every: Option<(u64, u64)>,
+) -> String {
+    let mut out = format!("{{hook: {}", quote(name));
+    if !args.is_empty() {
+        let kv: Vec<String> = args.iter().map(|(k, v)| format!("{k}: {}", quote(v))).collect();
+        out.push_str(&format!(", args: {{{}}}", kv.join(", ")));
+    }
+    if let Some(h) = hosts {
+        out.push_str(&format!(", hosts: {h}"));
+    }
+    if asynchronous {
+        out.push_str(", async: true");
+    }
+    if let Some((secs, times)) = every {
+        out.push_str(&format!(", every: {secs}s, times: {times}"));
+    }
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::yaml;
+
+    fn steps(text: &str) -> Vec<StepFile> {
+        yaml::from_str("t", text).unwrap()
+    }
+
+    fn groups() -> IndexMap<String, Placed> {
+        let g = Placed { hosts: vec![0, 1], per_host: 2, said: String::new() };
+        IndexMap::from([("G".to_string(), g)])
+    }
+
+    fn workloads() -> Vec<Workload> {
+        vec![Workload { name: "W".into(), group: "G".into(), jobs: vec!["W/a".into(), "W/b".into()] }]
+    }
+
+    #[test]
+    fn a_start_starts_every_job_and_waits_for_them_all() {
+        let setup = steps("- cluster.CleanUp: {}\n- workload.PrefillRun: {workload_name: W}\n");
+        let run = steps(
+            "- workload.Start: {workload_name: W, runtime_secs: 60.0, stagger_secs: 8, annotate: True}\n- test.Wait: {duration_secs: 5}\n",
+        );
+        let mut g = groups();
+        let s = map(&[("setup", &setup), ("run", &run)], &workloads(), &mut g, 2).unwrap();
+        assert_eq!(
+            s.timeline,
+            [
+                r#"{prefill: "W/a", phase: "setup"}"#,
+                r#"{prefill: "W/b", phase: "setup"}"#,
+                r#"{mark: "workload.Start W"}"#,
+                r#"{start: "W/a", async: true, stagger: 2000ms}"#,
+                r#"{start: "W/b", async: true, stagger: 2000ms}"#,
+                r#"{wait_for: "W/a"}"#,
+                r#"{wait_for: "W/b"}"#,
+                "{wait: 5s}",
+            ]
+        );
+        assert_eq!(s.noops, ["cluster.CleanUp"]);
+        assert_eq!(s.runtime["W"], Some(60));
+    }
+
+    #[test]
+    fn a_workload_wait_with_a_timeout_waits_for_each_job_that_long_at_most() {
+        let run = steps(
+            "- workload.Start: {workload_name: W, async: true}\n- workload.Wait: {workload_name: W, timeout_secs: 90}\n",
+        );
+        let s = map(&[("run", &run)], &workloads(), &mut groups(), 2).unwrap();
+        assert_eq!(s.timeline[2..], [r#"{wait_for: "W/a", timeout: 90s}"#, r#"{wait_for: "W/b", timeout: 90s}"#]);
+        assert_eq!(s.runtime["W"], None);
+    }
+
+    #[test]
+    fn a_grow_before_the_start_adds_workers_on_each_host() {
+        let setup =
+            steps("- vm_group.PowerOff: {vm_group_name: G}\n- vm_group.Grow: {vm_group_name: G, count_per_node: 3}\n");
+        let mut g = groups();
+        let s = map(&[("setup", &setup)], &workloads(), &mut g, 2).unwrap();
+        assert_eq!(g["G"].per_host, 5);
+        assert_eq!(s.noops, ["vm_group.PowerOff"]);
+    }
+
+    #[test]
+    fn infrastructure_steps_are_hooks_without_passwords() {
+        let run = steps(
+            "- nodes.PowerOff: {nodes: '1', annotate: true}\n- playbook.Run: {filename: p.yml, remote_pass: hunter2}\n- vm_group.CreatePeriodicSnapshots: {vm_group_name: G, num_snapshots: 3, interval_minutes: 2}\n",
+        );
+        let s = map(&[("run", &run)], &workloads(), &mut groups(), 2).unwrap();
+        assert_eq!(s.hooks, ["nodes.PowerOff", "playbook.Run", "vm_group.CreatePeriodicSnapshots"]);
+        assert!(!s.timeline.join(" ").contains("hunter2"));
+        assert_eq!(s.timeline[1], r#"{hook: "nodes.PowerOff", args: {nodes: "1"}, hosts: ["1:2"]}"#);
+        assert!(s.timeline[3].ends_with(r#"hosts: ["0:2"], every: 120s, times: 3}"#), "{}", s.timeline[3]);
+    }
+
+    #[test]
+    fn a_hook_step_is_written_as_the_timeline_reads_it() {
+        let args = [("nodes".to_string(), "0".to_string())];
+        assert_eq!(
+            hook_step("nodes.PowerOn", &args, Some(r#"["0:1"]"#), true, None),
+            r#"{hook: "nodes.PowerOn", args: {nodes: "0"}, hosts: ["0:1"], async: true}"#
+        );
+        assert_eq!(hook_step("s", &[], None, false, Some((60, 4))), r#"{hook: "s", every: 60s, times: 4}"#);
+    }
+
+    #[test]
+    fn a_second_start_and_an_unknown_step_are_located() {
+        let run = steps(
+            "- workload.Start: {workload_name: W, runtime_secs: 1}\n- workload.Start: {workload_name: W, runtime_secs: 1}\n",
+        );
+        let (phase, (path, msg)) = map(&[("run", &run)], &workloads(), &mut groups(), 2).unwrap_err();
+        assert_eq!((phase.as_str(), path.join(".")), ("run", "1.workload.Start.workload_name".to_string()));
+        assert!(msg.contains("started a second time"), "{msg}");
+        let odd = steps("- test.Dance: {}\n");
+        assert!(map(&[("run", &odd)], &workloads(), &mut groups(), 2).unwrap_err().1.1.contains("test.Dance"));
+    }
+}

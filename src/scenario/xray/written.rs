@@ -1,0 +1,70 @@
+//! An X-Ray scenario as written (after rendering): every key X-Ray's `test.yml` has,
+//! unknown ones refused with their line. Lists of one-key maps (`- OLTP: {...}`) are
+//! kept as X-Ray writes them, in order.
+
+use crate::scenario::yaml::Value;
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+/// `test.yml`, rendered.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestFile {
+    pub name: String,
+    pub display_name: Option<String>,
+    pub summary: Option<String>,
+    /// HTML; shown by the report once results are wired (not yet read here).
+    #[serde(rename = "description")]
+    pub _description: Option<IgnoredAny>,
+    #[serde(rename = "tags")]
+    pub _tags: Option<IgnoredAny>,
+    /// Seconds; what a workload started without `runtime_secs` runs for.
+    pub estimated_runtime: Option<Value>,
+    /// Read before rendering ([`super::render`]); here only so the key is known.
+    #[serde(rename = "vars")]
+    pub _vars: Option<IgnoredAny>,
+    pub vms: Option<Vec<IndexMap<String, VmGroup>>>,
+    pub workloads: Option<Vec<IndexMap<String, WorkloadFile>>>,
+    /// X-Ray's result views: translated apart (not yet read here).
+    #[serde(rename = "results")]
+    pub _results: Option<IgnoredAny>,
+    pub setup: Option<Vec<StepFile>>,
+    pub run: Option<Vec<StepFile>>,
+    pub teardown: Option<Vec<StepFile>>,
+    /// Preset var values the X-Ray UI offers; `--set` does their job here.
+    #[serde(rename = "presets")]
+    pub _presets: Option<IgnoredAny>,
+}
+
+/// A VM group: its VMs' shape (fathom's hosts are what they are: only `nodes` and the
+/// counts place workers) and where they run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VmGroup {
+    #[serde(rename = "template")]
+    pub _template: Option<IgnoredAny>,
+    #[serde(rename = "vcpus")]
+    pub _vcpus: Option<IgnoredAny>,
+    #[serde(rename = "ram_mb")]
+    pub _ram_mb: Option<IgnoredAny>,
+    #[serde(rename = "data_disks")]
+    pub _data_disks: Option<IgnoredAny>,
+    /// `0`, `1,2`, `0:3` (Python slices), or absent: every node.
+    pub nodes: Option<Value>,
+    pub count_per_node: Option<u32>,
+    pub count_per_cluster: Option<u32>,
+}
+
+/// An X-Ray workload: a fio file run on every VM of a group.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadFile {
+    pub vm_group: String,
+    pub config_file: String,
+    /// Parameters of X-Ray's IO generator wrapper (e.g. `prefill`, `reporting_interval`).
+    pub iogen_params: Option<Value>,
+}
+
+/// One step: `{STEP.NAME: {param: value, ...}}` (an empty or absent map for none).
+pub type StepFile = IndexMap<String, Option<IndexMap<String, Value>>>;

@@ -1,0 +1,146 @@
+//! Nutanix X-Ray scenarios run as they are (`fathom run DIR --hosts hosts.yaml`): the
+//! project's own scenario directories under tests/data/xray/, run by the real binary on
+//! local-transport hosts of an inventory the test writes.
+
+mod common;
+
+use common::{Scratch, text};
+
+fn dir(name: &str) -> String {
+    format!("{}/tests/data/xray/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An inventory of `n` local hosts `h0`, `h1`, ... each with a target of its own.
+fn inventory(s: &Scratch, n: usize) -> String {
+    let mut text = String::from("hosts:\n");
+    for i in 0..n {
+        let target = s.dir.join(format!("host-h{i}"));
+        std::fs::create_dir_all(&target).unwrap();
+        text.push_str(&format!("  h{i}: {{transport: local, target: {}}}\n", target.display()));
+    }
+    let path = s.dir.join("hosts.yaml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// The run's workloads (in order), each with the hosts its workers ran on.
+fn placed(s: &Scratch, run: i64) -> Vec<(String, String)> {
+    let db = s.db();
+    let mut q = db
+        .prepare(
+            "SELECT w.name, group_concat(DISTINCT k.host) FROM workloads w JOIN workers k \
+             ON k.run_id = w.run_id AND k.workload_idx = w.idx WHERE w.run_id = ?1 GROUP BY w.idx ORDER BY w.idx",
+        )
+        .unwrap();
+    q.query_map([run], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+fn labels(s: &Scratch, run: i64, sql: &str) -> Vec<String> {
+    let db = s.db();
+    let mut q = db.prepare(sql).unwrap();
+    q.query_map([run], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn a_scenario_runs_placed_on_node_slices_and_converts_to_the_same_run() {
+    let s = Scratch::new("xray-colocation");
+    let hosts = inventory(&s, 3);
+    let colocation = dir("colocation");
+    // the Jinja loop over DSS nodes runs once: `dss_nodes` is a var, set here
+    let args = ["--hosts", &hosts, "--set", "dss_nodes=1", "--set", "size=1m"];
+    let lint = s.run(&[&["lint", &colocation][..], &args].concat());
+    assert!(lint.status.success(), "{}", text(&lint));
+    let shown = String::from_utf8_lossy(&lint.stdout);
+    assert!(shown.contains("VM group DSS 0: hosts [\"1:2\"]"), "{shown}");
+    assert!(
+        shown
+            .contains("no-ops (VMs are not built here): cluster.CleanUp, vm_group.CloneFromTemplate, vm_group.PowerOn"),
+        "{shown}"
+    );
+
+    let out = s.run(&[&["run", &colocation][..], &args].concat());
+    assert!(out.status.success(), "{}", text(&out));
+    let expected = [
+        ("OLTP/data", "h0"),
+        ("OLTP/log", "h0"),
+        ("OLTP Warmup/data", "h0"),
+        ("OLTP Warmup/log", "h0"),
+        ("DSS 0/scan", "h1"),
+    ];
+    let ran = placed(&s, 1);
+    let want: Vec<(String, String)> = expected.iter().map(|(w, h)| (w.to_string(), h.to_string())).collect();
+    assert_eq!(ran, want);
+    // setup's warm-up is measured, in phases labelled `setup`; the run's are not
+    let phases = labels(&s, 1, "SELECT label FROM phases WHERE run_id = ?1 ORDER BY idx");
+    assert_eq!(phases.first().map(String::as_str), Some("setup"), "{phases:?}");
+    assert!(phases.iter().skip_while(|p| *p == "setup").all(|p| p != "setup"), "{phases:?}");
+    assert!(phases.len() >= 3, "{phases:?}");
+    // prefill of OLTP's jobs, and the annotated start as a mark
+    let events = labels(&s, 1, "SELECT kind || ' ' || label FROM events WHERE run_id = ?1 ORDER BY idx");
+    assert!(events.iter().any(|e| e.starts_with("prefill") && e.contains("OLTP/data")), "{events:?}");
+    assert!(events.iter().any(|e| e == "mark workload.Start DSS 0"), "{events:?}");
+
+    // `fathom convert` prints the scenario that runs the same workloads and phases
+    let convert = s.run(&[&["convert", &colocation][..], &args[..4]].concat());
+    assert!(convert.status.success(), "{}", text(&convert));
+    let yaml = s.dir.join("converted.yaml");
+    std::fs::write(&yaml, &convert.stdout).unwrap();
+    let again = s.run(&["run", yaml.to_str().unwrap(), "--hosts", &hosts, "--set", "size=1m"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(placed(&s, 2), want);
+    assert_eq!(labels(&s, 2, "SELECT label FROM phases WHERE run_id = ?1 ORDER BY idx"), phases);
+}
+
+#[test]
+fn a_var_outside_its_bounds_is_refused_naming_it() {
+    let s = Scratch::new("xray-bounds");
+    let hosts = inventory(&s, 3);
+    let out = s.run(&["lint", &dir("colocation"), "--hosts", &hosts, "--set", "oltp_iops=1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--set oltp_iops=1: var `oltp_iops` is 1: below its min 10"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn without_an_inventory_the_scenario_is_refused_saying_how_to_give_one() {
+    let s = Scratch::new("xray-no-hosts");
+    let out = s.run(&["run", &dir("colocation")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --hosts hosts.yaml"), "{}", text(&out));
+}
+
+#[test]
+fn an_infrastructure_step_is_refused_listing_the_hooks_it_needs() {
+    let s = Scratch::new("xray-hooks");
+    let hosts = inventory(&s, 2);
+    let power = dir("power-loss");
+    let out = s.run(&["run", &power, "--hosts", &hosts]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs hooks that no hooks file (--hooks) provides: nodes.PowerOff, nodes.PowerOn"), "{err}");
+    assert!(!s.dir.join("results/fathom.db").exists(), "refused before anything ran");
+    // lint shows what each step became before refusing
+    let lint = s.run(&["lint", &power, "--hosts", &hosts]);
+    assert_eq!(lint.status.code(), Some(2), "{}", text(&lint));
+    let shown = String::from_utf8_lossy(&lint.stdout);
+    assert!(shown.contains(r#"{hook: "nodes.PowerOff", args: {nodes: "0,1"}, hosts: ["0:2"]}"#), "{shown}");
+    assert!(shown.contains("VM group Group: hosts [\"0:2\"] (count_per_node 2), 2 per host"), "{shown}");
+}
+
+#[test]
+fn a_mistake_in_the_scenario_is_located_in_its_rendered_text() {
+    let s = Scratch::new("xray-located");
+    let hosts = inventory(&s, 2);
+    let scenario = s.dir.join("bad");
+    std::fs::create_dir_all(&scenario).unwrap();
+    let template = "name: bad\nvms:\n{% for i in range(2) %}\n  - G{{ i }}:\n      nodes: {{ i }}\n      cpus: 2\n{% endfor %}\n\
+                workloads: []\nsetup: []\nrun: []\n";
+    std::fs::write(scenario.join("test.yml"), template).unwrap();
+    let out = s.run(&["lint", scenario.to_str().unwrap(), "--hosts", &hosts]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // line 6 of the rendered text: the loop's first VM group
+    assert!(err.contains("test.yml (rendered):6: vms[0].G0: unknown field `cpus`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
