@@ -128,7 +128,9 @@ fn trim_is_refused_at_its_line() {
 #[test]
 fn fio_reads_the_same_files() {
     // fio itself accepts every job file these tests run (and refuses none fathom runs)
-    for file in ["mixed.fio", "stonewall.fio", "two-targets.fio", "trim.fio", "one-pass.fio", "devices.fio"] {
+    for file in
+        ["mixed.fio", "stonewall.fio", "two-targets.fio", "trim.fio", "one-pass.fio", "devices.fio", "think.fio"]
+    {
         let out = Command::new("fio").args(["--parse-only", &job(file)]).env("FATHOM_FIO_BS", "8k").output().unwrap();
         assert!(out.status.success(), "fio --parse-only {file}: {}", text(&out));
     }
@@ -211,4 +213,26 @@ fn convert_prints_a_scenario_that_runs_as_the_job_file() {
     let out = s.run(&["convert", yaml.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("not a fio job file"), "{}", text(&out));
+}
+
+/// fio's JSON report of `file` run on files in `dir`.
+fn fio_report(file: &str, dir: &str) -> Value {
+    let fio = Command::new("fio").args(["--output-format=json", "--directory", dir, file]).output().unwrap();
+    assert!(fio.status.success(), "{}", text(&fio));
+    serde_json::from_slice(&fio.stdout).unwrap()
+}
+
+#[test]
+fn thinktime_paces_one_io_at_a_time_as_fio_does() {
+    let s = Scratch::new("fio-think");
+    let data = s.data().display().to_string();
+    let out = s.run(&["run", &job("think.fio"), "--target", &data, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let fathom = common::ops(&show, "think")[0]["iops"].as_f64().unwrap();
+    let fio = fio_report(&job("think.fio"), &data)["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    // 10 ms of pause after each IO: at most 100 a second; a busy machine only slows both
+    for (who, iops) in [("fathom", fathom), ("fio", fio)] {
+        assert!((40.0..=101.0).contains(&iops), "{who}: {iops} IOPS with a 10 ms pause after each IO");
+    }
 }

@@ -53,7 +53,7 @@ pub fn map(jobs: &[Job]) -> Result<Mapping> {
 }
 
 /// The error for an option fathom's engine cannot honour.
-fn refuse(o: &Opt, why: &str) -> Error {
+pub(super) fn refuse(o: &Opt, why: &str) -> Error {
     o.err(format!("{why}; fathom's engine cannot run this file as written: fio itself can (`fio {}`)", o.at.file))
 }
 
@@ -106,12 +106,13 @@ impl Mapping {
     }
 }
 
-/// One job being mapped: the job, the keys so far and what each option became.
-struct JobMap<'a> {
-    job: &'a Job,
-    kb_base: u64,
-    rw: Rw,
-    keys: Vec<(&'static str, String)>,
+/// One job being mapped: the job, the keys so far and what each option became. Options
+/// with more than a line of mapping have their own files (`think.rs`, `sizes.rs`).
+pub(super) struct JobMap<'a> {
+    pub(super) job: &'a Job,
+    pub(super) kb_base: u64,
+    pub(super) rw: Rw,
+    pub(super) keys: Vec<(&'static str, String)>,
     became: Vec<(String, String)>,
     targets: Vec<String>,
 }
@@ -143,12 +144,12 @@ impl<'a> JobMap<'a> {
         Ok(JobMap { job, kb_base, rw, keys: Vec::new(), became: Vec::new(), targets: Vec::new() })
     }
 
-    fn opt(&self, name: &str) -> Option<&'a Opt> {
+    pub(super) fn opt(&self, name: &str) -> Option<&'a Opt> {
         self.job.get(name)
     }
 
     /// Records what `o` became (shown by `fathom lint`).
-    fn said(&mut self, o: &Opt, became: impl Into<String>) {
+    pub(super) fn said(&mut self, o: &Opt, became: impl Into<String>) {
         let written = match &o.value {
             Some(v) => format!("{}={v}", o.written),
             None => o.written.clone(),
@@ -156,17 +157,17 @@ impl<'a> JobMap<'a> {
         self.became.push((written, became.into()));
     }
 
-    fn key(&mut self, key: &'static str, value: impl Into<String>) -> String {
+    pub(super) fn key(&mut self, key: &'static str, value: impl Into<String>) -> String {
         let value = value.into();
         self.keys.push((key, value.clone()));
         format!("{key}: {value}")
     }
 
-    fn size(&self, o: &Opt, text: &str) -> Result<u64> {
+    pub(super) fn size(&self, o: &Opt, text: &str) -> Result<u64> {
         number(text, Unit::Size(self.kb_base)).map(|v| v as u64).map_err(|e| o.err(e))
     }
 
-    fn count(&self, o: &Opt) -> Result<u64> {
+    pub(super) fn count(&self, o: &Opt) -> Result<u64> {
         number(o.text()?, Unit::Count).map(|v| v as u64).map_err(|e| o.err(e))
     }
 
@@ -189,7 +190,7 @@ impl<'a> JobMap<'a> {
 
     /// The one value of a `read,write` pair this job's directions use; different values
     /// for directions it both uses are refused (fathom has one per workload).
-    fn one_of(&self, o: &Opt, p: &Pair) -> Result<Option<String>> {
+    pub(super) fn one_of(&self, o: &Opt, p: &Pair) -> Result<Option<String>> {
         let used: Vec<&String> = [(self.reads(), &p.read), (self.writes(), &p.write)]
             .into_iter()
             .filter_map(|(used, v)| used.then_some(v.as_ref()).flatten())
@@ -210,6 +211,7 @@ impl<'a> JobMap<'a> {
         }
         self.mix()?;
         self.engine_and_depth()?;
+        self.think()?;
         self.block_sizes()?;
         self.targets()?;
         self.rates()?;

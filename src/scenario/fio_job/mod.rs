@@ -8,6 +8,7 @@ pub mod mapping;
 mod options;
 pub mod reader;
 mod targets;
+mod think;
 mod timeline;
 mod values;
 
