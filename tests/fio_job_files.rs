@@ -215,9 +215,13 @@ fn convert_prints_a_scenario_that_runs_as_the_job_file() {
     assert!(text(&out).contains("not a fio job file"), "{}", text(&out));
 }
 
-/// fio's JSON report of `file` run on files in `dir`.
+/// fio's JSON report of `file` run on files in `dir` (also `${FATHOM_FIO_DIR}`).
 fn fio_report(file: &str, dir: &str) -> Value {
-    let fio = Command::new("fio").args(["--output-format=json", "--directory", dir, file]).output().unwrap();
+    let fio = Command::new("fio")
+        .args(["--output-format=json", "--directory", dir, file])
+        .env("FATHOM_FIO_DIR", dir)
+        .output()
+        .unwrap();
     assert!(fio.status.success(), "{}", text(&fio));
     serde_json::from_slice(&fio.stdout).unwrap()
 }
@@ -235,4 +239,19 @@ fn thinktime_paces_one_io_at_a_time_as_fio_does() {
     for (who, iops) in [("fathom", fathom), ("fio", fio)] {
         assert!((40.0..=101.0).contains(&iops), "{who}: {iops} IOPS with a 10 ms pause after each IO");
     }
+}
+
+#[test]
+fn filesize_sizes_each_file_and_size_beside_it_bounds_the_bytes_as_fio_does() {
+    let s = Scratch::new("fio-filesize");
+    let data = s.data().display().to_string();
+    // the file's own directory: one --target would put the job's files in one
+    let out = s.fathom(&["run", &job("filesize.fio"), "-q"]).env("FATHOM_FIO_DIR", &data).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for file in ["files.0.0", "files.0.1"] {
+        assert_eq!(std::fs::metadata(s.data().join(file)).unwrap().len(), 1 << 20, "{file}: filesize");
+    }
+    let bytes: i64 = s.db().query_row("SELECT SUM(bytes) FROM samples WHERE op = 1", [], |r| r.get(0)).unwrap();
+    let fio = fio_report(&job("filesize.fio"), &data)["jobs"][0]["write"]["io_bytes"].as_i64().unwrap();
+    assert_eq!((bytes, fio), (1536 << 10, 1536 << 10), "fathom and fio write `size`, over files of `filesize`");
 }

@@ -344,9 +344,14 @@ impl<'a> JobMap<'a> {
             Some(o) => split_paths(o.text()?),
             None => Vec::new(),
         };
-        let mut size = match self.opt("size") {
-            Some(o) => self.working_set(o)?,
+        // `filesize` is each file's size; beside it `size` is the bytes the job moves
+        let filesize = match self.opt("filesize") {
+            Some(o) => Some(self.file_size(o)?),
             None => None,
+        };
+        let mut size = match self.opt("size") {
+            Some(o) if filesize.is_none() => self.working_set(o)?,
+            _ => None,
         };
         let targets: Vec<String> = if let Some(o) = self.opt("filename") {
             let names = split_paths(o.text()?);
@@ -377,7 +382,8 @@ impl<'a> JobMap<'a> {
             let s = self.key("target", list(&t));
             self.said(o, s);
             if let Some(n) = self.opt("nrfiles") {
-                self.said(n, format!("{files} targets in one shared queue, each 1/{files} of size"));
+                let each = if filesize.is_some() { "filesize".to_string() } else { format!("1/{files} of size") };
+                self.said(n, format!("{files} targets in one shared queue, each {each}"));
             }
             t
         } else {
@@ -388,8 +394,15 @@ impl<'a> JobMap<'a> {
         if targets.len() > 1 {
             self.key("queue", "shared");
         }
+        let files = targets.len() as u64;
         self.targets = targets;
-        if let Some(o) = self.opt("size") {
+        if let (Some(each), Some(f)) = (filesize, self.opt("filesize")) {
+            let s = self.key("size", each.to_string());
+            self.said(f, format!("{s} (each target)"));
+            if let Some(o) = self.opt("size") {
+                self.size_beside_filesize(o, each * files)?;
+            }
+        } else if let Some(o) = self.opt("size") {
             match size {
                 Some(bytes) => {
                     let s = self.key("size", bytes.to_string());

@@ -7,6 +7,7 @@
 pub mod mapping;
 mod options;
 pub mod reader;
+mod sizes;
 mod targets;
 mod think;
 mod timeline;
