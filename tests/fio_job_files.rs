@@ -128,9 +128,16 @@ fn trim_is_refused_at_its_line() {
 #[test]
 fn fio_reads_the_same_files() {
     // fio itself accepts every job file these tests run (and refuses none fathom runs)
-    for file in
-        ["mixed.fio", "stonewall.fio", "two-targets.fio", "trim.fio", "one-pass.fio", "devices.fio", "think.fio"]
-    {
+    for file in [
+        "mixed.fio",
+        "stonewall.fio",
+        "two-targets.fio",
+        "trim.fio",
+        "one-pass.fio",
+        "devices.fio",
+        "think.fio",
+        "bsrange.fio",
+    ] {
         let out = Command::new("fio").args(["--parse-only", &job(file)]).env("FATHOM_FIO_BS", "8k").output().unwrap();
         assert!(out.status.success(), "fio --parse-only {file}: {}", text(&out));
     }
@@ -254,4 +261,31 @@ fn filesize_sizes_each_file_and_size_beside_it_bounds_the_bytes_as_fio_does() {
     let bytes: i64 = s.db().query_row("SELECT SUM(bytes) FROM samples WHERE op = 1", [], |r| r.get(0)).unwrap();
     let fio = fio_report(&job("filesize.fio"), &data)["jobs"][0]["write"]["io_bytes"].as_i64().unwrap();
     assert_eq!((bytes, fio), (1536 << 10, 1536 << 10), "fathom and fio write `size`, over files of `filesize`");
+}
+
+#[test]
+fn bsrange_draws_the_multiples_of_its_minimum_as_fio_does() {
+    let s = Scratch::new("fio-bsrange");
+    let data = s.data().display().to_string();
+    let out = s.run(&["run", &job("bsrange.fio"), "--target", &data, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let db = s.db();
+    let (ops, bytes): (i64, i64) = db
+        .query_row("SELECT SUM(ops), SUM(bytes) FROM samples WHERE op = 0", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    let sizes: Vec<i64> = db
+        .prepare("SELECT DISTINCT size FROM io_sizes WHERE op = 0")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(ops, 3000);
+    assert!(sizes.len() > 8 && sizes.iter().all(|s| s % 4096 == 0 && (4096..=65536).contains(s)), "{sizes:?}");
+    let read = &fio_report(&job("bsrange.fio"), &data)["jobs"][0]["read"];
+    let fio = read["io_bytes"].as_f64().unwrap() / read["total_ios"].as_f64().unwrap();
+    // 4 to 64 KiB each as likely: 34 KiB on average (the bs=8k is overridden)
+    for (who, mean) in [("fathom", bytes as f64 / ops as f64), ("fio", fio)] {
+        assert!((30_000.0..40_000.0).contains(&mean), "{who}: a mean IO of {mean} bytes");
+    }
 }

@@ -23,6 +23,7 @@ pub struct Profile {
     pub rwmixread: Option<u32>,
     pub bs: Option<Size>,
     pub bssplit: Option<String>,
+    pub bsrange: Option<String>,
     pub random_percent: Option<u32>,
     pub distribution: Option<String>,
     pub offset: Option<Size>,

@@ -297,10 +297,14 @@ impl<'a> JobMap<'a> {
         Ok(direct.unwrap_or(false) || buffered == Some(false))
     }
 
+    /// `bs`, `bsrange` and `bssplit`: fio draws from the split when there is one, else
+    /// from the range, else `bs`.
     fn block_sizes(&mut self) -> Result<()> {
         let split = self.opt("bssplit").is_some();
-        if let Some(o) = self.opt("bs").filter(|_| split) {
-            self.said(o, "nothing: bssplit sets the sizes, as in fio");
+        let range = self.opt("bsrange").is_some();
+        if let Some(o) = self.opt("bs").filter(|_| split || range) {
+            let by = if split { "bssplit" } else { "bsrange" };
+            self.said(o, format!("nothing: {by} sets the sizes, as in fio"));
         } else if let Some(o) = self.opt("bs") {
             let chosen = self.one_of(o, &pair(o.text()?).map_err(|e| o.err(e))?)?;
             if let Some(v) = chosen {
@@ -308,6 +312,11 @@ impl<'a> JobMap<'a> {
                 let s = self.key("bs", bytes.to_string());
                 self.said(o, s);
             }
+        }
+        if let Some(o) = self.opt("bsrange").filter(|_| split) {
+            self.said(o, "nothing: bssplit sets the sizes, as in fio");
+        } else if let Some(o) = self.opt("bsrange") {
+            self.bs_range(o)?;
         }
         if let Some(o) = self.opt("bssplit") {
             let chosen = self.one_of(o, &pair(o.text()?).map_err(|e| o.err(e))?)?;

@@ -1,11 +1,31 @@
 //! The sizes fio's jobs give that take more than a line to map: `filesize`, each of a
-//! job's files (beside it `size` is the bytes the job moves, not the files' size).
+//! job's files (beside it `size` is the bytes the job moves, not the files' size), and
+//! `bsrange`, block sizes drawn in a range.
 
 use super::mapping::{JobMap, refuse};
 use super::reader::Opt;
+use super::values::{pair, quote};
 use crate::error::Result;
+use crate::scenario::pattern::BlockSizes;
 
 impl JobMap<'_> {
+    /// `bsrange=MIN-MAX` (or `MIN:MAX`; per direction as `bs`): the multiples of MIN up
+    /// to MAX, each as likely, as fio draws them; fathom's `bsrange`.
+    pub(super) fn bs_range(&mut self, o: &Opt) -> Result<()> {
+        let Some(text) = self.one_of(o, &pair(o.text()?).map_err(|e| o.err(e))?)? else { return Ok(()) };
+        let (low, high) = text
+            .split_once(['-', ':'])
+            .ok_or_else(|| o.err(format!("`{text}`: expected MIN-MAX, e.g. bsrange=4k-64k")))?;
+        let (low, high) = (self.size(o, low)?, self.size(o, high)?);
+        let sizes = BlockSizes::parse_range(&format!("{low}-{high}")).map_err(|e| o.err(e))?;
+        let s = match sizes.range() {
+            Some((min, max)) => self.key("bsrange", quote(&format!("{min}-{max}"))),
+            None => self.key("bs", sizes.min().to_string()),
+        };
+        self.said(o, s);
+        Ok(())
+    }
+
     /// `filesize`: each file's size. A range (`filesize=1m-4m`: each file's size drawn in
     /// it) is refused unless its ends are equal: a workload's targets have one `size`.
     pub(super) fn file_size(&self, o: &Opt) -> Result<u64> {
@@ -72,6 +92,19 @@ mod tests {
         let k = keys("[j]\nfilename=/dev/sdb\nfilesize=1g\nsize=8m\ntime_based\nruntime=5\n").unwrap();
         has(&k, &["size: 1073741824", "duration: 5s"]);
         assert!(!k.iter().any(|k| k.starts_with("io_size")), "{k:?}");
+    }
+
+    #[test]
+    fn bsrange_is_the_multiples_of_its_minimum_and_wins_over_bs() {
+        let k = keys("[j]\nbs=4k\nbsrange=4k-64k\n").unwrap();
+        has(&k, &[r#"bsrange: "4096-65536""#]);
+        assert!(!k.iter().any(|k| k.starts_with("bs:")), "{k:?}");
+        has(&keys("[j]\nrw=randwrite\nbsrange=512-4k,1k:16k\n").unwrap(), &[r#"bsrange: "1024-16384""#]);
+        has(&keys("[j]\nbsrange=4k-4k\n").unwrap(), &["bs: 4096"]);
+        let k = keys("[j]\nbsrange=4k-64k\nbssplit=4k/50:8k/50\n").unwrap();
+        assert!(!k.iter().any(|k| k.starts_with("bsrange")), "bssplit wins: {k:?}");
+        let err = keys("[j]\nbsrange=64k-4k\n").unwrap_err();
+        assert!(err.starts_with("t.fio:2: bsrange:"), "{err}");
     }
 
     #[test]
