@@ -32,6 +32,7 @@ pub struct Profile {
     /// The worker group (top-level `groups`) whose workers run this workload.
     pub group: Option<String>,
     pub size: Option<Size>,
+    pub size_percent: Option<u32>,
     pub direct: Option<bool>,
     #[serde(default, deserialize_with = "engine_or_null")]
     pub engine: Option<EngineKind>,

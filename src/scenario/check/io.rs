@@ -277,6 +277,15 @@ impl Checker<'_> {
                 self.fail(&size_at, format!("working set {s} is smaller than one block ({})", Size(bs.max()).human()))
             );
         }
+        let (size_percent, size_percent_at) = pick!(l, size_percent);
+        if let Some(pct) = size_percent {
+            if size.is_some() {
+                return Err(self.fail(&size_percent_at, "set `size` or `size_percent`, not both"));
+            }
+            if !(1..=100).contains(&pct) {
+                return Err(self.fail(&size_percent_at, format!("{pct}: expected a share of the target from 1 to 100")));
+            }
+        }
         let (rate, rate_at) = pick!(l, rate_iops);
         let (mbps, mbps_at) = pick!(l, rate_mbps);
         for (r, at, unit) in [(rate, &rate_at, "IOs"), (mbps, &mbps_at, "megabytes (10^6 bytes)")] {
@@ -378,10 +387,11 @@ impl Checker<'_> {
                     .fail(&extend_at, "one appender per file: set `jobs: 1` (give other workloads their own `file`)"));
             }
             // from `defaults`, they are meant for the other workloads
-            if p.size.is_some() || p.offset.is_some() {
-                return Err(
-                    self.fail(&extend_at, "writes from the end of the file as it grows: leave out `size` and `offset`")
-                );
+            if p.size.is_some() || p.size_percent.is_some() || p.offset.is_some() {
+                return Err(self.fail(
+                    &extend_at,
+                    "writes from the end of the file as it grows: leave out `size`, `size_percent` and `offset`",
+                ));
             }
         }
         if engine == EngineKind::Fio {
@@ -478,6 +488,7 @@ impl Checker<'_> {
                 offset: if extend { 0 } else { offset },
                 iodepth,
                 size: if extend { None } else { size.map(|s| s.0) },
+                size_percent: if extend { None } else { size_percent },
                 direct,
                 rate_iops: rate,
                 rate_mbps: mbps,

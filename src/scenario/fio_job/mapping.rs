@@ -417,19 +417,24 @@ impl<'a> JobMap<'a> {
                     let s = self.key("size", bytes.to_string());
                     self.said(o, s);
                 }
-                None => self.said(o, "nothing: all of each target"),
+                None => match self.size_percent(o)? {
+                    Some(pct) => {
+                        let s = self.key("size_percent", pct.to_string());
+                        self.said(o, format!("{s} (of each target as it is when laid out)"));
+                    }
+                    None => self.said(o, "nothing: all of each target"),
+                },
             }
         }
         Ok(())
     }
 
-    /// `size` in bytes; `100%` is the whole target (no `size` key), other shares refused.
+    /// `size` in bytes; none for a share of the target (`size_percent`).
     fn working_set(&self, o: &Opt) -> Result<Option<u64>> {
         let text = o.text()?.trim();
-        match text.strip_suffix('%') {
-            Some("100") => Ok(None),
-            Some(_) => Err(refuse(o, "a share of the target other than 100% is not in fathom's model")),
-            None => self.size(o, text).map(Some),
+        match text.ends_with('%') {
+            true => Ok(None),
+            false => self.size(o, text).map(Some),
         }
     }
 

@@ -4,11 +4,22 @@
 
 use super::mapping::{JobMap, refuse};
 use super::reader::Opt;
-use super::values::{pair, quote};
+use super::values::{Unit, number, pair, quote};
 use crate::error::Result;
 use crate::scenario::pattern::BlockSizes;
 
 impl JobMap<'_> {
+    /// `size=N%`: that share of each target, known once the target is (fathom's
+    /// `size_percent`); `None` for a size in bytes, or for 100%, all of it (the default).
+    pub(super) fn size_percent(&self, o: &Opt) -> Result<Option<u32>> {
+        let Some(pct) = o.text()?.trim().strip_suffix('%') else { return Ok(None) };
+        let pct = number(pct, Unit::Count).map_err(|e| o.err(e))?;
+        if pct < 1.0 || pct > 100.0 || pct.fract() != 0.0 {
+            return Err(o.err(format!("{pct}%: expected a whole percentage from 1 to 100")));
+        }
+        Ok(Some(pct as u32).filter(|&p| p < 100))
+    }
+
     /// `bsrange=MIN-MAX` (or `MIN:MAX`; per direction as `bs`): the multiples of MIN up
     /// to MAX, each as likely, as fio draws them; fathom's `bsrange`.
     pub(super) fn bs_range(&mut self, o: &Opt) -> Result<()> {
@@ -105,6 +116,15 @@ mod tests {
         assert!(!k.iter().any(|k| k.starts_with("bsrange")), "bssplit wins: {k:?}");
         let err = keys("[j]\nbsrange=64k-4k\n").unwrap_err();
         assert!(err.starts_with("t.fio:2: bsrange:"), "{err}");
+    }
+
+    #[test]
+    fn size_as_a_share_is_size_percent_of_each_target() {
+        has(&keys("[j]\nfilename=/dev/sdb\nsize=30%\n").unwrap(), &["size_percent: 30"]);
+        let k = keys("[j]\nsize=100%\n").unwrap();
+        assert!(!k.iter().any(|k| k.starts_with("size")), "all of it: {k:?}");
+        let err = keys("[j]\nsize=0%\n").unwrap_err();
+        assert!(err.starts_with("t.fio:2: size: 0%: expected a whole percentage from 1 to 100"), "{err}");
     }
 
     #[test]
