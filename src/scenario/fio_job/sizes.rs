@@ -14,7 +14,7 @@ impl JobMap<'_> {
     pub(super) fn size_percent(&self, o: &Opt) -> Result<Option<u32>> {
         let Some(pct) = o.text()?.trim().strip_suffix('%') else { return Ok(None) };
         let pct = number(pct, Unit::Count).map_err(|e| o.err(e))?;
-        if pct < 1.0 || pct > 100.0 || pct.fract() != 0.0 {
+        if !(1.0..=100.0).contains(&pct) || pct.fract() != 0.0 {
             return Err(o.err(format!("{pct}%: expected a whole percentage from 1 to 100")));
         }
         Ok(Some(pct as u32).filter(|&p| p < 100))
