@@ -270,21 +270,27 @@ impl Checker<'_> {
             })
         });
         let (size, size_at) = pick!(l, size);
+        let (size_percent, size_percent_at) = pick!(l, size_percent);
+        // the workload's own setting wins over one from `defaults`; both at one level clash
+        let (size, size_percent) = match (size, size_percent) {
+            (Some(_), Some(_)) if p.size.is_some() == p.size_percent.is_some() => {
+                return Err(self.fail(&size_percent_at, "set `size` or `size_percent`, not both"));
+            }
+            (Some(_), Some(pct)) if p.size_percent.is_some() => (None, Some(pct)),
+            (Some(s), Some(_)) => (Some(s), None),
+            other => other,
+        };
+        if let Some(pct) = size_percent
+            && !(1..=100).contains(&pct)
+        {
+            return Err(self.fail(&size_percent_at, format!("{pct}: expected a share of the target from 1 to 100")));
+        }
         if let Some(s) = size
             && s.0 < bs.max()
         {
             return Err(
                 self.fail(&size_at, format!("working set {s} is smaller than one block ({})", Size(bs.max()).human()))
             );
-        }
-        let (size_percent, size_percent_at) = pick!(l, size_percent);
-        if let Some(pct) = size_percent {
-            if size.is_some() {
-                return Err(self.fail(&size_percent_at, "set `size` or `size_percent`, not both"));
-            }
-            if !(1..=100).contains(&pct) {
-                return Err(self.fail(&size_percent_at, format!("{pct}: expected a share of the target from 1 to 100")));
-            }
         }
         let (rate, rate_at) = pick!(l, rate_iops);
         let (mbps, mbps_at) = pick!(l, rate_mbps);

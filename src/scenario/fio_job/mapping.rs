@@ -110,8 +110,8 @@ impl Mapping {
 /// with more than a line of mapping have their own files (`think.rs`, `sizes.rs`).
 pub(super) struct JobMap<'a> {
     pub(super) job: &'a Job,
-    pub(super) kb_base: u64,
-    pub(super) rw: Rw,
+    kb_base: u64,
+    rw: Rw,
     pub(super) keys: Vec<(&'static str, String)>,
     became: Vec<(String, String)>,
     targets: Vec<String>,
