@@ -132,7 +132,16 @@ fn trim_is_refused_at_its_line() {
 #[test]
 fn fio_reads_the_same_files() {
     // fio itself accepts every job file these tests run (and refuses none fathom runs)
-    for file in ["mixed.fio", "stonewall.fio", "two-targets.fio", "trim.fio", "one-pass.fio", "devices.fio"] {
+    for file in [
+        "mixed.fio",
+        "stonewall.fio",
+        "two-targets.fio",
+        "trim.fio",
+        "one-pass.fio",
+        "devices.fio",
+        "think.fio",
+        "bsrange.fio",
+    ] {
         let out = Command::new("fio").args(["--parse-only", &job(file)]).env("FATHOM_FIO_BS", "8k").output().unwrap();
         assert!(out.status.success(), "fio --parse-only {file}: {}", text(&out));
     }
@@ -215,4 +224,94 @@ fn convert_prints_a_scenario_that_runs_as_the_job_file() {
     let out = s.run(&["convert", yaml.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("not a fio job file"), "{}", text(&out));
+}
+
+/// fio's JSON report of `file` run in `dir` (also `${FATHOM_FIO_DIR}`), where its files go.
+fn fio_report(file: &str, dir: &str) -> Value {
+    // a wall-clock limit: fio 3.33 once hung asleep past its runtime under a loaded machine
+    let fio = Command::new("timeout")
+        .args(["120", "fio", "--output-format=json", file])
+        .current_dir(dir)
+        .env("FATHOM_FIO_DIR", dir)
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", text(&fio));
+    serde_json::from_slice(&fio.stdout).unwrap()
+}
+
+#[test]
+fn thinktime_paces_one_io_at_a_time_as_fio_does() {
+    let s = Scratch::new("fio-think");
+    let data = s.data().display().to_string();
+    let out = s.run(&["run", &job("think.fio"), "--target", &data, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let fathom = common::ops(&show, "think")[0]["iops"].as_f64().unwrap();
+    let fio = fio_report(&job("think.fio"), &data)["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    // 10 ms of pause after each IO: at most 100 a second; a busy machine only slows both
+    for (who, iops) in [("fathom", fathom), ("fio", fio)] {
+        assert!((30.0..=101.0).contains(&iops), "{who}: {iops} IOPS with a 10 ms pause after each IO");
+    }
+}
+
+#[test]
+fn filesize_sizes_each_file_and_size_beside_it_bounds_the_bytes_as_fio_does() {
+    let s = Scratch::new("fio-filesize");
+    let data = s.data().display().to_string();
+    // the file's own directory: one --target would put the job's files in one
+    let out = s.fathom(&["run", &job("filesize.fio"), "-q"]).env("FATHOM_FIO_DIR", &data).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for file in ["files.0.0", "files.0.1"] {
+        assert_eq!(std::fs::metadata(s.data().join(file)).unwrap().len(), 1 << 20, "{file}: filesize");
+    }
+    let bytes: i64 = s.db().query_row("SELECT SUM(bytes) FROM samples WHERE op = 1", [], |r| r.get(0)).unwrap();
+    let fio = fio_report(&job("filesize.fio"), &data)["jobs"][0]["write"]["io_bytes"].as_i64().unwrap();
+    assert_eq!((bytes, fio), (1536 << 10, 1536 << 10), "fathom and fio write `size`, over files of `filesize`");
+}
+
+#[test]
+fn bsrange_draws_the_multiples_of_its_minimum_as_fio_does() {
+    let s = Scratch::new("fio-bsrange");
+    let data = s.data().display().to_string();
+    let out = s.run(&["run", &job("bsrange.fio"), "--target", &data, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let db = s.db();
+    let (ops, bytes): (i64, i64) = db
+        .query_row("SELECT SUM(ops), SUM(bytes) FROM samples WHERE op = 0", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    let sizes: Vec<i64> = db
+        .prepare("SELECT DISTINCT size FROM io_sizes WHERE op = 0")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(ops, 3000);
+    assert!(sizes.len() > 8 && sizes.iter().all(|s| s % 4096 == 0 && (4096..=65536).contains(s)), "{sizes:?}");
+    let read = &fio_report(&job("bsrange.fio"), &data)["jobs"][0]["read"];
+    let fio = read["io_bytes"].as_f64().unwrap() / read["total_ios"].as_f64().unwrap();
+    // 4 to 64 KiB each as likely: 34 KiB on average (the bs=8k is overridden)
+    for (who, mean) in [("fathom", bytes as f64 / ops as f64), ("fio", fio)] {
+        assert!((30_000.0..40_000.0).contains(&mean), "{who}: a mean IO of {mean} bytes");
+    }
+}
+
+#[test]
+fn size_as_a_share_is_of_the_target_as_it_is_as_fio_takes_it() {
+    let s = Scratch::new("fio-share");
+    let data = s.data().display().to_string();
+    let run = || s.fathom(&["run", &job("share.fio"), "-q"]).env("FATHOM_FIO_DIR", &data).output().unwrap();
+    // a file that is not there yet has no size to take a share of (fio: "you need to specify size=")
+    let out = run();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("size_percent: 30% of"), "{}", text(&out));
+    assert!(text(&out).contains("give `size` in bytes"), "{}", text(&out));
+    std::fs::write(s.data().join("share.dat"), vec![7u8; 8 << 20]).unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let bytes: i64 = s.db().query_row("SELECT SUM(bytes) FROM samples WHERE op = 0", [], |r| r.get(0)).unwrap();
+    let fio = fio_report(&job("share.fio"), &data)["jobs"][0]["read"]["io_bytes"].as_i64().unwrap();
+    // 30% of 8 MiB, in whole 4 KiB blocks
+    assert_eq!((bytes, fio), (614 * 4096, 614 * 4096), "fathom and fio read 30% of the file");
+    assert_eq!(std::fs::metadata(s.data().join("share.dat")).unwrap().len(), 8 << 20, "the file is left as it was");
 }

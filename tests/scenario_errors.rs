@@ -123,6 +123,25 @@ fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
             "scenario.yaml:5: expect.0: `2ms` is not a number",
         ),
         (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, duration: 1s, bs: 4k, bsrange: 4k-64k}\n"
+                .to_string(),
+            "scenario.yaml:3: workloads.w.bsrange: set one of `bs`, `bssplit` and `bsrange`, not `bs` too",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, duration: 1s, bsrange: 64k-4k}\n"
+                .to_string(),
+            "scenario.yaml:3: workloads.w.bsrange: `64k-4k`: the smallest size must be above 0 and at most the largest",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, size_percent: 30, duration: 1s}\n"
+                .to_string(),
+            "scenario.yaml:3: workloads.w.size_percent: set `size` or `size_percent`, not both",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size_percent: 0, duration: 1s}\n".to_string(),
+            "scenario.yaml:3: workloads.w.size_percent: 0: expected a share of the target from 1 to 100",
+        ),
+        (
             format!("name: x\nquestion: \"two\\nlines?\"\nworkloads:\n  {w}\n"),
             "scenario.yaml:2: question: is more than one line",
         ),

@@ -176,7 +176,8 @@ pub fn prepare(
         .filter(|w| needs_file(w))
         .filter_map(|w| Some((w, w.io()?)))
         .flat_map(|(w, io)| io.targets.iter().map(move |t| (w, IoProfile { targets: vec![t.clone()], ..io.clone() })))
-        .collect();
+        .map(|(w, io)| Ok((w, share_of_target(w, io)?)))
+        .collect::<Result<_>>()?;
     let mut files = prepare_files(&single, opts, stop, warn)?.into_iter();
     workloads
         .iter()
@@ -302,7 +303,34 @@ fn file_size(w: &Workload, io: &IoProfile, p: &Placement) -> Result<u64> {
     }
 }
 
-fn device_size(w: &Workload, io: &IoProfile, p: &Placement) -> Result<u64> {
+/// `size_percent` as `size`: that share of what the target (one of the workload's)
+/// holds past `offset`, in whole blocks, as fio takes `size=N%`. A file that does not
+/// exist yet holds nothing to take a share of: fio, too, asks for a size then.
+fn share_of_target(w: &Workload, mut io: IoProfile) -> Result<IoProfile> {
+    let Some(pct) = io.size_percent else { return Ok(io) };
+    let p = place(w, &io)?;
+    let len = match p.kind {
+        Kind::Device => device_bytes(w, &p)?,
+        Kind::File => p.stat()?.map_or(0, |m| m.len()),
+    };
+    let share = len.saturating_sub(io.offset) * u64::from(pct) / 100;
+    let size = share - share % io.bs.min();
+    if size < io.bs.max() {
+        return Err(Error::input(format!(
+            "workload {}: size_percent: {pct}% of {} ({} past offset {}) is less than one block: it holds no data to \
+             take a share of yet; give `size` in bytes",
+            w.name,
+            p.path.display(),
+            Size(len.saturating_sub(io.offset)).human(),
+            Size(io.offset)
+        )));
+    }
+    io.size = Some(size);
+    Ok(io)
+}
+
+/// The bytes a block device holds.
+fn device_bytes(w: &Workload, p: &Placement) -> Result<u64> {
     let path = &p.path;
     let file =
         p.open(How::default()).map_err(|e| Error::input(format!("workload {}: {}: {e}", w.name, path.display())))?;
@@ -317,6 +345,12 @@ fn device_size(w: &Workload, io: &IoProfile, p: &Placement) -> Result<u64> {
             std::io::Error::last_os_error()
         )));
     }
+    Ok(bytes)
+}
+
+fn device_size(w: &Workload, io: &IoProfile, p: &Placement) -> Result<u64> {
+    let path = &p.path;
+    let bytes = device_bytes(w, p)?;
     let end = io.offset + io.size.unwrap_or(0);
     if end > bytes || io.offset >= bytes {
         return Err(Error::input(format!(

@@ -98,7 +98,7 @@ impl Fidelity {
         let mut block_sizes: Vec<SizeShare> = asked_sizes
             .sizes()
             .filter(|_| !w.as_written)
-            .map(|(bytes, p)| SizeShare { bytes, asked_percent: p as f64, achieved_percent: Some(0.0) })
+            .map(|(bytes, p)| SizeShare { bytes, asked_percent: p, achieved_percent: Some(0.0) })
             .collect();
         if w.engine == EngineKind::Fio.to_string() && !asked_sizes.is_single() {
             block_sizes.iter_mut().for_each(|s| s.achieved_percent = None);

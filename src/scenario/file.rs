@@ -23,6 +23,7 @@ pub struct Profile {
     pub rwmixread: Option<u32>,
     pub bs: Option<Size>,
     pub bssplit: Option<String>,
+    pub bsrange: Option<String>,
     pub random_percent: Option<u32>,
     pub distribution: Option<String>,
     pub offset: Option<Size>,
@@ -31,6 +32,7 @@ pub struct Profile {
     /// The worker group (top-level `groups`) whose workers run this workload.
     pub group: Option<String>,
     pub size: Option<Size>,
+    pub size_percent: Option<u32>,
     pub direct: Option<bool>,
     #[serde(default, deserialize_with = "engine_or_null")]
     pub engine: Option<EngineKind>,

@@ -95,6 +95,18 @@ workloads:
 ";
 
     #[test]
+    fn a_workloads_own_size_or_share_wins_over_the_other_in_defaults() {
+        let text = "name: s\ndefaults: {target: /tmp, duration: 1s, rw: read, size: 1g}\nworkloads:\n  \
+                    share: {size_percent: 30}\n  bytes: {}\n";
+        let s = load(text, &[]).unwrap();
+        let (share, bytes) = (s.workloads[0].io().unwrap(), s.workloads[1].io().unwrap());
+        assert_eq!((share.size, share.size_percent), (None, Some(30)));
+        assert_eq!((bytes.size, bytes.size_percent), (Some(1 << 30), None));
+        let err = load(text, &["share.size=1m"]).unwrap_err().to_string();
+        assert!(err.contains("set `size` or `size_percent`, not both"), "{err}");
+    }
+
+    #[test]
     fn defaults_are_inherited_and_overridden() {
         let s = load(BASIC, &[]).unwrap();
         assert_eq!(s.workloads.len(), 2);

@@ -304,6 +304,10 @@ pub struct IoProfile {
     pub iodepth: u32,
     /// Working set in bytes; `None` means "the whole existing file or device".
     pub size: Option<u64>,
+    /// The working set as a share of the target as it is (fio's `size=N%`): only the
+    /// target knows its size, so it becomes `size` when the target is laid out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_percent: Option<u32>,
     pub direct: bool,
     /// IOs per second when open loop (from `rate_iops`, or `rate_mbps` over the mean
     /// block size).
@@ -410,6 +414,7 @@ impl IoProfile {
             offset: 0,
             iodepth: 1,
             size: None,
+            size_percent: None,
             direct: false,
             rate_iops: d.rate(),
             rate_mbps: None,

@@ -9,21 +9,32 @@ use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
-/// The block sizes of a workload with their shares of IOs in percent (summing to 100).
+/// The block sizes of a workload: a split of sizes with their shares of IOs, or a range.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockSizes {
-    split: Vec<(u64, u32)>,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// Sizes with their shares of IOs in percent (summing to 100): one size, or `bssplit`.
+    Split(Vec<(u64, u32)>),
+    /// `step`, `2 × step`, ... up to `count × step`, each as likely (fio's `bsrange`,
+    /// whose sizes are the multiples of its smallest one).
+    Range { step: u64, count: u64 },
 }
 
 impl BlockSizes {
     pub fn single(bs: u64) -> BlockSizes {
-        BlockSizes { split: vec![(bs, 100)] }
+        BlockSizes { kind: Kind::Split(vec![(bs, 100)]) }
     }
 
-    /// Parses what `Display` writes: one size, or a split.
+    /// Parses what `Display` writes: one size, a split or a range.
     pub fn parse(text: &str) -> Result<BlockSizes> {
         if text.contains('/') {
             BlockSizes::parse_split(text)
+        } else if text.contains('-') {
+            BlockSizes::parse_range(text)
         } else {
             Size::parse(text).map(|s| BlockSizes::single(s.0))
         }
@@ -54,38 +65,80 @@ impl BlockSizes {
             return Err(Error::input(format!("the shares add up to {total}%, not 100%")));
         }
         split.sort_unstable();
-        Ok(BlockSizes { split })
+        Ok(BlockSizes { kind: Kind::Split(split) })
     }
 
-    pub fn sizes(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.split.iter().copied()
+    /// Parses `MIN-MAX`: the multiples of `MIN` up to `MAX`, each as likely, as fio's
+    /// `bsrange` draws them (`4k-16k`: 4, 8, 12 and 16 KiB).
+    pub fn parse_range(text: &str) -> Result<BlockSizes> {
+        let (low, high) = text
+            .split_once('-')
+            .ok_or_else(|| Error::input(format!("`{text}` must be MIN-MAX, e.g. bsrange: 4k-64k")))?;
+        let (step, high) = (Size::parse(low.trim())?.0, Size::parse(high.trim())?.0);
+        if step == 0 || high < step {
+            return Err(Error::input(format!("`{text}`: the smallest size must be above 0 and at most the largest")));
+        }
+        match high / step {
+            1 => Ok(BlockSizes::single(step)),
+            count => Ok(BlockSizes { kind: Kind::Range { step, count } }),
+        }
+    }
+
+    /// Each size and its share of IOs in percent.
+    pub fn sizes(&self) -> Box<dyn Iterator<Item = (u64, f64)> + '_> {
+        match &self.kind {
+            Kind::Split(split) => Box::new(split.iter().map(|&(s, p)| (s, p as f64))),
+            &Kind::Range { step, count } => Box::new((1..=count).map(move |k| (k * step, 100.0 / count as f64))),
+        }
     }
 
     pub fn min(&self) -> u64 {
-        self.split[0].0
+        match &self.kind {
+            Kind::Split(split) => split[0].0,
+            Kind::Range { step, .. } => *step,
+        }
     }
 
     pub fn max(&self) -> u64 {
-        self.split[self.split.len() - 1].0
+        match &self.kind {
+            Kind::Split(split) => split[split.len() - 1].0,
+            Kind::Range { step, count } => step * count,
+        }
     }
 
     /// Mean bytes per IO, for turning an IO rate into a byte rate and back.
     pub fn mean(&self) -> f64 {
-        self.split.iter().map(|&(s, p)| s as f64 * p as f64 / 100.0).sum()
+        self.sizes().map(|(s, p)| s as f64 * p / 100.0).sum()
     }
 
     pub fn is_single(&self) -> bool {
-        self.split.len() == 1
+        matches!(&self.kind, Kind::Split(split) if split.len() == 1)
+    }
+
+    /// fio's `bsrange` (`MIN-MAX`) when the sizes are a range.
+    pub fn range(&self) -> Option<(u64, u64)> {
+        matches!(self.kind, Kind::Range { .. }).then(|| (self.min(), self.max()))
+    }
+
+    /// The split's sizes and their whole percentages (`None` for a range), to draw by.
+    pub fn split(&self) -> Option<&[(u64, u32)]> {
+        match &self.kind {
+            Kind::Split(split) => Some(split),
+            Kind::Range { .. } => None,
+        }
     }
 }
 
 impl fmt::Display for BlockSizes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_single() {
-            return write!(f, "{}", Size(self.min()));
+        match &self.kind {
+            _ if self.is_single() => write!(f, "{}", Size(self.min())),
+            Kind::Split(split) => {
+                let parts: Vec<String> = split.iter().map(|&(s, p)| format!("{}/{p}", Size(s))).collect();
+                f.write_str(&parts.join(":"))
+            }
+            Kind::Range { .. } => write!(f, "{}-{}", Size(self.min()), Size(self.max())),
         }
-        let parts: Vec<String> = self.split.iter().map(|&(s, p)| format!("{}/{p}", Size(s))).collect();
-        f.write_str(&parts.join(":"))
     }
 }
 
@@ -256,6 +309,17 @@ mod tests {
         assert!(BlockSizes::parse_split("8k:32k").unwrap_err().to_string().contains("SIZE/PERCENT"));
         assert!(BlockSizes::parse_split("8q/100").unwrap_err().to_string().contains("8q"));
         assert_eq!(BlockSizes::parse_split("4k/50:4k/50").unwrap(), BlockSizes::single(4096));
+    }
+
+    #[test]
+    fn a_range_is_the_multiples_of_its_smallest_size() {
+        let r = BlockSizes::parse_range("4k-18k").unwrap();
+        assert_eq!(r.sizes().map(|(s, _)| s >> 10).collect::<Vec<_>>(), [4, 8, 12, 16]);
+        assert_eq!((r.min(), r.max(), r.mean()), (4096, 16384, 10240.0));
+        assert_eq!(r.to_string(), "4k-16k");
+        assert_eq!(BlockSizes::parse(&r.to_string()).unwrap(), r, "what the store keeps reads back");
+        assert_eq!(BlockSizes::parse_range("4k-4k").unwrap(), BlockSizes::single(4096));
+        assert!(BlockSizes::parse_range("8k-4k").unwrap_err().to_string().contains("at most the largest"));
     }
 
     #[test]

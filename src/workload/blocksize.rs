@@ -12,8 +12,13 @@ impl BlockSizes {
         if self.is_single() {
             return self.min();
         }
+        let Some(split) = self.split() else {
+            // a range: each multiple of the smallest size as likely
+            let step = self.min();
+            return step * (1 + rng.below(self.max() / step));
+        };
         let mut r = rng.below(100) as u32;
-        for (size, pct) in self.sizes() {
+        for &(size, pct) in split {
             if r < pct {
                 return size;
             }
@@ -46,5 +51,19 @@ mod tests {
         let mut rng = Rng::new(1);
         let small = (0..100_000).filter(|_| b.pick(&mut rng) == 8192).count();
         assert!((89_000..91_000).contains(&small), "{small}");
+    }
+
+    #[test]
+    fn a_range_picks_each_multiple_alike() {
+        let b = BlockSizes::parse_range("4k-16k").unwrap();
+        let mut rng = Rng::new(1);
+        let mut seen = [0u32; 4];
+        for _ in 0..100_000 {
+            let size = b.pick(&mut rng);
+            assert_eq!(size % 4096, 0, "{size}");
+            seen[(size / 4096 - 1) as usize] += 1;
+        }
+        assert!(seen.iter().all(|n| (24_000..26_000).contains(n)), "{seen:?}");
+        assert_eq!(b.largest_within(10_000), 8192);
     }
 }

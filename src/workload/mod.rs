@@ -183,6 +183,7 @@ pub(crate) mod tests {
             offset: 0,
             iodepth: 1,
             size: None,
+            size_percent: None,
             direct: true,
             rate_iops: None,
             rate_mbps: None,

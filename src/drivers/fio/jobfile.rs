@@ -63,6 +63,8 @@ pub fn translate(
     }
     if w.bs.is_single() {
         line(&mut g, "bs", &w.bs.min());
+    } else if let Some((min, max)) = w.bs.range() {
+        line(&mut g, "bsrange", &format!("{min}-{max}"));
     } else {
         let split: Vec<String> = w.bs.sizes().map(|(s, p)| format!("{s}/{p}")).collect();
         line(&mut g, "bssplit", &split.join(":"));

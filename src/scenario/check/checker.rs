@@ -70,6 +70,7 @@ impl Checker<'_> {
         let texts = [
             ("group", &p.group),
             ("bssplit", &p.bssplit),
+            ("bsrange", &p.bsrange),
             ("distribution", &p.distribution),
             ("dsn", &p.dsn),
             ("script", &p.script),

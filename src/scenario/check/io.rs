@@ -43,30 +43,35 @@ impl Checker<'_> {
         Ok(DataSpec { content, dedupe_percent: dedupe, crc })
     }
 
-    /// `bs` or `bssplit`, from the workload if it sets either, else from the defaults;
-    /// with the path of the key they came from.
+    /// `bs`, `bssplit` or `bsrange`, from the workload if it sets one, else from the
+    /// defaults; with the path of the key they came from.
     fn block_sizes(&self, name: &str, p: &Profile, d: &Profile) -> Result<(BlockSizes, Vec<String>)> {
-        let (profile, mut path): (&Profile, Vec<String>) = if p.bs.is_some() || p.bssplit.is_some() {
-            (p, vec!["workloads".into(), name.into()])
-        } else {
-            (d, vec!["defaults".into()])
+        let keys = |p: &Profile| {
+            [("bs", p.bs.is_some()), ("bssplit", p.bssplit.is_some()), ("bsrange", p.bsrange.is_some())]
+                .into_iter()
+                .filter_map(|(key, set)| set.then_some(key))
+                .collect::<Vec<&str>>()
         };
-        match (&profile.bs, &profile.bssplit) {
-            (Some(bs), None) => {
-                path.push("bs".into());
-                Ok((BlockSizes::single(bs.0), path))
-            }
-            (bs, Some(split)) => {
+        let (profile, mut path): (&Profile, Vec<String>) =
+            if keys(p).is_empty() { (d, vec!["defaults".into()]) } else { (p, vec!["workloads".into(), name.into()]) };
+        if let [first, second, ..] = keys(profile)[..] {
+            path.push(second.into());
+            return Err(self.fail(&path, format!("set one of `bs`, `bssplit` and `bsrange`, not `{first}` too")));
+        }
+        match (profile.bs, &profile.bssplit, &profile.bsrange) {
+            (_, Some(split), _) => {
                 path.push("bssplit".into());
-                if bs.is_some() {
-                    return Err(self.fail(&path, "set `bs` or `bssplit`, not both"));
-                }
                 let split = BlockSizes::parse_split(split).map_err(|e| self.fail(&path, e))?;
                 Ok((split, path))
             }
-            (None, None) => {
+            (_, _, Some(range)) => {
+                path.push("bsrange".into());
+                let range = BlockSizes::parse_range(range).map_err(|e| self.fail(&path, e))?;
+                Ok((range, path))
+            }
+            (bs, _, _) => {
                 path.push("bs".into());
-                Ok((BlockSizes::single(4096), path))
+                Ok((BlockSizes::single(bs.map_or(4096, |b| b.0)), path))
             }
         }
     }
@@ -294,6 +299,21 @@ impl Checker<'_> {
             _ => {}
         }
         let (size, size_at) = pick!(l, size);
+        let (size_percent, size_percent_at) = pick!(l, size_percent);
+        // the workload's own setting wins over one from `defaults`; both at one level clash
+        let (size, size_percent) = match (size, size_percent) {
+            (Some(_), Some(_)) if p.size.is_some() == p.size_percent.is_some() => {
+                return Err(self.fail(&size_percent_at, "set `size` or `size_percent`, not both"));
+            }
+            (Some(_), Some(pct)) if p.size_percent.is_some() => (None, Some(pct)),
+            (Some(s), Some(_)) => (Some(s), None),
+            other => other,
+        };
+        if let Some(pct) = size_percent
+            && !(1..=100).contains(&pct)
+        {
+            return Err(self.fail(&size_percent_at, format!("{pct}: expected a share of the target from 1 to 100")));
+        }
         if let Some(s) = size
             && s.0 < bs.max()
         {
@@ -402,10 +422,11 @@ impl Checker<'_> {
                     .fail(&extend_at, "one appender per file: set `jobs: 1` (give other workloads their own `file`)"));
             }
             // from `defaults`, they are meant for the other workloads
-            if p.size.is_some() || p.offset.is_some() {
-                return Err(
-                    self.fail(&extend_at, "writes from the end of the file as it grows: leave out `size` and `offset`")
-                );
+            if p.size.is_some() || p.size_percent.is_some() || p.offset.is_some() {
+                return Err(self.fail(
+                    &extend_at,
+                    "writes from the end of the file as it grows: leave out `size`, `size_percent` and `offset`",
+                ));
             }
         }
         if engine == EngineKind::Fio {
@@ -502,6 +523,7 @@ impl Checker<'_> {
                 offset: if extend { 0 } else { offset },
                 iodepth,
                 size: if extend { None } else { size.map(|s| s.0) },
+                size_percent: if extend { None } else { size_percent },
                 direct,
                 rate_iops: rate,
                 rate_mbps: mbps,

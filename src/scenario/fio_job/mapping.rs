@@ -53,7 +53,7 @@ pub fn map(jobs: &[Job]) -> Result<Mapping> {
 }
 
 /// The error for an option fathom's engine cannot honour.
-fn refuse(o: &Opt, why: &str) -> Error {
+pub(super) fn refuse(o: &Opt, why: &str) -> Error {
     o.err(format!(
         "{why}; fathom's engine cannot run this file as written: fio can, under fathom (`fathom run {} --engine fio`)",
         o.at.file
@@ -109,12 +109,13 @@ impl Mapping {
     }
 }
 
-/// One job being mapped: the job, the keys so far and what each option became.
-struct JobMap<'a> {
-    job: &'a Job,
+/// One job being mapped: the job, the keys so far and what each option became. Options
+/// with more than a line of mapping have their own files (`think.rs`, `sizes.rs`).
+pub(super) struct JobMap<'a> {
+    pub(super) job: &'a Job,
     kb_base: u64,
     rw: Rw,
-    keys: Vec<(&'static str, String)>,
+    pub(super) keys: Vec<(&'static str, String)>,
     became: Vec<(String, String)>,
     targets: Vec<String>,
 }
@@ -146,12 +147,12 @@ impl<'a> JobMap<'a> {
         Ok(JobMap { job, kb_base, rw, keys: Vec::new(), became: Vec::new(), targets: Vec::new() })
     }
 
-    fn opt(&self, name: &str) -> Option<&'a Opt> {
+    pub(super) fn opt(&self, name: &str) -> Option<&'a Opt> {
         self.job.get(name)
     }
 
     /// Records what `o` became (shown by `fathom lint`).
-    fn said(&mut self, o: &Opt, became: impl Into<String>) {
+    pub(super) fn said(&mut self, o: &Opt, became: impl Into<String>) {
         let written = match &o.value {
             Some(v) => format!("{}={v}", o.written),
             None => o.written.clone(),
@@ -159,17 +160,17 @@ impl<'a> JobMap<'a> {
         self.became.push((written, became.into()));
     }
 
-    fn key(&mut self, key: &'static str, value: impl Into<String>) -> String {
+    pub(super) fn key(&mut self, key: &'static str, value: impl Into<String>) -> String {
         let value = value.into();
         self.keys.push((key, value.clone()));
         format!("{key}: {value}")
     }
 
-    fn size(&self, o: &Opt, text: &str) -> Result<u64> {
+    pub(super) fn size(&self, o: &Opt, text: &str) -> Result<u64> {
         number(text, Unit::Size(self.kb_base)).map(|v| v as u64).map_err(|e| o.err(e))
     }
 
-    fn count(&self, o: &Opt) -> Result<u64> {
+    pub(super) fn count(&self, o: &Opt) -> Result<u64> {
         number(o.text()?, Unit::Count).map(|v| v as u64).map_err(|e| o.err(e))
     }
 
@@ -192,7 +193,7 @@ impl<'a> JobMap<'a> {
 
     /// The one value of a `read,write` pair this job's directions use; different values
     /// for directions it both uses are refused (fathom has one per workload).
-    fn one_of(&self, o: &Opt, p: &Pair) -> Result<Option<String>> {
+    pub(super) fn one_of(&self, o: &Opt, p: &Pair) -> Result<Option<String>> {
         let used: Vec<&String> = [(self.reads(), &p.read), (self.writes(), &p.write)]
             .into_iter()
             .filter_map(|(used, v)| used.then_some(v.as_ref()).flatten())
@@ -213,6 +214,7 @@ impl<'a> JobMap<'a> {
         }
         self.mix()?;
         self.engine_and_depth()?;
+        self.think()?;
         self.block_sizes()?;
         self.targets()?;
         self.rates()?;
@@ -298,10 +300,14 @@ impl<'a> JobMap<'a> {
         Ok(direct.unwrap_or(false) || buffered == Some(false))
     }
 
+    /// `bs`, `bsrange` and `bssplit`: fio draws from the split when there is one, else
+    /// from the range, else `bs`.
     fn block_sizes(&mut self) -> Result<()> {
         let split = self.opt("bssplit").is_some();
-        if let Some(o) = self.opt("bs").filter(|_| split) {
-            self.said(o, "nothing: bssplit sets the sizes, as in fio");
+        let range = self.opt("bsrange").is_some();
+        if let Some(o) = self.opt("bs").filter(|_| split || range) {
+            let by = if split { "bssplit" } else { "bsrange" };
+            self.said(o, format!("nothing: {by} sets the sizes, as in fio"));
         } else if let Some(o) = self.opt("bs") {
             let chosen = self.one_of(o, &pair(o.text()?).map_err(|e| o.err(e))?)?;
             if let Some(v) = chosen {
@@ -309,6 +315,11 @@ impl<'a> JobMap<'a> {
                 let s = self.key("bs", bytes.to_string());
                 self.said(o, s);
             }
+        }
+        if let Some(o) = self.opt("bsrange").filter(|_| split) {
+            self.said(o, "nothing: bssplit sets the sizes, as in fio");
+        } else if let Some(o) = self.opt("bsrange") {
+            self.bs_range(o)?;
         }
         if let Some(o) = self.opt("bssplit") {
             let chosen = self.one_of(o, &pair(o.text()?).map_err(|e| o.err(e))?)?;
@@ -345,9 +356,14 @@ impl<'a> JobMap<'a> {
             Some(o) => split_paths(o.text()?),
             None => Vec::new(),
         };
-        let mut size = match self.opt("size") {
-            Some(o) => self.working_set(o)?,
+        // `filesize` is each file's size; beside it `size` is the bytes the job moves
+        let filesize = match self.opt("filesize") {
+            Some(o) => Some(self.file_size(o)?),
             None => None,
+        };
+        let mut size = match self.opt("size") {
+            Some(o) if filesize.is_none() => self.working_set(o)?,
+            _ => None,
         };
         let targets: Vec<String> = if let Some(o) = self.opt("filename") {
             let names = split_paths(o.text()?);
@@ -378,7 +394,8 @@ impl<'a> JobMap<'a> {
             let s = self.key("target", list(&t));
             self.said(o, s);
             if let Some(n) = self.opt("nrfiles") {
-                self.said(n, format!("{files} targets in one shared queue, each 1/{files} of size"));
+                let each = if filesize.is_some() { "filesize".to_string() } else { format!("1/{files} of size") };
+                self.said(n, format!("{files} targets in one shared queue, each {each}"));
             }
             t
         } else {
@@ -389,26 +406,38 @@ impl<'a> JobMap<'a> {
         if targets.len() > 1 {
             self.key("queue", "shared");
         }
+        let files = targets.len() as u64;
         self.targets = targets;
-        if let Some(o) = self.opt("size") {
+        if let (Some(each), Some(f)) = (filesize, self.opt("filesize")) {
+            let s = self.key("size", each.to_string());
+            self.said(f, format!("{s} (each target)"));
+            if let Some(o) = self.opt("size") {
+                self.size_beside_filesize(o, each * files)?;
+            }
+        } else if let Some(o) = self.opt("size") {
             match size {
                 Some(bytes) => {
                     let s = self.key("size", bytes.to_string());
                     self.said(o, s);
                 }
-                None => self.said(o, "nothing: all of each target"),
+                None => match self.size_percent(o)? {
+                    Some(pct) => {
+                        let s = self.key("size_percent", pct.to_string());
+                        self.said(o, format!("{s} (of each target as it is when laid out)"));
+                    }
+                    None => self.said(o, "nothing: all of each target"),
+                },
             }
         }
         Ok(())
     }
 
-    /// `size` in bytes; `100%` is the whole target (no `size` key), other shares refused.
+    /// `size` in bytes; none for a share of the target (`size_percent`).
     fn working_set(&self, o: &Opt) -> Result<Option<u64>> {
         let text = o.text()?.trim();
-        match text.strip_suffix('%') {
-            Some("100") => Ok(None),
-            Some(_) => Err(refuse(o, "a share of the target other than 100% is not in fathom's model")),
-            None => self.size(o, text).map(Some),
+        match text.ends_with('%') {
+            true => Ok(None),
+            false => self.size(o, text).map(Some),
         }
     }
 

@@ -8,7 +8,9 @@
 pub mod mapping;
 mod options;
 pub mod reader;
+mod sizes;
 mod targets;
+mod think;
 mod timeline;
 pub(in crate::scenario) mod values;
 pub mod verbatim;

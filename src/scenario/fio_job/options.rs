@@ -65,6 +65,11 @@ pub const SUPPORTED: &[&str] = &[
     "new_group",
     "startdelay",
     "kb_base",
+    "thinktime",
+    "thinktime_blocks",
+    "thinktime_spin",
+    "bsrange",
+    "filesize",
 ];
 
 /// Options that change what fio reports or how it behaves on errors, not what is
@@ -110,6 +115,9 @@ pub const IGNORED: &[&str] = &[
     "exitall",
     "exitall_on_error",
     "clocksource",
+    // fathom opens every target once, before the run: fio's limit on files open at a
+    // time changes when fio opens and closes them, not the IO each one gets
+    "openfiles",
 ];
 
 /// Engines fio has and fathom does not: the file is refused for them.
@@ -123,13 +131,8 @@ pub fn engine_refusal(engine: &str) -> String {
 pub fn refusal(name: &str) -> Option<&'static str> {
     Some(match name {
         "zonemode" | "zonesize" | "zoneskip" | "zonerange" => "zoned or strided regions are not in fathom's model",
-        "bsrange" | "ba" => "block-size ranges and alignment are not in fathom's model (use bssplit)",
-        "filesize" | "openfiles" | "filename_format" | "file_service_type" => {
-            "fathom runs one file per target, of one size"
-        }
-        "thinktime" | "thinktime_blocks" | "thinktime_spin" => {
-            "fio's think time per block count is not fathom's think_time"
-        }
+        "ba" => "block alignment other than the block size is not in fathom's model",
+        "filename_format" | "file_service_type" => "fathom names its files and shares one queue among them",
         "flow" | "flow_id" => "relative pacing between jobs is not in fathom's model",
         "rate_min" | "rate_iops_min" | "ratecycle" => "fathom asks a rate and measures what was achieved; no minimum",
         "buffer_pattern" | "dedupe_mode" => {

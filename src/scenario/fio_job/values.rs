@@ -11,6 +11,8 @@ pub enum Unit {
     Size(u64),
     /// Microseconds (a bare number is seconds, as fio reads `runtime`).
     Time,
+    /// Microseconds, a bare number too (as fio reads `thinktime`).
+    Micros,
     /// A plain number.
     Count,
 }
@@ -40,6 +42,7 @@ impl Unit {
         match self {
             Unit::Size(_) => "size (e.g. 4k, 1g, 1GiB)",
             Unit::Time => "time (e.g. 30, 500ms, 2m)",
+            Unit::Micros => "time (e.g. 2000 microseconds, 10ms)",
             Unit::Count => "number",
         }
     }
@@ -49,7 +52,8 @@ impl Unit {
         let s = suffix.to_ascii_lowercase();
         match self {
             Unit::Count => s.is_empty().then_some(1.0),
-            Unit::Time => Some(match s.as_str() {
+            Unit::Micros if s.is_empty() => Some(1.0),
+            Unit::Time | Unit::Micros => Some(match s.as_str() {
                 "" | "s" | "sec" => 1e6,
                 "us" | "usec" => 1.0,
                 "ms" | "msec" => 1e3,
@@ -267,6 +271,8 @@ mod tests {
         assert_eq!(number("2m", Unit::Time), Ok(120e6));
         assert_eq!(number("1h", Unit::Time), Ok(3600e6));
         assert_eq!(number("250us", Unit::Time), Ok(250.0));
+        assert_eq!(number("2000", Unit::Micros), Ok(2000.0), "thinktime's bare number");
+        assert_eq!(number("10ms", Unit::Micros), Ok(10e3));
     }
 
     #[test]
