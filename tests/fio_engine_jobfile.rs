@@ -50,11 +50,11 @@ fn files_under(dir: &Path) -> Vec<String> {
 fn options_the_mapping_refuses_run_through_fio_section_by_section() {
     let s = Scratch::new("fio-engine-refused");
     let data = s.data().display().to_string();
-    // thinktime and the mmap engine are fio's: the mapping refuses thinktime
+    // a pause every 4 blocks is fio's: the mapping refuses thinktime_blocks above 1
     let file = job_file(
         &s,
         "think.fio",
-        "[global]\nioengine=mmap\nbs=4k\nsize=4m\nthinktime=200\ngroup_reporting\nruntime=2\ntime_based\n\
+        "[global]\nioengine=mmap\nbs=4k\nsize=4m\nthinktime=200\nthinktime_blocks=4\ngroup_reporting\nruntime=2\ntime_based\n\
          [reader]\nrw=randread\nnumjobs=2\n[writer]\nrw=randwrite\n",
     );
     let file = file.to_str().unwrap();
