@@ -44,11 +44,15 @@ fn wait_exit(s: &Scratch, mut child: Child, limit: Duration) -> (Output, Duratio
     (Output { status, stdout: read("stdout"), stderr: read("stderr") }, took)
 }
 
-/// Waits until `ready` holds, while `child` runs, at most 60 s.
-fn wait_for(child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
+/// Waits until `ready` holds, while `child` runs, at most 60 s; says what fathom said
+/// if it ended first.
+fn wait_for(s: &Scratch, child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
     let started = Instant::now();
     while !ready() {
-        assert!(child.try_wait().unwrap().is_none(), "fathom ended before {what}");
+        if let Some(status) = child.try_wait().unwrap() {
+            let said = std::fs::read_to_string(s.dir.join("stderr")).unwrap_or_default();
+            panic!("fathom ended ({status}) before {what}: {said}");
+        }
         assert!(started.elapsed() < Duration::from_secs(60), "no {what} after 60 s");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -138,7 +142,7 @@ fn ctrl_c_stops_fio_keeps_its_seconds_and_aborts_the_run() {
         "name: long\nworkloads:\n  w:\n    target: TARGET\n    rw: randread\n    size: 16m\n    duration: 60s\n",
     );
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--engine", "fio"]);
-    wait_for(&mut child, "samples", || count(&s, "SELECT count(*) FROM samples") > 0);
+    wait_for(&s, &mut child, "samples", || count(&s, "SELECT count(*) FROM samples") > 0);
     ctrl_c(&child);
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_aborted(&s, &out, took);
@@ -158,7 +162,7 @@ fn ctrl_c_stops_pgbench_keeps_every_transaction_and_its_postgresql() {
     let logs = s.dir.join("results/runs/1/tx.pgbench-log");
     let clock = || count(&s, "SELECT clock_start_unix_ms FROM runs WHERE id = 1");
     // pgbench writes its log in blocks: some transactions are on disk
-    wait_for(&mut child, "pgbench's log", || clock() > 0 && logged_txns(&logs, clock(), 0) > 0);
+    wait_for(&s, &mut child, "pgbench's log", || clock() > 0 && logged_txns(&logs, clock(), 0) > 0);
     std::thread::sleep(Duration::from_millis(1500));
     let before = logged_txns(&logs, clock(), 0);
     ctrl_c(&child);
@@ -180,7 +184,7 @@ fn ctrl_c_stops_iperf3_keeps_its_seconds_and_its_server() {
         s.scenario("name: net\nworkloads:\n  s:\n    driver: iperf3\n    link: 100gbit\n    duration: 60s\n");
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     let output = s.dir.join("results/runs/1/s.iperf3.out");
-    wait_for(&mut child, "the iperf3 client", || output.exists());
+    wait_for(&s, &mut child, "the iperf3 client", || output.exists());
     // a few of its seconds are measured
     std::thread::sleep(Duration::from_millis(3500));
     let port = iperf3_port(&s);
@@ -201,8 +205,8 @@ fn ctrl_c_kills_the_command_of(name: &str, step: &str, command: &str) {
          timeline:\n  - start: w\n    async: true\n  - {step}\n"
     ));
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
-    wait_for(&mut child, "samples", || count(&s, "SELECT count(*) FROM samples") > 0);
-    wait_for(&mut child, "the hook's command", || !servers::running(command).is_empty());
+    wait_for(&s, &mut child, "samples", || count(&s, "SELECT count(*) FROM samples") > 0);
+    wait_for(&s, &mut child, "the hook's command", || !servers::running(command).is_empty());
     ctrl_c(&child);
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_aborted(&s, &out, took);
@@ -226,7 +230,7 @@ fn sigterm_during_pgbench_initialisation_stops_at_once() {
     let scenario = s.scenario("name: pg\nworkloads:\n  tx:\n    driver: pgbench\n    scale: 100\n    duration: 60s\n");
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     let needle = "pgbench -i -q -s 100";
-    wait_for(&mut child, "pgbench -i", || !servers::running(needle).is_empty());
+    wait_for(&s, &mut child, "pgbench -i", || !servers::running(needle).is_empty());
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY: kill(2) of fathom alone.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -245,7 +249,7 @@ fn the_next_run_stops_what_a_killed_fathom_left_and_aborts_its_run() {
     );
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     let results = s.dir.join("results");
-    wait_for(&mut child, "PostgreSQL and pgbench", || {
+    wait_for(&s, &mut child, "PostgreSQL and pgbench", || {
         !postmasters(&results).is_empty() && count(&s, "SELECT count(*) FROM workloads") > 0
     });
     std::thread::sleep(Duration::from_millis(1000));
@@ -278,7 +282,7 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     let results = s.dir.join("results");
     let output = results.join("runs/1/net.iperf3.out");
-    wait_for(&mut child, "PostgreSQL and iperf3", || !postmasters(&results).is_empty() && output.exists());
+    wait_for(&s, &mut child, "PostgreSQL and iperf3", || !postmasters(&results).is_empty() && output.exists());
     std::thread::sleep(Duration::from_millis(1000));
     let port = iperf3_port(&s);
     ctrl_c(&child);
@@ -322,7 +326,7 @@ fn ctrl_c_while_an_agent_lays_out_stops_it_and_its_agent() {
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--hosts", hosts.to_str().unwrap()]);
     let data = host.join("fathom-r.dat");
     let size = || std::fs::metadata(&data).map(|m| m.len()).unwrap_or(0);
-    wait_for(&mut child, "the agent's layout", || size() > 0);
+    wait_for(&s, &mut child, "the agent's layout", || size() > 0);
     ctrl_c(&child);
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
@@ -348,7 +352,7 @@ fn sigterm_while_a_server_never_answers_stops_at_once() {
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--set", &dsn]);
     let needle = format!("dbname=silent{port}");
     let psql = || servers::running(&needle).into_iter().filter(|c| c.contains("psql")).collect::<Vec<_>>();
-    wait_for(&mut child, "psql", || !psql().is_empty());
+    wait_for(&s, &mut child, "psql", || !psql().is_empty());
     // SAFETY: kill(2) of fathom alone.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let (out, took) = wait_exit(&s, child, PROMPT);
