@@ -111,14 +111,15 @@ fn without_an_inventory_the_scenario_is_refused_saying_how_to_give_one() {
 }
 
 #[test]
-fn an_infrastructure_step_is_refused_listing_the_hooks_it_needs() {
+fn an_infrastructure_step_is_refused_without_hooks_and_runs_with_them() {
     let s = Scratch::new("xray-hooks");
     let hosts = inventory(&s, 2);
     let power = dir("power-loss");
     let out = s.run(&["run", &power, "--hosts", &hosts]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("needs hooks that no hooks file (--hooks) provides: nodes.PowerOff, nodes.PowerOn"), "{err}");
+    // the hooks feature's one message, listing each missing hook once
+    assert!(err.contains("needs hooks for: nodes.PowerOff, nodes.PowerOn; give them with --hooks FILE"), "{err}");
     assert!(!s.dir.join("results/fathom.db").exists(), "refused before anything ran");
     // lint shows what each step became before refusing
     let lint = s.run(&["lint", &power, "--hosts", &hosts]);
@@ -126,6 +127,30 @@ fn an_infrastructure_step_is_refused_listing_the_hooks_it_needs() {
     let shown = String::from_utf8_lossy(&lint.stdout);
     assert!(shown.contains(r#"{hook: "nodes.PowerOff", args: {nodes: "0,1"}, hosts: ["0:2"]}"#), "{shown}");
     assert!(shown.contains("VM group Group: hosts [\"0:2\"] (count_per_node 2), 2 per host"), "{shown}");
+
+    // with a hooks file, each hook runs told its step's name, arguments and hosts
+    let hooks = s.dir.join("hooks.yaml");
+    let env = s.dir.join("hook-env");
+    std::fs::write(
+        &hooks,
+        format!(
+            "hooks:\n  nodes.PowerOff: 'env | grep ^FATHOM_ | sort > {0}/off.env'\n  nodes.PowerOn: 'env | grep ^FATHOM_ | sort > {0}/on.env'\n",
+            env.display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(&env).unwrap();
+    let args = ["run", &power, "--hosts", &hosts, "--hooks", hooks.to_str().unwrap(), "--set", "size=1m"];
+    let out = s.run(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    for (file, hook) in [("off.env", "nodes.PowerOff"), ("on.env", "nodes.PowerOn")] {
+        let said = std::fs::read_to_string(env.join(file)).unwrap();
+        assert!(said.contains(&format!("FATHOM_HOOK={hook}\n")), "{said}");
+        assert!(said.contains("FATHOM_HOSTS=h0 h1\n"), "{said}");
+        assert!(said.contains("FATHOM_ARG_NODES=0,1\n"), "{said}");
+    }
+    let events = labels(&s, 1, "SELECT kind || ' ' || label FROM events WHERE run_id = ?1 ORDER BY idx");
+    assert!(events.iter().any(|e| e.contains("hook nodes.PowerOff")), "{events:?}");
 }
 
 #[test]
