@@ -200,6 +200,18 @@ pub fn host_targets_key(devices: &[String]) -> Option<String> {
     positions.map(|p| format!("host_targets: [{}]", p.join(", ")))
 }
 
+/// `value` without its objects' null members (keys not given).
+fn without_nulls(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(m) => {
+            m.retain(|_, v| !v.is_null());
+            m.values_mut().for_each(without_nulls);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(without_nulls),
+        _ => {}
+    }
+}
+
 /// A plain file name for the data a VM group keeps on a disk (`device` empty: on the
 /// disk that is the target).
 fn data_file(group: &str, device: &str) -> String {
@@ -224,8 +236,10 @@ impl Mapping {
         if !self.results.is_empty() {
             out.push_str("results:\n");
             for r in &self.results {
-                // JSON is YAML's flow form: one entry a line
-                out.push_str(&format!("  - {}\n", serde_json::to_string(r).expect("a view serializes")));
+                // JSON is YAML's flow form: one entry a line, without the keys not given
+                let mut json = serde_json::to_value(r).expect("a view serializes");
+                without_nulls(&mut json);
+                out.push_str(&format!("  - {json}\n"));
             }
         }
         if !self.vars.is_empty() {
@@ -295,7 +309,9 @@ impl Mapping {
         };
         if let Some(d) = j.devices.iter().find(|d| host_target(d).is_some_and(|p| p >= fewest)) {
             return Err(Error::input(format!(
-                "{}: workload {} of VM group {} uses {d}, the VMs' data disk {} (from /dev/sdb), but a host of the                  group has {fewest} targets: list as many `target:` per host in --hosts as the VMs have data                  disks, or one directory per host (the disks are then files in it)",
+                "X-Ray scenario {}: workload {} of VM group {} uses {d}, the VMs' data disk {} (from /dev/sdb), \
+                 but a host of the group has {fewest} targets: list as many `target:` per host in --hosts as the \
+                 VMs have data disks, or one directory per host (the disks are then files in it)",
                 self.name,
                 j.name,
                 j.group,
