@@ -85,12 +85,22 @@ pub fn map(
                 let msg = format!("no VM group `{}` (vms: {})", w.vm_group, known.join(", "));
                 return Err(at(&["workloads", &i, name, "vm_group"], msg));
             }
-            let path = dir.join(&w.config_file);
+            let config_file = match &w.config_file {
+                Value::Sequence(one) if one.len() == 1 => one[0].as_text(),
+                v => v.as_text(),
+            }
+            .ok_or_else(|| {
+                at(
+                    &["workloads", &i, name, "config_file"],
+                    format!("{}: expected one fio file's name", flow(&w.config_file)),
+                )
+            })?;
+            let path = dir.join(&config_file);
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| at(&["workloads", &i, name, "config_file"], format!("{}: {e}", path.display())))?;
             let fio = fio_job::map_file(&path, &text, &[])?;
             if !fio.timeline.is_empty() {
-                notes.push(format!("{}: its jobs' order (stonewall, startdelay) is not kept: they start together, as X-Ray's VMs run them", w.config_file));
+                notes.push(format!("{}: its jobs' order (stonewall, startdelay) is not kept: they start together, as X-Ray's VMs run them", config_file));
             }
             if let Some(p) = &w.iogen_params {
                 notes.push(format!("{name}: iogen_params {} not needed: fathom records every second", flow(p)));

@@ -59,7 +59,8 @@ pub struct VmGroup {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadFile {
     pub vm_group: String,
-    pub config_file: String,
+    /// The fio file: a name, or a list of one (a var whose default is a list renders so).
+    pub config_file: Value,
     /// Parameters of X-Ray's IO generator wrapper (e.g. `prefill`, `reporting_interval`).
     pub iogen_params: Option<Value>,
 }
