@@ -138,3 +138,81 @@ fn number(v: &Value, key: &str) -> Result<f64, Mistake> {
         .filter(|x| x.is_finite())
         .ok_or_else(|| (key.to_string(), format!("`{text}`: expected a number")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::yaml;
+
+    fn entry(text: &str) -> ResultEntry {
+        yaml::from_str("t", text).unwrap()
+    }
+
+    /// Group G (2 hosts x 2 VMs): a warm-up started in setup, a run workload, a mask's.
+    fn setting() -> (Vec<Workload>, Steps, IndexMap<String, Placed>) {
+        let w =
+            |n: &str| Workload { name: n.into(), group: "G".into(), jobs: vec![format!("{n}/a"), format!("{n}/b")] };
+        let workloads = vec![w("Warm"), w("Run"), w("Read")];
+        let mut steps = Steps::default();
+        for n in ["Warm", "Run", "Read"] {
+            steps.runtime.insert(n.into(), Some(60));
+        }
+        steps.setup_started.push("Warm".into());
+        let g = Placed { hosts: vec![0, 1], per_host: 2, said: String::new() };
+        (workloads, steps, IndexMap::from([("G".to_string(), g)]))
+    }
+
+    #[test]
+    fn a_groups_result_is_of_the_runs_workloads_per_vm_figures_times_its_vms() {
+        let (w, s, g) = setting();
+        let mut notes = Vec::new();
+        let r = entry(
+            "vm_group: G\nresult_type: iops\nresult_expected_value: '100'\nresult_value_bands:\n  - {name: 95%, lower: 90, upper: '110.5'}\nstep: 30s\n",
+        );
+        let v = view("IOPS", &r, &w, &s, &g, &mut notes).unwrap();
+        let jobs = ["Run/a", "Run/b", "Read/a", "Read/b"].map(String::from).to_vec();
+        assert_eq!(v.workloads, Some(jobs));
+        assert_eq!((v.expected, v.aggregate), (Some(400.0), Some(Aggregate::Sum)));
+        let b = &v.bands.unwrap()[0];
+        assert_eq!((b.lower, b.upper, b.share.is_none()), (360.0, 442.0, true));
+        assert!(notes.iter().any(|n| n.contains("step left out")), "{notes:?}");
+        let masked = view(
+            "R",
+            &entry("vm_group: G\nworkload_mask: Read\nresult_type: latency\naggregate: sum\n"),
+            &w,
+            &s,
+            &g,
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!(masked.workloads, Some(vec!["Read/a".to_string(), "Read/b".to_string()]));
+        assert_eq!(masked.aggregate, Some(Aggregate::Mean));
+    }
+
+    #[test]
+    fn counters_become_the_cpu_or_are_listed_as_not_measured() {
+        let (w, s, g) = setting();
+        let mut notes = Vec::new();
+        let cpu = view(
+            "CPU",
+            &entry("vm_group: G\nmetric: CpuUsage.Avg.Megahertz\naggregate: sum\n"),
+            &w,
+            &s,
+            &g,
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!((cpu.name.as_str(), cpu.observed.as_deref()), ("CPU (host CPU busy %)", Some("cpu")));
+        let net =
+            view("Net", &entry("vm_group: G\nmetric: NetReceived.Avg.KilobytesPerSecond\n"), &w, &s, &g, &mut notes)
+                .unwrap();
+        assert!(net.not_measured.unwrap().contains("NetReceived.Avg.KilobytesPerSecond"));
+        let generic =
+            view("Q", &entry("vm_group: G\nresult_type: generic\nquery: sum(x)\n"), &w, &s, &g, &mut notes).unwrap();
+        assert!(generic.not_measured.is_some());
+        let (key, msg) =
+            view("X", &entry("workload_name: Nope\nresult_type: iops\n"), &w, &s, &g, &mut notes).unwrap_err();
+        assert_eq!(key, "workload_name");
+        assert!(msg.contains("no workload `Nope`"), "{msg}");
+    }
+}
