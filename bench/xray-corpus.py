@@ -3,7 +3,7 @@
 the rest are refused.
 
 For every scenario directory of ../shared/corpus/xray (read in place, never copied; by
-default the 42 distinct ones: nutanix+curie's built-ins and garyjlittle+xray's custom
+default the 43 directories holding the 42 distinct ones: nutanix+curie's built-ins and garyjlittle+xray's custom
 ones, --all for the older variant sets too) it lints and runs the scenario on an
 inventory of 4 local-transport hosts, each with 6 scratch directories as its targets
 (an X-Ray VM's data disks /dev/sdb../dev/sdg are a host's targets in order), at a time
