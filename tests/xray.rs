@@ -251,3 +251,25 @@ fn a_time_scale_shortens_an_x_ray_study_and_is_recorded() {
     let w = &show["workloads"][0];
     assert_eq!(w["end_t"].as_i64().unwrap() - w["start_t"].as_i64().unwrap(), 3, "{w}");
 }
+
+#[test]
+fn a_playbook_scenario_runs_its_hook_alone_never_told_the_password() {
+    let s = Scratch::new("xray-playbook");
+    let hosts = inventory(&s, 2);
+    let hooks = s.dir.join("hooks.yaml");
+    let env = s.dir.join("playbook.env");
+    std::fs::write(&hooks, format!("hooks:\n  playbook.Run: 'env | grep ^FATHOM_ | sort > {}'\n", env.display()))
+        .unwrap();
+    let out = s.run(&["run", &dir("playbook"), "--hosts", &hosts, "--hooks", hooks.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = std::fs::read_to_string(&env).unwrap();
+    assert!(said.contains("FATHOM_HOOK=playbook.Run\n") && said.contains("FATHOM_ARG_FILENAME=load.yml\n"), "{said}");
+    assert!(said.contains("FATHOM_ARG_REMOTE_USER=tester\n"), "{said}");
+    assert!(!said.contains("s3cret-pass"), "{said}");
+    // nor stored: not in the run's scenario text or events
+    let db = s.db();
+    let text: String = db.query_row("SELECT scenario_text FROM runs WHERE id = 1", [], |r| r.get(0)).unwrap();
+    assert!(!text.contains("s3cret") && text.contains("playbook.Run"), "{text}");
+    let events = labels(&s, 1, "SELECT kind || ' ' || label FROM events WHERE run_id = ?1 ORDER BY idx");
+    assert!(events.iter().all(|e| !e.contains("s3cret")), "{events:?}");
+}
