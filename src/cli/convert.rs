@@ -27,8 +27,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32> {
     let name = args.file.display().to_string();
-    let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.hosts.len());
-    if let Some(mapping) = xray_dir(&name, &args.sets, hosts)? {
+    let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.target_counts());
+    if let Some(mapping) = xray_dir(&name, &args.sets, hosts.as_deref())? {
         print!("{}", mapping.yaml()?);
         return Ok(0);
     }

@@ -43,7 +43,8 @@ pub fn run(mut args: Args) -> Result<i32> {
     args.sets.extend(args.time_scale.map(crate::scenario::time_scale::as_set));
     let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
-    let hosts = inventory.as_ref().map(|i| i.hosts.len());
+    let hosts = inventory.as_ref().map(Inventory::target_counts);
+    let hosts = hosts.as_deref();
     // an X-Ray scenario's mapping is shown before it is loaded: a refusal (hooks it
     // needs) is then explained by it
     let xray = args.scenario.as_deref().map(|n| xray_dir(n, &args.sets, hosts)).transpose()?.flatten();

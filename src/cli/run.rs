@@ -57,9 +57,9 @@ pub struct Args {
 
 pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     args.sets.extend(args.time_scale.map(time_scale::as_set));
-    let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.hosts.len());
+    let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.target_counts());
     let (scenario, is_builtin) =
-        load_scenario(args.scenario.as_deref(), &args.target, args.engine.as_deref(), &args.sets, hosts)?;
+        load_scenario(args.scenario.as_deref(), &args.target, args.engine.as_deref(), &args.sets, hosts.as_deref())?;
     let hooks = args.hooks.as_deref().map(crate::scenario::hooks::Hooks::load).transpose()?;
     let opts = RunOptions {
         // several were a job file's own targets, already in its scenario

@@ -321,4 +321,12 @@ workloads:
         assert_eq!(s.workloads[0].placement.as_ref().unwrap().host_targets, Some(vec![2]));
         assert!(s.workloads[1].placement.is_none());
     }
+
+    #[test]
+    fn a_timeline_of_commands_alone_needs_no_workload() {
+        let s = load("name: c\nworkloads: {}\ntimeline:\n  - hook: playbook.Run\n  - wait: 1s\n", &[]).unwrap();
+        assert!(s.workloads.is_empty());
+        let err = load("name: c\nworkloads: {}\ntimeline:\n  - wait: 1s\n", &[]).unwrap_err().to_string();
+        assert!(err.contains("workloads: a scenario needs at least one workload"), "{err}");
+    }
 }

@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the
 /// quickstart) with `--target`, `--engine` and `--set` applied; `on_hosts` when an
-/// inventory of `hosts` hosts is given (`--hosts`: [`Scenario::load_on_hosts`]; an X-Ray
-/// scenario is placed on them). Several `--target`s are for a fio job file only: its own
+/// inventory is given (`--hosts`: [`Scenario::load_on_hosts`]; an X-Ray scenario is
+/// placed on its hosts, whose numbers of targets `hosts` gives in order). Several `--target`s are for a fio job file only: its own
 /// targets, in order. Also says whether it is a built-in.
 pub fn load_scenario(
     scenario: Option<&str>,
     targets: &[PathBuf],
     engine: Option<&str>,
     sets: &[Override],
-    hosts: Option<usize>,
+    hosts: Option<&[usize]>,
 ) -> Result<(Scenario, bool)> {
     let name = scenario.unwrap_or(builtin::DEFAULT);
     if engine == Some("fio")
@@ -94,13 +94,13 @@ pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&st
 }
 
 /// Reads a scenario file (a fio job file as the scenario it maps to, on `targets`; an
-/// X-Ray directory as its mapping with `sets` on `hosts` hosts), or a built-in by name.
+/// X-Ray directory as its mapping with `sets` on hosts of `hosts` targets each), or a built-in by name.
 /// Returns (origin, text, is_builtin).
 fn read_scenario(
     name: &str,
     targets: &[PathBuf],
     sets: &[Override],
-    hosts: Option<usize>,
+    hosts: Option<&[usize]>,
 ) -> Result<(String, String, bool)> {
     let path = std::path::Path::new(name);
     if xray::is_scenario_dir(path) {
@@ -137,9 +137,9 @@ pub fn job_file(name: &str, targets: &[PathBuf]) -> Result<Option<fio_job::Mappi
     }
 }
 
-/// The mapping of the X-Ray scenario directory `name` names (with `sets`, on `hosts`
-/// hosts), or `None` when it names something else.
-pub fn xray_dir(name: &str, sets: &[Override], hosts: Option<usize>) -> Result<Option<xray::Mapping>> {
+/// The mapping of the X-Ray scenario directory `name` names (with `sets`, on hosts of
+/// `hosts` targets each), or `None` when it names something else.
+pub fn xray_dir(name: &str, sets: &[Override], hosts: Option<&[usize]>) -> Result<Option<xray::Mapping>> {
     let path = Path::new(name);
     match xray::is_scenario_dir(path) {
         true => xray::map_dir(path, sets, hosts).map(Some),

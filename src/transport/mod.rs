@@ -83,6 +83,12 @@ impl Inventory {
         Inventory::parse(&origin, &text)
     }
 
+    /// Each host's number of targets, in order (0: it has none, the workload's own is
+    /// used): what an X-Ray scenario's data disks are mapped onto.
+    pub fn target_counts(&self) -> Vec<usize> {
+        self.hosts.iter().map(|h| h.spec.target.as_ref().map_or(0, Vec::len)).collect()
+    }
+
     pub fn parse(origin: &str, text: &str) -> Result<Inventory> {
         let (file, lines): (InventoryFile, _) = crate::scenario::yaml::read(origin, text)?;
         let err = |path: &[&str], msg: String| {

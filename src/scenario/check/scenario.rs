@@ -13,8 +13,13 @@ use std::time::Duration;
 
 impl Checker<'_> {
     pub fn resolve(&self, file: ScenarioFile, text: &str) -> Result<Scenario> {
-        if file.workloads.is_empty() {
-            return Err(self.err(&["workloads"], "a scenario needs at least one workload"));
+        // a timeline of commands alone (X-Ray's playbook-driven scenarios) runs without
+        let commands = file.timeline.iter().flatten().any(|s| s.exec.is_some() || s.hook.is_some());
+        if file.workloads.is_empty() && !commands {
+            return Err(self.err(
+                &["workloads"],
+                "a scenario needs at least one workload (or a timeline of `exec` or `hook` steps)",
+            ));
         }
         let names: Vec<&str> = file.workloads.keys().map(String::as_str).collect();
         let index_of = |name: &str| file.workloads.get_index_of(name);

@@ -9,6 +9,7 @@ use super::written::TestFile;
 use crate::error::{Error, Result};
 use crate::scenario::fio_job;
 use crate::scenario::fio_job::values::{quote, trim_float};
+use crate::scenario::results::ResultFile;
 use crate::scenario::yaml::{Lines, Value};
 use indexmap::IndexMap;
 use std::path::Path;
@@ -24,6 +25,13 @@ pub struct Mapping {
     pub groups: IndexMap<String, Placed>,
     pub workloads: Vec<Job>,
     pub steps: steps::Steps,
+    /// X-Ray's results as fathom's result views.
+    pub results: Vec<ResultFile>,
+    /// X-Ray's HTML description (the report sanitises it).
+    pub description_html: Option<String>,
+    /// Each inventory host's number of targets: with several, a VM's data disks are
+    /// the host's targets (`host_targets`); with one, files in it.
+    pub targets: Vec<usize>,
     /// What was left out or changed, said once each.
     pub notes: Vec<String>,
     /// Seconds a workload started without `runtime_secs` runs (until a stop step ends
@@ -45,15 +53,16 @@ pub struct Job {
 }
 
 /// Maps the rendered `file` (whose keys were written at `lines` of `origin`) of the
-/// scenario in `dir` onto an inventory of `inventory` hosts.
+/// scenario in `dir` onto an inventory whose hosts have `targets` targets each.
 pub fn map(
     dir: &Path,
     origin: &str,
     file: &TestFile,
     lines: &Lines,
     vars: IndexMap<String, Value>,
-    inventory: usize,
+    targets: &[usize],
 ) -> Result<Mapping> {
+    let inventory = targets.len();
     let at = |path: &[&str], msg: String| {
         let line = lines.line_of(path).map(|l| format!(":{l}")).unwrap_or_default();
         Error::input(format!("{origin}{line}: {}: {msg}", path.join(".")))
@@ -76,12 +85,22 @@ pub fn map(
                 let msg = format!("no VM group `{}` (vms: {})", w.vm_group, known.join(", "));
                 return Err(at(&["workloads", &i, name, "vm_group"], msg));
             }
-            let path = dir.join(&w.config_file);
+            let config_file = match &w.config_file {
+                Value::Sequence(one) if one.len() == 1 => one[0].as_text(),
+                v => v.as_text(),
+            }
+            .ok_or_else(|| {
+                at(
+                    &["workloads", &i, name, "config_file"],
+                    format!("{}: expected one fio file's name", flow(&w.config_file)),
+                )
+            })?;
+            let path = dir.join(&config_file);
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| at(&["workloads", &i, name, "config_file"], format!("{}: {e}", path.display())))?;
             let fio = fio_job::map_file(&path, &text, &[])?;
             if !fio.timeline.is_empty() {
-                notes.push(format!("{}: its jobs' order (stonewall, startdelay) is not kept: they start together, as X-Ray's VMs run them", w.config_file));
+                notes.push(format!("{}: its jobs' order (stonewall, startdelay) is not kept: they start together, as X-Ray's VMs run them", config_file));
             }
             if let Some(p) = &w.iogen_params {
                 notes.push(format!("{name}: iogen_params {} not needed: fathom records every second", flow(p)));
@@ -127,13 +146,33 @@ pub fn map(
             jobs.retain(|j| j.workload != w.name);
         }
     }
+    let mut results = Vec::new();
+    for (i, entry) in file.results.iter().flatten().enumerate() {
+        for (name, r) in entry {
+            let view = super::results::view(name, r, &workloads, &steps, &groups, &mut notes)
+                .map_err(|(key, msg)| at(&["results", &i.to_string(), name, &key], msg))?;
+            results.push(view);
+        }
+    }
     let description = [&file.display_name, &file.summary].into_iter().flatten().next().map(|s| s.trim().to_string());
     let open_ended = match &file.estimated_runtime {
         Some(Value::Int(n)) if *n > 0 => *n as u64,
         Some(Value::Float(x)) if *x >= 1.0 => x.round() as u64,
         _ => 3600,
     };
-    Ok(Mapping { name: file.name.clone(), description, vars, groups, workloads: jobs, steps, notes, open_ended })
+    Ok(Mapping {
+        name: file.name.clone(),
+        description,
+        description_html: file.description.clone(),
+        vars,
+        groups,
+        workloads: jobs,
+        steps,
+        results,
+        notes,
+        open_ended,
+        targets: targets.to_vec(),
+    })
 }
 
 /// The keys that end a fio job by what it did (`loops`, `io_size`, `number_ios`): a
@@ -171,29 +210,47 @@ pub fn host_targets_key(devices: &[String]) -> Option<String> {
     positions.map(|p| format!("host_targets: [{}]", p.join(", ")))
 }
 
-/// A plain file name for the data a VM group keeps on a disk: workloads of one group on
-/// one device share it, as X-Ray's workloads share a VM's disk (a prefill fills what
-/// the workloads after it read).
+/// `value` without its objects' null members (keys not given).
+fn without_nulls(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(m) => {
+            m.retain(|_, v| !v.is_null());
+            m.values_mut().for_each(without_nulls);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(without_nulls),
+        _ => {}
+    }
+}
+
+/// A plain file name for the data a VM group keeps on a disk (`device` empty: on the
+/// disk that is the target).
 fn data_file(group: &str, device: &str) -> String {
-    let base = device.rsplit('/').next().unwrap_or(device);
-    let raw = format!("{group}-{base}");
+    let raw = match device.rsplit('/').next().unwrap_or(device) {
+        "" => group.to_string(),
+        base => format!("{group}-{base}"),
+    };
     raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
 
 impl Mapping {
-    /// The scenario as YAML text. Refused while it needs hooks: they run the user's
-    /// commands from a hooks file, which this fathom cannot load yet.
+    /// The scenario as YAML text. Its hook steps are checked against `--hooks` by the
+    /// loader's caller, as any scenario's.
     pub fn yaml(&self) -> Result<String> {
-        if !self.steps.hooks.is_empty() {
-            return Err(Error::input(format!(
-                "{}: needs hooks that no hooks file (--hooks) provides: {}",
-                self.name,
-                self.steps.hooks.join(", ")
-            )));
-        }
         let mut out = format!("name: {}\n", quote(&self.name));
         if let Some(d) = &self.description {
             out.push_str(&format!("description: {}\n", quote(d)));
+        }
+        if let Some(d) = &self.description_html {
+            out.push_str(&format!("description_html: {}\n", quote(d)));
+        }
+        if !self.results.is_empty() {
+            out.push_str("results:\n");
+            for r in &self.results {
+                // JSON is YAML's flow form: one entry a line, without the keys not given
+                let mut json = serde_json::to_value(r).expect("a view serializes");
+                without_nulls(&mut json);
+                out.push_str(&format!("  - {json}\n"));
+            }
         }
         if !self.vars.is_empty() {
             out.push_str("vars:\n");
@@ -204,7 +261,7 @@ impl Mapping {
         out.push_str(if self.workloads.is_empty() { "workloads: {}\n" } else { "workloads:\n" });
         for j in &self.workloads {
             out.push_str(&format!("  {}:\n", quote(&j.name)));
-            for (k, v) in self.keys(j) {
+            for (k, v) in self.keys(j)? {
                 out.push_str(&format!("    {k}: {v}\n"));
             }
         }
@@ -217,14 +274,12 @@ impl Mapping {
 
     /// A job's keys: its placement, its file, the fio job's keys (a rate is per VM in
     /// X-Ray: times the workers here), its duration.
-    fn keys(&self, j: &Job) -> Vec<(String, String)> {
+    fn keys(&self, j: &Job) -> Result<Vec<(String, String)>> {
         let g = &self.groups[&j.group];
         let jobs: u32 = j.keys.iter().find(|(k, _)| *k == "jobs").and_then(|(_, v)| v.parse().ok()).unwrap_or(1);
         let mut out =
             vec![("hosts".to_string(), g.selector()), ("per_host".to_string(), (g.per_host * jobs).to_string())];
-        if let Some(d) = j.devices.first() {
-            out.push(("file".into(), quote(&data_file(&j.group, d))));
-        }
+        out.extend(self.disks(j, g)?);
         for (k, v) in &j.keys {
             let v = match *k {
                 "jobs" | "duration" => continue,
@@ -244,7 +299,37 @@ impl Mapping {
                 None => out.push(("duration".into(), format!("{}s", self.open_ended))),
             },
         }
-        out
+        Ok(out)
+    }
+
+    /// Where a job's devices are on its group's hosts: with several targets per host,
+    /// `/dev/sdb` is the first (`host_targets`), the group's data a file `GROUP` on each;
+    /// with one, a file per device in it (`GROUP-sdb`). Workloads of one group on one
+    /// disk share the file, as X-Ray's share a VM's disk (a prefill fills what the
+    /// workloads after it read).
+    fn disks(&self, j: &Job, g: &Placed) -> Result<Vec<(String, String)>> {
+        let Some(first) = j.devices.first() else { return Ok(Vec::new()) };
+        let counts: Vec<usize> = g.hosts.iter().map(|h| self.targets.get(*h).copied().unwrap_or(0)).collect();
+        let fewest = counts.iter().copied().min().unwrap_or(0);
+        if counts.iter().all(|c| *c <= 1) {
+            return Ok(vec![("file".into(), quote(&data_file(&j.group, first)))]);
+        }
+        let Some(key) = host_targets_key(&j.devices) else {
+            return Ok(vec![("file".into(), quote(&data_file(&j.group, first)))]);
+        };
+        if let Some(d) = j.devices.iter().find(|d| host_target(d).is_some_and(|p| p >= fewest)) {
+            return Err(Error::input(format!(
+                "X-Ray scenario {}: workload {} of VM group {} uses {d}, the VMs' data disk {} (from /dev/sdb), \
+                 but a host of the group has {fewest} targets: list as many `target:` per host in --hosts as the \
+                 VMs have data disks, or one directory per host (the disks are then files in it)",
+                self.name,
+                j.name,
+                j.group,
+                host_target(d).unwrap_or(0) + 1
+            )));
+        }
+        let value = key.trim_start_matches("host_targets: ").to_string();
+        Ok(vec![("host_targets".into(), value), ("file".into(), quote(&data_file(&j.group, "")))])
     }
 
     /// The mapping as `fathom lint` prints it.
@@ -259,10 +344,10 @@ impl Mapping {
             out.push_str(&format!("VM group {name}: hosts {} ({}), {} per host\n", g.selector(), g.said, g.per_host));
         }
         for j in &self.workloads {
-            // the host's one target until hosts have several (then `host_targets`)
+            let several = self.groups[&j.group].hosts.iter().any(|h| self.targets.get(*h).is_some_and(|c| *c > 1));
             let disks = match host_targets_key(&j.devices) {
-                Some(key) => format!("{} -> the host's target ({key} on hosts with several)", j.devices.join(", ")),
-                None => format!("{} -> the host's target", j.devices.join(", ")),
+                Some(key) if several => format!("{} -> the host's targets ({key})", j.devices.join(", ")),
+                _ => format!("{} -> files in the host's target", j.devices.join(", ")),
             };
             out.push_str(&format!("workload {} (on {}): {disks}\n", j.name, j.group));
         }
@@ -275,6 +360,14 @@ impl Mapping {
         }
         if !self.steps.hooks.is_empty() {
             out.push_str(&format!("hooks needed (--hooks): {}\n", self.steps.hooks.join(", ")));
+        }
+        for r in &self.results {
+            let what = match (&r.workloads, &r.observed, &r.not_measured) {
+                (Some(w), _, _) => format!("{} of {}", r.metric.map(|m| m.unit()).unwrap_or_default(), w.join(", ")),
+                (_, Some(o), _) => format!("observed {o}"),
+                (_, _, n) => format!("not measured: {}", n.clone().unwrap_or_default()),
+            };
+            out.push_str(&format!("result {}: {what}\n", r.name));
         }
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));

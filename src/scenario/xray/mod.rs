@@ -9,6 +9,7 @@
 pub mod mapping;
 pub mod placement;
 pub mod render;
+pub mod results;
 pub mod steps;
 pub mod written;
 
@@ -25,8 +26,9 @@ pub fn is_scenario_dir(path: &Path) -> bool {
 }
 
 /// The mapping of the X-Ray scenario in `dir` with `sets` (those naming its vars render
-/// the template; the rest are fathom's), on an inventory of `hosts` hosts (`--hosts`).
-pub fn map_dir(dir: &Path, sets: &[Override], hosts: Option<usize>) -> Result<Mapping> {
+/// the template; the rest are fathom's), on the inventory (`--hosts`) whose hosts have
+/// `hosts` targets each, in order (0: the workload's own).
+pub fn map_dir(dir: &Path, sets: &[Override], hosts: Option<&[usize]>) -> Result<Mapping> {
     let path = dir.join("test.yml");
     let origin = path.display().to_string();
     let Some(hosts) = hosts else {

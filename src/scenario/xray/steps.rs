@@ -31,6 +31,8 @@ pub struct Steps {
     pub hooks: Vec<String>,
     /// X-Ray workloads started, with their `runtime_secs` when given.
     pub runtime: IndexMap<String, Option<u64>>,
+    /// X-Ray workloads started by `setup` steps (warm-ups): not in the run's results.
+    pub setup_started: Vec<String>,
 }
 
 /// Steps that build, power or clean up VMs before the run, or collect their logs:
@@ -119,6 +121,9 @@ impl<'a> Step<'a> {
                 }
                 let runtime = self.seconds("runtime_secs")?;
                 self.out.runtime.insert(w.name.clone(), runtime);
+                if self.phase == "setup" {
+                    self.out.setup_started.push(w.name.clone());
+                }
                 let stagger = match self.seconds_f("stagger_secs")? {
                     Some(s) if s > 0.0 => {
                         let workers = groups.get(&w.group).map(Placed::workers).unwrap_or(1).max(1);

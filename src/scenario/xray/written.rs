@@ -14,9 +14,8 @@ pub struct TestFile {
     pub name: String,
     pub display_name: Option<String>,
     pub summary: Option<String>,
-    /// HTML; shown by the report once results are wired (not yet read here).
-    #[serde(rename = "description")]
-    pub _description: Option<IgnoredAny>,
+    /// HTML: the report shows it, sanitised (`description_html`).
+    pub description: Option<String>,
     #[serde(rename = "tags")]
     pub _tags: Option<IgnoredAny>,
     /// Seconds; what a workload started without `runtime_secs` runs for.
@@ -26,9 +25,8 @@ pub struct TestFile {
     pub _vars: Option<IgnoredAny>,
     pub vms: Option<Vec<IndexMap<String, VmGroup>>>,
     pub workloads: Option<Vec<IndexMap<String, WorkloadFile>>>,
-    /// X-Ray's result views: translated apart (not yet read here).
-    #[serde(rename = "results")]
-    pub _results: Option<IgnoredAny>,
+    /// X-Ray's result views, each fathom's `results:` entry ([`super::results`]).
+    pub results: Option<Vec<IndexMap<String, ResultEntry>>>,
     pub setup: Option<Vec<StepFile>>,
     pub run: Option<Vec<StepFile>>,
     pub teardown: Option<Vec<StepFile>>,
@@ -61,9 +59,48 @@ pub struct VmGroup {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadFile {
     pub vm_group: String,
-    pub config_file: String,
+    /// The fio file: a name, or a list of one (a var whose default is a list renders so).
+    pub config_file: Value,
     /// Parameters of X-Ray's IO generator wrapper (e.g. `prefill`, `reporting_interval`).
     pub iogen_params: Option<Value>,
+}
+
+/// One `results:` entry: what X-Ray charts for a VM group (or one of its workloads),
+/// and what it expects.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultEntry {
+    pub vm_group: Option<String>,
+    pub workload_name: Option<String>,
+    /// The one workload of the group the result is of (X-Ray's name for it).
+    pub workload_mask: Option<String>,
+    /// `iops`, `latency`, `bandwidth`; `active`, `errors`, `generic` (a `query`).
+    pub result_type: Option<String>,
+    /// A hypervisor counter (`CpuUsage.Avg.Megahertz`) instead of the workloads'.
+    pub metric: Option<String>,
+    /// `sum` or `mean` over the group's VMs; absent: each VM its own line.
+    pub aggregate: Option<String>,
+    pub result_expected_value: Option<Value>,
+    pub result_value_bands: Option<Vec<BandEntry>>,
+    pub result_hint: Option<String>,
+    /// X-Ray's sampling step (`30s`): fathom's series are per second.
+    pub step: Option<Value>,
+    /// A Prometheus query of X-Ray's own exporters (`result_type: generic`): not measured.
+    #[serde(rename = "query")]
+    pub _query: Option<IgnoredAny>,
+    #[serde(rename = "report_group")]
+    pub _report_group: Option<IgnoredAny>,
+    #[serde(rename = "report_metrics")]
+    pub _report_metrics: Option<IgnoredAny>,
+}
+
+/// A value band: rendered bounds may be numbers or numeric text.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BandEntry {
+    pub name: String,
+    pub lower: Value,
+    pub upper: Value,
 }
 
 /// One step: `{STEP.NAME: {param: value, ...}}` (an empty or absent map for none).
