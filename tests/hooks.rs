@@ -23,19 +23,6 @@ timeline:
   - hook: nodes.PowerOn
 ";
 
-/// An inventory of local-transport hosts, each with its own target directory.
-fn local_inventory(s: &Scratch, names: &[&str]) -> String {
-    let mut text = String::from("hosts:\n");
-    for n in names {
-        let dir = s.dir.join(format!("host-{n}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        text.push_str(&format!("  {n}: {{transport: local, target: {}}}\n", dir.display()));
-    }
-    let path = s.dir.join("hosts.yaml");
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
-}
-
 fn is_empty_dir(dir: &std::path::Path) -> bool {
     std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true)
 }
@@ -43,7 +30,7 @@ fn is_empty_dir(dir: &std::path::Path) -> bool {
 #[test]
 fn a_scenario_needing_hooks_is_refused_before_anything_is_laid_out() {
     let s = Scratch::new("hooks-missing");
-    let hosts = local_inventory(&s, &["h1", "h2", "h3"]);
+    let hosts = s.local_inventory(&["h1", "h2", "h3"]);
     let scenario = s.scenario(HOOKED);
     let scenario = scenario.to_str().unwrap();
     for command in ["run", "lint"] {
@@ -95,7 +82,7 @@ fn a_scenario_needing_hooks_is_refused_before_anything_is_laid_out() {
 #[test]
 fn hooks_run_with_their_arguments_and_hosts_and_are_recorded() {
     let s = Scratch::new("hooks-run");
-    let hosts = local_inventory(&s, &["h1", "h2", "h3"]);
+    let hosts = s.local_inventory(&["h1", "h2", "h3"]);
     let scenario = s.scenario(HOOKED);
     let dir = s.dir.display().to_string();
     let hooks = s.dir.join("hooks.yaml");

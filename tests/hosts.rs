@@ -82,22 +82,10 @@ fn per_host(show: &serde_json::Value) -> Vec<(String, i64, f64)> {
         .collect()
 }
 
-fn local_inventory(s: &Scratch, names: &[&str]) -> String {
-    let mut text = String::from("hosts:\n");
-    for n in names {
-        let dir = s.dir.join(format!("host-{n}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        text.push_str(&format!("  {n}: {{transport: local, target: {}}}\n", dir.display()));
-    }
-    let path = s.dir.join("hosts.yaml");
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
-}
-
 #[test]
 fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
     let s = Scratch::new("hosts-local");
-    let hosts = local_inventory(&s, &["la1", "la2", "la3"]);
+    let hosts = s.local_inventory(&["la1", "la2", "la3"]);
     let path = scenario(&s, 8);
     let port = servers::free_port();
     let addr = format!("127.0.0.1:{port}");
@@ -161,7 +149,7 @@ fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
 #[test]
 fn agents_stop_when_their_controller_vanishes() {
     let s = Scratch::new("hosts-orphans");
-    let hosts = local_inventory(&s, &["orph1", "orph2"]);
+    let hosts = s.local_inventory(&["orph1", "orph2"]);
     let path = scenario(&s, 30);
     let mut run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
     let start = Instant::now();
@@ -356,7 +344,7 @@ fn push_agent_copies_this_fathom_where_it_is_missing() {
 #[test]
 fn hosts_join_one_at_a_time_with_add_host() {
     let s = Scratch::new("hosts-join");
-    let hosts = local_inventory(&s, &["j1", "j2", "j3"]);
+    let hosts = s.local_inventory(&["j1", "j2", "j3"]);
     let path = s.scenario(
         "name: joining\n\
          workloads:\n\
@@ -404,7 +392,7 @@ fn hosts_join_one_at_a_time_with_add_host() {
 #[test]
 fn ctrl_c_tells_every_agent_to_stop_and_keeps_their_seconds() {
     let s = Scratch::new("hosts-interrupt");
-    let hosts = local_inventory(&s, &["int1", "int2"]);
+    let hosts = s.local_inventory(&["int1", "int2"]);
     let path = scenario(&s, 30);
     let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
     wait_for_samples(&s, "int2");
@@ -513,7 +501,7 @@ fn option_like_hosts_and_users_are_refused_before_ssh_runs() {
 #[test]
 fn a_workload_without_hosts_runs_on_every_host_of_the_inventory() {
     let s = Scratch::new("hosts-every");
-    let hosts = local_inventory(&s, &["e1", "e2"]);
+    let hosts = s.local_inventory(&["e1", "e2"]);
     let own = s.dir.join("scenario-target");
     std::fs::create_dir_all(&own).unwrap();
     let path = s.scenario(&format!(
@@ -568,7 +556,7 @@ fn a_workload_without_hosts_runs_on_every_host_of_the_inventory() {
 #[test]
 fn a_prefill_step_fills_the_files_on_each_host() {
     let s = Scratch::new("hosts-prefill");
-    let hosts = local_inventory(&s, &["p1", "p2"]);
+    let hosts = s.local_inventory(&["p1", "p2"]);
     let path = s.scenario(
         "name: filled\n\
          workloads:\n\
@@ -605,7 +593,7 @@ fn a_prefill_step_fills_the_files_on_each_host() {
 #[test]
 fn block_sizes_on_hosts_are_counted() {
     let s = Scratch::new("hosts-sizes");
-    let hosts = local_inventory(&s, &["b1", "b2"]);
+    let hosts = s.local_inventory(&["b1", "b2"]);
     let path = s.scenario(
         "name: split\n\
          workloads:\n\
@@ -634,7 +622,7 @@ fn block_sizes_on_hosts_are_counted() {
 #[test]
 fn each_host_has_its_own_percentiles_and_charts() {
     let s = Scratch::new("hosts-percentiles");
-    let hosts = local_inventory(&s, &["q1", "q2"]);
+    let hosts = s.local_inventory(&["q1", "q2"]);
     let path = scenario(&s, 3);
     let out = s.run(&["run", &path, "--hosts", &hosts, "-q"]);
     assert!(out.status.success(), "{}", text(&out));
@@ -677,7 +665,7 @@ fn each_host_has_its_own_percentiles_and_charts() {
 fn agents_send_their_cpu_and_devices() {
     use std::os::unix::fs::MetadataExt;
     let s = Scratch::new("hosts-observe");
-    let hosts = local_inventory(&s, &["o1", "o2"]);
+    let hosts = s.local_inventory(&["o1", "o2"]);
     let path = scenario(&s, 4);
     let out = s.run(&["run", &path, "--hosts", &hosts, "-q"]);
     assert!(out.status.success(), "{}", text(&out));
@@ -729,7 +717,7 @@ fn agents_send_their_cpu_and_devices() {
 #[test]
 fn a_rate_per_host_is_each_hosts_rate() {
     let s = Scratch::new("hosts-rate");
-    let hosts = local_inventory(&s, &["r1", "r2"]);
+    let hosts = s.local_inventory(&["r1", "r2"]);
     let body = |extra: &str| {
         format!(
             "name: per-host\n\
@@ -782,7 +770,7 @@ fn a_rate_per_host_is_each_hosts_rate() {
 #[test]
 fn a_placed_workload_says_how_its_hosts_opened_its_files() {
     let s = Scratch::new("hosts-direct");
-    let hosts = local_inventory(&s, &["od1"]);
+    let hosts = s.local_inventory(&["od1"]);
     let opened = |out: &std::process::Output| {
         let all = text(out);
         let line = all.lines().find(|l| l.contains("] r: randread")).unwrap_or_else(|| panic!("{all}")).to_string();

@@ -16,6 +16,20 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// An inventory (hosts.yaml, its path returned) of local-transport hosts named
+    /// `names`, each with its own target directory `host-NAME` in the scratch dir.
+    pub fn local_inventory(&self, names: &[&str]) -> String {
+        let mut text = String::from("hosts:\n");
+        for n in names {
+            let dir = self.dir.join(format!("host-{n}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            text.push_str(&format!("  {n}: {{transport: local, target: {}}}\n", dir.display()));
+        }
+        let path = self.dir.join("hosts.yaml");
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    }
+
     pub fn new(name: &str) -> Scratch {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}"));
         let _ = std::fs::remove_dir_all(&dir);
