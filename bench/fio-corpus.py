@@ -5,9 +5,12 @@ and how fathom's numbers compare with fio's on the same files.
 Walks the compatibility corpus (../shared/corpus/fio and the X-Ray `.fio` files; read in
 place, never copied), lints each file with `fathom lint` (runs / refused by option and
 reason / not a job file), runs every runnable file for a few seconds on a scratch directory,
-and runs a sample of them through fio too, from a rewritten copy in a temp dir (targets ->
-the scratch directory, size shrunk, time_based + runtime). A file's IOPS and MB/s are the
-sums over its jobs and ops; its p50 and p99 the largest over them (fio: completion latency).
+and runs a sample of them `--repeat` times through both fathom's engine and, with
+`--engine fio`, the same file as written through fio (fathom rewrites only the targets and
+the `--set`s: size shrunk, run length), alternating which goes first. Both land in one
+store, so both tools' figures come from `fathom show --json`, computed the same way. A
+file's IOPS and MB/s are the sums over its jobs and ops; its p50 and p99 the largest over
+them (fio: completion latency).
 See bench/README.md. Standard library only (Python 3.11).
 """
 
@@ -21,7 +24,6 @@ import statistics
 import subprocess
 import sys
 import importlib.util
-import tempfile
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -35,13 +37,7 @@ SCRATCH = OUT / "corpus-scratch"  # fathom's and fio's data files
 RESULTS = OUT / "corpus-results"  # fathom's results store for these runs
 SIZE = "64m"
 REFUSED = "fathom's engine cannot run this file as written"
-# Options the fio copy drops from every section: the copy's [global] sets the target,
-# size and run length instead (a job's own line would override [global]).
-FIO_DROPPED = {"filename", "directory", "size", "runtime", "time_based", "ramp_time", "filesize",
-               "io_size", "number_ios", "loops", "nrfiles", "write_bw_log", "write_lat_log",
-               "write_iops_log", "write_hist_log", "output", "output-format"}
-
-
+FIGURES = ("iops", "mbps", "p50_us", "p99_us")
 def default_corpus():
     """../shared/corpus/fio from the repository (or from the checkout's parents: a worktree)."""
     for base in [ROOT, *ROOT.parents]:
@@ -84,7 +80,7 @@ def asked_rates(mapping):
     """The rates the file asks, summed over its jobs, from lint's mapping lines."""
     iops = sum(int(m) for m in re.findall(r"->\s+rate_iops: (\d+)", mapping))
     mbps = sum(float(m) for m in re.findall(r"->\s+rate_mbps: ([\d.]+)", mapping))
-    return dict(iops=iops or None, mbps=mbps or None)
+    return dict(iops=iops or None, mbps=mbps or None, thinks=bool(re.search(r"->\s+think_time: ", mapping)))
 
 
 def summarize(parts):
@@ -96,11 +92,16 @@ def summarize(parts):
                 p50_us=max(p[2] for p in parts), p99_us=max(p[3] for p in parts))
 
 
-def run_fathom(args, path, stem):
-    """Runs the file through fathom; its figures from `fathom show last --json`, or an error."""
-    target = SCRATCH / "fathom"
+def run_fathom(args, path, stem, engine=None):
+    """Runs the file through fathom's engine, or with `engine="fio"` the file as written through
+    fio (fathom rewrites only the targets and the `--set`s); its figures from `fathom show last
+    --json` either way, or an error."""
+    target = SCRATCH / (engine or "fathom")
     target.mkdir(parents=True, exist_ok=True)
     argv = [args.fathom, "run", str(path), *fathom_args(args, target), "--results", str(RESULTS), "-q"]
+    if engine:
+        argv += ["--engine", engine]
+        stem += f"-{engine}"
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=args.seconds * 10 + 120)
     except subprocess.TimeoutExpired:
@@ -116,74 +117,39 @@ def run_fathom(args, path, stem):
         (o["iops"], o["mb_per_s"], o["latency"]["p50_us"], o["latency"]["p99_us"]) for o in ops) or {}))
 
 
-def fio_text(path, args, seen=()):
-    """The job file as fio would read it, `include`s inlined, with the target, size and run
-    length replaced: a [global] first sets them for every job."""
-    lines = []
-    for raw in path.read_text(errors="replace").splitlines():
-        line = raw.strip()
-        if line.startswith("include "):
-            inc = (path.parent / line.split(None, 1)[1].strip()).resolve()
-            if inc not in seen:
-                lines += fio_text(inc, args, (*seen, path.resolve())).splitlines()
-            continue
-        key = re.split(r"[=\s]", line, 1)[0].lower()
-        if key in FIO_DROPPED:
-            continue
-        lines.append(raw)
-    if seen:
-        return "\n".join(lines) + "\n"
-    head = ["[global]", f"directory={SCRATCH / 'fio'}", f"size={SIZE}", "time_based=1",
-            f"runtime={args.seconds}s", ""]
-    return "\n".join(head + lines) + "\n"
-
-
-def run_fio(args, path, tmp):
-    """Runs a rewritten copy of the file through fio; its figures, or an error."""
-    (SCRATCH / "fio").mkdir(parents=True, exist_ok=True)
-    copy = Path(tmp) / path.name
-    copy.write_text(fio_text(path, args))
-    argv = [args.fio, "--output-format=json", str(copy)]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp,
-                              timeout=args.seconds * 10 + 120)
-    except subprocess.TimeoutExpired:
-        return dict(error="timed out")
-    if proc.returncode != 0 or "{" not in proc.stdout:
-        return dict(error=f"exit {proc.returncode}: " + proc.stderr.strip()[-300:])
-    doc = json.loads(proc.stdout[proc.stdout.index("{"):])  # skip any notes before the JSON
-    parts = []
-    for job in doc["jobs"]:
-        for d in ("read", "write", "trim"):
-            s = job.get(d, {})
-            pct = s.get("clat_ns", {}).get("percentile", {})
-            if s.get("iops") and pct:
-                parts.append((s["iops"], s["bw_bytes"] / 1e6, pct["50.000000"] / 1e3, pct["99.000000"] / 1e3))
-    return summarize(parts) or dict(error="fio reported no IO")
-
-
 def uses_bssplit(path):
     return any(re.match(r"\s*bssplit\s*=", l) for l in path.read_text(errors="replace").splitlines())
 
 
 def parity(args, entries):
-    """Runs the sample through fio; per file both tools' figures and the fathom/fio ratios."""
+    """Runs each sampled file `--repeat` times through both engines, alternating which goes
+    first; per file each tool's median figures and the median of the per-repeat ratios."""
     rows = []
-    with tempfile.TemporaryDirectory(prefix="fathom-corpus-") as tmp:
-        for e in entries:
-            path = Path(e["path"])
-            print(f"fio: {e['name']}", file=sys.stderr, flush=True)
-            fio = run_fio(args, path, tmp)
-            row = dict(name=e["name"], fathom=e["run"], fio=fio)
-            if "error" not in fio and "error" not in e["run"] and e["run"].get("iops"):
-                row["ratio"] = {k: e["run"][k] / fio[k] for k in ("iops", "mbps", "p50_us", "p99_us") if fio[k]}
-            asked = e["asked"]
-            if uses_bssplit(path) and (asked["iops"] or asked["mbps"]):
-                key, want = ("iops", asked["iops"]) if asked["iops"] else ("mbps", asked["mbps"])
-                got = {t: row[t].get(key) for t in ("fathom", "fio")}
-                row["rate"] = dict(unit=key, asked=want, **got,
-                                   fio_under=bool(got["fio"] is not None and got["fio"] < 0.9 * want))
-            rows.append(row)
+    for e in entries:
+        path, stem = Path(e["path"]), e["name"].replace("/", "_")
+        runs = {"fathom": [], "fio": []}
+        for rep in range(args.repeat):
+            print(f"parity {rep + 1}/{args.repeat}: {e['name']}", file=sys.stderr, flush=True)
+            order = [None, "fio"] if rep % 2 == 0 else ["fio", None]
+            for engine in order:
+                runs[engine or "fathom"].append(run_fathom(args, path, stem, engine))
+        row = dict(name=e["name"], runs=runs)
+        for tool, got in runs.items():
+            ok = [g for g in got if "error" not in g and g.get("iops")]
+            row[tool] = ({k: statistics.median(g[k] for g in ok) for k in FIGURES} if ok
+                         else dict(error=next((g["error"] for g in got if "error" in g), "no IO reported")))
+        pairs = [(f, g) for f, g in zip(runs["fathom"], runs["fio"])
+                 if "error" not in f and "error" not in g and f.get("iops") and g.get("iops")]
+        if pairs:
+            row["ratio"] = {k: statistics.median(f[k] / g[k] for f, g in pairs) for k in FIGURES
+                            if all(g[k] for _, g in pairs)}
+        asked = e["asked"]
+        if uses_bssplit(path) and (asked["iops"] or asked["mbps"]):
+            key, want = ("iops", asked["iops"]) if asked["iops"] else ("mbps", asked["mbps"])
+            got = {t: row[t].get(key) for t in ("fathom", "fio")}
+            row["rate"] = dict(unit=key, asked=want, **got,
+                               fio_under=bool(got["fio"] is not None and got["fio"] < 0.9 * want))
+        rows.append(row)
     return rows
 
 
@@ -246,12 +212,17 @@ def main():
     p.add_argument("--seconds", type=int, default=3, help="measured seconds per run (default 3)")
     p.add_argument("--sample", type=int, default=20, help="runnable files also run through fio (default 20)")
     p.add_argument("--seed", type=int, default=1, help="seed of the sample's choice (default 1)")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="runs of each sampled file per engine, alternating which goes first (default 1)")
+    p.add_argument("--only", metavar="REGEX", help="only the files whose corpus name matches")
+    p.add_argument("--unthrottled", action="store_true",
+                   help="sample only files that ask no rate: device-bound (or tool-bound) files")
     p.add_argument("--json", metavar="PATH", help="also write machine-readable results here")
     p.add_argument("--fathom", default=str(ROOT / "target/release/fathom"), help="fathom binary")
     p.add_argument("--fio", default="/usr/bin/fio", help="fio binary (default /usr/bin/fio)")
     args = p.parse_args()
-    if args.seconds < 1 or args.sample < 0:
-        p.error("--seconds must be at least 1 and --sample at least 0")
+    if args.seconds < 1 or args.sample < 0 or args.repeat < 1:
+        p.error("--seconds and --repeat must be at least 1 and --sample at least 0")
     vs_fio.require_tools(args)
     if not args.corpus.is_dir():
         print(f"corpus not found at {args.corpus}: give it with --corpus DIR", file=sys.stderr)
@@ -263,6 +234,8 @@ def main():
     try:
         for path in corpus_files(args.corpus, args.all):
             name = str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+            if args.only and not re.search(args.only, name):
+                continue
             kind, detail = classify(args, path)
             entry = dict(name=name, path=str(path), **{"class": kind})
             if kind == "runs":
@@ -271,7 +244,8 @@ def main():
             else:
                 entry["why"] = detail
             files.append(entry)
-        ran = [f for f in files if f["class"] == "runs" and "error" not in f["run"]]
+        ran = [f for f in files if f["class"] == "runs" and "error" not in f["run"]
+               and not (args.unthrottled and (f["asked"]["iops"] or f["asked"]["mbps"] or f["asked"]["thinks"]))]
         chosen = sorted(random.Random(args.seed).sample(ran, min(args.sample, len(ran))), key=lambda f: f["name"])
         rows = parity(args, chosen)
     finally:
@@ -282,7 +256,7 @@ def main():
 
     print(report(files, rows))
     if args.json:
-        doc = dict(corpus=str(args.corpus), seconds=args.seconds, size=SIZE, sample=args.sample,
+        doc = dict(corpus=str(args.corpus), seconds=args.seconds, size=SIZE, sample=args.sample, repeat=args.repeat,
                    fathom=args.fathom, fio=args.fio, files=files, parity=rows)
         Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
         print(f"\nwrote {args.json}")

@@ -99,9 +99,18 @@ fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
     let show = s.show_json();
     let o = &ops(&show, "w")[0];
     let total = o["ops"].as_f64().unwrap();
-    assert!(total >= 5950.0, "{total} IOs of 6000 scheduled: a stall must not remove IOs");
+    let asked = o["target_iops"].as_f64().unwrap() * o["seconds"].as_f64().unwrap();
     let lat = &o["latency"];
     let svc = &o["service_time"];
+    // A stall that dropped the IOs due during it would lose 500 of them. The run can also
+    // fall short when the device itself cannot keep the rate (a disk shared with a busy
+    // machine): then its 8 slots were the limit, which the service time recorded shows.
+    let capacity = 8.0 / (svc["mean_us"].as_f64().unwrap() / 1e6);
+    assert!(
+        total >= asked - 50.0 || capacity < 1.2 * 1000.0,
+        "{total} IOs of {asked} scheduled, while 8 slots at the recorded service time allow {capacity:.0}/s: \
+         a stall must not remove IOs"
+    );
     let max_ms = lat["max_us"].as_f64().unwrap() / 1000.0;
     let p99_ms = lat["p99_us"].as_f64().unwrap() / 1000.0;
     assert!(max_ms >= 400.0, "the stall is in the latency: max {max_ms} ms");

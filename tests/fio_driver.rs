@@ -120,8 +120,10 @@ fn a_mixed_rate_is_split_by_direction_and_a_split_rate_is_flagged() {
     let show = s.show_json();
     let f = &show["workloads"][0]["fidelity"];
     let iops = f["iops"]["achieved"].as_f64().unwrap();
-    // (fio's jobs may start a little into the first second)
-    assert!((900.0..=1010.0).contains(&iops), "{iops} IOPS for 1000 asked");
+    // Never above the rate: paced per direction, 1000 asked would become 2000 (or 1,430
+    // for the reads' 700 twice). A busy machine may leave fio short of it (its jobs start
+    // a little into the first second), so the floor is only what halving would break.
+    assert!((700.0..=1010.0).contains(&iops), "{iops} IOPS for 1000 asked");
     let reads = f["read_percent"]["achieved"].as_f64().unwrap();
     assert!((reads - 70.0).abs() < 3.0, "{reads}% reads");
     // open loop on fio: coordinated omission is said, not hidden

@@ -120,7 +120,10 @@ fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
         if host == "la2" {
             assert!(*iops > 20.0 && *iops < 350.0, "{host}: {iops}");
         } else {
-            assert!((iops / 400.0 - 1.0).abs() < 0.05, "{host}: {iops}");
+            // a third of 1,200 each: never above it (one host running the whole rate, or a
+            // half, would be 1,200 or 600), and not a sixth (200) or less; a busy machine may
+            // leave a host somewhat short of its share, never over it
+            assert!(*iops <= 420.0 && *iops >= 300.0, "{host}: {iops} IOPS, its share is 400");
         }
     }
     let events = show["events"].as_array().unwrap();
@@ -268,7 +271,10 @@ fn three_hosts_over_ssh_and_one_lost() {
         if host == "ssh3" {
             assert!(*iops > 0.0 && *iops < 380.0, "{host}: {iops}");
         } else {
-            assert!((iops / 400.0 - 1.0).abs() < 0.05, "{host}: {iops}");
+            // a third of 1,200 each: never above it (one host running the whole rate, or a
+            // half, would be 1,200 or 600), and not a sixth (200) or less; a busy machine may
+            // leave a host somewhat short of its share, never over it
+            assert!(*iops <= 420.0 && *iops >= 300.0, "{host}: {iops} IOPS, its share is 400");
         }
     }
     // each host laid out its own target

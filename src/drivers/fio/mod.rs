@@ -189,9 +189,7 @@ fn run(l: &LaunchContext) -> Result<()> {
 }
 
 /// Reads fio's stream of json+ reports, sending each interval's samples; returns the
-/// last report (fio's final one when it ended normally). fio prints each report as
-/// pretty JSON, `{` and `}` alone on their lines, and may put a message of its own
-/// between reports ("fio: terminating on signal 2"): those go to its stderr file.
+/// last report (fio's final one when it ended normally).
 fn read_reports(
     stdout: Option<ChildStdout>,
     intervals: &mut status::Intervals,
@@ -200,21 +198,7 @@ fn read_reports(
 ) -> Result<Option<serde_json::Value>> {
     let Some(stdout) = stdout else { return Ok(None) };
     let mut last = None;
-    let mut report = String::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| Error::failed(format!("reading fio's output: {e}")))?;
-        if report.is_empty() && line != "{" {
-            let _ = writeln!(messages, "{line}");
-            continue;
-        }
-        report.push_str(&line);
-        report.push('\n');
-        if line != "}" {
-            continue;
-        }
-        let value: serde_json::Value = serde_json::from_str(&report)
-            .map_err(|e| Error::failed(format!("fio wrote a report fathom cannot read: {e}")))?;
-        report.clear();
+    each_report(BufReader::new(stdout), messages, |value| {
         let parsed: status::Report =
             serde_json::from_value(value.clone()).map_err(|e| Error::failed(format!("unexpected fio report: {e}")))?;
         for sample in intervals.take(&parsed)? {
@@ -222,8 +206,64 @@ fn read_reports(
             let _ = tx.send(sample);
         }
         last = Some(value);
-    }
+        Ok(())
+    })?;
     Ok(last)
+}
+
+/// Splits fio's output into its reports, handing each to `report` in order. fio prints
+/// each report as pretty JSON, `{` and `}` alone on their lines, and its own messages
+/// ("fio: terminating on signal 2", from a signal handler) go to the same stdout: between
+/// reports, or, on a busy machine, in the middle of one, cutting a line in two. Messages
+/// go to `messages` (its stderr file) and a cut line is joined again. A report that still
+/// is not JSON is skipped, said in `messages`: fio's reports are cumulative, so the next
+/// one counts its IOs.
+fn each_report(
+    input: impl BufRead,
+    messages: &mut impl Write,
+    mut report: impl FnMut(serde_json::Value) -> Result<()>,
+) -> Result<()> {
+    let mut text = String::new();
+    // the start of a line a message cut, to join with the rest of it
+    let mut cut: Option<String> = None;
+    for line in input.lines() {
+        let line = line.map_err(|e| Error::failed(format!("reading fio's output: {e}")))?;
+        if text.is_empty() && cut.is_none() && line != "{" {
+            if !line.is_empty() {
+                let _ = writeln!(messages, "{line}");
+            }
+            continue;
+        }
+        if line.starts_with("fio: ") {
+            let _ = writeln!(messages, "{line}");
+            // fio's messages start with a newline: the text before it is the cut line
+            if cut.is_none() {
+                let kept = text.strip_suffix('\n').unwrap_or(&text);
+                let len = kept.rfind('\n').map_or(0, |i| i + 1);
+                let start = text.split_off(len);
+                cut = Some(start.strip_suffix('\n').unwrap_or(&start).to_string());
+            }
+            continue;
+        }
+        let line = match cut.take() {
+            Some(start) => start + &line,
+            None => line,
+        };
+        text.push_str(&line);
+        text.push('\n');
+        if line != "}" {
+            continue;
+        }
+        match serde_json::from_str(&text) {
+            Ok(value) => report(value)?,
+            Err(e) => {
+                let _ =
+                    writeln!(messages, "fathom: skipped a fio report it could not read ({e}); the next counts its IOs");
+            }
+        }
+        text.clear();
+    }
+    Ok(())
 }
 
 /// Stops fio with SIGINT (it then stops its job processes, accounts their last IOs and
@@ -254,4 +294,54 @@ fn watch(pid: u32, stop: [Arc<AtomicBool>; 2], done: Arc<AtomicBool>, end: Insta
         }
         interrupted.is_some()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's output with `message` put in at byte `at` of its second report.
+    fn output(message: &str, at: usize) -> String {
+        let report = |n: u32| {
+            format!(
+                "{{\n  \"fio version\" : \"fio-3.33\",\n  \"jobs\" : [\n    {{\n      \"ios\" : {n}12345\n    }}\n  ]\n}}\n"
+            )
+        };
+        let second = report(2);
+        format!("{}{}{message}{}{}", report(1), &second[..at], &second[at..], report(3))
+    }
+
+    fn read(text: &str) -> (Vec<serde_json::Value>, String) {
+        let (mut got, mut messages) = (Vec::new(), Vec::new());
+        each_report(text.as_bytes(), &mut messages, |v| {
+            got.push(v);
+            Ok(())
+        })
+        .unwrap();
+        (got, String::from_utf8(messages).unwrap())
+    }
+
+    #[test]
+    fn a_message_fio_writes_into_a_report_goes_to_its_messages() {
+        let message = "\nfio: terminating on signal 2\n";
+        let whole = output("", 0);
+        // cut everywhere in the second report (of three of one length): mid-number,
+        // mid-key, at a line's start
+        for at in 1..whole.len() / 3 {
+            let (got, said) = read(&output(message, at));
+            let ios: Vec<i64> = got.iter().filter_map(|v| v["jobs"][0]["ios"].as_i64()).collect();
+            assert_eq!(ios, [112345, 212345, 312345], "message at byte {at}");
+            assert_eq!(said, "fio: terminating on signal 2\n", "message at byte {at}");
+        }
+        let (got, said) = read(&format!("fio: starting\n{whole}fio: done\n"));
+        assert_eq!((got.len(), said.as_str()), (3, "fio: starting\nfio: done\n"));
+    }
+
+    #[test]
+    fn a_report_that_is_not_json_is_skipped_and_said() {
+        let (got, said) = read(&output("garbage", 20));
+        let ios: Vec<i64> = got.iter().filter_map(|v| v["jobs"][0]["ios"].as_i64()).collect();
+        assert_eq!(ios, [112345, 312345], "the reports either side still count");
+        assert!(said.starts_with("fathom: skipped a fio report it could not read"), "{said}");
+    }
 }

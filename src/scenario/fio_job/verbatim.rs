@@ -63,7 +63,7 @@ pub fn rewrite(path: &Path, text: &str, given: &[PathBuf], sets: &[Override]) ->
 }
 
 /// `--set KEY=VALUE` sets fio's option KEY in every section, `--set JOB.KEY=VALUE` in
-/// section JOB; `duration` is fio's `runtime`.
+/// section JOB; `duration` is fio's `runtime` and `ramp` its `ramp_time`.
 fn apply_sets(jobs: &mut [Job], file: &str, sets: &[Override]) -> Result<()> {
     for set in sets {
         let (only, key) = match set.path.as_slice() {
@@ -76,7 +76,12 @@ fn apply_sets(jobs: &mut [Job], file: &str, sets: &[Override]) -> Result<()> {
         {
             return Err(Error::input(format!("--set {set}: {file} has no job [{name}]")));
         }
-        let name = if key == "duration" { "runtime" } else { key };
+        // fathom's names for fio's run length and ramp, so one `--set` serves both engines
+        let name = match key {
+            "duration" => "runtime",
+            "ramp" => "ramp_time",
+            _ => key,
+        };
         for job in jobs.iter_mut().filter(|j| only.is_none_or(|n| n == j.name)) {
             let at = super::reader::Where { file: format!("--set {set}"), line: 0 };
             let opt = Opt { name: name.to_string(), written: name.to_string(), value: Some(set.value.clone()), at };
@@ -280,10 +285,12 @@ mod tests {
     #[test]
     fn sections_keep_their_options_and_lose_only_what_fathom_rewrites() {
         let dir = std::env::temp_dir();
-        let sets: Vec<Override> = vec!["duration=3s".parse().unwrap(), "b.time_based=0".parse().unwrap()];
+        let sets: Vec<Override> =
+            ["duration=3s", "ramp=1s", "b.time_based=0"].iter().map(|s| s.parse().unwrap()).collect();
         let v = rewrite(Path::new("t.fio"), FILE, std::slice::from_ref(&dir), &sets).unwrap();
         let a = &v.sections[0];
         assert!(a.job.text.contains("\nthinktime=10\n") && a.job.text.contains("\nruntime=3s\n"), "{}", a.job.text);
+        assert!(a.job.text.contains("\nramp_time=1s\n") && !a.job.text.contains("\nramp="), "{}", a.job.text);
         assert!(!a.job.text.contains("group_reporting") && !a.job.text.contains("/nowhere"), "{}", a.job.text);
         assert!(a.job.text.contains(&format!("directory={}", dir.display())), "{}", a.job.text);
         assert_eq!((a.numjobs, a.seconds, a.job.ends_by_itself), (2, Some(3), false));
