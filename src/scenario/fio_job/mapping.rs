@@ -684,7 +684,7 @@ impl<'a> JobMap<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::scenario::fio_job::reader::read;
     use std::path::Path;
@@ -695,6 +695,12 @@ mod tests {
 
     fn keys(m: &Mapping, w: usize) -> Vec<String> {
         m.workloads[w].keys.iter().map(|(k, v)| format!("{k}: {v}")).collect()
+    }
+
+    /// The first workload's keys as `key: value`, or the mapping's error: for the tests of
+    /// the mapping's parts (sizes, think).
+    pub(in crate::scenario::fio_job) fn first_keys(text: &str) -> std::result::Result<Vec<String>, String> {
+        mapped(text).map(|m| keys(&m, 0)).map_err(|e| e.to_string())
     }
 
     const TIMED: &str = "[global]\nruntime=2\ntime_based\n";

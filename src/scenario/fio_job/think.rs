@@ -57,14 +57,7 @@ impl JobMap<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::fio_job::mapping::map;
-    use crate::scenario::fio_job::reader::read;
-    use std::path::Path;
-
-    fn keys(text: &str) -> Result<Vec<String>, String> {
-        let m = map(&read(Path::new("t.fio"), text).unwrap()).map_err(|e| e.to_string())?;
-        Ok(m.workloads[0].keys.iter().map(|(k, v)| format!("{k}: {v}")).collect())
-    }
+    use crate::scenario::fio_job::mapping::tests::first_keys as keys;
 
     #[test]
     fn thinktime_at_depth_one_is_think_time_in_microseconds() {
