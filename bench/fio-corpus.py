@@ -215,6 +215,8 @@ def main():
     p.add_argument("--repeat", type=int, default=1,
                    help="runs of each sampled file per engine, alternating which goes first (default 1)")
     p.add_argument("--only", metavar="REGEX", help="only the files whose corpus name matches")
+    p.add_argument("--no-survey", action="store_true",
+                   help="lint every file but run only the sample (through both engines)")
     p.add_argument("--unthrottled", action="store_true",
                    help="sample only files that ask no rate: device-bound (or tool-bound) files")
     p.add_argument("--json", metavar="PATH", help="also write machine-readable results here")
@@ -239,8 +241,10 @@ def main():
             kind, detail = classify(args, path)
             entry = dict(name=name, path=str(path), **{"class": kind})
             if kind == "runs":
-                print(f"run: {name}", file=sys.stderr, flush=True)
-                entry.update(asked=detail, run=run_fathom(args, path, name.replace("/", "_")))
+                entry.update(asked=detail, run={})
+                if not args.no_survey:
+                    print(f"run: {name}", file=sys.stderr, flush=True)
+                    entry["run"] = run_fathom(args, path, name.replace("/", "_"))
             else:
                 entry["why"] = detail
             files.append(entry)

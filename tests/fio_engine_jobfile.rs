@@ -159,12 +159,36 @@ fn a_bounded_job_ends_after_one_pass_with_fios_byte_count() {
 fn set_duration_rewrites_each_sections_runtime() {
     let s = Scratch::new("fio-engine-set");
     let data = s.data().display().to_string();
-    let file = job_file(&s, "long.fio", "[long]\nrw=randread\nbs=4k\nsize=2m\nruntime=1h\ntime_based\n");
-    let out =
-        s.run(&["run", file.to_str().unwrap(), "--engine", "fio", "--target", &data, "--set", "duration=2s", "-q"]);
+    let file = job_file(
+        &s,
+        "long.fio",
+        "[long]\nrw=randread\nbs=4k\nsize=2m\nruntime=1h\ntime_based\nioengine=io_uring\niodepth=8\nramp_time=1h\n",
+    );
+    let out = s.run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--engine",
+        "fio",
+        "--target",
+        &data,
+        "--set",
+        "duration=2s",
+        "--set",
+        "ramp=0s",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stored = per_workload(&s);
-    assert!(stored[0].2 - stored[0].1 <= 2, "two seconds, not an hour: {stored:?}");
+    assert!(stored[0].2 - stored[0].1 <= 2, "two seconds, not an hour, and no ramp of an hour: {stored:?}");
+    // labelled as fio ran it: 8 in flight, buffered (the summary's depth, beside Little's law)
+    let show = s.show_json();
+    let profile = &show["workloads"][0]["profile"];
+    assert_eq!(
+        (&profile["iodepth"], &profile["rw"], &profile["direct"]),
+        (&8.into(), &"randread".into(), &false.into())
+    );
+    let summary = String::from_utf8_lossy(&out.stdout);
+    let row = summary.lines().find(|l| l.starts_with("long ")).unwrap_or_else(|| panic!("{summary}"));
+    assert_eq!(row.split_whitespace().nth(2), Some("8"), "{row}");
     let bad = s.run(&["run", file.to_str().unwrap(), "--engine", "fio", "--target", &data, "--set", "nojob.bs=8k"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("has no job [nojob]"), "{}", text(&bad));

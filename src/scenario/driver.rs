@@ -36,6 +36,15 @@ impl Driver {
             Driver::Iperf3(_) | Driver::FioJob(_) => None,
         }
     }
+
+    /// What a user's fio section does, in the IO profile's terms; `None` for the other
+    /// programs.
+    pub fn io_labels(&self) -> Option<IoLabels> {
+        match self {
+            Driver::FioJob(j) => Some(j.labels),
+            Driver::Pgbench(_) | Driver::Iperf3(_) => None,
+        }
+    }
 }
 
 /// One section of a user's fio job file, as fio will run it: the section with every
@@ -57,6 +66,22 @@ pub struct FioJob {
     /// A `runtime` (or `--set duration`) caps it.
     #[serde(skip)]
     pub capped: bool,
+    /// What the section does, as fathom labels a workload.
+    #[serde(skip)]
+    pub labels: IoLabels,
+}
+
+/// What a program's IO is, in the IO profile's terms, so its workload is stored and shown
+/// as what it did (the summary's depth beside Little's law; O_DIRECT or buffered) though
+/// the program, not fathom, did it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IoLabels {
+    /// IOs in flight per job: fio's `iodepth`, or 1 on an engine that does one IO at a
+    /// time (psync, libaio without O_DIRECT).
+    pub iodepth: u32,
+    /// `None` for an `rw` fathom has no name for (fio's trims).
+    pub rw: Option<crate::scenario::model::Rw>,
+    pub direct: bool,
 }
 
 /// `driver: pgbench`: pgbench's own options, named as in pgbench.

@@ -402,20 +402,21 @@ impl IoProfile {
     /// when every workload carried them, with the program's rate as `rate_iops` (as the
     /// store's readers and older runs expect). Used for storing only.
     fn stored_for(name: &str, d: &driver::Driver) -> IoProfile {
+        let labels = d.io_labels();
         IoProfile {
             targets: Vec::new(),
             queue: Queue::Shared,
             file: name.to_string(),
-            rw: Rw::Read,
+            rw: labels.and_then(|l| l.rw).unwrap_or(Rw::Read),
             rwmixread: 100,
             bs: BlockSizes::single(4096),
             random_percent: 100,
             distribution: Distribution::Uniform,
             offset: 0,
-            iodepth: 1,
+            iodepth: labels.map_or(1, |l| l.iodepth),
             size: None,
             size_percent: None,
-            direct: false,
+            direct: labels.is_some_and(|l| l.direct),
             rate_iops: d.rate(),
             rate_mbps: None,
             rate_iops_per_host: None,

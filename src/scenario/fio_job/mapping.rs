@@ -130,20 +130,7 @@ impl<'a> JobMap<'a> {
                 v => return Err(o.err(format!("`{v}`: expected 1024 or 1000"))),
             },
         };
-        let rw = match job.get("rw") {
-            None => Rw::Read,
-            Some(o) => match o.text()?.trim() {
-                "read" => Rw::Read,
-                "write" => Rw::Write,
-                "randread" => Rw::Randread,
-                "randwrite" => Rw::Randwrite,
-                "randrw" => Rw::Randrw,
-                "rw" | "readwrite" => Rw::ReadWrite,
-                v if v.contains("trim") => return Err(refuse(o, "fathom does not trim")),
-                v if v.contains(':') => return Err(refuse(o, "rw's `:N` sequence modifier is not in fathom's model")),
-                v => return Err(o.err(format!("`{v}`: expected read, write, randread, randwrite, randrw or rw"))),
-            },
-        };
+        let rw = rw(job)?;
         Ok(JobMap { job, kb_base, rw, keys: Vec::new(), became: Vec::new(), targets: Vec::new() })
     }
 
@@ -262,17 +249,11 @@ impl<'a> JobMap<'a> {
         // fio's default is buffered IO, fathom's O_DIRECT: always say which
         self.key("direct", direct.to_string());
         let (engine, one_at_a_time) = match self.opt("ioengine") {
-            None => ("psync", Some("fio's default engine psync issues one IO at a time")),
-            Some(o) => match o.text()?.trim() {
-                "io_uring" | "posixaio" => ("io_uring", None),
-                "libaio" if direct => ("io_uring", None),
-                "libaio" => ("io_uring", Some("libaio without direct=1 is synchronous in fio")),
-                "psync" | "sync" | "pvsync" | "pvsync2" | "mmap" => {
-                    ("psync", Some("fio's sync engines issue one IO at a time"))
-                }
-                "null" => ("null", None),
-                e => return Err(refuse(o, &engine_refusal(e))),
-            },
+            None => back_end(None, direct).expect("fio's default engine has a back end"),
+            Some(o) => {
+                let e = o.text()?.trim();
+                back_end(Some(e), direct).ok_or_else(|| refuse(o, &engine_refusal(e)))?
+            }
         };
         let s = self.key("engine", engine);
         if let Some(o) = self.opt("ioengine") {
@@ -295,9 +276,7 @@ impl<'a> JobMap<'a> {
     }
 
     fn direct(&self) -> Result<bool> {
-        let direct = self.opt("direct").map(Opt::flag).transpose()?;
-        let buffered = self.opt("buffered").map(Opt::flag).transpose()?;
-        Ok(direct.unwrap_or(false) || buffered == Some(false))
+        direct(self.job)
     }
 
     /// `bs`, `bsrange` and `bssplit`: fio draws from the split when there is one, else
@@ -681,6 +660,48 @@ impl<'a> JobMap<'a> {
         }
         Ok(())
     }
+}
+
+/// The job's `rw` (fio's default: read) as fathom's; an error for what fathom cannot do.
+pub(super) fn rw(job: &Job) -> Result<Rw> {
+    Ok(match job.get("rw") {
+        None => Rw::Read,
+        Some(o) => match o.text()?.trim() {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "randread" => Rw::Randread,
+            "randwrite" => Rw::Randwrite,
+            "randrw" => Rw::Randrw,
+            "rw" | "readwrite" => Rw::ReadWrite,
+            v if v.contains("trim") => return Err(refuse(o, "fathom does not trim")),
+            v if v.contains(':') => return Err(refuse(o, "rw's `:N` sequence modifier is not in fathom's model")),
+            v => return Err(o.err(format!("`{v}`: expected read, write, randread, randwrite, randrw or rw"))),
+        },
+    })
+}
+
+/// Whether fio does the job's IO with O_DIRECT: `direct=1`, or `buffered=0`.
+pub(super) fn direct(job: &Job) -> Result<bool> {
+    let direct = job.get("direct").map(Opt::flag).transpose()?;
+    let buffered = job.get("buffered").map(Opt::flag).transpose()?;
+    Ok(direct.unwrap_or(false) || buffered == Some(false))
+}
+
+/// fio's `ioengine` (`None`: fio's default, psync) as fathom's back end, and why it runs
+/// one IO at a time when it does whatever `iodepth` says; `None` for an engine fathom has
+/// no back end for.
+pub(super) fn back_end(engine: Option<&str>, direct: bool) -> Option<(&'static str, Option<&'static str>)> {
+    Some(match engine {
+        None => ("psync", Some("fio's default engine psync issues one IO at a time")),
+        Some("io_uring" | "posixaio") => ("io_uring", None),
+        Some("libaio") if direct => ("io_uring", None),
+        Some("libaio") => ("io_uring", Some("libaio without direct=1 is synchronous in fio")),
+        Some("psync" | "sync" | "pvsync" | "pvsync2" | "mmap") => {
+            ("psync", Some("fio's sync engines issue one IO at a time"))
+        }
+        Some("null") => ("null", None),
+        Some(_) => return None,
+    })
 }
 
 #[cfg(test)]

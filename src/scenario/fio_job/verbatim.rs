@@ -6,11 +6,12 @@
 //! for the mapped file), and what fio reports (per job, with latency bins). Options the
 //! mapping refuses stay: that is the point. docs/fio-job-files.md says what is rewritten.
 
+use super::mapping::{back_end, direct, rw};
 use super::reader::{Job, Opt, read};
 use super::timeline::timeline;
 use super::values::{Unit, number, quote, split_paths};
 use crate::error::{Error, Result};
-use crate::scenario::driver::FioJob;
+use crate::scenario::driver::{FioJob, IoLabels};
 use crate::scenario::overrides::Override;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -212,7 +213,18 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
         Some(o) => number(o.text()?, Unit::Count).map_err(|e| o.err(e))?.max(1.0) as u32,
         None => 1,
     };
-    let job = FioJob { section: job.name.clone(), text, ends_by_itself, capped: seconds.is_some() };
+    let iodepth = match job.get("iodepth") {
+        Some(o) => number(o.text()?, Unit::Count).map_err(|e| o.err(e))?.max(1.0) as u32,
+        None => 1,
+    };
+    let engine = job.get("ioengine").and_then(|o| o.value.as_deref()).map(str::trim);
+    let direct = direct(job)?;
+    let iodepth = match back_end(engine, direct) {
+        Some((_, Some(_one_at_a_time))) => 1,
+        _ => iodepth,
+    };
+    let labels = IoLabels { iodepth, rw: rw(job).ok(), direct };
+    let job = FioJob { section: job.name.clone(), text, ends_by_itself, capped: seconds.is_some(), labels };
     Ok(Section { job, numjobs, seconds, ramp_seconds })
 }
 
@@ -300,6 +312,20 @@ mod tests {
         assert_eq!(v.timeline, [r#"{start: "a", async: true}"#, r#"{wait_for: "a"}"#, r#"{start: "b", async: true}"#]);
         let err = rewrite(Path::new("t.fio"), FILE, &[dir.clone(), dir.clone(), dir], &[]).unwrap_err();
         assert!(err.to_string().contains("3 --target given, but its jobs name 2 targets"), "{err}");
+    }
+
+    #[test]
+    fn a_section_is_labelled_with_the_depth_and_rw_fio_runs_it_at() {
+        use crate::scenario::model::Rw;
+        let text = "[global]\nioengine=libaio\ndirect=1\niodepth=16\nruntime=1\ntime_based\nfilename=/nowhere/x\n\
+                    [a]\nrw=randwrite\n[b]\ndirect=0\n[c]\nioengine=psync\n[d]\nrw=trim\n";
+        let v = rewrite(Path::new("t.fio"), text, &[std::env::temp_dir()], &[]).unwrap();
+        let got: Vec<(u32, Option<Rw>, bool)> =
+            v.sections.iter().map(|s| (s.job.labels.iodepth, s.job.labels.rw, s.job.labels.direct)).collect();
+        // libaio without direct=1, and psync, do one IO at a time in fio
+        let want = [(16, Some(Rw::Randwrite), true), (1, Some(Rw::Read), false), (1, Some(Rw::Read), true)];
+        assert_eq!(got[..3], want);
+        assert_eq!(got[3], (16, None, true), "a trim has no name in fathom");
     }
 
     #[test]
