@@ -79,8 +79,9 @@ pub struct IoLabels {
     /// IOs in flight per job: fio's `iodepth`, or 1 on an engine that does one IO at a
     /// time (psync, libaio without O_DIRECT).
     pub iodepth: u32,
-    /// `None` for an `rw` fathom has no name for (fio's trims).
-    pub rw: Option<crate::scenario::model::Rw>,
+    /// The `rw` by the name fathom and fio share (`randread`); `None` for one fathom has
+    /// no name for (fio's trims).
+    pub rw: Option<&'static str>,
     pub direct: bool,
 }
 

@@ -40,6 +40,19 @@ impl Rw {
         }
     }
 
+    /// The `Rw` named `name` (as [`Rw::name`] writes it, or fio's `readwrite`).
+    pub fn from_name(name: &str) -> Option<Rw> {
+        Some(match name {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "randread" => Rw::Randread,
+            "randwrite" => Rw::Randwrite,
+            "randrw" => Rw::Randrw,
+            "rw" | "readwrite" => Rw::ReadWrite,
+            _ => return None,
+        })
+    }
+
     pub fn is_random(self) -> bool {
         matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
     }
@@ -407,7 +420,7 @@ impl IoProfile {
             targets: Vec::new(),
             queue: Queue::Shared,
             file: name.to_string(),
-            rw: labels.and_then(|l| l.rw).unwrap_or(Rw::Read),
+            rw: labels.and_then(|l| l.rw).and_then(Rw::from_name).unwrap_or(Rw::Read),
             rwmixread: 100,
             bs: BlockSizes::single(4096),
             random_percent: 100,

@@ -5,9 +5,10 @@
 
 use super::options::{IGNORED, SUPPORTED, engine_refusal, refusal};
 use super::reader::{Job, Opt};
+use super::semantics::{back_end, direct, refuse, rw};
 use super::timeline::timeline;
 use super::values::{Pair, Unit, in_dir, list, number, pair, quote, split_paths, trim_float, zones};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scenario::model::Rw;
 
 /// The jobs of a file as fathom's workloads and timeline, with what each option became.
@@ -50,14 +51,6 @@ pub fn map(jobs: &[Job]) -> Result<Mapping> {
         workloads.push(JobMap::new(job)?.run()?);
     }
     Ok(Mapping { workloads, timeline: timeline(jobs)?, ignored })
-}
-
-/// The error for an option fathom's engine cannot honour.
-pub(super) fn refuse(o: &Opt, why: &str) -> Error {
-    o.err(format!(
-        "{why}; fathom's engine cannot run this file as written: fio can, under fathom (`fathom run {} --engine fio`)",
-        o.at.file
-    ))
 }
 
 impl Mapping {
@@ -662,48 +655,6 @@ impl<'a> JobMap<'a> {
     }
 }
 
-/// The job's `rw` (fio's default: read) as fathom's; an error for what fathom cannot do.
-pub(super) fn rw(job: &Job) -> Result<Rw> {
-    Ok(match job.get("rw") {
-        None => Rw::Read,
-        Some(o) => match o.text()?.trim() {
-            "read" => Rw::Read,
-            "write" => Rw::Write,
-            "randread" => Rw::Randread,
-            "randwrite" => Rw::Randwrite,
-            "randrw" => Rw::Randrw,
-            "rw" | "readwrite" => Rw::ReadWrite,
-            v if v.contains("trim") => return Err(refuse(o, "fathom does not trim")),
-            v if v.contains(':') => return Err(refuse(o, "rw's `:N` sequence modifier is not in fathom's model")),
-            v => return Err(o.err(format!("`{v}`: expected read, write, randread, randwrite, randrw or rw"))),
-        },
-    })
-}
-
-/// Whether fio does the job's IO with O_DIRECT: `direct=1`, or `buffered=0`.
-pub(super) fn direct(job: &Job) -> Result<bool> {
-    let direct = job.get("direct").map(Opt::flag).transpose()?;
-    let buffered = job.get("buffered").map(Opt::flag).transpose()?;
-    Ok(direct.unwrap_or(false) || buffered == Some(false))
-}
-
-/// fio's `ioengine` (`None`: fio's default, psync) as fathom's back end, and why it runs
-/// one IO at a time when it does whatever `iodepth` says; `None` for an engine fathom has
-/// no back end for.
-pub(super) fn back_end(engine: Option<&str>, direct: bool) -> Option<(&'static str, Option<&'static str>)> {
-    Some(match engine {
-        None => ("psync", Some("fio's default engine psync issues one IO at a time")),
-        Some("io_uring" | "posixaio") => ("io_uring", None),
-        Some("libaio") if direct => ("io_uring", None),
-        Some("libaio") => ("io_uring", Some("libaio without direct=1 is synchronous in fio")),
-        Some("psync" | "sync" | "pvsync" | "pvsync2" | "mmap") => {
-            ("psync", Some("fio's sync engines issue one IO at a time"))
-        }
-        Some("null") => ("null", None),
-        Some(_) => return None,
-    })
-}
-
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -720,7 +671,7 @@ pub(super) mod tests {
 
     /// The first workload's keys as `key: value`, or the mapping's error: for the tests of
     /// the mapping's parts (sizes, think).
-    pub(in crate::scenario::fio_job) fn first_keys(text: &str) -> std::result::Result<Vec<String>, String> {
+    pub(crate) fn first_keys(text: &str) -> std::result::Result<Vec<String>, String> {
         mapped(text).map(|m| keys(&m, 0)).map_err(|e| e.to_string())
     }
 

@@ -3,11 +3,13 @@
 //! workload per job, the timeline from `stonewall`), and the scenario's YAML is loaded
 //! by the one scenario loader, so `--set`, the checks, the store and the report are the
 //! same as for any scenario. With `--engine fio` the sections run by fio as written
-//! instead ([`verbatim`]). docs/fio-job-files.md has the table of options.
+//! instead ([`verbatim`]); what both read an option as is in [`semantics`].
+//! docs/fio-job-files.md has the table of options.
 
 pub mod mapping;
 mod options;
 pub mod reader;
+mod semantics;
 mod sizes;
 mod targets;
 mod think;

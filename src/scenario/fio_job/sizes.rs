@@ -2,8 +2,9 @@
 //! job's files (beside it `size` is the bytes the job moves, not the files' size), and
 //! `bsrange`, block sizes drawn in a range.
 
-use super::mapping::{JobMap, refuse};
+use super::mapping::JobMap;
 use super::reader::Opt;
+use super::semantics::refuse;
 use super::values::{Unit, number, pair, quote};
 use crate::error::Result;
 use crate::scenario::pattern::BlockSizes;

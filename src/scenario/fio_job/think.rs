@@ -5,7 +5,8 @@
 //! pause, and at a depth above 1 fio drains the whole queue before it pauses while
 //! fathom pauses each slot alone, so the two would not run the same load.
 
-use super::mapping::{JobMap, refuse};
+use super::mapping::JobMap;
+use super::semantics::refuse;
 use super::values::{Unit, number, trim_float};
 use crate::error::Result;
 

@@ -6,8 +6,8 @@
 //! for the mapped file), and what fio reports (per job, with latency bins). Options the
 //! mapping refuses stay: that is the point. docs/fio-job-files.md says what is rewritten.
 
-use super::mapping::{back_end, direct, rw};
 use super::reader::{Job, Opt, read};
+use super::semantics::{back_end, direct, rw};
 use super::timeline::timeline;
 use super::values::{Unit, number, quote, split_paths};
 use crate::error::{Error, Result};
@@ -223,7 +223,7 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
         Some((_, Some(_one_at_a_time))) => 1,
         _ => iodepth,
     };
-    let labels = IoLabels { iodepth, rw: rw(job).ok(), direct };
+    let labels = IoLabels { iodepth, rw: rw(job).ok().map(|rw| rw.name()), direct };
     let job = FioJob { section: job.name.clone(), text, ends_by_itself, capped: seconds.is_some(), labels };
     Ok(Section { job, numjobs, seconds, ramp_seconds })
 }
@@ -316,14 +316,13 @@ mod tests {
 
     #[test]
     fn a_section_is_labelled_with_the_depth_and_rw_fio_runs_it_at() {
-        use crate::scenario::model::Rw;
         let text = "[global]\nioengine=libaio\ndirect=1\niodepth=16\nruntime=1\ntime_based\nfilename=/nowhere/x\n\
                     [a]\nrw=randwrite\n[b]\ndirect=0\n[c]\nioengine=psync\n[d]\nrw=trim\n";
         let v = rewrite(Path::new("t.fio"), text, &[std::env::temp_dir()], &[]).unwrap();
-        let got: Vec<(u32, Option<Rw>, bool)> =
+        let got: Vec<(u32, Option<&str>, bool)> =
             v.sections.iter().map(|s| (s.job.labels.iodepth, s.job.labels.rw, s.job.labels.direct)).collect();
         // libaio without direct=1, and psync, do one IO at a time in fio
-        let want = [(16, Some(Rw::Randwrite), true), (1, Some(Rw::Read), false), (1, Some(Rw::Read), true)];
+        let want = [(16, Some("randwrite"), true), (1, Some("read"), false), (1, Some("read"), true)];
         assert_eq!(got[..3], want);
         assert_eq!(got[3], (16, None, true), "a trim has no name in fathom");
     }
