@@ -156,6 +156,29 @@ fn a_bounded_job_ends_after_one_pass_with_fios_byte_count() {
 }
 
 #[test]
+fn a_short_bounded_job_with_several_block_sizes_is_measured_whole() {
+    // Done within fio's lead-in before the workload's first second, with bytes that lag
+    // fio's IO count: every IO and byte of fio's final report is in the measured window.
+    let s = Scratch::new("fio-engine-short");
+    let data = s.data().display().to_string();
+    let body = "[global]\nrw=write\nbssplit=64k/50:256k/50\nsize=4m\n[a]\n[b]\n";
+    let file = job_file(&s, "short.fio", body);
+    let out = s.run(&["run", file.to_str().unwrap(), "--engine", "fio", "--target", &data, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let run = show["run"]["id"].as_i64().unwrap();
+    for name in ["a", "b"] {
+        let report = std::fs::read_to_string(s.dir.join(format!("results/runs/{run}/{name}.json"))).unwrap();
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+        let fio = &report["jobs"][0]["write"];
+        let ops = common::ops(&show, name);
+        assert_eq!(ops.len(), 1, "{name}: {ops:?}");
+        assert_eq!((&ops[0]["ops"], &ops[0]["bytes"]), (&fio["total_ios"], &fio["io_bytes"]), "{name}: {fio}");
+        assert_eq!(ops[0]["bytes"], 4 << 20, "{name}");
+    }
+}
+
+#[test]
 fn set_duration_rewrites_each_sections_runtime() {
     let s = Scratch::new("fio-engine-set");
     let data = s.data().display().to_string();

@@ -97,6 +97,8 @@ struct Plan {
     /// A user's job file runs in the run's directory, where the files it names
     /// relatively (logs) land, rather than wherever fathom was started.
     in_run_dir: bool,
+    /// fio ends the job after its IO (a size, a count): all of that IO is measured.
+    bounded: bool,
 }
 
 /// A workload's plan: its IO profile translated ([`jobfile::translate`]), or a user's
@@ -107,7 +109,8 @@ fn plan(l: &LaunchContext) -> Result<Plan> {
     let worker = |index: u32| status::Worker { workload: l.workload_idx, worker: l.first_worker + index };
     if let Some(Program::FioJob(job)) = w.driver() {
         let workers = HashMap::from([(job.section.clone(), worker(0))]);
-        return Ok(Plan { text: job.text.clone(), workers, single: None, open_loop: false, in_run_dir: true });
+        let bounded = job.ends_by_itself;
+        return Ok(Plan { text: job.text.clone(), workers, single: None, open_loop: false, in_run_dir: true, bounded });
     }
     let io = w.io().ok_or_else(|| Error::failed(format!("{}: fio runs IO workloads only", w.name)))?;
     let files: Vec<FileSpec> =
@@ -117,7 +120,8 @@ fn plan(l: &LaunchContext) -> Result<Plan> {
     let job = jobfile::translate(&w.name, w.jobs, io, &files, io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
     let workers = job.jobs.iter().map(|(name, index)| (name.clone(), worker(*index))).collect();
     let single = io.bs.is_single().then(|| io.bs.min());
-    Ok(Plan { text: job.text, workers, single, open_loop: io.rate_iops.is_some(), in_run_dir: false })
+    let (open_loop, bounded) = (io.rate_iops.is_some(), io.bound.is_some());
+    Ok(Plan { text: job.text, workers, single, open_loop, in_run_dir: false, bounded })
 }
 
 fn run(l: &LaunchContext) -> Result<()> {
@@ -154,8 +158,15 @@ fn run(l: &LaunchContext) -> Result<()> {
     let end = l.clock_start + Duration::from_secs(l.end_t);
     let watcher = watch(child.id(), [l.stop.clone(), l.abort.clone()], done.clone(), end);
 
-    let mut intervals =
-        status::Intervals::new(plan.workers, l.clock_unix_ms, started_ms, l.end_t as u32, plan.single, plan.open_loop);
+    let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs() as u32;
+    let mut intervals = status::Intervals::new(
+        plan.workers,
+        l.clock_unix_ms,
+        started_ms,
+        (plan.bounded.then_some(start_t), l.end_t as u32),
+        plan.single,
+        plan.open_loop,
+    );
     let read = read_reports(child.stdout(), &mut intervals, &l.tx, &mut messages);
     if read.is_err() {
         // stop fio rather than let it run on unread

@@ -69,6 +69,11 @@ pub struct Intervals {
     clock_unix_ms: i64,
     /// End of the previous interval (fio's start, before the first report).
     last_ms: i64,
+    /// fio starts a little before the workload's first second so that its jobs begin
+    /// on it. A time-based job's IO before it is a lead-in, stored in the second it
+    /// happened and left out of the window like a ramp; a bounded job's (its whole IO,
+    /// when it is short) counts in this second: its IO is the measurement.
+    early_into: Option<u32>,
     /// Seconds at or after this are past the workload's end and dropped.
     end_t: u32,
     /// Block size when the workload has one: then every IO's size is known.
@@ -81,11 +86,12 @@ impl Intervals {
         workers: HashMap<String, Worker>,
         clock_unix_ms: i64,
         started_ms: i64,
-        end_t: u32,
+        (early_into, end_t): (Option<u32>, u32),
         single_size: Option<u64>,
         open_loop: bool,
     ) -> Intervals {
-        Intervals { workers, seen: HashMap::new(), clock_unix_ms, last_ms: started_ms, end_t, single_size, open_loop }
+        let seen = HashMap::new();
+        Intervals { workers, seen, clock_unix_ms, last_ms: started_ms, early_into, end_t, single_size, open_loop }
     }
 
     /// The samples of the interval that `report` closes. An error names what was
@@ -94,6 +100,7 @@ impl Intervals {
         let mid_ms = (self.last_ms + report.timestamp_ms) / 2 - self.clock_unix_ms;
         self.last_ms = report.timestamp_ms.max(self.last_ms);
         let t = (mid_ms.max(0) / 1000) as u32;
+        let t = self.early_into.map_or(t, |first| t.max(first));
         let mut samples = Vec::new();
         // a job section's `numjobs` clones share its name, in the same order each report
         let mut clones: HashMap<&str, u32> = HashMap::new();
@@ -118,7 +125,8 @@ impl Intervals {
     }
 }
 
-/// The change since `seen`, which it then advances; `None` when nothing completed.
+/// The change since `seen`, which it then advances; `None` when nothing completed and
+/// no bytes came in late.
 fn delta(
     seen: &mut Seen,
     dir: &Direction,
@@ -128,7 +136,16 @@ fn delta(
 ) -> Result<Option<OpStats>> {
     let ios = dir.lat_ns.n.checked_sub(seen.ios).ok_or(Error::failed("fio's IO count went backwards"))?;
     if ios == 0 {
-        return Ok(None);
+        // the bytes of IOs an earlier report counted (fio's byte count lags): with several
+        // block sizes only this report says them
+        let late = dir.io_bytes.saturating_sub(seen.bytes);
+        if late == 0 || single_size.is_some() || op == Op::Sync {
+            return Ok(None);
+        }
+        let mut stats = OpStats::new(false);
+        stats.bytes = late;
+        seen.bytes = dir.io_bytes;
+        return Ok(Some(stats));
     }
     let mut stats = OpStats::new(false);
     stats.ops = ios;
@@ -192,7 +209,7 @@ mod tests {
 
     fn intervals(end_t: u32) -> Intervals {
         let workers = HashMap::from([("w.0".to_string(), Worker { workload: 3, worker: 7 })]);
-        Intervals::new(workers, 10_000, 10_100, end_t, Some(4096), false)
+        Intervals::new(workers, 10_000, 10_100, (None, end_t), Some(4096), false)
     }
 
     #[test]
@@ -228,6 +245,34 @@ mod tests {
         let mut no_bins = report(12_600, 20, &[]);
         no_bins.jobs[0].jobname = "w.0".into();
         assert!(iv.take(&no_bins).unwrap_err().to_string().contains("json+"));
+    }
+
+    #[test]
+    fn a_bounded_job_done_before_its_workloads_first_second_counts_in_it() {
+        // fio started 0.3 s before the workload's second 2 and ended its bounded job at
+        // once: its only report's midpoint is in second 1
+        let workers = || HashMap::from([("w.0".to_string(), Worker { workload: 3, worker: 7 })]);
+        let mut iv = Intervals::new(workers(), 10_000, 11_700, (Some(2), 60), Some(4096), false);
+        let a = iv.take(&report(11_900, 100, &[(1000, 100)])).unwrap();
+        assert_eq!((a[0].t, a[0].stats.ops), (2, 100));
+        // a time-based job's lead-in stays in the second it happened
+        let mut iv = Intervals::new(workers(), 10_000, 11_700, (None, 60), Some(4096), false);
+        assert_eq!(iv.take(&report(11_900, 100, &[(1000, 100)])).unwrap()[0].t, 1);
+    }
+
+    #[test]
+    fn bytes_a_report_gives_after_its_ios_are_counted() {
+        // several block sizes: the bytes are fio's, which lag its IO count; the final
+        // report brings the rest with no new IO
+        let workers = HashMap::from([("w.0".to_string(), Worker { workload: 3, worker: 7 })]);
+        let mut iv = Intervals::new(workers, 10_000, 10_100, (None, 60), None, false);
+        let mut lagging = report(10_350, 100, &[(1000, 100)]);
+        lagging.jobs[0].read.io_bytes = 90 * 4096;
+        let a = iv.take(&lagging).unwrap();
+        assert_eq!((a[0].stats.ops, a[0].stats.bytes), (100, 90 * 4096));
+        let b = iv.take(&report(10_600, 100, &[(1000, 100)])).unwrap();
+        assert_eq!((b.len(), b[0].stats.ops, b[0].stats.bytes), (1, 0, 10 * 4096));
+        assert!(iv.take(&report(10_850, 100, &[(1000, 100)])).unwrap().is_empty(), "nothing new");
     }
 
     #[test]
