@@ -102,8 +102,10 @@ def run_fathom(args, path, stem, engine=None):
     if engine:
         argv += ["--engine", engine]
         stem += f"-{engine}"
+    # fathom's fio driver runs the `fio` on PATH: the one `--fio` names comes first
+    env = {**os.environ, "PATH": f"{Path(args.fio).parent}:{os.environ.get('PATH', '')}"}
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=args.seconds * 10 + 120)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=args.seconds * 10 + 120, env=env)
     except subprocess.TimeoutExpired:
         return dict(error="timed out", argv=shlex.join(argv))
     (OUT / "logs").mkdir(parents=True, exist_ok=True)
