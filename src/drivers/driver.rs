@@ -113,6 +113,11 @@ impl LaunchContext {
         self.clock_start + Duration::from_secs(self.end_t)
     }
 
+    /// The second of the run clock its workers begin on (`begin` is on a whole second).
+    pub fn begin_t(&self) -> u64 {
+        self.begin.saturating_duration_since(self.clock_start).as_secs()
+    }
+
     /// The run's directory, created if it is not yet, for a program's files.
     pub fn run_dir(&self) -> Result<&Path> {
         crate::nofollow::create_dir(&self.dir).map_err(|e| Error::failed(format!("{}: {e}", self.dir.display())))?;

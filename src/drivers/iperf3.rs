@@ -290,12 +290,11 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     let started = Instant::now();
     let mut child =
         Group::spawn(&mut cmd, "iperf3").map_err(|e| Error::failed(format!("{}: starting iperf3: {e}", w.name)))?;
-    let deadline = l.clock_start + Duration::from_secs(l.end_t + 30);
+    let deadline = l.end() + Duration::from_secs(30);
     // stopped with SIGINT, iperf3 still prints its closing lines
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
-    let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
     let op = if spec.reverse { Op::Recv } else { Op::Send };
-    let mut intervals = Seconds::new(l.workload_idx, l.first_worker, start_t, l.end_t, op);
+    let mut intervals = Seconds::new(l.workload_idx, l.first_worker, l.begin_t(), l.end_t, op);
     let stdout = child.stdout();
     // each interval's samples are sent as iperf3 prints it; its output is kept as it was
     let (waited, took) = std::thread::scope(|scope| {

@@ -115,9 +115,8 @@ fn plan(l: &LaunchContext) -> Result<Plan> {
     let io = w.io().ok_or_else(|| Error::failed(format!("{}: fio runs IO workloads only", w.name)))?;
     let files: Vec<FileSpec> =
         l.files.iter().map(|f| FileSpec { path: f.path.clone(), size: f.size, direct: f.direct }).collect();
-    let begin_t = l.begin.saturating_duration_since(l.clock_start).as_secs();
     let io_engine = if l.uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
-    let job = jobfile::translate(&w.name, w.jobs, io, &files, io_engine, l.end_t.saturating_sub(begin_t) + SPARE_S);
+    let job = jobfile::translate(&w.name, w.jobs, io, &files, io_engine, l.end_t.saturating_sub(l.begin_t()) + SPARE_S);
     let workers = job.jobs.iter().map(|(name, index)| (name.clone(), worker(*index))).collect();
     let single = io.bs.is_single().then(|| io.bs.min());
     let (open_loop, bounded) = (io.rate_iops.is_some(), io.bound.is_some());
@@ -155,15 +154,15 @@ fn run(l: &LaunchContext) -> Result<()> {
     let mut child =
         Group::spawn(&mut fio, "fio").map_err(|e| Error::failed(format!("{}: starting fio: {e}", w.name)))?;
     let done = Arc::new(AtomicBool::new(false));
-    let end = l.clock_start + Duration::from_secs(l.end_t);
-    let watcher = watch(child.id(), [l.stop.clone(), l.abort.clone()], done.clone(), end);
+    let watcher = watch(child.id(), [l.stop.clone(), l.abort.clone()], done.clone(), l.end());
 
-    let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs() as u32;
+    let early_into = plan.bounded.then_some(l.begin_t() as u32);
     let mut intervals = status::Intervals::new(
         plan.workers,
         l.clock_unix_ms,
         started_ms,
-        (plan.bounded.then_some(start_t), l.end_t as u32),
+        early_into,
+        l.end_t as u32,
         plan.single,
         plan.open_loop,
     );

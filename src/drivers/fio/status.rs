@@ -86,7 +86,8 @@ impl Intervals {
         workers: HashMap<String, Worker>,
         clock_unix_ms: i64,
         started_ms: i64,
-        (early_into, end_t): (Option<u32>, u32),
+        early_into: Option<u32>,
+        end_t: u32,
         single_size: Option<u64>,
         open_loop: bool,
     ) -> Intervals {
@@ -209,7 +210,7 @@ mod tests {
 
     fn intervals(end_t: u32) -> Intervals {
         let workers = HashMap::from([("w.0".to_string(), Worker { workload: 3, worker: 7 })]);
-        Intervals::new(workers, 10_000, 10_100, (None, end_t), Some(4096), false)
+        Intervals::new(workers, 10_000, 10_100, None, end_t, Some(4096), false)
     }
 
     #[test]
@@ -252,11 +253,11 @@ mod tests {
         // fio started 0.3 s before the workload's second 2 and ended its bounded job at
         // once: its only report's midpoint is in second 1
         let workers = || HashMap::from([("w.0".to_string(), Worker { workload: 3, worker: 7 })]);
-        let mut iv = Intervals::new(workers(), 10_000, 11_700, (Some(2), 60), Some(4096), false);
+        let mut iv = Intervals::new(workers(), 10_000, 11_700, Some(2), 60, Some(4096), false);
         let a = iv.take(&report(11_900, 100, &[(1000, 100)])).unwrap();
         assert_eq!((a[0].t, a[0].stats.ops), (2, 100));
         // a time-based job's lead-in stays in the second it happened
-        let mut iv = Intervals::new(workers(), 10_000, 11_700, (None, 60), Some(4096), false);
+        let mut iv = Intervals::new(workers(), 10_000, 11_700, None, 60, Some(4096), false);
         assert_eq!(iv.take(&report(11_900, 100, &[(1000, 100)])).unwrap()[0].t, 1);
     }
 
@@ -265,7 +266,7 @@ mod tests {
         // several block sizes: the bytes are fio's, which lag its IO count; the final
         // report brings the rest with no new IO
         let workers = HashMap::from([("w.0".to_string(), Worker { workload: 3, worker: 7 })]);
-        let mut iv = Intervals::new(workers, 10_000, 10_100, (None, 60), None, false);
+        let mut iv = Intervals::new(workers, 10_000, 10_100, None, 60, None, false);
         let mut lagging = report(10_350, 100, &[(1000, 100)]);
         lagging.jobs[0].read.io_bytes = 90 * 4096;
         let a = iv.take(&lagging).unwrap();

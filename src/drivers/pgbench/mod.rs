@@ -273,7 +273,7 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     // failure elsewhere) or if it overruns its end by far. SIGALRM is the signal its -T
     // timer ends it with: it finishes its transactions, writes out its log (which
     // SIGINT would lose, buffered) and its closing report.
-    let deadline = l.clock_start + Duration::from_secs(l.end_t) + Duration::from_secs(30);
+    let deadline = l.end() + Duration::from_secs(30);
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let ended = AtomicBool::new(false);
     let mut seconds =
@@ -289,8 +289,7 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     });
     let (status, signalled) = waited.map_err(|e| Error::failed(format!("{}: waiting for pgbench: {e}", w.name)))?;
     read.map_err(|_| Error::failed(format!("{}: reading pgbench's log failed", w.name)))??;
-    let start_t = l.begin.saturating_duration_since(l.clock_start).as_secs() as u32;
-    record_extras(l, &seconds, start_t);
+    record_extras(l, &seconds, l.begin_t() as u32);
     let (unreadable, example) = seconds.unreadable.clone();
     if unreadable > 0 {
         return Err(Error::failed(format!(

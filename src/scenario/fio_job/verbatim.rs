@@ -209,14 +209,15 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
             job.at, job.name
         )));
     }
-    let numjobs = match job.get("numjobs") {
-        Some(o) => number(o.text()?, Unit::Count).map_err(|e| o.err(e))?.max(1.0) as u32,
-        None => 1,
+    // a count fio reads as at least 1, and 1 when not given
+    let count = |name: &str| -> Result<u32> {
+        match job.get(name) {
+            Some(o) => Ok(number(o.text()?, Unit::Count).map_err(|e| o.err(e))?.max(1.0) as u32),
+            None => Ok(1),
+        }
     };
-    let iodepth = match job.get("iodepth") {
-        Some(o) => number(o.text()?, Unit::Count).map_err(|e| o.err(e))?.max(1.0) as u32,
-        None => 1,
-    };
+    let numjobs = count("numjobs")?;
+    let iodepth = count("iodepth")?;
     let engine = job.get("ioengine").and_then(|o| o.value.as_deref()).map(str::trim);
     let direct = direct(job)?;
     let iodepth = match back_end(engine, direct) {
