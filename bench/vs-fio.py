@@ -35,10 +35,22 @@ JOBS = [
          engine="io_uring", iodepth=32, direct=False),
     dict(name="disk-direct-uring-qd32", target=str(OUT), file="bench-disk", size=1024 * MiB,
          engine="io_uring", iodepth=32, direct=True),
+    # Sequential 1 MiB writes into tmpfs: mostly the cost of filling write buffers.
+    dict(name="shm-psync-write-1m", target="/dev/shm", file="bench-shm", size=256 * MiB,
+         engine="psync", iodepth=1, direct=False, rw="write", bs="1m"),
     # No IO at all (fio's ioengine=null): each tool's own cost per IO.
     dict(name="null-qd1", target=None, file=None, size=1024 * MiB, engine="null", iodepth=1, direct=False),
     dict(name="null-qd32", target=None, file=None, size=1024 * MiB, engine="null", iodepth=32, direct=False),
 ]
+
+
+def rw(job):
+    """The job's pattern: random 4 KiB reads unless it says otherwise."""
+    return job.get("rw", "randread")
+
+
+def bs(job):
+    return job.get("bs", "4k")
 
 
 def data_path(job):
@@ -47,9 +59,9 @@ def data_path(job):
 
 
 def scenario_text(job, seconds):
-    """A one-workload fathom scenario for the job: 4k randread, one worker, no ramp."""
+    """A one-workload fathom scenario for the job: one worker, no ramp."""
     place = f"target: {job['target']}, file: {job['file']}, " if job["target"] else ""
-    w = (f"{{{place}rw: randread, bs: 4k, "
+    w = (f"{{{place}rw: {rw(job)}, bs: {bs(job)}, "
          f"size: {job['size']}, engine: {job['engine']}, iodepth: {job['iodepth']}, jobs: 1, "
          f"direct: {str(job['direct']).lower()}, duration: {seconds}s, ramp: 0s}}")
     return f"name: vs-fio-{job['name']}\nworkloads:\n  {job['name']}: {w}\n"
@@ -66,7 +78,7 @@ def fio_cmd(args, job, seconds):
     """The fio argv for the job: the same file, pattern, engine and depth as fathom's."""
     place = [f"--filename={data_path(job)}"] if job["target"] else []
     return [args.fio, f"--name={job['name']}", *place,
-            "--rw=randread", "--bs=4k", f"--size={job['size']}", f"--ioengine={job['engine']}",
+            f"--rw={rw(job)}", f"--bs={bs(job)}", f"--size={job['size']}", f"--ioengine={job['engine']}",
             f"--iodepth={job['iodepth']}", "--numjobs=1", f"--direct={int(job['direct'])}",
             "--time_based=1", f"--runtime={seconds}", "--randrepeat=0", "--norandommap=1",
             "--group_reporting=1", "--output-format=json"]
@@ -108,8 +120,9 @@ def fathom_once(args, job, seconds, stem):
 def fio_once(args, job, seconds, stem):
     """One fio run of the job: (total IOs, IOPS, CPU s, wall s)."""
     text, cpu, wall = run_measured(fio_cmd(args, job, seconds), stem)
-    read = json.loads(text[text.index("{"):])["jobs"][0]["read"]  # skip any notes before the JSON
-    return read["total_ios"], read["iops"], cpu, wall
+    job = json.loads(text[text.index("{"):])["jobs"][0]  # skip any notes before the JSON
+    done = [job[d] for d in ("read", "write")]
+    return sum(d["total_ios"] for d in done), sum(d["iops"] for d in done), cpu, wall
 
 
 def lay_out(args, job):

@@ -158,8 +158,10 @@ mod tests {
                 assert!(zeros < 0.01, "bs {bs}, {percent}%: {:.2}% zero bytes", zeros * 100.0);
             }
         }
-        let random = written(&DataSpec::default(), 4096, 1024);
-        assert!(gzip_saving(&random) < 1.0, "random data does not compress");
+        for bs in [4096, 1 << 20] {
+            let random = written(&DataSpec::default(), bs, (4 << 20) / bs);
+            assert!(gzip_saving(&random) < 1.0, "bs {bs}: random data does not compress");
+        }
     }
 
     #[test]
