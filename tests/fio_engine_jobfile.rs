@@ -216,3 +216,35 @@ fn set_duration_rewrites_each_sections_runtime() {
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("has no job [nojob]"), "{}", text(&bad));
 }
+
+/// The `device:` sources a run's `observed` figures come from.
+fn observed_devices(show: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    let observed = show["observed"].as_array().unwrap();
+    observed
+        .iter()
+        .filter_map(|o| o["source"].as_str())
+        .filter(|s| s.starts_with("device:"))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn a_run_through_fio_observes_its_targets_device_as_fathoms_engine_does() {
+    use std::os::unix::fs::MetadataExt;
+    let s = Scratch::new("fio-engine-device");
+    let data = s.data().display().to_string();
+    let file = job_file(&s, "dev.fio", "[dev]\nrw=write\nbs=64k\nsize=4m\ndirect=1\nruntime=2\ntime_based\n");
+    let file = file.to_str().unwrap();
+    let mut devices = Vec::new();
+    for engine in [&["--engine", "fio"][..], &[]] {
+        let out = s.run(&[&["run", file, "--target", &data, "-q"][..], engine].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let show = s.show_json();
+        assert_eq!(show["workloads"][0]["profile"]["targets"], serde_json::json!([data]), "{engine:?}");
+        devices.push(observed_devices(&show));
+    }
+    assert_eq!(devices[0], devices[1], "fio's run observes what fathom's engine observes");
+    // (a target on tmpfs has no device; the scratch directory is on a disk's file system)
+    let on_a_disk = libc::major(std::fs::metadata(&data).unwrap().dev()) != 0;
+    assert!(!on_a_disk || !devices[0].is_empty(), "no device observed under {data}");
+}

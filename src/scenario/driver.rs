@@ -37,6 +37,16 @@ impl Driver {
         }
     }
 
+    /// The files and directories the program does its IO on, so the run records their
+    /// file systems and observes their devices as it does for fathom's own workloads.
+    /// Empty for the programs whose IO is not on a path given to fathom.
+    pub fn targets(&self) -> &[PathBuf] {
+        match self {
+            Driver::FioJob(j) => &j.targets,
+            Driver::Pgbench(_) | Driver::Iperf3(_) => &[],
+        }
+    }
+
     /// What a user's fio section does, in the IO profile's terms; `None` for the other
     /// programs.
     pub fn io_labels(&self) -> Option<IoLabels> {
@@ -69,6 +79,9 @@ pub struct FioJob {
     /// What the section does, as fathom labels a workload.
     #[serde(skip)]
     pub labels: IoLabels,
+    /// The files or directories fio is given for the section (after `--target`).
+    #[serde(skip)]
+    pub targets: Vec<PathBuf>,
 }
 
 /// What a program's IO is, in the IO profile's terms, so its workload is stored and shown

@@ -417,7 +417,7 @@ impl IoProfile {
     fn stored_for(name: &str, d: &driver::Driver) -> IoProfile {
         let labels = d.io_labels();
         IoProfile {
-            targets: Vec::new(),
+            targets: d.targets().to_vec(),
             queue: Queue::Shared,
             file: name.to_string(),
             rw: labels.and_then(|l| l.rw).and_then(Rw::from_name).unwrap_or(Rw::Read),

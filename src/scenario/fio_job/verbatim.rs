@@ -225,7 +225,14 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
         _ => iodepth,
     };
     let labels = IoLabels { iodepth, rw: rw(job).ok().map(|rw| rw.name()), direct };
-    let job = FioJob { section: job.name.clone(), text, ends_by_itself, capped: seconds.is_some(), labels };
+    let job = FioJob {
+        section: job.name.clone(),
+        text,
+        ends_by_itself,
+        capped: seconds.is_some(),
+        labels,
+        targets: targets.to_vec(),
+    };
     Ok(Section { job, numjobs, seconds, ramp_seconds })
 }
 
