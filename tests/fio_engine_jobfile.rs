@@ -153,6 +153,17 @@ fn a_bounded_job_ends_after_one_pass_with_fios_byte_count() {
     let report = std::fs::read_to_string(s.dir.join(format!("results/runs/{run}/pass.json"))).unwrap();
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["jobs"][0]["write"]["io_bytes"], stored[0].4, "{}", report["jobs"][0]["write"]);
+    // its window ends with its IO, as fio reports it, not when fio exits after it: at
+    // fio's own runtime past the first measured second, or at fio's report if later
+    let clock_ms: i64 =
+        s.db().query_row("SELECT clock_start_unix_ms FROM runs WHERE id = ?1", [run], |r| r.get(0)).unwrap();
+    let w = &show["workloads"][0];
+    let measure_t = w["measure_t"].as_f64().unwrap();
+    let runtime = report["jobs"][0]["job_runtime"].as_f64().unwrap().max(1.0) / 1000.0;
+    let reported = (report["timestamp_ms"].as_i64().unwrap() - clock_ms) as f64 / 1000.0;
+    let expected = (measure_t + runtime).max(reported);
+    let stopped = w["stopped_at"].as_f64().unwrap();
+    assert!((stopped - expected).abs() < 0.0015, "window ends at {stopped}, fio's IO at {expected}: {w}");
 }
 
 #[test]

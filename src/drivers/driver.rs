@@ -11,9 +11,9 @@ use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Sink;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// What runs a workload: fathom's engine or another program.
@@ -105,6 +105,29 @@ pub struct LaunchContext {
     pub stop: Arc<AtomicBool>,
     /// Set to stop the whole run; a worker or program that fails sets it.
     pub abort: Arc<AtomicBool>,
+    /// Where a program says when a bounded workload's IO ended.
+    pub io_end: Arc<IoEnd>,
+}
+
+/// When a bounded workload's IO ended, in seconds of the run clock, as its program
+/// reports it. A program exits a while after its last IO (fio closes its files and
+/// writes its report, some 0.2 s), and a bounded workload's measured window ends at its
+/// last IO, as it does on fathom's engine, whose workers end with their last IO. Without
+/// a report the window ends when the program's thread does.
+#[derive(Debug, Default)]
+pub struct IoEnd(Mutex<Option<f64>>);
+
+impl IoEnd {
+    /// The IO of some of the workload's workers ended at `at`; the workload's ends
+    /// with the last.
+    pub fn set(&self, at: f64) {
+        let mut end = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *end = Some(end.map_or(at, |e| e.max(at)));
+    }
+
+    pub fn get(&self) -> Option<f64> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl LaunchContext {

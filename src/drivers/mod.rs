@@ -12,7 +12,7 @@ pub mod postgres;
 use crate::engine::WorkerThread;
 use crate::error::Result;
 use crate::scenario::{EngineKind, Scenario};
-pub use driver::{Driver, LaunchContext, Ready};
+pub use driver::{Driver, IoEnd, LaunchContext, Ready};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 

@@ -478,7 +478,10 @@ impl Executor<'_> {
                 .collect();
             for idx in ended {
                 let end_t = self.started[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
-                let at = self.cx.clock_start.elapsed().as_secs_f64();
+                let now_s = self.cx.clock_start.elapsed().as_secs_f64();
+                // a program's own end of IO, when it gave one, comes before its exit
+                let io_end = self.started[idx].as_ref().and_then(|l| l.io_end.get());
+                let at = io_end.map_or(now_s, |e| e.min(now_s));
                 if at < end_t as f64 {
                     let name = &self.scenario.workloads[idx].name;
                     (self.cx.progress)(&format!("[{:>5}s] {name}: done after {at:.1} s", at.ceil()));

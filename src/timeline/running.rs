@@ -2,7 +2,7 @@
 //! ramp), the flag that stops it, and the second it ends.
 
 use super::context::Context;
-use crate::drivers::LaunchContext;
+use crate::drivers::{IoEnd, LaunchContext};
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
@@ -30,6 +30,8 @@ pub struct RunningWorkload {
     pub threads: Vec<(WorkerThread, String)>,
     /// Stopped or past its end: its threads have been joined.
     pub over: bool,
+    /// When its IO ended, if its program (fio) says so before its thread ends.
+    pub io_end: Arc<IoEnd>,
 }
 
 /// Workers a workload runs: `jobs` (on each target with a queue per target).
@@ -82,6 +84,7 @@ impl RunningWorkload {
             stop: Arc::new(AtomicBool::new(false)),
             threads: Vec::new(),
             over: false,
+            io_end: Arc::new(IoEnd::default()),
         })
     }
 
@@ -160,6 +163,7 @@ impl RunningWorkload {
             tx: cx.tx.clone(),
             stop: self.stop.clone(),
             abort: cx.stop.clone(),
+            io_end: self.io_end.clone(),
         };
         self.threads.extend(cx.drivers.start(&launch)?);
         Ok(())

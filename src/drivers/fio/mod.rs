@@ -175,6 +175,12 @@ fn run(l: &LaunchContext) -> Result<()> {
     done.store(true, Ordering::Relaxed);
     let signalled = watcher.join().unwrap_or(true);
     let last = read?;
+    if plan.bounded
+        && let Some(report) = last.clone().and_then(|v| serde_json::from_value::<status::Report>(v).ok())
+    {
+        let measure_t = l.begin_t() as f64 + w.ramp.as_secs_f64();
+        l.io_end.set(status::io_end(&report, l.clock_unix_ms, measure_t));
+    }
     if let Some(last) = &last {
         let text = serde_json::to_string_pretty(last).unwrap_or_default();
         keep(&l.dir.join(format!("{}.json", w.name)), &text)?;

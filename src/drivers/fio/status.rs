@@ -19,6 +19,9 @@ pub struct Report {
 #[derive(Debug, Deserialize)]
 pub struct Job {
     pub jobname: String,
+    /// Milliseconds the job did its IO (after its `ramp_time`).
+    #[serde(default)]
+    pub job_runtime: u64,
     pub read: Direction,
     pub write: Direction,
     pub sync: Option<Direction>,
@@ -126,6 +129,17 @@ impl Intervals {
     }
 }
 
+/// When a bounded job's IO ended, in seconds of the run clock, from fio's final
+/// `report`: at `measure_t` (the workload's first measured second) plus the longest of
+/// its jobs' own runtimes, since IO fio did in its lead-in counts in that second; or at
+/// the report, if that is later (fio began late). fio counts whole milliseconds: a job
+/// quicker than one took one, so that its window is not empty.
+pub fn io_end(report: &Report, clock_unix_ms: i64, measure_t: f64) -> f64 {
+    let runtime_ms = report.jobs.iter().map(|j| j.job_runtime).max().unwrap_or(0).max(1);
+    let reported = (report.timestamp_ms - clock_unix_ms) as f64 / 1000.0;
+    (measure_t + runtime_ms as f64 / 1000.0).max(reported)
+}
+
 /// The change since `seen`, which it then advances; `None` when nothing completed and
 /// no bytes came in late.
 fn delta(
@@ -206,6 +220,28 @@ mod tests {
             }]
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_bounded_jobs_io_ends_at_its_runtime_past_the_first_second_or_at_its_report() {
+        let ended = |ts: i64, runtimes: &[u64]| {
+            let mut r = report(ts, 0, &[]);
+            r.jobs = runtimes
+                .iter()
+                .map(|&ms| {
+                    let mut j = report(ts, 0, &[]).jobs.remove(0);
+                    j.job_runtime = ms;
+                    j
+                })
+                .collect();
+            io_end(&r, 10_000, 1.0)
+        };
+        // done in fio's lead-in (its report at 0.9 s): the longest job's 180 ms from second 1
+        assert_eq!(ended(10_900, &[120, 180, 90]), 1.18);
+        // begun late: its report, at 2.5 s, is later than 1 s + 180 ms
+        assert_eq!(ended(12_500, &[180]), 2.5);
+        // quicker than fio's millisecond: one, so that the window holds its IO
+        assert_eq!(ended(10_900, &[0]), 1.001);
     }
 
     fn intervals(end_t: u32) -> Intervals {
