@@ -153,6 +153,7 @@ fn a_bounded_job_ends_after_one_pass_with_fios_byte_count() {
     let report = std::fs::read_to_string(s.dir.join(format!("results/runs/{run}/pass.json"))).unwrap();
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["jobs"][0]["write"]["io_bytes"], stored[0].4, "{}", report["jobs"][0]["write"]);
+    assert_eq!(show["workloads"][0]["profile"]["bs"], "64k", "labelled with fio's block size");
     // its window ends with its IO, as fio reports it, not when fio exits after it: at
     // fio's own runtime past the first measured second, or at fio's report if later
     let clock_ms: i64 =
@@ -187,6 +188,7 @@ fn a_short_bounded_job_with_several_block_sizes_is_measured_whole() {
         assert_eq!((&ops[0]["ops"], &ops[0]["bytes"]), (&fio["total_ios"], &fio["io_bytes"]), "{name}: {fio}");
         assert_eq!(ops[0]["bytes"], 4 << 20, "{name}");
     }
+    assert_eq!(show["workloads"][0]["profile"]["bs"], "64k/50:256k/50", "labelled with fio's split");
 }
 
 #[test]

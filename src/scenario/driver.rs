@@ -4,6 +4,7 @@
 //! (`check::drivers` checks its keys); `crate::drivers` runs the programs.
 
 use crate::error::{Error, Result};
+use crate::scenario::pattern::BlockSizes;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -49,9 +50,9 @@ impl Driver {
 
     /// What a user's fio section does, in the IO profile's terms; `None` for the other
     /// programs.
-    pub fn io_labels(&self) -> Option<IoLabels> {
+    pub fn io_labels(&self) -> Option<&IoLabels> {
         match self {
-            Driver::FioJob(j) => Some(j.labels),
+            Driver::FioJob(j) => Some(&j.labels),
             Driver::Pgbench(_) | Driver::Iperf3(_) => None,
         }
     }
@@ -87,7 +88,7 @@ pub struct FioJob {
 /// What a program's IO is, in the IO profile's terms, so its workload is stored and shown
 /// as what it did (the summary's depth beside Little's law; O_DIRECT or buffered) though
 /// the program, not fathom, did it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IoLabels {
     /// IOs in flight per job: fio's `iodepth`, or 1 on an engine that does one IO at a
     /// time (psync, libaio without O_DIRECT).
@@ -96,6 +97,9 @@ pub struct IoLabels {
     /// no name for (fio's trims).
     pub rw: Option<&'static str>,
     pub direct: bool,
+    /// The block sizes, as the mapping reads `bs`, `bssplit` and `bsrange`; `None` where
+    /// it cannot say (different sizes for reads and writes).
+    pub bs: Option<BlockSizes>,
 }
 
 /// `driver: pgbench`: pgbench's own options, named as in pgbench.

@@ -422,7 +422,8 @@ impl IoProfile {
             file: name.to_string(),
             rw: labels.and_then(|l| l.rw).and_then(Rw::from_name).unwrap_or(Rw::Read),
             rwmixread: 100,
-            bs: BlockSizes::single(4096),
+            // (fio's default where the labels cannot say)
+            bs: labels.and_then(|l| l.bs.clone()).unwrap_or_else(|| BlockSizes::single(4096)),
             random_percent: 100,
             distribution: Distribution::Uniform,
             offset: 0,

@@ -10,6 +10,7 @@ use super::timeline::timeline;
 use super::values::{Pair, Unit, in_dir, list, number, pair, quote, split_paths, trim_float, zones};
 use crate::error::Result;
 use crate::scenario::model::Rw;
+use crate::scenario::pattern::BlockSizes;
 
 /// The jobs of a file as fathom's workloads and timeline, with what each option became.
 #[derive(Debug, Clone)]
@@ -99,6 +100,20 @@ impl Mapping {
             out.push_str(&format!("ignored (they change no measurement): {}\n", self.ignored.join(", ")));
         }
         out
+    }
+}
+
+/// The block sizes fathom's engine would run `job` with (its `bs`, `bssplit` or
+/// `bsrange` read as the mapping reads them; fio's default 4 KiB when none applies), so
+/// that a section fio runs as written is labelled with them; `None` where the mapping
+/// refuses them (different sizes for reads and writes).
+pub(super) fn block_sizes_of(job: &Job) -> Option<BlockSizes> {
+    let mut m = JobMap::new(job).ok()?;
+    m.block_sizes().ok()?;
+    match m.keys.iter().find(|(k, _)| matches!(*k, "bs" | "bssplit" | "bsrange")) {
+        // `bssplit` and `bsrange` are quoted as YAML strings
+        Some((_, v)) => BlockSizes::parse(&serde_json::from_str::<String>(v).unwrap_or_else(|_| v.clone())).ok(),
+        None => Some(BlockSizes::single(4096)),
     }
 }
 

@@ -6,6 +6,7 @@
 //! for the mapped file), and what fio reports (per job, with latency bins). Options the
 //! mapping refuses stay: that is the point. docs/fio-job-files.md says what is rewritten.
 
+use super::mapping::block_sizes_of;
 use super::reader::{Job, Opt, read};
 use super::semantics::{back_end, direct, rw};
 use super::timeline::timeline;
@@ -224,7 +225,7 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
         Some((_, Some(_one_at_a_time))) => 1,
         _ => iodepth,
     };
-    let labels = IoLabels { iodepth, rw: rw(job).ok().map(|rw| rw.name()), direct };
+    let labels = IoLabels { iodepth, rw: rw(job).ok().map(|rw| rw.name()), direct, bs: block_sizes_of(job) };
     let job = FioJob {
         section: job.name.clone(),
         text,
@@ -333,6 +334,18 @@ mod tests {
         let want = [(16, Some("randwrite"), true), (1, Some("read"), false), (1, Some("read"), true)];
         assert_eq!(got[..3], want);
         assert_eq!(got[3], (16, None, true), "a trim has no name in fathom");
+    }
+
+    #[test]
+    fn a_section_is_labelled_with_the_block_sizes_fio_runs_it_with() {
+        let text = "[global]\nruntime=1\ntime_based\nfilename=/nowhere/x\nbs=1m\n[a]\n[b]\nbssplit=4k/50:64k/50\n\
+                    [c]\nbsrange=4k-8k\n[d]\nbs=4k,64k\nrw=write\n[e]\nbs=4k,64k\nrw=randrw\n";
+        let v = rewrite(Path::new("t.fio"), text, &[std::env::temp_dir()], &[]).unwrap();
+        let got: Vec<Option<String>> =
+            v.sections.iter().map(|s| s.job.labels.bs.as_ref().map(|b| b.to_string())).collect();
+        let want = ["1m", "4k/50:64k/50", "4k-8k", "64k"].map(|s| Some(s.to_string()));
+        assert_eq!(got[..4], want, "bs, bssplit, bsrange, and the write size of a writing job");
+        assert_eq!(got[4], None, "reads and writes of different sizes: no one label");
     }
 
     #[test]
