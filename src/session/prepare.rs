@@ -115,7 +115,9 @@ pub(super) fn prepare(
         .iter()
         .zip(&scenario.workloads)
         .filter(|(_, w)| w.placement.is_none())
-        .flat_map(|(f, w)| f.iter().map(|f| f.path.clone()).chain(w.driver().map_or(&[][..], |d| d.targets()).to_vec()))
+        .flat_map(|(f, w)| {
+            f.iter().map(|f| f.path.clone()).chain(w.driver().map_or(&[][..], |d| d.targets()).iter().cloned())
+        })
         .collect();
     let env = environment::capture(&targets);
     let command = std::env::args().collect::<Vec<_>>().join(" ");

@@ -174,12 +174,12 @@ fn run(l: &LaunchContext) -> Result<()> {
     let status = child.wait().map_err(|e| Error::failed(format!("{}: waiting for fio: {e}", w.name)));
     done.store(true, Ordering::Relaxed);
     let signalled = watcher.join().unwrap_or(true);
-    let last = read?;
+    let (last, parsed) = read?.unzip();
     if plan.bounded
-        && let Some(report) = last.clone().and_then(|v| serde_json::from_value::<status::Report>(v).ok())
+        && let Some(report) = &parsed
     {
         let measure_t = l.begin_t() as f64 + w.ramp.as_secs_f64();
-        l.io_end.set(status::io_end(&report, l.clock_unix_ms, measure_t));
+        l.io_end.set(status::io_end(report, l.clock_unix_ms, measure_t));
     }
     if let Some(last) = &last {
         let text = serde_json::to_string_pretty(last).unwrap_or_default();
@@ -205,13 +205,13 @@ fn run(l: &LaunchContext) -> Result<()> {
 }
 
 /// Reads fio's stream of json+ reports, sending each interval's samples; returns the
-/// last report (fio's final one when it ended normally).
+/// last report (fio's final one when it ended normally), whole and as read.
 fn read_reports(
     stdout: Option<ChildStdout>,
     intervals: &mut status::Intervals,
     tx: &Sender<Sample>,
     messages: &mut impl Write,
-) -> Result<Option<serde_json::Value>> {
+) -> Result<Option<(serde_json::Value, status::Report)>> {
     let Some(stdout) = stdout else { return Ok(None) };
     let mut last = None;
     each_report(BufReader::new(stdout), messages, |value| {
@@ -221,7 +221,7 @@ fn read_reports(
             // The collector outlives the drivers; if it failed, the run reports that.
             let _ = tx.send(sample);
         }
-        last = Some(value);
+        last = Some((value, parsed));
         Ok(())
     })?;
     Ok(last)
