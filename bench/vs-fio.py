@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """fathom vs fio: the same jobs, side by side, in one run.
 
-For each job both tools read the same file (fathom lays it out in a warm-up run, fio's
-`filename=` points at it). Each tool runs as a child process; its CPU is the whole
+For each job both tools do the same IO on the same file (fathom lays it out in a warm-up
+run, fio's `filename=` points at it): 4 KiB random reads, or what the job says. Each tool runs as a child process; its CPU is the whole
 process's user+system time from os.wait4(), not the tool's own report. Prints per job
 the median IOPS and CPU seconds per million IOs of each tool and the median of the
 per-repeat fathom/fio ratios. See bench/README.md. Standard library only (Python 3.11).
