@@ -366,14 +366,18 @@ fn hosts_join_one_at_a_time_with_add_host() {
          \x20 - ramp: r\n\
          \x20   add_host: 1\n\
          \x20   every: 2s\n\
-         \x20   until: 3\n",
+         \x20   until: 3\n\
+         expect:\n\
+         \x20 - 'r.iops during \"r x6\" >= 0.5 x \"r x2\"'\n",
     );
     let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
     assert!(out.status.success(), "{}", text(&out));
     let show = s.show_json();
-    // a phase per host count; each host's workers start when it joins
-    let phases = show["phases"].as_array().unwrap();
-    assert_eq!(phases.len(), 3, "{show}");
+    // a phase per host count, each named by its workers, the last one too
+    let labels: Vec<&str> = show["phases"].as_array().unwrap().iter().map(|p| p["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, vec!["r x2", "r x4", "r x6"], "{show}");
+    let judged = &show["expectations"][0];
+    assert!(judged["measured"].as_f64().is_some_and(|m| m > 0.0) && judged["passed"] == true, "{judged}");
     let first_second: Vec<(String, i64)> = s
         .db()
         .prepare(

@@ -228,6 +228,7 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
         });
         let (seconds, change) = match ramp {
             Some(every) => (every.as_secs(), format!("lengthen each step of its ramp ({})", ramp_var(&doc, &w.name))),
+            None if timed(s) => (w.duration.as_secs(), stretch(s, w.duration.as_secs())),
             None => (w.duration.as_secs(), "lengthen it (e.g. --set duration=5m)".to_string()),
         };
         if seconds >= STEADY_STATE_S {
@@ -254,6 +255,20 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// A timeline with waits, stops or steps at set seconds: lengthening one workload's
+/// duration would move it out of the phases the study compares.
+fn timed(s: &Scenario) -> bool {
+    s.steps.iter().any(|st| st.at.is_some() || matches!(st.action, Action::Wait(_) | Action::Stop { .. }))
+}
+
+/// How to lengthen a workload of a timed study to five minutes and keep its shape: its
+/// whole timeline scaled (`--time-scale`, times the scale it already ran at).
+fn stretch(s: &Scenario, seconds: u64) -> String {
+    let factor = (300.0 / seconds.max(1) as f64).ceil() * s.time_scale.as_ref().map_or(1.0, |t| t.factor);
+    let factor = (factor * 1000.0).round() / 1000.0;
+    format!("lengthen the whole study, its shape kept (e.g. --time-scale {factor})")
 }
 
 /// How to lengthen the steps of `workload`'s ramp: `--set VAR=5m` when the scenario

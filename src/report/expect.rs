@@ -4,6 +4,7 @@
 //! verdicts together make the run's one-line answer to its scenario's `question`.
 
 use crate::error::Result;
+use crate::metrics::summary::Throughput;
 use crate::metrics::{Op, OpStats};
 use crate::scenario::expect::{self, Expectation, Metric, Reference};
 use crate::store::read::StoredWorkload;
@@ -93,11 +94,13 @@ fn measure(
             }
         }
     }
-    let Some(s) = all.filter(|s| s.ops > 0) else { return Ok(None) };
+    // a rate or a byte count is measured by any second stored; a latency needs ops
+    let Some(s) = all.filter(|s| s.ops > 0 || !metric.needs_ops()) else { return Ok(None) };
     let iops = s.ops as f64 / seconds;
+    let mb_per_s = s.bytes as f64 / seconds / 1e6;
     Ok(match metric {
-        Metric::Iops => Some(iops),
-        Metric::MbPerS => Some(s.bytes as f64 / seconds / 1e6),
+        Metric::Rate(unit) => Some(unit.rate(iops, mb_per_s)),
+        Metric::MbPerS => Some(mb_per_s),
         Metric::MeanLatency => Some(s.latency_sum_ns as f64 / s.ops as f64),
         Metric::Latency(q) if q >= 1.0 => Some(s.latency.max() as f64),
         Metric::Latency(q) => Some(s.latency.value_at_quantile(q) as f64),
@@ -115,12 +118,13 @@ fn parsed(row: &ExpectationRow, names: &[String]) -> Option<Expectation> {
     expect::parse(&row.text, &index_of).ok()
 }
 
-/// A figure in its metric's unit: `3.15 ms`, `4,000`, `1.000`.
+/// A figure in its metric's unit: `3.15 ms`, `4,000`, `9.41 Gbit/s`, `1.000`.
 fn value(v: f64, metric: Option<Metric>) -> String {
     match metric {
         Some(Metric::Latency(_) | Metric::MeanLatency) => super::format::latency_us(v / 1000.0),
         Some(Metric::AchievedRate) => format!("{v:.3}"),
         Some(Metric::MbPerS) => format!("{} MB/s", super::format::sig3(v)),
+        Some(Metric::Rate(Throughput::Gbits)) => format!("{} Gbit/s", super::format::sig3(v)),
         _ => super::format::count(v),
     }
 }
@@ -191,15 +195,13 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
     };
     let op = e.op.map(|o| format!(" {}", o.as_str())).unwrap_or_default();
     let word = match e.metric {
-        Metric::Iops => "IOPS".to_string(),
+        Metric::Rate(unit) => unit.label().to_string(),
         Metric::MbPerS => "MB/s".to_string(),
         Metric::MeanLatency => "mean latency".to_string(),
         Metric::Latency(q) if q >= 1.0 => "max latency".to_string(),
         Metric::Latency(q) => format!("p{}", q * 100.0),
         Metric::AchievedRate => "rate".to_string(),
     };
-    // a database's ops are transactions
-    let word = if e.metric == Metric::Iops && row.text.contains(".tps") { "TPS".to_string() } else { word };
     let subject = format!("{}{op} {word}", e.name);
     // phases are named by the user (db-colocation's is `during`): "in phase during"
     let during = e.during.as_deref().map(|d| format!(" in phase {d}")).unwrap_or_default();

@@ -8,18 +8,29 @@
 
 use crate::error::{Error, Result};
 use crate::metrics::Op;
+use crate::metrics::summary::Throughput;
 use std::fmt;
 
 /// What an expectation measures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Metric {
-    Iops,
+    /// The workload's own rate, in its unit: IOPS, TPS or Gbit/s (`iops`, `tps`,
+    /// `gbit_per_s`), so a verdict is given in the unit the study measured in.
+    Rate(Throughput),
     MbPerS,
     /// Latency at a quantile (0.5, 0.99, ...) in ns; 1.0 is the maximum.
     Latency(f64),
     MeanLatency,
     /// Achieved IOPS over the asked rate (open-loop workloads).
     AchievedRate,
+}
+
+impl Metric {
+    /// A latency is a figure of ops; a rate or a byte count is one of seconds, so a second
+    /// that moved nothing measures it as zero.
+    pub fn needs_ops(self) -> bool {
+        !matches!(self, Metric::Rate(_) | Metric::MbPerS)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,7 +85,8 @@ pub struct Expectation {
     pub op: Option<Op>,
     pub metric: Metric,
     pub cmp: Cmp,
-    /// In the metric's base unit: IOs/s, MB/s, ns, or a ratio; for a relative
+    /// In the metric's base unit: the workload's rate (IOs/s, TPS, Gbit/s), MB/s, ns,
+    /// or a ratio; for a relative
     /// expectation, the factor the reference is multiplied by.
     pub threshold: f64,
     /// A phase label or a workload name (the phases it runs in); the workload's whole
@@ -212,14 +224,19 @@ fn op_metric(rest: &str, subject: &str) -> Result<(Option<Op>, Metric)> {
     };
     let op = match op {
         None => None,
-        Some("read") => Some(Op::Read),
-        Some("write") => Some(Op::Write),
-        Some("sync") => Some(Op::Sync),
-        Some(o) => return Err(Error::input(format!("`{subject}`: `{o}` is not an op (read, write or sync)"))),
+        Some(o) => match Op::ALL.into_iter().find(|op| op.as_str() == o) {
+            Some(op) => Some(op),
+            None => {
+                let ops: Vec<&str> = Op::ALL.iter().map(|o| o.as_str()).collect();
+                return Err(Error::input(format!("`{subject}`: `{o}` is not an op ({})", ops.join(", "))));
+            }
+        },
     };
     let metric = match metric.as_str() {
+        "iops" => Metric::Rate(Throughput::Iops),
         // a database's transactions are its ops
-        "iops" | "tps" => Metric::Iops,
+        "tps" => Metric::Rate(Throughput::Tps),
+        "gbit_per_s" | "gbps" => Metric::Rate(Throughput::Gbits),
         "mb_per_s" | "mbps" => Metric::MbPerS,
         "mean" => Metric::MeanLatency,
         "p50" => Metric::Latency(0.5),
@@ -230,7 +247,7 @@ fn op_metric(rest: &str, subject: &str) -> Result<(Option<Op>, Metric)> {
         "achieved_rate" => Metric::AchievedRate,
         m => {
             return Err(Error::input(format!(
-                "`{m}` is not a metric: iops (tps), mb_per_s, mean, p50, p90, p99, p99.9, max or achieved_rate"
+                "`{m}` is not a metric: iops, tps, gbit_per_s, mb_per_s, mean, p50, p90, p99, p99.9, max or achieved_rate"
             )));
         }
     };
@@ -273,7 +290,7 @@ mod tests {
         let e = parse("oltp.read.iops >= 3900 during dss", &index_of).unwrap();
         assert_eq!(
             (e.workload, e.op, e.metric, e.cmp, e.threshold),
-            (0, Some(Op::Read), Metric::Iops, Cmp::Ge, 3900.0)
+            (0, Some(Op::Read), Metric::Rate(Throughput::Iops), Cmp::Ge, 3900.0)
         );
         assert_eq!(e.during.as_deref(), Some("dss"));
         let e = parse("oltp.write.p99 < 5ms", &index_of).unwrap();
@@ -327,8 +344,8 @@ mod tests {
         let e = parse("oltp.p99 <= 1.5 x during", &index_of).unwrap();
         assert_eq!((e.during, e.relative), (None, Some(Reference::Phase("during".into()))));
         // another workload's figure: a workload name and a dot; `tps` is IOPS
-        let e = parse("dss.tps >= 1 x oltp.iops", &index_of).unwrap();
-        assert_eq!((e.workload, e.metric), (1, Metric::Iops));
+        let e = parse("dss.tps >= 1 x oltp.tps", &index_of).unwrap();
+        assert_eq!((e.workload, e.metric), (1, Metric::Rate(Throughput::Tps)));
         assert_eq!(e.relative, Some(Reference::Workload { name: "oltp".into(), workload: 0, op: None }));
         let e = parse("oltp.read.p99 <= 3 x dss.read.p99", &index_of).unwrap();
         assert_eq!(e.relative, Some(Reference::Workload { name: "dss".into(), workload: 1, op: Some(Op::Read) }));

@@ -31,6 +31,7 @@ mod overrides;
 pub mod pattern;
 mod prescan;
 pub mod results;
+pub mod schedule;
 pub mod steps;
 pub mod text;
 pub mod time_scale;

@@ -7,6 +7,8 @@ use super::expect;
 use super::pattern::{BlockSizes, Content, DataSpec, Distribution};
 use super::steps;
 use super::units;
+use crate::metrics::Op;
+use crate::metrics::summary::Throughput;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -254,6 +256,57 @@ impl Workload {
             Kind::Program(d) => d.rate(),
         }
     }
+
+    /// What its samples will hold, so that an expectation asks only for figures the run
+    /// will measure, in the unit it measures them in.
+    pub fn measures(&self) -> Measures {
+        let io = |read_percent: Option<u32>, sync: bool| {
+            let mut ops = Vec::new();
+            if read_percent.is_none_or(|r| r > 0) {
+                ops.push(Op::Read);
+            }
+            if read_percent.is_none_or(|r| r < 100) {
+                ops.push(Op::Write);
+            }
+            if sync {
+                ops.push(Op::Sync);
+            }
+            Measures { unit: Throughput::Iops, ops, latency: true, mb_per_s: true, rate: self.rate().is_some() }
+        };
+        match &self.kind {
+            Kind::Io(p) => io(Some(p.rw.read_percent(p.rwmixread)), p.fsync_every > 0),
+            // fio's own section: a trim or an rw fathom has no name for may do either
+            Kind::Program(driver::Driver::FioJob(j)) => {
+                io(j.labels.rw.and_then(Rw::from_name).map(|rw| rw.read_percent(50)), true)
+            }
+            Kind::Program(driver::Driver::Pgbench(p)) => Measures {
+                unit: Throughput::Tps,
+                ops: vec![Op::Txn],
+                latency: true,
+                mb_per_s: false,
+                rate: p.rate.is_some(),
+            },
+            Kind::Program(driver::Driver::Iperf3(n)) => Measures {
+                unit: Throughput::Gbits,
+                ops: vec![if n.reverse { Op::Recv } else { Op::Send }],
+                latency: false,
+                mb_per_s: false,
+                rate: false,
+            },
+        }
+    }
+}
+
+/// The figures a workload's samples hold: its rate's unit, its ops, and whether it has
+/// per-op latency, MB/s (a storage figure: a network's bytes are its Gbit/s) and an
+/// asked rate to compare with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measures {
+    pub unit: Throughput,
+    pub ops: Vec<Op>,
+    pub latency: bool,
+    pub mb_per_s: bool,
+    pub rate: bool,
 }
 
 /// The stored profile (`serde_json::to_value` when a run starts, read back by

@@ -13,6 +13,7 @@ use crate::analysis::steady_state;
 use crate::engine::target;
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
+use crate::scenario::schedule::Plan;
 use crate::scenario::steps::{Action, Step};
 use crate::store::sink::Record;
 use crate::store::{EventRow, PhaseRow};
@@ -178,6 +179,7 @@ impl Executor<'_> {
                 let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
                 let label = self.label_for(step, workload);
                 let mut l = RunningWorkload::new(cx, workload, w, start_t, until, self.next_worker, &label)?;
+                l.ramped = true;
                 self.next_worker += until;
                 (cx.progress)(&running::describe(&l, cx));
                 l.add_workers(cx, add.min(until), start_t, Duration::ZERO)?;
@@ -593,7 +595,7 @@ impl Executor<'_> {
                 .iter()
                 .map(|&(i, n)| {
                     let l = self.started[i].as_ref().expect("running");
-                    if l.planned > running::jobs_of(&l.w, &self.cx.files[i]) || n < l.planned {
+                    if l.ramped || l.planned > running::jobs_of(&l.w, &self.cx.files[i]) || n < l.planned {
                         format!("{} x{n}", l.w.name)
                     } else {
                         l.w.name.clone()
@@ -672,36 +674,8 @@ pub fn planned_seconds(scenario: &Scenario) -> Option<u64> {
 /// When the run is planned to end if its steps `from` on begin at second `now`, with
 /// the workloads already started ending at `ends` (0 for the others, `None` for one
 /// whose end is not known).
-fn planned_from(scenario: &Scenario, from: usize, now: u64, mut ends: Vec<Option<u64>>) -> Option<u64> {
-    let mut now = Some(now);
-    for step in &scenario.steps[from..] {
-        if let Some(at) = step.at {
-            now = now.map(|n| n.max(at.as_secs()));
-        }
-        match step.action {
-            Action::Start { workload, wait, .. } | Action::Ramp { workload, wait, .. } => {
-                let w = &scenario.workloads[workload];
-                let length = (w.ramp + w.duration).as_secs();
-                ends[workload] = now.filter(|_| !w.open_ended()).map(|n| n + length);
-                if wait {
-                    now = ends[workload];
-                }
-            }
-            Action::Stop { workload } => {
-                ends[workload] = match (ends[workload], now) {
-                    (Some(end), Some(n)) => Some(end.min(n)),
-                    (end, n) => end.or(n),
-                }
-            }
-            Action::Wait(d) => now = now.map(|n| n + d.as_secs()),
-            Action::WaitFor { workload, timeout } => {
-                let limit = |n: u64| timeout.map_or(u64::MAX, |t| n + t.as_secs());
-                now = now.zip(ends[workload]).map(|(n, end)| n.max(end.min(limit(n))))
-            }
-            _ => {}
-        }
-    }
-    ends.into_iter().try_fold(now?, |last, end| Some(last.max(end?)))
+fn planned_from(scenario: &Scenario, from: usize, now: u64, ends: Vec<Option<u64>>) -> Option<u64> {
+    Plan::from_step(scenario, from, now, ends).end
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub struct RunningWorkload {
     /// Workers started so far, and how many it will have (a ramp's `until`).
     pub workers: u32,
     pub planned: u32,
+    /// Started by a ramp: each of its phases is named by its workers (`vm x4`), the
+    /// last included, as `during` may name them.
+    pub ramped: bool,
     first_worker: u32,
     /// Stops this workload's workers (a timeline `stop`, or the run ending).
     pub stop: Arc<AtomicBool>,
@@ -80,6 +83,7 @@ impl RunningWorkload {
             end_t,
             workers: 0,
             planned,
+            ramped: false,
             first_worker,
             stop: Arc::new(AtomicBool::new(false)),
             threads: Vec::new(),

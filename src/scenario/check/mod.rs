@@ -5,6 +5,7 @@
 mod checker;
 mod drivers;
 mod io;
+mod measurable;
 mod results;
 mod scenario;
 mod timeline;

@@ -182,7 +182,7 @@ impl Checker<'_> {
                 return Err(self.err(&["compare", &i.to_string()], format!("no workload named `{name}`")));
             }
         }
-        Ok(Scenario {
+        let scenario = Scenario {
             name: file.name,
             description: file.description,
             text: text.to_string(),
@@ -195,7 +195,9 @@ impl Checker<'_> {
             prometheus: file.prometheus,
             vars: IndexMap::new(),
             time_scale: None,
-        })
+        };
+        self.measurable(&scenario)?;
+        Ok(scenario)
     }
 
     /// Checks `observe: prometheus:`: an http:// URL (fathom speaks plain HTTP) and at
