@@ -31,7 +31,7 @@ fn a_band_the_series_stays_in_passes_and_the_view_shows_its_series() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     // the one-line answer carries the band's deciding figures
-    assert!(stdout.contains("OLTP IOPS in wide band [400, 600] for "), "{stdout}");
+    assert!(stdout.contains("OLTP IOPS in wide band [400, 600] IOPS for "), "{stdout}");
     assert!(stdout.contains(">= 80%: PASS"), "{stdout}");
     // the terminal's table: one row per view, the one fathom cannot measure says why
     assert!(stdout.contains("results (the scenario's views, per second):"), "{stdout}");
@@ -78,7 +78,7 @@ fn a_band_the_series_cannot_meet_fails_the_run_with_its_share() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     // no second inside: 0.0% of the seconds judged, against the 95% its name says
-    assert!(stdout.contains("OLTP IOPS in 95% band [2000, 3000] for 0.0% of "), "{stdout}");
+    assert!(stdout.contains("OLTP IOPS in 95% band [2,000, 3,000] IOPS for 0.0% of "), "{stdout}");
     assert!(stdout.contains(" s >= 95%: FAIL"), "{stdout}");
     let runs = s.run(&["runs"]);
     assert!(String::from_utf8_lossy(&runs.stdout).contains("expectations FAILED"), "{}", text(&runs));

@@ -199,7 +199,7 @@ fn a_group_on_a_node_slice_writes_its_vms_data_disks_as_each_hosts_targets() {
     assert!(ran.iter().all(|(_, h)| h == "h1,h2"), "{ran:?}");
     // the result's band, per VM in X-Ray (floor 1), is the group's sum: 2 VMs
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("Disk IOPS in 50% band [2, 2000000000] for "), "{stdout}");
+    assert!(stdout.contains("Disk IOPS in 50% band [2, 2,000,000,000] IOPS for "), "{stdout}");
     assert!(stdout.contains(">= 50%: PASS"), "{stdout}");
     // the view is of the run's workload, not setup's warm-up; the CPU counter is the hosts'
     let show = s.show_json();
@@ -215,7 +215,7 @@ fn a_group_on_a_node_slice_writes_its_vms_data_disks_as_each_hosts_targets() {
     let out = s.run(&["run", &disks, "--hosts", &hosts, "-q", "--set", "floor=100000000"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("Disk IOPS in 50% band [200000000, 2000000000] for 0.0% of "), "{stdout}");
+    assert!(stdout.contains("Disk IOPS in 50% band [200,000,000, 2,000,000,000] IOPS for 0.0% of "), "{stdout}");
     assert!(stdout.contains(" s >= 50%: FAIL"), "{stdout}");
 }
 

@@ -241,7 +241,7 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
     }
 }
 
-/// A result view's band as stored (`OLTP IOPS in 95% band [4072, 4327] >= 95%`, see
+/// A result view's band as stored (`OLTP IOPS in 95% band [4,072, 4,327] IOPS >= 95%`, see
 /// [`crate::report::results::band_rows`]): the band and its limit.
 fn band(row: &ExpectationRow) -> Option<(&str, &str)> {
     let at = row.text.rfind(" >= ")?;
@@ -358,15 +358,15 @@ mod tests {
     #[test]
     fn a_result_band_reads_with_its_share_of_seconds() {
         let band = |measured, passed| ExpectationRow {
-            text: "OLTP IOPS in 95% band [4072, 4327] >= 95%".into(),
+            text: "OLTP IOPS in 95% band [4,072, 4,327] IOPS >= 95%".into(),
             measured,
             reference: Some(312.0),
             passed,
         };
         let answer = Answer::of(None, &[band(Some(0.97), true)], &names(&["oltp"])).unwrap();
-        assert_eq!(answer.line(), "OLTP IOPS in 95% band [4072, 4327] for 97.0% of 312 s >= 95%: PASS");
+        assert_eq!(answer.line(), "OLTP IOPS in 95% band [4,072, 4,327] IOPS for 97.0% of 312 s >= 95%: PASS");
         let text = describe(&[band(Some(0.5), false), band(None, false)]);
-        assert!(text.contains("FAIL OLTP IOPS in 95% band [4072, 4327] >= 95%: 50.0% of 312 s"), "{text}");
+        assert!(text.contains("FAIL OLTP IOPS in 95% band [4,072, 4,327] IOPS >= 95%: 50.0% of 312 s"), "{text}");
         assert!(text.contains(">= 95%: no second measured"), "{text}");
     }
 }

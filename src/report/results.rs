@@ -72,7 +72,7 @@ pub fn band_rows(results: &[ResultSeries]) -> Vec<ExpectationRow> {
         .iter()
         .flat_map(|r| {
             r.bands.iter().map(|b| ExpectationRow {
-                text: b.band.text(&r.view.name),
+                text: super::results_print::band_text(r, &b.band),
                 measured: b.inside,
                 reference: Some(b.seconds as f64),
                 passed: b.passed,

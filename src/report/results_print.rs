@@ -8,19 +8,36 @@ use super::format::{count, latency_us, sig3};
 use super::results::ResultSeries;
 use super::summary::RunSummary;
 use super::table::render;
-use crate::scenario::results::{Measure, ResultMetric};
+use crate::scenario::results::{Band, Measure, ResultMetric};
 use std::fmt::Write;
 
 const HEADER: [&str; 5] = ["result", "over the window", "expected", "bands (share of seconds inside)", "hint"];
 
-/// A value in the view's unit: `4,200 IOPS`, `1.20 ms`, `250 MB/s`.
+/// A value in the view's unit: `4,200 IOPS`, `1.20 ms`, `1,425 MB/s`.
 fn value(r: &ResultSeries, v: f64) -> String {
     match &r.view.measure {
         Measure::Workloads { metric: ResultMetric::Latency, .. } => latency_us(v),
-        Measure::Workloads { metric: ResultMetric::Bandwidth, .. } => format!("{} MB/s", sig3(v)),
-        Measure::Workloads { metric: ResultMetric::Iops, .. } => format!("{} IOPS", count(v)),
-        _ => format!("{} {}", sig3(v), r.unit),
+        _ => format!("{} {}", number(r, v), r.unit),
     }
+}
+
+/// A figure without its unit: IOPS whole (`4,200`); others thousands separated from 100
+/// up (`1,425`), three significant digits below (`42.5`).
+fn number(r: &ResultSeries, v: f64) -> String {
+    let iops = matches!(r.view.measure, Measure::Workloads { metric: ResultMetric::Iops, .. });
+    if iops || v.abs() >= 100.0 { count(v) } else { sig3(v) }
+}
+
+/// A band as an expectation's text, its bounds in the view's unit: `OLTP IOPS in 95% band
+/// [4,073, 4,327] IOPS >= 95%`, `DSS Throughput in 95% band [1,425, 1,621] MB/s >= 95%`.
+pub fn band_text(r: &ResultSeries, band: &Band) -> String {
+    let bounds = match &r.view.measure {
+        Measure::Workloads { metric: ResultMetric::Latency, .. } => {
+            format!("[{}, {}]", latency_us(band.lower), latency_us(band.upper))
+        }
+        _ => format!("[{}, {}] {}", number(r, band.lower), number(r, band.upper), r.unit),
+    };
+    format!("{} in {} band {bounds} >= {}%", r.view.name, band.name, band.share * 100.0)
 }
 
 /// A view's cells: name, figures, expected, bands, hint.

@@ -113,20 +113,35 @@ pub fn view(
     if r.aggregate.is_none() && per_vm > 1.0 && (r.result_expected_value.is_some() || r.result_value_bands.is_some()) {
         notes.push(format!("result {name}: X-Ray's per-VM figures are times the group's {vms} VMs (its sum)"));
     }
+    // X-Ray's figures are in its series' units: IOPS, bytes per second, microseconds
+    let scale = per_vm * from_xray(metric);
+    if metric == ResultMetric::Bandwidth && (r.result_expected_value.is_some() || r.result_value_bands.is_some()) {
+        notes.push(format!("result {name}: X-Ray's bytes per second are MB/s (10^6 bytes) here"));
+    }
     out.expected =
-        r.result_expected_value.as_ref().map(|v| number(v, "result_expected_value")).transpose()?.map(|e| e * per_vm);
+        r.result_expected_value.as_ref().map(|v| number(v, "result_expected_value")).transpose()?.map(|e| e * scale);
     if let Some(bands) = &r.result_value_bands {
         let mut out_bands = Vec::new();
         for (i, b) in bands.iter().enumerate() {
             let key = |k: &str| format!("result_value_bands.{i}.{k}");
-            let lower = number(&b.lower, &key("lower"))? * per_vm;
-            let upper = number(&b.upper, &key("upper"))? * per_vm;
+            let lower = number(&b.lower, &key("lower"))? * scale;
+            let upper = number(&b.upper, &key("upper"))? * scale;
             // the share is the name's percent (`95%`), as X-Ray names its bands
             out_bands.push(BandFile { name: b.name.clone(), lower, upper, share: None });
         }
         out.bands = Some(out_bands);
     }
     Ok(out)
+}
+
+/// What one of X-Ray's figures of `metric` is in fathom's unit of it: X-Ray charts
+/// bandwidth in bytes per second and latency in microseconds (curie's `VMGroupResult`),
+/// fathom in MB/s and microseconds.
+fn from_xray(metric: ResultMetric) -> f64 {
+    match metric {
+        ResultMetric::Bandwidth => 1e-6,
+        ResultMetric::Iops | ResultMetric::Latency => 1.0,
+    }
 }
 
 /// A rendered number (`"{{ iops * 0.9 }}"` renders as text).
@@ -160,6 +175,26 @@ mod tests {
         steps.setup_started.push("Warm".into());
         let g = Placed { hosts: vec![0, 1], per_host: 2, said: String::new() };
         (workloads, steps, IndexMap::from([("G".to_string(), g)]))
+    }
+
+    #[test]
+    fn x_rays_bytes_per_second_are_judged_as_mb_per_s() {
+        let (w, s, g) = setting();
+        let mut notes = Vec::new();
+        // database_colocation_standard's DSS band, per VM in bytes per second
+        let r = entry(
+            "vm_group: G\nresult_type: bandwidth\naggregate: sum\nresult_expected_value: '761528320'\n\
+             result_value_bands:\n  - {name: 95%, lower: 712318903, upper: 810737736}\n",
+        );
+        let v = view("DSS Throughput", &r, &w, &s, &g, &mut notes).unwrap();
+        assert_eq!(v.metric, Some(ResultMetric::Bandwidth));
+        let b = &v.bands.unwrap()[0];
+        assert!((b.lower - 712.318903).abs() < 1e-9 && (b.upper - 810.737736).abs() < 1e-9, "{b:?}");
+        assert!((v.expected.unwrap() - 761.52832).abs() < 1e-9);
+        assert!(notes.iter().any(|n| n.contains("bytes per second are MB/s")), "{notes:?}");
+        // latency is in microseconds in both
+        let r = entry("vm_group: G\nresult_type: latency\nresult_expected_value: '500'\n");
+        assert_eq!(view("L", &r, &w, &s, &g, &mut notes).unwrap().expected, Some(500.0));
     }
 
     #[test]
