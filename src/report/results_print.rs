@@ -31,13 +31,17 @@ fn number(r: &ResultSeries, v: f64) -> String {
 /// A band as an expectation's text, its bounds in the view's unit: `OLTP IOPS in 95% band
 /// [4,073, 4,327] IOPS >= 95%`, `DSS Throughput in 95% band [1,425, 1,621] MB/s >= 95%`.
 pub fn band_text(r: &ResultSeries, band: &Band) -> String {
-    let bounds = match &r.view.measure {
+    format!("{} in {} band {} >= {}%", r.view.name, band.name, bounds(r, band), band.share * 100.0)
+}
+
+/// A band's bounds in the view's unit: `[4,073, 4,327] IOPS`, `[1.00 ms, 2.00 ms]`.
+fn bounds(r: &ResultSeries, band: &Band) -> String {
+    match &r.view.measure {
         Measure::Workloads { metric: ResultMetric::Latency, .. } => {
             format!("[{}, {}]", latency_us(band.lower), latency_us(band.upper))
         }
         _ => format!("[{}, {}] {}", number(r, band.lower), number(r, band.upper), r.unit),
-    };
-    format!("{} in {} band {bounds} >= {}%", r.view.name, band.name, band.share * 100.0)
+    }
 }
 
 /// A view's cells: name, figures, expected, bands, hint.
@@ -65,13 +69,7 @@ fn cells(r: &ResultSeries) -> Vec<String> {
         .map(|b| {
             let share = b.inside.map_or("-".into(), |s| format!("{:.1}%", s * 100.0));
             let verdict = if b.passed { "pass" } else { "FAIL" };
-            format!(
-                "{} [{}, {}] {share} >= {}% {verdict}",
-                b.band.name,
-                b.band.lower,
-                b.band.upper,
-                b.band.share * 100.0
-            )
+            format!("{} {} {share} >= {}% {verdict}", b.band.name, bounds(r, &b.band), b.band.share * 100.0)
         })
         .collect();
     vec![
