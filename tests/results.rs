@@ -156,3 +156,23 @@ fn a_view_naming_an_unknown_workload_or_phase_is_refused_where_it_is_written() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn show_and_report_judge_a_band_by_the_values_the_run_used() {
+    let s = Scratch::new("results-set");
+    let path = scenario(&s, "{name: wide, lower: '${lo}', upper: 1e18}", "vars:\n  lo: 1\n");
+    let out = s.run(&["run", path.to_str().unwrap(), "-q", "--set", "lo=1e15"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    // the band as run: its floor is --set's, and it failed; `show` says the same
+    let shown = s.run(&["show", "last"]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("wide [1,000,000,000,000,000, 1,000,000,000,000,000,000] IOPS 0.0% >= 95% FAIL"), "{shown}");
+    assert!(!shown.contains("95% pass"), "{shown}");
+    let show = s.show_json();
+    assert_eq!(show["results"][0]["bands"][0]["passed"], false, "{}", show["results"][0]);
+    assert_eq!(show["run"]["vars"]["lo"], "1e15", "{}", show["run"]);
+    let page = s.dir.join("report.html");
+    assert!(s.run(&["report", "-o", page.to_str().unwrap()]).status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("data-from=\"1000000000000000\""), "the report's band is the run's");
+}

@@ -12,8 +12,8 @@ use crate::analysis::usl::{self, Point, Usl};
 use crate::error::Result;
 use crate::metrics::littles_law;
 use crate::metrics::summary::Throughput;
-use crate::store::Store;
 use crate::store::read::{PhaseFacts, Setting};
+use crate::store::{RunRow, Store};
 use serde::Serialize;
 
 /// Per-second values are averaged into rounds of this many seconds for steady state.
@@ -50,32 +50,35 @@ pub struct Compared {
     pub change: Change,
 }
 
-/// The workloads a run's scenario names in `compare:` (read back from the stored text,
-/// so runs stored before the key existed have none).
-pub fn compare_list(scenario_text: &str) -> Vec<String> {
+/// The workloads a run's scenario names in `compare:` (runs stored before the key
+/// existed have none).
+pub fn compare_list(run: &RunRow) -> Vec<String> {
     #[derive(serde::Deserialize)]
     struct Compared {
         compare: Option<Vec<String>>,
     }
-    let doc = crate::scenario::yaml::from_str::<Compared>("scenario", scenario_text);
-    doc.ok().and_then(|d| d.compare).unwrap_or_default()
+    stored::<Compared>(run).and_then(|d| d.compare).unwrap_or_default()
 }
 
-/// The scenario's `question:` as the run stored it (None for runs stored before the key
-/// existed). Its variables take their default values first: `[${dir}/a]` is no YAML.
-pub fn question(scenario_text: &str) -> Option<String> {
+/// The scenario's `question:` as the run read it (None for runs stored before the key
+/// existed).
+pub fn question(run: &RunRow) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Asked {
         question: Option<String>,
     }
-    stored::<Asked>(scenario_text).and_then(|d| d.question)
+    stored::<Asked>(run).and_then(|d| d.question)
 }
 
-/// Keys of a run's stored scenario text, read into `T` (its other keys ignored) after
-/// its variables take their default values (`[${dir}/a]` is no YAML); None when the
-/// text no longer reads.
-pub fn stored<T: serde::de::DeserializeOwned>(scenario_text: &str) -> Option<T> {
-    let (text, _) = crate::scenario::vars::substitute("scenario", scenario_text, &mut Vec::new()).ok()?;
+/// Keys of the scenario as run `run` read it, into `T` (its other keys ignored): the
+/// text after its variables and `--set`s, so the read side says what the run was judged
+/// by. A run stored before that text was kept has its variables take their default
+/// values (`[${dir}/a]` is no YAML). None when the text no longer reads.
+pub fn stored<T: serde::de::DeserializeOwned>(run: &RunRow) -> Option<T> {
+    let text = match &run.resolved_text {
+        Some(text) => text.clone(),
+        None => crate::scenario::vars::substitute("scenario", &run.scenario_text, &mut Vec::new()).ok()?.0,
+    };
     crate::scenario::yaml::from_str::<T>("scenario", &text).ok()
 }
 

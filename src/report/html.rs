@@ -90,7 +90,7 @@ impl Report {
         if let Some(e) = &r.error {
             let _ = write!(h, "<p class=\"error\">{}</p>", esc(e));
         }
-        if let Some(d) = super::analysis::stored::<DescribedHtml>(&r.scenario_text).and_then(|d| d.description_html) {
+        if let Some(d) = super::analysis::stored::<DescribedHtml>(r).and_then(|d| d.description_html) {
             let _ = write!(h, "<div class=\"description\" id=\"description\">{}</div>", sanitised(&d));
         }
         h.push_str("</header>\n");

@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::metrics::{Op, OpStats};
 use crate::scenario::results::{Aggregate, Band, Measure, ResultMetric, ResultView};
-use crate::store::{ExpectationRow, PhaseRow, Store, WorkloadRow};
+use crate::store::{ExpectationRow, PhaseRow, RunRow, Store, WorkloadRow};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -49,12 +49,12 @@ pub struct ResultSeries {
 
 /// The views of a stored run's scenario text (its variables at their defaults); a run
 /// stored before the key existed, or whose text no longer reads, has none.
-pub fn stored_views(scenario_text: &str) -> Vec<ResultView> {
+pub fn stored_views(run: &RunRow) -> Vec<ResultView> {
     #[derive(serde::Deserialize)]
     struct Results {
         results: Option<Vec<crate::scenario::results::ResultFile>>,
     }
-    let files = super::analysis::stored::<Results>(scenario_text).and_then(|r| r.results);
+    let files = super::analysis::stored::<Results>(run).and_then(|r| r.results);
     files.iter().flatten().filter_map(|f| crate::scenario::results::view(f).ok()).collect()
 }
 

@@ -127,12 +127,12 @@ impl RunSummary {
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
         let names: Vec<String> = workloads.iter().map(|w| w.workload.name.clone()).collect();
-        let answer = Answer::of(super::analysis::question(&run.scenario_text), &expectations, &names);
+        let answer = Answer::of(super::analysis::question(&run), &expectations, &names);
         let warnings = store.warnings(run.id)?;
         let observed = store.observation_summary(run.id)?;
-        let compare = super::analysis::compare_list(&run.scenario_text);
+        let compare = super::analysis::compare_list(&run);
         let analysis = super::analysis::analyze(store, run.id, &workloads, &phases, &compare)?;
-        let results = super::results::measure(store, run.id, &super::results::stored_views(&run.scenario_text))?;
+        let results = super::results::measure(store, run.id, &super::results::stored_views(&run))?;
         Ok(RunSummary {
             run,
             workloads,

@@ -36,6 +36,7 @@ impl Scenario {
         let sets = &sets[..];
         let (parsed, lines): (ScenarioFile, _) = yaml::read(origin, src.text)?;
         let mut touched = Vec::new();
+        let mut resolved = text.clone();
         let mut file = if sets.is_empty() {
             parsed
         } else {
@@ -46,8 +47,8 @@ impl Scenario {
             }
             // Read back as text, as the file was: `description: 1` is text there, and
             // would be "an integer, expected a string" from a value.
-            let text = yaml::to_string(&value)?;
-            yaml::from_written(&text).map_err(|e| {
+            resolved = yaml::to_string(&value)?;
+            yaml::from_written(&resolved).map_err(|e| {
                 let msg = e.to_string();
                 let set = touched.iter().find(|(_, paths)| paths.iter().any(|p| msg.starts_with(&format!("{p}:"))));
                 match set {
@@ -61,6 +62,7 @@ impl Scenario {
         let checker = Checker { src, lines, touched, groups, on_hosts };
         let mut scenario = checker.resolve(file, written)?;
         scenario.vars = vars;
+        scenario.resolved = resolved;
         scenario.time_scale = scaled;
         Ok(scenario)
     }

@@ -581,6 +581,10 @@ pub struct Scenario {
     pub prometheus: Option<String>,
     /// The variables after `--set`, as substituted.
     pub vars: IndexMap<String, String>,
+    /// The text as read after its variables and `--set`s: what the run's read side
+    /// (its question, result views and bands, description) reads back, so `show` and
+    /// `report` say what the run was judged by, not the file's defaults.
+    pub resolved: String,
     /// `--time-scale`, when given: its durations are already scaled.
     pub time_scale: Option<TimeScale>,
 }

@@ -125,6 +125,7 @@ pub(super) fn prepare(
     if let Some(scaled) = &scenario.time_scale {
         store.set_time_scale(run, scaled.factor)?;
     }
+    store.set_resolved(run, &scenario.resolved, &serde_json::json!(scenario.vars))?;
     let recorded = children::record_run(Store::open(results)?, run)?;
     for w in &warnings {
         store.add_warning(run, w.code(), &w.message())?;

@@ -58,6 +58,13 @@ pub struct RunRow {
     pub error: Option<String>,
     /// `--time-scale`: every duration of the timeline was multiplied by it.
     pub time_scale: Option<f64>,
+    /// The scenario as read after its variables and `--set`s: what the read side reads
+    /// (None for runs stored before it was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_text: Option<String>,
+    /// The variables' values the run used, after `--set`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vars: Option<serde_json::Value>,
 }
 
 /// A workload of a run with its place on the run's clock (seconds since the run began).
@@ -128,6 +135,16 @@ impl Store {
     /// Records the `--time-scale` a run's durations were multiplied by.
     pub fn set_time_scale(&self, run: i64, factor: f64) -> Result<()> {
         self.conn.execute("UPDATE runs SET time_scale = ?2 WHERE id = ?1", params![run, factor])?;
+        Ok(())
+    }
+
+    /// Records the scenario as the run read it and its variables' values (see
+    /// [`RunRow::resolved_text`]), secrets redacted as the scenario's text is.
+    pub fn set_resolved(&self, run: i64, text: &str, vars: &serde_json::Value) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET resolved_text = ?2, vars = ?3 WHERE id = ?1",
+            params![run, redact(text), redact_json(vars).to_string()],
+        )?;
         Ok(())
     }
 
@@ -321,7 +338,7 @@ impl Store {
     fn query_runs(&self, filter: &str, args: impl rusqlite::Params) -> Result<Vec<RunRow>> {
         let sql = format!(
             "SELECT id, scenario, started_unix_ms, ended_unix_ms, status, command, scenario_text, environment, error,
-                    time_scale
+                    time_scale, resolved_text, vars
              FROM runs {filter} ORDER BY id"
         );
         let mut stmt = self.conn.prepare(&sql)?;
@@ -340,6 +357,8 @@ impl Store {
                 environment: serde_json::from_str(&env).unwrap_or(serde_json::Value::Null),
                 error: r.get(8)?,
                 time_scale: r.get(9)?,
+                resolved_text: r.get(10)?,
+                vars: r.get::<_, Option<String>>(11)?.and_then(|v| serde_json::from_str(&v).ok()),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
 /// `observations`, 5 `processes`, 6 `phase_workloads`, 7 `host_histograms` and
-/// `expectations.reference`, 8 `runs.time_scale`; an older store gains the tables and
-/// columns when opened.
-const VERSION: i64 = 8;
+/// `expectations.reference`, 8 `runs.time_scale`, 9 `runs.resolved_text` and `runs.vars`;
+/// an older store gains the tables and columns when opened.
+const VERSION: i64 = 9;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -29,7 +29,9 @@ CREATE TABLE IF NOT EXISTS runs (
     status             TEXT NOT NULL,     -- running | completed | aborted | failed
     environment        TEXT NOT NULL,     -- JSON: version, kernel, CPU, memory, targets
     error              TEXT,
-    time_scale         REAL               -- --time-scale: the timeline's durations were multiplied by it
+    time_scale         REAL,              -- --time-scale: the timeline's durations were multiplied by it
+    resolved_text      TEXT,              -- the scenario as read after its variables and --set: what the read side reads
+    vars               TEXT               -- JSON: the variables' values the run used
 );
 CREATE TABLE IF NOT EXISTS workloads (
     run_id     INTEGER NOT NULL REFERENCES runs(id),
@@ -184,7 +186,12 @@ CREATE TABLE IF NOT EXISTS warnings (
 
 /// Columns added to a table after it first existed: `CREATE TABLE IF NOT EXISTS` leaves
 /// an older store's table as it was, so these are added to it on opening.
-const ADDED_COLUMNS: [(&str, &str, &str); 2] = [("expectations", "reference", "REAL"), ("runs", "time_scale", "REAL")];
+const ADDED_COLUMNS: [(&str, &str, &str); 4] = [
+    ("expectations", "reference", "REAL"),
+    ("runs", "time_scale", "REAL"),
+    ("runs", "resolved_text", "TEXT"),
+    ("runs", "vars", "TEXT"),
+];
 
 /// fathom's mark on its stores, SQLite's `PRAGMA application_id`: "fath" in ASCII.
 const APPLICATION_ID: i64 = 0x6661_7468;

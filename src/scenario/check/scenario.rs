@@ -194,6 +194,7 @@ impl Checker<'_> {
             remote,
             prometheus: file.prometheus,
             vars: IndexMap::new(),
+            resolved: String::new(),
             time_scale: None,
         };
         self.measurable(&scenario)?;
