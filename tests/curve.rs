@@ -66,3 +66,26 @@ fn a_block_size_sweep_has_no_curve_and_says_why() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("phases differ in block size"), "{}", text(&out));
 }
+
+#[test]
+fn phases_at_one_concurrency_have_no_knee_and_a_flattening_set_is_warned_about() {
+    let s = Scratch::new("curve-flat");
+    // three working sets a `--set` makes one: every phase alike, at one depth
+    let scenario = s.scenario(
+        "name: sets\nvars:\n  small: 1m\ndefaults: {engine: null, rw: randread, bs: 4k, iodepth: 4, duration: 1s}\n\
+         workloads:\n  a: {size: '${small}'}\n  b: {size: 2m}\n  c: {size: 4m}\ntimeline:\n  - start: a\n  - start: b\n  \
+         - start: c\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--set", "size=2m"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("lint warning [flattened-sweep]: the --set given makes a, b, c identical"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for said in ["you are here", "knee", "USL"] {
+        assert!(!stdout.contains(said), "{said}: {stdout}");
+    }
+    let analysis = &s.show_json()["analysis"];
+    assert!(analysis["curve"].is_null(), "{analysis}");
+    let reason = analysis["curve_reason"].as_str().unwrap();
+    assert!(reason.contains("every phase runs at one concurrency (4): a curve needs at least two"), "{reason}");
+}

@@ -212,7 +212,25 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
     out.extend(short_runs(s));
     out.extend(reads_of_zeros(s));
     out.extend(exposed_endpoint(s));
+    out.extend(flattened(s));
     grouped(out)
+}
+
+/// Workloads the file keeps apart that the run's `--set`s made identical: the phases of
+/// the sweep they step through compare nothing, and their names no longer say what ran.
+fn flattened(s: &Scenario) -> Option<Finding> {
+    (!s.flattened.is_empty()).then(|| {
+        Finding::run(
+            Severity::Warning,
+            "flattened-sweep",
+            format!(
+                "the --set given makes {} identical but for their names: the phases they run in compare nothing, \
+                 and their names no longer say what ran. Change what the study sweeps through its own variables, \
+                 or leave that key to the scenario",
+                s.flattened.join(", ")
+            ),
+        )
+    })
 }
 
 /// Workloads measured for less than `STEADY_STATE_S` at a time: their whole duration,

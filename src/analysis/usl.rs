@@ -69,11 +69,15 @@ pub enum Verdict {
 pub enum Peak {
     /// κ = 0: throughput approaches the Amdahl ceiling and never falls.
     None,
-    /// N* within twice the largest N measured, and the law's throughput there.
+    /// N* within (or near) the N measured and κ's 95% interval above 0: throughput
+    /// peaks there, at the law's throughput, and falls beyond.
     At { n: f64, x: f64 },
-    /// N* beyond twice the largest N measured: what the law says far from the data,
+    /// κ's 95% interval reaches 0: the data do not show a fall, so the law's N* is no
+    /// finding wherever it lies.
+    NoEvidence { n: f64 },
+    /// N* beyond the largest N measured (`largest`): what the law says past the data,
     /// never a finding.
-    Extrapolated { n: f64 },
+    Extrapolated { n: f64, largest: f64 },
     /// N* below the smallest N measured: the throughput only falls over the data (the
     /// law at such an N* divides two vanishing numbers, "peaks" of billions).
     BelowData { n: f64 },
@@ -112,6 +116,8 @@ pub fn model(sigma: f64, kappa: f64, lambda: f64, n: f64) -> f64 {
     lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
 }
 
+/// How far past the largest N measured a peak may lie and still be read off the data.
+const NEAR: f64 = 1.25;
 /// Three parameters need one more distinct N than they are to leave a residual.
 pub const MIN_DISTINCT_N: usize = 4;
 /// Fewer distinct N than this fit three parameters poorly (the R package warns too).
@@ -242,10 +248,14 @@ fn solve(points: &[Point], distinct: usize, smallest: f64, largest: f64) -> (Fit
     let se = standard_errors(points, params, rss, df);
     let t = t_quantile(0.975, df);
     let est = |v: f64, e: Option<f64>| Estimate { value: v, std_error: e, ci95: e.map(|e| (v - t * e, v + t * e)) };
+    let kappa_est = est(kappa, se.map(|s| s[1]));
+    // a fall is shown only where κ is distinguishable from 0
+    let falls = kappa_est.ci95.is_some_and(|(low, _)| low > 0.0);
     let peak = match (kappa > 0.0).then(|| ((1.0 - sigma) / kappa).sqrt()) {
         None => Peak::None,
         Some(n) if n < smallest => Peak::BelowData { n },
-        Some(n) if n > 2.0 * largest => Peak::Extrapolated { n },
+        Some(n) if !falls => Peak::NoEvidence { n },
+        Some(n) if n > NEAR * largest => Peak::Extrapolated { n, largest },
         Some(n) => Peak::At { n, x: model(sigma, kappa, lambda, n) },
     };
     let mut warnings = Vec::new();
@@ -255,10 +265,10 @@ fn solve(points: &[Point], distinct: usize, smallest: f64, largest: f64) -> (Fit
              ({smallest}), so no peak is reported"
         ));
     }
-    if let Peak::Extrapolated { n } = peak {
+    if let Peak::Extrapolated { n, .. } = peak {
         warnings.push(format!(
-            "the law's N* ({n:.1}) is more than twice the largest N measured ({largest}): an extrapolation, \
-             not a finding; measure up to it to locate a peak"
+            "the law's N* ({n:.1}) lies beyond the largest N measured ({largest}): an extrapolation, not a \
+             finding; measure up to it to locate a peak"
         ));
     }
     if distinct < FEW_POINTS {
@@ -291,7 +301,7 @@ fn solve(points: &[Point], distinct: usize, smallest: f64, largest: f64) -> (Fit
     let fit = Fit {
         amdahl_ceiling: sigma.ci95.filter(|ci| ci.0 > 0.0).map(|_| lambda / sigma.value),
         sigma,
-        kappa: est(kappa, se.map(|s| s[1])),
+        kappa: kappa_est,
         lambda: est(lambda, se.map(|s| s[2])),
         peak,
         r_squared: if tss > 0.0 { 1.0 - rss / tss } else { 1.0 },
@@ -312,10 +322,13 @@ impl std::fmt::Display for Peak {
         match self {
             Peak::None => write!(f, "no peak (kappa = 0): throughput approaches the Amdahl ceiling"),
             Peak::At { n, x } => write!(f, "N* = {n:.1}: throughput peaks at {x:.0} and falls beyond"),
-            Peak::Extrapolated { n } => write!(
+            Peak::NoEvidence { n } => write!(
                 f,
-                "no peak within twice the largest N measured (the law's N* = {n:.1} is an extrapolation, \
-                 not a finding)"
+                "no evidence of a fall: kappa's 95% interval includes 0 (the law's N* = {n:.1} is not a finding)"
+            ),
+            Peak::Extrapolated { n, largest } => write!(
+                f,
+                "a peak at {n:.1}, beyond the largest N measured, {largest}: an extrapolation, not a finding"
             ),
             Peak::BelowData { n } => {
                 write!(f, "no peak within the data: throughput only falls (the law's N* = {n:.2} lies below it)")
@@ -702,6 +715,28 @@ mod tests {
     }
 
     #[test]
+    fn a_peak_is_claimed_only_where_the_data_show_a_fall_and_reach_it() {
+        // a noisy sweep to 64 whose law's N* lies within it, though kappa's interval
+        // includes 0: no fall is shown
+        let ns = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+        let noise = [1.0, 1.08, 0.93, 1.07, 0.94, 1.06, 0.95];
+        let x: Vec<f64> = ns.iter().zip(noise).map(|(&n, e)| model(0.1, 0.0004, 1000.0, n) * e).collect();
+        let u = fit(&points(&ns, &x));
+        let f = u.fit.as_ref().unwrap();
+        assert!(f.kappa.ci95.is_some_and(|(low, _)| low <= 0.0), "{:?}", f.kappa);
+        assert!(matches!(f.peak, Peak::NoEvidence { .. }), "{:?}", f.peak);
+        assert!(u.headline().contains("no evidence of a fall: kappa's 95% interval includes 0"), "{}", u.headline());
+        assert!(!u.headline().contains("peaks at"), "{}", u.headline());
+        // a sweep to 32 whose law peaks at 49: past the data, an extrapolation
+        let ns = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+        let pts: Vec<Point> = ns.iter().map(|&n| Point { n, x: model(0.02, 0.0004, 1000.0, n), spread: None }).collect();
+        let u = fit(&pts);
+        let f = u.fit.as_ref().unwrap();
+        assert!(matches!(f.peak, Peak::Extrapolated { largest, .. } if largest == 32.0), "{:?}", f.peak);
+        assert!(u.headline().starts_with("a peak at 49.5, beyond the largest N measured, 32: an extrapolation"), "{}", u.headline());
+    }
+
+    #[test]
     fn a_peak_far_beyond_the_data_is_an_extrapolation() {
         // the quickstart: N* = 359.6 after measuring up to depth 64
         let ns = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
@@ -709,7 +744,7 @@ mod tests {
         let pts: Vec<Point> = ns.iter().map(|&n| Point { n, x: model(s, k, 5000.0, n), spread: None }).collect();
         let (verdict, _, f) = fitted(&pts);
         assert_eq!(verdict, Verdict::Good);
-        let Peak::Extrapolated { n } = f.peak else { panic!("{:?}", f.peak) };
+        let Peak::Extrapolated { n, .. } = f.peak else { panic!("{:?}", f.peak) };
         assert!((n - ((1.0 - s) / k).sqrt()).abs() < 1.0 && n > 128.0);
         assert!(f.warnings.iter().any(|w| w.contains("extrapolation")), "{:?}", f.warnings);
     }

@@ -338,6 +338,16 @@ pub fn curve(
     if points.len() < MIN_CURVE_POINTS {
         return Err(format!("fewer than {MIN_CURVE_POINTS} phases with IO"));
     }
+    // a knee and "you are here" are points on a line of load: one concurrency has none
+    let mut distinct: Vec<f64> = points.iter().map(|p| p.0).collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    if distinct.len() < 2 {
+        return Err(format!(
+            "every phase runs at one concurrency ({}): a curve needs at least two",
+            distinct.first().copied().unwrap_or_default()
+        ));
+    }
     let you_are_here = (0..points.len()).fold(0, |low, i| if points[i].0 < points[low].0 { i } else { low });
     // a knee needs a latency at every point
     let latencies: Option<Vec<CurvePoint>> = points.iter().map(|&(_, x, r)| r.map(|r| CurvePoint { x, r })).collect();

@@ -27,6 +27,8 @@ impl Scenario {
     fn load_placing(original: &Source, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
         let origin = &original.origin;
         let written = prescan::check(origin, original.text)?;
+        // a `--set` other than the time scale may make workloads alike
+        let reshaped = sets.iter().any(|s| s.path != [time_scale::KEY]);
         let mut sets = sets.to_vec();
         let scale = time_scale::take(&mut sets)?;
         let (text, vars) = vars::substitute(origin, written, &mut sets)?;
@@ -64,8 +66,37 @@ impl Scenario {
         scenario.vars = vars;
         scenario.resolved = resolved;
         scenario.time_scale = scaled;
+        if reshaped {
+            // as the file has it, without the run's `--set`s
+            if let Ok(written) = Scenario::load_placing(original, &[], on_hosts) {
+                scenario.flattened = flattened(&scenario, &written);
+            }
+        }
         Ok(scenario)
     }
+}
+
+/// The workloads of `with` that are identical but for their names where `without` (the
+/// same file without its `--set`s) keeps them apart. A data file is named after its
+/// workload unless `file` says otherwise, so the file's name is a name too.
+fn flattened(with: &Scenario, without: &Scenario) -> Vec<String> {
+    let profile = |s: &Scenario, i: usize| {
+        let mut v = serde_json::to_value(&s.workloads[i]).unwrap_or_default();
+        if let Some(m) = v.as_object_mut() {
+            m.remove("name");
+            m.remove("file");
+        }
+        v
+    };
+    let n = with.workloads.len().min(without.workloads.len());
+    let mut names = Vec::new();
+    for i in 0..n {
+        let alike = (0..n).any(|j| j != i && profile(with, i) == profile(with, j) && profile(without, i) != profile(without, j));
+        if alike {
+            names.push(with.workloads[i].name.clone());
+        }
+    }
+    names
 }
 
 #[cfg(test)]

@@ -585,6 +585,10 @@ pub struct Scenario {
     /// (its question, result views and bands, description) reads back, so `show` and
     /// `report` say what the run was judged by, not the file's defaults.
     pub resolved: String,
+    /// Workloads the file keeps apart that its `--set`s made identical but for their
+    /// names (a sweep's steps, all at one size): what lint warns the phases no longer
+    /// compare.
+    pub flattened: Vec<String>,
     /// `--time-scale`, when given: its durations are already scaled.
     pub time_scale: Option<TimeScale>,
 }

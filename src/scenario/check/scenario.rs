@@ -195,6 +195,7 @@ impl Checker<'_> {
             prometheus: file.prometheus,
             vars: IndexMap::new(),
             resolved: String::new(),
+            flattened: Vec::new(),
             time_scale: None,
         };
         self.measurable(&scenario)?;
