@@ -326,10 +326,9 @@ impl std::fmt::Display for Peak {
                 f,
                 "no evidence of a fall: kappa's 95% interval includes 0 (the law's N* = {n:.1} is not a finding)"
             ),
-            Peak::Extrapolated { n, largest } => write!(
-                f,
-                "a peak at {n:.1}, beyond the largest N measured, {largest}: an extrapolation, not a finding"
-            ),
+            Peak::Extrapolated { n, largest } => {
+                write!(f, "a peak at {n:.1}, beyond the largest N measured, {largest}: an extrapolation, not a finding")
+            }
             Peak::BelowData { n } => {
                 write!(f, "no peak within the data: throughput only falls (the law's N* = {n:.2} lies below it)")
             }
@@ -729,11 +728,16 @@ mod tests {
         assert!(!u.headline().contains("peaks at"), "{}", u.headline());
         // a sweep to 32 whose law peaks at 49: past the data, an extrapolation
         let ns = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
-        let pts: Vec<Point> = ns.iter().map(|&n| Point { n, x: model(0.02, 0.0004, 1000.0, n), spread: None }).collect();
+        let pts: Vec<Point> =
+            ns.iter().map(|&n| Point { n, x: model(0.02, 0.0004, 1000.0, n), spread: None }).collect();
         let u = fit(&pts);
         let f = u.fit.as_ref().unwrap();
         assert!(matches!(f.peak, Peak::Extrapolated { largest, .. } if largest == 32.0), "{:?}", f.peak);
-        assert!(u.headline().starts_with("a peak at 49.5, beyond the largest N measured, 32: an extrapolation"), "{}", u.headline());
+        assert!(
+            u.headline().starts_with("a peak at 49.5, beyond the largest N measured, 32: an extrapolation"),
+            "{}",
+            u.headline()
+        );
     }
 
     #[test]

@@ -91,7 +91,8 @@ fn flattened(with: &Scenario, without: &Scenario) -> Vec<String> {
     let n = with.workloads.len().min(without.workloads.len());
     let mut names = Vec::new();
     for i in 0..n {
-        let alike = (0..n).any(|j| j != i && profile(with, i) == profile(with, j) && profile(without, i) != profile(without, j));
+        let alike = (0..n)
+            .any(|j| j != i && profile(with, i) == profile(with, j) && profile(without, i) != profile(without, j));
         if alike {
             names.push(with.workloads[i].name.clone());
         }
