@@ -2,6 +2,7 @@
 //! each view's per-second series read from the store, its figures over the window, and
 //! its bands judged on the seconds, which join the run's expectations.
 
+use super::format::{count, latency_us, sig3};
 use crate::error::Result;
 use crate::metrics::{Op, OpStats};
 use crate::scenario::results::{Aggregate, Band, Measure, ResultMetric, ResultView};
@@ -72,13 +73,36 @@ pub fn band_rows(results: &[ResultSeries]) -> Vec<ExpectationRow> {
         .iter()
         .flat_map(|r| {
             r.bands.iter().map(|b| ExpectationRow {
-                text: super::results_print::band_text(r, &b.band),
+                text: band_text(r, &b.band),
                 measured: b.inside,
                 reference: Some(b.seconds as f64),
                 passed: b.passed,
             })
         })
         .collect()
+}
+
+/// A figure without its unit: IOPS whole (`4,200`); others thousands separated from 100
+/// up (`1,425`), three significant digits below (`42.5`).
+pub fn number(r: &ResultSeries, v: f64) -> String {
+    let iops = matches!(r.view.measure, Measure::Workloads { metric: ResultMetric::Iops, .. });
+    if iops || v.abs() >= 100.0 { count(v) } else { sig3(v) }
+}
+
+/// A band as an expectation's text, its bounds in the view's unit: `OLTP IOPS in 95% band
+/// [4,073, 4,327] IOPS >= 95%`, `DSS Throughput in 95% band [1,425, 1,621] MB/s >= 95%`.
+pub fn band_text(r: &ResultSeries, band: &Band) -> String {
+    format!("{} in {} band {} >= {}%", r.view.name, band.name, bounds(r, band), band.share * 100.0)
+}
+
+/// A band's bounds in the view's unit: `[4,073, 4,327] IOPS`, `[1.00 ms, 2.00 ms]`.
+pub fn bounds(r: &ResultSeries, band: &Band) -> String {
+    match &r.view.measure {
+        Measure::Workloads { metric: ResultMetric::Latency, .. } => {
+            format!("[{}, {}]", latency_us(band.lower), latency_us(band.upper))
+        }
+        _ => format!("[{}, {}] {}", number(r, band.lower), number(r, band.upper), r.unit),
+    }
 }
 
 /// Whether second `t` is in one of the phases labelled `labels` (every second when none).

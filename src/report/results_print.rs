@@ -4,11 +4,11 @@
 //! series with the expected line and its bands shaded, the hint under it.
 
 use super::chart::{Axis, Chart, Level, Style, Unit, esc};
-use super::format::{count, latency_us, sig3};
-use super::results::ResultSeries;
+use super::format::latency_us;
+use super::results::{ResultSeries, bounds, number};
 use super::summary::RunSummary;
 use super::table::render;
-use crate::scenario::results::{Band, Measure, ResultMetric};
+use crate::scenario::results::{Measure, ResultMetric};
 use std::fmt::Write;
 
 const HEADER: [&str; 5] = ["result", "over the window", "expected", "bands (share of seconds inside)", "hint"];
@@ -18,29 +18,6 @@ fn value(r: &ResultSeries, v: f64) -> String {
     match &r.view.measure {
         Measure::Workloads { metric: ResultMetric::Latency, .. } => latency_us(v),
         _ => format!("{} {}", number(r, v), r.unit),
-    }
-}
-
-/// A figure without its unit: IOPS whole (`4,200`); others thousands separated from 100
-/// up (`1,425`), three significant digits below (`42.5`).
-fn number(r: &ResultSeries, v: f64) -> String {
-    let iops = matches!(r.view.measure, Measure::Workloads { metric: ResultMetric::Iops, .. });
-    if iops || v.abs() >= 100.0 { count(v) } else { sig3(v) }
-}
-
-/// A band as an expectation's text, its bounds in the view's unit: `OLTP IOPS in 95% band
-/// [4,073, 4,327] IOPS >= 95%`, `DSS Throughput in 95% band [1,425, 1,621] MB/s >= 95%`.
-pub fn band_text(r: &ResultSeries, band: &Band) -> String {
-    format!("{} in {} band {} >= {}%", r.view.name, band.name, bounds(r, band), band.share * 100.0)
-}
-
-/// A band's bounds in the view's unit: `[4,073, 4,327] IOPS`, `[1.00 ms, 2.00 ms]`.
-fn bounds(r: &ResultSeries, band: &Band) -> String {
-    match &r.view.measure {
-        Measure::Workloads { metric: ResultMetric::Latency, .. } => {
-            format!("[{}, {}]", latency_us(band.lower), latency_us(band.upper))
-        }
-        _ => format!("[{}, {}] {}", number(r, band.lower), number(r, band.upper), r.unit),
     }
 }
 
