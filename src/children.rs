@@ -13,8 +13,8 @@ use crate::store::{FATHOM, ProcessRow, Status, Store};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a program asked to end (SIGINT, SIGALRM) has before its group is killed.
@@ -211,6 +211,11 @@ pub fn record_run(store: Store, run: i64) -> Result<RunRecord> {
         store.add_process(run, &ProcessRow { pid: me.into(), pgid: pgid.into(), identity, what: FATHOM.into() })?;
     }
     *RECORDER.lock().unwrap_or_else(|e| e.into_inner()) = Some((store, run));
+    RECORDING.store(true, Ordering::SeqCst);
+    std::thread::Builder::new()
+        .name("forced-stop".into())
+        .spawn(end_when_forced)
+        .map_err(|e| crate::error::Error::failed(format!("starting a thread: {e}")))?;
     Ok(RunRecord)
 }
 
@@ -219,30 +224,84 @@ pub struct RunRecord;
 
 impl Drop for RunRecord {
     fn drop(&mut self) {
+        RECORDING.store(false, Ordering::SeqCst);
         if let Some((store, run)) = RECORDER.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = store.remove_processes(run, None);
         }
     }
 }
 
-/// Makes a second SIGINT or SIGTERM (the first set `interrupted`) end fathom at once
-/// with status 130, killing every group it started first.
-pub fn exit_on_second_signal(signal: i32, interrupted: Arc<AtomicBool>) -> std::io::Result<()> {
+/// Signals closer together than this are one interrupt delivered more than once: a
+/// terminal's Ctrl-C reaches every process of the group, and `timeout` forwards what it
+/// gets to the group as well, so fathom sees it two or three times within microseconds.
+const ONE_INTERRUPT_NS: u64 = 10_000_000;
+
+/// When the first SIGINT or SIGTERM arrived (CLOCK_MONOTONIC, ns); 0 before one.
+static FIRST_SIGNAL_NS: AtomicU64 = AtomicU64::new(0);
+
+/// A second interrupt asked to stop at once: the recorded run's thread marks it aborted
+/// and exits (a signal handler may not write to the store).
+static FORCED: AtomicBool = AtomicBool::new(false);
+
+/// A run is recorded ([`record_run`]), with a thread that ends it on a forced stop.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// What a run stopped at once says it ended by.
+const FORCED_STOP: &str =
+    "interrupted twice: stopped at once, the programs it started killed; the seconds stored before are kept";
+
+/// CLOCK_MONOTONIC in ns (clock_gettime(2) is async-signal-safe).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime(2) writes the timespec it is given, which lives here.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
+}
+
+/// Makes a second SIGINT or SIGTERM stop fathom at once, killing every group it started
+/// first. The first stops the run in order (the flags registered after this handler);
+/// a repeat within [`ONE_INTERRUPT_NS`] is the same interrupt and changes nothing. A
+/// recorded run is then marked `aborted` by its thread before fathom exits 130; without
+/// one (or at a third interrupt) fathom exits 130 here.
+pub fn exit_on_second_signal(signal: i32) -> std::io::Result<()> {
     let action = move || {
-        if interrupted.load(Ordering::SeqCst) {
-            for t in &TARGETS {
-                let target = t.load(Ordering::SeqCst);
-                if target != 0 {
-                    // SAFETY: kill(2) is async-signal-safe.
-                    unsafe { libc::kill(target, libc::SIGKILL) };
-                }
+        let now = monotonic_ns();
+        let first = match FIRST_SIGNAL_NS.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => return,
+            Err(first) => first,
+        };
+        if now.saturating_sub(first) < ONE_INTERRUPT_NS {
+            return;
+        }
+        for t in &TARGETS {
+            let target = t.load(Ordering::SeqCst);
+            if target != 0 {
+                // SAFETY: kill(2) is async-signal-safe.
+                unsafe { libc::kill(target, libc::SIGKILL) };
             }
+        }
+        if !RECORDING.load(Ordering::SeqCst) || FORCED.swap(true, Ordering::SeqCst) {
             signal_hook::low_level::exit(130);
         }
     };
-    // SAFETY: the action only reads atomics and calls kill(2) and _exit(2), all
-    // async-signal-safe.
+    // SAFETY: the action only reads and writes atomics and calls clock_gettime(2),
+    // kill(2) and _exit(2), all async-signal-safe.
     unsafe { signal_hook::low_level::register(signal, action) }.map(|_| ())
+}
+
+/// Waits, while a run is recorded, for a forced stop; then marks the run `aborted` with
+/// what it stored and exits 130, so that a run stopped at once is never left `running`.
+fn end_when_forced() {
+    while RECORDING.load(Ordering::SeqCst) {
+        if FORCED.load(Ordering::SeqCst) {
+            if let Some((store, run)) = RECORDER.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                let _ = store.finish_run(*run, Status::Aborted, Some(FORCED_STOP));
+            }
+            #[expect(clippy::exit, reason = "a forced stop ends fathom from this thread, the run recorded first")]
+            std::process::exit(130);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Runs left `running` by a fathom of this host that is gone (killed, crashed, the

@@ -291,8 +291,10 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(took < PROMPT, "{took:?}");
-    // it did not stop in order: the run is left as it was
-    assert_eq!(status(&s, 1).0, "running", "{}", text(&out));
+    // it did not stop in order, but the run is ended all the same, as aborted
+    let (ended, error) = status(&s, 1);
+    assert_eq!(ended, "aborted", "{}", text(&out));
+    assert!(error.unwrap_or_default().contains("interrupted twice: stopped at once"), "{}", text(&out));
     let dir = s.dir.display().to_string();
     let started = Instant::now();
     let left = || {
@@ -305,12 +307,32 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
         assert!(started.elapsed() < Duration::from_secs(5), "left running: {:?}", left());
         std::thread::sleep(Duration::from_millis(100));
     }
-    // the next run finds nothing left, and ends the record
+    // the next run finds nothing left to stop
     let out = short_run(&s);
     assert!(out.status.success(), "{}", text(&out));
-    let (status, error) = status(&s, 1);
-    assert_eq!(status, "aborted");
-    assert!(error.unwrap_or_default().contains("nothing of it was left running"));
+    assert_eq!(status(&s, 1).0, "aborted");
+}
+
+#[test]
+fn an_interrupt_delivered_several_times_at_once_stops_the_run_in_order() {
+    let s = Scratch::new("int-repeated");
+    let scenario = s.scenario(
+        "name: t
+workloads:
+  w: {engine: null, rw: randread, bs: 4k, duration: 60s}
+",
+    );
+    let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
+    wait_for(&s, &mut child, "a second stored", || count(&s, "SELECT count(*) FROM samples") > 0);
+    // `timeout` forwarding a terminal's SIGINT to the group: three within microseconds
+    for _ in 0..3 {
+        ctrl_c(&child);
+    }
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_aborted(&s, &out, took);
+    let (_, error) = status(&s, 1);
+    assert!(!error.unwrap_or_default().contains("interrupted twice"), "one interrupt, stopped in order");
+    assert!(count(&s, "SELECT count(*) FROM samples WHERE run_id = 1") > 0, "its seconds are kept");
 }
 
 #[test]

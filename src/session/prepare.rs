@@ -58,7 +58,7 @@ pub(super) fn prepare(
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = children::exit_on_second_signal(sig, interrupted.clone());
+        let _ = children::exit_on_second_signal(sig);
         let _ = signal_hook::flag::register(sig, interrupted.clone());
         let _ = signal_hook::flag::register(sig, stop.clone());
     }
