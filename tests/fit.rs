@@ -233,7 +233,7 @@ fn fits_without_meaning_say_why_instead_of_printing_numbers() {
     let out = fit(&rows, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("N* = 359.6 is an extrapolation"), "{stdout}");
+    assert!(stdout.contains("a peak at 359.6, beyond the largest N measured, 64: an extrapolation"), "{stdout}");
     assert!(!stdout.contains("throughput peaks at"), "{stdout}");
 
     // scattered points: a poor fit by R², N* and predictions withheld
