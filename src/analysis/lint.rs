@@ -4,6 +4,7 @@
 //! warnings. `fathom lint` prints them; `fathom run` prints and stores them (code
 //! `lint-...`); `--strict` makes a warning stop the run (exit 2).
 
+use crate::metrics::summary::Throughput;
 use crate::scenario::driver::{Driver, Script};
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
@@ -377,12 +378,16 @@ pub fn said_before_run(stored_code: &str) -> bool {
 /// What a run measured, for the findings only a run can make.
 pub struct Measured {
     pub name: String,
-    /// IOs per second asked (open loop) and achieved.
+    /// Operations per second asked (open loop) and achieved, in `unit` (IOPS, or a
+    /// pgbench workload's TPS).
     pub rate: Option<f64>,
     pub iops: f64,
+    pub unit: Throughput,
     pub mean_latency_s: f64,
-    /// IOs the workload can have in flight: iodepth x workers.
+    /// Operations the workload can have in flight: iodepth x workers (a pgbench
+    /// client keeps one transaction in flight).
     pub concurrency: f64,
+    pub workers: u32,
 }
 
 /// How busy fathom's IO generator was over a run, as a share (1.0: all the time).
@@ -413,6 +418,33 @@ pub const GENERATOR_BUSY: &str = "generator_busy_pct";
 /// The share of the time at which the generator, not the storage, may be the limit.
 pub const GENERATOR_BOUND: f64 = 0.9;
 
+/// What `depth-limits-rate` says: the figures in fathom's units, and the change the
+/// user can make without editing the file they were given (a fio job file, an X-Ray
+/// scenario or fathom's own): `--set NAME.KEY`, which every kind of scenario takes.
+fn depth_limits_rate(m: &Measured, rate: f64, needed: f64) -> String {
+    use crate::metrics::format::{count, latency_us, rate_in, sig3};
+    let figure = |v: f64| if v >= 100.0 { count(v) } else { sig3(v) };
+    // a pgbench client keeps one transaction in flight; an IO worker its iodepth
+    let (what, change) = match m.unit {
+        Throughput::Tps => {
+            ("transactions", format!("Raise its clients, e.g. --set {}.clients={}", m.name, needed.ceil()))
+        }
+        _ => {
+            let depth = (needed / m.workers.max(1) as f64).ceil();
+            ("IOs", format!("Raise its depth, e.g. --set {}.iodepth={depth}", m.name))
+        }
+    };
+    format!(
+        "{} at the measured {} mean latency needs {} {what} in flight (Little's law), but depth x workers \
+         allows {}: it got {}. {change}",
+        rate_in(rate, m.unit),
+        latency_us(m.mean_latency_s * 1e6),
+        figure(needed),
+        count(m.concurrency),
+        rate_in(m.iops, m.unit),
+    )
+}
+
 /// Findings after a run: rates the depth cannot carry, and a generator that was the
 /// bottleneck.
 pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Finding> {
@@ -426,13 +458,7 @@ pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Fi
                 &m.name,
                 Severity::Warning,
                 "depth-limits-rate",
-                format!(
-                    "{rate:.0} IOPS at the measured {:.0} µs mean latency needs {needed:.1} IOs in flight \
-                     (Little's law), but depth x workers allows {:.0}: it got {:.0} IOPS. Raise iodepth or jobs",
-                    m.mean_latency_s * 1e6,
-                    m.concurrency,
-                    m.iops
-                ),
+                depth_limits_rate(m, rate, needed),
             ));
         }
     }
@@ -510,15 +536,31 @@ mod tests {
         }
     }
 
+    /// A workload of `workers` at depth 4 each, asked `rate` per second.
+    fn measured(name: &str, rate: f64, got: f64, mean_latency_s: f64, unit: Throughput, workers: u32) -> Measured {
+        let concurrency = if unit == Throughput::Tps { workers } else { 4 * workers } as f64;
+        Measured { name: name.into(), rate: Some(rate), iops: got, unit, mean_latency_s, concurrency, workers }
+    }
+
     #[test]
     fn a_rate_beyond_the_depth_and_a_busy_generator_are_found() {
-        let short =
-            Measured { name: "w".into(), rate: Some(10_000.0), iops: 4_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
-        let fine =
-            Measured { name: "v".into(), rate: Some(1_000.0), iops: 1_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
-        let codes: Vec<&str> =
-            after(&[short, fine], Some(GeneratorBusy::Wanted(0.97))).iter().map(|f| f.code).collect();
+        let short = measured("w", 10_000.0, 4_000.0, 0.001, Throughput::Iops, 1);
+        let fine = measured("v", 1_000.0, 1_000.0, 0.001, Throughput::Iops, 1);
+        let found = after(&[short, fine], Some(GeneratorBusy::Wanted(0.97)));
+        let codes: Vec<&str> = found.iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["depth-limits-rate", "generator-bound"]);
+        // figures in fathom's units, and the change the user can make to the file as run
+        assert_eq!(
+            found[0].message,
+            "w: 10,000 IOPS at the measured 1.00 ms mean latency needs 10.0 IOs in flight (Little's law), but \
+             depth x workers allows 4: it got 4,000 IOPS. Raise its depth, e.g. --set w.iodepth=10"
+        );
+        let slow = measured("oltp/db", 1_500.0, 600.0, 0.676310, Throughput::Iops, 4);
+        let said = &after(&[slow], None)[0].message;
+        assert!(said.contains(" 676 ms mean latency needs 1,014 IOs") && said.ends_with("--set oltp/db.iodepth=254"));
+        let pg = measured("db", 800.0, 400.0, 0.01, Throughput::Tps, 2);
+        let said = &after(&[pg], None)[0].message;
+        assert!(said.starts_with("db: 800 TPS at") && said.ends_with("Raise its clients, e.g. --set db.clients=8"));
         assert!(codes.iter().all(|c| !said_before_run(&format!("lint-{c}"))), "AFTER_RUN lists them");
         assert!(said_before_run("lint-short-run") && !said_before_run("engine-fallback"));
         assert!(after(&[], Some(GeneratorBusy::Cpu(0.5))).is_empty());

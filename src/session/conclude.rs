@@ -8,6 +8,7 @@ use super::state::{Ended, INTERRUPTED, RunOptions, Session};
 use crate::analysis::lint;
 use crate::engine::demand::Demand;
 use crate::error::Result;
+use crate::metrics::summary::Throughput;
 use crate::report::summary::RunSummary;
 use crate::report::{expect, results};
 use crate::scenario::{EngineKind, Scenario};
@@ -162,8 +163,10 @@ fn measured_by_workload(s: &RunSummary) -> Vec<lint::Measured> {
                 name: w.workload.name.clone(),
                 rate: w.workload.rate_iops,
                 iops,
+                unit: ops.first().map_or(Throughput::Iops, |o| o.unit),
                 mean_latency_s: mean_us / 1e6,
                 concurrency: w.concurrency as f64,
+                workers: w.workload.workers as u32,
             }
         })
         .collect()
