@@ -227,15 +227,27 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
             Action::Ramp { workload, every, .. } if workload == i => Some(every),
             _ => None,
         });
+        // a workload that ends after its IO, with no duration to cap it, is judged on the
+        // seconds it measured, after the run (`short-io`)
+        let bound = w.bound();
+        if bound.is_some_and(|b| !b.capped) {
+            continue;
+        }
         let (seconds, change) = match ramp {
             Some(every) => (every.as_secs(), format!("lengthen each step of its ramp ({})", ramp_var(&doc, &w.name))),
             None if timed(s) => (w.duration.as_secs(), stretch(s, w.duration.as_secs())),
+            None if bound.is_some() => (w.duration.as_secs(), RUN_FOR_A_TIME.to_string()),
             None => (w.duration.as_secs(), "lengthen it (e.g. --set duration=5m)".to_string()),
         };
         if seconds >= STEADY_STATE_S {
             continue;
         }
         let per_step = if ramp.is_some() { " per step of its ramp" } else { "" };
+        // its duration caps it: it ends when its IO is done, if that is sooner
+        let measured = match bound_text(w) {
+            Some(io) => format!("at most {seconds} s of measurement, less if its IO ({io}) is done sooner,"),
+            None => format!("{seconds} s of measurement{per_step}"),
+        };
         let settles = match w.driver() {
             Some(Driver::Pgbench(_)) => {
                 "a database's cache warms, and checkpoints and autovacuum come round, over minutes"
@@ -250,12 +262,34 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
             Severity::Info,
             "short-run",
             format!(
-                "{seconds} s of measurement{per_step} is short for steady state ({settles}): read it as a first look, and \
-                 {change} for numbers to quote"
+                "{measured} is short for steady state ({settles}): read it as a first look, and {change} for numbers \
+                 to quote"
             ),
         ));
     }
     out
+}
+
+/// How to make a workload that ends after its IO run long enough: give it a time,
+/// which a fio job file says with `time_based`.
+const RUN_FOR_A_TIME: &str = "run it for a time (a fio job file: `time_based` with a `runtime` such as 5m; a \
+     scenario: a `duration` without `loops`, `io_size` or `number_ios`), or give it far more IO (e.g. --set loops=100)";
+
+/// How much IO a workload that ends by itself does before it does: `4 MiB per
+/// worker`, `2 x 1 MiB or 500 IOs per worker`; a working set known only once laid out
+/// stays `one pass`; fio's own sections are fio's to bound. `None`: it runs its time.
+pub fn bound_text(w: &Workload) -> Option<String> {
+    let b = w.bound()?;
+    if w.io().is_none() {
+        return Some("as fio's size, io_size, loops or number_ios have it".into());
+    }
+    let pass = w.io().and_then(|io| io.size).filter(|_| b.io_size.is_none());
+    let text = match (pass.and_then(|p| b.bytes(p)), b.number_ios) {
+        (Some(bytes), None) => format!("{} per worker", Size(bytes).human()),
+        (Some(bytes), Some(n)) => format!("{} or {n} IOs per worker", Size(bytes).human()),
+        (None, _) => b.to_string().trim_start_matches("until ").to_string(),
+    };
+    Some(text)
 }
 
 /// A timeline with waits, stops or steps at set seconds: lengthening one workload's
@@ -367,7 +401,7 @@ fn data_files(w: &Workload) -> Vec<PathBuf> {
 
 /// The codes of the findings only a run can make (`after`); `fathom run` prints the
 /// others as it starts, so its closing summary need not say them again.
-const AFTER_RUN: [&str; 2] = ["depth-limits-rate", "generator-bound"];
+const AFTER_RUN: [&str; 3] = ["depth-limits-rate", "generator-bound", "short-io"];
 
 /// Whether a stored warning (`lint-` + code) is a finding `fathom run` printed before
 /// the run began.
@@ -388,6 +422,10 @@ pub struct Measured {
     /// client keeps one transaction in flight).
     pub concurrency: f64,
     pub workers: u32,
+    /// Seconds of its measured window.
+    pub seconds: f64,
+    /// For a workload that ends after an amount of IO: how much ([`bound_text`]).
+    pub bound: Option<String>,
 }
 
 /// How busy fathom's IO generator was over a run, as a share (1.0: all the time).
@@ -461,6 +499,19 @@ pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Fi
                 depth_limits_rate(m, rate, needed),
             ));
         }
+    }
+    for m in workloads.iter().filter(|m| m.seconds < STEADY_STATE_S as f64) {
+        let Some(io) = &m.bound else { continue };
+        out.push(Finding::about(
+            &m.name,
+            Severity::Warning,
+            "short-io",
+            format!(
+                "its IO ({io}) was done after {} s of measurement: too short for steady state, and too short to \
+                 quote. For numbers to quote, {RUN_FOR_A_TIME}",
+                crate::metrics::format::sig3(m.seconds)
+            ),
+        ));
     }
     let busy = generator.map(|g| match g {
         GeneratorBusy::Wanted(share) => (share, "its worker threads wanted a CPU"),
@@ -539,7 +590,17 @@ mod tests {
     /// A workload of `workers` at depth 4 each, asked `rate` per second.
     fn measured(name: &str, rate: f64, got: f64, mean_latency_s: f64, unit: Throughput, workers: u32) -> Measured {
         let concurrency = if unit == Throughput::Tps { workers } else { 4 * workers } as f64;
-        Measured { name: name.into(), rate: Some(rate), iops: got, unit, mean_latency_s, concurrency, workers }
+        Measured {
+            name: name.into(),
+            rate: Some(rate),
+            iops: got,
+            unit,
+            mean_latency_s,
+            concurrency,
+            workers,
+            seconds: 60.0,
+            bound: None,
+        }
     }
 
     #[test]
@@ -564,6 +625,37 @@ mod tests {
         assert!(codes.iter().all(|c| !said_before_run(&format!("lint-{c}"))), "AFTER_RUN lists them");
         assert!(said_before_run("lint-short-run") && !said_before_run("engine-fallback"));
         assert!(after(&[], Some(GeneratorBusy::Cpu(0.5))).is_empty());
+    }
+
+    /// A workload that ends after its IO is promised no more than that IO: lint says its
+    /// bound before the run, and after it how long that IO measured.
+    #[test]
+    fn a_bounded_workload_is_judged_by_its_io_and_then_its_seconds() {
+        let s = scenario("name: b\nworkloads:\n  job: {target: /tmp, size: 4m, rw: read, loops: 1, duration: 3s}\n");
+        let facts = Facts { memory_bytes: None, working_set: vec![None], free_bytes: vec![None] };
+        let found = before(&s, &facts);
+        let short = found.iter().find(|f| f.code == "short-run").expect("short-run");
+        assert!(
+            short
+                .message
+                .starts_with("job: at most 3 s of measurement, less if its IO (4 MiB per worker) is done sooner"),
+            "{}",
+            short.message
+        );
+        let mut m = measured("job", 0.0, 0.0, 0.0, Throughput::Iops, 1);
+        m.rate = None;
+        m.seconds = 0.1;
+        m.bound = Some("4 MiB per worker".into());
+        let said = after(std::slice::from_ref(&m), None);
+        assert_eq!(said.iter().map(|f| f.code).collect::<Vec<_>>(), ["short-io"]);
+        assert!(
+            said[0].message.starts_with("job: its IO (4 MiB per worker) was done after 0.10 s of measurement"),
+            "{}",
+            said[0].message
+        );
+        assert!(!said_before_run("lint-short-io"));
+        m.seconds = STEADY_STATE_S as f64;
+        assert!(after(&[m], None).is_empty(), "long enough");
     }
 
     /// The rule on given figures, whatever a busy machine would let a run measure.

@@ -79,7 +79,7 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     let figures = record_figures(store, run, fleet, generator);
     store.finish_run(run, status, error.as_deref())?;
     figures?;
-    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), generator) {
+    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?, scenario), generator) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
     }
     // Expectations judge a run that completed; a failed one exits 3.
@@ -150,7 +150,7 @@ fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall:
 }
 
 /// Per workload, what lint needs of a finished run.
-fn measured_by_workload(s: &RunSummary) -> Vec<lint::Measured> {
+fn measured_by_workload(s: &RunSummary, scenario: &Scenario) -> Vec<lint::Measured> {
     s.workloads
         .iter()
         .map(|w| {
@@ -167,6 +167,11 @@ fn measured_by_workload(s: &RunSummary) -> Vec<lint::Measured> {
                 mean_latency_s: mean_us / 1e6,
                 concurrency: w.concurrency as f64,
                 workers: w.workload.workers as u32,
+                seconds: {
+                    let (from, to) = w.workload.measured_window();
+                    to - from
+                },
+                bound: scenario.workloads.get(w.workload.idx as usize).and_then(lint::bound_text),
             }
         })
         .collect()
