@@ -99,3 +99,33 @@ fn samples_mark_the_ramp_and_carry_the_settings() {
     let p999 = |r: &&csv::StringRecord| cell(r, "p99_9_us").parse::<f64>().unwrap();
     assert!(rows.iter().filter(|r| cell(r, "ops") != "0").all(|r| p999(&r) >= cell(r, "p99_us").parse().unwrap()));
 }
+
+/// `fathom_workers` backfilled is the workers each phase ran, second by second: a ramp
+/// to 3 reads 1, 2, then 3, not the one it started with.
+#[test]
+fn openmetrics_workers_follow_a_ramp() {
+    let s = Scratch::new("export-om-ramp");
+    let scenario = s.scenario(
+        "name: ramp\nworkloads:\n  r: {engine: null, rw: randread, rate_iops: 100, duration: 3s}\n\
+         timeline:\n  - ramp: r\n    add: 1\n    every: 1s\n    until: 3\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = s.run(&["export", "last", "--format", "openmetrics"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let om = String::from_utf8(out.stdout).unwrap();
+    // each point: (its second, its workers)
+    let mut points: Vec<(f64, u32)> = om
+        .lines()
+        .filter_map(|l| l.strip_prefix("fathom_workers{"))
+        .map(|l| {
+            let f: Vec<&str> = l.rsplit('}').next().unwrap().split_whitespace().collect();
+            (f[1].parse().unwrap(), f[0].parse().unwrap())
+        })
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut workers: Vec<u32> = points.iter().map(|p| p.1).collect();
+    assert_eq!(workers.len(), 3, "a point each second: {om}");
+    workers.dedup();
+    assert_eq!(workers, [1, 2, 3], "{om}");
+}

@@ -796,3 +796,25 @@ fn a_placed_workload_says_how_its_hosts_opened_its_files() {
     assert!(local.status.success(), "{}", text(&local));
     assert_eq!(opened(&placed), opened(&local), "{}\n---\n{}", text(&placed), text(&local));
 }
+
+/// Local agents and the controller share one machine: summed, their CPU is that
+/// machine's, never more than its 100 %, and the environment says each host's machine.
+#[test]
+fn local_hosts_are_one_machines_cpu() {
+    let s = Scratch::new("hosts-cpu");
+    let hosts = s.local_inventory(&["m1", "m2", "m3"]);
+    let path = s.scenario(
+        "name: cpu\nworkloads:\n  r: {engine: null, rw: randread, rate_iops: 100, duration: 2s}\n\
+         results:\n  - name: Cluster CPU\n    observed: cpu\n    aggregate: sum\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let view = &show["results"][0];
+    assert_eq!(view["unit"], "% busy", "{view}");
+    let highest = view["series"].as_array().unwrap().iter().map(|p| p["value"].as_f64().unwrap()).fold(0.0, f64::max);
+    assert!(highest <= 100.0 + 1e-6, "{view}");
+    let env = &show["run"]["environment"];
+    let machine = env["machine"].as_str().unwrap();
+    assert!(!machine.is_empty() && ["m1", "m2", "m3"].iter().all(|h| env["hosts"][h]["machine"] == machine), "{env}");
+}

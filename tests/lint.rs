@@ -163,3 +163,35 @@ fn lint_accepts_hosts_as_run_does() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("--hosts"), "{}", text(&out));
 }
+
+/// A fio job without `time_based` ends after its pass, however long its `runtime`:
+/// lint promises no more than that pass before the run, and after it says how short
+/// the measurement was, on fathom's engine and on fio alike.
+#[test]
+fn a_job_that_ends_after_its_pass_is_not_promised_its_runtime() {
+    let s = Scratch::new("lint-pass");
+    let job = s.dir.join("pass.fio");
+    let data = s.data();
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nioengine=psync\nsize=4m\nruntime=3\ndirectory={}\n\n[job]\nrw=read\nbs=64k\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let out = s.run(&["lint", job.to_str().unwrap()]);
+    let said = text(&out);
+    assert!(
+        said.contains("job: at most 3 s of measurement, less if its IO (4 MiB per worker) is done sooner"),
+        "{said}"
+    );
+    for engine in [&[][..], &["--engine", "fio"][..]] {
+        let mut args = vec!["run", job.to_str().unwrap()];
+        args.extend(engine);
+        let out = s.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(codes(&s.show_json()).contains(&"lint-short-io".to_string()), "{engine:?}: {}", text(&out));
+        assert!(text(&out).contains("was done after"), "{}", text(&out));
+    }
+}

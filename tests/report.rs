@@ -179,3 +179,30 @@ fn two_runs_compare_by_workload_op_and_phase() {
     let out = s.run(&["compare", "1"]);
     assert_eq!(out.status.code(), Some(2), "one run is nothing to compare");
 }
+
+/// The page's expectations table says each figure as the run's summary does, in its
+/// unit (`4.11 ms`, `502`), never a raw number (`4112383.0000` nanoseconds).
+#[test]
+fn the_pages_expectations_read_as_the_runs() {
+    let s = Scratch::new("report-expect");
+    let scenario = s.scenario(
+        "name: ex\nworkloads:\n  w: {engine: null, rw: randread, rate_iops: 200, duration: 2s}\n\
+         expect:\n  - w.read.p99 < 10s\n  - w.iops > 1\n  - w.read.mean <= 2 x w.read.mean\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    let page = s.dir.join("report.html");
+    let out = s.run(&["report", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let table = &html[html.find("<h3>Expectations</h3>").expect("an expectations table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let rows: Vec<&str> = table.split("<tr class=").skip(1).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    for row in rows {
+        let cells: Vec<&str> = row.split("<td>").skip(1).map(|c| c.split("</td>").next().unwrap()).collect();
+        let line = format!("pass {}: {}", cells[1].replace("&lt;", "<").replace("&gt;", ">"), cells[2]);
+        assert!(said.contains(&line), "page: {line}\nrun said:\n{said}");
+    }
+}

@@ -4,6 +4,7 @@
 //! warnings. `fathom lint` prints them; `fathom run` prints and stores them (code
 //! `lint-...`); `--strict` makes a warning stop the run (exit 2).
 
+use crate::metrics::summary::Throughput;
 use crate::scenario::driver::{Driver, Script};
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
@@ -244,15 +245,27 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
             Action::Ramp { workload, every, .. } if workload == i => Some(every),
             _ => None,
         });
+        // a workload that ends after its IO, with no duration to cap it, is judged on the
+        // seconds it measured, after the run (`short-io`)
+        let bound = w.bound();
+        if bound.is_some_and(|b| !b.capped) {
+            continue;
+        }
         let (seconds, change) = match ramp {
             Some(every) => (every.as_secs(), format!("lengthen each step of its ramp ({})", ramp_var(&doc, &w.name))),
             None if timed(s) => (w.duration.as_secs(), stretch(s, w.duration.as_secs())),
+            None if bound.is_some() => (w.duration.as_secs(), RUN_FOR_A_TIME.to_string()),
             None => (w.duration.as_secs(), "lengthen it (e.g. --set duration=5m)".to_string()),
         };
         if seconds >= STEADY_STATE_S {
             continue;
         }
         let per_step = if ramp.is_some() { " per step of its ramp" } else { "" };
+        // its duration caps it: it ends when its IO is done, if that is sooner
+        let measured = match bound_text(w) {
+            Some(io) => format!("at most {seconds} s of measurement, less if its IO ({io}) is done sooner,"),
+            None => format!("{seconds} s of measurement{per_step}"),
+        };
         let settles = match w.driver() {
             Some(Driver::Pgbench(_)) => {
                 "a database's cache warms, and checkpoints and autovacuum come round, over minutes"
@@ -267,12 +280,34 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
             Severity::Info,
             "short-run",
             format!(
-                "{seconds} s of measurement{per_step} is short for steady state ({settles}): read it as a first look, and \
-                 {change} for numbers to quote"
+                "{measured} is short for steady state ({settles}): read it as a first look, and {change} for numbers \
+                 to quote"
             ),
         ));
     }
     out
+}
+
+/// How to make a workload that ends after its IO run long enough: give it a time,
+/// which a fio job file says with `time_based`.
+const RUN_FOR_A_TIME: &str = "run it for a time (a fio job file: `time_based` with a `runtime` such as 5m; a \
+     scenario: a `duration` without `loops`, `io_size` or `number_ios`), or give it far more IO (e.g. --set loops=100)";
+
+/// How much IO a workload that ends by itself does before it does: `4 MiB per
+/// worker`, `2 x 1 MiB or 500 IOs per worker`; a working set known only once laid out
+/// stays `one pass`; fio's own sections are fio's to bound. `None`: it runs its time.
+pub fn bound_text(w: &Workload) -> Option<String> {
+    let b = w.bound()?;
+    if w.io().is_none() {
+        return Some("as fio's size, io_size, loops or number_ios have it".into());
+    }
+    let pass = w.io().and_then(|io| io.size).filter(|_| b.io_size.is_none());
+    let text = match (pass.and_then(|p| b.bytes(p)), b.number_ios) {
+        (Some(bytes), None) => format!("{} per worker", Size(bytes).human()),
+        (Some(bytes), Some(n)) => format!("{} or {n} IOs per worker", Size(bytes).human()),
+        (None, _) => b.to_string().trim_start_matches("until ").to_string(),
+    };
+    Some(text)
 }
 
 /// A timeline with waits, stops or steps at set seconds: lengthening one workload's
@@ -384,7 +419,7 @@ fn data_files(w: &Workload) -> Vec<PathBuf> {
 
 /// The codes of the findings only a run can make (`after`); `fathom run` prints the
 /// others as it starts, so its closing summary need not say them again.
-const AFTER_RUN: [&str; 2] = ["depth-limits-rate", "generator-bound"];
+const AFTER_RUN: [&str; 3] = ["depth-limits-rate", "generator-bound", "short-io"];
 
 /// Whether a stored warning (`lint-` + code) is a finding `fathom run` printed before
 /// the run began.
@@ -395,12 +430,20 @@ pub fn said_before_run(stored_code: &str) -> bool {
 /// What a run measured, for the findings only a run can make.
 pub struct Measured {
     pub name: String,
-    /// IOs per second asked (open loop) and achieved.
+    /// Operations per second asked (open loop) and achieved, in `unit` (IOPS, or a
+    /// pgbench workload's TPS).
     pub rate: Option<f64>,
     pub iops: f64,
+    pub unit: Throughput,
     pub mean_latency_s: f64,
-    /// IOs the workload can have in flight: iodepth x workers.
+    /// Operations the workload can have in flight: iodepth x workers (a pgbench
+    /// client keeps one transaction in flight).
     pub concurrency: f64,
+    pub workers: u32,
+    /// Seconds of its measured window.
+    pub seconds: f64,
+    /// For a workload that ends after an amount of IO: how much ([`bound_text`]).
+    pub bound: Option<String>,
 }
 
 /// How busy fathom's IO generator was over a run, as a share (1.0: all the time).
@@ -431,6 +474,33 @@ pub const GENERATOR_BUSY: &str = "generator_busy_pct";
 /// The share of the time at which the generator, not the storage, may be the limit.
 pub const GENERATOR_BOUND: f64 = 0.9;
 
+/// What `depth-limits-rate` says: the figures in fathom's units, and the change the
+/// user can make without editing the file they were given (a fio job file, an X-Ray
+/// scenario or fathom's own): `--set NAME.KEY`, which every kind of scenario takes.
+fn depth_limits_rate(m: &Measured, rate: f64, needed: f64) -> String {
+    use crate::metrics::format::{count, latency_us, rate_in, sig3};
+    let figure = |v: f64| if v >= 100.0 { count(v) } else { sig3(v) };
+    // a pgbench client keeps one transaction in flight; an IO worker its iodepth
+    let (what, change) = match m.unit {
+        Throughput::Tps => {
+            ("transactions", format!("Raise its clients, e.g. --set {}.clients={}", m.name, needed.ceil()))
+        }
+        _ => {
+            let depth = (needed / m.workers.max(1) as f64).ceil();
+            ("IOs", format!("Raise its depth, e.g. --set {}.iodepth={depth}", m.name))
+        }
+    };
+    format!(
+        "{} at the measured {} mean latency needs {} {what} in flight (Little's law), but depth x workers \
+         allows {}: it got {}. {change}",
+        rate_in(rate, m.unit),
+        latency_us(m.mean_latency_s * 1e6),
+        figure(needed),
+        count(m.concurrency),
+        rate_in(m.iops, m.unit),
+    )
+}
+
 /// Findings after a run: rates the depth cannot carry, and a generator that was the
 /// bottleneck.
 pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Finding> {
@@ -444,15 +514,22 @@ pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Fi
                 &m.name,
                 Severity::Warning,
                 "depth-limits-rate",
-                format!(
-                    "{rate:.0} IOPS at the measured {:.0} µs mean latency needs {needed:.1} IOs in flight \
-                     (Little's law), but depth x workers allows {:.0}: it got {:.0} IOPS. Raise iodepth or jobs",
-                    m.mean_latency_s * 1e6,
-                    m.concurrency,
-                    m.iops
-                ),
+                depth_limits_rate(m, rate, needed),
             ));
         }
+    }
+    for m in workloads.iter().filter(|m| m.seconds < STEADY_STATE_S as f64) {
+        let Some(io) = &m.bound else { continue };
+        out.push(Finding::about(
+            &m.name,
+            Severity::Warning,
+            "short-io",
+            format!(
+                "its IO ({io}) was done after {} s of measurement: too short for steady state, and too short to \
+                 quote. For numbers to quote, {RUN_FOR_A_TIME}",
+                crate::metrics::format::sig3(m.seconds)
+            ),
+        ));
     }
     let busy = generator.map(|g| match g {
         GeneratorBusy::Wanted(share) => (share, "its worker threads wanted a CPU"),
@@ -528,18 +605,75 @@ mod tests {
         }
     }
 
+    /// A workload of `workers` at depth 4 each, asked `rate` per second.
+    fn measured(name: &str, rate: f64, got: f64, mean_latency_s: f64, unit: Throughput, workers: u32) -> Measured {
+        let concurrency = if unit == Throughput::Tps { workers } else { 4 * workers } as f64;
+        Measured {
+            name: name.into(),
+            rate: Some(rate),
+            iops: got,
+            unit,
+            mean_latency_s,
+            concurrency,
+            workers,
+            seconds: 60.0,
+            bound: None,
+        }
+    }
+
     #[test]
     fn a_rate_beyond_the_depth_and_a_busy_generator_are_found() {
-        let short =
-            Measured { name: "w".into(), rate: Some(10_000.0), iops: 4_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
-        let fine =
-            Measured { name: "v".into(), rate: Some(1_000.0), iops: 1_000.0, mean_latency_s: 0.001, concurrency: 4.0 };
-        let codes: Vec<&str> =
-            after(&[short, fine], Some(GeneratorBusy::Wanted(0.97))).iter().map(|f| f.code).collect();
+        let short = measured("w", 10_000.0, 4_000.0, 0.001, Throughput::Iops, 1);
+        let fine = measured("v", 1_000.0, 1_000.0, 0.001, Throughput::Iops, 1);
+        let found = after(&[short, fine], Some(GeneratorBusy::Wanted(0.97)));
+        let codes: Vec<&str> = found.iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["depth-limits-rate", "generator-bound"]);
+        // figures in fathom's units, and the change the user can make to the file as run
+        assert_eq!(
+            found[0].message,
+            "w: 10,000 IOPS at the measured 1.00 ms mean latency needs 10.0 IOs in flight (Little's law), but \
+             depth x workers allows 4: it got 4,000 IOPS. Raise its depth, e.g. --set w.iodepth=10"
+        );
+        let slow = measured("oltp/db", 1_500.0, 600.0, 0.676310, Throughput::Iops, 4);
+        let said = &after(&[slow], None)[0].message;
+        assert!(said.contains(" 676 ms mean latency needs 1,014 IOs") && said.ends_with("--set oltp/db.iodepth=254"));
+        let pg = measured("db", 800.0, 400.0, 0.01, Throughput::Tps, 2);
+        let said = &after(&[pg], None)[0].message;
+        assert!(said.starts_with("db: 800 TPS at") && said.ends_with("Raise its clients, e.g. --set db.clients=8"));
         assert!(codes.iter().all(|c| !said_before_run(&format!("lint-{c}"))), "AFTER_RUN lists them");
         assert!(said_before_run("lint-short-run") && !said_before_run("engine-fallback"));
         assert!(after(&[], Some(GeneratorBusy::Cpu(0.5))).is_empty());
+    }
+
+    /// A workload that ends after its IO is promised no more than that IO: lint says its
+    /// bound before the run, and after it how long that IO measured.
+    #[test]
+    fn a_bounded_workload_is_judged_by_its_io_and_then_its_seconds() {
+        let s = scenario("name: b\nworkloads:\n  job: {target: /tmp, size: 4m, rw: read, loops: 1, duration: 3s}\n");
+        let facts = Facts { memory_bytes: None, working_set: vec![None], free_bytes: vec![None] };
+        let found = before(&s, &facts);
+        let short = found.iter().find(|f| f.code == "short-run").expect("short-run");
+        assert!(
+            short
+                .message
+                .starts_with("job: at most 3 s of measurement, less if its IO (4 MiB per worker) is done sooner"),
+            "{}",
+            short.message
+        );
+        let mut m = measured("job", 0.0, 0.0, 0.0, Throughput::Iops, 1);
+        m.rate = None;
+        m.seconds = 0.1;
+        m.bound = Some("4 MiB per worker".into());
+        let said = after(std::slice::from_ref(&m), None);
+        assert_eq!(said.iter().map(|f| f.code).collect::<Vec<_>>(), ["short-io"]);
+        assert!(
+            said[0].message.starts_with("job: its IO (4 MiB per worker) was done after 0.10 s of measurement"),
+            "{}",
+            said[0].message
+        );
+        assert!(!said_before_run("lint-short-io"));
+        m.seconds = STEADY_STATE_S as f64;
+        assert!(after(&[m], None).is_empty(), "long enough");
     }
 
     /// The rule on given figures, whatever a busy machine would let a run measure.

@@ -45,7 +45,8 @@ fn render(store: &Store, run: i64) -> Result<String> {
         s.push('\n');
     };
     let base = format!("job=\"fathom\",run=\"{run}\"");
-    for w in store.workloads(run)? {
+    let workloads = store.workloads(run)?;
+    for w in &workloads {
         let name = label(&w.name);
         let mut totals: BTreeMap<Op, OpStats> = BTreeMap::new();
         for t in w.start_t..w.end_t {
@@ -70,15 +71,21 @@ fn render(store: &Store, run: i64) -> Result<String> {
                 put("fathom_latency_seconds", l, point);
             }
         }
-        let l = format!("{base},workload=\"{name}\"");
-        put("fathom_workers", l.clone(), format!("fathom_workers{{{l}}} {} {}", w.workers, stamp(w.start_t)));
     }
-    // the phase in force each second, for Grafana annotations and `fathom_phase_info == 1`
+    // the phase in force each second, for Grafana annotations and `fathom_phase_info == 1`,
+    // and the workers it ran (a ramp's as it added them), as the live endpoint says them
     for p in store.phases(run)? {
         let end = p.end_t.unwrap_or(p.start_t + 1);
         let l = format!("{base},phase=\"{}\"", label(&p.label));
         for t in p.start_t..end {
             put("fathom_phase", l.clone(), format!("fathom_phase_info{{{l}}} 1 {}", stamp(t)));
+        }
+        for &(idx, workers) in &p.running {
+            let Some(w) = workloads.iter().find(|w| w.idx == idx) else { continue };
+            let l = format!("{base},workload=\"{}\"", label(&w.name));
+            for t in p.start_t..end {
+                put("fathom_workers", l.clone(), format!("fathom_workers{{{l}}} {workers} {}", stamp(t)));
+            }
         }
     }
     let l = format!("{base},scenario=\"{}\"", label(&row.scenario));
@@ -88,7 +95,7 @@ fn render(store: &Store, run: i64) -> Result<String> {
         ("fathom_ops", ("counter", "IOs completed.")),
         ("fathom_bytes", ("counter", "Bytes transferred.")),
         ("fathom_latency_seconds", ("histogram", "IO latency from the intended start (open loop) or submission.")),
-        ("fathom_workers", ("gauge", "Workers of each workload.")),
+        ("fathom_workers", ("gauge", "Workers of each workload running.")),
         ("fathom_phase", ("info", "The phase of the timeline in force.")),
         ("fathom_run", ("info", "The run.")),
     ]);

@@ -144,9 +144,11 @@ pub fn render(s: &State) -> String {
         );
         let _ = writeln!(out, "fathom_phase_info{{run=\"{run}\",phase=\"{}\"}} 1", label(phase));
     }
-    let _ = writeln!(out, "# HELP fathom_workers Workers of each workload.\n# TYPE fathom_workers gauge");
-    for w in &s.workloads {
-        let _ = writeln!(out, "fathom_workers{{run=\"{run}\",{}}} {}", whose(w), w.workers);
+    let _ = writeln!(out, "# HELP fathom_workers Workers of each workload running now.\n# TYPE fathom_workers gauge");
+    for (i, w) in s.workloads.iter().enumerate() {
+        // the phase in force says who runs: a ramp's workers as it adds them
+        let now = s.running.iter().find(|r| r.0 == i).map_or(0, |r| r.1);
+        let _ = writeln!(out, "fathom_workers{{run=\"{run}\",{}}} {now}", whose(w));
     }
     let _ = writeln!(
         out,
@@ -258,13 +260,7 @@ mod tests {
         let live = Totals::new(
             7,
             "demo",
-            vec![WorkloadInfo {
-                name: "oltp".into(),
-                group: "db".into(),
-                workers: 2,
-                target_iops: Some(100.0),
-                placed: false,
-            }],
+            vec![WorkloadInfo { name: "oltp".into(), group: "db".into(), target_iops: Some(100.0), placed: false }],
         );
         let mut stats = OpStats::new(false);
         for us in [20u64, 40, 200, 3000] {
@@ -312,5 +308,26 @@ mod tests {
         ));
         assert!(text.contains("fathom_target_iops{run=\"7\",workload=\"oltp\",group=\"db\"} 100"));
         assert!(text.contains("# TYPE fathom_ops_total counter") && text.contains("process_cpu_seconds_total "));
+    }
+
+    /// The gauge follows the timeline: a ramp's workers as it adds them, and 0 for a
+    /// workload not running, not the count it started with.
+    #[test]
+    fn workers_are_those_running_now() {
+        let info =
+            |name: &str| WorkloadInfo { name: name.into(), group: String::new(), target_iops: None, placed: false };
+        let live = Totals::new(3, "ramp", vec![info("r"), info("other")]);
+        let workers = |live: &Totals| {
+            let text = live.with(render);
+            ["r", "other"].map(|w| {
+                let key = format!("fathom_workers{{run=\"3\",workload=\"{w}\",group=\"\"}} ");
+                text.lines().find_map(|l| l.strip_prefix(&key).map(str::to_string)).unwrap_or_default()
+            })
+        };
+        assert_eq!(workers(&live), ["0", "0"]);
+        live.set_phase("r x1", 0, &[(0, 1)]);
+        assert_eq!(workers(&live), ["1", "0"]);
+        live.set_phase("r x6", 5, &[(0, 6)]);
+        assert_eq!(workers(&live), ["6", "0"]);
     }
 }

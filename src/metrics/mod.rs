@@ -4,6 +4,7 @@
 //! Percentiles are never averaged: every aggregate (across workers, across seconds,
 //! across hosts later) merges histograms and reads percentiles from the merge.
 
+pub mod format;
 pub mod littles_law;
 pub mod summary;
 pub mod totals;

@@ -13,7 +13,6 @@ pub struct WorkloadInfo {
     pub name: String,
     /// Its worker group (`group:`), empty when it has none.
     pub group: String,
-    pub workers: u32,
     pub target_iops: Option<f64>,
     /// Runs on other hosts: its histograms merge theirs (`host="all"`).
     pub placed: bool,

@@ -15,6 +15,7 @@ pub fn capture(targets: &[PathBuf]) -> Value {
     json!({
         "fathom_version": env!("CARGO_PKG_VERSION"),
         "hostname": read("/proc/sys/kernel/hostname"),
+        "machine": machine(),
         "kernel": format!("{} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease")),
         "os": os_name(),
         "cpu_model": field("/proc/cpuinfo", "model name"),
@@ -22,6 +23,13 @@ pub fn capture(targets: &[PathBuf]) -> Value {
         "memory_bytes": crate::meminfo::bytes("MemTotal"),
         "targets": targets,
     })
+}
+
+/// Which machine (or VM) this is, for this boot: hosts that answer with the same one
+/// share their CPU, so a sum over hosts counts it once. Containers and local agents on
+/// one kernel share it, as they share the cores.
+pub fn machine() -> String {
+    read("/proc/sys/kernel/random/boot_id")
 }
 
 fn read(path: &str) -> String {

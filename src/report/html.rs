@@ -445,7 +445,7 @@ impl Report {
                     if e.passed { "pass" } else { "fail" },
                     if e.passed { "pass" } else { "FAIL" },
                     esc(&e.text),
-                    e.measured.map(|m| format!("{m:.4}")).unwrap_or_else(|| "no IO".into())
+                    esc(&super::expect::measured_text(e))
                 );
             }
             h.push_str("</tbody></table>");

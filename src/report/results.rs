@@ -253,7 +253,9 @@ fn observed_series(
             .observation_summary(run)?
             .into_iter()
             .filter(|o| o.name == "idle_pct" && (o.source == "host" || o.source.starts_with("host:")));
-        (hosts.map(|o| o.source).collect(), "idle_pct", "% busy".into())
+        let machines = one_per_machine(hosts.map(|o| o.source).collect(), &store.run(&run.to_string())?.environment);
+        let unit = cpu_unit(machines.len(), aggregate);
+        (machines, "idle_pct", unit)
     } else {
         let (source, name) = what.rsplit_once('.').unwrap_or((what, ""));
         (vec![source.to_string()], name, name.to_string())
@@ -271,6 +273,43 @@ fn observed_series(
     Ok((unit, points.collect()))
 }
 
+/// The host CPU sources of a run, one per machine: hosts on one machine (local agents,
+/// containers on one kernel) report the same CPU, which a sum must count once. The
+/// controller's `host` comes first; a host whose machine is not known counts alone.
+fn one_per_machine(sources: Vec<String>, environment: &serde_json::Value) -> Vec<String> {
+    let machine = |source: &str| {
+        let m = match source.strip_prefix("host:") {
+            Some(name) => &environment["hosts"][name]["machine"],
+            None => &environment["machine"],
+        };
+        m.as_str().filter(|m| !m.is_empty()).map(str::to_string)
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut sorted = sources;
+    sorted.sort_by_key(|s| s != "host");
+    sorted
+        .into_iter()
+        .filter(|s| match machine(s) {
+            Some(m) if seen.contains(&m) => false,
+            Some(m) => {
+                seen.push(m);
+                true
+            }
+            None => true,
+        })
+        .collect()
+}
+
+/// Host CPU busy % over `machines`: a sum states its ceiling (`% busy of 300 %`, 100 %
+/// a machine), as a figure of 250 means nothing without it; a mean, or one machine, is
+/// plain `% busy`.
+fn cpu_unit(machines: usize, aggregate: Aggregate) -> String {
+    match aggregate {
+        Aggregate::Sum if machines > 1 => format!("% busy of {} %", machines * 100),
+        _ => "% busy".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,5 +322,18 @@ mod tests {
         assert_eq!(quantile(&[], 0.5), None);
         assert_eq!(combine(&[200.0, 300.0], Aggregate::Sum), 500.0);
         assert_eq!(combine(&[200.0, 300.0], Aggregate::Mean), 250.0);
+    }
+
+    /// Four local agents and the controller on one machine are one machine's CPU; a
+    /// host on another machine adds its own, and the sum says its ceiling.
+    #[test]
+    fn host_cpu_counts_each_machine_once_and_a_sum_its_ceiling() {
+        let env = serde_json::json!({"machine": "m1", "hosts": {
+            "a": {"machine": "m1"}, "b": {"machine": "m1"}, "c": {"machine": "m2"}, "d": {"machine": "m1"}}});
+        let sources = ["host:a", "host", "host:b", "host:c", "host:d", "host:old"].map(String::from).to_vec();
+        let kept = one_per_machine(sources, &env);
+        assert_eq!(kept, ["host", "host:c", "host:old"], "an agent that did not say its machine counts alone");
+        assert_eq!(cpu_unit(2, Aggregate::Sum), "% busy of 200 %");
+        assert_eq!((cpu_unit(1, Aggregate::Sum), cpu_unit(4, Aggregate::Mean)), ("% busy".into(), "% busy".into()));
     }
 }

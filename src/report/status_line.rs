@@ -209,7 +209,7 @@ mod tests {
     use crate::metrics::totals::WorkloadInfo;
 
     fn info(name: &str, target_iops: Option<f64>) -> WorkloadInfo {
-        WorkloadInfo { name: name.into(), group: String::new(), workers: 1, target_iops, placed: false }
+        WorkloadInfo { name: name.into(), group: String::new(), target_iops, placed: false }
     }
 
     fn second(ops: u64, bytes: u64, latency_ns: u64) -> OpStats {

@@ -9,7 +9,8 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// The programs a workload can be run by (`driver: pgbench`).
+/// The programs a scenario's workload can be run by (`driver: pgbench`): programs with
+/// work of their own (transactions, a network stream), never an IO profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DriverName {

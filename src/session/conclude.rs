@@ -8,6 +8,7 @@ use super::state::{Ended, INTERRUPTED, RunOptions, Session};
 use crate::analysis::lint;
 use crate::engine::demand::Demand;
 use crate::error::Result;
+use crate::metrics::summary::Throughput;
 use crate::report::summary::RunSummary;
 use crate::report::{expect, results};
 use crate::scenario::{EngineKind, Scenario};
@@ -78,7 +79,7 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     let figures = record_figures(store, run, fleet, generator);
     store.finish_run(run, status, error.as_deref())?;
     figures?;
-    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?), generator) {
+    for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?, scenario), generator) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
     }
     // Expectations judge a run that completed; a failed one exits 3.
@@ -149,7 +150,7 @@ fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall:
 }
 
 /// Per workload, what lint needs of a finished run.
-fn measured_by_workload(s: &RunSummary) -> Vec<lint::Measured> {
+fn measured_by_workload(s: &RunSummary, scenario: &Scenario) -> Vec<lint::Measured> {
     s.workloads
         .iter()
         .map(|w| {
@@ -162,8 +163,15 @@ fn measured_by_workload(s: &RunSummary) -> Vec<lint::Measured> {
                 name: w.workload.name.clone(),
                 rate: w.workload.rate_iops,
                 iops,
+                unit: ops.first().map_or(Throughput::Iops, |o| o.unit),
                 mean_latency_s: mean_us / 1e6,
                 concurrency: w.concurrency as f64,
+                workers: w.workload.workers as u32,
+                seconds: {
+                    let (from, to) = w.workload.measured_window();
+                    to - from
+                },
+                bound: scenario.workloads.get(w.workload.idx as usize).and_then(lint::bound_text),
             }
         })
         .collect()

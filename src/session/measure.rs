@@ -53,11 +53,9 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
         .scenario
         .workloads
         .iter()
-        .zip(&files)
-        .map(|(w, f)| WorkloadInfo {
+        .map(|w| WorkloadInfo {
             name: w.name.clone(),
             group: w.group.clone().unwrap_or_default(),
-            workers: timeline::jobs_of(w, f),
             target_iops: w.rate(),
             placed: w.placement.is_some(),
         })

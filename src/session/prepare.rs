@@ -119,7 +119,16 @@ pub(super) fn prepare(
             f.iter().map(|f| f.path.clone()).chain(w.driver().map_or(&[][..], |d| d.targets()).iter().cloned())
         })
         .collect();
-    let env = environment::capture(&targets);
+    let mut env = environment::capture(&targets);
+    // each host's machine, so that what is summed over hosts counts a shared machine once
+    let hosts: serde_json::Map<String, serde_json::Value> = fleet
+        .remotes
+        .iter()
+        .map(|(name, r)| (name.clone(), serde_json::json!({"machine": r.machine, "cores": r.cores})))
+        .collect();
+    if !hosts.is_empty() {
+        env["hosts"] = serde_json::Value::Object(hosts);
+    }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
     if let Some(scaled) = &scenario.time_scale {

@@ -9,6 +9,7 @@
 use super::{PhaseRow, Store, WorkloadRow};
 use crate::error::Result;
 use crate::scenario::Rw;
+use crate::scenario::driver::DriverName;
 use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -87,7 +88,10 @@ impl StoredWorkload {
         let p = row.profile.as_object().unwrap_or(&empty);
         let text = |k: &str| p.get(k).and_then(Value::as_str);
         let number = |k: &str| p.get(k).and_then(Value::as_f64);
-        let rw: Option<Rw> = p.get("rw").and_then(|v| serde_json::from_value(v.clone()).ok());
+        // a program a scenario's `driver:` names (pgbench, iperf3) does no IO of a
+        // profile, whatever IO keys its row stores at their defaults; a fio section does
+        let program = p.get("driver").and_then(|v| serde_json::from_value::<DriverName>(v.clone()).ok()).is_some();
+        let rw: Option<Rw> = p.get("rw").filter(|_| !program).and_then(|v| serde_json::from_value(v.clone()).ok());
         let rwmixread = number("rwmixread").unwrap_or(50.0) as u32;
         let hosts = p
             .get("placement")
@@ -517,6 +521,19 @@ mod tests {
 
     fn settings_of(d: &[Difference]) -> Vec<Setting> {
         d.iter().map(|d| d.setting.clone()).collect()
+    }
+
+    /// pgbench and iperf3 store the IO keys at their defaults (`rw: read`, `bs: 4k`):
+    /// read back, they have no IO profile, in this run's store and in older ones. A fio
+    /// section, which does IO, keeps its own.
+    #[test]
+    fn a_program_that_does_no_io_has_no_io_profile() {
+        for program in ["pgbench", "iperf3"] {
+            let w = stored("p", json!({"driver": program, "engine": program, "rw": "read", "rwmixread": 100}));
+            assert_eq!((w.rw, w.read_percent), (None, 0), "{program}");
+        }
+        let fio = stored("f", json!({"driver": "fio", "engine": "fio", "rw": "randwrite"}));
+        assert_eq!(fio.rw, Some(Rw::Randwrite));
     }
 
     #[test]

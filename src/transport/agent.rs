@@ -62,6 +62,7 @@ pub fn run(name: &str) -> i32 {
         host: name.to_string(),
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         memory_bytes,
+        machine: Some(crate::observe::environment::machine()),
     });
     let abort = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel::<Sample>();

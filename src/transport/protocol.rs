@@ -9,7 +9,7 @@ use crate::store::ObservationRow;
 use serde::{Deserialize, Serialize};
 
 /// The protocol's version: bumped on any change to the messages below.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Controller to agent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -66,6 +66,9 @@ pub enum Reply {
         host: String,
         cores: usize,
         memory_bytes: Option<u64>,
+        /// The machine it runs on (its boot id): hosts on one machine share its CPU.
+        #[serde(default)]
+        machine: Option<String>,
     },
     Clock {
         id: u64,

@@ -42,6 +42,8 @@ pub struct Remote {
     pub offset_ms: f64,
     pub rtt_ms: f64,
     pub cores: usize,
+    /// The machine it runs on ([`crate::observe::environment::machine`]), if it said.
+    pub machine: Option<String>,
     /// Ids of clock requests, so a late answer is never taken for a later request's.
     next_clock: std::sync::atomic::AtomicU64,
 }
@@ -130,7 +132,7 @@ impl Remote {
                 first.chars().take(120).collect::<String>()
             ))
         })?;
-        let Reply::Hello { protocol, version, cores, .. } = hello else {
+        let Reply::Hello { protocol, version, cores, machine, .. } = hello else {
             let _ = child.kill();
             return Err(Error::input(format!("{who}: the agent did not begin with hello")));
         };
@@ -192,6 +194,7 @@ impl Remote {
             offset_ms: 0.0,
             rtt_ms: 0.0,
             cores,
+            machine,
             next_clock: Default::default(),
         };
         let (offset, rtt) = remote.measure_clock().map_err(Error::into_input)?;
