@@ -324,6 +324,36 @@ mod tests {
         assert_eq!(combine(&[200.0, 300.0], Aggregate::Mean), 250.0);
     }
 
+    /// A band reads in its view's unit, as X-Ray's converted figures are judged.
+    #[test]
+    fn a_bands_bounds_are_in_its_views_unit() {
+        let series = |metric: ResultMetric| ResultSeries {
+            view: ResultView {
+                name: "DSS Throughput".into(),
+                measure: Measure::Workloads { names: vec!["dss".into()], metric },
+                aggregate: Aggregate::Sum,
+                phases: Vec::new(),
+                hint: None,
+                expected: None,
+                bands: Vec::new(),
+            },
+            unit: metric.unit().into(),
+            mean: None,
+            p50: None,
+            p99: None,
+            bands: Vec::new(),
+            series: Vec::new(),
+        };
+        let band = |lower, upper| Band { name: "95%".into(), lower, upper, share: 0.95 };
+        let text = band_text(&series(ResultMetric::Bandwidth), &band(1424.637806, 1621.4754719999999));
+        assert_eq!(text, "DSS Throughput in 95% band [1,425, 1,621] MB/s >= 95%");
+        let text = band_text(&series(ResultMetric::Iops), &band(4072.977482311206, 4327.022517688794));
+        assert!(text.contains("band [4,073, 4,327] IOPS >= 95%"), "{text}");
+        let text = band_text(&series(ResultMetric::Latency), &band(800.0, 1500.0));
+        assert!(text.contains("band [800 µs, 1.50 ms] >= 95%"), "{text}");
+        assert_eq!(bounds(&series(ResultMetric::Bandwidth), &band(12.5, 42.25)), "[12.5, 42.2] MB/s");
+    }
+
     /// Four local agents and the controller on one machine are one machine's CPU; a
     /// host on another machine adds its own, and the sum says its ceiling.
     #[test]
