@@ -162,7 +162,8 @@ mod tests {
             ("s8.p99 < 1ms", "`s8` has no per-op latency"),
             ("s8.read.gbit_per_s > 0", "`s8` does no read ops (its ops: send)"),
         ] {
-            let text = builtin::find("net-streams").unwrap().replace("s8.gbit_per_s >= ${min_gain} x s1.gbit_per_s", set);
+            let text =
+                builtin::find("net-streams").unwrap().replace("s8.gbit_per_s >= ${min_gain} x s1.gbit_per_s", set);
             let e = load("net.yaml", &text, &[]).unwrap_err();
             assert!(e.contains(says), "{set}: {e}");
         }
