@@ -1,9 +1,11 @@
-//! Gives the binary its build identity, `FATHOM_BUILD`: the package version, the commit
+//! Gives the binary its build identity, `BUILD_IDENTITY`: the package version, the commit
 //! it was built from, and whether its sources differed from that commit. A controller
 //! and its agents compare it, so that a fathom of another build is never used by
 //! mistake. Two builds of one commit with different edits differ too: a modified tree
 //! carries a fingerprint of its changes. Without git (a tarball), the commit is
-//! `unknown`.
+//! `unknown`. Not named `FATHOM_...`: cargo also sets it in the environment of what
+//! `cargo run` and `cargo test` start, where it would pass for one of fathom's own
+//! variables (a hook sees every `FATHOM_` one).
 
 use std::path::Path;
 use std::process::Command;
@@ -85,5 +87,5 @@ fn main() {
             }
         }
     };
-    println!("cargo:rustc-env=FATHOM_BUILD={build}");
+    println!("cargo:rustc-env=BUILD_IDENTITY={build}");
 }

@@ -107,7 +107,7 @@ impl Report {
         let _ = write!(
             h,
             "<footer>fathom {} · <code>{}</code></footer>\n<script>{SCRIPT}</script>\n</body></html>\n",
-            esc(env!("FATHOM_BUILD")),
+            esc(env!("BUILD_IDENTITY")),
             esc(&r.command)
         );
         h

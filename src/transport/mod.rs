@@ -313,7 +313,7 @@ impl Host {
         let exe = std::env::current_exe().map_err(|e| Error::input(format!("finding this fathom: {e}")))?;
         let binary = std::fs::File::open(&exe).map_err(|e| Error::input(format!("{}: {e}", exe.display())))?;
         let dir = self.spec.push_dir.clone().unwrap_or_else(|| "~/.cache/fathom".into());
-        let path = format!("{dir}/{}", pushed_name(env!("FATHOM_BUILD")));
+        let path = format!("{dir}/{}", pushed_name(env!("BUILD_IDENTITY")));
         let part = format!("{path}.part");
         let script = [
             remote_command(&["mkdir", "-p", "--", &dir])?,
@@ -359,8 +359,8 @@ mod tests {
         assert_eq!(pushed_name("0.1.0 (7ab8b6a)"), "fathom-0.1.0-7ab8b6a");
         assert_eq!(pushed_name("0.1.0 (unknown)"), "fathom-0.1.0-unknown");
         assert_eq!(
-            pushed_name(env!("FATHOM_BUILD")),
-            pushed_name(env!("FATHOM_BUILD")).replace([' ', '(', ')', ','], "")
+            pushed_name(env!("BUILD_IDENTITY")),
+            pushed_name(env!("BUILD_IDENTITY")).replace([' ', '(', ')', ','], "")
         );
     }
 

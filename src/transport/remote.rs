@@ -134,7 +134,7 @@ impl Remote {
             let _ = child.kill();
             return Err(Error::input(format!("{who}: the agent did not begin with hello")));
         };
-        if let Err(e) = same_build(&who, protocol, &version, env!("FATHOM_BUILD")) {
+        if let Err(e) = same_build(&who, protocol, &version, env!("BUILD_IDENTITY")) {
             let _ = child.kill();
             return Err(e);
         }
