@@ -233,8 +233,10 @@ impl Drop for RunRecord {
 
 /// Signals closer together than this are one interrupt delivered more than once: a
 /// terminal's Ctrl-C reaches every process of the group, and `timeout` forwards what it
-/// gets to the group as well, so fathom sees it two or three times within microseconds.
-const ONE_INTERRUPT_NS: u64 = 10_000_000;
+/// gets to the group as well, so fathom sees it two or three times. Those copies come
+/// microseconds apart on an idle machine but may wait tens of ms for a CPU on a busy
+/// one. A person's second Ctrl-C, which means "stop now", comes later than this.
+const ONE_INTERRUPT_NS: u64 = 100_000_000;
 
 /// When the first SIGINT or SIGTERM arrived (CLOCK_MONOTONIC, ns); 0 before one.
 static FIRST_SIGNAL_NS: AtomicU64 = AtomicU64::new(0);

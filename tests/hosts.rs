@@ -342,8 +342,72 @@ fn push_agent_copies_this_fathom_where_it_is_missing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not on that host (install it, or use --push-agent)"));
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
     assert!(out.status.success(), "{}", text(&out));
-    let pushed = push_dir.join(format!("fathom-{}", env!("CARGO_PKG_VERSION")));
-    assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(FATHOM).unwrap());
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(FATHOM).unwrap());
+    assert_eq!(per_host(&s.show_json())[0].1, 2);
+}
+
+/// This fathom's build identity, as `fathom --version` says it: `0.1.0 (7ab8b6a)`.
+fn build() -> String {
+    let out = Command::new(FATHOM).arg("--version").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    said.strip_prefix("fathom ").unwrap_or_else(|| panic!("{said}")).to_string()
+}
+
+/// The file `--push-agent` copies this fathom to: `fathom-0.1.0-7ab8b6a`.
+fn pushed_name() -> String {
+    let build = build();
+    let words: Vec<&str> =
+        build.split(|c: char| !c.is_ascii_alphanumeric() && c != '.').filter(|w| !w.is_empty()).collect();
+    format!("fathom-{}", words.join("-"))
+}
+
+#[test]
+fn the_build_is_in_version_and_in_the_stored_run() {
+    let s = Scratch::new("hosts-build");
+    let build = build();
+    // the version, then the commit and whether the sources differed from it, or `unknown`
+    let (version, rest) = build.split_once(" (").unwrap_or_else(|| panic!("{build}"));
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    assert!(rest.ends_with(')') && rest.len() > 1, "{build}");
+    let inventory = s.local_inventory(&["here"]);
+    let out = s.run(&["run", &scenario(&s, 1), "--hosts", &inventory, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stored: String =
+        s.db().query_row("SELECT json_extract(environment, '$.fathom_build') FROM runs", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, build);
+}
+
+#[test]
+fn an_agent_of_another_build_is_refused_naming_both_and_replaced_by_push_agent() {
+    let s = Scratch::new("hosts-build-other");
+    let hosts = ssh_hosts(&s, &["older"], known_all);
+    // what a fathom built from an older commit says: the same version and protocol
+    let push_dir = s.dir.join("pushed");
+    std::fs::create_dir_all(&push_dir).unwrap();
+    let stale = push_dir.join("fathom-0.1.0");
+    let script = "#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":3,\"version\":\"0.1.0\",\"host\":\"older\",\"cores\":1,\"memory_bytes\":null}'\ncat >/dev/null\n";
+    // written by a child process, so that no descriptor of it leaks into a forked one
+    let wrote = Command::new("sh")
+        .args(["-c", "printf '%s' \"$1\" > \"$2\" && chmod +x \"$2\"", "sh", script])
+        .arg(&stale)
+        .status()
+        .unwrap();
+    assert!(wrote.success());
+    let inventory = std::fs::read_to_string(&hosts.inventory).unwrap().replace(
+        &format!("fathom: {FATHOM}"),
+        &format!("fathom: {}\n    push_dir: {}", stale.display(), push_dir.display()),
+    );
+    std::fs::write(&hosts.inventory, inventory).unwrap();
+    let path = scenario(&s, 2);
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let both = format!("host older (ssh): its fathom is 0.1.0, agent protocol 3; this one is {}, protocol 3", build());
+    assert!(err.contains(&both) && err.contains("--push-agent"), "{err}");
+    // --push-agent copies this build there, under its own name, and runs it
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(FATHOM).unwrap());
     assert_eq!(per_host(&s.show_json())[0].1, 2);
 }
 
@@ -476,8 +540,7 @@ fn hostile_inventory_values_run_no_shell_on_the_host() {
     std::fs::write(&hosts.inventory, inventory).unwrap();
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
     assert!(out.status.success(), "{}", text(&out));
-    let pushed = push_dir.join(format!("fathom-{}", env!("CARGO_PKG_VERSION")));
-    assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(FATHOM).unwrap());
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(FATHOM).unwrap());
     assert_eq!(per_host(&s.show_json())[0].1, 2);
     semi.assert_untouched();
     subst.assert_untouched();

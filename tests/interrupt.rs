@@ -286,7 +286,8 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
     std::thread::sleep(Duration::from_millis(1000));
     let port = iperf3_port(&s);
     ctrl_c(&child);
-    std::thread::sleep(Duration::from_millis(50));
+    // a second interrupt, not the first one delivered again
+    std::thread::sleep(Duration::from_millis(200));
     ctrl_c(&child);
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
@@ -332,6 +333,61 @@ workloads:
     assert_aborted(&s, &out, took);
     let (_, error) = status(&s, 1);
     assert!(!error.unwrap_or_default().contains("interrupted twice"), "one interrupt, stopped in order");
+    assert!(count(&s, "SELECT count(*) FROM samples WHERE run_id = 1") > 0, "its seconds are kept");
+}
+
+#[test]
+fn ctrl_c_under_timeout_stops_the_run_in_order() {
+    let s = Scratch::new("int-timeout");
+    let scenario = s.scenario("name: t\nworkloads:\n  w: {engine: null, rw: randread, bs: 4k, duration: 60s}\n");
+    // `timeout` forwards the SIGINT it gets to fathom and to the group: fathom sees the
+    // one Ctrl-C two or three times
+    let out = std::fs::File::create(s.dir.join("stdout")).unwrap();
+    let err = std::fs::File::create(s.dir.join("stderr")).unwrap();
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.arg("120").arg(env!("CARGO_BIN_EXE_fathom")).args(["run", scenario.to_str().unwrap(), "--results"]);
+    cmd.arg(s.dir.join("results")).current_dir(&s.dir).env_remove("FATHOM_RESULTS");
+    let mut child = cmd.process_group(0).stdout(out).stderr(err).spawn().unwrap();
+    wait_for(&s, &mut child, "a second stored", || count(&s, "SELECT count(*) FROM samples") > 0);
+    ctrl_c(&child);
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_aborted(&s, &out, took);
+    let (_, error) = status(&s, 1);
+    assert_eq!(error.as_deref(), Some("interrupted by a signal"), "one interrupt, stopped in order");
+    assert!(count(&s, "SELECT count(*) FROM samples WHERE run_id = 1") > 0, "its seconds are kept");
+}
+
+#[test]
+fn a_second_interrupt_while_the_run_stops_slowly_still_marks_it_aborted() {
+    let s = Scratch::new("int-slow-stop");
+    // an agent whose transport lingers after bye: the run's orderly end waits 5 s for it
+    let slow = s.dir.join("slow-agent");
+    let script = format!("#!/bin/sh\n{} \"$@\"\nexec sleep 8\n", env!("CARGO_BIN_EXE_fathom"));
+    // written by a child process, so that no descriptor of it leaks into a forked one
+    let wrote = std::process::Command::new("sh")
+        .args(["-c", "printf '%s' \"$1\" > \"$2\" && chmod +x \"$2\"", "sh", &script])
+        .arg(&slow)
+        .status()
+        .unwrap();
+    assert!(wrote.success());
+    let hosts = s.dir.join("hosts.yaml");
+    let host = s.data();
+    std::fs::write(
+        &hosts,
+        format!("hosts:\n  slow: {{transport: local, fathom: {}, target: {}}}\n", slow.display(), host.display()),
+    )
+    .unwrap();
+    let scenario = s.scenario("name: t\nworkloads:\n  w: {hosts: all, rw: randread, size: 8m, duration: 60s}\n");
+    let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--hosts", hosts.to_str().unwrap()]);
+    wait_for(&s, &mut child, "a second stored", || count(&s, "SELECT count(*) FROM samples") > 0);
+    ctrl_c(&child);
+    // well after the first, while the run waits for its agent to leave
+    std::thread::sleep(Duration::from_millis(1000));
+    ctrl_c(&child);
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_aborted(&s, &out, took);
+    let (_, error) = status(&s, 1);
+    assert!(error.unwrap_or_default().contains("interrupted twice: stopped at once"), "{}", text(&out));
     assert!(count(&s, "SELECT count(*) FROM samples WHERE run_id = 1") > 0, "its seconds are kept");
 }
 

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 #[derive(Parser)]
 #[command(
     name = "fathom",
-    version,
+    version = env!("BUILD_IDENTITY"),
     about = "Storage and database performance testing: the whole curve, not one number"
 )]
 pub struct Cli {

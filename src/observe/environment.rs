@@ -14,6 +14,7 @@ pub fn capture(targets: &[PathBuf]) -> Value {
     let targets: Vec<Value> = unique.into_iter().map(|t| target(t)).collect();
     json!({
         "fathom_version": env!("CARGO_PKG_VERSION"),
+        "fathom_build": env!("BUILD_IDENTITY"),
         "hostname": read("/proc/sys/kernel/hostname"),
         "machine": machine(),
         "kernel": format!("{} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease")),

@@ -316,7 +316,7 @@ impl Comparison {
             }
             h.push_str("</section>\n");
         }
-        let _ = write!(h, "<footer>fathom {}</footer>\n</body></html>\n", env!("CARGO_PKG_VERSION"));
+        let _ = write!(h, "<footer>fathom {}</footer>\n</body></html>\n", esc(env!("BUILD_IDENTITY")));
         h
     }
 

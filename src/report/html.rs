@@ -107,7 +107,7 @@ impl Report {
         let _ = write!(
             h,
             "<footer>fathom {} · <code>{}</code></footer>\n<script>{SCRIPT}</script>\n</body></html>\n",
-            env!("CARGO_PKG_VERSION"),
+            esc(env!("BUILD_IDENTITY")),
             esc(&r.command)
         );
         h
@@ -272,13 +272,11 @@ impl Report {
         let env = &self.summary.run.environment;
         let text = |k: &str| env.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
         let mut rows: Vec<(String, String)> = Vec::new();
-        for (label, key) in [
-            ("fathom", "fathom_version"),
-            ("host", "hostname"),
-            ("kernel", "kernel"),
-            ("OS", "os"),
-            ("CPU", "cpu_model"),
-        ] {
+        // the build (version, commit, changes) where the run stored it, else its version
+        let fathom = if env.get("fathom_build").is_some() { "fathom_build" } else { "fathom_version" };
+        for (label, key) in
+            [("fathom", fathom), ("host", "hostname"), ("kernel", "kernel"), ("OS", "os"), ("CPU", "cpu_model")]
+        {
             if let Some(v) = text(key) {
                 rows.push((label.into(), v));
             }

@@ -131,11 +131,12 @@ pub(super) fn prepare(
     }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
+    // recorded at once: a forced stop from here on marks the run aborted
+    let recorded = children::record_run(Store::open(results)?, run)?;
     if let Some(scaled) = &scenario.time_scale {
         store.set_time_scale(run, scaled.factor)?;
     }
     store.set_resolved(run, &scenario.resolved, &serde_json::json!(scenario.vars))?;
-    let recorded = children::record_run(Store::open(results)?, run)?;
     for w in &warnings {
         store.add_warning(run, w.code(), &w.message())?;
         eprintln!("warning: {}", w.message());

@@ -58,7 +58,7 @@ pub fn run(name: &str) -> i32 {
     });
     out.send(&Reply::Hello {
         protocol: VERSION,
-        version: env!("CARGO_PKG_VERSION").to_string(),
+        version: env!("BUILD_IDENTITY").to_string(),
         host: name.to_string(),
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         memory_bytes,

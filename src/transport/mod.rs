@@ -215,6 +215,15 @@ impl HostFile {
     }
 }
 
+/// The file name `--push-agent` gives a build on a host: `fathom-` and the build's
+/// identity in letters, digits, dots and dashes (`0.1.0 (7ab8b6a, modified 0c1d2e3f)`
+/// is `fathom-0.1.0-7ab8b6a-modified-0c1d2e3f`), a plain word for any shell.
+fn pushed_name(build: &str) -> String {
+    let words: Vec<&str> =
+        build.split(|c: char| !c.is_ascii_alphanumeric() && c != '.').filter(|w| !w.is_empty()).collect();
+    format!("fathom-{}", words.join("-"))
+}
+
 /// `words` as one command line for the host's shell (ssh hands its remote command to
 /// the user's login shell there): each word quoted, so a space, `;` or `$(...)` in an
 /// inventory value is that value, never more shell. A leading `~/` stays unquoted, so a
@@ -293,7 +302,8 @@ impl Host {
     }
 
     /// `--push-agent`: copies this very binary to the host over ssh (to `push_dir`,
-    /// named by its version, replaced atomically) and returns the path to run there.
+    /// named by its build, replaced atomically) and returns the path to run there.
+    /// Named by the build, a copy of another build is never taken for this one.
     /// Errors are bad input, like every failure to reach a host before the run starts.
     pub fn push_agent(&self) -> Result<String> {
         let who = format!("host {} ({})", self.name, self.transport_name());
@@ -303,7 +313,7 @@ impl Host {
         let exe = std::env::current_exe().map_err(|e| Error::input(format!("finding this fathom: {e}")))?;
         let binary = std::fs::File::open(&exe).map_err(|e| Error::input(format!("{}: {e}", exe.display())))?;
         let dir = self.spec.push_dir.clone().unwrap_or_else(|| "~/.cache/fathom".into());
-        let path = format!("{dir}/fathom-{}", env!("CARGO_PKG_VERSION"));
+        let path = format!("{dir}/{}", pushed_name(env!("BUILD_IDENTITY")));
         let part = format!("{path}.part");
         let script = [
             remote_command(&["mkdir", "-p", "--", &dir])?,
@@ -342,6 +352,17 @@ impl Host {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pushed_fathom_is_named_by_its_build() {
+        assert_eq!(pushed_name("0.1.0 (7ab8b6a, modified 0c1d2e3f)"), "fathom-0.1.0-7ab8b6a-modified-0c1d2e3f");
+        assert_eq!(pushed_name("0.1.0 (7ab8b6a)"), "fathom-0.1.0-7ab8b6a");
+        assert_eq!(pushed_name("0.1.0 (unknown)"), "fathom-0.1.0-unknown");
+        assert_eq!(
+            pushed_name(env!("BUILD_IDENTITY")),
+            pushed_name(env!("BUILD_IDENTITY")).replace([' ', '(', ')', ','], "")
+        );
+    }
 
     const HOSTS: &str = "\
 hosts:

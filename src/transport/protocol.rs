@@ -59,7 +59,8 @@ pub enum Command {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Reply {
-    /// First line: who the agent is.
+    /// First line: who the agent is. `version` is its build identity (version,
+    /// commit, changes), which the controller's must equal.
     Hello {
         protocol: u32,
         version: String,

@@ -136,13 +136,9 @@ impl Remote {
             let _ = child.kill();
             return Err(Error::input(format!("{who}: the agent did not begin with hello")));
         };
-        let ours = env!("CARGO_PKG_VERSION");
-        if protocol != VERSION || version != ours {
+        if let Err(e) = same_build(&who, protocol, &version, env!("BUILD_IDENTITY")) {
             let _ = child.kill();
-            return Err(Error::input(format!(
-                "{who}: its fathom is {version} (agent protocol {protocol}), this one is {ours} (protocol {VERSION}): \
-                 run the same version on every host, or use --push-agent to copy this one there"
-            )));
+            return Err(e);
         }
         let stdin = child.stdin.take();
         let mailbox: Arc<(Mutex<Mailbox>, Condvar)> = Arc::default();
@@ -300,6 +296,40 @@ impl Drop for Remote {
     }
 }
 
+/// Refuses an agent of another protocol or another build (`theirs`, from its hello;
+/// `ours`, this fathom's identity): one built from another commit or with other
+/// changes may measure differently, so it is never used without a word. The message
+/// names both builds; `--push-agent` mends it by copying this one there.
+fn same_build(who: &str, protocol: u32, theirs: &str, ours: &str) -> Result<()> {
+    if protocol == VERSION && theirs == ours {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "{who}: its fathom is {theirs}, agent protocol {protocol}; this one is {ours}, protocol {VERSION}: \
+         run the same build on every host, or use --push-agent to copy this one there"
+    )))
+}
+
 fn now_ns() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_of_another_build_is_refused_naming_both() {
+        let ours = "0.1.0 (7ab8b6a, modified 0c1d2e3f)";
+        assert!(same_build("host a (ssh)", VERSION, ours, ours).is_ok());
+        // an older commit, the same tree with other changes, a build of before identities
+        for theirs in ["0.1.0 (0000000)", "0.1.0 (7ab8b6a, modified 99999999)", "0.1.0"] {
+            let e = same_build("host a (ssh)", VERSION, theirs, ours).unwrap_err();
+            let said = e.to_string();
+            assert!(said.starts_with(&format!("host a (ssh): its fathom is {theirs}, ")), "{said}");
+            assert!(said.contains(&format!("this one is {ours}")) && said.contains("--push-agent"), "{said}");
+            assert_eq!(e.exit_code(), 2, "{said}");
+        }
+        assert!(same_build("host a (ssh)", VERSION + 1, ours, ours).is_err());
+    }
 }
