@@ -25,11 +25,18 @@ pub fn free_port() -> u16 {
 
 /// GET `path` from 127.0.0.1:`port`, the body.
 pub fn get(port: u16, path: &str) -> Option<String> {
+    get_with_status(port, path).map(|(_, body)| body)
+}
+
+/// GET `path` from 127.0.0.1:`port`: the status code and the body.
+fn get_with_status(port: u16, path: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
     let mut out = String::new();
     s.read_to_string(&mut out).ok()?;
-    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
+    let (head, body) = out.split_once("\r\n\r\n")?;
+    let status = head.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, body.to_string()))
 }
 
 /// A Prometheus query's vector or matrix result.
@@ -56,10 +63,11 @@ impl Drop for Server {
     }
 }
 
-/// Waits until GET `path` on `port` answers, for up to 30 s.
+/// Waits until GET `path` on `port` answers 200, for up to 30 s: Prometheus listens
+/// before it is ready, and answers 503 Service Unavailable until its storage is open.
 fn wait_ready(port: u16, path: &str, what: &str) {
     let started = Instant::now();
-    while get(port, path).is_none() {
+    while get_with_status(port, path).is_none_or(|(status, _)| status != 200) {
         assert!(started.elapsed() < Duration::from_secs(30), "{what} did not start");
         std::thread::sleep(Duration::from_millis(200));
     }
