@@ -238,7 +238,7 @@ impl Drop for RunRecord {
 /// one. A person's second Ctrl-C, which means "stop now", comes later than this.
 const ONE_INTERRUPT_NS: u64 = 100_000_000;
 
-/// When the first SIGINT or SIGTERM arrived (CLOCK_MONOTONIC, ns); 0 before one.
+/// When the first SIGINT, SIGTERM or SIGHUP arrived (CLOCK_MONOTONIC, ns); 0 before one.
 static FIRST_SIGNAL_NS: AtomicU64 = AtomicU64::new(0);
 
 /// A second interrupt asked to stop at once: the recorded run's thread marks it aborted
@@ -260,7 +260,7 @@ fn monotonic_ns() -> u64 {
     (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
 }
 
-/// Makes a second SIGINT or SIGTERM stop fathom at once, killing every group it started
+/// Makes a second SIGINT, SIGTERM or SIGHUP stop fathom at once, killing every group it started
 /// first. The first stops the run in order (the flags registered after this handler);
 /// a repeat within [`ONE_INTERRUPT_NS`] is the same interrupt and changes nothing. A
 /// recorded run is then marked `aborted` by its thread before fathom exits 130; without

@@ -15,7 +15,7 @@ pub enum Error {
     Input(String),
     /// Something broke while running or reading results. Exit 1.
     Failed(String),
-    /// Ctrl-C or SIGTERM arrived. Exit 130, like a shell.
+    /// Ctrl-C, SIGTERM or SIGHUP arrived. Exit 130, like a shell's Ctrl-C.
     Interrupted,
 }
 

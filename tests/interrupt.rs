@@ -153,7 +153,18 @@ fn ctrl_c_stops_fio_keeps_its_seconds_and_aborts_the_run() {
 
 #[test]
 fn ctrl_c_stops_pgbench_keeps_every_transaction_and_its_postgresql() {
-    let s = Scratch::new("int-pgbench");
+    a_signal_stops_pgbench_keeps_every_transaction_and_its_postgresql("int-pgbench", libc::SIGINT);
+}
+
+/// The terminal or the ssh session going away: the kernel sends the job SIGHUP.
+#[test]
+fn a_hangup_stops_pgbench_keeps_every_transaction_and_its_postgresql() {
+    a_signal_stops_pgbench_keeps_every_transaction_and_its_postgresql("int-hangup", libc::SIGHUP);
+}
+
+/// `signal` to fathom's process group while pgbench runs on a throwaway cluster.
+fn a_signal_stops_pgbench_keeps_every_transaction_and_its_postgresql(name: &str, signal: i32) {
+    let s = Scratch::new(name);
     let scenario = s.scenario(
         "name: pg\nworkloads:\n  tx:\n    driver: pgbench\n    script: select-only\n    clients: 2\n    \
          duration: 60s\n",
@@ -165,7 +176,8 @@ fn ctrl_c_stops_pgbench_keeps_every_transaction_and_its_postgresql() {
     wait_for(&s, &mut child, "pgbench's log", || clock() > 0 && logged_txns(&logs, clock(), 0) > 0);
     std::thread::sleep(Duration::from_millis(1500));
     let before = logged_txns(&logs, clock(), 0);
-    ctrl_c(&child);
+    // SAFETY: kill(2) of the process group we started.
+    unsafe { libc::kill(-(child.id() as i32), signal) };
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_aborted(&s, &out, took);
     let stored = count(&s, "SELECT sum(ops) FROM samples WHERE op = 3") as u64;

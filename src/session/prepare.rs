@@ -57,7 +57,9 @@ pub(super) fn prepare(
     // Ctrl-C kills those programs and exits at once.
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    // a hangup (the terminal or the ssh session gone) is an interrupt too: the run keeps
+    // its seconds and stops what it started, rather than die with them running
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         let _ = children::exit_on_second_signal(sig);
         let _ = signal_hook::flag::register(sig, interrupted.clone());
         let _ = signal_hook::flag::register(sig, stop.clone());

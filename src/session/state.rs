@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{Receiver, Sender};
 
-/// The error of a run stopped by SIGINT or SIGTERM.
+/// The error of a run stopped by SIGINT, SIGTERM or SIGHUP.
 pub(super) const INTERRUPTED: &str = "interrupted by a signal";
 
 /// How to run a scenario, beyond the scenario itself: plain values, so a caller builds
