@@ -220,6 +220,45 @@ pub fn not_a_symlink(path: &Path) -> io::Result<()> {
     }
 }
 
+/// The kernel's pseudo file systems, by statfs(2) magic: their files are controls and
+/// reports (`/proc/sysrq-trigger`, `/sys/.../power/state`), never storage to test.
+/// tmpfs and devtmpfs share a magic and stay off the list: a tmpfs is storage users test,
+/// and a device node under /dev is refused by its type.
+const PSEUDO_FS: [(i64, &str); 14] = [
+    (0x9fa0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x0027_e0eb, "cgroup"),
+    (0x6367_7270, "cgroup2"),
+    (0x7363_6673, "securityfs"),
+    (0xcafe_4a11, "bpf"),
+    (0x6265_6570, "configfs"),
+    (0x6165_676c, "pstore"),
+    (0xde5e_81e4, "efivarfs"),
+    (0x1cd1, "devpts"),
+    (0x1980_0202, "mqueue"),
+    (0x4249_4e4d, "binfmt_misc"),
+];
+
+/// The pseudo file system `path` is on (or, when it does not exist yet, the directory
+/// it would be created in), if it is on one.
+pub fn pseudo_fs(path: &Path) -> Option<&'static str> {
+    let on = if path.exists() {
+        path
+    } else {
+        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+    };
+    let c = CString::new(on.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statfs fills the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path, and a struct of the type statfs fills.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    PSEUDO_FS.iter().find(|(magic, _)| *magic == st.f_type as i64).map(|(_, name)| *name)
+}
+
 /// Free bytes (for unprivileged users) where `path` is, or where it would be created:
 /// what lint compares a workload's appends with before anything is written.
 pub fn free_space(path: &Path) -> Option<u64> {

@@ -252,3 +252,34 @@ fn fio_job_files_are_not_written_through_a_symlinked_run_directory() {
     assert_eq!(status, "failed");
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "no job file written through the link");
 }
+
+/// A target on one of the kernel's pseudo file systems is refused before anything is
+/// laid out or written, by fathom's engine and by `--engine fio` alike: a write there
+/// is a command to the kernel, whatever the file's type.
+#[test]
+fn a_target_on_procfs_or_sysfs_is_refused_before_anything_is_written() {
+    let s = Scratch::new("safety-pseudo");
+    let before = std::fs::read_to_string("/proc/self/oom_score_adj").unwrap();
+    for (target, fs) in [("/proc/self/oom_score_adj", "procfs"), ("/sys/kernel/fathom-new", "sysfs")] {
+        let writer = READER.replace("TARGET", target).replace("randread", "randwrite");
+        let path = s.scenario(&writer);
+        let out = s.run(&["run", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let said = text(&out);
+        assert!(
+            said.contains(&format!("target {target} is on {fs}, one of the kernel's pseudo file systems")),
+            "{said}"
+        );
+        assert_eq!(runs_recorded(&s), 0, "refused before a run was recorded");
+    }
+    let job = s.dir.join("pseudo.fio");
+    std::fs::write(&job, "[w]\nfilename=/proc/self/oom_score_adj\nrw=write\nbs=4k\nsize=4k\n").unwrap();
+    for engine in [&[][..], &["--engine", "fio"][..]] {
+        let mut args = vec!["run", job.to_str().unwrap()];
+        args.extend(engine);
+        let out = s.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{engine:?}: {}", text(&out));
+        assert!(text(&out).contains("is on procfs"), "{engine:?}: {}", text(&out));
+    }
+    assert_eq!(std::fs::read_to_string("/proc/self/oom_score_adj").unwrap(), before);
+}

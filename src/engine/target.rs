@@ -21,7 +21,7 @@ use std::fs::{File, Metadata};
 use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -69,9 +69,25 @@ impl Placement {
     }
 }
 
+/// Refuses a target on one of the kernel's pseudo file systems (procfs, sysfs, ...),
+/// before anything is laid out or written: the random bytes of a write there are a
+/// command to the kernel (`/proc/sysrq-trigger`), whatever the file's type says.
+fn refuse_pseudo(w: &Workload, target: &Path) -> Result<()> {
+    match nofollow::pseudo_fs(target) {
+        Some(fs) => Err(Error::input(format!(
+            "workload {}: target {} is on {fs}, one of the kernel's pseudo file systems: its files are the kernel's \
+             controls, not storage. Give a file, directory or block device of the storage to test",
+            w.name,
+            target.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Where a workload with one target puts its data.
 fn place(w: &Workload, io: &IoProfile) -> Result<Placement> {
     let target = &io.targets[0];
+    refuse_pseudo(w, target)?;
     let bad = |e: std::io::Error| Error::input(format!("workload {}: target {}: {e}", w.name, target.display()));
     let is_link = std::fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink());
     let meta = match std::fs::metadata(target) {
@@ -182,8 +198,11 @@ pub fn prepare(
     workloads
         .iter()
         .map(|w| match (w.io(), needs_file(w)) {
-            // a program's workload has no data files of fathom's
-            (None, _) => Ok(Vec::new()),
+            // a program's workload has no data files of fathom's; fio's own are its targets
+            (None, _) => {
+                let targets = w.driver().map_or(&[][..], |d| d.targets());
+                targets.iter().try_for_each(|t| refuse_pseudo(w, t)).map(|_| Vec::new())
+            }
             (Some(io), false) => Ok(vec![null_file(io)?]),
             (Some(io), true) => Ok(io.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
         })
