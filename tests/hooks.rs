@@ -193,7 +193,7 @@ fn a_time_scale_shortens_every_duration_and_is_recorded() {
     let out = s.run(&["lint", scenario.to_str().unwrap(), "--time-scale", "0"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--time-scale 0: expected a number above 0"),
+        String::from_utf8_lossy(&out.stderr).contains("--time-scale 0: expected a number from 0.000001 to 1000"),
         "{}",
         text(&out)
     );

@@ -39,9 +39,13 @@ impl Hooks {
     pub fn parse(origin: &str, text: &str) -> Result<Hooks> {
         let (file, lines): (HooksFile, _) = yaml::read(origin, text)?;
         for (name, command) in &file.hooks {
+            let at = || lines.line_of(&["hooks", name]).map(|l| format!(":{l}")).unwrap_or_default();
             if command.trim().is_empty() {
-                let at = lines.line_of(&["hooks", name]).map(|l| format!(":{l}")).unwrap_or_default();
-                return Err(Error::input(format!("{origin}{at}: hooks.{name}: an empty command")));
+                return Err(Error::input(format!("{origin}{}: hooks.{name}: an empty command", at())));
+            }
+            // no program can be given one: the shell would see the command cut at it
+            if command.contains('\0') {
+                return Err(Error::input(format!("{origin}{}: hooks.{name}: holds a NUL character", at())));
             }
         }
         Ok(Hooks { commands: file.hooks })
@@ -107,5 +111,7 @@ mod tests {
         assert!(err.starts_with("h.yaml:1"), "{err}");
         let err = Hooks::parse("h.yaml", "hooks:\n  a: [x]\n").unwrap_err().to_string();
         assert!(err.starts_with("h.yaml:2: hooks.a"), "{err}");
+        let err = Hooks::parse("h.yaml", "hooks:\n  a: 'true'\n  b: \"echo a\\u0000b\"\n").unwrap_err().to_string();
+        assert_eq!(err, "h.yaml:3: hooks.b: holds a NUL character");
     }
 }

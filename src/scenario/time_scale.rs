@@ -24,6 +24,14 @@ pub const KEY: &str = "time_scale";
 /// no duration a scenario may write overflows.
 const MAX_FACTOR: f64 = 1000.0;
 
+/// The smallest factor taken: a year's study in half a minute. Below it every duration
+/// is raised to its least anyway, and the factor itself no longer prints as a number a
+/// person reads (`0.000...0001`, hundreds of digits).
+const MIN_FACTOR: f64 = 1e-6;
+
+/// How much of a refused value an error echoes: enough to recognise it.
+const ECHOED: usize = 24;
+
 /// The `--set` that `--time-scale F` stands for: appended to the user's sets, it
 /// reaches the loader and the agents as they do.
 pub fn as_set(factor: f64) -> Override {
@@ -44,11 +52,16 @@ pub fn take(sets: &mut Vec<Override>) -> Result<Option<f64>> {
             return true;
         }
         match s.value.trim().parse::<f64>() {
-            Ok(f) if f > 0.0 && f <= MAX_FACTOR => factor = Some(f),
+            Ok(f) if (MIN_FACTOR..=MAX_FACTOR).contains(&f) => factor = Some(f),
             _ => {
+                let value = s.value.trim();
+                let shown = match value.char_indices().nth(ECHOED) {
+                    Some((cut, _)) => format!("{}...", &value[..cut]),
+                    None => value.to_string(),
+                };
                 error.get_or_insert(Error::input(format!(
-                    "--time-scale {}: expected a number above 0 and at most {MAX_FACTOR} (e.g. 0.01: durations x0.01)",
-                    s.value
+                    "--time-scale {shown}: expected a number from {MIN_FACTOR} to {MAX_FACTOR} (e.g. 0.01: durations \
+                     x0.01)"
                 )));
             }
         }
@@ -165,11 +178,15 @@ mod tests {
 
     #[test]
     fn a_scale_must_be_above_zero() {
-        for bad in ["0", "-1", "fast", "1e9", "NaN"] {
+        for bad in ["0", "-1", "fast", "1e9", "NaN", "1e-7"] {
             let err = load(TEXT, &[&format!("time_scale={bad}")]).unwrap_err();
             assert_eq!(err.exit_code(), 2);
-            assert!(err.to_string().starts_with(&format!("--time-scale {bad}: expected a number above 0")), "{err}");
+            assert!(err.to_string().starts_with(&format!("--time-scale {bad}: expected a number from")), "{err}");
         }
+        // a value of hundreds of digits is refused, and echoed only in part
+        let tiny = format!("0.{}1", "0".repeat(320));
+        let err = load(TEXT, &[&format!("time_scale={tiny}")]).unwrap_err().to_string();
+        assert!(err.starts_with("--time-scale 0.0000000000000000000000...: expected") && err.len() < 120, "{err}");
         // with other sets, in any order
         let s = load(TEXT, &["iodepth=2", "time_scale=2"]).unwrap();
         assert_eq!(s.workloads[0].duration, Duration::from_secs(60));
