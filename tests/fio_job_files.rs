@@ -315,3 +315,26 @@ fn size_as_a_share_is_of_the_target_as_it_is_as_fio_takes_it() {
     assert_eq!((bytes, fio), (614 * 4096, 614 * 4096), "fathom and fio read 30% of the file");
     assert_eq!(std::fs::metadata(s.data().join("share.dat")).unwrap().len(), 8 << 20, "the file is left as it was");
 }
+
+/// fio's `directory=` names a directory: one that does not exist is refused, by the
+/// mapping and by `--engine fio`, and never laid out as a file of that name.
+#[test]
+fn a_directory_that_does_not_exist_is_refused_not_laid_out_as_a_file() {
+    let s = Scratch::new("fio-no-directory");
+    let missing = s.data().join("nosuch");
+    let file = s.dir.join("d.fio");
+    std::fs::write(&file, format!("[w]\ndirectory={}\nrw=write\nbs=4k\nsize=64k\n", missing.display())).unwrap();
+    for engine in [&[][..], &["--engine", "fio"][..]] {
+        let mut args = vec!["run", file.to_str().unwrap(), "-q"];
+        args.extend(engine);
+        let out = s.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{engine:?}: {}", text(&out));
+        assert!(text(&out).contains("is not an existing directory"), "{engine:?}: {}", text(&out));
+        assert!(!missing.exists(), "{engine:?}: {} was created", missing.display());
+    }
+    // an existing one gets the job's file inside it, as before
+    std::fs::create_dir(&missing).unwrap();
+    let out = s.run(&["run", file.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(missing.is_dir() && std::fs::read_dir(&missing).unwrap().count() == 1);
+}

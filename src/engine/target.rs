@@ -101,6 +101,14 @@ fn place(w: &Workload, io: &IoProfile) -> Result<Placement> {
                 std::fs::read_link(target).unwrap_or_default().display()
             )));
         }
+        // `dir/` (fio's `directory=`) names a directory: never laid out as a file
+        Err(e) if e.kind() == ErrorKind::NotFound && target.as_os_str().as_encoded_bytes().ends_with(b"/") => {
+            return Err(Error::input(format!(
+                "workload {}: target {} is not an existing directory; give one, or a file or block device",
+                w.name,
+                target.display()
+            )));
+        }
         Err(e) if e.kind() == ErrorKind::NotFound => {
             let (parent, name) = nofollow::split(target).map_err(bad)?;
             if parent.is_dir() {

@@ -366,7 +366,9 @@ impl<'a> JobMap<'a> {
                 None => 1,
             };
             let t: Vec<String> = if files == 1 {
-                dirs.clone()
+                // a trailing `/` keeps it a directory: one that does not exist is refused,
+                // never laid out as a file of that name
+                dirs.iter().map(|d| format!("{}/", d.trim_end_matches('/'))).collect()
             } else {
                 // fio's own names for a job's files: JOB.0.N
                 (0..files)

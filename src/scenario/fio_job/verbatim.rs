@@ -149,7 +149,8 @@ fn own_targets(job: &Job) -> Vec<String> {
                 _ => vec![n.clone()],
             })
             .collect(),
-        None => dirs,
+        // a trailing `/` keeps it a directory, which must exist
+        None => dirs.iter().map(|d| format!("{}/", d.trim_end_matches('/'))).collect(),
     }
 }
 
@@ -265,6 +266,9 @@ fn check_target(job: &Job, t: &Path, writes: bool) -> Result<()> {
             }
         }
         Ok(_) => Ok(()),
+        Err(_) if t.as_os_str().as_encoded_bytes().ends_with(b"/") => {
+            refuse("is not an existing directory (`directory=` names one, where fio lays out its files)")
+        }
         Err(_) if t.parent().is_some_and(Path::is_dir) => Ok(()),
         Err(e) => refuse(&format!("{e}: give an existing directory, file or block device")),
     }
