@@ -48,10 +48,26 @@ impl Error {
     }
 }
 
+/// The most characters of a message shown: a program's output or a file's content
+/// inside an error must not bury what went wrong, nor fill a terminal or a stored row.
+const MAX_MESSAGE: usize = 2000;
+
+/// A message as one line of at most [`MAX_MESSAGE`] characters: line breaks and other
+/// control characters read as spaces, so `FILE:LINE: key: ...` stays the first thing
+/// seen and a stored error is one row of text.
+fn one_line(m: &str) -> String {
+    let mut out: String = m.chars().take(MAX_MESSAGE).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let total = m.chars().count();
+    if total > MAX_MESSAGE {
+        out.push_str(&format!("... ({} more characters)", total - MAX_MESSAGE));
+    }
+    out
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Input(m) | Error::Failed(m) => f.write_str(m),
+            Error::Input(m) | Error::Failed(m) => f.write_str(&one_line(m)),
             Error::Interrupted => f.write_str("interrupted"),
         }
     }
@@ -77,5 +93,14 @@ mod tests {
         assert_eq!((e.exit_code(), e.to_string()), (2, "host n1: lost (Broken pipe)".to_string()));
         assert_eq!(Error::input("bad").into_input().exit_code(), 2);
         assert_eq!(Error::Interrupted.into_input().exit_code(), 130);
+    }
+
+    #[test]
+    fn a_message_is_one_line_and_cut() {
+        let e = Error::failed(format!("fio: {}", "line of output\n".repeat(100_000)));
+        let said = e.to_string();
+        assert!(!said.contains('\n') && said.starts_with("fio: line of output line of"), "{}", &said[..80]);
+        assert!(said.ends_with("... (1498005 more characters)") && said.chars().count() < 2100, "{}", &said[1990..]);
+        assert_eq!(Error::input("a\tb\r\nc").to_string(), "a b  c");
     }
 }
