@@ -73,19 +73,28 @@ fn in_bounds(name: &str, value: &Value, spec: &VarSpec) -> std::result::Result<(
     let num = |v: &Value| match v {
         Value::Int(n) => Some(*n as f64),
         Value::Float(x) => Some(*x),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|x| x.is_finite()),
         _ => None,
     };
+    // a bound that is no number would otherwise bound nothing, silently
+    let bound = |key: &str, b: &Option<Value>| match b {
+        None => Ok(None),
+        Some(b) => num(b)
+            .map(Some)
+            .ok_or_else(|| format!("var `{name}`: its {key} `{}` is not a number", b.as_text().unwrap_or_default())),
+    };
+    let (min, max) = (bound("min", &spec.min)?, bound("max", &spec.max)?);
     let shown = value.as_text().unwrap_or_default();
-    if spec.min.is_none() && spec.max.is_none() {
+    if min.is_none() && max.is_none() {
         return Ok(());
     }
     let Some(v) = num(value) else {
         return Err(format!("var `{name}` is `{shown}`: expected a number (it has a min or max)"));
     };
-    if let Some(min) = spec.min.as_ref().and_then(num).filter(|&m| v < m) {
+    if let Some(min) = min.filter(|&m| v < m) {
         return Err(format!("var `{name}` is {shown}: below its min {min}"));
     }
-    if let Some(max) = spec.max.as_ref().and_then(num).filter(|&m| v > m) {
+    if let Some(max) = max.filter(|&m| v > m) {
         return Err(format!("var `{name}` is {shown}: above its max {max}"));
     }
     Ok(())
@@ -133,6 +142,12 @@ mod tests {
         let e = render("t/test.yml", T, &mut sets).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("--set n=9: var `n` is 9: above its max 4"), "{e}");
+        // a bound that is no number is refused, not ignored; one written as text is read
+        let e = render("t/test.yml", &T.replace("min: 1", "min: few"), &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("var `n`: its min `few` is not a number"), "{e}");
+        let mut sets: Vec<Override> = vec!["n=0".parse().unwrap()];
+        let e = render("t/test.yml", &T.replace("min: 1", "min: '1'"), &mut sets).unwrap_err();
+        assert!(e.to_string().contains("var `n` is 0: below its min 1"), "{e}");
     }
 
     #[test]
