@@ -108,7 +108,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                             }
                             other => other,
                         }
-                        .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
+                        // a cluster that will not start is its settings' or its place's
+                        .map_err(|e| bad_input(Error::failed(format!("{}: {e}", w.name))))?;
                         dbs.clusters.push(cluster);
                         cluster_of.push((key, n));
                         dbs.clusters.len() - 1
@@ -121,10 +122,10 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                     &format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'"),
                     stop,
                 )
-                .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
+                .map_err(|e| bad_input(Error::failed(format!("{}: {e}", w.name))))?;
                 if exists == "0" {
                     postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"), stop)
-                        .map_err(|e| Error::failed(format!("{}: {e}", w.name)))?;
+                        .map_err(|e| bad_input(Error::failed(format!("{}: {e}", w.name))))?;
                 }
                 cluster.dsn(&db)
             }
@@ -193,7 +194,9 @@ impl Driver for PgbenchDriver {
         stop: &AtomicBool,
         progress: &dyn Fn(&str),
     ) -> Result<Box<dyn Ready>> {
-        Ok(Box::new(prepare(scenario, dir, stop, progress).map_err(bad_input)?))
+        // a cluster that will not start is bad input (exit 2), but `pgbench -i` failing
+        // on a running one (a full disk) is a run that failed (exit 1)
+        Ok(Box::new(prepare(scenario, dir, stop, progress)?))
     }
 
     fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
