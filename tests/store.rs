@@ -368,3 +368,33 @@ fn a_store_of_schema_6_gains_the_expectations_reference_column() {
     let version: i64 = s.db().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert!(version > 6, "upgraded: {version}");
 }
+
+/// A store deleted while a run writes to it takes the run's seconds with it: the run
+/// fails (exit 1) saying so, rather than report `completed` of rows no one can read.
+#[test]
+fn a_store_deleted_mid_run_fails_the_run_saying_so() {
+    let s = Scratch::new("store-deleted");
+    let scenario = s.scenario("name: d\nworkloads:\n  w: {engine: null, rw: randread, bs: 4k, duration: 4s}\n");
+    let child =
+        s.fathom(&["run", scenario.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let db = s.dir.join("results/fathom.db");
+    let started = Instant::now();
+    // once its first second is stored, the store goes
+    let stored = || {
+        // read-only: never creating the file before fathom does
+        Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT count(*) FROM samples", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0)
+    };
+    while stored() == 0 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no second stored");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("was deleted or replaced during the run"), "{}", text(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("completed"), "{}", text(&out));
+}

@@ -29,6 +29,14 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
         ))),
         (outcome, _) => outcome,
     };
+    // a store deleted mid-run keeps taking writes, to a file no one can read again
+    let outcome = match outcome {
+        Ok(Outcome::Completed) if !store.is_where_it_was() => Ok(Outcome::Failed(format!(
+            "the results store {} was deleted or replaced during the run: what the run stored is gone with it",
+            store.path.display()
+        ))),
+        outcome => outcome,
+    };
     let (status, error, code) = match (outcome, stored) {
         (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), 1),
         (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), 1),

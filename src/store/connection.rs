@@ -34,6 +34,8 @@ impl Status {
 pub struct Store {
     pub(super) conn: Connection,
     pub path: PathBuf,
+    /// The file opened (device, inode): the path may name another one later.
+    file: Option<(u64, u64)>,
 }
 
 impl Store {
@@ -47,7 +49,7 @@ impl Store {
         crate::nofollow::not_a_symlink(&path)
             .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
         let conn = schema::open_for_writing(&path)?;
-        Ok(Store { conn, path })
+        Ok(Store { conn, file: identity(&path), path })
     }
 
     /// The directory for a run's files besides its rows (a driver's job files and the
@@ -71,6 +73,20 @@ impl Store {
         crate::nofollow::not_a_symlink(&path)
             .map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
         let conn = schema::open_for_reading(&path)?;
-        Ok(Store { conn, path })
+        Ok(Store { conn, file: identity(&path), path })
     }
+
+    /// Whether the store's path still names the file this connection opened. A store
+    /// deleted (or replaced) while a run writes to it takes what was written with it,
+    /// though every write still succeeds on the unlinked file: the run must not say
+    /// `completed` of seconds no one can read.
+    pub fn is_where_it_was(&self) -> bool {
+        self.file.is_some() && identity(&self.path) == self.file
+    }
+}
+
+/// The device and inode of the file at `path`.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
