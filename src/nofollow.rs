@@ -309,6 +309,63 @@ pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
     written
 }
 
+/// Reads the text of an input file the user names (a scenario, a fio job file or one it
+/// includes, an X-Ray `test.yml`, a hosts inventory, a hooks file, a table to fit),
+/// followed as named. Every input is bounded the same way: a regular file of at most
+/// `max` bytes, UTF-8. A device (`/dev/zero`) would otherwise fill memory and a FIFO
+/// hang the read, and a file cut silently at a limit would lose what comes after.
+/// Anything else is refused with exit 2, naming the file, what it is and what `what`
+/// (e.g. "hosts inventory") was expected to be.
+pub fn read_input(path: &Path, what: &str, max: usize) -> crate::error::Result<String> {
+    use crate::error::Error;
+    use std::io::Read;
+    let name = path.display();
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below)
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path);
+    let file = opened.map_err(|e| Error::input(format!("{name}: {e}")))?;
+    let kind = file.metadata().map_err(|e| Error::input(format!("{name}: {e}")))?.file_type();
+    if !kind.is_file() {
+        return Err(Error::input(format!(
+            "{name}: is {}, not a regular file: expected a {what} (a file of at most {})",
+            kind_of(kind),
+            size_text(max)
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(max as u64 + 1).read_to_end(&mut bytes).map_err(|e| Error::input(format!("{name}: {e}")))?;
+    if bytes.len() > max {
+        let limit = size_text(max);
+        return Err(Error::input(format!(
+            "{name}: goes on past {limit} ({max} bytes): expected a {what} of at most {limit}"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::input(format!("{name}:{line}: not UTF-8 text: expected a {what} saved as UTF-8"))
+    })
+}
+
+/// What a file that is not a regular one is, for [`read_input`]'s message.
+fn kind_of(kind: std::fs::FileType) -> &'static str {
+    match () {
+        _ if kind.is_dir() => "a directory",
+        _ if kind.is_fifo() => "a named pipe (FIFO)",
+        _ if kind.is_char_device() => "a character device",
+        _ if kind.is_block_device() => "a block device",
+        _ if kind.is_socket() => "a socket",
+        _ => "not a file",
+    }
+}
+
+/// `max` bytes as a person says it (`1 MiB`).
+fn size_text(max: usize) -> String {
+    match max % (1 << 20) {
+        0 => format!("{} MiB", max >> 20),
+        _ => format!("{max} bytes"),
+    }
+}
+
 /// Refuses a symlink at `path`: for a file another library opens by its name (the
 /// results store), so that at least what fathom is given is not one.
 pub fn not_a_symlink(path: &Path) -> io::Result<()> {
@@ -423,6 +480,38 @@ mod tests {
         std::os::unix::fs::symlink(&elsewhere, dir.join("results/runs/3")).unwrap();
         let err = create_dir_below(&dir.join("results/runs/3"), 2).unwrap_err().to_string();
         assert!(err.starts_with("is a symbolic link"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_input_is_a_regular_file_read_whole_within_its_limit() {
+        let dir = scratch("input");
+        std::fs::write(dir.join("ok"), "hosts: {}\n").unwrap();
+        assert_eq!(read_input(&dir.join("ok"), "hosts inventory", 64).unwrap(), "hosts: {}\n");
+        // one byte past the limit is refused, not cut
+        std::fs::write(dir.join("long"), "x".repeat(65)).unwrap();
+        let err = read_input(&dir.join("long"), "hosts inventory", 64).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(
+            err.to_string()
+                .ends_with("long: goes on past 64 bytes (64 bytes): expected a hosts inventory of at most 64 bytes"),
+            "{err}"
+        );
+        // a device never fills memory, a FIFO never hangs
+        let err = read_input(Path::new("/dev/zero"), "hooks file", 1 << 20).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "/dev/zero: is a character device, not a regular file: expected a hooks file (a file of at most 1 MiB)"
+        );
+        let fifo = CString::new(dir.join("fifo").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let err = read_input(&dir.join("fifo"), "hosts inventory", 64).unwrap_err().to_string();
+        assert!(err.contains("fifo: is a named pipe (FIFO), not a regular file"), "{err}");
+        assert!(read_input(&dir, "scenario", 64).unwrap_err().to_string().contains("is a directory"));
+        std::fs::write(dir.join("latin1"), b"a\nb\xe9\n").unwrap();
+        let err = read_input(&dir.join("latin1"), "scenario", 64).unwrap_err().to_string();
+        assert!(err.ends_with("latin1:2: not UTF-8 text: expected a scenario saved as UTF-8"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
