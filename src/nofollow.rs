@@ -38,6 +38,11 @@ pub fn split(path: &Path) -> io::Result<(&Path, &OsStr)> {
     Ok((dir, name))
 }
 
+/// `name` for a system call.
+fn cstring(name: &OsStr) -> io::Result<CString> {
+    CString::new(name.as_bytes()).map_err(|_| io::Error::new(ErrorKind::InvalidInput, "contains a NUL byte"))
+}
+
 /// How [`Dir::open_file`] opens a file. Reading is always allowed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct How {
@@ -77,8 +82,7 @@ impl Dir {
     }
 
     fn openat(&self, name: &OsStr, flags: libc::c_int) -> io::Result<File> {
-        let c = CString::new(name.as_bytes())
-            .map_err(|_| io::Error::new(ErrorKind::InvalidInput, "contains a NUL byte"))?;
+        let c = cstring(name)?;
         // SAFETY: a valid directory descriptor and a NUL-terminated name.
         let fd =
             unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags | libc::O_CLOEXEC, 0o644 as libc::c_uint) };
@@ -146,6 +150,57 @@ impl Dir {
         Ok(file)
     }
 
+    /// Renames `from` to `to` in this directory (what is at `to`, even a symlink, is
+    /// replaced, never followed).
+    fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+        let (from, to) = (cstring(from)?, cstring(to)?);
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: a valid directory descriptor and NUL-terminated names.
+        if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Removes file `name` from this directory, if it can: what a failed write leaves.
+    fn unlink(&self, name: &OsStr) {
+        if let Ok(c) = cstring(name) {
+            // SAFETY: a valid directory descriptor and a NUL-terminated name.
+            unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), 0) };
+        }
+    }
+
+    /// Directory `name` in this one, created if it is not there; a symlink there is
+    /// refused (`what` names it in the error), never followed.
+    fn subdir(&self, name: &OsStr, what: impl Fn() -> String) -> io::Result<Dir> {
+        let c = cstring(name)?;
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        if unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o755) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != ErrorKind::AlreadyExists {
+                return Err(e);
+            }
+        }
+        let opened = self.openat(name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW);
+        let file = opened.map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => io::Error::other(format!(
+                "{} a symbolic link, and fathom never creates or writes a file through one",
+                what()
+            )),
+            Some(libc::ENOTDIR)
+                if self.stat(name, false).ok().flatten().is_some_and(|m| m.file_type().is_symlink()) =>
+            {
+                io::Error::other(format!(
+                    "{} a symbolic link, and fathom never creates or writes a file through one",
+                    what()
+                ))
+            }
+            Some(libc::ENOTDIR) => io::Error::other(format!("{} not a directory", what())),
+            _ => e,
+        })?;
+        Ok(Dir { fd: file.into(), path: self.path.join(name) })
+    }
+
     /// (free bytes for unprivileged users, total bytes) of the filesystem it is on.
     pub fn space(&self) -> io::Result<(u64, u64)> {
         // SAFETY: fstatvfs fills the struct it is given.
@@ -181,6 +236,28 @@ pub fn create_dir(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Makes sure directory `path` exists and is a directory, where its last `own`
+/// components are fathom's own (a run's `runs/RUN` under the results directory the user
+/// named): those are created or walked one by one relative to their parent's
+/// descriptor, never through a symlink, so that a link planted at any of them cannot
+/// send fathom's files elsewhere. The rest is the user's and is followed as named.
+pub fn create_dir_below(path: &Path, own: usize) -> io::Result<()> {
+    let path = without_trailing_slash(path);
+    let parts: Vec<&OsStr> = path.iter().collect();
+    let (users, ours) = parts.split_at(parts.len().saturating_sub(own));
+    let base: PathBuf = if users.is_empty() { PathBuf::from(".") } else { users.iter().collect() };
+    std::fs::create_dir_all(&base)?;
+    let mut dir = Dir::open(&base)?;
+    for (i, name) in ours.iter().enumerate() {
+        let what = || match i + 1 == ours.len() {
+            true => "is".to_string(),
+            false => format!("its directory {} is", dir.path.join(name).display()),
+        };
+        dir = dir.subdir(name, what)?;
+    }
+    Ok(())
+}
+
 /// `link/` names what the link points to (lstat follows it): checks need `link`.
 fn without_trailing_slash(path: &Path) -> PathBuf {
     path.components().collect()
@@ -206,9 +283,87 @@ pub fn create_file(path: &Path) -> io::Result<File> {
     Dir::open(dir)?.open_file(name, &How { write: true, create: true, truncate: true, ..How::default() })
 }
 
-/// Writes `bytes` as the whole of file `path`, as [`create_file`] opens it.
+/// Writes `bytes` as the whole of file `path`: into a new file beside it, then renamed
+/// into place, so that nothing already there is written into. A second hard link to
+/// the old file (a name elsewhere that someone linked to it) keeps its own content, and
+/// a reader never sees a half-written file. A symlink or anything but a regular file at
+/// `path` is refused, as [`create_file`] does.
 pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
-    create_file(path)?.write_all(bytes.as_ref())
+    let (dir, name) = split(path)?;
+    let dir = Dir::open(dir)?;
+    match dir.stat(name, false)? {
+        Some(m) if m.file_type().is_symlink() => return Err(symlink_refused()),
+        Some(m) if !m.is_file() => return Err(io::Error::other("is not a regular file")),
+        _ => {}
+    }
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = std::ffi::OsString::from(format!(".fathom-{}-{n}.tmp", std::process::id()));
+    let written = dir
+        .openat(&temp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW)
+        .and_then(|mut f| f.write_all(bytes.as_ref()))
+        .and_then(|()| dir.rename(&temp, name));
+    if written.is_err() {
+        dir.unlink(&temp);
+    }
+    written
+}
+
+/// Reads the text of an input file the user names (a scenario, a fio job file or one it
+/// includes, an X-Ray `test.yml`, a hosts inventory, a hooks file, a table to fit),
+/// followed as named. Every input is bounded the same way: a regular file of at most
+/// `max` bytes, UTF-8. A device (`/dev/zero`) would otherwise fill memory and a FIFO
+/// hang the read, and a file cut silently at a limit would lose what comes after.
+/// Anything else is refused with exit 2, naming the file, what it is and what `what`
+/// (e.g. "hosts inventory") was expected to be.
+pub fn read_input(path: &Path, what: &str, max: usize) -> crate::error::Result<String> {
+    use crate::error::Error;
+    use std::io::Read;
+    let name = path.display();
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below)
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path);
+    let file = opened.map_err(|e| Error::input(format!("{name}: {e}")))?;
+    let kind = file.metadata().map_err(|e| Error::input(format!("{name}: {e}")))?.file_type();
+    if !kind.is_file() {
+        return Err(Error::input(format!(
+            "{name}: is {}, not a regular file: expected a {what} (a file of at most {})",
+            kind_of(kind),
+            size_text(max)
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(max as u64 + 1).read_to_end(&mut bytes).map_err(|e| Error::input(format!("{name}: {e}")))?;
+    if bytes.len() > max {
+        let limit = size_text(max);
+        return Err(Error::input(format!(
+            "{name}: goes on past {limit} ({max} bytes): expected a {what} of at most {limit}"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::input(format!("{name}:{line}: not UTF-8 text: expected a {what} saved as UTF-8"))
+    })
+}
+
+/// What a file that is not a regular one is, for [`read_input`]'s message.
+fn kind_of(kind: std::fs::FileType) -> &'static str {
+    match () {
+        _ if kind.is_dir() => "a directory",
+        _ if kind.is_fifo() => "a named pipe (FIFO)",
+        _ if kind.is_char_device() => "a character device",
+        _ if kind.is_block_device() => "a block device",
+        _ if kind.is_socket() => "a socket",
+        _ => "not a file",
+    }
+}
+
+/// `max` bytes as a person says it (`1 MiB`).
+fn size_text(max: usize) -> String {
+    match max % (1 << 20) {
+        0 => format!("{} MiB", max >> 20),
+        _ => format!("{max} bytes"),
+    }
 }
 
 /// Refuses a symlink at `path`: for a file another library opens by its name (the
@@ -327,6 +482,75 @@ mod tests {
         assert!(create_new_dir(&dir.join("real")).is_err());
         assert!(create_new_dir(&dir.join("link")).is_err());
         create_new_dir(&dir.join("fresh/one")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_written_file_replaces_a_hard_link_instead_of_writing_into_it() {
+        let dir = scratch("hardlink");
+        let other = dir.join("other-name");
+        std::fs::write(&other, b"precious").unwrap();
+        std::fs::hard_link(&other, dir.join("out.html")).unwrap();
+        write(&dir.join("out.html"), b"report").unwrap();
+        assert_eq!(std::fs::read(&other).unwrap(), b"precious");
+        assert_eq!(std::fs::read(dir.join("out.html")).unwrap(), b"report");
+        // nothing is left beside it, and a directory in its place is refused
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::create_dir(dir.join("d")).unwrap();
+        assert!(write(&dir.join("d"), b"x").unwrap_err().to_string().contains("not a regular file"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn fathoms_own_directories_below_the_users_are_never_symlinks() {
+        let dir = scratch("below");
+        let elsewhere = dir.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::create_dir(dir.join("results")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.join("results/runs")).unwrap();
+        let err = create_dir_below(&dir.join("results/runs/1"), 2).unwrap_err().to_string();
+        assert!(err.contains("its directory") && err.contains("runs is a symbolic link"), "{err}");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        // the user's part may be a link; fathom's part is created below it
+        std::os::unix::fs::symlink(dir.join("results"), dir.join("mine")).unwrap();
+        std::fs::remove_file(dir.join("results/runs")).unwrap();
+        create_dir_below(&dir.join("mine/runs/2"), 2).unwrap();
+        assert!(dir.join("results/runs/2").is_dir());
+        std::os::unix::fs::symlink(&elsewhere, dir.join("results/runs/3")).unwrap();
+        let err = create_dir_below(&dir.join("results/runs/3"), 2).unwrap_err().to_string();
+        assert!(err.starts_with("is a symbolic link"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_input_is_a_regular_file_read_whole_within_its_limit() {
+        let dir = scratch("input");
+        std::fs::write(dir.join("ok"), "hosts: {}\n").unwrap();
+        assert_eq!(read_input(&dir.join("ok"), "hosts inventory", 64).unwrap(), "hosts: {}\n");
+        // one byte past the limit is refused, not cut
+        std::fs::write(dir.join("long"), "x".repeat(65)).unwrap();
+        let err = read_input(&dir.join("long"), "hosts inventory", 64).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(
+            err.to_string()
+                .ends_with("long: goes on past 64 bytes (64 bytes): expected a hosts inventory of at most 64 bytes"),
+            "{err}"
+        );
+        // a device never fills memory, a FIFO never hangs
+        let err = read_input(Path::new("/dev/zero"), "hooks file", 1 << 20).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "/dev/zero: is a character device, not a regular file: expected a hooks file (a file of at most 1 MiB)"
+        );
+        let fifo = CString::new(dir.join("fifo").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let err = read_input(&dir.join("fifo"), "hosts inventory", 64).unwrap_err().to_string();
+        assert!(err.contains("fifo: is a named pipe (FIFO), not a regular file"), "{err}");
+        assert!(read_input(&dir, "scenario", 64).unwrap_err().to_string().contains("is a directory"));
+        std::fs::write(dir.join("latin1"), b"a\nb\xe9\n").unwrap();
+        let err = read_input(&dir.join("latin1"), "scenario", 64).unwrap_err().to_string();
+        assert!(err.ends_with("latin1:2: not UTF-8 text: expected a scenario saved as UTF-8"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -283,3 +283,36 @@ fn a_target_on_procfs_or_sysfs_is_refused_before_anything_is_written() {
     }
     assert_eq!(std::fs::read_to_string("/proc/self/oom_score_adj").unwrap(), before);
 }
+
+#[test]
+fn a_symlinked_runs_directory_is_not_followed() {
+    let s = Scratch::new("fs-runs-link");
+    let elsewhere = s.dir.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::create_dir_all(s.dir.join("results")).unwrap();
+    symlink(&elsewhere, s.dir.join("results/runs")).unwrap();
+    let scenario = s.scenario(&READER.replace("duration: 1s", "duration: 1s\n    engine: fio"));
+    let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("runs is a symbolic link"), "{}", text(&out));
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing created through the link");
+}
+
+#[test]
+fn outputs_replace_a_hard_link_instead_of_writing_into_it() {
+    let s = Scratch::new("fs-output-hardlink");
+    let out = s.run(&["run", s.scenario(NULL_RUN).to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (outside, bytes) = precious(&s);
+    let table = s.dir.join("table.txt");
+    std::fs::write(&table, "1 100\n2 190\n4 350\n8 520\n16 600\n").unwrap();
+    let fit = ["fit", table.to_str().unwrap(), "--svg"];
+    for (i, args) in [&["report", "last", "-o"][..], &["export", "last", "-o"][..], &fit[..]].iter().enumerate() {
+        let linked = s.dir.join(format!("out-{i}"));
+        std::fs::hard_link(&outside, &linked).unwrap();
+        let out = s.run(&[args, &[linked.to_str().unwrap()][..]].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(std::fs::read(&outside).unwrap(), bytes, "{args:?} wrote into the other name");
+        assert!(std::fs::metadata(&linked).unwrap().len() > 0);
+    }
+}

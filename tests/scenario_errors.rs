@@ -61,7 +61,7 @@ fn hostile_text_is_refused_before_it_is_parsed() {
     ));
     let out = s.run(&["lint", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("scenario goes on past 1 MiB"), "{}", text(&out));
+    assert!(text(&out).contains("scenario.yaml: goes on past 1 MiB"), "{}", text(&out));
 
     let path = s.scenario("\u{feff}name: x\nworkloads:\n  w: {engine: null, rw: read, duration: 1s}\n");
     let out = s.run(&["lint", path.to_str().unwrap()]);

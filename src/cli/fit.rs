@@ -61,6 +61,10 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     Ok(0)
 }
 
+/// The longest table `fit` reads: a sweep's rows are a few hundred bytes; an export of a
+/// long run's seconds still fits many times over.
+const MAX_TABLE: usize = 16 << 20;
+
 /// Reads `N X [R]` rows: commas or whitespace between fields, an optional header (the
 /// first line, only: a later line that is no row is a mistake, such as `;` between
 /// fields, and is named rather than skipped). Every value must be a measurement: a
@@ -68,7 +72,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
 /// NaN or a negative rate is refused where it was written, not inside the fit.
 fn read_table(path: &Path) -> Result<Vec<Point>> {
     let name = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{name}: {e}")))?;
+    let text = crate::nofollow::read_input(path, "table of concurrency and throughput", MAX_TABLE)?;
     let mut points = Vec::new();
     let mut first = true;
     for (i, line) in text.lines().enumerate() {

@@ -141,9 +141,12 @@ impl LaunchContext {
         self.begin.saturating_duration_since(self.clock_start).as_secs()
     }
 
-    /// The run's directory, created if it is not yet, for a program's files.
+    /// The run's directory, created if it is not yet, for a program's files. It is
+    /// `RESULTS/runs/RUN` ([`crate::store::Store::run_dir`]): the results directory is
+    /// the user's, the two below it fathom's, never a symlink someone planted there.
     pub fn run_dir(&self) -> Result<&Path> {
-        crate::nofollow::create_dir(&self.dir).map_err(|e| Error::failed(format!("{}: {e}", self.dir.display())))?;
+        crate::nofollow::create_dir_below(&self.dir, 2)
+            .map_err(|e| Error::failed(format!("{}: {e}", self.dir.display())))?;
         Ok(&self.dir)
     }
 }

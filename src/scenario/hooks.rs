@@ -32,7 +32,7 @@ impl Hooks {
     /// Reads the hooks file at `path`; errors are located (`FILE:LINE: key: message`).
     pub fn load(path: &Path) -> Result<Hooks> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{origin}: {e}")))?;
+        let text = crate::nofollow::read_input(path, "hooks file", super::MAX_BYTES)?;
         Hooks::parse(&origin, &text)
     }
 

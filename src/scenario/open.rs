@@ -147,20 +147,10 @@ pub fn xray_dir(name: &str, sets: &[Override], hosts: Option<&[usize]>) -> Resul
     }
 }
 
-/// The text of a scenario file, read no further than one byte past the longest a
-/// scenario may be (the loader says so; a named pipe or device must not fill memory).
+/// The text of a scenario or fio job file (which one is known only once it is read),
+/// bounded as every input is ([`crate::nofollow::read_input`]).
 fn read_text(path: &Path) -> Result<String> {
-    use std::io::Read;
-    let name = path.display();
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(super::MAX_BYTES as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| Error::input(format!("{name}: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-        Error::input(format!("{name}:{line}: not UTF-8 text: expected a scenario saved as UTF-8"))
-    })
+    crate::nofollow::read_input(path, "scenario or fio job file", super::MAX_BYTES)
 }
 
 #[cfg(test)]

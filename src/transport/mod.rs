@@ -79,7 +79,7 @@ pub struct Inventory {
 impl Inventory {
     pub fn load(path: &Path) -> Result<Inventory> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{origin}: {e}")))?;
+        let text = crate::nofollow::read_input(path, "hosts inventory", crate::scenario::MAX_BYTES)?;
         Inventory::parse(&origin, &text)
     }
 

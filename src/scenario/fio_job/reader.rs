@@ -158,23 +158,11 @@ fn expand(path: &Path, text: &str, depth: usize, out: &mut Vec<(Where, String)>)
         if depth >= MAX_INCLUDE_DEPTH {
             return Err(Error::input(format!("{at}: include {name}: includes nest deeper than {MAX_INCLUDE_DEPTH}")));
         }
-        let text = read_text(&full).map_err(|e| Error::input(format!("{at}: include {name}: {e}")))?;
+        let text = crate::nofollow::read_input(&full, "fio job file", crate::scenario::MAX_BYTES)
+            .map_err(|e| Error::input(format!("{at}: include {name}: {e}")))?;
         expand(&full, &text, depth + 1, out)?;
     }
     Ok(())
-}
-
-/// A file's text, read no further than a scenario may be long.
-pub fn read_text(path: &Path) -> std::result::Result<String, String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(crate::scenario::MAX_BYTES as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() > crate::scenario::MAX_BYTES {
-        return Err(format!("{}: longer than {} bytes", path.display(), crate::scenario::MAX_BYTES));
-    }
-    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
 }
 
 /// The line without its comment: fio's comments start with `;` or `#`, at the start of

@@ -96,8 +96,8 @@ pub fn map(
                 )
             })?;
             let path = dir.join(&config_file);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| at(&["workloads", &i, name, "config_file"], format!("{}: {e}", path.display())))?;
+            let text = crate::nofollow::read_input(&path, "fio job file", crate::scenario::MAX_BYTES)
+                .map_err(|e| at(&["workloads", &i, name, "config_file"], e.to_string()))?;
             let fio = fio_job::map_file(&path, &text, &[])?;
             if !fio.timeline.is_empty() {
                 notes.push(format!("{}: its jobs' order (stonewall, startdelay) is not kept: they start together, as X-Ray's VMs run them", config_file));

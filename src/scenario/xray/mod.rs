@@ -38,7 +38,7 @@ pub fn map_dir(dir: &Path, sets: &[Override], hosts: Option<&[usize]>) -> Result
             dir.display()
         )));
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::input(format!("{origin}: {e}")))?;
+    let text = crate::nofollow::read_input(&path, "scenario (an X-Ray test.yml)", crate::scenario::MAX_BYTES)?;
     let rendered = render::render(&origin, &text, &mut sets.to_vec())?;
     let at = format!("{origin} (rendered)");
     let (file, lines): (written::TestFile, _) = yaml::read(&at, &rendered.text)?;
