@@ -396,7 +396,7 @@ mod tests {
         assert!(rewrite(Path::new("t.fio"), text, &[std::env::temp_dir()], &[]).is_ok());
         let set: Override = "a.exec_prerun=id".parse().unwrap();
         let err = rewrite(Path::new("t.fio"), "[a]\nsize=1m\n", &[std::env::temp_dir()], &[set]).unwrap_err();
-        assert!(err.to_string().contains("exec_prerun: runs a command"), "{err}");
+        assert!(err.to_string().starts_with("--set a.exec_prerun=id: exec_prerun: runs a command"), "{err}");
     }
 
     #[test]
