@@ -3,10 +3,11 @@
 //! bounded server for the live Prometheus endpoint.
 
 use crate::error::{Error, Result};
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Connects to `HOST:PORT` within `timeout`. Errors are failures (exit 1): the callers
@@ -58,8 +59,9 @@ pub fn encode(value: &str) -> String {
 /// can stall the others or grow the process.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Connections served at once, each on a thread of its own; one more is closed at
-    /// once, unread.
+    /// Connections served at once, each on a thread of its own. One more closes the
+    /// oldest that has sent nothing yet (else the oldest still sending its head), so
+    /// idle clients cannot keep a scrape out; with none to close it is closed, unread.
     pub connections: usize,
     /// The most a request's head (request line and headers) may take.
     pub head_bytes: usize,
@@ -95,15 +97,17 @@ pub struct Response {
 
 /// Serves `listener` until `stop` is set (the next connection after it, e.g. one made
 /// to wake it, ends the loop): each connection on a thread of its own, so an idle or
-/// slow client holds only its own. At most `limits.connections` at once; its head is
-/// read until the blank line within `limits.head_time` and `limits.head_bytes`, then
-/// `handle` answers it.
+/// slow client holds only its own. At most `limits.connections` at once, and a new one
+/// at the cap takes the place of one still sending its head (see [`Waiting::evict`]);
+/// its head is read until the blank line within `limits.head_time` and
+/// `limits.head_bytes`, then `handle` answers it.
 pub fn serve<H>(listener: TcpListener, stop: &AtomicBool, limits: Limits, handle: H)
 where
     H: Fn(&Request) -> Response + Send + Sync + 'static,
 {
     let handle = Arc::new(handle);
     let busy = Arc::new(AtomicUsize::new(0));
+    let waiting = Arc::new(Waiting::default());
     for conn in listener.incoming() {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -116,16 +120,74 @@ where
                 continue;
             }
         };
-        if busy.fetch_add(1, Ordering::SeqCst) >= limits.connections {
+        let held = busy.fetch_add(1, Ordering::SeqCst);
+        // a closed one's thread ends at once, but until it has, it is counted: twice the
+        // cap bounds the threads however fast clients come
+        if held >= limits.connections && (held >= 2 * limits.connections || !waiting.evict()) {
             busy.fetch_sub(1, Ordering::SeqCst);
             continue; // dropped: closed at once
         }
-        let (handle, slot) = (handle.clone(), Slot(busy.clone()));
+        let Some((id, heard)) = waiting.add(&conn) else {
+            busy.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        };
+        let (handle, slot, waiting) = (handle.clone(), Slot(busy.clone()), waiting.clone());
         // a thread that cannot start drops its connection and gives its slot back
         let _ = std::thread::Builder::new().name("http".into()).stack_size(512 << 10).spawn(move || {
             let _slot = slot;
-            answer(conn, limits, &*handle);
+            let mut conn = conn;
+            let head = read_head(&mut conn, limits, &heard);
+            waiting.remove(id);
+            answer(conn, head, limits, &*handle);
         });
+    }
+}
+
+/// The connections still sending their heads, oldest first: the ones a new connection
+/// at the cap may close.
+#[derive(Default)]
+struct Waiting {
+    next: AtomicU64,
+    conns: Mutex<VecDeque<Waiter>>,
+}
+
+/// A connection sending its head: a handle to close it by, and whether it has sent
+/// anything yet (one that has not is idle, the first to go).
+struct Waiter {
+    id: u64,
+    conn: TcpStream,
+    heard: Arc<AtomicBool>,
+}
+
+impl Waiting {
+    /// Registers `conn`: its id and the flag its first byte sets; `None` when there is
+    /// no handle to close it by (it is dropped).
+    fn add(&self, conn: &TcpStream) -> Option<(u64, Arc<AtomicBool>)> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let heard = Arc::new(AtomicBool::new(false));
+        let kept = Waiter { id, conn: conn.try_clone().ok()?, heard: heard.clone() };
+        self.conns.lock().unwrap_or_else(|e| e.into_inner()).push_back(kept);
+        Some((id, heard))
+    }
+
+    /// Takes `id` out: its head is read (or it is gone).
+    fn remove(&self, id: u64) {
+        self.conns.lock().unwrap_or_else(|e| e.into_inner()).retain(|w| w.id != id);
+    }
+
+    /// Closes the oldest connection that has sent nothing, else the oldest still
+    /// sending its head; whether there was one. A scrape sends its head at once, so it
+    /// is never the one closed while idle clients hold places.
+    fn evict(&self) -> bool {
+        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        let at = conns.iter().position(|w| !w.heard.load(Ordering::SeqCst)).unwrap_or(0);
+        match conns.remove(at) {
+            Some(w) => {
+                let _ = w.conn.shutdown(std::net::Shutdown::Both);
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -138,10 +200,15 @@ impl Drop for Slot {
     }
 }
 
-/// Reads one request's head and writes `handle`'s answer to it; a head too large gets
-/// 431, one not sent in time or malformed is closed without a word.
-fn answer(mut conn: TcpStream, limits: Limits, handle: &dyn Fn(&Request) -> Response) {
-    let response = match read_head(&mut conn, limits) {
+/// Writes `handle`'s answer to a request whose head was read as `head`: a head too
+/// large gets 431, one not sent in time or malformed is closed without a word.
+fn answer(
+    mut conn: TcpStream,
+    head: std::result::Result<Request, HeadError>,
+    limits: Limits,
+    handle: &dyn Fn(&Request) -> Response,
+) {
+    let response = match head {
         Ok(request) => handle(&request),
         Err(HeadError::TooLarge) => Response {
             status: "431 Request Header Fields Too Large",
@@ -167,8 +234,8 @@ enum HeadError {
 }
 
 /// Reads until the blank line that ends a request's head, however many reads it takes,
-/// within the limits.
-fn read_head(conn: &mut TcpStream, limits: Limits) -> std::result::Result<Request, HeadError> {
+/// within the limits; `heard` is set at its first byte.
+fn read_head(conn: &mut TcpStream, limits: Limits, heard: &AtomicBool) -> std::result::Result<Request, HeadError> {
     let deadline = Instant::now() + limits.head_time;
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
@@ -188,7 +255,10 @@ fn read_head(conn: &mut TcpStream, limits: Limits) -> std::result::Result<Reques
         }
         match conn.read(&mut chunk) {
             Ok(0) | Err(_) => return Err(HeadError::Unusable),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Ok(n) => {
+                heard.store(true, Ordering::SeqCst);
+                buf.extend_from_slice(&chunk[..n]);
+            }
         }
     };
     if end > limits.head_bytes {
@@ -264,7 +334,7 @@ mod tests {
     }
 
     #[test]
-    fn idle_clients_hold_only_their_own_connection_and_excess_ones_are_closed() {
+    fn idle_clients_hold_only_their_own_connection_and_give_it_up_to_a_request() {
         let limits = Limits {
             connections: 3,
             head_bytes: 512,
@@ -278,17 +348,19 @@ mod tests {
         let started = Instant::now();
         assert!(exchange(addr, &[b"GET /a HTTP/1.0\r\n\r\n"]).ends_with("GET /a accept=-"));
         assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-        // three hold all: a fourth is closed at once, unread
+        // three hold all: a request takes the place of the oldest idle one, which is closed
         let third = TcpStream::connect(addr).unwrap();
         std::thread::sleep(Duration::from_millis(200));
         let started = Instant::now();
-        let mut fourth = TcpStream::connect(addr).unwrap();
-        fourth.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        let n = fourth.read(&mut [0u8; 16]).unwrap_or(0);
-        assert_eq!(n, 0);
+        assert!(exchange(addr, &[b"GET /c HTTP/1.0\r\n\r\n"]).ends_with("GET /c accept=-"));
+        assert!(started.elapsed() < Duration::from_secs(3), "served after {:?}", started.elapsed());
+        let mut idle = idle.into_iter();
+        let mut oldest = idle.next().unwrap();
+        oldest.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        assert_eq!(oldest.read(&mut [0u8; 16]).unwrap_or(0), 0);
         assert!(started.elapsed() < Duration::from_secs(3), "closed after {:?}", started.elapsed());
         // idle ones are closed when their time is up, and their places serve again
-        for mut c in idle.into_iter().chain([third]) {
+        for mut c in idle.chain([third]) {
             c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
             assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0);
         }

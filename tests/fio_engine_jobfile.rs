@@ -261,3 +261,28 @@ fn a_run_through_fio_observes_its_targets_device_as_fathoms_engine_does() {
     let on_a_disk = libc::major(std::fs::metadata(&data).unwrap().dev()) != 0;
     assert!(!on_a_disk || !devices[0].is_empty(), "no device observed under {data}");
 }
+
+#[test]
+fn options_that_act_beyond_the_targets_and_the_runs_directory_are_refused() {
+    let s = Scratch::new("fio-engine-beyond");
+    let data = s.data().display().to_string();
+    let marker = s.dir.join("ran");
+    let log = s.dir.join("elsewhere");
+    let cases = [
+        (format!("exec_prerun=touch {}", marker.display()), "exec_prerun: runs a command"),
+        (format!("exec_postrun=touch {}", marker.display()), "exec_postrun: runs a command"),
+        (format!("write_lat_log={}", log.display()), "write_lat_log: `"),
+        (format!("write_iolog={}", log.display()), "write_iolog: `"),
+        ("ioengine=external:/tmp/engine.so".to_string(), "loads an engine from a file"),
+        ("cgroup=fathom".to_string(), "cgroup: creates and writes cgroups"),
+    ];
+    for (option, says) in cases {
+        let file = job_file(&s, "beyond.fio", &format!("[global]\nbs=4k\nsize=1m\nrw=write\n[a]\n{option}\n"));
+        let out = s.run(&["run", file.to_str().unwrap(), "--engine", "fio", "--target", &data, "-q"]);
+        assert_eq!(out.status.code(), Some(2), "{option}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("beyond.fio:6: ") && err.contains(says), "{option}: {err}");
+        assert!(err.contains("only on the targets and in the run's directory"), "{option}: {err}");
+        assert!(!marker.exists() && !files_under(&s.dir).iter().any(|f| f.starts_with("elsewhere")), "{option}");
+    }
+}

@@ -212,24 +212,47 @@ fn split_scrape(port: u16) -> (String, Duration) {
     (answer, started.elapsed())
 }
 
-#[test]
-fn idle_connections_do_not_stall_a_scrape() {
-    let s = Scratch::new("prometheus-idle");
-    let (fathom_port, prom_port) = (free_port(), free_port());
+/// A 40 s run serving /metrics on 127.0.0.1:`port`, once the endpoint answers.
+fn besieged_run(s: &Scratch, port: u16) -> std::process::Child {
     let scenario =
         s.scenario("name: besieged\nworkloads:\n  w: {engine: null, rw: randread, rate_iops: 500, duration: 40s}\n");
-    let addr = format!("127.0.0.1:{fathom_port}");
-    let mut run = s
+    let addr = format!("127.0.0.1:{port}");
+    let run = s
         .fathom(&["run", scenario.to_str().unwrap(), "-q", "--prometheus", &addr])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while !get(fathom_port, "/metrics").is_some_and(|m| m.contains("fathom_run_info")) {
+    while !get(port, "/metrics").is_some_and(|m| m.contains("fathom_run_info")) {
         assert!(started.elapsed() < Duration::from_secs(60), "the endpoint never answered");
         std::thread::sleep(Duration::from_millis(100));
     }
+    run
+}
+
+#[test]
+fn idle_connections_past_the_cap_do_not_starve_a_scrape() {
+    let s = Scratch::new("prometheus-idle-cap");
+    let port = free_port();
+    let mut run = besieged_run(&s, port);
+    // more idle connections than the endpoint serves at once, reopened as they close
+    let idle = Idlers::start(port, 40);
+    let (answer, took) = split_scrape(port);
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer:?}");
+    assert!(answer.contains("\r\n\r\n# HELP fathom_run_info"), "{answer}");
+    assert!(took < Duration::from_secs(10), "a scrape behind 40 idle connections took {took:?}");
+    drop(idle);
+    let _ = run.kill();
+    let _ = run.wait();
+}
+
+#[test]
+fn idle_connections_do_not_stall_a_scrape() {
+    let s = Scratch::new("prometheus-idle");
+    let (fathom_port, prom_port) = (free_port(), free_port());
+    let addr = format!("127.0.0.1:{fathom_port}");
+    let mut run = besieged_run(&s, fathom_port);
     let idle = Idlers::start(fathom_port, 20);
     // a request split over several writes, behind 20 idle connections, is served at once
     // (600 ms of it are the test's own pauses between writes)

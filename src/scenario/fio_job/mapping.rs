@@ -5,7 +5,7 @@
 
 use super::options::{IGNORED, SUPPORTED, engine_refusal, refusal};
 use super::reader::{Job, Opt};
-use super::semantics::{back_end, direct, refuse, rw};
+use super::semantics::{back_end, beyond, direct, refuse, rw};
 use super::timeline::timeline;
 use super::values::{Pair, Unit, in_dir, list, number, pair, quote, split_paths, trim_float, zones};
 use crate::error::Result;
@@ -43,7 +43,11 @@ pub fn map(jobs: &[Job]) -> Result<Mapping> {
                 if !ignored.contains(&o.name) {
                     ignored.push(o.name.clone());
                 }
-            } else if let Some(why) = refusal(&o.name) {
+                continue;
+            }
+            // refused as what it is, not sent on to `--engine fio`, which refuses it too
+            beyond(o)?;
+            if let Some(why) = refusal(&o.name) {
                 return Err(refuse(o, why));
             } else if !SUPPORTED.contains(&o.name.as_str()) {
                 return Err(refuse(o, "an option fathom does not know"));
@@ -773,6 +777,8 @@ pub(super) mod tests {
         assert!(err.starts_with("t.fio:5: iodepth: must be at least 1"), "{err}");
         let err = mapped(&format!("{TIMED}[a]\nfrobnicate=1\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:5: frobnicate: an option fathom does not know"), "{err}");
+        let err = mapped(&format!("{TIMED}[a]\nexec_prerun=id\n")).unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:5: exec_prerun: runs a command") && !err.contains("fio can"), "{err}");
         let err = mapped("[a]\nruntime=1500ms\n").unwrap_err().to_string();
         assert!(err.starts_with("t.fio:2: runtime: fathom's workloads start and end on whole seconds"), "{err}");
     }

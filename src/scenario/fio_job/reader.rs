@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Where an option or a section was written.
+/// Where an option or a section was written: line 0 is no line of a file (a `--set`
+/// on the command line, named as `file`), and is not shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Where {
     pub file: String,
@@ -18,7 +19,10 @@ pub struct Where {
 
 impl fmt::Display for Where {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
+        match self.line {
+            0 => write!(f, "{}", self.file),
+            line => write!(f, "{}:{line}", self.file),
+        }
     }
 }
 

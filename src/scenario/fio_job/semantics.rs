@@ -51,3 +51,62 @@ pub(super) fn back_end(engine: Option<&str>, direct: bool) -> Option<(&'static s
         Some(_) => return None,
     })
 }
+
+/// Options with which fio itself would act beyond the targets and the run's directory
+/// (where fio runs): run a command, load code, change the system, or do IO on files
+/// fathom was not given. `--engine fio` runs the user's file as written, so the file
+/// is refused for them; why, for each.
+const BEYOND: &[(&str, &str)] = &[
+    ("exec_prerun", "runs a command before the job"),
+    ("exec_postrun", "runs a command after the job"),
+    ("program", "is fio's exec engine's command to run"),
+    ("arguments", "is fio's exec engine's command to run"),
+    ("std_redirect", "is fio's exec engine's, which runs a command"),
+    ("cgroup", "creates and writes cgroups, outside the targets"),
+    ("cgroup_weight", "creates and writes cgroups, outside the targets"),
+    ("cgroup_nodelete", "leaves cgroups behind, outside the targets"),
+    ("ioscheduler", "switches the device's IO scheduler in /sys, outside the targets"),
+    ("read_iolog", "replays IO onto the files its log names, not the targets"),
+    ("replay_redirect", "replays IO onto a device of its own, not the targets"),
+    ("profile", "fio's built-in profiles make jobs on devices and directories of their own"),
+    ("output", "is fio's command line's, which fathom gives"),
+    ("aux-path", "is fio's command line's, which fathom gives"),
+    ("trigger", "is fio's command line's (it runs a command), which fathom gives"),
+    ("trigger-file", "is fio's command line's, which fathom gives"),
+    ("trigger-remote", "is fio's command line's (it runs a command), which fathom gives"),
+];
+
+/// Options that name a file fio writes or reads: a bare name, which lands in the run's
+/// directory, is allowed; one with a `/` could be anywhere, and is refused.
+const NAMES_A_FILE: &[&str] = &[
+    "write_iolog",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "merge_blktrace_file",
+    "filename_format",
+    // `mmap:FILE`, `mmaphuge:FILE`, `mmapshared:FILE`: IO buffers backed by a file
+    "mem",
+    "iomem",
+    "donorname",
+    "conf",
+];
+
+/// The error, for an option fio would act on beyond the targets and the run's directory
+/// with (see [`BEYOND`] and [`NAMES_A_FILE`]); fio runs nothing fathom was not given.
+pub(super) fn beyond(o: &Opt) -> Result<()> {
+    let value = o.value.as_deref().map(str::trim).unwrap_or_default();
+    let why = match BEYOND.iter().find(|(name, _)| *name == o.name) {
+        Some((_, why)) => why.to_string(),
+        None if NAMES_A_FILE.contains(&o.name.as_str()) && value.contains('/') => {
+            format!("`{value}` names a file outside the run's directory; give a bare name, which fio writes there")
+        }
+        None if o.name == "ioengine" && (value.starts_with("external") || value.contains('/')) => {
+            format!("`{value}` loads an engine from a file: code fathom was not given")
+        }
+        None if o.name == "ioengine" && value == "exec" => "fio's exec engine runs a command".into(),
+        None => return Ok(()),
+    };
+    Err(o.err(format!("{why}: with --engine fio, fio acts only on the targets and in the run's directory")))
+}

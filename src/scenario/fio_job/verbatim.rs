@@ -8,7 +8,7 @@
 
 use super::mapping::block_sizes_of;
 use super::reader::{Job, Opt, read};
-use super::semantics::{back_end, direct, rw};
+use super::semantics::{back_end, beyond, direct, rw};
 use super::timeline::timeline;
 use super::values::{Unit, number, quote, split_paths};
 use crate::error::{Error, Result};
@@ -178,9 +178,7 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
         format!("# [{}] of {}, run by fio as written (fathom rewrote the lines marked)\n", job.name, job.at.file);
     let _ = writeln!(text, "[{}]", job.name);
     for o in job.options.iter().filter(|o| !TAKEN_OUT.contains(&o.name.as_str())) {
-        if o.name == "filename_format" && o.value.as_deref().is_some_and(|v| v.contains('/')) {
-            return Err(o.err("a file name format with a `/` would put fio's files outside the target"));
-        }
+        beyond(o)?;
         match &o.value {
             Some(v) => writeln!(text, "{}={v}", o.written),
             None => writeln!(text, "{}", o.written),
@@ -362,6 +360,47 @@ mod tests {
         let err = err.unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("holds a.0.0, a symbolic link"), "{err}");
+    }
+
+    #[test]
+    fn what_would_act_beyond_the_targets_and_the_runs_directory_is_refused() {
+        let refused = [
+            "exec_prerun=touch /tmp/x",
+            "exec_postrun=rm -rf /",
+            "ioengine=exec\nprogram=/bin/sh",
+            "ioengine=external:/tmp/e.so",
+            "ioengine=/tmp/e.so",
+            "cgroup=x",
+            "cgroup_weight=100",
+            "ioscheduler=none",
+            "read_iolog=trace",
+            "replay_redirect=/dev/sda",
+            "profile=tiobench",
+            "trigger-file=/tmp/t",
+            "write_iolog=/tmp/io",
+            "write_bw_log=../bw",
+            "write_lat_log=/tmp/lat",
+            "write_iops_log=sub/iops",
+            "write_hist_log=/tmp/hist",
+            "merge_blktrace_file=/tmp/m",
+            "filename_format=../f",
+            "mem=mmaphuge:/hugepages/f",
+            "iomem=mmapshared:/dev/shm/f",
+        ];
+        for option in refused {
+            let text = format!("[global]\nsize=1m\n[a]\n{option}\n");
+            let err = rewrite(Path::new("t.fio"), &text, &[std::env::temp_dir()], &[]).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{option}");
+            let name = option.split('=').next().unwrap();
+            assert!(err.to_string().starts_with(&format!("t.fio:4: {name}: ")), "{option}: {err}");
+            assert!(err.to_string().contains("only on the targets and in the run's directory"), "{option}: {err}");
+        }
+        // bare names land in the run's directory, where fio runs
+        let text = "[a]\nsize=1m\nwrite_lat_log=lat\nwrite_iolog=io\nmem=mmap:buf\nioengine=libaio\n";
+        assert!(rewrite(Path::new("t.fio"), text, &[std::env::temp_dir()], &[]).is_ok());
+        let set: Override = "a.exec_prerun=id".parse().unwrap();
+        let err = rewrite(Path::new("t.fio"), "[a]\nsize=1m\n", &[std::env::temp_dir()], &[set]).unwrap_err();
+        assert!(err.to_string().starts_with("--set a.exec_prerun=id: exec_prerun: runs a command"), "{err}");
     }
 
     #[test]
