@@ -339,7 +339,10 @@ pub fn read_input(path: &Path, what: &str, max: usize) -> crate::error::Result<S
             "{name}: goes on past {limit} ({max} bytes): expected a {what} of at most {limit}"
         )));
     }
-    String::from_utf8(bytes).map_err(|e| {
+    // an editor's byte-order mark is no part of the text: fio's reader would take it
+    // for the first line's first character
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").map(<[u8]>::to_vec).unwrap_or(bytes);
+    String::from_utf8(text).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         Error::input(format!("{name}:{line}: not UTF-8 text: expected a {what} saved as UTF-8"))
@@ -551,6 +554,9 @@ mod tests {
         std::fs::write(dir.join("latin1"), b"a\nb\xe9\n").unwrap();
         let err = read_input(&dir.join("latin1"), "scenario", 64).unwrap_err().to_string();
         assert!(err.ends_with("latin1:2: not UTF-8 text: expected a scenario saved as UTF-8"), "{err}");
+        // an editor's byte-order mark is not read as text
+        std::fs::write(dir.join("bom"), b"\xef\xbb\xbf[w]\nrw=read\n").unwrap();
+        assert_eq!(read_input(&dir.join("bom"), "fio job file", 64).unwrap(), "[w]\nrw=read\n");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -173,6 +173,16 @@ impl<'a> JobMap<'a> {
         number(o.text()?, Unit::Count).map(|v| v as u64).map_err(|e| o.err(e))
     }
 
+    /// A percentage, 0 to 100 as fio takes it: fio refuses a value beyond its range, so
+    /// one is refused here rather than clamped into a job the file did not ask for.
+    fn percent(&self, o: &Opt) -> Result<u64> {
+        let v = self.count(o)?;
+        if v > 100 {
+            return Err(o.err(format!("{v} is out of range: expected a percentage, 0 to 100")));
+        }
+        Ok(v)
+    }
+
     /// Whole seconds of a time option (fathom's clock has whole seconds).
     fn seconds(&self, o: &Opt) -> Result<u64> {
         let us = number(o.text()?, Unit::Time).map_err(|e| o.err(e))?;
@@ -235,7 +245,7 @@ impl<'a> JobMap<'a> {
         }
         let name = if self.opt("rwmixread").is_some() { "rwmixread" } else { "rwmixwrite" };
         if let Some(o) = self.opt(name) {
-            let v = self.count(o)?.min(100);
+            let v = self.percent(o)?;
             let read = if name == "rwmixread" { v } else { 100 - v };
             if !self.mixed() {
                 self.said(o, "nothing: the job does not mix reads and writes");
@@ -551,7 +561,7 @@ impl<'a> JobMap<'a> {
                 self.said(o, s);
             }
             "percentage_random" => {
-                let pct = self.count(o)?.min(100);
+                let pct = self.percent(o)?;
                 if self.rw.is_random() {
                     let s = self.key("random_percent", pct.to_string());
                     self.said(o, s);
@@ -563,11 +573,11 @@ impl<'a> JobMap<'a> {
             "randrepeat" | "randseed" => self.said(o, "nothing: fathom's offsets come from its own seeded generator"),
             "refill_buffers" => self.said(o, "nothing: fathom writes fresh random data by default"),
             "buffer_compress_percentage" => {
-                let s = self.key("compress_percent", self.count(o)?.min(99).to_string());
+                let s = self.key("compress_percent", self.percent(o)?.min(99).to_string());
                 self.said(o, s);
             }
             "dedupe_percentage" => {
-                let s = self.key("dedupe_percent", self.count(o)?.min(100).to_string());
+                let s = self.key("dedupe_percent", self.percent(o)?.to_string());
                 self.said(o, s);
             }
             "zero_buffers" if o.flag()? => {
@@ -781,5 +791,16 @@ pub(super) mod tests {
         assert!(err.starts_with("t.fio:5: exec_prerun: runs a command") && !err.contains("fio can"), "{err}");
         let err = mapped("[a]\nruntime=1500ms\n").unwrap_err().to_string();
         assert!(err.starts_with("t.fio:2: runtime: fathom's workloads start and end on whole seconds"), "{err}");
+        // a percentage past fio's range is refused as fio refuses it, never clamped
+        for (opt, line) in
+            [("rw=randrw\nrwmixread=150", 6), ("rw=randread\npercentage_random=200", 6), ("dedupe_percentage=101", 5)]
+        {
+            let err = mapped(&format!("{TIMED}[a]\n{opt}\n")).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("t.fio:{line}: "))
+                    && err.contains("is out of range: expected a percentage, 0 to 100"),
+                "{opt}: {err}"
+            );
+        }
     }
 }
