@@ -7,7 +7,7 @@ use super::options::{IGNORED, SUPPORTED, engine_refusal, refusal};
 use super::reader::{Job, Opt};
 use super::semantics::{back_end, beyond, direct, refuse, rw};
 use super::timeline::timeline;
-use super::values::{Pair, Unit, in_dir, list, number, pair, quote, split_paths, trim_float, zones};
+use super::values::{Pair, Unit, in_dir, list, number, pair, percent, quote, split_paths, trim_float, zones};
 use crate::error::Result;
 use crate::scenario::model::Rw;
 use crate::scenario::pattern::BlockSizes;
@@ -173,14 +173,9 @@ impl<'a> JobMap<'a> {
         number(o.text()?, Unit::Count).map(|v| v as u64).map_err(|e| o.err(e))
     }
 
-    /// A percentage, 0 to 100 as fio takes it: fio refuses a value beyond its range, so
-    /// one is refused here rather than clamped into a job the file did not ask for.
+    /// A percentage, refused past fio's range (see [`percent`]).
     fn percent(&self, o: &Opt) -> Result<u64> {
-        let v = self.count(o)?;
-        if v > 100 {
-            return Err(o.err(format!("{v} is out of range: expected a percentage, 0 to 100")));
-        }
-        Ok(v)
+        percent(o.text()?).map_err(|e| o.err(e))
     }
 
     /// Whole seconds of a time option (fathom's clock has whole seconds).
@@ -792,15 +787,11 @@ pub(super) mod tests {
         let err = mapped("[a]\nruntime=1500ms\n").unwrap_err().to_string();
         assert!(err.starts_with("t.fio:2: runtime: fathom's workloads start and end on whole seconds"), "{err}");
         // a percentage past fio's range is refused as fio refuses it, never clamped
-        for (opt, line) in
-            [("rw=randrw\nrwmixread=150", 6), ("rw=randread\npercentage_random=200", 6), ("dedupe_percentage=101", 5)]
+        for (opt, at) in
+            [("rw=randrw\nrwmixread=150", "6: rwmixread"), ("dedupe_percentage=101", "5: dedupe_percentage")]
         {
             let err = mapped(&format!("{TIMED}[a]\n{opt}\n")).unwrap_err().to_string();
-            assert!(
-                err.starts_with(&format!("t.fio:{line}: "))
-                    && err.contains("is out of range: expected a percentage, 0 to 100"),
-                "{opt}: {err}"
-            );
+            assert!(err.starts_with(&format!("t.fio:{at}: ")) && err.contains("is out of range"), "{opt}: {err}");
         }
     }
 }

@@ -181,6 +181,15 @@ pub struct Pair {
     pub trim: Option<String>,
 }
 
+/// A percentage, 0 to 100 as fio takes it: fio refuses a value beyond its range, so
+/// one is refused here rather than clamped into a job the file did not ask for.
+pub fn percent(text: &str) -> Result<u64, String> {
+    match number(text, Unit::Count)? as u64 {
+        v if v > 100 => Err(format!("{v} is out of range: expected a percentage, 0 to 100")),
+        v => Ok(v),
+    }
+}
+
 /// Splits a value at commas into its directions.
 pub fn pair(text: &str) -> Result<Pair, String> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
@@ -296,5 +305,11 @@ mod tests {
         let p = pair(",64k").unwrap();
         assert_eq!((p.read, p.write.as_deref()), (None, Some("64k")));
         assert!(pair("1,2,3,4").is_err());
+    }
+
+    #[test]
+    fn a_percentage_is_0_to_100() {
+        assert_eq!((percent("0"), percent("100")), (Ok(0), Ok(100)));
+        assert_eq!(percent("200"), Err("200 is out of range: expected a percentage, 0 to 100".to_string()));
     }
 }
