@@ -6,6 +6,7 @@
 mod common;
 
 use common::servers::{self, Postgres};
+use common::tmpfs::Tmpfs;
 use common::{Scratch, ops, text};
 use std::path::Path;
 
@@ -384,38 +385,15 @@ fn transactions_are_tps_everywhere_and_have_no_mb_per_s() {
     assert!(cpu.contains(">programs<"), "{cpu}");
 }
 
-/// A small tmpfs mounted for one test (the tests run as root, as CI does), unmounted
-/// when dropped.
-struct SmallDisk(std::path::PathBuf);
-
-impl SmallDisk {
-    fn mount(at: &Path, size: &str) -> SmallDisk {
-        std::fs::create_dir_all(at).unwrap();
-        let out = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0777"), "tmpfs"])
-            .arg(at)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "mounting a tmpfs at {}: {}", at.display(), text(&out));
-        SmallDisk(at.to_path_buf())
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 /// A full disk while pgbench initialises is a run that failed (exit 1), not bad input:
 /// the scenario was right, the storage ran out.
 #[test]
 fn a_full_disk_during_pgbench_initialisation_fails_the_run() {
     let s = Scratch::new("pgbench-full");
-    let disk = SmallDisk::mount(&s.dir.join("small"), "80m");
+    let disk = Tmpfs::mount(&s.dir.join("small"), "80m");
     let scenario = s.scenario(&format!(
         "name: pg\nworkloads:\n  tx: {{driver: pgbench, target: {}, scale: 10, duration: 2s}}\n",
-        disk.0.display()
+        disk.dir.display()
     ));
     let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));

@@ -5,9 +5,9 @@
 
 mod common;
 
+use common::tmpfs::Tmpfs;
 use common::{Scratch, text};
 use rusqlite::Connection;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,52 +29,6 @@ workloads:
 
 /// The application_id fathom stamps on its stores (docs/metrics.md, "The store").
 const FATHOM_APPLICATION_ID: i64 = 0x6661_7468;
-
-/// A tmpfs of a given size mounted on a directory, unmounted when dropped.
-struct Tmpfs {
-    dir: PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(dir: &Path, size: &str) -> Tmpfs {
-        std::fs::create_dir_all(dir).unwrap();
-        let out = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(dir).output();
-        match out {
-            Ok(o) if o.status.success() => Tmpfs { dir: dir.to_path_buf() },
-            Ok(o) => panic!(
-                "this test needs to mount a tmpfs (run the tests as root): mount: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            ),
-            Err(e) => panic!("this test needs to mount a tmpfs (run the tests as root): mount: {e}"),
-        }
-    }
-
-    fn remount(&self, opts: &str) {
-        let out = Command::new("mount").args(["-o", &format!("remount,{opts}")]).arg(&self.dir).output().unwrap();
-        assert!(out.status.success(), "remount {opts}: {}", String::from_utf8_lossy(&out.stderr));
-    }
-
-    /// Writes a file until the filesystem has no room left.
-    fn fill(&self, name: &str) {
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join(name)).unwrap();
-        let chunk = vec![0x5au8; 4096];
-        loop {
-            match f.write_all(&chunk) {
-                Ok(()) => continue,
-                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
-                Err(e) => panic!("filling {}: {e}", self.dir.display()),
-            }
-        }
-        // what is left is less than a block: a byte at a time
-        while f.write_all(&[0]).is_ok() {}
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
-    }
-}
 
 fn results(s: &Scratch) -> PathBuf {
     s.dir.join("results")

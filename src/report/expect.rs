@@ -124,7 +124,7 @@ fn value(v: f64, metric: Option<Metric>) -> String {
         Some(Metric::Latency(_) | Metric::MeanLatency) => super::format::latency_us(v / 1000.0),
         Some(Metric::AchievedRate) => format!("{v:.3}"),
         Some(Metric::MbPerS) => format!("{} MB/s", super::format::sig3(v)),
-        Some(Metric::Rate(Throughput::Gbits)) => format!("{} Gbit/s", super::format::sig3(v)),
+        Some(Metric::Rate(unit @ Throughput::Gbits)) => super::format::rate_in(v, unit),
         _ => super::format::count(v),
     }
 }

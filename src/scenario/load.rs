@@ -80,24 +80,23 @@ impl Scenario {
 /// same file without its `--set`s) keeps them apart. A data file is named after its
 /// workload unless `file` says otherwise, so the file's name is a name too.
 fn flattened(with: &Scenario, without: &Scenario) -> Vec<String> {
-    let profile = |s: &Scenario, i: usize| {
-        let mut v = serde_json::to_value(&s.workloads[i]).unwrap_or_default();
-        if let Some(m) = v.as_object_mut() {
-            m.remove("name");
-            m.remove("file");
-        }
-        v
+    let profiles = |s: &Scenario| -> Vec<serde_json::Value> {
+        let profile = |w| {
+            let mut v = serde_json::to_value(w).unwrap_or_default();
+            if let Some(m) = v.as_object_mut() {
+                m.remove("name");
+                m.remove("file");
+            }
+            v
+        };
+        s.workloads.iter().map(profile).collect()
     };
-    let n = with.workloads.len().min(without.workloads.len());
-    let mut names = Vec::new();
-    for i in 0..n {
-        let alike = (0..n)
-            .any(|j| j != i && profile(with, i) == profile(with, j) && profile(without, i) != profile(without, j));
-        if alike {
-            names.push(with.workloads[i].name.clone());
-        }
-    }
-    names
+    let (now, written) = (profiles(with), profiles(without));
+    let n = now.len().min(written.len());
+    (0..n)
+        .filter(|&i| (0..n).any(|j| j != i && now[i] == now[j] && written[i] != written[j]))
+        .map(|i| with.workloads[i].name.clone())
+        .collect()
 }
 
 #[cfg(test)]

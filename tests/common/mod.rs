@@ -4,6 +4,7 @@
 
 pub mod live;
 pub mod servers;
+pub mod tmpfs;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
