@@ -338,3 +338,21 @@ fn a_directory_that_does_not_exist_is_refused_not_laid_out_as_a_file() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(missing.is_dir() && std::fs::read_dir(&missing).unwrap().count() == 1);
 }
+
+/// `convert` prints only what `run` would take: a job file whose mapping the scenario
+/// loader refuses (a rate past fathom's bound) is refused by both, with the same words.
+#[test]
+fn convert_refuses_what_run_refuses() {
+    let s = Scratch::new("fio-convert-refused");
+    let file = s.dir.join("r.fio");
+    let dir = s.data().display().to_string();
+    std::fs::write(&file, format!("[r]\ndirectory={dir}\nrw=randread\nbs=4k\nsize=64k\nrate_iops=100000000\n"))
+        .unwrap();
+    let run = s.run(&["run", file.to_str().unwrap(), "-q"]);
+    let convert = s.run(&["convert", file.to_str().unwrap()]);
+    for out in [&run, &convert] {
+        assert_eq!(out.status.code(), Some(2), "{}", text(out));
+        assert!(text(out).contains("rate_iops: 100000000 IOs per second: at most"), "{}", text(out));
+    }
+    assert!(convert.stdout.is_empty(), "printed a scenario run refuses: {}", text(&convert));
+}

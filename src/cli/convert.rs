@@ -2,11 +2,12 @@
 //! job file or X-Ray scenario runs as, printed as YAML, so a user can move to fathom's
 //! format and grow it (timelines, expectations, hosts). Running the printed scenario runs
 //! what running the original does: both are the same mapping (`scenario::fio_job`,
-//! `scenario::xray`), one printed, one loaded.
+//! `scenario::xray`), one printed, one loaded; what the loader refuses is refused here
+//! too, never printed.
 
 use crate::error::{Error, Result};
 use crate::scenario::Override;
-use crate::scenario::open::{job_file, xray_dir};
+use crate::scenario::open::{check_converted, job_file, xray_dir};
 use crate::transport::Inventory;
 use std::path::PathBuf;
 
@@ -29,7 +30,9 @@ pub fn run(args: Args) -> Result<i32> {
     let name = args.file.display().to_string();
     let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.target_counts());
     if let Some(mapping) = xray_dir(&name, &args.sets, hosts.as_deref())? {
-        print!("{}", mapping.yaml()?);
+        let yaml = mapping.yaml()?;
+        check_converted(&name, &yaml, true, hosts.is_some())?;
+        print!("{yaml}");
         return Ok(0);
     }
     // one --target is every workload's (as `run` takes it); several replace the file's own
@@ -43,6 +46,8 @@ pub fn run(args: Args) -> Result<i32> {
         mapping.all_on(one);
     }
     let stem = args.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into());
-    print!("{}", mapping.yaml(&stem));
+    let yaml = mapping.yaml(&stem);
+    check_converted(&name, &yaml, false, false)?;
+    print!("{yaml}");
     Ok(0)
 }

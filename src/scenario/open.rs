@@ -80,6 +80,18 @@ const JOB_FILE: &str = " (as a scenario)";
 /// the text those lines are in).
 const XRAY: &str = " (X-Ray, as a scenario)";
 
+/// Refuses the scenario a job file or an X-Ray directory `name` converts to (`yaml`)
+/// when the loader would refuse it, in the words `run` would use, so `fathom convert`
+/// never prints a scenario that does not run. `on_hosts`: as [`load_scenario`]'s `hosts`.
+pub fn check_converted(name: &str, yaml: &str, from_xray: bool, on_hosts: bool) -> Result<()> {
+    let origin = format!("{name}{}", if from_xray { XRAY } else { JOB_FILE });
+    let source = Source { origin, text: yaml };
+    match on_hosts {
+        true => Scenario::load_on_hosts(&source, &[]).map(drop),
+        false => Scenario::load(&source, &[]).map(drop),
+    }
+}
+
 /// The `--set`s a scenario is loaded with: the user's, then `--target` and `--engine`
 /// as the sets they stand for (agents on other hosts load it with the same).
 pub fn applied_sets(sets: &[Override], target: Option<&Path>, engine: Option<&str>) -> Result<Vec<Override>> {
