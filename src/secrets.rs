@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 
 mod redact;
 
-pub use redact::{redact, redact_json, redact_yaml, secret_key, url_has_credentials};
+pub use redact::{URL_CREDENTIALS, redact, redact_json, redact_yaml, secret_key, url_has_credentials};
 
 /// The keyword of a secret that connection string `dsn` hands libpq, if any:
 /// `password` (`password=...`, `user:password@` or `?password=` of a URI, percent-

@@ -49,6 +49,10 @@ pub fn url_has_credentials(url: &str) -> bool {
     rest.split(['/', '?', '#']).next().unwrap_or("").contains('@')
 }
 
+/// Why a URL with credentials is refused (the URL itself is not quoted: it holds them).
+pub const URL_CREDENTIALS: &str = "credentials in a URL (`user:password@`) would be stored with the scenario: \
+     give the address without them (fathom sends none; put a proxy or an open endpoint in front)";
+
 /// A masked value's byte range; `quote` when the mask must be written `"***"` (a bare
 /// `***` where a YAML value begins would be read as an alias).
 #[derive(Clone, Copy)]
