@@ -250,10 +250,10 @@ fn scheme(s: &[u8], at: usize, header: bool) -> usize {
 }
 
 /// Whether the byte at `j` ends an unquoted value. A quote (or `,`, `}`, `]` in a word)
-/// ends it only when the string around it ends there too (a blank, a `,`, `}` or `]`
-/// or the text's end follows), so that a mask never swallows a closing quote.
+/// ends it only when the string around it ends there too (a blank, a `,`, `}`, `]`, a
+/// quote or the text's end follows), so that a mask never swallows a closing quote.
 fn ends_here(s: &[u8], j: usize, ends: Ends) -> bool {
-    let closes = s.get(j + 1).is_none_or(|&n| space(n) || b",}]".contains(&n));
+    let closes = s.get(j + 1).is_none_or(|&n| space(n) || b",}]\"'".contains(&n));
     let word = matches!(ends, Ends::Word { .. });
     match s[j] {
         b'\n' | b'\r' => true,

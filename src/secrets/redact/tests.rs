@@ -94,6 +94,7 @@ fn a_mask_never_swallows_a_closing_quote() {
         ("{exec: \"mysql -px\", timeout: 5s}", "{exec: \"mysql -p***\", timeout: 5s}"),
         ("[\"--password\", \"x\"]", "[\"--password\", \"x\"]"),
         ("exec: \"PGPASSWORD=\\\"a b\\\" psql\"", "exec: \"PGPASSWORD=\\\"***\\\" psql\""),
+        ("exec: \"curl 'http://h/?token=x'\"", "exec: \"curl 'http://h/?token=***'\""),
         ("exec: \"echo password: a b\" # c", "exec: \"echo password: a b\" # c"),
         ("exec: \"password: a b\" # c", "exec: \"password: ***\" # c"),
     ];
