@@ -179,11 +179,15 @@ fn every_secret_form_is_masked_in_the_store_show_json_and_report_yet_hooks_get_i
     }
     // masked where they were, quotes kept, and the stored scenario reads as it was written
     let scenario: String = s.db().query_row("SELECT scenario_text FROM runs", [], |r| r.get(0)).unwrap();
-    for masked in ["-P ***", "-p***", "--password ***", "user:***", "Bearer ***", "token=***", "ipmi_password: \"***\""] {
+    for masked in ["-P ***", "-p***", "--password ***", "user:***", "Bearer ***", "token=***", "ipmi_password: \"***\""]
+    {
         assert!(scenario.contains(masked), "{masked} not in {scenario}");
     }
     assert!(scenario.contains("password: \"***\"") && scenario.contains("api_key=***'\""), "{scenario}");
-    assert_eq!(scenario, stored_scenario_lints(&s, &scenario, &["--hosts", &hosts, "--hooks", hooks.to_str().unwrap()]));
+    assert_eq!(
+        scenario,
+        stored_scenario_lints(&s, &scenario, &["--hosts", &hosts, "--hooks", hooks.to_str().unwrap()])
+    );
 }
 
 /// Writes a stored scenario to a file and lints it: it must still parse. Returns it.

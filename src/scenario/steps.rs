@@ -159,7 +159,8 @@ impl std::fmt::Display for Command {
             Command::Hook { name, args, .. } => {
                 write!(f, "hook {name}")?;
                 // an argument under a secret-like key is shown masked, whatever its form
-                let shown = |k: &str, v: &str| if crate::secrets::secret_key(k) { "***".to_string() } else { v.to_string() };
+                let shown =
+                    |k: &str, v: &str| if crate::secrets::secret_key(k) { "***".to_string() } else { v.to_string() };
                 let args: Vec<String> = args.iter().map(|(k, v)| format!("{k}={}", shown(k, v))).collect();
                 if !args.is_empty() {
                     write!(f, " ({})", args.join(", "))?;

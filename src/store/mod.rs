@@ -110,6 +110,13 @@ pub struct WarningRow {
     pub message: String,
 }
 
+/// A scenario's text as a JSON value, if it reads as YAML: what
+/// [`redact_yaml`] stores when the masked text would not read.
+fn read_yaml(text: &str) -> Option<serde_json::Value> {
+    let value: crate::scenario::yaml::Value = crate::scenario::yaml::from_str("scenario", text).ok()?;
+    serde_json::to_value(value).ok()
+}
+
 impl Store {
     pub fn create_run(&self, scenario: &str, text: &str, command: &str, env: &serde_json::Value) -> Result<i64> {
         self.conn.execute(
@@ -117,7 +124,7 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
                 redact(scenario),
-                redact_yaml(text),
+                redact_yaml(text, read_yaml),
                 redact(command),
                 now_ms(),
                 Status::Running.as_str(),
@@ -144,7 +151,7 @@ impl Store {
     pub fn set_resolved(&self, run: i64, text: &str, vars: &serde_json::Value) -> Result<()> {
         self.conn.execute(
             "UPDATE runs SET resolved_text = ?2, vars = ?3 WHERE id = ?1",
-            params![run, redact_yaml(text), redact_json(vars).to_string()],
+            params![run, redact_yaml(text, read_yaml), redact_json(vars).to_string()],
         )?;
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! `user:password@`). The rules err towards masking too much: a mask costs a little
 //! reading, a password in the store is there for good.
 
-use super::{percent, space};
+use super::dsn::{percent, space};
 use std::borrow::Cow;
 
 /// What a secret is replaced with.
@@ -110,19 +110,17 @@ pub fn redact_json(value: &serde_json::Value) -> serde_json::Value {
     }
 }
 
-/// [`redact`] for a YAML text that must still parse once stored (a scenario): when the
-/// text parses and its masked form does not, the parsed value is written instead, as
-/// JSON (which YAML reads), with [`redact_json`]'s masks. A fallback that always parses.
-pub fn redact_yaml(text: &str) -> Cow<'_, str> {
-    use crate::scenario::yaml::{Value, from_str};
+/// [`redact`] for a YAML text that must still parse once stored (a scenario): when
+/// `read` (the caller's YAML reader: this leaf reads no YAML) reads the text and not its
+/// masked form, the value read is written instead, as JSON (which YAML reads), with
+/// [`redact_json`]'s masks. A fallback that always parses.
+pub fn redact_yaml<'a>(text: &'a str, read: impl Fn(&str) -> Option<serde_json::Value>) -> Cow<'a, str> {
     let masked = redact(text);
-    let parses = |t: &str| from_str::<Value>("scenario", t).is_ok();
-    if matches!(masked, Cow::Borrowed(_)) || parses(&masked) {
+    if matches!(masked, Cow::Borrowed(_)) || read(&masked).is_some() {
         return masked;
     }
-    let Ok(value) = from_str::<Value>("scenario", text) else { return masked };
-    let Ok(json) = serde_json::to_value(&value) else { return masked };
-    let body = serde_json::to_string_pretty(&redact_json(&json)).unwrap_or_default();
+    let Some(value) = read(text) else { return masked };
+    let body = serde_json::to_string_pretty(&redact_json(&value)).unwrap_or_default();
     Cow::Owned(format!("# the scenario as read, secrets masked (its masked text would not parse)\n{body}\n"))
 }
 

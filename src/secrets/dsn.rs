@@ -1,20 +1,6 @@
-//! Secrets in what users hand fathom. Everything a run is given is kept (the scenario,
-//! the command line, the programs' own error messages) and shown again (`fathom show`,
-//! reports), so a password must never get in. Two lines of defence, both here:
-//!
-//! - [`dsn_secret`] reads a PostgreSQL connection string exactly as libpq does
-//!   (`conninfo_parse` and `conninfo_uri_parse` in libpq's fe-connect.c), so a password
-//!   is found in whatever form libpq would take it from, and the scenario is refused;
-//! - [`redact`] masks anything that looks like a secret in text on its way to the
-//!   store or the terminal, for what the first line cannot see (a password in an
-//!   `exec:` command line, a hook's argument, a form no parser here knows); its rules
-//!   and [`secret_key`], the one test of a secret-like key, are in `redact.rs`.
+//! Reading a PostgreSQL connection string as libpq does, to find a password in it.
 
 use crate::error::{Error, Result};
-
-mod redact;
-
-pub use redact::{URL_CREDENTIALS, redact, redact_json, redact_yaml, secret_key, url_has_credentials};
 
 /// The keyword of a secret that connection string `dsn` hands libpq, if any:
 /// `password` (`password=...`, `user:password@` or `?password=` of a URI, percent-
@@ -47,7 +33,7 @@ fn conninfo(dsn: &[u8]) -> Result<Vec<(String, String)>> {
 
 /// What C's `isspace` is in the C locale, which libpq uses (Rust's ASCII whitespace
 /// leaves out the vertical tab).
-fn space(c: u8) -> bool {
+pub(super) fn space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
@@ -198,7 +184,7 @@ fn uri(s: &[u8]) -> Result<Vec<(String, String)>> {
 }
 
 /// A byte of `%XX` at the start of `s`, if it is one.
-fn percent(s: &[u8]) -> Option<u8> {
+pub(super) fn percent(s: &[u8]) -> Option<u8> {
     match s {
         [b'%', hi, lo, ..] => {
             let hex = |c: u8| (c as char).to_digit(16);
