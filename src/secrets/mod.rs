@@ -8,7 +8,7 @@
 //! - [`redact`] masks anything that looks like a secret in text on its way to the
 //!   store or the terminal, for what the first line cannot see (a password in an
 //!   `exec:` command line, a hook's argument, a form no parser here knows); its rules
-//!   and [`secret_key`], the one test of a secret-like key, are in `redact.rs`.
+//!   and [`secret_key`], the one test of a secret-like key, are in `redact/`.
 
 mod dsn;
 mod redact;
