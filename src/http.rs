@@ -21,8 +21,9 @@ pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream> {
 /// GETs `url` (http:// only) and returns the status code and the body. `path` may carry
 /// a query string; the caller percent-encodes it.
 pub fn get(url: &str, timeout: Duration) -> Result<(u16, String)> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| Error::failed(format!("{url}: not an http:// URL")))?;
-    let (host, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).unwrap_or((rest, "/".into()));
+    let (host, path) = host_and_path(url)?;
+    // what errors quote: the URL without any credentials
+    let url = format!("http://{host}{path}");
     let addr = if host.contains(':') { host.to_string() } else { format!("{host}:80") };
     let mut s = connect(&addr, timeout)?;
     let _ = s.set_read_timeout(Some(timeout));
@@ -40,6 +41,22 @@ pub fn get(url: &str, timeout: Duration) -> Result<(u16, String)> {
             Err(Error::failed(format!("{url}: no HTTP answer ({})", if status.is_empty() { "empty" } else { status })))
         }
     }
+}
+
+/// An http:// URL's `HOST[:PORT]` and its path (`/` when none). A `user:password@`
+/// before the host is no part of it: it is left out, never sent nor quoted (scenarios
+/// refuse such URLs; this keeps a stray one out of the address and its errors).
+fn host_and_path(url: &str) -> Result<(&str, String)> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| Error::failed("not an http:// URL (the URL is not quoted: it may hold credentials)"))?;
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(at) if rest[at..].starts_with('?') => (&rest[..at], format!("/{}", &rest[at..])),
+        Some(at) => (&rest[..at], rest[at..].to_string()),
+        None => (rest, "/".into()),
+    };
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    Ok((host, path))
 }
 
 /// Percent-encodes a query-string value (RFC 3986 unreserved characters pass through).
@@ -276,6 +293,14 @@ fn read_head(conn: &mut TcpStream, limits: Limits, heard: &AtomicBool) -> std::r
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_is_read_without_its_credentials() {
+        assert_eq!(host_and_path("http://u:Sekr1t@h:9090/api?q=1").unwrap(), ("h:9090", "/api?q=1".to_string()));
+        assert_eq!(host_and_path("http://h").unwrap(), ("h", "/".to_string()));
+        assert_eq!(host_and_path("http://h:1?x=a@b").unwrap(), ("h:1", "/?x=a@b".to_string()));
+        assert!(!host_and_path("https://u:Sekr1t@h").unwrap_err().to_string().contains("Sekr1t"));
+    }
 
     #[test]
     fn encodes_promql() {

@@ -158,7 +158,10 @@ impl std::fmt::Display for Command {
             Command::Exec(c) => write!(f, "exec `{c}`"),
             Command::Hook { name, args, .. } => {
                 write!(f, "hook {name}")?;
-                let args: Vec<String> = args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                // an argument under a secret-like key is shown masked, whatever its form
+                let shown =
+                    |k: &str, v: &str| if crate::secrets::secret_key(k) { "***".to_string() } else { v.to_string() };
+                let args: Vec<String> = args.iter().map(|(k, v)| format!("{k}={}", shown(k, v))).collect();
                 if !args.is_empty() {
                     write!(f, " ({})", args.join(", "))?;
                 }
@@ -355,6 +358,9 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
                 (None, None, Some(u)) => {
                     if !u.starts_with("http://") {
                         return Err(("wait_until.http".into(), format!("`{u}`: only http:// URLs can be probed")));
+                    }
+                    if crate::secrets::url_has_credentials(&u) {
+                        return Err(("wait_until.http".into(), crate::secrets::URL_CREDENTIALS.into()));
                     }
                     Probe::Http(u)
                 }

@@ -10,7 +10,8 @@
 //! Every text a write method takes (the scenario, the command line, errors, warnings,
 //! events, labels) goes through [`crate::secrets::redact`] on its way in: what is
 //! stored is shown again by `show` and reports, so nothing that looks like a password
-//! is ever written.
+//! is ever written. The scenario's texts go through [`crate::secrets::redact_yaml`]
+//! instead, so that what is stored still parses once masked.
 //!
 //! While a run measures, one thread writes: the collector (`collector.rs`), which
 //! drains the samples and the run sink (`sink.rs`) that everything else the run
@@ -36,7 +37,7 @@ pub use reserve::Reserve;
 
 use crate::error::{Error, Result};
 use crate::metrics::{self, CounterRow, Op, OpStats};
-use crate::secrets::{redact, redact_json};
+use crate::secrets::{redact, redact_json, redact_yaml};
 use hdrhistogram::Histogram;
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -109,6 +110,13 @@ pub struct WarningRow {
     pub message: String,
 }
 
+/// A scenario's text as a JSON value, if it reads as YAML: what
+/// [`redact_yaml`] stores when the masked text would not read.
+fn read_yaml(text: &str) -> Option<serde_json::Value> {
+    let value: crate::scenario::yaml::Value = crate::scenario::yaml::from_str("scenario", text).ok()?;
+    serde_json::to_value(value).ok()
+}
+
 impl Store {
     pub fn create_run(&self, scenario: &str, text: &str, command: &str, env: &serde_json::Value) -> Result<i64> {
         self.conn.execute(
@@ -116,7 +124,7 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
                 redact(scenario),
-                redact(text),
+                redact_yaml(text, read_yaml),
                 redact(command),
                 now_ms(),
                 Status::Running.as_str(),
@@ -143,7 +151,7 @@ impl Store {
     pub fn set_resolved(&self, run: i64, text: &str, vars: &serde_json::Value) -> Result<()> {
         self.conn.execute(
             "UPDATE runs SET resolved_text = ?2, vars = ?3 WHERE id = ?1",
-            params![run, redact(text), redact_json(vars).to_string()],
+            params![run, redact_yaml(text, read_yaml), redact_json(vars).to_string()],
         )?;
         Ok(())
     }

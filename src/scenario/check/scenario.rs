@@ -212,6 +212,9 @@ impl Checker<'_> {
         if !r.url.starts_with("http://") {
             return Err(self.err(&["observe", "prometheus", "url"], format!("`{}`: expected an http:// URL", r.url)));
         }
+        if crate::secrets::url_has_credentials(&r.url) {
+            return Err(self.err(&["observe", "prometheus", "url"], crate::secrets::URL_CREDENTIALS));
+        }
         if r.queries.is_empty() {
             return Err(self.err(&["observe", "prometheus", "queries"], "expected at least one `name: PROMQL`"));
         }

@@ -52,10 +52,6 @@ const HOOKS: [&str; 6] = [
     "playbook.Run",
 ];
 
-/// Arguments never passed to a hook nor stored: passwords (the hook's command brings
-/// its own credentials).
-const SECRET_ARGS: [&str; 1] = ["remote_pass"];
-
 /// An error at a step: the path below the phase (`[index, step, param]`) and why.
 pub type StepError = (Vec<String>, String);
 
@@ -197,19 +193,13 @@ impl<'a> Step<'a> {
                     }
                     _ => None,
                 };
-                let args: Vec<(String, String)> = self
-                    .params
-                    .iter()
-                    .filter(|(k, _)| !SECRET_ARGS.contains(&k.as_str()) && k.as_str() != "annotate")
-                    .map(|(k, v)| (k.clone(), v.as_text().unwrap_or_else(|| format!("{v:?}"))))
-                    .collect();
                 let asynchronous = self.flag("async")?;
-                self.emit(hook_step(k, &args, hosts.as_deref(), asynchronous, every));
+                self.emit(hook_step(k, &hook_args(self.params), hosts.as_deref(), asynchronous, every));
                 if !self.out.hooks.iter().any(|h| h == k) {
                     self.out.hooks.push(k.to_string());
                 }
-                if self.params.keys().any(|p| SECRET_ARGS.contains(&p.as_str())) {
-                    self.said("remote_pass dropped: a password is never passed to a hook nor stored".into());
+                for key in self.params.keys().filter(|p| crate::secrets::secret_key(p)) {
+                    self.said(format!("{key} dropped: a secret is never passed to a hook nor stored"));
                 }
             }
             k => return Err((self.at)("", format!("`{k}`: a step X-Ray does not have (see docs/xray.md)"))),
@@ -298,6 +288,21 @@ impl<'a> Step<'a> {
         let hosts = super::placement::nodes(&nodes, self.inventory).map_err(|e| (self.at)("nodes", e))?;
         Ok(Some(Placed { hosts, per_host: 1, said: String::new() }.selector()))
     }
+}
+
+/// A step's parameters as a hook's arguments: a scalar as its text, a list or a mapping
+/// as JSON (a hook parses structured values, never Rust's debug text). Arguments under
+/// a secret-like key are dropped: the hook's command brings its own credentials, and an
+/// argument is stored with the scenario.
+fn hook_args(params: &IndexMap<String, Value>) -> Vec<(String, String)> {
+    params
+        .iter()
+        .filter(|(k, _)| !crate::secrets::secret_key(k) && k.as_str() != "annotate")
+        .map(|(k, v)| {
+            let json = || serde_json::to_value(v).map(|j| crate::secrets::redact_json(&j).to_string());
+            (k.clone(), v.as_text().unwrap_or_else(|| json().unwrap_or_default()))
+        })
+        .collect()
 }
 
 /// A hook step as fathom's timeline writes it: `{hook: NAME, args: {..}, hosts: ..,
@@ -401,6 +406,29 @@ mod tests {
         assert!(!s.timeline.join(" ").contains("hunter2"));
         assert_eq!(s.timeline[1], r#"{hook: "nodes.PowerOff", args: {nodes: "1"}, hosts: ["1:2"]}"#);
         assert!(s.timeline[3].ends_with(r#"hosts: ["0:2"], every: 120s, times: 3}"#), "{}", s.timeline[3]);
+    }
+
+    #[test]
+    fn playbook_variables_are_json_and_secret_ones_are_dropped() {
+        let run = steps(
+            "- playbook.Run: {filename: p.yml, remote_user: root, ipmi_password: Sekr1tA, variables: {ssh_pass: Sekr1tB, n: 2, hosts: [a, b]}, vault_token: [Sekr1tC]}\n",
+        );
+        let s = map(&[("run", &run)], &workloads(), &mut groups(), 2).unwrap();
+        let line = s.timeline.join(" ");
+        for secret in ["Sekr1tA", "Sekr1tB", "Sekr1tC"] {
+            assert!(!line.contains(secret), "{line}");
+        }
+        assert!(!line.contains("Mapping(") && !line.contains("String("), "{line}");
+        let said: Vec<&String> = s.became.iter().map(|(_, b)| b).collect();
+        let want = r#"{"hosts":["a","b"],"n":2,"ssh_pass":"***"}"#;
+        let args = [
+            ("filename".to_string(), "p.yml".to_string()),
+            ("remote_user".to_string(), "root".to_string()),
+            ("variables".to_string(), want.to_string()),
+        ];
+        assert_eq!(s.timeline[0], hook_step("playbook.Run", &args, None, false, None), "{said:?}");
+        assert!(said.iter().any(|b| b.contains("ipmi_password dropped")), "{said:?}");
+        assert!(said.iter().any(|b| b.contains("vault_token dropped")), "{said:?}");
     }
 
     #[test]

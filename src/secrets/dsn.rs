@@ -1,16 +1,6 @@
-//! Secrets in what users hand fathom. Everything a run is given is kept (the scenario,
-//! the command line, the programs' own error messages) and shown again (`fathom show`,
-//! reports), so a password must never get in. Two lines of defence, both here:
-//!
-//! - [`dsn_secret`] reads a PostgreSQL connection string exactly as libpq does
-//!   (`conninfo_parse` and `conninfo_uri_parse` in libpq's fe-connect.c), so a password
-//!   is found in whatever form libpq would take it from, and the scenario is refused;
-//! - [`redact`] masks anything that looks like a password in text on its way to the
-//!   store or the terminal, for what the first line cannot see (a password in an
-//!   `exec:` command line, a form no parser here knows).
+//! Reading a PostgreSQL connection string as libpq does, to find a password in it.
 
 use crate::error::{Error, Result};
-use std::borrow::Cow;
 
 /// The keyword of a secret that connection string `dsn` hands libpq, if any:
 /// `password` (`password=...`, `user:password@` or `?password=` of a URI, percent-
@@ -43,7 +33,7 @@ fn conninfo(dsn: &[u8]) -> Result<Vec<(String, String)>> {
 
 /// What C's `isspace` is in the C locale, which libpq uses (Rust's ASCII whitespace
 /// leaves out the vertical tab).
-fn space(c: u8) -> bool {
+pub(super) fn space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
@@ -194,7 +184,7 @@ fn uri(s: &[u8]) -> Result<Vec<(String, String)>> {
 }
 
 /// A byte of `%XX` at the start of `s`, if it is one.
-fn percent(s: &[u8]) -> Option<u8> {
+pub(super) fn percent(s: &[u8]) -> Option<u8> {
     match s {
         [b'%', hi, lo, ..] => {
             let hex = |c: u8| (c as char).to_digit(16);
@@ -222,114 +212,6 @@ fn decode(s: &[u8]) -> Result<String> {
         }
     }
     Ok(text(&out))
-}
-
-/// What a secret is replaced with.
-const MASK: &str = "***";
-
-/// `text` with anything that looks like a password replaced by `***`: the value after
-/// `password=` (any case, blanks around `=`, quoted or not, the keyword percent-
-/// encoded or not, so `sslpassword=`, `PGPASSWORD=`, `?%70assword=` too) and the
-/// password of a URI's `user:password@`. Text without one is returned as it was.
-/// Errs towards masking too much: a mask in an error message costs a little reading, a
-/// password in the store is there for good.
-pub fn redact(text: &str) -> Cow<'_, str> {
-    let s = text.as_bytes();
-    let mut spans: Vec<(usize, usize)> = Vec::new();
-    let mut i = 0;
-    while i < s.len() {
-        if let Some(span) = keyword_secret(s, i).or_else(|| userinfo_secret(s, i)) {
-            spans.push(span);
-            i = span.1.max(i + 1);
-        } else {
-            i += 1;
-        }
-    }
-    if spans.is_empty() {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut from = 0;
-    for (start, end) in spans {
-        out.push_str(&text[from..start]);
-        out.push_str(MASK);
-        from = end;
-    }
-    out.push_str(&text[from..]);
-    Cow::Owned(out)
-}
-
-/// [`redact`] applied to every string in a JSON value (keys and structure kept).
-pub fn redact_json(value: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match value {
-        Value::String(s) => Value::String(redact(s).into_owned()),
-        Value::Array(items) => Value::Array(items.iter().map(redact_json).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), redact_json(v))).collect()),
-        other => other.clone(),
-    }
-}
-
-/// The value's byte range when `password`, each letter as itself (any case) or
-/// percent-encoded, then `=` with optional blanks around it, begins at `at`.
-fn keyword_secret(s: &[u8], at: usize) -> Option<(usize, usize)> {
-    let mut i = at;
-    for letter in b"password" {
-        match s.get(i) {
-            Some(c) if c.eq_ignore_ascii_case(letter) => i += 1,
-            _ => match percent(&s[i..]) {
-                Some(c) if c.eq_ignore_ascii_case(letter) => i += 3,
-                _ => return None,
-            },
-        }
-    }
-    while s.get(i).copied().is_some_and(space) {
-        i += 1;
-    }
-    if s.get(i) != Some(&b'=') {
-        return None;
-    }
-    i += 1;
-    while s.get(i).copied().is_some_and(space) {
-        i += 1;
-    }
-    let start = i;
-    // in a URI's query a value ends at `&`; elsewhere `&` may be part of it
-    let in_query = at > 0 && matches!(s[at - 1], b'?' | b'&');
-    match s.get(i) {
-        Some(&quote @ (b'\'' | b'"')) => {
-            i += 1;
-            while let Some(&c) = s.get(i) {
-                i += 1;
-                if c == b'\\' {
-                    i += 1;
-                } else if c == quote {
-                    break;
-                }
-            }
-        }
-        _ => {
-            while let Some(&c) = s.get(i) {
-                if space(c) || (in_query && c == b'&') {
-                    break;
-                }
-                i += if c == b'\\' { 2 } else { 1 };
-            }
-        }
-    }
-    let end = i.min(s.len());
-    (end > start).then_some((start, end))
-}
-
-/// The password's byte range of a URI's `scheme://user:password@` whose `://` is at
-/// `at`: up to the first `@` before any `/` or blank, as libpq reads it (any scheme:
-/// an `http://user:secret@host` is a secret too).
-fn userinfo_secret(s: &[u8], at: usize) -> Option<(usize, usize)> {
-    let rest = s.get(at..)?.strip_prefix(b"://")?;
-    let start = at + 3;
-    let end = rest.iter().position(|&c| c == b'@' || c == b'/' || space(c)).filter(|&p| rest[p] == b'@')?;
-    let colon = rest[..end].iter().position(|&c| c == b':')?;
-    (colon + 1 < end).then_some((start + colon + 1, start + end))
 }
 
 /// The connection strings here were each checked against libpq's own `PQconninfoParse`
@@ -425,53 +307,5 @@ mod tests {
             let err = dsn_secret(dsn).unwrap_err().to_string();
             assert!(!err.contains("hunter2"), "{dsn}: {err}");
         }
-    }
-
-    #[test]
-    fn redaction_masks_every_form() {
-        let cases = [
-            ("host=db password=x user=a", "host=db password=*** user=a"),
-            ("password = 'pass word' user=a", "password = *** user=a"),
-            ("password='it\\'s a' user=a", "password=*** user=a"),
-            ("password=a\\ b user=a", "password=*** user=a"),
-            ("postgresql://u:secret@h/db", "postgresql://u:***@h/db"),
-            (
-                "postgres://h/db?sslmode=require&password=x&user=a",
-                "postgres://h/db?sslmode=require&password=***&user=a",
-            ),
-            ("postgres://h/db?%70assword=x", "postgres://h/db?%70assword=***"),
-            ("PGPASSWORD=\"a b\" psql -c 1", "PGPASSWORD=*** psql -c 1"),
-            ("sslpassword=x", "sslpassword=***"),
-            ("cannot connect to `http://u:p@h:9090/`", "cannot connect to `http://u:***@h:9090/`"),
-            ("dsn: host=h password=x\nname: y", "dsn: host=h password=***\nname: y"),
-            ("password='unterminated", "password=***"),
-            ("é password=pässwörd\\é x ü", "é password=*** x ü"),
-            ("password='ß\\", "password=***"),
-        ];
-        for (text, want) in cases {
-            assert_eq!(redact(text), want, "{text}");
-        }
-    }
-
-    #[test]
-    fn redaction_leaves_other_text_alone() {
-        for text in [
-            "user=passwordless dbname=x",
-            "holds a password: give it in PGPASSWORD or ~/.pgpass",
-            "postgresql://bench@db/bench",
-            "postgresql://db:5432/bench",
-            "http://localhost:9090/api/v1/query",
-            "password=",
-            "a :// b:c @d",
-        ] {
-            assert!(matches!(redact(text), Cow::Borrowed(_)), "{text} became {}", redact(text));
-        }
-    }
-
-    #[test]
-    fn json_strings_are_redacted_in_place() {
-        let v = serde_json::json!({"dsn": "host=h password=x", "n": [1, "postgres://u:p@h"]});
-        let want = serde_json::json!({"dsn": "host=h password=***", "n": [1, "postgres://u:***@h"]});
-        assert_eq!(redact_json(&v), want);
     }
 }
