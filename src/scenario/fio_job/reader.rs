@@ -215,14 +215,19 @@ impl Expansion {
     }
 
     /// The file `name` included from the file at `path`, if it is inside the top-level
-    /// job file's directory (its `root`).
+    /// job file's directory (its `root`). The first include met is the top-level file's,
+    /// so its directory is the root.
     fn confined(&mut self, path: &Path, name: &str) -> std::result::Result<PathBuf, String> {
-        if self.root.is_none() {
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            self.root = Some(dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?);
-        }
-        let root = self.root.as_deref().unwrap_or(Path::new("/"));
-        crate::nofollow::confined(root, path, name, "the job file's directory")
+        let root = match self.root.take() {
+            Some(root) => root,
+            None => {
+                let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?
+            }
+        };
+        let real = crate::nofollow::confined(&root, path, name, "the job file's directory");
+        self.root = Some(root);
+        real
     }
 }
 
