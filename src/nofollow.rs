@@ -309,6 +309,24 @@ pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
     written
 }
 
+/// The file `name`, written in the input file at `from`, resolved as named (relative
+/// to `from`'s directory) with every symbolic link followed, if it is inside `root`
+/// (resolved already; `what` names it in the refusal). One input file naming another
+/// (a fio `include`, an X-Ray `config_file`) must not read any file on the machine:
+/// fathom often runs as root, and the first line of the file it reads could reach an
+/// error. The refusal names the file as written, never its content.
+pub fn confined(root: &Path, from: &Path, name: &str, what: &str) -> Result<PathBuf, String> {
+    let dir = from.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let real = dir.join(name).canonicalize().map_err(|e| e.to_string())?;
+    if !real.starts_with(root) {
+        return Err(format!(
+            "is outside {} ({what}, symbolic links resolved): fathom reads the files it names only from there; copy it in",
+            root.display()
+        ));
+    }
+    Ok(real)
+}
+
 /// Reads the text of an input file the user names (a scenario, a fio job file or one it
 /// includes, an X-Ray `test.yml`, a hosts inventory, a hooks file, a table to fit),
 /// followed as named. Every input is bounded the same way: a regular file of at most

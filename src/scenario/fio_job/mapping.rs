@@ -92,7 +92,7 @@ impl Mapping {
         let mut out = String::new();
         for w in &self.workloads {
             out.push_str(&format!("workload {}:\n", w.name));
-            let width = w.became.iter().map(|(o, _)| o.chars().count()).max().unwrap_or(0);
+            let width = w.became.iter().map(|(o, _)| o.chars().count()).max().unwrap_or(0).min(40);
             for (option, became) in &w.became {
                 out.push_str(&format!("  {option:width$}  ->  {became}\n"));
             }

@@ -15,13 +15,27 @@ use std::path::{Path, PathBuf};
 pub struct Where {
     pub file: String,
     pub line: usize,
+    /// The `include` line that brought this file in: the user fixes the file they ran,
+    /// so an error inside an included file names the line that included it.
+    pub via: Option<Box<Where>>,
+}
+
+impl Where {
+    /// A place with no `include` leading to it.
+    pub fn at(file: impl Into<String>, line: usize) -> Where {
+        Where { file: file.into(), line, via: None }
+    }
 }
 
 impl fmt::Display for Where {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
-            0 => write!(f, "{}", self.file),
-            line => write!(f, "{}:{line}", self.file),
+            0 => write!(f, "{}", self.file)?,
+            line => write!(f, "{}:{line}", self.file)?,
+        }
+        match &self.via {
+            Some(via) => write!(f, " (included at {via})"),
+            None => Ok(()),
         }
     }
 }
@@ -89,14 +103,23 @@ pub fn is_job_file(path: &Path, text: &str) -> bool {
     by_name || first.is_some_and(|l| l.starts_with('[') && l.ends_with(']'))
 }
 
-/// How deep `include`s may nest (a file including itself is refused long before).
+/// How deep `include`s may nest: a file including itself stops here, not at the stack's end.
 const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// How many lines (not blank, not comments) a job file with its includes may hold.
+/// Files including each other ten times over would otherwise expand to 10^9 lines.
+const MAX_LINES: usize = 100_000;
+
+/// How many bytes of included files may be read in all: an include of a 1 MiB file of
+/// blank lines counts few lines, yet repeated it would take minutes to read.
+const MAX_INCLUDED_BYTES: usize = 16 << 20;
 
 /// Reads the jobs of the job file at `path` (its text is `text`), in the order written.
 pub fn read(path: &Path, text: &str) -> Result<Vec<Job>> {
-    let mut lines = Vec::new();
-    expand(path, text, 0, &mut lines)?;
-    let mut globals = Job { name: "global".into(), at: Where { file: String::new(), line: 0 }, options: Vec::new() };
+    let mut expansion = Expansion { root: None, lines: Vec::new(), bytes: 0 };
+    expansion.expand(path, text, None, 0)?;
+    let lines = expansion.lines;
+    let mut globals = Job { name: "global".into(), at: Where::at("", 0), options: Vec::new() };
     let mut jobs: Vec<Job> = Vec::new();
     let mut in_global = false;
     for (at, line) in lines {
@@ -140,33 +163,72 @@ pub fn read(path: &Path, text: &str) -> Result<Vec<Job>> {
     Ok(jobs)
 }
 
-/// The file's lines that mean something (no blank lines, no comments), trimmed, with
-/// every `include` replaced by the included file's lines, each with where it was written.
-fn expand(path: &Path, text: &str, depth: usize, out: &mut Vec<(Where, String)>) -> Result<()> {
-    let file = path.display().to_string();
-    for (i, raw) in text.lines().enumerate() {
-        let at = Where { file: file.clone(), line: i + 1 };
-        let line = strip_comment(raw).trim();
-        if line.is_empty() {
-            continue;
+/// A job file's lines with its includes in place, and what the includes used so far
+/// of the bounds on them.
+struct Expansion {
+    /// The top-level job file's directory with symbolic links resolved, once known.
+    root: Option<PathBuf>,
+    lines: Vec<(Where, String)>,
+    bytes: usize,
+}
+
+impl Expansion {
+    /// Adds the file's lines that mean something (no blank lines, no comments),
+    /// trimmed, with every `include` replaced by the included file's lines, each with
+    /// where it was written; `via` is the `include` line that brought this file in.
+    fn expand(&mut self, path: &Path, text: &str, via: Option<&Where>, depth: usize) -> Result<()> {
+        let file = path.display().to_string();
+        for (i, raw) in text.lines().enumerate() {
+            let line = strip_comment(raw).trim();
+            if line.is_empty() {
+                continue;
+            }
+            let at = Where { file: file.clone(), line: i + 1, via: via.map(|v| Box::new(v.clone())) };
+            if self.lines.len() >= MAX_LINES {
+                return Err(Error::input(format!(
+                    "{at}: the job file with its includes passes {MAX_LINES} lines: an include that multiplies is refused"
+                )));
+            }
+            let Some(included) = line.strip_prefix("include").filter(|r| r.starts_with(char::is_whitespace)) else {
+                self.lines.push((at, line.to_string()));
+                continue;
+            };
+            let name = included.trim();
+            if depth >= MAX_INCLUDE_DEPTH {
+                return Err(Error::input(format!(
+                    "{at}: include {name}: includes nest deeper than {MAX_INCLUDE_DEPTH}"
+                )));
+            }
+            let real = self.confined(path, name).map_err(|e| Error::input(format!("{at}: include {name}: {e}")))?;
+            let text = crate::nofollow::read_input(&real, "fio job file", crate::scenario::MAX_BYTES)
+                .map_err(|e| Error::input(format!("{at}: include {name}: {e}")))?;
+            self.bytes += text.len();
+            if self.bytes > MAX_INCLUDED_BYTES {
+                let mib = MAX_INCLUDED_BYTES >> 20;
+                return Err(Error::input(format!("{at}: include {name}: the included files pass {mib} MiB in all")));
+            }
+            // named as written, so its errors name the file the user knows
+            let shown = path.parent().unwrap_or(Path::new("")).join(name);
+            self.expand(&shown, &text, Some(&at), depth + 1)?;
         }
-        let Some(included) = line.strip_prefix("include").filter(|r| r.starts_with(char::is_whitespace)) else {
-            out.push((at, line.to_string()));
-            continue;
-        };
-        let name = included.trim();
-        let full: PathBuf = match Path::new(name).is_absolute() {
-            true => PathBuf::from(name),
-            false => path.parent().unwrap_or(Path::new(".")).join(name),
-        };
-        if depth >= MAX_INCLUDE_DEPTH {
-            return Err(Error::input(format!("{at}: include {name}: includes nest deeper than {MAX_INCLUDE_DEPTH}")));
-        }
-        let text = crate::nofollow::read_input(&full, "fio job file", crate::scenario::MAX_BYTES)
-            .map_err(|e| Error::input(format!("{at}: include {name}: {e}")))?;
-        expand(&full, &text, depth + 1, out)?;
+        Ok(())
     }
-    Ok(())
+
+    /// The file `name` included from the file at `path`, if it is inside the top-level
+    /// job file's directory (its `root`). The first include met is the top-level file's,
+    /// so its directory is the root.
+    fn confined(&mut self, path: &Path, name: &str) -> std::result::Result<PathBuf, String> {
+        let root = match self.root.take() {
+            Some(root) => root,
+            None => {
+                let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?
+            }
+        };
+        let real = crate::nofollow::confined(&root, path, name, "the job file's directory");
+        self.root = Some(root);
+        real
+    }
 }
 
 /// The line without its comment: fio's comments start with `;` or `#`, at the start of
@@ -181,6 +243,10 @@ fn strip_comment(line: &str) -> &str {
     }
     line
 }
+
+/// The `$` names fio expands itself in `filename_format`, per job and file: they are
+/// kept as written for fio, not read as variables here.
+const FILENAME_FORMAT_NAMES: [&str; 4] = ["jobname", "jobnum", "filenum", "clientuid"];
 
 /// `value` with `${VAR}` replaced from the environment and fio's own `$mb_memory`,
 /// `$pagesize` and `$ncpus` by their figures for this machine.
@@ -204,6 +270,12 @@ fn substitute(at: &Where, key: &str, value: &str) -> Result<String> {
             "mb_memory" => crate::meminfo::bytes("MemTotal").map(|b| b / (1 << 20)),
             "pagesize" => Some(sysconf(libc::_SC_PAGESIZE)),
             "ncpus" => Some(sysconf(libc::_SC_NPROCESSORS_ONLN)),
+            name if canonical(key) == "filename_format" && FILENAME_FORMAT_NAMES.contains(&name) => {
+                out.push('$');
+                out.push_str(name);
+                rest = &after[name_len..];
+                continue;
+            }
             other => {
                 return Err(Error::input(format!(
                     "{at}: {key}: `${other}`: fio's variables are $mb_memory, $pagesize and $ncpus; the environment's are written ${{NAME}}"
@@ -279,6 +351,24 @@ mod tests {
         assert!(err.contains("no job"), "{err}");
         let err = jobs("[a]\ninclude /no/such/file.fio\n").unwrap_err().to_string();
         assert!(err.starts_with("t.fio:2: include /no/such/file.fio:"), "{err}");
+    }
+
+    #[test]
+    fn filename_format_keeps_the_names_fio_expands_itself() {
+        let j = jobs("[a]\nfilename_format=$jobname.$jobnum.$filenum.$clientuid\n").unwrap();
+        assert_eq!(value(&j[0], "filename_format"), Some("$jobname.$jobnum.$filenum.$clientuid"));
+        // elsewhere they are no variable of fio's, and are refused as before
+        let err = jobs("[a]\nfilename=$jobname\n").unwrap_err().to_string();
+        assert!(err.starts_with("t.fio:2: filename: `$jobname`: fio's variables are"), "{err}");
+    }
+
+    #[test]
+    fn a_place_in_an_included_file_names_the_include_line() {
+        let top = Where::at("job.fio", 2);
+        let mid = Where { file: "mid.fio".into(), line: 1, via: Some(Box::new(top)) };
+        let inner = Where { file: "inc.fio".into(), line: 3, via: Some(Box::new(mid)) };
+        assert_eq!(inner.to_string(), "inc.fio:3 (included at mid.fio:1 (included at job.fio:2))");
+        assert_eq!(Where::at("--set bs=4k", 0).to_string(), "--set bs=4k");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn number(text: &str, unit: Unit) -> Result<f64, String> {
     if t.is_empty() {
         return Err("expected a value".into());
     }
-    let mut p = Expr { s: t.as_bytes(), at: 0, unit };
+    let mut p = Expr { s: t.as_bytes(), at: 0, unit, depth: 0 };
     let v = p.sum()?;
     p.blank();
     if p.at != p.s.len() {
@@ -78,15 +78,32 @@ impl Unit {
     }
 }
 
+/// How deep parentheses, signs and powers may nest in one value. Each level is a call
+/// of the reader below, so 50,000 `(` would overflow the stack and abort the process.
+const MAX_NESTING: usize = 64;
+
 /// A small recursive-descent reader of fio's arithmetic: `+ - * / % ^` and parentheses,
 /// each number with an optional suffix of the option's unit.
 struct Expr<'a> {
     s: &'a [u8],
     at: usize,
     unit: Unit,
+    /// How many nested readings are under way (see [`MAX_NESTING`]).
+    depth: usize,
 }
 
 impl Expr<'_> {
+    /// `read` one level deeper, or the error of a value nested past [`MAX_NESTING`].
+    fn nested(&mut self, read: impl FnOnce(&mut Self) -> Result<f64, String>) -> Result<f64, String> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!("expression nests deeper than {MAX_NESTING}"));
+        }
+        self.depth += 1;
+        let v = read(self);
+        self.depth -= 1;
+        v
+    }
+
     fn blank(&mut self) {
         while self.s.get(self.at).is_some_and(u8::is_ascii_whitespace) {
             self.at += 1;
@@ -130,7 +147,7 @@ impl Expr<'_> {
         let base = self.atom()?;
         if self.peek() == Some(b'^') {
             self.at += 1;
-            return Ok(base.powf(self.power()?));
+            return Ok(base.powf(self.nested(Self::power)?));
         }
         Ok(base)
     }
@@ -139,7 +156,7 @@ impl Expr<'_> {
         match self.peek() {
             Some(b'(') => {
                 self.at += 1;
-                let v = self.sum()?;
+                let v = self.nested(Self::sum)?;
                 if self.peek() != Some(b')') {
                     return Err("unbalanced parentheses".into());
                 }
@@ -148,7 +165,7 @@ impl Expr<'_> {
             }
             Some(b'-') => {
                 self.at += 1;
-                Ok(-self.atom()?)
+                Ok(-self.nested(Self::atom)?)
             }
             _ => {
                 let start = self.at;
@@ -294,6 +311,16 @@ mod tests {
         assert!(number("1/0", Unit::Count).is_err());
         assert!(number("(1+2", Unit::Count).is_err());
         assert!(number("1-5", Unit::Count).is_err(), "negative");
+    }
+
+    #[test]
+    fn nesting_is_bounded_not_a_stack_overflow() {
+        let deep = |n: usize| format!("{}4k{}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(number(&deep(MAX_NESTING - 1), SIZE), Ok(4096.0));
+        let nests = Err(format!("expression nests deeper than {MAX_NESTING}"));
+        assert_eq!(number(&deep(50_000), SIZE), nests);
+        assert_eq!(number(&("-".repeat(50_000) + "4k"), SIZE), nests);
+        assert_eq!(number(&("2^".repeat(50_000) + "2"), Unit::Count), nests);
     }
 
     #[test]

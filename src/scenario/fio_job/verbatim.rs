@@ -85,7 +85,7 @@ fn apply_sets(jobs: &mut [Job], file: &str, sets: &[Override]) -> Result<()> {
             _ => key,
         };
         for job in jobs.iter_mut().filter(|j| only.is_none_or(|n| n == j.name)) {
-            let at = super::reader::Where { file: format!("--set {set}"), line: 0 };
+            let at = super::reader::Where::at(format!("--set {set}"), 0);
             let opt = Opt { name: name.to_string(), written: name.to_string(), value: Some(set.value.clone()), at };
             match job.options.iter_mut().find(|o| o.name == name) {
                 Some(old) => *old = opt,

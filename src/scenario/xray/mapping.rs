@@ -52,6 +52,17 @@ pub struct Job {
     pub keys: Vec<(&'static str, String)>,
 }
 
+/// The fio file `name` of the X-Ray directory `dir`: its path as named (its errors name
+/// it so) and its text, read only if it is inside `dir`.
+fn fio_file(dir: &Path, name: &str) -> std::result::Result<(std::path::PathBuf, String), String> {
+    let root = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+    let real = crate::nofollow::confined(&root, &dir.join("test.yml"), name, "the X-Ray scenario's directory")
+        .map_err(|e| format!("{name}: {e}"))?;
+    let text =
+        crate::nofollow::read_input(&real, "fio job file", crate::scenario::MAX_BYTES).map_err(|e| e.to_string())?;
+    Ok((dir.join(name), text))
+}
+
 /// Maps the rendered `file` (whose keys were written at `lines` of `origin`) of the
 /// scenario in `dir` onto an inventory whose hosts have `targets` targets each.
 pub fn map(
@@ -95,9 +106,8 @@ pub fn map(
                     format!("{}: expected one fio file's name", flow(&w.config_file)),
                 )
             })?;
-            let path = dir.join(&config_file);
-            let text = crate::nofollow::read_input(&path, "fio job file", crate::scenario::MAX_BYTES)
-                .map_err(|e| at(&["workloads", &i, name, "config_file"], e.to_string()))?;
+            let (path, text) =
+                fio_file(dir, &config_file).map_err(|e| at(&["workloads", &i, name, "config_file"], e))?;
             let fio = fio_job::map_file(&path, &text, &[])?;
             if !fio.timeline.is_empty() {
                 notes.push(format!("{}: its jobs' order (stonewall, startdelay) is not kept: they start together, as X-Ray's VMs run them", config_file));

@@ -52,15 +52,58 @@ pub fn render(origin: &str, text: &str, sets: &mut Vec<Override>) -> Result<Rend
         let at = given_at.get(name).cloned().unwrap_or_else(|| format!("{origin}: vars.{name}.default"));
         in_bounds(name, &vars[name], spec).map_err(|why| Error::input(format!("{at}: {why}")))?;
     }
+    let text = bounded(origin, text, minijinja::Value::from_serialize(&vars))?;
+    Ok(Rendered { text, vars })
+}
+
+/// How many steps of the template engine one rendering may take. An X-Ray test's
+/// loops take thousands; nested loops over `range(100000)` would take hours.
+const FUEL: u64 = 5_000_000;
+
+/// How long the rendered text may be: it is read as a scenario, which is bounded the
+/// same, so a loop writing without end stops here rather than filling memory.
+const MAX_RENDERED: usize = crate::scenario::MAX_BYTES;
+
+/// `text` rendered with `ctx`, undefined names refused, its steps and its length bounded.
+fn bounded(origin: &str, text: &str, ctx: minijinja::Value) -> Result<String> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-    let ctx = minijinja::Value::from_serialize(&vars);
-    let text = env.render_str(text, ctx).map_err(|e| {
+    env.set_fuel(Some(FUEL));
+    let mut out = Capped { text: Vec::new(), over: false };
+    let rendered = env.template_from_str(text).and_then(|t| t.render_captured_to(ctx, &mut out).map(drop));
+    rendered.map_err(|e| {
         let line = e.line().map(|l| format!(":{l}")).unwrap_or_default();
-        let detail = e.detail().map(|d| format!(": {d}")).unwrap_or_default();
-        Error::input(format!("{origin}{line}: rendering the template: {}{detail}", e.kind()))
+        let why = match e.kind() {
+            minijinja::ErrorKind::OutOfFuel => format!("runs past {FUEL} steps: a loop without end is refused"),
+            minijinja::ErrorKind::WriteFailure if out.over => {
+                format!("the rendered text passes {} MiB", MAX_RENDERED >> 20)
+            }
+            kind => format!("{kind}{}", e.detail().map(|d| format!(": {d}")).unwrap_or_default()),
+        };
+        Error::input(format!("{origin}{line}: rendering the template: {why}"))
     })?;
-    Ok(Rendered { text, vars })
+    String::from_utf8(out.text).map_err(|_| Error::input(format!("{origin}: rendering the template: not UTF-8")))
+}
+
+/// The rendered text, refusing to grow past [`MAX_RENDERED`] (`over` once it would).
+struct Capped {
+    text: Vec<u8>,
+    over: bool,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.text.len() + buf.len() > MAX_RENDERED {
+            self.over = true;
+            return Err(std::io::Error::other("the rendered text is too long"));
+        }
+        self.text.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A `--set` value as YAML reads a scalar: `32` a number, `true` a boolean.
@@ -155,6 +198,17 @@ mod tests {
         let t = "vars:\n  iops:\n    default: 100\nx: {{ iops + 1.96 * iops ** (1/2) }}\n";
         let r = render("t", t, &mut Vec::new()).unwrap();
         assert!(r.text.contains("x: 119.6"), "{}", r.text);
+    }
+
+    #[test]
+    fn a_template_is_bounded_in_steps_and_in_length() {
+        let spins = "a: 1\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n";
+        let e = render("t/test.yml", spins, &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains(&format!("rendering the template: runs past {FUEL} steps")), "{e}");
+        let grows = "a: 1\n{% for i in range(100000) %}# a line of padding, written again and again\n{% endfor %}";
+        let e = render("t/test.yml", grows, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("the rendered text passes 1 MiB"), "{e}");
     }
 
     #[test]
