@@ -166,11 +166,13 @@ workloads:
         for (thread, _) in ready.start(&cx).unwrap() {
             thread.join().unwrap().unwrap();
         }
-        let samples: Vec<_> = rx.try_iter().map(|x| (x.workload, x.worker, x.t, x.op, x.stats.ops)).collect();
-        let op = crate::metrics::Op::Txn;
-        let want = vec![(idx, 10, 0, op, 4), (idx, 11, 0, op, 4), (idx, 10, 1, op, 4), (idx, 11, 1, op, 4)];
-        assert_eq!(samples, want);
-        assert!(w.measures().ops == [op] && w.measures().latency);
+        let samples: Vec<_> = rx.try_iter().map(|x| (x.worker, x.t, x.op.as_str(), x.stats.ops)).collect();
+        let second = |t| [(10, t, "nap", 2), (10, t, "snore", 2), (11, t, "nap", 2), (11, t, "snore", 2)];
+        assert_eq!(samples, [second(0), second(1)].concat());
+        // its ops are named by it, counted as transactions, each with its latency
+        let ops: Vec<&str> = w.measures().ops.iter().map(|o| o.as_str()).collect();
+        assert_eq!(ops, ["nap", "snore"]);
+        assert!(w.measures().ops.iter().all(|o| o.unit() == crate::metrics::summary::Throughput::Tps));
         ready.stop().unwrap();
     }
 }

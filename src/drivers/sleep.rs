@@ -8,7 +8,7 @@ use super::driver::{Driver, LaunchContext, Ready, spawn_program};
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::Result;
-use crate::metrics::{Op, OpStats, Sample};
+use crate::metrics::{OpStats, Sample};
 use crate::scenario::program::sleep::Sleep;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use std::path::Path;
@@ -42,27 +42,26 @@ impl Driver for SleepDriver {
 }
 
 impl Ready for SleepDriver {
-    /// One thread for all the workers asked: each second, a sample per worker.
+    /// One thread for all the workers asked: each second, a sample per worker and op.
     fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
         let every = Duration::from_millis(spec_of(&cx.workload).map_or(1000, |s| s.every_ms as u64));
+        let ops = cx.workload.measures().ops;
         spawn_program(cx, "sleep", move |l| {
+            let per_second = (1000 / every.as_millis().max(1)) as usize;
             let mut t = l.begin_t();
             while t < l.end_t && !l.stop.load(Ordering::Relaxed) && !l.abort.load(Ordering::Relaxed) {
                 let second = l.clock_start + Duration::from_secs(t + 1);
                 std::thread::sleep(second.saturating_duration_since(Instant::now()));
                 for worker in l.workers.clone() {
-                    let mut stats = OpStats::new(false);
-                    for _ in 0..(1000 / every.as_millis().max(1)) {
-                        stats.record(0, every.as_nanos() as u64, every.as_nanos() as u64);
+                    // the ops in turn, a transaction each, for a second's worth
+                    for (i, &op) in ops.iter().enumerate() {
+                        let mut stats = OpStats::new(false);
+                        for _ in (i..per_second).step_by(ops.len()) {
+                            stats.record(0, every.as_nanos() as u64, every.as_nanos() as u64);
+                        }
+                        let worker = l.first_worker + worker;
+                        let _ = l.tx.send(Sample { workload: l.workload_idx, worker, t: t as u32, op, stats });
                     }
-                    let sample = Sample {
-                        workload: l.workload_idx,
-                        worker: l.first_worker + worker,
-                        t: t as u32,
-                        op: Op::Txn,
-                        stats,
-                    };
-                    let _ = l.tx.send(sample);
                 }
                 t += 1;
             }

@@ -84,6 +84,8 @@ impl Checker<'_> {
         }
         let (duration, ramp) = self.program_timing(&l, run_for)?;
         let spec = self.program_spec(prog, name, p, d)?;
+        // its ops are named as it says what it measures: expectations name them next
+        spec.measures();
         Ok(Workload {
             name: name.to_string(),
             jobs: spec.workers(),

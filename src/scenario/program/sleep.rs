@@ -1,5 +1,6 @@
 //! `driver: sleep`, a program that exists only in the test build: each of its `sleepers`
-//! does one "transaction" every `every_ms` milliseconds, doing nothing. It proves the
+//! does one transaction every `every_ms` milliseconds, doing nothing, a `nap` and a
+//! `snore` in turn: two ops named by their program, each with its latency. It proves the
 //! program seam end to end, and it is the skeleton to copy for a new program: this
 //! model file, its runner (`crate::drivers::sleep`), and one line in each registry.
 
@@ -11,6 +12,9 @@ use serde::Serialize;
 use std::any::Any;
 
 pub struct SleepProgram;
+
+/// Its transaction types, in the order a sleeper does them.
+pub const OPS: [&str; 2] = ["nap", "snore"];
 
 /// `driver: sleep`'s settings, checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,7 +65,8 @@ impl Spec for Sleep {
     }
 
     fn measures(&self) -> Measures {
-        Measures { unit: Throughput::Tps, ops: vec![Op::Txn], latency: true, mb_per_s: false, rate: false }
+        let ops = OPS.iter().map(|name| Op::named(name, Throughput::Tps)).collect();
+        Measures { unit: Throughput::Tps, ops, latency: true, mb_per_s: false, rate: false }
     }
 
     fn as_any(&self) -> &dyn Any {
