@@ -5,7 +5,7 @@
 //! `lint-...`); `--strict` makes a warning stop the run (exit 2).
 
 use crate::metrics::summary::Throughput;
-use crate::scenario::driver::{Driver, Script};
+use crate::scenario::program::ProgramSpec;
 use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
 use crate::scenario::yaml::{self, Value};
@@ -74,46 +74,12 @@ pub struct Facts {
 /// Below this, a measured duration rarely reaches steady state (SSDs, caches, tiering).
 const STEADY_STATE_S: u64 = 60;
 
-/// What a driver workload risks measuring instead of what it is meant to: a pgbench
-/// database that fits in shared_buffers or RAM (reads never reach storage), iperf3 on
-/// loopback (the kernel's memory copy, not a link).
-fn driver_findings(name: &str, driver: &Driver, memory_bytes: Option<u64>) -> Vec<Finding> {
-    let mut out = Vec::new();
-    match driver {
-        // a custom script may only write (commit latency): its reads are not the point
-        Driver::Pgbench(p) if matches!(p.script, Script::Builtin(_)) => {
-            let size = p.database_bytes();
-            let fits = match (p.shared_buffers(), memory_bytes) {
-                (Some(sb), _) if size <= sb => Some(format!("shared_buffers ({})", Size(sb).human())),
-                (_, Some(ram)) if size < ram => Some(format!("the {} of RAM", Size(ram).human())),
-                _ => None,
-            };
-            if let Some(fits) = fits {
-                out.push(Finding::about(
-                    name,
-                    Severity::Warning,
-                    "pgbench-in-memory",
-                    format!(
-                        "a pgbench database at scale {} (about {}) fits in {fits}: after warm-up no read \
-                         reaches storage, so this run measures memory, not storage. For storage, raise `scale` \
-                         past RAM (scale 100 is about 1.7 GB, 1000 about 15 GB)",
-                        p.scale,
-                        Size(size).human()
-                    ),
-                ));
-            }
-        }
-        Driver::Iperf3(i) if i.server.is_none() => out.push(Finding::about(
-            name,
-            Severity::Info,
-            "iperf3-loopback",
-            "without a `server`, iperf3 runs over loopback: it measures this host's kernel and memory, not a \
-             network link. Give `server: HOST` (an `iperf3 -s` on another host) to measure the link"
-                .to_string(),
-        )),
-        _ => {}
-    }
-    out
+/// What a program's workload risks measuring instead of what it is meant to, as its
+/// program says (a pgbench database that fits in memory, iperf3 on loopback).
+fn program_findings(name: &str, program: &ProgramSpec, memory_bytes: Option<u64>) -> Vec<Finding> {
+    let severity = |warning: bool| if warning { Severity::Warning } else { Severity::Info };
+    let risks = program.risks(memory_bytes).into_iter();
+    risks.map(|r| Finding::about(name, severity(r.warning), r.rule, r.message)).collect()
 }
 
 /// The findings before a run, from the scenario and what this machine says about its
@@ -155,10 +121,11 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
         let io = match &w.kind {
-            Kind::Program(driver) => {
-                out.extend(driver_findings(&w.name, driver, facts.memory_bytes));
+            Kind::Program(program) => {
+                out.extend(program_findings(&w.name, program, facts.memory_bytes));
                 continue;
             }
+            Kind::FioSection(_) => continue,
             Kind::Io(io) => io,
         };
         let set = facts.working_set.get(i).copied().flatten();
@@ -266,14 +233,9 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
             Some(io) => format!("at most {seconds} s of measurement, less if its IO ({io}) is done sooner,"),
             None => format!("{seconds} s of measurement{per_step}"),
         };
-        let settles = match w.driver() {
-            Some(Driver::Pgbench(_)) => {
-                "a database's cache warms, and checkpoints and autovacuum come round, over minutes"
-            }
-            Some(Driver::Iperf3(_)) => {
-                "TCP settles in seconds, but a link shared with other traffic varies over minutes"
-            }
-            None | Some(Driver::FioJob(_)) => "flash garbage collection, caches and tiers settle over minutes",
+        let settles = match w.program() {
+            Some(p) => p.program().settles(),
+            None => "flash garbage collection, caches and tiers settle over minutes",
         };
         out.push(Finding::about(
             &w.name,

@@ -65,7 +65,9 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
     if base.io().is_none() {
         return Err(Error::input(format!(
             "{}: workload `{}` runs {}: `sweep` varies the iodepth or jobs of an IO workload",
-            args.scenario, base.name, base.engine
+            args.scenario,
+            base.name,
+            base.runner()
         )));
     }
     let whole = |s: Span, what: &str| -> Result<u64> {

@@ -21,8 +21,9 @@ pub trait Driver: Sync {
     /// Its name, as a workload names it (`engine: fio`, `driver: pgbench`).
     fn name(&self) -> &'static str;
 
-    /// Whether it runs workloads of `engine` (after any fallback, io_uring to psync).
-    fn runs(&self, engine: EngineKind) -> bool;
+    /// Whether it runs workload `w`, whose IO back end (after any fallback, io_uring
+    /// to psync) is `engine`: none for a program's workload.
+    fn runs(&self, w: &Workload, engine: Option<EngineKind>) -> bool;
 
     /// How long before a workload's first second it must be started, so that its work
     /// (not its program's start-up) fills that second.
@@ -51,7 +52,7 @@ pub trait Driver: Sync {
     /// What a workload runs, for the line printed as it starts (between its name and
     /// its duration): `files` are its data files, `planned` its workers, `engine` the
     /// one it runs on.
-    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String;
+    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: Option<EngineKind>) -> String;
 }
 
 /// A driver readied for one run: it starts its workloads and, at the run's end, stops
@@ -73,8 +74,8 @@ pub trait Ready: Send + Sync {
 pub struct LaunchContext {
     pub workload_idx: usize,
     pub workload: Arc<Workload>,
-    /// The engine it runs on, after any fallback.
-    pub engine: EngineKind,
+    /// The IO back end it runs on, after any fallback; none for a program's workload.
+    pub engine: Option<EngineKind>,
     /// Its data files, one per target (fathom's engine and fio).
     pub files: Vec<Arc<DataFile>>,
     /// Worker id of the workload's worker 0; the others follow.

@@ -15,7 +15,7 @@ use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
 use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats, Sample};
-use crate::scenario::driver::{Driver as Spec, Iperf3};
+use crate::scenario::program::iperf3::Iperf3;
 use crate::scenario::units::Span;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
@@ -54,7 +54,7 @@ pub struct Servers {
 fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Servers> {
     let mut servers = Servers::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
-        let Some(Spec::Iperf3(spec)) = w.driver() else { continue };
+        let Some(spec) = spec_of(w) else { continue };
         let (host, port) = match &spec.server {
             Some(server) => split_host_port(server),
             None => {
@@ -221,13 +221,18 @@ impl Seconds {
 /// `driver: iperf3`.
 pub struct Iperf3Driver;
 
+/// The iperf3 settings of workload `w`, if iperf3 runs it.
+fn spec_of(w: &Workload) -> Option<&Iperf3> {
+    w.program()?.get::<Iperf3>()
+}
+
 impl Driver for Iperf3Driver {
     fn name(&self) -> &'static str {
         "iperf3"
     }
 
-    fn runs(&self, engine: EngineKind) -> bool {
-        engine == EngineKind::Iperf3
+    fn runs(&self, w: &Workload, _: Option<EngineKind>) -> bool {
+        spec_of(w).is_some()
     }
 
     fn check(&self, _: &Scenario, _: &AtomicBool) -> Result<()> {
@@ -244,8 +249,8 @@ impl Driver for Iperf3Driver {
         Ok(Box::new(prepare(scenario, stop, progress).map_err(bad_input)?))
     }
 
-    fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
-        let Some(Spec::Iperf3(i)) = w.driver() else { return "iperf3".into() };
+    fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: Option<EngineKind>) -> String {
+        let Some(i) = spec_of(w) else { return w.runner() };
         format!(
             "iperf3, {} stream{}{}",
             i.streams,
@@ -257,7 +262,7 @@ impl Driver for Iperf3Driver {
 
 impl Ready for Servers {
     fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
-        let Some(Spec::Iperf3(spec)) = cx.workload.driver() else {
+        let Some(spec) = spec_of(&cx.workload) else {
             return Err(Error::failed(format!("{}: not an iperf3 workload", cx.workload.name)));
         };
         let spec = spec.clone();

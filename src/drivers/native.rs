@@ -19,16 +19,16 @@ impl Driver for Native {
         "engine"
     }
 
-    fn runs(&self, engine: EngineKind) -> bool {
-        engine::backend(engine).is_some()
+    fn runs(&self, _: &Workload, engine: Option<EngineKind>) -> bool {
+        engine.and_then(engine::backend).is_some()
     }
 
     fn prepare(&self, _: &Scenario, _: &Path, _: &AtomicBool, _: &dyn Fn(&str)) -> Result<Box<dyn Ready>> {
         Ok(Box::new(Native))
     }
 
-    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
-        let Some(io) = w.io() else { return engine.to_string() };
+    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: Option<EngineKind>) -> String {
+        let Some(io) = w.io() else { return w.runner() };
         describe_io(w, io, files, planned, engine)
     }
 }
@@ -39,7 +39,7 @@ impl Ready for Native {
             workload_idx: cx.workload_idx,
             workload: cx.workload.clone(),
             files: cx.files.clone(),
-            engine: cx.engine,
+            engine: cx.engine.ok_or_else(|| Error::failed(format!("{}: no IO back end", cx.workload.name)))?,
             first_worker: cx.first_worker,
             planned: cx.planned,
             clock_start: cx.clock_start,
@@ -57,8 +57,15 @@ impl Ready for Native {
 
 /// What an IO workload runs, e.g. `randread 4k, depth 4 x 1 job, io_uring, O_DIRECT on
 /// /mnt/x/fathom.dat (1 GiB)`: the same whether fathom's engine or fio runs it.
-pub fn describe_io(w: &Workload, io: &IoProfile, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
+pub fn describe_io(
+    w: &Workload,
+    io: &IoProfile,
+    files: &[Arc<DataFile>],
+    planned: u32,
+    engine: Option<EngineKind>,
+) -> String {
     use crate::scenario::units::Size;
+    let engine = engine.map_or_else(|| w.runner(), |e| e.to_string());
     let on: Vec<String> = match &w.placement {
         Some(p) => vec![format!("hosts {} ({} each)", p.resolved.join(", "), p.workers_per_host())],
         None => files.iter().map(|f| format!("{} ({})", f.path.display(), Size(f.size).human())).collect(),

@@ -30,6 +30,6 @@ mod tests {
         );
         assert!(b(EngineKind::IoUring).needs_file() && b(EngineKind::Psync).needs_file());
         assert!(!b(EngineKind::Null).needs_file());
-        assert!(backend(EngineKind::Fio).is_none() && backend(EngineKind::Pgbench).is_none());
+        assert!(backend(EngineKind::Fio).is_none());
     }
 }

@@ -72,7 +72,7 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
                 }
                 Op::Sync if w.fdatasync => libc::fdatasync(fds[io.file as usize]) as isize,
                 Op::Sync => libc::fsync(fds[io.file as usize]) as isize,
-                Op::Txn | Op::Send | Op::Recv => unreachable!("the IO generator issues reads, writes and syncs"),
+                _ => unreachable!("the IO generator issues reads, writes and syncs"),
             }
         };
         let done = Instant::now();

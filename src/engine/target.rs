@@ -207,10 +207,7 @@ pub fn prepare(
         .iter()
         .map(|w| match (w.io(), needs_file(w)) {
             // a program's workload has no data files of fathom's; fio's own are its targets
-            (None, _) => {
-                let targets = w.driver().map_or(&[][..], |d| d.targets());
-                targets.iter().try_for_each(|t| refuse_pseudo(w, t)).map(|_| Vec::new())
-            }
+            (None, _) => w.outside_targets().iter().try_for_each(|t| refuse_pseudo(w, t)).map(|_| Vec::new()),
             (Some(io), false) => Ok(vec![null_file(io)?]),
             (Some(io), true) => Ok(io.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
         })
@@ -220,7 +217,7 @@ pub fn prepare(
 /// Whether a workload's IO goes to a file: not when its back end does no IO (`null`).
 /// Workloads of another program (fio) have their files laid out like the engine's.
 fn needs_file(w: &Workload) -> bool {
-    backend(w.engine).is_none_or(|b| b.needs_file())
+    w.engine.and_then(backend).is_none_or(|b| b.needs_file())
 }
 
 /// The stand-in of a null workload: no data, a working set of `size` (1 GiB if not

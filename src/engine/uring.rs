@@ -120,7 +120,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
             (Op::Write, false, true) => opcode::WriteFixed::new(fd, ptr, len, 0).offset(offset).build(),
             (Op::Read, false, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
             (Op::Write, false, false) => opcode::Write::new(fd, ptr, len).offset(offset).build(),
-            (Op::Txn | Op::Send | Op::Recv, _, _) => unreachable!("the IO generator issues reads, writes and syncs"),
+            _ => unreachable!("the IO generator issues reads, writes and syncs"),
         };
         entry.user_data(slot as u64)
     };

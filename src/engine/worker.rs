@@ -139,7 +139,7 @@ impl Recorder {
         }
         self.tick(now);
         let open_loop = self.open_loop;
-        self.stats[op as usize].get_or_insert_with(|| OpStats::new(open_loop)).record(
+        self.stats[op.code() as usize].get_or_insert_with(|| OpStats::new(open_loop)).record(
             bytes,
             latency.as_nanos() as u64,
             service.as_nanos() as u64,
@@ -149,7 +149,7 @@ impl Recorder {
     /// Records the check of a read block (after `record` of its IO).
     pub fn verified(&mut self, outcome: Verify) {
         let open_loop = self.open_loop;
-        let v = &mut self.stats[Op::Read as usize].get_or_insert_with(|| OpStats::new(open_loop)).verify;
+        let v = &mut self.stats[Op::Read.code() as usize].get_or_insert_with(|| OpStats::new(open_loop)).verify;
         match outcome {
             Verify::Good => v.good += 1,
             Verify::Misplaced => v.misplaced += 1,
@@ -171,7 +171,7 @@ impl Recorder {
 
     fn flush(&mut self) {
         for op in Op::IO {
-            if let Some(stats) = self.stats[op as usize].take().filter(|s| s.ops > 0) {
+            if let Some(stats) = self.stats[op.code() as usize].take().filter(|s| s.ops > 0) {
                 // The collector outlives the workers; if it failed, the run reports that.
                 let _ = self.tx.send(Sample { workload: self.workload, worker: self.worker, t: self.t, op, stats });
             }

@@ -6,12 +6,14 @@
 
 pub mod format;
 pub mod littles_law;
+pub mod op;
 pub mod summary;
 pub mod totals;
 
 use crate::error::{Error, Result};
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+pub use op::Op;
 
 /// Histogram precision: 2 significant digits (values within 1%), finer than fio's
 /// ~1.6% latency buckets, and small enough to store one histogram per second for a
@@ -19,56 +21,6 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 pub const SIGNIFICANT_DIGITS: u8 = 2;
 /// Largest latency a histogram holds: one hour, in nanoseconds. Larger values saturate.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
-
-/// What one counted operation is: the direction of an IO, or what a driver's program
-/// counts (a database transaction, bytes sent over the network). The code is what the
-/// store keeps, so it never changes for an op that exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    Read = 0,
-    Write = 1,
-    /// An fsync or fdatasync (`fsync_every`): no bytes, but a latency of its own.
-    Sync = 2,
-    /// A database transaction (`driver: pgbench`): no bytes; its latency is pgbench's.
-    Txn = 3,
-    /// Network streams' bytes sent (`driver: iperf3`): no per-op latency.
-    Send = 4,
-    /// Network streams' bytes received (`driver: iperf3` with `reverse: true`).
-    Recv = 5,
-}
-
-impl Op {
-    pub const ALL: [Op; 6] = [Op::Read, Op::Write, Op::Sync, Op::Txn, Op::Send, Op::Recv];
-    /// The ops fathom's own IO engine issues.
-    pub const IO: [Op; 3] = [Op::Read, Op::Write, Op::Sync];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Sync => "sync",
-            Op::Txn => "txn",
-            Op::Send => "send",
-            Op::Recv => "recv",
-        }
-    }
-
-    /// Network streams' bytes (iperf3): counted in bytes only, with no per-op latency.
-    pub fn is_network(self) -> bool {
-        matches!(self, Op::Send | Op::Recv)
-    }
-
-    /// The part of a workload's rate (`rate_iops`, pgbench's `rate`) this op is asked
-    /// to carry, given the share of IOs that are reads.
-    pub fn rate_share(self, read_share: f64) -> f64 {
-        match self {
-            Op::Read => read_share,
-            Op::Write => 1.0 - read_share,
-            Op::Txn => 1.0,
-            Op::Sync | Op::Send | Op::Recv => 0.0,
-        }
-    }
-}
 
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGNIFICANT_DIGITS).expect("static histogram bounds are valid")

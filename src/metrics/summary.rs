@@ -1,74 +1,9 @@
 //! The figures a user reads: IOPS (or TPS, or Gbit/s), MB/s, latency percentiles and
 //! Little's law, for one workload and op over a window of seconds.
 
+pub use super::op::Throughput;
 use super::{Op, OpStats};
 use serde::{Serialize, Serializer};
-
-/// What an op's rate is counted in, and so which of its figures were measured: IOs
-/// (IOPS, MB/s, a latency per IO), a database's transactions (TPS, and TPM as database
-/// people quote it; a latency per transaction, but no bytes fathom counts) or network
-/// streams (Gbit/s; iperf3 counts neither ops nor a latency per op). Decided once, by
-/// the op, so that the terminal, `fathom runs`, `--json`, the HTML report and export
-/// all name a figure by what it is and leave out what was not measured, instead of
-/// printing `IOPS` and `0.00 MB/s` for a transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Throughput {
-    Iops,
-    Tps,
-    Gbits,
-}
-
-impl Throughput {
-    pub fn of(op: Op) -> Throughput {
-        match op {
-            Op::Read | Op::Write | Op::Sync => Throughput::Iops,
-            Op::Txn => Throughput::Tps,
-            Op::Send | Op::Recv => Throughput::Gbits,
-        }
-    }
-
-    /// The rate's name as a reader knows it: `IOPS`, `TPS`, `Gbit/s`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Throughput::Iops => "IOPS",
-            Throughput::Tps => "TPS",
-            Throughput::Gbits => "Gbit/s",
-        }
-    }
-
-    /// The rate's key in `--json` and export: `iops`, `tps`, `gbit_per_s`.
-    pub fn key(self) -> &'static str {
-        match self {
-            Throughput::Iops => "iops",
-            Throughput::Tps => "tps",
-            Throughput::Gbits => "gbit_per_s",
-        }
-    }
-
-    /// The rate in this unit, from ops and megabytes (10^6 bytes) per second.
-    pub fn rate(self, ops_per_s: f64, mb_per_s: f64) -> f64 {
-        match self {
-            Throughput::Iops | Throughput::Tps => ops_per_s,
-            Throughput::Gbits => mb_per_s * 8.0 / 1000.0,
-        }
-    }
-
-    /// True when its ops are counted one by one (IOPS, TPS): network streams are bytes.
-    pub fn counts_ops(self) -> bool {
-        self != Throughput::Gbits
-    }
-
-    /// True when MB/s was measured: a transaction's bytes are not fathom's to count.
-    pub fn counts_bytes(self) -> bool {
-        self != Throughput::Tps
-    }
-
-    /// True when each op has a latency (percentiles, Little's law).
-    pub fn has_latency(self) -> bool {
-        self != Throughput::Gbits
-    }
-}
 
 /// Latency percentiles in microseconds.
 #[derive(Debug, Clone, Serialize)]
@@ -126,7 +61,7 @@ pub struct OpSummary {
 impl OpSummary {
     /// Network streams' bytes (see [`Op::is_network`]): no op count or latency to show.
     pub fn is_network(&self) -> bool {
-        self.op == Op::Send.as_str() || self.op == Op::Recv.as_str()
+        self.unit == Throughput::Gbits
     }
 
     /// Its rate in its own unit: IOPS, TPS or Gbit/s.
@@ -171,7 +106,7 @@ impl OpSummary {
         OpSummary {
             workload: workload.to_string(),
             op: op.as_str(),
-            unit: Throughput::of(op),
+            unit: op.unit(),
             seconds,
             ops: stats.ops,
             bytes: stats.bytes,

@@ -7,7 +7,6 @@
 //! same figures are one plain line every 10 s.
 
 use super::format::{count, latency_us, rate_in, sig3};
-use crate::metrics::summary::Throughput;
 use crate::metrics::totals::{State, Totals};
 use crate::metrics::{Op, OpStats};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -185,7 +184,7 @@ fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> String {
     let recent: Vec<(Op, &OpStats)> =
         of_phase.filter(|(_, (t, _))| u64::from(*t) + 3 >= now).map(|((_, op), (_, stats))| (*op, stats)).collect();
     // one workload's ops share a unit: IOPS, TPS or Gbit/s
-    let unit = Throughput::of(recent[0].0);
+    let unit = recent[0].0.unit();
     let mb_per_s = recent.iter().map(|(_, st)| st.bytes).sum::<u64>() as f64 / 1e6;
     if !unit.has_latency() {
         return format!("{head}: {}", rate_in(unit.rate(0.0, mb_per_s), unit));

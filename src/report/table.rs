@@ -63,6 +63,17 @@ impl RateColumn {
     }
 }
 
+/// The programs (what ran them, as stored) of the workloads `which` picks, joined.
+fn programs(s: &RunSummary, which: impl Fn(&super::measured::WorkloadSummary) -> bool) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for w in s.workloads.iter().filter(|w| which(w)) {
+        if !names.contains(&w.workload.engine.as_str()) {
+            names.push(&w.workload.engine);
+        }
+    }
+    names.join(", ")
+}
+
 /// The results table of one run: one row per workload and op.
 pub fn results(s: &RunSummary) -> String {
     let measured = || s.workloads.iter().flat_map(|w| &w.ops).filter(|o| !o.is_network());
@@ -97,8 +108,9 @@ pub fn results(s: &RunSummary) -> String {
         }
     }
     let mut out = if rows.is_empty() { String::new() } else { render(&header, &rows, 2) };
-    if measured().any(|o| o.unit == Throughput::Tps) {
-        out.push_str("txn: pgbench transactions (depth: its clients)\n");
+    let transacting = programs(s, |w| w.ops.iter().any(|o| o.unit == Throughput::Tps));
+    if !transacting.is_empty() {
+        out.push_str(&format!("txn: {transacting} transactions (depth: its clients)\n"));
     }
     out.push_str(&network(s));
     out.push_str(&hosts(s));
@@ -220,7 +232,7 @@ fn network(s: &RunSummary) -> String {
             let retransmits = s
                 .observed
                 .iter()
-                .find(|x| x.source == format!("iperf3:{}", w.workload.name) && x.name == "retransmits")
+                .find(|x| x.source == format!("{}:{}", w.workload.engine, w.workload.name) && x.name == "retransmits")
                 .map(|x| format!("{:.1}", x.mean))
                 .unwrap_or_else(|| "-".into());
             let share = link.map(|l| format!("{:.1}%", gbit * 1e9 / l * 100.0)).unwrap_or_else(|| "-".into());
@@ -231,7 +243,7 @@ fn network(s: &RunSummary) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut out = String::from("\nnetwork (iperf3):\n");
+    let mut out = format!("\nnetwork ({}):\n", programs(s, |w| w.ops.iter().any(|o| o.is_network())));
     let header: Vec<&str> = ["workload", "op", "streams", "Gbit/s"]
         .into_iter()
         .chain(linked.then_some("of link"))
@@ -281,7 +293,9 @@ fn events(s: &RunSummary) -> String {
             };
             // a driver's event carries its program's own closing figures
             let said = match e.kind.as_str() {
-                "pgbench" | "iperf3" | "host-lost" => format!(": {}", e.detail),
+                kind if kind == "host-lost" || crate::scenario::program::find(kind).is_some() => {
+                    format!(": {}", e.detail)
+                }
                 _ => String::new(),
             };
             out.push_str(&format!("  {:>7.1}s  {} {}{status}{took}{said}\n", e.at_ms as f64 / 1000.0, e.kind, e.label));

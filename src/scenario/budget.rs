@@ -136,11 +136,13 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
             let iodepth = u64::from(w.io().map_or(1, |io| io.iodepth));
             // IO buffers: a program's workload has none, and `null` does no IO
             let buffer = match w.io() {
-                Some(io) if w.engine != EngineKind::Null => io.bs.max().next_multiple_of(super::limits::ALIGN as u64),
+                Some(io) if w.engine != Some(EngineKind::Null) => {
+                    io.bs.max().next_multiple_of(super::limits::ALIGN as u64)
+                }
                 _ => 0,
             };
             // a psync worker is one thread per IO in flight, each with its own recorder
-            let per_worker = if w.engine == EngineKind::Psync { iodepth } else { 1 };
+            let per_worker = if w.engine == Some(EngineKind::Psync) { iodepth } else { 1 };
             let threads = workers * per_worker;
             let ops = match w.io() {
                 None => 1,

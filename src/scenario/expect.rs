@@ -224,10 +224,10 @@ fn op_metric(rest: &str, subject: &str) -> Result<(Option<Op>, Metric)> {
     };
     let op = match op {
         None => None,
-        Some(o) => match Op::ALL.into_iter().find(|op| op.as_str() == o) {
+        Some(o) => match Op::find(o) {
             Some(op) => Some(op),
             None => {
-                let ops: Vec<&str> = Op::ALL.iter().map(|o| o.as_str()).collect();
+                let ops: Vec<&str> = Op::all().into_iter().map(Op::as_str).collect();
                 return Err(Error::input(format!("`{subject}`: `{o}` is not an op ({})", ops.join(", "))));
             }
         },

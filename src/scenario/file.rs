@@ -2,7 +2,6 @@
 //! refused. [`super::load`] reads text into these, [`super::check`] turns them into the
 //! [`super::model`].
 
-use super::driver;
 use super::model::{Arrival, Crc, EngineKind, Queue, Rw};
 use super::steps;
 use super::units::{Size, Span};
@@ -13,7 +12,6 @@ use serde::{Deserialize, Serialize};
 /// overlaid. Unknown keys are rejected (old fio silently ignored options it did not
 /// know, and the field notes show what that cost).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Profile {
     #[serde(default, deserialize_with = "one_or_many")]
     pub target: Option<Vec<String>>,
@@ -68,21 +66,12 @@ pub struct Profile {
     /// Which of each host's inventory targets the workload uses, by position (0-based):
     /// X-Ray's fio sections each write one of a VM's data disks.
     pub host_targets: Option<Vec<usize>>,
-    /// Another program runs this workload (see [`driver`]); the keys below are its own.
-    pub driver: Option<driver::DriverName>,
-    pub dsn: Option<String>,
-    pub scale: Option<u32>,
-    pub reuse: Option<bool>,
-    pub clients: Option<u32>,
-    pub threads: Option<u32>,
-    pub script: Option<String>,
-    pub sql: Option<String>,
-    pub rate: Option<f64>,
-    pub settings: Option<driver::Settings>,
-    pub server: Option<String>,
-    pub streams: Option<u32>,
-    pub reverse: Option<bool>,
-    pub link: Option<String>,
+    /// Another program runs this workload (`driver: pgbench`, see [`super::program`]).
+    pub driver: Option<String>,
+    /// Every other key: a program's own (checked by the program a workload names), or
+    /// a mistake (refused where the profile is checked, naming the keys there are).
+    #[serde(flatten)]
+    pub program: IndexMap<String, super::yaml::Value>,
 }
 
 /// `target: /dev/sdb` or `target: [/dev/sdb, /dev/sdc]` (a scenario's, and an

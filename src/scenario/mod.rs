@@ -6,7 +6,8 @@
 //! ones after it and none used back:
 //!
 //! - [`model`]: what a checked scenario is (the types the rest of fathom reads), with
-//!   [`pattern`], [`units`], [`steps`], [`expect`] and [`driver`] for its values;
+//!   [`pattern`], [`units`], [`steps`], [`expect`] and [`fio_section`] for its values,
+//!   and [`program`], the programs a workload's `driver:` names, each in one file;
 //! - [`file`](mod@file): the file as written (every key optional, unknown keys refused);
 //! - [`check`]: from the file to the model, by topic, errors located at the key;
 //! - [`fio_job`]: fio job files read and mapped to a scenario's YAML;
@@ -18,10 +19,10 @@
 pub mod budget;
 pub mod builtin;
 mod check;
-pub mod driver;
 pub mod expect;
 pub mod file;
 pub mod fio_job;
+pub mod fio_section;
 pub mod hooks;
 pub mod limits;
 mod load;
@@ -30,6 +31,7 @@ pub mod open;
 mod overrides;
 pub mod pattern;
 mod prescan;
+pub mod program;
 pub mod results;
 pub mod schedule;
 pub mod steps;

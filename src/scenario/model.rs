@@ -2,9 +2,11 @@
 //! setting decided, the timeline, expectations), the types the rest of fathom reads.
 //! How text becomes these is in [`super::file`] (as written) and [`super::check`].
 
-use super::driver;
 use super::expect;
+use super::fio_section::{FioJob, IoLabels};
 use super::pattern::{BlockSizes, Content, DataSpec, Distribution};
+pub use super::program::Measures;
+use super::program::ProgramSpec;
 use super::steps;
 use super::units;
 use crate::metrics::Op;
@@ -101,12 +103,6 @@ pub enum EngineKind {
     /// for users who trust fio's numbers.
     #[serde(rename = "fio")]
     Fio,
-    /// `driver: pgbench` (see `drivers::pgbench`); set by `driver:`, never as an engine.
-    #[serde(rename = "pgbench", skip_deserializing)]
-    Pgbench,
-    /// `driver: iperf3` (see `drivers::iperf3`).
-    #[serde(rename = "iperf3", skip_deserializing)]
-    Iperf3,
 }
 
 impl std::fmt::Display for EngineKind {
@@ -116,8 +112,6 @@ impl std::fmt::Display for EngineKind {
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
             EngineKind::Fio => "fio",
-            EngineKind::Pgbench => "pgbench",
-            EngineKind::Iperf3 => "iperf3",
         })
     }
 }
@@ -188,8 +182,9 @@ pub struct Workload {
     pub jobs: u32,
     /// The worker group (top-level `groups`) whose count gave `jobs`, if any.
     pub group: Option<String>,
-    /// What runs it: a back end of fathom's engine, fio, or another program.
-    pub engine: EngineKind,
+    /// The IO back end that runs it (fathom's engine's, or fio); `None` for a program's
+    /// workload, which its program runs.
+    pub engine: Option<EngineKind>,
     pub duration: Duration,
     pub ramp: Duration,
     /// The hosts this workload's workers run on, if not here (many-host runs).
@@ -198,11 +193,13 @@ pub struct Workload {
 }
 
 /// What a workload runs: an IO profile (run by fathom's engine or by fio, as `engine`
-/// says), or another program's spec (`driver:`).
+/// says), a section of the user's fio job file run by fio as written, or a program's
+/// spec (`driver:`).
 #[derive(Debug, Clone)]
 pub enum Kind {
     Io(IoProfile),
-    Program(driver::Driver),
+    FioSection(FioJob),
+    Program(ProgramSpec),
 }
 
 impl Workload {
@@ -217,10 +214,10 @@ impl Workload {
     pub fn bound(&self) -> Option<Bound> {
         match &self.kind {
             Kind::Io(io) => io.bound,
-            Kind::Program(driver::Driver::FioJob(j)) if j.ends_by_itself => {
+            Kind::FioSection(j) if j.ends_by_itself => {
                 Some(Bound { io_size: None, passes: None, number_ios: None, capped: j.capped })
             }
-            Kind::Program(_) => None,
+            Kind::FioSection(_) | Kind::Program(_) => None,
         }
     }
 
@@ -228,7 +225,7 @@ impl Workload {
     pub fn io(&self) -> Option<&IoProfile> {
         match &self.kind {
             Kind::Io(io) => Some(io),
-            Kind::Program(_) => None,
+            Kind::FioSection(_) | Kind::Program(_) => None,
         }
     }
 
@@ -236,15 +233,42 @@ impl Workload {
     pub fn io_mut(&mut self) -> Option<&mut IoProfile> {
         match &mut self.kind {
             Kind::Io(io) => Some(io),
-            Kind::Program(_) => None,
+            Kind::FioSection(_) | Kind::Program(_) => None,
         }
     }
 
     /// The program that runs this workload instead of an IO engine, if any.
-    pub fn driver(&self) -> Option<&driver::Driver> {
+    pub fn program(&self) -> Option<&ProgramSpec> {
         match &self.kind {
-            Kind::Io(_) => None,
-            Kind::Program(d) => Some(d),
+            Kind::Program(p) => Some(p),
+            Kind::Io(_) | Kind::FioSection(_) => None,
+        }
+    }
+
+    /// The section of the user's fio job file this workload runs as written, if it does.
+    pub fn fio_section(&self) -> Option<&FioJob> {
+        match &self.kind {
+            Kind::FioSection(j) => Some(j),
+            Kind::Io(_) | Kind::Program(_) => None,
+        }
+    }
+
+    /// The files and directories a program or a fio section does its IO on, so the run
+    /// records their file systems and observes their devices as it does for an IO
+    /// profile's targets.
+    pub fn outside_targets(&self) -> &[PathBuf] {
+        match &self.kind {
+            Kind::FioSection(j) => &j.targets,
+            Kind::Io(_) | Kind::Program(_) => &[],
+        }
+    }
+
+    /// What runs it, by name: its IO back end, or its program.
+    pub fn runner(&self) -> String {
+        match (&self.kind, self.engine) {
+            (Kind::Program(p), _) => p.program().name().to_string(),
+            (_, Some(engine)) => engine.to_string(),
+            (_, None) => String::new(),
         }
     }
 
@@ -253,7 +277,8 @@ impl Workload {
     pub fn rate(&self) -> Option<f64> {
         match &self.kind {
             Kind::Io(io) => io.rate_iops,
-            Kind::Program(d) => d.rate(),
+            Kind::FioSection(_) => None,
+            Kind::Program(p) => p.rate(),
         }
     }
 
@@ -276,37 +301,10 @@ impl Workload {
         match &self.kind {
             Kind::Io(p) => io(Some(p.rw.read_percent(p.rwmixread)), p.fsync_every > 0),
             // fio's own section: a trim or an rw fathom has no name for may do either
-            Kind::Program(driver::Driver::FioJob(j)) => {
-                io(j.labels.rw.and_then(Rw::from_name).map(|rw| rw.read_percent(50)), true)
-            }
-            Kind::Program(driver::Driver::Pgbench(p)) => Measures {
-                unit: Throughput::Tps,
-                ops: vec![Op::Txn],
-                latency: true,
-                mb_per_s: false,
-                rate: p.rate.is_some(),
-            },
-            Kind::Program(driver::Driver::Iperf3(n)) => Measures {
-                unit: Throughput::Gbits,
-                ops: vec![if n.reverse { Op::Recv } else { Op::Send }],
-                latency: false,
-                mb_per_s: false,
-                rate: false,
-            },
+            Kind::FioSection(j) => io(j.labels.rw.and_then(Rw::from_name).map(|rw| rw.read_percent(50)), true),
+            Kind::Program(p) => p.measures(),
         }
     }
-}
-
-/// The figures a workload's samples hold: its rate's unit, its ops, and whether it has
-/// per-op latency, MB/s (a storage figure: a network's bytes are its Gbit/s) and an
-/// asked rate to compare with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measures {
-    pub unit: Throughput,
-    pub ops: Vec<Op>,
-    pub latency: bool,
-    pub mb_per_s: bool,
-    pub rate: bool,
 }
 
 /// The stored profile (`serde_json::to_value` when a run starts, read back by
@@ -319,7 +317,7 @@ impl Serialize for Workload {
             name: &'a str,
             jobs: u32,
             group: &'a Option<String>,
-            engine: EngineKind,
+            engine: String,
             #[serde(serialize_with = "units::serialize_duration")]
             duration: Duration,
             #[serde(serialize_with = "units::serialize_duration")]
@@ -329,22 +327,28 @@ impl Serialize for Workload {
             #[serde(flatten)]
             io: std::borrow::Cow<'a, IoProfile>,
             #[serde(flatten, skip_serializing_if = "Option::is_none")]
-            driver: Option<&'a driver::Driver>,
+            driver: Option<serde_json::Value>,
         }
-        let io = match &self.kind {
-            Kind::Io(io) => std::borrow::Cow::Borrowed(io),
-            Kind::Program(d) => std::borrow::Cow::Owned(IoProfile::stored_for(&self.name, d)),
+        let (io, driver) = match &self.kind {
+            Kind::Io(io) => (std::borrow::Cow::Borrowed(io), None),
+            Kind::FioSection(j) => {
+                let io = IoProfile::stored_for(&self.name, Some(&j.labels), &j.targets, None);
+                (std::borrow::Cow::Owned(io), Some(serde_json::json!({"driver": "fio", "section": j.section})))
+            }
+            Kind::Program(p) => {
+                (std::borrow::Cow::Owned(IoProfile::stored_for(&self.name, None, &[], p.rate())), Some(p.stored()))
+            }
         };
         Stored {
             name: &self.name,
             jobs: self.jobs,
             group: &self.group,
-            engine: self.engine,
+            engine: self.runner(),
             duration: self.duration,
             ramp: self.ramp,
             placement: &self.placement,
             io,
-            driver: self.driver(),
+            driver,
         }
         .serialize(s)
     }
@@ -467,10 +471,9 @@ impl IoProfile {
     /// The IO keys a program's workload stores with its profile: the defaults they had
     /// when every workload carried them, with the program's rate as `rate_iops` (as the
     /// store's readers and older runs expect). Used for storing only.
-    fn stored_for(name: &str, d: &driver::Driver) -> IoProfile {
-        let labels = d.io_labels();
+    fn stored_for(name: &str, labels: Option<&IoLabels>, targets: &[PathBuf], rate: Option<f64>) -> IoProfile {
         IoProfile {
-            targets: d.targets().to_vec(),
+            targets: targets.to_vec(),
             queue: Queue::Shared,
             file: name.to_string(),
             rw: labels.and_then(|l| l.rw).and_then(Rw::from_name).unwrap_or(Rw::Read),
@@ -484,7 +487,7 @@ impl IoProfile {
             size: None,
             size_percent: None,
             direct: labels.is_some_and(|l| l.direct),
-            rate_iops: d.rate(),
+            rate_iops: rate,
             rate_mbps: None,
             rate_iops_per_host: None,
             arrival: Arrival::Uniform,

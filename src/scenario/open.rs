@@ -3,7 +3,6 @@
 //! command line's `--target`, `--engine` and `--set` applied. `fathom run`, `sweep` and
 //! `lint` open theirs here, so the three read a name the same way.
 
-use super::driver::Driver;
 use super::{EngineKind, Kind, Override, Scenario, Source, builtin, fio_job, xray};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -64,9 +63,9 @@ fn run_by_fio(name: &str, targets: &[PathBuf], sets: &[Override]) -> Result<Opti
     let source = Source { origin: format!("{name} (its sections run by fio)"), text: &yaml };
     let mut scenario = Scenario::load(&source, &[])?;
     for (w, section) in scenario.workloads.iter_mut().zip(verbatim.sections) {
-        w.engine = EngineKind::Fio;
+        w.engine = Some(EngineKind::Fio);
         w.jobs = section.numjobs;
-        w.kind = Kind::Program(Driver::FioJob(section.job));
+        w.kind = Kind::FioSection(section.job);
     }
     scenario.text = text;
     Ok(Some(scenario))

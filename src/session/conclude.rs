@@ -143,13 +143,20 @@ fn record_figures(store: &Store, run: i64, fleet: &Fleet, generator: Option<lint
 /// schedstat unreadable. None without native workers here (fio's CPU is its own
 /// process's; workers on other hosts spend their agents' CPU, observed as
 /// `fathom:HOST`, not this process's).
-fn generator_busy(scenario: &Scenario, engines: &[EngineKind], cpu_s: f64, wall: std::time::Duration) -> Option<f64> {
+fn generator_busy(
+    scenario: &Scenario,
+    engines: &[Option<EngineKind>],
+    cpu_s: f64,
+    wall: std::time::Duration,
+) -> Option<f64> {
     let threads: u32 = scenario
         .workloads
         .iter()
         .zip(engines)
         .filter(|(w, _)| w.placement.is_none())
-        .map(|(w, e)| crate::engine::backend(*e).map_or(0, |b| w.jobs * b.threads(w.io().map_or(1, |io| io.iodepth))))
+        .map(|(w, e)| {
+            e.and_then(crate::engine::backend).map_or(0, |b| w.jobs * b.threads(w.io().map_or(1, |io| io.iodepth)))
+        })
         .max()
         .unwrap_or(0);
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);

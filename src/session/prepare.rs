@@ -86,7 +86,7 @@ pub(super) fn prepare(
         .workloads
         .iter()
         .map(|w| match w.placement {
-            Some(_) => crate::scenario::Workload { engine: EngineKind::Null, ..w.clone() },
+            Some(_) => crate::scenario::Workload { engine: Some(EngineKind::Null), ..w.clone() },
             None => w.clone(),
         })
         .collect();
@@ -117,9 +117,7 @@ pub(super) fn prepare(
         .iter()
         .zip(&scenario.workloads)
         .filter(|(_, w)| w.placement.is_none())
-        .flat_map(|(f, w)| {
-            f.iter().map(|f| f.path.clone()).chain(w.driver().map_or(&[][..], |d| d.targets()).iter().cloned())
-        })
+        .flat_map(|(f, w)| f.iter().map(|f| f.path.clone()).chain(w.outside_targets().iter().cloned()))
         .collect();
     let mut env = environment::capture(&targets);
     // each host's machine, so that what is summed over hosts counts a shared machine once
@@ -189,8 +187,8 @@ pub(super) fn prepare(
 /// The engine each workload will use (io_uring falls back to psync when unavailable),
 /// and whether io_uring works here. Workloads run by fio need the program, and each
 /// knob fio runs differently is a warning.
-fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(Vec<EngineKind>, bool)> {
-    let uses = |e: EngineKind| scenario.workloads.iter().any(|w| w.engine == e);
+fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(Vec<Option<EngineKind>>, bool)> {
+    let uses = |e: EngineKind| scenario.workloads.iter().any(|w| w.engine == Some(e));
     let uring_ok = if uses(EngineKind::IoUring) || uses(EngineKind::Fio) {
         match engine::probe_io_uring() {
             Ok(()) => true,
@@ -204,7 +202,7 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
     };
     if uses(EngineKind::Fio) {
         let io_engine = if uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
-        for w in scenario.workloads.iter().filter(|w| w.engine == EngineKind::Fio) {
+        for w in scenario.workloads.iter().filter(|w| w.engine == Some(EngineKind::Fio)) {
             for note in w.io().map(|io| fio::jobfile::inexact(io, io_engine)).unwrap_or_default() {
                 warnings.push(Warning::FioInexact { workload: w.name.clone(), knob: note.knob, why: note.why });
             }
@@ -213,7 +211,10 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
     let engines = scenario
         .workloads
         .iter()
-        .map(|w| if w.engine == EngineKind::IoUring && !uring_ok { EngineKind::Psync } else { w.engine })
+        .map(|w| match w.engine {
+            Some(EngineKind::IoUring) if !uring_ok => Some(EngineKind::Psync),
+            engine => engine,
+        })
         .collect();
     Ok((engines, uring_ok))
 }

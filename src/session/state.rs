@@ -65,7 +65,7 @@ pub(super) struct Session {
     pub(super) inventory: Option<crate::transport::Inventory>,
     pub(super) scenario: Scenario,
     /// Engine per workload, after any fallback.
-    pub(super) engines: Vec<EngineKind>,
+    pub(super) engines: Vec<Option<EngineKind>>,
     /// Where progress lines go (stderr, or nothing with --quiet).
     pub(super) progress: Arc<dyn Fn(&str) + Send + Sync>,
     /// Set by a signal, or by a worker that failed, to stop everything.

@@ -42,7 +42,7 @@ pub struct HostBin {
 type Cell = (u64, Option<Histogram<u64>>);
 
 /// The op code of syncs, which per-host figures leave out (as the per-host counters do).
-const SYNC: i64 = Op::Sync as i64;
+const SYNC: i64 = Op::Sync.code() as i64;
 
 impl Store {
     /// Per host, a workload's counters over seconds `[from, to)` and its latency

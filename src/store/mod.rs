@@ -36,6 +36,7 @@ pub use processes::{FATHOM, ProcessRow};
 pub use reserve::Reserve;
 
 use crate::error::{Error, Result};
+use crate::metrics::summary::Throughput;
 use crate::metrics::{self, CounterRow, Op, OpStats};
 use crate::secrets::{redact, redact_json, redact_yaml};
 use hdrhistogram::Histogram;
@@ -245,12 +246,18 @@ impl Store {
                    ops = ops + excluded.ops, bytes = bytes + excluded.bytes,
                    latency_sum_ns = latency_sum_ns + excluded.latency_sum_ns",
             )?;
+            let mut name_op =
+                tx.prepare_cached("INSERT OR IGNORE INTO ops (run_id, op, name, unit) VALUES (?1, ?2, ?3, ?4)")?;
+            let named = counters.iter().map(|c| c.op).chain(histograms.keys().map(|k| k.2)).filter(|op| !op.is_fixed());
+            for op in named.collect::<std::collections::BTreeSet<Op>>() {
+                name_op.execute(params![run, op.code(), op.as_str(), op.unit().key()])?;
+            }
             for c in counters {
                 put.execute(params![
                     run,
                     c.worker,
                     c.t,
-                    c.op as i64,
+                    c.op.code(),
                     c.workload as i64,
                     c.stats.ops as i64,
                     c.stats.bytes as i64,
@@ -286,15 +293,15 @@ impl Store {
                 }
                 if stats.sizes.len() > 1 {
                     for &(size, ops) in &stats.sizes {
-                        put_size.execute(params![run, *workload as i64, t, *op as i64, size as i64, ops as i64])?;
+                        put_size.execute(params![run, *workload as i64, t, op.code(), size as i64, ops as i64])?;
                     }
                 }
                 let kinds = [(KIND_LATENCY, Some(&stats.latency)), (KIND_SERVICE, stats.service.as_ref())];
                 for (kind, hist) in kinds {
                     let Some(hist) = hist else { continue };
-                    let key = params![run, *workload as i64, t, *op as i64, kind];
+                    let key = params![run, *workload as i64, t, op.code(), kind];
                     let earlier: Option<Vec<u8>> = get.query_row(key, |r| r.get(0)).optional()?;
-                    put.execute(params![run, *workload as i64, t, *op as i64, kind, added(earlier, hist)?])?;
+                    put.execute(params![run, *workload as i64, t, op.code(), kind, added(earlier, hist)?])?;
                 }
             }
             let mut get = tx.prepare_cached(
@@ -306,9 +313,9 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for ((workload, host, t, op), hist) in by_host {
-                let key = params![run, *workload as i64, host, t, *op as i64];
+                let key = params![run, *workload as i64, host, t, op.code()];
                 let earlier: Option<Vec<u8>> = get.query_row(key, |r| r.get(0)).optional()?;
-                put.execute(params![run, *workload as i64, host, t, *op as i64, added(earlier, hist)?])?;
+                put.execute(params![run, *workload as i64, host, t, op.code(), added(earlier, hist)?])?;
             }
         }
         tx.commit()?;
@@ -434,10 +441,10 @@ impl Store {
         };
         // counters: one row per second in key order (no sort), each op's sums side by side
         let mut bin_counts: BTreeMap<(i64, Op), (u64, u64)> = BTreeMap::new();
-        let pivot: Vec<String> = Op::ALL
-            .iter()
-            .map(|op| {
-                let c = *op as u8;
+        let ops = self.ops_of(run)?;
+        let pivot: Vec<String> = ops
+            .keys()
+            .map(|c| {
                 format!(
                     "sum(CASE op WHEN {c} THEN ops END), sum(CASE op WHEN {c} THEN bytes END), \
                      sum(CASE op WHEN {c} THEN latency_sum_ns END)"
@@ -451,8 +458,8 @@ impl Store {
         let mut rows = stmt.query(params![run, workload, lo, hi])?;
         while let Some(r) = rows.next()? {
             let t: i64 = r.get(0)?;
-            for op in Op::ALL {
-                let col = 1 + 3 * op as usize;
+            for (i, &op) in ops.values().enumerate() {
+                let col = 1 + 3 * i;
                 let Some(ops) = r.get::<_, Option<i64>>(col)? else { continue };
                 let (ops, bytes, lat) =
                     (ops as u64, r.get::<_, i64>(col + 1)? as u64, r.get::<_, i64>(col + 2)? as u64);
@@ -491,7 +498,7 @@ impl Store {
         let mut rows = stmt.query(params![run, workload, lo, hi])?;
         while let Some(r) = rows.next()? {
             let t: i64 = r.get(0)?;
-            let op = op_of(r.get(1)?)?;
+            let op = op_of(&ops, r.get(1)?)?;
             let kind: i64 = r.get(2)?;
             let mut targets: Vec<&mut Histogram<u64>> = out
                 .windows
@@ -533,6 +540,20 @@ impl Store {
         Ok(out)
     }
 
+    /// What each op code stored for `run` means: the six fixed ops every store shares,
+    /// and the ops the run named (table `ops`), as this process's ops of those names.
+    pub fn ops_of(&self, run: i64) -> Result<BTreeMap<i64, Op>> {
+        let mut ops: BTreeMap<i64, Op> =
+            (0..Op::FIRST_NAMED).filter_map(|c| Op::of_code(c as i64)).map(|op| (op.code() as i64, op)).collect();
+        let mut stmt = self.conn.prepare_cached("SELECT op, name, unit FROM ops WHERE run_id = ?1")?;
+        let mut rows = stmt.query(params![run])?;
+        while let Some(r) = rows.next()? {
+            let unit = Throughput::from_key(&r.get::<_, String>(2)?).unwrap_or(Throughput::Tps);
+            ops.insert(r.get(0)?, Op::named(&r.get::<_, String>(1)?, unit));
+        }
+        Ok(ops)
+    }
+
     /// A workload's verification counts and block sizes per op in `[from, to)`, into `out`.
     fn checks_and_sizes(
         &self,
@@ -559,7 +580,7 @@ impl Store {
         )?;
         let mut rows = stmt.query(params![run, workload, from, to])?;
         while let Some(r) = rows.next()? {
-            let op = op_of(r.get(0)?)?;
+            let op = op_of(&self.ops_of(run)?, r.get(0)?)?;
             let size = r.get::<_, i64>(1)? as u64;
             let ops = r.get::<_, i64>(2)? as u64;
             out.entry(op).or_insert_with(|| OpStats::new(false)).sizes.push((size, ops));
@@ -603,11 +624,9 @@ fn added(earlier: Option<Vec<u8>>, hist: &Histogram<u64>) -> Result<Vec<u8>> {
 const KIND_LATENCY: i64 = 0;
 const KIND_SERVICE: i64 = 1;
 
-fn op_of(code: i64) -> Result<Op> {
-    Op::ALL
-        .into_iter()
-        .find(|op| *op as i64 == code)
-        .ok_or_else(|| Error::failed(format!("unknown op code {code} in the store")))
+/// The op a stored code means in a run (see [`Store::ops_of`]).
+fn op_of(ops: &BTreeMap<i64, Op>, code: i64) -> Result<Op> {
+    ops.get(&code).copied().ok_or_else(|| Error::failed(format!("unknown op code {code} in the store")))
 }
 
 pub fn now_ms() -> i64 {
@@ -663,6 +682,38 @@ mod tests {
         assert_eq!(both.ops, 199);
         assert_eq!(both.latency_sum_ns, 99 * 100_000 * 2 + 10_000_000);
         assert!(store.window(run, 0, 5, 9).unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A program's named ops are stored by name: read back in a process that gave the
+    /// names other codes (another fathom, or the same one reading two runs), each
+    /// second is still the op of its name, with its own latency.
+    #[test]
+    fn named_ops_are_read_back_by_name_not_by_code() {
+        use crate::metrics::summary::Throughput;
+        let dir = std::env::temp_dir().join(format!("fathom-store-named-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut store = Store::open(&dir).unwrap();
+        let run = store.create_run("named", "", "", &serde_json::json!({})).unwrap();
+        let (order, pay) = (Op::named("test-new-order", Throughput::Tps), Op::named("test-payment", Throughput::Tps));
+        let (mut fast, mut slow) = (OpStats::new(false), OpStats::new(false));
+        fast.record(0, 1_000_000, 0);
+        slow.record(0, 50_000_000, 0);
+        let counters = [
+            CounterRow { worker: 0, workload: 0, t: 0, op: order, stats: &fast },
+            CounterRow { worker: 0, workload: 0, t: 0, op: pay, stats: &slow },
+        ];
+        let hist = BTreeMap::from([((0usize, 0, order), fast.clone()), ((0usize, 0, pay), slow.clone())]);
+        store.write_samples(run, &counters, &hist, &HostLatency::new()).unwrap();
+        // another process's codes, which mean nothing to this one
+        for table in ["samples", "histograms", "ops"] {
+            let sql = format!("UPDATE {table} SET op = op + 1000 WHERE run_id = ?1 AND op >= ?2");
+            store.conn.execute(&sql, params![run, Op::FIRST_NAMED]).unwrap();
+        }
+        assert!(Op::of_code(order.code() as i64 + 1000).is_none());
+        let window = store.window(run, 0, 0, 1).unwrap();
+        let p99 = |op: Op| window[&op].latency.value_at_quantile(0.99);
+        assert!(p99(order) < 2_000_000 && p99(pay) > 40_000_000, "{window:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

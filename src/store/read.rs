@@ -9,7 +9,7 @@
 use super::{PhaseRow, Store, WorkloadRow};
 use crate::error::Result;
 use crate::scenario::Rw;
-use crate::scenario::driver::DriverName;
+use crate::scenario::program;
 use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -88,9 +88,9 @@ impl StoredWorkload {
         let p = row.profile.as_object().unwrap_or(&empty);
         let text = |k: &str| p.get(k).and_then(Value::as_str);
         let number = |k: &str| p.get(k).and_then(Value::as_f64);
-        // a program a scenario's `driver:` names (pgbench, iperf3) does no IO of a
-        // profile, whatever IO keys its row stores at their defaults; a fio section does
-        let program = p.get("driver").and_then(|v| serde_json::from_value::<DriverName>(v.clone()).ok()).is_some();
+        // a program a scenario's `driver:` names does no IO of a profile, whatever IO
+        // keys its row stores at their defaults; a fio section (`driver: fio`) does
+        let program = text("driver").is_some_and(|d| d != "fio");
         let rw: Option<Rw> = p.get("rw").filter(|_| !program).and_then(|v| serde_json::from_value(v.clone()).ok());
         let rwmixread = number("rwmixread").unwrap_or(50.0) as u32;
         let hosts = p
@@ -186,13 +186,14 @@ pub enum Setting {
 
 impl Setting {
     /// True for a setting of load, not of what is done: depth, jobs, workers, hosts,
-    /// or a driver's [`CONCURRENCY_KEYS`] (`key`, for [`Setting::Other`]). Phases that
+    /// or a key its program says is its concurrency (`key`, for [`Setting::Other`]:
+    /// pgbench's `clients`, iperf3's `streams`). Phases that
     /// differ only so are points of one concurrency curve; any other change makes them
     /// a sweep of that setting.
     pub fn is_concurrency(&self, key: Option<&str>) -> bool {
         match self {
             Setting::Depth | Setting::Jobs | Setting::Workers | Setting::Hosts => true,
-            Setting::Other => key.is_some_and(|k| CONCURRENCY_KEYS.contains(&k)),
+            Setting::Other => key.is_some_and(|k| program::all().any(|p| p.concurrency().contains(&k))),
             _ => false,
         }
     }
@@ -242,10 +243,6 @@ pub struct Difference {
     /// The value in the later phase (null for `removed`).
     pub after: Value,
 }
-
-/// Driver profile keys (a [`Setting::Other`]) that set concurrency, not what is done:
-/// pgbench's clients and its threads that drive them, iperf3's parallel streams.
-const CONCURRENCY_KEYS: [&str; 3] = ["clients", "threads", "streams"];
 
 impl Difference {
     /// True when this change is one of load, not of what is done (see

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
 /// `observations`, 5 `processes`, 6 `phase_workloads`, 7 `host_histograms` and
-/// `expectations.reference`, 8 `runs.time_scale`, 9 `runs.resolved_text` and `runs.vars`;
-/// an older store gains the tables and columns when opened.
-const VERSION: i64 = 9;
+/// `expectations.reference`, 8 `runs.time_scale`, 9 `runs.resolved_text` and `runs.vars`,
+/// 10 `ops`; an older store gains the tables and columns when opened.
+const VERSION: i64 = 10;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -71,6 +71,16 @@ CREATE TABLE IF NOT EXISTS samples (
     PRIMARY KEY (run_id, workload_idx, t, worker, op)
 ) WITHOUT ROWID;
 -- One HDR histogram (V2 + deflate) per workload, op, second and kind (0 latency, 1 service time).
+-- The ops a run named beyond the six every store shares (0 read, 1 write, 2 sync, 3 txn,
+-- 4 send, 5 recv): a program's own, such as its transaction types. Their codes in
+-- samples, histograms, host_histograms and io_sizes mean these names in this run only.
+CREATE TABLE IF NOT EXISTS ops (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    op     INTEGER NOT NULL,
+    name   TEXT NOT NULL,
+    unit   TEXT NOT NULL,                 -- iops | tps | gbit_per_s
+    PRIMARY KEY (run_id, op)
+);
 CREATE TABLE IF NOT EXISTS histograms (
     run_id       INTEGER NOT NULL,
     workload_idx INTEGER NOT NULL,

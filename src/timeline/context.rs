@@ -20,7 +20,7 @@ pub struct Context<'a> {
     /// Each workload's data files, one per target.
     pub files: Vec<Vec<Arc<DataFile>>>,
     /// Engine per workload, after any fallback.
-    pub engines: Vec<EngineKind>,
+    pub engines: Vec<Option<EngineKind>>,
     /// io_uring works here: fio workloads use it too, else psync.
     pub uring_ok: bool,
     pub clock_start: Instant,

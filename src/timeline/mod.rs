@@ -385,7 +385,8 @@ impl Executor<'_> {
                 break;
             }
             if let Action::Start { workload, .. } | Action::Ramp { workload, .. } = step.action {
-                lead = lead.max(crate::drivers::of(self.cx.engines[workload]).startup());
+                lead = lead
+                    .max(crate::drivers::of(&self.scenario.workloads[workload], self.cx.engines[workload]).startup());
                 if self.scenario.workloads[workload].placement.is_some() {
                     lead = lead.max(REMOTE_LEAD);
                 }

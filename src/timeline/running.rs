@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 pub struct RunningWorkload {
     pub idx: usize,
     pub w: Arc<Workload>,
-    pub engine: EngineKind,
+    /// Its IO back end after any fallback; none for a program's workload.
+    pub engine: Option<EngineKind>,
     pub start_t: u64,
     pub end_t: u64,
     /// Workers started so far, and how many it will have (a ramp's `until`).
@@ -67,7 +68,7 @@ impl RunningWorkload {
             phase: phase.to_string(),
             profile: serde_json::to_value(w).unwrap_or_default(),
             data_path: paths.join(", "),
-            engine: engine.to_string(),
+            engine: engine.map_or_else(|| w.runner(), |e| e.to_string()),
             workers: planned as i64,
             start_t: start_t as i64,
             measure_t: (start_t + w.ramp.as_secs()) as i64,
@@ -234,7 +235,7 @@ fn await_remote(
 pub fn describe(r: &RunningWorkload, cx: &Context) -> String {
     use crate::scenario::units::Span;
     let w = &r.w;
-    let what = crate::drivers::of(r.engine).describe(w, &cx.files[r.idx], r.planned, r.engine);
+    let what = crate::drivers::of(w, r.engine).describe(w, &cx.files[r.idx], r.planned, r.engine);
     let ramp = if w.ramp.is_zero() { String::new() } else { format!("{} ramp + ", Span(w.ramp)) };
     let length = match w.io().and_then(|io| io.bound) {
         Some(bound) if bound.capped => format!("{bound}, at most {}", Span(w.duration)),

@@ -128,7 +128,7 @@ pub fn run(name: &str) -> i32 {
                     workload_idx: idx,
                     workload: p.workload.clone(),
                     files: p.files.clone(),
-                    engine: p.workload.engine,
+                    engine: p.workload.engine.unwrap_or(crate::scenario::EngineKind::IoUring),
                     first_worker,
                     planned,
                     clock_start,
@@ -244,8 +244,8 @@ fn lay_out(
         w.jobs = p.per_host;
     }
     // as on the controller: io_uring falls back to psync where the kernel refuses it
-    if w.engine == crate::scenario::EngineKind::IoUring && engine::probe_io_uring().is_err() {
-        w.engine = crate::scenario::EngineKind::Psync;
+    if w.engine == Some(crate::scenario::EngineKind::IoUring) && engine::probe_io_uring().is_err() {
+        w.engine = Some(crate::scenario::EngineKind::Psync);
     }
     let opts = target::Options { allow_device_write: false, shrink_to_fit: false };
     let mut warnings = Vec::new();

@@ -68,8 +68,8 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
     for (i, w) in scenario.workloads.iter_mut().enumerate() {
         let Some(p) = &w.placement else { continue };
         // only fathom's own engine runs on other hosts
-        let Some(backend) = crate::engine::backend(w.engine) else {
-            return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.engine)));
+        let Some(backend) = w.engine.and_then(crate::engine::backend) else {
+            return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.runner())));
         };
         let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: {e}", p.at)))?;
         let per_target = w.io().is_some_and(|io| io.queue == Queue::PerTarget);

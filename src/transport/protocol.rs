@@ -149,7 +149,7 @@ impl WireSample {
     /// The sample, or why the agent's line is not one.
     pub fn to_sample(&self) -> Result<Sample> {
         let bad = |what: &str| crate::error::Error::failed(format!("agent sample: {what}"));
-        let op = Op::ALL.into_iter().find(|o| o.as_str() == self.op).ok_or_else(|| bad("unknown op"))?;
+        let op = Op::find(&self.op).ok_or_else(|| bad("unknown op"))?;
         let mut stats = OpStats::new(self.service.is_some());
         stats.ops = self.ops;
         stats.bytes = self.bytes;

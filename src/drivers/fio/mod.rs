@@ -18,7 +18,6 @@ use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::scenario::driver::Driver as Program;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use jobfile::{FileSpec, IoEngine};
 use std::collections::HashMap;
@@ -55,8 +54,8 @@ impl Driver for Fio {
         "fio"
     }
 
-    fn runs(&self, engine: EngineKind) -> bool {
-        engine == EngineKind::Fio
+    fn runs(&self, _: &Workload, engine: Option<EngineKind>) -> bool {
+        engine == Some(EngineKind::Fio)
     }
 
     fn startup(&self) -> Duration {
@@ -71,11 +70,11 @@ impl Driver for Fio {
         Ok(Box::new(Fio))
     }
 
-    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: EngineKind) -> String {
-        if let Some(Program::FioJob(job)) = w.driver() {
+    fn describe(&self, w: &Workload, files: &[Arc<DataFile>], planned: u32, engine: Option<EngineKind>) -> String {
+        if let Some(job) = w.fio_section() {
             return format!("fio, job [{}] as written", job.section);
         }
-        let Some(io) = w.io() else { return engine.to_string() };
+        let Some(io) = w.io() else { return w.runner() };
         super::native::describe_io(w, io, files, planned, engine)
     }
 }
@@ -107,7 +106,7 @@ struct Plan {
 fn plan(l: &LaunchContext) -> Result<Plan> {
     let w = &l.workload;
     let worker = |index: u32| status::Worker { workload: l.workload_idx, worker: l.first_worker + index };
-    if let Some(Program::FioJob(job)) = w.driver() {
+    if let Some(job) = w.fio_section() {
         let workers = HashMap::from([(job.section.clone(), worker(0))]);
         let bounded = job.ends_by_itself;
         return Ok(Plan { text: job.text.clone(), workers, single: None, open_loop: false, in_run_dir: true, bounded });

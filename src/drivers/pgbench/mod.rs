@@ -21,7 +21,7 @@ use crate::children::{self, Group};
 use crate::engine::target::DataFile;
 use crate::engine::{WorkerThread, sleep_until};
 use crate::error::{Error, Result};
-use crate::scenario::driver::{Driver as Spec, Pgbench, Script};
+use crate::scenario::program::pgbench::{Pgbench, Script};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
 use crate::store::{EventRow, ObservationRow};
@@ -58,7 +58,7 @@ fn version() -> Result<String> {
 /// first that cannot be reached, with PostgreSQL's message; `stop` ends the wait.
 fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     for w in &scenario.workloads {
-        if let Some(Spec::Pgbench(Pgbench { dsn: Some(dsn), .. })) = w.driver() {
+        if let Some(Pgbench { dsn: Some(dsn), .. }) = spec(w) {
             postgres::psql(dsn, "SELECT 1", stop)
                 .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
         }
@@ -80,7 +80,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
     let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let mut ready: Vec<(String, u32)> = Vec::new();
     for (idx, w) in scenario.workloads.iter().enumerate() {
-        let Some(Spec::Pgbench(p)) = w.driver() else { continue };
+        let Some(p) = spec(w) else { continue };
         let dsn = match &p.dsn {
             // reached by `connect` before the run was recorded
             Some(dsn) => dsn.clone(),
@@ -166,13 +166,18 @@ fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &
 /// `driver: pgbench`.
 pub struct PgbenchDriver;
 
+/// The pgbench settings of workload `w`, if pgbench runs it.
+fn spec(w: &Workload) -> Option<&Pgbench> {
+    w.program()?.get::<Pgbench>()
+}
+
 impl Driver for PgbenchDriver {
     fn name(&self) -> &'static str {
         "pgbench"
     }
 
-    fn runs(&self, engine: EngineKind) -> bool {
-        engine == EngineKind::Pgbench
+    fn runs(&self, w: &Workload, _: Option<EngineKind>) -> bool {
+        spec(w).is_some()
     }
 
     fn startup(&self) -> Duration {
@@ -199,8 +204,8 @@ impl Driver for PgbenchDriver {
         Ok(Box::new(prepare(scenario, dir, stop, progress)?))
     }
 
-    fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: EngineKind) -> String {
-        let Some(Spec::Pgbench(p)) = w.driver() else { return "pgbench".into() };
+    fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: Option<EngineKind>) -> String {
+        let Some(p) = spec(w) else { return w.runner() };
         let script = match &p.script {
             Script::Builtin(name) => name.clone(),
             Script::File(path) => path.display().to_string(),
@@ -232,7 +237,7 @@ impl Ready for Databases {
 
 fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     let w = &l.workload;
-    let Some(Spec::Pgbench(p)) = w.driver() else {
+    let Some(p) = spec(w) else {
         return Err(Error::failed(format!("{}: not a pgbench workload", w.name)));
     };
     crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;

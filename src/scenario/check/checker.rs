@@ -1,8 +1,8 @@
 //! The checker: turns a [`ScenarioFile`](crate::scenario::file::ScenarioFile) into a [`Scenario`](crate::scenario::model::Scenario) with errors located at the
 //! key that is wrong (`FILE:LINE: workloads.a.iodepth: ...`, or the `--set` that changed
 //! it). Its checks are split by topic: the whole file ([`super::scenario`]), the timeline
-//! ([`super::timeline`]), IO workloads ([`super::io`]) and driver workloads
-//! ([`super::drivers`]).
+//! ([`super::timeline`]), IO workloads ([`super::io`]) and program workloads
+//! ([`super::programs`]).
 
 use crate::error::{Error, Result};
 use crate::scenario::file::{Group, Profile};
@@ -51,6 +51,20 @@ impl Checker<'_> {
         }
     }
 
+    /// Where a key of the mapping at `shown` was written: `FILE:LINE: shown`, the line
+    /// the key's (`line_path`). An unknown key is the mapping's fault, found at its line,
+    /// as serde's own errors say it.
+    pub fn at_line_of(&self, line_path: &[&str], shown: &[&str]) -> String {
+        let dotted = line_path.join(".");
+        if let Some((set, _)) = self.touched.iter().find(|(_, paths)| paths.contains(&dotted)) {
+            return format!("--set {set}: {}", shown.join("."));
+        }
+        match self.lines.line_of(line_path) {
+            Some(line) => format!("{}:{line}: {}", self.src.origin, shown.join(".")),
+            None => format!("{}: {}", self.src.origin, shown.join(".")),
+        }
+    }
+
     /// Refuses a line break in a value that is one line by nature: a name, a path, an
     /// address (see [`text`]).
     pub fn one_line(&self, path: &[&str], value: &str) -> Result<()> {
@@ -67,16 +81,8 @@ impl Checker<'_> {
         for value in p.hosts.iter().flatten() {
             self.one_line(&[at, &["hosts"]].concat(), value)?;
         }
-        let texts = [
-            ("group", &p.group),
-            ("bssplit", &p.bssplit),
-            ("bsrange", &p.bsrange),
-            ("distribution", &p.distribution),
-            ("dsn", &p.dsn),
-            ("script", &p.script),
-            ("server", &p.server),
-            ("link", &p.link),
-        ];
+        let texts =
+            [("group", &p.group), ("bssplit", &p.bssplit), ("bsrange", &p.bsrange), ("distribution", &p.distribution)];
         for (key, value) in texts {
             if let Some(value) = value {
                 self.one_line(&[at, &[key]].concat(), value)?;

@@ -123,10 +123,10 @@ impl Checker<'_> {
             self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
         };
 
-        if let (Some(kind), _) = pick!(l, driver) {
-            return self.driver_workload(name, kind, p, d, run_for);
+        if let (Some(driver), _) = pick!(l, driver) {
+            return self.program_workload(name, &driver, p, d, run_for);
         }
-        self.no_driver_keys(name, p)?;
+        self.known_keys(&["workloads", name], p, false)?;
         let (engine, engine_at) = pick!(l, engine);
         let engine = engine.unwrap_or(EngineKind::IoUring);
         let (hosts, hosts_at) = pick!(l, hosts);
@@ -507,7 +507,7 @@ impl Checker<'_> {
             name: name.to_string(),
             jobs,
             group: group_name,
-            engine,
+            engine: Some(engine),
             duration,
             ramp,
             placement,

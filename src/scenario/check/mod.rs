@@ -3,9 +3,9 @@
 //! defaults), the others one topic each.
 
 mod checker;
-mod drivers;
 mod io;
 mod measurable;
+mod programs;
 mod results;
 mod scenario;
 mod timeline;

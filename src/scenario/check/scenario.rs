@@ -67,6 +67,8 @@ impl Checker<'_> {
         }
         let defaults = file.defaults.clone().unwrap_or_default();
         self.profile_text(&["defaults"], &defaults)?;
+        // a program's keys in `defaults` are for the workloads of that program
+        self.known_keys(&["defaults"], &defaults, true)?;
         for (name, profile) in &file.workloads {
             self.one_line(&["workloads", name], name)?;
             self.profile_text(&["workloads", name], profile)?;
@@ -82,7 +84,7 @@ impl Checker<'_> {
                 let w = &workloads[workload];
                 let ramped = matches!(step.action, steps::Action::Ramp { .. })
                     || matches!(step.action, steps::Action::Start { stagger, .. } if !stagger.is_zero());
-                if ramped && w.engine == EngineKind::Fio {
+                if ramped && w.engine == Some(EngineKind::Fio) {
                     return Err(self.err(
                         &["timeline", &i.to_string()],
                         format!("`{}` runs on fio, whose jobs start together: no ramp or stagger", w.name),

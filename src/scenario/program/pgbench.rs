@@ -1,0 +1,284 @@
+//! `driver: pgbench`: PostgreSQL's pgbench runs TPC-B-like (or the user's own)
+//! transactions against a throwaway cluster fathom creates on the storage under test, or
+//! a server given by `dsn`. Its keys are pgbench's own options, named as in pgbench;
+//! `crate::drivers::pgbench` runs it.
+
+use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
+use crate::error::{Error, Result};
+use crate::metrics::Op;
+use crate::metrics::summary::Throughput;
+use crate::scenario::limits;
+use crate::scenario::units::Size;
+use crate::scenario::yaml::Value;
+use indexmap::IndexMap;
+use serde::Serialize;
+use std::any::Any;
+use std::path::PathBuf;
+
+pub struct PgbenchProgram;
+
+/// `driver: pgbench`'s settings, checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pgbench {
+    /// A libpq connection string or URI; `None`: a throwaway cluster fathom creates.
+    pub dsn: Option<String>,
+    /// pgbench's scale factor (`-s`): 100,000 accounts per unit, about 15 MB.
+    pub scale: u32,
+    /// Keep an existing database initialised at this scale instead of initialising again.
+    pub reuse: bool,
+    pub clients: u32,
+    pub threads: u32,
+    pub script: Script,
+    /// Transactions per second for all clients together (pgbench's `--rate`).
+    pub rate: Option<f64>,
+    /// Server settings of the throwaway cluster (`shared_buffers: 1GB`), in order.
+    pub settings: Vec<(String, String)>,
+    /// The directory the throwaway cluster lives in (`target`): the storage under test.
+    /// `None`: the run's own directory.
+    pub target: Option<PathBuf>,
+}
+
+/// What each transaction runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Script {
+    /// One of pgbench's built-in scripts: `tpcb-like`, `simple-update`, `select-only`.
+    Builtin(String),
+    /// A custom script file (pgbench `-f`).
+    File(PathBuf),
+    /// A custom script given in the scenario (`sql:`), written to the run's directory.
+    Sql(String),
+}
+
+/// pgbench's built-in scripts.
+pub const BUILTIN_SCRIPTS: [&str; 3] = ["tpcb-like", "simple-update", "select-only"];
+
+impl Program for PgbenchProgram {
+    fn name(&self) -> &'static str {
+        "pgbench"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"]
+    }
+
+    fn concurrency(&self) -> &'static [&'static str] {
+        // the clients, and the threads that drive them
+        &["clients", "threads"]
+    }
+
+    fn settles(&self) -> &'static str {
+        "a database's cache warms, and checkpoints and autovacuum come round, over minutes"
+    }
+
+    fn check(&self, keys: &Keys) -> Result<ProgramSpec> {
+        let (dsn, dsn_at) = keys.line("dsn")?;
+        if let Some(dsn) = &dsn {
+            no_secret(dsn).map_err(|why| keys.fail(&dsn_at, &why.to_string()))?;
+        }
+        let (scale, _) = keys.count("scale", 1, 1_000_000)?;
+        let (clients, _) = keys.count("clients", 1, 1024)?;
+        let (threads, threads_at) = keys.count("threads", 1, 1024)?;
+        if threads > clients {
+            return Err(keys.fail(&threads_at, &format!("{threads} threads for {clients} clients: at most one each")));
+        }
+        let (rate, rate_at) = keys.get::<f64>("rate")?;
+        if let Some(r) = rate.filter(|r| !(*r > 0.0 && *r <= limits::MAX_RATE)) {
+            let max = limits::MAX_RATE;
+            return Err(keys
+                .fail(&rate_at, &format!("{r} must be a positive number of transactions per second, at most {max}")));
+        }
+        let settings = settings(keys, dsn.is_some())?;
+        let (target, target_at) = keys.get::<Vec<String>>("target")?;
+        let target = match target.as_deref() {
+            Some([one]) if dsn.is_none() => Some(PathBuf::from(one)),
+            Some([_]) if keys.own_has("target") => {
+                return Err(keys.fail(&target_at, "places the throwaway cluster; with a `dsn` the server is elsewhere"));
+            }
+            Some([_]) | None => None,
+            Some(_) => return Err(keys.fail(&target_at, "give one directory for the throwaway cluster")),
+        };
+        let (reuse, _) = keys.get::<bool>("reuse")?;
+        let script = script(keys)?;
+        let reuse = reuse.unwrap_or(false);
+        Ok(ProgramSpec::new(Pgbench { dsn, scale, reuse, clients, threads, script, rate, settings, target }))
+    }
+}
+
+/// `script` (one of pgbench's, or a file) or `sql` (the transaction itself), not both.
+fn script(keys: &Keys) -> Result<Script> {
+    let (script, script_at) = keys.line("script")?;
+    let (sql, sql_at) = keys.get::<String>("sql")?;
+    Ok(match (script, sql) {
+        (Some(_), Some(_)) if keys.own_has("script") == keys.own_has("sql") => {
+            return Err(keys.fail(&sql_at, "set `script` or `sql`, not both"));
+        }
+        (Some(_), Some(sql)) if keys.own_has("sql") => Script::Sql(sql),
+        (Some(s), _) if BUILTIN_SCRIPTS.contains(&s.as_str()) => Script::Builtin(s),
+        (Some(s), _) if s.contains('/') || s.ends_with(".sql") => Script::File(PathBuf::from(s)),
+        (Some(s), _) => {
+            let msg = format!(
+                "`{s}` is neither one of pgbench's scripts ({}) nor a file (a path, or NAME.sql)",
+                BUILTIN_SCRIPTS.join(", ")
+            );
+            return Err(keys.fail(&script_at, &msg));
+        }
+        (None, Some(sql)) if sql.trim().is_empty() => {
+            return Err(keys.fail(&sql_at, "is empty: give the SQL of one transaction"));
+        }
+        (None, Some(sql)) => Script::Sql(sql),
+        (None, None) => Script::Builtin("tpcb-like".into()),
+    })
+}
+
+/// The throwaway cluster's server settings (`settings: {shared_buffers: 1GB}`), in order.
+fn settings(keys: &Keys, has_dsn: bool) -> Result<Vec<(String, String)>> {
+    let (settings, at) = keys.get::<IndexMap<String, Value>>("settings")?;
+    let mut pairs = Vec::new();
+    for (key, value) in settings.unwrap_or_default() {
+        let text = match value {
+            Value::Bool(b) => Some(if b { "on" } else { "off" }.to_string()),
+            other => other.as_text(),
+        };
+        let Some(text) = text else {
+            return Err(keys.fail(&at, &format!("`{key}`: give a value such as 1GB, 0.9 or on")));
+        };
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+            return Err(keys.fail(&at, &format!("`{key}` is not a PostgreSQL setting name")));
+        }
+        pairs.push((key, text));
+    }
+    if !pairs.is_empty() && has_dsn {
+        let msg = "configures the throwaway cluster fathom starts; a server given by `dsn` keeps its own";
+        return Err(keys.fail(&at, msg));
+    }
+    Ok(pairs)
+}
+
+/// Refuses a connection string that holds a secret, in any form libpq reads one, or
+/// anything the store would mask (the stored scenario must be the one that ran). The
+/// message never quotes the string.
+fn no_secret(dsn: &str) -> Result<()> {
+    const STORED: &str = "fathom stores the scenario with the run";
+    match crate::secrets::dsn_secret(dsn) {
+        Err(why) => Err(Error::input(format!("is not a connection string libpq can read: {why}"))),
+        Ok(Some("sslpassword")) => Err(Error::input(format!(
+            "holds an sslpassword: give it in a service file (`service=NAME`, ~/.pg_service.conf) ({STORED})"
+        ))),
+        Ok(Some(_)) => Err(Error::input(format!("holds a password: give it in PGPASSWORD or ~/.pgpass ({STORED})"))),
+        Ok(None) if crate::secrets::redact(dsn) != dsn => Err(Error::input(format!(
+            "holds what looks like a password, which the store would mask ({STORED}): leave it out"
+        ))),
+        Ok(None) => Ok(()),
+    }
+}
+
+impl Spec for Pgbench {
+    fn program(&self) -> &'static dyn super::seam::Program {
+        &PgbenchProgram
+    }
+
+    fn workers(&self) -> u32 {
+        self.clients
+    }
+
+    fn stored(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        v["driver"] = "pgbench".into();
+        v
+    }
+
+    fn measures(&self) -> Measures {
+        Measures {
+            unit: Throughput::Tps,
+            ops: vec![Op::Txn],
+            latency: true,
+            mb_per_s: false,
+            rate: self.rate.is_some(),
+        }
+    }
+
+    fn rate(&self) -> Option<f64> {
+        self.rate
+    }
+
+    /// A database that fits in shared_buffers or RAM: reads never reach storage. A
+    /// custom script may only write (commit latency): its reads are not the point.
+    fn risks(&self, memory_bytes: Option<u64>) -> Vec<Risk> {
+        if !matches!(self.script, Script::Builtin(_)) {
+            return Vec::new();
+        }
+        let size = self.database_bytes();
+        let fits = match (self.shared_buffers(), memory_bytes) {
+            (Some(sb), _) if size <= sb => format!("shared_buffers ({})", Size(sb).human()),
+            (_, Some(ram)) if size < ram => format!("the {} of RAM", Size(ram).human()),
+            _ => return Vec::new(),
+        };
+        let message = format!(
+            "a pgbench database at scale {} (about {}) fits in {fits}: after warm-up no read reaches storage, so \
+             this run measures memory, not storage. For storage, raise `scale` past RAM (scale 100 is about 1.7 GB, \
+             1000 about 15 GB)",
+            self.scale,
+            Size(size).human()
+        );
+        vec![Risk { rule: "pgbench-in-memory", warning: true, message }]
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Pgbench {
+    /// PostgreSQL's default `shared_buffers` (128 MB), which a throwaway cluster keeps
+    /// unless `settings` change it.
+    pub const DEFAULT_SHARED_BUFFERS: u64 = 128 << 20;
+
+    /// The `shared_buffers` of the throwaway cluster in bytes; `None` for a server given
+    /// by `dsn` (its setting is its own) or a value fathom cannot read.
+    pub fn shared_buffers(&self) -> Option<u64> {
+        if self.dsn.is_some() {
+            return None;
+        }
+        match self.settings.iter().find(|(k, _)| k == "shared_buffers") {
+            None => Some(Self::DEFAULT_SHARED_BUFFERS),
+            Some((_, v)) => pg_size(v),
+        }
+    }
+
+    /// Size of the database at this scale in bytes: the field notes' table (scale 1 ≈
+    /// 23 MB, 100 ≈ 1.7 GB, 1000 ≈ 15 GB) is about 15 MB per unit plus the catalog.
+    pub fn database_bytes(&self) -> u64 {
+        (8 + 15 * self.scale as u64) << 20
+    }
+}
+
+/// A PostgreSQL memory setting in bytes: `1GB`, `512MB`, `64kB`, or a number of 8 kB pages.
+pub fn pg_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..split].parse().ok()?;
+    let unit = match t[split..].trim() {
+        "" => 8 << 10,
+        "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    Some(n * unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_sizes() {
+        assert_eq!(pg_size("1GB"), Some(1 << 30));
+        assert_eq!(pg_size("128MB"), Some(128 << 20));
+        assert_eq!(pg_size("16384"), Some(128 << 20));
+        assert_eq!(pg_size("lots"), None);
+    }
+}

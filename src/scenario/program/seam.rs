@@ -1,0 +1,185 @@
+//! The seam a program plugs into (`driver: NAME`): what fathom needs to know of a
+//! program that does a workload's work instead of its IO engine. A program is one model
+//! file here (its keys, their check, its spec, what it measures) and one runner in
+//! `crate::drivers`, each registered in one list; nothing else names it.
+
+use crate::error::{Error, Result};
+use crate::metrics::Op;
+use crate::metrics::summary::Throughput;
+use crate::scenario::yaml::{self, Value};
+use indexmap::IndexMap;
+use serde::de::DeserializeOwned;
+use std::any::Any;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// A program a workload can name with `driver:`.
+pub trait Program: Sync {
+    /// Its name, as `driver:` gives it.
+    fn name(&self) -> &'static str;
+
+    /// Its own keys, as a workload writes them (besides `driver`, `duration` and
+    /// `ramp`, which every workload has): any other key in its workload is refused.
+    fn keys(&self) -> &'static [&'static str];
+
+    /// The key whose value is its concurrency (pgbench's `clients`), so that a change of
+    /// it between phases reads as load added, as workers do for fathom's engine.
+    fn concurrency(&self) -> &'static [&'static str];
+
+    /// What settles over a run's first minutes, said when a run is too short for it.
+    fn settles(&self) -> &'static str;
+
+    /// Its keys checked and turned into its spec, each error at the key that is wrong.
+    fn check(&self, keys: &Keys) -> Result<ProgramSpec>;
+}
+
+/// A program's settings, checked: what its runner needs, and what the rest of fathom
+/// asks of any program's workload.
+pub trait Spec: Debug + Send + Sync + 'static {
+    /// The program it is for.
+    fn program(&self) -> &'static dyn Program;
+
+    /// How many workers it runs (clients, streams): the workload's `jobs`.
+    fn workers(&self) -> u32;
+
+    /// Its settings as a run stores them with its workload's profile, as a JSON object.
+    fn stored(&self) -> serde_json::Value;
+
+    /// What its samples will hold.
+    fn measures(&self) -> Measures;
+
+    /// The rate asked for, in its own operations per second, if it takes one.
+    fn rate(&self) -> Option<f64> {
+        None
+    }
+
+    /// What it risks measuring instead of what it is meant to (a database that fits in
+    /// memory), given this machine's RAM.
+    fn risks(&self, _memory_bytes: Option<u64>) -> Vec<Risk> {
+        Vec::new()
+    }
+
+    /// Itself, for its runner to read its own type back ([`ProgramSpec::get`]).
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A checked program spec as a workload holds it: shared, since a workload is cloned
+/// per host and per phase, and compared and stored by what it stores.
+#[derive(Clone)]
+pub struct ProgramSpec(Arc<dyn Spec>);
+
+impl ProgramSpec {
+    pub fn new(spec: impl Spec) -> ProgramSpec {
+        ProgramSpec(Arc::new(spec))
+    }
+
+    /// The spec as its own type, for the program's runner.
+    pub fn get<T: Spec>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref()
+    }
+}
+
+impl Debug for ProgramSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for ProgramSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.program().name() == other.0.program().name() && self.0.stored() == other.0.stored()
+    }
+}
+
+impl std::ops::Deref for ProgramSpec {
+    type Target = dyn Spec;
+
+    fn deref(&self) -> &dyn Spec {
+        self.0.as_ref()
+    }
+}
+
+/// The figures a workload's samples hold: its rate's unit, its ops, and whether it has
+/// per-op latency, MB/s (a storage figure: a network's bytes are its Gbit/s) and an
+/// asked rate to compare with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measures {
+    pub unit: Throughput,
+    pub ops: Vec<Op>,
+    pub latency: bool,
+    pub mb_per_s: bool,
+    pub rate: bool,
+}
+
+/// What a program's workload risks measuring instead of what it is meant to: a lint
+/// finding, named by `rule`, a warning or else a note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Risk {
+    pub rule: &'static str,
+    pub warning: bool,
+    pub message: String,
+}
+
+/// A program's keys as its workload has them: its own over the `defaults`, each with
+/// where it was written, so that a program's check reads a key in one call and locates
+/// its errors as every other key's.
+pub struct Keys<'a> {
+    /// The keys the workload sets itself.
+    pub own: &'a IndexMap<String, Value>,
+    /// The keys of `defaults`.
+    pub defaults: &'a IndexMap<String, Value>,
+    /// The workload's name.
+    pub name: &'a str,
+    /// An error at a key's path (`["workloads", "db", "clients"]`), located.
+    pub fail: &'a dyn Fn(&[String], &str) -> Error,
+}
+
+impl Keys<'_> {
+    /// The path of `key`: the workload's own if it sets it, else the defaults'.
+    pub fn at(&self, key: &str) -> Vec<String> {
+        match self.own.contains_key(key) {
+            true => vec!["workloads".into(), self.name.into(), key.into()],
+            false => vec!["defaults".into(), key.into()],
+        }
+    }
+
+    /// Whether the workload sets `key` itself.
+    pub fn own_has(&self, key: &str) -> bool {
+        self.own.get(key).is_some_and(|v| *v != Value::Null)
+    }
+
+    /// The value of `key` as a `T` (the workload's own over the defaults') and its path;
+    /// `None` when neither sets it. A value of another type is an error at the key.
+    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Result<(Option<T>, Vec<String>)> {
+        let at = self.at(key);
+        let value = self.own.get(key).or_else(|| self.defaults.get(key)).filter(|v| **v != Value::Null);
+        let Some(value) = value else { return Ok((None, at)) };
+        let typed = yaml::to_string(value).and_then(|text| yaml::from_written::<T>(&text));
+        typed.map(|t| (Some(t), at.clone())).map_err(|e| self.fail(&at, &e.to_string()))
+    }
+
+    /// A text value that must be one line (a name, an address): a line break is refused
+    /// without showing the value, which may hold a secret.
+    pub fn line(&self, key: &str) -> Result<(Option<String>, Vec<String>)> {
+        let (value, at) = self.get::<String>(key)?;
+        if value.as_deref().is_some_and(|v| !crate::scenario::text::one_line(v)) {
+            return Err(self.fail(&at, "is more than one line: expected one line"));
+        }
+        Ok((value, at))
+    }
+
+    /// A count of `key` between 1 and `max`, `default` when not set.
+    pub fn count(&self, key: &str, default: u32, max: u32) -> Result<(u32, Vec<String>)> {
+        let (n, at) = self.get::<u32>(key)?;
+        let n = n.unwrap_or(default);
+        if !(1..=max).contains(&n) {
+            return Err(self.fail(&at, &format!("{n} must be between 1 and {max}")));
+        }
+        Ok((n, at))
+    }
+
+    /// An error at `path`.
+    pub fn fail(&self, path: &[String], msg: &str) -> Error {
+        (self.fail)(path, msg)
+    }
+}
