@@ -26,7 +26,7 @@ LAYERS = {
     "error": 0, "secrets": 0, "nofollow": 0, "http": 0, "meminfo": 0, "terminal": 0,
     "metrics": 1,
     "scenario": 2,
-    "workload": 3, "analysis": 3, "warnings": 3,
+    "workload": 3, "analysis": 3, "warnings": 3, "import": 3,
     "store": 4,
     "engine": 5, "drivers": 5, "observe": 5, "transport": 5, "children": 5,
     "timeline": 6,

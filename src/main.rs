@@ -11,6 +11,7 @@ mod engine;
 mod error;
 mod export;
 mod http;
+mod import;
 mod meminfo;
 mod metrics;
 mod nofollow;

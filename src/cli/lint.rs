@@ -3,9 +3,10 @@
 
 use crate::analysis::lint::{Severity, describe, findings};
 use crate::error::Result;
+use crate::import::open::{import, load_scenario};
+use crate::import::seam::Given;
 use crate::scenario::Override;
 use crate::scenario::hooks::Hooks;
-use crate::scenario::open::{job_file, load_scenario, xray_dir};
 use crate::transport::Inventory;
 use crate::transport::fleet;
 use std::path::PathBuf;
@@ -41,17 +42,15 @@ pub struct Args {
 
 pub fn run(mut args: Args) -> Result<i32> {
     args.sets.extend(args.time_scale.map(crate::scenario::time_scale::as_set));
-    let job_file = args.scenario.as_deref().map(|name| job_file(name, &args.target)).transpose()?.flatten();
     let inventory = args.hosts.as_deref().map(Inventory::load).transpose()?;
     let hosts = inventory.as_ref().map(Inventory::target_counts);
     let hosts = hosts.as_deref();
-    // an X-Ray scenario's mapping is shown before it is loaded: a refusal (hooks it
-    // needs) is then explained by it
-    let xray = args.scenario.as_deref().map(|n| xray_dir(n, &args.sets, hosts)).transpose()?.flatten();
-    if let Some(mapping) = xray
-        && !args.json
-    {
-        println!("{}: X-Ray scenario, run as:\n{}", mapping.name, mapping.describe());
+    // what an imported input became is shown before it is loaded: a refusal (hooks an
+    // X-Ray scenario needs, a value past its bound) is then explained by it
+    let given = Given { targets: &args.target, sets: &args.sets, hosts, target_in_text: false };
+    let imported = args.scenario.as_deref().map(|n| import(n, &given)).transpose()?.flatten();
+    if let Some((importer, imported)) = imported.filter(|_| !args.json) {
+        println!("{}: {}, {}:\n{}", imported.name, importer.kind(), importer.runs_as(), imported.described);
     }
     let (mut scenario, _) = load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, hosts)?;
     let hooks = args.hooks.as_deref().map(Hooks::load).transpose()?;
@@ -66,9 +65,6 @@ pub fn run(mut args: Args) -> Result<i32> {
     if let Some(t) = scenario.time_scale.as_ref().filter(|t| !t.raised.is_empty()) {
         let w = crate::warnings::Warning::TimeScaleRaised { factor: t.factor, raised: t.raised.clone() };
         eprintln!("warning: {}", w.message());
-    }
-    if let Some(mapping) = job_file.filter(|_| !args.json) {
-        println!("{}: fio job file, run on fathom's engine as:\n{}", scenario.name, mapping.describe());
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&found).expect("findings serialize"));

@@ -2,8 +2,8 @@
 //! load the scenario, run it with these options, print how it ended.
 
 use crate::error::Result;
+use crate::import::open::load_scenario;
 use crate::scenario::Override;
-use crate::scenario::open::load_scenario;
 use crate::scenario::time_scale;
 use crate::session::{self, Ended, RunOptions};
 use crate::transport::Inventory;

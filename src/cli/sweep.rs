@@ -4,7 +4,7 @@
 //! its knee, "you are here" (the lowest-concurrency step) and the USL fit.
 
 use crate::error::{Error, Result};
-use crate::scenario::open::load_scenario;
+use crate::import::open::load_scenario;
 use crate::scenario::steps::{Action, Step};
 use crate::scenario::time_scale;
 use crate::scenario::units::Span;

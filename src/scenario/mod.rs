@@ -27,7 +27,6 @@ pub mod hooks;
 pub mod limits;
 mod load;
 pub mod model;
-pub mod open;
 mod overrides;
 pub mod pattern;
 mod prescan;
@@ -45,6 +44,6 @@ pub mod yaml;
 pub use model::{
     Arrival, EngineKind, IoProfile, Kind, Queue, RemoteQueries, Rw, Scenario, Source, SteadyStop, Workload,
 };
-pub use overrides::Override;
+pub use overrides::{Override, applied_sets};
 pub use prescan::MAX_BYTES;
 pub use text::{PLAIN_TEXT, plain_text};

@@ -156,3 +156,33 @@ fn set(doc: &mut Value, path: &[String], value: Value) -> Result<()> {
     }
     Ok(())
 }
+
+/// The `--set`s a scenario is loaded with: the user's, then `--target` and `--engine`
+/// as the sets they stand for (agents on other hosts load it with the same).
+pub fn applied_sets(
+    sets: &[Override],
+    target: Option<&std::path::Path>,
+    engine: Option<&str>,
+) -> Result<Vec<Override>> {
+    let mut sets = sets.to_vec();
+    if let Some(t) = target {
+        sets.push(format!("target={}", t.display()).parse()?);
+    }
+    if let Some(e) = engine {
+        sets.push(format!("engine={e}").parse()?);
+    }
+    Ok(sets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_and_engine_follow_the_users_sets() {
+        let user: Vec<Override> = vec!["iodepth=4".parse().unwrap()];
+        let sets = applied_sets(&user, Some(std::path::Path::new("/tmp/t")), Some("psync")).unwrap();
+        let texts: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        assert_eq!(texts, ["iodepth=4", "target=/tmp/t", "engine=psync"]);
+    }
+}

@@ -11,7 +11,7 @@ use crate::drivers::fio::{self, jobfile::IoEngine};
 use crate::engine::{self, target};
 use crate::error::{Error, Result};
 use crate::observe::environment;
-use crate::scenario::open::applied_sets;
+use crate::scenario::applied_sets;
 use crate::scenario::time_scale;
 use crate::scenario::{EngineKind, Scenario};
 use crate::store::{Reserve, Status, Store};

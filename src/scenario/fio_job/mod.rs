@@ -30,10 +30,3 @@ pub fn map_file(path: &Path, text: &str, given: &[PathBuf]) -> Result<Mapping> {
     targets::retarget(&mut mapping, &path.display().to_string(), given)?;
     Ok(mapping)
 }
-
-/// The scenario YAML that runs the job file at `path` (what `fathom convert` prints),
-/// named after the file (`oltp.fio`: `oltp`).
-pub fn to_scenario_yaml(path: &Path, text: &str, given: &[PathBuf]) -> Result<String> {
-    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into());
-    Ok(map_file(path, text, given)?.yaml(&name))
-}
