@@ -10,8 +10,7 @@ use crate::scenario::steps::Action;
 use crate::scenario::units::Size;
 use crate::scenario::yaml::{self, Value};
 use crate::scenario::{IoProfile, Kind, Queue, Scenario, Workload};
-use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -62,13 +61,19 @@ fn grouped(found: Vec<Finding>) -> Vec<Finding> {
     out
 }
 
-/// What lint needs to know about the machine and the targets before a run.
+/// What lint needs to know about the machine and the targets before a run, gathered
+/// by `crate::observe::preflight` so that lint itself reads nothing.
 pub struct Facts {
     pub memory_bytes: Option<u64>,
     /// Per workload: its working set in bytes (None: unknown before layout) and the free
     /// space where it writes.
     pub working_set: Vec<Option<u64>>,
     pub free_bytes: Vec<Option<u64>>,
+    /// Per workload: the files its IO goes to, as its targets resolve (a directory
+    /// target holds `fathom-FILE.dat`); none for a program's workload.
+    pub data_files: Vec<Vec<PathBuf>>,
+    /// The Prometheus endpoint's address resolves to an address beyond loopback.
+    pub endpoint_beyond_loopback: bool,
 }
 
 /// Below this, a measured duration rarely reaches steady state (SSDs, caches, tiering).
@@ -80,27 +85,6 @@ fn program_findings(name: &str, program: &ProgramSpec, memory_bytes: Option<u64>
     let severity = |warning: bool| if warning { Severity::Warning } else { Severity::Info };
     let risks = program.risks(memory_bytes).into_iter();
     risks.map(|r| Finding::about(name, severity(r.warning), r.rule, r.message)).collect()
-}
-
-/// The findings before a run, from the scenario and what this machine says about its
-/// memory and the targets (sizes of existing files, free space).
-pub fn findings(s: &Scenario) -> Vec<Finding> {
-    let memory_bytes = crate::meminfo::bytes("MemTotal");
-    let working_set = s
-        .workloads
-        .iter()
-        .map(|w| w.io().and_then(|io| io.size.or_else(|| io.targets.iter().map(|t| existing_len(t, &io.file)).sum())));
-    let free_bytes = s
-        .workloads
-        .iter()
-        .map(|w| w.io().and_then(|io| io.targets.first()).and_then(|t| crate::nofollow::free_space(t)));
-    before(s, &Facts { memory_bytes, working_set: working_set.collect(), free_bytes: free_bytes.collect() })
-}
-
-/// Length of the file a target resolves to, if it exists.
-fn existing_len(t: &Path, file: &str) -> Option<u64> {
-    let path = if t.is_dir() { t.join(format!("fathom-{file}.dat")) } else { t.to_path_buf() };
-    std::fs::metadata(path).ok().map(|m| m.len()).filter(|&n| n > 0)
 }
 
 /// `warning [page-cache]: ...` lines.
@@ -178,8 +162,8 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
         }
     }
     out.extend(short_runs(s));
-    out.extend(reads_of_zeros(s));
-    out.extend(exposed_endpoint(s));
+    out.extend(reads_of_zeros(s, facts));
+    out.extend(exposed_endpoint(s, facts));
     out.extend(flattened(s));
     grouped(out)
 }
@@ -309,13 +293,8 @@ fn ramp_var(doc: &Value, workload: &str) -> String {
 /// A Prometheus endpoint on an address other hosts can reach: it answers anyone, with
 /// no authentication or TLS (the run's names, hosts and rates), and each client takes one
 /// of its few connections.
-fn exposed_endpoint(s: &Scenario) -> Option<Finding> {
-    let addr = s.prometheus.as_deref()?;
-    // an address that does not resolve is the run's to refuse (it cannot listen there)
-    let resolved: Vec<SocketAddr> = addr.to_socket_addrs().ok()?.collect();
-    if resolved.iter().all(|a| a.ip().is_loopback()) {
-        return None;
-    }
+fn exposed_endpoint(s: &Scenario, facts: &Facts) -> Option<Finding> {
+    let addr = s.prometheus.as_deref().filter(|_| facts.endpoint_beyond_loopback)?;
     Some(Finding::run(
         Severity::Warning,
         "prometheus-exposed",
@@ -338,13 +317,14 @@ fn write_volume(w: &Workload, io: &IoProfile) -> Option<u64> {
 
 /// A workload that reads a file a `zero` step left zeroed (no prefill since): thin and
 /// deduplicating storage answers reads of zero blocks without touching media.
-fn reads_of_zeros(s: &Scenario) -> Vec<Finding> {
+fn reads_of_zeros(s: &Scenario, facts: &Facts) -> Vec<Finding> {
+    let data_files = |w: usize| facts.data_files.get(w).cloned().unwrap_or_default();
     let mut zeroed: Vec<PathBuf> = Vec::new();
     let mut out = Vec::new();
     for step in &s.steps {
         match step.action {
             Action::Fill { workload, zero } => {
-                for f in data_files(&s.workloads[workload]) {
+                for f in data_files(workload) {
                     zeroed.retain(|z| *z != f);
                     if zero {
                         zeroed.push(f);
@@ -354,7 +334,7 @@ fn reads_of_zeros(s: &Scenario) -> Vec<Finding> {
             Action::Start { workload, .. } | Action::Ramp { workload, .. } => {
                 let w = &s.workloads[workload];
                 let reads = w.io().is_some_and(|io| io.rw.read_percent(io.rwmixread) > 0);
-                if reads && data_files(w).iter().any(|f| zeroed.contains(f)) {
+                if reads && data_files(workload).iter().any(|f| zeroed.contains(f)) {
                     out.push(Finding::about(
                         &w.name,
                         Severity::Warning,
@@ -370,13 +350,6 @@ fn reads_of_zeros(s: &Scenario) -> Vec<Finding> {
         }
     }
     out
-}
-
-/// The files a workload does IO on, as the targets resolve them (a directory target
-/// holds `fathom-FILE.dat`); none for a program's workload.
-fn data_files(w: &Workload) -> Vec<PathBuf> {
-    let Some(io) = w.io() else { return Vec::new() };
-    io.targets.iter().map(|t| if t.is_dir() { t.join(format!("fathom-{}.dat", io.file)) } else { t.clone() }).collect()
 }
 
 /// The codes of the findings only a run can make (`after`); `fathom run` prints the
@@ -529,7 +502,13 @@ mod tests {
             "name: t\nworkloads:\n  a: {target: [/tmp/x, /tmp/y, /tmp/z], rw: randread, direct: false, size: 1g, \
              iodepth: 2, duration: 10s}\n",
         );
-        let facts = Facts { memory_bytes: Some(8 << 30), working_set: vec![Some(1 << 30)], free_bytes: vec![None] };
+        let facts = Facts {
+            memory_bytes: Some(8 << 30),
+            working_set: vec![Some(1 << 30)],
+            free_bytes: vec![None],
+            data_files: vec![Vec::new()],
+            endpoint_beyond_loopback: false,
+        };
         let codes: Vec<&str> = before(&s, &facts).iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["page-cache", "depth-across-targets", "short-run"]);
         let big = Facts { memory_bytes: Some(512 << 20), ..facts };
@@ -542,8 +521,14 @@ mod tests {
             "name: t\nworkloads:\n  log: {target: /tmp, rw: write, bs: 1m, extend: true, rate_iops: 100, duration: 60s}\n  \
              r: {target: /tmp, rw: randread, size: 1g, duration: 60s}\ntimeline:\n  - zero: r\n  - start: log\n  - start: r\n",
         );
-        let facts =
-            Facts { memory_bytes: None, working_set: vec![None, Some(1 << 30)], free_bytes: vec![Some(1 << 30), None] };
+        let files = |w: &str| vec![PathBuf::from(format!("/tmp/fathom-{w}.dat"))];
+        let facts = Facts {
+            memory_bytes: None,
+            working_set: vec![None, Some(1 << 30)],
+            free_bytes: vec![Some(1 << 30), None],
+            data_files: vec![files("log"), files("r")],
+            endpoint_beyond_loopback: false,
+        };
         let codes: Vec<&str> = before(&s, &facts).iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["write-volume", "reads-zeros"]);
         assert_eq!(s.workloads[0].io().unwrap().rw, Rw::Write);
@@ -552,19 +537,18 @@ mod tests {
 
     #[test]
     fn an_endpoint_beyond_loopback_is_found() {
-        let with = |addr: &str| {
-            let s = scenario(&format!(
-                "name: t\nprometheus: '{addr}'\nworkloads:\n  w: {{engine: null, rw: read, duration: 60s}}\n"
-            ));
-            let facts = Facts { memory_bytes: None, working_set: vec![None], free_bytes: vec![None] };
-            before(&s, &facts).iter().map(|f| f.code).collect::<Vec<_>>()
+        let s =
+            scenario("name: t\nprometheus: '0.0.0.0:9464'\nworkloads:\n  w: {engine: null, rw: read, duration: 60s}\n");
+        let facts = |beyond| Facts {
+            memory_bytes: None,
+            working_set: vec![None],
+            free_bytes: vec![None],
+            data_files: vec![Vec::new()],
+            endpoint_beyond_loopback: beyond,
         };
-        assert_eq!(with("0.0.0.0:9464"), vec!["prometheus-exposed"]);
-        assert_eq!(with("[::]:9464"), vec!["prometheus-exposed"]);
-        assert_eq!(with("192.0.2.1:9464"), vec!["prometheus-exposed"]);
-        for quiet in ["127.0.0.1:9464", "127.0.0.2:9464", "[::1]:9464", "localhost:9464", "not an address"] {
-            assert!(with(quiet).is_empty(), "{quiet}: {:?}", with(quiet));
-        }
+        let codes = |beyond| before(&s, &facts(beyond)).iter().map(|f| f.code).collect::<Vec<_>>();
+        assert_eq!(codes(true), vec!["prometheus-exposed"]);
+        assert!(codes(false).is_empty());
     }
 
     /// A workload of `workers` at depth 4 each, asked `rate` per second.
@@ -612,7 +596,13 @@ mod tests {
     #[test]
     fn a_bounded_workload_is_judged_by_its_io_and_then_its_seconds() {
         let s = scenario("name: b\nworkloads:\n  job: {target: /tmp, size: 4m, rw: read, loops: 1, duration: 3s}\n");
-        let facts = Facts { memory_bytes: None, working_set: vec![None], free_bytes: vec![None] };
+        let facts = Facts {
+            memory_bytes: None,
+            working_set: vec![None],
+            free_bytes: vec![None],
+            data_files: vec![Vec::new()],
+            endpoint_beyond_loopback: false,
+        };
         let found = before(&s, &facts);
         let short = found.iter().find(|f| f.code == "short-run").expect("short-run");
         assert!(

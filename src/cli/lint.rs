@@ -1,7 +1,7 @@
 //! `fathom lint [SCENARIO]`: the benchmarking mistakes a scenario would make on this
 //! machine, without running it (for a fio job file, first what each option became). `fathom run` does the same check first.
 
-use crate::analysis::lint::{Severity, describe, findings};
+use crate::analysis::lint::{Severity, before, describe};
 use crate::error::Result;
 use crate::import::open::{import, load_scenario};
 use crate::import::seam::Given;
@@ -60,7 +60,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     if let Some(inventory) = inventory.as_ref().filter(|_| !args.json) {
         fleet::targets_by_host(&scenario, inventory)?.iter().for_each(|line| println!("{line}"));
     }
-    let found = findings(&scenario);
+    let found = before(&scenario, &crate::observe::preflight::facts(&scenario));
     // said as the run would say it: durations --time-scale raised to their key's least
     if let Some(t) = scenario.time_scale.as_ref().filter(|t| !t.raised.is_empty()) {
         let w = crate::warnings::Warning::TimeScaleRaised { factor: t.factor, raised: t.raised.clone() };

@@ -6,6 +6,7 @@
 pub mod diskstats;
 pub mod environment;
 pub mod host;
+pub mod preflight;
 pub mod remote;
 
 use crate::error::{Error, Result};
