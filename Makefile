@@ -2,7 +2,7 @@
 CARGO ?= cargo
 FATHOM := target/release/fathom
 
-.PHONY: build run test bench
+.PHONY: build run check test bench
 
 build:
 	scripts/install-deps.sh run
@@ -11,6 +11,14 @@ build:
 # The quickstart: 4k random reads at depth 1, 4, 16, 64 on ./fathom-data (about 75 s).
 run: build
 	$(FATHOM) run
+
+# The inner loop: formatting, the code's shape, lints and the unit tests (seconds, not
+# minutes; nothing installed, no real programs run).
+check:
+	$(CARGO) fmt --all -- --check
+	python3 scripts/shape.py --strict
+	$(CARGO) clippy --all-targets --locked -- -D warnings
+	$(CARGO) test --locked --bin fathom
 
 # Formatting, lints, the code's shape (scripts/shape.py: layers, circles, file sizes), unit
 # and integration tests (those run the real binary).

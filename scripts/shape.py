@@ -9,6 +9,8 @@ test suite, so that a change which undoes it shows in `make test` rather than in
 What is off:
 - a file under src/ over 800 lines, or `cli/run.rs` over 150 (the run lives in the
   session; the command only turns arguments into options and prints);
+- a function over 80 lines of code (blank lines and comments not counted, as clippy's
+  `too_many_lines` counts them; clippy enforces the same threshold, from clippy.toml);
 - `Store::open(` outside src/store/ and src/session/ (one writer to the store: engines,
   drivers, transports and the timeline hand what they have to the run's sink);
 - `profile.get(` in src/report/ (the report reads typed stored workloads, not JSON);
@@ -23,12 +25,14 @@ they have.
 
 import argparse
 import pathlib
+import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import imports  # noqa: E402  (this folder's analysis of `use` paths)
 
 MAX_LINES = 800
+MAX_FN_LINES = 80
 MAX_LINES_OF = {("cli", "run.rs"): 150}
 # (text, folders of src/, whether it may appear only in them or never in them)
 PLACES = [
@@ -45,6 +49,22 @@ def line_at(text, index):
     return text.count("\n", 0, index) + 1
 
 
+def long_functions(code):
+    """(name, line, lines of code) of each function in `code` (comments and strings
+    already removed) whose body has more than MAX_FN_LINES lines that are not blank."""
+    out = []
+    for m in re.finditer(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)[^;{]*\{", code):
+        depth, i = 1, m.end()
+        while depth and i < len(code):
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        body = code[m.start() : i]
+        lines = sum(1 for line in body.splitlines() if line.strip())
+        if lines > MAX_FN_LINES:
+            out.append((m.group(1), line_at(code, m.start()), lines))
+    return out
+
+
 def findings(src):
     """What is off in the crate whose src/ folder is `src`, as `path:line: what` texts."""
     out = []
@@ -55,6 +75,8 @@ def findings(src):
         n = lines_of(f)
         if n > limit:
             out.append(f"{rel}: {n} lines, over {limit}")
+        for name, line, lines in long_functions(imports.code_of(f)):
+            out.append(f"{rel}:{line}: fn {name}: {lines} lines of code, over {MAX_FN_LINES}")
     for f in files:
         rel = f.relative_to(src)
         code = imports.code_of(f)

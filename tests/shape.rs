@@ -53,6 +53,9 @@ fn files(planted: bool) -> Vec<(&'static str, String)> {
     } else {
         ("use super::b::B;\npub struct A(pub B);\n", "pub struct B;\n")
     };
+    // a function of 81 lines of code (blank lines and comments not counted) against 80
+    let body = |n: usize| -> String { (0..n).map(|i| format!("    let _x{i} = {i};\n\n    // {i}\n")).collect() };
+    let step = format!("pub fn step() {{\n{}}}\n", body(if planted { 80 } else { 79 }));
     // a mod.rs whose submodule uses it back: a circle too
     let rows = if planted { "use super::Store;\npub struct Row(pub Store);\n" } else { "pub struct Row;\n" };
     vec![
@@ -60,10 +63,11 @@ fn files(planted: bool) -> Vec<(&'static str, String)> {
         ("cli/mod.rs", "mod run;\n".into()),
         ("cli/run.rs", lines(run)),
         ("drivers/mod.rs", driver.into()),
-        ("engine/mod.rs", "pub mod a;\npub mod b;\npub mod long;\n".into()),
+        ("engine/mod.rs", "pub mod a;\npub mod b;\npub mod long;\npub mod step;\n".into()),
         ("engine/a.rs", a.into()),
         ("engine/b.rs", b.into()),
         ("engine/long.rs", lines(long)),
+        ("engine/step.rs", step),
         ("report/mod.rs", report.into()),
         ("session/mod.rs", "use crate::store::Store;\npub fn run() { let _ = Store::open(); }\n".into()),
         (
@@ -89,7 +93,8 @@ fn strict_fails_on_each_planted_offence_and_names_it() {
         "report/mod.rs:2: `profile.get(` (never in src/report/)",
         "circle between files: engine/a.rs engine/b.rs",
         "circle between files (a mod.rs and its own submodules): store/mod.rs store/rows.rs",
-        "shape: 6 findings",
+        "engine/step.rs:1: fn step: 81 lines of code, over 80",
+        "shape: 7 findings",
     ] {
         assert!(said.contains(offence), "no `{offence}` in\n{said}");
     }
