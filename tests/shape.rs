@@ -13,6 +13,7 @@ use std::process::{Command, Output};
 /// Writes `files` (path under the crate, text) as a crate's src/ folder in `dir`.
 fn crate_of(dir: &Path, files: &[(&str, String)]) -> std::path::PathBuf {
     let src = dir.join("src");
+
     for (path, body) in files {
         let path = src.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -55,7 +56,10 @@ fn files(planted: bool) -> Vec<(&'static str, String)> {
     };
     // a function of 81 lines of code (blank lines and comments not counted) against 80
     let body = |n: usize| -> String { (0..n).map(|i| format!("    let _x{i} = {i};\n\n    // {i}\n")).collect() };
-    let step = format!("pub fn step() {{\n{}}}\n", body(if planted { 80 } else { 79 }));
+    let step = format!("pub fn step() {{\n{}}}\n", body(if planted { 81 } else { 80 }));
+    // the crate's map (beside src/): every file it names is there, but one planted
+    let gone = if planted { ", `src/engine/gone.rs`" } else { "" };
+    let doc = format!("`src/engine/a.rs`, `engine/long.rs`, `src/cli/NAME.rs`{gone}\n");
     // a mod.rs whose submodule uses it back: a circle too
     let rows = if planted { "use super::Store;\npub struct Row(pub Store);\n" } else { "pub struct Row;\n" };
     vec![
@@ -68,6 +72,7 @@ fn files(planted: bool) -> Vec<(&'static str, String)> {
         ("engine/b.rs", b.into()),
         ("engine/long.rs", lines(long)),
         ("engine/step.rs", step),
+        ("../docs/architecture.md", doc),
         ("report/mod.rs", report.into()),
         ("session/mod.rs", "use crate::store::Store;\npub fn run() { let _ = Store::open(); }\n".into()),
         (
@@ -94,7 +99,8 @@ fn strict_fails_on_each_planted_offence_and_names_it() {
         "circle between files: engine/a.rs engine/b.rs",
         "circle between files (a mod.rs and its own submodules): store/mod.rs store/rows.rs",
         "engine/step.rs:1: fn step: 81 lines of code, over 80",
-        "shape: 7 findings",
+        "docs/architecture.md names src/engine/gone.rs, which does not exist",
+        "shape: 8 findings",
     ] {
         assert!(said.contains(offence), "no `{offence}` in\n{said}");
     }
