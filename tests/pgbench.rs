@@ -74,52 +74,7 @@ fn throwaway_cluster_tps_and_latency_agree_with_pgbench() {
     let clock_us: i64 =
         s.db().query_row("SELECT clock_start_unix_ms FROM runs", [], |r| r.get::<_, i64>(0)).unwrap() * 1000;
     for name in ["closed", "paced"] {
-        let txn = ops(&show, name).iter().find(|o| o["op"] == "txn").unwrap_or_else(|| panic!("{show}"));
-        let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
-        // exactly the log's transactions that ended in the measured window
-        let (from, to) = (w["measure_t"].as_i64().unwrap(), w["end_t"].as_i64().unwrap());
-        let lines = log_lines(&run_dir.join(format!("{name}.pgbench-log")));
-        let inside: Vec<&(i64, u64, u64)> = lines
-            .iter()
-            .filter(|(end, _, _)| {
-                let t = (end - clock_us).div_euclid(1_000_000);
-                t >= from && t < to
-            })
-            .collect();
-        assert_eq!(txn["ops"].as_u64().unwrap(), inside.len() as u64, "{name}");
-        // and fathom's TPS is the log's rate over those seconds
-        let ours = txn["tps"].as_f64().unwrap();
-        let log_tps = inside.len() as f64 / (to - from) as f64;
-        assert!(
-            (ours / log_tps - 1.0).abs() < 1e-9,
-            "{name}: fathom {ours} TPS, the log's {log_tps} over {from}..{to} s"
-        );
-        // pgbench counted what it logged
-        let (processed, theirs) = pgbench_report(&run_dir, name);
-        assert_eq!(processed, lines.len() as u64, "{name}");
-        // pgbench's TPS is over its whole run, connections and the first, slower second
-        // included, which load on the machine stretches: so it is not fathom's over the
-        // measured seconds. It is the same transactions over a window that holds them
-        // all: from before the first began to after the last ended, give or take the
-        // report's rounding and the few ms pgbench spends outside transactions
-        let first_start = lines.iter().map(|(end, latency, _)| end - *latency as i64).min().unwrap();
-        let last_end = lines.iter().map(|(end, _, _)| *end).max().unwrap();
-        let span_s = (last_end - first_start) as f64 / 1e6;
-        let pgbench_s = processed as f64 / theirs;
-        assert!(
-            pgbench_s > span_s - 0.01 && pgbench_s < span_s + 1.0,
-            "{name}: pgbench's {theirs} TPS is {processed} transactions over {pgbench_s} s; the log spans {span_s} s"
-        );
-        // percentiles within the histograms' 1%
-        let mut latency: Vec<u64> = inside.iter().map(|l| l.1).collect();
-        latency.sort_unstable();
-        for (key, q) in [("p50_us", 0.5), ("p99_us", 0.99)] {
-            let got = txn["latency"][key].as_f64().unwrap();
-            let want = quantile(&latency, q);
-            assert!((got / want - 1.0).abs() <= 0.011, "{name} {key}: fathom {got} µs, the log's {want} µs");
-        }
-        // workers are the clients
-        assert_eq!(w["workers"], 2);
+        agrees_with_its_log(&show, &run_dir, clock_us, name);
     }
     // under a rate: the target is met over pgbench's own run. fathom's seconds are the
     // timeline's, and pgbench starting late on a loaded machine (its process, its
@@ -404,4 +359,53 @@ fn a_full_disk_during_pgbench_initialisation_fails_the_run() {
     );
     let status: String = s.db().query_row("SELECT status FROM runs WHERE id = 1", [], |r| r.get(0)).unwrap();
     assert_eq!(status, "failed");
+}
+
+/// Workload `name`'s figures in `show` are its pgbench log's: the transactions that
+/// ended in its measured window (the run clock's second 0 at `clock_us`), their rate
+/// and latency percentiles, and pgbench's own count and rate over the whole log.
+fn agrees_with_its_log(show: &serde_json::Value, run_dir: &std::path::Path, clock_us: i64, name: &str) {
+    let txn = ops(&show, name).iter().find(|o| o["op"] == "txn").unwrap_or_else(|| panic!("{show}"));
+    let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
+    // exactly the log's transactions that ended in the measured window
+    let (from, to) = (w["measure_t"].as_i64().unwrap(), w["end_t"].as_i64().unwrap());
+    let lines = log_lines(&run_dir.join(format!("{name}.pgbench-log")));
+    let inside: Vec<&(i64, u64, u64)> = lines
+        .iter()
+        .filter(|(end, _, _)| {
+            let t = (end - clock_us).div_euclid(1_000_000);
+            t >= from && t < to
+        })
+        .collect();
+    assert_eq!(txn["ops"].as_u64().unwrap(), inside.len() as u64, "{name}");
+    // and fathom's TPS is the log's rate over those seconds
+    let ours = txn["tps"].as_f64().unwrap();
+    let log_tps = inside.len() as f64 / (to - from) as f64;
+    assert!((ours / log_tps - 1.0).abs() < 1e-9, "{name}: fathom {ours} TPS, the log's {log_tps} over {from}..{to} s");
+    // pgbench counted what it logged
+    let (processed, theirs) = pgbench_report(&run_dir, name);
+    assert_eq!(processed, lines.len() as u64, "{name}");
+    // pgbench's TPS is over its whole run, connections and the first, slower second
+    // included, which load on the machine stretches: so it is not fathom's over the
+    // measured seconds. It is the same transactions over a window that holds them
+    // all: from before the first began to after the last ended, give or take the
+    // report's rounding and the few ms pgbench spends outside transactions
+    let first_start = lines.iter().map(|(end, latency, _)| end - *latency as i64).min().unwrap();
+    let last_end = lines.iter().map(|(end, _, _)| *end).max().unwrap();
+    let span_s = (last_end - first_start) as f64 / 1e6;
+    let pgbench_s = processed as f64 / theirs;
+    assert!(
+        pgbench_s > span_s - 0.01 && pgbench_s < span_s + 1.0,
+        "{name}: pgbench's {theirs} TPS is {processed} transactions over {pgbench_s} s; the log spans {span_s} s"
+    );
+    // percentiles within the histograms' 1%
+    let mut latency: Vec<u64> = inside.iter().map(|l| l.1).collect();
+    latency.sort_unstable();
+    for (key, q) in [("p50_us", 0.5), ("p99_us", 0.99)] {
+        let got = txn["latency"][key].as_f64().unwrap();
+        let want = quantile(&latency, q);
+        assert!((got / want - 1.0).abs() <= 0.011, "{name} {key}: fathom {got} µs, the log's {want} µs");
+    }
+    // workers are the clients
+    assert_eq!(w["workers"], 2);
 }

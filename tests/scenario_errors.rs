@@ -75,11 +75,10 @@ fn hostile_text_is_refused_before_it_is_parsed() {
 }
 
 /// Each mistake of the issue: (scenario, extra arguments, what the message says).
-#[test]
-fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
-    let s = Scratch::new("errors-located");
-    let w = "w: {target: TARGET, rw: read, size: 1m, duration: 1s}";
-    let cases = [
+/// Scenarios with one mistake each (`w`: a workload that is right), and what the error
+/// must say, where.
+fn mistakes(w: &str) -> Vec<(String, &'static str)> {
+    vec![
         (
             format!("name: x\nvars:\n  a: 1\n  a: 2\nworkloads:\n  {w}\n"),
             "scenario.yaml:3: vars: duplicate entry with key \"a\"",
@@ -145,7 +144,14 @@ fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
             format!("name: x\nquestion: \"two\\nlines?\"\nworkloads:\n  {w}\n"),
             "scenario.yaml:2: question: is more than one line",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
+    let s = Scratch::new("errors-located");
+    let w = "w: {target: TARGET, rw: read, size: 1m, duration: 1s}";
+    let cases = mistakes(w);
     for (body, says) in &cases {
         let path = s.scenario(body);
         for cmd in ["lint", "run"] {
