@@ -9,13 +9,6 @@ use common::{Scratch, text};
 /// The time scale the built-ins run at here: a minute's study in about six seconds.
 const SCALE: &str = "0.1";
 
-/// Built-ins whose verdict does not depend on the machine, only on it not being shared
-/// with the other tests of this binary while they run.
-const ALONE: &[&str] = &["net-streams"];
-
-/// Held to read by every built-in's run and to write by those in [`ALONE`].
-static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
 /// Runs built-in `name` at [`SCALE`] and returns `show --json` of the run. A threshold
 /// may fail on a slow machine (exit 3), but every expectation must have been measured.
 fn run_builtin(name: &str) -> serde_json::Value {
@@ -30,11 +23,6 @@ fn run_builtin_with(name: &str, sets: &[&str]) -> serde_json::Value {
 /// Like [`run_builtin_with`], at time scale `scale`: a study whose steps need a few
 /// seconds each to have a figure per step.
 fn run_builtin_scaled(name: &str, scale: &str, sets: &[&str]) -> serde_json::Value {
-    // the studies whose verdict this suite judges run with the machine to themselves
-    let _turn = match ALONE.contains(&name) {
-        true => Err(MACHINE.write().unwrap_or_else(|e| e.into_inner())),
-        false => Ok(MACHINE.read().unwrap_or_else(|e| e.into_inner())),
-    };
     let s = Scratch::new(&format!("builtin-{name}"));
     let mut args = vec!["run", name, "-q", "--time-scale", scale];
     for set in sets {
@@ -245,10 +233,20 @@ fn pgbench_ab() {
 fn net_streams() {
     let show = run_builtin_scaled("net-streams", "0.5", &[]);
     assert_eq!(labels(&show), vec!["s1", "s2", "s4", "s8"]);
-    // judged in the study's unit, and on loopback eight streams move as much as one
+    // judged in the study's unit, on the figures measured: the ratio the answer gives is
+    // the workloads' own, and it passes exactly when that ratio meets the limit (how fast
+    // loopback is depends on what else the machine does, so the verdict is checked, not
+    // assumed)
     let answer = show["answer"]["answer"].as_str().unwrap();
     assert!(answer.contains("s8 Gbit/s is ") && answer.contains(" Gbit/s -> ") && !answer.contains("MB/s"), "{answer}");
-    assert_eq!(show["answer"]["passed"], true, "{answer}");
+    let said: f64 = answer.split("s8 Gbit/s is ").nth(1).and_then(|r| r.split('x').next()).unwrap().parse().unwrap();
+    let gbit = |name: &str| {
+        let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
+        w["ops"].as_array().unwrap().iter().find(|o| o["op"] == "send").unwrap()["gbit_per_s"].as_f64().unwrap()
+    };
+    let ratio = gbit("s8") / gbit("s1");
+    assert!((said - ratio).abs() <= 0.006, "the answer says {said}x, the workloads {ratio:.3}x: {answer}");
+    assert_eq!(show["answer"]["passed"], ratio >= 0.8, "{answer}");
     for (name, streams) in [("s1", 1), ("s8", 8)] {
         let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
         assert_eq!(w["workers"], streams);
