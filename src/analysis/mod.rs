@@ -5,4 +5,5 @@ pub mod knee;
 pub mod lint;
 pub mod noise;
 pub mod steady_state;
+mod student;
 pub mod usl;

@@ -15,6 +15,7 @@
 //! meaningful fit; one that misses its points by more than their own noise is poor,
 //! and then N* and predictions are withheld.
 
+use super::student::t_quantile;
 use serde::Serialize;
 
 /// One measured point: concurrency N and throughput X.
@@ -225,20 +226,7 @@ fn judge(points: &[Point], fit: &Fit) -> (bool, String) {
 /// The least-squares fit, and whether its covariance is singular. `distinct`: how many
 /// distinct N; `smallest`, `largest`: the range of N measured.
 fn solve(points: &[Point], distinct: usize, smallest: f64, largest: f64) -> (Fit, bool) {
-    // the basin: a grid over σ and κ (log-spaced), λ profiled
-    let mut best = (f64::INFINITY, 0.0, 0.0);
-    let sigmas = std::iter::once(0.0).chain((0..=60).map(|i| 10f64.powf(-6.0 + 6.0 * i as f64 / 60.0)));
-    for s in sigmas {
-        for k in std::iter::once(0.0).chain((0..=80).map(|i| 10f64.powf(-10.0 + 10.0 * i as f64 / 80.0))) {
-            let (rss, _) = profiled(points, s.min(1.0), k.min(1.0));
-            if rss < best.0 {
-                best = (rss, s.min(1.0), k.min(1.0));
-            }
-        }
-    }
-    let (_, s0, k0) = best;
-    let l0 = profiled(points, s0, k0).1;
-    let (params, iterations, converged) = levenberg_marquardt(points, [s0, k0, l0]);
+    let (params, iterations, converged) = levenberg_marquardt(points, basin(points));
     let [sigma, kappa, lambda] = params;
     let fitted: Vec<f64> = points.iter().map(|p| model(sigma, kappa, lambda, p.n)).collect();
     let rss: f64 = points.iter().zip(&fitted).map(|(p, f)| (p.x - f).powi(2)).sum();
@@ -258,22 +246,6 @@ fn solve(points: &[Point], distinct: usize, smallest: f64, largest: f64) -> (Fit
         Some(n) if n > NEAR * largest => Peak::Extrapolated { n, largest },
         Some(n) => Peak::At { n, x: model(sigma, kappa, lambda, n) },
     };
-    let mut warnings = Vec::new();
-    if let Peak::BelowData { n } = peak {
-        warnings.push(format!(
-            "throughput only falls over the data: the law's N* ({n:.2}) lies below the smallest N measured \
-             ({smallest}), so no peak is reported"
-        ));
-    }
-    if let Peak::Extrapolated { n, .. } = peak {
-        warnings.push(format!(
-            "the law's N* ({n:.1}) lies beyond the largest N measured ({largest}): an extrapolation, not a \
-             finding; measure up to it to locate a peak"
-        ));
-    }
-    if distinct < FEW_POINTS {
-        warnings.push(format!("only {distinct} points of distinct N: 6 or more are needed to trust three parameters"));
-    }
     let points_fit: Vec<PointFit> = points
         .iter()
         .zip(&fitted)
@@ -285,18 +257,7 @@ fn solve(points: &[Point], distinct: usize, smallest: f64, largest: f64) -> (Fit
             efficiency: p.x / (lambda * p.n),
         })
         .collect();
-    // throughput per unit of concurrency above that of the smallest N: more than linear
-    let first = points.iter().min_by(|a, b| a.n.total_cmp(&b.n)).expect("4 or more points");
-    if first.x > 0.0 && points.iter().any(|p| p.x / p.n > 1.05 * first.x / first.n) {
-        warnings.push(
-            "superlinear: some points do more per unit of concurrency than the smallest N does, which the law \
-             cannot describe (an unbounded fit would give a negative coefficient); check that point, and caching"
-                .into(),
-        );
-    }
-    if !converged {
-        warnings.push(format!("the fit did not converge in {iterations} iterations"));
-    }
+    let warnings = warnings(points, &peak, distinct, (smallest, largest), converged, iterations);
     let sigma = est(sigma, se.map(|s| s[0]));
     let fit = Fit {
         amdahl_ceiling: sigma.ci95.filter(|ci| ci.0 > 0.0).map(|_| lambda / sigma.value),
@@ -311,6 +272,65 @@ fn solve(points: &[Point], distinct: usize, smallest: f64, largest: f64) -> (Fit
         warnings,
     };
     (fit, se.is_none())
+}
+
+/// The start of the fit: the best of a grid over σ and κ (log-spaced), λ profiled.
+/// Starting in the basin keeps Levenberg-Marquardt from a local minimum.
+fn basin(points: &[Point]) -> [f64; 3] {
+    let mut best = (f64::INFINITY, 0.0, 0.0);
+    let sigmas = std::iter::once(0.0).chain((0..=60).map(|i| 10f64.powf(-6.0 + 6.0 * i as f64 / 60.0)));
+    for s in sigmas {
+        for k in std::iter::once(0.0).chain((0..=80).map(|i| 10f64.powf(-10.0 + 10.0 * i as f64 / 80.0))) {
+            let (rss, _) = profiled(points, s.min(1.0), k.min(1.0));
+            if rss < best.0 {
+                best = (rss, s.min(1.0), k.min(1.0));
+            }
+        }
+    }
+    let (_, s0, k0) = best;
+    let l0 = profiled(points, s0, k0).1;
+    [s0, k0, l0]
+}
+
+/// What the reader of a fit must know: a peak outside the data, too few distinct N, a
+/// superlinear point, no convergence. The pair: the smallest and largest N measured.
+fn warnings(
+    points: &[Point],
+    peak: &Peak,
+    distinct: usize,
+    (smallest, largest): (f64, f64),
+    converged: bool,
+    iterations: u32,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Peak::BelowData { n } = *peak {
+        warnings.push(format!(
+            "throughput only falls over the data: the law's N* ({n:.2}) lies below the smallest N measured \
+             ({smallest}), so no peak is reported"
+        ));
+    }
+    if let Peak::Extrapolated { n, .. } = *peak {
+        warnings.push(format!(
+            "the law's N* ({n:.1}) lies beyond the largest N measured ({largest}): an extrapolation, not a \
+             finding; measure up to it to locate a peak"
+        ));
+    }
+    if distinct < FEW_POINTS {
+        warnings.push(format!("only {distinct} points of distinct N: 6 or more are needed to trust three parameters"));
+    }
+    // throughput per unit of concurrency above that of the smallest N: more than linear
+    let first = points.iter().min_by(|a, b| a.n.total_cmp(&b.n)).expect("4 or more points");
+    if first.x > 0.0 && points.iter().any(|p| p.x / p.n > 1.05 * first.x / first.n) {
+        warnings.push(
+            "superlinear: some points do more per unit of concurrency than the smallest N does, which the law \
+             cannot describe (an unbounded fit would give a negative coefficient); check that point, and caching"
+                .into(),
+        );
+    }
+    if !converged {
+        warnings.push(format!("the fit did not converge in {iterations} iterations"));
+    }
+    warnings
 }
 
 /// Throughput predicted at one N with a warning when it extrapolates, or why the fit
@@ -512,81 +532,6 @@ fn standard_errors(points: &[Point], p: [f64; 3], rss: f64, df: f64) -> Option<[
     Some(se)
 }
 
-/// The `p` quantile of Student's t with `df` degrees of freedom, by bisection on its
-/// CDF (regularized incomplete beta).
-pub fn t_quantile(p: f64, df: f64) -> f64 {
-    let cdf = |t: f64| {
-        let x = df / (df + t * t);
-        let tail = 0.5 * incomplete_beta(df / 2.0, 0.5, x);
-        if t >= 0.0 { 1.0 - tail } else { tail }
-    };
-    let (mut lo, mut hi) = (-1e3, 1e3);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if cdf(mid) < p { lo = mid } else { hi = mid }
-    }
-    0.5 * (lo + hi)
-}
-
-/// Regularized incomplete beta I_x(a, b) (continued fraction, Lentz).
-fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
-    if x > (a + 1.0) / (a + b + 2.0) {
-        return 1.0 - incomplete_beta(b, a, 1.0 - x);
-    }
-    let tiny = 1e-300;
-    let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
-    d = if d.abs() < tiny { tiny } else { d };
-    d = 1.0 / d;
-    let mut f = d;
-    for m in 1..300 {
-        let m = m as f64;
-        for num in [
-            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
-        ] {
-            d = 1.0 + num * d;
-            d = if d.abs() < tiny { tiny } else { d };
-            c = 1.0 + num / c;
-            c = if c.abs() < tiny { tiny } else { c };
-            d = 1.0 / d;
-            f *= c * d;
-        }
-        if (c * d - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    (ln_front.exp() / a) * f
-}
-
-/// ln Γ(x) (Lanczos, g = 7).
-fn ln_gamma(x: f64) -> f64 {
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        return std::f64::consts::PI.ln() - (std::f64::consts::PI * x).sin().ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let sum = C[0] + (1..9).map(|i| C[i] / (x + i as f64)).sum::<f64>();
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,13 +553,6 @@ mod tests {
     fn fitted(p: &[Point]) -> (Verdict, String, Fit) {
         let u = fit(p);
         (u.verdict, u.reason.clone(), u.fit.unwrap_or_else(|| panic!("no fit: {}", u.reason)))
-    }
-
-    #[test]
-    fn t_quantiles_match_tables() {
-        assert!((t_quantile(0.975, 8.0) - 2.306_004).abs() < 1e-5);
-        assert!((t_quantile(0.975, 1.0) - 12.706_205).abs() < 1e-4);
-        assert!((t_quantile(0.975, 30.0) - 2.042_272).abs() < 1e-5);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::import::open::load_scenario;
+use crate::scenario::model::Scenario;
 use crate::scenario::steps::{Action, Step};
 use crate::scenario::time_scale;
 use crate::scenario::units::Span;
@@ -70,49 +71,8 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
             base.runner()
         )));
     }
-    let whole = |s: Span, what: &str| -> Result<u64> {
-        if s.0.is_zero() || s.0.subsec_nanos() != 0 {
-            return Err(Error::input(format!("--{what} {s}: a whole number of seconds, at least 1s")));
-        }
-        Ok(s.0.as_secs())
-    };
-    let (mut min, mut max, mut round) = (whole(args.min, "min")?, whole(args.max, "max")?, whole(args.round, "round")?);
-    // the steps' lengths are the sweep's timeline: scaled as a scenario's durations are
-    if let Some(scaled) = scenario.time_scale.as_mut() {
-        for (value, what) in [(&mut min, "--min"), (&mut max, "--max"), (&mut round, "--round")] {
-            let d = Duration::from_secs(*value);
-            let (d2, raised) = time_scale::scale(d, scaled.factor, time_scale::Unit::Seconds(1));
-            if raised {
-                scaled.raised.push(format!("{what} {} → {}", Span(d), Span(d2)));
-            }
-            *value = d2.as_secs();
-        }
-    }
-    if min > max && !args.fixed {
-        return Err(Error::input(format!("--min {} is longer than --max {}", args.min, args.max)));
-    }
-    let mut axes: Vec<(String, Vec<u32>)> = Vec::new();
-    for v in &args.vary {
-        let (key, values) =
-            v.split_once('=').ok_or_else(|| Error::input(format!("--vary {v}: expected KEY=V1,V2,...")))?;
-        if !matches!(key, "iodepth" | "jobs") {
-            return Err(Error::input(format!("--vary {v}: `{key}` cannot be swept (iodepth or jobs)")));
-        }
-        let values: Vec<u32> = values
-            .split(',')
-            .map(|x| x.trim().parse::<u32>().ok().filter(|n| (1..=4096).contains(n)))
-            .collect::<Option<_>>()
-            .ok_or_else(|| Error::input(format!("--vary {v}: values must be whole numbers from 1 to 4096")))?;
-        axes.push((key.to_string(), values));
-    }
-    // every combination, the first axis slowest
-    let mut combos: Vec<Vec<(String, u32)>> = vec![Vec::new()];
-    for (key, values) in &axes {
-        combos = combos
-            .into_iter()
-            .flat_map(|c| values.iter().map(move |&v| [c.clone(), vec![(key.clone(), v)]].concat()))
-            .collect();
-    }
+    let (min, max, round) = step_lengths(&args, &mut scenario)?;
+    let combos = combinations(&args.vary)?;
     scenario.workloads.clear();
     scenario.steps.clear();
     scenario.expect.clear();
@@ -149,4 +109,58 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         ..RunOptions::default()
     };
     Ok(super::run::print_end(&session::run(scenario, is_builtin, &opts, results)?, args.quiet))
+}
+
+/// `--min`, `--max` and `--round` in seconds, scaled as a scenario's durations are by
+/// `--time-scale`: the steps' lengths are the sweep's timeline.
+/// Each must be whole seconds, and the shortest step no longer than the longest.
+fn step_lengths(args: &Args, scenario: &mut Scenario) -> Result<(u64, u64, u64)> {
+    let whole = |s: Span, what: &str| -> Result<u64> {
+        if s.0.is_zero() || s.0.subsec_nanos() != 0 {
+            return Err(Error::input(format!("--{what} {s}: a whole number of seconds, at least 1s")));
+        }
+        Ok(s.0.as_secs())
+    };
+    let (mut min, mut max, mut round) = (whole(args.min, "min")?, whole(args.max, "max")?, whole(args.round, "round")?);
+    if let Some(scaled) = scenario.time_scale.as_mut() {
+        for (value, what) in [(&mut min, "--min"), (&mut max, "--max"), (&mut round, "--round")] {
+            let d = Duration::from_secs(*value);
+            let (d2, raised) = time_scale::scale(d, scaled.factor, time_scale::Unit::Seconds(1));
+            if raised {
+                scaled.raised.push(format!("{what} {} → {}", Span(d), Span(d2)));
+            }
+            *value = d2.as_secs();
+        }
+    }
+    if min > max && !args.fixed {
+        return Err(Error::input(format!("--min {} is longer than --max {}", args.min, args.max)));
+    }
+    Ok((min, max, round))
+}
+
+/// Every combination of the `--vary` values, the first axis slowest.
+/// Only iodepth and jobs can be swept, each value from 1 to 4096.
+fn combinations(vary: &[String]) -> Result<Vec<Vec<(String, u32)>>> {
+    let mut axes: Vec<(String, Vec<u32>)> = Vec::new();
+    for v in vary {
+        let (key, values) =
+            v.split_once('=').ok_or_else(|| Error::input(format!("--vary {v}: expected KEY=V1,V2,...")))?;
+        if !matches!(key, "iodepth" | "jobs") {
+            return Err(Error::input(format!("--vary {v}: `{key}` cannot be swept (iodepth or jobs)")));
+        }
+        let values: Vec<u32> = values
+            .split(',')
+            .map(|x| x.trim().parse::<u32>().ok().filter(|n| (1..=4096).contains(n)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::input(format!("--vary {v}: values must be whole numbers from 1 to 4096")))?;
+        axes.push((key.to_string(), values));
+    }
+    let mut combos: Vec<Vec<(String, u32)>> = vec![Vec::new()];
+    for (key, values) in &axes {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| values.iter().map(move |&v| [c.clone(), vec![(key.clone(), v)]].concat()))
+            .collect();
+    }
+    Ok(combos)
 }

@@ -200,6 +200,37 @@ pub type StepError = (String, String);
 
 /// Checks step `raw`, resolving workload names with `index_of`.
 pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Step, StepError> {
+    let action = the_action(raw)?;
+    let workload = |key: &str, name: &Option<String>| -> Result<usize, StepError> {
+        let name = name.as_deref().unwrap_or_default();
+        index_of(name).ok_or_else(|| (key.to_string(), format!("no workload named `{name}`")))
+    };
+    options_apply(raw, action)?;
+    let wait = !raw.asynchronous.unwrap_or(false);
+    let action = match action {
+        "start" => Action::Start {
+            workload: workload("start", &raw.start)?,
+            stagger: raw.stagger.map(|s| s.0).unwrap_or_default(),
+            wait,
+        },
+        "stop" => Action::Stop { workload: workload("stop", &raw.stop)? },
+        "wait" => Action::Wait(raw.wait.map(|s| s.0).unwrap_or_default()),
+        "wait_for" => {
+            Action::WaitFor { workload: workload("wait_for", &raw.wait_for)?, timeout: raw.timeout.map(|t| t.0) }
+        }
+        "ramp" => ramp(raw, workload("ramp", &raw.ramp)?, wait)?,
+        "prefill" => Action::Fill { workload: workload("prefill", &raw.prefill)?, zero: false },
+        "zero" => Action::Fill { workload: workload("zero", &raw.zero)?, zero: true },
+        "exec" | "hook" => command(raw, action, wait)?,
+        "wait_until" => wait_until(raw)?,
+        _ => Action::Mark(raw.mark.clone().unwrap_or_default()),
+    };
+    Ok(Step { at: raw.at.map(|a| a.0), phase: raw.phase.clone(), action })
+}
+
+/// The one action key step `raw` sets.
+/// A step with none or several is refused, at the second one it sets.
+fn the_action(raw: &StepFile) -> Result<&'static str, StepError> {
     let actions: Vec<&str> = [
         ("start", raw.start.is_some()),
         ("stop", raw.stop.is_some()),
@@ -217,24 +248,22 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
     .filter(|a| a.1)
     .map(|a| a.0)
     .collect();
-    let action = match actions.as_slice() {
-        [one] => *one,
-        [] => {
-            return Err((
-                String::new(),
-                "a step needs one action: start, stop, wait, wait_for, ramp, prefill, zero, exec, hook, wait_until or mark"
-                    .into(),
-            ));
-        }
+    match actions.as_slice() {
+        [one] => Ok(*one),
+        [] => Err((
+            String::new(),
+            "a step needs one action: start, stop, wait, wait_for, ramp, prefill, zero, exec, hook, wait_until or mark"
+                .into(),
+        )),
         [first, second, ..] => {
-            return Err((second.to_string(), format!("one action per step: this step already has `{first}`")));
+            Err((second.to_string(), format!("one action per step: this step already has `{first}`")))
         }
-    };
-    let workload = |key: &str, name: &Option<String>| -> Result<usize, StepError> {
-        let name = name.as_deref().unwrap_or_default();
-        index_of(name).ok_or_else(|| (key.to_string(), format!("no workload named `{name}`")))
-    };
-    // options that only some actions take
+    }
+}
+
+/// Refuses an option that `action` does not take.
+/// Options that only some actions take would otherwise be ignored without a word.
+fn options_apply(raw: &StepFile, action: &str) -> Result<(), StepError> {
     let allowed: &[&str] = match action {
         "start" => &["duration", "stagger", "async"],
         "ramp" => &["add", "every", "until", "async"],
@@ -259,122 +288,114 @@ pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Resu
         let hint = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
         return Err((key.to_string(), format!("does not apply to `{action}` (its options: {hint})")));
     }
-    let wait = !raw.asynchronous.unwrap_or(false);
-    let action = match action {
-        "start" => Action::Start {
-            workload: workload("start", &raw.start)?,
-            stagger: raw.stagger.map(|s| s.0).unwrap_or_default(),
-            wait,
-        },
-        "stop" => Action::Stop { workload: workload("stop", &raw.stop)? },
-        "wait" => Action::Wait(raw.wait.map(|s| s.0).unwrap_or_default()),
-        "wait_for" => {
-            Action::WaitFor { workload: workload("wait_for", &raw.wait_for)?, timeout: raw.timeout.map(|t| t.0) }
+    Ok(())
+}
+
+/// A `ramp` of workload `w`: `add` workers (or `add_host` hosts) every `every` until
+/// `until`. Its steps must fit in the longest run.
+fn ramp(raw: &StepFile, w: usize, wait: bool) -> Result<Action, StepError> {
+    if raw.add.is_some() && raw.add_host.is_some() {
+        return Err(("add_host".into(), "set `add` (workers) or `add_host` (hosts), not both".into()));
+    }
+    let by_host = raw.add_host.is_some();
+    let add = raw.add.or(raw.add_host).unwrap_or(1);
+    let every = raw.every.ok_or(("ramp".to_string(), "needs `every`: how long each step runs".to_string()))?;
+    let until = raw.until.ok_or(("ramp".to_string(), "needs `until`: the number of workers to reach".to_string()))?;
+    if add == 0 || until < add {
+        return Err(("until".into(), format!("must be at least `add` ({add}), and `add` at least 1")));
+    }
+    if until > MAX_WORKERS {
+        let what = if by_host { "hosts" } else { "workers" };
+        return Err(("until".into(), format!("{until} {what}: a workload has at most {MAX_WORKERS} workers")));
+    }
+    if every.0.is_zero() || every.0.subsec_nanos() != 0 {
+        return Err(("every".into(), format!("{every} must be a whole number of seconds, at least 1s")));
+    }
+    let steps = until.div_ceil(add);
+    if every.0 * steps > MAX_RUN {
+        return Err((
+            "every".into(),
+            format!(
+                "{every} x {steps} steps is {} h: a workload runs at most {} days",
+                (every.0 * steps).as_secs() / 3600,
+                MAX_RUN.as_secs() / 86400
+            ),
+        ));
+    }
+    Ok(Action::Ramp { workload: w, add, every: every.0, until, wait, by_host })
+}
+
+/// An `exec` or `hook` step (`action`), with its timeout and repeats.
+/// An asynchronous command that sets no repeats runs once.
+fn command(raw: &StepFile, action: &str, wait: bool) -> Result<Action, StepError> {
+    let command = if action == "exec" {
+        let command = raw.exec.clone().unwrap_or_default();
+        if command.trim().is_empty() {
+            return Err(("exec".into(), "an empty command".into()));
         }
-        "ramp" => {
-            let w = workload("ramp", &raw.ramp)?;
-            if raw.add.is_some() && raw.add_host.is_some() {
-                return Err(("add_host".into(), "set `add` (workers) or `add_host` (hosts), not both".into()));
-            }
-            let by_host = raw.add_host.is_some();
-            let add = raw.add.or(raw.add_host).unwrap_or(1);
-            let every = raw.every.ok_or(("ramp".to_string(), "needs `every`: how long each step runs".to_string()))?;
-            let until =
-                raw.until.ok_or(("ramp".to_string(), "needs `until`: the number of workers to reach".to_string()))?;
-            if add == 0 || until < add {
-                return Err(("until".into(), format!("must be at least `add` ({add}), and `add` at least 1")));
-            }
-            if until > MAX_WORKERS {
-                let what = if by_host { "hosts" } else { "workers" };
-                return Err(("until".into(), format!("{until} {what}: a workload has at most {MAX_WORKERS} workers")));
-            }
-            if every.0.is_zero() || every.0.subsec_nanos() != 0 {
-                return Err(("every".into(), format!("{every} must be a whole number of seconds, at least 1s")));
-            }
-            let steps = until.div_ceil(add);
-            if every.0 * steps > MAX_RUN {
-                return Err((
-                    "every".into(),
-                    format!(
-                        "{every} x {steps} steps is {} h: a workload runs at most {} days",
-                        (every.0 * steps).as_secs() / 3600,
-                        MAX_RUN.as_secs() / 86400
-                    ),
-                ));
-            }
-            Action::Ramp { workload: w, add, every: every.0, until, wait, by_host }
-        }
-        "prefill" => Action::Fill { workload: workload("prefill", &raw.prefill)?, zero: false },
-        "zero" => Action::Fill { workload: workload("zero", &raw.zero)?, zero: true },
-        "exec" | "hook" => {
-            let command = if action == "exec" {
-                let command = raw.exec.clone().unwrap_or_default();
-                if command.trim().is_empty() {
-                    return Err(("exec".into(), "an empty command".into()));
-                }
-                Command::Exec(command)
-            } else {
-                let name = raw.hook.clone().unwrap_or_default();
-                if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                    return Err(("hook".into(), format!("{name:?} is not a hook name (e.g. nodes.PowerOff)")));
-                }
-                let mut args = Vec::new();
-                for (key, value) in raw.args.iter().flatten() {
-                    let text = arg_text(value).ok_or_else(|| {
-                        (format!("args.{key}"), "expected a value or a list of values, not a mapping".to_string())
-                    })?;
-                    args.push((key.clone(), text));
-                }
-                Command::Hook { name, args, hosts: raw.hosts.clone() }
-            };
-            let repeat = match (raw.every, raw.times) {
-                (Some(every), Some(times)) if times >= 1 => {
-                    if every.0.is_zero() {
-                        return Err(("every".into(), "must be above 0".into()));
-                    }
-                    Some(Repeat { every: every.0, times })
-                }
-                (Some(_), Some(_)) => return Err(("times".into(), "must be at least 1".into())),
-                (Some(_), None) => return Err(("every".into(), "needs `times`: how many runs".into())),
-                (None, Some(_)) => return Err(("times".into(), "needs `every`: how long between runs".into())),
-                (None, None) => (!wait).then_some(Repeat { every: Duration::ZERO, times: 1 }),
-            };
-            Action::Command(CommandStep {
-                command,
-                timeout: raw.timeout.map(|t| t.0).unwrap_or(DEFAULT_TIMEOUT),
-                repeat,
-            })
-        }
-        "wait_until" => {
-            let p = raw.wait_until.clone().unwrap_or_default();
-            let probe = match (p.command, p.tcp, p.http) {
-                (Some(c), None, None) => Probe::Command(c),
-                (None, Some(a), None) => {
-                    if !a.contains(':') {
-                        return Err(("wait_until.tcp".into(), format!("`{a}` is not HOST:PORT")));
-                    }
-                    Probe::Tcp(a)
-                }
-                (None, None, Some(u)) => {
-                    if !u.starts_with("http://") {
-                        return Err(("wait_until.http".into(), format!("`{u}`: only http:// URLs can be probed")));
-                    }
-                    if crate::secrets::url_has_credentials(&u) {
-                        return Err(("wait_until.http".into(), crate::secrets::URL_CREDENTIALS.into()));
-                    }
-                    Probe::Http(u)
-                }
-                _ => return Err(("wait_until".into(), "needs exactly one of `command`, `tcp` or `http`".into())),
-            };
-            let interval = p.interval.map(|i| i.0).unwrap_or(Duration::from_secs(1));
-            if interval.is_zero() {
-                return Err(("wait_until.interval".into(), "must be above 0".into()));
-            }
-            Action::WaitUntil { probe, timeout: p.timeout.map(|t| t.0).unwrap_or(DEFAULT_TIMEOUT), interval }
-        }
-        _ => Action::Mark(raw.mark.clone().unwrap_or_default()),
+        Command::Exec(command)
+    } else {
+        hook(raw)?
     };
-    Ok(Step { at: raw.at.map(|a| a.0), phase: raw.phase.clone(), action })
+    let repeat = match (raw.every, raw.times) {
+        (Some(every), Some(times)) if times >= 1 => {
+            if every.0.is_zero() {
+                return Err(("every".into(), "must be above 0".into()));
+            }
+            Some(Repeat { every: every.0, times })
+        }
+        (Some(_), Some(_)) => return Err(("times".into(), "must be at least 1".into())),
+        (Some(_), None) => return Err(("every".into(), "needs `times`: how many runs".into())),
+        (None, Some(_)) => return Err(("times".into(), "needs `every`: how long between runs".into())),
+        (None, None) => (!wait).then_some(Repeat { every: Duration::ZERO, times: 1 }),
+    };
+    Ok(Action::Command(CommandStep { command, timeout: raw.timeout.map(|t| t.0).unwrap_or(DEFAULT_TIMEOUT), repeat }))
+}
+
+/// A `hook` and its `args`, each argument as the text its command is given.
+fn hook(raw: &StepFile) -> Result<Command, StepError> {
+    let name = raw.hook.clone().unwrap_or_default();
+    if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(("hook".into(), format!("{name:?} is not a hook name (e.g. nodes.PowerOff)")));
+    }
+    let mut args = Vec::new();
+    for (key, value) in raw.args.iter().flatten() {
+        let text = arg_text(value).ok_or_else(|| {
+            (format!("args.{key}"), "expected a value or a list of values, not a mapping".to_string())
+        })?;
+        args.push((key.clone(), text));
+    }
+    Ok(Command::Hook { name, args, hosts: raw.hosts.clone() })
+}
+
+/// A `wait_until` step: exactly one probe, tried every `interval` until `timeout`.
+/// Only plain http:// URLs without credentials can be probed.
+fn wait_until(raw: &StepFile) -> Result<Action, StepError> {
+    let p = raw.wait_until.clone().unwrap_or_default();
+    let probe = match (p.command, p.tcp, p.http) {
+        (Some(c), None, None) => Probe::Command(c),
+        (None, Some(a), None) => {
+            if !a.contains(':') {
+                return Err(("wait_until.tcp".into(), format!("`{a}` is not HOST:PORT")));
+            }
+            Probe::Tcp(a)
+        }
+        (None, None, Some(u)) => {
+            if !u.starts_with("http://") {
+                return Err(("wait_until.http".into(), format!("`{u}`: only http:// URLs can be probed")));
+            }
+            if crate::secrets::url_has_credentials(&u) {
+                return Err(("wait_until.http".into(), crate::secrets::URL_CREDENTIALS.into()));
+            }
+            Probe::Http(u)
+        }
+        _ => return Err(("wait_until".into(), "needs exactly one of `command`, `tcp` or `http`".into())),
+    };
+    let interval = p.interval.map(|i| i.0).unwrap_or(Duration::from_secs(1));
+    if interval.is_zero() {
+        return Err(("wait_until.interval".into(), "must be above 0".into()));
+    }
+    Ok(Action::WaitUntil { probe, timeout: p.timeout.map(|t| t.0).unwrap_or(DEFAULT_TIMEOUT), interval })
 }
 
 /// A hook argument as the text its command is given: a value as written, a list's

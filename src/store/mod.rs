@@ -25,22 +25,23 @@ mod observations;
 mod processes;
 pub mod read;
 mod reserve;
+mod samples;
 mod schema;
 pub mod sink;
 
 pub use connection::{Status, Store};
 pub use events::{EventRow, ExpectationRow, PhaseRow};
-use hosts::HostLatency;
 pub use observations::{ObservationRow, Observed};
 pub use processes::{FATHOM, ProcessRow};
 pub use reserve::Reserve;
+use samples::{KIND_LATENCY, KIND_SERVICE};
 
 use crate::error::{Error, Result};
 use crate::metrics::summary::Throughput;
-use crate::metrics::{self, CounterRow, Op, OpStats};
+use crate::metrics::{self, Op, OpStats};
 use crate::secrets::{redact, redact_json, redact_yaml};
 use hdrhistogram::Histogram;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -227,101 +228,6 @@ impl Store {
         Ok(())
     }
 
-    /// Writes one batch of samples in one transaction: per-worker counters,
-    /// per-workload histograms, and the latency of workloads on other hosts per host.
-    /// A second written before (a late sample) is added to, never duplicated.
-    pub fn write_samples(
-        &mut self,
-        run: i64,
-        counters: &[CounterRow],
-        histograms: &BTreeMap<(usize, u32, Op), OpStats>,
-        by_host: &HostLatency,
-    ) -> Result<()> {
-        let tx = self.conn.transaction()?;
-        {
-            let mut put = tx.prepare_cached(
-                "INSERT INTO samples (run_id, worker, t, op, workload_idx, ops, bytes, latency_sum_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                 ON CONFLICT (run_id, workload_idx, t, worker, op) DO UPDATE SET
-                   ops = ops + excluded.ops, bytes = bytes + excluded.bytes,
-                   latency_sum_ns = latency_sum_ns + excluded.latency_sum_ns",
-            )?;
-            let mut name_op =
-                tx.prepare_cached("INSERT OR IGNORE INTO ops (run_id, op, name, unit) VALUES (?1, ?2, ?3, ?4)")?;
-            let named = counters.iter().map(|c| c.op).chain(histograms.keys().map(|k| k.2)).filter(|op| !op.is_fixed());
-            for op in named.collect::<std::collections::BTreeSet<Op>>() {
-                name_op.execute(params![run, op.code(), op.as_str(), op.unit().key()])?;
-            }
-            for c in counters {
-                put.execute(params![
-                    run,
-                    c.worker,
-                    c.t,
-                    c.op.code(),
-                    c.workload as i64,
-                    c.stats.ops as i64,
-                    c.stats.bytes as i64,
-                    c.stats.latency_sum_ns as i64
-                ])?;
-            }
-            let mut get = tx.prepare_cached(
-                "SELECT hist FROM histograms WHERE run_id = ?1 AND workload_idx = ?2 AND t = ?3 AND op = ?4 AND kind = ?5",
-            )?;
-            let mut put = tx.prepare_cached(
-                "INSERT OR REPLACE INTO histograms (run_id, workload_idx, t, op, kind, hist) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            let mut put_size = tx.prepare_cached(
-                "INSERT INTO io_sizes (run_id, workload_idx, t, op, size, ops) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (run_id, workload_idx, t, op, size) DO UPDATE SET ops = ops + excluded.ops",
-            )?;
-            let mut put_verify = tx.prepare_cached(
-                "INSERT INTO verify (run_id, workload_idx, t, good, misplaced, corrupt) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (run_id, workload_idx, t) DO UPDATE SET good = good + excluded.good,
-                   misplaced = misplaced + excluded.misplaced, corrupt = corrupt + excluded.corrupt",
-            )?;
-            for ((workload, t, op), stats) in histograms {
-                let v = &stats.verify;
-                if v.good + v.failures() > 0 {
-                    put_verify.execute(params![
-                        run,
-                        *workload as i64,
-                        t,
-                        v.good as i64,
-                        v.misplaced as i64,
-                        v.corrupt as i64
-                    ])?;
-                }
-                if stats.sizes.len() > 1 {
-                    for &(size, ops) in &stats.sizes {
-                        put_size.execute(params![run, *workload as i64, t, op.code(), size as i64, ops as i64])?;
-                    }
-                }
-                let kinds = [(KIND_LATENCY, Some(&stats.latency)), (KIND_SERVICE, stats.service.as_ref())];
-                for (kind, hist) in kinds {
-                    let Some(hist) = hist else { continue };
-                    let key = params![run, *workload as i64, t, op.code(), kind];
-                    let earlier: Option<Vec<u8>> = get.query_row(key, |r| r.get(0)).optional()?;
-                    put.execute(params![run, *workload as i64, t, op.code(), kind, added(earlier, hist)?])?;
-                }
-            }
-            let mut get = tx.prepare_cached(
-                "SELECT hist FROM host_histograms WHERE run_id = ?1 AND workload_idx = ?2 AND host = ?3 AND t = ?4
-                 AND op = ?5",
-            )?;
-            let mut put = tx.prepare_cached(
-                "INSERT OR REPLACE INTO host_histograms (run_id, workload_idx, host, t, op, hist)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            for ((workload, host, t, op), hist) in by_host {
-                let key = params![run, *workload as i64, host, t, op.code()];
-                let earlier: Option<Vec<u8>> = get.query_row(key, |r| r.get(0)).optional()?;
-                put.execute(params![run, *workload as i64, host, t, op.code(), added(earlier, hist)?])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
     /// Blocks of a run that failed their crc check: (misplaced, corrupt).
     pub fn verify_failures(&self, run: i64) -> Result<(u64, u64)> {
         let (misplaced, corrupt): (i64, i64) = self.conn.query_row(
@@ -439,9 +345,37 @@ impl Store {
             Some(_) => (0, i64::MAX),
             None => (windows.iter().map(|w| w.0).min().unwrap_or(0), windows.iter().map(|w| w.1).max().unwrap_or(0)),
         };
-        // counters: one row per second in key order (no sort), each op's sums side by side
-        let mut bin_counts: BTreeMap<(i64, Op), (u64, u64)> = BTreeMap::new();
         let ops = self.ops_of(run)?;
+        let q = WindowQuery { run, workload, range: (lo, hi), windows, bin };
+        let bin_counts = self.window_counters(&q, &ops, &mut out)?;
+        for (m, &(from, to)) in out.windows.iter_mut().zip(windows) {
+            self.checks_and_sizes(run, workload, from, to, m)?;
+        }
+        let closed = self.window_histograms(&q, &ops, &mut out)?;
+        if let Some(b) = bin {
+            out.bins = bin_counts
+                .into_iter()
+                .map(|((k, op), (ops, bytes))| {
+                    let (p50_us, p99_us, p99_9_us) =
+                        closed.get(&(k, op)).copied().unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+                    Bin { t: k * b, op, ops, bytes, p50_us, p99_us, p99_9_us }
+                })
+                .collect();
+        }
+        Ok(out)
+    }
+
+    /// The counters pass of [`Store::windows`]: each window's sums, and with `bin`, each
+    /// bin's ops and bytes (returned).
+    fn window_counters(
+        &self,
+        q: &WindowQuery,
+        ops: &BTreeMap<i64, Op>,
+        out: &mut Scan,
+    ) -> Result<BTreeMap<(i64, Op), (u64, u64)>> {
+        let WindowQuery { run, workload, range: (lo, hi), windows, bin } = *q;
+        // one row per second in key order (no sort), each op's sums side by side
+        let mut bin_counts: BTreeMap<(i64, Op), (u64, u64)> = BTreeMap::new();
         let pivot: Vec<String> = ops
             .keys()
             .map(|c| {
@@ -476,14 +410,18 @@ impl Store {
                 }
             }
         }
-        for (m, &(from, to)) in out.windows.iter_mut().zip(windows) {
-            self.checks_and_sizes(run, workload, from, to, m)?;
-        }
+        Ok(bin_counts)
+    }
+
+    /// The histograms pass of [`Store::windows`]: each window's histograms merged, and
+    /// with `bin`, each bin's latency percentiles (returned). Each histogram is decoded
+    /// once, however many windows and bins it falls in.
+    fn window_histograms(&self, q: &WindowQuery, ops: &BTreeMap<i64, Op>, out: &mut Scan) -> Result<BinPercentiles> {
+        let WindowQuery { run, workload, range: (lo, hi), windows, bin } = *q;
         // the bin being filled: its index and latency per op
         let mut open: Option<(i64, BTreeMap<Op, Histogram<u64>>)> = None;
-        let mut closed: BTreeMap<(i64, Op), (f64, f64, f64)> = BTreeMap::new();
-        let close = |open: Option<(i64, BTreeMap<Op, Histogram<u64>>)>,
-                     closed: &mut BTreeMap<(i64, Op), (f64, f64, f64)>| {
+        let mut closed: BinPercentiles = BTreeMap::new();
+        let close = |open: Option<(i64, BTreeMap<Op, Histogram<u64>>)>, closed: &mut BinPercentiles| {
             if let Some((k, hists)) = open {
                 for (op, h) in hists {
                     let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
@@ -498,7 +436,7 @@ impl Store {
         let mut rows = stmt.query(params![run, workload, lo, hi])?;
         while let Some(r) = rows.next()? {
             let t: i64 = r.get(0)?;
-            let op = op_of(&ops, r.get(1)?)?;
+            let op = op_of(ops, r.get(1)?)?;
             let kind: i64 = r.get(2)?;
             let mut targets: Vec<&mut Histogram<u64>> = out
                 .windows
@@ -527,17 +465,7 @@ impl Store {
             }
         }
         close(open, &mut closed);
-        if let Some(b) = bin {
-            out.bins = bin_counts
-                .into_iter()
-                .map(|((k, op), (ops, bytes))| {
-                    let (p50_us, p99_us, p99_9_us) =
-                        closed.get(&(k, op)).copied().unwrap_or((f64::NAN, f64::NAN, f64::NAN));
-                    Bin { t: k * b, op, ops, bytes, p50_us, p99_us, p99_9_us }
-                })
-                .collect();
-        }
-        Ok(out)
+        Ok(closed)
     }
 
     /// What each op code stored for `run` means: the six fixed ops every store shares,
@@ -596,6 +524,20 @@ pub struct Scan {
     pub bins: Vec<Bin>,
 }
 
+/// Each bin's latency percentiles in µs (p50, p99, p99.9), by bin index and op.
+type BinPercentiles = BTreeMap<(i64, Op), (f64, f64, f64)>;
+
+/// What a [`Store::windows`] scan reads: a workload's seconds in `range` (all that
+/// any window or bin covers), summed per window and, with `bin`, per bin.
+#[derive(Clone, Copy)]
+struct WindowQuery<'a> {
+    run: i64,
+    workload: i64,
+    range: (i64, i64),
+    windows: &'a [(i64, i64)],
+    bin: Option<i64>,
+}
+
 /// One bin of a workload's time series: seconds `[t, t + bin)`, one op. The
 /// percentiles are NaN when the bin had counters but no histogram.
 #[derive(Debug, Clone)]
@@ -608,21 +550,6 @@ pub struct Bin {
     pub p99_us: f64,
     pub p99_9_us: f64,
 }
-
-/// A histogram added to one stored before for the same key (a late sample), encoded.
-fn added(earlier: Option<Vec<u8>>, hist: &Histogram<u64>) -> Result<Vec<u8>> {
-    Ok(match earlier {
-        Some(bytes) => {
-            let mut merged = metrics::decode(&bytes)?;
-            merged.add(hist).map_err(|e| Error::failed(format!("histogram merge: {e:?}")))?;
-            metrics::encode(&merged)
-        }
-        None => metrics::encode(hist),
-    })
-}
-
-const KIND_LATENCY: i64 = 0;
-const KIND_SERVICE: i64 = 1;
 
 /// The op a stored code means in a run (see [`Store::ops_of`]).
 fn op_of(ops: &BTreeMap<i64, Op>, code: i64) -> Result<Op> {
@@ -641,7 +568,9 @@ fn rfc3339(unix_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::CounterRow;
     use crate::workload::Rng;
+    use hosts::HostLatency;
 
     /// A second of one worker's reads: ~10k IOs with a long-tailed latency spread.
     fn second_of_io(rng: &mut Rng) -> OpStats {

@@ -2,7 +2,7 @@
 //! the defaults, each key's value checked against the others it depends on.
 
 use super::checker::{Checker, Layers, pick};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scenario::file::Profile;
 use crate::scenario::limits;
 use crate::scenario::model::{Arrival, Bound, Crc, EngineKind, IoProfile, Kind, Placement, Queue, Rw, Workload};
@@ -117,35 +117,103 @@ impl Checker<'_> {
 
     /// Overlays a workload on the defaults and checks each value.
     /// `run_for`: the duration the timeline gives the workload, over its own.
+    /// The keys are checked in the order a reader meets them, so the first error is the
+    /// first wrong key.
     pub(super) fn workload(&self, name: &str, p: &Profile, d: &Profile, run_for: Option<Duration>) -> Result<Workload> {
         let l = Layers { name, own: p, defaults: d };
-        let missing = |key: &str, what: &str| {
-            self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
-        };
-
         if let (Some(driver), _) = pick!(l, driver) {
             return self.program_workload(name, &driver, p, d, run_for);
         }
         self.known_keys(&["workloads", name], p, false)?;
         let (engine, engine_at) = pick!(l, engine);
         let engine = engine.unwrap_or(EngineKind::IoUring);
+        let placement = self.hosts(&l, engine)?;
+        // with an inventory, a workload that names no hosts runs on all of them (placed
+        // once its `jobs` are known: they are its workers on each host)
+        let every_host = placement.is_none() && self.on_hosts && engine != EngineKind::Fio;
+        let (targets, queue) = self.targets(&l, engine, placement.is_some() || every_host)?;
+        let (rw, mix) = self.rw(&l)?;
+        let (bs, direct) = self.checked_block_sizes(&l)?;
+        let (random_percent, distribution) = self.randomness(&l, rw)?;
+        let (offset, iodepth) = self.offset_and_depth(&l, direct)?;
+        let (jobs, group) = self.workers(&l, placement.is_some())?;
+        let mut placement = placement.or_else(|| every_host.then(|| Self::every_host(jobs)));
+        self.host_targets(&l, placement.as_mut())?;
+        let (size, size_percent) = self.working_set(&l, bs.max())?;
+        let (rate, mbps, per_host_rate) = self.rates(&l, &bs, placement.is_some())?;
+        let (arrival, think_time) = self.pacing(&l, rate.is_some() || per_host_rate.is_some())?;
+        let (fsync_every, fdatasync) = self.syncs(&l, rw, mix)?;
+        let data = self.data_spec(name, p, d)?;
+        let (prefill, extend, keep) = self.appending(&l, rw, targets.len(), jobs)?;
+        if engine == EngineKind::Fio {
+            self.refused_by_fio(&l, &data, extend, &engine_at)?;
+        }
+        let (duration, ramp, bound) = self.timing(&l, run_for, bs.max(), extend, placement.is_some())?;
+        let file = self.file_name(&l)?;
+        Ok(Workload {
+            name: name.to_string(),
+            jobs,
+            group,
+            engine: Some(engine),
+            duration,
+            ramp,
+            placement,
+            kind: Kind::Io(IoProfile {
+                targets: targets.iter().map(PathBuf::from).collect(),
+                queue: queue.unwrap_or(Queue::Shared),
+                file,
+                rw,
+                rwmixread: mix.unwrap_or(50),
+                bs,
+                random_percent: random_percent.unwrap_or(100),
+                distribution,
+                offset: if extend { 0 } else { offset },
+                iodepth,
+                size: if extend { None } else { size.map(|s| s.0) },
+                size_percent: if extend { None } else { size_percent },
+                direct,
+                rate_iops: rate,
+                rate_mbps: mbps,
+                rate_iops_per_host: per_host_rate,
+                arrival: arrival.unwrap_or(Arrival::Uniform),
+                think_time,
+                fsync_every,
+                fdatasync,
+                prefill,
+                extend,
+                keep,
+                filled: false,
+                stop_when_steady: None,
+                data,
+                bound,
+            }),
+        })
+    }
+
+    /// An error for a key that neither the workload nor the defaults set.
+    /// It points at the workload, since the key has no line of its own.
+    fn missing(&self, name: &str, key: &str, what: &str) -> Error {
+        self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
+    }
+
+    /// `hosts` and `per_host`: where the workers run, if the workload names hosts.
+    /// `engine: fio` cannot be placed, since fio runs on this host only.
+    fn hosts(&self, l: &Layers, engine: EngineKind) -> Result<Option<Placement>> {
         let (hosts, hosts_at) = pick!(l, hosts);
         let (per_host, per_host_at) = pick!(l, per_host);
-        if per_host.is_some() && hosts.is_none() && p.per_host.is_some() {
+        if per_host.is_some() && hosts.is_none() && l.own.per_host.is_some() {
             return Err(self.fail(&per_host_at, "places workers on hosts: set `hosts` too"));
         }
-        let placement = match hosts {
-            Some(h) if h.is_empty() => return Err(self.fail(&hosts_at, "lists no host")),
-            Some(_) if engine == EngineKind::Fio => {
-                return Err(self.fail(&hosts_at, "`engine: fio` runs on this host only"));
-            }
+        match hosts {
+            Some(h) if h.is_empty() => Err(self.fail(&hosts_at, "lists no host")),
+            Some(_) if engine == EngineKind::Fio => Err(self.fail(&hosts_at, "`engine: fio` runs on this host only")),
             Some(h) => {
                 let per_host = per_host.unwrap_or(1);
                 if !(1..=1024).contains(&per_host) {
                     return Err(self.fail(&per_host_at, format!("{per_host} must be between 1 and 1024")));
                 }
                 let at = self.at(&hosts_at.iter().map(String::as_str).collect::<Vec<_>>());
-                Some(Placement {
+                Ok(Some(Placement {
                     hosts: h,
                     per_host,
                     host_targets: None,
@@ -154,21 +222,40 @@ impl Checker<'_> {
                     resolved: Vec::new(),
                     at,
                     implied: false,
-                })
+                }))
             }
-            None => None,
-        };
-        // with an inventory, a workload that names no hosts runs on all of them (placed
-        // once its `jobs` are known: they are its workers on each host)
-        let every_host = placement.is_none() && self.on_hosts && engine != EngineKind::Fio;
+            None => Ok(None),
+        }
+    }
+
+    /// The placement of a workload that names no hosts while an inventory is given.
+    /// It runs `jobs` workers on every host, as `--hosts` asked.
+    fn every_host(jobs: u32) -> Placement {
+        Placement {
+            hosts: vec!["all".into()],
+            per_host: jobs,
+            host_targets: None,
+            host_targets_at: String::new(),
+            queues: 1,
+            resolved: Vec::new(),
+            at: "--hosts".into(),
+            implied: true,
+        }
+    }
+
+    /// `target` and `queue`: the paths to run against and how their IOs are queued.
+    /// `on_hosts`: each host's targets come from the inventory, checked once it is known.
+    fn targets(&self, l: &Layers, engine: EngineKind, on_hosts: bool) -> Result<(Vec<String>, Option<Queue>)> {
         let (target, target_at) = pick!(l, target);
         let targets = match (target, engine) {
             (Some(t), _) if t.is_empty() => return Err(self.fail(&target_at, "lists no target")),
             (Some(t), _) => t,
             (None, EngineKind::Null) => vec!["null".to_string()],
             // each host's target, from the inventory
-            (None, _) if placement.is_some() || every_host => Vec::new(),
-            (None, _) => return Err(missing("target", "a directory, file or block device to run against")),
+            (None, _) if on_hosts => Vec::new(),
+            (None, _) => {
+                return Err(self.missing(l.name, "target", "a directory, file or block device to run against"));
+            }
         };
         if let Some(bad) = targets.iter().find(|t| !plain_text(t)) {
             return Err(self.fail(&target_at, format!("{bad:?} is not a path: {}", PLAIN_TEXT)));
@@ -178,23 +265,33 @@ impl Checker<'_> {
         }
         let (queue, queue_at) = pick!(l, queue);
         // on hosts, each host's targets are known once the inventory is: `place` checks them
-        let on_hosts = placement.is_some() || every_host;
-        if queue.is_some() && targets.len() < 2 && p.queue.is_some() && !on_hosts {
+        if queue.is_some() && targets.len() < 2 && l.own.queue.is_some() && !on_hosts {
             return Err(self.fail(&queue_at, "only applies to a workload with several targets"));
         }
+        Ok((targets, queue))
+    }
+
+    /// `rw` and `rwmixread`: which IOs the workload issues, and the share of reads.
+    fn rw(&self, l: &Layers) -> Result<(Rw, Option<u32>)> {
         let (rw, _) = pick!(l, rw);
-        let rw = rw.ok_or_else(|| missing("rw", "one of read, write, randread, randwrite, randrw"))?;
+        let rw = rw.ok_or_else(|| self.missing(l.name, "rw", "one of read, write, randread, randwrite, randrw"))?;
         let (mix, mix_at) = pick!(l, rwmixread);
         if let Some(m) = mix {
             if m > 100 {
                 return Err(self.fail(&mix_at, format!("{m} is not a percentage (0-100)")));
             }
             // In `defaults` it is meant for the mixed workloads only, as in fio's [global].
-            if !matches!(rw, Rw::Randrw | Rw::ReadWrite) && p.rwmixread.is_some() {
+            if !matches!(rw, Rw::Randrw | Rw::ReadWrite) && l.own.rwmixread.is_some() {
                 return Err(self.fail(&mix_at, "only applies to `rw: randrw` or `rw: rw`"));
             }
         }
-        let (bs, bs_at) = self.block_sizes(name, p, d)?;
+        Ok((rw, mix))
+    }
+
+    /// The block sizes and `direct`, each size checked against the IO it would make.
+    /// O_DIRECT needs sizes aligned to 512 bytes.
+    fn checked_block_sizes(&self, l: &Layers) -> Result<(BlockSizes, bool)> {
+        let (bs, bs_at) = self.block_sizes(l.name, l.own, l.defaults)?;
         let (direct, _) = pick!(l, direct);
         let direct = direct.unwrap_or(true);
         for (size, _) in bs.sizes() {
@@ -208,12 +305,18 @@ impl Checker<'_> {
                 ));
             }
         }
+        Ok((bs, direct))
+    }
+
+    /// `random_percent` and `distribution`: how random offsets are drawn.
+    /// Both only mean something for a random `rw`.
+    fn randomness(&self, l: &Layers, rw: Rw) -> Result<(Option<u32>, Distribution)> {
         let (random_percent, rp_at) = pick!(l, random_percent);
         if let Some(rp) = random_percent {
             if rp > 100 {
                 return Err(self.fail(&rp_at, format!("{rp} is not a percentage (0-100)")));
             }
-            if !rw.is_random() && p.random_percent.is_some() {
+            if !rw.is_random() && l.own.random_percent.is_some() {
                 return Err(self.fail(&rp_at, "only applies to random `rw` (randread, randwrite, randrw)"));
             }
         }
@@ -222,12 +325,18 @@ impl Checker<'_> {
             None => Distribution::Uniform,
             Some(text) => {
                 let dist: Distribution = text.parse().map_err(|e| self.fail(&dist_at, e))?;
-                if !rw.is_random() && p.distribution.is_some() {
+                if !rw.is_random() && l.own.distribution.is_some() {
                     return Err(self.fail(&dist_at, "only applies to random `rw` (randread, randwrite, randrw)"));
                 }
                 dist
             }
         };
+        Ok((random_percent, distribution))
+    }
+
+    /// `offset` and `iodepth`: where IO starts in each target, and how many IOs each
+    /// worker keeps in flight.
+    fn offset_and_depth(&self, l: &Layers, direct: bool) -> Result<(u64, u32)> {
         let (offset, offset_at) = pick!(l, offset);
         let offset = offset.map(|o| o.0).unwrap_or(0);
         if direct && offset % 512 != 0 {
@@ -240,6 +349,13 @@ impl Checker<'_> {
         if !(1..=4096).contains(&iodepth) {
             return Err(self.fail(&depth_at, format!("{iodepth} must be between 1 and 4096")));
         }
+        Ok((offset, iodepth))
+    }
+
+    /// `jobs` or `group`: how many workers run, and the group they came from if any.
+    /// `placed`: the workload names hosts, where `per_host` sets the workers instead.
+    fn workers(&self, l: &Layers, placed: bool) -> Result<(u32, Option<String>)> {
+        let p = l.own;
         let (jobs, jobs_at) = pick!(l, jobs);
         let (group, group_at) = pick!(l, group);
         // the workload's own setting wins over one from `defaults`; both at one level clash
@@ -265,25 +381,19 @@ impl Checker<'_> {
         if !(1..=1024).contains(&jobs) {
             return Err(self.fail(&jobs_at, format!("{jobs} must be between 1 and 1024")));
         }
-        if placement.is_some() && p.jobs.is_some() {
+        if placed && p.jobs.is_some() {
             return Err(self.fail(&jobs_at, "on hosts, `per_host` sets the workers (per_host x hosts)"));
         }
-        let mut placement = placement.or_else(|| {
-            every_host.then(|| Placement {
-                hosts: vec!["all".into()],
-                per_host: jobs,
-                host_targets: None,
-                host_targets_at: String::new(),
-                queues: 1,
-                resolved: Vec::new(),
-                at: "--hosts".into(),
-                implied: true,
-            })
-        });
+        Ok((jobs, group_name))
+    }
+
+    /// `host_targets`: which of each host's inventory targets the placed workload uses.
+    /// It is recorded on the placement, with where it was written.
+    fn host_targets(&self, l: &Layers, placement: Option<&mut Placement>) -> Result<()> {
         let (host_targets, host_targets_at) = pick!(l, host_targets);
         // from `defaults`, meant for the placed workloads only (as `per_host`)
-        match (host_targets, placement.as_mut()) {
-            (Some(_), None) if p.host_targets.is_some() => {
+        match (host_targets, placement) {
+            (Some(_), None) if l.own.host_targets.is_some() => {
                 return Err(self.fail(&host_targets_at, "picks among its hosts' inventory targets: set `hosts` too"));
             }
             (Some(positions), Some(placed)) => {
@@ -298,6 +408,13 @@ impl Checker<'_> {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// `size` or `size_percent`: the working set, in bytes or as a share of the target.
+    /// `largest_block`: a working set must hold at least one block.
+    fn working_set(&self, l: &Layers, largest_block: u64) -> Result<(Option<Size>, Option<u32>)> {
+        let p = l.own;
         let (size, size_at) = pick!(l, size);
         let (size_percent, size_percent_at) = pick!(l, size_percent);
         // the workload's own setting wins over one from `defaults`; both at one level clash
@@ -315,12 +432,20 @@ impl Checker<'_> {
             return Err(self.fail(&size_percent_at, format!("{pct}: expected a share of the target from 1 to 100")));
         }
         if let Some(s) = size
-            && s.0 < bs.max()
+            && s.0 < largest_block
         {
-            return Err(
-                self.fail(&size_at, format!("working set {s} is smaller than one block ({})", Size(bs.max()).human()))
-            );
+            return Err(self.fail(
+                &size_at,
+                format!("working set {s} is smaller than one block ({})", Size(largest_block).human()),
+            ));
         }
+        Ok((size, size_percent))
+    }
+
+    /// `rate_iops`, `rate_mbps` and `rate_iops_per_host`: the open-loop rates.
+    /// Returns the workload's rate in IOs per second (from either key), `rate_mbps` as
+    /// written, and the rate per host. `placed`: the workload runs on hosts.
+    fn rates(&self, l: &Layers, bs: &BlockSizes, placed: bool) -> Result<(Option<f64>, Option<f64>, Option<f64>)> {
         let (rate, rate_at) = pick!(l, rate_iops);
         let (mbps, mbps_at) = pick!(l, rate_mbps);
         for (r, at, unit) in [(rate, &rate_at, "IOs"), (mbps, &mbps_at, "megabytes (10^6 bytes)")] {
@@ -333,27 +458,11 @@ impl Checker<'_> {
         if rate.is_some() && mbps.is_some() {
             return Err(self.fail(&mbps_at, "set `rate_iops` or `rate_mbps`, not both"));
         }
-        let (per_host_rate, per_host_at) = pick!(l, rate_iops_per_host);
-        if let Some(r) = per_host_rate {
-            if !(r > 0.0 && r.is_finite()) {
-                return Err(self.fail(&per_host_at, format!("{r} must be a positive number of IOs per second")));
-            }
-            if r > limits::MAX_RATE {
-                let max = limits::MAX_RATE;
-                return Err(self.fail(&per_host_at, format!("{r} IOs per second: at most {max} per host")));
-            }
-            if placement.is_none() {
-                return Err(self.fail(
-                    &per_host_at,
-                    "only applies on hosts (`hosts:`, or --hosts): here, set `rate_iops` for the workload",
-                ));
-            }
-            for (set, key, at) in [(rate.is_some(), "rate_iops", &rate_at), (mbps.is_some(), "rate_mbps", &mbps_at)] {
-                if set {
-                    return Err(self.fail(at, format!("set `{key}` or `rate_iops_per_host`, not both")));
-                }
-            }
-        }
+        let per_host_rate = self.rate_per_host(
+            l,
+            placed,
+            [(rate.is_some(), "rate_iops", &rate_at), (mbps.is_some(), "rate_mbps", &mbps_at)],
+        )?;
         let rate = rate.or(mbps.map(|m| m * 1e6 / bs.mean()));
         if let Some(r) = rate
             && r > limits::MAX_RATE
@@ -371,13 +480,52 @@ impl Checker<'_> {
                 None => self.fail(&rate_at, format!("{r} IOs per second: at most {max} per workload")),
             });
         }
+        Ok((rate, mbps, per_host_rate))
+    }
+
+    /// `rate_iops_per_host`: the rate of each host of a placed workload.
+    /// `workload_rates`: whether each of the workload's own rate keys is set, its name and
+    /// path; a rate per host and one for the whole workload clash.
+    fn rate_per_host(
+        &self,
+        l: &Layers,
+        placed: bool,
+        workload_rates: [(bool, &str, &Vec<String>); 2],
+    ) -> Result<Option<f64>> {
+        let (per_host_rate, per_host_at) = pick!(l, rate_iops_per_host);
+        if let Some(r) = per_host_rate {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(self.fail(&per_host_at, format!("{r} must be a positive number of IOs per second")));
+            }
+            if r > limits::MAX_RATE {
+                let max = limits::MAX_RATE;
+                return Err(self.fail(&per_host_at, format!("{r} IOs per second: at most {max} per host")));
+            }
+            if !placed {
+                return Err(self.fail(
+                    &per_host_at,
+                    "only applies on hosts (`hosts:`, or --hosts): here, set `rate_iops` for the workload",
+                ));
+            }
+            for (set, key, at) in workload_rates {
+                if set {
+                    return Err(self.fail(at, format!("set `{key}` or `rate_iops_per_host`, not both")));
+                }
+            }
+        }
+        Ok(per_host_rate)
+    }
+
+    /// `arrival` and `think_time`: how IOs are spaced in time.
+    /// `open_loop`: a rate is set, so the schedule paces the IOs rather than think time.
+    fn pacing(&self, l: &Layers, open_loop: bool) -> Result<(Option<Arrival>, Duration)> {
         let (arrival, arrival_at) = pick!(l, arrival);
-        if arrival.is_some() && rate.is_none() && per_host_rate.is_none() && p.arrival.is_some() {
+        if arrival.is_some() && !open_loop && l.own.arrival.is_some() {
             return Err(self.fail(&arrival_at, "only applies with `rate_iops` or `rate_mbps` (open loop)"));
         }
         let (think, think_at) = pick!(l, think_time);
         let think_time = think.map(|t| t.0).unwrap_or_default();
-        if !think_time.is_zero() && (rate.is_some() || per_host_rate.is_some()) {
+        if !think_time.is_zero() && open_loop {
             return Err(self.fail(&think_at, "paces a closed loop; with a rate the schedule sets the pace"));
         }
         if think_time > limits::MAX_THINK_TIME {
@@ -390,16 +538,28 @@ impl Checker<'_> {
                 ),
             ));
         }
+        Ok((arrival, think_time))
+    }
+
+    /// `fsync_every` and `fdatasync`: how often, and how, written data is synced.
+    fn syncs(&self, l: &Layers, rw: Rw, mix: Option<u32>) -> Result<(u32, bool)> {
         let (fsync_every, fsync_at) = pick!(l, fsync_every);
         let fsync_every = fsync_every.unwrap_or(0);
-        if fsync_every > 0 && rw.read_percent(mix.unwrap_or(50)) == 100 && p.fsync_every.is_some() {
+        if fsync_every > 0 && rw.read_percent(mix.unwrap_or(50)) == 100 && l.own.fsync_every.is_some() {
             return Err(self.fail(&fsync_at, "a workload that only reads has nothing to sync"));
         }
         let (fdatasync, fdatasync_at) = pick!(l, fdatasync);
-        if fdatasync == Some(true) && fsync_every == 0 && p.fdatasync.is_some() {
+        if fdatasync == Some(true) && fsync_every == 0 && l.own.fdatasync.is_some() {
             return Err(self.fail(&fdatasync_at, "chooses how `fsync_every` syncs; set `fsync_every` too"));
         }
-        let data = self.data_spec(name, p, d)?;
+        Ok((fsync_every, fdatasync.unwrap_or(false)))
+    }
+
+    /// `prefill`, `extend` and `keep`: whether the working set is filled first, or the
+    /// workload appends to its file (and keeps what it wrote).
+    /// An appending workload is one sequential writer of one file.
+    fn appending(&self, l: &Layers, rw: Rw, targets: usize, jobs: u32) -> Result<(bool, bool, bool)> {
+        let p = l.own;
         let (prefill, _) = pick!(l, prefill);
         let (extend, extend_at) = pick!(l, extend);
         let extend = extend.unwrap_or(false);
@@ -414,7 +574,7 @@ impl Checker<'_> {
             if prefill == Some(true) {
                 return Err(self.fail(&extend_at, "an appending workload has no working set to prefill"));
             }
-            if targets.len() > 1 {
+            if targets > 1 {
                 return Err(self.fail(&extend_at, "appends to one file: give it one target"));
             }
             if jobs != 1 {
@@ -429,49 +589,70 @@ impl Checker<'_> {
                 ));
             }
         }
-        if engine == EngineKind::Fio {
-            // fio has these knobs, but with other meanings: refuse rather than measure
-            // something else under the same name
-            let crc_own = p.crc.is_some() || d.crc.is_none();
-            let refused = [
-                (
-                    data.crc,
-                    l.at("crc", crc_own),
-                    "fio verifies in a pass of its own (`verify=`), not as each block is read",
-                ),
-                (
-                    extend,
-                    extend_at.clone(),
-                    "fio's `file_append` writes `size` bytes past the end and then stops, whatever the duration",
-                ),
-            ];
-            if let Some((_, path, why)) = refused.into_iter().find(|r| r.0) {
-                return Err(
-                    self.fail(&path, format!("not available with `engine: fio`: {why} (see {})", engine_at.join(".")))
-                );
-            }
+        Ok((prefill.unwrap_or(false), extend, extend && keep.unwrap_or(false)))
+    }
+
+    /// Refuses the keys `engine: fio` has with other meanings.
+    /// Measuring something else under the same name would mislead.
+    fn refused_by_fio(&self, l: &Layers, data: &DataSpec, extend: bool, engine_at: &[String]) -> Result<()> {
+        let (_, extend_at) = pick!(l, extend);
+        let crc_own = l.own.crc.is_some() || l.defaults.crc.is_none();
+        let refused = [
+            (
+                data.crc,
+                l.at("crc", crc_own),
+                "fio verifies in a pass of its own (`verify=`), not as each block is read",
+            ),
+            (
+                extend,
+                extend_at,
+                "fio's `file_append` writes `size` bytes past the end and then stops, whatever the duration",
+            ),
+        ];
+        if let Some((_, path, why)) = refused.into_iter().find(|r| r.0) {
+            return Err(
+                self.fail(&path, format!("not available with `engine: fio`: {why} (see {})", engine_at.join(".")))
+            );
         }
-        let whole_seconds = |span: Span, path: &Vec<String>| -> Result<Duration> {
-            let d = span.0;
-            if d.subsec_nanos() != 0 {
-                return Err(
-                    self.fail(path, format!("{span} must be a whole number of seconds (fathom samples every second)"))
-                );
-            }
-            Ok(d)
-        };
+        Ok(())
+    }
+
+    /// `span` as a duration, refused unless it is whole seconds.
+    /// fathom samples every second, so a fraction could not be measured.
+    fn whole_seconds(&self, span: Span, path: &[String]) -> Result<Duration> {
+        let d = span.0;
+        if d.subsec_nanos() != 0 {
+            return Err(
+                self.fail(path, format!("{span} must be a whole number of seconds (fathom samples every second)"))
+            );
+        }
+        Ok(d)
+    }
+
+    /// `duration`, `ramp` and the bound by IO: how long the workload runs.
+    /// `run_for`: the duration the timeline gives it, over its own.
+    /// A workload bound by IO may leave out `duration`: the longest run then caps it.
+    fn timing(
+        &self,
+        l: &Layers,
+        run_for: Option<Duration>,
+        largest_block: u64,
+        extend: bool,
+        placed: bool,
+    ) -> Result<(Duration, Duration, Option<Bound>)> {
         let (duration, dur_at) = pick!(l, duration);
-        let mut bound = self.bound(&l, bs.max(), extend, placement.is_some())?;
+        let mut bound = self.bound(l, largest_block, extend, placed)?;
         if let Some(b) = bound.as_mut() {
             b.capped = run_for.is_some() || duration.is_some();
         }
         let duration = match (run_for, duration) {
             (Some(d), _) => Some(d),
-            (None, Some(d)) => Some(whole_seconds(d, &dur_at)?),
+            (None, Some(d)) => Some(self.whole_seconds(d, &dur_at)?),
             // it ends by itself: the longest a workload may run is all that caps it
             (None, None) if bound.is_some() => None,
             (None, None) => {
-                return Err(missing(
+                return Err(self.missing(
+                    l.name,
                     "duration",
                     "how long to measure, e.g. 30s (or bound it by `io_size`, `loops` or `number_ios`)",
                 ));
@@ -482,7 +663,7 @@ impl Checker<'_> {
         }
         let (ramp, ramp_at) = pick!(l, ramp);
         let ramp = match ramp {
-            Some(r) => whole_seconds(r, &ramp_at)?,
+            Some(r) => self.whole_seconds(r, &ramp_at)?,
             None => Duration::ZERO,
         };
         let duration = duration.unwrap_or(limits::MAX_RUN.saturating_sub(ramp));
@@ -496,50 +677,19 @@ impl Checker<'_> {
                 ),
             ));
         }
+        Ok((duration, ramp, bound))
+    }
+
+    /// `file`: the name of the file the workload makes in each target directory.
+    /// It defaults to the workload's name.
+    fn file_name(&self, l: &Layers) -> Result<String> {
         let (file, file_at) = pick!(l, file);
-        let file = file.unwrap_or_else(|| name.to_string());
+        let file = file.unwrap_or_else(|| l.name.to_string());
         if !plain_text(&file) || file.contains('/') || file.starts_with('.') {
             return Err(
                 self.fail(&file_at, format!("{file:?} must be a plain file name (no `/`, not hidden); {PLAIN_TEXT}"))
             );
         }
-        Ok(Workload {
-            name: name.to_string(),
-            jobs,
-            group: group_name,
-            engine: Some(engine),
-            duration,
-            ramp,
-            placement,
-            kind: Kind::Io(IoProfile {
-                targets: targets.iter().map(PathBuf::from).collect(),
-                queue: queue.unwrap_or(Queue::Shared),
-                file,
-                rw,
-                rwmixread: mix.unwrap_or(50),
-                bs,
-                random_percent: random_percent.unwrap_or(100),
-                distribution,
-                offset: if extend { 0 } else { offset },
-                iodepth,
-                size: if extend { None } else { size.map(|s| s.0) },
-                size_percent: if extend { None } else { size_percent },
-                direct,
-                rate_iops: rate,
-                rate_mbps: mbps,
-                rate_iops_per_host: per_host_rate,
-                arrival: arrival.unwrap_or(Arrival::Uniform),
-                think_time,
-                fsync_every,
-                fdatasync: fdatasync.unwrap_or(false),
-                prefill: prefill.unwrap_or(false),
-                extend,
-                keep: extend && keep.unwrap_or(false),
-                filled: false,
-                stop_when_steady: None,
-                data,
-                bound,
-            }),
-        })
+        Ok(file)
     }
 }

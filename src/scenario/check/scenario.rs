@@ -5,13 +5,16 @@
 use super::checker::Checker;
 use crate::error::Result;
 use crate::scenario::file::{RemoteFile, ScenarioFile};
-use crate::scenario::model::{EngineKind, RemoteQueries, Scenario};
+use crate::scenario::model::{EngineKind, RemoteQueries, Scenario, Workload};
 use crate::scenario::units::Span;
 use crate::scenario::{budget, expect, limits, steps};
 use indexmap::IndexMap;
 use std::time::Duration;
 
 impl Checker<'_> {
+    /// Checks a scenario file as a whole and resolves it into a [`Scenario`].
+    /// The checks run in the order a reader meets the keys, so the first error is the
+    /// first wrong key.
     pub fn resolve(&self, file: ScenarioFile, text: &str) -> Result<Scenario> {
         // a timeline of commands alone (X-Ray's playbook-driven scenarios) runs without
         let commands = file.timeline.iter().flatten().any(|s| s.exec.is_some() || s.hook.is_some());
@@ -34,9 +37,67 @@ impl Checker<'_> {
                 .collect(),
             Some(raw) => self.timeline(raw, &names)?,
         };
-        // how long each workload runs when the timeline says (a start's `duration`, a ramp)
-        let mut run_for: Vec<Option<Duration>> = vec![None; names.len()];
-        for (i, (raw, step)) in file.timeline.iter().flatten().zip(&steps).enumerate() {
+        let run_for = self.run_for(&file, &steps, names.len())?;
+        self.labels(&file)?;
+        let defaults = file.defaults.clone().unwrap_or_default();
+        self.profile_text(&["defaults"], &defaults)?;
+        // a program's keys in `defaults` are for the workloads of that program
+        self.known_keys(&["defaults"], &defaults, true)?;
+        for (name, profile) in &file.workloads {
+            self.one_line(&["workloads", name], name)?;
+            self.profile_text(&["workloads", name], profile)?;
+        }
+        let mut workloads = Vec::new();
+        for ((name, profile), run_for) in file.workloads.iter().zip(run_for) {
+            workloads.push(self.workload(name, profile, &defaults, run_for)?);
+        }
+        self.no_ramp_on_fio(&steps, &workloads)?;
+        for step in &steps {
+            if let steps::Action::Fill { workload, .. } = step.action
+                && let Some(io) = workloads[workload].io_mut()
+            {
+                io.filled = true;
+            }
+        }
+        self.ramps_by_host(&mut steps, &workloads)?;
+        budget::check(&workloads, &steps).map_err(|(i, msg)| self.err(&["workloads", &workloads[i].name], msg))?;
+        // what `during` may name: a phase a step labels, or a workload
+        let labels: Vec<&str> = steps.iter().filter_map(|s| s.phase.as_deref()).collect();
+        let ramped = ramp_phases(&steps, &names);
+        let expect = self.expectations(&file, &labels, &ramped, &names, &index_of)?;
+        let mut phases: Vec<&str> = labels.clone();
+        phases.extend(ramped.iter().map(String::as_str));
+        let results = self.results(file.results.as_deref().unwrap_or_default(), &names, &phases)?;
+        let remote = match file.observe.and_then(|o| o.prometheus) {
+            Some(r) => Some(self.remote(r)?),
+            None => None,
+        };
+        self.compare(file.compare.as_deref().unwrap_or_default(), file.prometheus.as_deref(), &index_of)?;
+        let scenario = Scenario {
+            name: file.name,
+            description: file.description,
+            text: text.to_string(),
+            origin: self.src.origin.clone(),
+            workloads,
+            steps,
+            expect,
+            results,
+            remote,
+            prometheus: file.prometheus,
+            vars: IndexMap::new(),
+            resolved: String::new(),
+            flattened: Vec::new(),
+            time_scale: None,
+        };
+        self.measurable(&scenario)?;
+        Ok(scenario)
+    }
+
+    /// How long each workload runs when the timeline says: a start's `duration`, or a
+    /// ramp's steps. It overrides the workload's own `duration`.
+    fn run_for(&self, file: &ScenarioFile, steps: &[steps::Step], workloads: usize) -> Result<Vec<Option<Duration>>> {
+        let mut run_for: Vec<Option<Duration>> = vec![None; workloads];
+        for (i, (raw, step)) in file.timeline.iter().flatten().zip(steps).enumerate() {
             match step.action {
                 steps::Action::Start { workload, .. } if raw.duration.is_some() => {
                     let d = raw.duration.unwrap_or(Span(Duration::ZERO)).0;
@@ -52,6 +113,12 @@ impl Checker<'_> {
                 _ => {}
             }
         }
+        Ok(run_for)
+    }
+
+    /// The scenario's name, description, question and the timeline's labels: each one
+    /// line, since reports show them on one.
+    fn labels(&self, file: &ScenarioFile) -> Result<()> {
         self.one_line(&["name"], &file.name)?;
         for (key, text) in [("description", &file.description), ("question", &file.question)] {
             if let Some(text) = text {
@@ -65,18 +132,12 @@ impl Checker<'_> {
                 }
             }
         }
-        let defaults = file.defaults.clone().unwrap_or_default();
-        self.profile_text(&["defaults"], &defaults)?;
-        // a program's keys in `defaults` are for the workloads of that program
-        self.known_keys(&["defaults"], &defaults, true)?;
-        for (name, profile) in &file.workloads {
-            self.one_line(&["workloads", name], name)?;
-            self.profile_text(&["workloads", name], profile)?;
-        }
-        let mut workloads = Vec::new();
-        for ((name, profile), run_for) in file.workloads.iter().zip(run_for) {
-            workloads.push(self.workload(name, profile, &defaults, run_for)?);
-        }
+        Ok(())
+    }
+
+    /// Refuses a ramp or a stagger of a workload on fio.
+    /// fio starts all its jobs together, so it cannot add workers over time.
+    fn no_ramp_on_fio(&self, steps: &[steps::Step], workloads: &[Workload]) -> Result<()> {
         for (i, step) in steps.iter().enumerate() {
             if let steps::Action::Ramp { workload, .. } | steps::Action::Start { workload, stagger: _, .. } =
                 step.action
@@ -92,14 +153,12 @@ impl Checker<'_> {
                 }
             }
         }
-        for step in &steps {
-            if let steps::Action::Fill { workload, .. } = step.action
-                && let Some(io) = workloads[workload].io_mut()
-            {
-                io.filled = true;
-            }
-        }
-        // `add_host`: hosts of `per_host` workers each
+        Ok(())
+    }
+
+    /// Turns each `add_host` ramp into workers: hosts of `per_host` workers each.
+    /// Only a workload placed on hosts can be ramped by host.
+    fn ramps_by_host(&self, steps: &mut [steps::Step], workloads: &[Workload]) -> Result<()> {
         for (i, step) in steps.iter_mut().enumerate() {
             if let steps::Action::Ramp { workload, add, until, by_host: true, .. } = &mut step.action {
                 let Some(p) = &workloads[*workload].placement else {
@@ -126,26 +185,25 @@ impl Checker<'_> {
                 *until *= p.per_host;
             }
         }
-        budget::check(&workloads, &steps).map_err(|(i, msg)| self.err(&["workloads", &workloads[i].name], msg))?;
+        Ok(())
+    }
+
+    /// Parses `expect`, each expectation's `during` and phase reference checked against
+    /// what may be named: a phase a step labels (`labels`), a ramp's phase (`ramped`) or
+    /// a workload.
+    fn expectations(
+        &self,
+        file: &ScenarioFile,
+        labels: &[&str],
+        ramped: &[String],
+        names: &[&str],
+        index_of: &dyn Fn(&str) -> Option<usize>,
+    ) -> Result<Vec<expect::Expectation>> {
         let mut expect = Vec::new();
-        // what `during` may name: a phase a step labels, or a workload
-        let labels: Vec<&str> = steps.iter().filter_map(|s| s.phase.as_deref()).collect();
-        // and a ramp's phases, labelled by its workers (`vm x3`)
-        let ramped: Vec<String> = steps
-            .iter()
-            .filter_map(|s| match s.action {
-                steps::Action::Ramp { workload, add, until, .. } => Some((workload, add, until)),
-                _ => None,
-            })
-            .flat_map(|(w, add, until)| {
-                let name = names[w];
-                (1..=until.div_ceil(add)).map(move |k| format!("{name} x{}", (k * add).min(until)))
-            })
-            .collect();
         for (i, e) in file.expect.iter().flatten().enumerate() {
             let at = ["expect", &i.to_string()];
             self.one_line(&at, e)?;
-            let e = expect::parse(e, &index_of).map_err(|msg| self.err(&at, msg))?;
+            let e = expect::parse(e, index_of).map_err(|msg| self.err(&at, msg))?;
             let phase_ref = match &e.relative {
                 Some(expect::Reference::Phase(p)) => Some(("x", p)),
                 _ => None,
@@ -165,18 +223,21 @@ impl Checker<'_> {
             }
             expect.push(e);
         }
-        let mut phases: Vec<&str> = labels.clone();
-        phases.extend(ramped.iter().map(String::as_str));
-        let results = self.results(file.results.as_deref().unwrap_or_default(), &names, &phases)?;
-        let remote = match file.observe.and_then(|o| o.prometheus) {
-            Some(r) => Some(self.remote(r)?),
-            None => None,
-        };
-        let compare = file.compare.unwrap_or_default();
+        Ok(expect)
+    }
+
+    /// `compare` (at least two workloads, each one of the scenario's) and `prometheus`
+    /// (one line).
+    fn compare(
+        &self,
+        compare: &[String],
+        prometheus: Option<&str>,
+        index_of: &dyn Fn(&str) -> Option<usize>,
+    ) -> Result<()> {
         if compare.len() == 1 {
             return Err(self.err(&["compare"], "names one workload: compare at least two (the first is the baseline)"));
         }
-        if let Some(address) = &file.prometheus {
+        if let Some(address) = prometheus {
             self.one_line(&["prometheus"], address)?;
         }
         for (i, name) in compare.iter().enumerate() {
@@ -184,24 +245,7 @@ impl Checker<'_> {
                 return Err(self.err(&["compare", &i.to_string()], format!("no workload named `{name}`")));
             }
         }
-        let scenario = Scenario {
-            name: file.name,
-            description: file.description,
-            text: text.to_string(),
-            origin: self.src.origin.clone(),
-            workloads,
-            steps,
-            expect,
-            results,
-            remote,
-            prometheus: file.prometheus,
-            vars: IndexMap::new(),
-            resolved: String::new(),
-            flattened: Vec::new(),
-            time_scale: None,
-        };
-        self.measurable(&scenario)?;
-        Ok(scenario)
+        Ok(())
     }
 
     /// Checks `observe: prometheus:`: an http:// URL (fathom speaks plain HTTP) and at
@@ -230,4 +274,19 @@ impl Checker<'_> {
             interval,
         })
     }
+}
+
+/// A ramp's phases, labelled by its workers (`vm x3`): `during` may name them.
+fn ramp_phases(steps: &[steps::Step], names: &[&str]) -> Vec<String> {
+    steps
+        .iter()
+        .filter_map(|s| match s.action {
+            steps::Action::Ramp { workload, add, until, .. } => Some((workload, add, until)),
+            _ => None,
+        })
+        .flat_map(|(w, add, until)| {
+            let name = names[w];
+            (1..=until.div_ceil(add)).map(move |k| format!("{name} x{}", (k * add).min(until)))
+        })
+        .collect()
 }

@@ -7,7 +7,7 @@ use super::options::{IGNORED, SUPPORTED, engine_refusal, refusal};
 use super::reader::{Job, Opt};
 use super::semantics::{back_end, beyond, direct, refuse, rw};
 use super::timeline::timeline;
-use super::values::{Pair, Unit, in_dir, list, number, pair, percent, quote, split_paths, trim_float, zones};
+use super::values::{Pair, Unit, in_dir, list, number, pair, percent, quote, split_paths, trim_float};
 use crate::error::Result;
 use crate::scenario::model::Rw;
 use crate::scenario::pattern::BlockSizes;
@@ -122,11 +122,12 @@ pub(super) fn block_sizes_of(job: &Job) -> Option<BlockSizes> {
 }
 
 /// One job being mapped: the job, the keys so far and what each option became. Options
-/// with more than a line of mapping have their own files (`think.rs`, `sizes.rs`).
+/// with more than a line of mapping have their own files (`think.rs`, `sizes.rs`); the
+/// ones that map one to one are in `simple.rs`.
 pub(super) struct JobMap<'a> {
     pub(super) job: &'a Job,
     kb_base: u64,
-    rw: Rw,
+    pub(super) rw: Rw,
     pub(super) keys: Vec<(&'static str, String)>,
     became: Vec<(String, String)>,
     targets: Vec<String>,
@@ -174,7 +175,7 @@ impl<'a> JobMap<'a> {
     }
 
     /// A percentage, refused past fio's range (see [`percent`]).
-    fn percent(&self, o: &Opt) -> Result<u64> {
+    pub(super) fn percent(&self, o: &Opt) -> Result<u64> {
         percent(o.text()?).map_err(|e| o.err(e))
     }
 
@@ -292,7 +293,7 @@ impl<'a> JobMap<'a> {
         Ok(())
     }
 
-    fn direct(&self) -> Result<bool> {
+    pub(super) fn direct(&self) -> Result<bool> {
         direct(self.job)
     }
 
@@ -516,111 +517,6 @@ impl<'a> JobMap<'a> {
         let read = self.opt("rwmixread").and_then(|o| o.value.as_deref()?.trim().parse().ok());
         let write = self.opt("rwmixwrite").and_then(|o| o.value.as_deref()?.trim().parse::<u32>().ok());
         read.or(write.map(|w| 100 - w.min(100))).unwrap_or(50)
-    }
-
-    /// The options that map one to one (or to nothing), in the order the job has them.
-    fn simple(&mut self, o: &'a Opt) -> Result<()> {
-        let v = o.value.as_deref().map(str::trim);
-        match o.name.as_str() {
-            "offset" => {
-                let text = o.text()?;
-                if text.trim().ends_with('%') {
-                    return Err(refuse(o, "an offset as a share of the target is not in fathom's model"));
-                }
-                let s = self.key("offset", self.size(o, text)?.to_string());
-                self.said(o, s);
-            }
-            "direct" | "buffered" => {
-                let s = format!("direct: {}", self.direct()?);
-                self.said(o, s);
-            }
-            "numjobs" => {
-                let s = self.key("jobs", self.count(o)?.max(1).to_string());
-                self.said(o, s);
-            }
-            "rate_process" if self.opt("rate_iops").or(self.opt("rate")).is_none() => {
-                self.said(o, "nothing: the job asks no rate");
-            }
-            "rate_process" => {
-                let arrival = match v {
-                    Some("poisson") => "poisson",
-                    Some("linear") => "uniform",
-                    _ => return Err(o.err("expected linear or poisson")),
-                };
-                let s = self.key("arrival", arrival);
-                self.said(o, s);
-            }
-            "random_distribution" => {
-                let d = self.distribution(o)?;
-                let s = self.key("distribution", quote(&d));
-                self.said(o, s);
-            }
-            "percentage_random" => {
-                let pct = self.percent(o)?;
-                if self.rw.is_random() {
-                    let s = self.key("random_percent", pct.to_string());
-                    self.said(o, s);
-                } else {
-                    self.said(o, "nothing: the job is sequential");
-                }
-            }
-            "norandommap" => self.said(o, "nothing: fathom draws random offsets with replacement, as norandommap"),
-            "randrepeat" | "randseed" => self.said(o, "nothing: fathom's offsets come from its own seeded generator"),
-            "refill_buffers" => self.said(o, "nothing: fathom writes fresh random data by default"),
-            "buffer_compress_percentage" => {
-                let s = self.key("compress_percent", self.percent(o)?.min(99).to_string());
-                self.said(o, s);
-            }
-            "dedupe_percentage" => {
-                let s = self.key("dedupe_percent", self.percent(o)?.to_string());
-                self.said(o, s);
-            }
-            "zero_buffers" if o.flag()? => {
-                let s = self.key("zero", "true");
-                self.said(o, s);
-            }
-            "fsync" if self.opt("fdatasync").is_some() => {
-                return Err(refuse(o, "fathom syncs one way per workload: give `fsync` or `fdatasync`, not both"));
-            }
-            "fsync" | "fdatasync" => {
-                let n = self.count(o)?;
-                if n > 0 {
-                    let s = self.key("fsync_every", n.to_string());
-                    let s = if o.name == "fdatasync" { format!("{s}, {}", self.key("fdatasync", "true")) } else { s };
-                    self.said(o, s);
-                }
-            }
-            "verify" => match v {
-                Some("0" | "none") => self.said(o, "nothing"),
-                Some("crc32c" | "crc32c-intel") => {
-                    let s = self.key("crc", "crc32c");
-                    self.said(o, s);
-                }
-                _ => return Err(refuse(o, "fathom verifies with crc32c only")),
-            },
-            "stonewall" | "wait_for" | "startdelay" => self.said(o, "the timeline (see below)"),
-            "new_group" => self.said(o, "nothing: a reporting group; phases follow stonewall"),
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// fio's `random_distribution` in fathom's words (per direction as `bs`).
-    fn distribution(&self, o: &Opt) -> Result<String> {
-        let both = pair(o.text()?).map_err(|e| o.err(e))?;
-        let Some(text) = self.one_of(o, &both)? else { return Ok("uniform".into()) };
-        let text = text.trim();
-        let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
-        match kind {
-            "random" => Ok("uniform".into()),
-            "zipf" | "pareto" | "normal" if arg.contains(':') || arg.contains(',') => {
-                Err(refuse(o, "a distribution's center (`:CENTER`) is not in fathom's model"))
-            }
-            "zipf" | "pareto" => Ok(text.to_string()),
-            "normal" => Ok(format!("normal:{arg}%")),
-            "zoned" => Ok(format!("zoned:{}", zones(arg).map_err(|e| o.err(e))?)),
-            _ => Err(refuse(o, "fathom has random (uniform), zipf, pareto, normal and zoned distributions")),
-        }
     }
 
     /// `runtime` (with `time_based` or without) and `ramp_time`. Without `time_based`

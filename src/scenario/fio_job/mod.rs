@@ -10,6 +10,7 @@ pub mod mapping;
 mod options;
 pub mod reader;
 mod semantics;
+mod simple;
 mod sizes;
 mod targets;
 mod think;

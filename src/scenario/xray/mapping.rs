@@ -86,6 +86,64 @@ pub fn map(
         }
     }
     let mut notes = Vec::new();
+    let (mut jobs, workloads) = map_workloads(dir, file, &groups, &at, &mut notes)?;
+    let phases: Vec<(&str, &[super::written::StepFile])> =
+        [("setup", &file.setup), ("run", &file.run), ("teardown", &file.teardown)]
+            .into_iter()
+            .map(|(p, s)| (p, s.as_deref().unwrap_or_default()))
+            .collect();
+    let mut steps = steps::map(&phases, &workloads, &mut groups, inventory).map_err(|(phase, (path, msg))| {
+        let mut full = vec![phase.as_str()];
+        full.extend(path.iter().map(String::as_str));
+        at(&full, msg)
+    })?;
+    for w in &workloads {
+        if !steps.runtime.contains_key(&w.name) {
+            notes.push(format!("{}: never started, so not run (a prefill of it is left out)", w.name));
+            let prefills: Vec<String> = w.jobs.iter().map(|j| format!("{{prefill: {}", quote(j))).collect();
+            steps.timeline.retain(|s| !prefills.iter().any(|p| s.starts_with(p.as_str())));
+            jobs.retain(|j| j.workload != w.name);
+        }
+    }
+    let mut results = Vec::new();
+    for (i, entry) in file.results.iter().flatten().enumerate() {
+        for (name, r) in entry {
+            let view = super::results::view(name, r, &workloads, &steps, &groups, &mut notes)
+                .map_err(|(key, msg)| at(&["results", &i.to_string(), name, &key], msg))?;
+            results.push(view);
+        }
+    }
+    let description = [&file.display_name, &file.summary].into_iter().flatten().next().map(|s| s.trim().to_string());
+    let open_ended = match &file.estimated_runtime {
+        Some(Value::Int(n)) if *n > 0 => *n as u64,
+        Some(Value::Float(x)) if *x >= 1.0 => x.round() as u64,
+        _ => 3600,
+    };
+    Ok(Mapping {
+        name: file.name.clone(),
+        description,
+        description_html: file.description.clone(),
+        vars,
+        groups,
+        workloads: jobs,
+        steps,
+        results,
+        notes,
+        open_ended,
+        targets: targets.to_vec(),
+    })
+}
+
+/// Maps each X-Ray workload of `file` to one fathom workload per job of its fio file.
+/// Each job is named `WORKLOAD/JOB`, and what fathom leaves out of it goes to `notes`.
+/// `at` locates an error at a key of `file`.
+fn map_workloads(
+    dir: &Path,
+    file: &TestFile,
+    groups: &IndexMap<String, Placed>,
+    at: &dyn Fn(&[&str], String) -> Error,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<Job>, Vec<Workload>)> {
     let mut jobs = Vec::new();
     let mut workloads = Vec::new();
     for (i, entry) in file.workloads.iter().flatten().enumerate() {
@@ -138,51 +196,7 @@ pub fn map(
             workloads.push(Workload { name: name.clone(), group: w.vm_group.clone(), jobs: names });
         }
     }
-    let phases: Vec<(&str, &[super::written::StepFile])> =
-        [("setup", &file.setup), ("run", &file.run), ("teardown", &file.teardown)]
-            .into_iter()
-            .map(|(p, s)| (p, s.as_deref().unwrap_or_default()))
-            .collect();
-    let mut steps = steps::map(&phases, &workloads, &mut groups, inventory).map_err(|(phase, (path, msg))| {
-        let mut full = vec![phase.as_str()];
-        full.extend(path.iter().map(String::as_str));
-        at(&full, msg)
-    })?;
-    for w in &workloads {
-        if !steps.runtime.contains_key(&w.name) {
-            notes.push(format!("{}: never started, so not run (a prefill of it is left out)", w.name));
-            let prefills: Vec<String> = w.jobs.iter().map(|j| format!("{{prefill: {}", quote(j))).collect();
-            steps.timeline.retain(|s| !prefills.iter().any(|p| s.starts_with(p.as_str())));
-            jobs.retain(|j| j.workload != w.name);
-        }
-    }
-    let mut results = Vec::new();
-    for (i, entry) in file.results.iter().flatten().enumerate() {
-        for (name, r) in entry {
-            let view = super::results::view(name, r, &workloads, &steps, &groups, &mut notes)
-                .map_err(|(key, msg)| at(&["results", &i.to_string(), name, &key], msg))?;
-            results.push(view);
-        }
-    }
-    let description = [&file.display_name, &file.summary].into_iter().flatten().next().map(|s| s.trim().to_string());
-    let open_ended = match &file.estimated_runtime {
-        Some(Value::Int(n)) if *n > 0 => *n as u64,
-        Some(Value::Float(x)) if *x >= 1.0 => x.round() as u64,
-        _ => 3600,
-    };
-    Ok(Mapping {
-        name: file.name.clone(),
-        description,
-        description_html: file.description.clone(),
-        vars,
-        groups,
-        workloads: jobs,
-        steps,
-        results,
-        notes,
-        open_ended,
-        targets: targets.to_vec(),
-    })
+    Ok((jobs, workloads))
 }
 
 /// The keys that end a fio job by what it did (`loops`, `io_size`, `number_ios`): a

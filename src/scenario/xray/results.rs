@@ -65,30 +65,7 @@ pub fn view(
         Some(t) => return Err(("result_type".into(), format!("`{t}`: expected iops, latency or bandwidth"))),
         None => return Err(("result_type".into(), "missing: expected iops, latency or bandwidth".into())),
     };
-    let started = |w: &&Workload| steps.runtime.contains_key(&w.name);
-    let one = r
-        .workload_name
-        .as_ref()
-        .map(|n| ("workload_name", n))
-        .or(r.workload_mask.as_ref().map(|n| ("workload_mask", n)));
-    let (chosen, group): (Vec<&Workload>, String) = if let Some((key, wanted)) = one {
-        let w = workloads.iter().find(|w| &w.name == wanted).ok_or_else(|| {
-            let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
-            (key.to_string(), format!("no workload `{wanted}` (workloads: {})", names.join(", ")))
-        })?;
-        (std::iter::once(w).filter(started).collect(), w.group.clone())
-    } else if let Some(g) = &r.vm_group {
-        if !groups.contains_key(g) {
-            let known: Vec<&str> = groups.keys().map(String::as_str).collect();
-            return Err(("vm_group".into(), format!("no VM group `{g}` (vms: {})", known.join(", "))));
-        }
-        let of_group: Vec<&Workload> = workloads.iter().filter(|w| &w.group == g).filter(started).collect();
-        // the run's workloads, not the warm-ups of setup (unless setup is all there is)
-        let run: Vec<&Workload> = of_group.iter().copied().filter(|w| !steps.setup_started.contains(&w.name)).collect();
-        (if run.is_empty() { of_group } else { run }, g.clone())
-    } else {
-        return Err(("vm_group".into(), "missing: a result is of a VM group or a workload_name".into()));
-    };
+    let (chosen, group) = chosen(r, workloads, steps, groups)?;
     if chosen.is_empty() {
         out.not_measured = Some(format!("no workload of `{group}` is started, so nothing to measure"));
         return Ok(out);
@@ -120,18 +97,60 @@ pub fn view(
     }
     out.expected =
         r.result_expected_value.as_ref().map(|v| number(v, "result_expected_value")).transpose()?.map(|e| e * scale);
-    if let Some(bands) = &r.result_value_bands {
-        let mut out_bands = Vec::new();
-        for (i, b) in bands.iter().enumerate() {
-            let key = |k: &str| format!("result_value_bands.{i}.{k}");
-            let lower = number(&b.lower, &key("lower"))? * scale;
-            let upper = number(&b.upper, &key("upper"))? * scale;
-            // the share is the name's percent (`95%`), as X-Ray names its bands
-            out_bands.push(BandFile { name: b.name.clone(), lower, upper, share: None });
-        }
-        out.bands = Some(out_bands);
-    }
+    out.bands = bands(r, scale)?;
     Ok(out)
+}
+
+/// The workloads result `r` is of, and their VM group: one workload (`workload_name` or
+/// `workload_mask`) or a group's. Only started workloads are measured.
+/// A group's view is of its run's workloads, not the warm-ups of setup, unless setup is
+/// all there is.
+fn chosen<'w>(
+    r: &ResultEntry,
+    workloads: &'w [Workload],
+    steps: &Steps,
+    groups: &IndexMap<String, Placed>,
+) -> Result<(Vec<&'w Workload>, String), Mistake> {
+    let started = |w: &&Workload| steps.runtime.contains_key(&w.name);
+    let one = r
+        .workload_name
+        .as_ref()
+        .map(|n| ("workload_name", n))
+        .or(r.workload_mask.as_ref().map(|n| ("workload_mask", n)));
+    if let Some((key, wanted)) = one {
+        let w = workloads.iter().find(|w| &w.name == wanted).ok_or_else(|| {
+            let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
+            (key.to_string(), format!("no workload `{wanted}` (workloads: {})", names.join(", ")))
+        })?;
+        Ok((std::iter::once(w).filter(started).collect(), w.group.clone()))
+    } else if let Some(g) = &r.vm_group {
+        if !groups.contains_key(g) {
+            let known: Vec<&str> = groups.keys().map(String::as_str).collect();
+            return Err(("vm_group".into(), format!("no VM group `{g}` (vms: {})", known.join(", "))));
+        }
+        let of_group: Vec<&Workload> = workloads.iter().filter(|w| &w.group == g).filter(started).collect();
+        // the run's workloads, not the warm-ups of setup (unless setup is all there is)
+        let run: Vec<&Workload> = of_group.iter().copied().filter(|w| !steps.setup_started.contains(&w.name)).collect();
+        Ok((if run.is_empty() { of_group } else { run }, g.clone()))
+    } else {
+        Err(("vm_group".into(), "missing: a result is of a VM group or a workload_name".into()))
+    }
+}
+
+/// `result_value_bands` in fathom's units (`scale` times X-Ray's figures).
+fn bands(r: &ResultEntry, scale: f64) -> Result<Option<Vec<BandFile>>, Mistake> {
+    let Some(bands) = &r.result_value_bands else {
+        return Ok(None);
+    };
+    let mut out_bands = Vec::new();
+    for (i, b) in bands.iter().enumerate() {
+        let key = |k: &str| format!("result_value_bands.{i}.{k}");
+        let lower = number(&b.lower, &key("lower"))? * scale;
+        let upper = number(&b.upper, &key("upper"))? * scale;
+        // the share is the name's percent (`95%`), as X-Ray names its bands
+        out_bands.push(BandFile { name: b.name.clone(), lower, upper, share: None });
+    }
+    Ok(Some(out_bands))
 }
 
 /// What one of X-Ray's figures of `metric` is in fathom's unit of it: X-Ray charts

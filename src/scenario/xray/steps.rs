@@ -103,40 +103,7 @@ impl<'a> Step<'a> {
             self.emit(format!("{{mark: {}}}", quote(&format!("{} {}", self.kind, self.target_name()))));
         }
         match self.kind {
-            "workload.Start" => {
-                let w = self.workload()?;
-                if self.out.runtime.contains_key(&w.name) {
-                    return Err((self.at)(
-                        "workload_name",
-                        format!(
-                            "`{}` is started a second time: fathom runs a workload once (give the second run a \
-                             workload of its own, with the same config_file)",
-                            w.name
-                        ),
-                    ));
-                }
-                let runtime = self.seconds("runtime_secs")?;
-                self.out.runtime.insert(w.name.clone(), runtime);
-                if self.phase == "setup" {
-                    self.out.setup_started.push(w.name.clone());
-                }
-                let stagger = match self.seconds_f("stagger_secs")? {
-                    Some(s) if s > 0.0 => {
-                        let workers = groups.get(&w.group).map(Placed::workers).unwrap_or(1).max(1);
-                        format!(", stagger: {}ms", (s * 1000.0 / workers as f64).round() as u64)
-                    }
-                    _ => String::new(),
-                };
-                let wait = !self.flag("async")?;
-                let together = w.jobs.len() > 1 || !wait;
-                for j in &w.jobs {
-                    let asynchronous = if together { ", async: true" } else { "" };
-                    self.emit(format!("{{start: {}{asynchronous}{stagger}{label}}}", quote(j)));
-                }
-                if together && wait {
-                    self.wait_for(&w.jobs, label);
-                }
-            }
+            "workload.Start" => self.start(groups, label)?,
             "workload.Wait" => {
                 let w = self.workload()?;
                 let timeout = match self.seconds("timeout_secs")? {
@@ -160,53 +127,103 @@ impl<'a> Step<'a> {
                     self.seconds("duration_secs")?.ok_or_else(|| (self.at)("", "missing duration_secs".into()))?;
                 self.emit(format!("{{wait: {secs}s{label}}}"));
             }
-            "vm_group.Grow" => {
-                let name = self.text("vm_group_name")?;
-                let started = self.workloads.iter().any(|w| w.group == name && self.out.runtime.contains_key(&w.name));
-                if started {
-                    return Err((self.at)(
-                        "",
-                        format!(
-                            "grows `{name}` after its workloads started: fathom's workloads keep their workers \
-                             (use a `ramp` with `add_host` in a converted scenario)"
-                        ),
-                    ));
-                }
-                let more = self.seconds("count_per_node")?.unwrap_or(0) as u32;
-                let g =
-                    groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`")))?;
-                g.per_host += more;
-                let now = g.per_host;
-                self.said(format!("{name}: {now} per host from the start"));
-            }
+            "vm_group.Grow" => self.grow(groups)?,
             k if NO_OPS.contains(&k) || (VM_POWER.contains(&k) && self.phase == "setup") => {
                 if !self.out.noops.iter().any(|n| n == k) {
                     self.out.noops.push(k.to_string());
                 }
             }
-            k if HOOKS.contains(&k) || VM_POWER.contains(&k) => {
-                let hosts = self.hosts_of(groups)?;
-                let every = match k {
-                    "vm_group.CreatePeriodicSnapshots" => {
-                        let minutes = self.seconds_f("interval_minutes")?.unwrap_or(1.0);
-                        Some(((minutes * 60.0).round() as u64, self.seconds("num_snapshots")?.unwrap_or(1)))
-                    }
-                    _ => None,
-                };
-                let asynchronous = self.flag("async")?;
-                self.emit(hook_step(k, &hook_args(self.params), hosts.as_deref(), asynchronous, every));
-                if !self.out.hooks.iter().any(|h| h == k) {
-                    self.out.hooks.push(k.to_string());
-                }
-                for key in self.params.keys().filter(|p| crate::secrets::secret_key(p)) {
-                    self.said(format!("{key} dropped: a secret is never passed to a hook nor stored"));
-                }
-            }
+            k if HOOKS.contains(&k) || VM_POWER.contains(&k) => self.hook(k, groups)?,
             k => return Err((self.at)("", format!("`{k}`: a step X-Ray does not have (see docs/xray.md)"))),
         }
         if self.out.timeline.len() > before {
             let made: Vec<String> = self.out.timeline[before..].to_vec();
             self.said(made.join(", "));
+        }
+        Ok(())
+    }
+
+    /// `workload.Start`: a start of each of the workload's jobs, with its stagger spread
+    /// over the group's VMs. A workload of several jobs starts them together and then
+    /// waits for them, unless the step is asynchronous.
+    /// A workload runs once: a second start is refused.
+    fn start(&mut self, groups: &IndexMap<String, Placed>, label: &str) -> Result<(), (String, StepError)> {
+        let w = self.workload()?;
+        if self.out.runtime.contains_key(&w.name) {
+            return Err((self.at)(
+                "workload_name",
+                format!(
+                    "`{}` is started a second time: fathom runs a workload once (give the second run a \
+                     workload of its own, with the same config_file)",
+                    w.name
+                ),
+            ));
+        }
+        let runtime = self.seconds("runtime_secs")?;
+        self.out.runtime.insert(w.name.clone(), runtime);
+        if self.phase == "setup" {
+            self.out.setup_started.push(w.name.clone());
+        }
+        let stagger = match self.seconds_f("stagger_secs")? {
+            Some(s) if s > 0.0 => {
+                let workers = groups.get(&w.group).map(Placed::workers).unwrap_or(1).max(1);
+                format!(", stagger: {}ms", (s * 1000.0 / workers as f64).round() as u64)
+            }
+            _ => String::new(),
+        };
+        let wait = !self.flag("async")?;
+        let together = w.jobs.len() > 1 || !wait;
+        for j in &w.jobs {
+            let asynchronous = if together { ", async: true" } else { "" };
+            self.emit(format!("{{start: {}{asynchronous}{stagger}{label}}}", quote(j)));
+        }
+        if together && wait {
+            self.wait_for(&w.jobs, label);
+        }
+        Ok(())
+    }
+
+    /// `vm_group.Grow`: the group's VMs added from the start.
+    /// fathom's workloads keep their workers, so a group cannot grow once its workloads
+    /// started.
+    fn grow(&mut self, groups: &mut IndexMap<String, Placed>) -> Result<(), (String, StepError)> {
+        let name = self.text("vm_group_name")?;
+        let started = self.workloads.iter().any(|w| w.group == name && self.out.runtime.contains_key(&w.name));
+        if started {
+            return Err((self.at)(
+                "",
+                format!(
+                    "grows `{name}` after its workloads started: fathom's workloads keep their workers \
+                     (use a `ramp` with `add_host` in a converted scenario)"
+                ),
+            ));
+        }
+        let more = self.seconds("count_per_node")?.unwrap_or(0) as u32;
+        let g = groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`")))?;
+        g.per_host += more;
+        let now = g.per_host;
+        self.said(format!("{name}: {now} per host from the start"));
+        Ok(())
+    }
+
+    /// A step X-Ray runs on the hypervisor (`k`), as a hook on the group's hosts.
+    /// A secret among its parameters is dropped, never passed on.
+    fn hook(&mut self, k: &str, groups: &IndexMap<String, Placed>) -> Result<(), (String, StepError)> {
+        let hosts = self.hosts_of(groups)?;
+        let every = match k {
+            "vm_group.CreatePeriodicSnapshots" => {
+                let minutes = self.seconds_f("interval_minutes")?.unwrap_or(1.0);
+                Some(((minutes * 60.0).round() as u64, self.seconds("num_snapshots")?.unwrap_or(1)))
+            }
+            _ => None,
+        };
+        let asynchronous = self.flag("async")?;
+        self.emit(hook_step(k, &hook_args(self.params), hosts.as_deref(), asynchronous, every));
+        if !self.out.hooks.iter().any(|h| h == k) {
+            self.out.hooks.push(k.to_string());
+        }
+        for key in self.params.keys().filter(|p| crate::secrets::secret_key(p)) {
+            self.said(format!("{key} dropped: a secret is never passed to a hook nor stored"));
         }
         Ok(())
     }
