@@ -365,7 +365,7 @@ fn a_full_disk_during_pgbench_initialisation_fails_the_run() {
 /// ended in its measured window (the run clock's second 0 at `clock_us`), their rate
 /// and latency percentiles, and pgbench's own count and rate over the whole log.
 fn agrees_with_its_log(show: &serde_json::Value, run_dir: &std::path::Path, clock_us: i64, name: &str) {
-    let txn = ops(&show, name).iter().find(|o| o["op"] == "txn").unwrap_or_else(|| panic!("{show}"));
+    let txn = ops(show, name).iter().find(|o| o["op"] == "txn").unwrap_or_else(|| panic!("{show}"));
     let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
     // exactly the log's transactions that ended in the measured window
     let (from, to) = (w["measure_t"].as_i64().unwrap(), w["end_t"].as_i64().unwrap());
@@ -383,7 +383,7 @@ fn agrees_with_its_log(show: &serde_json::Value, run_dir: &std::path::Path, cloc
     let log_tps = inside.len() as f64 / (to - from) as f64;
     assert!((ours / log_tps - 1.0).abs() < 1e-9, "{name}: fathom {ours} TPS, the log's {log_tps} over {from}..{to} s");
     // pgbench counted what it logged
-    let (processed, theirs) = pgbench_report(&run_dir, name);
+    let (processed, theirs) = pgbench_report(run_dir, name);
     assert_eq!(processed, lines.len() as u64, "{name}");
     // pgbench's TPS is over its whole run, connections and the first, slower second
     // included, which load on the machine stretches: so it is not fathom's over the

@@ -1,8 +1,8 @@
 //! `fathom convert JOB.fio` (or an X-Ray scenario directory): the fathom scenario a fio
 //! job file or X-Ray scenario runs as, printed as YAML, so a user can move to fathom's
 //! format and grow it (timelines, expectations, hosts). Running the printed scenario runs
-//! what running the original does: both are the same mapping (`scenario::fio_job`,
-//! `scenario::xray`, through their importers in `crate::import`), one printed, one loaded; what the loader refuses is refused here
+//! what running the original does: both are the same mapping (`import::fio_job`,
+//! `import::xray`, through their importers in `crate::import`), one printed, one loaded; what the loader refuses is refused here
 //! too, never printed.
 
 use crate::error::{Error, Result};

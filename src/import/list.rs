@@ -3,4 +3,4 @@
 
 use super::seam::Importer;
 
-pub const IMPORTERS: &[&dyn Importer] = &[&super::xray::XrayDir, &super::fio::FioJobFile];
+pub const IMPORTERS: &[&dyn Importer] = &[&super::xray_dir::XrayDir, &super::fio_job_file::FioJobFile];

@@ -3,10 +3,11 @@
 //! line's `--target`, `--engine` and `--set` applied. `fathom run`, `sweep`, `lint` and
 //! `convert` open theirs here, so they read a name the same way.
 
+use super::fio_job;
 use super::list::IMPORTERS;
 use super::seam::{Given, Imported, Importer, read_text};
 use crate::error::{Error, Result};
-use crate::scenario::{EngineKind, Kind, Override, Scenario, Source, applied_sets, builtin, fio_job};
+use crate::scenario::{EngineKind, Kind, Override, Scenario, Source, applied_sets, builtin};
 use std::path::{Path, PathBuf};
 
 /// Reads and checks the scenario named on the command line (a file, a built-in, or the

@@ -1,5 +1,5 @@
 //! A section of a user's fio job file run by fio as written (`--engine fio` on a job
-//! file): what `scenario::fio_job::verbatim` builds and the fio driver runs.
+//! file): what `import::fio_job::verbatim` builds and the fio driver runs.
 
 use crate::scenario::pattern::BlockSizes;
 use serde::Serialize;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// One section of a user's fio job file, as fio will run it: the section with every
 /// option it has (its `[global]` ones included) and only its targets and the run's
 /// `--set`s rewritten, so fio's own semantics of options fathom cannot map still hold.
-/// Built by `scenario::fio_job::verbatim`, run by the fio driver.
+/// Built by `import::fio_job::verbatim`, run by the fio driver.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FioJob {
     /// The section's name: fio reports its jobs under it.

@@ -21,7 +21,6 @@ pub mod builtin;
 mod check;
 pub mod expect;
 pub mod file;
-pub mod fio_job;
 pub mod fio_section;
 pub mod hooks;
 pub mod limits;
@@ -38,7 +37,6 @@ pub mod text;
 pub mod time_scale;
 pub mod units;
 pub mod vars;
-pub mod xray;
 pub mod yaml;
 
 pub use model::{

@@ -15,7 +15,7 @@ mod sizes;
 mod targets;
 mod think;
 mod timeline;
-pub(in crate::scenario) mod values;
+pub(in crate::import) mod values;
 pub mod verbatim;
 
 pub use mapping::Mapping;

@@ -52,7 +52,7 @@ pub fn retarget(mapping: &mut Mapping, file: &str, given: &[PathBuf]) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::fio_job::{mapping::map, reader::read};
+    use crate::import::fio_job::{mapping::map, reader::read};
     use std::path::Path;
 
     const TWO: &str = "[global]\nruntime=1\ntime_based\n[a]\nfilename=/dev/sdb\n[b]\nfilename=/dev/sdc:/dev/sdb\n";

@@ -58,7 +58,7 @@ impl JobMap<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::fio_job::mapping::tests::first_keys as keys;
+    use crate::import::fio_job::mapping::tests::first_keys as keys;
 
     #[test]
     fn thinktime_at_depth_one_is_think_time_in_microseconds() {

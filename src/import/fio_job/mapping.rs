@@ -580,7 +580,7 @@ impl<'a> JobMap<'a> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::scenario::fio_job::reader::read;
+    use crate::import::fio_job::reader::read;
     use std::path::Path;
 
     fn mapped(text: &str) -> Result<Mapping> {

@@ -1,14 +1,14 @@
 //! From an X-Ray scenario to fathom's: each VM group placed on the inventory, each X-Ray
 //! workload one fathom workload per job of its fio file (read by the fio job-file
-//! reader, [`fio_job`](crate::scenario::fio_job)), named `WORKLOAD/JOB`, and the steps
+//! reader, [`fio_job`](crate::import::fio_job)), named `WORKLOAD/JOB`, and the steps
 //! as the timeline. The result is scenario YAML, loaded by the one scenario loader.
 
 use super::placement::{Placed, place};
 use super::steps::{self, Workload};
 use super::written::TestFile;
 use crate::error::{Error, Result};
-use crate::scenario::fio_job;
-use crate::scenario::fio_job::values::{quote, trim_float};
+use crate::import::fio_job;
+use crate::import::fio_job::values::{quote, trim_float};
 use crate::scenario::results::ResultFile;
 use crate::scenario::yaml::{Lines, Value};
 use indexmap::IndexMap;

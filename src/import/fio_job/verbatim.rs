@@ -12,8 +12,8 @@ use super::semantics::{back_end, beyond, direct, rw};
 use super::timeline::timeline;
 use super::values::{Unit, number, quote, split_paths};
 use crate::error::{Error, Result};
+use crate::scenario::Override;
 use crate::scenario::fio_section::{FioJob, IoLabels};
-use crate::scenario::overrides::Override;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -15,9 +15,9 @@ pub mod written;
 
 pub use mapping::Mapping;
 
-use super::Override;
-use super::yaml;
 use crate::error::{Error, Result};
+use crate::scenario::Override;
+use crate::scenario::yaml;
 use std::path::Path;
 
 /// Whether `path` is an X-Ray scenario: a directory holding `test.yml`.

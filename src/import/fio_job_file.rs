@@ -1,9 +1,9 @@
 //! fio job files as an importer (`fathom run job.fio`): read and mapped option by option
-//! by `crate::scenario::fio_job`, one workload per job.
+//! by `crate::import::fio_job`, one workload per job.
 
 use super::seam::{Given, Imported, Importer, read_text};
 use crate::error::Result;
-use crate::scenario::fio_job;
+use crate::import::fio_job;
 use std::path::Path;
 
 pub struct FioJobFile;

@@ -78,7 +78,7 @@ impl JobMap<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::fio_job::mapping::tests::first_keys as keys;
+    use crate::import::fio_job::mapping::tests::first_keys as keys;
 
     fn has(k: &[String], want: &[&str]) {
         for w in want {

@@ -1,9 +1,9 @@
 //! Nutanix X-Ray scenario directories as an importer (`fathom run DIR --hosts ...`):
-//! rendered, placed and mapped by `crate::scenario::xray`.
+//! rendered, placed and mapped by `crate::import::xray`.
 
 use super::seam::{Given, Imported, Importer};
 use crate::error::Result;
-use crate::scenario::xray;
+use crate::import::xray;
 use std::path::Path;
 
 pub struct XrayDir;

@@ -55,7 +55,7 @@ pub fn timeline(jobs: &[Job]) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::fio_job::reader::read;
+    use crate::import::fio_job::reader::read;
     use std::path::Path;
 
     fn mapped(text: &str) -> Result<Vec<String>> {

@@ -6,7 +6,7 @@
 
 use super::placement::Placed;
 use super::written::StepFile;
-use crate::scenario::fio_job::values::quote;
+use crate::import::fio_job::values::quote;
 use crate::scenario::yaml::Value;
 use indexmap::IndexMap;
 
