@@ -208,27 +208,7 @@ impl Fleet {
             return Ok(fleet);
         }
         progress(&format!("connecting to {} host{}", used.len(), if used.len() == 1 { "" } else { "s" }));
-        let connected: Vec<Result<Remote>> = std::thread::scope(|s| {
-            let handles: Vec<_> = used
-                .iter()
-                .map(|h| {
-                    let (tx, zero, lags) = (samples.clone(), fleet.clock_unix_ms.clone(), fleet.lags.clone());
-                    s.spawn(move || {
-                        let first = Remote::connect(h, &h.program(), tx.clone(), zero.clone(), lags.clone());
-                        match first {
-                            // missing, or another version: copy this one there and try again
-                            Err(e) if push && missing_or_other_version(&e) => {
-                                let pushed = h.push_agent()?;
-                                Remote::connect(h, &pushed, tx, zero, lags)
-                            }
-                            other => other,
-                        }
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::input("connecting panicked")))).collect()
-        });
-        for r in connected {
+        for r in fleet.connect_all(used, push, samples) {
             let remote = r?;
             progress(&format!(
                 "  {} ({}): clock offset {:+.1} ms, round trip {:.1} ms, {} cores",
@@ -251,11 +231,45 @@ impl Fleet {
                 ));
             }
         }
+        fleet.send_prepares(scenario, sets)?;
+        fleet.await_prepared(scenario, stop, progress)?;
+        Ok(fleet)
+    }
+
+    /// Connects to every host at once, in their order.
+    /// With `push`, a host whose fathom is missing or of another version gets this one
+    /// copied there, and is tried again.
+    fn connect_all(&self, used: &[&Host], push: bool, samples: &Sender<Sample>) -> Vec<Result<Remote>> {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = used
+                .iter()
+                .map(|h| {
+                    let (tx, zero, lags) = (samples.clone(), self.clock_unix_ms.clone(), self.lags.clone());
+                    s.spawn(move || {
+                        let first = Remote::connect(h, &h.program(), tx.clone(), zero.clone(), lags.clone());
+                        match first {
+                            // missing, or another version: copy this one there and try again
+                            Err(e) if push && missing_or_other_version(&e) => {
+                                let pushed = h.push_agent()?;
+                                Remote::connect(h, &pushed, tx, zero, lags)
+                            }
+                            other => other,
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::input("connecting panicked")))).collect()
+        })
+    }
+
+    /// Asks each host of each placed workload to lay it out.
+    /// All are asked before any answer is awaited, so the hosts lay out at once.
+    fn send_prepares(&self, scenario: &Scenario, sets: &[Override]) -> Result<()> {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         for (idx, w) in scenario.workloads.iter().enumerate() {
             let Some(p) = &w.placement else { continue };
             for name in &p.resolved {
-                let remote = &fleet.remotes[name];
+                let remote = &self.remotes[name];
                 let targets = targets_on(w, p, &remote.host)?;
                 remote
                     .send(&Command::Prepare {
@@ -270,10 +284,16 @@ impl Fleet {
                     .map_err(Error::into_input)?;
             }
         }
+        Ok(())
+    }
+
+    /// Waits for each host to say where it laid out each placed workload, and whether
+    /// it opened the files with O_DIRECT. An error or a lost host stops the run.
+    fn await_prepared(&mut self, scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
         for (idx, w) in scenario.workloads.iter().enumerate() {
             let Some(p) = &w.placement else { continue };
             for name in &p.resolved {
-                let remote = &fleet.remotes[name];
+                let remote = &self.remotes[name];
                 let answer = answer(remote, stop, |r| match r {
                     Reply::Prepared { idx: i, files, direct } if *i == idx => Some(Ok((files.clone(), *direct))),
                     Reply::Error { idx: Some(i), message } if *i == idx => Some(Err(message.clone())),
@@ -285,7 +305,7 @@ impl Fleet {
                         progress(&format!("  {}: {} laid out on {}", name, w.name, on.join(", ")));
                         // an agent that does not say is taken at the scenario's word
                         let asked = w.io().is_some_and(|io| io.direct);
-                        let all = fleet.direct.entry(idx).or_insert(true);
+                        let all = self.direct.entry(idx).or_insert(true);
                         *all &= direct.unwrap_or(asked);
                     }
                     Some(Err(e)) => return Err(Error::input(format!("host {name}: {}: {e}", w.name))),
@@ -293,7 +313,7 @@ impl Fleet {
                 }
             }
         }
-        Ok(fleet)
+        Ok(())
     }
 
     /// Fills workload `idx`'s files on each of `hosts` at once (a timeline `prefill` or
