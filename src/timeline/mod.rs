@@ -478,23 +478,7 @@ impl Executor<'_> {
             for report in self.background.ended() {
                 self.record(report);
             }
-            // ramp additions due: one step per ramp and pass, so that a stop is seen
-            // between steps however many are due
-            let mut due = Vec::new();
-            for r in self.ramps.iter_mut().filter(|r| r.next_t <= t) {
-                let count = r.add.min(r.left);
-                due.push((r.next_t, r.workload, count));
-                r.left -= count;
-                r.next_t += r.every;
-            }
-            self.ramps.retain(|r| r.left > 0);
-            for (at, workload, count) in due {
-                if let Some(l) = self.started[workload].as_mut().filter(|l| !l.over) {
-                    l.add_workers(self.cx, count, at, Duration::ZERO)?;
-                    (self.cx.progress)(&format!("[{at:>5}s] {}: {} of {} workers", l.w.name, l.workers, l.planned));
-                }
-                self.open_phase(at, None)?;
-            }
+            self.add_due_workers(t)?;
             // workloads that reached steady state and may stop early (`fathom sweep`)
             if self.last_steady_check.elapsed() >= Duration::from_millis(500) {
                 self.last_steady_check = Instant::now();
@@ -507,32 +491,7 @@ impl Executor<'_> {
                     self.open_phase(stop_t, None)?;
                 }
             }
-            // workloads past their end, or bounded ones that did all their IO: these end
-            // now, and their phase with the second they ended in
-            let ended: Vec<usize> = self
-                .started
-                .iter()
-                .flatten()
-                .filter(|l| !l.over && (now >= l.end(self.cx) || l.done()))
-                .map(|l| l.idx)
-                .collect();
-            for idx in ended {
-                let end_t = self.started[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
-                let now_s = self.cx.clock_start.elapsed().as_secs_f64();
-                // a program's own end of IO, when it gave one, comes before its exit
-                let io_end = self.started[idx].as_ref().and_then(|l| l.io_end.get());
-                let at = io_end.map_or(now_s, |e| e.min(now_s));
-                if at < end_t as f64 {
-                    let name = &self.scenario.workloads[idx].name;
-                    (self.cx.progress)(&format!("[{:>5}s] {name}: done after {at:.1} s", at.ceil()));
-                    self.end_workload(idx, Some(at))?;
-                    self.cx.sink.send(Record::WorkloadDone { idx, at });
-                    self.open_phase(at.ceil() as u64, None)?;
-                } else {
-                    self.end_workload(idx, None)?;
-                    self.open_phase(end_t, None)?;
-                }
-            }
+            self.end_due(now, t)?;
             let finished = done.is_some_and(|d| self.started[d].as_ref().is_none_or(|l| l.over));
             if finished || now >= until {
                 return Ok(());
@@ -545,6 +504,57 @@ impl Executor<'_> {
             let poll = Duration::from_millis(if bounded { 5 } else { 50 });
             std::thread::sleep(wake.saturating_duration_since(now).min(poll));
         }
+    }
+
+    /// Adds the workers of ramps whose next step is due by second `t`, each step
+    /// opening its phase. One step per ramp and pass, so a stop is seen between steps.
+    fn add_due_workers(&mut self, t: u64) -> Result<()> {
+        let mut due = Vec::new();
+        for r in self.ramps.iter_mut().filter(|r| r.next_t <= t) {
+            let count = r.add.min(r.left);
+            due.push((r.next_t, r.workload, count));
+            r.left -= count;
+            r.next_t += r.every;
+        }
+        self.ramps.retain(|r| r.left > 0);
+        for (at, workload, count) in due {
+            if let Some(l) = self.started[workload].as_mut().filter(|l| !l.over) {
+                l.add_workers(self.cx, count, at, Duration::ZERO)?;
+                (self.cx.progress)(&format!("[{at:>5}s] {}: {} of {} workers", l.w.name, l.workers, l.planned));
+            }
+            self.open_phase(at, None)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the workloads past their end, or bounded ones that did all their IO, and
+    /// opens a phase with the second each ended in.
+    fn end_due(&mut self, now: Instant, t: u64) -> Result<()> {
+        let ended: Vec<usize> = self
+            .started
+            .iter()
+            .flatten()
+            .filter(|l| !l.over && (now >= l.end(self.cx) || l.done()))
+            .map(|l| l.idx)
+            .collect();
+        for idx in ended {
+            let end_t = self.started[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
+            let now_s = self.cx.clock_start.elapsed().as_secs_f64();
+            // a program's own end of IO, when it gave one, comes before its exit
+            let io_end = self.started[idx].as_ref().and_then(|l| l.io_end.get());
+            let at = io_end.map_or(now_s, |e| e.min(now_s));
+            if at < end_t as f64 {
+                let name = &self.scenario.workloads[idx].name;
+                (self.cx.progress)(&format!("[{:>5}s] {name}: done after {at:.1} s", at.ceil()));
+                self.end_workload(idx, Some(at))?;
+                self.cx.sink.send(Record::WorkloadDone { idx, at });
+                self.open_phase(at.ceil() as u64, None)?;
+            } else {
+                self.end_workload(idx, None)?;
+                self.open_phase(end_t, None)?;
+            }
+        }
+        Ok(())
     }
 
     /// Workloads with `stop_when_steady` whose IOPS, per second up to second `t`, have
