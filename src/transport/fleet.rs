@@ -73,35 +73,7 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         };
         let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: {e}", p.at)))?;
         let per_target = w.io().is_some_and(|io| io.queue == Queue::PerTarget);
-        let mut queues: Option<(usize, &str)> = None;
-        for h in &hosts {
-            let targets = targets_on(w, p, h)?;
-            if targets.is_empty() && backend.needs_file() {
-                return Err(Error::input(format!(
-                    "{}: host {} has no `target` in the inventory and the workload none of its own",
-                    w.name, h.name
-                )));
-            }
-            // workers are dealt to hosts in blocks of one size: each host's queues alike
-            match queues {
-                Some((n, other)) if per_target && n != targets.len() => {
-                    return Err(Error::input(format!(
-                        "{}: `queue: per_target` on hosts needs as many targets on each: host {} uses {n}, host {} \
-                         {} (pick them with `host_targets`)",
-                        w.name,
-                        other,
-                        h.name,
-                        targets.len()
-                    )));
-                }
-                Some(_) => {}
-                None => queues = Some((targets.len(), &h.name)),
-            }
-            if !used.iter().any(|u| u.name == h.name) {
-                used.push(h);
-            }
-        }
-        let queues = if per_target { queues.map_or(1, |(n, _)| n.max(1) as u32) } else { 1 };
+        let queues = host_queues(w, p, &hosts, per_target, backend.needs_file(), &mut used)?;
         let Some(p) = &mut w.placement else { continue };
         p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
         p.queues = queues;
@@ -132,6 +104,49 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         }
     }
     Ok(used)
+}
+
+/// How many queues each host of a placed workload runs (its targets, with
+/// `queue: per_target`; else 1), adding its hosts to `used`. A host without a target
+/// for a workload that needs one, or hosts with different numbers of targets for
+/// per-target queues, are bad input.
+fn host_queues<'a>(
+    w: &Workload,
+    p: &Placement,
+    hosts: &[&'a Host],
+    per_target: bool,
+    needs_file: bool,
+    used: &mut Vec<&'a Host>,
+) -> Result<u32> {
+    let mut queues: Option<(usize, &str)> = None;
+    for h in hosts {
+        let targets = targets_on(w, p, h)?;
+        if targets.is_empty() && needs_file {
+            return Err(Error::input(format!(
+                "{}: host {} has no `target` in the inventory and the workload none of its own",
+                w.name, h.name
+            )));
+        }
+        // workers are dealt to hosts in blocks of one size: each host's queues alike
+        match queues {
+            Some((n, other)) if per_target && n != targets.len() => {
+                return Err(Error::input(format!(
+                    "{}: `queue: per_target` on hosts needs as many targets on each: host {} uses {n}, host {} \
+                     {} (pick them with `host_targets`)",
+                    w.name,
+                    other,
+                    h.name,
+                    targets.len()
+                )));
+            }
+            Some(_) => {}
+            None => queues = Some((targets.len(), &h.name)),
+        }
+        if !used.iter().any(|u| u.name == h.name) {
+            used.push(h);
+        }
+    }
+    Ok(if per_target { queues.map_or(1, |(n, _)| n.max(1) as u32) } else { 1 })
 }
 
 /// The targets workload `w` uses on host `h`: those of the host's inventory `target`
