@@ -437,7 +437,15 @@ pub fn analysis(s: &RunSummary) -> String {
             render(&["", compared_unit(s).label(), "p50", "p99"], &rows, 2)
         ));
     }
-    if let Some(c) = &a.curve {
+    out.push_str(&curve(s));
+    out
+}
+
+/// The curve over the phases: its knee, where a one-point test would stand, and the
+/// USL fit. Empty without a curve.
+fn curve(s: &RunSummary) -> String {
+    let mut out = String::new();
+    if let Some(c) = &s.analysis.curve {
         let label = |i: usize| s.phases.get(i).map(|p| p.phase.label.clone()).unwrap_or_default();
         out.push_str("\ncurve over the phases:");
         if let Some(k) = c.knee {
