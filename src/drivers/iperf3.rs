@@ -317,7 +317,25 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
         (waited, started.elapsed())
     });
     let (status, signalled) = waited.map_err(|e| Error::failed(format!("{}: waiting for iperf3: {e}", w.name)))?;
-    let source = format!("iperf3:{}", w.name);
+    record_closing(l, &intervals, started, took, status);
+    if !status.success() && !signalled {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let err = err.lines().map(|l| l.trim_start_matches("iperf3: ")).collect::<Vec<_>>().join(" / ");
+        return Err(Error::failed(format!("{}: iperf3 {status}: {err} (output in {})", w.name, l.dir.display())));
+    }
+    Ok(())
+}
+
+/// Records what iperf3's run said as it closed: each second's retransmits as
+/// observations, and its closing report as an event.
+fn record_closing(
+    l: &LaunchContext,
+    intervals: &Seconds,
+    started: Instant,
+    took: Duration,
+    status: std::process::ExitStatus,
+) {
+    let source = format!("iperf3:{}", l.workload.name);
     let rows: Vec<ObservationRow> = intervals
         .retransmits
         .iter()
@@ -342,17 +360,11 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     l.sink.send(Record::Event(EventRow {
         at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
         kind: "iperf3".into(),
-        label: w.name.clone(),
+        label: l.workload.name.clone(),
         status: status.code().map(i64::from),
         took_ms: Some(took.as_millis() as i64),
         detail,
     }));
-    if !status.success() && !signalled {
-        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
-        let err = err.lines().map(|l| l.trim_start_matches("iperf3: ")).collect::<Vec<_>>().join(" / ");
-        return Err(Error::failed(format!("{}: iperf3 {status}: {err} (output in {})", w.name, l.dir.display())));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

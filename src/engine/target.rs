@@ -88,70 +88,16 @@ fn refuse_pseudo(w: &Workload, target: &Path) -> Result<()> {
 fn place(w: &Workload, io: &IoProfile) -> Result<Placement> {
     let target = &io.targets[0];
     refuse_pseudo(w, target)?;
-    let bad = |e: std::io::Error| Error::input(format!("workload {}: target {}: {e}", w.name, target.display()));
+    let bad = bad_target(w, target);
     let is_link = std::fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink());
     let meta = match std::fs::metadata(target) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::NotFound && is_link => {
-            return Err(Error::input(format!(
-                "workload {}: target {} is a symbolic link to {}, which does not exist; fathom never creates a \
-                 file through a symbolic link",
-                w.name,
-                target.display(),
-                std::fs::read_link(target).unwrap_or_default().display()
-            )));
-        }
-        // `dir/` (fio's `directory=`) names a directory: never laid out as a file
-        Err(e) if e.kind() == ErrorKind::NotFound && target.as_os_str().as_encoded_bytes().ends_with(b"/") => {
-            return Err(Error::input(format!(
-                "workload {}: target {} is not an existing directory; give one, or a file or block device",
-                w.name,
-                target.display()
-            )));
-        }
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            let (parent, name) = nofollow::split(target).map_err(bad)?;
-            if parent.is_dir() {
-                let dir = Dir::open(parent).map_err(bad)?;
-                return Ok(Placement {
-                    path: target.clone(),
-                    kind: Kind::File,
-                    owned: true,
-                    dir,
-                    name: name.to_os_string(),
-                    follow: false,
-                });
-            }
-            return Err(Error::input(format!(
-                "workload {}: target {} does not exist (give an existing directory, file or block device)",
-                w.name,
-                target.display()
-            )));
-        }
+        Err(e) if e.kind() == ErrorKind::NotFound => return place_missing(w, target, is_link),
         Err(e) => return Err(bad(e)),
     };
     let ft = meta.file_type();
     if ft.is_dir() {
-        let name = OsString::from(format!("fathom-{}.dat", io.file));
-        let p = Placement {
-            path: target.join(&name),
-            kind: Kind::File,
-            owned: true,
-            dir: Dir::open(target).map_err(bad)?,
-            name,
-            follow: false,
-        };
-        let refuse = |why: String| Err(Error::input(format!("workload {}: {} {why}", w.name, p.path.display())));
-        return match p.stat()? {
-            Some(m) if m.file_type().is_symlink() => refuse(format!(
-                "is a symbolic link (to {}): fathom never follows one in a target directory, where whoever can \
-                 write could point it at any file. Remove it, or name the file it points to as the target",
-                std::fs::read_link(&p.path).unwrap_or_default().display()
-            )),
-            Some(m) if !m.is_file() => refuse("is not a regular file; fathom keeps its data there: remove it".into()),
-            Some(m) if m.nlink() > 1 => refuse(nofollow::hard_links(m.nlink())),
-            _ => Ok(p),
-        };
+        return place_in_dir(w, io, target);
     }
     let kind = if ft.is_file() {
         Kind::File
@@ -183,6 +129,78 @@ fn place(w: &Workload, io: &IoProfile) -> Result<Placement> {
         name: name.to_os_string(),
         follow: is_link,
     })
+}
+
+/// A target's IO error as bad input, naming the workload and the target.
+fn bad_target<'a>(w: &'a Workload, target: &'a Path) -> impl Fn(std::io::Error) -> Error + Copy + 'a {
+    move |e: std::io::Error| Error::input(format!("workload {}: target {}: {e}", w.name, target.display()))
+}
+
+/// Where a target that does not exist puts its data: a new file, in a directory that does.
+/// A dangling symbolic link and a missing directory (`dir/`, fio's `directory=`) are
+/// refused: fathom never creates a file through a link, nor a directory.
+fn place_missing(w: &Workload, target: &Path, is_link: bool) -> Result<Placement> {
+    let bad = bad_target(w, target);
+    if is_link {
+        return Err(Error::input(format!(
+            "workload {}: target {} is a symbolic link to {}, which does not exist; fathom never creates a \
+             file through a symbolic link",
+            w.name,
+            target.display(),
+            std::fs::read_link(target).unwrap_or_default().display()
+        )));
+    }
+    // `dir/` (fio's `directory=`) names a directory: never laid out as a file
+    if target.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(Error::input(format!(
+            "workload {}: target {} is not an existing directory; give one, or a file or block device",
+            w.name,
+            target.display()
+        )));
+    }
+    let (parent, name) = nofollow::split(target).map_err(bad)?;
+    if parent.is_dir() {
+        let dir = Dir::open(parent).map_err(bad)?;
+        return Ok(Placement {
+            path: target.to_path_buf(),
+            kind: Kind::File,
+            owned: true,
+            dir,
+            name: name.to_os_string(),
+            follow: false,
+        });
+    }
+    Err(Error::input(format!(
+        "workload {}: target {} does not exist (give an existing directory, file or block device)",
+        w.name,
+        target.display()
+    )))
+}
+
+/// Where a target directory puts its data: fathom's own file in it.
+/// What is already at that name must be a regular file with one link, since whoever
+/// can write to the directory could have put a link there to any file.
+fn place_in_dir(w: &Workload, io: &IoProfile, target: &Path) -> Result<Placement> {
+    let name = OsString::from(format!("fathom-{}.dat", io.file));
+    let p = Placement {
+        path: target.join(&name),
+        kind: Kind::File,
+        owned: true,
+        dir: Dir::open(target).map_err(bad_target(w, target))?,
+        name,
+        follow: false,
+    };
+    let refuse = |why: String| Err(Error::input(format!("workload {}: {} {why}", w.name, p.path.display())));
+    match p.stat()? {
+        Some(m) if m.file_type().is_symlink() => refuse(format!(
+            "is a symbolic link (to {}): fathom never follows one in a target directory, where whoever can \
+             write could point it at any file. Remove it, or name the file it points to as the target",
+            std::fs::read_link(&p.path).unwrap_or_default().display()
+        )),
+        Some(m) if !m.is_file() => refuse("is not a regular file; fathom keeps its data there: remove it".into()),
+        Some(m) if m.nlink() > 1 => refuse(nofollow::hard_links(m.nlink())),
+        _ => Ok(p),
+    }
 }
 
 /// Prepares every workload's data files (one per target), in scenario order. `warn`

@@ -22,7 +22,10 @@ static KNOWN: LazyLock<RwLock<Vec<(&'static str, Throughput)>>> = LazyLock::new(
     RwLock::new(fixed.to_vec())
 });
 
-#[allow(non_upper_case_globals, reason = "the fixed ops keep the names they had as enum variants: `Op::Read`")]
+#[allow(
+    non_upper_case_globals,
+    reason = "the fixed ops keep the names they had as enum variants, so code reads `Op::Read`"
+)]
 impl Op {
     pub const Read: Op = Op(0);
     pub const Write: Op = Op(1);

@@ -215,7 +215,69 @@ impl Chart {
 
     /// The chart as an `<svg>` element.
     pub fn svg(&self) -> String {
-        let usable = |axis: &Axis, v: f64| v.is_finite() && (!axis.log || v > 0.0);
+        let f = self.frame();
+        let mut s = String::new();
+        self.write_head(&mut s, &f);
+        self.write_bands(&mut s, &f);
+        self.write_levels(&mut s, &f);
+        self.write_axes(&mut s, &f);
+        // the data, clipped to the plot area
+        let _ = writeln!(
+            s,
+            "<clipPath id=\"{0}-plot\"><rect x=\"{LEFT}\" y=\"{1}\" width=\"{2}\" height=\"{3}\"/></clipPath>\n\
+             <g clip-path=\"url(#{0}-plot)\">",
+            esc(&self.id),
+            f.top,
+            f.pw,
+            f.ph
+        );
+        for series in &self.series {
+            self.write_series(&mut s, &f, series);
+        }
+        self.write_marks(&mut s, &f);
+        s.push_str("</g>\n");
+        self.write_legend(&mut s, &f);
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
+/// Where things go on a chart, worked out once before any of it is drawn.
+struct Frame {
+    xr: Range,
+    yr: Range,
+    /// The note under the title, wrapped to the plot's width.
+    note: Vec<String>,
+    legend_top: f64,
+    /// The plot area's top edge, below the legend's rows.
+    top: f64,
+    pw: f64,
+    ph: f64,
+    /// The whole chart's height.
+    h: f64,
+}
+
+impl Frame {
+    /// A value on the x axis as a position on the page.
+    fn px(&self, v: f64) -> f64 {
+        LEFT + self.pw * self.xr.frac(v)
+    }
+
+    /// A value on the y axis as a position on the page.
+    fn py(&self, v: f64) -> f64 {
+        self.top + self.ph * (1.0 - self.yr.frac(v))
+    }
+}
+
+/// True when an axis can place the value: finite, and above zero on a log scale.
+fn usable(axis: &Axis, v: f64) -> bool {
+    v.is_finite() && (!axis.log || v > 0.0)
+}
+
+impl Chart {
+    /// The axes' ranges and the layout, from everything the chart will draw.
+    /// The ranges take in bands, levels and marks too, so none falls off the plot.
+    fn frame(&self) -> Frame {
         let xs: Vec<f64> = self
             .series
             .iter()
@@ -236,14 +298,16 @@ impl Chart {
         // title, note, then the legend's rows, then the plot
         let note = self.note.as_deref().map(|n| wrap(n, ((W - LEFT - RIGHT) / 6.2) as usize)).unwrap_or_default();
         let legend_top = 36.0 + NOTE_ROW * note.len() as f64;
-        let (legend, rows) = self.legend_layout();
+        let (_, rows) = self.legend_layout();
         let top = (legend_top + rows as f64 * LEGEND_ROW + 4.0).max(48.0);
         let (pw, ph) = (W - LEFT - RIGHT, PLOT_H);
         let h = top + ph + BOTTOM;
-        let px = |v: f64| LEFT + pw * xr.frac(v);
-        let py = |v: f64| top + ph * (1.0 - yr.frac(v));
+        Frame { xr, yr, note, legend_top, top, pw, ph, h }
+    }
 
-        let mut s = String::new();
+    /// The `<svg>` tag, the white background, the title and the note under it.
+    fn write_head(&self, s: &mut String, f: &Frame) {
+        let h = f.h;
         let _ = write!(
             s,
             "<svg id=\"{}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" \
@@ -254,13 +318,18 @@ impl Chart {
             esc(&self.title),
             esc(&self.title)
         );
-        for (i, line) in note.iter().enumerate() {
+        for (i, line) in f.note.iter().enumerate() {
             let y = 34.0 + NOTE_ROW * i as f64;
             let _ = writeln!(s, "<text class=\"note\" x=\"{LEFT}\" y=\"{y}\" fill=\"#555\">{}</text>", esc(line));
         }
-        // phases behind everything, alternately shaded, labelled at the top
+    }
+
+    /// The phases, drawn first so they sit behind everything.
+    /// They are shaded alternately so neighbours stay apart, and labelled at the top.
+    fn write_bands(&self, s: &mut String, f: &Frame) {
+        let (top, ph) = (f.top, f.ph);
         for (i, b) in self.bands.iter().enumerate() {
-            let (x0, x1) = (px(b.from).max(LEFT), px(b.to).min(W - RIGHT));
+            let (x0, x1) = (f.px(b.from).max(LEFT), f.px(b.to).min(W - RIGHT));
             if x1 <= x0 {
                 continue;
             }
@@ -275,9 +344,13 @@ impl Chart {
                 esc(&clip(&b.label, ((x1 - x0) / 6.0) as usize))
             );
         }
-        // value bands across the plot, labelled at their top right
+    }
+
+    /// The value bands across the plot, labelled at their top right.
+    fn write_levels(&self, s: &mut String, f: &Frame) {
+        let (top, pw, ph) = (f.top, f.pw, f.ph);
         for l in &self.levels {
-            let (y0, y1) = (py(l.to).max(top), py(l.from).min(top + ph));
+            let (y0, y1) = (f.py(l.to).max(top), f.py(l.from).min(top + ph));
             if y1 <= y0 {
                 continue;
             }
@@ -294,9 +367,13 @@ impl Chart {
                 esc(&l.label)
             );
         }
-        // grid and ticks
-        for v in yr.ticks() {
-            let y = py(v);
+    }
+
+    /// The grid, the ticks, the two axis lines and their labels.
+    fn write_axes(&self, s: &mut String, f: &Frame) {
+        let (top, pw, ph, h) = (f.top, f.pw, f.ph, f.h);
+        for v in f.yr.ticks() {
+            let y = f.py(v);
             let _ = writeln!(
                 s,
                 "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n\
@@ -307,8 +384,8 @@ impl Chart {
                 self.y.tick(v)
             );
         }
-        for v in xr.ticks() {
-            let x = px(v);
+        for v in f.xr.ticks() {
+            let x = f.px(v);
             let label = self.x.tick(v);
             let _ = writeln!(
                 s,
@@ -334,46 +411,47 @@ impl Chart {
             top + ph / 2.0,
             esc(&self.y.label)
         );
-        // the data, clipped to the plot area
-        let _ = writeln!(
+    }
+
+    /// One series, as a group of lines or dots in its colour.
+    /// Points an axis cannot place are left out, and a lone point is drawn as a dot.
+    fn write_series(&self, s: &mut String, f: &Frame, series: &Series) {
+        let colour = PALETTE[series.colour % PALETTE.len()];
+        let pts: Vec<(f64, f64)> =
+            series.points.iter().copied().filter(|&(x, y)| usable(&self.x, x) && usable(&self.y, y)).collect();
+        // where it starts on x, for readers (and tests) of the page
+        let from = pts.first().map(|p| p.0).unwrap_or(f64::NAN);
+        let _ = write!(
             s,
-            "<clipPath id=\"{0}-plot\"><rect x=\"{LEFT}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\"/></clipPath>\n\
-             <g clip-path=\"url(#{0}-plot)\">",
-            esc(&self.id)
+            "<g class=\"series\" data-name=\"{}\" data-points=\"{}\" data-from=\"{from}\">",
+            esc(&series.name),
+            pts.len()
         );
-        for series in &self.series {
-            let colour = PALETTE[series.colour % PALETTE.len()];
-            let pts: Vec<(f64, f64)> =
-                series.points.iter().copied().filter(|&(x, y)| usable(&self.x, x) && usable(&self.y, y)).collect();
-            // where it starts on x, for readers (and tests) of the page
-            let from = pts.first().map(|p| p.0).unwrap_or(f64::NAN);
-            let _ = write!(
-                s,
-                "<g class=\"series\" data-name=\"{}\" data-points=\"{}\" data-from=\"{from}\">",
-                esc(&series.name),
-                pts.len()
-            );
-            let style = series.style;
-            if matches!(style, Style::Line | Style::LineDots | Style::Dashed) && pts.len() > 1 {
-                let dash = if style == Style::Dashed { " stroke-dasharray=\"6 4\"" } else { "" };
-                for run in self.segments(&pts) {
-                    let path: Vec<String> = run.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-                    let _ = write!(
-                        s,
-                        "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.6\"{dash} points=\"{}\"/>",
-                        path.join(" ")
-                    );
-                }
+        let style = series.style;
+        if matches!(style, Style::Line | Style::LineDots | Style::Dashed) && pts.len() > 1 {
+            let dash = if style == Style::Dashed { " stroke-dasharray=\"6 4\"" } else { "" };
+            for run in self.segments(&pts) {
+                let path: Vec<String> = run.iter().map(|&(x, y)| format!("{:.1},{:.1}", f.px(x), f.py(y))).collect();
+                let _ = write!(
+                    s,
+                    "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.6\"{dash} points=\"{}\"/>",
+                    path.join(" ")
+                );
             }
-            if matches!(style, Style::Dots | Style::LineDots) || pts.len() == 1 {
-                for &(x, y) in &pts {
-                    let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"/>", px(x), py(y));
-                }
-            }
-            s.push_str("</g>\n");
         }
+        if matches!(style, Style::Dots | Style::LineDots) || pts.len() == 1 {
+            for &(x, y) in &pts {
+                let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"/>", f.px(x), f.py(y));
+            }
+        }
+        s.push_str("</g>\n");
+    }
+
+    /// The marks, as dashed vertical lines with their labels.
+    fn write_marks(&self, s: &mut String, f: &Frame) {
+        let (top, ph) = (f.top, f.ph);
         for m in &self.marks {
-            let x = px(m.x);
+            let x = f.px(m.x);
             // its label on the side with room for it (about 5.5 px a character)
             let right_of = x + 3.0 + 5.5 * m.label.chars().count() as f64 <= W - RIGHT;
             let _ = writeln!(
@@ -387,10 +465,13 @@ impl Chart {
                 esc(&m.label)
             );
         }
-        s.push_str("</g>\n");
-        // the legend, in rows above the plot, each swatch drawn as its series is
+    }
+
+    /// The legend, in rows above the plot, each swatch drawn as its series is.
+    fn write_legend(&self, s: &mut String, f: &Frame) {
+        let (legend, _) = self.legend_layout();
         for (x, row, series) in legend {
-            let y = legend_top + row as f64 * LEGEND_ROW;
+            let y = f.legend_top + row as f64 * LEGEND_ROW;
             let _ = writeln!(
                 s,
                 "<g class=\"legend\" data-name=\"{}\" data-style=\"{}\">{}<text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>",
@@ -402,8 +483,6 @@ impl Chart {
                 esc(&clip(&series.name, ((W - RIGHT - x - SWATCH) / 6.5) as usize))
             );
         }
-        s.push_str("</svg>\n");
-        s
     }
 }
 

@@ -229,6 +229,13 @@ impl Report {
             }
         }
         h.push_str("</tbody></table>");
+        self.per_host(h);
+        h.push_str("</section>\n");
+    }
+
+    /// Each host's share of the workloads placed on hosts, with its own percentiles.
+    /// Nothing without such a workload.
+    fn per_host(&self, h: &mut String) {
         let placed: Vec<_> = self.summary.workloads.iter().filter(|w| !w.hosts.is_empty()).collect();
         if !placed.is_empty() {
             h.push_str(
@@ -265,7 +272,6 @@ impl Report {
             }
             h.push_str("</tbody></table>");
         }
-        h.push_str("</section>\n");
     }
 
     fn environment(&self, h: &mut String) {
@@ -344,9 +350,19 @@ impl Report {
 
     /// Little's law, steady state and interference per phase, expectations.
     fn analysis(&self, h: &mut String) {
-        let s = &self.summary;
-        let a = &s.analysis;
         h.push_str("<section id=\"analysis\"><h2>Analysis</h2>");
+        self.compared(h);
+        self.littles_law(h);
+        self.phases_ran(h);
+        self.phases_steady(h);
+        self.expectations(h);
+        self.events(h);
+        h.push_str("</section>\n");
+    }
+
+    /// The scenario's `compare:` workloads, each against the first.
+    fn compared(&self, h: &mut String) {
+        let a = &self.summary.analysis;
         if !a.compared.is_empty() {
             h.push_str(
                 "<h3>Compared</h3><p class=\"note\">The scenario's <code>compare:</code> workloads, each against the \
@@ -377,6 +393,11 @@ impl Report {
             }
             h.push_str("</tbody></table>");
         }
+    }
+
+    /// Little's law per workload: the IOs in flight it implies, against the depth set.
+    fn littles_law(&self, h: &mut String) {
+        let a = &self.summary.analysis;
         if !a.littles_law.is_empty() {
             h.push_str(
                 "<h3>Little's law</h3><p class=\"note\">IOPS × mean latency = IOs in flight. A closed-loop workload \
@@ -398,7 +419,12 @@ impl Report {
             }
             h.push_str("</tbody></table>");
         }
-        self.phases_ran(h);
+    }
+
+    /// Steady state, settling and change per phase and workload.
+    fn phases_steady(&self, h: &mut String) {
+        let s = &self.summary;
+        let a = &s.analysis;
         if !a.phases.is_empty() {
             h.push_str(
                 "<h3>Phases</h3><p class=\"note\">Steady state by the SNIA PTS rule over 5 rounds of 5 s; settle is \
@@ -434,6 +460,11 @@ impl Report {
             }
             h.push_str("</tbody></table>");
         }
+    }
+
+    /// The scenario's expectations, each passed or failed, with what was measured.
+    fn expectations(&self, h: &mut String) {
+        let s = &self.summary;
         if !s.expectations.is_empty() {
             h.push_str("<h3>Expectations</h3><table><thead><tr><th></th><th>expectation</th><th>measured</th></tr></thead><tbody>");
             for e in &s.expectations {
@@ -448,6 +479,11 @@ impl Report {
             }
             h.push_str("</tbody></table>");
         }
+    }
+
+    /// What the timeline did besides running workloads: fills, commands, marks.
+    fn events(&self, h: &mut String) {
+        let s = &self.summary;
         if !s.events.is_empty() {
             h.push_str("<h3>Timeline events</h3><table><thead><tr><th>at</th><th>kind</th><th>what</th><th>took</th><th>status</th></tr></thead><tbody>");
             for e in &s.events {
@@ -463,7 +499,6 @@ impl Report {
             }
             h.push_str("</tbody></table>");
         }
-        h.push_str("</section>\n");
     }
 }
 

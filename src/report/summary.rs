@@ -61,69 +61,11 @@ impl RunSummary {
         let scans = scan_all(store, run.id, &rows, &plans, bin)?;
         let mut workloads = Vec::new();
         for (w, scan) in rows.into_iter().zip(&scans) {
-            let (from, to) = w.measured_window();
-            let stats = &scan.windows[0];
-            let stored = StoredWorkload::decode(&w);
-            let read_share = stored.read_share();
-            let mut sizes: Vec<(u64, u64)> = Vec::new();
-            for s in stats.values() {
-                for &(size, n) in &s.sizes {
-                    match sizes.iter_mut().find(|e| e.0 == size) {
-                        Some(e) => e.1 += n,
-                        None => sizes.push((size, n)),
-                    }
-                }
-            }
-            let ops: Vec<OpSummary> = stats
-                .iter()
-                .map(|(op, s)| {
-                    let target = w.rate_iops.map(|r| r * op.rate_share(read_share));
-                    OpSummary::new(&w.name, *op, s, to - from, target)
-                })
-                .collect();
-            let fidelity = Fidelity::new(&stored, &ops, &sizes);
-            let hosts = if stored.placed() {
-                let seconds = (to - from).max(0.0);
-                let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
-                store
-                    .per_host(run.id, w.idx, from as i64, to.ceil() as i64)?
-                    .into_iter()
-                    .map(|h| {
-                        let q = |p: f64| h.latency.as_ref().map(|l| l.value_at_quantile(p) as f64 / 1000.0);
-                        HostSummary {
-                            workers: h.workers,
-                            iops: per_s(h.ops as f64),
-                            mb_per_s: per_s(h.bytes as f64) / 1e6,
-                            mean_us: if h.ops > 0 { h.latency_sum_ns as f64 / h.ops as f64 / 1000.0 } else { 0.0 },
-                            p50_us: q(0.5),
-                            p99_us: q(0.99),
-                            p99_9_us: q(0.999),
-                            host: h.host,
-                        }
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let concurrency = stored.iodepth as i64 * w.workers;
-            workloads.push(WorkloadSummary { concurrency, workload: w, stored, ops, fidelity, hosts });
+            workloads.push(workload_summary(store, run.id, w, scan)?);
         }
         let stored: Vec<StoredWorkload> = workloads.iter().map(|w| w.stored.clone()).collect();
         let facts = store.phase_facts(run.id, &phase_rows, &stored)?;
-        let mut phases = Vec::new();
-        for (k, (p, facts)) in phase_rows.into_iter().zip(facts).enumerate() {
-            let mut ops = Vec::new();
-            for ((w, scan), plan) in workloads.iter().zip(&scans).zip(&plans) {
-                let (from, to) = plan[k + 1];
-                if to <= from {
-                    continue;
-                }
-                for (op, s) in &scan.windows[k + 1] {
-                    ops.push(OpSummary::new(&w.workload.name, *op, s, to - from, None));
-                }
-            }
-            phases.push(PhaseSummary { phase: p, ops, facts });
-        }
+        let phases = phase_summaries(phase_rows, facts, &workloads, &scans, &plans);
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
         let names: Vec<String> = workloads.iter().map(|w| w.workload.name.clone()).collect();
@@ -156,6 +98,84 @@ impl RunSummary {
             .flat_map(|w| &w.ops)
             .max_by(|a, b| a.iops.total_cmp(&b.iops).then(a.mb_per_s.total_cmp(&b.mb_per_s)))
     }
+}
+
+/// A workload's summary over its measured window: per op, its fidelity to what was
+/// asked, and each host's share when it was placed on hosts.
+fn workload_summary(store: &Store, run_id: i64, w: WorkloadRow, scan: &Scan) -> Result<WorkloadSummary> {
+    let (from, to) = w.measured_window();
+    let stats = &scan.windows[0];
+    let stored = StoredWorkload::decode(&w);
+    let read_share = stored.read_share();
+    let mut sizes: Vec<(u64, u64)> = Vec::new();
+    for s in stats.values() {
+        for &(size, n) in &s.sizes {
+            match sizes.iter_mut().find(|e| e.0 == size) {
+                Some(e) => e.1 += n,
+                None => sizes.push((size, n)),
+            }
+        }
+    }
+    let ops: Vec<OpSummary> = stats
+        .iter()
+        .map(|(op, s)| {
+            let target = w.rate_iops.map(|r| r * op.rate_share(read_share));
+            OpSummary::new(&w.name, *op, s, to - from, target)
+        })
+        .collect();
+    let fidelity = Fidelity::new(&stored, &ops, &sizes);
+    let hosts = if stored.placed() { host_summaries(store, run_id, &w, from, to)? } else { Vec::new() };
+    let concurrency = stored.iodepth as i64 * w.workers;
+    Ok(WorkloadSummary { concurrency, workload: w, stored, ops, fidelity, hosts })
+}
+
+/// Each host's share of a placed workload over its measured window, `from` to `to`.
+fn host_summaries(store: &Store, run_id: i64, w: &WorkloadRow, from: f64, to: f64) -> Result<Vec<HostSummary>> {
+    let seconds = (to - from).max(0.0);
+    let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
+    Ok(store
+        .per_host(run_id, w.idx, from as i64, to.ceil() as i64)?
+        .into_iter()
+        .map(|h| {
+            let q = |p: f64| h.latency.as_ref().map(|l| l.value_at_quantile(p) as f64 / 1000.0);
+            HostSummary {
+                workers: h.workers,
+                iops: per_s(h.ops as f64),
+                mb_per_s: per_s(h.bytes as f64) / 1e6,
+                mean_us: if h.ops > 0 { h.latency_sum_ns as f64 / h.ops as f64 / 1000.0 } else { 0.0 },
+                p50_us: q(0.5),
+                p99_us: q(0.99),
+                p99_9_us: q(0.999),
+                host: h.host,
+            }
+        })
+        .collect())
+}
+
+/// Each phase's ops, per workload that ran in it, from the scans' windows after the
+/// measured one (`plans` says where each phase's part of a workload lies).
+fn phase_summaries(
+    phase_rows: Vec<PhaseRow>,
+    facts: Vec<crate::store::read::PhaseFacts>,
+    workloads: &[WorkloadSummary],
+    scans: &[Scan],
+    plans: &[Vec<(f64, f64)>],
+) -> Vec<PhaseSummary> {
+    let mut phases = Vec::new();
+    for (k, (p, facts)) in phase_rows.into_iter().zip(facts).enumerate() {
+        let mut ops = Vec::new();
+        for ((w, scan), plan) in workloads.iter().zip(scans).zip(plans) {
+            let (from, to) = plan[k + 1];
+            if to <= from {
+                continue;
+            }
+            for (op, s) in &scan.windows[k + 1] {
+                ops.push(OpSummary::new(&w.workload.name, *op, s, to - from, None));
+            }
+        }
+        phases.push(PhaseSummary { phase: p, ops, facts });
+    }
+    phases
 }
 
 /// A workload's part of a phase, in seconds of the run clock: the phase's stretch

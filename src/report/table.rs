@@ -116,6 +116,16 @@ pub fn results(s: &RunSummary) -> String {
     out.push_str(&hosts(s));
     out.push_str(&phases(s));
     out.push_str(&events(s));
+    out.push_str(&open_loop(s));
+    out.push_str(&fidelity(s));
+    out.push_str(&checked(s));
+    out
+}
+
+/// The open-loop workloads' ops against their target rates, with service time (from
+/// submission), since their latency counts from each op's scheduled start.
+fn open_loop(s: &RunSummary) -> String {
+    let mut out = String::new();
     if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.service_time.is_some())) {
         out.push_str("\nopen-loop workloads (latency counts from each op's scheduled start):\n");
         let mut rows = Vec::new();
@@ -142,7 +152,12 @@ pub fn results(s: &RunSummary) -> String {
             2,
         ));
     }
-    out.push_str(&fidelity(s));
+    out
+}
+
+/// What reads checked against the blocks' crc32c header found, per workload.
+fn checked(s: &RunSummary) -> String {
+    let mut out = String::new();
     let checked: Vec<String> = s
         .workloads
         .iter()
@@ -422,7 +437,15 @@ pub fn analysis(s: &RunSummary) -> String {
             render(&["", compared_unit(s).label(), "p50", "p99"], &rows, 2)
         ));
     }
-    if let Some(c) = &a.curve {
+    out.push_str(&curve(s));
+    out
+}
+
+/// The curve over the phases: its knee, where a one-point test would stand, and the
+/// USL fit. Empty without a curve.
+fn curve(s: &RunSummary) -> String {
+    let mut out = String::new();
+    if let Some(c) = &s.analysis.curve {
         let label = |i: usize| s.phases.get(i).map(|p| p.phase.label.clone()).unwrap_or_default();
         out.push_str("\ncurve over the phases:");
         if let Some(k) = c.knee {

@@ -16,55 +16,15 @@ use crate::store::{EventRow, ObservationRow, Status, Store};
 use crate::timeline::Outcome;
 use crate::transport::fleet::Fleet;
 use std::path::Path;
+use std::time::Instant;
 
 /// Judges and records the run's end; the exit status is 0, 1 failed, 3 an expectation
 /// failed, 130 interrupted.
 pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Result<Ended> {
     let Measured { outcome, stored, clock_start, cpu_before, demand_before, endpoint } = measured;
     let (store, run, fleet, scenario) = (&s.store, s.run, &s.fleet, &s.scenario);
-    // Wrong data from storage fails the run, whatever else happened.
-    let outcome = match (outcome, store.verify_failures(run)?) {
-        (Ok(Outcome::Completed), (misplaced, corrupt)) if misplaced + corrupt > 0 => Ok(Outcome::Failed(format!(
-            "data verification failed: {corrupt} corrupt and {misplaced} misplaced blocks (see `fathom show {run}`)"
-        ))),
-        (outcome, _) => outcome,
-    };
-    // a store deleted mid-run keeps taking writes, to a file no one can read again
-    let outcome = match outcome {
-        Ok(Outcome::Completed) if !store.is_where_it_was() => Ok(Outcome::Failed(format!(
-            "the results store {} was deleted or replaced during the run: what the run stored is gone with it",
-            store.path.display()
-        ))),
-        outcome => outcome,
-    };
-    let (status, error, code) = match (outcome, stored) {
-        (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), 1),
-        (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), 1),
-        (Ok(Outcome::Aborted), _) => (Status::Aborted, Some(INTERRUPTED.to_string()), 130),
-        (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
-    };
-    // a host lost mid-run: what it sent is kept, the others ran on; the run is partial
-    let lost = fleet.lost();
-    for (host, at) in &lost {
-        let at_ms = at.saturating_duration_since(clock_start).as_millis() as i64;
-        let message = format!(
-            "host {host} was lost {:.1} s into the run: its samples up to then are kept, the other hosts ran on",
-            at_ms as f64 / 1000.0
-        );
-        store.add_event(
-            run,
-            &EventRow {
-                at_ms,
-                kind: "host-lost".into(),
-                label: host.clone(),
-                status: None,
-                took_ms: None,
-                detail: message.clone(),
-            },
-        )?;
-        store.add_warning(run, "host-lost", &message)?;
-        eprintln!("warning: {message}");
-    }
+    let (status, error, code) = judge(store, run, outcome, stored)?;
+    let lost = record_lost(store, run, fleet, clock_start)?;
     let (status, error, code) = match (status, lost.is_empty()) {
         (Status::Completed, false) => {
             let hosts: Vec<&str> = lost.iter().map(|(h, _)| h.as_str()).collect();
@@ -109,6 +69,66 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     }
     let summary = RunSummary::load(store, &run.to_string())?;
     Ok(Ended { run, code, summary })
+}
+
+/// The run's status, error and exit code from how the timeline ended and whether
+/// everything was stored. Wrong data from storage, or a store deleted during the run,
+/// fails a run that otherwise completed.
+fn judge(
+    store: &Store,
+    run: i64,
+    outcome: Result<Outcome>,
+    stored: Result<()>,
+) -> Result<(Status, Option<String>, i32)> {
+    // Wrong data from storage fails the run, whatever else happened.
+    let outcome = match (outcome, store.verify_failures(run)?) {
+        (Ok(Outcome::Completed), (misplaced, corrupt)) if misplaced + corrupt > 0 => Ok(Outcome::Failed(format!(
+            "data verification failed: {corrupt} corrupt and {misplaced} misplaced blocks (see `fathom show {run}`)"
+        ))),
+        (outcome, _) => outcome,
+    };
+    // a store deleted mid-run keeps taking writes, to a file no one can read again
+    let outcome = match outcome {
+        Ok(Outcome::Completed) if !store.is_where_it_was() => Ok(Outcome::Failed(format!(
+            "the results store {} was deleted or replaced during the run: what the run stored is gone with it",
+            store.path.display()
+        ))),
+        outcome => outcome,
+    };
+    Ok(match (outcome, stored) {
+        (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), 1),
+        (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), 1),
+        (Ok(Outcome::Aborted), _) => (Status::Aborted, Some(INTERRUPTED.to_string()), 130),
+        (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
+    })
+}
+
+/// Records each host lost mid-run as an event and a warning, and says so.
+/// What it sent is kept and the others ran on, so the run is partial, not failed.
+fn record_lost(store: &Store, run: i64, fleet: &Fleet, clock_start: Instant) -> Result<Vec<(String, Instant)>> {
+    // a host lost mid-run: what it sent is kept, the others ran on; the run is partial
+    let lost = fleet.lost();
+    for (host, at) in &lost {
+        let at_ms = at.saturating_duration_since(clock_start).as_millis() as i64;
+        let message = format!(
+            "host {host} was lost {:.1} s into the run: its samples up to then are kept, the other hosts ran on",
+            at_ms as f64 / 1000.0
+        );
+        store.add_event(
+            run,
+            &EventRow {
+                at_ms,
+                kind: "host-lost".into(),
+                label: host.clone(),
+                status: None,
+                took_ms: None,
+                detail: message.clone(),
+            },
+        )?;
+        store.add_warning(run, "host-lost", &message)?;
+        eprintln!("warning: {message}");
+    }
+    Ok(lost)
 }
 
 /// Figures of the run as a whole, as observations at second 0: how late agents'

@@ -49,33 +49,8 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     let (sink, records) = Sink::new();
     fleet.watch(sink.clone(), clock_start);
     let writer = Store::open(results)?;
-    let infos = s
-        .scenario
-        .workloads
-        .iter()
-        .map(|w| WorkloadInfo {
-            name: w.name.clone(),
-            group: w.group.clone().unwrap_or_default(),
-            target_iops: w.rate(),
-            placed: w.placement.is_some(),
-        })
-        .collect();
-    let live = Arc::new(Totals::new(run, &s.scenario.name, infos));
-    // --prometheus wins over the scenario's `prometheus:`
-    let prometheus = match (&opts.prometheus, &s.scenario.prometheus) {
-        (Some(addr), _) => Some((addr, "--prometheus")),
-        (None, Some(addr)) => Some((addr, "prometheus:")),
-        (None, None) => None,
-    };
-    let endpoint = match prometheus {
-        Some((addr, from)) => {
-            let endpoint = Endpoint::start(addr, live.clone())
-                .map_err(|e| Error::input(format!("{from} {addr}: cannot listen there: {e}")))?;
-            (s.progress)(&format!("metrics for Prometheus at http://{}/metrics", endpoint.addr));
-            Some(endpoint)
-        }
-        None => None,
-    };
+    let live = live_totals(s);
+    let endpoint = start_endpoint(s, opts, &live)?;
     let view = (!opts.quiet).then(|| View::start(live.clone(), clock_start, total));
     let (feed, halt, kept) = (live.clone(), s.stop.clone(), s.reserve.clone());
     let collector = std::thread::Builder::new()
@@ -131,6 +106,42 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     let stored = stored.and(observed);
     let stored = stored.and(prepared.stop());
     Ok(Measured { outcome, stored, clock_start, cpu_before, demand_before, endpoint })
+}
+
+/// The run's live totals, which the live view and the Prometheus endpoint read.
+fn live_totals(s: &Session) -> Arc<Totals> {
+    let infos = s
+        .scenario
+        .workloads
+        .iter()
+        .map(|w| WorkloadInfo {
+            name: w.name.clone(),
+            group: w.group.clone().unwrap_or_default(),
+            target_iops: w.rate(),
+            placed: w.placement.is_some(),
+        })
+        .collect();
+    Arc::new(Totals::new(s.run, &s.scenario.name, infos))
+}
+
+/// The Prometheus endpoint, when `--prometheus` or the scenario's `prometheus:` asks
+/// for one. An address it cannot listen on is bad input.
+fn start_endpoint(s: &Session, opts: &RunOptions, live: &Arc<Totals>) -> Result<Option<Endpoint>> {
+    // --prometheus wins over the scenario's `prometheus:`
+    let prometheus = match (&opts.prometheus, &s.scenario.prometheus) {
+        (Some(addr), _) => Some((addr, "--prometheus")),
+        (None, Some(addr)) => Some((addr, "prometheus:")),
+        (None, None) => None,
+    };
+    Ok(match prometheus {
+        Some((addr, from)) => {
+            let endpoint = Endpoint::start(addr, live.clone())
+                .map_err(|e| Error::input(format!("{from} {addr}: cannot listen there: {e}")))?;
+            (s.progress)(&format!("metrics for Prometheus at http://{}/metrics", endpoint.addr));
+            Some(endpoint)
+        }
+        None => None,
+    })
 }
 
 /// Each agent's clock offset and round trip as measured at connection, as observations

@@ -35,16 +35,7 @@ pub(super) fn prepare(
     results: &Path,
 ) -> Result<(Session, Staged)> {
     let explicit_size = opts.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
-    // --prometheus wins over the scenario's `prometheus:`: lint checks the one in force
-    if let Some(addr) = &opts.prometheus {
-        scenario.prometheus = Some(addr.clone());
-    }
-    crate::scenario::hooks::check(&scenario, opts.hooks.as_ref())?;
-    let findings = lint::before(&scenario, &crate::observe::preflight::facts(&scenario));
-    if opts.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
-        eprint!("{}", lint::describe(&findings));
-        return Err(Error::input("lint found warnings and --strict is set: fix them, or run without --strict"));
-    }
+    let findings = lint_gate(&mut scenario, opts)?;
     // placed on hosts: refused here, before anything is laid out, if they cannot be
     let inventory = opts.hosts.as_deref().map(Inventory::load).transpose()?;
     let hosts = fleet::place(&mut scenario, inventory.as_ref())?;
@@ -53,25 +44,9 @@ pub(super) fn prepare(
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
 
-    // Signals stop workers, layout and the programs fathom started alike; a second
-    // Ctrl-C kills those programs and exits at once.
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicBool::new(false));
-    // a hangup (the terminal or the ssh session gone) is an interrupt too: the run keeps
-    // its seconds and stops what it started, rather than die with them running
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        let _ = children::exit_on_second_signal(sig);
-        let _ = signal_hook::flag::register(sig, interrupted.clone());
-        let _ = signal_hook::flag::register(sig, stop.clone());
-    }
-
+    let (stop, interrupted) = catch_signals();
     let quiet = opts.quiet;
-    let progress: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |line: &str| {
-        if !quiet {
-            // above the live view, if any; a hook's command line may hold a secret
-            crate::terminal::say(&crate::secrets::redact(line));
-        }
-    });
+    let progress = progress_line(quiet);
 
     let mut warnings: Vec<Warning> = Vec::new();
     let (engines, uring_ok) = choose_engines(&scenario, &mut warnings)?;
@@ -79,18 +54,7 @@ pub(super) fn prepare(
         warnings.push(Warning::TimeScaleRaised { factor: scaled.factor, raised: scaled.raised.clone() });
     }
     crate::drivers::check(&scenario, &interrupted)?;
-    let layout =
-        target::Options { allow_device_write: opts.allow_device_write, shrink_to_fit: is_builtin && !explicit_size };
-    // workloads on other hosts are laid out there, by their agents
-    let here: Vec<_> = scenario
-        .workloads
-        .iter()
-        .map(|w| match w.placement {
-            Some(_) => crate::scenario::Workload { engine: Some(EngineKind::Null), ..w.clone() },
-            None => w.clone(),
-        })
-        .collect();
-    let mut files = target::prepare(&here, &layout, &interrupted, &mut |w| warnings.push(w))?;
+    let mut files = lay_out_here(&scenario, opts, is_builtin && !explicit_size, &interrupted, &mut warnings)?;
 
     // agents of other hosts: connected and laid out before anything is stored; one that
     // cannot be reached stops the run here, naming the host and its transport's words
@@ -112,23 +76,7 @@ pub(super) fn prepare(
     for line in children::clean_up(&store)? {
         eprintln!("warning: {line}");
     }
-    // a placed workload's files here are stand-ins; its hosts' targets are theirs to say
-    let targets: Vec<PathBuf> = files
-        .iter()
-        .zip(&scenario.workloads)
-        .filter(|(_, w)| w.placement.is_none())
-        .flat_map(|(f, w)| f.iter().map(|f| f.path.clone()).chain(w.outside_targets().iter().cloned()))
-        .collect();
-    let mut env = environment::capture(&targets);
-    // each host's machine, so that what is summed over hosts counts a shared machine once
-    let hosts: serde_json::Map<String, serde_json::Value> = fleet
-        .remotes
-        .iter()
-        .map(|(name, r)| (name.clone(), serde_json::json!({"machine": r.machine, "cores": r.cores})))
-        .collect();
-    if !hosts.is_empty() {
-        env["hosts"] = serde_json::Value::Object(hosts);
-    }
+    let (targets, env) = environment_of(&scenario, &files, &fleet);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
     // recorded at once: a forced stop from here on marks the run aborted
@@ -137,32 +85,11 @@ pub(super) fn prepare(
         store.set_time_scale(run, scaled.factor)?;
     }
     store.set_resolved(run, &scenario.resolved, &serde_json::json!(scenario.vars))?;
-    for w in &warnings {
-        store.add_warning(run, w.code(), &w.message())?;
-        eprintln!("warning: {}", w.message());
-    }
-    for f in &findings {
-        store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
-    }
-    if !findings.is_empty() && !quiet {
-        eprint!("{}", lint::describe(&findings));
-    }
+    store_warnings(&store, run, &warnings, &findings, quiet)?;
     if let Some(d) = &scenario.description {
         progress(&format!("{}: {d}", scenario.name));
     }
-    // databases and servers of `driver:` workloads; a bad DSN ends the run here, with
-    // PostgreSQL's own message, and stops whatever was started (exit 2)
-    let prepared = match ReadyDrivers::prepare(&scenario, &store.run_dir(run), &stop, &*progress) {
-        Ok(p) => p,
-        Err(_) if interrupted.load(Ordering::Relaxed) => {
-            store.finish_run(run, Status::Aborted, Some(INTERRUPTED))?;
-            return Err(Error::Interrupted);
-        }
-        Err(e) => {
-            store.finish_run(run, Status::Failed, Some(&e.to_string()))?;
-            return Err(e);
-        }
-    };
+    let prepared = start_drivers(&store, run, &scenario, &stop, &interrupted, &*progress)?;
     let length = total.map_or("until its IO is done".into(), |s| format!("about {s} s"));
     let scale =
         scenario.time_scale.as_ref().map(|s| format!(", {}", time_scale::describe(s.factor))).unwrap_or_default();
@@ -182,6 +109,144 @@ pub(super) fn prepare(
         interrupted,
     };
     Ok((session, Staged { files, targets, uring_ok, total, prepared, tx, rx }))
+}
+
+/// Lays out the workloads that run here, and a stand-in for each placed on other
+/// hosts, whose agents lay them out there. `shrink` lets a built-in scenario's files
+/// shrink to fit the target's free space.
+fn lay_out_here(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    shrink: bool,
+    interrupted: &AtomicBool,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<Vec<target::DataFile>>> {
+    let layout = target::Options { allow_device_write: opts.allow_device_write, shrink_to_fit: shrink };
+    // workloads on other hosts are laid out there, by their agents
+    let here: Vec<_> = scenario
+        .workloads
+        .iter()
+        .map(|w| match w.placement {
+            Some(_) => crate::scenario::Workload { engine: Some(EngineKind::Null), ..w.clone() },
+            None => w.clone(),
+        })
+        .collect();
+    target::prepare(&here, &layout, interrupted, &mut |w| warnings.push(w))
+}
+
+/// Starts the databases and servers of `driver:` workloads.
+/// A bad DSN ends the run here, with PostgreSQL's own message, and stops whatever was
+/// started (exit 2); an interrupt ends it as aborted.
+fn start_drivers(
+    store: &Store,
+    run: i64,
+    scenario: &Scenario,
+    stop: &AtomicBool,
+    interrupted: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<ReadyDrivers> {
+    match ReadyDrivers::prepare(scenario, &store.run_dir(run), stop, progress) {
+        Ok(p) => Ok(p),
+        Err(_) if interrupted.load(Ordering::Relaxed) => {
+            store.finish_run(run, Status::Aborted, Some(INTERRUPTED))?;
+            Err(Error::Interrupted)
+        }
+        Err(e) => {
+            store.finish_run(run, Status::Failed, Some(&e.to_string()))?;
+            Err(e)
+        }
+    }
+}
+
+/// Applies `--prometheus`, checks the hooks, and lints the scenario.
+/// With `--strict`, a warning refuses the run before anything is touched.
+fn lint_gate(scenario: &mut Scenario, opts: &RunOptions) -> Result<Vec<lint::Finding>> {
+    // --prometheus wins over the scenario's `prometheus:`: lint checks the one in force
+    if let Some(addr) = &opts.prometheus {
+        scenario.prometheus = Some(addr.clone());
+    }
+    crate::scenario::hooks::check(scenario, opts.hooks.as_ref())?;
+    let findings = lint::findings(scenario);
+    if opts.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
+        eprint!("{}", lint::describe(&findings));
+        return Err(Error::input("lint found warnings and --strict is set: fix them, or run without --strict"));
+    }
+    Ok(findings)
+}
+
+/// The run's stop and interrupt flags, raised by a signal.
+/// Signals stop workers, layout and the programs fathom started alike; a second
+/// Ctrl-C kills those programs and exits at once.
+fn catch_signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted = Arc::new(AtomicBool::new(false));
+    // a hangup (the terminal or the ssh session gone) is an interrupt too: the run keeps
+    // its seconds and stops what it started, rather than die with them running
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        let _ = children::exit_on_second_signal(sig);
+        let _ = signal_hook::flag::register(sig, interrupted.clone());
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
+    (stop, interrupted)
+}
+
+/// Where the run's progress lines go: above the live view, unless `--quiet`.
+fn progress_line(quiet: bool) -> Arc<dyn Fn(&str) + Send + Sync> {
+    Arc::new(move |line: &str| {
+        if !quiet {
+            // above the live view, if any; a hook's command line may hold a secret
+            crate::terminal::say(&crate::secrets::redact(line));
+        }
+    })
+}
+
+/// The targets measured here, and the environment the run records.
+/// A placed workload's files here are stand-ins, so its targets are left to its hosts.
+fn environment_of(
+    scenario: &Scenario,
+    files: &[Vec<Arc<target::DataFile>>],
+    fleet: &Fleet,
+) -> (Vec<PathBuf>, serde_json::Value) {
+    // a placed workload's files here are stand-ins; its hosts' targets are theirs to say
+    let targets: Vec<PathBuf> = files
+        .iter()
+        .zip(&scenario.workloads)
+        .filter(|(_, w)| w.placement.is_none())
+        .flat_map(|(f, w)| f.iter().map(|f| f.path.clone()).chain(w.outside_targets().iter().cloned()))
+        .collect();
+    let mut env = environment::capture(&targets);
+    // each host's machine, so that what is summed over hosts counts a shared machine once
+    let hosts: serde_json::Map<String, serde_json::Value> = fleet
+        .remotes
+        .iter()
+        .map(|(name, r)| (name.clone(), serde_json::json!({"machine": r.machine, "cores": r.cores})))
+        .collect();
+    if !hosts.is_empty() {
+        env["hosts"] = serde_json::Value::Object(hosts);
+    }
+    (targets, env)
+}
+
+/// Stores the run's warnings and lint findings, and shows them.
+/// Warnings are always shown; findings only without `--quiet`.
+fn store_warnings(
+    store: &Store,
+    run: i64,
+    warnings: &[Warning],
+    findings: &[lint::Finding],
+    quiet: bool,
+) -> Result<()> {
+    for w in warnings {
+        store.add_warning(run, w.code(), &w.message())?;
+        eprintln!("warning: {}", w.message());
+    }
+    for f in findings {
+        store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
+    }
+    if !findings.is_empty() && !quiet {
+        eprint!("{}", lint::describe(findings));
+    }
+    Ok(())
 }
 
 /// The engine each workload will use (io_uring falls back to psync when unavailable),

@@ -14,7 +14,7 @@ use crate::engine::target;
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
 use crate::scenario::schedule::Plan;
-use crate::scenario::steps::{Action, Step};
+use crate::scenario::steps::{Action, Probe, Step};
 use crate::store::sink::Record;
 use crate::store::{EventRow, PhaseRow};
 use crate::warnings::Warning;
@@ -156,101 +156,24 @@ impl Executor<'_> {
     }
 
     fn step(&mut self, step: &Step) -> Result<()> {
-        let cx = self.cx;
         match step.action {
-            Action::Start { workload, stagger, wait } => {
-                let w = &self.scenario.workloads[workload];
-                let jobs = running::jobs_of(w, &cx.files[workload]);
-                let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
-                let label = self.label_for(step, workload);
-                let mut l = RunningWorkload::new(cx, workload, w, start_t, jobs, self.next_worker, &label)?;
-                self.next_worker += jobs;
-                (cx.progress)(&running::describe(&l, cx));
-                l.add_workers(cx, jobs, start_t, stagger)?;
-                self.started[workload] = Some(l);
-                self.open_phase(start_t, step.phase.clone())?;
-                self.cursor = Duration::from_secs(start_t);
-                if wait {
-                    self.wait_for(workload, None)?;
-                }
-            }
+            Action::Start { workload, stagger, wait } => self.start(step, workload, stagger, wait)?,
             Action::Ramp { workload, add, every, until, wait, .. } => {
-                let w = &self.scenario.workloads[workload];
-                let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
-                let label = self.label_for(step, workload);
-                let mut l = RunningWorkload::new(cx, workload, w, start_t, until, self.next_worker, &label)?;
-                l.ramped = true;
-                self.next_worker += until;
-                (cx.progress)(&running::describe(&l, cx));
-                l.add_workers(cx, add.min(until), start_t, Duration::ZERO)?;
-                self.started[workload] = Some(l);
-                self.open_phase(start_t, step.phase.clone())?;
-                let first = add.min(until);
-                if first < until {
-                    let every = every.as_secs();
-                    self.ramps.push(Ramp { workload, next_t: start_t + every, every, add, left: until - first });
-                }
-                self.cursor = Duration::from_secs(start_t);
-                if wait {
-                    self.wait_for(workload, None)?;
-                }
+                self.ramp(step, workload, add, every, until, wait)?;
             }
-            Action::Stop { workload } => {
-                let t = self.next_second(Duration::ZERO);
-                self.idle_until(cx.clock_start + Duration::from_secs(t), None)?;
-                if let Some(l) = self.started[workload].as_mut().filter(|l| !l.over) {
-                    l.stop.store(true, Ordering::Relaxed);
-                    (cx.progress)(&format!("[{t:>5}s] stop {}", l.w.name));
-                }
-                self.ramps.retain(|r| r.workload != workload);
-                self.end_workload(workload, Some(t as f64))?;
-                self.open_phase(t, step.phase.clone())?;
-                self.cursor = Duration::from_secs(t);
-            }
+            Action::Stop { workload } => self.stop(step, workload)?,
             Action::Wait(d) => {
                 // a named wait opens its phase as it begins: what runs while it lasts
                 if let Some(label) = &step.phase {
                     self.open_phase(self.this_second(), Some(label.clone()))?;
                 }
                 self.cursor += d;
-                self.idle_until(cx.clock_start + self.cursor, None)?;
+                self.idle_until(self.cx.clock_start + self.cursor, None)?;
             }
             Action::WaitFor { workload, timeout } => self.wait_for(workload, timeout)?,
-            Action::Fill { workload, zero } => {
-                let at = self.now_ms();
-                let started = Instant::now();
-                let w = &self.scenario.workloads[workload];
-                let kind = if zero { "zero" } else { "prefill" };
-                let mut result = Ok(());
-                if let Some(p) = &w.placement {
-                    // its files are on its hosts: their agents fill them
-                    result = cx.fleet.fill(workload, &p.resolved, zero, &cx.stop);
-                } else if let Some(io) = w.io() {
-                    for data in &cx.files[workload] {
-                        result = result.and_then(|_| target::fill(&w.name, io, data, zero, &cx.stop));
-                    }
-                }
-                let took = started.elapsed().as_millis() as i64;
-                let detail = match &result {
-                    Ok(()) => String::new(),
-                    Err(e) => e.to_string(),
-                };
-                let row = EventRow {
-                    at_ms: at,
-                    kind: kind.into(),
-                    label: w.name.clone(),
-                    status: Some(i64::from(result.is_err())),
-                    took_ms: Some(took),
-                    detail,
-                };
-                cx.sink.send(Record::Event(row));
-                match result {
-                    Err(Error::Interrupted) => {}
-                    Err(e) => self.fail(format!("{kind} {}: {e}", w.name)),
-                    Ok(()) => {}
-                }
-            }
+            Action::Fill { workload, zero } => self.fill(workload, zero),
             Action::Command(ref c) => {
+                let cx = self.cx;
                 let ready = hooks::ready(c, cx);
                 match c.repeat {
                     Some(repeat) => self.background.start(ready, repeat, cx.clock_start, cx.stop.clone()),
@@ -261,64 +184,178 @@ impl Executor<'_> {
                     }
                 }
             }
-            Action::WaitUntil { ref probe, timeout, interval } => {
-                let at = self.now_ms();
-                // workloads go on while we poll, on a thread of its own
-                let probe_thread = {
-                    let (probe, stop) = (probe.clone(), cx.stop.clone());
-                    std::thread::spawn(move || hooks::wait_until(&probe, timeout, interval, &stop))
-                };
-                while !probe_thread.is_finished() && !self.aborted() {
-                    self.idle_until(Instant::now() + Duration::from_millis(50), None)?;
-                }
-                // stopped: a probe in the middle of a connection is not waited for (a
-                // command is killed at once; a connection ends at its own timeout)
-                let result = if probe_thread.is_finished() {
-                    probe_thread.join().unwrap_or_else(|_| Err(Error::failed("the probe panicked")))
-                } else {
-                    Err(Error::Interrupted)
-                };
-                let took = match &result {
-                    Ok(d) => d.as_millis() as i64,
-                    Err(_) => self.now_ms() - at,
-                };
-                let row = EventRow {
-                    at_ms: at,
-                    kind: "wait_until".into(),
-                    label: probe.to_string(),
-                    status: result.as_ref().ok().map(|_| 0),
-                    took_ms: Some(took),
-                    detail: result.as_ref().err().map(ToString::to_string).unwrap_or_default(),
-                };
-                cx.sink.send(Record::Event(row));
-                match result {
-                    Ok(d) => {
-                        (cx.progress)(&format!("[{:>5}s] {probe}: ready after {:.1} s", at / 1000, d.as_secs_f64()))
-                    }
-                    Err(e) if !self.aborted() => {
-                        self.fail(format!("wait_until {probe}: not ready after {} s: {e}", timeout.as_secs_f64()))
-                    }
-                    Err(_) => {}
-                }
-            }
-            Action::Mark(ref label) => {
-                let at = self.now_ms();
-                let row = EventRow {
-                    at_ms: at,
-                    kind: "mark".into(),
-                    label: label.clone(),
-                    status: None,
-                    took_ms: None,
-                    detail: String::new(),
-                };
-                cx.sink.send(Record::Event(row));
-                (cx.progress)(&format!("[{:>5}s] mark: {label}", at / 1000));
+            Action::WaitUntil { ref probe, timeout, interval } => self.wait_until(probe, timeout, interval)?,
+            Action::Mark(ref label) => self.mark(label),
+        }
+        self.after_step(step)
+    }
+
+    /// Starts a workload's workers in the second the step lands on.
+    /// With `wait` it then waits for the workload to end.
+    fn start(&mut self, step: &Step, workload: usize, stagger: Duration, wait: bool) -> Result<()> {
+        let cx = self.cx;
+        let w = &self.scenario.workloads[workload];
+        let jobs = running::jobs_of(w, &cx.files[workload]);
+        let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
+        let label = self.label_for(step, workload);
+        let mut l = RunningWorkload::new(cx, workload, w, start_t, jobs, self.next_worker, &label)?;
+        self.next_worker += jobs;
+        (cx.progress)(&running::describe(&l, cx));
+        l.add_workers(cx, jobs, start_t, stagger)?;
+        self.started[workload] = Some(l);
+        self.open_phase(start_t, step.phase.clone())?;
+        self.cursor = Duration::from_secs(start_t);
+        if wait {
+            self.wait_for(workload, None)?;
+        }
+        Ok(())
+    }
+
+    /// Starts a ramped workload with its first workers.
+    /// The rest are left to a ramp that adds them `every` apart as the timeline goes on.
+    fn ramp(&mut self, step: &Step, workload: usize, add: u32, every: Duration, until: u32, wait: bool) -> Result<()> {
+        let cx = self.cx;
+        let w = &self.scenario.workloads[workload];
+        let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
+        let label = self.label_for(step, workload);
+        let mut l = RunningWorkload::new(cx, workload, w, start_t, until, self.next_worker, &label)?;
+        l.ramped = true;
+        self.next_worker += until;
+        (cx.progress)(&running::describe(&l, cx));
+        l.add_workers(cx, add.min(until), start_t, Duration::ZERO)?;
+        self.started[workload] = Some(l);
+        self.open_phase(start_t, step.phase.clone())?;
+        let first = add.min(until);
+        if first < until {
+            let every = every.as_secs();
+            self.ramps.push(Ramp { workload, next_t: start_t + every, every, add, left: until - first });
+        }
+        self.cursor = Duration::from_secs(start_t);
+        if wait {
+            self.wait_for(workload, None)?;
+        }
+        Ok(())
+    }
+
+    /// Stops a workload at the next whole second, and ends its ramp if it has one.
+    fn stop(&mut self, step: &Step, workload: usize) -> Result<()> {
+        let cx = self.cx;
+        let t = self.next_second(Duration::ZERO);
+        self.idle_until(cx.clock_start + Duration::from_secs(t), None)?;
+        if let Some(l) = self.started[workload].as_mut().filter(|l| !l.over) {
+            l.stop.store(true, Ordering::Relaxed);
+            (cx.progress)(&format!("[{t:>5}s] stop {}", l.w.name));
+        }
+        self.ramps.retain(|r| r.workload != workload);
+        self.end_workload(workload, Some(t as f64))?;
+        self.open_phase(t, step.phase.clone())?;
+        self.cursor = Duration::from_secs(t);
+        Ok(())
+    }
+
+    /// Writes a workload's working set, here or through the agents of its hosts.
+    /// The fill is recorded as an event, and a failure other than a stop fails the run.
+    fn fill(&mut self, workload: usize, zero: bool) {
+        let cx = self.cx;
+        let at = self.now_ms();
+        let started = Instant::now();
+        let w = &self.scenario.workloads[workload];
+        let kind = if zero { "zero" } else { "prefill" };
+        let mut result = Ok(());
+        if let Some(p) = &w.placement {
+            // its files are on its hosts: their agents fill them
+            result = cx.fleet.fill(workload, &p.resolved, zero, &cx.stop);
+        } else if let Some(io) = w.io() {
+            for data in &cx.files[workload] {
+                result = result.and_then(|_| target::fill(&w.name, io, data, zero, &cx.stop));
             }
         }
+        let took = started.elapsed().as_millis() as i64;
+        let detail = match &result {
+            Ok(()) => String::new(),
+            Err(e) => e.to_string(),
+        };
+        let row = EventRow {
+            at_ms: at,
+            kind: kind.into(),
+            label: w.name.clone(),
+            status: Some(i64::from(result.is_err())),
+            took_ms: Some(took),
+            detail,
+        };
+        cx.sink.send(Record::Event(row));
+        match result {
+            Err(Error::Interrupted) => {}
+            Err(e) => self.fail(format!("{kind} {}: {e}", w.name)),
+            Ok(()) => {}
+        }
+    }
+
+    /// Polls a probe until it answers, while the workloads go on.
+    /// The wait is recorded as an event, and a probe that never answers fails the run.
+    fn wait_until(&mut self, probe: &Probe, timeout: Duration, interval: Duration) -> Result<()> {
+        let cx = self.cx;
+        let at = self.now_ms();
+        // workloads go on while we poll, on a thread of its own
+        let probe_thread = {
+            let (probe, stop) = (probe.clone(), cx.stop.clone());
+            std::thread::spawn(move || hooks::wait_until(&probe, timeout, interval, &stop))
+        };
+        while !probe_thread.is_finished() && !self.aborted() {
+            self.idle_until(Instant::now() + Duration::from_millis(50), None)?;
+        }
+        // stopped: a probe in the middle of a connection is not waited for (a
+        // command is killed at once; a connection ends at its own timeout)
+        let result = if probe_thread.is_finished() {
+            probe_thread.join().unwrap_or_else(|_| Err(Error::failed("the probe panicked")))
+        } else {
+            Err(Error::Interrupted)
+        };
+        let took = match &result {
+            Ok(d) => d.as_millis() as i64,
+            Err(_) => self.now_ms() - at,
+        };
+        let row = EventRow {
+            at_ms: at,
+            kind: "wait_until".into(),
+            label: probe.to_string(),
+            status: result.as_ref().ok().map(|_| 0),
+            took_ms: Some(took),
+            detail: result.as_ref().err().map(ToString::to_string).unwrap_or_default(),
+        };
+        cx.sink.send(Record::Event(row));
+        match result {
+            Ok(d) => (cx.progress)(&format!("[{:>5}s] {probe}: ready after {:.1} s", at / 1000, d.as_secs_f64())),
+            Err(e) if !self.aborted() => {
+                self.fail(format!("wait_until {probe}: not ready after {} s: {e}", timeout.as_secs_f64()))
+            }
+            Err(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Records a mark as an event and shows it.
+    fn mark(&self, label: &str) {
+        let at = self.now_ms();
+        let row = EventRow {
+            at_ms: at,
+            kind: "mark".into(),
+            label: label.to_string(),
+            status: None,
+            took_ms: None,
+            detail: String::new(),
+        };
+        self.cx.sink.send(Record::Event(row));
+        (self.cx.progress)(&format!("[{:>5}s] mark: {label}", at / 1000));
+    }
+
+    /// Moves the timeline's cursor past a step that took its own time, and opens the
+    /// phase a step names as it ends.
+    fn after_step(&mut self, step: &Step) -> Result<()> {
         if matches!(&step.action, Action::Fill { .. } | Action::WaitUntil { .. })
             || matches!(&step.action, Action::Command(c) if c.repeat.is_none())
         {
-            self.cursor = cx.clock_start.elapsed();
+            self.cursor = self.cx.clock_start.elapsed();
         }
         // any other step named with `phase:` opens its phase as it ends (`wait_for: dss`
         // with `phase: after`, a `mark`, a fault injected by `exec`)
@@ -441,23 +478,7 @@ impl Executor<'_> {
             for report in self.background.ended() {
                 self.record(report);
             }
-            // ramp additions due: one step per ramp and pass, so that a stop is seen
-            // between steps however many are due
-            let mut due = Vec::new();
-            for r in self.ramps.iter_mut().filter(|r| r.next_t <= t) {
-                let count = r.add.min(r.left);
-                due.push((r.next_t, r.workload, count));
-                r.left -= count;
-                r.next_t += r.every;
-            }
-            self.ramps.retain(|r| r.left > 0);
-            for (at, workload, count) in due {
-                if let Some(l) = self.started[workload].as_mut().filter(|l| !l.over) {
-                    l.add_workers(self.cx, count, at, Duration::ZERO)?;
-                    (self.cx.progress)(&format!("[{at:>5}s] {}: {} of {} workers", l.w.name, l.workers, l.planned));
-                }
-                self.open_phase(at, None)?;
-            }
+            self.add_due_workers(t)?;
             // workloads that reached steady state and may stop early (`fathom sweep`)
             if self.last_steady_check.elapsed() >= Duration::from_millis(500) {
                 self.last_steady_check = Instant::now();
@@ -470,32 +491,7 @@ impl Executor<'_> {
                     self.open_phase(stop_t, None)?;
                 }
             }
-            // workloads past their end, or bounded ones that did all their IO: these end
-            // now, and their phase with the second they ended in
-            let ended: Vec<usize> = self
-                .started
-                .iter()
-                .flatten()
-                .filter(|l| !l.over && (now >= l.end(self.cx) || l.done()))
-                .map(|l| l.idx)
-                .collect();
-            for idx in ended {
-                let end_t = self.started[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
-                let now_s = self.cx.clock_start.elapsed().as_secs_f64();
-                // a program's own end of IO, when it gave one, comes before its exit
-                let io_end = self.started[idx].as_ref().and_then(|l| l.io_end.get());
-                let at = io_end.map_or(now_s, |e| e.min(now_s));
-                if at < end_t as f64 {
-                    let name = &self.scenario.workloads[idx].name;
-                    (self.cx.progress)(&format!("[{:>5}s] {name}: done after {at:.1} s", at.ceil()));
-                    self.end_workload(idx, Some(at))?;
-                    self.cx.sink.send(Record::WorkloadDone { idx, at });
-                    self.open_phase(at.ceil() as u64, None)?;
-                } else {
-                    self.end_workload(idx, None)?;
-                    self.open_phase(end_t, None)?;
-                }
-            }
+            self.end_due(now, t)?;
             let finished = done.is_some_and(|d| self.started[d].as_ref().is_none_or(|l| l.over));
             if finished || now >= until {
                 return Ok(());
@@ -508,6 +504,57 @@ impl Executor<'_> {
             let poll = Duration::from_millis(if bounded { 5 } else { 50 });
             std::thread::sleep(wake.saturating_duration_since(now).min(poll));
         }
+    }
+
+    /// Adds the workers of ramps whose next step is due by second `t`, each step
+    /// opening its phase. One step per ramp and pass, so a stop is seen between steps.
+    fn add_due_workers(&mut self, t: u64) -> Result<()> {
+        let mut due = Vec::new();
+        for r in self.ramps.iter_mut().filter(|r| r.next_t <= t) {
+            let count = r.add.min(r.left);
+            due.push((r.next_t, r.workload, count));
+            r.left -= count;
+            r.next_t += r.every;
+        }
+        self.ramps.retain(|r| r.left > 0);
+        for (at, workload, count) in due {
+            if let Some(l) = self.started[workload].as_mut().filter(|l| !l.over) {
+                l.add_workers(self.cx, count, at, Duration::ZERO)?;
+                (self.cx.progress)(&format!("[{at:>5}s] {}: {} of {} workers", l.w.name, l.workers, l.planned));
+            }
+            self.open_phase(at, None)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the workloads past their end, or bounded ones that did all their IO, and
+    /// opens a phase with the second each ended in.
+    fn end_due(&mut self, now: Instant, t: u64) -> Result<()> {
+        let ended: Vec<usize> = self
+            .started
+            .iter()
+            .flatten()
+            .filter(|l| !l.over && (now >= l.end(self.cx) || l.done()))
+            .map(|l| l.idx)
+            .collect();
+        for idx in ended {
+            let end_t = self.started[idx].as_ref().map(|l| l.end_t).unwrap_or(t);
+            let now_s = self.cx.clock_start.elapsed().as_secs_f64();
+            // a program's own end of IO, when it gave one, comes before its exit
+            let io_end = self.started[idx].as_ref().and_then(|l| l.io_end.get());
+            let at = io_end.map_or(now_s, |e| e.min(now_s));
+            if at < end_t as f64 {
+                let name = &self.scenario.workloads[idx].name;
+                (self.cx.progress)(&format!("[{:>5}s] {name}: done after {at:.1} s", at.ceil()));
+                self.end_workload(idx, Some(at))?;
+                self.cx.sink.send(Record::WorkloadDone { idx, at });
+                self.open_phase(at.ceil() as u64, None)?;
+            } else {
+                self.end_workload(idx, None)?;
+                self.open_phase(end_t, None)?;
+            }
+        }
+        Ok(())
     }
 
     /// Workloads with `stop_when_steady` whose IOPS, per second up to second `t`, have

@@ -52,6 +52,52 @@ fn now_unix_ns() -> i64 {
 /// inventory calls this host.
 pub fn run(name: &str) -> i32 {
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    say_hello(&out, name);
+    let abort = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel::<Sample>();
+    // a start's end is said after every sample its workers sent: they were in the
+    // channel before their threads were joined
+    let (ended_tx, ended_rx) = std::sync::mpsc::channel::<Reply>();
+    let forward = forward_samples(&out, rx, ended_rx);
+    let mut agent = Agent {
+        out: out.clone(),
+        abort: abort.clone(),
+        tx,
+        ended_tx,
+        laid_out: HashMap::new(),
+        joiners: Vec::new(),
+        observing: None,
+    };
+    for command in commands(&out, abort.clone()) {
+        match command {
+            Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: now_unix_ns() }),
+            Command::Prepare { idx, origin, text, sets, workload, targets, rate_iops } => {
+                match lay_out(&origin, &text, &sets, &workload, &targets, rate_iops, &abort) {
+                    Ok(w) => {
+                        let files = w.files.iter().map(|f| (f.path.display().to_string(), f.size)).collect();
+                        let direct = Some(w.files.iter().all(|f| f.direct));
+                        agent.laid_out.insert(idx, w);
+                        out.send(&Reply::Prepared { idx, files, direct });
+                    }
+                    Err(e) => out.send(&Reply::Error { idx: Some(idx), message: e.to_string() }),
+                }
+            }
+            start @ Command::Start { .. } => agent.start(start),
+            Command::Fill { idx, zero } => agent.fill(idx, zero),
+            Command::Stop { idx } => {
+                if let Some(p) = agent.laid_out.get(&idx) {
+                    p.stop.store(true, Ordering::Relaxed);
+                }
+            }
+            Command::Bye => break,
+        }
+    }
+    agent.finish(forward);
+    0
+}
+
+/// Says hello: the protocol, this build, and what the controller should know of the host.
+fn say_hello(out: &Out, name: &str) {
     let memory_bytes = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         let kb = m.lines().find_map(|l| l.strip_prefix("MemTotal:"))?.trim().trim_end_matches(" kB").parse::<u64>();
         kb.ok().map(|kb| kb * 1024)
@@ -64,125 +110,134 @@ pub fn run(name: &str) -> i32 {
         memory_bytes,
         machine: Some(crate::observe::environment::machine()),
     });
-    let abort = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = std::sync::mpsc::channel::<Sample>();
-    // a start's end is said after every sample its workers sent: they were in the
-    // channel before their threads were joined
-    let (ended_tx, ended_rx) = std::sync::mpsc::channel::<Reply>();
-    let forward = {
-        let out = out.clone();
-        std::thread::spawn(move || {
-            let sample = |s: Sample| out.send(&Reply::Sample(WireSample::from_sample(&s, now_unix_ms())));
-            loop {
-                let disconnected = match rx.recv_timeout(Duration::from_millis(50)) {
-                    Ok(s) => {
-                        sample(s);
-                        false
-                    }
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => false,
-                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => true,
-                };
-                while let Ok(ended) = ended_rx.try_recv() {
-                    while let Ok(s) = rx.try_recv() {
-                        sample(s);
-                    }
-                    out.send(&ended);
+}
+
+/// Sends the workers' samples to the controller as they come, on a thread of its own.
+/// A start's end is said only after the samples already in the channel, so the
+/// controller has them all when it hears of it. The thread ends when the workers'
+/// channel closes.
+fn forward_samples(
+    out: &Out,
+    rx: std::sync::mpsc::Receiver<Sample>,
+    ended_rx: std::sync::mpsc::Receiver<Reply>,
+) -> std::thread::JoinHandle<()> {
+    let out = out.clone();
+    std::thread::spawn(move || {
+        let sample = |s: Sample| out.send(&Reply::Sample(WireSample::from_sample(&s, now_unix_ms())));
+        loop {
+            let disconnected = match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(s) => {
+                    sample(s);
+                    false
                 }
-                if disconnected {
-                    return;
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => false,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => true,
+            };
+            while let Ok(ended) = ended_rx.try_recv() {
+                while let Ok(s) = rx.try_recv() {
+                    sample(s);
                 }
+                out.send(&ended);
             }
-        })
-    };
-    let mut laid_out: HashMap<usize, LaidOut> = HashMap::new();
-    let mut joiners = Vec::new();
-    let mut observing: Option<Observing> = None;
-    for command in commands(&out, abort.clone()) {
-        match command {
-            Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: now_unix_ns() }),
-            Command::Prepare { idx, origin, text, sets, workload, targets, rate_iops } => {
-                match lay_out(&origin, &text, &sets, &workload, &targets, rate_iops, &abort) {
-                    Ok(w) => {
-                        let files = w.files.iter().map(|f| (f.path.display().to_string(), f.size)).collect();
-                        let direct = Some(w.files.iter().all(|f| f.direct));
-                        laid_out.insert(idx, w);
-                        out.send(&Reply::Prepared { idx, files, direct });
-                    }
-                    Err(e) => out.send(&Reply::Error { idx: Some(idx), message: e.to_string() }),
-                }
+            if disconnected {
+                return;
             }
-            Command::Start { idx, first_worker, from, count, planned, clock_unix_ms, begin_ms, end_t, stagger_ms } => {
-                let Some(p) = laid_out.get(&idx) else {
-                    out.send(&Reply::Error { idx: Some(idx), message: "start before prepare".into() });
-                    continue;
-                };
-                // the run clock's second 0 as an instant of this host's monotonic clock
-                let behind = Duration::from_millis(now_unix_ms().saturating_sub(clock_unix_ms).max(0) as u64);
-                let ahead = Duration::from_millis(clock_unix_ms.saturating_sub(now_unix_ms()).max(0) as u64);
-                let clock_start = Instant::now().checked_sub(behind).unwrap_or_else(Instant::now) + ahead;
-                // observed from the first start on, on the run clock, as the controller observes its own host
-                if observing.is_none() {
-                    observing = Some(observe(&out, clock_start, &laid_out));
-                }
-                let workers = engine::Workers {
-                    workload_idx: idx,
-                    workload: p.workload.clone(),
-                    files: p.files.clone(),
-                    engine: p.workload.engine.unwrap_or(crate::scenario::EngineKind::IoUring),
-                    first_worker,
-                    planned,
-                    clock_start,
-                    end: clock_start + Duration::from_secs(end_t),
-                    tx: tx.clone(),
-                    stop: p.stop.clone(),
-                    abort: abort.clone(),
-                };
-                let begin = clock_start + Duration::from_millis(begin_ms);
-                match workers.start(from, count, begin, Duration::from_millis(stagger_ms)) {
-                    Ok(threads) => joiners.push(join_later(idx, threads, ended_tx.clone())),
-                    Err(e) => out.send(&Reply::Error { idx: Some(idx), message: format!("starting workers: {e}") }),
-                }
-            }
-            Command::Fill { idx, zero } => {
-                let Some(p) = laid_out.get(&idx) else {
-                    out.send(&Reply::Error { idx: Some(idx), message: "fill before prepare".into() });
-                    continue;
-                };
-                let (w, files, out, abort) = (p.workload.clone(), p.files.clone(), out.clone(), abort.clone());
-                // on a thread: clock requests are answered meanwhile, and bye stops it
-                joiners.push(std::thread::spawn(move || {
-                    let io = w.io().expect("only IO workloads are laid out on hosts");
-                    let filled = files.iter().try_for_each(|f| target::fill(&w.name, io, f, zero, &abort));
-                    out.send(&Reply::Filled { idx, error: filled.err().map(|e| e.to_string()) });
-                }));
-            }
-            Command::Stop { idx } => {
-                if let Some(p) = laid_out.get(&idx) {
-                    p.stop.store(true, Ordering::Relaxed);
-                }
-            }
-            Command::Bye => break,
+        }
+    })
+}
+
+/// What the agent holds while it serves a controller: the workloads laid out here and
+/// the threads it started.
+struct Agent {
+    out: Out,
+    abort: Arc<AtomicBool>,
+    tx: Sender<Sample>,
+    ended_tx: Sender<Reply>,
+    laid_out: HashMap<usize, LaidOut>,
+    joiners: Vec<std::thread::JoinHandle<()>>,
+    observing: Option<Observing>,
+}
+
+impl Agent {
+    /// Starts workers of a laid-out workload on the controller's run clock.
+    /// The host is observed from the first start on, as the controller observes its own.
+    fn start(&mut self, command: Command) {
+        let Command::Start { idx, first_worker, from, count, planned, clock_unix_ms, begin_ms, end_t, stagger_ms } =
+            command
+        else {
+            unreachable!("only starts are passed here")
+        };
+        let out = &self.out;
+        let Some(p) = self.laid_out.get(&idx) else {
+            out.send(&Reply::Error { idx: Some(idx), message: "start before prepare".into() });
+            return;
+        };
+        // the run clock's second 0 as an instant of this host's monotonic clock
+        let behind = Duration::from_millis(now_unix_ms().saturating_sub(clock_unix_ms).max(0) as u64);
+        let ahead = Duration::from_millis(clock_unix_ms.saturating_sub(now_unix_ms()).max(0) as u64);
+        let clock_start = Instant::now().checked_sub(behind).unwrap_or_else(Instant::now) + ahead;
+        // observed from the first start on, on the run clock, as the controller observes its own host
+        if self.observing.is_none() {
+            self.observing = Some(observe(out, clock_start, &self.laid_out));
+        }
+        let workers = engine::Workers {
+            workload_idx: idx,
+            workload: p.workload.clone(),
+            files: p.files.clone(),
+            engine: p.workload.engine.unwrap_or(crate::scenario::EngineKind::IoUring),
+            first_worker,
+            planned,
+            clock_start,
+            end: clock_start + Duration::from_secs(end_t),
+            tx: self.tx.clone(),
+            stop: p.stop.clone(),
+            abort: self.abort.clone(),
+        };
+        let begin = clock_start + Duration::from_millis(begin_ms);
+        match workers.start(from, count, begin, Duration::from_millis(stagger_ms)) {
+            Ok(threads) => self.joiners.push(join_later(idx, threads, self.ended_tx.clone())),
+            Err(e) => out.send(&Reply::Error { idx: Some(idx), message: format!("starting workers: {e}") }),
         }
     }
-    // bye, or stdin closed: stop every worker (they look at the flag between IOs and
-    // at least every 100 ms while waiting) and wait for them
-    abort.store(true, Ordering::Relaxed);
-    for p in laid_out.values() {
-        p.stop.store(true, Ordering::Relaxed);
+
+    /// Fills a laid-out workload's files on a thread, so clock requests are answered
+    /// meanwhile and bye stops it.
+    fn fill(&mut self, idx: usize, zero: bool) {
+        let Some(p) = self.laid_out.get(&idx) else {
+            self.out.send(&Reply::Error { idx: Some(idx), message: "fill before prepare".into() });
+            return;
+        };
+        let (w, files, out, abort) = (p.workload.clone(), p.files.clone(), self.out.clone(), self.abort.clone());
+        // on a thread: clock requests are answered meanwhile, and bye stops it
+        self.joiners.push(std::thread::spawn(move || {
+            let io = w.io().expect("only IO workloads are laid out on hosts");
+            let filled = files.iter().try_for_each(|f| target::fill(&w.name, io, f, zero, &abort));
+            out.send(&Reply::Filled { idx, error: filled.err().map(|e| e.to_string()) });
+        }));
     }
-    for j in joiners {
-        let _ = j.join();
-    }
-    if let Some(o) = observing {
-        if let Some(observers) = o.observers {
-            let _ = observers.stop();
+
+    /// Stops every worker and waits for them, then closes the workers' channels so the
+    /// forwarding thread sends what is left and ends, and waits for it.
+    fn finish(self, forward: std::thread::JoinHandle<()>) {
+        // bye, or stdin closed: stop every worker (they look at the flag between IOs and
+        // at least every 100 ms while waiting) and wait for them
+        self.abort.store(true, Ordering::Relaxed);
+        for p in self.laid_out.values() {
+            p.stop.store(true, Ordering::Relaxed);
         }
-        let _ = o.forward.join();
+        for j in self.joiners {
+            let _ = j.join();
+        }
+        if let Some(o) = self.observing {
+            if let Some(observers) = o.observers {
+                let _ = observers.stop();
+            }
+            let _ = o.forward.join();
+        }
+        drop(self.tx);
+        drop(self.ended_tx);
+        let _ = forward.join();
     }
-    drop(tx);
-    drop(ended_tx);
-    let _ = forward.join();
-    0
 }
 
 /// The controller's commands, read on a thread of their own so that its leaving (bye,

@@ -73,35 +73,7 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         };
         let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: {e}", p.at)))?;
         let per_target = w.io().is_some_and(|io| io.queue == Queue::PerTarget);
-        let mut queues: Option<(usize, &str)> = None;
-        for h in &hosts {
-            let targets = targets_on(w, p, h)?;
-            if targets.is_empty() && backend.needs_file() {
-                return Err(Error::input(format!(
-                    "{}: host {} has no `target` in the inventory and the workload none of its own",
-                    w.name, h.name
-                )));
-            }
-            // workers are dealt to hosts in blocks of one size: each host's queues alike
-            match queues {
-                Some((n, other)) if per_target && n != targets.len() => {
-                    return Err(Error::input(format!(
-                        "{}: `queue: per_target` on hosts needs as many targets on each: host {} uses {n}, host {} \
-                         {} (pick them with `host_targets`)",
-                        w.name,
-                        other,
-                        h.name,
-                        targets.len()
-                    )));
-                }
-                Some(_) => {}
-                None => queues = Some((targets.len(), &h.name)),
-            }
-            if !used.iter().any(|u| u.name == h.name) {
-                used.push(h);
-            }
-        }
-        let queues = if per_target { queues.map_or(1, |(n, _)| n.max(1) as u32) } else { 1 };
+        let queues = host_queues(w, p, &hosts, per_target, backend.needs_file(), &mut used)?;
         let Some(p) = &mut w.placement else { continue };
         p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
         p.queues = queues;
@@ -132,6 +104,49 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         }
     }
     Ok(used)
+}
+
+/// How many queues each host of a placed workload runs (its targets, with
+/// `queue: per_target`; else 1), adding its hosts to `used`. A host without a target
+/// for a workload that needs one, or hosts with different numbers of targets for
+/// per-target queues, are bad input.
+fn host_queues<'a>(
+    w: &Workload,
+    p: &Placement,
+    hosts: &[&'a Host],
+    per_target: bool,
+    needs_file: bool,
+    used: &mut Vec<&'a Host>,
+) -> Result<u32> {
+    let mut queues: Option<(usize, &str)> = None;
+    for h in hosts {
+        let targets = targets_on(w, p, h)?;
+        if targets.is_empty() && needs_file {
+            return Err(Error::input(format!(
+                "{}: host {} has no `target` in the inventory and the workload none of its own",
+                w.name, h.name
+            )));
+        }
+        // workers are dealt to hosts in blocks of one size: each host's queues alike
+        match queues {
+            Some((n, other)) if per_target && n != targets.len() => {
+                return Err(Error::input(format!(
+                    "{}: `queue: per_target` on hosts needs as many targets on each: host {} uses {n}, host {} \
+                     {} (pick them with `host_targets`)",
+                    w.name,
+                    other,
+                    h.name,
+                    targets.len()
+                )));
+            }
+            Some(_) => {}
+            None => queues = Some((targets.len(), &h.name)),
+        }
+        if !used.iter().any(|u| u.name == h.name) {
+            used.push(h);
+        }
+    }
+    Ok(if per_target { queues.map_or(1, |(n, _)| n.max(1) as u32) } else { 1 })
 }
 
 /// The targets workload `w` uses on host `h`: those of the host's inventory `target`
@@ -208,27 +223,7 @@ impl Fleet {
             return Ok(fleet);
         }
         progress(&format!("connecting to {} host{}", used.len(), if used.len() == 1 { "" } else { "s" }));
-        let connected: Vec<Result<Remote>> = std::thread::scope(|s| {
-            let handles: Vec<_> = used
-                .iter()
-                .map(|h| {
-                    let (tx, zero, lags) = (samples.clone(), fleet.clock_unix_ms.clone(), fleet.lags.clone());
-                    s.spawn(move || {
-                        let first = Remote::connect(h, &h.program(), tx.clone(), zero.clone(), lags.clone());
-                        match first {
-                            // missing, or another version: copy this one there and try again
-                            Err(e) if push && missing_or_other_version(&e) => {
-                                let pushed = h.push_agent()?;
-                                Remote::connect(h, &pushed, tx, zero, lags)
-                            }
-                            other => other,
-                        }
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::input("connecting panicked")))).collect()
-        });
-        for r in connected {
+        for r in fleet.connect_all(used, push, samples) {
             let remote = r?;
             progress(&format!(
                 "  {} ({}): clock offset {:+.1} ms, round trip {:.1} ms, {} cores",
@@ -251,11 +246,45 @@ impl Fleet {
                 ));
             }
         }
+        fleet.send_prepares(scenario, sets)?;
+        fleet.await_prepared(scenario, stop, progress)?;
+        Ok(fleet)
+    }
+
+    /// Connects to every host at once, in their order.
+    /// With `push`, a host whose fathom is missing or of another version gets this one
+    /// copied there, and is tried again.
+    fn connect_all(&self, used: &[&Host], push: bool, samples: &Sender<Sample>) -> Vec<Result<Remote>> {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = used
+                .iter()
+                .map(|h| {
+                    let (tx, zero, lags) = (samples.clone(), self.clock_unix_ms.clone(), self.lags.clone());
+                    s.spawn(move || {
+                        let first = Remote::connect(h, &h.program(), tx.clone(), zero.clone(), lags.clone());
+                        match first {
+                            // missing, or another version: copy this one there and try again
+                            Err(e) if push && missing_or_other_version(&e) => {
+                                let pushed = h.push_agent()?;
+                                Remote::connect(h, &pushed, tx, zero, lags)
+                            }
+                            other => other,
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::input("connecting panicked")))).collect()
+        })
+    }
+
+    /// Asks each host of each placed workload to lay it out.
+    /// All are asked before any answer is awaited, so the hosts lay out at once.
+    fn send_prepares(&self, scenario: &Scenario, sets: &[Override]) -> Result<()> {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         for (idx, w) in scenario.workloads.iter().enumerate() {
             let Some(p) = &w.placement else { continue };
             for name in &p.resolved {
-                let remote = &fleet.remotes[name];
+                let remote = &self.remotes[name];
                 let targets = targets_on(w, p, &remote.host)?;
                 remote
                     .send(&Command::Prepare {
@@ -270,10 +299,16 @@ impl Fleet {
                     .map_err(Error::into_input)?;
             }
         }
+        Ok(())
+    }
+
+    /// Waits for each host to say where it laid out each placed workload, and whether
+    /// it opened the files with O_DIRECT. An error or a lost host stops the run.
+    fn await_prepared(&mut self, scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
         for (idx, w) in scenario.workloads.iter().enumerate() {
             let Some(p) = &w.placement else { continue };
             for name in &p.resolved {
-                let remote = &fleet.remotes[name];
+                let remote = &self.remotes[name];
                 let answer = answer(remote, stop, |r| match r {
                     Reply::Prepared { idx: i, files, direct } if *i == idx => Some(Ok((files.clone(), *direct))),
                     Reply::Error { idx: Some(i), message } if *i == idx => Some(Err(message.clone())),
@@ -285,7 +320,7 @@ impl Fleet {
                         progress(&format!("  {}: {} laid out on {}", name, w.name, on.join(", ")));
                         // an agent that does not say is taken at the scenario's word
                         let asked = w.io().is_some_and(|io| io.direct);
-                        let all = fleet.direct.entry(idx).or_insert(true);
+                        let all = self.direct.entry(idx).or_insert(true);
                         *all &= direct.unwrap_or(asked);
                     }
                     Some(Err(e)) => return Err(Error::input(format!("host {name}: {}: {e}", w.name))),
@@ -293,7 +328,7 @@ impl Fleet {
                 }
             }
         }
-        Ok(fleet)
+        Ok(())
     }
 
     /// Fills workload `idx`'s files on each of `hosts` at once (a timeline `prefill` or

@@ -6,9 +6,9 @@ use super::Host;
 use super::protocol::{Command, Reply, VERSION};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Lines, Read, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
@@ -60,125 +60,12 @@ impl Remote {
         lags: Lags,
     ) -> Result<Remote> {
         let who = format!("host {} ({})", host.name, host.transport_name());
-        // in a process group of its own: Ctrl-C reaches the controller, which tells the
-        // agent to stop, rather than killing the agent before its last samples are sent
-        let mut child = host
-            .command(program)
-            .map_err(|e| Error::input(format!("{who}: {e}")))?
-            .process_group(0)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::input(format!("{who}: cannot start its transport: {e}")))?;
-        let stderr = Arc::new(Mutex::new(String::new()));
-        if let Some(mut err) = child.stderr.take() {
-            let stderr = stderr.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = err.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    stderr.lock().unwrap_or_else(|e| e.into_inner()).push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
+        let (mut child, stderr) = spawn_transport(host, program, &who)?;
         let stdout = child.stdout.take().expect("stdout is piped");
-        let mut lines = BufReader::new(stdout).lines();
-        // the hello, read on a thread so that a transport that hangs cannot
-        let (hello_tx, hello_rx) = std::sync::mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            let first = lines.next();
-            let _ = hello_tx.send(first);
-            lines
-        });
-        let said = |stderr: &Arc<Mutex<String>>| {
-            let text = stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-            lines[lines.len().saturating_sub(3)..].join(" / ")
-        };
-        let first = match hello_rx.recv_timeout(HELLO_TIMEOUT) {
-            Ok(Some(Ok(line))) => line,
-            Ok(_) => {
-                let status = child.wait().ok().and_then(|s| s.code());
-                std::thread::sleep(Duration::from_millis(50)); // the rest of its stderr
-                let msg = said(&stderr);
-                let hint = if status == Some(127) || msg.contains("not found") {
-                    format!(": `{program}` is not on that host (install it, or use --push-agent)")
-                } else {
-                    String::new()
-                };
-                let _ = child.kill();
-                return Err(Error::input(format!(
-                    "{who}: {}{hint}",
-                    if msg.is_empty() { format!("the transport exited ({status:?}) without a word") } else { msg }
-                )));
-            }
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Error::input(format!(
-                    "{who}: no hello from the agent within {} s",
-                    HELLO_TIMEOUT.as_secs()
-                )));
-            }
-        };
-        let lines = reader.join().map_err(|_| Error::input(format!("{who}: reader panicked")))?;
-        let hello: Reply = serde_json::from_str(&first).map_err(|_| {
-            let _ = child.kill();
-            Error::input(format!(
-                "{who}: `{program} agent` answered `{}`, not a fathom agent's hello",
-                first.chars().take(120).collect::<String>()
-            ))
-        })?;
-        let Reply::Hello { protocol, version, cores, machine, .. } = hello else {
-            let _ = child.kill();
-            return Err(Error::input(format!("{who}: the agent did not begin with hello")));
-        };
-        if let Err(e) = same_build(&who, protocol, &version, env!("BUILD_IDENTITY")) {
-            let _ = child.kill();
-            return Err(e);
-        }
+        let (first, lines) = await_hello(&mut child, stdout, &stderr, program, &who)?;
+        let (cores, machine) = check_hello(&mut child, &first, program, &who)?;
         let stdin = child.stdin.take();
-        let mailbox: Arc<(Mutex<Mailbox>, Condvar)> = Arc::default();
-        let leaving = Arc::new(AtomicBool::new(false));
-        let lost_at = Arc::new(Mutex::new(None));
-        {
-            let (mailbox, leaving, lost_at) = (mailbox.clone(), leaving.clone(), lost_at.clone());
-            std::thread::Builder::new()
-                .name(format!("agent-{}", host.name))
-                .spawn(move || {
-                    for line in lines {
-                        let Ok(line) = line else { break };
-                        match serde_json::from_str::<Reply>(&line) {
-                            Ok(Reply::Sample(w)) => {
-                                if let Ok(s) = w.to_sample() {
-                                    let zero = *clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner());
-                                    let closed = zero + (s.t as i64 + 1) * 1000;
-                                    lags.lock()
-                                        .unwrap_or_else(|e| e.into_inner())
-                                        .push((crate::store::now_ms() - closed) as f64);
-                                    let _ = samples.send(s);
-                                }
-                            }
-                            Ok(reply) => {
-                                let (m, cv) = &*mailbox;
-                                m.lock().unwrap_or_else(|e| e.into_inner()).replies.push(reply);
-                                cv.notify_all();
-                            }
-                            Err(_) => {} // not ours: ignore rather than stop the run
-                        }
-                    }
-                    if !leaving.load(Ordering::Relaxed) {
-                        *lost_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-                    }
-                    let (m, cv) = &*mailbox;
-                    m.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
-                    cv.notify_all();
-                })
-                .map_err(|e| Error::input(format!("{who}: {e}")))?;
-        }
+        let (mailbox, leaving, lost_at) = read_replies(&host.name, &who, lines, samples, clock_unix_ms, lags)?;
         let mut remote = Remote {
             host: host.clone(),
             child: Mutex::new(child),
@@ -294,6 +181,162 @@ impl Drop for Remote {
             self.leave();
         }
     }
+}
+/// What the reader thread shares with its `Remote`: the mailbox, the flag saying this
+/// side left, and when the host was lost.
+type Shared = (Arc<(Mutex<Mailbox>, Condvar)>, Arc<AtomicBool>, Arc<Mutex<Option<Instant>>>);
+
+/// Starts the transport's process, with a thread keeping what it says on stderr.
+/// It is in a process group of its own, so Ctrl-C reaches only the controller, which
+/// tells the agent to stop: the agent is not killed before its last samples are sent.
+fn spawn_transport(host: &Host, program: &str, who: &str) -> Result<(Child, Arc<Mutex<String>>)> {
+    let mut child = host
+        .command(program)
+        .map_err(|e| Error::input(format!("{who}: {e}")))?
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::input(format!("{who}: cannot start its transport: {e}")))?;
+    let stderr = Arc::new(Mutex::new(String::new()));
+    if let Some(mut err) = child.stderr.take() {
+        let stderr = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                stderr.lock().unwrap_or_else(|e| e.into_inner()).push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    Ok((child, stderr))
+}
+
+/// The transport's last three lines on stderr, joined.
+fn last_words(stderr: &Arc<Mutex<String>>) -> String {
+    let text = stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines[lines.len().saturating_sub(3)..].join(" / ")
+}
+
+/// The agent's first line, and the rest of its output to read on.
+/// The hello is read on a thread, so that a transport that hangs cannot hang the run;
+/// a transport that ends or says nothing in time is killed, and its words reported.
+fn await_hello(
+    child: &mut Child,
+    stdout: ChildStdout,
+    stderr: &Arc<Mutex<String>>,
+    program: &str,
+    who: &str,
+) -> Result<(String, Lines<BufReader<ChildStdout>>)> {
+    let mut lines = BufReader::new(stdout).lines();
+    let (hello_tx, hello_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let first = lines.next();
+        let _ = hello_tx.send(first);
+        lines
+    });
+    let first = match hello_rx.recv_timeout(HELLO_TIMEOUT) {
+        Ok(Some(Ok(line))) => line,
+        Ok(_) => {
+            let status = child.wait().ok().and_then(|s| s.code());
+            std::thread::sleep(Duration::from_millis(50)); // the rest of its stderr
+            let msg = last_words(stderr);
+            let hint = if status == Some(127) || msg.contains("not found") {
+                format!(": `{program}` is not on that host (install it, or use --push-agent)")
+            } else {
+                String::new()
+            };
+            let _ = child.kill();
+            return Err(Error::input(format!(
+                "{who}: {}{hint}",
+                if msg.is_empty() { format!("the transport exited ({status:?}) without a word") } else { msg }
+            )));
+        }
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Error::input(format!("{who}: no hello from the agent within {} s", HELLO_TIMEOUT.as_secs())));
+        }
+    };
+    let lines = reader.join().map_err(|_| Error::input(format!("{who}: reader panicked")))?;
+    Ok((first, lines))
+}
+
+/// The cores and machine an agent's hello names.
+/// Anything but a hello from an agent of this very build kills the transport.
+fn check_hello(child: &mut Child, first: &str, program: &str, who: &str) -> Result<(usize, Option<String>)> {
+    let hello: Reply = serde_json::from_str(first).map_err(|_| {
+        let _ = child.kill();
+        Error::input(format!(
+            "{who}: `{program} agent` answered `{}`, not a fathom agent's hello",
+            first.chars().take(120).collect::<String>()
+        ))
+    })?;
+    let Reply::Hello { protocol, version, cores, machine, .. } = hello else {
+        let _ = child.kill();
+        return Err(Error::input(format!("{who}: the agent did not begin with hello")));
+    };
+    if let Err(e) = same_build(who, protocol, &version, env!("BUILD_IDENTITY")) {
+        let _ = child.kill();
+        return Err(e);
+    }
+    Ok((cores, machine))
+}
+
+/// Reads the agent's output on a thread of its own until it ends.
+/// Samples go straight to the collector, with their lag; other replies wait in the
+/// mailbox. An end without a bye marks the host lost.
+fn read_replies(
+    name: &str,
+    who: &str,
+    lines: Lines<BufReader<ChildStdout>>,
+    samples: Sender<Sample>,
+    clock_unix_ms: Arc<Mutex<i64>>,
+    lags: Lags,
+) -> Result<Shared> {
+    let mailbox: Arc<(Mutex<Mailbox>, Condvar)> = Arc::default();
+    let leaving = Arc::new(AtomicBool::new(false));
+    let lost_at = Arc::new(Mutex::new(None));
+    {
+        let (mailbox, leaving, lost_at) = (mailbox.clone(), leaving.clone(), lost_at.clone());
+        std::thread::Builder::new()
+            .name(format!("agent-{name}"))
+            .spawn(move || {
+                for line in lines {
+                    let Ok(line) = line else { break };
+                    match serde_json::from_str::<Reply>(&line) {
+                        Ok(Reply::Sample(w)) => {
+                            if let Ok(s) = w.to_sample() {
+                                let zero = *clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner());
+                                let closed = zero + (s.t as i64 + 1) * 1000;
+                                lags.lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .push((crate::store::now_ms() - closed) as f64);
+                                let _ = samples.send(s);
+                            }
+                        }
+                        Ok(reply) => {
+                            let (m, cv) = &*mailbox;
+                            m.lock().unwrap_or_else(|e| e.into_inner()).replies.push(reply);
+                            cv.notify_all();
+                        }
+                        Err(_) => {} // not ours: ignore rather than stop the run
+                    }
+                }
+                if !leaving.load(Ordering::Relaxed) {
+                    *lost_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                }
+                let (m, cv) = &*mailbox;
+                m.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+                cv.notify_all();
+            })
+            .map_err(|e| Error::input(format!("{who}: {e}")))?;
+    }
+    Ok((mailbox, leaving, lost_at))
 }
 
 /// Refuses an agent of another protocol or another build (`theirs`, from its hello;

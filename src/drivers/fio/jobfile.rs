@@ -50,70 +50,92 @@ pub fn translate(
     runtime_s: u64,
 ) -> JobFile {
     let mut g = String::new();
-    let line = |g: &mut String, key: &str, value: &dyn std::fmt::Display| {
-        let _ = writeln!(g, "{key}={value}");
-    };
     let _ = writeln!(g, "# fathom workload `{}`, translated for fio (engine: fio)", workload);
     let _ = writeln!(g, "# fathom stops fio at the workload's end; runtime leaves time to spare\n[global]");
-    line(&mut g, "ioengine", &if engine == IoEngine::IoUring { "io_uring" } else { "psync" });
-    line(&mut g, "direct", &u8::from(files.iter().all(|f| f.direct)));
-    line(&mut g, "rw", &w.rw.name());
-    if matches!(w.rw, Rw::Randrw | Rw::ReadWrite) {
-        line(&mut g, "rwmixread", &w.rwmixread);
-    }
-    if w.bs.is_single() {
-        line(&mut g, "bs", &w.bs.min());
-    } else if let Some((min, max)) = w.bs.range() {
-        line(&mut g, "bsrange", &format!("{min}-{max}"));
-    } else {
-        let split: Vec<String> = w.bs.sizes().map(|(s, p)| format!("{s}/{p}")).collect();
-        line(&mut g, "bssplit", &split.join(":"));
-    }
-    if w.rw.is_random() {
-        // fathom draws with replacement; fio's default random map would not repeat a
-        // block until it has touched them all
-        line(&mut g, "norandommap", &1);
-        if w.random_percent < 100 {
-            line(&mut g, "percentage_random", &w.random_percent);
-        }
-        if w.distribution != Distribution::Uniform {
-            line(&mut g, "random_distribution", &w.distribution);
-        }
-    }
-    let depth = if engine == IoEngine::IoUring { w.iodepth } else { 1 };
-    line(&mut g, "iodepth", &depth);
-    // a bounded workload ends after its IO (fio's default); runtime caps it as fathom's
-    // duration does
-    if w.bound.is_none() {
-        line(&mut g, "time_based", &1);
-    }
-    line(&mut g, "runtime", &runtime_s);
-    // percentiles and histogram bins of latency from submission, not only completion
-    line(&mut g, "lat_percentiles", &1);
-    if w.fsync_every > 0 {
-        line(&mut g, if w.fdatasync { "fdatasync" } else { "fsync" }, &w.fsync_every);
-    }
-    match w.data.content {
-        Content::Random => line(&mut g, "refill_buffers", &1),
-        Content::Compressible(p) => {
-            line(&mut g, "refill_buffers", &1);
-            line(&mut g, "buffer_compress_percentage", &p);
-            line(&mut g, "buffer_compress_chunk", &4096);
-            // the repeating part non-zero, as fathom's: zeros are suppressed, not compressed
-            line(&mut g, "buffer_pattern", &"\"fathom\"");
-        }
-        Content::Zero => line(&mut g, "zero_buffers", &1),
-    }
-    if w.data.dedupe_percent > 0 {
-        line(&mut g, "dedupe_percentage", &w.data.dedupe_percent);
-    }
-
+    write_pattern(&mut g, w, files, engine);
+    write_timing(&mut g, w, engine, runtime_s);
+    write_content(&mut g, w);
     let workers = match w.queue {
         Queue::Shared => job_count,
         Queue::PerTarget => job_count * files.len() as u32,
     };
     let slots = if engine == IoEngine::IoUring { 1 } else { w.iodepth };
-    let fio_jobs = workers * slots;
+    write_pace(&mut g, w, workers * slots);
+    let jobs = write_jobs(&mut g, workload, job_count, w, files, workers, slots);
+    JobFile { text: g, jobs }
+}
+
+/// One `key=value` line of a job file.
+fn line(g: &mut String, key: &str, value: &dyn std::fmt::Display) {
+    let _ = writeln!(g, "{key}={value}");
+}
+
+/// The global lines of what the IO is: engine, direct, mix, block sizes, randomness.
+fn write_pattern(g: &mut String, w: &IoProfile, files: &[FileSpec], engine: IoEngine) {
+    line(g, "ioengine", &if engine == IoEngine::IoUring { "io_uring" } else { "psync" });
+    line(g, "direct", &u8::from(files.iter().all(|f| f.direct)));
+    line(g, "rw", &w.rw.name());
+    if matches!(w.rw, Rw::Randrw | Rw::ReadWrite) {
+        line(g, "rwmixread", &w.rwmixread);
+    }
+    if w.bs.is_single() {
+        line(g, "bs", &w.bs.min());
+    } else if let Some((min, max)) = w.bs.range() {
+        line(g, "bsrange", &format!("{min}-{max}"));
+    } else {
+        let split: Vec<String> = w.bs.sizes().map(|(s, p)| format!("{s}/{p}")).collect();
+        line(g, "bssplit", &split.join(":"));
+    }
+    if w.rw.is_random() {
+        // fathom draws with replacement; fio's default random map would not repeat a
+        // block until it has touched them all
+        line(g, "norandommap", &1);
+        if w.random_percent < 100 {
+            line(g, "percentage_random", &w.random_percent);
+        }
+        if w.distribution != Distribution::Uniform {
+            line(g, "random_distribution", &w.distribution);
+        }
+    }
+}
+
+/// The global lines of how the IO runs: depth, how long, latency percentiles, syncs.
+fn write_timing(g: &mut String, w: &IoProfile, engine: IoEngine, runtime_s: u64) {
+    let depth = if engine == IoEngine::IoUring { w.iodepth } else { 1 };
+    line(g, "iodepth", &depth);
+    // a bounded workload ends after its IO (fio's default); runtime caps it as fathom's
+    // duration does
+    if w.bound.is_none() {
+        line(g, "time_based", &1);
+    }
+    line(g, "runtime", &runtime_s);
+    // percentiles and histogram bins of latency from submission, not only completion
+    line(g, "lat_percentiles", &1);
+    if w.fsync_every > 0 {
+        line(g, if w.fdatasync { "fdatasync" } else { "fsync" }, &w.fsync_every);
+    }
+}
+
+/// The global lines of what the written bytes hold, as fathom's data content.
+fn write_content(g: &mut String, w: &IoProfile) {
+    match w.data.content {
+        Content::Random => line(g, "refill_buffers", &1),
+        Content::Compressible(p) => {
+            line(g, "refill_buffers", &1);
+            line(g, "buffer_compress_percentage", &p);
+            line(g, "buffer_compress_chunk", &4096);
+            // the repeating part non-zero, as fathom's: zeros are suppressed, not compressed
+            line(g, "buffer_pattern", &"\"fathom\"");
+        }
+        Content::Zero => line(g, "zero_buffers", &1),
+    }
+    if w.data.dedupe_percent > 0 {
+        line(g, "dedupe_percentage", &w.data.dedupe_percent);
+    }
+}
+
+/// The global lines of the workload's pace, its rate shared among `fio_jobs` jobs.
+fn write_pace(g: &mut String, w: &IoProfile, fio_jobs: u32) {
     if let Some(rate) = w.rate_iops {
         // fio paces each direction on its own: a mixed workload gets a rate for each
         let per_job = |total: f64| {
@@ -127,17 +149,29 @@ pub fn translate(
         };
         match w.rate_mbps {
             // a byte rate is what fio paces natively
-            Some(mbps) => line(&mut g, "rate", &per_job(mbps * 1e6)),
-            None => line(&mut g, "rate_iops", &per_job(rate)),
+            Some(mbps) => line(g, "rate", &per_job(mbps * 1e6)),
+            None => line(g, "rate_iops", &per_job(rate)),
         }
         if w.arrival == Arrival::Poisson {
-            line(&mut g, "rate_process", &"poisson");
+            line(g, "rate_process", &"poisson");
         }
     }
     if !w.think_time.is_zero() {
-        line(&mut g, "thinktime", &w.think_time.as_micros());
+        line(g, "thinktime", &w.think_time.as_micros());
     }
+}
 
+/// One fio job per fathom worker and IO slot, each with its files, range and seed.
+/// Returns each job's name with the worker it belongs to.
+fn write_jobs(
+    g: &mut String,
+    workload: &str,
+    job_count: u32,
+    w: &IoProfile,
+    files: &[FileSpec],
+    workers: u32,
+    slots: u32,
+) -> Vec<(String, u32)> {
     let mut jobs = Vec::new();
     let span = files.iter().map(|f| f.size).min().unwrap_or(0);
     let align = w.bs.min();
@@ -159,24 +193,24 @@ pub fn translate(
                 if slots == 1 { format!("{}.{index}", workload) } else { format!("{}.{index}.{slot}", workload) };
             let names: Vec<String> = mine.iter().map(|f| f.path.display().to_string().replace(':', "\\:")).collect();
             let _ = writeln!(g, "\n[{name}]");
-            line(&mut g, "filename", &names.join(":"));
-            line(&mut g, "offset", &offset);
+            line(g, "filename", &names.join(":"));
+            line(g, "offset", &offset);
             // fio's size is the job's total over its files
-            line(&mut g, "size", &(size * mine.len() as u64));
-            line(&mut g, "randseed", &(Rng::seed_from(workload, index as u64, slot as u64) >> 1));
+            line(g, "size", &(size * mine.len() as u64));
+            line(g, "randseed", &(Rng::seed_from(workload, index as u64, slot as u64) >> 1));
             if let Some(b) = w.bound {
                 // a worker's amount, shared by its psync slots (one fio job each)
                 if let Some(bytes) = b.bytes(size * mine.len() as u64) {
-                    line(&mut g, "io_size", &(bytes / slots as u64 / align * align).max(align));
+                    line(g, "io_size", &(bytes / slots as u64 / align * align).max(align));
                 }
                 if let Some(n) = b.number_ios {
-                    line(&mut g, "number_ios", &(n / slots as u64).max(1));
+                    line(g, "number_ios", &(n / slots as u64).max(1));
                 }
             }
             jobs.push((name, index));
         }
     }
-    JobFile { text: g, jobs }
+    jobs
 }
 
 /// The knobs of `w` that fio runs differently from fathom's own engine.

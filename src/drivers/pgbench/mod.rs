@@ -243,32 +243,7 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
     let logs = l.dir.join(format!("{}.pgbench-log", w.name));
     crate::nofollow::create_dir(&logs).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
-    let mut cmd = Command::new(postgres::client("pgbench")?);
-    let seconds = (w.ramp + w.duration).as_secs();
-    cmd.args(["-n", "-c", &p.clients.to_string(), "-j", &p.threads.to_string(), "-T", &seconds.to_string()]);
-    cmd.arg("-l").arg(format!("--log-prefix={}", logs.join("txn").display()));
-    if let Some(rate) = p.rate {
-        cmd.arg(format!("--rate={rate}"));
-    }
-    match &p.script {
-        Script::Builtin(name) => {
-            cmd.args(["-b", name]);
-        }
-        Script::File(path) => {
-            cmd.arg("-f").arg(path);
-        }
-        Script::Sql(sql) => {
-            let path = l.dir.join(format!("{}.sql", w.name));
-            crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
-            cmd.arg("-f").arg(path);
-        }
-    }
-    cmd.arg(dsn);
-    let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
-    let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
-    let file =
-        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
-    cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);
+    let (mut cmd, out_path, err_path) = command(l, p, dsn, &logs)?;
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
     if l.stop.load(Ordering::Relaxed) {
@@ -306,7 +281,59 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
             example.unwrap_or_default()
         )));
     }
-    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    record_closing(l, &out_path, started, took, status);
+    if !status.success() && !signalled {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let tail: Vec<&str> = err.lines().filter(|l| !l.starts_with("progress:")).collect();
+        let tail = tail[tail.len().saturating_sub(5)..].join(" / ");
+        return Err(Error::failed(format!("{}: pgbench {status}: {tail} (output in {})", w.name, l.dir.display())));
+    }
+    Ok(())
+}
+
+/// The pgbench command line for a workload, with its output going to files in the
+/// run's directory: the command, and the paths of its stdout and stderr.
+/// An inline SQL script is written there too, for pgbench to read.
+fn command(l: &LaunchContext, p: &Pgbench, dsn: &str, logs: &Path) -> Result<(Command, PathBuf, PathBuf)> {
+    let w = &l.workload;
+    let mut cmd = Command::new(postgres::client("pgbench")?);
+    let seconds = (w.ramp + w.duration).as_secs();
+    cmd.args(["-n", "-c", &p.clients.to_string(), "-j", &p.threads.to_string(), "-T", &seconds.to_string()]);
+    cmd.arg("-l").arg(format!("--log-prefix={}", logs.join("txn").display()));
+    if let Some(rate) = p.rate {
+        cmd.arg(format!("--rate={rate}"));
+    }
+    match &p.script {
+        Script::Builtin(name) => {
+            cmd.args(["-b", name]);
+        }
+        Script::File(path) => {
+            cmd.arg("-f").arg(path);
+        }
+        Script::Sql(sql) => {
+            let path = l.dir.join(format!("{}.sql", w.name));
+            crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+            cmd.arg("-f").arg(path);
+        }
+    }
+    cmd.arg(dsn);
+    let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
+    let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
+    let file =
+        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
+    cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);
+    Ok((cmd, out_path, err_path))
+}
+
+/// Records pgbench's run as an event, with what its closing report says.
+fn record_closing(
+    l: &LaunchContext,
+    out_path: &Path,
+    started: Instant,
+    took: Duration,
+    status: std::process::ExitStatus,
+) {
+    let stdout = std::fs::read_to_string(out_path).unwrap_or_default();
     let closing = log::closing(&stdout);
     let detail = match closing.tps {
         Some(tps) => format!(
@@ -319,18 +346,11 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     l.sink.send(Record::Event(EventRow {
         at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
         kind: "pgbench".into(),
-        label: w.name.clone(),
+        label: l.workload.name.clone(),
         status: status.code().map(i64::from),
         took_ms: Some(took.as_millis() as i64),
         detail,
     }));
-    if !status.success() && !signalled {
-        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
-        let tail: Vec<&str> = err.lines().filter(|l| !l.starts_with("progress:")).collect();
-        let tail = tail[tail.len().saturating_sub(5)..].join(" / ");
-        return Err(Error::failed(format!("{}: pgbench {status}: {tail} (output in {})", w.name, l.dir.display())));
-    }
-    Ok(())
 }
 
 /// Sends the seconds of pgbench's transaction log in `logs` as it is written, every
