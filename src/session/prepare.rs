@@ -166,7 +166,7 @@ fn lint_gate(scenario: &mut Scenario, opts: &RunOptions) -> Result<Vec<lint::Fin
         scenario.prometheus = Some(addr.clone());
     }
     crate::scenario::hooks::check(scenario, opts.hooks.as_ref())?;
-    let findings = lint::findings(scenario);
+    let findings = lint::before(scenario, &crate::observe::preflight::facts(scenario));
     if opts.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
         eprint!("{}", lint::describe(&findings));
         return Err(Error::input("lint found warnings and --strict is set: fix them, or run without --strict"));
