@@ -6,6 +6,7 @@
 mod analysis;
 mod children;
 mod cli;
+mod clock;
 mod drivers;
 mod engine;
 mod error;

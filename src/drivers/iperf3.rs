@@ -11,8 +11,9 @@
 
 use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
 use crate::children::Group;
+use crate::clock::sleep_until;
+use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
-use crate::engine::{WorkerThread, sleep_until};
 use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::program::iperf3::Iperf3;

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-pub use worker::{Backend, WorkerSpec, WorkerThread, sleep_until};
+pub use worker::{Backend, WorkerSpec, WorkerThread};
 
 /// What the workers of one workload share, to start some of them: the timeline's
 /// workloads here, and an agent's on another host.
@@ -112,7 +112,7 @@ fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
             let io = io.clone();
             std::thread::Builder::new().name(name.clone()).spawn(move || {
                 precise_timers();
-                sleep_until(spec.begin, &spec.stop);
+                crate::clock::sleep_until(spec.begin, &spec.stop);
                 let result = demand::measured(|| spec.backend.run(&spec, stream, &io));
                 if result.is_err() {
                     // a failed IO ends the whole run now, not when this thread is joined

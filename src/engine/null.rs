@@ -50,7 +50,7 @@ pub fn run(spec: &WorkerSpec, ios: &mut IoGen) -> Result<()> {
                     batch.push((io, s.claim()));
                 }
                 if batch.is_empty() {
-                    super::worker::sleep_until(s.peek().min(spec.end), &spec.stop);
+                    crate::clock::sleep_until(s.peek().min(spec.end), &spec.stop);
                     continue;
                 }
             }

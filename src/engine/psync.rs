@@ -50,7 +50,7 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
                     return Ok(());
                 }
                 if due > now {
-                    super::worker::sleep_until(due, &spec.stop);
+                    crate::clock::sleep_until(due, &spec.stop);
                     now = Instant::now();
                     if spec.stopped(now) {
                         return Ok(());
@@ -92,7 +92,7 @@ pub fn run(spec: &WorkerSpec, stream: u32, ios: &Mutex<IoGen>) -> Result<()> {
         rec.record(done, io.op, io.len, done - intended, done - now);
         payload.check(spec, io, &buf.as_mut_slice()[..len], &mut rec);
         if !w.think_time.is_zero() {
-            super::worker::sleep_until(done + w.think_time, &spec.stop);
+            crate::clock::sleep_until(done + w.think_time, &spec.stop);
         }
     }
 }

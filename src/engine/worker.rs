@@ -89,17 +89,6 @@ impl WorkerSpec {
 /// A running worker thread; it ends with an error message if an IO failed.
 pub type WorkerThread = JoinHandle<Result<()>>;
 
-/// Sleeps in short steps until `at`, returning early when asked to stop.
-pub fn sleep_until(at: Instant, stop: &AtomicBool) {
-    loop {
-        let now = Instant::now();
-        if now >= at || stop.load(Ordering::Relaxed) {
-            return;
-        }
-        std::thread::sleep((at - now).min(Duration::from_millis(100)));
-    }
-}
-
 /// Accumulates one worker thread's measurements and sends them every second.
 pub struct Recorder {
     tx: Sender<Sample>,

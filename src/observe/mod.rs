@@ -68,17 +68,6 @@ fn spawn(name: &str, f: impl FnOnce() -> Result<()> + Send + 'static) -> Result<
         .map_err(|e| Error::failed(format!("starting the {name} thread: {e}")))
 }
 
-/// Sleeps until `until` or until `stop`; false when stopped.
-fn sleep_until(until: Instant, stop: &AtomicBool) -> bool {
-    while Instant::now() < until {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())));
-    }
-    !stop.load(Ordering::Relaxed)
-}
-
 /// Host CPU, fathom's CPU, its programs' (source `programs`, in the seconds any ran:
 /// fio, pgbench and PostgreSQL, iperf3 do the work of a driver's workload, not fathom)
 /// and device figures for each second `[t, t+1)` of the run.
@@ -98,7 +87,7 @@ fn local(
     let mut theirs = host::programs_cpu_ticks(&programs());
     let first = clock_start.elapsed().as_secs() + 1;
     for t in first.. {
-        if !sleep_until(clock_start + Duration::from_secs(t), stop) {
+        if !crate::clock::sleep_until(clock_start + Duration::from_secs(t), stop) {
             return Ok(());
         }
         let (cpu_now, own_now, disk_now, now) =
@@ -141,7 +130,7 @@ fn remote_loop(
     let mut said: Vec<String> = Vec::new();
     let mut next = Instant::now();
     loop {
-        if !sleep_until(next, stop) {
+        if !crate::clock::sleep_until(next, stop) {
             return Ok(());
         }
         let t = clock_start.elapsed().as_secs() as i64;

@@ -42,7 +42,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     let cpu_before = host::process_cpu_seconds();
     let demand_before = Demand::now();
     let clock_start = Instant::now();
-    let clock_unix_ms = crate::store::now_ms();
+    let clock_unix_ms = crate::clock::unix_ms();
     store.set_clock_start(run, clock_unix_ms)?;
     *fleet.clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner()) = clock_unix_ms;
     record_clocks(store, run, fleet)?;

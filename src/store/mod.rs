@@ -128,7 +128,7 @@ impl Store {
                 redact(scenario),
                 redact_yaml(text, read_yaml),
                 redact(command),
-                now_ms(),
+                crate::clock::unix_ms(),
                 Status::Running.as_str(),
                 redact_json(env).to_string()
             ],
@@ -166,7 +166,7 @@ impl Store {
     pub fn finish_run(&self, run: i64, status: Status, error: Option<&str>) -> Result<()> {
         self.conn.execute(
             "UPDATE runs SET status = ?2, ended_unix_ms = ?3, error = ?4 WHERE id = ?1",
-            params![run, status.as_str(), now_ms(), error.map(redact)],
+            params![run, status.as_str(), crate::clock::unix_ms(), error.map(redact)],
         )?;
         Ok(())
     }
@@ -554,10 +554,6 @@ pub struct Bin {
 /// The op a stored code means in a run (see [`Store::ops_of`]).
 fn op_of(ops: &BTreeMap<i64, Op>, code: i64) -> Result<Op> {
     ops.get(&code).copied().ok_or_else(|| Error::failed(format!("unknown op code {code} in the store")))
-}
-
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 fn rfc3339(unix_ms: i64) -> String {

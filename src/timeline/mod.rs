@@ -579,7 +579,7 @@ impl Executor<'_> {
 
     /// Stops workload `idx` on second `t` (waiting for it) and joins it.
     fn stop_at(&mut self, idx: usize, t: u64) -> Result<()> {
-        crate::engine::sleep_until(self.cx.clock_start + Duration::from_secs(t), &self.cx.stop);
+        crate::clock::sleep_until(self.cx.clock_start + Duration::from_secs(t), &self.cx.stop);
         if let Some(l) = self.started[idx].as_ref() {
             l.stop.store(true, Ordering::Relaxed);
         }

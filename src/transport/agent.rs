@@ -40,14 +40,6 @@ struct LaidOut {
     stop: Arc<AtomicBool>,
 }
 
-pub fn now_unix_ms() -> i64 {
-    crate::store::now_ms()
-}
-
-fn now_unix_ns() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0)
-}
-
 /// Runs the agent until `bye` or the end of stdin. `name` is how the controller's
 /// inventory calls this host.
 pub fn run(name: &str) -> i32 {
@@ -70,7 +62,7 @@ pub fn run(name: &str) -> i32 {
     };
     for command in commands(&out, abort.clone()) {
         match command {
-            Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: now_unix_ns() }),
+            Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: crate::clock::unix_ns() }),
             Command::Prepare { idx, origin, text, sets, workload, targets, rate_iops } => {
                 match lay_out(&origin, &text, &sets, &workload, &targets, rate_iops, &abort) {
                     Ok(w) => {
@@ -123,7 +115,7 @@ fn forward_samples(
 ) -> std::thread::JoinHandle<()> {
     let out = out.clone();
     std::thread::spawn(move || {
-        let sample = |s: Sample| out.send(&Reply::Sample(WireSample::from_sample(&s, now_unix_ms())));
+        let sample = |s: Sample| out.send(&Reply::Sample(WireSample::from_sample(&s, crate::clock::unix_ms())));
         loop {
             let disconnected = match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(s) => {
@@ -173,8 +165,8 @@ impl Agent {
             return;
         };
         // the run clock's second 0 as an instant of this host's monotonic clock
-        let behind = Duration::from_millis(now_unix_ms().saturating_sub(clock_unix_ms).max(0) as u64);
-        let ahead = Duration::from_millis(clock_unix_ms.saturating_sub(now_unix_ms()).max(0) as u64);
+        let behind = Duration::from_millis(crate::clock::unix_ms().saturating_sub(clock_unix_ms).max(0) as u64);
+        let ahead = Duration::from_millis(clock_unix_ms.saturating_sub(crate::clock::unix_ms()).max(0) as u64);
         let clock_start = Instant::now().checked_sub(behind).unwrap_or_else(Instant::now) + ahead;
         // observed from the first start on, on the run clock, as the controller observes its own host
         if self.observing.is_none() {

@@ -137,7 +137,7 @@ impl Remote {
         let mut best: Option<(f64, f64)> = None;
         for _ in 0..5 {
             let id = self.next_clock.fetch_add(1, Ordering::Relaxed);
-            let sent = now_ns();
+            let sent = crate::clock::unix_ns();
             self.send(&Command::Clock { id })?;
             let theirs = self
                 .take(Duration::from_secs(10), |r| match r {
@@ -147,7 +147,7 @@ impl Remote {
                 .ok_or_else(|| {
                     Error::failed(format!("host {}: no answer to a clock request{}", self.host.name, self.said()))
                 })?;
-            let back = now_ns();
+            let back = crate::clock::unix_ns();
             let rtt = (back - sent) as f64 / 1e6;
             let offset = (theirs as f64 - (sent as f64 + back as f64) / 2.0) / 1e6;
             if best.is_none_or(|(_, r)| rtt < r) {
@@ -315,7 +315,7 @@ fn read_replies(
                                 let closed = zero + (s.t as i64 + 1) * 1000;
                                 lags.lock()
                                     .unwrap_or_else(|e| e.into_inner())
-                                    .push((crate::store::now_ms() - closed) as f64);
+                                    .push((crate::clock::unix_ms() - closed) as f64);
                                 let _ = samples.send(s);
                             }
                         }
@@ -351,10 +351,6 @@ fn same_build(who: &str, protocol: u32, theirs: &str, ours: &str) -> Result<()> 
         "{who}: its fathom is {theirs}, agent protocol {protocol}; this one is {ours}, protocol {VERSION}: \
          run the same build on every host, or use --push-agent to copy this one there"
     )))
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -14,8 +14,9 @@ pub mod status;
 
 use super::driver::{Driver, LaunchContext, Ready, spawn_program};
 use crate::children::Group;
+use crate::clock::sleep_until;
+use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
-use crate::engine::{WorkerThread, sleep_until};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Scenario, Workload};
@@ -139,7 +140,7 @@ fn run(l: &LaunchContext) -> Result<()> {
     if l.stop.load(Ordering::Relaxed) {
         return Ok(());
     }
-    let started_ms = crate::store::now_ms();
+    let started_ms = crate::clock::unix_ms();
     let mut fio = Command::new("fio");
     fio.args(["--output-format=json+", "--eta=never"]).arg(format!("--status-interval={STATUS_INTERVAL}"));
     // absolute: fio may run in the run's directory
