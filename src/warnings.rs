@@ -20,6 +20,10 @@ pub enum Warning {
     FioInexact { workload: String, knob: &'static str, why: String },
     /// `--time-scale` made durations shorter than their keys take; they were raised.
     TimeScaleRaised { factor: f64, raised: Vec<String> },
+    /// A host of the run stopped answering `after_s` into it; the others ran on.
+    HostLost { host: String, after_s: f64 },
+    /// A run a fathom that is gone left `running` was cleaned up: what it left.
+    LeftBehind { what: String },
 }
 
 impl Warning {
@@ -33,6 +37,8 @@ impl Warning {
             Warning::TargetFull { .. } => "target-full",
             Warning::FioInexact { .. } => "fio-inexact",
             Warning::TimeScaleRaised { .. } => "time-scale-raised",
+            Warning::HostLost { .. } => "host-lost",
+            Warning::LeftBehind { .. } => "left-behind",
         }
     }
 
@@ -72,6 +78,16 @@ impl Warning {
                  The run's phases are not in the scenario's proportions; use a larger scale to keep them",
                 raised.join(", ")
             ),
+            Warning::HostLost { host, after_s } => format!(
+                "host {host} was lost {after_s:.1} s into the run: its samples up to then are kept, the other hosts ran on"
+            ),
+            Warning::LeftBehind { what } => what.clone(),
         }
+    }
+
+    /// Says it to the person at the terminal (above the live view while it is drawn):
+    /// the one way a warning is shown, wherever it is raised.
+    pub fn say(&self) {
+        crate::terminal::say(&format!("warning: {}", self.message()));
     }
 }

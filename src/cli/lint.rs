@@ -64,7 +64,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     // said as the run would say it: durations --time-scale raised to their key's least
     if let Some(t) = scenario.time_scale.as_ref().filter(|t| !t.raised.is_empty()) {
         let w = crate::warnings::Warning::TimeScaleRaised { factor: t.factor, raised: t.raised.clone() };
-        eprintln!("warning: {}", w.message());
+        w.say();
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&found).expect("findings serialize"));

@@ -265,7 +265,7 @@ impl Drop for Cluster {
         if self.running
             && let Err(e) = self.stop()
         {
-            eprintln!("warning: {e}");
+            crate::terminal::say(&format!("warning: {e}"));
         }
     }
 }

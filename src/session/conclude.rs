@@ -15,6 +15,7 @@ use crate::scenario::{EngineKind, Scenario};
 use crate::store::{EventRow, ObservationRow, Status, Store};
 use crate::timeline::Outcome;
 use crate::transport::fleet::Fleet;
+use crate::warnings::Warning;
 use std::path::Path;
 use std::time::Instant;
 
@@ -110,10 +111,8 @@ fn record_lost(store: &Store, run: i64, fleet: &Fleet, clock_start: Instant) -> 
     let lost = fleet.lost();
     for (host, at) in &lost {
         let at_ms = at.saturating_duration_since(clock_start).as_millis() as i64;
-        let message = format!(
-            "host {host} was lost {:.1} s into the run: its samples up to then are kept, the other hosts ran on",
-            at_ms as f64 / 1000.0
-        );
+        let warning = Warning::HostLost { host: host.clone(), after_s: at_ms as f64 / 1000.0 };
+        let message = warning.message();
         store.add_event(
             run,
             &EventRow {
@@ -125,8 +124,8 @@ fn record_lost(store: &Store, run: i64, fleet: &Fleet, clock_start: Instant) -> 
                 detail: message.clone(),
             },
         )?;
-        store.add_warning(run, "host-lost", &message)?;
-        eprintln!("warning: {message}");
+        store.add_warning(run, warning.code(), &message)?;
+        warning.say();
     }
     Ok(lost)
 }

@@ -73,8 +73,9 @@ pub(super) fn prepare(
     // a run whose length is unknown (a workload ends when its IO is done) is checked for
     // its first second's results and the reserve
     let reserve = Arc::new(Reserve::take(results, total.unwrap_or(1), &workers)?);
-    for line in children::clean_up(&store)? {
-        eprintln!("warning: {line}");
+    // about runs before this one: said, and stored with those runs (`clean_up`)
+    for what in children::clean_up(&store)? {
+        Warning::LeftBehind { what }.say();
     }
     let (targets, env) = environment_of(&scenario, &files, &fleet);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -238,7 +239,7 @@ fn store_warnings(
 ) -> Result<()> {
     for w in warnings {
         store.add_warning(run, w.code(), &w.message())?;
-        eprintln!("warning: {}", w.message());
+        w.say();
     }
     for f in findings {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;

@@ -602,7 +602,7 @@ impl Executor<'_> {
             stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
             let w = Warning::TargetFull { workload: l.w.name.clone(), path: data.path.clone(), at_s: stopped };
             cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
-            crate::terminal::say(&format!("warning: {}", w.message()));
+            w.say();
         }
         cx.sink.send(Record::WorkloadStopped { idx, at: stopped });
         Ok(())
