@@ -162,6 +162,27 @@ pub fn bad_input(e: Error) -> Error {
     }
 }
 
+/// Records a program's end as the run's event: `program` ran for workload `l` from
+/// `started` for `took`, exited with `status`, and said `detail` (its own closing
+/// figures), so every program's end reads alike in the report's events.
+pub fn finish_program(
+    l: &LaunchContext,
+    program: &str,
+    started: Instant,
+    took: Duration,
+    status: std::process::ExitStatus,
+    detail: String,
+) {
+    l.sink.send(crate::store::sink::Record::Event(crate::store::EventRow {
+        at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
+        kind: program.into(),
+        label: l.workload.name.clone(),
+        status: status.code().map(i64::from),
+        took_ms: Some(took.as_millis() as i64),
+        detail,
+    }));
+}
+
 /// Starts a program driver's thread for a workload: `run` on it, the whole run stopped
 /// if it fails. `program` names the thread and, with the workload, its messages.
 pub fn spawn_program(

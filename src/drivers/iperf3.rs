@@ -9,7 +9,7 @@
 //! JSON (`-J`) would come only when the test ends (Debian's iperf3 3.12 has no
 //! `--json-stream`), so the text is read, with bitrates in whole Kbit/s (`-f k`).
 
-use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
+use super::driver::{Driver, LaunchContext, Ready, bad_input, finish_program, spawn_program};
 use crate::children::Group;
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
@@ -20,7 +20,7 @@ use crate::scenario::program::iperf3::Iperf3;
 use crate::scenario::units::Span;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
-use crate::store::{EventRow, ObservationRow};
+use crate::store::ObservationRow;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -358,14 +358,7 @@ fn record_closing(
         ),
         _ => "no closing report".into(),
     };
-    l.sink.send(Record::Event(EventRow {
-        at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
-        kind: "iperf3".into(),
-        label: l.workload.name.clone(),
-        status: status.code().map(i64::from),
-        took_ms: Some(took.as_millis() as i64),
-        detail,
-    }));
+    finish_program(l, "iperf3", started, took, status, detail);
 }
 
 #[cfg(test)]

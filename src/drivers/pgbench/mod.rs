@@ -15,7 +15,7 @@
 
 pub mod log;
 
-use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
+use super::driver::{Driver, LaunchContext, Ready, bad_input, finish_program, spawn_program};
 use super::postgres::{self, Cluster};
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::scenario::program::pgbench::{Pgbench, Script};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
-use crate::store::{EventRow, ObservationRow};
+use crate::store::ObservationRow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -344,14 +344,7 @@ fn record_closing(
         ),
         None => "no closing report".into(),
     };
-    l.sink.send(Record::Event(EventRow {
-        at_ms: started.saturating_duration_since(l.clock_start).as_millis() as i64,
-        kind: "pgbench".into(),
-        label: l.workload.name.clone(),
-        status: status.code().map(i64::from),
-        took_ms: Some(took.as_millis() as i64),
-        detail,
-    }));
+    finish_program(l, "pgbench", started, took, status, detail);
 }
 
 /// Sends the seconds of pgbench's transaction log in `logs` as it is written, every
