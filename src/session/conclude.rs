@@ -16,7 +16,6 @@ use crate::store::{EventRow, ObservationRow, Status, Store};
 use crate::timeline::Outcome;
 use crate::transport::fleet::Fleet;
 use crate::warnings::Warning;
-use std::path::Path;
 use std::time::Instant;
 
 /// Judges and records the run's end; the exit status is 0, 1 failed, 3 an expectation
@@ -152,7 +151,6 @@ fn record_figures(store: &Store, run: i64, fleet: &Fleet, generator: Option<lint
     if rows.is_empty() {
         return Ok(());
     }
-    let mut store = Store::open(store.path.parent().unwrap_or(Path::new(".")))?;
     store.add_observations(run, &rows)
 }
 

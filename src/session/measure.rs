@@ -153,6 +153,5 @@ fn record_clocks(store: &Store, run: i64, fleet: &Fleet) -> Result<()> {
         rows.push(ObservationRow { t: 0, source: source.clone(), name: "clock_offset_ms".into(), value: r.offset_ms });
         rows.push(ObservationRow { t: 0, source, name: "rtt_ms".into(), value: r.rtt_ms });
     }
-    let mut store = Store::open(store.path.parent().unwrap_or(Path::new(".")))?;
     store.add_observations(run, &rows)
 }

@@ -30,8 +30,10 @@ pub struct Observed {
 }
 
 impl Store {
-    pub fn add_observations(&mut self, run: i64, rows: &[ObservationRow]) -> Result<()> {
-        let tx = self.conn.transaction()?;
+    pub fn add_observations(&self, run: i64, rows: &[ObservationRow]) -> Result<()> {
+        // no other transaction is open on the handle while a run's rows are added, so
+        // the run's one handle need not be borrowed mutably (or opened again) for it
+        let tx = self.conn.unchecked_transaction()?;
         {
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO observations (run_id, t, source, name, value) VALUES (?1, ?2, ?3, ?4, ?5)",
