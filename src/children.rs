@@ -249,7 +249,7 @@ static FORCED: AtomicBool = AtomicBool::new(false);
 static RECORDING: AtomicBool = AtomicBool::new(false);
 
 /// What a run stopped at once says it ended by.
-const FORCED_STOP: &str =
+pub const FORCED_STOP: &str =
     "interrupted twice: stopped at once, the programs it started killed; the seconds stored before are kept";
 
 /// CLOCK_MONOTONIC in ns (clock_gettime(2) is async-signal-safe).
@@ -289,6 +289,12 @@ pub fn exit_on_second_signal(signal: i32) -> std::io::Result<()> {
     // SAFETY: the action only reads and writes atomics and calls clock_gettime(2),
     // kill(2) and _exit(2), all async-signal-safe.
     unsafe { signal_hook::low_level::register(signal, action) }.map(|_| ())
+}
+
+/// Whether a second interrupt asked to stop at once: the run's end then says so,
+/// whichever thread writes it first.
+pub fn stopped_at_once() -> bool {
+    FORCED.load(Ordering::SeqCst)
 }
 
 /// Waits, while a run is recorded, for a forced stop; then marks the run `aborted` with

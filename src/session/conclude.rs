@@ -45,7 +45,7 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     // the lags and the generator's share are details: failing to store them must not
     // leave the run `running`
     let figures = record_figures(store, run, fleet, generator);
-    store.finish_run(run, status, error.as_deref())?;
+    super::state::finish(store, run, status, error.as_deref())?;
     figures?;
     for f in lint::after(&measured_by_workload(&RunSummary::load(store, &run.to_string())?, scenario), generator) {
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;

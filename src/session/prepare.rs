@@ -149,11 +149,11 @@ fn start_drivers(
     match ReadyDrivers::prepare(scenario, &store.run_dir(run), stop, progress) {
         Ok(p) => Ok(p),
         Err(_) if interrupted.load(Ordering::Relaxed) => {
-            store.finish_run(run, Status::Aborted, Some(INTERRUPTED))?;
+            super::state::finish(store, run, Status::Aborted, Some(INTERRUPTED))?;
             Err(Error::Interrupted)
         }
         Err(e) => {
-            store.finish_run(run, Status::Failed, Some(&e.to_string()))?;
+            super::state::finish(store, run, Status::Failed, Some(&e.to_string()))?;
             Err(e)
         }
     }

@@ -6,7 +6,7 @@ use crate::engine::target::DataFile;
 use crate::metrics::Sample;
 use crate::report::summary::RunSummary;
 use crate::scenario::{EngineKind, Override, Scenario};
-use crate::store::{Reserve, Store};
+use crate::store::{Reserve, Status, Store};
 use crate::transport::fleet::Fleet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,6 +15,16 @@ use std::sync::mpsc::{Receiver, Sender};
 
 /// The error of a run stopped by SIGINT, SIGTERM or SIGHUP.
 pub(super) const INTERRUPTED: &str = "interrupted by a signal";
+
+/// Records how run `run` ended. After a second interrupt it ended by being stopped at
+/// once, whatever the stage saw meanwhile (its programs killed under it): the forced-stop
+/// thread and the stage may both get there, and both say the same.
+pub(super) fn finish(store: &Store, run: i64, status: Status, error: Option<&str>) -> crate::error::Result<()> {
+    match crate::children::stopped_at_once() {
+        true => store.finish_run(run, Status::Aborted, Some(crate::children::FORCED_STOP)),
+        false => store.finish_run(run, status, error),
+    }
+}
 
 /// How to run a scenario, beyond the scenario itself: plain values, so a caller builds
 /// them without a command line (`sweep` sets its own).
