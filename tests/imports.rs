@@ -4,28 +4,13 @@
 
 mod common;
 
-use common::{Scratch, text};
+use common::{Scratch, bounded, text};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// What a file outside the user's directory holds: it must never reach an error.
 const SECRET: &str = "root:x:0:0:SECRET-CONTENT:/root:/bin/bash\n";
-
-/// Runs fathom with `args`, killed (and the test failed) past 20 s.
-fn bounded(s: &Scratch, args: &[&str]) -> Output {
-    let started = Instant::now();
-    let mut child =
-        s.fathom(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            panic!("fathom {args:?} did not end within 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
 
 fn refused(out: &Output, says: &str) {
     let all = text(out);

@@ -4,26 +4,10 @@
 
 mod common;
 
-use common::{Scratch, text};
+use common::{Scratch, bounded, text};
 use std::process::Output;
-use std::time::{Duration, Instant};
 
 const NULL_RUN: &str = "name: n\nworkloads:\n  n:\n    engine: null\n    rw: randread\n    duration: 1s\n";
-
-/// Runs fathom with `args`, killed if it takes past 20 s (a FIFO read would hang).
-fn bounded(s: &Scratch, args: &[&str]) -> Output {
-    let started = Instant::now();
-    let mut child =
-        s.fathom(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            panic!("fathom {args:?} did not end within 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
 
 fn refused(out: &Output, says: &str) {
     assert_eq!(out.status.code(), Some(2), "{}", text(out));

@@ -87,3 +87,19 @@ pub fn ops<'a>(show: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::V
     let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
     w["ops"].as_array().unwrap()
 }
+
+/// Runs fathom with `args`, killed (and the test failed) past 20 s: for inputs that
+/// must be refused, not read forever (a FIFO, a device, an include that multiplies).
+pub fn bounded(s: &Scratch, args: &[&str]) -> Output {
+    let started = std::time::Instant::now();
+    let mut child =
+        s.fathom(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("fathom {args:?} did not end within 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
