@@ -349,7 +349,7 @@ impl Store {
         let q = WindowQuery { run, workload, range: (lo, hi), windows, bin };
         let bin_counts = self.window_counters(&q, &ops, &mut out)?;
         for (m, &(from, to)) in out.windows.iter_mut().zip(windows) {
-            self.checks_and_sizes(run, workload, from, to, m)?;
+            self.checks_and_sizes(&q, &ops, (from, to), m)?;
         }
         let closed = self.window_histograms(&q, &ops, &mut out)?;
         if let Some(b) = bin {
@@ -482,15 +482,16 @@ impl Store {
         Ok(ops)
     }
 
-    /// A workload's verification counts and block sizes per op in `[from, to)`, into `out`.
+    /// A workload's verification counts and block sizes per op in `[from, to)`, into
+    /// `out`; `ops` is what the run's op codes mean ([`Store::ops_of`]).
     fn checks_and_sizes(
         &self,
-        run: i64,
-        workload: i64,
-        from: i64,
-        to: i64,
+        q: &WindowQuery,
+        ops: &BTreeMap<i64, Op>,
+        (from, to): (i64, i64),
         out: &mut BTreeMap<Op, OpStats>,
     ) -> Result<()> {
+        let (run, workload) = (q.run, q.workload);
         let mut stmt = self.conn.prepare_cached(
             "SELECT sum(good), sum(misplaced), sum(corrupt) FROM verify
              WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 HAVING count(*) > 0",
@@ -508,7 +509,7 @@ impl Store {
         )?;
         let mut rows = stmt.query(params![run, workload, from, to])?;
         while let Some(r) = rows.next()? {
-            let op = op_of(&self.ops_of(run)?, r.get(0)?)?;
+            let op = op_of(ops, r.get(0)?)?;
             let size = r.get::<_, i64>(1)? as u64;
             let ops = r.get::<_, i64>(2)? as u64;
             out.entry(op).or_insert_with(|| OpStats::new(false)).sizes.push((size, ops));
