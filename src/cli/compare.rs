@@ -20,14 +20,14 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
+pub fn run(args: Args, results: &Path, width: usize) -> Result<i32> {
     let store = Store::open_existing(results)?;
     let reports = args.runs.iter().map(|r| Report::build(&store, r)).collect::<Result<Vec<_>>>()?;
     let comparison = Comparison::of(&reports);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&comparison).expect("comparison serializes"));
     } else {
-        print!("{}", comparison.text());
+        print!("{}", comparison.text(width));
     }
     if let Some(path) = &args.output {
         crate::nofollow::write(path, comparison.html(&reports))

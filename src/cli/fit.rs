@@ -7,7 +7,7 @@ use crate::report::chart::{Axis, Chart, Style, Unit};
 use crate::report::format::{count, sig3};
 use crate::report::run_charts;
 use crate::report::summary::RunSummary;
-use crate::report::table::render;
+use crate::report::table::plain as render;
 use crate::store::Store;
 use std::path::{Path, PathBuf};
 

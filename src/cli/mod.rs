@@ -30,6 +30,10 @@ pub struct Cli {
     /// Directory of the results store (fathom.db)
     #[arg(long, env = "FATHOM_RESULTS", default_value = "fathom-results", global = true)]
     results: PathBuf,
+    /// Show every column of a table, however wide (tables otherwise fit the terminal,
+    /// or `COLUMNS`, or 100 columns when not printing to a terminal)
+    #[arg(long, global = true)]
+    wide: bool,
 }
 
 #[derive(Subcommand)]
@@ -66,6 +70,7 @@ enum Command {
 /// Runs the chosen command and returns the process exit status.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     let results = cli.results.as_path();
+    let width = crate::report::table::text::width(cli.wide);
     // talking to agents (or, as one, to a controller) over pipes: a peer that went away
     // is an error to handle (a lost host), not a reason to die of SIGPIPE
     let pipes = match &cli.command {
@@ -78,16 +83,16 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     }
     match cli.command {
-        Command::Run(a) => run::run(a, results),
-        Command::Runs(a) => runs::run(a, results),
-        Command::Show(a) => show::run(a, results),
+        Command::Run(a) => run::run(a, results, width),
+        Command::Runs(a) => runs::run(a, results, width),
+        Command::Show(a) => show::run(a, results, width),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Lint(a) => lint::run(a),
         Command::Fit(a) => fit::run(a, results),
-        Command::Sweep(a) => sweep::run(a, results),
+        Command::Sweep(a) => sweep::run(a, results, width),
         Command::Export(a) => export::run(a, results),
         Command::Report(a) => report::run(a, results),
-        Command::Compare(a) => compare::run(a, results),
+        Command::Compare(a) => compare::run(a, results, width),
         Command::Convert(a) => convert::run(a),
         Command::Agent(a) => agent::run(a),
         Command::Completions(a) => completions::run(a, Cli::command()),

@@ -55,7 +55,7 @@ pub struct Args {
     pub(super) time_scale: Option<f64>,
 }
 
-pub fn run(mut args: Args, results: &Path) -> Result<i32> {
+pub fn run(mut args: Args, results: &Path, width: usize) -> Result<i32> {
     args.sets.extend(args.time_scale.map(time_scale::as_set));
     let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.target_counts());
     let (scenario, is_builtin) =
@@ -75,15 +75,15 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         push_agent: args.push_agent,
         hooks,
     };
-    Ok(print_end(&session::run(scenario, is_builtin, &opts, results)?, opts.quiet))
+    Ok(print_end(&session::run(scenario, is_builtin, &opts, results)?, opts.quiet, width))
 }
 
 /// Prints the summary a run ends with (also `sweep`'s) and returns its exit status.
 /// Lint's findings before the run were printed as it started, unless `quiet`: each is
 /// said once.
-pub(super) fn print_end(ended: &Ended, quiet: bool) -> i32 {
+pub(super) fn print_end(ended: &Ended, quiet: bool, width: usize) -> i32 {
     println!();
-    super::show::print(&ended.summary, &|code| !quiet && crate::analysis::lint::said_before_run(code));
+    super::show::print(&ended.summary, &|code| !quiet && crate::analysis::lint::said_before_run(code), width);
     if ended.code == 3 {
         println!(
             "

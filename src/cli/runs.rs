@@ -3,8 +3,9 @@
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::report::format::{latency_us, rate_in};
+use crate::report::sections::findings;
 use crate::report::summary::RunSummary;
-use crate::report::table;
+use crate::report::table::text;
 use crate::store::Store;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -16,7 +17,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
+pub fn run(args: Args, results: &Path, width: usize) -> Result<i32> {
     let store = Store::open_existing(results)?;
     let mut list = Vec::new();
     let mut json = Vec::new();
@@ -49,7 +50,7 @@ pub fn run(args: Args, results: &Path) -> Result<i32> {
     } else if list.is_empty() {
         println!("no runs yet: try `fathom run`");
     } else {
-        print!("{}", table::runs(&list));
+        print!("{}", text::render(&findings::runs(&list), width));
     }
     Ok(0)
 }

@@ -1,7 +1,7 @@
 //! `fathom scenarios [show NAME]`: the built-in library.
 
 use crate::error::{Error, Result};
-use crate::report::table::render;
+use crate::report::table::plain as render;
 use crate::scenario::builtin;
 
 #[derive(clap::Args)]

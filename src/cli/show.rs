@@ -4,8 +4,9 @@ use crate::error::Result;
 use crate::metrics::summary::Throughput;
 use crate::report::format::seconds;
 use crate::report::summary::RunSummary;
-use crate::report::table;
+use crate::report::table::text::wrap;
 use crate::store::Store;
+use std::io::IsTerminal;
 use std::path::Path;
 
 #[derive(clap::Args)]
@@ -18,48 +19,47 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
+pub fn run(args: Args, results: &Path, width: usize) -> Result<i32> {
     let store = Store::open_existing(results)?;
     let summary = RunSummary::load(&store, &args.run)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary).expect("summary serializes"));
     } else {
-        print(&summary, &|_| false);
+        print(&summary, &|_| false, width);
     }
     Ok(0)
 }
 
 /// The human-readable view, also printed at the end of `fathom run`, which leaves out
-/// the warnings `said` already printed (by their code).
-pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool) {
+/// the warnings `said` already printed (by their code). Tables fit `width`; sentences
+/// wrap at it on a terminal, and stay one line each when piped, for grep.
+pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool, width: usize) {
+    let prose = if std::io::stdout().is_terminal() { width } else { usize::MAX };
+    let say = |line: &str| print!("{}", wrap(line, prose));
     let r = &s.run;
     // the study's answer before anything else
     if let Some(a) = &s.answer {
-        println!("{}", a.line());
+        say(&a.line());
     }
     let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
     let scale = r.time_scale.map(|f| format!(" · {}", crate::scenario::time_scale::describe(f))).unwrap_or_default();
-    println!("run {} · {} · {} · {} · {}{scale}", r.id, r.scenario, r.started_at, duration, r.status);
+    say(&format!("run {} · {} · {} · {} · {}{scale}", r.id, r.scenario, r.started_at, duration, r.status));
     if let Some(err) = &r.error {
-        println!("error: {err}");
+        say(&format!("error: {err}"));
     }
     println!();
-    print!("{}", table::results(s));
-    print!("{}", crate::report::views_print::terminal(s));
-    print!("{}", crate::report::results_print::terminal(s));
-    print!("{}", table::analysis(s));
-    print!("{}", table::observed(s));
+    print!("{}", crate::report::sections::terminal(s, width));
     if !s.expectations.is_empty() {
-        print!("{}", crate::report::expect::describe(&s.expectations));
+        println!();
+        crate::report::expect::describe(&s.expectations).lines().skip(1).for_each(say);
     }
     if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.unit == Throughput::Iops)) {
-        println!(
-            "\nIOPS x mean = Little's law: the average number of IOs in flight. In a closed-loop workload\n\
-             its ops together should match depth; when lower, time is lost outside the device (the\n\
-             generator, or queueing above it). Open-loop workloads hold only as many as the rate needs."
-        );
+        println!();
+        say("IOPS x mean = Little's law: the average number of IOs in flight. In a closed-loop workload its ops \
+             together should match depth; when lower, time is lost outside the device (the generator, or queueing \
+             above it). Open-loop workloads hold only as many as the rate needs.");
     }
     for w in s.warnings.iter().filter(|w| !said(&w.code)) {
-        println!("warning: {}", w.message);
+        say(&format!("warning: {}", w.message));
     }
 }

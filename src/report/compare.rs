@@ -11,7 +11,7 @@ use super::chart::{Axis, Chart, Style, Unit, esc};
 use super::format::{count, latency_us, sig3};
 use super::html::{Report, STYLE};
 use super::summary::{RunSummary, phase_window};
-use super::table::render;
+use super::table::{from_rows, text};
 use crate::analysis::noise::{Change, Interval};
 use crate::metrics::summary::OpSummary;
 use crate::store::read::{Difference, Ran, Setting, StoredWorkload, differences, run_differences};
@@ -170,7 +170,7 @@ impl Comparison {
 
     /// The terminal: the runs, what differs in their configuration, which phases were
     /// matched, then one line per figure with each run's value and its change.
-    pub fn text(&self) -> String {
+    pub fn text(&self, width: usize) -> String {
         let mut out = String::new();
         for r in &self.runs {
             let _ = writeln!(out, "run {}: {} · {} · {}", r.id, r.scenario, r.started_at, r.status);
@@ -209,7 +209,7 @@ impl Comparison {
             })
             .collect();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
-        out.push_str(&render(&header, &rows, 4));
+        out.push_str(&text::render(&from_rows(&header, rows, 4), width));
         let _ = writeln!(out, "\n{NOTE}");
         out
     }

@@ -4,9 +4,11 @@
 //! so the page and the terminal never disagree.
 
 use super::chart::{Chart, esc};
-use super::format::{count, latency_us, rate_in, seconds, sig3};
+use super::format::{count, latency_us, seconds, sig3};
 use super::run_charts::{bin_for, curves, histograms, observed_charts, time_series, timeline_decor};
+use super::sections::{findings, phases, workloads};
 use super::summary::RunSummary;
+use super::table;
 use crate::error::Result;
 use crate::metrics::summary::{OpSummary, Throughput};
 use crate::store::Store;
@@ -179,99 +181,24 @@ impl Report {
         h.push_str("</section>\n");
     }
 
-    /// Per workload and op: rates, the latency percentiles (and service time for open
-    /// loop), target vs achieved.
+    /// Per workload and op: rates and latency percentiles; open-loop ops against their
+    /// targets; network streams; each host's share; asked against achieved.
     fn results(&self, h: &mut String) {
+        let s = &self.summary;
         h.push_str(
             "<section id=\"results\"><h2>Results</h2><p class=\"note\">Over each workload's measured window (ramp \
              excluded). Latency is from the intended start for open-loop (rate-limited) workloads, so stalls count; \
-             service time is from submission.</p><table><thead><tr><th>workload</th><th>op</th><th>depth</th>\
-             <th>rate</th><th>MB/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th>\
-             <th>service p99</th><th>target rate</th><th>achieved</th></tr></thead><tbody>",
+             service time is from submission.</p>",
         );
-        for w in &self.summary.workloads {
-            for o in &w.ops {
-                let l = &o.latency;
-                let cell = |metric: &str, value: f64, text: String| {
-                    format!(
-                        "<td data-workload=\"{}\" data-op=\"{}\" data-metric=\"{metric}\" data-value=\"{value}\">{text}</td>",
-                        esc(&w.workload.name),
-                        o.op
-                    )
-                };
-                let achieved = o.target_iops.filter(|t| *t > 0.0).map(|t| format!("{:.1}%", o.iops / t * 100.0));
-                // network streams: bytes only; transactions: no bytes
-                let latency_cell = |metric: &str, value: f64| match o.unit.has_latency() {
-                    false => "<td>-</td>".to_string(),
-                    true => cell(metric, value, latency_us(value)),
-                };
-                let _ = write!(
-                    h,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}{}{}{}{}<td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&w.workload.name),
-                    o.op,
-                    w.concurrency,
-                    cell(o.unit.key(), o.rate(), rate_in(o.rate(), o.unit)),
-                    match o.unit.counts_bytes() {
-                        true => cell("mb_per_s", o.mb_per_s, sig3(o.mb_per_s)),
-                        false => "<td>-</td>".into(),
-                    },
-                    latency_cell("mean_us", l.mean_us),
-                    latency_cell("p50_us", l.p50_us),
-                    latency_cell("p90_us", l.p90_us),
-                    latency_cell("p99_us", l.p99_us),
-                    latency_cell("p99_9_us", l.p99_9_us),
-                    latency_cell("max_us", l.max_us),
-                    o.service_time.as_ref().map(|s| latency_us(s.p99_us)).unwrap_or_default(),
-                    o.target_iops.map(count).unwrap_or_default(),
-                    achieved.unwrap_or_default()
-                );
-            }
+        let results = workloads::results(s);
+        if !results.is_empty() {
+            table::html::table(&results, h);
         }
-        h.push_str("</tbody></table>");
-        self.per_host(h);
+        for t in [workloads::open_loop(s), workloads::network(s), workloads::hosts(s), workloads::fidelity(s)] {
+            table::html::render(&t, h);
+        }
+        table::html::render(&workloads::checked(s), h);
         h.push_str("</section>\n");
-    }
-
-    /// Each host's share of the workloads placed on hosts, with its own percentiles.
-    /// Nothing without such a workload.
-    fn per_host(&self, h: &mut String) {
-        let placed: Vec<_> = self.summary.workloads.iter().filter(|w| !w.hosts.is_empty()).collect();
-        if !placed.is_empty() {
-            h.push_str(
-                "<h3>Per host</h3><p class=\"note\">Each host's share of a workload placed on hosts, with its own \
-                 percentiles. The workload's percentiles above merge every host's histograms.</p><table><thead><tr>\
-                 <th>workload</th><th>host</th><th>workers</th><th>IOPS</th><th>MB/s</th><th>mean</th><th>p50</th>\
-                 <th>p99</th><th>p99.9</th></tr></thead><tbody>",
-            );
-            for w in placed {
-                for host in &w.hosts {
-                    let _ = write!(
-                        h,
-                        "<tr><td>{}</td><td>{}</td><td>{}</td><td data-workload=\"{0}\" data-host=\"{1}\" \
-                         data-metric=\"iops\" data-value=\"{}\">{}</td><td>{}</td><td>{}</td>",
-                        esc(&w.workload.name),
-                        esc(&host.host),
-                        host.workers,
-                        host.iops,
-                        count(host.iops),
-                        sig3(host.mb_per_s),
-                        latency_us(host.mean_us)
-                    );
-                    for (metric, v) in [("p50_us", host.p50_us), ("p99_us", host.p99_us), ("p99_9_us", host.p99_9_us)] {
-                        let _ = write!(
-                            h,
-                            "<td data-workload=\"{}\" data-host=\"{}\" data-metric=\"{metric}\">{}</td>",
-                            esc(&w.workload.name),
-                            esc(&host.host),
-                            v.map(latency_us).unwrap_or_default()
-                        );
-                    }
-                    h.push_str("</tr>");
-                }
-            }
-            h.push_str("</tbody></table>");
-        }
     }
 
     fn environment(&self, h: &mut String) {
@@ -323,143 +250,17 @@ impl Report {
         h.push_str("</section>\n");
     }
 
-    /// With several phases: what ran in each (workers and depth per workload) and what
-    /// differs from the phase before, so a reader sees which phases are comparable.
-    fn phases_ran(&self, h: &mut String) {
-        let s = &self.summary;
-        if s.phases.len() < 2 {
-            return;
-        }
-        h.push_str(
-            "<h3>What ran</h3><p class=\"note\">Per phase: each workload's workers and depth, and what differs \
-             from the phase before.</p><table><thead><tr><th>phase</th><th>ran</th><th>differs</th></tr></thead><tbody>",
-        );
-        for p in &s.phases {
-            let ran: Vec<String> =
-                p.facts.ran.iter().map(|r| format!("{} ×{} at depth {}", r.workload, r.workers, r.depth)).collect();
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td>{}</td><td data-phase=\"{0}\" data-metric=\"differs\">{}</td></tr>",
-                esc(&p.phase.label),
-                esc(&ran.join(", ")),
-                esc(&p.facts.differs_text())
-            );
-        }
-        h.push_str("</tbody></table>");
-    }
-
-    /// Little's law, steady state and interference per phase, expectations.
+    /// Workloads compared, Little's law, per phase what ran and how steady, the
+    /// expectations and the timeline's events.
     fn analysis(&self, h: &mut String) {
-        h.push_str("<section id=\"analysis\"><h2>Analysis</h2>");
-        self.compared(h);
-        self.littles_law(h);
-        self.phases_ran(h);
-        self.phases_steady(h);
-        self.expectations(h);
-        self.events(h);
-        h.push_str("</section>\n");
-    }
-
-    /// The scenario's `compare:` workloads, each against the first.
-    fn compared(&self, h: &mut String) {
-        let a = &self.summary.analysis;
-        if !a.compared.is_empty() {
-            h.push_str(
-                "<h3>Compared</h3><p class=\"note\">The scenario's <code>compare:</code> workloads, each against the \
-                 first, over their measured windows.</p><table><thead><tr><th>workload</th><th>against</th>\
-                 <th>IOPS</th><th>change</th><th>p50</th><th>change</th><th>p99</th><th>change</th></tr></thead><tbody>",
-            );
-            for c in &a.compared {
-                let (f, b, ch) = (&c.figures, &c.baseline_figures, &c.change);
-                let _ = write!(
-                    h,
-                    "<tr><td>{}</td><td>{}</td><td data-workload=\"{0}\" data-metric=\"iops\" data-value=\"{}\">{} → {}</td>\
-                     <td data-metric=\"iops_change\" data-value=\"{}\">{:+.1}%</td><td>{} → {}</td><td>{:+.1}%</td>\
-                     <td>{} → {}</td><td>{:+.1}%</td></tr>",
-                    esc(&c.workload),
-                    esc(&c.baseline),
-                    f.iops,
-                    count(b.iops),
-                    count(f.iops),
-                    ch.iops_percent,
-                    ch.iops_percent,
-                    latency_us(b.p50_us),
-                    latency_us(f.p50_us),
-                    ch.p50_percent,
-                    latency_us(b.p99_us),
-                    latency_us(f.p99_us),
-                    ch.p99_percent
-                );
-            }
-            h.push_str("</tbody></table>");
-        }
-    }
-
-    /// Little's law per workload: the IOs in flight it implies, against the depth set.
-    fn littles_law(&self, h: &mut String) {
-        let a = &self.summary.analysis;
-        if !a.littles_law.is_empty() {
-            h.push_str(
-                "<h3>Little's law</h3><p class=\"note\">IOPS × mean latency = IOs in flight. A closed-loop workload \
-                 should hold its configured depth; a gap over 10% means time lost outside the device (the generator, \
-                 or queueing above it).</p><table><thead><tr><th>workload</th><th>loop</th><th>expected</th>\
-                 <th>measured</th><th>gap</th></tr></thead><tbody>",
-            );
-            for l in &a.littles_law {
-                let _ = write!(
-                    h,
-                    "<tr{}><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:+.1}%</td></tr>",
-                    if l.flagged { " class=\"flag\"" } else { "" },
-                    esc(&l.workload),
-                    if l.open_loop { "open" } else { "closed" },
-                    l.expected,
-                    l.measured,
-                    l.gap_percent
-                );
-            }
-            h.push_str("</tbody></table>");
-        }
-    }
-
-    /// Steady state, settling and change per phase and workload.
-    fn phases_steady(&self, h: &mut String) {
         let s = &self.summary;
-        let a = &s.analysis;
-        if !a.phases.is_empty() {
-            h.push_str(
-                "<h3>Phases</h3><p class=\"note\">Steady state by the SNIA PTS rule over 5 rounds of 5 s; settle is \
-                 when latency came within 10% of its final level; change is from the workload's first phase.</p>\
-                 <table><thead><tr><th>phase</th><th>workload</th><th>seconds</th><th>rate</th><th>p99</th>\
-                 <th>steady state</th><th>settled</th><th>change</th></tr></thead><tbody>",
-            );
-            for p in &a.phases {
-                let ops: Vec<&OpSummary> = s
-                    .phases
-                    .iter()
-                    .filter(|ps| ps.phase.label == p.phase)
-                    .flat_map(|ps| &ps.ops)
-                    .filter(|o| o.workload == p.workload && o.op != "sync")
-                    .collect();
-                let unit = ops.first().map_or(Throughput::Iops, |o| o.unit);
-                let rate: f64 = ops.iter().map(|o| o.rate()).sum();
-                let p99 = match unit.has_latency() {
-                    true => latency_us(ops.iter().map(|o| o.latency.p99_us).fold(0.0, f64::max)),
-                    false => "-".into(),
-                };
-                let (steady, change) = (p.steady_text(), p.change_text());
-                let _ = write!(
-                    h,
-                    "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{steady}</td><td>{}</td><td>{change}</td></tr>",
-                    esc(&p.phase),
-                    esc(&p.workload),
-                    p.seconds,
-                    rate_in(rate, unit),
-                    p99,
-                    p.settle_s.map(|t| format!("{t} s")).unwrap_or_default()
-                );
-            }
-            h.push_str("</tbody></table>");
+        h.push_str("<section id=\"analysis\"><h2>Analysis</h2>");
+        for t in [findings::compared(s), findings::littles_law(s), phases::ran(s), phases::steadiness(s)] {
+            table::html::render(&t, h);
         }
+        self.expectations(h);
+        table::html::render(&findings::events(s), h);
+        h.push_str("</section>\n");
     }
 
     /// The scenario's expectations, each passed or failed, with what was measured.
@@ -475,26 +276,6 @@ impl Report {
                     if e.passed { "pass" } else { "FAIL" },
                     esc(&e.text),
                     esc(&super::expect::measured_text(e))
-                );
-            }
-            h.push_str("</tbody></table>");
-        }
-    }
-
-    /// What the timeline did besides running workloads: fills, commands, marks.
-    fn events(&self, h: &mut String) {
-        let s = &self.summary;
-        if !s.events.is_empty() {
-            h.push_str("<h3>Timeline events</h3><table><thead><tr><th>at</th><th>kind</th><th>what</th><th>took</th><th>status</th></tr></thead><tbody>");
-            for e in &s.events {
-                let _ = write!(
-                    h,
-                    "<tr><td>{:.1} s</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    e.at_ms as f64 / 1000.0,
-                    esc(&e.kind),
-                    esc(&e.label),
-                    e.took_ms.map(|t| format!("{:.1} s", t as f64 / 1000.0)).unwrap_or_default(),
-                    e.status.map(|v| v.to_string()).unwrap_or_default()
                 );
             }
             h.push_str("</tbody></table>");
@@ -517,6 +298,7 @@ h1{margin:18px 0 4px;font-size:26px}h2{margin-top:28px;border-bottom:1px solid #
 .description img{max-width:100%;height:auto}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{padding:3px 9px;border-bottom:1px solid #eee;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}thead th{border-bottom:2px solid #ccc}
+th.l,td.l{text-align:left}th.r,td.r{text-align:right}
 table.kv th{text-align:left;color:#555}table.kv td{text-align:left}tr.flag{background:#fff4e0}
 figure{margin:14px 0}svg.chart{max-width:100%;height:auto}svg .series{cursor:pointer}
 pre{background:#f6f8fa;padding:10px;overflow:auto;font-size:12px}footer{margin-top:30px;color:#777;font-size:12px}

@@ -12,6 +12,7 @@ pub mod measured;
 pub mod results;
 pub mod results_print;
 pub mod run_charts;
+pub mod sections;
 pub mod status_line;
 pub mod summary;
 pub mod table;

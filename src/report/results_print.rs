@@ -7,7 +7,7 @@ use super::chart::{Axis, Chart, Level, Style, Unit, esc};
 use super::format::latency_us;
 use super::results::{ResultSeries, bounds, number};
 use super::summary::RunSummary;
-use super::table::render;
+use super::table::text::wrap;
 use crate::scenario::results::{Measure, ResultMetric};
 use std::fmt::Write;
 
@@ -58,13 +58,24 @@ fn cells(r: &ResultSeries) -> Vec<String> {
     ]
 }
 
-/// The views for the terminal (`fathom show`, the end of `fathom run`).
-pub fn terminal(s: &RunSummary) -> String {
+/// The views for the terminal (`fathom show`, the end of `fathom run`): a block per
+/// view, its lines wrapped to `width` (a band's verdict is never cut off).
+pub fn terminal(s: &RunSummary, width: usize) -> String {
     if s.results.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<String>> = s.results.iter().map(cells).collect();
-    format!("\nresults (the scenario's views, per second):\n{}", render(&HEADER, &rows, 5))
+    let mut out = String::from("\nresults (the scenario's views, per second):\n");
+    for r in &s.results {
+        let [name, figures, expected, bands, hint] = <[String; 5]>::try_from(cells(r)).expect("five cells");
+        out.push_str(&wrap(&format!("  {name}: {figures}; expected {expected}"), width));
+        for band in bands.split("; ").filter(|b| *b != "-") {
+            out.push_str(&wrap(&format!("    {band}"), width));
+        }
+        if !hint.is_empty() {
+            out.push_str(&wrap(&format!("    {hint}"), width));
+        }
+    }
+    out
 }
 
 /// The views as a section of the report's page, each with its chart (`result-N`).

@@ -5,7 +5,8 @@
 use super::chart::{Axis, Chart, Style, Unit, esc};
 use super::format::{count, latency_us, sig3};
 use super::summary::RunSummary;
-use super::table::render;
+use super::table::html::capitalised;
+use super::table::{Cell, Column, Mark, Row, Table, text};
 use super::views::{InterferenceRow, Merit, PER_CORE_MINIMUM, PER_CORE_RECOMMENDED, Sweep, SweepRow};
 use std::fmt::Write;
 
@@ -42,101 +43,104 @@ fn note(sw: &Sweep) -> String {
     }
 }
 
-/// A cell of a table: its text, and its exact value when it is a figure.
-type Cell = (String, Option<f64>);
-
-/// The table's header and cells: phase, the varied settings, rates, latency, and the
-/// figure of merit's columns.
-fn table(sw: &Sweep) -> (Vec<String>, Vec<Vec<Cell>>) {
+/// The sweep's table: phase, the varied settings, rates, latency, and the figure of
+/// merit's columns; every cell carries its phase and metric on the page.
+fn table(sw: &Sweep) -> Table {
     let mean = if sw.merit == Merit::ResponseTime { "response time" } else { "mean" };
     // vioperf's tests are named for what they do: their settings' columns would only crowd
     let settings = if sw.merit == Merit::PerCore { &[][..] } else { &sw.columns[..] };
-    let mut header: Vec<String> = ["phase"].iter().map(|s| s.to_string()).chain(settings.iter().cloned()).collect();
-    header.extend([sw.unit.label(), "MB/s", mean, "p50", "p99", "p99.9"].map(String::from));
+    let named = |h: &str| Column::name(h).metric(&metric_of(h));
+    let figure = |h: &str| Column::figure(h).metric(&metric_of(h));
+    let mut columns: Vec<Column> = vec![named("phase")];
+    columns.extend(settings.iter().map(|s| named(s)));
+    columns.extend([figure(sw.unit.label()), figure("MB/s").drop_at(2), figure(mean).drop_at(3), figure("p50")]);
+    columns.extend([figure("p99"), figure("p99.9")]);
     match sw.merit {
-        Merit::Settle => header.push("latency steady from".into()),
-        Merit::PerCore => header.extend(["MB/s per core", "fathom CPU", "verdict"].map(String::from)),
+        Merit::Settle => columns.push(figure("latency steady from")),
+        Merit::PerCore => columns.extend([figure("MB/s per core"), figure("fathom CPU"), named("verdict")]),
         Merit::ResponseTime | Merit::Rates => {}
     }
-    let text = |t: String| (t, None);
-    let figure = |v: f64, f: &dyn Fn(f64) -> String| (f(v), Some(v));
-    let rows = sw
-        .rows
-        .iter()
-        .map(|r| {
-            let mut cells = vec![text(r.phase.clone())];
-            cells.extend(r.values.iter().take(settings.len()).cloned().map(text));
-            cells.extend([
-                figure(r.iops, &count),
-                // a transaction's bytes are not counted: absent, not 0
-                if sw.unit.counts_bytes() { figure(r.mb_per_s, &sig3) } else { text("-".into()) },
-                figure(r.mean_us, &latency_us),
-                figure(r.p50_us, &latency_us),
-                figure(r.p99_us, &latency_us),
-                figure(r.p99_9_us, &latency_us),
-            ]);
-            if let Some(s) = r.settle {
-                cells.push((s.text(), s.steady_from_s.map(|v| v as f64)));
-            }
-            if let Some(p) = r.per_core {
-                cells.push(figure(p.mb_per_s_per_core, &sig3));
-                cells.push(match p.fathom_cores {
-                    Some(c) => figure(c, &|c| format!("{c:.2} cores")),
-                    None => text("-".into()),
-                });
-                cells.push(text(p.verdict_text()));
-            }
-            cells
-        })
-        .collect();
-    (header, rows)
+    let mut t = Table::new("sweep", &title(sw), columns).note(note(sw));
+    let shown = |v: f64, f: &dyn Fn(f64) -> String| Cell::figure(v, f(v));
+    for r in &sw.rows {
+        let mut cells = vec![Cell::from(r.phase.as_str())];
+        cells.extend(r.values.iter().take(settings.len()).map(|v| Cell::from(v.as_str())));
+        cells.extend([
+            shown(r.iops, &count),
+            // a transaction's bytes are not counted: absent, not 0
+            if sw.unit.counts_bytes() { shown(r.mb_per_s, &sig3) } else { "-".into() },
+            shown(r.mean_us, &latency_us),
+            shown(r.p50_us, &latency_us),
+            shown(r.p99_us, &latency_us),
+            shown(r.p99_9_us, &latency_us),
+        ]);
+        if let Some(s) = r.settle {
+            cells.push(Cell { text: s.text(), value: s.steady_from_s.map(|v| v as f64), before: None });
+        }
+        if let Some(p) = r.per_core {
+            cells.push(shown(p.mb_per_s_per_core, &sig3));
+            cells.push(match p.fathom_cores {
+                Some(c) => shown(c, &|c| format!("{c:.2} cores")),
+                None => "-".into(),
+            });
+            cells.push(p.verdict_text().into());
+        }
+        let fail = r.per_core.is_some_and(|p| p.verdict == super::views::PerCoreVerdict::BelowMinimum);
+        t.push(Row::new(cells).key("phase", &r.phase).mark(if fail { Mark::Fail } else { Mark::Plain }));
+    }
+    t
 }
 
 /// `a -> b (+12%, x1.12)`.
-fn before_after(a: f64, b: f64, percent: f64, ratio: Option<f64>, f: &dyn Fn(f64) -> String) -> String {
+fn before_after(a: f64, b: f64, percent: f64, ratio: Option<f64>, f: &dyn Fn(f64) -> String) -> Cell {
     let ratio = ratio.map(|r| format!(", x{}", sig3(r))).unwrap_or_default();
-    format!("{} -> {} ({percent:+.0}%{ratio})", f(a), f(b))
+    Cell::change(a, b, format!("{} -> {} ({percent:+.0}%{ratio})", f(a), f(b)))
 }
 
-/// The interference table's cells: workload, phases, IOPS, achieved rate, p50, p99.
-fn interference_cells(r: &InterferenceRow) -> Vec<String> {
-    let (b, d, c, x) = (&r.before_figures, &r.during_figures, &r.change, &r.ratio);
-    let percent = |v: f64| format!("{:.0}%", v * 100.0);
-    let achieved = match (b.attainment, d.attainment, c.attainment_percent) {
-        (Some(a), Some(z), Some(pct)) => before_after(a, z, pct, x.attainment, &percent),
-        _ => "-".into(),
-    };
-    vec![
-        r.workload.clone(),
-        format!("{} -> {}", r.before, r.during),
-        before_after(b.iops, d.iops, c.iops_percent, x.iops, &count),
-        achieved,
-        before_after(b.p50_us, d.p50_us, c.p50_percent, x.p50, &latency_us),
-        before_after(b.p99_us, d.p99_us, c.p99_percent, x.p99, &latency_us),
-    ]
+/// Each workload in its first phase against a phase others joined: IOPS, achieved
+/// rate, p50 and p99 before and during.
+fn interference(rows: &[InterferenceRow]) -> Table {
+    let columns = vec![
+        Column::name("workload").metric("workload"),
+        Column::name("phases").metric("phases"),
+        Column::figure("IOPS").metric("iops"),
+        Column::figure("achieved rate").metric("achieved_rate").drop_at(1),
+        Column::figure("p50").metric("p50"),
+        Column::figure("p99").metric("p99"),
+    ];
+    let mut t = Table::new("interference", "before -> during", columns).note(
+        "each workload in its first phase against a phase others joined (change, and during / before); latency is of \
+         its busiest op",
+    );
+    for r in rows {
+        let (b, d, c, x) = (&r.before_figures, &r.during_figures, &r.change, &r.ratio);
+        let percent = |v: f64| format!("{:.0}%", v * 100.0);
+        let achieved = match (b.attainment, d.attainment, c.attainment_percent) {
+            (Some(a), Some(z), Some(pct)) => before_after(a, z, pct, x.attainment, &percent),
+            _ => "-".into(),
+        };
+        let cells = vec![
+            r.workload.as_str().into(),
+            format!("{} -> {}", r.before, r.during).into(),
+            before_after(b.iops, d.iops, c.iops_percent, x.iops, &count),
+            achieved,
+            before_after(b.p50_us, d.p50_us, c.p50_percent, x.p50, &latency_us),
+            before_after(b.p99_us, d.p99_us, c.p99_percent, x.p99, &latency_us),
+        ];
+        t.push(Row::new(cells).key("workload", &r.workload).key("view", "before-during"));
+    }
+    t
 }
-
-const INTERFERENCE_HEADER: [&str; 6] = ["workload", "phases", "IOPS", "achieved rate", "p50", "p99"];
 
 /// The views for the terminal (`fathom show`, the end of `fathom run`).
-pub fn terminal(s: &RunSummary) -> String {
+pub fn terminal(s: &RunSummary, width: usize) -> String {
     let a = &s.analysis;
     let mut out = String::new();
     if let Some(sw) = &a.sweep {
-        let (header, rows) = table(sw);
-        // the phase and its settings to the left, figures to the right
-        let left = if sw.merit == Merit::PerCore { 1 } else { 1 + sw.columns.len() };
-        let header: Vec<&str> = header.iter().map(String::as_str).collect();
-        let rows: Vec<Vec<String>> = rows.into_iter().map(|r| r.into_iter().map(|c| c.0).collect()).collect();
-        out.push_str(&format!("\n{}:\n{}{}\n", title(sw), render(&header, &rows, left), note(sw)));
+        out.push_str(&text::render(&table(sw), width));
     }
     if !a.interference.is_empty() {
-        let rows: Vec<Vec<String>> = a.interference.iter().map(interference_cells).collect();
-        out.push_str(&format!(
-            "\nbefore -> during: each workload in its first phase against a phase others joined \
-             (change, and during / before):\n{}",
-            render(&INTERFERENCE_HEADER, &rows, 2)
-        ));
+        out.push_str(&text::render(&interference(&a.interference), width));
     }
     out
 }
@@ -145,33 +149,14 @@ pub fn terminal(s: &RunSummary) -> String {
 pub fn html(s: &RunSummary, charts: &[Chart], h: &mut String) {
     let a = &s.analysis;
     if let Some(sw) = &a.sweep {
+        let t = table(sw);
         let _ = write!(
             h,
-            "<section id=\"sweep\"><h2>{}</h2><p class=\"note\">{}</p><table style=\"white-space:nowrap\"><thead><tr>",
-            esc(&capitalised(&title(sw))),
-            esc(&note(sw))
+            "<section id=\"sweep\"><h2>{}</h2><p class=\"note\">{}</p>",
+            esc(&capitalised(&t.title)),
+            esc(t.note.as_deref().unwrap_or_default())
         );
-        let (header, rows) = table(sw);
-        for c in &header {
-            let _ = write!(h, "<th>{}</th>", esc(c));
-        }
-        h.push_str("</tr></thead><tbody>");
-        for (r, cells) in sw.rows.iter().zip(rows) {
-            let fail = r.per_core.is_some_and(|p| p.verdict == super::views::PerCoreVerdict::BelowMinimum);
-            h.push_str(if fail { "<tr class=\"fail\">" } else { "<tr>" });
-            for (i, (cell, value)) in cells.iter().enumerate() {
-                let value = value.map(|v| format!(" data-value=\"{v}\"")).unwrap_or_default();
-                let _ = write!(
-                    h,
-                    "<td data-phase=\"{}\" data-metric=\"{}\"{value}>{}</td>",
-                    esc(&r.phase),
-                    esc(&metric_of(&header[i])),
-                    esc(cell)
-                );
-            }
-            h.push_str("</tr>");
-        }
-        h.push_str("</tbody></table>");
+        super::table::html::table(&t, h);
         for c in charts.iter().filter(|c| c.id.starts_with("sweep-")) {
             let _ = write!(h, "<figure>{}</figure>", c.svg());
         }
@@ -181,38 +166,10 @@ pub fn html(s: &RunSummary, charts: &[Chart], h: &mut String) {
         h.push_str(
             "<section id=\"interference\"><h2>Before and during</h2><p class=\"note\">Each workload in its first \
              phase against a phase other workloads joined: its figures before → during, the change in percent and \
-             the ratio during / before. Latency is of its busiest op.</p><table><thead><tr>",
+             the ratio during / before. Latency is of its busiest op.</p>",
         );
-        for c in INTERFERENCE_HEADER {
-            let _ = write!(h, "<th>{c}</th>");
-        }
-        h.push_str("</tr></thead><tbody>");
-        for r in &a.interference {
-            h.push_str("<tr>");
-            let (b, d) = (&r.before_figures, &r.during_figures);
-            // each figure's exact value during, and before
-            let values = [
-                None,
-                None,
-                Some((b.iops, d.iops)),
-                b.attainment.zip(d.attainment),
-                Some((b.p50_us, d.p50_us)),
-                Some((b.p99_us, d.p99_us)),
-            ];
-            for (i, cell) in interference_cells(r).iter().enumerate() {
-                let value =
-                    values[i].map(|(b, d)| format!(" data-before=\"{b}\" data-value=\"{d}\"")).unwrap_or_default();
-                let _ = write!(
-                    h,
-                    "<td data-workload=\"{}\" data-view=\"before-during\" data-metric=\"{}\"{value}>{}</td>",
-                    esc(&r.workload),
-                    metric_of(INTERFERENCE_HEADER[i]),
-                    esc(&cell.replace("->", "→"))
-                );
-            }
-            h.push_str("</tr>");
-        }
-        h.push_str("</tbody></table></section>\n");
+        super::table::html::table(&interference(&a.interference), h);
+        h.push_str("</section>\n");
     }
 }
 
@@ -220,11 +177,6 @@ pub fn html(s: &RunSummary, charts: &[Chart], h: &mut String) {
 fn metric_of(header: &str) -> String {
     let lower = header.to_lowercase().replace(['/', '.', ' '], "_");
     lower.split('_').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("_")
-}
-
-fn capitalised(text: &str) -> String {
-    let mut c = text.chars();
-    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
 
 /// The sweep's setting against IOPS, MB/s and latency percentiles, one point per row,

@@ -1,0 +1,232 @@
+//! The tables of what the analysis and the timeline found: workloads compared, Little's
+//! law, the timeline's events, what the observers saw, and the run list.
+
+use crate::metrics::summary::Throughput;
+use crate::report::format::{count, latency_us, seconds, sig3};
+use crate::report::summary::RunSummary;
+use crate::report::table::{Cell, Column, Mark, Row, Table};
+use crate::store::RunRow;
+
+/// The scenario's `compare:` workloads, each against the first, over their measured
+/// windows.
+pub fn compared(s: &RunSummary) -> Table {
+    let unit = compared_unit(s);
+    let columns = vec![
+        Column::name("workload"),
+        Column::name("against"),
+        Column::figure(unit.label()).metric(unit.key()),
+        Column::figure("p50").metric("p50_us"),
+        Column::figure("p99").metric("p99_us"),
+    ];
+    let mut t = Table::new("compared", "compared", columns).note("the scenario's `compare:`, each against the first");
+    for c in &s.analysis.compared {
+        let (f, b, ch) = (&c.figures, &c.baseline_figures, &c.change);
+        let pair = |a: f64, z: f64, show: &dyn Fn(f64) -> String, pct: f64| {
+            Cell::change(a, z, format!("{} -> {} ({pct:+.1}%)", show(a), show(z)))
+        };
+        let cells = vec![
+            c.workload.as_str().into(),
+            c.baseline.as_str().into(),
+            pair(b.iops, f.iops, &count, ch.iops_percent),
+            pair(b.p50_us, f.p50_us, &latency_us, ch.p50_percent),
+            pair(b.p99_us, f.p99_us, &latency_us, ch.p99_percent),
+        ];
+        t.push(Row::new(cells).key("workload", &c.workload));
+    }
+    t
+}
+
+/// What the `compare:` rows count: the first compared workload's unit (TPS for
+/// pgbench's a/b, else IOPS).
+fn compared_unit(s: &RunSummary) -> Throughput {
+    let first = s.analysis.compared.first().map(|c| c.workload.as_str());
+    s.workloads
+        .iter()
+        .find(|w| Some(w.workload.name.as_str()) == first)
+        .and_then(|w| w.ops.first())
+        .map_or(Throughput::Iops, |o| o.unit)
+}
+
+/// Little's law per workload: the ops in flight its rate and mean latency imply,
+/// against the concurrency set.
+pub fn littles_law(s: &RunSummary) -> Table {
+    let columns = vec![
+        Column::name("workload"),
+        Column::name("loop"),
+        Column::figure("expected"),
+        Column::figure("measured").metric("littles_n"),
+        Column::figure("gap").metric("gap_percent"),
+    ];
+    let mut t = Table::new("littles-law", "Little's law", columns).note(
+        "rate x mean latency = ops in flight; a closed-loop workload should hold its configured depth, and a gap over \
+         10% means time lost outside the device (the generator, or queueing above it)",
+    );
+    for l in &s.analysis.littles_law {
+        let cells = vec![
+            l.workload.as_str().into(),
+            (if l.open_loop { "open" } else { "closed" }).into(),
+            format!("{:.2}", l.expected).into(),
+            Cell::figure(l.measured, format!("{:.2}", l.measured)),
+            Cell::figure(l.gap_percent, format!("{:+.1}%", l.gap_percent)),
+        ];
+        t.push(Row::new(cells).key("workload", &l.workload).mark(if l.flagged { Mark::Flag } else { Mark::Plain }));
+    }
+    t
+}
+
+/// What the timeline did besides running workloads, in order (`exec `x` ok`,
+/// `pgbench closed ok`); under them, what a program said as it closed (its own
+/// figures) and why a host was lost, whole.
+pub fn events(s: &RunSummary) -> Table {
+    let columns = vec![Column::figure("at"), Column::name("event"), Column::figure("took")];
+    let mut t = Table::new("events", "timeline events", columns);
+    for e in &s.events {
+        let status = match (e.kind.as_str(), e.status) {
+            ("mark", _) => String::new(),
+            (_, Some(0)) => " ok".into(),
+            (_, Some(n)) => format!(" failed ({n})"),
+            (_, None) => " failed".into(),
+        };
+        if e.kind == "host-lost" || crate::scenario::program::find(&e.kind).is_some() {
+            t.after.push(format!("  {} {}: {}", e.kind, e.label, e.detail));
+        }
+        let cells = vec![
+            format!("{:.1} s", e.at_ms as f64 / 1000.0).into(),
+            format!("{} {}{status}", e.kind, e.label).into(),
+            e.took_ms.map(|ms| format!("{:.1} s", ms as f64 / 1000.0)).unwrap_or_default().into(),
+        ];
+        t.push(Row::new(cells).mark(if e.status.is_some_and(|n| n != 0) { Mark::Fail } else { Mark::Plain }));
+    }
+    t
+}
+
+/// What the observers saw, one row per source with each figure's mean over the run:
+/// the host's CPU (as mpstat), fathom's own, and each device (as `iostat -x`).
+pub fn observed(s: &RunSummary) -> Table {
+    let mut t = Table::new("observed", "observed", vec![Column::name("source"), Column::name("figures")])
+        .note("mean over the run");
+    let mut sources: Vec<&String> = Vec::new();
+    for source in s.observed.iter().map(|o| &o.source).filter(|src| *src != "prometheus") {
+        if !sources.contains(&source) {
+            sources.push(source);
+        }
+    }
+    sources.sort_by_key(|src| match src.as_str() {
+        "host" => 0,
+        "fathom" => 1,
+        "programs" => 2,
+        _ => 3,
+    });
+    for source in sources {
+        let mut figures: Vec<_> = s.observed.iter().filter(|o| &o.source == source).collect();
+        figures.sort_by_key(|o| observed_label(&o.name).0);
+        let figures: Vec<String> = figures
+            .iter()
+            .map(|o| format!("{} {}", observed_label(&o.name).1, observed_value(&o.name, o.mean)))
+            .collect();
+        // a few figures a row, so that a row fits 80 columns without losing one
+        for (i, some) in figures.chunks(FIGURES_A_ROW).enumerate() {
+            let name = if i == 0 { source.as_str() } else { "" };
+            t.push(Row::new(vec![name.into(), some.join("  ").into()]));
+        }
+    }
+    let remote = s.observed.iter().filter(|o| o.source == "prometheus").count();
+    if remote > 0 {
+        t.after.push(format!("prometheus: {remote} series stored (`fathom export RUN --samples`)"));
+    }
+    t
+}
+
+/// Observed figures on one row of the terminal's table.
+const FIGURES_A_ROW: usize = 4;
+
+/// The stored figure names with iostat's and mpstat's column names, in their order.
+const OBSERVED_LABELS: [(&str, &str); 16] = [
+    ("usr_pct", "%usr"),
+    ("sys_pct", "%sys"),
+    ("iowait_pct", "%iowait"),
+    ("steal_pct", "%steal"),
+    ("idle_pct", "%idle"),
+    ("cpu_cores", "cpu (cores)"),
+    (crate::analysis::lint::GENERATOR_BUSY, "%generator busy"),
+    ("r_s", "r/s"),
+    ("w_s", "w/s"),
+    ("rkB_s", "rkB/s"),
+    ("wkB_s", "wkB/s"),
+    ("areq_sz_kB", "areq-sz"),
+    ("aqu_sz", "aqu-sz"),
+    ("r_await_ms", "r_await"),
+    ("w_await_ms", "w_await"),
+    ("util_pct", "%util"),
+];
+
+/// A figure's label and its place among the others. A figure not in
+/// [`OBSERVED_LABELS`] is named without its unit (`clock_offset_ms`: `clock offset`),
+/// which its value carries (`-4.67 ms`): one unit per figure.
+fn observed_label(name: &str) -> (usize, String) {
+    match OBSERVED_LABELS.iter().enumerate().find(|(_, (n, _))| *n == name) {
+        Some((i, (_, label))) => (i, label.to_string()),
+        None => {
+            let bare = name.strip_suffix("_ms").unwrap_or(name);
+            let label = match bare.strip_suffix("_pct") {
+                Some(pct) => format!("%{pct}"),
+                None => bare.to_string(),
+            };
+            (99, label.replace('_', " "))
+        }
+    }
+}
+
+fn observed_value(name: &str, v: f64) -> String {
+    match name {
+        n if n.ends_with("_ms") && v < 0.0 => format!("-{}", latency_us(-v * 1000.0)),
+        n if n.ends_with("_ms") => latency_us(v * 1000.0),
+        n if n.ends_with("_pct") => format!("{v:.1}"),
+        "areq_sz_kB" => format!("{} kB", sig3(v)),
+        _ if v >= 1000.0 => count(v),
+        _ => sig3(v),
+    }
+}
+
+/// The run list, with each run's headline.
+pub fn runs(list: &[(RunRow, Option<String>)]) -> Table {
+    let columns = vec![
+        Column::name("id"),
+        Column::name("scenario"),
+        Column::name("started").drop_at(2),
+        Column::name("duration").drop_at(1),
+        Column::name("status"),
+        Column::name("headline"),
+    ];
+    let mut t = Table::new("runs", "", columns);
+    for (r, headline) in list {
+        let cells = vec![
+            r.id.to_string(),
+            r.scenario.clone(),
+            r.started_at.clone(),
+            r.duration_s.map(seconds).unwrap_or_else(|| "-".into()),
+            r.status.clone(),
+            headline.clone().unwrap_or_default(),
+        ];
+        t.push(Row::new(cells.into_iter().map(Cell::from).collect()));
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `host:h1 clock_offset_ms -4672.00 ns` named the unit twice, and the wrong one.
+    #[test]
+    fn an_observed_figure_carries_one_unit() {
+        let shown = |name: &str, v: f64| format!("{} {}", observed_label(name).1, observed_value(name, v));
+        assert_eq!(shown("clock_offset_ms", -4.672), "clock offset -4.67 ms");
+        assert_eq!(shown("clock_offset_ms", 0.25), "clock offset 250 µs");
+        assert_eq!(shown("rtt_ms", 0.08), "rtt 80.0 µs");
+        assert_eq!(shown("sample_lag_p99_ms", 12.0), "sample lag p99 12.0 ms");
+        assert_eq!(shown("r_await_ms", 1.5), "r_await 1.50 ms");
+        assert_eq!(shown("generator_busy_pct", 97.0), "%generator busy 97.0");
+        assert_eq!(shown("retransmits", 3.0), "retransmits 3.00");
+    }
+}
