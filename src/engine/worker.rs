@@ -4,9 +4,9 @@
 //! recorder that turns its IOs into per-second samples, the bytes it writes and checks,
 //! and how it stops or fails.
 
+use super::arrivals::Schedule;
 use super::buffer::AlignedBuf;
 use super::datafile::DataFile;
-use super::schedule::Schedule;
 use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::{IoProfile, Queue, Workload};

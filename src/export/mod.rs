@@ -12,13 +12,13 @@
 //! second command for the same page.
 
 pub mod csv;
-mod format;
 pub mod json;
 pub mod openmetrics;
 pub mod prometheus;
-pub mod table;
+pub mod rows;
+mod seam;
 
-pub use format::{Format, Source};
+pub use seam::{Format, Source};
 
 /// Every format `fathom export` writes, by name; the first is the default.
 pub const FORMATS: [&dyn Format; 3] = [&csv::Csv, &json::Json, &openmetrics::OpenMetrics];

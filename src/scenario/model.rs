@@ -162,7 +162,7 @@ fn serialize_data<S: serde::Serializer>(d: &DataSpec, s: S) -> std::result::Resu
 }
 
 /// Queries against another Prometheus, evaluated every `interval` while the run goes
-/// (see `observe::remote`).
+/// (see `observe::promql`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteQueries {
     /// `http://host:port`, without the API path.

@@ -6,14 +6,14 @@
 //! the checks, the store and the report are the same as for any scenario.
 //! docs/xray.md has the table of steps and keys.
 
-pub mod mapping;
 pub mod placement;
 pub mod render;
-pub mod results;
-pub mod steps;
+pub mod result_charts;
+pub mod timeline_steps;
+pub mod to_scenario;
 pub mod written;
 
-pub use mapping::Mapping;
+pub use to_scenario::Mapping;
 
 use crate::error::{Error, Result};
 use crate::scenario::Override;
@@ -42,5 +42,5 @@ pub fn map_dir(dir: &Path, sets: &[Override], hosts: Option<&[usize]>) -> Result
     let rendered = render::render(&origin, &text, &mut sets.to_vec())?;
     let at = format!("{origin} (rendered)");
     let (file, lines): (written::TestFile, _) = yaml::read(&at, &rendered.text)?;
-    mapping::map(dir, &at, &file, &lines, rendered.vars, hosts)
+    to_scenario::map(dir, &at, &file, &lines, rendered.vars, hosts)
 }

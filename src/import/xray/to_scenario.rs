@@ -4,7 +4,7 @@
 //! as the timeline. The result is scenario YAML, loaded by the one scenario loader.
 
 use super::placement::{Placed, place};
-use super::steps::{self, Workload};
+use super::timeline_steps::{self, Workload};
 use super::written::TestFile;
 use crate::error::{Error, Result};
 use crate::import::fio_job;
@@ -24,7 +24,7 @@ pub struct Mapping {
     pub vars: IndexMap<String, Value>,
     pub groups: IndexMap<String, Placed>,
     pub workloads: Vec<Job>,
-    pub steps: steps::Steps,
+    pub steps: timeline_steps::Steps,
     /// X-Ray's results as fathom's result views.
     pub results: Vec<ResultFile>,
     /// X-Ray's HTML description (the report sanitises it).
@@ -92,11 +92,12 @@ pub fn map(
             .into_iter()
             .map(|(p, s)| (p, s.as_deref().unwrap_or_default()))
             .collect();
-    let mut steps = steps::map(&phases, &workloads, &mut groups, inventory).map_err(|(phase, (path, msg))| {
-        let mut full = vec![phase.as_str()];
-        full.extend(path.iter().map(String::as_str));
-        at(&full, msg)
-    })?;
+    let mut steps =
+        timeline_steps::map(&phases, &workloads, &mut groups, inventory).map_err(|(phase, (path, msg))| {
+            let mut full = vec![phase.as_str()];
+            full.extend(path.iter().map(String::as_str));
+            at(&full, msg)
+        })?;
     for w in &workloads {
         if !steps.runtime.contains_key(&w.name) {
             notes.push(format!("{}: never started, so not run (a prefill of it is left out)", w.name));
@@ -108,7 +109,7 @@ pub fn map(
     let mut results = Vec::new();
     for (i, entry) in file.results.iter().flatten().enumerate() {
         for (name, r) in entry {
-            let view = super::results::view(name, r, &workloads, &steps, &groups, &mut notes)
+            let view = super::result_charts::view(name, r, &workloads, &steps, &groups, &mut notes)
                 .map_err(|(key, msg)| at(&["results", &i.to_string(), name, &key], msg))?;
             results.push(view);
         }

@@ -4,7 +4,7 @@
 //! says what was run, and each figure sits under its unit's column (IOPS, TPS or
 //! Gbit/s): a figure the op's unit does not measure is empty, never 0.
 
-use super::format::Source;
+use super::seam::Source;
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::report::measured::WorkloadSummary;
