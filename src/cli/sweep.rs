@@ -82,7 +82,7 @@ pub fn run(mut args: Args, results: &Path) -> Result<i32> {
         for (key, v) in combo {
             match key.as_str() {
                 "iodepth" => w.io_mut().into_iter().for_each(|io| io.iodepth = *v),
-                _ => w.jobs = *v,
+                _ => w.workers = *v,
             }
             name.push_str(&format!("-{}{v}", if key == "iodepth" { "qd" } else { "j" }));
         }

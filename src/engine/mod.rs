@@ -79,7 +79,7 @@ impl Workers {
                     Queue::Shared => self.files.clone(),
                     // `jobs` workers on each target; on an agent, `index` counts on from the
                     // hosts before this one, each with `jobs` on every target
-                    Queue::PerTarget => vec![self.files[(index / w.jobs) as usize % self.files.len()].clone()],
+                    Queue::PerTarget => vec![self.files[(index / w.workers) as usize % self.files.len()].clone()],
                 },
                 backend,
                 clock_start: self.clock_start,

@@ -86,7 +86,7 @@ fn row(run: i64, w: &WorkloadSummary, phase: &str, t: Option<i64>, o: &OpSummary
         rw.into(),
         io.then(|| st.bs.to_string()).into(),
         io.then_some(st.iodepth).into(),
-        st.jobs.into(),
+        st.profile_workers.into(),
         o.op.into(),
         serde_json::to_value(o.unit).unwrap_or_default(),
         shown.ops.into(),

@@ -178,9 +178,9 @@ pub struct RemoteQueries {
 #[derive(Debug, Clone)]
 pub struct Workload {
     pub name: String,
-    /// Workers: fathom's or fio's jobs, pgbench's clients, iperf3's streams.
-    pub jobs: u32,
-    /// The worker group (top-level `groups`) whose count gave `jobs`, if any.
+    /// Workers: fathom's or fio's `jobs`, pgbench's `clients`, iperf3's `streams`.
+    pub workers: u32,
+    /// The worker group (top-level `groups`) whose count gave `workers`, if any.
     pub group: Option<String>,
     /// The IO back end that runs it (fathom's engine's, or fio); `None` for a program's
     /// workload, which its program runs.
@@ -341,7 +341,7 @@ impl Serialize for Workload {
         };
         Stored {
             name: &self.name,
-            jobs: self.jobs,
+            jobs: self.workers,
             group: &self.group,
             engine: self.runner(),
             duration: self.duration,

@@ -172,7 +172,7 @@ fn generator_busy(
         .zip(engines)
         .filter(|(w, _)| w.placement.is_none())
         .map(|(w, e)| {
-            e.and_then(crate::engine::backend).map_or(0, |b| w.jobs * b.threads(w.io().map_or(1, |io| io.iodepth)))
+            e.and_then(crate::engine::backend).map_or(0, |b| w.workers * b.threads(w.io().map_or(1, |io| io.iodepth)))
         })
         .max()
         .unwrap_or(0);

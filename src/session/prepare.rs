@@ -68,7 +68,7 @@ pub(super) fn prepare(
     let files: Vec<Vec<_>> = files.into_iter().map(|f| f.into_iter().map(Arc::new).collect()).collect();
 
     let store = Store::open(results)?;
-    let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::jobs_of(w, f)).collect();
+    let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::workers_of(w, f)).collect();
     let total = timeline::planned_seconds(&scenario);
     // a run whose length is unknown (a workload ends when its IO is done) is checked for
     // its first second's results and the reserve

@@ -21,7 +21,7 @@ use crate::warnings::Warning;
 pub use context::Context;
 pub use exec::check_hosts;
 use running::RunningWorkload;
-pub use running::jobs_of;
+pub use running::workers_of;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -195,13 +195,13 @@ impl Executor<'_> {
     fn start(&mut self, step: &Step, workload: usize, stagger: Duration, wait: bool) -> Result<()> {
         let cx = self.cx;
         let w = &self.scenario.workloads[workload];
-        let jobs = running::jobs_of(w, &cx.files[workload]);
+        let workers = running::workers_of(w, &cx.files[workload]);
         let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
         let label = self.label_for(step, workload);
-        let mut l = RunningWorkload::new(cx, workload, w, start_t, jobs, self.next_worker, &label)?;
-        self.next_worker += jobs;
+        let mut l = RunningWorkload::new(cx, workload, w, start_t, workers, self.next_worker, &label)?;
+        self.next_worker += workers;
         (cx.progress)(&running::describe(&l, cx));
-        l.add_workers(cx, jobs, start_t, stagger)?;
+        l.add_workers(cx, workers, start_t, stagger)?;
         self.started[workload] = Some(l);
         self.open_phase(start_t, step.phase.clone())?;
         self.cursor = Duration::from_secs(start_t);
@@ -643,7 +643,7 @@ impl Executor<'_> {
                 .iter()
                 .map(|&(i, n)| {
                     let l = self.started[i].as_ref().expect("running");
-                    if l.ramped || l.planned > running::jobs_of(&l.w, &self.cx.files[i]) || n < l.planned {
+                    if l.ramped || l.planned > running::workers_of(&l.w, &self.cx.files[i]) || n < l.planned {
                         format!("{} x{n}", l.w.name)
                     } else {
                         l.w.name.clone()

@@ -88,7 +88,7 @@ impl Checker<'_> {
         spec.measures();
         Ok(Workload {
             name: name.to_string(),
-            jobs: spec.workers(),
+            workers: spec.workers(),
             group: None,
             engine: None,
             duration,
@@ -176,7 +176,7 @@ workloads:
         let s = load(MIXED, &[]).unwrap();
         let [io, db, net] = &s.workloads[..] else { panic!() };
         assert_eq!((io.engine, io.program().is_none(), io.io().unwrap().iodepth), (Some(EngineKind::IoUring), true, 8));
-        assert_eq!((db.runner().as_str(), db.jobs), ("pgbench", 4));
+        assert_eq!((db.runner().as_str(), db.workers), ("pgbench", 4));
         let Some(p) = db.program().and_then(|p| p.get::<Pgbench>()) else { panic!() };
         assert_eq!(p.script, Script::Builtin("select-only".into()));
         assert_eq!(
@@ -186,7 +186,7 @@ workloads:
         assert_eq!(p.shared_buffers(), Some(1 << 30));
         // `target` in defaults is the IO workloads' place, and the cluster's
         assert_eq!(p.target, Some(PathBuf::from("/tmp")));
-        assert_eq!((net.runner().as_str(), net.jobs), ("iperf3", 2));
+        assert_eq!((net.runner().as_str(), net.workers), ("iperf3", 2));
         let Some(i) = net.program().and_then(|p| p.get::<Iperf3>()) else { panic!() };
         assert_eq!(i.link_bps, Some(25e9));
     }
