@@ -16,8 +16,8 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
-    let store = Store::open_existing(results)?;
+pub fn run(args: Args, store_dir: &Path) -> Result<i32> {
+    let store = Store::open_existing(store_dir)?;
     let mut list = Vec::new();
     let mut json = Vec::new();
     for mut run in store.runs()? {

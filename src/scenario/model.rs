@@ -577,7 +577,7 @@ pub struct Scenario {
     pub steps: Vec<steps::Step>,
     pub expect: Vec<expect::Expectation>,
     /// `results:`: named per-second views; their bands are judged with `expect`.
-    pub results: Vec<super::results::ResultView>,
+    pub result_views: Vec<super::results::ResultView>,
     /// `observe: prometheus:`, if given.
     pub remote: Option<RemoteQueries>,
     /// `prometheus: ADDR`: where to serve live metrics, if given.
