@@ -77,8 +77,8 @@ impl Workers {
                 index,
                 files: match io.queue {
                     Queue::Shared => self.files.clone(),
-                    // `jobs` workers on each target; on an agent, `index` counts on from the
-                    // hosts before this one, each with `jobs` on every target
+                    // its workers on each target; on an agent, `index` counts on from the
+                    // hosts before this one, each with its workers on every target
                     Queue::PerTarget => vec![self.files[(index / w.workers) as usize % self.files.len()].clone()],
                 },
                 backend,

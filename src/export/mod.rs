@@ -1,7 +1,7 @@
 //! A run's measurements for other tools. `fathom export` writes a stored run in one of
-//! [`FORMATS`], each a file here behind [`Format`] (declared in `format.rs`, which the
+//! [`FORMATS`], each a file here behind [`Format`] (declared in `seam.rs`, which the
 //! formats use; this file only lists them): [`csv`] and [`json`] (the rows of
-//! [`table`], for notebooks and spreadsheets) and [`openmetrics`] (for backfilling
+//! [`rows`], for notebooks and spreadsheets) and [`openmetrics`] (for backfilling
 //! Prometheus). [`prometheus`] is not one of them: it serves a run to Prometheus while it
 //! runs.
 //!

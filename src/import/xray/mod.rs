@@ -1,8 +1,8 @@
 //! Nutanix X-Ray scenarios run as they are: `fathom run DIR --hosts hosts.yaml`, where
 //! DIR holds X-Ray's `test.yml` and its `.fio` files. `test.yml` is rendered as Jinja
 //! with its vars ([`render`]), read as written ([`written`]), its VM groups placed on the
-//! inventory ([`placement`]), its steps made the timeline ([`steps`]) and the whole
-//! mapped to scenario YAML ([`mapping`]), which the one scenario loader loads: `--set`,
+//! inventory ([`placement`]), its steps made the timeline ([`timeline_steps`]) and the whole
+//! mapped to scenario YAML ([`to_scenario`]), which the one scenario loader loads: `--set`,
 //! the checks, the store and the report are the same as for any scenario.
 //! docs/xray.md has the table of steps and keys.
 
