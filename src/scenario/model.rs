@@ -326,10 +326,11 @@ impl Serialize for Workload {
             placement: &'a Option<Placement>,
             #[serde(flatten)]
             io: std::borrow::Cow<'a, IoProfile>,
+            /// What the program or fio section that runs it stores of its own.
             #[serde(flatten, skip_serializing_if = "Option::is_none")]
-            driver: Option<serde_json::Value>,
+            runner_keys: Option<serde_json::Value>,
         }
-        let (io, driver) = match &self.kind {
+        let (io, runner_keys) = match &self.kind {
             Kind::Io(io) => (std::borrow::Cow::Borrowed(io), None),
             Kind::FioSection(j) => {
                 let io = IoProfile::stored_for(&self.name, Some(&j.labels), &j.targets, None);
@@ -348,7 +349,7 @@ impl Serialize for Workload {
             ramp: self.ramp,
             placement: &self.placement,
             io,
-            driver,
+            runner_keys,
         }
         .serialize(s)
     }

@@ -121,8 +121,8 @@ impl Checker<'_> {
     /// first wrong key.
     pub(super) fn workload(&self, name: &str, p: &Profile, d: &Profile, run_for: Option<Duration>) -> Result<Workload> {
         let l = Layers { name, own: p, defaults: d };
-        if let (Some(driver), _) = pick!(l, driver) {
-            return self.program_workload(name, &driver, p, d, run_for);
+        if let (Some(program_name), _) = pick!(l, driver) {
+            return self.program_workload(name, &program_name, p, d, run_for);
         }
         self.known_keys(&["workloads", name], p, false)?;
         let (engine, engine_at) = pick!(l, engine);

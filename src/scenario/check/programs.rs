@@ -60,26 +60,27 @@ impl Checker<'_> {
     pub(super) fn program_workload(
         &self,
         name: &str,
-        driver: &str,
+        program_name: &str,
         p: &Profile,
         d: &Profile,
         run_for: Option<Duration>,
     ) -> Result<Workload> {
         let l = Layers { name, own: p, defaults: d };
         let (_, driver_at) = pick!(l, driver);
-        let Some(prog) = program::find(driver) else {
-            let msg = format!("`{driver}` is no program fathom runs (one of: {})", program::names().join(", "));
+        let Some(prog) = program::find(program_name) else {
+            let msg = format!("`{program_name}` is no program fathom runs (one of: {})", program::names().join(", "));
             return Err(self.fail(&driver_at, msg));
         };
         for key in keys_set(p) {
             if !COMMON.contains(&key.as_str()) && !prog.keys().contains(&key.as_str()) {
                 let allowed: Vec<&str> = COMMON.iter().chain(prog.keys()).copied().collect();
-                let msg = format!("does not apply to `driver: {driver}` (its keys: {})", allowed.join(", "));
+                let msg = format!("does not apply to `driver: {program_name}` (its keys: {})", allowed.join(", "));
                 return Err(self.err(&["workloads", name, &key], msg));
             }
         }
         if p.group.is_some() {
-            let msg = format!("a `driver: {driver}` workload sets its own workers ({})", prog.concurrency().join(", "));
+            let msg =
+                format!("a `driver: {program_name}` workload sets its own workers ({})", prog.concurrency().join(", "));
             return Err(self.err(&["workloads", name, "group"], msg));
         }
         let (duration, ramp) = self.program_timing(&l, run_for)?;
