@@ -11,6 +11,8 @@ What is off:
   session; the command only turns arguments into options and prints);
 - a file named in docs/architecture.md (`src/...`, or `MODULE/...rs`) that does not
   exist (`NAME` stands for any: the doc's templates), so the map stays the territory's;
+  a "where to add" count that is not the length of its list, or a registry or function
+  a list names that its file does not define;
 - a function over 80 lines of code (blank lines and comments not counted, as clippy's
   `too_many_lines` counts them; clippy enforces the same threshold, from clippy.toml);
 - `Store::open(` outside src/store/ and src/session/ (one writer to the store: engines,
@@ -78,8 +80,41 @@ def doc_drift(src):
     named = set(re.findall(r"(?<![\w/.])src/([A-Za-z0-9_/]+\.rs)", text))
     if modules:
         named |= set(re.findall(rf"(?<![\w/.])((?:{modules})/[A-Za-z0-9_/]+\.rs)", text))
-    return [f"docs/architecture.md names src/{p}, which does not exist" for p in sorted(named)
-            if "NAME" not in p and not (src / p).exists()]
+    drift = [f"docs/architecture.md names src/{p}, which does not exist" for p in sorted(named)
+             if "NAME" not in p and not (src / p).exists()]
+    return drift + where_to_add(src, text)
+
+
+def where_to_add(src, text):
+    """What is off in the doc's "Where to add" section. Under each `### WHAT: N files`
+    heading comes a numbered list of N items, each beginning with the distinct `src/`
+    file it touches. In a file that exists, each name an item puts after "in" or "its"
+    (its line in PROGRAMS, its Command variant) is defined there. So a count cannot
+    drift from its list, nor a list from the registries and functions it names."""
+    section = re.search(r"^## Where to add[^\n]*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if not section:
+        return []
+    out = []
+    for m in re.finditer(r"^### ([^\n]+?): (\d+) files?\n(.*?)(?=^### |\Z)", section.group(1), re.M | re.S):
+        what, count, body = m.group(1), int(m.group(2)), m.group(3)
+        items = re.findall(r"^\d+\. (.*(?:\n {3}.*)*)", body, re.M)
+        paths = []
+        for item in items:
+            first = re.match(r"`src/([^`]+\.rs)`", item)
+            if not first:
+                out.append(f"docs/architecture.md: an item of \"{what}\" does not begin with its `src/` file")
+                continue
+            path = first.group(1)
+            paths.append(path)
+            if "NAME" in path or not (src / path).is_file():
+                continue
+            code = (src / path).read_text()
+            for name in re.findall(r"\b(?:in|its)\s+`(?:[A-Za-z_]+::)*([A-Za-z_][A-Za-z0-9_]*)`", item):
+                if not re.search(rf"\b(?:fn|struct|enum|trait|const|static|type)\s+{name}\b", code):
+                    out.append(f"docs/architecture.md: \"{what}\" names `{name}` in src/{path}, which does not define it")
+        if len(items) != count or len(set(paths)) != len(paths):
+            out.append(f"docs/architecture.md: \"{what}\" counts {count} files but lists {len(set(paths))}")
+    return out
 
 
 def findings(src):

@@ -20,8 +20,8 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-pub fn run(args: Args, results: &Path, width: usize) -> Result<i32> {
-    let store = Store::open_existing(results)?;
+pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
+    let store = Store::open_existing(store_dir)?;
     let reports = args.runs.iter().map(|r| Report::build(&store, r)).collect::<Result<Vec<_>>>()?;
     let comparison = Comparison::of(&reports);
     if args.json {

@@ -30,8 +30,8 @@ fn formats() -> impl TypedValueParser<Value = &'static dyn Format> {
         .map(|name| named(&name).expect("clap accepts only the names of FORMATS"))
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
-    let store = Store::open_existing(results)?;
+pub fn run(args: Args, store_dir: &Path) -> Result<i32> {
+    let store = Store::open_existing(store_dir)?;
     let summary = RunSummary::load(&store, &args.run)?;
     let text = args.format.render(&Source { store: &store, summary: &summary, samples: args.samples })?;
     write(&args, &text)

@@ -31,10 +31,10 @@ pub struct Args {
     svg: Option<PathBuf>,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
+pub fn run(args: Args, store_dir: &Path) -> Result<i32> {
     let (source, usl) = match (&args.file, &args.run) {
         (Some(f), None) => (f.display().to_string(), usl::fit(&read_table(f)?)),
-        (None, Some(r)) => from_run(&Store::open_existing(results)?, r)?,
+        (None, Some(r)) => from_run(&Store::open_existing(store_dir)?, r)?,
         _ => return Err(Error::input("give a FILE of concurrency and throughput, or --run RUN")),
     };
     if usl.fit.is_none() {

@@ -27,9 +27,18 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    // The flag keeps its name; the field names the store's directory, apart from a
+    // scenario's result views.
     /// Directory of the results store (fathom.db)
-    #[arg(long, env = "FATHOM_RESULTS", default_value = "fathom-results", global = true)]
-    results: PathBuf,
+    #[arg(
+        id = "results",
+        long = "results",
+        value_name = "RESULTS",
+        env = "FATHOM_RESULTS",
+        default_value = "fathom-results",
+        global = true
+    )]
+    store_dir: PathBuf,
     /// Show every column of a table, however wide (tables otherwise fit the terminal,
     /// or `COLUMNS`, or 100 columns when not printing to a terminal)
     #[arg(long, global = true)]
@@ -69,7 +78,7 @@ enum Command {
 
 /// Runs the chosen command and returns the process exit status.
 pub fn dispatch(cli: Cli) -> Result<i32> {
-    let results = cli.results.as_path();
+    let store_dir = cli.store_dir.as_path();
     let width = crate::report::table::text::width(cli.wide);
     // talking to agents (or, as one, to a controller) over pipes: a peer that went away
     // is an error to handle (a lost host), not a reason to die of SIGPIPE
@@ -83,16 +92,16 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     }
     match cli.command {
-        Command::Run(a) => run::run(a, results, width),
-        Command::Runs(a) => runs::run(a, results, width),
-        Command::Show(a) => show::run(a, results, width),
+        Command::Run(a) => run::run(a, store_dir, width),
+        Command::Runs(a) => runs::run(a, store_dir, width),
+        Command::Show(a) => show::run(a, store_dir, width),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Lint(a) => lint::run(a),
-        Command::Fit(a) => fit::run(a, results),
-        Command::Sweep(a) => sweep::run(a, results, width),
-        Command::Export(a) => export::run(a, results),
-        Command::Report(a) => report::run(a, results),
-        Command::Compare(a) => compare::run(a, results, width),
+        Command::Fit(a) => fit::run(a, store_dir),
+        Command::Sweep(a) => sweep::run(a, store_dir, width),
+        Command::Export(a) => export::run(a, store_dir),
+        Command::Report(a) => report::run(a, store_dir),
+        Command::Compare(a) => compare::run(a, store_dir, width),
         Command::Convert(a) => convert::run(a),
         Command::Agent(a) => agent::run(a),
         Command::Completions(a) => completions::run(a, Cli::command()),

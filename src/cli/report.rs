@@ -19,8 +19,8 @@ pub struct Args {
     svg: Option<PathBuf>,
 }
 
-pub fn run(args: Args, results: &Path) -> Result<i32> {
-    let store = Store::open_existing(results)?;
+pub fn run(args: Args, store_dir: &Path) -> Result<i32> {
+    let store = Store::open_existing(store_dir)?;
     let report = Report::build(&store, &args.run)?;
     let path = args.output.unwrap_or_else(|| PathBuf::from(format!("report-{}.html", report.summary.run.id)));
     crate::nofollow::write(&path, report.html()).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;

@@ -55,7 +55,7 @@ pub struct Args {
     pub(super) time_scale: Option<f64>,
 }
 
-pub fn run(mut args: Args, results: &Path, width: usize) -> Result<i32> {
+pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     args.sets.extend(args.time_scale.map(time_scale::as_set));
     let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.target_counts());
     let (scenario, is_builtin) =
@@ -75,7 +75,7 @@ pub fn run(mut args: Args, results: &Path, width: usize) -> Result<i32> {
         push_agent: args.push_agent,
         hooks,
     };
-    Ok(print_end(&session::run(scenario, is_builtin, &opts, results)?, opts.quiet, width))
+    Ok(print_end(&session::run(scenario, is_builtin, &opts, store_dir)?, opts.quiet, width))
 }
 
 /// Prints the summary a run ends with (also `sweep`'s) and returns its exit status.

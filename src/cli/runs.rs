@@ -17,8 +17,8 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, results: &Path, width: usize) -> Result<i32> {
-    let store = Store::open_existing(results)?;
+pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
+    let store = Store::open_existing(store_dir)?;
     let mut list = Vec::new();
     let mut json = Vec::new();
     for mut run in store.runs()? {

@@ -19,8 +19,8 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, results: &Path, width: usize) -> Result<i32> {
-    let store = Store::open_existing(results)?;
+pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
+    let store = Store::open_existing(store_dir)?;
     let summary = RunSummary::load(&store, &args.run)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary).expect("summary serializes"));

@@ -50,7 +50,7 @@ pub struct Args {
     quiet: bool,
 }
 
-pub fn run(mut args: Args, results: &Path, width: usize) -> Result<i32> {
+pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     args.sets.extend(args.time_scale.map(time_scale::as_set));
     let (mut scenario, is_builtin) =
         load_scenario(Some(&args.scenario), args.target.as_slice(), None, &args.sets, None)?;
@@ -82,7 +82,7 @@ pub fn run(mut args: Args, results: &Path, width: usize) -> Result<i32> {
         for (key, v) in combo {
             match key.as_str() {
                 "iodepth" => w.io_mut().into_iter().for_each(|io| io.iodepth = *v),
-                _ => w.jobs = *v,
+                _ => w.workers = *v,
             }
             name.push_str(&format!("-{}{v}", if key == "iodepth" { "qd" } else { "j" }));
         }
@@ -108,7 +108,7 @@ pub fn run(mut args: Args, results: &Path, width: usize) -> Result<i32> {
         quiet: args.quiet,
         ..RunOptions::default()
     };
-    Ok(super::run::print_end(&session::run(scenario, is_builtin, &opts, results)?, args.quiet, width))
+    Ok(super::run::print_end(&session::run(scenario, is_builtin, &opts, store_dir)?, args.quiet, width))
 }
 
 /// `--min`, `--max` and `--round` in seconds, scaled as a scenario's durations are by

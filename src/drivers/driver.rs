@@ -1,7 +1,7 @@
 //! The seam every driver implements: fathom's own engine, fio, pgbench, iperf3 each in
 //! one file, registered by name in `drivers/mod.rs` (`DRIVERS`). The timeline and the
-//! run session know only this trait, so a new driver is a file, a registry line and its
-//! docs (see docs/architecture.md, "A driver").
+//! run session know only this trait, so a new program's runner is a file, a registry
+//! line and its docs (see docs/architecture.md, "A program").
 
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;

@@ -136,7 +136,7 @@ workloads:
     fn a_program_runs_through_the_seam_alone() {
         let s = Scenario::load(&Source { origin: "t".into(), text: EVERY }, &[]).unwrap();
         let (idx, w) = s.workloads.iter().enumerate().find(|(_, w)| w.name == "nap").unwrap();
-        assert_eq!((w.jobs, w.engine, w.runner().as_str()), (2, None, "sleep"));
+        assert_eq!((w.workers, w.engine, w.runner().as_str()), (2, None, "sleep"));
         let only = Scenario { workloads: vec![w.clone()], ..s.clone() };
         let dir = std::env::temp_dir();
         let ready = ReadyDrivers::prepare(&only, &dir, &AtomicBool::new(false), &|_| {}).unwrap();

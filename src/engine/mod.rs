@@ -8,13 +8,13 @@
 //! data files. Each worker reports through a [`Recorder`], which hands a sample per op
 //! to the collector at every second boundary.
 
+pub mod arrivals;
 pub mod buffer;
 pub mod datafile;
 pub mod demand;
 pub mod kinds;
 pub mod null;
 pub mod psync;
-pub mod schedule;
 pub mod target;
 pub mod uring;
 pub mod worker;
@@ -22,9 +22,9 @@ pub mod worker;
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Queue, Workload};
+use arrivals::Schedule;
 use datafile::DataFile;
 pub use kinds::backend;
-use schedule::Schedule;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -77,9 +77,9 @@ impl Workers {
                 index,
                 files: match io.queue {
                     Queue::Shared => self.files.clone(),
-                    // `jobs` workers on each target; on an agent, `index` counts on from the
-                    // hosts before this one, each with `jobs` on every target
-                    Queue::PerTarget => vec![self.files[(index / w.jobs) as usize % self.files.len()].clone()],
+                    // its workers on each target; on an agent, `index` counts on from the
+                    // hosts before this one, each with its workers on every target
+                    Queue::PerTarget => vec![self.files[(index / w.workers) as usize % self.files.len()].clone()],
                 },
                 backend,
                 clock_start: self.clock_start,

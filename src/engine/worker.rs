@@ -4,9 +4,9 @@
 //! recorder that turns its IOs into per-second samples, the bytes it writes and checks,
 //! and how it stops or fails.
 
+use super::arrivals::Schedule;
 use super::buffer::AlignedBuf;
 use super::datafile::DataFile;
-use super::schedule::Schedule;
 use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::{IoProfile, Queue, Workload};
@@ -44,7 +44,7 @@ pub struct WorkerSpec {
     pub io: IoProfile,
     /// Unique within the run.
     pub worker_id: u32,
-    /// Position within its workload (0..jobs).
+    /// Position within its workload (0..workers).
     pub index: u32,
     /// The files this worker does IO on: all of the workload's targets with a shared
     /// queue, one with a queue per target.
@@ -76,11 +76,11 @@ impl WorkerSpec {
     /// This worker's IO generator: the same working set in each of its files (the
     /// smallest file's, if they differ), and its place among the workers sharing them.
     pub(super) fn io_gen(&self) -> IoGen {
-        let jobs = self.workload.jobs;
+        let workers = self.workload.workers;
         let span = self.files.iter().map(|f| f.size).min().unwrap_or(0);
-        let (index, workers) = match self.io.queue {
-            Queue::Shared => (self.index, jobs),
-            Queue::PerTarget => (self.index % jobs, jobs),
+        let index = match self.io.queue {
+            Queue::Shared => self.index,
+            Queue::PerTarget => self.index % workers,
         };
         IoGen::new(&self.workload.name, &self.io, span, index, workers, self.files.len() as u32)
     }

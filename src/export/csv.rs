@@ -1,9 +1,9 @@
-//! `fathom export --format csv` (the default): the rows of [`table`](super::table) under
+//! `fathom export --format csv` (the default): the rows of [`rows`](super::rows) under
 //! a header line, written by the `csv` crate so a field holding a comma, a quote, a line
 //! feed or a carriage return is quoted (RFC 4180) and every other field is left bare.
 
-use super::format::{Format, Source};
-use super::table::{COLUMNS, Row, rows};
+use super::rows::{COLUMNS, Row, rows};
+use super::seam::{Format, Source};
 use crate::error::{Error, Result};
 use serde_json::Value;
 

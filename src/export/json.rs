@@ -1,8 +1,8 @@
-//! `fathom export --format json`: the rows of [`table`](super::table) as an array of
+//! `fathom export --format json`: the rows of [`rows`](super::rows) as an array of
 //! objects keyed by column, pretty-printed.
 
-use super::format::{Format, Source};
-use super::table::{COLUMNS, rows};
+use super::rows::{COLUMNS, rows};
+use super::seam::{Format, Source};
 use crate::error::Result;
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! A run's measurements for other tools. `fathom export` writes a stored run in one of
-//! [`FORMATS`], each a file here behind [`Format`] (declared in `format.rs`, which the
+//! [`FORMATS`], each a file here behind [`Format`] (declared in `seam.rs`, which the
 //! formats use; this file only lists them): [`csv`] and [`json`] (the rows of
-//! [`table`], for notebooks and spreadsheets) and [`openmetrics`] (for backfilling
+//! [`rows`], for notebooks and spreadsheets) and [`openmetrics`] (for backfilling
 //! Prometheus). [`prometheus`] is not one of them: it serves a run to Prometheus while it
 //! runs.
 //!
@@ -12,13 +12,13 @@
 //! second command for the same page.
 
 pub mod csv;
-mod format;
 pub mod json;
 pub mod openmetrics;
 pub mod prometheus;
-pub mod table;
+pub mod rows;
+mod seam;
 
-pub use format::{Format, Source};
+pub use seam::{Format, Source};
 
 /// Every format `fathom export` writes, by name; the first is the default.
 pub const FORMATS: [&dyn Format; 3] = [&csv::Csv, &json::Json, &openmetrics::OpenMetrics];

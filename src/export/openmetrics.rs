@@ -4,8 +4,8 @@
 //! live endpoint's (`export::prometheus`) plus `job="fathom"`, per workload rather than
 //! per worker, one sample per second of the run, stamped at the end of its second.
 
-use super::format::{Format, Source};
 use super::prometheus::{BUCKETS, cumulative_buckets};
+use super::seam::{Format, Source};
 use crate::error::{Error, Result};
 use crate::metrics::{Op, OpStats};
 use crate::store::Store;

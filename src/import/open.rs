@@ -68,7 +68,7 @@ fn run_by_fio(name: &str, targets: &[PathBuf], sets: &[Override]) -> Result<Opti
     let mut scenario = Scenario::load(&source, &[])?;
     for (w, section) in scenario.workloads.iter_mut().zip(verbatim.sections) {
         w.engine = Some(EngineKind::Fio);
-        w.jobs = section.numjobs;
+        w.workers = section.numjobs;
         w.kind = Kind::FioSection(section.job);
     }
     scenario.text = text;

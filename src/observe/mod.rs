@@ -7,7 +7,7 @@ pub mod diskstats;
 pub mod environment;
 pub mod host;
 pub mod preflight;
-pub mod remote;
+pub mod promql;
 
 use crate::error::{Error, Result};
 use crate::scenario::RemoteQueries;
@@ -135,7 +135,7 @@ fn remote_loop(
         }
         let t = clock_start.elapsed().as_secs() as i64;
         let mut rows = Vec::new();
-        for result in remote::query_all(remote) {
+        for result in promql::query_all(remote) {
             match result {
                 Ok(points) => rows.extend(points.into_iter().map(|(name, value)| ObservationRow {
                     t,

@@ -124,8 +124,8 @@ pub fn needs(workloads: &[Workload], steps: &[Step]) -> Vec<Need> {
                 (Some(until), _) => until,
                 (None, Some(p)) => p.per_host,
                 (None, None) => match w.io() {
-                    Some(io) if io.queue == Queue::PerTarget => w.jobs.saturating_mul(io.targets.len() as u32),
-                    _ => w.jobs,
+                    Some(io) if io.queue == Queue::PerTarget => w.workers.saturating_mul(io.targets.len() as u32),
+                    _ => w.workers,
                 },
             });
             let workers = match &w.placement {

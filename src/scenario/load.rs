@@ -220,7 +220,7 @@ workloads:
             .replace("name: basic\n", "name: basic\ngroups:\n  vms: {count: 6}\n")
             .replace("    iodepth: 4\n", "    iodepth: 4\n    group: vms\n");
         let s = load(&text, &[]).unwrap();
-        assert_eq!((s.workloads[0].jobs, s.workloads[1].jobs), (6, 1));
+        assert_eq!((s.workloads[0].workers, s.workloads[1].workers), (6, 1));
         let err = load(&text.replace("group: vms", "group: db"), &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:11: workloads.a.group: no group named `db` (groups: vms)"), "{err}");
         let err = load(&text.replace("group: vms", "group: vms\n    jobs: 2"), &[]).unwrap_err().to_string();

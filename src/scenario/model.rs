@@ -162,7 +162,7 @@ fn serialize_data<S: serde::Serializer>(d: &DataSpec, s: S) -> std::result::Resu
 }
 
 /// Queries against another Prometheus, evaluated every `interval` while the run goes
-/// (see `observe::remote`).
+/// (see `observe::promql`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteQueries {
     /// `http://host:port`, without the API path.
@@ -178,9 +178,9 @@ pub struct RemoteQueries {
 #[derive(Debug, Clone)]
 pub struct Workload {
     pub name: String,
-    /// Workers: fathom's or fio's jobs, pgbench's clients, iperf3's streams.
-    pub jobs: u32,
-    /// The worker group (top-level `groups`) whose count gave `jobs`, if any.
+    /// Workers: fathom's or fio's `jobs`, pgbench's `clients`, iperf3's `streams`.
+    pub workers: u32,
+    /// The worker group (top-level `groups`) whose count gave `workers`, if any.
     pub group: Option<String>,
     /// The IO back end that runs it (fathom's engine's, or fio); `None` for a program's
     /// workload, which its program runs.
@@ -326,10 +326,11 @@ impl Serialize for Workload {
             placement: &'a Option<Placement>,
             #[serde(flatten)]
             io: std::borrow::Cow<'a, IoProfile>,
+            /// What the program or fio section that runs it stores of its own.
             #[serde(flatten, skip_serializing_if = "Option::is_none")]
-            driver: Option<serde_json::Value>,
+            runner_keys: Option<serde_json::Value>,
         }
-        let (io, driver) = match &self.kind {
+        let (io, runner_keys) = match &self.kind {
             Kind::Io(io) => (std::borrow::Cow::Borrowed(io), None),
             Kind::FioSection(j) => {
                 let io = IoProfile::stored_for(&self.name, Some(&j.labels), &j.targets, None);
@@ -341,14 +342,14 @@ impl Serialize for Workload {
         };
         Stored {
             name: &self.name,
-            jobs: self.jobs,
+            jobs: self.workers,
             group: &self.group,
             engine: self.runner(),
             duration: self.duration,
             ramp: self.ramp,
             placement: &self.placement,
             io,
-            driver,
+            runner_keys,
         }
         .serialize(s)
     }
@@ -577,7 +578,7 @@ pub struct Scenario {
     pub steps: Vec<steps::Step>,
     pub expect: Vec<expect::Expectation>,
     /// `results:`: named per-second views; their bands are judged with `expect`.
-    pub results: Vec<super::results::ResultView>,
+    pub result_views: Vec<super::results::ResultView>,
     /// `observe: prometheus:`, if given.
     pub remote: Option<RemoteQueries>,
     /// `prometheus: ADDR`: where to serve live metrics, if given.

@@ -52,11 +52,11 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     }
     // Expectations judge a run that completed; a failed one exits 3.
     let mut code = code;
-    let banded = scenario.results.iter().any(|v| !v.bands.is_empty());
+    let banded = scenario.result_views.iter().any(|v| !v.bands.is_empty());
     if code == 0 && !opts.no_expect && (!scenario.expect.is_empty() || banded) {
         let mut rows = expect::check(store, run, &scenario.expect)?;
         // the bands of the result views are expectations on their per-second series
-        rows.extend(results::band_rows(&results::measure(store, run, &scenario.results)?));
+        rows.extend(results::band_rows(&results::measure(store, run, &scenario.result_views)?));
         for (i, row) in rows.iter().enumerate() {
             store.add_expectation(run, i, row)?;
         }
@@ -172,7 +172,7 @@ fn generator_busy(
         .zip(engines)
         .filter(|(w, _)| w.placement.is_none())
         .map(|(w, e)| {
-            e.and_then(crate::engine::backend).map_or(0, |b| w.jobs * b.threads(w.io().map_or(1, |io| io.iodepth)))
+            e.and_then(crate::engine::backend).map_or(0, |b| w.workers * b.threads(w.io().map_or(1, |io| io.iodepth)))
         })
         .max()
         .unwrap_or(0);

@@ -36,7 +36,7 @@ pub(super) struct Measured {
 /// Starts the clock and runs the timeline with the collector, observers, live view and
 /// endpoint around it. An error here is one of starting them; the run's own failures are
 /// in the returned outcome.
-pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &Path) -> Result<Measured> {
+pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, store_dir: &Path) -> Result<Measured> {
     let Staged { files, targets, uring_ok, total, prepared, tx, rx } = staged;
     let (store, run, fleet) = (&s.store, s.run, &s.fleet);
     let cpu_before = host::process_cpu_seconds();
@@ -48,7 +48,7 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, results: &
     record_clocks(store, run, fleet)?;
     let (sink, records) = Sink::new();
     fleet.watch(sink.clone(), clock_start);
-    let writer = Store::open(results)?;
+    let writer = Store::open(store_dir)?;
     let live = live_totals(s);
     let endpoint = start_endpoint(s, opts, &live)?;
     let view = (!opts.quiet).then(|| View::start(live.clone(), clock_start, total));

@@ -19,8 +19,8 @@ pub use state::{Ended, RunOptions};
 
 /// Runs a loaded scenario (its `--set`s, target and engine already applied) through the
 /// three stages.
-pub fn run(scenario: Scenario, is_builtin: bool, opts: &RunOptions, results: &Path) -> Result<Ended> {
-    let (session, staged) = prepare::prepare(scenario, is_builtin, opts, results)?;
-    let measured = measure::measure(&session, staged, opts, results)?;
+pub fn run(scenario: Scenario, is_builtin: bool, opts: &RunOptions, store_dir: &Path) -> Result<Ended> {
+    let (session, staged) = prepare::prepare(scenario, is_builtin, opts, store_dir)?;
+    let measured = measure::measure(&session, staged, opts, store_dir)?;
     conclude::conclude(&session, measured, opts)
 }

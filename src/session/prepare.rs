@@ -32,7 +32,7 @@ pub(super) fn prepare(
     mut scenario: Scenario,
     is_builtin: bool,
     opts: &RunOptions,
-    results: &Path,
+    store_dir: &Path,
 ) -> Result<(Session, Staged)> {
     let explicit_size = opts.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
     let findings = lint_gate(&mut scenario, opts)?;
@@ -67,12 +67,12 @@ pub(super) fn prepare(
     }
     let files: Vec<Vec<_>> = files.into_iter().map(|f| f.into_iter().map(Arc::new).collect()).collect();
 
-    let store = Store::open(results)?;
-    let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::jobs_of(w, f)).collect();
+    let store = Store::open(store_dir)?;
+    let workers: Vec<u32> = scenario.workloads.iter().zip(&files).map(|(w, f)| timeline::workers_of(w, f)).collect();
     let total = timeline::planned_seconds(&scenario);
     // a run whose length is unknown (a workload ends when its IO is done) is checked for
     // its first second's results and the reserve
-    let reserve = Arc::new(Reserve::take(results, total.unwrap_or(1), &workers)?);
+    let reserve = Arc::new(Reserve::take(store_dir, total.unwrap_or(1), &workers)?);
     // about runs before this one: said, and stored with those runs (`clean_up`)
     for what in children::clean_up(&store)? {
         Warning::LeftBehind { what }.say();
@@ -81,7 +81,7 @@ pub(super) fn prepare(
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let run = store.create_run(&scenario.name, &scenario.text, &command, &env)?;
     // recorded at once: a forced stop from here on marks the run aborted
-    let recorded = children::record_run(Store::open(results)?, run)?;
+    let recorded = children::record_run(Store::open(store_dir)?, run)?;
     if let Some(scaled) = &scenario.time_scale {
         store.set_time_scale(run, scaled.factor)?;
     }

@@ -6,7 +6,7 @@
 //! to come are written into it.
 
 use super::connection::Store;
-use super::hosts::HostLatency;
+use super::per_host::HostLatency;
 use super::read::StoredWorkload;
 use super::reserve::Reserve;
 use super::sink::Record;

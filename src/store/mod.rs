@@ -20,8 +20,8 @@
 pub mod collector;
 mod connection;
 mod events;
-pub mod hosts;
 mod observations;
+pub mod per_host;
 mod processes;
 pub mod read;
 mod reserve;
@@ -567,7 +567,7 @@ mod tests {
     use super::*;
     use crate::metrics::CounterRow;
     use crate::workload::Rng;
-    use hosts::HostLatency;
+    use per_host::HostLatency;
 
     /// A second of one worker's reads: ~10k IOs with a long-tailed latency spread.
     fn second_of_io(rng: &mut Rng) -> OpStats {

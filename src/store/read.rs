@@ -30,7 +30,9 @@ pub struct StoredWorkload {
     pub read_percent: u32,
     pub bs: BlockSizes,
     pub iodepth: u32,
-    pub jobs: u32,
+    /// The workers its profile asks (fathom's or fio's `jobs`, pgbench's `clients`,
+    /// iperf3's `streams`), stored under `jobs`.
+    pub profile_workers: u32,
     /// Workers planned (a ramp's final count).
     pub workers: i64,
     /// The hosts it was placed on; empty when it ran here.
@@ -107,7 +109,7 @@ impl StoredWorkload {
             read_percent: rw.map(|rw| rw.read_percent(rwmixread)).unwrap_or(0),
             bs: text("bs").and_then(|t| BlockSizes::parse(t).ok()).unwrap_or_else(|| BlockSizes::single(4096)),
             iodepth: number("iodepth").unwrap_or(1.0) as u32,
-            jobs: number("jobs").unwrap_or(row.workers as f64) as u32,
+            profile_workers: number("jobs").unwrap_or(row.workers as f64) as u32,
             workers: row.workers,
             hosts,
             rate_iops: row.rate_iops,
@@ -334,7 +336,7 @@ fn settings(a: &(Ran, &StoredWorkload), b: &(Ran, &StoredWorkload), timing: bool
     let typed: [(Setting, Value, Value); 11] = [
         (Setting::Workers, ra.workers.into(), rb.workers.into()),
         (Setting::Depth, ra.depth.into(), rb.depth.into()),
-        (Setting::Jobs, wa.jobs.into(), wb.jobs.into()),
+        (Setting::Jobs, wa.profile_workers.into(), wb.profile_workers.into()),
         (Setting::Hosts, ra.hosts.clone().into(), rb.hosts.clone().into()),
         (Setting::BlockSize, blocks(wa).into(), blocks(wb).into()),
         (Setting::Rw, mix(wa), mix(wb)),
@@ -551,7 +553,7 @@ mod tests {
                    "placement": {"hosts": ["db*"], "per_host": 2, "resolved": ["db1", "db2"]}}),
         );
         assert_eq!(w.bs.to_string(), "8k/90:32k/10");
-        assert_eq!((w.iodepth, w.jobs), (16, 4));
+        assert_eq!((w.iodepth, w.profile_workers), (16, 4));
         assert_eq!(w.rate_mbps, Some(40.0));
         assert_eq!(w.link_bps, Some(25e9));
         assert!(w.placed());

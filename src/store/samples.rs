@@ -4,7 +4,7 @@
 //! duplicated.
 
 use super::connection::Store;
-use super::hosts::HostLatency;
+use super::per_host::HostLatency;
 use crate::error::{Error, Result};
 use crate::metrics::{self, CounterRow, Op, OpStats};
 use hdrhistogram::Histogram;

@@ -6,7 +6,7 @@
 //! that reach their end close a phase.
 
 mod context;
-mod hooks;
+mod exec;
 mod running;
 
 use crate::analysis::steady_state;
@@ -19,9 +19,9 @@ use crate::store::sink::Record;
 use crate::store::{EventRow, PhaseRow};
 use crate::warnings::Warning;
 pub use context::Context;
-pub use hooks::check_hosts;
+pub use exec::check_hosts;
 use running::RunningWorkload;
-pub use running::jobs_of;
+pub use running::workers_of;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -51,7 +51,7 @@ pub fn run_steps(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         phase: None,
         phases: 0,
         failure: None,
-        background: hooks::Background::new(),
+        background: exec::Background::new(),
     };
     let result = ex.run();
     // whatever happened, nothing keeps running and every thread is joined
@@ -107,7 +107,7 @@ struct Executor<'a> {
     phases: i64,
     failure: Option<String>,
     /// Command steps running while the timeline goes on (`async`, `every`).
-    background: hooks::Background,
+    background: exec::Background,
 }
 
 impl Executor<'_> {
@@ -174,13 +174,13 @@ impl Executor<'_> {
             Action::Fill { workload, zero } => self.fill(workload, zero),
             Action::Command(ref c) => {
                 let cx = self.cx;
-                let ready = hooks::ready(c, cx);
+                let ready = exec::ready(c, cx);
                 match c.repeat {
                     Some(repeat) => self.background.start(ready, repeat, cx.clock_start, cx.stop.clone()),
                     None => {
                         let at_ms = self.now_ms();
                         let ran = ready.run(&|| cx.stop.load(Ordering::Relaxed));
-                        self.record(hooks::Report { ready, at_ms, ran, stopped: false });
+                        self.record(exec::Report { ready, at_ms, ran, stopped: false });
                     }
                 }
             }
@@ -195,13 +195,13 @@ impl Executor<'_> {
     fn start(&mut self, step: &Step, workload: usize, stagger: Duration, wait: bool) -> Result<()> {
         let cx = self.cx;
         let w = &self.scenario.workloads[workload];
-        let jobs = running::jobs_of(w, &cx.files[workload]);
+        let workers = running::workers_of(w, &cx.files[workload]);
         let start_t = self.batch_t.unwrap_or_else(|| self.next_second(Duration::ZERO));
         let label = self.label_for(step, workload);
-        let mut l = RunningWorkload::new(cx, workload, w, start_t, jobs, self.next_worker, &label)?;
-        self.next_worker += jobs;
+        let mut l = RunningWorkload::new(cx, workload, w, start_t, workers, self.next_worker, &label)?;
+        self.next_worker += workers;
         (cx.progress)(&running::describe(&l, cx));
-        l.add_workers(cx, jobs, start_t, stagger)?;
+        l.add_workers(cx, workers, start_t, stagger)?;
         self.started[workload] = Some(l);
         self.open_phase(start_t, step.phase.clone())?;
         self.cursor = Duration::from_secs(start_t);
@@ -299,7 +299,7 @@ impl Executor<'_> {
         // workloads go on while we poll, on a thread of its own
         let probe_thread = {
             let (probe, stop) = (probe.clone(), cx.stop.clone());
-            std::thread::spawn(move || hooks::wait_until(&probe, timeout, interval, &stop))
+            std::thread::spawn(move || exec::wait_until(&probe, timeout, interval, &stop))
         };
         while !probe_thread.is_finished() && !self.aborted() {
             self.idle_until(Instant::now() + Duration::from_millis(50), None)?;
@@ -379,8 +379,8 @@ impl Executor<'_> {
 
     /// Records one run of a command step: its event, a progress line, and a failure of
     /// the run if it failed (not if the run's end stopped it).
-    fn record(&mut self, report: hooks::Report) {
-        let hooks::Report { ready, at_ms, ran, stopped } = report;
+    fn record(&mut self, report: exec::Report) {
+        let exec::Report { ready, at_ms, ran, stopped } = report;
         let row = EventRow {
             at_ms,
             kind: ready.kind.into(),
@@ -643,7 +643,7 @@ impl Executor<'_> {
                 .iter()
                 .map(|&(i, n)| {
                     let l = self.started[i].as_ref().expect("running");
-                    if l.ramped || l.planned > running::jobs_of(&l.w, &self.cx.files[i]) || n < l.planned {
+                    if l.ramped || l.planned > running::workers_of(&l.w, &self.cx.files[i]) || n < l.planned {
                         format!("{} x{n}", l.w.name)
                     } else {
                         l.w.name.clone()

@@ -38,11 +38,11 @@ pub struct RunningWorkload {
     pub io_end: Arc<IoEnd>,
 }
 
-/// Workers a workload runs: `jobs` (on each target with a queue per target).
-pub fn jobs_of(w: &Workload, files: &[Arc<DataFile>]) -> u32 {
+/// Workers a workload runs: its `workers` (on each target with a queue per target).
+pub fn workers_of(w: &Workload, files: &[Arc<DataFile>]) -> u32 {
     match w.io().map(|io| io.queue) {
-        Some(Queue::PerTarget) => w.jobs * files.len() as u32,
-        Some(Queue::Shared) | None => w.jobs,
+        Some(Queue::PerTarget) => w.workers * files.len() as u32,
+        Some(Queue::Shared) | None => w.workers,
     }
 }
 

@@ -288,7 +288,7 @@ fn lay_out(
     if let Some(p) = &w.placement
         && w.io().is_some_and(|io| io.queue == crate::scenario::Queue::PerTarget)
     {
-        w.jobs = p.per_host;
+        w.workers = p.per_host;
     }
     // as on the controller: io_uring falls back to psync where the kernel refuses it
     if w.engine == Some(crate::scenario::EngineKind::IoUring) && engine::probe_io_uring().is_err() {

@@ -77,14 +77,14 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
         let Some(p) = &mut w.placement else { continue };
         p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
         p.queues = queues;
-        w.jobs = p.workers_per_host() * p.resolved.len() as u32;
-        if w.jobs > MAX_WORKERS {
+        w.workers = p.workers_per_host() * p.resolved.len() as u32;
+        if w.workers > MAX_WORKERS {
             return Err(Error::input(format!(
                 "{}: {} hosts of {} workers each is {}: a workload has at most {MAX_WORKERS} workers",
                 w.name,
                 p.resolved.len(),
                 p.workers_per_host(),
-                w.jobs
+                w.workers
             )));
         }
         let hosts = p.resolved.len() as f64;
@@ -487,13 +487,13 @@ mod tests {
         let s = placed(text, DISKS).unwrap();
         let w = &s.workloads[0];
         let p = w.placement.as_ref().unwrap();
-        assert_eq!((p.queues, p.workers_per_host(), w.jobs), (2, 4, 8));
+        assert_eq!((p.queues, p.workers_per_host(), w.workers), (2, 4, 8));
         assert_eq!((p.host_of(3), p.host_of(4)), ("a", "b"));
         // a ramp by hosts adds a host's workers on every target
         assert!(matches!(s.steps[0].action, Action::Ramp { add: 4, until: 8, .. }), "{:?}", s.steps[0].action);
         // a shared queue: per_host workers, across the targets
         let s = placed(&text.replace("per_target", "shared"), DISKS).unwrap();
-        assert_eq!((s.workloads[0].placement.as_ref().unwrap().queues, s.workloads[0].jobs), (1, 4));
+        assert_eq!((s.workloads[0].placement.as_ref().unwrap().queues, s.workloads[0].workers), (1, 4));
     }
 
     #[test]

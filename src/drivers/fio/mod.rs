@@ -116,7 +116,8 @@ fn plan(l: &LaunchContext) -> Result<Plan> {
     let files: Vec<FileSpec> =
         l.files.iter().map(|f| FileSpec { path: f.path.clone(), size: f.size, direct: f.direct }).collect();
     let io_engine = if l.uring_ok { IoEngine::IoUring } else { IoEngine::Psync };
-    let job = jobfile::translate(&w.name, w.jobs, io, &files, io_engine, l.end_t.saturating_sub(l.begin_t()) + SPARE_S);
+    let job =
+        jobfile::translate(&w.name, w.workers, io, &files, io_engine, l.end_t.saturating_sub(l.begin_t()) + SPARE_S);
     let workers = job.jobs.iter().map(|(name, index)| (name.clone(), worker(*index))).collect();
     let single = io.bs.is_single().then(|| io.bs.min());
     let (open_loop, bounded) = (io.rate_iops.is_some(), io.bound.is_some());

@@ -3,10 +3,10 @@
 //! `fathom lint`), `stonewall`/`wait_for`/`startdelay` into the timeline. The result is
 //! scenario YAML, loaded by the one scenario loader, so `--set` and every check apply.
 
+use super::job_order::timeline;
 use super::options::{IGNORED, SUPPORTED, engine_refusal, refusal};
 use super::reader::{Job, Opt};
 use super::semantics::{back_end, beyond, direct, refuse, rw};
-use super::timeline::timeline;
 use super::values::{Pair, Unit, in_dir, list, number, pair, percent, quote, split_paths, trim_float};
 use crate::error::Result;
 use crate::scenario::model::Rw;

@@ -6,6 +6,7 @@
 //! instead ([`verbatim`]); what both read an option as is in [`semantics`].
 //! docs/fio-job-files.md has the table of options.
 
+mod job_order;
 pub mod mapping;
 mod options;
 pub mod reader;
@@ -14,7 +15,6 @@ mod simple;
 mod sizes;
 mod targets;
 mod think;
-mod timeline;
 pub(in crate::import) mod values;
 pub mod verbatim;
 

@@ -6,10 +6,10 @@
 //! for the mapped file), and what fio reports (per job, with latency bins). Options the
 //! mapping refuses stay: that is the point. docs/fio-job-files.md says what is rewritten.
 
+use super::job_order::timeline;
 use super::mapping::block_sizes_of;
 use super::reader::{Job, Opt, read};
 use super::semantics::{back_end, beyond, direct, rw};
-use super::timeline::timeline;
 use super::values::{Unit, number, quote, split_paths};
 use crate::error::{Error, Result};
 use crate::scenario::Override;

@@ -1,19 +1,19 @@
 //! Nutanix X-Ray scenarios run as they are: `fathom run DIR --hosts hosts.yaml`, where
 //! DIR holds X-Ray's `test.yml` and its `.fio` files. `test.yml` is rendered as Jinja
 //! with its vars ([`render`]), read as written ([`written`]), its VM groups placed on the
-//! inventory ([`placement`]), its steps made the timeline ([`steps`]) and the whole
-//! mapped to scenario YAML ([`mapping`]), which the one scenario loader loads: `--set`,
+//! inventory ([`placement`]), its steps made the timeline ([`timeline_steps`]) and the whole
+//! mapped to scenario YAML ([`to_scenario`]), which the one scenario loader loads: `--set`,
 //! the checks, the store and the report are the same as for any scenario.
 //! docs/xray.md has the table of steps and keys.
 
-pub mod mapping;
 pub mod placement;
 pub mod render;
-pub mod results;
-pub mod steps;
+pub mod result_charts;
+pub mod timeline_steps;
+pub mod to_scenario;
 pub mod written;
 
-pub use mapping::Mapping;
+pub use to_scenario::Mapping;
 
 use crate::error::{Error, Result};
 use crate::scenario::Override;
@@ -42,5 +42,5 @@ pub fn map_dir(dir: &Path, sets: &[Override], hosts: Option<&[usize]>) -> Result
     let rendered = render::render(&origin, &text, &mut sets.to_vec())?;
     let at = format!("{origin} (rendered)");
     let (file, lines): (written::TestFile, _) = yaml::read(&at, &rendered.text)?;
-    mapping::map(dir, &at, &file, &lines, rendered.vars, hosts)
+    to_scenario::map(dir, &at, &file, &lines, rendered.vars, hosts)
 }

@@ -25,7 +25,7 @@ pub struct TestFile {
     pub _vars: Option<IgnoredAny>,
     pub vms: Option<Vec<IndexMap<String, VmGroup>>>,
     pub workloads: Option<Vec<IndexMap<String, WorkloadFile>>>,
-    /// X-Ray's result views, each fathom's `results:` entry ([`super::results`]).
+    /// X-Ray's result views, each fathom's `results:` entry ([`crate::scenario::results`]).
     pub results: Option<Vec<IndexMap<String, ResultEntry>>>,
     pub setup: Option<Vec<StepFile>>,
     pub run: Option<Vec<StepFile>>,

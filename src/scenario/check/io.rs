@@ -121,8 +121,8 @@ impl Checker<'_> {
     /// first wrong key.
     pub(super) fn workload(&self, name: &str, p: &Profile, d: &Profile, run_for: Option<Duration>) -> Result<Workload> {
         let l = Layers { name, own: p, defaults: d };
-        if let (Some(driver), _) = pick!(l, driver) {
-            return self.program_workload(name, &driver, p, d, run_for);
+        if let (Some(program_name), _) = pick!(l, driver) {
+            return self.program_workload(name, &program_name, p, d, run_for);
         }
         self.known_keys(&["workloads", name], p, false)?;
         let (engine, engine_at) = pick!(l, engine);
@@ -136,15 +136,15 @@ impl Checker<'_> {
         let (bs, direct) = self.checked_block_sizes(&l)?;
         let (random_percent, distribution) = self.randomness(&l, rw)?;
         let (offset, iodepth) = self.offset_and_depth(&l, direct)?;
-        let (jobs, group) = self.workers(&l, placement.is_some())?;
-        let mut placement = placement.or_else(|| every_host.then(|| Self::every_host(jobs)));
+        let (workers, group) = self.workers(&l, placement.is_some())?;
+        let mut placement = placement.or_else(|| every_host.then(|| Self::every_host(workers)));
         self.host_targets(&l, placement.as_mut())?;
         let (size, size_percent) = self.working_set(&l, bs.max())?;
         let (rate, mbps, per_host_rate) = self.rates(&l, &bs, placement.is_some())?;
         let (arrival, think_time) = self.pacing(&l, rate.is_some() || per_host_rate.is_some())?;
         let (fsync_every, fdatasync) = self.syncs(&l, rw, mix)?;
         let data = self.data_spec(name, p, d)?;
-        let (prefill, extend, keep) = self.appending(&l, rw, targets.len(), jobs)?;
+        let (prefill, extend, keep) = self.appending(&l, rw, targets.len(), workers)?;
         if engine == EngineKind::Fio {
             self.refused_by_fio(&l, &data, extend, &engine_at)?;
         }
@@ -152,7 +152,7 @@ impl Checker<'_> {
         let file = self.file_name(&l)?;
         Ok(Workload {
             name: name.to_string(),
-            jobs,
+            workers,
             group,
             engine: Some(engine),
             duration,

@@ -6,7 +6,7 @@ mod checker;
 mod io;
 mod measurable;
 mod programs;
-mod results;
+mod result_views;
 mod scenario;
 mod timeline;
 

@@ -60,26 +60,27 @@ impl Checker<'_> {
     pub(super) fn program_workload(
         &self,
         name: &str,
-        driver: &str,
+        program_name: &str,
         p: &Profile,
         d: &Profile,
         run_for: Option<Duration>,
     ) -> Result<Workload> {
         let l = Layers { name, own: p, defaults: d };
         let (_, driver_at) = pick!(l, driver);
-        let Some(prog) = program::find(driver) else {
-            let msg = format!("`{driver}` is no program fathom runs (one of: {})", program::names().join(", "));
+        let Some(prog) = program::find(program_name) else {
+            let msg = format!("`{program_name}` is no program fathom runs (one of: {})", program::names().join(", "));
             return Err(self.fail(&driver_at, msg));
         };
         for key in keys_set(p) {
             if !COMMON.contains(&key.as_str()) && !prog.keys().contains(&key.as_str()) {
                 let allowed: Vec<&str> = COMMON.iter().chain(prog.keys()).copied().collect();
-                let msg = format!("does not apply to `driver: {driver}` (its keys: {})", allowed.join(", "));
+                let msg = format!("does not apply to `driver: {program_name}` (its keys: {})", allowed.join(", "));
                 return Err(self.err(&["workloads", name, &key], msg));
             }
         }
         if p.group.is_some() {
-            let msg = format!("a `driver: {driver}` workload sets its own workers ({})", prog.concurrency().join(", "));
+            let msg =
+                format!("a `driver: {program_name}` workload sets its own workers ({})", prog.concurrency().join(", "));
             return Err(self.err(&["workloads", name, "group"], msg));
         }
         let (duration, ramp) = self.program_timing(&l, run_for)?;
@@ -88,7 +89,7 @@ impl Checker<'_> {
         spec.measures();
         Ok(Workload {
             name: name.to_string(),
-            jobs: spec.workers(),
+            workers: spec.workers(),
             group: None,
             engine: None,
             duration,
@@ -176,7 +177,7 @@ workloads:
         let s = load(MIXED, &[]).unwrap();
         let [io, db, net] = &s.workloads[..] else { panic!() };
         assert_eq!((io.engine, io.program().is_none(), io.io().unwrap().iodepth), (Some(EngineKind::IoUring), true, 8));
-        assert_eq!((db.runner().as_str(), db.jobs), ("pgbench", 4));
+        assert_eq!((db.runner().as_str(), db.workers), ("pgbench", 4));
         let Some(p) = db.program().and_then(|p| p.get::<Pgbench>()) else { panic!() };
         assert_eq!(p.script, Script::Builtin("select-only".into()));
         assert_eq!(
@@ -186,7 +187,7 @@ workloads:
         assert_eq!(p.shared_buffers(), Some(1 << 30));
         // `target` in defaults is the IO workloads' place, and the cluster's
         assert_eq!(p.target, Some(PathBuf::from("/tmp")));
-        assert_eq!((net.runner().as_str(), net.jobs), ("iperf3", 2));
+        assert_eq!((net.runner().as_str(), net.workers), ("iperf3", 2));
         let Some(i) = net.program().and_then(|p| p.get::<Iperf3>()) else { panic!() };
         assert_eq!(i.link_bps, Some(25e9));
     }

@@ -67,7 +67,7 @@ impl Checker<'_> {
         let expect = self.expectations(&file, &labels, &ramped, &names, &index_of)?;
         let mut phases: Vec<&str> = labels.clone();
         phases.extend(ramped.iter().map(String::as_str));
-        let results = self.results(file.results.as_deref().unwrap_or_default(), &names, &phases)?;
+        let result_views = self.result_views(file.results.as_deref().unwrap_or_default(), &names, &phases)?;
         let remote = match file.observe.and_then(|o| o.prometheus) {
             Some(r) => Some(self.remote(r)?),
             None => None,
@@ -81,7 +81,7 @@ impl Checker<'_> {
             workloads,
             steps,
             expect,
-            results,
+            result_views,
             remote,
             prometheus: file.prometheus,
             vars: IndexMap::new(),

@@ -4,7 +4,7 @@
 //! as the timeline. The result is scenario YAML, loaded by the one scenario loader.
 
 use super::placement::{Placed, place};
-use super::steps::{self, Workload};
+use super::timeline_steps::{self, Workload};
 use super::written::TestFile;
 use crate::error::{Error, Result};
 use crate::import::fio_job;
@@ -24,9 +24,9 @@ pub struct Mapping {
     pub vars: IndexMap<String, Value>,
     pub groups: IndexMap<String, Placed>,
     pub workloads: Vec<Job>,
-    pub steps: steps::Steps,
+    pub steps: timeline_steps::Steps,
     /// X-Ray's results as fathom's result views.
-    pub results: Vec<ResultFile>,
+    pub result_views: Vec<ResultFile>,
     /// X-Ray's HTML description (the report sanitises it).
     pub description_html: Option<String>,
     /// Each inventory host's number of targets: with several, a VM's data disks are
@@ -92,11 +92,12 @@ pub fn map(
             .into_iter()
             .map(|(p, s)| (p, s.as_deref().unwrap_or_default()))
             .collect();
-    let mut steps = steps::map(&phases, &workloads, &mut groups, inventory).map_err(|(phase, (path, msg))| {
-        let mut full = vec![phase.as_str()];
-        full.extend(path.iter().map(String::as_str));
-        at(&full, msg)
-    })?;
+    let mut steps =
+        timeline_steps::map(&phases, &workloads, &mut groups, inventory).map_err(|(phase, (path, msg))| {
+            let mut full = vec![phase.as_str()];
+            full.extend(path.iter().map(String::as_str));
+            at(&full, msg)
+        })?;
     for w in &workloads {
         if !steps.runtime.contains_key(&w.name) {
             notes.push(format!("{}: never started, so not run (a prefill of it is left out)", w.name));
@@ -105,12 +106,12 @@ pub fn map(
             jobs.retain(|j| j.workload != w.name);
         }
     }
-    let mut results = Vec::new();
+    let mut result_views = Vec::new();
     for (i, entry) in file.results.iter().flatten().enumerate() {
         for (name, r) in entry {
-            let view = super::results::view(name, r, &workloads, &steps, &groups, &mut notes)
+            let view = super::result_charts::view(name, r, &workloads, &steps, &groups, &mut notes)
                 .map_err(|(key, msg)| at(&["results", &i.to_string(), name, &key], msg))?;
-            results.push(view);
+            result_views.push(view);
         }
     }
     let description = [&file.display_name, &file.summary].into_iter().flatten().next().map(|s| s.trim().to_string());
@@ -127,7 +128,7 @@ pub fn map(
         groups,
         workloads: jobs,
         steps,
-        results,
+        result_views,
         notes,
         open_ended,
         targets: targets.to_vec(),
@@ -267,9 +268,9 @@ impl Mapping {
         if let Some(d) = &self.description_html {
             out.push_str(&format!("description_html: {}\n", quote(d)));
         }
-        if !self.results.is_empty() {
+        if !self.result_views.is_empty() {
             out.push_str("results:\n");
-            for r in &self.results {
+            for r in &self.result_views {
                 // JSON is YAML's flow form: one entry a line, without the keys not given
                 let mut json = serde_json::to_value(r).expect("a view serializes");
                 without_nulls(&mut json);
@@ -385,7 +386,7 @@ impl Mapping {
         if !self.steps.hooks.is_empty() {
             out.push_str(&format!("hooks needed (--hooks): {}\n", self.steps.hooks.join(", ")));
         }
-        for r in &self.results {
+        for r in &self.result_views {
             let what = match (&r.workloads, &r.observed, &r.not_measured) {
                 (Some(w), _, _) => format!("{} of {}", r.metric.map(|m| m.unit()).unwrap_or_default(), w.join(", ")),
                 (_, Some(o), _) => format!("observed {o}"),

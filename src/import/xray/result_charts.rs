@@ -5,7 +5,7 @@
 //! workloads the `run` steps start.
 
 use super::placement::Placed;
-use super::steps::{Steps, Workload};
+use super::timeline_steps::{Steps, Workload};
 use super::written::ResultEntry;
 use crate::scenario::results::{Aggregate, BandFile, ResultFile, ResultMetric};
 use crate::scenario::yaml::Value;

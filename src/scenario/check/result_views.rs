@@ -7,7 +7,12 @@ use crate::scenario::results::{self, Measure, ResultFile, ResultView};
 
 impl Checker<'_> {
     /// The checked views; `names` are the workloads, `phases` the labels the timeline gives.
-    pub(super) fn results(&self, files: &[ResultFile], names: &[&str], phases: &[&str]) -> Result<Vec<ResultView>> {
+    pub(super) fn result_views(
+        &self,
+        files: &[ResultFile],
+        names: &[&str],
+        phases: &[&str],
+    ) -> Result<Vec<ResultView>> {
         let mut views: Vec<ResultView> = Vec::new();
         for (i, f) in files.iter().enumerate() {
             let i = i.to_string();

@@ -4,7 +4,7 @@
 //! says what was run, and each figure sits under its unit's column (IOPS, TPS or
 //! Gbit/s): a figure the op's unit does not measure is empty, never 0.
 
-use super::format::Source;
+use super::seam::Source;
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
 use crate::report::measured::WorkloadSummary;
@@ -86,7 +86,7 @@ fn row(run: i64, w: &WorkloadSummary, phase: &str, t: Option<i64>, o: &OpSummary
         rw.into(),
         io.then(|| st.bs.to_string()).into(),
         io.then_some(st.iodepth).into(),
-        st.jobs.into(),
+        st.profile_workers.into(),
         o.op.into(),
         serde_json::to_value(o.unit).unwrap_or_default(),
         shown.ops.into(),
