@@ -5,46 +5,7 @@
 mod common;
 
 use common::Scratch;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// A tmux server of the test's own (its own socket), killed when dropped.
-struct Tmux(String);
-
-impl Tmux {
-    fn new(tag: &str) -> Tmux {
-        Tmux(format!("fathom-width-{tag}-{}", std::process::id()))
-    }
-
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").arg("-L").arg(&self.0).args(args).output().expect("tmux is installed");
-        String::from_utf8_lossy(&out.stdout).to_string()
-    }
-
-    /// Runs `command` in an 80-column pane and returns every line it printed, each
-    /// joined back whole where the terminal wrapped it.
-    fn printed(&self, command: &str) -> Vec<String> {
-        let shell = format!("{command}; echo FATHOM-EXIT $?; sleep 600");
-        self.cmd(&["new-session", "-d", "-x", "80", "-y", "50", "-s", "w", &shell]);
-        let started = Instant::now();
-        loop {
-            let rows: Vec<String> =
-                self.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", "w"]).lines().map(str::to_string).collect();
-            if rows.iter().any(|l| l.starts_with("FATHOM-EXIT")) {
-                self.cmd(&["kill-session", "-t", "w"]);
-                return rows.into_iter().map(|l| l.trim_end().to_string()).collect();
-            }
-            assert!(started.elapsed() < Duration::from_secs(60), "show did not end: {rows:?}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.cmd(&["kill-server"]);
-    }
-}
+use common::tmux::Tmux;
 
 /// `fathom show` of the last run, in tmux at 80 columns: every line it printed.
 fn shown_at_80(s: &Scratch, tag: &str, extra: &str) -> Vec<String> {
@@ -53,7 +14,7 @@ fn shown_at_80(s: &Scratch, tag: &str, extra: &str) -> Vec<String> {
         env!("CARGO_BIN_EXE_fathom"),
         s.dir.join("results").display()
     );
-    Tmux::new(tag).printed(&command)
+    Tmux::new(tag).printed(&command, 80)
 }
 
 fn fits(lines: &[String], what: &str) {

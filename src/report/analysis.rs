@@ -166,6 +166,12 @@ pub struct Curve {
     pub knee: Option<Knee>,
     /// The USL fitted to the points, with its verdict (good, poor, no meaningful fit).
     pub usl: Usl,
+    /// What N, the concurrency of each point, counts, in one line.
+    pub counts: String,
+    /// Per point, its throughput over what the lowest-concurrency point's would give at
+    /// its concurrency (1 is perfect scaling; one node's VMs joined by three more at 0.8:
+    /// the cluster does 3.2 times one node's).
+    pub efficiency: Vec<f64>,
 }
 
 pub fn analyze(
@@ -176,6 +182,7 @@ pub fn analyze(
     compare: &[String],
 ) -> Result<Analysis> {
     let littles = workloads.iter().filter_map(|w| little(w, phases)).collect();
+    let phases = studied(phases);
     let mut per_phase = Vec::new();
     let mut firsts: Vec<(String, Figures)> = Vec::new();
     // per phase, its per-second throughput over all its workloads: the noise of its point
@@ -286,6 +293,26 @@ fn std_dev(values: &[f64]) -> Option<f64> {
     (values.len() >= 2).then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt())
 }
 
+/// Phases shorter than this at the end of a run, where workloads end one after
+/// another, are its tail: seconds of winding down, not steps of the study.
+const TAIL_S: i64 = 3;
+
+/// The phases a study compares: all but the tail, the last phases that only lose
+/// workloads and last under [`TAIL_S`] seconds each.
+fn studied(phases: &[PhaseSummary]) -> &[PhaseSummary] {
+    let mut n = phases.len();
+    while n > 1 {
+        let p = &phases[n - 1];
+        let short = p.phase.end_t.is_some_and(|end| end - p.phase.start_t < TAIL_S);
+        let ending = !p.facts.differs.is_empty() && p.facts.differs.iter().all(|d| d.setting == Setting::Removed);
+        if !(short && ending) {
+            break;
+        }
+        n -= 1;
+    }
+    &phases[..n]
+}
+
 /// Phases with IO a curve needs: a knee and a fit need a shape, not a line.
 const MIN_CURVE_POINTS: usize = 3;
 
@@ -354,7 +381,25 @@ pub fn curve(
     let knee = latencies.and_then(|l| knee::find(&l));
     let usl =
         usl::fit(&points.iter().zip(noise).map(|(&(n, x, _), spread)| Point { n, x, spread }).collect::<Vec<_>>());
-    Ok(Curve { unit, points, you_are_here, knee, usl })
+    let (n0, x0, _) = points[you_are_here];
+    let efficiency =
+        points.iter().map(|&(n, x, _)| if n0 > 0.0 && x0 > 0.0 { x / x0 / (n / n0) } else { 0.0 }).collect();
+    let joined = phases.iter().flat_map(|p| &p.facts.differs).any(|d| d.like.is_some());
+    Ok(Curve { unit, points, you_are_here, knee, usl, counts: counted(unit, joined), efficiency })
+}
+
+/// What a curve's N counts, by the unit of its throughput; `joined` when like
+/// workloads joined (or left) from phase to phase, summed over them.
+fn counted(unit: Throughput, joined: bool) -> String {
+    let what = match unit {
+        Throughput::Iops => "IOs in flight, workers x depth",
+        Throughput::Tps => "clients",
+        Throughput::Gbits => "parallel streams",
+    };
+    match joined {
+        true => format!("{what}, summed over the workloads running (each one joining is more of the same load)"),
+        false => what.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -373,6 +418,7 @@ mod tests {
                 key: key.map(str::to_string),
                 before: Value::Null,
                 after: Value::Null,
+                like: None,
             })
             .collect();
         PhaseFacts { ran: Vec::new(), differs }

@@ -93,18 +93,26 @@ impl Report {
             let _ = write!(h, "<p class=\"error\">{}</p>", esc(e));
         }
         if let Some(d) = super::analysis::stored::<DescribedHtml>(r).and_then(|d| d.description_html) {
-            let _ = write!(h, "<div class=\"description\" id=\"description\">{}</div>", sanitised(&d));
+            // a long description (X-Ray's run to a screen and more) folds away: the answer first
+            let clean = sanitised(&d);
+            let open = if clean.len() < LONG_DESCRIPTION { " open" } else { "" };
+            let _ = write!(
+                h,
+                "<details class=\"about\"{open}><summary>About this scenario</summary>\
+                 <div class=\"description\" id=\"description\">{clean}</div></details>"
+            );
         }
         h.push_str("</header>\n");
         self.headline(&mut h);
-        self.results(&mut h);
+        // the chart that answers the study first: the curve, the sweep, before and during
+        self.charts_section(&mut h, "curves", "Curves", |c| c.id.starts_with("curve-"));
         super::views_print::html(s, &self.charts, &mut h);
+        self.results(&mut h);
         super::results_print::html(s, &self.charts, &mut h);
-        self.environment(&mut h);
         self.charts_section(&mut h, "timeseries", "Over time", |c| c.id.starts_with("ts-"));
         self.charts_section(&mut h, "observed", "Host and devices", |c| c.id.starts_with("obs-"));
-        self.charts_section(&mut h, "curves", "Curves", |c| c.id.starts_with("curve-"));
         self.charts_section(&mut h, "histograms", "Latency histograms", |c| c.id.starts_with("hist-"));
+        self.environment(&mut h);
         self.analysis(&mut h);
         let _ = write!(
             h,
@@ -125,7 +133,9 @@ impl Report {
             let _ = write!(h, "<p class=\"answer {class}\" id=\"answer\">{}</p>", esc(&a.line()));
         }
         h.push_str("<div class=\"cards\">");
-        for w in &s.workloads {
+        self.curve_cards(h);
+        let more = s.workloads.len().saturating_sub(MAX_CARDS);
+        for w in s.workloads.iter().take(if more > 0 { MAX_CARDS - 1 } else { MAX_CARDS }) {
             let ops: Vec<&OpSummary> = w.ops.iter().filter(|o| o.op != "sync").collect();
             let iops: f64 = ops.iter().map(|o| o.iops).sum();
             let mbps: f64 = ops.iter().map(|o| o.mb_per_s).sum();
@@ -166,6 +176,13 @@ impl Report {
                 latency_us(p99)
             );
         }
+        if more > 0 {
+            let _ = write!(
+                h,
+                "<div class=\"card\"><div class=\"name\">{} more workloads</div><div>in the Results table</div></div>",
+                more + 1
+            );
+        }
         h.push_str("</div>");
         let failed: Vec<_> = s.expectations.iter().filter(|e| !e.passed).collect();
         if !s.warnings.is_empty() || !failed.is_empty() {
@@ -179,6 +196,34 @@ impl Report {
             h.push_str("</ul>");
         }
         h.push_str("</section>\n");
+    }
+
+    /// A concurrency study's answer as cards: where a one-point test stands, and the
+    /// highest concurrency with its scaling efficiency.
+    fn curve_cards(&self, h: &mut String) {
+        let s = &self.summary;
+        let Some(c) = &s.analysis.curve else { return };
+        let label = |i: usize| s.phases.get(i).map(|p| p.phase.label.clone()).unwrap_or_default();
+        let top = (0..c.points.len()).fold(0, |t, i| if c.points[i].0 > c.points[t].0 { i } else { t });
+        let unit = c.unit.label();
+        let here = c.points[c.you_are_here].1;
+        let _ = write!(
+            h,
+            "<div class=\"card\"><div class=\"name\">you are here: {}</div><div><span class=\"big\" \
+             data-metric=\"you_are_here\" data-value=\"{here}\">{}</span> {unit}</div><div>the lowest concurrency, \
+             what a one-point test reports</div></div>",
+            esc(&label(c.you_are_here)),
+            count(here)
+        );
+        let (x, efficiency) = (c.points[top].1, c.efficiency[top]);
+        let _ = write!(
+            h,
+            "<div class=\"card\"><div class=\"name\">at {}</div><div><span class=\"big\" data-metric=\"top\" \
+             data-value=\"{x}\">{}</span> {unit}</div><div>scaling efficiency <span data-metric=\"efficiency\" \
+             data-value=\"{efficiency}\">{efficiency:.2}</span> (1 = perfect)</div></div>",
+            esc(&label(top)),
+            count(x)
+        );
     }
 
     /// Per workload and op: rates and latency percentiles; open-loop ops against their
@@ -283,6 +328,12 @@ impl Report {
     }
 }
 
+/// Workload cards the headline shows at most: beyond, the Results table has them.
+const MAX_CARDS: usize = 8;
+
+/// A description longer than this (in bytes of HTML) starts folded.
+const LONG_DESCRIPTION: usize = 600;
+
 /// The page style, shared with `fathom compare`.
 pub const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;color:#222;max-width:1100px;margin:0 auto;padding:0 24px 40px}
@@ -295,7 +346,7 @@ h1{margin:18px 0 4px;font-size:26px}h2{margin-top:28px;border-bottom:1px solid #
 .card .name{font-weight:bold;color:#4e79a7}.big{font-size:26px;font-weight:bold}
 .warnings li{color:#8a5a00;margin:4px 0;font-size:13px}.warnings li.fail,tr.fail{color:#c62828}
 .answer{font-size:16px;font-weight:bold;margin:8px 0}.answer.pass{color:#2e7d32}.answer.fail{color:#c62828}
-.description img{max-width:100%;height:auto}
+.description img{max-width:100%;height:auto}details.about summary{cursor:pointer;color:#4e79a7}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{padding:3px 9px;border-bottom:1px solid #eee;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}thead th{border-bottom:2px solid #ccc}
 th.l,td.l{text-align:left}th.r,td.r{text-align:right}

@@ -193,6 +193,19 @@ pub(super) fn curves(s: &RunSummary) -> Vec<Chart> {
     };
     let mut out = Vec::new();
     let rate = curve.unit.label();
+    let mut ux = Chart::new(
+        "curve-usl",
+        "Throughput vs concurrency: Universal Scalability Law",
+        Axis::new("concurrency N (IOs in flight, workers)", Unit::Count),
+        Axis::new(rate, Unit::Count),
+    );
+    ux.add("measured", Style::Dots, curve.points.iter().map(|p| (p.0, p.1)).collect());
+    add_usl(&mut ux, &curve.usl);
+    if let Some(here) = curve.points.get(curve.you_are_here) {
+        ux.marks.push(Mark { x: here.0, label: "you are here".into() });
+    }
+    // throughput against load answers the study: its chart comes first
+    out.push(ux);
     // network streams measure no latency per op: no latency curve, no knee
     if curve.unit.has_latency() {
         let mut lx = Chart::new(
@@ -209,18 +222,6 @@ pub(super) fn curves(s: &RunSummary) -> Vec<Chart> {
         }
         out.push(lx);
     }
-    let mut ux = Chart::new(
-        "curve-usl",
-        "Throughput vs concurrency: Universal Scalability Law",
-        Axis::new("concurrency N (IOs in flight, workers)", Unit::Count),
-        Axis::new(rate, Unit::Count),
-    );
-    ux.add("measured", Style::Dots, curve.points.iter().map(|p| (p.0, p.1)).collect());
-    add_usl(&mut ux, &curve.usl);
-    if let Some(here) = curve.points.get(curve.you_are_here) {
-        ux.marks.push(Mark { x: here.0, label: "you are here".into() });
-    }
-    out.push(ux);
     out
 }
 

@@ -401,8 +401,11 @@ pub fn build(
                 .collect(),
         })
         .collect();
-    let joined =
-        phases.iter().flat_map(|p| &p.facts.differs).any(|d| matches!(d.setting, Setting::Added | Setting::Removed));
+    // other work joining or leaving: more of the same load is a scaling curve instead
+    let joined = phases
+        .iter()
+        .flat_map(|p| &p.facts.differs)
+        .any(|d| matches!(d.setting, Setting::Added | Setting::Removed) && d.like.is_none());
     Ok((sweep, before_during(&stretches, joined)))
 }
 
@@ -426,6 +429,7 @@ mod tests {
                 key: key.map(str::to_string),
                 before: before.clone(),
                 after: after.clone(),
+                like: None,
             })
             .collect();
         PhaseFacts { ran, differs }

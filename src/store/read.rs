@@ -244,13 +244,18 @@ pub struct Difference {
     pub before: Value,
     /// The value in the later phase (null for `removed`).
     pub after: Value,
+    /// For a workload added or removed within a run: a workload running beside it whose
+    /// settings differ from its own only in load (depth, workers, hosts). Such a change
+    /// is more of the same load (one more node's VMs), not another kind of work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub like: Option<String>,
 }
 
 impl Difference {
     /// True when this change is one of load, not of what is done (see
     /// [`Setting::is_concurrency`]).
     pub fn is_concurrency(&self) -> bool {
-        self.setting.is_concurrency(self.key.as_deref())
+        self.like.is_some() || self.setting.is_concurrency(self.key.as_deref())
     }
 
     /// The setting as a reader names it (see [`Setting::named`]).
@@ -308,6 +313,7 @@ fn compare(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)], 
                 key: None,
                 before: Value::Null,
                 after: Value::from(b.0.workload.clone()),
+                like: (!runs).then(|| like(b, before.iter().chain(after))).flatten(),
             }),
         }
     }
@@ -318,9 +324,19 @@ fn compare(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)], 
             key: None,
             before: Value::from(a.0.workload.clone()),
             after: Value::Null,
+            like: (!runs).then(|| like(a, after.iter())).flatten(),
         });
     }
     out
+}
+
+/// The first of `others` (itself aside) whose settings differ from `w`'s only in load:
+/// its name.
+fn like<'a>(w: &(Ran, &StoredWorkload), others: impl Iterator<Item = &'a (Ran, &'a StoredWorkload)>) -> Option<String> {
+    others
+        .filter(|o| o.0.workload != w.0.workload)
+        .find(|o| settings(o, w, false).iter().all(Difference::is_concurrency))
+        .map(|o| o.0.workload.clone())
 }
 
 /// The settings of one workload pair that differ, in the order [`differences`] lists,
@@ -349,7 +365,14 @@ fn settings(a: &(Ran, &StoredWorkload), b: &(Ran, &StoredWorkload), timing: bool
     let mut out: Vec<Difference> = typed
         .into_iter()
         .filter(|(_, x, y)| x != y)
-        .map(|(setting, before, after)| Difference { setting, workload: rb.workload.clone(), key: None, before, after })
+        .map(|(setting, before, after)| Difference {
+            setting,
+            workload: rb.workload.clone(),
+            key: None,
+            before,
+            after,
+            like: None,
+        })
         .collect();
     let mut keyed = vec![(Setting::Other, &wa.other, &wb.other)];
     if timing {
@@ -366,6 +389,7 @@ fn settings(a: &(Ran, &StoredWorkload), b: &(Ran, &StoredWorkload), timing: bool
                     key: Some(key.clone()),
                     before: x,
                     after: y,
+                    like: None,
                 });
             }
         }

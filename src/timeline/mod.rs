@@ -7,6 +7,7 @@
 
 mod context;
 mod exec;
+mod phase_name;
 mod running;
 
 use crate::analysis::steady_state;
@@ -46,6 +47,7 @@ pub fn run_steps(scenario: &Scenario, cx: &Context) -> Result<Outcome> {
         ramps: Vec::new(),
         batch_t: None,
         cursor: Duration::ZERO,
+        early: Duration::ZERO,
         last_steady_check: Instant::now(),
         next_worker: 0,
         phase: None,
@@ -74,6 +76,10 @@ const LATE: Duration = Duration::from_millis(250);
 /// the common instant (a round trip over ssh on a LAN is well under this).
 const REMOTE_LEAD: Duration = Duration::from_millis(300);
 
+/// How much earlier than their lead a wait ends before starts: the steps between
+/// (a mark, the starts' own setup) take a little time too.
+const EARLY_MARGIN: Duration = Duration::from_millis(200);
+
 /// Workers a ramp still has to add: `add` at second `next_t`, and as many every `every`
 /// seconds after, `left` in all. Kept as a rule, not a list of additions, so that a
 /// ramp to a huge `until` costs nothing until its workers are due.
@@ -100,6 +106,9 @@ struct Executor<'a> {
     /// scheduled for, or when the last step that takes time ended. A `wait` counts from
     /// here, so a start's setup time does not push what follows into a later second.
     cursor: Duration,
+    /// How much before its end the current `wait` step ends: the lead of the starts
+    /// right after it, so that they land on the second the wait ends on.
+    early: Duration,
     last_steady_check: Instant,
     next_worker: u32,
     /// The open phase: its index, first second, what runs, and the label a step gave it.
@@ -125,6 +134,11 @@ impl Executor<'_> {
             if self.batch_t.is_none() && starts(step) {
                 self.batch_t = Some(self.batch_second(&steps[i..]));
             }
+            // marks take no time: starts after them land with the wait too
+            let next = steps[i + 1..].iter().find(|n| !matches!(n.action, Action::Mark(_)));
+            let next_starts = next.is_some_and(|n| starts(n) && n.at.is_none());
+            let at = i + 1 + steps[i + 1..].iter().take_while(|n| matches!(n.action, Action::Mark(_))).count();
+            self.early = if next_starts { self.batch_lead(&steps[at..]) + EARLY_MARGIN } else { Duration::ZERO };
             self.step(step)?;
             // the batch goes on while async starts follow one another
             let next_joins = steps.get(i + 1).is_some_and(|n| starts(n) && n.at.is_none());
@@ -168,7 +182,8 @@ impl Executor<'_> {
                     self.open_phase(self.this_second(), Some(label.clone()))?;
                 }
                 self.cursor += d;
-                self.idle_until(self.cx.clock_start + self.cursor, None)?;
+                // starts that follow are sent their lead early, to land on the wait's end
+                self.idle_until(self.cx.clock_start + self.cursor.saturating_sub(self.early), None)?;
             }
             Action::WaitFor { workload, timeout } => self.wait_for(workload, timeout)?,
             Action::Fill { workload, zero } => self.fill(workload, zero),
@@ -336,7 +351,8 @@ impl Executor<'_> {
 
     /// Records a mark as an event and shows it.
     fn mark(&self, label: &str) {
-        let at = self.now_ms();
+        // where the timeline stands, though a wait before it ended early for starts after it
+        let at = self.now_ms().max(self.cursor.as_millis() as i64);
         let row = EventRow {
             at_ms: at,
             kind: "mark".into(),
@@ -416,6 +432,13 @@ impl Executor<'_> {
     /// whole second that leaves a driver's program (fio, pgbench) time to start and every
     /// start its setup.
     fn batch_second(&self, steps: &[Step]) -> u64 {
+        self.next_second(self.batch_lead(steps))
+    }
+
+    /// How long before their second the starts at the head of `steps` must be sent: the
+    /// longest startup of their drivers, [`REMOTE_LEAD`] for other hosts, and a little
+    /// for each start after the first.
+    fn batch_lead(&self, steps: &[Step]) -> Duration {
         let mut lead = Duration::ZERO;
         for (n, step) in steps.iter().enumerate() {
             if n > 0 && (!starts(step) || step.at.is_some()) {
@@ -433,7 +456,7 @@ impl Executor<'_> {
                 break;
             }
         }
-        self.next_second(lead)
+        lead
     }
 
     /// The whole second a step that starts or stops workloads happens on: the first at
@@ -444,7 +467,8 @@ impl Executor<'_> {
     fn next_second(&self, lead: Duration) -> u64 {
         let now = self.cx.clock_start.elapsed().as_secs_f64();
         let slack = if lead.is_zero() { LATE.as_secs_f64() } else { 0.0 };
-        let base = (self.cursor.as_secs_f64() + lead.as_secs_f64()).max(now + lead.as_secs_f64() - slack);
+        // the lead counts from now: a wait before the starts ended that much early
+        let base = self.cursor.as_secs_f64().max(now + lead.as_secs_f64() - slack);
         (base - 0.005).ceil().max(0.0) as u64
     }
 
@@ -650,7 +674,7 @@ impl Executor<'_> {
                     }
                 })
                 .collect();
-            names.join("+")
+            phase_name::auto_label(&names)
         });
         let idx = match reuse {
             Some(idx) => {

@@ -5,6 +5,7 @@
 pub mod live;
 pub mod servers;
 pub mod tmpfs;
+pub mod tmux;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

@@ -33,6 +33,11 @@ pub struct Steps {
     pub runtime: IndexMap<String, Option<u64>>,
     /// X-Ray workloads started by `setup` steps (warm-ups): not in the run's results.
     pub setup_started: Vec<String>,
+    /// X-Ray workloads of the run started and not yet waited for or stopped, with their
+    /// groups: what an annotated start's phase is named after.
+    pub running: Vec<(String, String)>,
+    /// The last phase name [`Step::running_label`] gave.
+    pub last_label: Option<String>,
 }
 
 /// Steps that build, power or clean up VMs before the run, or collect their logs:
@@ -106,6 +111,7 @@ impl<'a> Step<'a> {
             "workload.Start" => self.start(groups, label)?,
             "workload.Wait" => {
                 let w = self.workload()?;
+                self.out.running.retain(|(name, _)| *name != w.name);
                 let timeout = match self.seconds("timeout_secs")? {
                     Some(t) => format!(", timeout: {t}s{label}"),
                     None => label.to_string(),
@@ -113,7 +119,9 @@ impl<'a> Step<'a> {
                 self.wait_for(&w.jobs, &timeout);
             }
             "workload.Stop" => {
-                for j in &self.workload()?.jobs {
+                let w = self.workload()?;
+                self.out.running.retain(|(name, _)| *name != w.name);
+                for j in &w.jobs {
                     self.emit(format!("{{stop: {}{label}}}", quote(j)));
                 }
             }
@@ -173,9 +181,24 @@ impl<'a> Step<'a> {
         };
         let wait = !self.flag("async")?;
         let together = w.jobs.len() > 1 || !wait;
+        let mut phase = label.to_string();
+        if self.phase != "setup" {
+            self.out.running.push((w.name.clone(), w.group.clone()));
+            if self.flag("annotate")? {
+                // what runs did not grow (four corners: one workload after another on one
+                // group): the phase is named by the workload that started
+                let mut name = self.running_label(groups);
+                if self.out.last_label.as_ref() == Some(&name) {
+                    name = w.name.clone();
+                } else {
+                    self.out.last_label = Some(name.clone());
+                }
+                phase = format!(", phase: {}", quote(&name));
+            }
+        }
         for j in &w.jobs {
             let asynchronous = if together { ", async: true" } else { "" };
-            self.emit(format!("{{start: {}{asynchronous}{stagger}{label}}}", quote(j)));
+            self.emit(format!("{{start: {}{asynchronous}{stagger}{phase}}}", quote(j)));
         }
         if together && wait {
             self.wait_for(&w.jobs, label);
@@ -230,6 +253,24 @@ impl<'a> Step<'a> {
 
     fn emit(&mut self, step: String) {
         self.out.timeline.push(step);
+    }
+
+    /// The phase an annotated start opens, named by what then runs, as X-Ray's chart
+    /// annotations read: `2 nodes` where each running VM group has a node of its own,
+    /// else `3 VM groups on 2 nodes`.
+    fn running_label(&self, groups: &IndexMap<String, Placed>) -> String {
+        let mut names: Vec<&str> = self.out.running.iter().map(|(_, g)| g.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut nodes: Vec<usize> = names.iter().filter_map(|g| groups.get(*g)).flat_map(|p| p.hosts.clone()).collect();
+        let placed = nodes.len();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+        match placed == nodes.len() && placed == names.len() {
+            true => plural(nodes.len(), "node"),
+            false => format!("{} on {}", plural(names.len(), "VM group"), plural(nodes.len(), "node")),
+        }
     }
 
     fn wait_for(&mut self, jobs: &[String], label: &str) {
@@ -382,8 +423,9 @@ mod tests {
                 r#"{prefill: "W/a", phase: "setup"}"#,
                 r#"{prefill: "W/b", phase: "setup"}"#,
                 r#"{mark: "workload.Start W"}"#,
-                r#"{start: "W/a", async: true, stagger: 2000ms}"#,
-                r#"{start: "W/b", async: true, stagger: 2000ms}"#,
+                // an annotated start names the phase it opens by what then runs
+                r#"{start: "W/a", async: true, stagger: 2000ms, phase: "1 VM group on 2 nodes"}"#,
+                r#"{start: "W/b", async: true, stagger: 2000ms, phase: "1 VM group on 2 nodes"}"#,
                 r#"{wait_for: "W/a"}"#,
                 r#"{wait_for: "W/b"}"#,
                 "{wait: 5s}",
@@ -468,5 +510,32 @@ mod tests {
         assert!(msg.contains("started a second time"), "{msg}");
         let odd = steps("- test.Dance: {}\n");
         assert!(map(&[("run", &odd)], &workloads(), &mut groups(), 2).unwrap_err().1.1.contains("test.Dance"));
+    }
+
+    /// X-Ray's scaling studies start one node's VM group at a time: the phases read
+    /// `1 node`, `2 nodes`, never a list of workloads.
+    #[test]
+    fn annotated_starts_name_their_phases_by_the_nodes_running() {
+        let mut g: IndexMap<String, Placed> = (0..3)
+            .map(|i| (format!("Node {i}"), Placed { hosts: vec![i], per_host: 1, said: String::new() }))
+            .collect();
+        let w: Vec<Workload> = (0..3)
+            .map(|i| Workload { name: format!("R{i}"), group: format!("Node {i}"), jobs: vec![format!("R{i}/d")] })
+            .collect();
+        let text: String = (0..3)
+            .map(|i| format!("- workload.Start: {{workload_name: R{i}, async: True, annotate: True}}\n- test.Wait: {{duration_secs: 5}}\n"))
+            .collect();
+        let run = steps(
+            &(text
+                + "- workload.Wait: {workload_name: R0}\n- workload.Start: {workload_name: R0b, annotate: True}\n\
+                   - workload.Wait: {workload_name: R0b}\n- workload.Start: {workload_name: R1b, annotate: True}\n"),
+        );
+        let mut all = w.clone();
+        all.push(Workload { name: "R0b".into(), group: "Node 1".into(), jobs: vec!["R0b/d".into()] });
+        all.push(Workload { name: "R1b".into(), group: "Node 2".into(), jobs: vec!["R1b/d".into()] });
+        let s = map(&[("run", &run)], &all, &mut g, 3).unwrap();
+        let phases: Vec<&str> = s.timeline.iter().filter_map(|t| t.split("phase: ").nth(1)).collect();
+        // what runs did not grow: the phase is named by the workload that started
+        assert_eq!(phases, ["\"1 node\"}", "\"2 nodes\"}", "\"3 nodes\"}", "\"2 nodes\"}", "\"R1b\"}"]);
     }
 }

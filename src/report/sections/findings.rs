@@ -188,13 +188,14 @@ fn observed_value(name: &str, v: f64) -> String {
     }
 }
 
-/// The run list, with each run's headline.
+/// The run list, with each run's headline: every column kept (scripts read it line by
+/// line), a long scenario name or headline shortened to fit instead.
 pub fn runs(list: &[(RunRow, Option<String>)]) -> Table {
     let columns = vec![
         Column::name("id"),
         Column::name("scenario"),
-        Column::name("started").drop_at(2),
-        Column::name("duration").drop_at(1),
+        Column::name("started"),
+        Column::name("duration"),
         Column::name("status"),
         Column::name("headline"),
     ];

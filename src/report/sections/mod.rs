@@ -66,6 +66,14 @@ pub fn curve(s: &RunSummary) -> Vec<String> {
         "you are here (the lowest concurrency, what a one-point test reports): {}",
         rate_in(c.points[c.you_are_here].1, c.unit)
     ));
+    let (last, top) = (c.points.len() - 1, c.points.iter().map(|p| p.0).fold(0.0, f64::max));
+    let at_top = c.points.iter().position(|p| p.0 == top).unwrap_or(last);
+    found.push(format!(
+        "at the highest concurrency ({}): {}, scaling efficiency {:.2} (1 = perfect)",
+        label(at_top),
+        rate_in(c.points[at_top].1, c.unit),
+        c.efficiency[at_top]
+    ));
     let u = &c.usl;
     let fit = match (&u.fit, u.verdict) {
         (Some(f), Verdict::Good | Verdict::Poor) => format!(
@@ -79,7 +87,7 @@ pub fn curve(s: &RunSummary) -> Vec<String> {
         ),
         _ => format!("USL: {}", u.headline()),
     };
-    let mut lines = vec![String::new(), "curve over the phases:".to_string()];
+    let mut lines = vec![String::new(), format!("curve over the phases (N: {}):", c.counts)];
     lines.extend(found.into_iter().map(|f| format!("  {f}")));
     lines.push(fit);
     lines
