@@ -127,7 +127,7 @@ fn step_lengths(args: &Args, scenario: &mut Scenario) -> Result<(u64, u64, u64)>
             let d = Duration::from_secs(*value);
             let (d2, raised) = time_scale::scale(d, scaled.factor, time_scale::Unit::Seconds(1));
             if raised {
-                scaled.raised.push(format!("{what} {} → {}", Span(d), Span(d2)));
+                scaled.raised.push(time_scale::raised_text(what, d, scaled.factor, d2));
             }
             *value = d2.as_secs();
         }

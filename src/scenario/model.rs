@@ -602,7 +602,7 @@ pub struct Scenario {
 pub struct TimeScale {
     /// Every duration of the timeline was multiplied by it.
     pub factor: f64,
-    /// Durations raised to their key's least (`workloads.b.duration 4s → 1s`).
+    /// Durations raised to their key's least (`workloads.b.duration 4s: 0.4 s, raised to 1s`).
     pub raised: Vec<String>,
 }
 

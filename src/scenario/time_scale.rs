@@ -82,6 +82,18 @@ pub enum Unit {
     Millis,
 }
 
+/// A duration scaling raised, as the warning says it: what scaling made of it, then
+/// what it became (`workloads.b.duration 4s: 0.4 s, raised to 1s`).
+pub fn raised_text(path: &str, d: Duration, factor: f64, scaled: Duration) -> String {
+    format!("{path} {}: {} s, raised to {}", Span(d), sig(d.as_secs_f64() * factor), Span(scaled))
+}
+
+/// A scaled length in seconds as a person reads it: `0.4`, `0.05`, `12`.
+fn sig(secs: f64) -> String {
+    let text = format!("{secs:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// `d` times `factor`, rounded to `unit`, and whether it was raised to the unit's least
 /// (a duration written as 0 stays 0).
 pub fn scale(d: Duration, factor: f64, unit: Unit) -> (Duration, bool) {
@@ -101,7 +113,7 @@ pub fn apply(file: &mut ScenarioFile, factor: f64) -> TimeScale {
         let Some(Span(d)) = *span else { return };
         let (scaled, was_raised) = scale(d, factor, unit);
         if was_raised {
-            raised.push(format!("{path} {} → {}", Span(d), Span(scaled)));
+            raised.push(raised_text(&path, d, factor, scaled));
         }
         *span = Some(Span(scaled));
     };
@@ -160,7 +172,7 @@ mod tests {
         assert_eq!(c.duration, secs(4), "a ramp's two steps of 2 s");
         let scaled = s.time_scale.as_ref().unwrap();
         assert_eq!(scaled.factor, 0.1);
-        assert_eq!(scaled.raised, vec!["workloads.b.duration 4s → 1s".to_string()]);
+        assert_eq!(scaled.raised, vec!["workloads.b.duration 4s: 0.4 s, raised to 1s".to_string()]);
         assert!(matches!(s.steps[0].action, Action::Start { stagger, .. } if stagger == Duration::from_millis(200)));
         assert_eq!(s.steps[1].at, Some(secs(6)));
         assert!(matches!(s.steps[1].action, Action::Wait(d) if d == secs(2)));
