@@ -416,11 +416,28 @@ pub struct IoProfile {
     /// What written blocks contain.
     #[serde(flatten, serialize_with = "serialize_data")]
     pub data: DataSpec,
+    /// fio's strided zones: where in the working set the IOs go, zone after zone.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// Ends the workload by itself after so many bytes or IOs per worker (`io_size`,
     /// `loops`, `number_ios`), as fio's jobs end without `time_based`; `None`: it runs
     /// its duration.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub bound: Option<Bound>,
+}
+
+/// fio's strided zones (`zonemode=strided`): each worker does `zonesize` bytes of IO
+/// inside a zone of `zonerange` bytes, then moves `zonerange + zoneskip` bytes on to
+/// the next zone, and back to the first once a zone would start past the working set.
+/// Random IOs land anywhere in the current zone; sequential ones run through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Zones {
+    #[serde(rename = "zonesize")]
+    pub size: u64,
+    #[serde(rename = "zonerange")]
+    pub range: u64,
+    #[serde(rename = "zoneskip")]
+    pub skip: u64,
 }
 
 /// How much IO a bounded workload does, per worker (each of `jobs` does its own, as
@@ -501,6 +518,7 @@ impl IoProfile {
             filled: false,
             stop_when_steady: None,
             data: DataSpec::default(),
+            zones: None,
             bound: None,
         }
     }

@@ -54,7 +54,43 @@ impl<'a> JobMap<'a> {
                     self.said(o, "nothing: the job is sequential");
                 }
             }
+            "zonemode" | "zonesize" | "zonerange" | "zoneskip" => self.zone(o)?,
             _ => self.data_and_sync(o)?,
+        }
+        Ok(())
+    }
+
+    /// fio's strided zones. fio strides in a job of one file only: with several it
+    /// ignores the zone options, and so does the mapping.
+    fn zone(&mut self, o: &'a Opt) -> Result<()> {
+        let mode = match self.opt("zonemode") {
+            Some(m) => m.text()?.trim().to_string(),
+            // the mode older fio ran whenever `zonesize` was given (fio 3.10 and later
+            // ask for `zonemode=strided`)
+            None => "strided".to_string(),
+        };
+        match (o.name.as_str(), mode.as_str()) {
+            ("zonemode", "none") if self.opt("zonesize").is_some() => {
+                return Err(refuse(o, "zonemode=none turns zones off: fio refuses `zonesize` beside it"));
+            }
+            (_, "none") => self.said(o, "nothing: zonemode=none turns zones off"),
+            ("zonemode", "strided") if self.opt("zonesize").is_none() => {
+                return Err(o.err("strided zones need `zonesize` (the bytes of IO each zone gets)"));
+            }
+            (_, "strided") if self.targets.len() > 1 => {
+                self.said(o, "nothing: fio strides zones in a job of one file only");
+            }
+            ("zonemode", "strided") => self.said(o, "strided zones, as zonesize says"),
+            (name, "strided") => {
+                let key = match name {
+                    "zonesize" => "zonesize",
+                    "zonerange" => "zonerange",
+                    _ => "zoneskip",
+                };
+                let s = self.key(key, self.size(o, o.text()?)?.to_string());
+                self.said(o, s);
+            }
+            _ => return Err(refuse(o, "zoned block devices (zonemode=zbd) are not in fathom's model")),
         }
         Ok(())
     }
