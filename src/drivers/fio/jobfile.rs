@@ -188,8 +188,9 @@ fn write_jobs(
             Queue::PerTarget => (vec![&files[(index / job_count) as usize]], index % job_count, job_count),
         };
         // sequential workers take a slice each, as fathom's start evenly spaced; bounded
-        // ones each pass over the whole working set, as fathom's and fio's jobs do
-        let (offset, size) = if w.rw.is_random() || of == 1 || w.bound.is_some() {
+        // ones each pass over the whole working set, as fathom's and fio's jobs do, and
+        // zoned ones each walk the zones of all of it
+        let (offset, size) = if w.rw.is_random() || of == 1 || w.bound.is_some() || w.zones.is_some() {
             (w.offset, span)
         } else {
             let slice = span / align / of as u64 * align;
@@ -374,5 +375,10 @@ mod tests {
         // sequential workers take half the working set each; size counts both files
         assert_eq!(value(&j.text, &j.jobs[3].0, "offset"), Some("524288"));
         assert_eq!(value(&j.text, &j.jobs[3].0, "size"), Some("1048576"));
+        // zoned workers each walk the zones of the whole working set, from its start
+        w.zones = Some(crate::scenario::model::Zones { size: 4096, range: 4096, skip: 4096 });
+        let j = translate("w", jobs, &w, &[file("/d/a", 1 << 20), file("/d/b", 1 << 20)], IoEngine::Psync, 5);
+        assert_eq!(value(&j.text, &j.jobs[3].0, "offset"), Some("0"));
+        assert_eq!(value(&j.text, &j.jobs[3].0, "size"), Some("2097152"));
     }
 }
