@@ -119,3 +119,25 @@ fn database_colocation_high_places_oltp_on_node_0_and_its_zoned_dss_on_nodes_1_a
     assert!(shown.contains("OLTP/db-oltp1 on n0:") && !shown.contains("OLTP/db-oltp1 on n1:"), "{shown}");
     assert!(shown.contains("result DSS Throughput: MB/s of DSS/db-dss1"), "{shown}");
 }
+
+#[test]
+fn a_hosts_workers_walk_the_zones_the_scenario_gives() {
+    let s = Scratch::new("zones-on-a-host");
+    let hosts = s.local_inventory(&["n0", "n1"]);
+    // n1's agent loads the scenario the controller sends and runs its zoned writes
+    let scenario = s.scenario(
+        "name: z\nworkloads:\n  z: {hosts: n1, size: 16m, rw: write, bs: 64k, zero: true, duration: 2s,\n      \
+         zonesize: 256k, zonerange: 512k, zoneskip: 768k, rate_iops: 20}\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let data = std::fs::read(s.dir.join("host-n1/fathom-z.dat")).unwrap();
+    let zero = vec![0u8; BLOCK as usize];
+    let written: Vec<u64> =
+        data.chunks(BLOCK as usize).enumerate().filter(|(_, b)| *b == zero).map(|(i, _)| i as u64).collect();
+    // each zone's 256 KiB is its first 4 blocks, from the first zone on
+    assert!(written.len() >= 8, "{written:?}");
+    assert!(written.iter().all(|&b| zone(b).is_some() && b % 20 < 4), "{written:?}");
+    assert_eq!(&written[..8], &[0, 1, 2, 3, 20, 21, 22, 23]);
+    assert!(std::fs::read_dir(s.dir.join("host-n0")).unwrap().next().is_none(), "n0 runs nothing");
+}
