@@ -668,6 +668,31 @@ workloads:
         assert_eq!(db, expected_db);
     }
 
+    /// Zones are stored with the profile under fio's three names, `zonerange` defaulting
+    /// to `zonesize`; a zone that holds no block, and zones in an appending file, are
+    /// refused at their key.
+    #[test]
+    fn zones_are_stored_under_fios_names_and_checked() {
+        let load = |keys: &str| {
+            let text = format!("name: z\nworkloads:\n  a: {{target: /tmp/x, bs: 64k, duration: 1s, {keys}}}\n");
+            Scenario::load(&Source { origin: "t".into(), text: &text }, &[])
+        };
+        let s = load("size: 8m, rw: read, zonesize: 1m, zoneskip: 3m").unwrap();
+        let io = serde_json::to_value(&s.workloads[0]).unwrap();
+        let zones = [&io["zonesize"], &io["zonerange"], &io["zoneskip"]];
+        assert_eq!(zones, [&json!(1 << 20), &json!(1 << 20), &json!(3 << 20)]);
+        let refused = [
+            ("size: 8m, rw: read, zonesize: 1m, zonerange: 32k", "zonerange: a zone of 32k is less than one block"),
+            ("size: 8m, rw: read, zonesize: 0", "zonesize: must be at least one byte"),
+            ("rw: write, extend: true, zonesize: 1m", "zonesize: an appending workload has no working set"),
+            ("size: 8m, rw: read, zonerange: 1m", "zonerange: is the length of a zone: set `zonesize` too"),
+        ];
+        for (keys, why) in refused {
+            let err = load(keys).unwrap_err().to_string();
+            assert!(err.contains(&format!("workloads.a.{why}")), "{keys}: {err}");
+        }
+    }
+
     /// A bounded workload stores its bound as written, and whether a duration caps it
     /// decides whether its end is known.
     #[test]
