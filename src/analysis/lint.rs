@@ -163,6 +163,7 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
     }
     out.extend(short_runs(s));
     out.extend(reads_of_zeros(s, facts));
+    out.extend(one_zone(s, facts));
     out.extend(exposed_endpoint(s, facts));
     out.extend(flattened(s));
     grouped(out)
@@ -313,6 +314,33 @@ fn write_volume(w: &Workload, io: &IoProfile) -> Option<u64> {
     let volume = (rate * io.bs.mean() * (w.ramp + w.duration).as_secs_f64()) as u64;
     // a bounded appender writes its `io_size` (x `loops`) at most
     io.extend.then(|| volume.min(io.bound.and_then(|b| b.bytes(0)).unwrap_or(u64::MAX)))
+}
+
+/// Zones whose stride the working set cannot hold (`--set size=32m` on zones of 2 GiB
+/// every 32 GiB): the walk never leaves the first zone, so every IO goes there.
+fn one_zone(s: &Scenario, facts: &Facts) -> Vec<Finding> {
+    let found = |(i, w): (usize, &Workload)| {
+        let z = w.io()?.zones?;
+        let set = facts.working_set.get(i).copied().flatten()?;
+        let stride = z.range + z.skip;
+        let cut = if z.range >= set { ", cut to the working set" } else { "" };
+        (stride >= set).then(|| {
+            Finding::about(
+                &w.name,
+                Severity::Info,
+                "one-zone",
+                format!(
+                    "its working set of {} holds one of its zones ({} every {}): every IO goes to the first{cut}. \
+                     A working set of at least {} holds two",
+                    Size(set).human(),
+                    Size(z.range).human(),
+                    Size(stride).human(),
+                    Size(stride + z.range).human()
+                ),
+            )
+        })
+    };
+    s.workloads.iter().enumerate().filter_map(found).collect()
 }
 
 /// A workload that reads a file a `zero` step left zeroed (no prefill since): thin and
@@ -533,6 +561,30 @@ mod tests {
         assert_eq!(codes, vec!["write-volume", "reads-zeros"]);
         assert_eq!(s.workloads[0].io().unwrap().rw, Rw::Write);
         assert_eq!(s.workloads[0].duration, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn zones_the_working_set_holds_one_of_are_found() {
+        let s = scenario(
+            "name: t\nworkloads:\n  dss: {target: /tmp, rw: read, bs: 1m, size: 32m, zonesize: 2g, zoneskip: 30g, \
+             duration: 60s}\n",
+        );
+        let facts = |set: u64| Facts {
+            memory_bytes: None,
+            working_set: vec![Some(set)],
+            free_bytes: vec![None],
+            data_files: vec![Vec::new()],
+            endpoint_beyond_loopback: false,
+        };
+        let found = before(&s, &facts(32 << 20));
+        assert_eq!(found.iter().map(|f| f.code).collect::<Vec<_>>(), ["one-zone"]);
+        assert!(
+            found[0].message.contains("32 MiB holds one of its zones (2 GiB every 32 GiB)"),
+            "{}",
+            found[0].message
+        );
+        assert!(found[0].message.contains("first, cut to the working set. A working set of at least 34 GiB"));
+        assert!(before(&s, &facts(512 << 30)).is_empty(), "512 GiB holds 16 zones");
     }
 
     #[test]

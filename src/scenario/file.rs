@@ -25,6 +25,12 @@ pub struct Profile {
     pub random_percent: Option<u32>,
     pub distribution: Option<String>,
     pub offset: Option<Size>,
+    /// Bytes of IO in each zone before the next (fio's strided `zonesize`).
+    pub zonesize: Option<Size>,
+    /// Each zone's length (fio's `zonerange`; `zonesize` unless given).
+    pub zonerange: Option<Size>,
+    /// Bytes between a zone's end and the next zone's start (fio's `zoneskip`).
+    pub zoneskip: Option<Size>,
     pub iodepth: Option<u32>,
     pub jobs: Option<u32>,
     /// The worker group (top-level `groups`) whose workers run this workload.

@@ -416,11 +416,28 @@ pub struct IoProfile {
     /// What written blocks contain.
     #[serde(flatten, serialize_with = "serialize_data")]
     pub data: DataSpec,
+    /// fio's strided zones: where in the working set the IOs go, zone after zone.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// Ends the workload by itself after so many bytes or IOs per worker (`io_size`,
     /// `loops`, `number_ios`), as fio's jobs end without `time_based`; `None`: it runs
     /// its duration.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub bound: Option<Bound>,
+}
+
+/// fio's strided zones (`zonemode=strided`): each worker does `zonesize` bytes of IO
+/// inside a zone of `zonerange` bytes, then moves `zonerange + zoneskip` bytes on to
+/// the next zone, and back to the first once a zone would start past the working set.
+/// Random IOs land anywhere in the current zone; sequential ones run through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Zones {
+    #[serde(rename = "zonesize")]
+    pub size: u64,
+    #[serde(rename = "zonerange")]
+    pub range: u64,
+    #[serde(rename = "zoneskip")]
+    pub skip: u64,
 }
 
 /// How much IO a bounded workload does, per worker (each of `jobs` does its own, as
@@ -501,6 +518,7 @@ impl IoProfile {
             filled: false,
             stop_when_steady: None,
             data: DataSpec::default(),
+            zones: None,
             bound: None,
         }
     }
@@ -648,6 +666,31 @@ workloads:
             "rw": "read", "rwmixread": 100, "scale": 1, "script": {"builtin": "select-only"}, "settings": [],
             "size": null, "target": null, "targets": [], "think_time": "0s", "threads": 1});
         assert_eq!(db, expected_db);
+    }
+
+    /// Zones are stored with the profile under fio's three names, `zonerange` defaulting
+    /// to `zonesize`; a zone that holds no block, and zones in an appending file, are
+    /// refused at their key.
+    #[test]
+    fn zones_are_stored_under_fios_names_and_checked() {
+        let load = |keys: &str| {
+            let text = format!("name: z\nworkloads:\n  a: {{target: /tmp/x, bs: 64k, duration: 1s, {keys}}}\n");
+            Scenario::load(&Source { origin: "t".into(), text: &text }, &[])
+        };
+        let s = load("size: 8m, rw: read, zonesize: 1m, zoneskip: 3m").unwrap();
+        let io = serde_json::to_value(&s.workloads[0]).unwrap();
+        let zones = [&io["zonesize"], &io["zonerange"], &io["zoneskip"]];
+        assert_eq!(zones, [&json!(1 << 20), &json!(1 << 20), &json!(3 << 20)]);
+        let refused = [
+            ("size: 8m, rw: read, zonesize: 1m, zonerange: 32k", "zonerange: a zone of 32k is less than one block"),
+            ("size: 8m, rw: read, zonesize: 0", "zonesize: must be at least one byte"),
+            ("rw: write, extend: true, zonesize: 1m", "zonesize: an appending workload has no working set"),
+            ("size: 8m, rw: read, zonerange: 1m", "zonerange: is the length of a zone: set `zonesize` too"),
+        ];
+        for (keys, why) in refused {
+            let err = load(keys).unwrap_err().to_string();
+            assert!(err.contains(&format!("workloads.a.{why}")), "{keys}: {err}");
+        }
     }
 
     /// A bounded workload stores its bound as written, and whether a duration caps it

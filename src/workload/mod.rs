@@ -5,6 +5,7 @@ pub mod access;
 pub mod blocksize;
 pub mod data;
 mod rng;
+mod zones;
 
 pub use rng::Rng;
 
@@ -12,6 +13,7 @@ use crate::metrics::Op;
 use crate::scenario::IoProfile;
 use access::Sampler;
 use blocksize::BlockSizes;
+use zones::ZoneWalk;
 
 /// One IO to issue: what, where (absolute offset in the data file) and how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,8 @@ pub struct IoGen {
     span: u64,
     units: u64,
     sampler: Sampler,
+    /// Strided zones (`zonesize`): the IOs stay in the current zone of the working set.
+    zones: Option<ZoneWalk>,
     /// Next sequential position in each file, relative to `base`.
     next: Vec<u64>,
     /// The file of the next IO: a worker with several files deals its IOs round-robin,
@@ -60,10 +64,14 @@ impl IoGen {
     /// An appending (`extend`) workload has no working set: `span` is the file's
     /// current length, where its writes start, and they never wrap.
     /// With several `files` the working set is the same span in each.
+    /// With zones, random IOs draw from one zone's units, and every worker starts at
+    /// the first zone's start, as each of fio's `numjobs` does.
     pub fn new(name: &str, w: &IoProfile, span: u64, worker: u32, workers: u32, files: u32) -> IoGen {
         let (base, span) = if w.extend { (span, u64::MAX / 2) } else { (w.offset, span) };
         let align = w.bs.min();
-        let units = (span / align).max(1);
+        let zones = w.zones.map(|z| ZoneWalk::new(&z, span));
+        let units = (zones.as_ref().map_or(span, |z| z.zone().1) / align).max(1);
+        let first = if zones.is_some() { 0 } else { units / workers as u64 * worker as u64 * align };
         IoGen {
             rng: Rng::new(Rng::seed_from(name, worker as u64, 0)),
             read_percent: w.rw.read_percent(w.rwmixread),
@@ -74,7 +82,8 @@ impl IoGen {
             span,
             units,
             sampler: Sampler::new(&w.distribution, units),
-            next: vec![units / workers as u64 * worker as u64 * align; files.max(1) as usize],
+            zones,
+            next: vec![first; files.max(1) as usize],
             file: 0,
             fsync_every: w.fsync_every,
             unsynced: 0,
@@ -120,22 +129,34 @@ impl IoGen {
             0 => false,
             p => self.rng.below(100) < p as u64,
         };
+        // the IOs go to the current zone, or anywhere in the working set
+        let (lo, hi) = self.zones.as_ref().map_or((0, self.span), ZoneWalk::zone);
         let next = &mut self.next[file as usize];
-        let mut pos = if random { self.sampler.next(&mut self.rng, self.units) * self.align } else { *next };
-        if pos + len > self.span {
-            let to_end = self.span.saturating_sub(pos) / self.align * self.align;
+        let mut pos = if random {
+            lo + self.sampler.next(&mut self.rng, self.units.min((hi - lo) / self.align).max(1)) * self.align
+        } else {
+            *next
+        };
+        if pos + len > hi {
+            let to_end = hi.saturating_sub(pos) / self.align * self.align;
             if random {
                 // a random draw near the end moves back to fit
-                pos = (self.span - len) / self.align * self.align;
+                pos = lo + (hi - lo).saturating_sub(len) / self.align * self.align;
             } else if to_end >= self.align {
-                // a sequential IO that would pass the end of the working set takes a
-                // size that fits, so a pass covers its tail too
+                // a sequential IO that would pass the end of the working set (or zone)
+                // takes a size that fits, so a pass covers its tail too
                 len = self.sizes.largest_within(to_end);
             } else {
-                pos = 0;
+                pos = lo;
             }
         }
         *next = pos + len;
+        if let Some(z) = self.zones.as_mut()
+            && z.count(len)
+        {
+            // each file's sequential IO starts the next zone at its start
+            self.next.fill(z.zone().0);
+        }
         self.unsynced += (op == Op::Write) as u32;
         if let Some(b) = self.bytes_left.as_mut() {
             *b -= len;
@@ -198,6 +219,7 @@ pub(crate) mod tests {
             filled: false,
             stop_when_steady: None,
             data: data::DataSpec::default(),
+            zones: None,
             bound: None,
         }
     }

@@ -97,6 +97,13 @@ fn write_pattern(g: &mut String, w: &IoProfile, files: &[FileSpec], engine: IoEn
             line(g, "random_distribution", &w.distribution);
         }
     }
+    if let Some(z) = w.zones {
+        // fio asks for the mode since 3.10: without it, `zonesize` is refused
+        line(g, "zonemode", &"strided");
+        line(g, "zonesize", &z.size);
+        line(g, "zonerange", &z.range);
+        line(g, "zoneskip", &z.skip);
+    }
 }
 
 /// The global lines of how the IO runs: depth, how long, latency percentiles, syncs.
@@ -181,8 +188,9 @@ fn write_jobs(
             Queue::PerTarget => (vec![&files[(index / job_count) as usize]], index % job_count, job_count),
         };
         // sequential workers take a slice each, as fathom's start evenly spaced; bounded
-        // ones each pass over the whole working set, as fathom's and fio's jobs do
-        let (offset, size) = if w.rw.is_random() || of == 1 || w.bound.is_some() {
+        // ones each pass over the whole working set, as fathom's and fio's jobs do, and
+        // zoned ones each walk the zones of all of it
+        let (offset, size) = if w.rw.is_random() || of == 1 || w.bound.is_some() || w.zones.is_some() {
             (w.offset, span)
         } else {
             let slice = span / align / of as u64 * align;
@@ -283,6 +291,7 @@ mod tests {
         w.fsync_every = 16;
         w.fdatasync = true;
         w.data.content = Content::Compressible(50);
+        w.zones = Some(crate::scenario::model::Zones { size: 1 << 20, range: 2 << 20, skip: 30 << 20 });
         let jobs = 2;
         let j = translate("w", jobs, &w, &[file("/d/a", 1 << 30)], IoEngine::IoUring, 17);
         let t = &j.text;
@@ -294,6 +303,9 @@ mod tests {
         assert_eq!(value(t, "global", "fdatasync"), Some("16"));
         assert_eq!(value(t, "global", "buffer_compress_percentage"), Some("50"));
         assert_eq!(value(t, "global", "runtime"), Some("17"));
+        let zones: Vec<Option<&str>> =
+            ["zonemode", "zonesize", "zonerange", "zoneskip"].iter().map(|k| value(t, "global", k)).collect();
+        assert_eq!(zones, [Some("strided"), Some("1048576"), Some("2097152"), Some("31457280")]);
         assert_eq!(j.jobs.iter().map(|(_, i)| *i).collect::<Vec<_>>(), vec![0, 1]);
         assert_eq!(value(t, &j.jobs[1].0, "filename"), Some("/d/a"));
         assert_ne!(value(t, &j.jobs[0].0, "randseed"), value(t, &j.jobs[1].0, "randseed"));
@@ -363,5 +375,10 @@ mod tests {
         // sequential workers take half the working set each; size counts both files
         assert_eq!(value(&j.text, &j.jobs[3].0, "offset"), Some("524288"));
         assert_eq!(value(&j.text, &j.jobs[3].0, "size"), Some("1048576"));
+        // zoned workers each walk the zones of the whole working set, from its start
+        w.zones = Some(crate::scenario::model::Zones { size: 4096, range: 4096, skip: 4096 });
+        let j = translate("w", jobs, &w, &[file("/d/a", 1 << 20), file("/d/b", 1 << 20)], IoEngine::Psync, 5);
+        assert_eq!(value(&j.text, &j.jobs[3].0, "offset"), Some("0"));
+        assert_eq!(value(&j.text, &j.jobs[3].0, "size"), Some("2097152"));
     }
 }

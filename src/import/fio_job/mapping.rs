@@ -130,7 +130,7 @@ pub(super) struct JobMap<'a> {
     pub(super) rw: Rw,
     pub(super) keys: Vec<(&'static str, String)>,
     became: Vec<(String, String)>,
-    targets: Vec<String>,
+    pub(super) targets: Vec<String>,
 }
 
 impl<'a> JobMap<'a> {

@@ -70,6 +70,10 @@ pub const SUPPORTED: &[&str] = &[
     "thinktime_spin",
     "bsrange",
     "filesize",
+    "zonemode",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
 ];
 
 /// Options that change what fio reports or how it behaves on errors, not what is
@@ -130,7 +134,6 @@ pub fn engine_refusal(engine: &str) -> String {
 /// Why fathom refuses an option it knows, if it does.
 pub fn refusal(name: &str) -> Option<&'static str> {
     Some(match name {
-        "zonemode" | "zonesize" | "zoneskip" | "zonerange" => "zoned or strided regions are not in fathom's model",
         "ba" => "block alignment other than the block size is not in fathom's model",
         "filename_format" | "file_service_type" => "fathom names its files and shares one queue among them",
         "flow" | "flow_id" => "relative pacing between jobs is not in fathom's model",

@@ -54,7 +54,46 @@ impl<'a> JobMap<'a> {
                     self.said(o, "nothing: the job is sequential");
                 }
             }
+            "zonemode" | "zonesize" | "zonerange" | "zoneskip" => self.zone(o)?,
             _ => self.data_and_sync(o)?,
+        }
+        Ok(())
+    }
+
+    /// fio's strided zones. fio strides in a job of one file only: with several it
+    /// ignores the zone options, and so does the mapping.
+    fn zone(&mut self, o: &'a Opt) -> Result<()> {
+        let strided = match self.opt("zonemode") {
+            Some(m) => match m.text()?.trim() {
+                "strided" => true,
+                "none" => false,
+                "zbd" => return Err(refuse(m, "zoned block devices (zonemode=zbd) are not in fathom's model")),
+                v => return Err(m.err(format!("`{v}`: expected none, strided or zbd"))),
+            },
+            // the mode older fio ran whenever `zonesize` was given (fio 3.10 and later
+            // ask for `zonemode=strided`)
+            None => true,
+        };
+        let size = self.opt("zonesize").is_some();
+        match (o.name.as_str(), strided) {
+            ("zonemode", false) if size => {
+                return Err(refuse(o, "zonemode=none turns zones off: fio refuses `zonesize` beside it"));
+            }
+            (_, false) => self.said(o, "nothing: zonemode=none turns zones off"),
+            ("zonemode", true) if !size => {
+                return Err(o.err("strided zones need `zonesize` (the bytes of IO each zone gets)"));
+            }
+            (_, true) if self.targets.len() > 1 => self.said(o, "nothing: fio strides zones in a job of one file only"),
+            ("zonemode", true) => self.said(o, "strided zones, as zonesize says"),
+            (name, true) => {
+                let key = match name {
+                    "zonesize" => "zonesize",
+                    "zonerange" => "zonerange",
+                    _ => "zoneskip",
+                };
+                let s = self.key(key, self.size(o, o.text()?)?.to_string());
+                self.said(o, s);
+            }
         }
         Ok(())
     }
@@ -120,6 +159,43 @@ impl<'a> JobMap<'a> {
             "normal" => Ok(format!("normal:{arg}%")),
             "zoned" => Ok(format!("zoned:{}", zones(arg).map_err(|e| o.err(e))?)),
             _ => Err(refuse(o, "fathom has random (uniform), zipf, pareto, normal and zoned distributions")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::import::fio_job::mapping::tests::first_keys as keys;
+
+    const ZONED: &str = "[j]\nfilename=/dev/sdd\nfilesize=512g\nsize=32g\nzonesize=2g\nzoneskip=30g\nrw=read\n";
+
+    #[test]
+    fn zonesize_alone_strides_as_older_fio_did_and_zonemode_strided_too() {
+        for text in [ZONED.to_string(), format!("{ZONED}zonemode=strided\nzonerange=4g\n")] {
+            let k = keys(&text).unwrap();
+            assert!(k.contains(&"zonesize: 2147483648".to_string()), "{k:?}");
+            assert!(k.contains(&"zoneskip: 32212254720".to_string()), "{k:?}");
+        }
+        let k = keys(&format!("{ZONED}zonerange=4g\n")).unwrap();
+        assert!(k.contains(&"zonerange: 4294967296".to_string()), "{k:?}");
+    }
+
+    #[test]
+    fn zones_fio_would_not_stride_are_left_out_or_refused() {
+        // fio strides one file only
+        let k = keys("[j]\nfilename=/d/a:/d/b\nsize=8m\nzonesize=1m\nzoneskip=1m\n").unwrap();
+        assert!(!k.iter().any(|k| k.starts_with("zone")), "{k:?}");
+        let k = keys("[j]\nfilename=/d/a\nsize=8m\nzonemode=none\nzoneskip=1m\n").unwrap();
+        assert!(!k.iter().any(|k| k.starts_with("zone")), "{k:?}");
+        let refused = [
+            ("zonemode=none\nzonesize=1m\n", "fio refuses `zonesize` beside it"),
+            ("zonemode=strided\n", "strided zones need `zonesize`"),
+            ("zonemode=zbd\nzonesize=1m\n", "zonemode=zbd"),
+            ("zonemode=stride\nzonesize=1m\n", "`stride`: expected none, strided or zbd"),
+        ];
+        for (options, why) in refused {
+            let err = keys(&format!("[j]\nfilename=/d/a\nsize=8m\n{options}")).unwrap_err();
+            assert!(err.contains(":4:") && err.contains(why), "{options}: {err}");
         }
     }
 }

@@ -154,6 +154,16 @@ fn own_targets(job: &Job) -> Vec<String> {
     }
 }
 
+/// The lines fathom adds to a section: latency histogram bins from submission, which
+/// fathom's samples are made of; and the zone mode older fio ran `zonesize` in, which
+/// fio 3.10 and later refuse `zonesize` without.
+fn added_lines(text: &mut String, job: &Job) {
+    text.push_str("lat_percentiles=1  ; fathom: latency bins for its samples\n");
+    if job.get("zonesize").is_some() && job.get("zonemode").is_none() {
+        text.push_str("zonemode=strided  ; fathom: the mode zonesize had before fio 3.10\n");
+    }
+}
+
 /// One section as fio will run it on `targets`.
 fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
     // fio's default is `read`; every other `rw` writes or trims
@@ -190,8 +200,7 @@ fn section(job: &Job, targets: &[PathBuf]) -> Result<Section> {
         true => writeln!(text, "filename={}  ; fathom: the target", escaped(&files)),
     }
     .expect("writing to a String");
-    // latency histogram bins from submission, which fathom's samples are made of
-    text.push_str("lat_percentiles=1  ; fathom: latency bins for its samples\n");
+    added_lines(&mut text, job);
     let flag = |name: &str| job.get(name).map(|o| o.flag()).transpose().map(|f| f.unwrap_or(false));
     let whole_seconds = |name: &str| -> Result<Option<u64>> {
         match job.get(name) {
@@ -323,6 +332,16 @@ mod tests {
         assert_eq!(v.timeline, [r#"{start: "a", async: true}"#, r#"{wait_for: "a"}"#, r#"{start: "b", async: true}"#]);
         let err = rewrite(Path::new("t.fio"), FILE, &[dir.clone(), dir.clone(), dir], &[]).unwrap_err();
         assert!(err.to_string().contains("3 --target given, but its jobs name 2 targets"), "{err}");
+    }
+
+    #[test]
+    fn zonesize_without_zonemode_runs_strided_as_it_did_before_fio_3_10() {
+        let text = "[a]\nfilename=/nowhere/x\nsize=8m\nzonesize=1m\nzoneskip=1m\n[b]\nfilename=/nowhere/x\n\
+                    zonemode=strided\nzonesize=1m\n";
+        let v = rewrite(Path::new("t.fio"), text, &[std::env::temp_dir()], &[]).unwrap();
+        let strided = |i: usize| v.sections[i].job.text.matches("zonemode=strided").count();
+        assert_eq!((strided(0), strided(1)), (1, 1), "{}", v.sections[0].job.text);
+        assert!(v.sections[0].job.text.contains("zonemode=strided  ; fathom:"), "{}", v.sections[0].job.text);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::checker::{Checker, Layers, pick};
 use crate::error::{Error, Result};
 use crate::scenario::file::Profile;
 use crate::scenario::limits;
-use crate::scenario::model::{Arrival, Bound, Crc, EngineKind, IoProfile, Kind, Placement, Queue, Rw, Workload};
+use crate::scenario::model::{Arrival, Bound, Crc, EngineKind, IoProfile, Kind, Placement, Queue, Rw, Workload, Zones};
 use crate::scenario::pattern::{BlockSizes, Content, DataSpec, Distribution};
 use crate::scenario::text::{PLAIN_TEXT, plain_text};
 use crate::scenario::units::{Size, Span};
@@ -145,6 +145,7 @@ impl Checker<'_> {
         let (fsync_every, fdatasync) = self.syncs(&l, rw, mix)?;
         let data = self.data_spec(name, p, d)?;
         let (prefill, extend, keep) = self.appending(&l, rw, targets.len(), workers)?;
+        let zones = self.zones(&l, bs.max(), extend)?;
         if engine == EngineKind::Fio {
             self.refused_by_fio(&l, &data, extend, &engine_at)?;
         }
@@ -185,9 +186,38 @@ impl Checker<'_> {
                 filled: false,
                 stop_when_steady: None,
                 data,
+                zones,
                 bound,
             }),
         })
+    }
+
+    /// `zonesize`, `zonerange` and `zoneskip`: fio's strided zones, which `zonesize`
+    /// turns on. `largest_block`: a zone shorter than one block holds no IO.
+    fn zones(&self, l: &Layers, largest_block: u64, extend: bool) -> Result<Option<Zones>> {
+        let (size, size_at) = pick!(l, zonesize);
+        let (range, range_at) = pick!(l, zonerange);
+        let (skip, skip_at) = pick!(l, zoneskip);
+        let Some(size) = size else {
+            return match (range, skip) {
+                (Some(_), _) => Err(self.fail(&range_at, "is the length of a zone: set `zonesize` too")),
+                (None, Some(_)) => Err(self.fail(&skip_at, "is the gap between zones: set `zonesize` too")),
+                (None, None) => Ok(None),
+            };
+        };
+        if size.0 == 0 {
+            return Err(self.fail(&size_at, "must be at least one byte (the IO each zone gets)"));
+        }
+        if extend {
+            return Err(self.fail(&size_at, "an appending workload has no working set to lay zones in"));
+        }
+        let range = range.unwrap_or(size);
+        if range.0 < largest_block {
+            let block = Size(largest_block).human();
+            let at = if l.own.zonerange.is_some() || l.defaults.zonerange.is_some() { range_at } else { size_at };
+            return Err(self.fail(&at, format!("a zone of {range} is less than one block ({block}): no IO fits")));
+        }
+        Ok(Some(Zones { size: size.0, range: range.0, skip: skip.map_or(0, |s| s.0) }))
     }
 
     /// An error for a key that neither the workload nor the defaults set.

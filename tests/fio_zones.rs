@@ -1,0 +1,143 @@
+//! fio's strided zones (`zonesize`, `zonerange`, `zoneskip`) on fathom's engine: the
+//! blocks fathom writes for a zoned job file are the ones fio's `write_iolog` names for
+//! the same job, and the X-Ray scenario whose DSS files stride zones loads on its hosts.
+
+mod common;
+
+use common::{Scratch, text};
+use std::collections::BTreeSet;
+use std::process::Command;
+
+/// 16 MiB in zones of 512 KiB every 1.25 MiB (13 fit before the walk wraps), 256 KiB
+/// of 64 KiB zeroed writes in each; 4 MiB in all visits 16 zones, wrapping once.
+const JOB: &str = "[z]\nzonemode=strided\nfilesize=16m\nsize=4m\nzonesize=256k\nzonerange=512k\n\
+                   zoneskip=768k\nbs=64k\nzero_buffers\nioengine=psync\nnorandommap\n";
+
+const BLOCK: u64 = 64 << 10;
+
+/// The 64 KiB blocks fio writes for `job`, read from the iolog it writes of every IO
+/// (`TIME FILE ACTION OFFSET LENGTH`), in the order it writes them.
+fn fio_blocks(s: &Scratch, job: &str) -> Vec<u64> {
+    let log = s.dir.join("fio.iolog");
+    let file = format!("{job}filename={}\nwrite_iolog={}\n", s.dir.join("fio.dat").display(), log.display());
+    std::fs::write(s.dir.join("fio.fio"), file).unwrap();
+    let out = Command::new("fio").arg(s.dir.join("fio.fio")).output().expect("fio is installed");
+    assert!(out.status.success(), "fio: {}", text(&out));
+    let ios = std::fs::read_to_string(&log).unwrap();
+    ios.lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [_, _, "write", offset, len] => {
+                assert_eq!(len, BLOCK.to_string());
+                Some(offset.parse::<u64>().unwrap() / BLOCK)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The 64 KiB blocks fathom wrote running `job` (`fathom run JOB.fio --target DIR`):
+/// it lays its file out with random data, and the job writes zeros.
+fn fathom_blocks(s: &Scratch, job: &str) -> BTreeSet<u64> {
+    let path = s.dir.join("fathom.fio");
+    std::fs::write(&path, job).unwrap();
+    let out = s.run(&["run", path.to_str().unwrap(), "--target", s.data().to_str().unwrap(), "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let data = std::fs::read(s.data().join("fathom-z.dat")).unwrap();
+    assert_eq!(data.len(), 16 << 20);
+    let zero = vec![0u8; BLOCK as usize];
+    data.chunks(BLOCK as usize).enumerate().filter(|(_, b)| *b == zero).map(|(i, _)| i as u64).collect()
+}
+
+/// The zone a block lies in, or `None` in the gap between zones.
+fn zone(block: u64) -> Option<u64> {
+    let (step, range) = (1280 << 10, 512 << 10);
+    (block * BLOCK % step < range).then_some(block * BLOCK / step)
+}
+
+#[test]
+fn sequential_zones_write_the_blocks_fio_writes() {
+    let s = Scratch::new("zones-seq");
+    let job = format!("{JOB}rw=write\n");
+    let fio = fio_blocks(&s, &job);
+    // 4 blocks at the start of each zone, zone after zone, the 14th back at the first
+    assert_eq!(fio.len(), 64);
+    assert_eq!(&fio[..8], &[0, 1, 2, 3, 20, 21, 22, 23]);
+    assert_eq!(&fio[52..56], &[0, 1, 2, 3]);
+    assert_eq!(fathom_blocks(&s, &job), fio.into_iter().collect());
+}
+
+#[test]
+fn random_zones_write_only_inside_the_zones_fio_visits() {
+    let s = Scratch::new("zones-rand");
+    let job = format!("{JOB}rw=randwrite\n");
+    let fio = fio_blocks(&s, &job);
+    let fathom = fathom_blocks(&s, &job);
+    let zones = |blocks: &mut dyn Iterator<Item = &u64>| -> BTreeSet<u64> {
+        blocks.map(|&b| zone(b).unwrap_or_else(|| panic!("block {b} lies between zones"))).collect()
+    };
+    // fio's draws and fathom's differ; the zones they land in are the same 13
+    let visited = zones(&mut fio.iter());
+    assert_eq!(visited, (0..13).collect());
+    assert_eq!(zones(&mut fathom.iter()), visited);
+    // with replacement (norandommap), a zone's 4 writes cover 1 to 4 of its 8 blocks,
+    // the zones visited twice up to 8
+    assert!((13..=64).contains(&fathom.len()), "{fathom:?}");
+}
+
+#[test]
+fn a_zone_option_without_zonesize_is_refused_at_its_line() {
+    let s = Scratch::new("zones-no-size");
+    let path = s.dir.join("bad.fio");
+    std::fs::write(&path, "[z]\nzonemode=strided\nsize=1m\nrw=read\n").unwrap();
+    let out = s.run(&["lint", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.fio:2") && err.contains("zonemode") && err.contains("zonesize"), "{err}");
+    let scenario = s.scenario(
+        "name: z\nworkloads:\n  w: {target: TARGET, size: 1m, rw: read, duration: 1s,\n      zoneskip: 1m}\n",
+    );
+    let out = s.run(&["lint", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("scenario.yaml:4") && err.contains("zoneskip") && err.contains("set `zonesize` too"), "{err}");
+}
+
+#[test]
+fn database_colocation_high_places_oltp_on_node_0_and_its_zoned_dss_on_nodes_1_and_2() {
+    let s = Scratch::new("zones-colocation-high");
+    let hosts = s.local_inventory(&["n0", "n1", "n2"]);
+    let dir = format!("{}/tests/data/xray/database_colocation_high", env!("CARGO_MANIFEST_DIR"));
+    let out = s.run(&["lint", &dir, "--hosts", &hosts, "--time-scale", "0.005", "--set", "size=32m"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    for dss in ["db-dss1", "db-dss2", "db-dss3", "db-dss4"] {
+        for host in ["n1", "n2"] {
+            assert!(shown.contains(&format!("DSS/{dss} on {host}:")), "{shown}");
+        }
+        assert!(!shown.contains(&format!("DSS/{dss} on n0:")), "{shown}");
+    }
+    assert!(shown.contains("OLTP/db-oltp1 on n0:") && !shown.contains("OLTP/db-oltp1 on n1:"), "{shown}");
+    assert!(shown.contains("result DSS Throughput: MB/s of DSS/db-dss1"), "{shown}");
+}
+
+#[test]
+fn a_hosts_workers_walk_the_zones_the_scenario_gives() {
+    let s = Scratch::new("zones-on-a-host");
+    let hosts = s.local_inventory(&["n0", "n1"]);
+    // n1's agent loads the scenario the controller sends and runs its zoned writes
+    let scenario = s.scenario(
+        "name: z\nworkloads:\n  z: {hosts: n1, size: 16m, rw: write, bs: 64k, zero: true, duration: 2s,\n      \
+         zonesize: 256k, zonerange: 512k, zoneskip: 768k, rate_iops: 20}\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let data = std::fs::read(s.dir.join("host-n1/fathom-z.dat")).unwrap();
+    let zero = vec![0u8; BLOCK as usize];
+    let written: Vec<u64> =
+        data.chunks(BLOCK as usize).enumerate().filter(|(_, b)| *b == zero).map(|(i, _)| i as u64).collect();
+    // each zone's 256 KiB is its first 4 blocks, from the first zone on
+    assert!(written.len() >= 8, "{written:?}");
+    assert!(written.iter().all(|&b| zone(b).is_some() && b % 20 < 4), "{written:?}");
+    assert_eq!(&written[..8], &[0, 1, 2, 3, 20, 21, 22, 23]);
+    assert!(std::fs::read_dir(s.dir.join("host-n0")).unwrap().next().is_none(), "n0 runs nothing");
+}
