@@ -1,5 +1,6 @@
-//! The cluster scaling study as X-Ray wrote it: one node's VMs, then one more node at
-//! a time (corpus `throughput_scalability_rand-reads`, run on four local hosts). Its
+//! The cluster scaling study as X-Ray writes it: one node's VMs, then one more node at
+//! a time (tests/data/xray/scaling, shaped as X-Ray's throughput_scalability scenarios,
+//! run on four local hosts). Its
 //! phases are named by the nodes running, its like load makes one concurrency curve
 //! with the cluster's total, and the report opens with that curve.
 
@@ -9,7 +10,7 @@ use common::tmux::Tmux;
 use common::{Scratch, text};
 use std::process::Command;
 
-const SCENARIO: &str = "../shared/corpus/xray/nutanix+curie/throughput_scalability_rand-reads";
+const SCENARIO: &str = "tests/data/xray/scaling";
 
 #[test]
 fn x_rays_scaling_study_is_a_curve_over_nodes_and_its_report_leads_with_it() {
@@ -17,7 +18,7 @@ fn x_rays_scaling_study_is_a_curve_over_nodes_and_its_report_leads_with_it() {
     let hosts = s.local_inventory(&["n0", "n1", "n2", "n3"]);
     let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SCENARIO);
     let sc = scenario.to_str().unwrap();
-    let out = s.run(&["run", sc, "--hosts", &hosts, "--set", "runtime_secs=12", "--set", "size=16m", "-q"]);
+    let out = s.run(&["run", sc, "--hosts", &hosts, "-q"]);
     assert!(out.status.success(), "{}", text(&out));
     let show = s.show_json();
 

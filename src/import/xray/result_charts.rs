@@ -184,8 +184,12 @@ mod tests {
 
     /// Group G (2 hosts x 2 VMs): a warm-up started in setup, a run workload, a mask's.
     fn setting() -> (Vec<Workload>, Steps, IndexMap<String, Placed>) {
-        let w =
-            |n: &str| Workload { name: n.into(), group: "G".into(), jobs: vec![format!("{n}/a"), format!("{n}/b")] };
+        let w = |n: &str| Workload {
+            name: n.into(),
+            group: "G".into(),
+            config: "w.fio".into(),
+            jobs: vec![format!("{n}/a"), format!("{n}/b")],
+        };
         let workloads = vec![w("Warm"), w("Run"), w("Read")];
         let mut steps = Steps::default();
         for n in ["Warm", "Run", "Read"] {

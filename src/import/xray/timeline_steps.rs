@@ -15,6 +15,8 @@ use indexmap::IndexMap;
 pub struct Workload {
     pub name: String,
     pub group: String,
+    /// Its fio file: workloads of one file are the same load.
+    pub config: String,
     pub jobs: Vec<String>,
 }
 
@@ -35,7 +37,7 @@ pub struct Steps {
     pub setup_started: Vec<String>,
     /// X-Ray workloads of the run started and not yet waited for or stopped, with their
     /// groups: what an annotated start's phase is named after.
-    pub running: Vec<(String, String)>,
+    pub running: Vec<Workload>,
     /// The last phase name [`Step::running_label`] gave.
     pub last_label: Option<String>,
 }
@@ -111,7 +113,7 @@ impl<'a> Step<'a> {
             "workload.Start" => self.start(groups, label)?,
             "workload.Wait" => {
                 let w = self.workload()?;
-                self.out.running.retain(|(name, _)| *name != w.name);
+                self.out.running.retain(|r| r.name != w.name);
                 let timeout = match self.seconds("timeout_secs")? {
                     Some(t) => format!(", timeout: {t}s{label}"),
                     None => label.to_string(),
@@ -120,7 +122,7 @@ impl<'a> Step<'a> {
             }
             "workload.Stop" => {
                 let w = self.workload()?;
-                self.out.running.retain(|(name, _)| *name != w.name);
+                self.out.running.retain(|r| r.name != w.name);
                 for j in &w.jobs {
                     self.emit(format!("{{stop: {}{label}}}", quote(j)));
                 }
@@ -183,12 +185,14 @@ impl<'a> Step<'a> {
         let together = w.jobs.len() > 1 || !wait;
         let mut phase = label.to_string();
         if self.phase != "setup" {
-            self.out.running.push((w.name.clone(), w.group.clone()));
+            self.out.running.push(w.clone());
             if self.flag("annotate")? {
                 // what runs did not grow (four corners: one workload after another on one
                 // group): the phase is named by the workload that started
                 let mut name = self.running_label(groups);
-                if self.out.last_label.as_ref() == Some(&name) {
+                if self.out.running.iter().any(|r| r.config != w.config) {
+                    name = format!("with {}", w.name);
+                } else if self.out.last_label.as_ref() == Some(&name) {
                     name = w.name.clone();
                 } else {
                     self.out.last_label = Some(name.clone());
@@ -255,11 +259,12 @@ impl<'a> Step<'a> {
         self.out.timeline.push(step);
     }
 
-    /// The phase an annotated start opens, named by what then runs, as X-Ray's chart
-    /// annotations read: `2 nodes` where each running VM group has a node of its own,
-    /// else `3 VM groups on 2 nodes`.
+    /// The phase an annotated start of more of the same load opens, named by what then
+    /// runs, as X-Ray's chart annotations read: `2 nodes` where each running VM group has
+    /// a node of its own, else `3 VM groups on 2 nodes`. Other work joining (a DSS beside
+    /// an OLTP) names its phase `with DSS 0` instead.
     fn running_label(&self, groups: &IndexMap<String, Placed>) -> String {
-        let mut names: Vec<&str> = self.out.running.iter().map(|(_, g)| g.as_str()).collect();
+        let mut names: Vec<&str> = self.out.running.iter().map(|r| r.group.as_str()).collect();
         names.sort_unstable();
         names.dedup();
         let mut nodes: Vec<usize> = names.iter().filter_map(|g| groups.get(*g)).flat_map(|p| p.hosts.clone()).collect();
@@ -406,7 +411,12 @@ mod tests {
     }
 
     fn workloads() -> Vec<Workload> {
-        vec![Workload { name: "W".into(), group: "G".into(), jobs: vec!["W/a".into(), "W/b".into()] }]
+        vec![Workload {
+            name: "W".into(),
+            group: "G".into(),
+            config: "w.fio".into(),
+            jobs: vec!["W/a".into(), "W/b".into()],
+        }]
     }
 
     #[test]
@@ -520,7 +530,12 @@ mod tests {
             .map(|i| (format!("Node {i}"), Placed { hosts: vec![i], per_host: 1, said: String::new() }))
             .collect();
         let w: Vec<Workload> = (0..3)
-            .map(|i| Workload { name: format!("R{i}"), group: format!("Node {i}"), jobs: vec![format!("R{i}/d")] })
+            .map(|i| Workload {
+                name: format!("R{i}"),
+                group: format!("Node {i}"),
+                config: "r.fio".into(),
+                jobs: vec![format!("R{i}/d")],
+            })
             .collect();
         let text: String = (0..3)
             .map(|i| format!("- workload.Start: {{workload_name: R{i}, async: True, annotate: True}}\n- test.Wait: {{duration_secs: 5}}\n"))
@@ -531,8 +546,13 @@ mod tests {
                    - workload.Wait: {workload_name: R0b}\n- workload.Start: {workload_name: R1b, annotate: True}\n"),
         );
         let mut all = w.clone();
-        all.push(Workload { name: "R0b".into(), group: "Node 1".into(), jobs: vec!["R0b/d".into()] });
-        all.push(Workload { name: "R1b".into(), group: "Node 2".into(), jobs: vec!["R1b/d".into()] });
+        let like = |name: &str, group: &str| Workload {
+            name: name.into(),
+            group: group.into(),
+            config: "r.fio".into(),
+            jobs: vec![format!("{name}/d")],
+        };
+        all.extend([like("R0b", "Node 1"), like("R1b", "Node 2")]);
         let s = map(&[("run", &run)], &all, &mut g, 3).unwrap();
         let phases: Vec<&str> = s.timeline.iter().filter_map(|t| t.split("phase: ").nth(1)).collect();
         // what runs did not grow: the phase is named by the workload that started

@@ -194,7 +194,12 @@ fn map_workloads(
                 names.push(job.name.clone());
                 jobs.push(job);
             }
-            workloads.push(Workload { name: name.clone(), group: w.vm_group.clone(), jobs: names });
+            workloads.push(Workload {
+                name: name.clone(),
+                group: w.vm_group.clone(),
+                config: config_file.to_string(),
+                jobs: names,
+            });
         }
     }
     Ok((jobs, workloads))
