@@ -2,7 +2,6 @@
 
 use crate::error::Result;
 use crate::metrics::summary::OpSummary;
-use crate::report::format::{latency_us, rate_in};
 use crate::report::sections::findings;
 use crate::report::summary::RunSummary;
 use crate::report::table::text;
@@ -24,12 +23,7 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     for mut run in store.runs()? {
         let summary = RunSummary::load(&store, &run.id.to_string())?;
         let head = summary.headline();
-        let text = head.map(|h| match h.unit.has_latency() {
-            true => {
-                format!("{} {} ({}), p99 {}", rate_in(h.rate(), h.unit), h.op, h.workload, latency_us(h.latency.p99_us))
-            }
-            false => format!("{} {} ({})", rate_in(h.rate(), h.unit), h.op, h.workload),
-        });
+        let text = findings::headline(&summary);
         json.push(serde_json::json!({
             "id": run.id,
             "scenario": run.scenario,

@@ -2,7 +2,7 @@
 //! law, the timeline's events, what the observers saw, and the run list.
 
 use crate::metrics::summary::Throughput;
-use crate::report::format::{count, latency_us, seconds, sig3};
+use crate::report::format::{count, latency_us, rate_in, seconds, sig3};
 use crate::report::summary::RunSummary;
 use crate::report::table::{Cell, Column, Mark, Row, Table};
 use crate::store::RunRow;
@@ -186,6 +186,24 @@ fn observed_value(name: &str, v: f64) -> String {
         _ if v >= 1000.0 => count(v),
         _ => sig3(v),
     }
+}
+
+/// A run's headline in the run list: the study's deciding figure, the first clause of
+/// its answer (`qd64 IOPS is 5.4x qd1's, 5,151 -> 27,747`); without an answer, its
+/// busiest op (`27,747 IOPS read (qd64), p99 13.5 ms`).
+pub fn headline(s: &RunSummary) -> Option<String> {
+    if let Some(a) = &s.answer {
+        let first = a.answer.split("; ").next().unwrap_or_default();
+        let figure =
+            first.split(" (limit").next().unwrap_or(first).trim_end_matches(": PASS").trim_end_matches(": FAIL");
+        return Some(figure.to_string());
+    }
+    let h = s.headline()?;
+    let rate = rate_in(h.rate(), h.unit);
+    Some(match h.unit.has_latency() {
+        true => format!("{rate} {} ({}), p99 {}", h.op, h.workload, latency_us(h.latency.p99_us)),
+        false => format!("{rate} {} ({})", h.op, h.workload),
+    })
 }
 
 /// The run list, with each run's headline: every column kept (scripts read it line by
