@@ -16,7 +16,7 @@ fn fidelity<'a>(show: &'a serde_json::Value, name: &str) -> &'a serde_json::Valu
 fn rate_is_ios_per_second_whatever_the_block_size_mix() {
     // fio turns rate_iops into a byte rate at the smallest size and delivers ~150 IOPS
     // of 1000 with this split; fathom must deliver 1000.
-    let s = Scratch::new("rate-bssplit");
+    let s = Scratch::alone("rate-bssplit");
     let scenario = s.scenario(
         "name: mix\nworkloads:\n  w:\n    target: TARGET\n    rw: randrw\n    rwmixread: 70\n    \
          bssplit: 4k/50:64k/50\n    size: 32m\n    iodepth: 4\n    rate_iops: 1000\n    duration: 3s\n",
@@ -47,7 +47,7 @@ fn rate_is_ios_per_second_whatever_the_block_size_mix() {
 #[test]
 fn think_time_paces_a_closed_loop() {
     // 2 slots, each pausing 20 ms after every IO: at most 100 IOPS
-    let s = Scratch::new("think");
+    let s = Scratch::alone("think");
     let scenario = s.scenario(
         "name: think\nworkloads:\n  w:\n    target: TARGET\n    rw: randread\n    size: 16m\n    iodepth: 2\n    \
          think_time: 20ms\n    duration: 3s\n",
@@ -67,7 +67,7 @@ fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
     // 1000 IOPS; the whole process is stopped for 500 ms mid-run. The IOs due during the
     // stall are issued late: their latency from the intended start shows it, their
     // service time does not, and none of them is dropped.
-    let s = Scratch::new("stall");
+    let s = Scratch::alone("stall");
     let scenario = s.scenario(
         "name: stall\nworkloads:\n  w:\n    target: TARGET\n    rw: randread\n    size: 16m\n    iodepth: 8\n    \
          rate_iops: 1000\n    duration: 6s\n",
@@ -121,7 +121,7 @@ fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
 
 #[test]
 fn the_null_engine_needs_no_target_and_touches_no_file() {
-    let s = Scratch::new("null");
+    let s = Scratch::alone("null");
     let scenario = s.scenario(
         "name: null\nworkloads:\n  n:\n    engine: null\n    rw: randrw\n    bssplit: 4k/50:8k/50\n    iodepth: 8\n    \
          duration: 2s\n",
@@ -144,7 +144,7 @@ fn an_appending_workload_stops_cleanly_when_the_file_cannot_grow() {
     // would, without needing a small filesystem: the appender stops, the run completes
     // with a warning, and what it wrote is measured.
     use std::os::unix::process::CommandExt;
-    let s = Scratch::new("extend");
+    let s = Scratch::alone("extend");
     let scenario = s.scenario(
         "name: append\nworkloads:\n  log:\n    target: TARGET\n    rw: write\n    bs: 1m\n    extend: true\n    \
          iodepth: 4\n    duration: 5s\n",
@@ -176,7 +176,7 @@ fn prefill_writes_the_working_set_of_an_existing_file_before_measuring() {
     // A sparse file would be read without IO; fathom refuses it for a read workload
     // unless asked to prefill it, and then writes every block of the working set.
     use std::os::unix::fs::MetadataExt;
-    let s = Scratch::new("prefill");
+    let s = Scratch::alone("prefill");
     let file = s.data().join("existing.img");
     std::fs::File::create(&file).unwrap().set_len(8 << 20).unwrap();
     let body = format!(
@@ -202,7 +202,7 @@ fn a_shared_queue_is_held_back_by_its_slowest_target_and_separate_queues_are_not
     // One fast target (tmpfs, page cache) and one slow (O_DIRECT on disk). A shared
     // queue deals IOs round-robin, so the slow target sets the pace for both, like a
     // volume manager; a queue per target lets the fast one run ahead.
-    let s = Scratch::new("queues");
+    let s = Scratch::alone("queues");
     let shm = tempdir_in_shm();
     let body = format!(
         "name: queues\nworkloads:\n  w:\n    target: [{}, TARGET]\n    rw: randread\n    size: 8m\n    \

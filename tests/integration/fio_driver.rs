@@ -18,7 +18,7 @@ fn warnings(show: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn the_samples_add_up_to_fios_own_totals() {
-    let s = Scratch::new("fio-totals");
+    let s = Scratch::alone("fio-totals");
     let scenario = s.scenario(
         "name: parity\nworkloads:\n  w:\n    target: TARGET\n    rw: randrw\n    rwmixread: 70\n    bs: 4k\n    \
          size: 32m\n    iodepth: 4\n    jobs: 2\n    fsync_every: 32\n    direct: false\n    duration: 3s\n",
@@ -107,7 +107,7 @@ fn the_samples_add_up_to_fios_own_totals() {
 
 #[test]
 fn a_mixed_rate_is_split_by_direction_and_a_split_rate_is_flagged() {
-    let s = Scratch::new("fio-rate");
+    let s = Scratch::alone("fio-rate");
     // fio paces reads and writes separately: 1000 IOPS asked must not become 2000
     let scenario = s.scenario(
         "name: rate\nworkloads:\n  w:\n    target: TARGET\n    rw: randrw\n    rwmixread: 70\n    \

@@ -82,7 +82,7 @@ fn per_host(show: &serde_json::Value) -> Vec<(String, i64, f64)> {
 
 #[test]
 fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
-    let s = Scratch::new("hosts-local");
+    let s = Scratch::alone("hosts-local");
     let hosts = s.local_inventory(&["la1", "la2", "la3"]);
     let path = scenario(&s, 8);
     let port = servers::free_port();
@@ -253,7 +253,7 @@ fn known_all(servers: &[Sshd]) -> String {
 
 #[test]
 fn three_hosts_over_ssh_and_one_lost() {
-    let s = Scratch::new("hosts-ssh");
+    let s = Scratch::alone("hosts-ssh");
     let hosts = ssh_hosts(&s, &["ssh1", "ssh2", "ssh3"], known_all);
     let path = scenario(&s, 6);
     let run = spawn_run(&s, &["run", &path, "--hosts", &hosts.inventory]);
@@ -465,7 +465,7 @@ fn hosts_join_one_at_a_time_with_add_host() {
 
 #[test]
 fn ctrl_c_tells_every_agent_to_stop_and_keeps_their_seconds() {
-    let s = Scratch::new("hosts-interrupt");
+    let s = Scratch::alone("hosts-interrupt");
     let hosts = s.local_inventory(&["int1", "int2"]);
     let path = scenario(&s, 30);
     let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
@@ -789,7 +789,7 @@ fn agents_send_their_cpu_and_devices() {
 /// (also with no `hosts:`, on every host of the inventory); checked as `rate_iops` is.
 #[test]
 fn a_rate_per_host_is_each_hosts_rate() {
-    let s = Scratch::new("hosts-rate");
+    let s = Scratch::alone("hosts-rate");
     let hosts = s.local_inventory(&["r1", "r2"]);
     let body = |extra: &str| {
         format!(

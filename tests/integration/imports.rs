@@ -18,8 +18,7 @@ fn refused(out: &Output, says: &str) {
 }
 
 /// A scratch with `secret.txt` beside the directory `jobs/` the user's files are in.
-fn scratch(name: &str) -> (Scratch, PathBuf) {
-    let s = Scratch::new(name);
+fn scratch(s: Scratch) -> (Scratch, PathBuf) {
     std::fs::write(s.dir.join("secret.txt"), SECRET).unwrap();
     let jobs = s.dir.join("jobs");
     std::fs::create_dir_all(&jobs).unwrap();
@@ -41,7 +40,7 @@ fn xray(dir: &Path, config_file: &str) {
 
 #[test]
 fn an_include_outside_the_job_files_directory_is_refused_never_echoed() {
-    let (s, jobs) = scratch("imports-include-outside");
+    let (s, jobs) = scratch(Scratch::new("imports-include-outside"));
     let secret = s.dir.join("secret.txt");
     std::os::unix::fs::symlink(&secret, jobs.join("link.fio")).unwrap();
     let job = jobs.join("job.fio");
@@ -60,7 +59,7 @@ fn an_include_outside_the_job_files_directory_is_refused_never_echoed() {
 
 #[test]
 fn an_x_ray_config_file_outside_its_directory_is_refused_never_echoed() {
-    let (s, jobs) = scratch("imports-config-outside");
+    let (s, jobs) = scratch(Scratch::new("imports-config-outside"));
     let hosts = s.local_inventory(&["a"]);
     let secret = s.dir.join("secret.txt");
     std::os::unix::fs::symlink(&secret, jobs.join("link.fio")).unwrap();
@@ -74,7 +73,7 @@ fn an_x_ray_config_file_outside_its_directory_is_refused_never_echoed() {
 
 #[test]
 fn an_error_in_an_included_file_names_the_including_line_too() {
-    let (s, jobs) = scratch("imports-via");
+    let (s, jobs) = scratch(Scratch::new("imports-via"));
     std::fs::write(jobs.join("inner.fio"), "\nbs=zz\n").unwrap();
     std::fs::write(jobs.join("outer.fio"), "rw=read\ninclude inner.fio\n").unwrap();
     let job = jobs.join("job.fio");
@@ -88,7 +87,7 @@ fn an_error_in_an_included_file_names_the_including_line_too() {
 
 #[test]
 fn includes_that_multiply_are_bounded_in_depth_and_lines() {
-    let (s, jobs) = scratch("imports-bomb");
+    let (s, jobs) = scratch(Scratch::alone("imports-bomb"));
     // ten files, each including the next ten times: 10^9 lines were it expanded
     for i in 0..10 {
         let body = if i == 9 { "rw=read\n".to_string() } else { format!("include f{}.fio\n", i + 1).repeat(10) };
@@ -106,7 +105,7 @@ fn includes_that_multiply_are_bounded_in_depth_and_lines() {
 
 #[test]
 fn deep_parentheses_are_refused_not_a_stack_overflow() {
-    let (s, jobs) = scratch("imports-parens");
+    let (s, jobs) = scratch(Scratch::new("imports-parens"));
     let deep = format!("{}4k{}", "(".repeat(50_000), ")".repeat(50_000));
     let fio = format!("[load]\nfilename={}\nrw=read\nbs={deep}\nsize=1m\n", s.data().join("f").display());
     let job = jobs.join("load.fio");
@@ -125,7 +124,7 @@ fn deep_parentheses_are_refused_not_a_stack_overflow() {
 
 #[test]
 fn a_template_that_renders_without_end_is_refused() {
-    let (s, jobs) = scratch("imports-jinja");
+    let (s, jobs) = scratch(Scratch::alone("imports-jinja"));
     let hosts = s.local_inventory(&["a"]);
     std::fs::write(jobs.join("load.fio"), "[load]\nrw=read\nbs=4k\n").unwrap();
     xray(&jobs, "load.fio");

@@ -30,7 +30,7 @@ timeline:
 
 #[test]
 fn closed_loop_run_stores_every_second_and_obeys_littles_law() {
-    let s = Scratch::new("closed");
+    let s = Scratch::alone("closed");
     let scenario = s.scenario(CLOSED_LOOP);
     let out = s.run(&["run", scenario.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -127,7 +127,7 @@ fn wait_for_samples(s: &Scratch, child: &mut Child, limit: Duration) {
 }
 
 fn interrupt_leaves_an_aborted_run_with_samples(signal: i32) {
-    let s = Scratch::new(&format!("signal-{signal}"));
+    let s = Scratch::alone(&format!("signal-{signal}"));
     let scenario = s.scenario(
         "name: long\nworkloads:\n  r:\n    target: TARGET\n    rw: randread\n    size: 16m\n    iodepth: 8\n    duration: 60s\n",
     );
@@ -199,7 +199,7 @@ fn a_failing_target_fails_the_run_and_keeps_its_samples() {
 
 #[test]
 fn io_uring_fallback_is_recorded_as_a_warning() {
-    let s = Scratch::new("fallback");
+    let s = Scratch::alone("fallback");
     let scenario = s.scenario(
         "name: fb\nworkloads:\n  r:\n    target: TARGET\n    rw: randread\n    size: 8m\n    iodepth: 4\n    duration: 1s\n",
     );

@@ -8,12 +8,23 @@ pub mod tmpfs;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A scratch directory (on the build disk, so O_DIRECT works) with a target and a
 /// results store, removed at the end.
 pub struct Scratch {
     pub dir: PathBuf,
+    /// The machine held with other tests, for as long as the directory is there.
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    /// The machine held alone, for as long as the directory is there.
+    _alone: Option<RwLockWriteGuard<'static, ()>>,
 }
+
+/// The machine the tests run on: a test holds it with the others through its scratch
+/// directory, and one that judges a rate or a time holds it alone. Tests of every file run
+/// at once in one binary, and a core kept busy by another test leaves a paced run short of
+/// its rate, or a bounded wait past its bound.
+static MACHINE: RwLock<()> = RwLock::new(());
 
 impl Scratch {
     /// An inventory (hosts.yaml, its path returned) of local-transport hosts named
@@ -30,16 +41,34 @@ impl Scratch {
         path.display().to_string()
     }
 
-    /// The scratch directory `run-NAME`; a name another test holds fails the test, as
-    /// tests of every file run at once in one binary and would remove each other's files.
+    /// The scratch directory `run-NAME`, the machine held with other tests.
     pub fn new(name: &str) -> Scratch {
+        let shared = MACHINE.read().unwrap_or_else(|e| e.into_inner());
+        let mut s = Scratch::at(name);
+        s._shared = Some(shared);
+        s
+    }
+
+    /// The scratch directory `run-NAME`, once no other test runs: for a test that judges
+    /// a rate or a time, which a busy machine would fail.
+    pub fn alone(name: &str) -> Scratch {
+        let alone = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+        let mut s = Scratch::at(name);
+        s._alone = Some(alone);
+        s
+    }
+
+    /// The scratch directory `run-NAME`, emptied; a name another test holds fails the
+    /// test, as tests of every file run at once in one binary and would remove each
+    /// other's files.
+    fn at(name: &str) -> Scratch {
         let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
         assert!(!held.iter().any(|n| n == name), "two tests at once in scratch directory run-{name}");
         held.push(name.to_string());
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("data")).unwrap();
-        Scratch { dir }
+        Scratch { dir, _shared: None, _alone: None }
     }
 
     pub fn data(&self) -> PathBuf {
