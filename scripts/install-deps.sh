@@ -9,8 +9,8 @@ case "$purpose" in
   # fio, postgresql (server and pgbench), iperf3: the drivers' programs; prometheus: scrapes
   # --prometheus; node exporter: a remote to observe; chromium: renders the report;
   # openssh: the many-host tests' sshd on loopback and the client fathom reaches it with;
-  # python3: scripts/shape.py, the shape check make test runs (and tests/shape.rs);
-  # tmux: a real terminal at 80 columns for the live view's test (tests/live_view.rs)
+  # python3: scripts/shape.py, the shape check make test runs (and tests/integration/shape.rs);
+  # tmux: a real terminal at 80 columns for the live view's test (tests/integration/live_view.rs)
   test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux) ;;
   bench) packages=(fio) ;;         # the peer fathom is measured against
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;

@@ -149,7 +149,7 @@ fn json_values_under_secret_keys_are_masked_whatever_they_are() {
 }
 
 /// The reader the guard is handed: JSON here (this leaf's tests read no YAML either;
-/// tests/secrets.rs has a scenario's YAML).
+/// tests/integration/secrets.rs has a scenario's YAML).
 fn read(text: &str) -> Option<serde_json::Value> {
     serde_json::from_str(text).ok()
 }

@@ -1,0 +1,144 @@
+//! What the integration tests share: a scratch directory with a target and a results
+//! store, and ways to run the real `fathom` binary against it.
+
+pub mod live;
+pub mod servers;
+pub mod tmpfs;
+pub mod tmux;
+
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// A scratch directory (on the build disk, so O_DIRECT works) with a target and a
+/// results store, removed at the end.
+pub struct Scratch {
+    pub dir: PathBuf,
+    /// The machine held with other tests, for as long as the directory is there.
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    /// The machine held alone, for as long as the directory is there.
+    _alone: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+/// The machine the tests run on: a test holds it with the others through its scratch
+/// directory, and one that judges a rate or a time holds it alone. Tests of every file run
+/// at once in one binary, and a core kept busy by another test leaves a paced run short of
+/// its rate, or a bounded wait past its bound.
+static MACHINE: RwLock<()> = RwLock::new(());
+
+impl Scratch {
+    /// An inventory (hosts.yaml, its path returned) of local-transport hosts named
+    /// `names`, each with its own target directory `host-NAME` in the scratch dir.
+    pub fn local_inventory(&self, names: &[&str]) -> String {
+        let mut text = String::from("hosts:\n");
+        for n in names {
+            let dir = self.dir.join(format!("host-{n}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            text.push_str(&format!("  {n}: {{transport: local, target: {}}}\n", dir.display()));
+        }
+        let path = self.dir.join("hosts.yaml");
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    }
+
+    /// The scratch directory `run-NAME`, the machine held with other tests.
+    pub fn new(name: &str) -> Scratch {
+        let shared = MACHINE.read().unwrap_or_else(|e| e.into_inner());
+        let mut s = Scratch::at(name);
+        s._shared = Some(shared);
+        s
+    }
+
+    /// The scratch directory `run-NAME`, once no other test runs: for a test that judges
+    /// a rate or a time, which a busy machine would fail.
+    pub fn alone(name: &str) -> Scratch {
+        let alone = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+        let mut s = Scratch::at(name);
+        s._alone = Some(alone);
+        s
+    }
+
+    /// The scratch directory `run-NAME`, emptied; a name another test holds fails the
+    /// test, as tests of every file run at once in one binary and would remove each
+    /// other's files.
+    fn at(name: &str) -> Scratch {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(!held.iter().any(|n| n == name), "two tests at once in scratch directory run-{name}");
+        held.push(name.to_string());
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        Scratch { dir, _shared: None, _alone: None }
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Writes a scenario whose `defaults.target` is this scratch's data directory.
+    pub fn scenario(&self, body: &str) -> PathBuf {
+        let path = self.dir.join("scenario.yaml");
+        let text = body.replace("TARGET", &self.data().display().to_string());
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    pub fn fathom(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fathom"));
+        cmd.args(args).arg("--results").arg(self.dir.join("results")).current_dir(&self.dir);
+        cmd.env_remove("FATHOM_RESULTS").env_remove("FATHOM_DISABLE_IO_URING");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.fathom(args).output().unwrap()
+    }
+
+    pub fn db(&self) -> Connection {
+        Connection::open(self.dir.join("results/fathom.db")).unwrap()
+    }
+
+    pub fn show_json(&self) -> serde_json::Value {
+        let out = self.run(&["show", "last", "--json"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let name = self.dir.file_name().unwrap().to_string_lossy().trim_start_matches("run-").to_string();
+        HELD.lock().unwrap_or_else(|e| e.into_inner()).retain(|n| *n != name);
+    }
+}
+
+/// The names of the scratch directories tests hold now.
+static HELD: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+pub fn text(out: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// The op summaries of workload `name` in `show --json` output.
+pub fn ops<'a>(show: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::Value> {
+    let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
+    w["ops"].as_array().unwrap()
+}
+
+/// Runs fathom with `args`, killed (and the test failed) past 20 s: for inputs that
+/// must be refused, not read forever (a FIFO, a device, an include that multiplies).
+pub fn bounded(s: &Scratch, args: &[&str]) -> Output {
+    let started = std::time::Instant::now();
+    let mut child =
+        s.fathom(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("fathom {args:?} did not end within 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}

@@ -1,0 +1,285 @@
+//! Real servers the integration tests start on loopback (Debian's `prometheus` and
+//! `prometheus-node-exporter`, installed by `scripts/install-deps.sh test`), killed when
+//! dropped, and the HTTP calls the tests make to them.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A loopback port nothing listens on, never the same twice in the test binary: its
+/// tests run in parallel, and the kernel may hand a just-released port out again, so two
+/// servers could otherwise be told to share one.
+pub fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap();
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
+}
+
+/// GET `path` from 127.0.0.1:`port`, the body.
+pub fn get(port: u16, path: &str) -> Option<String> {
+    get_with_status(port, path).map(|(_, body)| body)
+}
+
+/// GET `path` from 127.0.0.1:`port`: the status code and the body.
+fn get_with_status(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let (head, body) = out.split_once("\r\n\r\n")?;
+    let status = head.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, body.to_string()))
+}
+
+/// A Prometheus query's vector or matrix result.
+pub fn query(port: u16, q: &str) -> serde_json::Value {
+    let enc: String = q
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"_.-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }
+        })
+        .collect();
+    let body = get(port, &format!("/api/v1/query?query={enc}")).expect("prometheus answers");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(v["status"], "success", "{v}");
+    v["data"]["result"].clone()
+}
+
+/// A server process, killed and reaped when dropped.
+pub struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits until GET `path` on `port` answers 200, for up to 30 s: Prometheus listens
+/// before it is ready, and answers 503 Service Unavailable until its storage is open.
+fn wait_ready(port: u16, path: &str, what: &str) {
+    let started = Instant::now();
+    while get_with_status(port, path).is_none_or(|(status, _)| status != 200) {
+        assert!(started.elapsed() < Duration::from_secs(30), "{what} did not start");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Prometheus on 127.0.0.1:`port`, scraping `targets` (HOST:PORT) every second as job
+/// `job`, its files under `dir`; returns once it is ready.
+pub fn prometheus(dir: &Path, port: u16, job: &str, targets: &[String]) -> Server {
+    let config = dir.join("prometheus.yml");
+    let targets: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: {job}\n    \
+             static_configs:\n      - targets: [{}]\n",
+            targets.join(", ")
+        ),
+    )
+    .unwrap();
+    let server = Server(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus is installed by scripts/install-deps.sh test"),
+    );
+    wait_ready(port, "/-/ready", "prometheus");
+    server
+}
+
+/// Debian's node exporter on 127.0.0.1:`port`; returns once it serves /metrics.
+pub fn node_exporter(port: u16) -> Server {
+    let server = Server(
+        Command::new("prometheus-node-exporter")
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus-node-exporter is installed by scripts/install-deps.sh test"),
+    );
+    wait_ready(port, "/metrics", "the node exporter");
+    server
+}
+
+/// A PostgreSQL server of the test's own (Debian's `postgresql`), on 127.0.0.1:`port`
+/// with trust authentication for the user `tester`; stopped (fast shutdown) when dropped.
+pub struct Postgres {
+    child: Child,
+    pub port: u16,
+    /// Where its cluster is, removed when dropped.
+    dir: std::path::PathBuf,
+}
+
+impl Postgres {
+    /// initdb in `dir` and start the server in the foreground. PostgreSQL will not run as
+    /// root: then it runs as the `postgres` user, in a directory of the system's temporary
+    /// one (which it can reach wherever the checkout is).
+    pub fn start(dir: &Path, port: u16) -> Postgres {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let tmp = std::env::temp_dir().join(format!("fathom-test-pg-{port}"));
+        let dir = if root { tmp.as_path() } else { dir };
+        let _ = std::fs::remove_dir_all(dir);
+        let bin = ["/usr/lib/postgresql"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+            .map(|e| e.path().join("bin"))
+            .filter(|b| b.join("initdb").exists())
+            .max()
+            .expect("PostgreSQL's server programs (scripts/install-deps.sh test installs them)");
+        std::fs::create_dir_all(dir).unwrap();
+        let as_postgres = |c: &mut Command| {
+            if root {
+                let id = |flag: &str| -> u32 {
+                    let out = Command::new("id").args([flag, "postgres"]).output().unwrap();
+                    String::from_utf8_lossy(&out.stdout).trim().parse().expect("a postgres user")
+                };
+                let (uid, gid) = (id("-u"), id("-g"));
+                std::os::unix::fs::chown(dir, Some(uid), Some(gid)).unwrap();
+                c.uid(uid).gid(gid);
+            }
+            c.current_dir(dir);
+        };
+        let data = dir.join("data");
+        let mut initdb = Command::new(bin.join("initdb"));
+        initdb.args(["-A", "trust", "-U", "tester", "--no-instructions", "-D"]).arg(&data);
+        as_postgres(&mut initdb);
+        let out = initdb.output().unwrap();
+        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
+        let mut server = Command::new(bin.join("postgres"));
+        server.arg("-D").arg(&data).args(["-p", &port.to_string(), "-k", "", "-c", "listen_addresses=127.0.0.1"]);
+        server.stdout(Stdio::null()).stderr(std::fs::File::create(dir.join("server.log")).unwrap());
+        as_postgres(&mut server);
+        let child = server.spawn().unwrap();
+        let pg = Postgres { child, port, dir: dir.to_path_buf() };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(30), "PostgreSQL did not start on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        pg
+    }
+
+    pub fn dsn(&self, database: &str) -> String {
+        format!("host=127.0.0.1 port={} user=tester dbname={database}", self.port)
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // SIGINT: fast shutdown, which also ends its backends
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+        let start = Instant::now();
+        while self.child.try_wait().ok().flatten().is_none() {
+            if start.elapsed() > Duration::from_secs(10) {
+                let _ = self.child.kill();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Processes still running (not zombies) whose command line contains `needle`.
+pub fn running(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let path = entry.path();
+        let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
+        // the state follows the command name in parentheses
+        let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next()).unwrap_or(None);
+        if state.is_none() || state == Some('Z') {
+            continue;
+        }
+        let cmdline = std::fs::read(path.join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+/// An ed25519 key pair made by ssh-keygen in `dir`: (private key, public key line).
+pub fn ssh_key(dir: &Path, name: &str) -> (std::path::PathBuf, String) {
+    let key = dir.join(name);
+    let _ = std::fs::remove_file(&key);
+    let _ = std::fs::remove_file(key.with_extension("pub"));
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen (scripts/install-deps.sh test installs openssh-client)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap().trim().to_string();
+    (key, public)
+}
+
+/// Debian's sshd on `addr`:`port` with a throwaway host key, letting in whoever holds a
+/// key listed in `authorized` (the test's user key); stopped when dropped.
+pub struct Sshd {
+    /// Killed when dropped, with the sshd.
+    _server: Server,
+    pub addr: String,
+    pub port: u16,
+    /// The host's public key, as a known_hosts line for this address and port.
+    pub known_host: String,
+}
+
+impl Sshd {
+    pub fn start(dir: &Path, addr: &str, port: u16, authorized: &str) -> Sshd {
+        std::fs::create_dir_all(dir).unwrap();
+        // sshd wants its privilege separation directory
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let (host_key, host_pub) = ssh_key(dir, "host_key");
+        let keys = dir.join("authorized_keys");
+        std::fs::write(&keys, format!("{authorized}\n")).unwrap();
+        let config = dir.join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress {addr}\nHostKey {}\nAuthorizedKeysFile {}\nPidFile none\n\
+                 StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPrintMotd no\nLogLevel ERROR\n",
+                host_key.display(),
+                keys.display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("/usr/sbin/sshd")
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+            .spawn()
+            .expect("sshd (scripts/install-deps.sh test installs openssh-server)");
+        let server = Server(child);
+        let start = Instant::now();
+        while TcpStream::connect((addr, port)).is_err() {
+            let log = std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default();
+            assert!(start.elapsed() < Duration::from_secs(20), "sshd did not start on {addr}:{port}: {log}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let known_host =
+            format!("[{addr}]:{port} {}", host_pub.split_whitespace().take(2).collect::<Vec<_>>().join(" "));
+        Sshd { _server: server, addr: addr.to_string(), port, known_host }
+    }
+}

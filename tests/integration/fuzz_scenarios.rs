@@ -1,0 +1,167 @@
+//! The scenario loader under mutation: the built-in scenarios with lines deleted or
+//! duplicated, characters swapped and hostile values put in, each fed to the real
+//! `fathom lint`. Whatever the text, lint ends with 0, 2 or 3 (never a panic) within a
+//! bound per case. 64 cases keep it to seconds in a debug build; set PROPTEST_CASES to
+//! run more.
+
+use crate::common::Scratch;
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// How long one `fathom lint` may take: a loaded debug build lints in well under a
+/// second; the quadratic parse this guards against took 28 s.
+const PER_CASE: Duration = Duration::from_secs(10);
+
+/// Values a careless or hostile author puts where a number, a size or a name goes.
+const HOSTILE: &[&str] = &[
+    "4294967295",
+    "18446744073709551616",
+    "-1",
+    "0",
+    "nan",
+    ".inf",
+    "1e400",
+    "[[[[",
+    "{",
+    "''",
+    "~",
+    "${nope}",
+    "${",
+    "*alias",
+    "&anchor",
+    "!!binary x",
+    "\u{feff}",
+    "\"\\n\"",
+    "- - - -",
+    "a: b: c",
+];
+
+/// One change to a scenario's text; positions are taken modulo its length.
+#[derive(Debug, Clone)]
+enum Mutation {
+    DeleteLine(usize),
+    DuplicateLine(usize),
+    SwapChars(usize),
+    /// Replaces the value after the first `:` of a line (or appends) with a hostile one.
+    Value(usize, usize),
+    /// Deep brackets or a long string at a line's value.
+    Long(usize, bool, usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::DeleteLine),
+        any::<usize>().prop_map(Mutation::DuplicateLine),
+        any::<usize>().prop_map(Mutation::SwapChars),
+        (any::<usize>(), 0..HOSTILE.len()).prop_map(|(l, v)| Mutation::Value(l, v)),
+        (any::<usize>(), any::<bool>(), 1usize..200_000).prop_map(|(l, b, n)| Mutation::Long(l, b, n)),
+    ]
+}
+
+fn apply(text: &str, m: &Mutation) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.is_empty() {
+        return text.to_string();
+    }
+    let n = lines.len();
+    let set_value = |line: &mut String, value: &str| {
+        *line = match line.find(':') {
+            Some(colon) => format!("{} {value}", &line[..=colon]),
+            None => format!("{line}{value}"),
+        }
+    };
+    match *m {
+        Mutation::DeleteLine(i) => {
+            lines.remove(i % n);
+        }
+        Mutation::DuplicateLine(i) => {
+            let line = lines[i % n].clone();
+            lines.insert(i % n, line);
+        }
+        Mutation::SwapChars(i) => {
+            let mut chars: Vec<char> = lines.join("\n").chars().collect();
+            let at = i % chars.len().saturating_sub(1).max(1);
+            if at + 1 < chars.len() {
+                chars.swap(at, at + 1);
+            }
+            return chars.into_iter().collect::<String>() + "\n";
+        }
+        Mutation::Value(i, v) => set_value(&mut lines[i % n], HOSTILE[v]),
+        Mutation::Long(i, deep, len) => {
+            let value = if deep { "[".repeat(len) } else { "x".repeat(len) };
+            set_value(&mut lines[i % n], &value);
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+fn builtins() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/scenario/builtin");
+    let mut all: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    all.sort();
+    all.into_iter()
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(p).unwrap()))
+        .collect()
+}
+
+/// Runs `fathom lint` on `text`: its exit status and stderr, or an error if it ran
+/// past [`PER_CASE`] (then it is killed).
+fn lint(s: &Scratch, text: &str) -> Result<(Option<i32>, String), String> {
+    let path = s.dir.join("mutant.yaml");
+    std::fs::write(&path, text).unwrap();
+    let (out, err) = (s.dir.join("stdout"), s.dir.join("stderr"));
+    let mut child = s
+        .fathom(&["lint", path.to_str().unwrap()])
+        .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
+        .stderr(Stdio::from(std::fs::File::create(&err).unwrap()))
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Ok((status.code(), std::fs::read_to_string(&err).unwrap_or_default()));
+        }
+        if started.elapsed() > PER_CASE {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("still running after {PER_CASE:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn every_builtin_lints_cleanly_unmutated() {
+    let s = Scratch::new("fuzz-builtins");
+    for (name, text) in builtins() {
+        let (code, err) = lint(&s, &text).unwrap();
+        assert_eq!(code, Some(0), "{name}: {err}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64),
+        max_shrink_iters: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn mutated_builtins_end_in_0_2_or_3_without_a_panic(
+        which in any::<usize>(),
+        mutations in prop::collection::vec(mutation(), 1..4),
+    ) {
+        let all = builtins();
+        let (name, text) = &all[which % all.len()];
+        let mutant = mutations.iter().fold(text.clone(), |t, m| apply(&t, m));
+        let s = Scratch::new("fuzz-mutant");
+        let result = lint(&s, &mutant);
+        prop_assert!(result.is_ok(), "{name} {mutations:?}: {}", result.unwrap_err());
+        let (code, err) = result.unwrap();
+        prop_assert!(matches!(code, Some(0 | 2 | 3)), "{name} {mutations:?}: exit {code:?}: {err}");
+        prop_assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{name} {mutations:?}: {err}");
+    }
+}

@@ -1,0 +1,121 @@
+//! Observers: every run records the host's CPU, fathom's own and the devices under its
+//! targets per second; `observe: prometheus:` stores what another Prometheus (the real
+//! one, scraping Debian's node exporter on loopback) says while the run goes.
+
+use crate::common::servers::{free_port, node_exporter, prometheus, query};
+use crate::common::{Scratch, ops, text};
+use std::collections::BTreeMap;
+
+/// Per (source, name): the stored values by second.
+fn observations(s: &Scratch) -> BTreeMap<(String, String), Vec<(i64, f64)>> {
+    let db = s.db();
+    let mut stmt = db.prepare("SELECT source, name, t, value FROM observations ORDER BY t").unwrap();
+    let mut out: BTreeMap<(String, String), Vec<(i64, f64)>> = BTreeMap::new();
+    for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap() {
+        let (source, name, t, v): (String, String, i64, f64) = row.unwrap();
+        out.entry((source, name)).or_default().push((t, v));
+    }
+    out
+}
+
+fn mean(v: &[(i64, f64)]) -> f64 {
+    v.iter().map(|p| p.1).sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn host_cpu_fathom_cpu_and_the_device_are_recorded_each_second() {
+    let s = Scratch::new("observe-local");
+    let scenario = s
+        .scenario("name: seen\nworkloads:\n  r: {target: TARGET, size: 32m, rw: randread, iodepth: 8, duration: 4s}\n");
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("observed (mean over the run)") && stdout.contains("%iowait"), "{stdout}");
+    let obs = observations(&s);
+
+    // the host's CPU shares of each second add up to 100 %
+    let host: Vec<&str> = vec!["usr_pct", "sys_pct", "iowait_pct", "steal_pct", "idle_pct"];
+    let shares: Vec<&Vec<(i64, f64)>> = host.iter().map(|n| &obs[&("host".to_string(), n.to_string())]).collect();
+    assert!(shares[0].len() >= 4, "{} seconds of host CPU", shares[0].len());
+    for (i, (t, _)) in shares[0].iter().enumerate() {
+        let total: f64 = shares.iter().map(|s| s[i].1).sum();
+        assert!((total - 100.0).abs() < 0.5, "second {t}: {total}%");
+    }
+    // fathom did IO all along: it used CPU, and the host was not idle
+    let own = &obs[&("fathom".to_string(), "cpu_cores".to_string())];
+    assert!(mean(own) > 0.01 && mean(own) < 2.5, "fathom used {} cores", mean(own));
+
+    // the device under the target saw at least fathom's reads, of about its size (other
+    // processes may add to it, never take away)
+    let show = s.show_json();
+    let iops = ops(&show, "r")[0]["iops"].as_f64().unwrap();
+    let devices: Vec<&String> = obs.keys().map(|(src, _)| src).filter(|src| src.starts_with("device:")).collect();
+    if let Some(dev) = devices.first() {
+        let r_s = &obs[&(dev.to_string(), "r_s".to_string())];
+        // the seconds fathom measured: the 4 s of the run, not the layout before
+        let busy: Vec<(i64, f64)> = r_s.iter().copied().filter(|p| p.1 > 0.0).collect();
+        let best = busy.iter().map(|p| p.1).fold(0.0, f64::max);
+        assert!(best >= 0.9 * iops, "{dev}: at most {best} r/s for fathom's {iops} IOPS");
+        let size = mean(&obs[&(dev.to_string(), "areq_sz_kB".to_string())]);
+        assert!((3.5..64.0).contains(&size), "{dev}: requests of {size} kB for 4k reads");
+        let observed = show["observed"].as_array().unwrap();
+        assert!(observed.iter().any(|o| o["source"] == dev.as_str() && o["name"] == "util_pct"));
+    } else {
+        // a target on a filesystem without a block device: nothing to say of devices
+        let fs = show["run"]["environment"]["targets"][0]["filesystem"].as_str().unwrap_or("");
+        assert!(["tmpfs", "overlay", "zfs", "btrfs"].contains(&fs), "no device found under a {fs} target");
+    }
+}
+
+#[test]
+fn a_remote_prometheus_is_queried_while_the_run_goes() {
+    let s = Scratch::new("observe-remote");
+    let (node_port, prom_port) = (free_port(), free_port());
+    let _node = node_exporter(node_port);
+    let _prom = prometheus(&s.dir, prom_port, "node", &[format!("127.0.0.1:{node_port}")]);
+    // wait for the first scrape, so the run's queries have data
+    let started = std::time::Instant::now();
+    while query(prom_port, "up").as_array().unwrap().is_empty() {
+        assert!(started.elapsed().as_secs() < 30, "prometheus never scraped the node exporter");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let scenario = s.scenario(&format!(
+        "name: remote\nobserve:\n  prometheus:\n    url: http://127.0.0.1:{prom_port}\n    interval: 1s\n    queries:\n      \
+         cpus: count(node_cpu_seconds_total{{mode=\"idle\"}})\n      up: up\n      \
+         reads: sum(rate(node_disk_reads_completed_total[5s]))\n\
+         workloads:\n  r: {{target: TARGET, size: 16m, rw: randread, iodepth: 2, duration: 4s}}\n"
+    ));
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let obs = observations(&s);
+    let get = |name: &str| obs.get(&("prometheus".to_string(), name.to_string())).cloned().unwrap_or_default();
+    // node exporter counts the CPUs of this machine, as /proc/stat does
+    let cpus = get("cpus");
+    assert!(cpus.len() >= 3, "queried every second: {cpus:?}");
+    let here = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .count();
+    assert!(cpus.iter().all(|p| p.1 == here as f64), "{cpus:?} vs {here} CPUs");
+    // a vector's series keep their labels in the stored name
+    let up = obs.keys().find(|(src, n)| src == "prometheus" && n.starts_with("up{")).expect("the up series");
+    assert!(up.1.contains(&format!("instance=\"127.0.0.1:{node_port}\"")), "{up:?}");
+    assert!(!get("reads").is_empty());
+}
+
+#[test]
+fn a_bad_observe_section_names_the_key() {
+    let s = Scratch::new("observe-bad");
+    let scenario = s.scenario(
+        "name: bad\nobserve:\n  prometheus:\n    url: https://example.com\n    queries: {a: up}\n\
+         workloads:\n  r: {target: TARGET, size: 16m, rw: read, duration: 1s}\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("scenario.yaml:4: observe.prometheus.url: `https://example.com`: expected an http:// URL"),
+        "{err}"
+    );
+}

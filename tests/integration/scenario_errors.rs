@@ -1,0 +1,212 @@
+//! Mistakes and hostile text in a scenario, end to end: each one ends in exit 2 with a
+//! message naming the file, the line and the key, in lint and in run alike, and a run
+//! refused this way records nothing.
+
+use crate::common::{Scratch, text};
+use std::time::{Duration, Instant};
+
+/// A run whose workload mixes `${mix}` percent reads, where `mix` names `reads`.
+#[test]
+fn a_variable_naming_another_gets_its_value_and_a_cycle_is_refused() {
+    let s = Scratch::new("errors-vars");
+    let path = s.scenario(
+        "name: x\nvars: {reads: 70, mix: ${reads}}\nworkloads:\n  a: {engine: null, rw: randrw, rwmixread: ${mix}, \
+         duration: 1s}\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let fidelity = &show["workloads"][0]["fidelity"]["read_percent"];
+    assert_eq!(show["workloads"][0]["profile"]["rwmixread"], 70, "{show}");
+    let achieved = fidelity["achieved"].as_f64().unwrap();
+    assert!((60.0..80.0).contains(&achieved), "reads are 70%, not 0%: {fidelity}");
+    // --set reaches through the reference
+    let out = s.run(&["lint", path.to_str().unwrap(), "--set", "reads=90", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let path = s
+        .scenario("name: x\nvars:\n  a: ${b}\n  b: ${a}\nworkloads:\n  w: {engine: null, rw: read, duration: ${a}s}\n");
+    for cmd in ["lint", "run"] {
+        let out = s.run(&[cmd, path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("scenario.yaml:3: vars.a: `a` and `b` refer to each other"), "{err}");
+    }
+    let path = s.scenario("name: x\nvars:\n  a: ${nope}\nworkloads:\n  w: {engine: null, rw: read, duration: ${a}s}\n");
+    let out = s.run(&["lint", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("scenario.yaml:3: vars.a: `${nope}` is not a variable (vars: a)"), "{}", text(&out));
+    let runs: i64 = s.db().query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap();
+    assert_eq!(runs, 1, "the refused ones recorded no run");
+}
+
+/// 200 KB of `[[[[` took the parser 28 s; more than 1 MiB is refused unread; a byte
+/// order mark is dropped; bytes that are not UTF-8 are located.
+#[test]
+fn hostile_text_is_refused_before_it_is_parsed() {
+    let s = Scratch::new("errors-text");
+    let path = s.scenario(&format!("name: x\nworkloads: {}\n", "[".repeat(200_000)));
+    let started = Instant::now();
+    let out = s.run(&["lint", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("scenario.yaml:2: nested more than 64 levels deep"), "{}", text(&out));
+    // a generous bound for a loaded machine: the parser alone took 28 s
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+
+    let path = s.scenario(&format!(
+        "name: x\nworkloads: {{w: {{engine: null, rw: read, duration: 1s}}}}\n{}",
+        "# padding\n".repeat(110_000)
+    ));
+    let out = s.run(&["lint", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("scenario.yaml: goes on past 1 MiB"), "{}", text(&out));
+
+    let path = s.scenario("\u{feff}name: x\nworkloads:\n  w: {engine: null, rw: read, duration: 1s}\n");
+    let out = s.run(&["lint", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "a BOM is dropped: {}", text(&out));
+
+    let path = s.dir.join("latin1.yaml");
+    std::fs::write(&path, b"name: x\ndescription: caf\xe9\n").unwrap();
+    let out = s.run(&["lint", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("latin1.yaml:2: not UTF-8 text"), "{}", text(&out));
+}
+
+/// Each mistake of the issue: (scenario, extra arguments, what the message says).
+/// Scenarios with one mistake each (`w`: a workload that is right), and what the error
+/// must say, where.
+fn mistakes(w: &str) -> Vec<(String, &'static str)> {
+    vec![
+        (
+            format!("name: x\nvars:\n  a: 1\n  a: 2\nworkloads:\n  {w}\n"),
+            "scenario.yaml:3: vars: duplicate entry with key \"a\"",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: '', rw: read, size: 1m, duration: 1s}\n".to_string(),
+            "scenario.yaml:3: workloads.w.target: \"\" is not a path",
+        ),
+        (format!("name: \"a\\nb\"\nworkloads:\n  {w}\n"), "scenario.yaml:1: name: is more than one line"),
+        (
+            "name: x\nworkloads:\n  w:\n    target: \"TARGET\\n\"\n    rw: read\n    size: 1m\n    duration: 1s\n"
+                .to_string(),
+            "scenario.yaml:4: workloads.w.target: \"",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, duration: 1s, hosts: all}\n".to_string(),
+            "scenario.yaml:3: workloads.w.hosts: runs on hosts (`all`): give the inventory with --hosts FILE",
+        ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.iops > nan\n"),
+            "scenario.yaml:5: expect.0: `nan` is not a threshold",
+        ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.iops > -1\n"),
+            "scenario.yaml:5: expect.0: `-1` is not a threshold",
+        ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.read.p99 < 1e400ms\n"),
+            "scenario.yaml:5: expect.0: `1e400ms` is not a threshold",
+        ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.iops > 1 during peak\n"),
+            "scenario.yaml:5: expect.0: `during peak`: no phase is labelled `peak` and no workload has that name",
+        ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.p99 <= 2 x before\n"),
+            "scenario.yaml:5: expect.0: `x before`: no phase is labelled `before` and no workload has that name",
+        ),
+        (
+            format!("name: x\nworkloads:\n  {w}\nexpect:\n  - w.p99 <= 2ms x w\n"),
+            "scenario.yaml:5: expect.0: `2ms` is not a number",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, duration: 1s, bs: 4k, bsrange: 4k-64k}\n"
+                .to_string(),
+            "scenario.yaml:3: workloads.w.bsrange: set one of `bs`, `bssplit` and `bsrange`, not `bs` too",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, duration: 1s, bsrange: 64k-4k}\n"
+                .to_string(),
+            "scenario.yaml:3: workloads.w.bsrange: `64k-4k`: the smallest size must be above 0 and at most the largest",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size: 1m, size_percent: 30, duration: 1s}\n"
+                .to_string(),
+            "scenario.yaml:3: workloads.w.size_percent: set `size` or `size_percent`, not both",
+        ),
+        (
+            "name: x\nworkloads:\n  w: {target: TARGET, rw: read, size_percent: 0, duration: 1s}\n".to_string(),
+            "scenario.yaml:3: workloads.w.size_percent: 0: expected a share of the target from 1 to 100",
+        ),
+        (
+            format!("name: x\nquestion: \"two\\nlines?\"\nworkloads:\n  {w}\n"),
+            "scenario.yaml:2: question: is more than one line",
+        ),
+    ]
+}
+
+#[test]
+fn each_mistake_is_located_with_exit_2_in_lint_and_run() {
+    let s = Scratch::new("errors-located");
+    let w = "w: {target: TARGET, rw: read, size: 1m, duration: 1s}";
+    let cases = mistakes(w);
+    for (body, says) in &cases {
+        let path = s.scenario(body);
+        for cmd in ["lint", "run"] {
+            let out = s.run(&[cmd, path.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {body}: {}", text(&out));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(says), "{cmd} {body}: expected `{says}` in {err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+        assert!(!s.dir.join("results/fathom.db").exists(), "{body}: no run recorded");
+        assert!(!s.data().join("fathom-w.dat").exists(), "{body}: nothing laid out");
+    }
+}
+
+/// `description: 1` is text in the file, and stays text when an unrelated `--set` is
+/// given (it was blamed on that `--set`); a wrong `--set` is blamed on itself alone.
+#[test]
+fn a_set_is_blamed_only_for_what_it_changed() {
+    let s = Scratch::new("errors-set");
+    let path = s.scenario("name: x\ndescription: 1\nworkloads:\n  w: {engine: null, rw: read, duration: 1s}\n");
+    for sets in [&[][..], &["--set", "duration=2s"][..]] {
+        let out = s.run(&[&["lint", path.to_str().unwrap()][..], sets].concat());
+        assert_eq!(out.status.code(), Some(0), "{sets:?}: {}", text(&out));
+    }
+    let out = s.run(&["lint", path.to_str().unwrap(), "--set", "duration=2s", "--set", "w.iodepth=deep"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--set w.iodepth=deep: workloads.w.iodepth: invalid type"), "{err}");
+    assert!(!err.contains("duration=2s"), "{err}");
+}
+
+/// `fathom lint --hosts` places the workloads as `run` does: a selector the inventory
+/// does not match is refused at the line of `hosts`, before anything runs.
+#[test]
+fn lint_places_workloads_on_the_inventory() {
+    let s = Scratch::new("errors-hosts");
+    let inventory = s.dir.join("hosts.yaml");
+    std::fs::write(&inventory, format!("hosts:\n  n1: {{transport: local, target: {}}}\n", s.data().display()))
+        .unwrap();
+    let path = s.scenario("name: x\nworkloads:\n  w:\n    rw: read\n    size: 1m\n    duration: 1s\n    hosts: n1\n");
+    let out = s.run(&["lint", path.to_str().unwrap(), "--hosts", inventory.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for cmd in ["lint", "run"] {
+        let out = s.run(&[cmd, path.to_str().unwrap(), "--hosts", inventory.to_str().unwrap(), "--set", "hosts=n2"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(
+            text(&out).contains("--set hosts=n2: workloads.w.hosts: `n2` is neither a host (n1)"),
+            "{}",
+            text(&out)
+        );
+    }
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", inventory.to_str().unwrap(), "--set", "w.hosts=n2"]);
+    assert!(text(&out).contains("--set w.hosts=n2: workloads.w.hosts: `n2`"), "{}", text(&out));
+    std::fs::write(&path, "name: x\nworkloads:\n  w:\n    rw: read\n    size: 1m\n    duration: 1s\n    hosts: n2\n")
+        .unwrap();
+    let out = s.run(&["lint", path.to_str().unwrap(), "--hosts", inventory.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("scenario.yaml:7: workloads.w.hosts: `n2` is neither a host (n1)"), "{}", text(&out));
+    assert!(!s.dir.join("results/fathom.db").exists(), "no run recorded");
+}
