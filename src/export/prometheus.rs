@@ -260,7 +260,13 @@ mod tests {
         let live = Totals::new(
             7,
             "demo",
-            vec![WorkloadInfo { name: "oltp".into(), group: "db".into(), target_iops: Some(100.0), placed: false }],
+            vec![WorkloadInfo {
+                name: "oltp".into(),
+                group: "db".into(),
+                target_iops: Some(100.0),
+                placed: false,
+                ramp_s: 0,
+            }],
         );
         let mut stats = OpStats::new(false);
         for us in [20u64, 40, 200, 3000] {
@@ -314,8 +320,13 @@ mod tests {
     /// workload not running, not the count it started with.
     #[test]
     fn workers_are_those_running_now() {
-        let info =
-            |name: &str| WorkloadInfo { name: name.into(), group: String::new(), target_iops: None, placed: false };
+        let info = |name: &str| WorkloadInfo {
+            name: name.into(),
+            group: String::new(),
+            target_iops: None,
+            placed: false,
+            ramp_s: 0,
+        };
         let live = Totals::new(3, "ramp", vec![info("r"), info("other")]);
         let workers = |live: &Totals| {
             let text = live.with(render);

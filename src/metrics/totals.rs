@@ -16,6 +16,8 @@ pub struct WorkloadInfo {
     pub target_iops: Option<f64>,
     /// Runs on other hosts: its histograms merge theirs (`host="all"`).
     pub placed: bool,
+    /// Seconds of warm-up (`ramp:`) after it starts, which are not measured.
+    pub ramp_s: u32,
 }
 
 /// The running totals of one run, shared by the collector (which adds) and the endpoint

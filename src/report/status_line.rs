@@ -176,7 +176,12 @@ fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> String {
     let head = format!("{} x{workers}", w.name);
     let of_phase = s.latest.iter().filter(|((wi, op), (t, _))| *wi == i && *op != Op::Sync && *t >= since);
     let Some(last) = of_phase.clone().map(|(_, (t, _))| u64::from(*t)).max() else {
-        return format!("{head}: starting");
+        // its warm-up is not measured: say so, rather than `starting` for all of it
+        let warm_until = u64::from(since) + u64::from(w.ramp_s);
+        return match now < warm_until {
+            true => format!("{head}: ramp, {}s left", warm_until - now),
+            false => format!("{head}: starting"),
+        };
     };
     if last + 3 < now {
         return format!("{head}: no second for {}s", now - last - 1);
@@ -208,7 +213,7 @@ mod tests {
     use crate::metrics::totals::WorkloadInfo;
 
     fn info(name: &str, target_iops: Option<f64>) -> WorkloadInfo {
-        WorkloadInfo { name: name.into(), group: String::new(), target_iops, placed: false }
+        WorkloadInfo { name: name.into(), group: String::new(), target_iops, placed: false, ramp_s: 0 }
     }
 
     fn second(ops: u64, bytes: u64, latency_ns: u64) -> OpStats {
@@ -247,6 +252,11 @@ mod tests {
         assert!(lines[0].starts_with("qd1 x1: 10 IOPS") && lines[1].starts_with("qd4 x4: 1,000 IOPS"), "{lines:?}");
         live.set_phase("qd4 x8", 12, &[(1, 8)]);
         assert_eq!(live.with(|s| Lines::of(s, 12, Some(40))).workloads, vec!["qd4 x8: starting"]);
+        // a workload warming up (`ramp:`, not measured) says so until its warm-up ends
+        let warm = Totals::new(1, "s", vec![WorkloadInfo { ramp_s: 5, ..info("w", None) }]);
+        warm.set_phase("w", 2, &[(0, 1)]);
+        assert_eq!(warm.with(|s| Lines::of(s, 3, None)).workloads, vec!["w x1: ramp, 4s left"]);
+        assert_eq!(warm.with(|s| Lines::of(s, 7, None)).workloads, vec!["w x1: starting"]);
         // past the plan the view says it is finishing, not `70s/68s`
         assert!(live.with(|s| Lines::of(s, 45, Some(40))).plain().starts_with("[45s/40s finishing · qd4 x8]"));
         // the timeline's replanned end wins over the first plan

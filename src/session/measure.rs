@@ -119,6 +119,7 @@ fn live_totals(s: &Session) -> Arc<Totals> {
             group: w.group.clone().unwrap_or_default(),
             target_iops: w.rate(),
             placed: w.placement.is_some(),
+            ramp_s: w.ramp.as_secs() as u32,
         })
         .collect();
     Arc::new(Totals::new(s.run, &s.scenario.name, infos))
