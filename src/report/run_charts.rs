@@ -8,8 +8,9 @@ use super::format::{rate_in, sig3};
 use super::summary::RunSummary;
 use crate::analysis::usl::{Peak, Usl, Verdict};
 use crate::error::Result;
-use crate::metrics::{Op, OpStats};
+use crate::metrics::Op;
 use crate::store::{Observed, Store};
+use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
 /// Time-series charts keep at most about this many points per series: a day-long run
@@ -269,8 +270,9 @@ pub fn add_usl(chart: &mut Chart, usl: &Usl) {
     ));
 }
 
-/// Per phase (or the whole run, with one phase), each workload and op's latency
-/// distribution: share of IOs per bucket of 10 per decade, on a log latency axis.
+/// Latency histograms: with several phases first one chart of them all overlaid on one
+/// latency range (each phase's IOs of every workload merged), so a shift between phases
+/// shows at a glance; then per phase (or for the whole run) each workload and op.
 pub(super) fn histograms(s: &RunSummary) -> Vec<Chart> {
     // window 0 of each scan is the measured window, window 1 + k its part of phase k
     let windows: Vec<(usize, String)> = if s.phases.len() > 1 {
@@ -279,20 +281,37 @@ pub(super) fn histograms(s: &RunSummary) -> Vec<Chart> {
         vec![(0, "the run".into())]
     };
     let mut out = Vec::new();
-    for (i, (window, label)) in windows.into_iter().enumerate() {
-        let mut c = Chart::new(
-            &format!("hist-{i}"),
-            &format!("Latency distribution: {label}"),
-            Axis::log("latency", Unit::Micros),
-            // a log share, so the tail behind p99 (0.01% of IOs) shows
-            Axis::log("share of IOs", Unit::Percent),
-        );
+    if windows.len() > 1 {
+        let mut c = histogram_chart("hist-0", "Latency distribution per phase (every workload's IOs)");
+        for (window, label) in &windows {
+            let mut merged: Option<Histogram<u64>> = None;
+            for (op, stats) in s.scans.iter().flat_map(|scan| &scan.windows[*window]) {
+                if *op == Op::Sync || stats.latency.is_empty() {
+                    continue;
+                }
+                match merged.as_mut() {
+                    Some(m) => {
+                        let _ = m.add(&stats.latency);
+                    }
+                    None => merged = Some(stats.latency.clone()),
+                }
+            }
+            if let Some(m) = merged {
+                c.add(label, Style::Line, buckets(&m));
+            }
+        }
+        if !c.is_empty() {
+            out.push(c);
+        }
+    }
+    for (window, label) in windows {
+        let mut c = histogram_chart(&format!("hist-{}", out.len()), &format!("Latency distribution: {label}"));
         for (w, scan) in s.workloads.iter().zip(&s.scans) {
             for (op, stats) in &scan.windows[window] {
                 if *op == Op::Sync || stats.latency.is_empty() {
                     continue;
                 }
-                c.add(&format!("{} {}", w.workload.name, op.as_str()), Style::Line, buckets(stats));
+                c.add(&format!("{} {}", w.workload.name, op.as_str()), Style::Line, buckets(&stats.latency));
             }
         }
         if !c.is_empty() {
@@ -302,10 +321,15 @@ pub(super) fn histograms(s: &RunSummary) -> Vec<Chart> {
     out
 }
 
+/// A chart of latency histograms: log latency, and a log share so the tail behind p99
+/// (0.01% of IOs) shows.
+fn histogram_chart(id: &str, title: &str) -> Chart {
+    Chart::new(id, title, Axis::log("latency", Unit::Micros), Axis::log("share of IOs", Unit::Percent))
+}
+
 /// A latency histogram as (bucket lower bound in µs, percent of IOs), 10 buckets per
 /// decade from the smallest to the largest value seen.
-fn buckets(stats: &OpStats) -> Vec<(f64, f64)> {
-    let h = &stats.latency;
+fn buckets(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     let total = h.len() as f64;
     let decile = |ns: u64| ((ns.max(1) as f64).log10() * 10.0).floor() as i32;
     let mut counts: BTreeMap<i32, u64> = BTreeMap::new();
@@ -323,6 +347,7 @@ fn buckets(stats: &OpStats) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::OpStats;
 
     #[test]
     fn long_runs_are_binned_to_a_readable_number_of_points() {
@@ -359,7 +384,7 @@ mod tests {
         for v in [20_000u64, 25_000, 30_000, 900_000, 1_000_000] {
             s.latency.record(v).unwrap();
         }
-        let b = buckets(&s);
+        let b = buckets(&s.latency);
         let total: f64 = b.iter().map(|p| p.1).sum();
         assert!((total - 100.0).abs() < 1e-9, "{b:?}");
         assert!(b.first().unwrap().0 <= 20.0 && b.last().unwrap().0 <= 1000.0);
