@@ -168,12 +168,42 @@ impl Comparison {
         }
     }
 
-    /// The terminal: the runs, what differs in their configuration, which phases were
-    /// matched, then one line per figure with each run's value and its change.
+    /// Per later run, its IOPS against the first's in one line, over every scope:
+    /// `run 14: IOPS 26-46% lower in every scope (3 of 4 beyond the noise)`.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, r) in self.runs.iter().enumerate().skip(1) {
+            let rows: Vec<&Row> = self.rows.iter().filter(|row| row.metric == "iops").collect();
+            let changes: Vec<f64> = rows.iter().filter_map(|row| row.change_percent[i]).collect();
+            if changes.is_empty() {
+                continue;
+            }
+            let beyond =
+                rows.iter().filter(|row| matches!(row.verdict[i], Some(Change::Better | Change::Worse))).count();
+            let (lo, hi) = changes.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+            let spread =
+                |a: f64, b: f64| if (a - b).abs() < 0.5 { format!("{a:.0}%") } else { format!("{a:.0}-{b:.0}%") };
+            let moved = match (lo, hi) {
+                (lo, hi) if hi < 0.0 => format!("{} lower", spread(-hi, -lo)),
+                (lo, _) if lo > 0.0 => format!("{} higher", spread(lo, hi)),
+                (lo, hi) => format!("from {lo:+.0}% to {hi:+.0}%"),
+            };
+            let every = if changes.len() > 1 { " in every scope" } else { "" };
+            let noise = format!("{beyond} of {} beyond the noise", changes.len());
+            out.push(format!("run {} against run {}: IOPS {moved}{every} ({noise})", r.id, self.runs[0].id));
+        }
+        out
+    }
+
+    /// The terminal: the runs, the summary, what differs in their configuration, which
+    /// phases were matched, then one line per figure with each run's value and its change.
     pub fn text(&self, width: usize) -> String {
         let mut out = String::new();
         for r in &self.runs {
             let _ = writeln!(out, "run {}: {} · {} · {}", r.id, r.scenario, r.started_at, r.status);
+        }
+        for line in self.summary_lines() {
+            let _ = writeln!(out, "{line}");
         }
         out.push('\n');
         for line in self.configuration_lines() {
@@ -294,7 +324,11 @@ impl Comparison {
                 esc(&r.status)
             );
         }
-        h.push_str("</ul></header>\n<section id=\"configuration\"><h2>What differs</h2><ul>");
+        h.push_str("</ul>");
+        for line in self.summary_lines() {
+            let _ = write!(h, "<p class=\"answer\" id=\"summary\">{}</p>", esc(&line));
+        }
+        h.push_str("</header>\n<section id=\"configuration\"><h2>What differs</h2><ul>");
         for line in self.configuration_lines().iter().chain(&self.matching_lines()) {
             match line.strip_prefix("  ") {
                 Some(item) => write!(h, "<li class=\"item\">{}</li>", esc(item)),

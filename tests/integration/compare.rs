@@ -44,6 +44,10 @@ fn steps_of_another_length_are_named_before_any_figure_and_each_row_is_shown_onc
     run(&s, &steps("3s"));
     run(&s, &steps("1s"));
     let table = stdout(&s, &["compare", "1", "2"]);
+    // one line first says how the later run's IOPS moved, and how much of it is noise
+    let summary =
+        table.lines().find(|l| l.starts_with("run 2 against run 1: IOPS ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(summary.ends_with("beyond the noise)") && summary.contains('%'), "{summary}");
     let named = table.find("qd1: duration 3s -> 1s").unwrap_or_else(|| panic!("duration not named:\n{table}"));
     assert!(table.contains("qd4: duration 3s -> 1s"), "{table}");
     let figures = table.find("figure").unwrap_or_else(|| panic!("no table:\n{table}"));
