@@ -170,6 +170,8 @@ const PALETTE: [&str; 10] =
 /// The page's width (the report's body, less its padding): a chart is drawn at the
 /// size it is read at, and scales down with the window.
 const W: f64 = 1040.0;
+/// Rows a chart's mark labels stack in before they share the last.
+const MARK_ROWS: usize = 4;
 /// The plot area's height; the chart grows above it with the rows of its legend.
 const PLOT_H: f64 = 260.0;
 const LEFT: f64 = 72.0;
@@ -447,20 +449,28 @@ impl Chart {
         s.push_str("</g>\n");
     }
 
-    /// The marks, as dashed vertical lines with their labels.
+    /// The marks, as dashed vertical lines with their labels. A label that would run
+    /// into one drawn before it goes a row lower, so marks close together stay legible.
     fn write_marks(&self, s: &mut String, f: &Frame) {
         let (top, ph) = (f.top, f.ph);
+        let mut taken: Vec<(f64, f64, usize)> = Vec::new();
         for m in &self.marks {
             let x = f.px(m.x);
             // its label on the side with room for it (about 5.5 px a character)
-            let right_of = x + 3.0 + 5.5 * m.label.chars().count() as f64 <= W - RIGHT;
+            let width = 5.5 * m.label.chars().count() as f64;
+            let right_of = x + 3.0 + width <= W - RIGHT;
+            let (from, to) = if right_of { (x + 3.0, x + 3.0 + width) } else { (x - 3.0 - width, x - 3.0) };
+            let row = (0..MARK_ROWS)
+                .find(|r| !taken.iter().any(|&(a, b, tr)| tr == *r && a < to && from < b))
+                .unwrap_or(MARK_ROWS - 1);
+            taken.push((from, to, row));
             let _ = writeln!(
                 s,
                 "<line class=\"mark\" x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n\
                  <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" font-size=\"10\"{}>{}</text>",
                 top + ph,
                 if right_of { x + 3.0 } else { x - 3.0 },
-                top + 24.0,
+                top + 24.0 + 12.0 * row as f64,
                 if right_of { "" } else { " text-anchor=\"end\"" },
                 esc(&m.label)
             );

@@ -152,25 +152,21 @@ pub(super) fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result
         s.observed.iter().filter(|o| o.source.starts_with("device:") && o.name == "r_s").collect();
     for d in devices {
         let dev = d.source.trim_start_matches("device:");
-        let mut io = Chart::new(
-            &format!("obs-{dev}-iops"),
-            &format!("Device {dev}: requests per second"),
-            time(),
-            Axis::new("requests/s", Unit::Count),
-        );
+        // one unit per axis: requests per second, their wait, their size
+        let chart = |id: &str, title: &str, y: Axis| {
+            Chart::new(&format!("obs-{dev}-{id}"), &format!("Device {dev}: {title}"), time(), y)
+        };
+        let mut io = chart("iops", "requests per second", Axis::new("requests/s", Unit::Count));
         io.add("r/s", Style::Line, series(&d.source, "r_s")?);
         io.add("w/s", Style::Line, series(&d.source, "w_s")?);
-        let mut wait = Chart::new(
-            &format!("obs-{dev}-await"),
-            &format!("Device {dev}: await and average request size"),
-            time(),
-            Axis::new("ms or kB", Unit::Count),
-        );
-        wait.add("r_await (ms)", Style::Line, series(&d.source, "r_await_ms")?);
-        wait.add("w_await (ms)", Style::Line, series(&d.source, "w_await_ms")?);
-        wait.add("areq-sz (kB)", Style::Dashed, series(&d.source, "areq_sz_kB")?);
-        charts.push(io);
-        charts.push(wait);
+        let mut wait =
+            chart("await", "await (time a request spends, queued and served)", Axis::new("await", Unit::Micros));
+        let micros = |points: Vec<(f64, f64)>| points.into_iter().map(|(t, ms)| (t, ms * 1000.0)).collect();
+        wait.add("r_await", Style::Line, micros(series(&d.source, "r_await_ms")?));
+        wait.add("w_await", Style::Line, micros(series(&d.source, "w_await_ms")?));
+        let mut size = chart("size", "average request size", Axis::new("areq-sz (kB)", Unit::Count));
+        size.add("areq-sz", Style::Line, series(&d.source, "areq_sz_kB")?);
+        charts.extend([io, wait, size]);
     }
     for c in &mut charts {
         c.bands = bands.clone();
