@@ -7,37 +7,57 @@ use crate::error::Result;
 use crate::store::Store;
 use std::collections::BTreeMap;
 
-/// IOPS and p99 per host (a series per placed workload and host, `WORKLOAD HOST`) in
-/// bins of `bin` seconds; nothing for a run with no workload on other hosts.
+/// Per series name and bin: (IOPS, p99) points.
+type Lines = BTreeMap<String, [BTreeMap<i64, f64>; 2]>;
+
+/// IOPS and p99 per host in bins of `bin` seconds: a series per placed workload and host
+/// (`WORKLOAD HOST`), or, where a host runs several placed workloads (a node's VMs and
+/// their disks), a series per host: its workloads' IOPS summed and the worst of their
+/// p99s. Nothing for a run with no workload on other hosts.
 pub fn charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>> {
-    let per = if bin == 1 { "per second".to_string() } else { format!("per {} bin", Unit::Seconds.label(bin as f64)) };
-    let time = || Axis::new("time into the run", Unit::Seconds);
-    let mut iops =
-        Chart::new("ts-hosts-iops", &format!("IOPS per host ({per})"), time(), Axis::new("IOPS", Unit::Count));
-    let mut p99 = Chart::new(
-        "ts-hosts-p99",
-        &format!("Latency p99 per host ({per})"),
-        time(),
-        Axis::log("latency", Unit::Micros),
-    );
-    let mid = |t: i64| t as f64 + bin as f64 / 2.0;
-    for w in s.workloads.iter().filter(|w| !w.hosts.is_empty()) {
-        // per host: (IOPS, p99) points
-        let mut by_host: BTreeMap<String, [Vec<(f64, f64)>; 2]> = BTreeMap::new();
+    let placed: Vec<_> = s.workloads.iter().filter(|w| !w.hosts.is_empty()).collect();
+    let mut per_host: BTreeMap<&str, usize> = BTreeMap::new();
+    for h in placed.iter().flat_map(|w| &w.hosts) {
+        *per_host.entry(h.host.as_str()).or_default() += 1;
+    }
+    let by_node = per_host.values().any(|&n| n > 1);
+    let mut lines: Lines = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for w in &placed {
         for b in store.host_bins(s.run.id, w.workload.idx, bin)? {
-            let [ops, lat] = by_host.entry(b.host).or_default();
-            ops.push((mid(b.t), b.ops as f64 / bin as f64));
+            let name = if by_node { b.host.clone() } else { format!("{} {}", w.workload.name, b.host) };
+            let [ops, lat] = lines.entry(name).or_default();
+            *ops.entry(b.t).or_default() += b.ops as f64 / bin as f64;
             if b.p99_us.is_finite() {
-                lat.push((mid(b.t), b.p99_us));
+                let worst = lat.entry(b.t).or_default();
+                *worst = worst.max(b.p99_us);
             }
         }
         // in the order of the per-host table
         for h in &w.hosts {
-            let Some([ops, lat]) = by_host.remove(&h.host) else { continue };
-            let name = format!("{} {}", w.workload.name, h.host);
-            iops.add(&name, Style::Line, ops);
-            p99.add(&name, Style::Line, lat);
+            let name = if by_node { h.host.clone() } else { format!("{} {}", w.workload.name, h.host) };
+            if !order.contains(&name) {
+                order.push(name);
+            }
         }
     }
-    Ok([iops, p99].into_iter().filter(|c| !c.is_empty()).collect())
+    Ok(draw(bin, by_node, lines, &order))
+}
+
+/// The two charts of `lines`, a series each in `order`.
+fn draw(bin: i64, by_node: bool, mut lines: Lines, order: &[String]) -> Vec<Chart> {
+    let per = if bin == 1 { "per second".to_string() } else { format!("per {} bin", Unit::Seconds.label(bin as f64)) };
+    let time = || Axis::new("time into the run", Unit::Seconds);
+    let (what, worst) =
+        if by_node { ("per node, its workloads summed", ", the worst of its workloads") } else { ("per host", "") };
+    let mut iops = Chart::new("ts-hosts-iops", &format!("IOPS {what} ({per})"), time(), Axis::new("IOPS", Unit::Count));
+    let title = format!("Latency p99 {}{worst} ({per})", if by_node { "per node" } else { "per host" });
+    let mut p99 = Chart::new("ts-hosts-p99", &title, time(), Axis::log("latency", Unit::Micros));
+    let mid = |t: &i64| *t as f64 + bin as f64 / 2.0;
+    for name in order {
+        let Some([ops, lat]) = lines.remove(name) else { continue };
+        iops.add(name, Style::Line, ops.iter().map(|(t, v)| (mid(t), *v)).collect());
+        p99.add(name, Style::Line, lat.iter().map(|(t, v)| (mid(t), *v)).collect());
+    }
+    [iops, p99].into_iter().filter(|c| !c.is_empty()).collect()
 }
