@@ -11,6 +11,7 @@
 
 use super::yaml::{self, Value};
 use crate::error::{Error, Result};
+use crate::suggest;
 use indexmap::IndexMap;
 use std::fmt;
 use std::str::FromStr;
@@ -104,8 +105,9 @@ impl Override {
             }
             all
         } else {
+            let hint = suggest::hint(first, workloads.iter().map(String::as_str).chain(TOP_LEVEL));
             return Err(Error::input(format!(
-                "--set {self}: `{first}` is neither a workload ({}) nor a top-level key",
+                "--set {self}: `{first}`{hint} is neither a workload ({}) nor a top-level key",
                 workloads.join(", ")
             )));
         };

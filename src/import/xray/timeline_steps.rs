@@ -8,6 +8,7 @@ use super::placement::Placed;
 use super::written::StepFile;
 use crate::import::fio_job::values::quote;
 use crate::scenario::yaml::Value;
+use crate::suggest;
 use indexmap::IndexMap;
 
 /// An X-Ray workload as fathom's workloads: its group and its jobs' workload names.
@@ -260,7 +261,7 @@ impl<'a> Step<'a> {
         let workloads: &'a [Workload] = self.workloads;
         workloads.iter().find(|w| w.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.workloads.iter().map(|w| w.name.as_str()).collect();
-            (self.at)("workload_name", format!("no workload `{name}` (workloads: {})", names.join(", ")))
+            (self.at)("workload_name", suggest::no_workload(&name, &names))
         })
     }
 

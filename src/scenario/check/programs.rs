@@ -46,8 +46,10 @@ impl Checker<'_> {
                     return Err(self.err(&path, msg));
                 }
                 None => {
-                    let known: Vec<String> = io_keys().iter().map(|k| format!("`{k}`")).collect();
-                    let msg = format!("unknown field `{key}`, expected one of {}", known.join(", "));
+                    let keys = io_keys();
+                    let known: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+                    let hint = crate::suggest::hint(key, keys.iter().map(String::as_str));
+                    let msg = format!("unknown field `{key}`{hint}, expected one of {}", known.join(", "));
                     return Err(Error::input(format!("{}: {msg}", self.at_line_of(&path, at))));
                 }
             }
