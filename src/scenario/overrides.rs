@@ -9,6 +9,7 @@
 //! Values are read as YAML scalars, so `32` is a number and `true` a boolean, exactly
 //! as if written in the file.
 
+use super::file::Profile;
 use super::yaml::{self, Value};
 use crate::error::{Error, Result};
 use crate::suggest;
@@ -79,6 +80,16 @@ impl Override {
             return Value::Null;
         }
         yaml::from_str("--set", &self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
+    }
+
+    /// The name of a one-name `--set` that is no key of fathom's (a top-level key, a
+    /// profile key or the time scale): an importer with variables of its own (X-Ray's)
+    /// says it is none of those either.
+    pub fn unknown_name(&self) -> Option<&str> {
+        let [name] = self.path.as_slice() else { return None };
+        let known =
+            TOP_LEVEL.contains(&name.as_str()) || name == super::time_scale::KEY || Profile::io_keys().contains(name);
+        (!known).then_some(name.as_str())
     }
 
     /// Applies this override to the scenario document, returning the dotted paths it

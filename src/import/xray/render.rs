@@ -48,12 +48,24 @@ pub fn render(origin: &str, text: &str, sets: &mut Vec<Override>) -> Result<Rend
         }
         _ => true,
     });
+    if let Some((set, name)) = sets.iter().find_map(|s| s.unknown_name().map(|n| (s, n))) {
+        return Err(Error::input(format!("--set {set}: {}", not_a_var(name, &specs))));
+    }
     for (name, spec) in &specs {
         let at = given_at.get(name).cloned().unwrap_or_else(|| format!("{origin}: vars.{name}.default"));
         in_bounds(name, &vars[name], spec).map_err(|why| Error::input(format!("{at}: {why}")))?;
     }
     let text = bounded(origin, text, minijinja::Value::from_serialize(&vars))?;
     Ok(Rendered { text, vars })
+}
+
+/// Why a `--set` name that is no key of fathom's is none of this scenario's vars
+/// either: the nearest var offered, then every var.
+fn not_a_var(name: &str, specs: &IndexMap<String, VarSpec>) -> String {
+    let hint = crate::suggest::hint(name, specs.keys().map(String::as_str));
+    let vars: Vec<String> = specs.keys().map(|n| format!("`{n}`")).collect();
+    let vars = if vars.is_empty() { "it has none".to_string() } else { format!("its vars: {}", vars.join(", ")) };
+    format!("`{name}`{hint} is not a var of this X-Ray scenario ({vars}) nor a key of fathom's")
 }
 
 /// How many steps of the template engine one rendering may take. An X-Ray test's
@@ -177,6 +189,18 @@ mod tests {
         assert!(r.text.contains("G2: {nodes: 2}"), "{}", r.text);
         assert_eq!(sets.len(), 1, "the var's set is spent, fathom's kept");
         assert_eq!(r.vars["n"], Value::Int(3));
+    }
+
+    #[test]
+    fn a_name_neither_a_var_nor_fathoms_is_offered_the_vars() {
+        let mut sets: Vec<Override> = vec!["m=3".parse().unwrap(), "bs=8k".parse().unwrap()];
+        let e = render("t/test.yml", T, &mut sets).unwrap_err().to_string();
+        assert_eq!(e, "--set m=3: `m` is not a var of this X-Ray scenario (its vars: `n`) nor a key of fathom's");
+        let mut sets: Vec<Override> = vec!["N=3".parse().unwrap()];
+        let e = render("t/test.yml", T, &mut sets).unwrap_err().to_string();
+        assert!(e.contains("`N` (did you mean `n`?) is not a var"), "{e}");
+        let mut sets: Vec<Override> = vec!["time_scale=0.1".parse().unwrap(), "name=x".parse().unwrap()];
+        assert!(render("t/test.yml", T, &mut sets).is_ok(), "fathom's keys are fathom's");
     }
 
     #[test]
