@@ -82,13 +82,12 @@ impl Override {
         yaml::from_str("--set", &self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
     }
 
-    /// The name of a one-name `--set` that is no key of fathom's (a top-level key, a
-    /// profile key or the time scale): an importer with variables of its own (X-Ray's)
-    /// says it is none of those either.
+    /// The name of a one-name `--set` that is no key of a scenario's (a top-level key or
+    /// a profile key): an importer with variables of its own (X-Ray's) says it is none of
+    /// those either.
     pub fn unknown_name(&self) -> Option<&str> {
         let [name] = self.path.as_slice() else { return None };
-        let known =
-            TOP_LEVEL.contains(&name.as_str()) || name == super::time_scale::KEY || Profile::io_keys().contains(name);
+        let known = TOP_LEVEL.contains(&name.as_str()) || Profile::io_keys().contains(name);
         (!known).then_some(name.as_str())
     }
 

@@ -5,8 +5,8 @@
 //! names refused, never rendered empty.
 
 use crate::error::{Error, Result};
-use crate::scenario::Override;
 use crate::scenario::yaml::{self, Value};
+use crate::scenario::{Override, time_scale};
 use indexmap::IndexMap;
 use serde::Deserialize;
 
@@ -48,7 +48,9 @@ pub fn render(origin: &str, text: &str, sets: &mut Vec<Override>) -> Result<Rend
         }
         _ => true,
     });
-    if let Some((set, name)) = sets.iter().find_map(|s| s.unknown_name().map(|n| (s, n))) {
+    // the time scale is fathom's, taken by the loader before any key is read
+    let unknown = sets.iter().find_map(|s| s.unknown_name().filter(|n| *n != time_scale::KEY).map(|n| (s, n)));
+    if let Some((set, name)) = unknown {
         return Err(Error::input(format!("--set {set}: {}", not_a_var(name, &specs))));
     }
     for (name, spec) in &specs {
