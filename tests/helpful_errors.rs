@@ -121,7 +121,9 @@ fn lint_refuses_a_working_set_larger_than_the_free_space_as_run_does() {
         lint.contains("not enough free space for ") && lint.contains("the working set needs 900 TiB more"),
         "{lint}"
     );
-    assert_eq!(lint, run);
+    // the same words; the free space itself may change between the two commands
+    let said = |e: &str| e.split(" more, ").next().unwrap_or_default().to_string();
+    assert_eq!(said(&lint), said(&run));
     assert!(!s.data().join("fathom-oltp.dat").exists(), "nothing laid out");
 }
 
