@@ -186,6 +186,15 @@ workloads:
     }
 
     #[test]
+    fn an_unknown_phase_is_offered_the_nearest() {
+        let text = format!(
+            "{BASIC}timeline:\n  - start: a\n    phase: warmup\n  - start: b\nexpect:\n  - a.iops > 1 during warmpu\n"
+        );
+        let err = load(&text, &[]).unwrap_err().to_string();
+        assert!(err.contains("`during warmpu` (did you mean `warmup`?): no phase is labelled `warmpu`"), "{err}");
+    }
+
+    #[test]
     fn bad_size_and_duration_are_located() {
         let err = load(&BASIC.replace("bs: 1m", "bs: 1q"), &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:11: workloads.b.bs: invalid size `1q`"), "{err}");

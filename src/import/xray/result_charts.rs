@@ -127,7 +127,8 @@ fn chosen<'w>(
     } else if let Some(g) = &r.vm_group {
         if !groups.contains_key(g) {
             let known: Vec<&str> = groups.keys().map(String::as_str).collect();
-            return Err(("vm_group".into(), format!("no VM group `{g}` (vms: {})", known.join(", "))));
+            let hint = suggest::hint(g, known.iter().copied());
+            return Err(("vm_group".into(), format!("no VM group `{g}`{hint} (vms: {})", known.join(", "))));
         }
         let of_group: Vec<&Workload> = workloads.iter().filter(|w| &w.group == g).filter(started).collect();
         // the run's workloads, not the warm-ups of setup (unless setup is all there is)

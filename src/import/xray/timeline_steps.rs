@@ -200,7 +200,9 @@ impl<'a> Step<'a> {
             ));
         }
         let more = self.seconds("count_per_node")?.unwrap_or(0) as u32;
-        let g = groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`")))?;
+        let hint = suggest::hint(&name, groups.keys().map(String::as_str));
+        let g =
+            groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`{hint}")))?;
         g.per_host += more;
         let now = g.per_host;
         self.said(format!("{name}: {now} per host from the start"));
@@ -299,7 +301,9 @@ impl<'a> Step<'a> {
     /// The hosts a hook acts on: the step's `nodes`, or its VM group's hosts.
     fn hosts_of(&self, groups: &IndexMap<String, Placed>) -> Result<Option<String>, (String, StepError)> {
         if let Some(group) = self.params.get("vm_group_name").and_then(Value::as_text) {
-            let g = groups.get(&group).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{group}`")))?;
+            let hint = suggest::hint(&group, groups.keys().map(String::as_str));
+            let g =
+                groups.get(&group).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{group}`{hint}")))?;
             return Ok(Some(g.selector()));
         }
         let Some(nodes) = self.params.get("nodes").and_then(Value::as_text) else { return Ok(None) };

@@ -41,7 +41,10 @@ impl Checker<'_> {
                     let known = if phases.is_empty() { "none".to_string() } else { phases.join(", ") };
                     return Err(self.err(
                         &["results", &i, "phases", &k.to_string()],
-                        format!("no phase is labelled `{label}` (phases: {known})"),
+                        format!(
+                            "no phase is labelled `{label}`{} (phases: {known})",
+                            suggest::hint(label, phases.iter().copied())
+                        ),
                     ));
                 }
             }

@@ -210,10 +210,13 @@ impl Checker<'_> {
             for (word, during) in e.during.as_ref().map(|d| ("during", d)).into_iter().chain(phase_ref) {
                 if !labels.contains(&during.as_str()) && !ramped.contains(during) && !names.contains(&during.as_str()) {
                     let phases = if labels.is_empty() { "none".to_string() } else { labels.join(", ") };
+                    let known =
+                        labels.iter().copied().chain(ramped.iter().map(String::as_str)).chain(names.iter().copied());
+                    let hint = suggest::hint(during, known);
                     return Err(self.err(
                         &at,
                         format!(
-                            "`{word} {during}`: no phase is labelled `{during}` and no workload has that name \
+                            "`{word} {during}`{hint}: no phase is labelled `{during}` and no workload has that name \
                              (phases: {phases}; workloads: {})",
                             names.join(", ")
                         ),
