@@ -101,12 +101,17 @@ fn a_refused_set_is_blamed_alone() {
     assert!(!err.contains("bs=8k"), "{err}");
 }
 
+/// What `lint` and then `run` say of the scenario `OLTP` with `from` replaced by `to`,
+/// both refusing it.
+fn lint_and_run(s: &Scratch, from: &str, to: &str) -> (String, String) {
+    let p = s.scenario(&OLTP.replace(from, to));
+    (refused(s, &["lint", p.to_str().unwrap()]), refused(s, &["run", p.to_str().unwrap()]))
+}
+
 #[test]
 fn lint_refuses_a_target_that_does_not_exist_as_run_does() {
     let s = Scratch::new("help-lint-target");
-    let p = s.scenario(&OLTP.replace("target: TARGET", "target: TARGET/nowhere/"));
-    let lint = refused(&s, &["lint", p.to_str().unwrap()]);
-    let run = refused(&s, &["run", p.to_str().unwrap()]);
+    let (lint, run) = lint_and_run(&s, "target: TARGET", "target: TARGET/nowhere/");
     assert!(lint.contains("target ") && lint.contains("nowhere/ is not an existing directory"), "{lint}");
     assert_eq!(lint, run);
 }
@@ -114,9 +119,7 @@ fn lint_refuses_a_target_that_does_not_exist_as_run_does() {
 #[test]
 fn lint_refuses_a_working_set_larger_than_the_free_space_as_run_does() {
     let s = Scratch::new("help-lint-space");
-    let p = s.scenario(&OLTP.replace("size: 16m", "size: 900t"));
-    let lint = refused(&s, &["lint", p.to_str().unwrap()]);
-    let run = refused(&s, &["run", p.to_str().unwrap()]);
+    let (lint, run) = lint_and_run(&s, "size: 16m", "size: 900t");
     assert!(
         lint.contains("not enough free space for ") && lint.contains("the working set needs 900 TiB more"),
         "{lint}"
