@@ -87,6 +87,12 @@ fn an_unknown_set_on_an_xray_scenario_lists_its_vars() {
     );
     assert!(err.contains("its vars: `oltp_iops`, `dss_tput`"), "{err}");
     assert!(!err.contains("rwmixread"), "not fathom's profile keys: {err}");
+    // a value the template cannot compute with is blamed on its --set, not the template
+    let err = refused(&s, &["lint", XRAY, "--hosts", &hosts, "--set", "oltp_iops=abc", "--set", "bs=8k"]);
+    assert!(
+        err.contains("--set oltp_iops=abc: var `oltp_iops` is `abc`: expected a number, as its default 4200 is"),
+        "{err}"
+    );
     // fathom's own keys are still fathom's
     let out = s.run(&["lint", XRAY, "--hosts", &hosts, "--set", "oltp_iops=3", "--set", "bs=8k"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

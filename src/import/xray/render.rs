@@ -125,7 +125,9 @@ fn scalar(text: &str) -> Value {
     yaml::from_written::<Value>(text).unwrap_or_else(|_| Value::String(text.to_string()))
 }
 
-/// Whether `value` is within the var's `min` and `max` (numbers only), saying why not.
+/// Whether `value` is within the var's `min` and `max` (numbers only), and a number
+/// where the default is one, saying why not: a text where the template does arithmetic
+/// would fail at the template's line, blaming it and not the `--set`.
 fn in_bounds(name: &str, value: &Value, spec: &VarSpec) -> std::result::Result<(), String> {
     let num = |v: &Value| match v {
         Value::Int(n) => Some(*n as f64),
@@ -142,6 +144,10 @@ fn in_bounds(name: &str, value: &Value, spec: &VarSpec) -> std::result::Result<(
     };
     let (min, max) = (bound("min", &spec.min)?, bound("max", &spec.max)?);
     let shown = value.as_text().unwrap_or_default();
+    if matches!(spec.default, Value::Int(_) | Value::Float(_)) && num(value).is_none() {
+        let default = spec.default.as_text().unwrap_or_default();
+        return Err(format!("var `{name}` is `{shown}`: expected a number, as its default {default} is"));
+    }
     if min.is_none() && max.is_none() {
         return Ok(());
     }
@@ -203,6 +209,14 @@ mod tests {
         assert!(e.contains("`N` (did you mean `n`?) is not a var"), "{e}");
         let mut sets: Vec<Override> = vec!["time_scale=0.1".parse().unwrap(), "name=x".parse().unwrap()];
         assert!(render("t/test.yml", T, &mut sets).is_ok(), "fathom's keys are fathom's");
+    }
+
+    #[test]
+    fn a_text_for_a_number_var_is_blamed_on_its_set() {
+        let t = T.replace("    min: 1\n    max: 4\n", "");
+        let mut sets: Vec<Override> = vec!["n=many".parse().unwrap(), "bs=8k".parse().unwrap()];
+        let e = render("t/test.yml", &t, &mut sets).unwrap_err().to_string();
+        assert_eq!(e, "--set n=many: var `n` is `many`: expected a number, as its default 2 is");
     }
 
     #[test]
