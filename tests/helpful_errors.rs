@@ -137,6 +137,14 @@ fn lint_refuses_a_working_set_larger_than_the_free_space_as_run_does() {
 }
 
 #[test]
+fn lint_accepts_a_builtin_whose_target_directory_run_creates() {
+    let s = Scratch::new("help-lint-builtin");
+    let out = s.run(&["lint", "db-colocation"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!s.dir.join("fathom-data").exists(), "lint creates nothing");
+}
+
+#[test]
 fn a_fio_file_is_refused_for_the_option_that_matters_first() {
     let s = Scratch::new("help-fio");
     let job = |name: &str, body: &str| {

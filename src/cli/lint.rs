@@ -57,7 +57,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     crate::scenario::hooks::check(&scenario, hooks.as_ref())?;
     fleet::place(&mut scenario, inventory.as_ref())?;
     crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
-    crate::session::check_layout(&scenario, is_builtin, &args.sets)?;
+    crate::session::check_layout(&scenario, is_builtin, !args.target.is_empty(), &args.sets)?;
     if let Some(inventory) = inventory.as_ref().filter(|_| !args.json) {
         fleet::targets_by_host(&scenario, inventory)?.iter().for_each(|line| println!("{line}"));
     }

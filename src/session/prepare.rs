@@ -39,7 +39,7 @@ pub(super) fn prepare(
     let inventory = opts.hosts.as_deref().map(Inventory::load).transpose()?;
     let hosts = fleet::place(&mut scenario, inventory.as_ref())?;
     crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
-    if is_builtin && opts.target.is_none() {
+    if makes_builtin_target(is_builtin, opts.target.is_some()) {
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
 
@@ -125,10 +125,21 @@ fn here(scenario: &Scenario) -> Vec<crate::scenario::Workload> {
     scenario.workloads.iter().map(|w| if w.placement.is_some() { stand_in(w) } else { w.clone() }).collect()
 }
 
+/// Whether the run creates the built-in scenarios' target directory before laying out:
+/// a built-in scenario run without `--target`.
+fn makes_builtin_target(is_builtin: bool, target_given: bool) -> bool {
+    is_builtin && !target_given
+}
+
 /// Refuses what laying out here would refuse, before anything is written, in the run's
 /// words: `fathom lint` checks what `fathom run` would refuse. Writing a device is left
 /// to the run's `--allow-device-write`, which lint does not take.
-pub fn check_layout(scenario: &Scenario, is_builtin: bool, sets: &[Override]) -> Result<()> {
+pub fn check_layout(scenario: &Scenario, is_builtin: bool, target_given: bool, sets: &[Override]) -> Result<()> {
+    // the run makes that directory first, empty: nothing in it can be missing, and a
+    // built-in's working set shrinks to fit
+    if makes_builtin_target(is_builtin, target_given) && !Path::new(BUILTIN_TARGET).is_dir() {
+        return Ok(());
+    }
     let layout = target::Options { allow_device_write: true, shrink_to_fit: shrinks(is_builtin, sets) };
     target::check(&here(scenario), &layout)
 }
