@@ -141,7 +141,16 @@ pub fn check_layout(scenario: &Scenario, is_builtin: bool, target_given: bool, s
         return Ok(());
     }
     let layout = target::Options { allow_device_write: true, shrink_to_fit: shrinks(is_builtin, sets) };
-    target::check(&here(scenario), &layout)
+    target::check(&here(scenario), &layout).map_err(|e| of_scenario(scenario, e))
+}
+
+/// A refusal of laying out, led by the scenario it is of: a target may come from a file
+/// the scenario was imported from (a fio job's `filename=`), which the message then names.
+fn of_scenario(scenario: &Scenario, e: Error) -> Error {
+    match e {
+        Error::Input(msg) => Error::input(format!("{}: {msg}", scenario.origin)),
+        other => other,
+    }
 }
 
 /// Lays out the workloads that run here, and a stand-in for each placed on other
@@ -156,6 +165,7 @@ fn lay_out_here(
 ) -> Result<Vec<Vec<target::DataFile>>> {
     let layout = target::Options { allow_device_write: opts.allow_device_write, shrink_to_fit: shrink };
     target::prepare(&here(scenario), &layout, interrupted, &mut |w| warnings.push(w))
+        .map_err(|e| of_scenario(scenario, e))
 }
 
 /// Starts the databases and servers of `driver:` workloads.
