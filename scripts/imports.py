@@ -23,7 +23,7 @@ SRC = pathlib.Path(__file__).resolve().parent.parent / "src"
 
 # docs/architecture.md's table: a module may use lower layers; within a layer, only these.
 LAYERS = {
-    "error": 0, "clock": 0, "secrets": 0, "nofollow": 0, "http": 0, "meminfo": 0, "terminal": 0,
+    "error": 0, "clock": 0, "secrets": 0, "nofollow": 0, "http": 0, "meminfo": 0, "terminal": 0, "suggest": 0,
     "metrics": 1,
     "scenario": 2,
     "workload": 3, "analysis": 3, "warnings": 3, "import": 3,

@@ -22,6 +22,7 @@ mod scenario;
 mod secrets;
 mod session;
 mod store;
+mod suggest;
 mod terminal;
 mod timeline;
 mod transport;

@@ -52,11 +52,12 @@ pub fn run(mut args: Args) -> Result<i32> {
     if let Some((importer, imported)) = imported.filter(|_| !args.json) {
         println!("{}: {}, {}:\n{}", imported.name, importer.kind(), importer.runs_as(), imported.described);
     }
-    let (mut scenario, _) = load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, hosts)?;
+    let (mut scenario, is_builtin) = load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, hosts)?;
     let hooks = args.hooks.as_deref().map(Hooks::load).transpose()?;
     crate::scenario::hooks::check(&scenario, hooks.as_ref())?;
     fleet::place(&mut scenario, inventory.as_ref())?;
     crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
+    crate::session::check_layout(&scenario, is_builtin, !args.target.is_empty(), &args.sets)?;
     if let Some(inventory) = inventory.as_ref().filter(|_| !args.json) {
         fleet::targets_by_host(&scenario, inventory)?.iter().for_each(|line| println!("{line}"));
     }

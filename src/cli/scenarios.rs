@@ -25,8 +25,12 @@ pub fn run(args: Args) -> Result<i32> {
             println!("\nrun one with `fathom run NAME`; see its YAML with `fathom scenarios show NAME`");
         }
         Some(Action::Show { name }) => {
-            let text =
-                builtin::find(&name).ok_or_else(|| Error::input(format!("no built-in scenario named `{name}`")))?;
+            let text = builtin::find(&name).ok_or_else(|| {
+                Error::input(format!(
+                    "no built-in scenario named `{name}`{} (see `fathom scenarios`)",
+                    builtin::hint(&name)
+                ))
+            })?;
             print!("{text}");
         }
     }

@@ -11,6 +11,7 @@ use crate::scenario::time_scale;
 use crate::scenario::units::Span;
 use crate::scenario::{Override, SteadyStop};
 use crate::session::{self, RunOptions};
+use crate::suggest;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -55,11 +56,10 @@ pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     let (mut scenario, is_builtin) =
         load_scenario(Some(&args.scenario), args.target.as_slice(), None, &args.sets, None)?;
     let base = match &args.workload {
-        Some(name) => scenario
-            .workloads
-            .iter()
-            .find(|w| &w.name == name)
-            .ok_or_else(|| Error::input(format!("{}: no workload named `{name}`", args.scenario)))?,
+        Some(name) => scenario.workloads.iter().find(|w| &w.name == name).ok_or_else(|| {
+            let names: Vec<&str> = scenario.workloads.iter().map(|w| w.name.as_str()).collect();
+            Error::input(format!("{}: {}", args.scenario, suggest::no_workload(name, &names)))
+        })?,
         None => &scenario.workloads[0],
     }
     .clone();

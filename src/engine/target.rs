@@ -212,15 +212,7 @@ pub fn prepare(
     stop: &AtomicBool,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Vec<Vec<DataFile>>> {
-    // Each target is prepared as if it were the workload's only one.
-    let single: Vec<(&Workload, IoProfile)> = workloads
-        .iter()
-        .filter(|w| needs_file(w))
-        .filter_map(|w| Some((w, w.io()?)))
-        .flat_map(|(w, io)| io.targets.iter().map(move |t| (w, IoProfile { targets: vec![t.clone()], ..io.clone() })))
-        .map(|(w, io)| Ok((w, share_of_target(w, io)?)))
-        .collect::<Result<_>>()?;
-    let mut files = prepare_files(&single, opts, stop, warn)?.into_iter();
+    let mut files = prepare_files(&singles(workloads)?, opts, stop, warn)?.into_iter();
     workloads
         .iter()
         .map(|w| match (w.io(), needs_file(w)) {
@@ -229,6 +221,26 @@ pub fn prepare(
             (Some(io), false) => Ok(vec![null_file(io)?]),
             (Some(io), true) => Ok(io.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
         })
+        .collect()
+}
+
+/// Refuses, before anything is written, what laying out `workloads` would refuse: a
+/// target that cannot be placed (a directory that does not exist), a device write not
+/// allowed, a working set larger than the free space. `fathom lint` checks this, and a
+/// run's layout starts with the same check.
+pub fn check(workloads: &[Workload], opts: &Options) -> Result<()> {
+    plan(&singles(workloads)?, opts, &mut |_| {}).map(|_| ())
+}
+
+/// Each target of the workloads whose IO goes to a file, as if it were the workload's
+/// only one.
+fn singles(workloads: &[Workload]) -> Result<Vec<(&Workload, IoProfile)>> {
+    workloads
+        .iter()
+        .filter(|w| needs_file(w))
+        .filter_map(|w| Some((w, w.io()?)))
+        .flat_map(|(w, io)| io.targets.iter().map(move |t| (w, IoProfile { targets: vec![t.clone()], ..io.clone() })))
+        .map(|(w, io)| Ok((w, share_of_target(w, io)?)))
         .collect()
 }
 
@@ -252,20 +264,15 @@ fn null_file(io: &IoProfile) -> Result<DataFile> {
     })
 }
 
-fn prepare_files(
-    workloads: &[(&Workload, IoProfile)],
-    opts: &Options,
-    stop: &AtomicBool,
-    warn: &mut dyn FnMut(Warning),
-) -> Result<Vec<DataFile>> {
+/// The file each target is, and the size of each file: found before anything is written,
+/// with every refusal of laying out (see [`check`]).
+type Plan = (Vec<Placement>, BTreeMap<PathBuf, u64>);
+
+/// The workloads' targets placed and each file's size, checked against what is there:
+/// room on the file system for what is laid out, or data enough in what is read as is.
+/// A size shrunk to fit (`shrink_to_fit`) is said through `warn`.
+fn plan(workloads: &[(&Workload, IoProfile)], opts: &Options, warn: &mut dyn FnMut(Warning)) -> Result<Plan> {
     let placements: Vec<Placement> = workloads.iter().map(|(w, io)| place(w, io)).collect::<Result<_>>()?;
-    // An appending workload starts from an empty file each run, unless told to keep it.
-    for ((w, io), p) in workloads.iter().zip(&placements) {
-        if io.extend && !io.keep && p.kind == Kind::File {
-            p.open(How { write: true, create: true, truncate: true, ..How::default() })
-                .map_err(|e| Error::input(format!("workload {}: emptying {}: {e}", w.name, p.path.display())))?;
-        }
-    }
     // Workloads naming the same file share it: one size (the largest), one layout.
     let mut sizes: BTreeMap<PathBuf, u64> = BTreeMap::new();
     for ((w, io), p) in workloads.iter().zip(&placements) {
@@ -282,15 +289,52 @@ fn prepare_files(
         }
     }
     for (path, size) in sizes.iter_mut() {
-        let sharing: Vec<(&(&Workload, IoProfile), &Placement)> =
-            workloads.iter().zip(&placements).filter(|(_, p)| &p.path == path && p.kind == Kind::File).collect();
-        let Some((_, first)) = sharing.first() else { continue };
-        // A prefill writes the working set itself (and only it); a user's existing file
-        // is laid out only for workloads that write anyway.
-        if sharing.iter().any(|((_, io), p)| p.owned || (writes(io) && !io.prefill)) {
-            *size = lay_out(first, *size, opts, stop, warn)?;
-        } else if !sharing.iter().any(|((_, io), _)| io.prefill) {
-            check_readable_as_is(first, *size)?;
+        let (laid_out, prefilled, first) = sharing(workloads, &placements, path);
+        match first {
+            Some(first) if laid_out => *size = room(first, *size, opts, warn)?,
+            Some(first) if !prefilled => check_readable_as_is(first, *size)?,
+            _ => {}
+        }
+    }
+    Ok((placements, sizes))
+}
+
+/// Of the workloads sharing the file at `path`: whether it is laid out, whether one
+/// prefills it, and its placement. A prefill writes the working set itself (and only
+/// it); a user's existing file is laid out only for workloads that write anyway.
+fn sharing<'p>(
+    workloads: &[(&Workload, IoProfile)],
+    placements: &'p [Placement],
+    path: &Path,
+) -> (bool, bool, Option<&'p Placement>) {
+    let sharing: Vec<(&IoProfile, &Placement)> = workloads
+        .iter()
+        .map(|(_, io)| io)
+        .zip(placements)
+        .filter(|(_, p)| p.path == path && p.kind == Kind::File)
+        .collect();
+    let laid_out = sharing.iter().any(|(io, p)| p.owned || (writes(io) && !io.prefill));
+    let prefilled = sharing.iter().any(|(io, _)| io.prefill);
+    (laid_out, prefilled, sharing.first().map(|(_, p)| *p))
+}
+
+fn prepare_files(
+    workloads: &[(&Workload, IoProfile)],
+    opts: &Options,
+    stop: &AtomicBool,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<Vec<DataFile>> {
+    let (placements, sizes) = plan(workloads, opts, warn)?;
+    // An appending workload starts from an empty file each run, unless told to keep it.
+    for ((w, io), p) in workloads.iter().zip(&placements) {
+        if io.extend && !io.keep && p.kind == Kind::File {
+            p.open(How { write: true, create: true, truncate: true, ..How::default() })
+                .map_err(|e| Error::input(format!("workload {}: emptying {}: {e}", w.name, p.path.display())))?;
+        }
+    }
+    for (path, size) in &sizes {
+        if let (true, _, Some(first)) = sharing(workloads, &placements, path) {
+            lay_out(first, *size, stop)?;
         }
     }
     let mut memory_warned = Vec::new();
@@ -329,8 +373,9 @@ fn prepare_files(
 /// asked, or the existing file's length.
 fn file_size(w: &Workload, io: &IoProfile, p: &Placement) -> Result<u64> {
     let len = p.stat()?.map(|m| m.len());
+    // an appender's file is emptied before the run, unless it keeps it
     if io.extend {
-        return Ok(len.unwrap_or(0));
+        return Ok(if io.keep { len.unwrap_or(0) } else { 0 });
     }
     if let Some(size) = io.size {
         return Ok(io.offset + size);
@@ -455,46 +500,45 @@ fn check_readable_as_is(p: &Placement, size: u64) -> Result<()> {
     Ok(())
 }
 
-/// Makes sure `path` holds `size` bytes of written (not sparse) data, writing random
-/// data where it does not. Returns the size actually laid out.
-fn lay_out(
-    p: &Placement,
-    mut size: u64,
-    opts: &Options,
-    stop: &AtomicBool,
-    warn: &mut dyn FnMut(Warning),
-) -> Result<u64> {
+/// The size `p` can be laid out at: `size` when it is written already or the file system
+/// has room for the rest (keeping some spare), else less when `shrink_to_fit` allows
+/// (said through `warn`); refused otherwise.
+fn room(p: &Placement, size: u64, opts: &Options, warn: &mut dyn FnMut(Warning)) -> Result<u64> {
     let path = &p.path;
-    let (len, allocated) = match p.stat()? {
-        Some(m) => (m.len(), m.blocks() * 512),
-        None => (0, 0),
+    let allocated = match p.stat()? {
+        Some(m) if m.len() >= size && m.blocks() * 512 >= size => return Ok(size),
+        Some(m) => m.blocks() * 512,
+        None => 0,
     };
-    if len >= size && allocated >= size {
-        return Ok(size);
-    }
     let (free, total) = space(&p.dir)?;
     // Keep some room for others, but not more than a twentieth of a small filesystem.
     // A filesystem that reports no size at all (ramfs) has no limit to check.
     let reserve = RESERVE.min(total / 20);
     let needed = size.saturating_sub(allocated);
-    if total > 0 && needed + reserve > free {
-        let room = (free.saturating_sub(reserve) + allocated) / 10 * 9;
-        let shrunk = room - room % (1 << 20);
-        if opts.shrink_to_fit && shrunk >= 16 << 20 {
-            warn(Warning::WorkingSetShrunk { path: path.to_path_buf(), wanted: size, used: shrunk });
-            size = shrunk;
-            if len >= size && allocated >= size {
-                return Ok(size);
-            }
-        } else {
-            return Err(Error::input(format!(
-                "not enough free space for {}: the working set needs {} more, {} is free (keeping {} spare)",
-                path.display(),
-                Size(needed).human(),
-                Size(free).human(),
-                Size(reserve).human()
-            )));
-        }
+    if total == 0 || needed + reserve <= free {
+        return Ok(size);
+    }
+    let room = (free.saturating_sub(reserve) + allocated) / 10 * 9;
+    let shrunk = room - room % (1 << 20);
+    if opts.shrink_to_fit && shrunk >= 16 << 20 {
+        warn(Warning::WorkingSetShrunk { path: path.to_path_buf(), wanted: size, used: shrunk });
+        return Ok(shrunk);
+    }
+    Err(Error::input(format!(
+        "not enough free space for {}: the working set needs {} more, {} is free (keeping {} spare)",
+        path.display(),
+        Size(needed).human(),
+        Size(free).human(),
+        Size(reserve).human()
+    )))
+}
+
+/// Makes sure `path` holds `size` bytes of written (not sparse) data, writing random
+/// data where it does not; [`room`] has found the space for it.
+fn lay_out(p: &Placement, size: u64, stop: &AtomicBool) -> Result<()> {
+    let path = &p.path;
+    if p.stat()?.is_some_and(|m| m.len() >= size && m.blocks() * 512 >= size) {
+        return Ok(());
     }
     let file = p
         .open(How { write: true, create: true, ..How::default() })
@@ -522,7 +566,7 @@ fn lay_out(
     if size >= 64 << 20 {
         eprintln!("laid out in {:.1} s", started.elapsed().as_secs_f64());
     }
-    Ok(size)
+    Ok(())
 }
 
 /// An appending workload needs room to grow beyond the space fathom keeps free: at

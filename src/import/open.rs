@@ -117,7 +117,8 @@ fn read_scenario(
     match builtin::find(name) {
         Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true, false)),
         None => Err(Error::input(format!(
-            "{name}: no such scenario file, and no built-in scenario of that name (see `fathom scenarios`)"
+            "{name}: no such scenario file, and no built-in scenario of that name{} (see `fathom scenarios`)",
+            builtin::hint(name)
         ))),
     }
 }

@@ -26,6 +26,11 @@ pub fn find(name: &str) -> Option<&'static str> {
     BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
 }
 
+/// ` (did you mean `NAME`?)` for the built-in scenario nearest to `name`, or nothing.
+pub fn hint(name: &str) -> String {
+    crate::suggest::hint(name, BUILTIN.iter().map(|(n, _)| *n))
+}
+
 /// Every built-in scenario with its one-line description.
 pub fn list() -> Vec<(&'static str, String)> {
     BUILTIN

@@ -9,6 +9,7 @@
 use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::summary::Throughput;
+use crate::suggest;
 use std::fmt;
 
 /// What an expectation measures.
@@ -107,6 +108,22 @@ const EXAMPLE: &str =
 
 /// Parses one expectation; `index_of` resolves workload names.
 pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Expectation> {
+    parse_named(text, &Lookup { index_of, names: &[] })
+}
+
+/// Parses one expectation of a scenario whose workloads are `names`, in its order: a
+/// name that is none of them is offered the nearest.
+pub fn parse_among(text: &str, names: &[&str]) -> Result<Expectation> {
+    parse_named(text, &Lookup { index_of: &|n| names.iter().position(|w| *w == n), names })
+}
+
+/// How workload names resolve, and the names to offer for one that does not.
+struct Lookup<'a> {
+    index_of: &'a dyn Fn(&str) -> Option<usize>,
+    names: &'a [&'a str],
+}
+
+fn parse_named(text: &str, names: &Lookup) -> Result<Expectation> {
     let form = || {
         Error::input(format!(
             "`{text}` is not WORKLOAD[.OP].METRIC CMP VALUE [during PHASE] or WORKLOAD[.OP].METRIC [during PHASE] \
@@ -139,8 +156,8 @@ pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Exp
         ">=" => Cmp::Ge,
         other => return Err(Error::input(format!("`{other}` is not a comparison: use <, <=, > or >="))),
     };
-    let (name, workload, op, metric) = parse_subject(subject, index_of)?;
-    let relative = match reference.map(|r| (r, parse_subject(r, index_of))) {
+    let (name, workload, op, metric) = parse_subject(subject, names)?;
+    let relative = match reference.map(|r| (r, parse_subject(r, names))) {
         None => None,
         // another workload's figure when it reads as one (`qd1.iops`), else a phase
         Some((r, Ok((other, workload, op, m)))) => {
@@ -189,17 +206,14 @@ fn words(text: &str) -> Result<Vec<String>> {
 /// `WORKLOAD[.OP].METRIC`: (name, workload index, op, metric). A workload's name may
 /// hold dots (`zipf-1.2`): the first prefix that names one, with an op and metric after
 /// it, is the workload.
-fn parse_subject(
-    subject: &str,
-    index_of: &dyn Fn(&str) -> Option<usize>,
-) -> Result<(String, usize, Option<Op>, Metric)> {
+fn parse_subject(subject: &str, names: &Lookup) -> Result<(String, usize, Option<Op>, Metric)> {
     let form = || Error::input(format!("`{subject}` is not WORKLOAD[.OP].METRIC ({EXAMPLE})"));
     let mut first_error = None;
     for (dot, _) in subject.match_indices('.') {
         let (name, rest) = (&subject[..dot], &subject[dot + 1..]);
-        let parsed = match index_of(name) {
+        let parsed = match (names.index_of)(name) {
             Some(workload) => op_metric(rest, subject).map(|(op, metric)| (name.to_string(), workload, op, metric)),
-            None => Err(Error::input(format!("`{subject}`: no workload named `{name}`"))),
+            None => Err(Error::input(format!("`{subject}`: {}", suggest::no_workload(name, names.names)))),
         };
         match parsed {
             Ok(p) => return Ok(p),
@@ -281,25 +295,23 @@ fn count(v: &str) -> Result<f64> {
 mod tests {
     use super::*;
 
-    fn index_of(n: &str) -> Option<usize> {
-        ["oltp", "dss"].iter().position(|w| *w == n)
-    }
+    const NAMES: &[&str] = &["oltp", "dss"];
 
     #[test]
     fn the_issue_examples_parse() {
-        let e = parse("oltp.read.iops >= 3900 during dss", &index_of).unwrap();
+        let e = parse_among("oltp.read.iops >= 3900 during dss", NAMES).unwrap();
         assert_eq!(
             (e.workload, e.op, e.metric, e.cmp, e.threshold),
             (0, Some(Op::Read), Metric::Rate(Throughput::Iops), Cmp::Ge, 3900.0)
         );
         assert_eq!(e.during.as_deref(), Some("dss"));
-        let e = parse("oltp.write.p99 < 5ms", &index_of).unwrap();
+        let e = parse_among("oltp.write.p99 < 5ms", NAMES).unwrap();
         assert_eq!((e.metric, e.threshold, e.cmp), (Metric::Latency(0.99), 5e6, Cmp::Lt));
-        let e = parse("dss.achieved_rate >= 0.98", &index_of).unwrap();
+        let e = parse_among("dss.achieved_rate >= 0.98", NAMES).unwrap();
         assert_eq!((e.workload, e.op, e.metric), (1, None, Metric::AchievedRate));
-        let e = parse("oltp.read.p99.9 <= 250us", &index_of).unwrap();
+        let e = parse_among("oltp.read.p99.9 <= 250us", NAMES).unwrap();
         assert_eq!((e.metric, e.threshold), (Metric::Latency(0.999), 250_000.0));
-        assert_eq!(parse("oltp.iops > 3.9k", &index_of).unwrap().threshold, 3900.0);
+        assert_eq!(parse_among("oltp.iops > 3.9k", NAMES).unwrap().threshold, 3900.0);
         assert!(Cmp::Ge.holds(3900.0, 3900.0) && !Cmp::Gt.holds(3900.0, 3900.0));
     }
 
@@ -325,7 +337,7 @@ mod tests {
             ("oltp.p99 <= 2 x dss.iops", "like with like"),
             ("oltp.p99 <= 2 x \"vm x1", "not closed"),
         ] {
-            let e = parse(text, &index_of).unwrap_err().to_string();
+            let e = parse_among(text, NAMES).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
     }
@@ -333,32 +345,31 @@ mod tests {
     #[test]
     fn relative_forms_compare_with_another_phase_or_workload() {
         // the issue's form: the same metric in another phase, times a factor
-        let e = parse("oltp.p99 during dss <= 2 x before", &index_of).unwrap();
+        let e = parse_among("oltp.p99 during dss <= 2 x before", NAMES).unwrap();
         assert_eq!((e.workload, e.op, e.metric, e.cmp, e.threshold), (0, None, Metric::Latency(0.99), Cmp::Le, 2.0));
         assert_eq!(e.during.as_deref(), Some("dss"));
         assert_eq!(e.relative, Some(Reference::Phase("before".into())));
         // `during` at the end, `2x` as one word, a phase named like the keyword
-        let e = parse("oltp.p99 <= 2x before during during", &index_of).unwrap();
+        let e = parse_among("oltp.p99 <= 2x before during during", NAMES).unwrap();
         assert_eq!((e.threshold, e.during.as_deref()), (2.0, Some("during")));
         assert_eq!(e.relative, Some(Reference::Phase("before".into())));
-        let e = parse("oltp.p99 <= 1.5 x during", &index_of).unwrap();
+        let e = parse_among("oltp.p99 <= 1.5 x during", NAMES).unwrap();
         assert_eq!((e.during, e.relative), (None, Some(Reference::Phase("during".into()))));
         // another workload's figure: a workload name and a dot; `tps` is IOPS
-        let e = parse("dss.tps >= 1 x oltp.tps", &index_of).unwrap();
+        let e = parse_among("dss.tps >= 1 x oltp.tps", NAMES).unwrap();
         assert_eq!((e.workload, e.metric), (1, Metric::Rate(Throughput::Tps)));
         assert_eq!(e.relative, Some(Reference::Workload { name: "oltp".into(), workload: 0, op: None }));
-        let e = parse("oltp.read.p99 <= 3 x dss.read.p99", &index_of).unwrap();
+        let e = parse_among("oltp.read.p99 <= 3 x dss.read.p99", NAMES).unwrap();
         assert_eq!(e.relative, Some(Reference::Workload { name: "dss".into(), workload: 1, op: Some(Op::Read) }));
         // a label with spaces or dots is a phase
-        let e = parse("oltp.p99 during \"vm x6\" <= 4 x \"vm x1\"", &index_of).unwrap();
+        let e = parse_among("oltp.p99 during \"vm x6\" <= 4 x \"vm x1\"", NAMES).unwrap();
         assert_eq!((e.during.as_deref(), e.relative), (Some("vm x6"), Some(Reference::Phase("vm x1".into()))));
-        let e = parse("oltp.iops >= 1 x pareto-0.8", &index_of).unwrap();
+        let e = parse_among("oltp.iops >= 1 x pareto-0.8", NAMES).unwrap();
         assert_eq!(e.relative, Some(Reference::Phase("pareto-0.8".into())));
         // a workload's name may hold dots
-        let dotted = |n: &str| ["uniform", "zipf-1.2"].iter().position(|w| *w == n);
-        let e = parse("zipf-1.2.read.iops >= 1.1 x uniform.read.iops", &dotted).unwrap();
+        let e = parse_among("zipf-1.2.read.iops >= 1.1 x uniform.read.iops", &["uniform", "zipf-1.2"]).unwrap();
         assert_eq!((e.name.as_str(), e.workload, e.op), ("zipf-1.2", 1, Some(Op::Read)));
         // a factor has no unit, whatever the metric
-        assert!(parse("oltp.p99 <= 2ms x before", &index_of).is_err());
+        assert!(parse_among("oltp.p99 <= 2ms x before", NAMES).is_err());
     }
 }

@@ -115,6 +115,16 @@ pub(crate) fn one_or_many<'de, D: serde::Deserializer<'de>>(
     }
     d.deserialize_any(OneOrMany).map(Some)
 }
+impl Profile {
+    /// The keys a profile has for fathom's engine (every field, null in a default
+    /// profile), for the message about one it does not have.
+    pub fn io_keys() -> Vec<String> {
+        let all = super::yaml::to_string(&Profile::default())
+            .and_then(|t| super::yaml::from_written::<IndexMap<String, super::yaml::Value>>(&t));
+        all.map(|m| m.into_keys().collect()).unwrap_or_default()
+    }
+}
+
 /// `engine: null` is YAML's null, not the string "null": read it as the null engine
 /// (an absent key stays `None`).
 fn engine_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<EngineKind>, D::Error> {

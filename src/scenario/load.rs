@@ -52,9 +52,8 @@ impl Scenario {
             resolved = yaml::to_string(&value)?;
             yaml::from_written(&resolved).map_err(|e| {
                 let msg = e.to_string();
-                let set = touched.iter().find(|(_, paths)| paths.iter().any(|p| msg.starts_with(&format!("{p}:"))));
-                match set {
-                    Some((set, _)) => Error::input(format!("--set {set}: {msg}")),
+                match to_blame(&touched, &msg) {
+                    Some(set) => Error::input(format!("--set {set}: {msg}")),
                     None => Error::input(format!("{}: {msg}", overrides::describe(sets))),
                 }
             })?
@@ -74,6 +73,22 @@ impl Scenario {
         }
         Ok(scenario)
     }
+}
+
+/// The `--set` an error about the values read back is about: the one that changed the
+/// key the message starts with, else the one that added the key the message names under
+/// it (an unknown key is its mapping's fault). serde says `timeline[0]` where a `--set`
+/// path says `timeline.0`.
+fn to_blame<'a>(touched: &'a [(String, Vec<String>)], msg: &str) -> Option<&'a str> {
+    let (at, _) = msg.split_once(": ")?;
+    let at = at.replace('[', ".").replace(']', "");
+    let exact = |p: &String| *p == at;
+    let named = |p: &String| {
+        let key = p.strip_prefix(&at).and_then(|rest| rest.strip_prefix('.'));
+        key.is_some_and(|key| msg.contains(&format!("`{key}`")))
+    };
+    let blamed = |is: &dyn Fn(&String) -> bool| touched.iter().find(|(_, paths)| paths.iter().any(is));
+    blamed(&exact).or_else(|| blamed(&named)).map(|(set, _)| set.as_str())
 }
 
 /// The workloads of `with` that are identical but for their names where `without` (the
@@ -157,8 +172,26 @@ workloads:
     fn unknown_key_names_file_line_and_key() {
         let text = BASIC.replace("    iodepth: 4", "    iodeph: 4");
         let err = load(&text, &[]).unwrap_err().to_string();
-        assert!(err.starts_with("s.yaml:8: workloads.a: unknown field `iodeph`"), "{err}");
+        assert!(err.starts_with("s.yaml:8: workloads.a: unknown field `iodeph` (did you mean `iodepth`?)"), "{err}");
         assert!(err.contains("expected one of"), "{err}");
+    }
+
+    #[test]
+    fn a_refused_set_is_blamed_alone() {
+        let text = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n");
+        let err = load(&text, &["bs=8k", "timeline.0.nope=1", "duration=2s"]).unwrap_err().to_string();
+        assert!(err.starts_with("--set timeline.0.nope=1: timeline[0]: unknown field `nope`"), "{err}");
+        let err = load(&text, &["defaults.io_depth=2", "defaults.bs=8k"]).unwrap_err().to_string();
+        assert!(err.starts_with("--set defaults.io_depth=2: defaults: unknown field `io_depth`"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_phase_is_offered_the_nearest() {
+        let text = format!(
+            "{BASIC}timeline:\n  - start: a\n    phase: warmup\n  - start: b\nexpect:\n  - a.iops > 1 during warmpu\n"
+        );
+        let err = load(&text, &[]).unwrap_err().to_string();
+        assert!(err.contains("`during warmpu` (did you mean `warmup`?): no phase is labelled `warmpu`"), "{err}");
     }
 
     #[test]

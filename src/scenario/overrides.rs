@@ -9,8 +9,10 @@
 //! Values are read as YAML scalars, so `32` is a number and `true` a boolean, exactly
 //! as if written in the file.
 
+use super::file::Profile;
 use super::yaml::{self, Value};
 use crate::error::{Error, Result};
+use crate::suggest;
 use indexmap::IndexMap;
 use std::fmt;
 use std::str::FromStr;
@@ -80,6 +82,15 @@ impl Override {
         yaml::from_str("--set", &self.value).unwrap_or_else(|_| Value::String(self.value.clone()))
     }
 
+    /// The name of a one-name `--set` that is no key of a scenario's (a top-level key or
+    /// a profile key): an importer with variables of its own (X-Ray's) says it is none of
+    /// those either.
+    pub fn unknown_name(&self) -> Option<&str> {
+        let [name] = self.path.as_slice() else { return None };
+        let known = TOP_LEVEL.contains(&name.as_str()) || Profile::io_keys().contains(name);
+        (!known).then_some(name.as_str())
+    }
+
     /// Applies this override to the scenario document, returning the dotted paths it
     /// changed (so a later error about one of them can name this `--set`).
     pub fn apply(&self, doc: &mut Value, workloads: &[String]) -> Result<Vec<String>> {
@@ -104,8 +115,9 @@ impl Override {
             }
             all
         } else {
+            let hint = suggest::hint(first, workloads.iter().map(String::as_str).chain(TOP_LEVEL));
             return Err(Error::input(format!(
-                "--set {self}: `{first}` is neither a workload ({}) nor a top-level key",
+                "--set {self}: `{first}`{hint} is neither a workload ({}) nor a top-level key",
                 workloads.join(", ")
             )));
         };

@@ -6,6 +6,7 @@
 use super::limits::{MAX_RUN, MAX_WORKERS};
 use super::units::Span;
 use super::yaml::Value;
+use crate::suggest;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -198,12 +199,12 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// An error at a key of step `i`: (key, message).
 pub type StepError = (String, String);
 
-/// Checks step `raw`, resolving workload names with `index_of`.
-pub fn resolve(raw: &StepFile, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Step, StepError> {
+/// Checks step `raw`, resolving workload names among `names` (in the scenario's order).
+pub fn resolve(raw: &StepFile, names: &[&str]) -> Result<Step, StepError> {
     let action = the_action(raw)?;
     let workload = |key: &str, name: &Option<String>| -> Result<usize, StepError> {
         let name = name.as_deref().unwrap_or_default();
-        index_of(name).ok_or_else(|| (key.to_string(), format!("no workload named `{name}`")))
+        names.iter().position(|n| *n == name).ok_or_else(|| (key.to_string(), suggest::no_workload(name, names)))
     };
     options_apply(raw, action)?;
     let wait = !raw.asynchronous.unwrap_or(false);
@@ -412,12 +413,8 @@ fn arg_text(value: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn index_of(name: &str) -> Option<usize> {
-        ["oltp", "dss"].iter().position(|n| *n == name)
-    }
-
     fn step(yaml: &str) -> Result<Step, StepError> {
-        resolve(&crate::scenario::yaml::from_str("s.yaml", yaml).unwrap(), &index_of)
+        resolve(&crate::scenario::yaml::from_str("s.yaml", yaml).unwrap(), &["oltp", "dss"])
     }
 
     #[test]

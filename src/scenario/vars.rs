@@ -132,7 +132,8 @@ fn expand(text: &str, at: &str, value_of: &mut dyn FnMut(&str) -> Result<String>
 fn not_a_variable(name: &str, given: &IndexMap<String, (String, String)>) -> String {
     let known: Vec<&str> = given.keys().map(String::as_str).collect();
     format!(
-        "`${{{name}}}` is not a variable (vars: {})",
+        "`${{{name}}}` is not a variable{} (vars: {})",
+        crate::suggest::hint(name, known.iter().copied()),
         if known.is_empty() { "none".to_string() } else { known.join(", ") }
     )
 }

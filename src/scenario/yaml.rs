@@ -8,6 +8,7 @@
 //! silently win.
 
 use crate::error::{Error, Result};
+use crate::suggest;
 use indexmap::IndexMap;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -313,10 +314,12 @@ fn message(e: &serde_saphyr::Error, scalar: Option<&str>) -> String {
             format!("invalid value: {unexpected}, expected {expected}")
         }
         E::SerdeUnknownField { field, expected, .. } => {
-            format!("unknown field `{field}`, {}", one_of(expected, "there are no fields"))
+            let hint = suggest::hint(field, expected.iter().copied());
+            format!("unknown field `{field}`{hint}, {}", one_of(expected, "there are no fields"))
         }
         E::SerdeUnknownVariant { variant, expected, .. } => {
-            format!("unknown variant `{variant}`, {}", one_of(expected, "there are no variants"))
+            let hint = suggest::hint(variant, expected.iter().copied());
+            format!("unknown variant `{variant}`{hint}, {}", one_of(expected, "there are no variants"))
         }
         E::SerdeMissingField { field, .. } => format!("missing field `{field}`"),
         E::InvalidScalar { ty, .. } => written(ty),
@@ -393,7 +396,8 @@ expect:
             "s.yaml:5: workloads.a.target: invalid type: unit value, expected a path, or a list of paths"
         );
         let e = err("name: x\nworkloads:\n  a: {rw: raed}\n");
-        assert!(e.starts_with("s.yaml:3: workloads.a.rw: unknown variant `raed`, expected one of `read`, "), "{e}");
+        let raed = "s.yaml:3: workloads.a.rw: unknown variant `raed` (did you mean `read`?), expected one of `read`, ";
+        assert!(e.starts_with(raed), "{e}");
         assert_eq!(err("name: x\nworkloads: 5\n"), "s.yaml:2: workloads: invalid type: integer `5`, expected a map");
         assert_eq!(
             err("name: x\nworkloads:\n  a: {iodepth: deep}\n"),

@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::scenario::Scenario;
 use std::path::Path;
 
+pub use prepare::check_layout;
 pub use state::{Ended, RunOptions};
 
 /// Runs a loaded scenario (its `--set`s, target and engine already applied) through the

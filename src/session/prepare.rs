@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::observe::environment;
 use crate::scenario::applied_sets;
 use crate::scenario::time_scale;
-use crate::scenario::{EngineKind, Scenario};
+use crate::scenario::{EngineKind, Override, Scenario};
 use crate::store::{Reserve, Status, Store};
 use crate::timeline;
 use crate::transport::Inventory;
@@ -34,13 +34,12 @@ pub(super) fn prepare(
     opts: &RunOptions,
     store_dir: &Path,
 ) -> Result<(Session, Staged)> {
-    let explicit_size = opts.sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"));
     let findings = lint_gate(&mut scenario, opts)?;
     // placed on hosts: refused here, before anything is laid out, if they cannot be
     let inventory = opts.hosts.as_deref().map(Inventory::load).transpose()?;
     let hosts = fleet::place(&mut scenario, inventory.as_ref())?;
     crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
-    if is_builtin && opts.target.is_none() {
+    if makes_builtin_target(is_builtin, opts.target.is_some()) {
         std::fs::create_dir_all(BUILTIN_TARGET).map_err(|e| Error::input(format!("{BUILTIN_TARGET}: {e}")))?;
     }
 
@@ -54,7 +53,7 @@ pub(super) fn prepare(
         warnings.push(Warning::TimeScaleRaised { factor: scaled.factor, raised: scaled.raised.clone() });
     }
     crate::drivers::check(&scenario, &interrupted)?;
-    let mut files = lay_out_here(&scenario, opts, is_builtin && !explicit_size, &interrupted, &mut warnings)?;
+    let mut files = lay_out_here(&scenario, opts, shrinks(is_builtin, &opts.sets), &interrupted, &mut warnings)?;
 
     // agents of other hosts: connected and laid out before anything is stored; one that
     // cannot be reached stops the run here, naming the host and its transport's words
@@ -112,6 +111,48 @@ pub(super) fn prepare(
     Ok((session, Staged { files, targets, uring_ok, total, prepared, tx, rx }))
 }
 
+/// Whether a working set may shrink to fit the target's free space: a built-in
+/// scenario's, unless `--set size=` asked for one.
+fn shrinks(is_builtin: bool, sets: &[Override]) -> bool {
+    is_builtin && !sets.iter().any(|s| s.path.last().is_some_and(|k| k == "size"))
+}
+
+/// The workloads as laid out here: a stand-in (no IO, no file) for each placed on other
+/// hosts, whose agents lay them out there.
+fn here(scenario: &Scenario) -> Vec<crate::scenario::Workload> {
+    let stand_in =
+        |w: &crate::scenario::Workload| crate::scenario::Workload { engine: Some(EngineKind::Null), ..w.clone() };
+    scenario.workloads.iter().map(|w| if w.placement.is_some() { stand_in(w) } else { w.clone() }).collect()
+}
+
+/// Whether the run creates the built-in scenarios' target directory before laying out:
+/// a built-in scenario run without `--target`.
+fn makes_builtin_target(is_builtin: bool, target_given: bool) -> bool {
+    is_builtin && !target_given
+}
+
+/// Refuses what laying out here would refuse, before anything is written, in the run's
+/// words: `fathom lint` checks what `fathom run` would refuse. Writing a device is left
+/// to the run's `--allow-device-write`, which lint does not take.
+pub fn check_layout(scenario: &Scenario, is_builtin: bool, target_given: bool, sets: &[Override]) -> Result<()> {
+    // the run makes that directory first, empty: nothing in it can be missing, and a
+    // built-in's working set shrinks to fit
+    if makes_builtin_target(is_builtin, target_given) && !Path::new(BUILTIN_TARGET).is_dir() {
+        return Ok(());
+    }
+    let layout = target::Options { allow_device_write: true, shrink_to_fit: shrinks(is_builtin, sets) };
+    target::check(&here(scenario), &layout).map_err(|e| of_scenario(scenario, e))
+}
+
+/// A refusal of laying out, led by the scenario it is of: a target may come from a file
+/// the scenario was imported from (a fio job's `filename=`), which the message then names.
+fn of_scenario(scenario: &Scenario, e: Error) -> Error {
+    match e {
+        Error::Input(msg) => Error::input(format!("{}: {msg}", scenario.origin)),
+        other => other,
+    }
+}
+
 /// Lays out the workloads that run here, and a stand-in for each placed on other
 /// hosts, whose agents lay them out there. `shrink` lets a built-in scenario's files
 /// shrink to fit the target's free space.
@@ -123,16 +164,8 @@ fn lay_out_here(
     warnings: &mut Vec<Warning>,
 ) -> Result<Vec<Vec<target::DataFile>>> {
     let layout = target::Options { allow_device_write: opts.allow_device_write, shrink_to_fit: shrink };
-    // workloads on other hosts are laid out there, by their agents
-    let here: Vec<_> = scenario
-        .workloads
-        .iter()
-        .map(|w| match w.placement {
-            Some(_) => crate::scenario::Workload { engine: Some(EngineKind::Null), ..w.clone() },
-            None => w.clone(),
-        })
-        .collect();
-    target::prepare(&here, &layout, interrupted, &mut |w| warnings.push(w))
+    target::prepare(&here(scenario), &layout, interrupted, &mut |w| warnings.push(w))
+        .map_err(|e| of_scenario(scenario, e))
 }
 
 /// Starts the databases and servers of `driver:` workloads.

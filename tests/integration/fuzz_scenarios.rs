@@ -111,6 +111,9 @@ fn builtins() -> Vec<(String, String)> {
 fn lint(s: &Scratch, text: &str) -> Result<(Option<i32>, String), String> {
     let path = s.dir.join("mutant.yaml");
     std::fs::write(&path, text).unwrap();
+    // as a file, not a built-in, nothing creates the built-ins' target: lint, as run,
+    // refuses a target in a directory that does not exist
+    std::fs::create_dir_all(s.dir.join("fathom-data")).unwrap();
     let (out, err) = (s.dir.join("stdout"), s.dir.join("stderr"));
     let mut child = s
         .fathom(&["lint", path.to_str().unwrap()])

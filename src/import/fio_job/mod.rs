@@ -27,7 +27,9 @@ use std::path::{Path, PathBuf};
 /// The mapping of the job file at `path`, whose text is `text`, on the `--target`s given
 /// (several replace its own targets in order; see [`targets::retarget`]).
 pub fn map_file(path: &Path, text: &str, given: &[PathBuf]) -> Result<Mapping> {
-    let mut mapping = mapping::map(&reader::read(path, text)?)?;
+    let jobs = reader::read(path, text)?;
+    jobs.iter().try_for_each(semantics::engine_first)?;
+    let mut mapping = mapping::map(&jobs)?;
     targets::retarget(&mut mapping, &path.display().to_string(), given)?;
     Ok(mapping)
 }

@@ -122,6 +122,9 @@ pub const IGNORED: &[&str] = &[
     // fathom opens every target once, before the run: fio's limit on files open at a
     // time changes when fio opens and closes them, not the IO each one gets
     "openfiles",
+    // which generator draws the random offsets (tausworthe, lfsr): each covers the range
+    // uniformly, as fathom's does, so the IO measured is alike
+    "random_generator",
 ];
 
 /// Engines fio has and fathom does not: the file is refused for them.
@@ -146,6 +149,10 @@ pub fn refusal(name: &str) -> Option<&'static str> {
         "sync" | "dsync" | "o_sync" => "O_SYNC writes are not in fathom's model (use fsync=1)",
         "fill_device" => "filling the device is not in fathom's model",
         "trim_percentage" | "trim_backlog" | "trim_verify_zero" => "fathom does not trim",
+        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
+            "fio's search for the depth that meets a latency target is not in fathom's model (`fathom sweep` \
+             steps iodepth, and the curve shows the latency at each)"
+        }
         _ => return None,
     })
 }

@@ -1,8 +1,10 @@
 //! What a section's options mean as fio reads them, where both the mapping (fathom's
 //! engine) and `--engine fio` (fio itself, labelled by fathom) need it: the `rw`, whether
 //! the IO is O_DIRECT, which of fathom's back ends an `ioengine` is and whether it does
-//! one IO at a time; and the error for what fathom's engine cannot honour.
+//! one IO at a time (an engine it has none for refused first); and the error for what
+//! fathom's engine cannot honour.
 
+use super::options::engine_refusal;
 use super::reader::{Job, Opt};
 use crate::error::{Error, Result};
 use crate::scenario::model::Rw;
@@ -50,6 +52,19 @@ pub(super) fn back_end(engine: Option<&str>, direct: bool) -> Option<(&'static s
         Some("null") => ("null", None),
         Some(_) => return None,
     })
+}
+
+/// A job's `ioengine`, refused before its other options when fathom has no back end
+/// for it: the options after it are that engine's own (rbd's `clientname`), and refusing
+/// one of those would hide why the file cannot run.
+pub fn engine_first(job: &Job) -> Result<()> {
+    let Some(o) = job.get("ioengine") else { return Ok(()) };
+    beyond(o)?;
+    let engine = o.text()?.trim();
+    match back_end(Some(engine), false) {
+        Some(_) => Ok(()),
+        None => Err(refuse(o, &engine_refusal(engine))),
+    }
 }
 
 /// Options with which fio itself would act beyond the targets and the run's directory

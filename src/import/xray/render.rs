@@ -5,8 +5,8 @@
 //! names refused, never rendered empty.
 
 use crate::error::{Error, Result};
-use crate::scenario::Override;
 use crate::scenario::yaml::{self, Value};
+use crate::scenario::{Override, time_scale};
 use indexmap::IndexMap;
 use serde::Deserialize;
 
@@ -48,12 +48,26 @@ pub fn render(origin: &str, text: &str, sets: &mut Vec<Override>) -> Result<Rend
         }
         _ => true,
     });
+    // the time scale is fathom's, taken by the loader before any key is read
+    let unknown = sets.iter().find_map(|s| s.unknown_name().filter(|n| *n != time_scale::KEY).map(|n| (s, n)));
+    if let Some((set, name)) = unknown {
+        return Err(Error::input(format!("--set {set}: {}", not_a_var(name, &specs))));
+    }
     for (name, spec) in &specs {
         let at = given_at.get(name).cloned().unwrap_or_else(|| format!("{origin}: vars.{name}.default"));
         in_bounds(name, &vars[name], spec).map_err(|why| Error::input(format!("{at}: {why}")))?;
     }
     let text = bounded(origin, text, minijinja::Value::from_serialize(&vars))?;
     Ok(Rendered { text, vars })
+}
+
+/// Why a `--set` name that is no key of fathom's is none of this scenario's vars
+/// either: the nearest var offered, then every var.
+fn not_a_var(name: &str, specs: &IndexMap<String, VarSpec>) -> String {
+    let hint = crate::suggest::hint(name, specs.keys().map(String::as_str));
+    let vars: Vec<String> = specs.keys().map(|n| format!("`{n}`")).collect();
+    let vars = if vars.is_empty() { "it has none".to_string() } else { format!("its vars: {}", vars.join(", ")) };
+    format!("`{name}`{hint} is not a var of this X-Ray scenario ({vars}) nor a key of fathom's")
 }
 
 /// How many steps of the template engine one rendering may take. An X-Ray test's
@@ -111,7 +125,9 @@ fn scalar(text: &str) -> Value {
     yaml::from_written::<Value>(text).unwrap_or_else(|_| Value::String(text.to_string()))
 }
 
-/// Whether `value` is within the var's `min` and `max` (numbers only), saying why not.
+/// Whether `value` is within the var's `min` and `max` (numbers only), and a number
+/// where the default is one, saying why not: a text where the template does arithmetic
+/// would fail at the template's line, blaming it and not the `--set`.
 fn in_bounds(name: &str, value: &Value, spec: &VarSpec) -> std::result::Result<(), String> {
     let num = |v: &Value| match v {
         Value::Int(n) => Some(*n as f64),
@@ -128,6 +144,10 @@ fn in_bounds(name: &str, value: &Value, spec: &VarSpec) -> std::result::Result<(
     };
     let (min, max) = (bound("min", &spec.min)?, bound("max", &spec.max)?);
     let shown = value.as_text().unwrap_or_default();
+    if matches!(spec.default, Value::Int(_) | Value::Float(_)) && num(value).is_none() {
+        let default = spec.default.as_text().unwrap_or_default();
+        return Err(format!("var `{name}` is `{shown}`: expected a number, as its default {default} is"));
+    }
     if min.is_none() && max.is_none() {
         return Ok(());
     }
@@ -177,6 +197,26 @@ mod tests {
         assert!(r.text.contains("G2: {nodes: 2}"), "{}", r.text);
         assert_eq!(sets.len(), 1, "the var's set is spent, fathom's kept");
         assert_eq!(r.vars["n"], Value::Int(3));
+    }
+
+    #[test]
+    fn a_name_neither_a_var_nor_fathoms_is_offered_the_vars() {
+        let mut sets: Vec<Override> = vec!["m=3".parse().unwrap(), "bs=8k".parse().unwrap()];
+        let e = render("t/test.yml", T, &mut sets).unwrap_err().to_string();
+        assert_eq!(e, "--set m=3: `m` is not a var of this X-Ray scenario (its vars: `n`) nor a key of fathom's");
+        let mut sets: Vec<Override> = vec!["N=3".parse().unwrap()];
+        let e = render("t/test.yml", T, &mut sets).unwrap_err().to_string();
+        assert!(e.contains("`N` (did you mean `n`?) is not a var"), "{e}");
+        let mut sets: Vec<Override> = vec!["time_scale=0.1".parse().unwrap(), "name=x".parse().unwrap()];
+        assert!(render("t/test.yml", T, &mut sets).is_ok(), "fathom's keys are fathom's");
+    }
+
+    #[test]
+    fn a_text_for_a_number_var_is_blamed_on_its_set() {
+        let t = T.replace("    min: 1\n    max: 4\n", "");
+        let mut sets: Vec<Override> = vec!["n=many".parse().unwrap(), "bs=8k".parse().unwrap()];
+        let e = render("t/test.yml", &t, &mut sets).unwrap_err().to_string();
+        assert_eq!(e, "--set n=many: var `n` is `many`: expected a number, as its default 2 is");
     }
 
     #[test]

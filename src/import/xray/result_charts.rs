@@ -9,6 +9,7 @@ use super::timeline_steps::{Steps, Workload};
 use super::written::ResultEntry;
 use crate::scenario::results::{Aggregate, BandFile, ResultFile, ResultMetric};
 use crate::scenario::yaml::Value;
+use crate::suggest;
 use indexmap::IndexMap;
 
 /// A mistake in an entry: the key under `results.I.NAME` and what was expected.
@@ -120,13 +121,14 @@ fn chosen<'w>(
     if let Some((key, wanted)) = one {
         let w = workloads.iter().find(|w| &w.name == wanted).ok_or_else(|| {
             let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
-            (key.to_string(), format!("no workload `{wanted}` (workloads: {})", names.join(", ")))
+            (key.to_string(), suggest::no_workload(wanted, &names))
         })?;
         Ok((std::iter::once(w).filter(started).collect(), w.group.clone()))
     } else if let Some(g) = &r.vm_group {
         if !groups.contains_key(g) {
             let known: Vec<&str> = groups.keys().map(String::as_str).collect();
-            return Err(("vm_group".into(), format!("no VM group `{g}` (vms: {})", known.join(", "))));
+            let hint = suggest::hint(g, known.iter().copied());
+            return Err(("vm_group".into(), format!("no VM group `{g}`{hint} (vms: {})", known.join(", "))));
         }
         let of_group: Vec<&Workload> = workloads.iter().filter(|w| &w.group == g).filter(started).collect();
         // the run's workloads, not the warm-ups of setup (unless setup is all there is)
@@ -271,6 +273,6 @@ mod tests {
         let (key, msg) =
             view("X", &entry("workload_name: Nope\nresult_type: iops\n"), &w, &s, &g, &mut notes).unwrap_err();
         assert_eq!(key, "workload_name");
-        assert!(msg.contains("no workload `Nope`"), "{msg}");
+        assert!(msg.contains("no workload named `Nope`"), "{msg}");
     }
 }

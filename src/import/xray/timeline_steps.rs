@@ -8,6 +8,7 @@ use super::placement::Placed;
 use super::written::StepFile;
 use crate::import::fio_job::values::quote;
 use crate::scenario::yaml::Value;
+use crate::suggest;
 use indexmap::IndexMap;
 
 /// An X-Ray workload as fathom's workloads: its group and its jobs' workload names.
@@ -226,7 +227,9 @@ impl<'a> Step<'a> {
             ));
         }
         let more = self.seconds("count_per_node")?.unwrap_or(0) as u32;
-        let g = groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`")))?;
+        let hint = suggest::hint(&name, groups.keys().map(String::as_str));
+        let g =
+            groups.get_mut(&name).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{name}`{hint}")))?;
         g.per_host += more;
         let now = g.per_host;
         self.said(format!("{name}: {now} per host from the start"));
@@ -306,7 +309,7 @@ impl<'a> Step<'a> {
         let workloads: &'a [Workload] = self.workloads;
         workloads.iter().find(|w| w.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.workloads.iter().map(|w| w.name.as_str()).collect();
-            (self.at)("workload_name", format!("no workload `{name}` (workloads: {})", names.join(", ")))
+            (self.at)("workload_name", suggest::no_workload(&name, &names))
         })
     }
 
@@ -344,7 +347,9 @@ impl<'a> Step<'a> {
     /// The hosts a hook acts on: the step's `nodes`, or its VM group's hosts.
     fn hosts_of(&self, groups: &IndexMap<String, Placed>) -> Result<Option<String>, (String, StepError)> {
         if let Some(group) = self.params.get("vm_group_name").and_then(Value::as_text) {
-            let g = groups.get(&group).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{group}`")))?;
+            let hint = suggest::hint(&group, groups.keys().map(String::as_str));
+            let g =
+                groups.get(&group).ok_or_else(|| (self.at)("vm_group_name", format!("no VM group `{group}`{hint}")))?;
             return Ok(Some(g.selector()));
         }
         let Some(nodes) = self.params.get("nodes").and_then(Value::as_text) else { return Ok(None) };

@@ -152,7 +152,8 @@ fn map_workloads(
             let i = i.to_string();
             if !groups.contains_key(&w.vm_group) {
                 let known: Vec<&str> = groups.keys().map(String::as_str).collect();
-                let msg = format!("no VM group `{}` (vms: {})", w.vm_group, known.join(", "));
+                let hint = crate::suggest::hint(&w.vm_group, known.iter().copied());
+                let msg = format!("no VM group `{}`{hint} (vms: {})", w.vm_group, known.join(", "));
                 return Err(at(&["workloads", &i, name, "vm_group"], msg));
             }
             let config_file = match &w.config_file {

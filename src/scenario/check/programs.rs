@@ -21,13 +21,6 @@ fn keys_set(profile: &Profile) -> Vec<String> {
     keys.map(|m| m.into_iter().filter(|(_, v)| *v != Value::Null).map(|(k, _)| k).collect()).unwrap_or_default()
 }
 
-/// The keys a profile has for fathom's engine (every field, null in a default profile),
-/// for the message about one it does not have.
-fn io_keys() -> Vec<String> {
-    let all = yaml::to_string(&Profile::default()).and_then(|t| yaml::from_written::<IndexMap<String, Value>>(&t));
-    all.map(|m| m.into_keys().collect()).unwrap_or_default()
-}
-
 impl Checker<'_> {
     /// Refuses a key of a profile (`at`: `defaults` or `workloads.NAME`) that neither
     /// fathom's engine nor, where `owner_ok`, any program has; in an IO workload's own
@@ -46,8 +39,10 @@ impl Checker<'_> {
                     return Err(self.err(&path, msg));
                 }
                 None => {
-                    let known: Vec<String> = io_keys().iter().map(|k| format!("`{k}`")).collect();
-                    let msg = format!("unknown field `{key}`, expected one of {}", known.join(", "));
+                    let keys = Profile::io_keys();
+                    let known: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+                    let hint = crate::suggest::hint(key, keys.iter().map(String::as_str));
+                    let msg = format!("unknown field `{key}`{hint}, expected one of {}", known.join(", "));
                     return Err(Error::input(format!("{}: {msg}", self.at_line_of(&path, at))));
                 }
             }

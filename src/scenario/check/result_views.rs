@@ -4,6 +4,7 @@
 use super::checker::Checker;
 use crate::error::Result;
 use crate::scenario::results::{self, Measure, ResultFile, ResultView};
+use crate::suggest;
 
 impl Checker<'_> {
     /// The checked views; `names` are the workloads, `phases` the labels the timeline gives.
@@ -29,10 +30,9 @@ impl Checker<'_> {
             if let Measure::Workloads { names: used, .. } = &view.measure {
                 for (k, name) in used.iter().enumerate() {
                     if !names.contains(&name.as_str()) {
-                        return Err(self.err(
-                            &["results", &i, "workloads", &k.to_string()],
-                            format!("no workload named `{name}` (workloads: {})", names.join(", ")),
-                        ));
+                        return Err(
+                            self.err(&["results", &i, "workloads", &k.to_string()], suggest::no_workload(name, names))
+                        );
                     }
                 }
             }
@@ -41,7 +41,10 @@ impl Checker<'_> {
                     let known = if phases.is_empty() { "none".to_string() } else { phases.join(", ") };
                     return Err(self.err(
                         &["results", &i, "phases", &k.to_string()],
-                        format!("no phase is labelled `{label}` (phases: {known})"),
+                        format!(
+                            "no phase is labelled `{label}`{} (phases: {known})",
+                            suggest::hint(label, phases.iter().copied())
+                        ),
                     ));
                 }
             }

@@ -8,6 +8,7 @@ use crate::scenario::file::{RemoteFile, ScenarioFile};
 use crate::scenario::model::{EngineKind, RemoteQueries, Scenario, Workload};
 use crate::scenario::units::Span;
 use crate::scenario::{budget, expect, limits, steps};
+use crate::suggest;
 use indexmap::IndexMap;
 use std::time::Duration;
 
@@ -25,7 +26,6 @@ impl Checker<'_> {
             ));
         }
         let names: Vec<&str> = file.workloads.keys().map(String::as_str).collect();
-        let index_of = |name: &str| file.workloads.get_index_of(name);
         let mut steps = match &file.timeline {
             // without a timeline, every workload starts at once
             None => (0..names.len())
@@ -64,7 +64,7 @@ impl Checker<'_> {
         // what `during` may name: a phase a step labels, or a workload
         let labels: Vec<&str> = steps.iter().filter_map(|s| s.phase.as_deref()).collect();
         let ramped = ramp_phases(&steps, &names);
-        let expect = self.expectations(&file, &labels, &ramped, &names, &index_of)?;
+        let expect = self.expectations(&file, &labels, &ramped, &names)?;
         let mut phases: Vec<&str> = labels.clone();
         phases.extend(ramped.iter().map(String::as_str));
         let result_views = self.result_views(file.results.as_deref().unwrap_or_default(), &names, &phases)?;
@@ -72,7 +72,7 @@ impl Checker<'_> {
             Some(r) => Some(self.remote(r)?),
             None => None,
         };
-        self.compare(file.compare.as_deref().unwrap_or_default(), file.prometheus.as_deref(), &index_of)?;
+        self.compare(file.compare.as_deref().unwrap_or_default(), file.prometheus.as_deref(), &names)?;
         let scenario = Scenario {
             name: file.name,
             description: file.description,
@@ -197,24 +197,26 @@ impl Checker<'_> {
         labels: &[&str],
         ramped: &[String],
         names: &[&str],
-        index_of: &dyn Fn(&str) -> Option<usize>,
     ) -> Result<Vec<expect::Expectation>> {
         let mut expect = Vec::new();
         for (i, e) in file.expect.iter().flatten().enumerate() {
             let at = ["expect", &i.to_string()];
             self.one_line(&at, e)?;
-            let e = expect::parse(e, index_of).map_err(|msg| self.err(&at, msg))?;
+            let e = expect::parse_among(e, names).map_err(|msg| self.err(&at, msg))?;
             let phase_ref = match &e.relative {
                 Some(expect::Reference::Phase(p)) => Some(("x", p)),
                 _ => None,
             };
             for (word, during) in e.during.as_ref().map(|d| ("during", d)).into_iter().chain(phase_ref) {
-                if !labels.contains(&during.as_str()) && !ramped.contains(during) && index_of(during).is_none() {
+                if !labels.contains(&during.as_str()) && !ramped.contains(during) && !names.contains(&during.as_str()) {
                     let phases = if labels.is_empty() { "none".to_string() } else { labels.join(", ") };
+                    let known =
+                        labels.iter().copied().chain(ramped.iter().map(String::as_str)).chain(names.iter().copied());
+                    let hint = suggest::hint(during, known);
                     return Err(self.err(
                         &at,
                         format!(
-                            "`{word} {during}`: no phase is labelled `{during}` and no workload has that name \
+                            "`{word} {during}`{hint}: no phase is labelled `{during}` and no workload has that name \
                              (phases: {phases}; workloads: {})",
                             names.join(", ")
                         ),
@@ -228,12 +230,7 @@ impl Checker<'_> {
 
     /// `compare` (at least two workloads, each one of the scenario's) and `prometheus`
     /// (one line).
-    fn compare(
-        &self,
-        compare: &[String],
-        prometheus: Option<&str>,
-        index_of: &dyn Fn(&str) -> Option<usize>,
-    ) -> Result<()> {
+    fn compare(&self, compare: &[String], prometheus: Option<&str>, names: &[&str]) -> Result<()> {
         if compare.len() == 1 {
             return Err(self.err(&["compare"], "names one workload: compare at least two (the first is the baseline)"));
         }
@@ -241,8 +238,8 @@ impl Checker<'_> {
             self.one_line(&["prometheus"], address)?;
         }
         for (i, name) in compare.iter().enumerate() {
-            if index_of(name).is_none() {
-                return Err(self.err(&["compare", &i.to_string()], format!("no workload named `{name}`")));
+            if !names.contains(&name.as_str()) {
+                return Err(self.err(&["compare", &i.to_string()], suggest::no_workload(name, names)));
             }
         }
         Ok(())

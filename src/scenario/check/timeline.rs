@@ -12,19 +12,13 @@ impl Checker<'_> {
         if raw.is_empty() {
             return Err(self.err(&["timeline"], "the timeline is empty"));
         }
-        let index_of = |name: &str| names.iter().position(|n| *n == name);
         let mut started: Vec<Option<usize>> = vec![None; names.len()];
         let mut out = Vec::new();
         for (i, r) in raw.iter().enumerate() {
             let n = i.to_string();
-            let step = steps::resolve(r, &index_of).map_err(|(key, msg)| {
+            let step = steps::resolve(r, names).map_err(|(key, msg)| {
                 let mut path = vec!["timeline", n.as_str()];
                 path.extend(key.split('.').filter(|k| !k.is_empty()));
-                let msg = if msg.starts_with("no workload") {
-                    format!("{msg} (workloads: {})", names.join(", "))
-                } else {
-                    msg
-                };
                 self.err(&path, msg)
             })?;
             match step.action {
