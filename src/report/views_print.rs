@@ -104,14 +104,13 @@ fn interference(rows: &[InterferenceRow]) -> Table {
         Column::name("workload").metric("workload"),
         Column::name("phases").metric("phases"),
         Column::figure("IOPS").metric("iops"),
-        Column::figure("achieved rate").metric("achieved_rate").drop_at(1),
-        Column::figure("p50").metric("p50"),
+        Column::figure("achieved rate").metric("achieved_rate").drop_at(2),
+        Column::figure("p50").metric("p50").drop_at(1),
         Column::figure("p99").metric("p99"),
     ];
-    let mut t = Table::new("interference", "before -> during", columns).note(
-        "each workload in its first phase against a phase others joined (change, and during / before); latency is of \
-         its busiest op",
-    );
+    let title = "before -> during: each workload in its first phase against a phase others joined";
+    let mut t =
+        Table::new("interference", title, columns).note("change, and during / before; latency is of its busiest op");
     for r in rows {
         let (b, d, c, x) = (&r.before_figures, &r.during_figures, &r.change, &r.ratio);
         let percent = |v: f64| format!("{:.0}%", v * 100.0);

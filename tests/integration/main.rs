@@ -21,6 +21,7 @@ mod fio_zones;
 mod fit;
 mod fuzz_imports;
 mod fuzz_scenarios;
+mod helpful_errors;
 mod hooks;
 mod host_targets;
 mod hosts;

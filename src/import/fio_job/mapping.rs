@@ -50,7 +50,8 @@ pub fn map(jobs: &[Job]) -> Result<Mapping> {
             if let Some(why) = refusal(&o.name) {
                 return Err(refuse(o, why));
             } else if !SUPPORTED.contains(&o.name.as_str()) {
-                return Err(refuse(o, "an option fathom does not know"));
+                let near = crate::suggest::hint(&o.name, SUPPORTED.iter().chain(IGNORED).copied());
+                return Err(refuse(o, &format!("an option fathom does not know{near}")));
             }
         }
         workloads.push(JobMap::new(job)?.run()?);
@@ -678,6 +679,9 @@ pub(super) mod tests {
         assert!(err.starts_with("t.fio:5: iodepth: must be at least 1"), "{err}");
         let err = mapped(&format!("{TIMED}[a]\nfrobnicate=1\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:5: frobnicate: an option fathom does not know"), "{err}");
+        // a typo of an option fathom knows is offered the option
+        let typo = mapped(&format!("{TIMED}[a]\nio_depth=4\n")).unwrap_err().to_string();
+        assert!(typo.contains("io_depth: an option fathom does not know (did you mean `iodepth`?)"), "{typo}");
         let err = mapped(&format!("{TIMED}[a]\nexec_prerun=id\n")).unwrap_err().to_string();
         assert!(err.starts_with("t.fio:5: exec_prerun: runs a command") && !err.contains("fio can"), "{err}");
         let err = mapped("[a]\nruntime=1500ms\n").unwrap_err().to_string();

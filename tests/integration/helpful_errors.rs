@@ -2,12 +2,10 @@
 //! blamed alone, `lint` refuses what `run` would refuse before running, and a fio file
 //! is refused for the option that matters first. Each is one line on stderr and exit 2.
 
-mod common;
+use crate::common::{Scratch, text};
 
-use common::{Scratch, text};
-
-/// The X-Ray scenario of the shared corpus with vars `oltp_iops` and `dss_tput`.
-const XRAY: &str = "/work/shared/corpus/xray/nutanix+curie/database_colocation_standard";
+/// An X-Ray scenario of our own with vars `oltp_iops` and `dss_nodes`.
+const XRAY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/xray/colocation");
 
 /// fathom's stderr for `args`, which must be refused as bad input in one line.
 fn refused(s: &Scratch, args: &[&str]) -> String {
@@ -85,12 +83,12 @@ fn an_unknown_set_on_an_xray_scenario_lists_its_vars() {
         err.contains("--set oltp_iop=3: `oltp_iop` (did you mean `oltp_iops`?) is not a var of this X-Ray scenario"),
         "{err}"
     );
-    assert!(err.contains("its vars: `oltp_iops`, `dss_tput`"), "{err}");
+    assert!(err.contains("its vars: `oltp_iops`, `dss_nodes`"), "{err}");
     assert!(!err.contains("rwmixread"), "not fathom's profile keys: {err}");
     // a value the template cannot compute with is blamed on its --set, not the template
     let err = refused(&s, &["lint", XRAY, "--hosts", &hosts, "--set", "oltp_iops=abc", "--set", "bs=8k"]);
     assert!(
-        err.contains("--set oltp_iops=abc: var `oltp_iops` is `abc`: expected a number, as its default 4200 is"),
+        err.contains("--set oltp_iops=abc: var `oltp_iops` is `abc`: expected a number, as its default 200 is"),
         "{err}"
     );
     // fathom's own keys are still fathom's
