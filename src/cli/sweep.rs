@@ -78,15 +78,17 @@ pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     scenario.expect.clear();
     for (i, combo) in combos.iter().enumerate() {
         let mut w = base.clone();
-        let mut name = base.name.clone();
+        // a step is named by what it sets (`qd4`, `qd4 j2`): the base's own name, itself
+        // perhaps `qd1`, would make `qd1-qd4` read as a range
+        let mut parts = Vec::new();
         for (key, v) in combo {
             match key.as_str() {
                 "iodepth" => w.io_mut().into_iter().for_each(|io| io.iodepth = *v),
                 _ => w.workers = *v,
             }
-            name.push_str(&format!("-{}{v}", if key == "iodepth" { "qd" } else { "j" }));
+            parts.push(format!("{}{v}", if key == "iodepth" { "qd" } else { "j" }));
         }
-        w.name = name;
+        w.name = parts.join(" ");
         w.duration = Duration::from_secs(max);
         let steady = (!args.fixed).then_some(SteadyStop { min: Duration::from_secs(min), round_s: round as usize });
         w.io_mut().into_iter().for_each(|io| io.stop_when_steady = steady);

@@ -626,11 +626,12 @@ fn overlay(c: &Comparison, reports: &[Report]) -> Vec<Chart> {
     }
     for id in ["curve-latency", "curve-usl"] {
         let mut merged: Option<Chart> = None;
-        for r in reports {
+        // a run keeps one colour for its points and its fit; the style tells them apart
+        for (k, r) in reports.iter().enumerate() {
             let Some(c) = r.charts.iter().find(|c| c.id == id) else { continue };
             let m = merged.get_or_insert_with(|| Chart::new(&format!("cmp-{id}"), &c.title, c.x.clone(), c.y.clone()));
             for s in &c.series {
-                m.add(&format!("run {}: {}", r.summary.run.id, s.name), s.style, s.points.clone());
+                m.add_coloured(&format!("run {}: {}", r.summary.run.id, s.name), s.style, s.points.clone(), k);
             }
         }
         out.extend(merged);

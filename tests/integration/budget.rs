@@ -135,7 +135,7 @@ fn a_sweep_is_costed_step_by_step() {
     let scenario =
         s.scenario("name: sw\nworkloads:\n  w: {target: TARGET, rw: randread, bs: 64m, size: 128m, duration: 1s}\n");
     let stderr = refused(&s, &["sweep", scenario.to_str().unwrap(), "--vary", "iodepth=1,4096"]);
-    assert!(stderr.contains("--vary: step w-qd4096: needs about 256 GiB"), "{stderr}");
+    assert!(stderr.contains("--vary: step qd4096: needs about 256 GiB"), "{stderr}");
     none_running(&s);
     assert!(!s.data().join("fathom-w.dat").exists(), "nothing laid out");
 }

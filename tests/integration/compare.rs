@@ -149,3 +149,32 @@ fn runs_with_nothing_in_common_say_so_plainly() {
     assert!(!table.contains("figure") && !table.contains(" - "), "no table of dashes:\n{table}");
     assert!(table.lines().count() < 20, "{table}");
 }
+
+/// Two runs of a depth curve compared: each run's points and its USL fit are one colour
+/// (the style tells the points from the fit), so a reader follows a run across them.
+#[test]
+fn a_run_keeps_one_colour_for_its_points_and_its_fit() {
+    let s = Scratch::new("compare-colours");
+    let curve = "name: depths\ndefaults: {engine: null, rw: randread, duration: 1s}\nworkloads:\n  \
+                 qd1: {iodepth: 1}\n  qd2: {iodepth: 2}\n  qd4: {iodepth: 4}\n  qd8: {iodepth: 8}\ntimeline:\n  \
+                 - start: qd1\n  - start: qd2\n  - start: qd4\n  - start: qd8\n";
+    run(&s, curve);
+    run(&s, curve);
+    let page = s.dir.join("compare.html");
+    let out = s.run(&["compare", "1", "2", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = html.find("<svg id=\"cmp-curve-usl\"").expect("the runs' USL charts overlaid");
+    let chart = &html[at..at + html[at..].find("</svg>").unwrap()];
+    // the colour each series is drawn in, by its name
+    let colour = |name: &str| -> String {
+        let from = chart.find(&format!("data-name=\"{name}\"")).unwrap_or_else(|| panic!("no {name}: {chart}"));
+        let rest = &chart[from..];
+        let hash = rest.find('#').unwrap();
+        rest[hash..hash + 7].to_string()
+    };
+    for run in ["run 1", "run 2"] {
+        assert_eq!(colour(&format!("{run}: measured")), colour(&format!("{run}: USL fit")), "{chart}");
+    }
+    assert_ne!(colour("run 1: measured"), colour("run 2: measured"), "{chart}");
+}

@@ -102,7 +102,7 @@ fn a_sweep_stops_each_step_at_steady_state_and_stores_one_run() {
     assert_eq!(show["run"]["scenario"], "sweep-w");
     let phases = show["phases"].as_array().unwrap();
     let labels: Vec<&str> = phases.iter().map(|p| p["label"].as_str().unwrap()).collect();
-    assert_eq!(labels, vec!["w-qd1", "w-qd2", "w-qd4"]);
+    assert_eq!(labels, vec!["qd1", "qd2", "qd4"]);
     for p in phases {
         let len = p["end_t"].as_i64().unwrap() - p["start_t"].as_i64().unwrap();
         let step = p["label"].as_str().unwrap();
@@ -295,8 +295,11 @@ fn a_sweep_step_stopped_at_steady_state_is_steady_in_the_summary() {
     for p in phases {
         let step = p["workload"].as_str().unwrap();
         let stopped = stderr.contains(&format!("{step}: steady state reached"));
-        let row =
-            stdout.lines().find(|l| l.starts_with(&format!("{step}  {step}"))).unwrap_or_else(|| panic!("{stdout}"));
+        // the per-phase row: the phase, then its workload (both the step's name)
+        let row = stdout
+            .lines()
+            .find(|l| l.split_whitespace().take(2).eq([step, step]))
+            .unwrap_or_else(|| panic!("{stdout}"));
         if stopped {
             assert!(!p["steady_state"].is_null(), "{step}: {p}\n{stderr}");
             assert!(row.contains(" at "), "{row}");

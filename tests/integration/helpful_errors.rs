@@ -92,7 +92,7 @@ fn an_unknown_set_on_an_xray_scenario_lists_its_vars() {
         "{err}"
     );
     // fathom's own keys are still fathom's
-    let out = s.run(&["lint", XRAY, "--hosts", &hosts, "--set", "oltp_iops=3", "--set", "bs=8k"]);
+    let out = s.run(&["lint", XRAY, "--hosts", &hosts, "--set", "oltp_iops=30", "--set", "bs=8k"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 

@@ -2,33 +2,8 @@
 //! the pane shows is read back (`capture-pane`) while it runs and after it ends.
 
 use crate::common::Scratch;
-use std::process::Command;
+use crate::common::tmux::Tmux;
 use std::time::{Duration, Instant};
-
-/// A tmux server of the test's own (its own socket), killed when dropped.
-struct Tmux(String);
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").arg("-L").arg(&self.0).args(args).output().expect("tmux is installed");
-        String::from_utf8_lossy(&out.stdout).to_string()
-    }
-
-    /// The pane's rows: the visible screen, or with `history` everything it showed.
-    fn rows(&self, history: bool) -> Vec<String> {
-        let mut args = vec!["capture-pane", "-p", "-t", "live"];
-        if history {
-            args.extend(["-S", "-"]);
-        }
-        self.cmd(&args).lines().map(|l| l.trim_end().to_string()).collect()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.cmd(&["kill-server"]);
-    }
-}
 
 #[test]
 fn the_live_view_fits_an_80_column_terminal_and_redraws_in_place() {
@@ -53,12 +28,12 @@ fn the_live_view_fits_an_80_column_terminal_and_redraws_in_place() {
         path.display(),
         s.dir.join("results").display()
     );
-    let tmux = Tmux(format!("fathom-test-{}", std::process::id()));
+    let tmux = Tmux::new("live");
     tmux.cmd(&["new-session", "-d", "-x", "80", "-y", "24", "-s", "live", &command]);
     let started = Instant::now();
     let mut screens = Vec::new();
     loop {
-        let screen = tmux.rows(false);
+        let screen = tmux.rows("live", false);
         let done = screen.iter().any(|l| l.starts_with("FATHOM-EXIT"));
         screens.push(screen);
         if done {
@@ -67,7 +42,7 @@ fn the_live_view_fits_an_80_column_terminal_and_redraws_in_place() {
         assert!(started.elapsed() < Duration::from_secs(120), "fathom did not end: {:?}", screens.last());
         std::thread::sleep(Duration::from_millis(200));
     }
-    let history = tmux.rows(true);
+    let history = tmux.rows("live", true);
     let all = history.join("\n");
     assert!(history.iter().any(|l| l == "FATHOM-EXIT 0"), "{all}");
 

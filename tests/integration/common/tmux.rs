@@ -8,10 +8,11 @@ pub struct Tmux(String);
 
 impl Tmux {
     pub fn new(tag: &str) -> Tmux {
-        Tmux(format!("fathom-width-{tag}-{}", std::process::id()))
+        Tmux(format!("fathom-test-{tag}-{}", std::process::id()))
     }
 
-    fn cmd(&self, args: &[&str]) -> String {
+    /// Runs one tmux command on this server; its stdout.
+    pub fn cmd(&self, args: &[&str]) -> String {
         let out = Command::new("tmux").arg("-L").arg(&self.0).args(args).output().expect("tmux is installed");
         String::from_utf8_lossy(&out.stdout).to_string()
     }
@@ -33,6 +34,17 @@ impl Tmux {
             assert!(started.elapsed() < Duration::from_secs(60), "show did not end: {rows:?}");
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+impl Tmux {
+    /// The rows of pane `pane`: the visible screen, or with `history` everything it showed.
+    pub fn rows(&self, pane: &str, history: bool) -> Vec<String> {
+        let mut args = vec!["capture-pane", "-p", "-t", pane];
+        if history {
+            args.extend(["-S", "-"]);
+        }
+        self.cmd(&args).lines().map(|l| l.trim_end().to_string()).collect()
     }
 }
 
