@@ -174,6 +174,14 @@ pub struct Curve {
     pub efficiency: Vec<f64>,
 }
 
+impl Curve {
+    /// The index in `points` of the highest-concurrency point (the first of equals):
+    /// where the terminal and the report's cards quote the scaling efficiency.
+    pub fn highest(&self) -> usize {
+        (0..self.points.len()).fold(0, |top, i| if self.points[i].0 > self.points[top].0 { i } else { top })
+    }
+}
+
 pub fn analyze(
     store: &Store,
     run: i64,

@@ -21,12 +21,12 @@ pub fn charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>> {
         *per_host.entry(h.host.as_str()).or_default() += 1;
     }
     let by_node = per_host.values().any(|&n| n > 1);
+    let series = |workload: &str, host: &str| if by_node { host.to_string() } else { format!("{workload} {host}") };
     let mut lines: Lines = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for w in &placed {
         for b in store.host_bins(s.run.id, w.workload.idx, bin)? {
-            let name = if by_node { b.host.clone() } else { format!("{} {}", w.workload.name, b.host) };
-            let [ops, lat] = lines.entry(name).or_default();
+            let [ops, lat] = lines.entry(series(&w.workload.name, &b.host)).or_default();
             *ops.entry(b.t).or_default() += b.ops as f64 / bin as f64;
             if b.p99_us.is_finite() {
                 let worst = lat.entry(b.t).or_default();
@@ -35,7 +35,7 @@ pub fn charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>> {
         }
         // in the order of the per-host table
         for h in &w.hosts {
-            let name = if by_node { h.host.clone() } else { format!("{} {}", w.workload.name, h.host) };
+            let name = series(&w.workload.name, &h.host);
             if !order.contains(&name) {
                 order.push(name);
             }

@@ -204,7 +204,7 @@ impl Report {
         let s = &self.summary;
         let Some(c) = &s.analysis.curve else { return };
         let label = |i: usize| s.phases.get(i).map(|p| p.phase.label.clone()).unwrap_or_default();
-        let top = (0..c.points.len()).fold(0, |t, i| if c.points[i].0 > c.points[t].0 { i } else { t });
+        let top = c.highest();
         let unit = c.unit.label();
         let here = c.points[c.you_are_here].1;
         let _ = write!(
@@ -239,10 +239,10 @@ impl Report {
         if !results.is_empty() {
             table::html::table(&results, h);
         }
-        for t in [workloads::open_loop(s), workloads::network(s), workloads::hosts(s), workloads::fidelity(s)] {
-            table::html::render(&t, h);
+        let more = [workloads::open_loop(s), workloads::network(s), workloads::hosts(s), workloads::fidelity(s)];
+        for t in more.iter().chain([&workloads::checked(s)]) {
+            table::html::render(t, h);
         }
-        table::html::render(&workloads::checked(s), h);
         h.push_str("</section>\n");
     }
 

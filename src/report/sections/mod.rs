@@ -66,8 +66,7 @@ pub fn curve(s: &RunSummary) -> Vec<String> {
         "you are here (the lowest concurrency, what a one-point test reports): {}",
         rate_in(c.points[c.you_are_here].1, c.unit)
     ));
-    let (last, top) = (c.points.len() - 1, c.points.iter().map(|p| p.0).fold(0.0, f64::max));
-    let at_top = c.points.iter().position(|p| p.0 == top).unwrap_or(last);
+    let at_top = c.highest();
     found.push(format!(
         "at the highest concurrency ({}): {}, scaling efficiency {:.2} (1 = perfect)",
         label(at_top),
