@@ -38,6 +38,12 @@ impl Interval {
     fn overlaps(&self, other: &Interval) -> bool {
         self.low <= other.high && other.low <= self.high
     }
+
+    /// How far apart the means of two intervals may be and still overlap, the sum of
+    /// their half-widths: the noise a difference has to exceed to be called a change.
+    pub fn margin(&self, other: &Interval) -> f64 {
+        (self.high - self.low + other.high - other.low) / 2.0
+    }
 }
 
 /// A figure of a later run against the same figure of the first.

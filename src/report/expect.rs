@@ -3,47 +3,92 @@
 //! relative one against the same metric in another phase or of another workload. The
 //! verdicts together make the run's one-line answer to its scenario's `question`.
 
+use crate::analysis::noise::{Change, Interval};
 use crate::error::Result;
 use crate::metrics::summary::Throughput;
 use crate::metrics::{Op, OpStats};
-use crate::scenario::expect::{self, Expectation, Metric, Reference};
+use crate::scenario::expect::{self, Cmp, Expectation, Metric, Reference};
 use crate::store::read::StoredWorkload;
 use crate::store::{ExpectationRow, PhaseRow, Store, WorkloadRow};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Evaluates every expectation of run `run`; the rows say what was measured.
 pub fn check(store: &Store, run: i64, expect: &[Expectation]) -> Result<Vec<ExpectationRow>> {
     let workloads = store.workloads(run)?;
     let phases = store.phases(run)?;
-    // one workload's figure (op, metric) over the phases `during` names
-    let figure = |workload: usize, op: Option<Op>, metric: Metric, during: Option<&str>| -> Result<Option<f64>> {
-        match workloads.iter().find(|w| w.idx == workload as i64) {
-            Some(w) => measure(store, run, op, metric, w, &windows(during, w, &workloads, &phases)),
-            None => Ok(None), // never started (the run stopped early)
-        }
+    // one workload's figure (op, metric) over the phases `during` names, and with
+    // `samples` its per-second samples there
+    let figure = |workload: usize, op: Option<Op>, metric: Metric, during: Option<&str>, samples: bool| {
+        let Some(w) = workloads.iter().find(|w| w.idx == workload as i64) else {
+            return Ok((None, Vec::new())); // never started (the run stopped early)
+        };
+        let spans = windows(during, w, &workloads, &phases);
+        let seconds = if samples { per_second(store, run, op, metric, w, &spans)? } else { Vec::new() };
+        Result::Ok((measure(store, run, op, metric, w, &spans)?, seconds))
     };
     let mut rows = Vec::new();
     for e in expect {
-        let measured = figure(e.workload, e.op, e.metric, e.during.as_deref())?;
-        let reference = match &e.relative {
-            None => None,
-            Some(Reference::Phase(p)) => figure(e.workload, e.op, e.metric, Some(p))?,
-            Some(Reference::Workload { workload, op, .. }) => figure(*workload, *op, e.metric, None)?,
+        let (measured, own) = figure(e.workload, e.op, e.metric, e.during.as_deref(), e.beyond_noise)?;
+        let (reference, theirs) = match &e.relative {
+            None => (None, Vec::new()),
+            Some(Reference::Phase(p)) => figure(e.workload, e.op, e.metric, Some(p), e.beyond_noise)?,
+            Some(Reference::Workload { workload, op, .. }) => figure(*workload, *op, e.metric, None, e.beyond_noise)?,
         };
-        rows.push(judge(e, measured, reference));
+        let noise = e.beyond_noise.then(|| Noise::of(&own, &theirs, e.threshold));
+        rows.push(judge(e, measured, reference, noise));
     }
     Ok(rows)
 }
 
-/// The verdict on one expectation given its figure and, for a relative one, the figure
-/// it is compared with; nothing measured fails.
-pub fn judge(e: &Expectation, measured: Option<f64>, reference: Option<f64>) -> ExpectationRow {
-    let passed = match (&e.relative, measured, reference) {
+/// What `beyond noise` found: an expectation's per-second samples against those of
+/// its reference times its factor, by the test `fathom compare` calls a change with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    /// Better: the subject is above the scaled reference beyond the noise; Worse:
+    /// below it; Noise: within it, or too few seconds to tell.
+    pub change: Change,
+    /// The difference the noise hides, a fraction of the scaled reference's mean (the
+    /// two intervals' half-widths summed); None with under two seconds of either.
+    pub margin: Option<f64>,
+}
+
+impl Noise {
+    pub fn of(subject: &[f64], reference: &[f64], factor: f64) -> Noise {
+        let scaled: Vec<f64> = reference.iter().map(|r| r * factor).collect();
+        let margin = match (Interval::of(&scaled), Interval::of(subject)) {
+            (Some(r), Some(s)) if r.mean > 0.0 => Some(r.margin(&s) / r.mean),
+            _ => None,
+        };
+        Noise { change: Change::judge(&scaled, subject, true), margin }
+    }
+}
+
+/// The verdict on one expectation given its figure, for a relative one the figure it
+/// is compared with, and for `beyond noise` what their samples say; nothing measured
+/// fails. With `beyond noise`, the comparison must hold on the figures and the samples
+/// must differ beyond their noise in its direction: above for `>` and `>=`, below for
+/// `<` and `<=` (so `>=` reads as `>`: a tie is never beyond the noise).
+pub fn judge(e: &Expectation, measured: Option<f64>, reference: Option<f64>, noise: Option<Noise>) -> ExpectationRow {
+    let holds = match (&e.relative, measured, reference) {
         (None, Some(m), _) => e.cmp.holds(m, e.threshold),
         (Some(_), Some(m), Some(r)) => e.cmp.holds(m, e.threshold * r),
         _ => false,
     };
-    ExpectationRow { text: e.text.clone(), measured, reference: reference.filter(|_| e.relative.is_some()), passed }
+    let noise = noise.filter(|_| e.beyond_noise && measured.is_some() && reference.is_some());
+    let beyond = match (e.beyond_noise, noise) {
+        (false, _) => true,
+        (true, None) => false,
+        (true, Some(n)) => n.change == if matches!(e.cmp, Cmp::Gt | Cmp::Ge) { Change::Better } else { Change::Worse },
+    };
+    ExpectationRow {
+        text: e.text.clone(),
+        measured,
+        reference: reference.filter(|_| e.relative.is_some()),
+        passed: holds && beyond,
+        noise: noise.and_then(|n| n.margin),
+        beyond_noise: e.beyond_noise.then(|| noise.is_some_and(|n| n.change != Change::Noise)),
+    }
 }
 
 /// The seconds `[from, to)` a figure looks at: the workload's measured window, cut to
@@ -84,8 +129,7 @@ fn measure(
     for &(from, to) in spans {
         seconds += (to - from) as f64;
         for (seen, stats) in store.window(run, w.idx, from, to)? {
-            // syncs are not IOs of the mix: only counted when asked for
-            if op.is_some_and(|o| o != seen) || (op.is_none() && seen == Op::Sync) {
+            if !counted(op, seen) {
                 continue;
             }
             match &mut all {
@@ -109,6 +153,45 @@ fn measure(
             if share > 0.0 { iops / (rate * share) } else { 0.0 }
         }),
     })
+}
+
+/// Whether an op seen is one a figure of `op` counts: syncs are not IOs of the mix,
+/// only counted when asked for.
+fn counted(op: Option<Op>, seen: Op) -> bool {
+    match op {
+        Some(o) => o == seen,
+        None => seen != Op::Sync,
+    }
+}
+
+/// A rate's per-second samples of one op (or all but syncs) of `w` over `spans`, every
+/// second of them, those that moved nothing as 0: their mean is the figure [`measure`]
+/// gives. Empty for a metric that is no rate.
+fn per_second(
+    store: &Store,
+    run: i64,
+    op: Option<Op>,
+    metric: Metric,
+    w: &WorkloadRow,
+    spans: &[(i64, i64)],
+) -> Result<Vec<f64>> {
+    let rate = |ops: u64, bytes: u64| match metric {
+        Metric::Rate(unit) => Some(unit.rate(ops as f64, bytes as f64 / 1e6)),
+        Metric::MbPerS => Some(bytes as f64 / 1e6),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for &(from, to) in spans {
+        let mut seconds: BTreeMap<i64, (u64, u64)> = (from..to).map(|t| (t, (0, 0))).collect();
+        for (t, seen, ops, bytes) in store.per_second_by_op(run, w.idx, from, to)? {
+            if counted(op, seen) {
+                let s = seconds.entry(t).or_default();
+                (s.0, s.1) = (s.0 + ops, s.1 + bytes);
+            }
+        }
+        out.extend(seconds.into_values().filter_map(|(ops, bytes)| rate(ops, bytes)));
+    }
+    Ok(out)
 }
 
 /// An expectation as stored, its text parsed again with the run's workload names (any
@@ -158,7 +241,43 @@ pub fn measured_text(row: &ExpectationRow) -> String {
     if let Some(r) = row.reference {
         measured.push_str(&format!(" against {}", value(r, metric)));
     }
+    if row.beyond_noise.is_some() {
+        measured.push_str(&format!(", {}", noise_text(row)));
+    }
     measured
+}
+
+/// What `beyond noise` found, in words: `within the noise of their per-second samples
+/// (±2.1%)`.
+fn noise_text(row: &ExpectationRow) -> String {
+    match (row.beyond_noise, row.noise) {
+        (Some(beyond), Some(n)) => {
+            let side = if beyond { "beyond" } else { "within" };
+            format!("{side} the noise of their per-second samples (±{})", percent(n * 100.0))
+        }
+        (Some(_), None) => "too few seconds to tell from the noise (under 2 of one of them)".to_string(),
+        (None, _) => "the noise not judged".to_string(),
+    }
+}
+
+/// `0.4% above`, `12% below`, `level with`: a figure against what it is compared with.
+fn difference(m: f64, against: f64) -> String {
+    if against <= 0.0 || m == against {
+        return if m == against { "level with".into() } else { "above".into() };
+    }
+    let pct = (m / against - 1.0) * 100.0;
+    format!("{} {}", percent(pct.abs()), if pct > 0.0 { "above" } else { "below" })
+}
+
+/// A percentage to read at a glance: `0.42%`, `2.1%`, `12%`.
+fn percent(p: f64) -> String {
+    if p >= 10.0 {
+        format!("{p:.0}%")
+    } else if p >= 1.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
+    }
 }
 
 /// A run's answer to its scenario's question, in one line: every expectation's verdict
@@ -226,6 +345,22 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
         ),
         (None, _) => format!("{subject}{during} {} (limit {} {})", value(m, metric), e.cmp, value(e.threshold, metric)),
         (Some(_), None) => format!("{subject}{during} {}; nothing measured to compare with", value(m, metric)),
+        (Some(reference), Some(r)) if e.beyond_noise => {
+            let compared = match reference {
+                Reference::Phase(p) => format!("its own in phase {p}"),
+                Reference::Workload { name, .. } => format!("{name}'s"),
+            };
+            let scaled = if e.threshold == 1.0 { compared } else { format!("{}x {compared}", e.threshold) };
+            format!(
+                "{subject}{during} is {} {scaled}, {}, {} -> {} (limit {} {}x beyond noise)",
+                difference(m, e.threshold * r),
+                noise_text(row),
+                value(r, metric),
+                value(m, metric),
+                e.cmp,
+                e.threshold
+            )
+        }
         (Some(reference), Some(r)) => {
             let ratio = if r > 0.0 { format!("{}x", ratio(m / r)) } else { "infinitely".into() };
             let limit = format!("limit {} {}x", e.cmp, e.threshold);
@@ -314,7 +449,7 @@ mod tests {
             .filter(|e| e.metric == Metric::AchievedRate)
             .map(|e| {
                 let (m, r) = colocation_figures(e);
-                judge(e, m, r)
+                judge(e, m, r, None)
             })
             .collect();
         assert!(!rate_only.is_empty() && rate_only.iter().all(|r| r.passed));
@@ -323,7 +458,7 @@ mod tests {
             .iter()
             .map(|e| {
                 let (m, r) = colocation_figures(e);
-                judge(e, m, r)
+                judge(e, m, r, None)
             })
             .collect();
         let p99 = rows.iter().find(|r| r.text == "oltp-data.p99 during during <= 2 x before").expect("judged on p99");
@@ -346,17 +481,17 @@ mod tests {
     fn relative_expectations_scale_their_reference() {
         let index_of = |n: &str| ["qd1", "qd64"].iter().position(|w| *w == n);
         let e = expect::parse("qd64.iops >= 2 x qd1.iops", &index_of).unwrap();
-        assert!(judge(&e, Some(2000.0), Some(1000.0)).passed);
-        assert!(!judge(&e, Some(1999.0), Some(1000.0)).passed);
+        assert!(judge(&e, Some(2000.0), Some(1000.0), None).passed);
+        assert!(!judge(&e, Some(1999.0), Some(1000.0), None).passed);
         // nothing to compare with fails, as nothing measured does
-        assert!(!judge(&e, Some(2000.0), None).passed);
-        assert!(!judge(&e, None, Some(1000.0)).passed);
-        let rows = [judge(&e, Some(45_000.0), Some(1500.0))];
+        assert!(!judge(&e, Some(2000.0), None, None).passed);
+        assert!(!judge(&e, None, Some(1000.0), None).passed);
+        let rows = [judge(&e, Some(45_000.0), Some(1500.0), None)];
         let answer = Answer::of(None, &rows, &names(&["qd1", "qd64"])).unwrap();
         assert_eq!(answer.line(), "qd64 IOPS is 30x qd1's, 1,500 -> 45,000 (limit >= 2x): PASS");
         // an absolute one keeps its unit; an unjudged run has no answer
         let e = expect::parse("qd1.p99 < 5ms", &index_of).unwrap();
-        let rows = [judge(&e, Some(1.2e6), None)];
+        let rows = [judge(&e, Some(1.2e6), None, None)];
         assert_eq!(
             Answer::of(None, &rows, &names(&["qd1"])).unwrap().answer,
             "qd1 p99 1.20 ms (limit < 5.00 ms): PASS"
@@ -371,11 +506,107 @@ mod tests {
             measured,
             reference: Some(312.0),
             passed,
+            noise: None,
+            beyond_noise: None,
         };
         let answer = Answer::of(None, &[band(Some(0.97), true)], &names(&["oltp"])).unwrap();
         assert_eq!(answer.line(), "OLTP IOPS in 95% band [4,072, 4,327] IOPS for 97.0% of 312 s >= 95%: PASS");
         let text = describe(&[band(Some(0.5), false), band(None, false)]);
         assert!(text.contains("FAIL OLTP IOPS in 95% band [4,072, 4,327] IOPS >= 95%: 50.0% of 312 s"), "{text}");
         assert!(text.contains(">= 95%: no second measured"), "{text}");
+    }
+
+    /// Per-second TPS of an A side scattering by about 2%, and a B side `factor` times it.
+    fn ab(factor: f64) -> (Vec<f64>, Vec<f64>) {
+        let a = vec![1000.0, 1020.0, 980.0, 1010.0, 990.0];
+        let b = a.iter().map(|x| x * factor).collect();
+        (a, b)
+    }
+
+    fn mean(v: &[f64]) -> f64 {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    /// `text` judged on samples `b` (its subject) against `a` (its reference).
+    fn judged(text: &str, a: &[f64], b: &[f64]) -> ExpectationRow {
+        let e = expect::parse_among(text, &["a", "b"]).unwrap();
+        judge(&e, Some(mean(b)), Some(mean(a)), Some(Noise::of(b, a, e.threshold)))
+    }
+
+    #[test]
+    fn a_difference_within_the_noise_does_not_pass_and_says_so() {
+        // 0.4% more TPS, with seconds scattering by 2%: more on the figures, but no more
+        // than the same settings on both sides would give
+        let (a, b) = ab(1.004);
+        assert!(
+            judge(
+                &expect::parse_among("b.tps > 1 x a.tps", &["a", "b"]).unwrap(),
+                Some(mean(&b)),
+                Some(mean(&a)),
+                None
+            )
+            .passed
+        );
+        let row = judged("b.tps > 1 x a.tps beyond noise", &a, &b);
+        assert!(!row.passed, "{row:?}");
+        assert_eq!(row.beyond_noise, Some(false));
+        // s = 15.8 on either side, t(4) = 2.776: each half-width 1.96%, summed 3.9%
+        assert!((row.noise.unwrap() - 0.0393).abs() < 0.0005, "{row:?}");
+        let answer = Answer::of(None, std::slice::from_ref(&row), &names(&["a", "b"])).unwrap();
+        assert_eq!(
+            answer.line(),
+            "b TPS is 0.40% above a's, within the noise of their per-second samples (±3.9%), 1,000 -> 1,004 \
+             (limit > 1x beyond noise): FAIL"
+        );
+        let text = describe(&[row]);
+        assert!(text.contains("FAIL b.tps > 1 x a.tps beyond noise: 1,004 against 1,000, within the noise"), "{text}");
+    }
+
+    #[test]
+    fn a_difference_beyond_the_noise_passes_in_its_direction() {
+        let (a, b) = ab(1.1);
+        let row = judged("b.tps > 1 x a.tps beyond noise", &a, &b);
+        assert!(row.passed && row.beyond_noise == Some(true), "{row:?}");
+        let answer = Answer::of(None, &[row], &names(&["a", "b"])).unwrap();
+        assert!(
+            answer.line().starts_with("b TPS is 10% above a's, beyond the noise of their per-second samples (±4.1%)"),
+            "{}",
+            answer.line()
+        );
+        // `>=` needs the same: a tie is never beyond the noise
+        assert!(judged("b.tps >= 1 x a.tps beyond noise", &a, &b).passed);
+        assert!(!judged("b.tps >= 1 x a.tps beyond noise", &a, &a).passed);
+        // the other direction: b above a beyond the noise fails `<`, a below b passes it
+        let row = judged("b.tps < 1 x a.tps beyond noise", &a, &b);
+        assert!(!row.passed && row.beyond_noise == Some(true), "{row:?}");
+        assert!(judged("b.tps < 1 x a.tps beyond noise", &b, &a).passed);
+        assert!(judged("b.tps <= 1 x a.tps beyond noise", &b, &a).passed);
+        assert!(!judged("b.tps > 1 x a.tps beyond noise", &b, &a).passed);
+    }
+
+    #[test]
+    fn beyond_noise_scales_the_reference_by_its_factor() {
+        // twice and a bit on the figures: within the noise of twice a
+        let (a, b) = ab(2.01);
+        let row = judged("b.tps >= 2 x a.tps beyond noise", &a, &b);
+        assert!(!row.passed && row.beyond_noise == Some(false), "{row:?}");
+        let (a, b) = ab(2.5);
+        let row = judged("b.tps >= 2 x a.tps beyond noise", &a, &b);
+        assert!(row.passed, "{row:?}");
+        let line = Answer::of(None, &[row], &names(&["a", "b"])).unwrap().line();
+        assert!(line.starts_with("b TPS is 25% above 2x a's, beyond the noise"), "{line}");
+    }
+
+    #[test]
+    fn too_few_seconds_cannot_pass_beyond_the_noise() {
+        // a doubling measured for one second of each
+        let row = judged("b.tps > 1 x a.tps beyond noise", &[1000.0], &[2000.0]);
+        assert!(!row.passed && row.noise.is_none() && row.beyond_noise == Some(false), "{row:?}");
+        let line = Answer::of(None, &[row], &names(&["a", "b"])).unwrap().line();
+        assert!(line.contains("is 100% above a's, too few seconds to tell from the noise"), "{line}");
+        // nothing measured on one side fails, as without the qualifier
+        let e = expect::parse_among("b.tps > 1 x a.tps beyond noise", &["a", "b"]).unwrap();
+        let row = judge(&e, Some(2000.0), None, Some(Noise::of(&[2000.0, 2001.0], &[], 1.0)));
+        assert!(!row.passed, "{row:?}");
     }
 }

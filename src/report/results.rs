@@ -77,6 +77,8 @@ pub fn band_rows(results: &[ResultSeries]) -> Vec<ExpectationRow> {
                 measured: b.inside,
                 reference: Some(b.seconds as f64),
                 passed: b.passed,
+                noise: None,
+                beyond_noise: None,
             })
         })
         .collect()

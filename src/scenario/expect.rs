@@ -5,6 +5,12 @@
 //! `oltp.p99 during dss <= 2 x before` (the same workload in another phase) or
 //! `qd64.iops >= 2 x qd1.iops` (another workload), because a study's question is often
 //! "did it hold up against itself", which no absolute threshold can say for every machine.
+//!
+//! A relative expectation on a rate may end in `beyond noise` (`b.tps > 1 x a.tps beyond
+//! noise`): it then holds only when the difference also exceeds the noise of the two
+//! figures' per-second samples, by the test `fathom compare` calls a change with (see
+//! [`crate::analysis::noise`]). Without it, an A/B "passes" on a difference of 0.2% that
+//! two runs of the same thing show every time.
 
 use crate::error::{Error, Result};
 use crate::metrics::Op;
@@ -95,6 +101,9 @@ pub struct Expectation {
     pub during: Option<String>,
     /// Set for the relative form (`<= 2 x before`).
     pub relative: Option<Reference>,
+    /// `beyond noise`: the comparison must also hold beyond the noise of the per-second
+    /// samples of both figures (rates of the relative form only).
+    pub beyond_noise: bool,
 }
 
 impl fmt::Display for Expectation {
@@ -105,6 +114,13 @@ impl fmt::Display for Expectation {
 
 const EXAMPLE: &str =
     "e.g. `oltp.read.iops >= 3900 during dss`, `oltp.write.p99 < 5ms` or `oltp.p99 during dss <= 2 x before`";
+
+/// The qualifier's words, last in an expectation.
+pub const BEYOND_NOISE: [&str; 2] = ["beyond", "noise"];
+
+/// What the qualifier is written as and on what, for its errors.
+const BEYOND_FORM: &str = "`beyond noise` ends a relative expectation on a rate, \
+     WORKLOAD[.OP].METRIC [during PHASE] CMP FACTOR x REF beyond noise (e.g. `b.tps > 1 x a.tps beyond noise`)";
 
 /// Parses one expectation; `index_of` resolves workload names.
 pub fn parse(text: &str, index_of: &dyn Fn(&str) -> Option<usize>) -> Result<Expectation> {
@@ -127,10 +143,11 @@ fn parse_named(text: &str, names: &Lookup) -> Result<Expectation> {
     let form = || {
         Error::input(format!(
             "`{text}` is not WORKLOAD[.OP].METRIC CMP VALUE [during PHASE] or WORKLOAD[.OP].METRIC [during PHASE] \
-             CMP FACTOR x REF ({EXAMPLE})"
+             CMP FACTOR x REF [beyond noise] ({EXAMPLE})"
         ))
     };
     let mut words = words(text)?;
+    let beyond_noise = beyond_noise(text, &mut words)?;
     // `during PHASE` right after the subject or at the end
     let at = if words.get(1).is_some_and(|w| w == "during") {
         Some(1)
@@ -147,6 +164,8 @@ fn parse_named(text: &str, names: &Lookup) -> Result<Expectation> {
         [s, c, v] => (*s, *c, *v, None),
         [s, c, f, "x", r] => (*s, *c, *f, Some(*r)),
         [s, c, f, r] if f.len() > 1 && f.ends_with('x') => (*s, *c, &f[..f.len() - 1], Some(*r)),
+        // a misspelt qualifier is named as such, not as a malformed expectation
+        _ if w.contains(&BEYOND_NOISE[0]) => return Err(Error::input(format!("`{text}`: {BEYOND_FORM}"))),
         _ => return Err(form()),
     };
     let cmp = match cmp {
@@ -182,7 +201,56 @@ fn parse_named(text: &str, names: &Lookup) -> Result<Expectation> {
             "`{value}` is not a threshold: expected a finite number, 0 or more ({EXAMPLE})"
         )));
     }
-    Ok(Expectation { text: text.to_string(), name, workload, op, metric, cmp, threshold, during, relative })
+    if beyond_noise {
+        noise_judges(text, subject, metric, relative.is_some())?;
+    }
+    Ok(Expectation {
+        text: text.to_string(),
+        name,
+        workload,
+        op,
+        metric,
+        cmp,
+        threshold,
+        during,
+        relative,
+        beyond_noise,
+    })
+}
+
+/// Takes `beyond noise` off the end of `words`: whether it was there. `beyond` followed
+/// by anything else at the end is that qualifier misspelt (no valid expectation ends so).
+fn beyond_noise(text: &str, words: &mut Vec<String>) -> Result<bool> {
+    let n = words.len();
+    if n < 2 || words[n - 2] != BEYOND_NOISE[0] {
+        return Ok(false);
+    }
+    if words[n - 1] != BEYOND_NOISE[1] {
+        return Err(Error::input(format!("`{text}`: `beyond {}` is not a qualifier: {BEYOND_FORM}", words[n - 1])));
+    }
+    words.truncate(n - 2);
+    Ok(true)
+}
+
+/// Whether `beyond noise` can judge `metric`: the test compares the means of per-second
+/// samples, and only a rate's figure over a window is the mean of its seconds' figures.
+/// A second's p99 is no sample of the window's p99 (nor is a second's mean latency,
+/// weighted by that second's ops, one of the window's mean), so latency is refused
+/// rather than judged by a test that does not describe it.
+fn noise_judges(text: &str, subject: &str, metric: Metric, relative: bool) -> Result<()> {
+    if !relative {
+        return Err(Error::input(format!(
+            "`{text}`: `beyond noise` compares the per-second samples of two figures, and a fixed threshold has none: \
+             {BEYOND_FORM}"
+        )));
+    }
+    match metric {
+        Metric::Rate(_) | Metric::MbPerS => Ok(()),
+        _ => Err(Error::input(format!(
+            "`{text}`: `beyond noise` judges rates, whose figure is the mean of their per-second samples (iops, tps, \
+             gbit_per_s, mb_per_s); `{subject}` is not one: {BEYOND_FORM}"
+        ))),
+    }
 }
 
 /// The words of an expectation; `"..."` keeps a phase label with spaces (`"vm x6"`) one word.
@@ -371,5 +439,41 @@ mod tests {
         assert_eq!((e.name.as_str(), e.workload, e.op), ("zipf-1.2", 1, Some(Op::Read)));
         // a factor has no unit, whatever the metric
         assert!(parse_among("oltp.p99 <= 2ms x before", NAMES).is_err());
+    }
+
+    #[test]
+    fn beyond_noise_qualifies_a_relative_expectation_on_a_rate() {
+        let e = parse_among("dss.tps > 1 x oltp.tps beyond noise", NAMES).unwrap();
+        assert!(e.beyond_noise);
+        assert_eq!((e.workload, e.cmp, e.threshold), (1, Cmp::Gt, 1.0));
+        assert_eq!(e.relative, Some(Reference::Workload { name: "oltp".into(), workload: 0, op: None }));
+        // with `during` before or after the comparison, on another phase, in MB/s
+        let e = parse_among("oltp.read.iops <= 0.9x before during dss beyond noise", NAMES).unwrap();
+        assert!(e.beyond_noise && e.during.as_deref() == Some("dss"));
+        assert_eq!(e.relative, Some(Reference::Phase("before".into())));
+        assert!(parse_among("oltp.mb_per_s during dss < 1 x before beyond noise", NAMES).unwrap().beyond_noise);
+        // without it, nothing changes; a phase may still be named `beyond`
+        assert!(!parse_among("dss.tps > 1 x oltp.tps", NAMES).unwrap().beyond_noise);
+        let e = parse_among("oltp.iops >= 1 x beyond", NAMES).unwrap();
+        assert_eq!((e.beyond_noise, e.relative), (false, Some(Reference::Phase("beyond".into()))));
+    }
+
+    #[test]
+    fn beyond_noise_refuses_what_it_cannot_judge() {
+        for (text, says) in [
+            ("oltp.iops > 3900 beyond noise", "a fixed threshold has none"),
+            ("oltp.p99 <= 2 x before beyond noise", "`oltp.p99` is not one"),
+            ("oltp.mean <= 1 x dss.mean beyond noise", "judges rates"),
+            ("dss.achieved_rate >= 1 x before beyond noise", "judges rates"),
+            ("dss.tps > 1 x oltp.tps beyond the noise", "`beyond noise` ends a relative expectation"),
+            ("dss.tps > 1 x oltp.tps beyond doubt", "`beyond doubt` is not a qualifier"),
+            ("dss.tps > 1 x oltp.tps noise", "is not WORKLOAD"),
+        ] {
+            let e = parse_among(text, NAMES).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        // each says how it is written
+        let e = parse_among("oltp.p99 <= 2 x before beyond noise", NAMES).unwrap_err().to_string();
+        assert!(e.contains("e.g. `b.tps > 1 x a.tps beyond noise`"), "{e}");
     }
 }

@@ -49,6 +49,14 @@ pub struct ExpectationRow {
     /// For a result view's band (`measured` the share of seconds inside), the seconds judged.
     pub reference: Option<f64>,
     pub passed: bool,
+    /// For `beyond noise`: the difference from the reference (times its factor) the
+    /// per-second samples' noise hides, as a fraction of it (0.021: ±2.1%); None when
+    /// not asked, or with too few seconds to tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise: Option<f64>,
+    /// For `beyond noise`: whether the difference exceeded that noise; None when not asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beyond_noise: Option<bool>,
 }
 
 impl Store {
@@ -127,18 +135,27 @@ impl Store {
 
     pub fn add_expectation(&self, run: i64, idx: usize, e: &ExpectationRow) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO expectations (run_id, idx, text, measured, reference, passed) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![run, idx as i64, redact(&e.text), e.measured, e.reference, e.passed],
+            "INSERT INTO expectations (run_id, idx, text, measured, reference, passed, noise, beyond_noise)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![run, idx as i64, redact(&e.text), e.measured, e.reference, e.passed, e.noise, e.beyond_noise],
         )?;
         Ok(())
     }
 
     pub fn expectations(&self, run: i64) -> Result<Vec<ExpectationRow>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT text, measured, reference, passed FROM expectations WHERE run_id = ?1 ORDER BY idx")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT text, measured, reference, passed, noise, beyond_noise FROM expectations
+                 WHERE run_id = ?1 ORDER BY idx",
+        )?;
         let rows = stmt.query_map([run], |r| {
-            Ok(ExpectationRow { text: r.get(0)?, measured: r.get(1)?, reference: r.get(2)?, passed: r.get(3)? })
+            Ok(ExpectationRow {
+                text: r.get(0)?,
+                measured: r.get(1)?,
+                reference: r.get(2)?,
+                passed: r.get(3)?,
+                noise: r.get(4)?,
+                beyond_noise: r.get(5)?,
+            })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }

@@ -329,6 +329,25 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
+    /// Per second of `[from, to)` and op, what a workload moved: the second, the op, its
+    /// ops and bytes, summed over its workers. Seconds without IO are absent. The
+    /// samples a rate's noise is judged by, for any op (what [`Store::per_second`]
+    /// sums, syncs apart, and bytes).
+    pub fn per_second_by_op(&self, run: i64, workload: i64, from: i64, to: i64) -> Result<Vec<(i64, Op, u64, u64)>> {
+        let ops = self.ops_of(run)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t, op, sum(ops), sum(bytes) FROM samples
+             WHERE run_id = ?1 AND workload_idx = ?2 AND t >= ?3 AND t < ?4 GROUP BY t, op ORDER BY t",
+        )?;
+        let mut rows = stmt.query(params![run, workload, from, to])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let op = op_of(&ops, r.get(1)?)?;
+            out.push((r.get::<_, i64>(0)?, op, r.get::<_, i64>(2)? as u64, r.get::<_, i64>(3)? as u64));
+        }
+        Ok(out)
+    }
+
     /// Per op, everything a workload measured in seconds `[from, to)`: counters summed
     /// over its workers, histograms merged.
     pub fn window(&self, run: i64, workload: i64, from: i64, to: i64) -> Result<BTreeMap<Op, OpStats>> {

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
 /// `observations`, 5 `processes`, 6 `phase_workloads`, 7 `host_histograms` and
 /// `expectations.reference`, 8 `runs.time_scale`, 9 `runs.resolved_text` and `runs.vars`,
-/// 10 `ops`; an older store gains the tables and columns when opened.
-const VERSION: i64 = 10;
+/// 10 `ops`, 11 `expectations.noise` and `expectations.beyond_noise`; an older store
+/// gains the tables and columns when opened.
+const VERSION: i64 = 11;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -165,6 +166,8 @@ CREATE TABLE IF NOT EXISTS expectations (
     measured  REAL,
     reference REAL,                    -- a relative expectation's figure to compare with
     passed    INTEGER NOT NULL,
+    noise     REAL,                    -- `beyond noise`: the difference to exceed, a fraction of the reference
+    beyond_noise INTEGER,              -- `beyond noise`: whether the difference exceeded it
     PRIMARY KEY (run_id, idx)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS observations (
@@ -196,8 +199,10 @@ CREATE TABLE IF NOT EXISTS warnings (
 
 /// Columns added to a table after it first existed: `CREATE TABLE IF NOT EXISTS` leaves
 /// an older store's table as it was, so these are added to it on opening.
-const ADDED_COLUMNS: [(&str, &str, &str); 4] = [
+const ADDED_COLUMNS: [(&str, &str, &str); 6] = [
     ("expectations", "reference", "REAL"),
+    ("expectations", "noise", "REAL"),
+    ("expectations", "beyond_noise", "INTEGER"),
     ("runs", "time_scale", "REAL"),
     ("runs", "resolved_text", "TEXT"),
     ("runs", "vars", "TEXT"),
