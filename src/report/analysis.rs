@@ -7,6 +7,7 @@ use super::measured::{PhaseSummary, WorkloadSummary};
 use super::views::{self, InterferenceRow, Sweep};
 use crate::analysis::interference::{self, Change, Figures};
 use crate::analysis::knee::{self, CurvePoint, Knee};
+use crate::analysis::noise;
 use crate::analysis::steady_state::{self, Steady};
 use crate::analysis::usl::{self, Point, Usl};
 use crate::error::Result;
@@ -48,6 +49,47 @@ pub struct Compared {
     pub figures: Figures,
     pub baseline_figures: Figures,
     pub change: Change,
+    /// Each change judged as `fathom compare` judges a run against another: better or
+    /// worse only beyond the noise of the two workloads' per-bin samples, else `~`.
+    pub verdict: Verdicts,
+}
+
+/// [`Compared`]'s figures judged against the noise, named as [`Figures`]' are.
+#[derive(Debug, Serialize)]
+pub struct Verdicts {
+    pub iops: noise::Change,
+    pub p50_us: noise::Change,
+    pub p99_us: noise::Change,
+}
+
+/// A workload's per-bin samples over its measured window, as `fathom compare` takes
+/// them (whole bins of the report's width): its rate over every op but syncs, and the
+/// latency of its busiest op, the ops [`Figures`] are of.
+struct Samples {
+    iops: Vec<f64>,
+    p50_us: Vec<f64>,
+    p99_us: Vec<f64>,
+}
+
+impl Samples {
+    fn of(store: &Store, run: i64, w: &WorkloadSummary, bin: i64) -> Result<Samples> {
+        let (from, to) = w.workload.measured_window();
+        let scan = store.windows(run, w.workload.idx, &[(from as i64, to.ceil() as i64)], Some(bin))?;
+        let busiest = w.ops.iter().filter(|o| o.op != "sync").max_by_key(|o| o.ops).map(|o| o.op);
+        let whole: Vec<_> = scan.bins.iter().filter(|b| b.t as f64 >= from && (b.t + bin) as f64 <= to).collect();
+        let mut ops: std::collections::BTreeMap<i64, u64> = Default::default();
+        for b in whole.iter().filter(|b| b.op.as_str() != "sync") {
+            *ops.entry(b.t).or_default() += b.ops;
+        }
+        let latency = |f: fn(&crate::store::Bin) -> f64| -> Vec<f64> {
+            whole.iter().filter(|b| Some(b.op.as_str()) == busiest).map(|b| f(b)).filter(|v| v.is_finite()).collect()
+        };
+        Ok(Samples {
+            iops: ops.into_values().map(|n| n as f64 / bin as f64).collect(),
+            p50_us: latency(|b| b.p50_us),
+            p99_us: latency(|b| b.p99_us),
+        })
+    }
 }
 
 /// The workloads a run's scenario names in `compare:` (runs stored before the key
@@ -87,20 +129,29 @@ fn figures_of(w: &WorkloadSummary) -> Option<Figures> {
     Figures::of(&w.ops, w.workload.rate_iops)
 }
 
-fn compared(workloads: &[WorkloadSummary], names: &[String]) -> Vec<Compared> {
+fn compared(store: &Store, run: i64, workloads: &[WorkloadSummary], names: &[String]) -> Result<Vec<Compared>> {
     let find = |name: &str| workloads.iter().find(|w| w.workload.name == name).and_then(|w| Some((w, figures_of(w)?)));
-    let Some((base, base_figures)) = names.first().and_then(|n| find(n)) else { return Vec::new() };
-    names[1..]
-        .iter()
-        .filter_map(|n| find(n))
-        .map(|(w, figures)| Compared {
+    let Some((base, base_figures)) = names.first().and_then(|n| find(n)) else { return Ok(Vec::new()) };
+    // the bins `fathom compare` would judge this run in
+    let bin = super::run_charts::bin_for(workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0));
+    let before = Samples::of(store, run, base, bin)?;
+    let mut out = Vec::new();
+    for (w, figures) in names[1..].iter().filter_map(|n| find(n)) {
+        let after = Samples::of(store, run, w, bin)?;
+        out.push(Compared {
             workload: w.workload.name.clone(),
             baseline: base.workload.name.clone(),
             figures,
             baseline_figures: base_figures,
             change: interference::change(&base_figures, &figures),
-        })
-        .collect()
+            verdict: Verdicts {
+                iops: noise::Change::judge(&before.iops, &after.iops, true),
+                p50_us: noise::Change::judge(&before.p50_us, &after.p50_us, false),
+                p99_us: noise::Change::judge(&before.p99_us, &after.p99_us, false),
+            },
+        });
+    }
+    Ok(out)
 }
 
 /// Little's law for one workload: the concurrency it was configured for (closed loop)
@@ -246,7 +297,7 @@ pub fn analyze(
         curve_reason,
         sweep,
         interference,
-        compared: compared(workloads, compare),
+        compared: compared(store, run, workloads, compare)?,
     })
 }
 

@@ -1,6 +1,7 @@
 //! The tables of what the analysis and the timeline found: workloads compared, Little's
 //! law, the timeline's events, what the observers saw, and the run list.
 
+use crate::analysis::noise::Change;
 use crate::metrics::summary::Throughput;
 use crate::report::format::{count, latency_us, rate_in, seconds, sig3};
 use crate::report::summary::RunSummary;
@@ -18,18 +19,21 @@ pub fn compared(s: &RunSummary) -> Table {
         Column::figure("p50").metric("p50_us"),
         Column::figure("p99").metric("p99_us"),
     ];
-    let mut t = Table::new("compared", "compared", columns).note("the scenario's `compare:`, each against the first");
+    let mut t = Table::new("compared", "compared", columns).note(
+        "the scenario's `compare:`, each against the first: better or worse only where the 95% confidence intervals \
+         of the mean of each one's per-second samples do not overlap (as `fathom compare` judges), ~ within that noise",
+    );
     for c in &s.analysis.compared {
-        let (f, b, ch) = (&c.figures, &c.baseline_figures, &c.change);
-        let pair = |a: f64, z: f64, show: &dyn Fn(f64) -> String, pct: f64| {
-            Cell::change(a, z, format!("{} -> {} ({pct:+.1}%)", show(a), show(z)))
+        let (f, b, ch, v) = (&c.figures, &c.baseline_figures, &c.change, &c.verdict);
+        let pair = |a: f64, z: f64, show: &dyn Fn(f64) -> String, pct: f64, verdict: Change| {
+            Cell::change(a, z, format!("{} -> {} ({pct:+.1}% {})", show(a), show(z), verdict.as_str()))
         };
         let cells = vec![
             c.workload.as_str().into(),
             c.baseline.as_str().into(),
-            pair(b.iops, f.iops, &count, ch.iops_percent),
-            pair(b.p50_us, f.p50_us, &latency_us, ch.p50_percent),
-            pair(b.p99_us, f.p99_us, &latency_us, ch.p99_percent),
+            pair(b.iops, f.iops, &count, ch.iops_percent, v.iops),
+            pair(b.p50_us, f.p50_us, &latency_us, ch.p50_percent, v.p50_us),
+            pair(b.p99_us, f.p99_us, &latency_us, ch.p99_percent, v.p99_us),
         ];
         t.push(Row::new(cells).key("workload", &c.workload));
     }
