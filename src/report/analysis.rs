@@ -133,7 +133,7 @@ fn compared(store: &Store, run: i64, workloads: &[WorkloadSummary], names: &[Str
     let find = |name: &str| workloads.iter().find(|w| w.workload.name == name).and_then(|w| Some((w, figures_of(w)?)));
     let Some((base, base_figures)) = names.first().and_then(|n| find(n)) else { return Ok(Vec::new()) };
     // the bins `fathom compare` would judge this run in
-    let bin = super::run_charts::bin_for(workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0));
+    let bin = super::bins::bin_for(workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0));
     let before = Samples::of(store, run, base, bin)?;
     let mut out = Vec::new();
     for (w, figures) in names[1..].iter().filter_map(|n| find(n)) {

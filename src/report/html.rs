@@ -3,9 +3,10 @@
 //! prints well. Every figure comes from the same [`RunSummary`] `fathom show` prints,
 //! so the page and the terminal never disagree.
 
+use super::bins::bin_for;
 use super::chart::{Chart, esc};
 use super::format::{count, latency_us, seconds, sig3};
-use super::run_charts::{bin_for, curves, histograms, observed_charts, time_series, timeline_decor};
+use super::run_charts::{curves, histograms, observed_charts, time_series, timeline_decor};
 use super::sections::{findings, phases, workloads};
 use super::summary::RunSummary;
 use super::table;

@@ -2,6 +2,7 @@
 //! the HTML report with its charts.
 
 pub mod analysis;
+pub mod bins;
 pub mod chart;
 pub mod compare;
 pub mod expect;

@@ -13,10 +13,6 @@ use crate::store::{Observed, Store};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
-/// Time-series charts keep at most about this many points per series: a day-long run
-/// is binned into minutes, a short one stays per second.
-const MAX_POINTS: i64 = 1500;
-
 /// The phases as shaded bands and the marks as lines, for every time-series chart.
 pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
     let end = s.workloads.iter().map(|w| w.workload.end_t).max().unwrap_or(0) as f64;
@@ -39,12 +35,6 @@ pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
         .map(|e| Mark { x: e.at_ms as f64 / 1000.0, label: e.label.clone() })
         .collect();
     (bands, marks)
-}
-
-/// The bin width in seconds that keeps a run of `span` seconds under [`MAX_POINTS`].
-pub(super) fn bin_for(span: i64) -> i64 {
-    let raw = (span + MAX_POINTS - 1) / MAX_POINTS;
-    [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600].into_iter().find(|&b| b >= raw).unwrap_or(raw)
 }
 
 /// IOPS, MB/s and latency (p50 and p99) per workload over the run, in bins of `bin` s.
@@ -344,15 +334,6 @@ fn buckets(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 mod tests {
     use super::*;
     use crate::metrics::OpStats;
-
-    #[test]
-    fn long_runs_are_binned_to_a_readable_number_of_points() {
-        assert_eq!(bin_for(60), 1);
-        assert_eq!(bin_for(1500), 1);
-        assert_eq!(bin_for(1501), 2);
-        assert_eq!(bin_for(86_400), 60);
-        assert!(86_400 / bin_for(86_400) <= MAX_POINTS);
-    }
 
     #[test]
     fn seconds_between_phases_are_not_drawn() {

@@ -21,7 +21,12 @@ fn run_builtin_with(name: &str, sets: &[&str]) -> serde_json::Value {
 /// Like [`run_builtin_with`], at time scale `scale`: a study whose steps need a few
 /// seconds each to have a figure per step.
 fn run_builtin_scaled(name: &str, scale: &str, sets: &[&str]) -> serde_json::Value {
-    let s = Scratch::new(&format!("builtin-{name}"));
+    run_builtin_in(&Scratch::new(&format!("builtin-{name}")), name, scale, sets)
+}
+
+/// Like [`run_builtin_scaled`], in scratch directory `s`, for a test that reads the run
+/// further.
+fn run_builtin_in(s: &Scratch, name: &str, scale: &str, sets: &[&str]) -> serde_json::Value {
     let mut args = vec!["run", name, "-q", "--time-scale", scale];
     for set in sets {
         args.extend(["--set", set]);
@@ -49,7 +54,7 @@ fn run_builtin_scaled(name: &str, scale: &str, sets: &[&str]) -> serde_json::Val
     assert!(line.ends_with(if failed { ": FAIL" } else { ": PASS" }), "{line}");
     let at = stdout.find(&line).unwrap_or_else(|| panic!("{line} not printed: {stdout}"));
     assert!(Some(at) < stdout.find(&format!("run {} ·", show["run"]["id"])), "{stdout}");
-    concurrency_curve_only_where_concurrency_varies(name, &s, &stdout, &show);
+    concurrency_curve_only_where_concurrency_varies(name, s, &stdout, &show);
     show
 }
 
@@ -209,7 +214,9 @@ fn commit_latency() {
 
 #[test]
 fn pgbench_ab() {
-    let show = run_builtin_scaled(
+    let s = Scratch::new("builtin-pgbench-ab");
+    let show = run_builtin_in(
+        &s,
         "pgbench-ab",
         "0.2",
         &["scale=1", "a.settings.shared_buffers=16MB", "b.settings.shared_buffers=64MB"],
@@ -225,6 +232,63 @@ fn pgbench_ab() {
     let sweep = &show["analysis"]["sweep"];
     assert_eq!(sweep["unit"], "tps", "{sweep}");
     assert_eq!(sweep["rows"][0]["values"][0], "shared_buffers=16MB", "{sweep}");
+    the_verdict_is_beyond_the_noise_of_the_runs_own_seconds(&s, &show);
+}
+
+/// pgbench-ab passes only when b's TPS is above a's beyond the noise of their
+/// per-second samples: recomputed here from the seconds the run exports (how fast
+/// either side is depends on the machine, so the verdict is checked, not assumed).
+fn the_verdict_is_beyond_the_noise_of_the_runs_own_seconds(s: &Scratch, show: &serde_json::Value) {
+    let out = s.run(&["export", "last", "--format", "json", "--samples"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    // each side's TPS in every second of its measured window, a second without rows as 0
+    let seconds = |name: &str| -> Vec<f64> {
+        let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
+        let end = w["end_t"].as_f64().unwrap().min(w["stopped_at"].as_f64().unwrap_or(f64::MAX));
+        (w["measure_t"].as_i64().unwrap()..end.floor() as i64)
+            .map(|t| {
+                let at = |r: &&serde_json::Value| r["workload"] == name && r["t"] == t && r["op"] != "sync";
+                rows.iter().filter(at).map(|r| r["ops"].as_f64().unwrap()).sum()
+            })
+            .collect()
+    };
+    let (a, b) = (seconds("a"), seconds("b"));
+    let (ia, ib) = (interval(&a), interval(&b));
+    let e = &show["expectations"][0];
+    assert_eq!(e["text"], "b.tps > 1 x a.tps beyond noise", "{e}");
+    // the figures compared are the means of those seconds
+    let near = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs().max(1.0);
+    assert!(
+        near(e["measured"].as_f64().unwrap(), ib.0) && near(e["reference"].as_f64().unwrap(), ia.0),
+        "{e} {a:?} {b:?}"
+    );
+    // beyond the noise: the 95% intervals of the two means do not overlap
+    let beyond = ib.0 - ia.0 > ia.1 + ib.1 || ia.0 - ib.0 > ia.1 + ib.1;
+    assert_eq!(e["beyond_noise"], beyond, "{e} {a:?} {b:?}");
+    assert!(near(e["noise"].as_f64().unwrap(), (ia.1 + ib.1) / ia.0), "{e} {a:?} {b:?}");
+    let passed = beyond && ib.0 > ia.0;
+    assert_eq!(e["passed"], passed, "{e} {a:?} {b:?}");
+    assert_eq!(show["answer"]["passed"], passed);
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    let said = if beyond { "beyond the noise of their per-second samples (±" } else { "within the noise" };
+    assert!(answer.contains(said), "{answer}");
+    // the compare: table judges the same seconds the same way (it leaves out a second
+    // that stored nothing, as `fathom compare` does, where the verdict counts it as 0)
+    let verdict = &show["analysis"]["compared"][0]["verdict"]["iops"];
+    if a.iter().chain(&b).all(|tps| *tps > 0.0) {
+        assert_eq!(verdict == "better", passed, "{verdict} {e}");
+    }
+}
+
+/// The mean of `v` and the half-width of its 95% confidence interval (Student's t).
+fn interval(v: &[f64]) -> (f64, f64) {
+    const T95: [f64; 10] = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
+    let n = v.len();
+    assert!((2..=T95.len() + 1).contains(&n), "{n} seconds: the test's t table has 2 to 11");
+    let mean = v.iter().sum::<f64>() / n as f64;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    (mean, T95[n - 2] * (var / n as f64).sqrt())
 }
 
 #[test]
