@@ -48,8 +48,8 @@ pub struct Noise {
     /// Better: the subject is above the scaled reference beyond the noise; Worse:
     /// below it; Noise: within it, or too few seconds to tell.
     pub change: Change,
-    /// The difference the noise hides, a fraction of the scaled reference's mean (the
-    /// two intervals' half-widths summed); None with under two seconds of either.
+    /// The difference the noise hides, in the metric's unit (the two intervals'
+    /// half-widths summed); None with under two seconds of either.
     pub margin: Option<f64>,
 }
 
@@ -57,7 +57,7 @@ impl Noise {
     pub fn of(subject: &[f64], reference: &[f64], factor: f64) -> Noise {
         let scaled: Vec<f64> = reference.iter().map(|r| r * factor).collect();
         let margin = match (Interval::of(&scaled), Interval::of(subject)) {
-            (Some(r), Some(s)) if r.mean > 0.0 => Some(r.margin(&s) / r.mean),
+            (Some(r), Some(s)) => Some(r.margin(&s)),
             _ => None,
         };
         Noise { change: Change::judge(&scaled, subject, true), margin }
@@ -233,7 +233,8 @@ pub fn measured_text(row: &ExpectationRow) -> String {
     if band(row).is_some() {
         return band_share(row);
     }
-    let metric = parsed(row, &[]).map(|e| e.metric);
+    let e = parsed(row, &[]);
+    let metric = e.as_ref().map(|e| e.metric);
     let mut measured = match row.measured {
         None => "nothing measured".to_string(),
         Some(v) => value(v, metric),
@@ -241,19 +242,24 @@ pub fn measured_text(row: &ExpectationRow) -> String {
     if let Some(r) = row.reference {
         measured.push_str(&format!(" against {}", value(r, metric)));
     }
-    if row.beyond_noise.is_some() {
-        measured.push_str(&format!(", {}", noise_text(row)));
+    if let (Some(_), Some(e)) = (row.beyond_noise, &e) {
+        measured.push_str(&format!(", {}", noise_text(row, e)));
     }
     measured
 }
 
 /// What `beyond noise` found, in words: `within the noise of their per-second samples
-/// (±2.1%)`.
-fn noise_text(row: &ExpectationRow) -> String {
+/// (±2.1%)`, in % of the reference times its factor (in the metric's unit when that is 0).
+fn noise_text(row: &ExpectationRow, e: &Expectation) -> String {
+    let scaled = row.reference.map(|r| r * e.threshold).filter(|s| *s > 0.0);
     match (row.beyond_noise, row.noise) {
         (Some(beyond), Some(n)) => {
             let side = if beyond { "beyond" } else { "within" };
-            format!("{side} the noise of their per-second samples (±{})", percent(n * 100.0))
+            let margin = match scaled {
+                Some(s) => percent(n / s * 100.0),
+                None => value(n, Some(e.metric)),
+            };
+            format!("{side} the noise of their per-second samples (±{margin})")
         }
         (Some(_), None) => "too few seconds to tell from the noise (under 2 of one of them)".to_string(),
         (None, _) => "the noise not judged".to_string(),
@@ -262,11 +268,11 @@ fn noise_text(row: &ExpectationRow) -> String {
 
 /// `0.4% above`, `12% below`, `level with`: a figure against what it is compared with.
 fn difference(m: f64, against: f64) -> String {
-    if against <= 0.0 || m == against {
-        return if m == against { "level with".into() } else { "above".into() };
+    if m == against {
+        return "level with".into();
     }
-    let pct = (m / against - 1.0) * 100.0;
-    format!("{} {}", percent(pct.abs()), if pct > 0.0 { "above" } else { "below" })
+    let side = if m > against { "above" } else { "below" };
+    if against > 0.0 { format!("{} {side}", percent((m / against - 1.0).abs() * 100.0)) } else { side.into() }
 }
 
 /// A percentage to read at a glance: `0.42%`, `2.1%`, `12%`.
@@ -354,7 +360,7 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
             format!(
                 "{subject}{during} is {} {scaled}, {}, {} -> {} (limit {} {}x beyond noise)",
                 difference(m, e.threshold * r),
-                noise_text(row),
+                noise_text(row, &e),
                 value(r, metric),
                 value(m, metric),
                 e.cmp,
@@ -551,7 +557,7 @@ mod tests {
         assert!(!row.passed, "{row:?}");
         assert_eq!(row.beyond_noise, Some(false));
         // s = 15.8 on either side, t(4) = 2.776: each half-width 1.96%, summed 3.9%
-        assert!((row.noise.unwrap() - 0.0393).abs() < 0.0005, "{row:?}");
+        assert!((row.noise.unwrap() - 39.3).abs() < 0.05, "{row:?}");
         let answer = Answer::of(None, std::slice::from_ref(&row), &names(&["a", "b"])).unwrap();
         assert_eq!(
             answer.line(),
@@ -595,6 +601,13 @@ mod tests {
         assert!(row.passed, "{row:?}");
         let line = Answer::of(None, &[row], &names(&["a", "b"])).unwrap().line();
         assert!(line.starts_with("b TPS is 25% above 2x a's, beyond the noise"), "{line}");
+        // a factor of 0 leaves no figure to take a percentage of: the noise in TPS
+        let row = judged("b.tps > 0 x a.tps beyond noise", &a, &b);
+        let line = Answer::of(None, &[row], &names(&["a", "b"])).unwrap().line();
+        assert!(
+            line.starts_with("b TPS is above 0x a's, beyond the noise of their per-second samples (±49)"),
+            "{line}"
+        );
     }
 
     #[test]

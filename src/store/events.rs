@@ -50,8 +50,8 @@ pub struct ExpectationRow {
     pub reference: Option<f64>,
     pub passed: bool,
     /// For `beyond noise`: the difference from the reference (times its factor) the
-    /// per-second samples' noise hides, as a fraction of it (0.021: ±2.1%); None when
-    /// not asked, or with too few seconds to tell.
+    /// per-second samples' noise hides, in the metric's unit; None when not asked, or
+    /// with too few seconds to tell.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise: Option<f64>,
     /// For `beyond noise`: whether the difference exceeded that noise; None when not asked.

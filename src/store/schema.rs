@@ -166,7 +166,7 @@ CREATE TABLE IF NOT EXISTS expectations (
     measured  REAL,
     reference REAL,                    -- a relative expectation's figure to compare with
     passed    INTEGER NOT NULL,
-    noise     REAL,                    -- `beyond noise`: the difference to exceed, a fraction of the reference
+    noise     REAL,                    -- `beyond noise`: the difference to exceed, in the metric's unit
     beyond_noise INTEGER,              -- `beyond noise`: whether the difference exceeded it
     PRIMARY KEY (run_id, idx)
 ) WITHOUT ROWID;

@@ -90,6 +90,56 @@ fn overlapping_workloads_make_phases_and_expectations_judge_them() {
     assert_eq!(p[0].2 - p[0].1, 1, "before is 1 s now: {p:?}");
 }
 
+/// Two open-loop readers, the second ten times the first's rate.
+const NOISE: &str = "name: noise
+defaults: {engine: null, rw: randread, bs: 4k, duration: 4s}
+workloads:
+  slow: {rate_iops: 200}
+  fast: {rate_iops: 2000}
+timeline:
+  - start: slow
+  - start: fast
+expect:
+  - slow.iops >= 1 x slow.iops beyond noise
+  - fast.read.mb_per_s > 2 x slow.read.mb_per_s beyond noise
+";
+
+#[test]
+fn beyond_noise_fails_a_difference_the_seconds_do_not_show() {
+    let s = Scratch::new("tl-noise");
+    let out = s.run(&["run", s.scenario(NOISE).to_str().unwrap()]);
+    // a workload against itself: the same seconds on both sides are never apart
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let show = s.show_json();
+    let same = &show["expectations"][0];
+    assert_eq!((same["passed"].as_bool(), same["beyond_noise"].as_bool()), (Some(false), Some(false)), "{same}");
+    assert_eq!(same["measured"], same["reference"], "{same}");
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    assert!(
+        answer.starts_with("slow IOPS is level with slow's, within the noise of their per-second samples (±"),
+        "{answer}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("FAIL slow.iops >= 1 x slow.iops beyond noise: 200 against 200, within the noise"),
+        "{stdout}"
+    );
+    // an op's MB/s: judged on its own seconds, its verdict the figures' and the noise's
+    let mb = &show["expectations"][1];
+    let (m, r) = (mb["measured"].as_f64().unwrap(), mb["reference"].as_f64().unwrap());
+    assert!(mb["noise"].as_f64().unwrap() >= 0.0, "{mb}");
+    assert_eq!(mb["passed"].as_bool(), Some(mb["beyond_noise"] == true && m > 2.0 * r), "{mb}");
+    // latency has no per-second samples whose mean is its figure: refused before running
+    let latency = s.scenario(&NOISE.replace("slow.iops >= 1 x slow.iops", "fast.p99 < 1 x slow.p99"));
+    let out = s.run(&["run", latency.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(":10: expect.0: `fast.p99 < 1 x slow.p99 beyond noise`: `beyond noise` judges rates"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_ramp_adds_a_worker_per_step_and_each_step_is_a_phase() {
     let s = Scratch::new("tl-ramp");
