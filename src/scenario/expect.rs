@@ -116,7 +116,7 @@ const EXAMPLE: &str =
     "e.g. `oltp.read.iops >= 3900 during dss`, `oltp.write.p99 < 5ms` or `oltp.p99 during dss <= 2 x before`";
 
 /// The qualifier's words, last in an expectation.
-pub const BEYOND_NOISE: [&str; 2] = ["beyond", "noise"];
+const BEYOND_NOISE: [&str; 2] = ["beyond", "noise"];
 
 /// What the qualifier is written as and on what, for its errors.
 const BEYOND_FORM: &str = "`beyond noise` ends a relative expectation on a rate, \
