@@ -13,8 +13,16 @@ const THRESHOLD: f64 = 0.8;
 /// of equals wins, so the order written decides a tie.
 pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let name = name.to_lowercase();
+    let length = name.chars().count();
     let mut best: Option<(f64, &str)> = None;
     for candidate in candidates {
+        let candidate_length = candidate.chars().count();
+        // Jaro is at most (shorter / longer + 2) / 3, so names this unlike in length can
+        // never be near: skipping them keeps a line of a million characters from taking
+        // Jaro's quadratic time
+        if (length.min(candidate_length) as f64) < 0.4 * length.max(candidate_length) as f64 {
+            continue;
+        }
         let score = strsim::jaro(&name, &candidate.to_lowercase());
         if score > THRESHOLD && best.is_none_or(|(b, _)| score > b) {
             best = Some((score, candidate));
@@ -56,6 +64,9 @@ mod tests {
         assert_eq!(nearest("zzz", ["iodepth", "bs"]), None);
         assert_eq!(nearest("no-such-scenario-here", ["quickstart", "you-are-here"]), None);
         assert_eq!(nearest("x", []), None);
+        // too unlike in length to be near, however alike the letters
+        assert_eq!(nearest(&"iodepth".repeat(3), ["iodepth"]), None);
+        assert_eq!(nearest("iodept", ["iodepth"]), Some("iodepth"));
         assert_eq!(hint("zzz", ["iodepth"]), "");
         assert_eq!(hint("iodeph", ["iodepth"]), " (did you mean `iodepth`?)");
     }

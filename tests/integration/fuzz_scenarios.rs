@@ -4,15 +4,14 @@
 //! bound per case. 64 cases keep it to seconds in a debug build; set PROPTEST_CASES to
 //! run more.
 
-use crate::common::Scratch;
+use crate::common::{Bound, Scratch, within};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How long one `fathom lint` may take: a loaded debug build lints in well under a
-/// second; the quadratic parse this guards against took 28 s.
-const PER_CASE: Duration = Duration::from_secs(10);
+/// How far one `fathom lint` may go: a debug build lints in well under a second of CPU;
+/// the quadratic parse this guards against took 28 s.
+const PER_CASE: Bound = Bound { cpu: Duration::from_secs(10), clock: Duration::from_secs(120) };
 
 /// Values a careless or hostile author puts where a number, a size or a name goes.
 const HOSTILE: &[&str] = &[
@@ -106,7 +105,7 @@ fn builtins() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Runs `fathom lint` on `text`: its exit status and stderr, or an error if it ran
+/// Runs `fathom lint` on `text`: its exit status and stderr, or an error if it went
 /// past [`PER_CASE`] (then it is killed).
 fn lint(s: &Scratch, text: &str) -> Result<(Option<i32>, String), String> {
     let path = s.dir.join("mutant.yaml");
@@ -114,25 +113,8 @@ fn lint(s: &Scratch, text: &str) -> Result<(Option<i32>, String), String> {
     // as a file, not a built-in, nothing creates the built-ins' target: lint, as run,
     // refuses a target in a directory that does not exist
     std::fs::create_dir_all(s.dir.join("fathom-data")).unwrap();
-    let (out, err) = (s.dir.join("stdout"), s.dir.join("stderr"));
-    let mut child = s
-        .fathom(&["lint", path.to_str().unwrap()])
-        .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
-        .stderr(Stdio::from(std::fs::File::create(&err).unwrap()))
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return Ok((status.code(), std::fs::read_to_string(&err).unwrap_or_default()));
-        }
-        if started.elapsed() > PER_CASE {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("still running after {PER_CASE:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let out = within(s, s.fathom(&["lint", path.to_str().unwrap()]), PER_CASE)?;
+    Ok((out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 
 #[test]

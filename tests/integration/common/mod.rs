@@ -127,18 +127,59 @@ pub fn ops<'a>(show: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::V
     w["ops"].as_array().unwrap()
 }
 
-/// Runs fathom with `args`, killed (and the test failed) past 20 s: for inputs that
-/// must be refused, not read forever (a FIFO, a device, an include that multiplies).
-pub fn bounded(s: &Scratch, args: &[&str]) -> Output {
+/// How far a bounded fathom may go before it is killed: how much CPU it may work (time
+/// on the clock would fail it on a machine busy with other tests), and how long it may
+/// wait on the clock (reading a FIFO works nothing and would wait forever).
+#[derive(Debug, Clone, Copy)]
+pub struct Bound {
+    pub cpu: std::time::Duration,
+    pub clock: std::time::Duration,
+}
+
+/// The bound of [`bounded`]: a refusal is immediate, so any of these is a hang.
+pub const REFUSED_PROMPTLY: Bound =
+    Bound { cpu: std::time::Duration::from_secs(20), clock: std::time::Duration::from_secs(60) };
+
+/// Runs `cmd` (a fathom of `s`) within `bound`: its output, or why it was killed. Its
+/// output goes to files in the scratch directory, as a full pipe would stall it.
+pub fn within(s: &Scratch, mut cmd: Command, bound: Bound) -> Result<Output, String> {
+    let (out, err) = (s.dir.join("bounded.stdout"), s.dir.join("bounded.stderr"));
+    cmd.stdout(std::fs::File::create(&out).unwrap()).stderr(std::fs::File::create(&err).unwrap());
     let started = std::time::Instant::now();
-    let mut child =
-        s.fathom(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > std::time::Duration::from_secs(20) {
-            child.kill().unwrap();
-            panic!("fathom {args:?} did not end within 20 s");
+    let mut child = cmd.spawn().unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
+        let worked = cpu_time(child.id());
+        if worked > bound.cpu || started.elapsed() > bound.clock {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("still running after {worked:?} of CPU, {:?} in all", started.elapsed()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let read = |path: &Path| std::fs::read(path).unwrap_or_default();
+    Ok(Output { status, stdout: read(&out), stderr: read(&err) })
+}
+
+/// The CPU time process `pid` has used so far (user and system), from /proc; zero once
+/// it is gone.
+fn cpu_time(pid: u32) -> std::time::Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // the fields after the command name, which may hold spaces and parentheses
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    // utime and stime, fields 14 and 15 of the line, are 12 and 13 after the name
+    let ticks: u64 = [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<u64>().ok()).sum();
+    // SAFETY: sysconf only reads a constant of the system.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    std::time::Duration::from_millis(ticks * 1000 / per_second)
+}
+
+/// Runs fathom with `args` within [`REFUSED_PROMPTLY`] (the test failed past it): for
+/// inputs that must be refused, not read forever (a FIFO, a device, an include that
+/// multiplies).
+pub fn bounded(s: &Scratch, args: &[&str]) -> Output {
+    within(s, s.fathom(args), REFUSED_PROMPTLY).unwrap_or_else(|e| panic!("fathom {args:?}: {e}"))
 }
