@@ -213,3 +213,43 @@ fn svg(u: &Usl) -> String {
     run_charts::add_usl(&mut c, u);
     c.svg()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::from_run;
+    use crate::report::summary::RunSummary;
+    use crate::store::fixture::{At, Fixture, Second};
+
+    /// A ramp of `vm` from 1 to 4 workers, one second each: every worker about 200 IOPS
+    /// (each IO taking 5 ms of think time), a little less as they contend (sigma 0.02).
+    #[test]
+    fn a_ramped_run_is_fitted_from_its_phases() {
+        let fx = Fixture::new("fit-run");
+        let scenario = "name: ramp\nworkloads:\n  vm: {target: /srv/fathom, size: 16m, rw: randread, iodepth: 1, \
+                        think_time: 5ms}\ntimeline:\n  - ramp: vm\n    every: 1s\n    until: 4\n";
+        let second = |at: At| {
+            let n = at.workers as f64;
+            let x = 200.0 * n / (1.0 + 0.02 * (n - 1.0));
+            Second::new(x.round() as u64, (n / x * 1e9) as u64)
+        };
+        let mut run = fx.run(scenario);
+        for n in 1..=4 {
+            run = run.phase(&format!("vm x{n}"), &[("vm", n)], 1, second);
+        }
+        run.finish();
+        let store = fx.store();
+        let show = serde_json::to_value(RunSummary::load(&store, "last").unwrap()).unwrap();
+        let curve = &show["analysis"]["curve"];
+        let ns: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+        assert_eq!(ns, vec![1.0, 2.0, 3.0, 4.0]);
+        let (_, usl) = from_run(&store, "last").unwrap();
+        assert!(usl.fit.is_some(), "{}", usl.reason);
+        let f = serde_json::to_value(&usl).unwrap();
+        // lambda is the throughput of one: the fit recovers what one worker measured
+        let lambda = f["lambda"]["value"].as_f64().unwrap();
+        let one = curve["points"][0][1].as_f64().unwrap();
+        assert!((lambda - 200.0).abs() < 1.0 && (lambda / one - 1.0).abs() < 0.01, "lambda {lambda}, one worker {one}");
+        assert!((f["sigma"]["value"].as_f64().unwrap() - 0.02).abs() < 0.005, "{f}");
+        assert!(f["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("only 4 points")));
+    }
+}

@@ -8,7 +8,6 @@ mod common;
 mod bounded;
 mod budget;
 mod builtins;
-mod compare;
 mod completions;
 mod curve;
 mod data_content;
