@@ -251,7 +251,21 @@ impl RunBuilder<'_> {
     fn samples(&self, w: usize, first: u32, workers: u32, t: u32, second: &Second) -> Vec<Sample> {
         let workload = &self.scenario.workloads[w];
         let io = workload.io();
-        let bs = io.map_or(0, |io| io.bs.mean() as u64);
+        // each IO's size as the split gives it (shares in percent): each size takes its
+        // share of every hundred IOs
+        let sizes: Vec<(u64, f64)> = io.map_or(vec![(0, 100.0)], |io| io.bs.sizes().collect());
+        let size_of = |i: u64| {
+            let mut below = 0.0;
+            let at = (i % 100) as f64;
+            sizes
+                .iter()
+                .find(|(_, share)| {
+                    below += share;
+                    at < below
+                })
+                .or(sizes.last())
+                .map_or(0, |s| s.0)
+        };
         let reads = io.map_or(100, |io| io.rw.read_percent(io.rwmixread)) as u64;
         let open_loop = workload.rate().is_some();
         let mut out = Vec::new();
@@ -260,8 +274,8 @@ impl RunBuilder<'_> {
             for (op, percent) in [(Op::Read, reads), (Op::Write, 100 - reads)] {
                 let mut stats = OpStats::new(open_loop);
                 for (n, latency) in [(second.ops, second.latency_ns), (second.slow, second.slow_ns)] {
-                    for _ in 0..share(n * percent / 100) {
-                        stats.record(bs, latency, latency);
+                    for i in 0..share(n * percent / 100) {
+                        stats.record(size_of(i), latency, latency);
                     }
                 }
                 if stats.ops > 0 {

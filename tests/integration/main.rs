@@ -11,7 +11,6 @@ mod builtins;
 mod completions;
 mod curve;
 mod data_content;
-mod export;
 mod fidelity;
 mod fio_driver;
 mod fio_engine_jobfile;
