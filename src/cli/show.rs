@@ -35,31 +35,42 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
 /// wrap at it on a terminal, and stay one line each when piped, for grep.
 pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool, width: usize) {
     let prose = if std::io::stdout().is_terminal() { width } else { usize::MAX };
-    let say = |line: &str| print!("{}", wrap(line, prose));
+    print!("{}", text(s, said, width, prose));
+}
+
+/// What [`print`] prints, its sentences wrapped at `prose`: a value, so that tests read
+/// what a person reads.
+pub fn text(s: &RunSummary, said: &dyn Fn(&str) -> bool, width: usize, prose: usize) -> String {
+    let mut out = String::new();
+    let say = |out: &mut String, line: &str| out.push_str(&wrap(line, prose));
     let r = &s.run;
     // the study's answer before anything else
     if let Some(a) = &s.answer {
-        say(&a.line());
+        say(&mut out, &a.line());
     }
     let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
     let scale = r.time_scale.map(|f| format!(" · {}", crate::scenario::time_scale::describe(f))).unwrap_or_default();
-    say(&format!("run {} · {} · {} · {} · {}{scale}", r.id, r.scenario, r.started_at, duration, r.status));
+    say(&mut out, &format!("run {} · {} · {} · {} · {}{scale}", r.id, r.scenario, r.started_at, duration, r.status));
     if let Some(err) = &r.error {
-        say(&format!("error: {err}"));
+        say(&mut out, &format!("error: {err}"));
     }
-    println!();
-    print!("{}", crate::report::sections::terminal(s, width));
+    out.push('\n');
+    out.push_str(&crate::report::sections::terminal(s, width));
     if !s.expectations.is_empty() {
-        println!();
-        crate::report::expect::describe(&s.expectations).lines().skip(1).for_each(say);
+        out.push('\n');
+        crate::report::expect::describe(&s.expectations).lines().skip(1).for_each(|l| say(&mut out, l));
     }
     if s.workloads.iter().any(|w| w.ops.iter().any(|o| o.unit == Throughput::Iops)) {
-        println!();
-        say("IOPS x mean = Little's law: the average number of IOs in flight. In a closed-loop workload its ops \
+        out.push('\n');
+        say(
+            &mut out,
+            "IOPS x mean = Little's law: the average number of IOs in flight. In a closed-loop workload its ops \
              together should match depth; when lower, time is lost outside the device (the generator, or queueing \
-             above it). Open-loop workloads hold only as many as the rate needs.");
+             above it). Open-loop workloads hold only as many as the rate needs.",
+        );
     }
     for w in s.warnings.iter().filter(|w| !said(&w.code)) {
-        say(&format!("warning: {}", w.message));
+        say(&mut out, &format!("warning: {}", w.message));
     }
+    out
 }
