@@ -221,9 +221,8 @@ fn svg(u: &Usl) -> String {
 #[cfg(test)]
 mod tests {
     use super::{Args, from_run};
-    use crate::report::html::Report;
+    use crate::cli::show::tests::read;
     use crate::report::summary::RunSummary;
-    use crate::report::table::text::PIPED_WIDTH;
     use crate::store::fixture::{At, Fixture, Second};
     use clap::{Args as _, Command, FromArgMatches};
 
@@ -238,16 +237,6 @@ mod tests {
         let second = |x: u64| move |_: At| Second::new(x, 1_000_000_000 / x);
         let run = fx.run(&scenario).phase("a", &[("a", 1)], 1, second(iops[0])).gap(1);
         run.phase("b", &[("b", 1)], 1, second(iops[1])).gap(1).phase("c", &[("c", 1)], 1, second(iops[2])).finish()
-    }
-
-    /// What `fathom show` prints of `run` (what `fathom run` prints at its end), its
-    /// `--json`, and the page `fathom report` writes.
-    fn read(fx: &Fixture, run: i64) -> (String, serde_json::Value, String) {
-        let store = fx.store();
-        let summary = RunSummary::load(&store, &run.to_string()).unwrap();
-        let text = super::super::show::text(&summary, &|_| false, PIPED_WIDTH, usize::MAX);
-        let html = Report::build(&store, &run.to_string()).unwrap().html();
-        (text, serde_json::to_value(&summary).unwrap(), html)
     }
 
     /// `fathom fit ARGS` on the fixture's store: its exit status and what it said
