@@ -249,6 +249,32 @@ mod tests {
         }
     }
 
+    /// A run of three phases of distinct concurrency (a three-step ramp) has a curve but
+    /// no fit, and says so in the summary, `show --json`, `fit` and the report.
+    #[test]
+    fn a_run_of_three_phases_has_no_meaningful_fit() {
+        let fx = Fixture::new("fit-three");
+        let scenario = "name: ramp3\nworkloads:\n  vm: {target: /srv/fathom, size: 16m, rw: randread, iodepth: 1, \
+                        think_time: 5ms}\ntimeline:\n  - ramp: vm\n    every: 1s\n    until: 3\n";
+        let mut run = fx.run(scenario);
+        for n in 1..=3 {
+            run = run
+                .phase(&format!("vm x{n}"), &[("vm", n)], 1, |at| Second::new(190 * u64::from(at.workers), 5_200_000));
+        }
+        let (stdout, show, html) = read(&fx, run.finish());
+        assert!(stdout.contains("USL: no meaningful fit: 3 points at 3 distinct concurrencies"), "{stdout}");
+        assert!(!stdout.contains("USL fit:") && !stdout.contains("N* ="), "{stdout}");
+        let usl = &show["analysis"]["curve"]["usl"];
+        assert_eq!(usl["verdict"], "no_fit", "{usl}");
+        assert!(usl["lambda"].is_null(), "no parameters: {usl}");
+        let (code, said) = fit(&fx, &["--run", "last"]);
+        assert_eq!(code, 2, "{said}");
+        assert!(said.contains("at least 4 distinct"), "{said}");
+        // the report's chart carries the reason, no fitted curve
+        assert!(html.contains("no meaningful fit: 3 points at 3 distinct concurrencies"), "no reason in the page");
+        assert!(!html.contains("data-name=\"USL fit\""), "a curve drawn for no fit");
+    }
+
     #[test]
     fn a_depth_sweep_has_a_curve_marked_at_its_lowest_concurrency() {
         let fx = Fixture::new("curve-depth");

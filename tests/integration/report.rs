@@ -102,16 +102,6 @@ fn a_report_renders_in_chromium_with_every_chart_and_the_figures_of_show() {
     assert!(std::fs::metadata(&png).unwrap().len() > 50_000, "the screenshot is nearly empty");
 }
 
-#[test]
-fn a_report_of_a_missing_run_is_a_clear_error() {
-    let s = Scratch::new("report-missing");
-    let scenario = s.scenario("name: one\nworkloads:\n  r: {target: TARGET, size: 16m, rw: read, duration: 1s}\n");
-    assert_eq!(s.run(&["run", scenario.to_str().unwrap(), "-q"]).status.code(), Some(0));
-    let out = s.run(&["report", "42"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("42"), "{}", text(&out));
-}
-
 /// The compare page's script runs in a browser without errors, its runs' series
 /// overlaid. What the page and `compare` say of two runs is tested in-process on a
 /// store fixture (`cli::compare`'s tests).
