@@ -213,3 +213,133 @@ fn svg(u: &Usl) -> String {
     run_charts::add_usl(&mut c, u);
     c.svg()
 }
+
+/// The concurrency curve (knee, "you are here", USL fit) of runs of a store fixture: it
+/// exists only when a run's phases are steps of one workload profile that differ only in
+/// concurrency; otherwise `show --json` says why and neither `show`, the report nor
+/// `fit` mention a curve.
+#[cfg(test)]
+mod tests {
+    use super::{Args, from_run};
+    use crate::cli::show::tests::read;
+    use crate::report::summary::RunSummary;
+    use crate::store::fixture::{At, Fixture, Second};
+    use clap::{Args as _, Command, FromArgMatches};
+
+    /// Three 1 s phases of one null-engine profile, one after the other; `step` is each
+    /// workload's own setting, `iops` what each measured.
+    fn steps(fx: &Fixture, name: &str, steps: [&str; 3], iops: [u64; 3]) -> i64 {
+        let scenario = format!(
+            "name: {name}\ndefaults: {{engine: null, rw: randread, bs: 4k, iodepth: 1, duration: 1s}}\nworkloads:\n  \
+             a: {{{}}}\n  b: {{{}}}\n  c: {{{}}}\ntimeline:\n  - start: a\n  - start: b\n  - start: c\n",
+            steps[0], steps[1], steps[2]
+        );
+        let second = |x: u64| move |_: At| Second::new(x, 1_000_000_000 / x);
+        let run = fx.run(&scenario).phase("a", &[("a", 1)], 1, second(iops[0])).gap(1);
+        run.phase("b", &[("b", 1)], 1, second(iops[1])).gap(1).phase("c", &[("c", 1)], 1, second(iops[2])).finish()
+    }
+
+    /// `fathom fit ARGS` on the fixture's store: its exit status and what it said
+    /// when it failed.
+    fn fit(fx: &Fixture, args: &[&str]) -> (i32, String) {
+        let matches = Args::augment_args(Command::new("fit")).no_binary_name(true).get_matches_from(args);
+        match super::run(Args::from_arg_matches(&matches).unwrap(), &fx.dir) {
+            Ok(code) => (code, String::new()),
+            Err(e) => (e.exit_code(), e.to_string()),
+        }
+    }
+
+    /// A run of three phases of distinct concurrency (a three-step ramp) has a curve but
+    /// no fit, and says so in the summary, `show --json`, `fit` and the report.
+    #[test]
+    fn a_run_of_three_phases_has_no_meaningful_fit() {
+        let fx = Fixture::new("fit-three");
+        let scenario = "name: ramp3\nworkloads:\n  vm: {target: /srv/fathom, size: 16m, rw: randread, iodepth: 1, \
+                        think_time: 5ms}\ntimeline:\n  - ramp: vm\n    every: 1s\n    until: 3\n";
+        let mut run = fx.run(scenario);
+        for n in 1..=3 {
+            run = run
+                .phase(&format!("vm x{n}"), &[("vm", n)], 1, |at| Second::new(190 * u64::from(at.workers), 5_200_000));
+        }
+        let (stdout, show, html) = read(&fx, run.finish());
+        assert!(stdout.contains("USL: no meaningful fit: 3 points at 3 distinct concurrencies"), "{stdout}");
+        assert!(!stdout.contains("USL fit:") && !stdout.contains("N* ="), "{stdout}");
+        let usl = &show["analysis"]["curve"]["usl"];
+        assert_eq!(usl["verdict"], "no_fit", "{usl}");
+        assert!(usl["lambda"].is_null(), "no parameters: {usl}");
+        let (code, said) = fit(&fx, &["--run", "last"]);
+        assert_eq!(code, 2, "{said}");
+        assert!(said.contains("at least 4 distinct"), "{said}");
+        // the report's chart carries the reason, no fitted curve
+        assert!(html.contains("no meaningful fit: 3 points at 3 distinct concurrencies"), "no reason in the page");
+        assert!(!html.contains("data-name=\"USL fit\""), "a curve drawn for no fit");
+    }
+
+    #[test]
+    fn a_depth_sweep_has_a_curve_marked_at_its_lowest_concurrency() {
+        let fx = Fixture::new("curve-depth");
+        // the lowest depth is not the first phase: "you are here" is the lowest concurrency
+        let run = steps(&fx, "depths", ["iodepth: 4", "iodepth: 1", "iodepth: 8"], [30_000, 10_000, 45_000]);
+        let (stdout, show, html) = read(&fx, run);
+        assert!(stdout.contains("you are here (the lowest concurrency"), "{stdout}");
+        let analysis = &show["analysis"];
+        assert!(analysis["curve_reason"].is_null(), "{analysis}");
+        let curve = &analysis["curve"];
+        let n: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+        assert_eq!(n, vec![4.0, 1.0, 8.0]);
+        assert_eq!(curve["you_are_here"], 1, "{curve}");
+        assert!(html.contains("you are here"), "no mark in the page");
+    }
+
+    #[test]
+    fn a_block_size_sweep_has_no_curve_and_says_why() {
+        let fx = Fixture::new("curve-bs");
+        let run = steps(&fx, "sizes", ["bs: 4k", "bs: 16k", "bs: 64k"], [40_000, 30_000, 20_000]);
+        let (summary, show, html) = read(&fx, run);
+        let analysis = &show["analysis"];
+        assert!(analysis["curve"].is_null(), "{analysis}");
+        assert_eq!(analysis["curve_reason"], "phases differ in block size", "{analysis}");
+        for (what, said) in [("show", summary), ("report", html)] {
+            for word in ["USL", "knee", "you are here", "You are here"] {
+                assert!(!said.contains(word), "{what} mentions {word}:\n{said}");
+            }
+        }
+        // `fit` refuses with the same reason
+        let (code, said) = fit(&fx, &["--run", "last"]);
+        assert_eq!(code, 2, "{said}");
+        assert!(said.contains("phases differ in block size"), "{said}");
+    }
+
+    /// A ramp of `vm` from 1 to 4 workers, one second each: every worker about 200 IOPS
+    /// (each IO taking 5 ms of think time), a little less as they contend (sigma 0.02).
+    #[test]
+    fn a_ramped_run_is_fitted_from_its_phases() {
+        let fx = Fixture::new("fit-run");
+        let scenario = "name: ramp\nworkloads:\n  vm: {target: /srv/fathom, size: 16m, rw: randread, iodepth: 1, \
+                        think_time: 5ms}\ntimeline:\n  - ramp: vm\n    every: 1s\n    until: 4\n";
+        let second = |at: At| {
+            let n = at.workers as f64;
+            let x = 200.0 * n / (1.0 + 0.02 * (n - 1.0));
+            Second::new(x.round() as u64, (n / x * 1e9) as u64)
+        };
+        let mut run = fx.run(scenario);
+        for n in 1..=4 {
+            run = run.phase(&format!("vm x{n}"), &[("vm", n)], 1, second);
+        }
+        run.finish();
+        let store = fx.store();
+        let show = serde_json::to_value(RunSummary::load(&store, "last").unwrap()).unwrap();
+        let curve = &show["analysis"]["curve"];
+        let ns: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+        assert_eq!(ns, vec![1.0, 2.0, 3.0, 4.0]);
+        let (_, usl) = from_run(&store, "last").unwrap();
+        assert!(usl.fit.is_some(), "{}", usl.reason);
+        let f = serde_json::to_value(&usl).unwrap();
+        // lambda is the throughput of one: the fit recovers what one worker measured
+        let lambda = f["lambda"]["value"].as_f64().unwrap();
+        let one = curve["points"][0][1].as_f64().unwrap();
+        assert!((lambda - 200.0).abs() < 1.0 && (lambda / one - 1.0).abs() < 0.01, "lambda {lambda}, one worker {one}");
+        assert!((f["sigma"]["value"].as_f64().unwrap() - 0.02).abs() < 0.005, "{f}");
+        assert!(f["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("only 4 points")));
+    }
+}

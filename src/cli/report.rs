@@ -35,3 +35,23 @@ pub fn run(args: Args, store_dir: &Path) -> Result<i32> {
     }
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Args;
+    use crate::store::fixture::{Fixture, Second};
+    use clap::{Args as _, Command, FromArgMatches};
+
+    #[test]
+    fn a_report_of_a_missing_run_is_a_clear_error() {
+        let fx = Fixture::new("report-missing");
+        let scenario = "name: one\nworkloads:\n  r: {target: /srv/fathom, size: 16m, rw: read, duration: 1s}\n";
+        fx.run(scenario).phase("r", &[("r", 1)], 1, |_| Second::new(20_000, 50_000)).finish();
+        let page = fx.dir.join("report.html").display().to_string();
+        let matches =
+            Args::augment_args(Command::new("report")).no_binary_name(true).get_matches_from(["42", "-o", &page]);
+        let err = super::run(Args::from_arg_matches(&matches).unwrap(), &fx.dir).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert!(err.to_string().contains("42"), "{err}");
+    }
+}

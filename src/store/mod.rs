@@ -20,6 +20,8 @@
 pub mod collector;
 mod connection;
 mod events;
+#[cfg(test)]
+pub mod fixture;
 mod observations;
 pub mod per_host;
 mod processes;

@@ -102,80 +102,26 @@ fn a_report_renders_in_chromium_with_every_chart_and_the_figures_of_show() {
     assert!(std::fs::metadata(&png).unwrap().len() > 50_000, "the screenshot is nearly empty");
 }
 
+/// The compare page's script runs in a browser without errors, its runs' series
+/// overlaid. What the page and `compare` say of two runs is tested in-process on a
+/// store fixture (`cli::compare`'s tests).
 #[test]
-fn a_report_of_a_missing_run_is_a_clear_error() {
-    let s = Scratch::new("report-missing");
-    let scenario = s.scenario("name: one\nworkloads:\n  r: {target: TARGET, size: 16m, rw: read, duration: 1s}\n");
-    assert_eq!(s.run(&["run", scenario.to_str().unwrap(), "-q"]).status.code(), Some(0));
-    let out = s.run(&["report", "42"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("42"), "{}", text(&out));
-}
-
-#[test]
-fn two_runs_compare_by_workload_op_and_phase() {
+fn a_compare_page_renders_in_chromium() {
     let s = Scratch::new("compare");
-    let body = "name: ab\ndefaults: {target: TARGET, size: 16m, duration: 4s}\nworkloads:\n  r: {rw: randread, bs: BS, iodepth: 4}\n";
-    let mut shows = Vec::new();
+    let body = "name: ab\nworkloads:\n  r: {engine: null, rw: randread, bs: BS, rate_iops: 200, duration: 1s}\n";
     for bs in ["4k", "64k"] {
         let scenario = s.scenario(&body.replace("BS", bs));
         assert_eq!(s.run(&["run", scenario.to_str().unwrap(), "-q"]).status.code(), Some(0));
-        shows.push(s.show_json());
     }
     let page = s.dir.join("compare.html");
-    let out = s.run(&["compare", "1", "2", "--json", "-o", page.to_str().unwrap()]);
+    let out = s.run(&["compare", "1", "2", "-o", page.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let row = |metric: &str| {
-        cmp["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["scope"] == "whole run" && r["workload"] == "r" && r["metric"] == metric)
-            .unwrap_or_else(|| panic!("no {metric} row"))
-            .clone()
-    };
-    let mbps = row("mb_per_s");
-    let (a, b) = (
-        shows[0]["workloads"][0]["ops"][0]["mb_per_s"].as_f64().unwrap(),
-        shows[1]["workloads"][0]["ops"][0]["mb_per_s"].as_f64().unwrap(),
-    );
-    assert_eq!(mbps["values"][0].as_f64().unwrap(), a);
-    assert_eq!(mbps["values"][1].as_f64().unwrap(), b);
-    assert!((mbps["change_percent"][1].as_f64().unwrap() - (b / a - 1.0) * 100.0).abs() < 1e-9);
-    // 64k reads move more bytes per second than 4k ones: better, or within the noise
-    // of the runs' seconds on a busy machine, never worse; less latency is never worse
-    let verdict = |r: &serde_json::Value| r["verdict"][1].as_str().unwrap().to_string();
-    assert!(mbps["verdict"][0].is_null(), "the first run is the baseline");
-    let expected = if b > a { "better" } else { "worse" };
-    assert!([expected, "~"].contains(&verdict(&mbps).as_str()), "{mbps}");
-    let p99 = row("p99_us");
-    let lower = p99["values"][1].as_f64() < p99["values"][0].as_f64();
-    assert!([if lower { "better" } else { "worse" }, "~"].contains(&verdict(&p99).as_str()), "{p99}");
-    // the block size differs, and is named
-    let differs = cmp["configuration"][0]["workloads"].as_array().unwrap();
-    assert!(
-        differs.iter().any(|d| d["setting"] == "block_size" && d["before"] == "4k" && d["after"] == "64k"),
-        "{differs:?}"
-    );
-
-    // the terminal table, and the page in a browser
-    let out = s.run(&["compare", "1", "2"]);
-    let table = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        table.contains("whole run") && table.contains("change") && table.contains("r: block size 4k -> 64k"),
-        "{table}"
-    );
     let dom = chromium(&page, &["--dump-dom"]);
     let html = String::from_utf8_lossy(&dom.stdout);
     let log = String::from_utf8_lossy(&dom.stderr);
     assert!(!log.contains(":CONSOLE"), "{log}");
     let ts = &html[html.find("<svg id=\"cmp-0-iops\"").expect("overlaid IOPS")..];
     assert!(ts.contains("data-name=\"run 1: r\"") && ts.contains("data-name=\"run 2: r\""));
-    assert!(html.contains("class=\"better\"") || html.contains("class=\"noise\""));
-
-    let out = s.run(&["compare", "1"]);
-    assert_eq!(out.status.code(), Some(2), "one run is nothing to compare");
 }
 
 /// The page's expectations table says each figure as the run's summary does, in its
