@@ -70,11 +70,15 @@ fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> R
                     .map_err(|e| Error::failed(format!("{}: starting iperf3 -s: {e}", w.name)))?;
                 servers._started.push(child);
                 progress(&format!("{}: iperf3 server on 127.0.0.1:{port}", w.name));
+                wait_until(stop, || loopback_listening(port))
+                    .map_err(|e| Error::failed(format!("{}: iperf3 server 127.0.0.1:{port}: {e}", w.name)))?;
                 ("127.0.0.1".to_string(), port)
             }
         };
-        wait_listening(&host, port, stop)
-            .map_err(|e| Error::failed(format!("{}: iperf3 server {host}:{port}: {e}", w.name)))?;
+        if spec.server.is_some() {
+            wait_listening(&host, port, stop)
+                .map_err(|e| Error::failed(format!("{}: iperf3 server {host}:{port}: {e}", w.name)))?;
+        }
         servers.address.insert(idx, (host, port));
     }
     Ok(servers)
@@ -90,20 +94,36 @@ fn split_host_port(server: &str) -> (String, u16) {
     }
 }
 
-/// Waits up to 5 s for `host:port` to accept a connection, unless `stop` is set.
+/// Waits up to 5 s for `host:port` to accept a connection, unless `stop` is set: for a
+/// server of the user's, which fathom sees only through the network. iperf3 takes the
+/// probe for a client that left and reopens its listener, so a server fathom started is
+/// watched without connecting ([`loopback_listening`]).
 fn wait_listening(host: &str, port: u16, stop: &AtomicBool) -> Result<()> {
-    let until = Instant::now() + Duration::from_secs(5);
     let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(|e| Error::failed(e.to_string()))?.collect();
-    loop {
-        let err = match addrs.iter().find_map(|a| TcpStream::connect_timeout(a, Duration::from_millis(500)).ok()) {
-            Some(_) => return Ok(()),
-            None => "not accepting connections",
-        };
+    wait_until(stop, || addrs.iter().any(|a| TcpStream::connect_timeout(a, Duration::from_millis(500)).is_ok()))
+}
+
+/// Waits up to 5 s for `ready`, unless `stop` is set.
+fn wait_until(stop: &AtomicBool, ready: impl Fn() -> bool) -> Result<()> {
+    let until = Instant::now() + Duration::from_secs(5);
+    while !ready() {
         if Instant::now() > until || stop.load(Ordering::Relaxed) {
-            return Err(Error::failed(err));
+            return Err(Error::failed("not accepting connections"));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    Ok(())
+}
+
+/// Whether a socket of this machine listens on 127.0.0.1:`port`, from /proc/net/tcp
+/// (`0100007F:PORT` in hex, state `0A`).
+fn loopback_listening(port: u16) -> bool {
+    let local = format!("0100007F:{port:04X}");
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"0A")
+    })
 }
 
 /// A line of iperf3's text output (`-f k`: bitrates in whole Kbit/s) fathom reads. The
@@ -410,5 +430,14 @@ mod tests {
         assert_eq!(split_host_port("10.0.0.2"), ("10.0.0.2".to_string(), 5201));
         assert_eq!(split_host_port("10.0.0.2:5300"), ("10.0.0.2".to_string(), 5300));
         assert_eq!(split_host_port("[::1]:5300"), ("::1".to_string(), 5300));
+    }
+
+    #[test]
+    fn a_loopback_listener_is_seen_without_connecting_to_it() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        assert!(loopback_listening(port));
+        drop(listener);
+        assert!(!loopback_listening(port));
     }
 }
