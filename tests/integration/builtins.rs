@@ -21,13 +21,14 @@ fn run_builtin_with(name: &str, sets: &[&str]) -> serde_json::Value {
 /// Like [`run_builtin_with`], at time scale `scale`: a study whose steps need a few
 /// seconds each to have a figure per step.
 fn run_builtin_scaled(name: &str, scale: &str, sets: &[&str]) -> serde_json::Value {
-    run_builtin_in(&Scratch::new(&format!("builtin-{name}")), name, scale, sets)
+    run_builtin_in(&Scratch::new(&format!("builtin-{name}")), name, Some(scale), sets)
 }
 
 /// Like [`run_builtin_scaled`], in scratch directory `s`, for a test that reads the run
-/// further.
-fn run_builtin_in(s: &Scratch, name: &str, scale: &str, sets: &[&str]) -> serde_json::Value {
-    let mut args = vec!["run", name, "-q", "--time-scale", scale];
+/// further; at full length without a `scale`.
+fn run_builtin_in(s: &Scratch, name: &str, scale: Option<&str>, sets: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", name, "-q"];
+    args.extend(scale.iter().flat_map(|scale| ["--time-scale", scale]));
     for set in sets {
         args.extend(["--set", set]);
     }
@@ -89,6 +90,20 @@ fn concurrency_curve_only_where_concurrency_varies(name: &str, s: &Scratch, stdo
 fn quickstart() {
     let show = run_builtin_with("quickstart", &["size=64m"]);
     assert_eq!(labels(&show), vec!["qd1", "qd4", "qd16", "qd64"]);
+}
+
+/// The one built-in run at its full length, as `make run` runs it: the other tests
+/// shorten every step by a time scale, and this keeps the unscaled path tested.
+#[test]
+fn quickstart_at_full_length() {
+    let s = Scratch::new("builtin-quickstart-full");
+    let show = run_builtin_in(&s, "quickstart", None, &[]);
+    assert_eq!(labels(&show), vec!["qd1", "qd4", "qd16", "qd64"]);
+    for w in show["workloads"].as_array().unwrap() {
+        // after its 2 s ramp, each step measured its whole 15 s
+        let measured = w["end_t"].as_f64().unwrap() - w["measure_t"].as_f64().unwrap();
+        assert!((measured - 15.0).abs() < 0.5, "{w}");
+    }
 }
 
 fn labels(show: &serde_json::Value) -> Vec<String> {
@@ -218,7 +233,7 @@ fn pgbench_ab() {
     let show = run_builtin_in(
         &s,
         "pgbench-ab",
-        "0.2",
+        Some("0.2"),
         &["scale=1", "a.settings.shared_buffers=16MB", "b.settings.shared_buffers=64MB"],
     );
     assert_eq!(labels(&show), vec!["a", "b"]);
