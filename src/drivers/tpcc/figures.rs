@@ -1,0 +1,165 @@
+//! TPC-C's figures as HammerDB computes them, from the database's own counters read
+//! after the ramp and at the end: NOPM is the new orders (the sum of the districts'
+//! D_NEXT_O_ID) per minute, TPM the transactions PostgreSQL counted (pg_stat_database's
+//! commits and rollbacks) per minute. Beside them, what pgbench's transaction log
+//! counted over the same window, the mix it achieved, and the consistency conditions.
+
+use crate::drivers::pgbench::log::Counts;
+use crate::drivers::postgres;
+use crate::error::{Error, Result};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// The database's counters at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Reading {
+    /// The sum of the districts' next order ids: one more per new order committed.
+    pub next_o_id: u64,
+    /// Commits and rollbacks of the database (pg_stat_database).
+    pub xacts: u64,
+    pub rollbacks: u64,
+}
+
+/// Reads the counters of `dsn`'s database.
+pub fn read(dsn: &str, stop: &AtomicBool) -> Result<Reading> {
+    let sql = "SELECT (SELECT sum(d_next_o_id) FROM district) || ' ' || xact_commit + xact_rollback || ' ' || \
+               xact_rollback FROM pg_stat_database WHERE datname = current_database()";
+    let row = postgres::psql(dsn, sql, stop)?;
+    let f: Vec<u64> = row.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+    match f[..] {
+        [next_o_id, xacts, rollbacks] => Ok(Reading { next_o_id, xacts, rollbacks }),
+        _ => Err(Error::failed(format!("reading the TPC-C counters gave `{row}`"))),
+    }
+}
+
+/// Waits (up to 5 s) until no other session is connected to `dsn`'s database: a
+/// session adds its counts to pg_stat_database at most once a second, and all of them
+/// as it ends.
+pub fn settle(dsn: &str, stop: &AtomicBool) {
+    let sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until && postgres::psql(dsn, sql, stop).is_ok_and(|n| n != "0") {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The consistency conditions 1 to 4 that do not hold, each named.
+pub fn violations(dsn: &str, stop: &AtomicBool) -> Result<Vec<String>> {
+    let out = postgres::psql(dsn, include_str!("sql/consistency.sql"), stop)?;
+    Ok(out.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("condition {l}")).collect())
+}
+
+/// A run's figures: HammerDB's, the log's, and how they compare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figures {
+    pub nopm: f64,
+    pub tpm: f64,
+    /// New orders per minute from pgbench's log: new-orders less those rolled back.
+    pub log_nopm: f64,
+    /// New-orders the log counted in the window, and the rollbacks among them.
+    pub new_orders: u64,
+    pub rolled_back: u64,
+    /// Per transaction type: its name, its share of the transactions and the share asked.
+    pub mix: Vec<(&'static str, f64, f64)>,
+    pub retries: u64,
+    pub failed: u64,
+    pub clients: u32,
+}
+
+impl Figures {
+    /// The figures of a window of `minutes` between readings `before` and `after`, in
+    /// which the log counted `counts` per type (`names`, asked `weights`).
+    pub fn new(
+        before: Reading,
+        after: Reading,
+        minutes: f64,
+        counts: &[Counts],
+        names: &[&'static str],
+        weights: &[u32],
+        clients: u32,
+    ) -> Figures {
+        let retries = counts.iter().map(|c| c.retries).sum();
+        let failed = counts.iter().map(|c| c.failed).sum();
+        // each retry and each failure was a rollback too; the rest are new-orders'
+        let rolled_back = (after.rollbacks.saturating_sub(before.rollbacks)).saturating_sub(retries + failed);
+        let new_orders = counts.first().map_or(0, |c| c.done);
+        let done: u64 = counts.iter().map(|c| c.done).sum();
+        let asked: u32 = weights.iter().sum();
+        let mix = names
+            .iter()
+            .zip(counts)
+            .zip(weights)
+            .map(|((n, c), w)| (*n, share(c.done, done), 100.0 * *w as f64 / asked.max(1) as f64))
+            .collect();
+        Figures {
+            nopm: after.next_o_id.saturating_sub(before.next_o_id) as f64 / minutes,
+            tpm: after.xacts.saturating_sub(before.xacts) as f64 / minutes,
+            log_nopm: new_orders.saturating_sub(rolled_back) as f64 / minutes,
+            new_orders,
+            rolled_back,
+            mix,
+            retries,
+            failed,
+            clients,
+        }
+    }
+
+    /// The new-orders rolled back, in percent of those the log counted.
+    pub fn rollback_pct(&self) -> f64 {
+        share(self.rolled_back, self.new_orders)
+    }
+
+    /// How far the log's NOPM is from the database's, in percent of the database's.
+    pub fn apart_pct(&self) -> f64 {
+        if self.nopm > 0.0 { 100.0 * (self.log_nopm - self.nopm).abs() / self.nopm } else { 0.0 }
+    }
+
+    /// The figures as a person reads them, HammerDB's line first.
+    pub fn describe(&self) -> String {
+        let mut out = format!("System achieved {:.0} NOPM from {:.0} PostgreSQL TPM", self.nopm, self.tpm);
+        out.push_str(&format!("; the transaction log: {:.0} NOPM ({:.1}% apart)", self.log_nopm, self.apart_pct()));
+        if self.apart_pct() > 1.0 {
+            out.push_str(&format!(
+                " (the log counts a transaction in the second it ended, the database between its two readings: \
+                 the up to {} transactions in flight at each end of the window, and PostgreSQL's counters, which a \
+                 session adds to at most once a second, weigh in a short run; a longer duration narrows it)",
+                self.clients
+            ));
+        }
+        let mix: Vec<String> = self.mix.iter().map(|(n, got, asked)| format!("{n} {got:.1}% ({asked:.1}%)")).collect();
+        out.push_str(&format!("; mix achieved (asked): {}", mix.join(", ")));
+        out.push_str(&format!(
+            "; new-orders rolled back: {} of {} ({:.2}%); retries {}, failed {}",
+            self.rolled_back,
+            self.new_orders,
+            self.rollback_pct(),
+            self.retries,
+            self.failed
+        ));
+        out
+    }
+}
+
+/// `part` in percent of `whole`.
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hammerdb_figures_and_the_logs() {
+        let before = Reading { next_o_id: 30_010, xacts: 1000, rollbacks: 10 };
+        let after = Reading { next_o_id: 31_000, xacts: 3_400, rollbacks: 25 };
+        let c = |done, retries| Counts { done, failed: 0, retries };
+        let counts = [c(1000, 3), c(1000, 2), c(100, 0), c(100, 0), c(100, 0)];
+        let f = Figures::new(before, after, 2.0, &counts, &["a", "b", "c", "d", "e"], &[10, 10, 1, 1, 1], 4);
+        assert_eq!((f.nopm, f.tpm), (495.0, 1200.0));
+        // 15 rollbacks, 5 of them retries: 10 new-orders rolled back
+        assert_eq!((f.rolled_back, f.log_nopm, f.rollback_pct()), (10, 495.0, 1.0));
+        assert!(f.describe().starts_with("System achieved 495 NOPM from 1200 PostgreSQL TPM;"), "{}", f.describe());
+        assert!((f.mix[0].1 - 43.478).abs() < 0.01 && (f.mix[0].2 - 43.478).abs() < 0.01);
+    }
+}
