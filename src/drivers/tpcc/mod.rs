@@ -108,6 +108,11 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             Some((_, l)) => *l,
             None => {
                 let l = load::load(&source, p.warehouses, p.reuse, sessions(), stop, &say).map_err(named)?;
+                let violations = figures::violations(&source, stop).map_err(named)?;
+                if !violations.is_empty() {
+                    let broken = violations.join("; ");
+                    return Err(named(Error::failed(format!("TPC-C consistency {broken} after the load"))));
+                }
                 say(&format!(
                     "loaded {} warehouses in {:.1} s, {:.0} MB per warehouse",
                     p.warehouses,
