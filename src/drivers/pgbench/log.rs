@@ -20,6 +20,7 @@
 //! second is added to what the store holds of it.
 
 use crate::metrics::{Op, OpStats, Sample};
+use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -55,6 +56,11 @@ pub struct Seconds {
     ops: Vec<Op>,
     /// Whether each line ends with its retries (pgbench's `--max-tries`).
     retries: bool,
+    /// The second from which each script's latencies are also kept whole.
+    profile_from: Option<u32>,
+    /// Per script: the latency (ns) of every transaction that ended from
+    /// `profile_from` on, for a profile of the whole window.
+    pub profile: BTreeMap<usize, Histogram<u64>>,
     per_client: BTreeMap<(u32, u32, usize), OpStats>,
     pub extra: BTreeMap<u32, Extra>,
     /// Transactions completed per (second, script), kept for the whole run: what a
@@ -74,6 +80,8 @@ impl Seconds {
             open_loop,
             ops: vec![Op::Txn],
             retries: false,
+            profile_from: None,
+            profile: BTreeMap::new(),
             per_client: BTreeMap::new(),
             extra: BTreeMap::new(),
             completed: BTreeMap::new(),
@@ -86,6 +94,12 @@ impl Seconds {
     pub fn with_ops(mut self, ops: Vec<Op>, retries: bool) -> Seconds {
         self.ops = ops;
         self.retries = retries;
+        self
+    }
+
+    /// Keeps each script's latencies whole from second `from` on (`None`: not kept).
+    pub fn with_profile(mut self, from: Option<u32>) -> Seconds {
+        self.profile_from = from;
         self
     }
 
@@ -145,6 +159,10 @@ impl Seconds {
             _ => 0,
         };
         counts.done += 1;
+        if self.profile_from.is_some_and(|from| t >= from) {
+            let whole = self.profile.entry(script).or_insert_with(crate::metrics::new_histogram);
+            whole.saturating_record(latency_us.max(1) * 1000);
+        }
         let stats = self.per_client.entry((client, t, script)).or_insert_with(|| OpStats::new(self.open_loop));
         stats.ops += 1;
         let ns = latency_us.max(1) * 1000;
@@ -264,7 +282,7 @@ mod tests {
     #[test]
     fn each_script_is_its_op() {
         let (a, b) = (Op::named("log-test-a", Throughput::Tps), Op::named("log-test-b", Throughput::Tps));
-        let mut s = Seconds::new(0, 0, 1_000_000, 10, false).with_ops(vec![a, b], true);
+        let mut s = Seconds::new(0, 0, 1_000_000, 10, false).with_ops(vec![a, b], true).with_profile(Some(1));
         s.add("0 0 1500 0 1000 10 0");
         s.add("0 1 1500 1 1000 20 2"); // retried twice
         s.add("0 2 1500 1 1001 20 0");
@@ -274,6 +292,8 @@ mod tests {
         assert_eq!(got, vec![(0, a, 1), (0, b, 1), (1, b, 1), (1, Op::Txn, 1)]);
         assert_eq!(s.counts_in(1, 0, 2), Counts { done: 2, failed: 1, retries: 11 });
         assert_eq!((s.counts_in(1, 1, 2).done, s.counts_in(0, 0, 10).done), (1, 1));
+        // from second 1 on: one of script 1 and one of script 2 (failed ones have no latency)
+        assert_eq!((s.profile.len(), s.profile[&1].len(), s.profile[&2].len()), (2, 1, 1));
     }
 
     #[test]

@@ -203,6 +203,8 @@ pub struct Invocation {
     pub env: Vec<(String, String)>,
     /// The op of each script, in the order its `-b` and `-f` options give them.
     pub ops: Vec<Op>,
+    /// The second of the run clock from which each script's latencies are kept whole.
+    pub profile_from: Option<u32>,
 }
 
 /// pgbench's options for a `driver: pgbench` workload. An inline SQL script is written
@@ -218,7 +220,7 @@ fn invocation(l: &LaunchContext, p: &Pgbench) -> Result<Invocation> {
         }
     };
     let (clients, threads, rate) = (p.clients, p.threads, p.rate);
-    Ok(Invocation { clients, threads, rate, args, env: Vec::new(), ops: vec![Op::Txn] })
+    Ok(Invocation { clients, threads, rate, args, env: Vec::new(), ops: vec![Op::Txn], profile_from: None })
 }
 
 fn run_workload(l: &LaunchContext, dsn: &str) -> Result<()> {
@@ -255,7 +257,8 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
     let ended = AtomicBool::new(false);
     let mut seconds =
         log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, inv.rate.is_some())
-            .with_ops(inv.ops.clone(), inv.args.iter().any(|a| a.to_string_lossy().starts_with("--max-tries")));
+            .with_ops(inv.ops.clone(), inv.args.iter().any(|a| a.to_string_lossy().starts_with("--max-tries")))
+            .with_profile(inv.profile_from);
     // the log is read as it is written; whatever pgbench managed to log is kept, even
     // when it failed
     let (waited, took, read) = std::thread::scope(|scope| {

@@ -7,6 +7,7 @@
 use crate::drivers::pgbench::log::Counts;
 use crate::drivers::postgres;
 use crate::error::{Error, Result};
+use hdrhistogram::Histogram;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -64,6 +65,45 @@ pub struct Figures {
     pub retries: u64,
     pub failed: u64,
     pub clients: u32,
+    /// HammerDB's time profile of each transaction type over the window.
+    pub profile: Vec<Profile>,
+}
+
+/// One transaction type's latencies over the window, as HammerDB's time profile lists
+/// them (milliseconds), with its share of all the transactions' time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    pub name: &'static str,
+    pub calls: u64,
+    /// min, avg, max, p25, p50, p75, p95, p99, sd, in ms.
+    pub ms: [f64; 9],
+    /// Its calls' summed latency, in ms.
+    pub total_ms: f64,
+}
+
+impl Profile {
+    /// The profile of the latencies (ns) in `h`.
+    pub fn of(name: &'static str, h: &Histogram<u64>) -> Profile {
+        let ms = |ns: f64| ns / 1e6;
+        let q = |q: f64| ms(h.value_at_quantile(q) as f64);
+        let mean = ms(h.mean());
+        Profile {
+            name,
+            calls: h.len(),
+            ms: [
+                ms(h.min() as f64),
+                mean,
+                ms(h.max() as f64),
+                q(0.25),
+                q(0.5),
+                q(0.75),
+                q(0.95),
+                q(0.99),
+                ms(h.stdev()),
+            ],
+            total_ms: mean * h.len() as f64,
+        }
+    }
 }
 
 impl Figures {
@@ -101,6 +141,7 @@ impl Figures {
             retries,
             failed,
             clients,
+            profile: Vec::new(),
         }
     }
 
@@ -136,6 +177,22 @@ impl Figures {
             self.retries,
             self.failed
         ));
+        let all: f64 = self.profile.iter().map(|p| p.total_ms).sum();
+        let types: Vec<String> = self
+            .profile
+            .iter()
+            .map(|p| {
+                let [min, avg, max, p25, p50, p75, p95, p99, sd] = p.ms.map(|v| format!("{v:.2}"));
+                let share = if all > 0.0 { 100.0 * p.total_ms / all } else { 0.0 };
+                format!("{} {}, {min}/{avg}/{max}, {p25}/{p50}/{p75}/{p95}/{p99}, {sd}, {share:.1}%", p.name, p.calls)
+            })
+            .collect();
+        if !types.is_empty() {
+            out.push_str(&format!(
+                "; time profile in ms (calls, min/avg/max, p25/p50/p75/p95/p99, sd, share of time): {}",
+                types.join("; ")
+            ));
+        }
         out
     }
 }
@@ -161,5 +218,18 @@ mod tests {
         assert_eq!((f.rolled_back, f.log_nopm, f.rollback_pct()), (10, 495.0, 1.0));
         assert!(f.describe().starts_with("System achieved 495 NOPM from 1200 PostgreSQL TPM;"), "{}", f.describe());
         assert!((f.mix[0].1 - 43.478).abs() < 0.01 && (f.mix[0].2 - 43.478).abs() < 0.01);
+        let mut h = crate::metrics::new_histogram();
+        for ms in [1, 2, 3, 4] {
+            h.record(ms * 1_000_000).unwrap();
+        }
+        let p = Profile::of("a", &h);
+        assert_eq!(p.calls, 4);
+        // within the histogram's two significant digits
+        let expected = [1.0, 2.5, 4.0, 1.0, 2.0, 3.0, 4.0, 4.0, 1.118];
+        assert!(p.ms.iter().zip(expected).all(|(got, want)| (got - want).abs() <= 0.02 * want), "{:?}", p.ms);
+        let f = Figures { profile: vec![p], ..f };
+        let said = f.describe();
+        assert!(said.contains("(calls, min/avg/max, p25/p50/p75/p95/p99, sd, share of time): a 4, 1.00/"), "{said}");
+        assert!(said.ends_with(", 100.0%"), "{said}");
     }
 }

@@ -26,7 +26,7 @@ use crate::scenario::program::tpcc::{Home, Mix, OPS, Tpcc};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
 use crate::store::{EventRow, ObservationRow};
-use figures::Figures;
+use figures::{Figures, Profile};
 use load::Loaded;
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -231,6 +231,7 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
         args,
         env: vec![("PGOPTIONS".into(), format!("-c default_transaction_isolation={isolation}"))],
         ops: OPS.iter().map(|n| Op::named(n, Throughput::Tps)).collect(),
+        profile_from: Some((l.begin_t() + l.workload.ramp.as_secs()) as u32),
     })
 }
 
@@ -267,7 +268,8 @@ fn run(l: &LaunchContext, dsn: &str, loaded: Loaded) -> Result<()> {
     let from = (l.begin_t() + w.ramp.as_secs()) as u32;
     let counts: Vec<_> = (0..OPS.len()).map(|i| seconds.counts_in(i, from, l.end_t as u32)).collect();
     let minutes = w.duration.as_secs_f64() / 60.0;
-    let f = Figures::new(before, after, minutes, &counts, &OPS, &p.mix.weights(), p.clients);
+    let mut f = Figures::new(before, after, minutes, &counts, &OPS, &p.mix.weights(), p.clients);
+    f.profile = (0..OPS.len()).filter_map(|i| seconds.profile.get(&i).map(|h| Profile::of(OPS[i], h))).collect();
     record(l, from, &f, &loaded, &violations);
     match violations.is_empty() {
         true => Ok(()),
