@@ -118,15 +118,27 @@ fn bad_warehouses_and_a_database_of_others_are_refused() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says) && err.contains("warehouses"), "{err}");
     }
+    // more warehouses than the storage holds: refused with the room they need, before loading
+    let out = s.run(&["run", path, "--set", "w.warehouses=100000"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("100000 warehouses need about 19.1 TiB") && err.contains("free"), "{err}");
+    assert!(!err.contains("loading"), "{err}");
     let out = s.run(&["run", path, "--set", &format!("dsn={dsn}")]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("public.accounts") && err.contains("never drops"), "{err}");
-    // the database is as it was, and no run was recorded
+    // the database is as it was; the only run recorded is the one out of room (a
+    // throwaway cluster had started for it), never the refused database's
     assert_eq!(query(&dsn, "SELECT id FROM accounts"), "7");
     assert_eq!(count(&dsn, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'warehouse'"), 0);
-    assert!(
-        !s.dir.join("results/fathom.db").exists()
-            || s.db().query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0)).unwrap() == 0
-    );
+    let runs: Vec<(String, String)> = s
+        .db()
+        .prepare("SELECT status, error FROM runs")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(runs.len() == 1 && runs[0].1.contains("warehouses need about"), "{runs:?}");
 }

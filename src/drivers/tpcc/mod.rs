@@ -22,7 +22,8 @@ use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::summary::Throughput;
-use crate::scenario::program::tpcc::{Home, Mix, OPS, Tpcc};
+use crate::scenario::program::tpcc::{Home, Mix, OPS, Tpcc, WAREHOUSE_BYTES};
+use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
 use crate::store::{EventRow, ObservationRow};
@@ -98,6 +99,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             Some(dsn) => (dsn.clone(), dsn.clone(), None),
             None => {
                 let cluster = dbs.clusters.get(&w.name, &p.target, &p.settings, dir, stop, progress)?;
+                let copies = scenario.workloads.iter().filter_map(spec).filter(|q| same_cluster(p, q)).count();
+                room(&cluster.dir, p.warehouses, copies as u64).map_err(|e| bad_input(named(e)))?;
                 let template = format!("tpcc_w{}", p.warehouses);
                 cluster.create_database(&template, None, stop).map_err(|e| bad_input(named(e)))?;
                 let copy = format!("tpcc_{idx}");
@@ -129,6 +132,27 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         dbs.ready.insert(idx, (run_dsn, done));
     }
     Ok(dbs)
+}
+
+/// Whether two workloads load the same template on the same throwaway cluster.
+fn same_cluster(p: &Tpcc, q: &Tpcc) -> bool {
+    q.dsn.is_none() && (&q.target, &q.settings, q.warehouses) == (&p.target, &p.settings, p.warehouses)
+}
+
+/// Refuses, before anything is loaded, a cluster in `dir` whose storage has no room for
+/// `warehouses` loaded once and copied for each of `copies` workloads.
+fn room(dir: &Path, warehouses: u32, copies: u64) -> Result<()> {
+    let need = warehouses as u64 * WAREHOUSE_BYTES * (1 + copies);
+    match crate::nofollow::free_space(dir) {
+        Some(free) if free < need => Err(Error::failed(format!(
+            "{warehouses} warehouses need about {} in {} (about {} each, loaded once and copied for each of {copies}              workloads), which has {} free: give fewer warehouses or a `target` with more room",
+            Size(need).human(),
+            dir.display(),
+            Size(WAREHOUSE_BYTES).human(),
+            Size(free).human()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 impl Driver for TpccDriver {
