@@ -77,6 +77,14 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     let original = count(&dsn, "SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%'");
     assert!((8_500..11_500).contains(&original), "{original} of 100000 items are ORIGINAL, not about 10%");
     assert_eq!(conditions(&dsn), [0; 4], "consistency conditions 1 to 4 after the run");
+    // and two that fathom checks only after the load, which hold after a run too: 8
+    // (W_YTD = sum(H_AMOUNT)) and 12 (C_BALANCE + C_YTD_PAYMENT = what was delivered)
+    let ytd = "SELECT count(*) FROM warehouse WHERE w_ytd <> (SELECT sum(h_amount) FROM history WHERE h_w_id = w_id)";
+    assert_eq!(count(&dsn, ytd), 0);
+    let balance = "SELECT count(*) FROM customer WHERE c_balance + c_ytd_payment <> coalesce((SELECT sum(ol_amount) \
+                   FROM orders JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id \
+                   WHERE o_w_id = c_w_id AND o_d_id = c_d_id AND o_c_id = c_id AND ol_delivery_d IS NOT NULL), 0)";
+    assert_eq!(count(&dsn, balance), 0);
     // every payment added a history row, every committed new-order an order; the log
     // holds every transaction pgbench ran, the run having no ramp
     let per = logged(&s.dir.join("results/runs/1/w1.pgbench-log"));

@@ -44,9 +44,15 @@ pub fn settle(dsn: &str, stop: &AtomicBool) {
     }
 }
 
-/// The consistency conditions 1 to 4 that do not hold, each named.
-pub fn violations(dsn: &str, stop: &AtomicBool) -> Result<Vec<String>> {
-    let out = postgres::psql(dsn, include_str!("sql/consistency.sql"), stop)?;
+/// The consistency conditions that do not hold, each named: 1 to 4, which hold after
+/// any run, and with `loaded` 5 to 12 too, which scan every order line, customer and
+/// history row (11 holds only on a database as loaded).
+pub fn violations(dsn: &str, loaded: bool, stop: &AtomicBool) -> Result<Vec<String>> {
+    let mut out = postgres::psql(dsn, include_str!("sql/consistency.sql"), stop)?;
+    if loaded {
+        out.push('\n');
+        out.push_str(&postgres::psql(dsn, include_str!("sql/consistency_load.sql"), stop)?);
+    }
     Ok(out.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("condition {l}")).collect())
 }
 

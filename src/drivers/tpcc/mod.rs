@@ -111,7 +111,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             Some((_, l)) => *l,
             None => {
                 let l = load::load(&source, p.warehouses, p.reuse, sessions(), stop, &say).map_err(named)?;
-                let violations = figures::violations(&source, stop).map_err(named)?;
+                let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
                 if !violations.is_empty() {
                     let broken = violations.join("; ");
                     return Err(named(Error::failed(format!("TPC-C consistency {broken} after the load"))));
@@ -288,7 +288,7 @@ fn run(l: &LaunchContext, dsn: &str, loaded: Loaded) -> Result<()> {
     let before = before.map_err(|_| named(Error::failed("reading the counters failed")))?.map_err(named)?;
     figures::settle(dsn, &l.stop);
     let after = figures::read(dsn, &l.stop).map_err(named)?;
-    let violations = figures::violations(dsn, &l.stop).map_err(named)?;
+    let violations = figures::violations(dsn, false, &l.stop).map_err(named)?;
     let from = (l.begin_t() + w.ramp.as_secs()) as u32;
     let counts: Vec<_> = (0..OPS.len()).map(|i| seconds.counts_in(i, from, l.end_t as u32)).collect();
     let minutes = w.duration.as_secs_f64() / 60.0;
