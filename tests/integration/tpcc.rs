@@ -110,6 +110,11 @@ fn a_warehouse_is_loaded_run_and_consistent() {
         "BEGIN; SELECT count(*) FILTER (WHERE tpcc_new_order(1, 1, 5, 7) = 0) FROM generate_series(1, 4000); ROLLBACK;",
     );
     assert!((15..=65).contains(&unused), "{unused} of 4000 new-orders had an unused item, not about 1%");
+    // `reuse` keeps the loaded tables as the run left them: no load, more orders
+    let again = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}"), "--set", "w1.reuse=true"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("reusing the TPC-C database of 1 warehouses"));
+    assert!(count(&dsn, "SELECT sum(d_next_o_id) - 30010 FROM district") > committed);
 }
 
 #[test]

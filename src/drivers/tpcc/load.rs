@@ -81,7 +81,7 @@ pub fn load(
     }
     let drop: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t};")).collect();
     let functions = "DROP FUNCTION IF EXISTS tpcc_nurand, tpcc_last_name, tpcc_astring, tpcc_nstring, \
-         tpcc_original, tpcc_other, tpcc_load_items, tpcc_load_warehouse, tpcc_customer, tpcc_new_order, \
+         tpcc_original, tpcc_other, tpcc_load_items, tpcc_load_stock, tpcc_load_warehouse, tpcc_customer, tpcc_new_order, \
          tpcc_payment, tpcc_order_status, tpcc_delivery, tpcc_stock_level;";
     postgres::psql(dsn, &format!("{}\n{functions}", drop.join("\n")), stop)?;
     postgres::psql(dsn, &[SCHEMA, RANDOM, LOAD].concat(), stop)?;
@@ -90,7 +90,10 @@ pub fn load(
     let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
     progress(&format!("loading {warehouses} TPC-C warehouses in {sessions} sessions"));
     let mut jobs = vec!["SELECT tpcc_load_items()".to_string()];
-    jobs.extend((1..=warehouses).map(|w| format!("SELECT tpcc_load_warehouse({w}, {c_last})")));
+    for w in 1..=warehouses {
+        jobs.push(format!("SELECT tpcc_load_stock({w})"));
+        jobs.push(format!("SELECT tpcc_load_warehouse({w}, {c_last})"));
+    }
     parallel(dsn, &jobs, sessions, stop)?;
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
     let keys: Vec<String> =

@@ -1,10 +1,19 @@
--- The population of clause 4.3.3.1: the items once, and each warehouse with its
--- districts, customers, history, stock and orders, one warehouse per call so that
--- sessions load warehouses in parallel.
+-- The population of clause 4.3.3.1: the items once, and each warehouse's stock, and
+-- its districts with their customers, history and orders, each a call of its own so
+-- that sessions load them in parallel.
 
 CREATE FUNCTION tpcc_load_items() RETURNS void LANGUAGE sql AS $$
     INSERT INTO item
     SELECT i, 1 + floor(random() * 10000), tpcc_astring(14, 24), round((1 + random() * 99)::numeric, 2),
+        tpcc_original(tpcc_astring(26, 50))
+    FROM generate_series(1, 100000) i;
+$$;
+
+CREATE FUNCTION tpcc_load_stock(w integer) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO stock
+    SELECT i, w, 10 + floor(random() * 91), tpcc_astring(24, 24), tpcc_astring(24, 24), tpcc_astring(24, 24),
+        tpcc_astring(24, 24), tpcc_astring(24, 24), tpcc_astring(24, 24), tpcc_astring(24, 24),
+        tpcc_astring(24, 24), tpcc_astring(24, 24), tpcc_astring(24, 24), 0, 0, 0,
         tpcc_original(tpcc_astring(26, 50))
     FROM generate_series(1, 100000) i;
 $$;
@@ -18,12 +27,6 @@ BEGIN
     SELECT d, w, tpcc_astring(6, 10), tpcc_astring(10, 20), tpcc_astring(10, 20), tpcc_astring(10, 20),
         tpcc_astring(2, 2), tpcc_nstring(4) || '11111', round((random() * 0.2)::numeric, 4), 30000, 3001
     FROM generate_series(1, 10) d;
-    INSERT INTO stock
-    SELECT i, w, 10 + floor(random() * 91), tpcc_astring(24, 24), tpcc_astring(24, 24), tpcc_astring(24, 24),
-        tpcc_astring(24, 24), tpcc_astring(24, 24), tpcc_astring(24, 24), tpcc_astring(24, 24),
-        tpcc_astring(24, 24), tpcc_astring(24, 24), tpcc_astring(24, 24), 0, 0, 0,
-        tpcc_original(tpcc_astring(26, 50))
-    FROM generate_series(1, 100000) i;
     -- the first 1000 customers of a district take the 1000 names in turn, the others
     -- a name drawn with NURand and the load's constant
     INSERT INTO customer
