@@ -56,6 +56,38 @@ pub fn violations(dsn: &str, loaded: bool, stop: &AtomicBool) -> Result<Vec<Stri
     Ok(out.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("condition {l}")).collect())
 }
 
+/// What the database holds of the transactions since its load: the new orders and
+/// those with a line from another warehouse, the payments and those for a customer of
+/// another warehouse, and the orders delivered.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SinceLoad {
+    pub orders: u64,
+    pub remote_orders: u64,
+    pub payments: u64,
+    pub remote_payments: u64,
+    pub delivered: u64,
+}
+
+/// Reads what `dsn`'s database of `warehouses` holds since its load (a scan of its
+/// orders and of its history).
+pub fn since_load(dsn: &str, warehouses: u32, stop: &AtomicBool) -> Result<SinceLoad> {
+    let sql = "SELECT (SELECT count(*) || ' ' || count(*) FILTER (WHERE o_all_local = 0) FROM orders WHERE o_id > 3000) \
+               || ' ' || (SELECT count(*) || ' ' || count(*) FILTER (WHERE h_c_w_id <> h_w_id) FROM history) \
+               || ' ' || (SELECT count(*) FROM orders WHERE o_id > 2100 AND o_carrier_id IS NOT NULL)";
+    let row = postgres::psql(dsn, sql, stop)?;
+    let f: Vec<u64> = row.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+    match f[..] {
+        [orders, remote_orders, history, remote_payments, delivered] => Ok(SinceLoad {
+            orders,
+            remote_orders,
+            payments: history.saturating_sub(30_000 * warehouses as u64),
+            remote_payments,
+            delivered,
+        }),
+        _ => Err(Error::failed(format!("reading the TPC-C orders and history gave `{row}`"))),
+    }
+}
+
 /// A run's figures: HammerDB's, the log's, and how they compare.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
@@ -73,6 +105,10 @@ pub struct Figures {
     pub clients: u32,
     /// HammerDB's time profile of each transaction type over the window.
     pub profile: Vec<Profile>,
+    /// What the database holds since its load, and the deliveries the log counted in
+    /// the whole run (each of ten districts).
+    pub since_load: SinceLoad,
+    pub deliveries: u64,
 }
 
 /// One transaction type's latencies over the window, as HammerDB's time profile lists
@@ -148,6 +184,8 @@ impl Figures {
             failed,
             clients,
             profile: Vec::new(),
+            since_load: SinceLoad::default(),
+            deliveries: 0,
         }
     }
 
@@ -183,6 +221,19 @@ impl Figures {
             self.retries,
             self.failed
         ));
+        let s = &self.since_load;
+        if s.orders + s.payments > 0 {
+            out.push_str(&format!(
+                "; since the load: {:.1}% of {} new orders with a line from another warehouse, {:.1}% of {} payments \
+                 for a customer of another, {} of {} delivery districts skipped (no order to deliver)",
+                share(s.remote_orders, s.orders),
+                s.orders,
+                share(s.remote_payments, s.payments),
+                s.payments,
+                (10 * self.deliveries).saturating_sub(s.delivered),
+                10 * self.deliveries
+            ));
+        }
         let all: f64 = self.profile.iter().map(|p| p.total_ms).sum();
         let types: Vec<String> = self
             .profile
@@ -233,6 +284,16 @@ mod tests {
         // within the histogram's two significant digits
         let expected = [1.0, 2.5, 4.0, 1.0, 2.0, 3.0, 4.0, 4.0, 1.118];
         assert!(p.ms.iter().zip(expected).all(|(got, want)| (got - want).abs() <= 0.02 * want), "{:?}", p.ms);
+        let since_load =
+            SinceLoad { orders: 1000, remote_orders: 96, payments: 200, remote_payments: 30, delivered: 38 };
+        let said = Figures { since_load, deliveries: 4, ..f.clone() }.describe();
+        assert!(
+            said.contains(
+                "since the load: 9.6% of 1000 new orders with a line from another warehouse, 15.0% of \
+                               200 payments for a customer of another, 2 of 40 delivery districts skipped"
+            ),
+            "{said}"
+        );
         let f = Figures { profile: vec![p], ..f };
         let said = f.describe();
         assert!(said.contains("(calls, min/avg/max, p25/p50/p75/p95/p99, sd, share of time): a 4, 1.00/"), "{said}");

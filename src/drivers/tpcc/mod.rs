@@ -294,6 +294,8 @@ fn run(l: &LaunchContext, dsn: &str, loaded: Loaded) -> Result<()> {
     let minutes = w.duration.as_secs_f64() / 60.0;
     let mut f = Figures::new(before, after, minutes, &counts, &OPS, &p.mix.weights(), p.clients);
     f.profile = (0..OPS.len()).filter_map(|i| seconds.profile.get(&i).map(|h| Profile::of(OPS[i], h))).collect();
+    f.since_load = figures::since_load(dsn, p.warehouses, &l.stop).map_err(named)?;
+    f.deliveries = seconds.counts_in(2, 0, u32::MAX).done;
     record(l, from, &f, &loaded, &violations);
     match violations.is_empty() {
         true => Ok(()),
