@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
 
 /// The tables fathom creates: TPC-C's nine, and its record of the load.
-pub const TABLES: [&str; 10] =
+const TABLES: [&str; 10] =
     ["warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock", "tpcc_load"];
 
 /// The schema, the functions the load calls, and the transactions', in order.

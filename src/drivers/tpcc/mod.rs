@@ -99,9 +99,12 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             Some(dsn) => (dsn.clone(), dsn.clone(), None),
             None => {
                 let cluster = dbs.clusters.get(&w.name, &p.target, &p.settings, dir, stop, progress)?;
-                let copies = scenario.workloads.iter().filter_map(spec).filter(|q| same_cluster(p, q)).count();
-                room(&cluster.dir, p.warehouses, copies as u64).map_err(|e| bad_input(named(e)))?;
                 let template = format!("tpcc_w{}", p.warehouses);
+                // the room for the template and every copy of it, checked once
+                if !loaded.iter().any(|(s, _)| *s == cluster.dsn(&template)) {
+                    let copies = scenario.workloads.iter().filter_map(spec).filter(|q| same_cluster(p, q)).count();
+                    room(&cluster.dir, p.warehouses, copies as u64).map_err(|e| bad_input(named(e)))?;
+                }
                 cluster.create_database(&template, None, stop).map_err(|e| bad_input(named(e)))?;
                 let copy = format!("tpcc_{idx}");
                 (cluster.dsn(&template), cluster.dsn(&copy), Some((cluster, template, copy)))
@@ -116,12 +119,10 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                     let broken = violations.join("; ");
                     return Err(named(Error::failed(format!("TPC-C consistency {broken} after the load"))));
                 }
-                say(&format!(
-                    "loaded {} warehouses in {:.1} s, {:.0} MB per warehouse",
-                    p.warehouses,
-                    l.seconds,
-                    l.bytes_per_warehouse / 1e6
-                ));
+                if !l.reused {
+                    let (secs, mb) = (l.seconds, l.bytes_per_warehouse / 1e6);
+                    say(&format!("loaded {} warehouses in {secs:.1} s, {mb:.0} MB per warehouse", p.warehouses));
+                }
                 loaded.push((source, l));
                 l
             }
