@@ -115,6 +115,26 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     assert!(again.status.success(), "{}", text(&again));
     assert!(String::from_utf8_lossy(&again.stderr).contains("reusing the TPC-C database of 1 warehouses"));
     assert!(count(&dsn, "SELECT sum(d_next_o_id) - 30010 FROM district") > committed);
+    // a warehouse's year-to-date figure changed behind the transactions' back: condition
+    // 1 does not hold, so the run fails, its figures invalid, the condition named
+    let broken = s.dir.join("broken.yaml");
+    let update = format!("psql -X -q -d '{dsn}' -c 'UPDATE warehouse SET w_ytd = w_ytd + 1'");
+    std::fs::write(
+        &broken,
+        format!(
+            "name: broken\nworkloads:\n  w1: {{driver: tpcc, reuse: true, duration: 3s, dsn: '{dsn}'}}\n\
+             timeline:\n  - start: w1\n    async: true\n  - exec: \"{update}\"\n    at: 2s\n  - wait_for: w1\n"
+        ),
+    )
+    .unwrap();
+    let out = s.run(&["run", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("condition 1 (W_YTD = sum(D_YTD)): 1 warehouses differ") && said.contains("invalid"),
+        "{said}"
+    );
+    assert!(said.contains("System achieved ") && said.contains("INVALID"), "{said}");
 }
 
 #[test]
