@@ -225,7 +225,8 @@ impl Figures {
         if s.orders + s.payments > 0 {
             out.push_str(&format!(
                 "; since the load: {:.1}% of {} new orders with a line from another warehouse, {:.1}% of {} payments \
-                 for a customer of another, {} of {} delivery districts skipped (no order to deliver)",
+                 for a customer of another, {} of {} delivery districts skipped (none left to deliver, or a \
+                 concurrent delivery of the warehouse took it)",
                 share(s.remote_orders, s.orders),
                 s.orders,
                 share(s.remote_payments, s.payments),
