@@ -98,7 +98,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let (source, run_dsn, copy) = match &p.dsn {
             Some(dsn) => (dsn.clone(), dsn.clone(), None),
             None => {
-                let cluster = dbs.clusters.get(&w.name, &p.target, &p.settings, dir, stop, progress)?;
+                let settings = cluster_settings(scenario, p);
+                let cluster = dbs.clusters.get(&w.name, &p.target, &settings, dir, stop, progress)?;
                 let template = format!("tpcc_w{}", p.warehouses);
                 // the room for the template and every copy of it, checked once
                 if !loaded.iter().any(|(s, _)| *s == cluster.dsn(&template)) {
@@ -133,6 +134,20 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         dbs.ready.insert(idx, (run_dsn, done));
     }
     Ok(dbs)
+}
+
+/// The settings of `p`'s throwaway cluster: its own, and unless they set it, room for
+/// the most clients a workload on it runs (PostgreSQL's default is 100 connections,
+/// which ten clients per warehouse pass at ten warehouses).
+fn cluster_settings(scenario: &Scenario, p: &Tpcc) -> Vec<(String, String)> {
+    let mut settings = p.settings.clone();
+    let on_it =
+        scenario.workloads.iter().filter_map(spec).filter(|q| (&q.target, &q.settings) == (&p.target, &p.settings));
+    let most = on_it.filter(|q| q.dsn.is_none()).map(|q| q.clients).max().unwrap_or(p.clients);
+    if most > 90 && !settings.iter().any(|(k, _)| k == "max_connections") {
+        settings.push(("max_connections".into(), (most + 10).to_string()));
+    }
+    settings
 }
 
 /// Whether two workloads load the same template on the same throwaway cluster.
@@ -189,7 +204,11 @@ impl Driver for TpccDriver {
 
     fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: Option<EngineKind>) -> String {
         let Some(p) = spec(w) else { return w.runner() };
-        let rate = p.rate.map(|r| format!(", {r} tps target")).unwrap_or_default();
+        let rate = match (p.keying_thinking, p.rate) {
+            (true, Some(r)) => format!(", paced by TPC-C's keying and think times ({r:.1} tps)"),
+            (false, Some(r)) => format!(", {r} tps target"),
+            (_, None) => String::new(),
+        };
         let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
         let mix = match p.mix {
             Mix::Hammerdb => "HammerDB's",

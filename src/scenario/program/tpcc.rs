@@ -38,6 +38,9 @@ pub struct Tpcc {
     pub home: Home,
     /// Transactions per second for all clients together (open loop, pgbench's `--rate`).
     pub rate: Option<f64>,
+    /// Paced as TPC-C's terminals with their keying and think times are, in aggregate:
+    /// `rate` is then the clients' over the mix's mean cycle.
+    pub keying_thinking: bool,
     pub isolation: Isolation,
     /// With a `dsn`: keep tables already loaded at this many warehouses.
     pub reuse: bool,
@@ -57,6 +60,11 @@ pub enum Mix {
     Spec,
 }
 
+/// TPC-C's keying time (clause 5.2.5.7) and least mean think time (clause 5.2.5.4) of
+/// each transaction type, in seconds, in the order of [`OPS`].
+const KEYING: [f64; 5] = [18.0, 3.0, 2.0, 2.0, 2.0];
+const THINKING: [f64; 5] = [12.0, 12.0, 5.0, 10.0, 5.0];
+
 impl Mix {
     /// Each transaction type's weight, in the order of [`OPS`].
     pub fn weights(self) -> [u32; 5] {
@@ -64,6 +72,14 @@ impl Mix {
             Mix::Hammerdb => [10, 10, 1, 1, 1],
             Mix::Spec => [45, 43, 4, 4, 4],
         }
+    }
+
+    /// A terminal's mean keying and think time per transaction of this mix, in seconds
+    /// (20.7 for HammerDB's, 21.0 for TPC-C's).
+    pub fn cycle_seconds(self) -> f64 {
+        let w = self.weights();
+        let total: u32 = w.iter().sum();
+        (0..5).map(|i| w[i] as f64 * (KEYING[i] + THINKING[i])).sum::<f64>() / total as f64
     }
 }
 
@@ -136,7 +152,19 @@ impl Program for TpccProgram {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["target", "dsn", "warehouses", "clients", "mix", "home", "rate", "isolation", "reuse", "settings"]
+        &[
+            "target",
+            "dsn",
+            "warehouses",
+            "clients",
+            "mix",
+            "home",
+            "rate",
+            "keying_thinking",
+            "isolation",
+            "reuse",
+            "settings",
+        ]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -153,7 +181,11 @@ impl Program for TpccProgram {
             no_secret(dsn).map_err(|why| keys.fail(&dsn_at, &why.to_string()))?;
         }
         let warehouses = warehouses(keys)?;
-        let (clients, _) = keys.count("clients", 1, 1024)?;
+        let (keying, keying_at) = keys.get::<bool>("keying_thinking")?;
+        let keying_thinking = keying.unwrap_or(false);
+        // a TPC-C warehouse has ten terminals
+        let terminals = if keying_thinking { (10 * warehouses).min(1024) } else { 1 };
+        let (clients, _) = keys.count("clients", terminals, 1024)?;
         let (rate, rate_at) = keys.get::<f64>("rate")?;
         if let Some(r) = rate.filter(|r| !(*r > 0.0 && *r <= limits::MAX_RATE)) {
             let max = limits::MAX_RATE;
@@ -161,6 +193,15 @@ impl Program for TpccProgram {
                 .fail(&rate_at, &format!("{r} must be a positive number of transactions per second, at most {max}")));
         }
         let mix = choice(keys, "mix", &[("hammerdb", Mix::Hammerdb), ("spec", Mix::Spec)], Mix::Hammerdb)?;
+        let rate = match (keying_thinking, rate) {
+            (true, Some(_)) => {
+                return Err(
+                    keys.fail(&keying_at, "paces the clients itself: set `keying_thinking` or `rate`, not both")
+                );
+            }
+            (true, None) => Some(clients as f64 / mix.cycle_seconds()),
+            (false, rate) => rate,
+        };
         let homes = [("per-client", Home::PerClient), ("random", Home::Random), ("all", Home::All)];
         let home = choice(keys, "home", &homes, Home::PerClient)?;
         let levels = [
@@ -172,7 +213,8 @@ impl Program for TpccProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        let spec = Tpcc { dsn, warehouses, clients, mix, home, rate, isolation, reuse, settings, target };
+        let spec =
+            Tpcc { dsn, warehouses, clients, mix, home, rate, keying_thinking, isolation, reuse, settings, target };
         Ok(ProgramSpec::new(spec))
     }
 }
@@ -206,7 +248,9 @@ impl Spec for Tpcc {
     /// reach storage.
     fn risks(&self, memory_bytes: Option<u64>) -> Vec<Risk> {
         let mut risks = Vec::new();
-        if self.home == Home::PerClient && self.clients > self.warehouses {
+        // paced as terminals, ten clients share a warehouse as TPC-C's terminals do
+        let per_warehouse = if self.keying_thinking { 10 } else { 1 };
+        if self.home == Home::PerClient && self.clients > self.warehouses * per_warehouse {
             let message = format!(
                 "{} clients on {} warehouses with a home each: clients share a warehouse's rows and wait on each \
                  other's locks, so this measures lock contention as much as storage (TPC-C has 10 terminals per \
@@ -282,6 +326,7 @@ mod tests {
             (", rate: 0", "must be a positive number"),
             (", dsn: 'host=db', settings: {fsync: off}", "configures the throwaway cluster"),
             (", scale: 10", "does not apply to `driver: tprocc`"),
+            (", keying_thinking: true, rate: 5", "set `keying_thinking` or `rate`, not both"),
         ] {
             let e = load(keys).unwrap_err().to_string();
             assert!(e.contains(says) && e.contains("t.yaml"), "{keys}: {e}");
@@ -289,10 +334,23 @@ mod tests {
     }
 
     #[test]
+    fn keying_and_thinking_pace_ten_terminals_a_warehouse() {
+        assert!((Mix::Hammerdb.cycle_seconds() - 476.0 / 23.0).abs() < 1e-9);
+        assert!((Mix::Spec.cycle_seconds() - 20.99).abs() < 1e-9);
+        let t = spec(&load(", warehouses: 2, keying_thinking: true").unwrap());
+        assert_eq!((t.clients, t.keying_thinking), (20, true));
+        assert!((t.rate.unwrap() - 20.0 * 23.0 / 476.0).abs() < 1e-9 && t.measures().rate);
+        let t = spec(&load(", warehouses: 2, keying_thinking: true, clients: 4, mix: spec").unwrap());
+        assert!((t.rate.unwrap() - 4.0 / 20.99).abs() < 1e-9);
+    }
+
+    #[test]
     fn contention_and_memory_are_risks() {
         let t = spec(&load(", warehouses: 2, clients: 8").unwrap());
         let rules: Vec<&str> = t.risks(Some(64 << 30)).iter().map(|r| r.rule).collect();
         assert_eq!(rules, ["tpcc-contention", "tpcc-in-memory"]);
+        let t = spec(&load(", warehouses: 2, keying_thinking: true").unwrap());
+        assert!(t.risks(Some(1 << 20)).is_empty());
         let t = spec(&load(", warehouses: 1000, clients: 8, home: random").unwrap());
         assert!(t.risks(Some(16 << 30)).is_empty());
     }
