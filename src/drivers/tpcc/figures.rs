@@ -103,6 +103,8 @@ pub struct Figures {
     pub retries: u64,
     pub failed: u64,
     pub clients: u32,
+    /// The window's length, in minutes.
+    pub minutes: f64,
     /// HammerDB's time profile of each transaction type over the window.
     pub profile: Vec<Profile>,
     /// What the database holds since its load, and the deliveries the log counted in
@@ -183,6 +185,7 @@ impl Figures {
             retries,
             failed,
             clients,
+            minutes,
             profile: Vec::new(),
             since_load: SinceLoad::default(),
             deliveries: 0,
@@ -236,6 +239,15 @@ impl Figures {
             ));
         }
         let all: f64 = self.profile.iter().map(|p| p.total_ms).sum();
+        if all > 0.0 {
+            // Little's law: the transactions in flight on average are the time spent in
+            // them over the window's time; the rest of the clients' time is pgbench's
+            out.push_str(&format!(
+                "; Little's law: {:.2} transactions in flight on average for {} clients",
+                all / (self.minutes * 60_000.0),
+                self.clients
+            ));
+        }
         let types: Vec<String> = self
             .profile
             .iter()
@@ -299,5 +311,7 @@ mod tests {
         let said = f.describe();
         assert!(said.contains("(calls, min/avg/max, p25/p50/p75/p95/p99, sd, share of time): a 4, 1.00/"), "{said}");
         assert!(said.ends_with(", 100.0%"), "{said}");
+        // 10 ms of transactions in a window of 2 minutes
+        assert!(said.contains("Little's law: 0.00 transactions in flight on average for 4 clients"), "{said}");
     }
 }
