@@ -251,6 +251,23 @@ fn sigterm_during_pgbench_initialisation_stops_at_once() {
 }
 
 #[test]
+fn sigterm_during_a_tpcc_load_stops_its_sessions_and_cluster() {
+    let s = Scratch::new("int-tpccload");
+    let scenario =
+        s.scenario("name: pg\nworkloads:\n  oltp:\n    driver: tpcc\n    warehouses: 4\n    duration: 60s\n");
+    let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
+    let needle = "SELECT tpcc_load_";
+    wait_for(&s, &mut child, "the TPC-C load", || !servers::running(needle).is_empty());
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) of fathom alone.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_aborted(&s, &out, took);
+    assert!(servers::running(needle).is_empty(), "a loading session left running");
+    assert!(postmasters(&s.dir.join("results")).is_empty(), "{:?}", postmasters(&s.dir.join("results")));
+}
+
+#[test]
 fn the_next_run_stops_what_a_killed_fathom_left_and_aborts_its_run() {
     let s = Scratch::new("int-killed");
     let scenario = s.scenario(
