@@ -102,6 +102,8 @@ pub struct Figures {
     pub mix: Vec<(&'static str, f64, f64)>,
     pub retries: u64,
     pub failed: u64,
+    /// Per transaction type with retries or failures: its name and its counts.
+    pub retried: Vec<(&'static str, Counts)>,
     pub clients: u32,
     /// The window's length, in minutes.
     pub minutes: f64,
@@ -184,6 +186,12 @@ impl Figures {
             mix,
             retries,
             failed,
+            retried: names
+                .iter()
+                .zip(counts)
+                .filter(|(_, c)| c.retries + c.failed > 0)
+                .map(|(n, c)| (*n, *c))
+                .collect(),
             clients,
             minutes,
             profile: Vec::new(),
@@ -224,6 +232,11 @@ impl Figures {
             self.retries,
             self.failed
         ));
+        if !self.retried.is_empty() {
+            let each: Vec<String> =
+                self.retried.iter().map(|(n, c)| format!("{n} {} retries, {} failed", c.retries, c.failed)).collect();
+            out.push_str(&format!(" ({})", each.join("; ")));
+        }
         let s = &self.since_load;
         if s.orders + s.payments > 0 {
             out.push_str(&format!(
@@ -287,6 +300,8 @@ mod tests {
         // 15 rollbacks, 5 of them retries: 10 new-orders rolled back
         assert_eq!((f.rolled_back, f.log_nopm, f.rollback_pct()), (10, 495.0, 1.0));
         assert!(f.describe().starts_with("System achieved 495 NOPM from 1200 PostgreSQL TPM;"), "{}", f.describe());
+        let per_type = "retries 5, failed 0 (a 3 retries, 0 failed; b 2 retries, 0 failed)";
+        assert!(f.describe().contains(per_type), "{}", f.describe());
         assert!((f.mix[0].1 - 43.478).abs() < 0.01 && (f.mix[0].2 - 43.478).abs() < 0.01);
         let mut h = crate::metrics::new_histogram();
         for ms in [1, 2, 3, 4] {
