@@ -6,8 +6,9 @@
 //! ```
 //!
 //! With `--max-tries` a last field counts the transaction's retries (after
-//! serialization failures and deadlocks). `time` is the latency in µs (`failed` or `skipped` when it did not complete), counted
-//! from the transaction's scheduled start under `--rate`, so it is the open-loop latency;
+//! serialization failures and deadlocks). `time` is the latency in µs (`failed` or
+//! `skipped` when it did not complete), counted from the transaction's scheduled start
+//! under `--rate`, so it is the open-loop latency;
 //! `schedule_lag` (with `--rate`) is how late it began, so `time - schedule_lag` is the
 //! service time. `time_epoch.time_us` is when it ended. Each transaction lands in the
 //! second of the run clock in which it ended, as an IO does, counted as the op of its
