@@ -10,6 +10,7 @@ pub mod pgbench;
 pub mod postgres;
 #[cfg(test)]
 pub mod sleep;
+pub mod tpcc;
 
 use crate::engine::WorkerThread;
 use crate::error::Result;
@@ -19,7 +20,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 /// Every driver, by name: the one list a new driver (a program's runner) joins.
-pub const DRIVERS: &[&dyn Driver] = &[&native::Native, &fio::Fio, &pgbench::PgbenchDriver, &iperf3::Iperf3Driver];
+pub const DRIVERS: &[&dyn Driver] =
+    &[&native::Native, &fio::Fio, &pgbench::PgbenchDriver, &iperf3::Iperf3Driver, &tpcc::TpccDriver];
 
 /// Drivers of the test build only (`sleep`, the skeleton a new program's runner copies).
 #[cfg(test)]
@@ -103,6 +105,7 @@ workloads:
   pg: {driver: pgbench}
   net: {driver: iperf3}
   nap: {driver: sleep, sleepers: 2, every_ms: 250}
+  oltp: {driver: tpcc}
 ";
 
     #[test]

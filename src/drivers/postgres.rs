@@ -235,6 +235,18 @@ impl Cluster {
         format!("host=127.0.0.1 port={} user={SUPERUSER} dbname={database}", self.port)
     }
 
+    /// Creates `database` unless it exists, a copy of `template` if given (its files
+    /// copied: no WAL is written for it).
+    pub fn create_database(&self, database: &str, template: Option<&str>, stop: &AtomicBool) -> Result<()> {
+        let admin = self.dsn("postgres");
+        let exists = psql(&admin, &format!("SELECT count(*) FROM pg_database WHERE datname = '{database}'"), stop)?;
+        if exists != "0" {
+            return Ok(());
+        }
+        let from = template.map(|t| format!(" TEMPLATE {t} STRATEGY FILE_COPY")).unwrap_or_default();
+        psql(&admin, &format!("CREATE DATABASE {database}{from}"), stop).map(|_| ())
+    }
+
     /// Stops the server and removes the cluster. Immediate shutdown: open sessions
     /// are ended and nothing is written back, the cluster being thrown away (a fast
     /// shutdown's checkpoint after `pgbench -i` takes seconds).
@@ -267,6 +279,70 @@ impl Drop for Cluster {
         {
             crate::terminal::say(&format!("warning: {e}"));
         }
+    }
+}
+
+/// What makes two workloads' throwaway clusters the same one: their place and settings.
+type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
+
+/// The throwaway clusters of one run, one per place and settings, stopped and removed
+/// when dropped or [`Clusters::stop`]ped.
+#[derive(Default)]
+pub struct Clusters {
+    started: Vec<(ClusterKey, Cluster)>,
+}
+
+impl Clusters {
+    /// The cluster in `target` (else in `dir`, the run's directory) with `settings`,
+    /// started unless this run has it already. One that will not start is bad input,
+    /// at workload `name`. `progress` hears that it starts.
+    pub fn get(
+        &mut self,
+        name: &str,
+        target: &Option<PathBuf>,
+        settings: &[(String, String)],
+        dir: &Path,
+        stop: &AtomicBool,
+        progress: &dyn Fn(&str),
+    ) -> Result<&Cluster> {
+        let key = (target.clone(), settings.to_vec());
+        if let Some(i) = self.started.iter().position(|(k, _)| *k == key) {
+            return Ok(&self.started[i].1);
+        }
+        let n = self.started.len();
+        let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let path = match target {
+            Some(t) => t.join(format!("fathom-postgres-run{run}-{n}")),
+            None => dir.join(format!("postgres-{n}")),
+        };
+        progress(&format!("{name}: starting a throwaway PostgreSQL in {}", path.display()));
+        let cluster = match Cluster::start(&path, settings, stop) {
+            // the run's directory is behind a private one (fathom runs as root from
+            // /root, say): the system's temporary directory is as good a place, the
+            // run's directory being no storage under test; a `target` given stays an
+            // error
+            Err(e) if e.to_string().starts_with(UNREACHABLE) && target.is_none() => {
+                let tmp = std::env::temp_dir().join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
+                progress(&format!("{name}: {e}; using {} instead", tmp.display()));
+                Cluster::start(&tmp, settings, stop)
+            }
+            other => other,
+        }
+        // a cluster that will not start is its settings' or its place's
+        .map_err(|e| super::driver::bad_input(Error::failed(format!("{name}: {e}"))))?;
+        self.started.push((key, cluster));
+        Ok(&self.started[n].1)
+    }
+
+    /// Stops every cluster; the first error, if any.
+    pub fn stop(&mut self) -> Result<()> {
+        let mut first = Ok(());
+        for (_, mut c) in self.started.drain(..) {
+            if let Err(e) = c.stop() {
+                first = first.and(Err(e));
+            }
+        }
+        first
     }
 }
 

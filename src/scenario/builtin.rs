@@ -16,6 +16,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ("commit-latency", include_str!("builtin/commit-latency.yaml")),
     ("pgbench-ab", include_str!("builtin/pgbench-ab.yaml")),
     ("net-streams", include_str!("builtin/net-streams.yaml")),
+    ("tpcc", include_str!("builtin/tpcc.yaml")),
+    ("tpcc-clients", include_str!("builtin/tpcc-clients.yaml")),
 ];
 
 /// The built-in scenario run by a bare `fathom run`.

@@ -61,7 +61,7 @@ fn run_builtin_in(s: &Scratch, name: &str, scale: Option<&str>, sets: &[&str]) -
 
 /// The built-ins whose phases are steps of one workload differing only in concurrency:
 /// only these get a concurrency curve, its knee, "you are here" and a USL fit.
-const CURVED: &[&str] = &["quickstart", "you-are-here", "pgbench-clients", "net-streams"];
+const CURVED: &[&str] = &["quickstart", "you-are-here", "pgbench-clients", "net-streams", "tpcc-clients"];
 
 /// Issue #17's done-when: the terminal, `show --json` and the report speak of a curve
 /// (knee, "you are here", USL) only for [`CURVED`]; every other built-in carries the
@@ -214,6 +214,28 @@ fn pgbench_clients() {
     let n: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
     assert_eq!(n, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
     assert!(curve["usl"]["lambda"]["value"].as_f64().unwrap() > 0.0, "{curve}");
+}
+
+#[test]
+fn tpcc() {
+    let show = run_builtin_scaled("tpcc", "0.1", &["warehouses=1", "clients=2"]);
+    let ops: Vec<&str> =
+        show["workloads"][0]["ops"].as_array().unwrap().iter().map(|o| o["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
+    let tpcc = show["events"].as_array().unwrap().iter().find(|e| e["kind"] == "tpcc").unwrap();
+    assert!(tpcc["detail"].as_str().unwrap().starts_with("System achieved "), "{tpcc}");
+}
+
+#[test]
+fn tpcc_clients() {
+    let show = run_builtin_scaled("tpcc-clients", "0.25", &["warehouses=1"]);
+    assert_eq!(labels(&show), vec!["c1", "c2", "c4", "c8"]);
+    let curve = &show["analysis"]["curve"];
+    let n: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert_eq!(n, vec![1.0, 2.0, 4.0, 8.0]);
+    // each step's NOPM, from its own copy of the loaded database
+    let events = show["events"].as_array().unwrap();
+    assert_eq!(events.iter().filter(|e| e["kind"] == "tpcc" && e["status"] == 0).count(), 4, "{events:?}");
 }
 
 #[test]

@@ -251,6 +251,42 @@ fn sigterm_during_pgbench_initialisation_stops_at_once() {
 }
 
 #[test]
+fn sigterm_during_a_tpcc_load_stops_its_sessions_and_cluster() {
+    let s = Scratch::new("int-tpccload");
+    let scenario =
+        s.scenario("name: pg\nworkloads:\n  oltp:\n    driver: tpcc\n    warehouses: 4\n    duration: 60s\n");
+    let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
+    let results = s.dir.join("results");
+    // this run's loading sessions are those connected to its cluster's port (other
+    // tests load TPC-C databases too)
+    let (mine, fallback) = (results.display().to_string(), format!("/fathom-postgres-{}-", child.id()));
+    let ours = || {
+        let postmaster = postmasters(&results).into_iter().find(|c| c.contains(&mine) || c.contains(&fallback))?;
+        let data = postmaster.split(" -D ").nth(1)?.split_whitespace().next()?.to_string();
+        let pid = std::fs::read_to_string(Path::new(&data).join("postmaster.pid")).ok()?;
+        let port = pid.lines().nth(3)?.trim().to_string();
+        Some(format!("port={port} "))
+    };
+    let loading =
+        |needle: &str| servers::running(needle).into_iter().filter(|c| c.contains("SELECT tpcc_load_")).count();
+    let mut needle = None;
+    wait_for(&s, &mut child, "the TPC-C load", || {
+        needle = needle.take().or_else(ours);
+        needle.as_deref().is_some_and(|n| loading(n) > 0)
+    });
+    let needle = needle.unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) of fathom alone.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_aborted(&s, &out, took);
+    assert_eq!(loading(&needle), 0, "a loading session left running");
+    let left: Vec<String> =
+        postmasters(&results).into_iter().filter(|c| c.contains(&mine) || c.contains(&fallback)).collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
 fn the_next_run_stops_what_a_killed_fathom_left_and_aborts_its_run() {
     let s = Scratch::new("int-killed");
     let scenario = s.scenario(

@@ -44,5 +44,6 @@ mod shape;
 mod store;
 mod terminal_width;
 mod timeline;
+mod tpcc;
 mod views;
 mod xray;

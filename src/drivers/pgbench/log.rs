@@ -5,11 +5,14 @@
 //! client_id transaction_no time script_no time_epoch time_us [schedule_lag]
 //! ```
 //!
-//! `time` is the latency in µs (`failed` or `skipped` when it did not complete), counted
-//! from the transaction's scheduled start under `--rate`, so it is the open-loop latency;
+//! With `--max-tries` a last field counts the transaction's retries (after
+//! serialization failures and deadlocks). `time` is the latency in µs (`failed` or
+//! `skipped` when it did not complete), counted from the transaction's scheduled start
+//! under `--rate`, so it is the open-loop latency;
 //! `schedule_lag` (with `--rate`) is how late it began, so `time - schedule_lag` is the
 //! service time. `time_epoch.time_us` is when it ended. Each transaction lands in the
-//! second of the run clock in which it ended, as an IO does.
+//! second of the run clock in which it ended, as an IO does, counted as the op of its
+//! script (`script_no`, the order of pgbench's `-f` options).
 //!
 //! The log is read as pgbench writes it ([`Tail`]), so its seconds reach the store, the
 //! live view and the Prometheus endpoint while it runs. pgbench writes each thread's log
@@ -18,6 +21,7 @@
 //! second is added to what the store holds of it.
 
 use crate::metrics::{Op, OpStats, Sample};
+use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -31,7 +35,16 @@ pub struct Extra {
     pub lag_n: u64,
 }
 
-/// Transactions gathered per (client, second).
+/// What one script's transactions came to: completed, failed (after their tries), and
+/// the retries they took.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Counts {
+    pub done: u64,
+    pub failed: u64,
+    pub retries: u64,
+}
+
+/// Transactions gathered per (client, second, script).
 pub struct Seconds {
     workload: usize,
     first_worker: u32,
@@ -40,8 +53,20 @@ pub struct Seconds {
     /// Transactions ending at or after this second are past the workload's end.
     end_t: u32,
     open_loop: bool,
-    per_client: BTreeMap<(u32, u32), OpStats>,
+    /// The op of each script number; a script past the list is a `txn`.
+    ops: Vec<Op>,
+    /// Whether each line ends with its retries (pgbench's `--max-tries`).
+    retries: bool,
+    /// The second from which each script's latencies are also kept whole.
+    profile_from: Option<u32>,
+    /// Per script: the latency (ns) of every transaction that ended from
+    /// `profile_from` on, for a profile of the whole window.
+    pub profile: BTreeMap<usize, Histogram<u64>>,
+    per_client: BTreeMap<(u32, u32, usize), OpStats>,
     pub extra: BTreeMap<u32, Extra>,
+    /// Transactions completed per (second, script), kept for the whole run: what a
+    /// program compares with its server's own counters.
+    pub completed: BTreeMap<(u32, usize), Counts>,
     /// Lines that could not be read (counted, with the first kept for the message).
     pub unreadable: (u64, Option<String>),
 }
@@ -54,10 +79,40 @@ impl Seconds {
             clock_unix_us: clock_unix_ms * 1000,
             end_t,
             open_loop,
+            ops: vec![Op::Txn],
+            retries: false,
+            profile_from: None,
+            profile: BTreeMap::new(),
             per_client: BTreeMap::new(),
             extra: BTreeMap::new(),
+            completed: BTreeMap::new(),
             unreadable: (0, None),
         }
+    }
+
+    /// Counts each script number's transactions as the op at its index; `retries`:
+    /// each line ends with its retries.
+    pub fn with_ops(mut self, ops: Vec<Op>, retries: bool) -> Seconds {
+        self.ops = ops;
+        self.retries = retries;
+        self
+    }
+
+    /// Keeps each script's latencies whole from second `from` on (`None`: not kept).
+    pub fn with_profile(mut self, from: Option<u32>) -> Seconds {
+        self.profile_from = from;
+        self
+    }
+
+    /// What the transactions of `script` that ended in seconds `from..to` came to.
+    pub fn counts_in(&self, script: usize, from: u32, to: u32) -> Counts {
+        let mut sum = Counts::default();
+        for c in self.completed.iter().filter(|((t, s), _)| *s == script && (from..to).contains(t)).map(|(_, c)| c) {
+            sum.done += c.done;
+            sum.failed += c.failed;
+            sum.retries += c.retries;
+        }
+        sum
     }
 
     /// Adds one log line.
@@ -74,6 +129,7 @@ impl Seconds {
             return None;
         }
         let client: u32 = f[0].parse().ok()?;
+        let script: usize = f[3].parse().ok()?;
         let ended_us = f[4].parse::<i64>().ok()? * 1_000_000 + f[5].parse::<i64>().ok()?;
         let since = ended_us - self.clock_unix_us;
         if since < 0 {
@@ -83,8 +139,15 @@ impl Seconds {
         if t >= self.end_t {
             return Some(());
         }
+        let retries: u64 = match self.retries {
+            true => f.last()?.parse().ok()?,
+            false => 0,
+        };
+        let counts = self.completed.entry((t, script)).or_default();
+        counts.retries += retries;
         let latency_us: u64 = match f[2] {
             "failed" | "serialization" | "deadlock" | "other" => {
+                counts.failed += 1;
                 self.extra.entry(t).or_default().failed += 1;
                 return Some(());
             }
@@ -96,7 +159,12 @@ impl Seconds {
             (true, Some(lag)) => lag.parse().ok()?,
             _ => 0,
         };
-        let stats = self.per_client.entry((client, t)).or_insert_with(|| OpStats::new(self.open_loop));
+        counts.done += 1;
+        if self.profile_from.is_some_and(|from| t >= from) {
+            let whole = self.profile.entry(script).or_insert_with(crate::metrics::new_histogram);
+            whole.saturating_record(latency_us.max(1) * 1000);
+        }
+        let stats = self.per_client.entry((client, t, script)).or_insert_with(|| OpStats::new(self.open_loop));
         stats.ops += 1;
         let ns = latency_us.max(1) * 1000;
         stats.latency_sum_ns += ns;
@@ -117,11 +185,11 @@ impl Seconds {
     pub fn take(&mut self) -> Vec<Sample> {
         let mut out: Vec<Sample> = std::mem::take(&mut self.per_client)
             .into_iter()
-            .map(|((client, t), stats)| Sample {
+            .map(|((client, t, script), stats)| Sample {
                 workload: self.workload,
                 worker: self.first_worker + client,
                 t,
-                op: Op::Txn,
+                op: self.ops.get(script).copied().unwrap_or(Op::Txn),
                 stats,
             })
             .collect();
@@ -187,6 +255,7 @@ pub fn closing(stdout: &str) -> Closing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::summary::Throughput;
 
     #[test]
     fn lines_land_in_the_second_they_ended() {
@@ -209,6 +278,23 @@ mod tests {
         assert_eq!(samples[0].stats.latency.max(), samples[0].stats.latency.highest_equivalent(2_500_000));
         assert_eq!((samples[1].worker, samples[1].t, samples[1].stats.ops), (11, 1, 1));
         assert!(samples[0].stats.service.is_none());
+    }
+
+    #[test]
+    fn each_script_is_its_op() {
+        let (a, b) = (Op::named("log-test-a", Throughput::Tps), Op::named("log-test-b", Throughput::Tps));
+        let mut s = Seconds::new(0, 0, 1_000_000, 10, false).with_ops(vec![a, b], true).with_profile(Some(1));
+        s.add("0 0 1500 0 1000 10 0");
+        s.add("0 1 1500 1 1000 20 2"); // retried twice
+        s.add("0 2 1500 1 1001 20 0");
+        s.add("0 3 failed 1 1001 25 9");
+        s.add("0 4 1500 2 1001 30 0"); // a script past the list
+        let got: Vec<(u32, Op, u64)> = s.take().iter().map(|x| (x.t, x.op, x.stats.ops)).collect();
+        assert_eq!(got, vec![(0, a, 1), (0, b, 1), (1, b, 1), (1, Op::Txn, 1)]);
+        assert_eq!(s.counts_in(1, 0, 2), Counts { done: 2, failed: 1, retries: 11 });
+        assert_eq!((s.counts_in(1, 1, 2).done, s.counts_in(0, 0, 10).done), (1, 1));
+        // from second 1 on: one of script 1 and one of script 2 (failed ones have no latency)
+        assert_eq!((s.profile.len(), s.profile[&1].len(), s.profile[&2].len()), (2, 1, 1));
     }
 
     #[test]

@@ -16,17 +16,19 @@
 pub mod log;
 
 use super::driver::{Driver, LaunchContext, Ready, bad_input, finish_program, spawn_program};
-use super::postgres::{self, Cluster};
+use super::postgres::{self, Clusters};
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
+use crate::metrics::Op;
 use crate::scenario::program::pgbench::{Pgbench, Script};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::ObservationRow;
 use crate::store::sink::Record;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -35,7 +37,7 @@ use std::time::{Duration, Instant};
 
 /// How long pgbench takes from being started to its first transaction's end (measured:
 /// 25-32 ms, process start and connecting its clients on loopback).
-const STARTUP: Duration = Duration::from_millis(25);
+pub const STARTUP: Duration = Duration::from_millis(25);
 
 /// Databases ready for a run's pgbench workloads, and the clusters fathom started for
 /// them (stopped and removed when this is dropped or [`Databases::stop`]ped).
@@ -43,11 +45,11 @@ const STARTUP: Duration = Duration::from_millis(25);
 pub struct Databases {
     /// Per workload index: the connection string pgbench uses.
     pub dsn: HashMap<usize, String>,
-    clusters: Vec<Cluster>,
+    clusters: Clusters,
 }
 
 /// The installed pgbench's version line, or why it cannot be run.
-fn version() -> Result<String> {
+pub fn version() -> Result<String> {
     let path = postgres::client("pgbench")?;
     let out = Command::new(&path).arg("--version").output().map_err(|e| {
         Error::failed(format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))
@@ -67,18 +69,12 @@ fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     Ok(())
 }
 
-/// What makes two workloads' throwaway clusters the same one: their place and settings.
-type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
-
 /// Readies a database for every pgbench workload of `scenario`: clusters are started in
 /// the workload's `target` or else `dir` (the run's directory), one per distinct place
 /// and `settings`; each (server, scale) is initialised once.
 /// `progress` hears what takes time.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    // a cluster per place and settings: (target, settings) to its index
-    let mut cluster_of: Vec<(ClusterKey, usize)> = Vec::new();
-    let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let mut ready: Vec<(String, u32)> = Vec::new();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
@@ -86,48 +82,11 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             // reached by `connect` before the run was recorded
             Some(dsn) => dsn.clone(),
             None => {
-                let key = (p.target.clone(), p.settings.clone());
-                let c = match cluster_of.iter().find(|(k, _)| *k == key) {
-                    Some((_, c)) => *c,
-                    None => {
-                        let n = dbs.clusters.len();
-                        let path = match &p.target {
-                            Some(t) => t.join(format!("fathom-postgres-run{run}-{n}")),
-                            None => dir.join(format!("postgres-{n}")),
-                        };
-                        progress(&format!("{}: starting a throwaway PostgreSQL in {}", w.name, path.display()));
-                        let cluster = match Cluster::start(&path, &p.settings, stop) {
-                            // the run's directory is behind a private one (fathom runs as
-                            // root from /root, say): the system's temporary directory is
-                            // as good a place, the run's directory being no storage under
-                            // test; a `target` given stays an error
-                            Err(e) if e.to_string().starts_with(postgres::UNREACHABLE) && p.target.is_none() => {
-                                let tmp = std::env::temp_dir()
-                                    .join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
-                                progress(&format!("{}: {e}; using {} instead", w.name, tmp.display()));
-                                Cluster::start(&tmp, &p.settings, stop)
-                            }
-                            other => other,
-                        }
-                        // a cluster that will not start is its settings' or its place's
-                        .map_err(|e| bad_input(Error::failed(format!("{}: {e}", w.name))))?;
-                        dbs.clusters.push(cluster);
-                        cluster_of.push((key, n));
-                        dbs.clusters.len() - 1
-                    }
-                };
-                let cluster = &dbs.clusters[c];
+                let cluster = dbs.clusters.get(&w.name, &p.target, &p.settings, dir, stop, progress)?;
                 let db = format!("pgbench_s{}", p.scale);
-                let exists = postgres::psql(
-                    &cluster.dsn("postgres"),
-                    &format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'"),
-                    stop,
-                )
-                .map_err(|e| bad_input(Error::failed(format!("{}: {e}", w.name))))?;
-                if exists == "0" {
-                    postgres::psql(&cluster.dsn("postgres"), &format!("CREATE DATABASE {db}"), stop)
-                        .map_err(|e| bad_input(Error::failed(format!("{}: {e}", w.name))))?;
-                }
+                cluster
+                    .create_database(&db, None, stop)
+                    .map_err(|e| bad_input(Error::failed(format!("{}: {e}", w.name))))?;
                 cluster.dsn(&db)
             }
         };
@@ -221,34 +180,70 @@ impl Driver for PgbenchDriver {
 impl Ready for Databases {
     fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
         let dsn = self.dsn.get(&cx.workload_idx).cloned().unwrap_or_default();
-        spawn_program(cx, "pgbench", move |l| run(l, &dsn))
+        spawn_program(cx, "pgbench", move |l| run_workload(l, &dsn))
     }
 
     /// Stops every throwaway cluster; the first error, if any.
     fn stop(mut self: Box<Self>) -> Result<()> {
-        let mut first = Ok(());
-        for mut c in self.clusters.drain(..) {
-            if let Err(e) = c.stop() {
-                first = first.and(Err(e));
-            }
-        }
-        first
+        self.clusters.stop()
     }
 }
 
-fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
-    let w = &l.workload;
-    let Some(p) = spec(w) else {
-        return Err(Error::failed(format!("{}: not a pgbench workload", w.name)));
+/// One pgbench run for a program's workload: what its clients do, besides the duration,
+/// the log and the connection, which every run has alike.
+pub struct Invocation {
+    pub clients: u32,
+    pub threads: u32,
+    /// Transactions per second for all clients together (`--rate`).
+    pub rate: Option<f64>,
+    /// What each transaction runs (`-b NAME`, `-f PATH@WEIGHT`) and how (`-M prepared`,
+    /// `--max-tries=N`, `-D NAME=VALUE`).
+    pub args: Vec<OsString>,
+    /// Environment of its connections (`PGOPTIONS`).
+    pub env: Vec<(String, String)>,
+    /// The op of each script, in the order its `-b` and `-f` options give them.
+    pub ops: Vec<Op>,
+    /// The second of the run clock from which each script's latencies are kept whole.
+    pub profile_from: Option<u32>,
+}
+
+/// pgbench's options for a `driver: pgbench` workload. An inline SQL script is written
+/// to the run's directory, for pgbench to read.
+fn invocation(l: &LaunchContext, p: &Pgbench) -> Result<Invocation> {
+    let args: Vec<OsString> = match &p.script {
+        Script::Builtin(name) => vec!["-b".into(), name.into()],
+        Script::File(path) => vec!["-f".into(), path.into()],
+        Script::Sql(sql) => {
+            let path = l.dir.join(format!("{}.sql", l.workload.name));
+            crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+            vec!["-f".into(), path.into()]
+        }
     };
+    let (clients, threads, rate) = (p.clients, p.threads, p.rate);
+    Ok(Invocation { clients, threads, rate, args, env: Vec::new(), ops: vec![Op::Txn], profile_from: None })
+}
+
+fn run_workload(l: &LaunchContext, dsn: &str) -> Result<()> {
+    let Some(p) = spec(&l.workload) else {
+        return Err(Error::failed(format!("{}: not a pgbench workload", l.workload.name)));
+    };
+    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
+    run(l, &invocation(l, p)?, dsn).map(|_| ())
+}
+
+/// Runs pgbench for workload `l` as `inv` asks, from its first second to its end, its
+/// transaction log sent as samples while it runs; what the log held, or `None` when the
+/// workload was stopped before pgbench started.
+pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log::Seconds>> {
+    let w = &l.workload;
     crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
     let logs = l.dir.join(format!("{}.pgbench-log", w.name));
     crate::nofollow::create_dir(&logs).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
-    let (mut cmd, out_path, err_path) = command(l, p, dsn, &logs)?;
+    let (mut cmd, out_path, err_path) = command(l, inv, dsn, &logs)?;
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
     if l.stop.load(Ordering::Relaxed) {
-        return Ok(());
+        return Ok(None);
     }
     let started = Instant::now();
     let mut child =
@@ -261,7 +256,9 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let ended = AtomicBool::new(false);
     let mut seconds =
-        log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, p.rate.is_some());
+        log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, inv.rate.is_some())
+            .with_ops(inv.ops.clone(), inv.args.iter().any(|a| a.to_string_lossy().starts_with("--max-tries")))
+            .with_profile(inv.profile_from);
     // the log is read as it is written; whatever pgbench managed to log is kept, even
     // when it failed
     let (waited, took, read) = std::thread::scope(|scope| {
@@ -289,34 +286,21 @@ fn run(l: &LaunchContext, dsn: &str) -> Result<()> {
         let tail = tail[tail.len().saturating_sub(5)..].join(" / ");
         return Err(Error::failed(format!("{}: pgbench {status}: {tail} (output in {})", w.name, l.dir.display())));
     }
-    Ok(())
+    Ok(Some(seconds))
 }
 
 /// The pgbench command line for a workload, with its output going to files in the
 /// run's directory: the command, and the paths of its stdout and stderr.
-/// An inline SQL script is written there too, for pgbench to read.
-fn command(l: &LaunchContext, p: &Pgbench, dsn: &str, logs: &Path) -> Result<(Command, PathBuf, PathBuf)> {
+fn command(l: &LaunchContext, inv: &Invocation, dsn: &str, logs: &Path) -> Result<(Command, PathBuf, PathBuf)> {
     let w = &l.workload;
     let mut cmd = Command::new(postgres::client("pgbench")?);
     let seconds = (w.ramp + w.duration).as_secs();
-    cmd.args(["-n", "-c", &p.clients.to_string(), "-j", &p.threads.to_string(), "-T", &seconds.to_string()]);
+    cmd.args(["-n", "-c", &inv.clients.to_string(), "-j", &inv.threads.to_string(), "-T", &seconds.to_string()]);
     cmd.arg("-l").arg(format!("--log-prefix={}", logs.join("txn").display()));
-    if let Some(rate) = p.rate {
+    if let Some(rate) = inv.rate {
         cmd.arg(format!("--rate={rate}"));
     }
-    match &p.script {
-        Script::Builtin(name) => {
-            cmd.args(["-b", name]);
-        }
-        Script::File(path) => {
-            cmd.arg("-f").arg(path);
-        }
-        Script::Sql(sql) => {
-            let path = l.dir.join(format!("{}.sql", w.name));
-            crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
-            cmd.arg("-f").arg(path);
-        }
-    }
+    cmd.args(&inv.args).envs(inv.env.iter().map(|(k, v)| (k, v)));
     cmd.arg(dsn);
     let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
     let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));

@@ -7,11 +7,12 @@ pub mod pgbench;
 pub mod seam;
 #[cfg(test)]
 pub mod sleep;
+pub mod tpcc;
 
 pub use seam::{Keys, Measures, Program, ProgramSpec};
 
 /// Every program, by name: the one list a new program's model joins.
-pub const PROGRAMS: &[&dyn Program] = &[&pgbench::PgbenchProgram, &iperf3::Iperf3Program];
+pub const PROGRAMS: &[&dyn Program] = &[&pgbench::PgbenchProgram, &iperf3::Iperf3Program, &tpcc::TpccProgram];
 
 /// Programs of the test build only ([`sleep`], the skeleton a new program copies).
 #[cfg(test)]
@@ -24,9 +25,9 @@ pub fn all() -> impl Iterator<Item = &'static dyn Program> {
     PROGRAMS.iter().chain(TEST_PROGRAMS).copied()
 }
 
-/// The program called `name`.
+/// The program called `name`, or by one of its aliases.
 pub fn find(name: &str) -> Option<&'static dyn Program> {
-    all().find(|p| p.name() == name)
+    all().find(|p| p.name() == name || p.aliases().contains(&name))
 }
 
 /// The names of every program, for messages (`driver: one of ...`).

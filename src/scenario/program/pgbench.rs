@@ -89,15 +89,7 @@ impl Program for PgbenchProgram {
                 .fail(&rate_at, &format!("{r} must be a positive number of transactions per second, at most {max}")));
         }
         let settings = settings(keys, dsn.is_some())?;
-        let (target, target_at) = keys.get::<Vec<String>>("target")?;
-        let target = match target.as_deref() {
-            Some([one]) if dsn.is_none() => Some(PathBuf::from(one)),
-            Some([_]) if keys.own_has("target") => {
-                return Err(keys.fail(&target_at, "places the throwaway cluster; with a `dsn` the server is elsewhere"));
-            }
-            Some([_]) | None => None,
-            Some(_) => return Err(keys.fail(&target_at, "give one directory for the throwaway cluster")),
-        };
+        let target = target(keys, dsn.is_some())?;
         let (reuse, _) = keys.get::<bool>("reuse")?;
         let script = script(keys)?;
         let reuse = reuse.unwrap_or(false);
@@ -131,8 +123,22 @@ fn script(keys: &Keys) -> Result<Script> {
     })
 }
 
+/// The directory of the throwaway cluster (`target`): one, and none with a `dsn` (the
+/// server is elsewhere); a `target` of the defaults does not apply to a `dsn` workload.
+pub fn target(keys: &Keys, has_dsn: bool) -> Result<Option<PathBuf>> {
+    let (target, target_at) = keys.get::<Vec<String>>("target")?;
+    Ok(match target.as_deref() {
+        Some([one]) if !has_dsn => Some(PathBuf::from(one)),
+        Some([_]) if keys.own_has("target") => {
+            return Err(keys.fail(&target_at, "places the throwaway cluster; with a `dsn` the server is elsewhere"));
+        }
+        Some([_]) | None => None,
+        Some(_) => return Err(keys.fail(&target_at, "give one directory for the throwaway cluster")),
+    })
+}
+
 /// The throwaway cluster's server settings (`settings: {shared_buffers: 1GB}`), in order.
-fn settings(keys: &Keys, has_dsn: bool) -> Result<Vec<(String, String)>> {
+pub fn settings(keys: &Keys, has_dsn: bool) -> Result<Vec<(String, String)>> {
     let (settings, at) = keys.get::<IndexMap<String, Value>>("settings")?;
     let mut pairs = Vec::new();
     for (key, value) in settings.unwrap_or_default() {
@@ -158,7 +164,7 @@ fn settings(keys: &Keys, has_dsn: bool) -> Result<Vec<(String, String)>> {
 /// Refuses a connection string that holds a secret, in any form libpq reads one, or
 /// anything the store would mask (the stored scenario must be the one that ran). The
 /// message never quotes the string.
-fn no_secret(dsn: &str) -> Result<()> {
+pub fn no_secret(dsn: &str) -> Result<()> {
     const STORED: &str = "fathom stores the scenario with the run";
     match crate::secrets::dsn_secret(dsn) {
         Err(why) => Err(Error::input(format!("is not a connection string libpq can read: {why}"))),

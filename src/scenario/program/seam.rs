@@ -18,6 +18,11 @@ pub trait Program: Sync {
     /// Its name, as `driver:` gives it.
     fn name(&self) -> &'static str;
 
+    /// Other names `driver:` accepts for it (the name another tool gives the workload).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Its own keys, as a workload writes them (besides `driver`, `duration` and
     /// `ramp`, which every workload has): any other key in its workload is refused.
     fn keys(&self) -> &'static [&'static str];

@@ -1,0 +1,138 @@
+//! A TPC-C database readied: its nine tables created and populated in parallel
+//! sessions by SQL the server runs (no data crosses from the client), keyed, vacuumed,
+//! analysed and checkpointed, with the transactions' functions. On a throwaway cluster
+//! the loaded database is a template each workload copies, so each starts from the same
+//! state; a `dsn`'s database is loaded in place, and refused if it holds other tables.
+
+use crate::drivers::postgres::{self, INTERRUPTED};
+use crate::error::{Error, Result};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Instant;
+
+/// The tables fathom creates: TPC-C's nine, and its record of the load.
+const TABLES: [&str; 10] =
+    ["warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock", "tpcc_load"];
+
+/// The schema, the functions the load calls, and the transactions', in order.
+const SCHEMA: &str = include_str!("sql/schema.sql");
+const RANDOM: &str = include_str!("sql/random.sql");
+const LOAD: &str = include_str!("sql/load.sql");
+const KEYS: &str = include_str!("sql/keys.sql");
+const TRANSACTIONS: [&str; 6] = [
+    include_str!("sql/customer.sql"),
+    include_str!("sql/new_order.sql"),
+    include_str!("sql/payment.sql"),
+    include_str!("sql/order_status.sql"),
+    include_str!("sql/delivery.sql"),
+    include_str!("sql/stock_level.sql"),
+];
+
+/// What a load took: its seconds and the database's bytes per warehouse.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Loaded {
+    pub warehouses: u32,
+    pub seconds: f64,
+    pub bytes_per_warehouse: f64,
+    /// The NURand constant the customers' last names were drawn with (clause 2.1.6).
+    pub c_last: u32,
+    /// Whether the tables were there already (`reuse`).
+    pub reused: bool,
+}
+
+/// The tables of `dsn`'s database that are not fathom's: a database holding any is
+/// someone else's, never to be dropped.
+pub fn foreign_tables(dsn: &str, stop: &AtomicBool) -> Result<Vec<String>> {
+    let ours: Vec<String> = TABLES.iter().map(|t| format!("'{t}'")).collect();
+    let sql = format!(
+        "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY 1) FROM information_schema.tables \
+         WHERE table_schema NOT IN ('pg_catalog', 'information_schema') \
+         AND NOT (table_schema = 'public' AND table_name IN ({}))",
+        ours.join(", ")
+    );
+    let found = postgres::psql(dsn, &sql, stop)?;
+    Ok(found.split_whitespace().map(str::to_string).collect())
+}
+
+/// The warehouses and last-name constant of a database fathom loaded, if it is one.
+fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<(u32, u32)> {
+    let row = postgres::psql(dsn, "SELECT warehouses || ' ' || c_last FROM tpcc_load", stop).ok()?;
+    let mut f = row.split_whitespace().map(|v| v.parse().ok());
+    Some((f.next()??, f.next()??))
+}
+
+/// Loads `warehouses` into `dsn`'s database (empty of other tables), in `sessions`
+/// parallel sessions; with `reuse`, a database loaded at as many warehouses is kept.
+/// `progress` hears each stage.
+pub fn load(
+    dsn: &str,
+    warehouses: u32,
+    reuse: bool,
+    sessions: u32,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<Loaded> {
+    let started = Instant::now();
+    if let Some((at, c_last)) = loaded_at(dsn, stop).filter(|(at, _)| reuse && *at == warehouses) {
+        progress(&format!("reusing the TPC-C database of {at} warehouses"));
+        let bytes = size(dsn, stop)?;
+        let per = bytes / at as f64;
+        return Ok(Loaded { warehouses, seconds: 0.0, bytes_per_warehouse: per, c_last, reused: true });
+    }
+    let drop: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t};")).collect();
+    let functions = "DROP FUNCTION IF EXISTS tpcc_nurand, tpcc_last_name, tpcc_astring, tpcc_nstring, \
+         tpcc_original, tpcc_other, tpcc_load_items, tpcc_load_stock, tpcc_load_warehouse, tpcc_customer, tpcc_new_order, \
+         tpcc_payment, tpcc_order_status, tpcc_delivery, tpcc_stock_level;";
+    postgres::psql(dsn, &format!("{}\n{functions}", drop.join("\n")), stop)?;
+    postgres::psql(dsn, &[SCHEMA, RANDOM, LOAD].concat(), stop)?;
+    postgres::psql(dsn, &TRANSACTIONS.concat(), stop)?;
+    // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
+    let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
+    progress(&format!("loading {warehouses} TPC-C warehouses in {sessions} sessions"));
+    let mut jobs = vec!["SELECT tpcc_load_items()".to_string()];
+    for w in 1..=warehouses {
+        jobs.push(format!("SELECT tpcc_load_stock({w})"));
+        jobs.push(format!("SELECT tpcc_load_warehouse({w}, {c_last})"));
+    }
+    parallel(dsn, &jobs, sessions, stop)?;
+    progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
+    let keys: Vec<String> =
+        KEYS.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).map(String::from).collect();
+    parallel(dsn, &keys, sessions, stop)?;
+    postgres::psql(dsn, &format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last})"), stop)?;
+    postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
+    postgres::psql(dsn, "CHECKPOINT", stop)?;
+    let per = size(dsn, stop)? / warehouses as f64;
+    Ok(Loaded { warehouses, seconds: started.elapsed().as_secs_f64(), bytes_per_warehouse: per, c_last, reused: false })
+}
+
+/// The database's size in bytes.
+fn size(dsn: &str, stop: &AtomicBool) -> Result<f64> {
+    let bytes = postgres::psql(dsn, "SELECT pg_database_size(current_database())", stop)?;
+    bytes.parse().map_err(|_| Error::failed(format!("the database's size is not a number: `{bytes}`")))
+}
+
+/// Runs each of `jobs` (one SQL statement) in one of `sessions` sessions at once; the
+/// first error stops the others' next jobs.
+fn parallel(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Result<()> {
+    let next = AtomicU32::new(0);
+    let failed: Mutex<Option<Error>> = Mutex::new(None);
+    let halt = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..sessions.max(1) {
+            scope.spawn(|| {
+                while !halt.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                    let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed) as usize) else { return };
+                    if let Err(e) = postgres::psql(dsn, job, stop) {
+                        halt.store(true, Ordering::Relaxed);
+                        failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                    }
+                }
+            });
+        }
+    });
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::failed(INTERRUPTED));
+    }
+    failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
+}

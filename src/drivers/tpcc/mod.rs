@@ -1,0 +1,368 @@
+//! `driver: tpcc`: a TPC-C-like workload on PostgreSQL, its five transactions
+//! server-side functions driven by pgbench ([`super::pgbench::run`]) with weighted
+//! scripts, prepared statements and retries, each script counted as its own op.
+//!
+//! Before anything is recorded, [`Driver::check`] reaches each `dsn` and refuses a
+//! database that holds tables other than fathom's. Before the run clock starts, each
+//! workload's database is loaded ([`load`]): on a throwaway cluster once per number of
+//! warehouses, as a template each workload copies. After its run the runner reads
+//! HammerDB's figures and checks the consistency conditions ([`figures`]), stored as
+//! the workload's `tpcc` event and observations; a condition that does not hold fails
+//! the run, its figures being invalid.
+
+pub mod figures;
+pub mod load;
+
+use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
+use super::pgbench::{self, Invocation};
+use super::postgres::Clusters;
+use crate::clock::sleep_until;
+use crate::engine::WorkerThread;
+use crate::engine::target::DataFile;
+use crate::error::{Error, Result};
+use crate::metrics::Op;
+use crate::metrics::summary::Throughput;
+use crate::scenario::program::tpcc::{Home, Mix, OPS, Tpcc, WAREHOUSE_BYTES};
+use crate::scenario::units::Size;
+use crate::scenario::{EngineKind, Scenario, Workload};
+use crate::store::sink::Record;
+use crate::store::{EventRow, ObservationRow};
+use figures::{Figures, Profile};
+use load::Loaded;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The pgbench script of each transaction type, in the order of [`OPS`].
+const SCRIPTS: [&str; 5] = [
+    include_str!("scripts/new_order.sql"),
+    include_str!("scripts/payment.sql"),
+    include_str!("scripts/delivery.sql"),
+    include_str!("scripts/order_status.sql"),
+    include_str!("scripts/stock_level.sql"),
+];
+
+/// How many tries a transaction gets after serialization failures and deadlocks.
+const MAX_TRIES: u32 = 10;
+
+pub struct TpccDriver;
+
+/// The TPC-C settings of workload `w`, if tpcc runs it.
+fn spec(w: &Workload) -> Option<&Tpcc> {
+    w.program()?.get::<Tpcc>()
+}
+
+/// Sessions that load at once: one per core, at most 8.
+fn sessions() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get() as u32).clamp(1, 8)
+}
+
+/// Each workload's database, ready, and the clusters fathom started for them.
+#[derive(Default)]
+struct Databases {
+    ready: HashMap<usize, (String, Loaded)>,
+    clusters: Clusters,
+}
+
+/// Reaches each `dsn` and refuses one whose database holds tables that are not fathom's.
+fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
+    for w in &scenario.workloads {
+        let Some(Tpcc { dsn: Some(dsn), .. }) = spec(w) else { continue };
+        let foreign = load::foreign_tables(dsn, stop)
+            .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
+        if !foreign.is_empty() {
+            return Err(Error::failed(format!(
+                "{}: the database of `{dsn}` holds tables that are not TPC-C's ({}): fathom loads its tables into \
+                 a database of their own and never drops others' (give an empty database)",
+                w.name,
+                foreign.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Loads a database for every tpcc workload: a `dsn`'s in place, else a template per
+/// cluster and number of warehouses, copied for each workload.
+fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
+    let mut dbs = Databases::default();
+    // (server's template or dsn, warehouses) already loaded, and what that took
+    let mut loaded: Vec<(String, Loaded)> = Vec::new();
+    for (idx, w) in scenario.workloads.iter().enumerate() {
+        let Some(p) = spec(w) else { continue };
+        let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
+        let say = |m: &str| progress(&format!("{}: {m}", w.name));
+        let (source, run_dsn, copy) = match &p.dsn {
+            Some(dsn) => (dsn.clone(), dsn.clone(), None),
+            None => {
+                let settings = cluster_settings(scenario, p);
+                let cluster = dbs.clusters.get(&w.name, &p.target, &settings, dir, stop, progress)?;
+                let template = format!("tpcc_w{}", p.warehouses);
+                // the room for the template and every copy of it, checked once
+                if !loaded.iter().any(|(s, _)| *s == cluster.dsn(&template)) {
+                    let copies = scenario.workloads.iter().filter_map(spec).filter(|q| same_cluster(p, q)).count();
+                    room(&cluster.dir, p.warehouses, copies as u64).map_err(|e| bad_input(named(e)))?;
+                }
+                cluster.create_database(&template, None, stop).map_err(|e| bad_input(named(e)))?;
+                let copy = format!("tpcc_{idx}");
+                (cluster.dsn(&template), cluster.dsn(&copy), Some((cluster, template, copy)))
+            }
+        };
+        let done = match loaded.iter().find(|(s, l)| *s == source && l.warehouses == p.warehouses) {
+            Some((_, l)) => *l,
+            None => {
+                let l = load::load(&source, p.warehouses, p.reuse, sessions(), stop, &say).map_err(named)?;
+                let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
+                if !violations.is_empty() {
+                    let broken = violations.join("; ");
+                    return Err(named(Error::failed(format!("TPC-C consistency {broken} after the load"))));
+                }
+                if !l.reused {
+                    let (secs, mb) = (l.seconds, l.bytes_per_warehouse / 1e6);
+                    say(&format!("loaded {} warehouses in {secs:.1} s, {mb:.0} MB per warehouse", p.warehouses));
+                }
+                loaded.push((source, l));
+                l
+            }
+        };
+        if let Some((cluster, template, copy)) = copy {
+            cluster.create_database(&copy, Some(&template), stop).map_err(named)?;
+        }
+        dbs.ready.insert(idx, (run_dsn, done));
+    }
+    Ok(dbs)
+}
+
+/// The settings of `p`'s throwaway cluster: its own, and unless they set it, room for
+/// the most clients a workload on it runs (PostgreSQL's default is 100 connections,
+/// which ten clients per warehouse pass at ten warehouses).
+fn cluster_settings(scenario: &Scenario, p: &Tpcc) -> Vec<(String, String)> {
+    let mut settings = p.settings.clone();
+    let on_it =
+        scenario.workloads.iter().filter_map(spec).filter(|q| (&q.target, &q.settings) == (&p.target, &p.settings));
+    let most = on_it.filter(|q| q.dsn.is_none()).map(|q| q.clients).max().unwrap_or(p.clients);
+    if most > 90 && !settings.iter().any(|(k, _)| k == "max_connections") {
+        settings.push(("max_connections".into(), (most + 10).to_string()));
+    }
+    settings
+}
+
+/// Whether two workloads load the same template on the same throwaway cluster.
+fn same_cluster(p: &Tpcc, q: &Tpcc) -> bool {
+    q.dsn.is_none() && (&q.target, &q.settings, q.warehouses) == (&p.target, &p.settings, p.warehouses)
+}
+
+/// Refuses, before anything is loaded, a cluster in `dir` whose storage has no room for
+/// `warehouses` loaded once and copied for each of `copies` workloads.
+fn room(dir: &Path, warehouses: u32, copies: u64) -> Result<()> {
+    let need = warehouses as u64 * WAREHOUSE_BYTES * (1 + copies);
+    match crate::nofollow::free_space(dir) {
+        Some(free) if free < need => Err(Error::failed(format!(
+            "{warehouses} warehouses need about {} in {} (about {} each, loaded once and copied for each of {copies}              workloads), which has {} free: give fewer warehouses or a `target` with more room",
+            Size(need).human(),
+            dir.display(),
+            Size(WAREHOUSE_BYTES).human(),
+            Size(free).human()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl Driver for TpccDriver {
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+
+    fn runs(&self, w: &Workload, _: Option<EngineKind>) -> bool {
+        spec(w).is_some()
+    }
+
+    fn startup(&self) -> Duration {
+        pgbench::STARTUP
+    }
+
+    fn check(&self, scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
+        pgbench::version().map_err(bad_input)?;
+        connect(scenario, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
+            true => Error::Interrupted,
+            false => bad_input(e),
+        })
+    }
+
+    fn prepare(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        stop: &AtomicBool,
+        progress: &dyn Fn(&str),
+    ) -> Result<Box<dyn Ready>> {
+        Ok(Box::new(prepare(scenario, dir, stop, progress)?))
+    }
+
+    fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: Option<EngineKind>) -> String {
+        let Some(p) = spec(w) else { return w.runner() };
+        let rate = match (p.keying_thinking, p.rate) {
+            (true, Some(r)) => format!(", paced by TPC-C's keying and think times ({r:.1} tps)"),
+            (false, Some(r)) => format!(", {r} tps target"),
+            (_, None) => String::new(),
+        };
+        let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
+        let mix = match p.mix {
+            Mix::Hammerdb => "HammerDB's",
+            Mix::Spec => "TPC-C's",
+        };
+        let home = match p.home {
+            Home::PerClient => "a home warehouse per client",
+            Home::Random => "random home warehouses",
+            Home::All => "all warehouses",
+        };
+        format!("tpcc, {} warehouses, {} clients, {mix} mix, {home}{rate}, on {server}", p.warehouses, p.clients)
+    }
+}
+
+impl Ready for Databases {
+    fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
+        let Some((dsn, loaded)) = self.ready.get(&cx.workload_idx).cloned() else {
+            return Err(Error::failed(format!("{}: its TPC-C database was not loaded", cx.workload.name)));
+        };
+        spawn_program(cx, "tpcc", move |l| run(l, &dsn, loaded))
+    }
+
+    fn stop(mut self: Box<Self>) -> Result<()> {
+        self.clusters.stop()
+    }
+}
+
+/// pgbench's options for workload `l`: its five scripts written to the run's directory,
+/// each behind the line that picks its warehouse, with their weights and the run's
+/// NURand constants.
+fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation> {
+    let home = match p.home {
+        Home::PerClient => "\\set w :client_id % :warehouses + 1\n",
+        Home::Random => "\\if :home = 0\n\\set home random(1, :warehouses)\n\\endif\n\\set w :home\n",
+        Home::All => "\\set w random(1, :warehouses)\n",
+    };
+    let seed = l.clock_unix_ms.unsigned_abs() as u32;
+    // the run's C for C_LAST differs from the load's by 65 to 119, not 96 or 112
+    let delta = [65, 119, 100, 80][(seed % 4) as usize] + seed % 13;
+    let delta = if delta == 96 || delta == 112 { delta + 1 } else { delta };
+    let mut args: Vec<OsString> = ["-M", "prepared", &format!("--max-tries={MAX_TRIES}")].map(OsString::from).into();
+    for (name, value) in [
+        ("warehouses", p.warehouses),
+        ("c_last", (loaded.c_last + delta) % 256),
+        ("c_id", seed % 1024),
+        ("ol_i_id", (seed / 1024) % 8192),
+        ("home", 0),
+    ] {
+        args.extend(["-D".into(), format!("{name}={value}").into()]);
+    }
+    for ((op, script), weight) in OPS.iter().zip(SCRIPTS).zip(p.mix.weights()) {
+        let path = l.dir.join(format!("{}.tpcc-{op}.sql", l.workload.name));
+        crate::nofollow::write(&path, format!("{home}{script}"))
+            .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+        let mut arg = OsString::from(path);
+        arg.push(format!("@{weight}"));
+        args.extend(["-f".into(), arg]);
+    }
+    let isolation = p.isolation.setting().replace(' ', "\\ ");
+    Ok(Invocation {
+        clients: p.clients,
+        threads: p.clients.min(sessions()),
+        rate: p.rate,
+        args,
+        env: vec![("PGOPTIONS".into(), format!("-c default_transaction_isolation={isolation}"))],
+        ops: OPS.iter().map(|n| Op::named(n, Throughput::Tps)).collect(),
+        profile_from: Some((l.begin_t() + l.workload.ramp.as_secs()) as u32),
+    })
+}
+
+/// Runs workload `l` against `dsn`, then reads its figures and checks the database.
+fn run(l: &LaunchContext, dsn: &str, loaded: Loaded) -> Result<()> {
+    let w = &l.workload;
+    let Some(p) = spec(w) else { return Err(Error::failed(format!("{}: not a tpcc workload", w.name))) };
+    let inv = invocation(l, p, &loaded)?;
+    let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
+    // with no ramp the window opens before pgbench starts
+    let first = match w.ramp.is_zero() {
+        true => Some(figures::read(dsn, &l.stop).map_err(named)?),
+        false => None,
+    };
+    let (before, seconds) = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| match first {
+            Some(r) => Ok(r),
+            None => {
+                sleep_until(l.begin + w.ramp, &l.stop);
+                figures::read(dsn, &l.stop)
+            }
+        });
+        let ran = pgbench::run(l, &inv, dsn);
+        (reader.join(), ran)
+    });
+    let Some(seconds) = seconds? else { return Ok(()) };
+    if l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let before = before.map_err(|_| named(Error::failed("reading the counters failed")))?.map_err(named)?;
+    figures::settle(dsn, &l.stop);
+    let after = figures::read(dsn, &l.stop).map_err(named)?;
+    let violations = figures::violations(dsn, false, &l.stop).map_err(named)?;
+    let from = (l.begin_t() + w.ramp.as_secs()) as u32;
+    let counts: Vec<_> = (0..OPS.len()).map(|i| seconds.counts_in(i, from, l.end_t as u32)).collect();
+    let minutes = w.duration.as_secs_f64() / 60.0;
+    let mut f = Figures::new(before, after, minutes, &counts, &OPS, &p.mix.weights(), p.clients);
+    f.profile = (0..OPS.len()).filter_map(|i| seconds.profile.get(&i).map(|h| Profile::of(OPS[i], h))).collect();
+    f.since_load = figures::since_load(dsn, p.warehouses, &l.stop).map_err(named)?;
+    f.deliveries = seconds.counts_in(2, 0, u32::MAX).done;
+    record(l, from, &f, &loaded, &violations);
+    match violations.is_empty() {
+        true => Ok(()),
+        false => Err(Error::failed(format!(
+            "{}: TPC-C consistency {} after the run: its figures are invalid",
+            w.name,
+            violations.join("; ")
+        ))),
+    }
+}
+
+/// Stores the figures as the workload's `tpcc` event (what `fathom show` prints) and
+/// observations at second `t`, where the window began.
+fn record(l: &LaunchContext, t: u32, f: &Figures, loaded: &Loaded, violations: &[String]) {
+    let verdict = match violations.is_empty() {
+        true => "consistency conditions 1-4 hold".to_string(),
+        false => format!("INVALID: consistency {} does not hold", violations.join("; ")),
+    };
+    let load = match loaded.reused {
+        true => "the loaded database reused".to_string(),
+        false => format!("loaded in {:.1} s", loaded.seconds),
+    };
+    let detail = format!(
+        "{}; {verdict}; {} warehouse(s), {load}, {:.0} MB per warehouse",
+        f.describe(),
+        loaded.warehouses,
+        loaded.bytes_per_warehouse / 1e6
+    );
+    l.sink.send(Record::Event(EventRow {
+        at_ms: (t as i64) * 1000,
+        kind: "tpcc".into(),
+        label: l.workload.name.clone(),
+        status: Some(if violations.is_empty() { 0 } else { 1 }),
+        took_ms: None,
+        detail,
+    }));
+    let source = format!("tpcc:{}", l.workload.name);
+    let rows = [
+        ("nopm", f.nopm),
+        ("tpm", f.tpm),
+        ("log_nopm", f.log_nopm),
+        ("rollback_pct", f.rollback_pct()),
+        ("load_s", loaded.seconds),
+        ("bytes_per_warehouse", loaded.bytes_per_warehouse),
+        ("consistent", if violations.is_empty() { 1.0 } else { 0.0 }),
+    ];
+    let rows =
+        rows.map(|(name, value)| ObservationRow { t: t.into(), source: source.clone(), name: name.into(), value });
+    l.sink.send(Record::Observations(rows.into()));
+}

@@ -1,0 +1,357 @@
+//! `driver: tpcc` (or `tprocc`, HammerDB's name): a TPC-C-like OLTP workload on
+//! PostgreSQL, its five transactions as server-side functions driven by pgbench, on a
+//! throwaway cluster fathom creates on the storage under test or a server given by
+//! `dsn`. Each transaction type is an op of its own; `crate::drivers::tpcc` runs it.
+
+use super::pgbench::{no_secret, pg_size, settings, target};
+use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
+use crate::error::Result;
+use crate::metrics::Op;
+use crate::metrics::summary::Throughput;
+use crate::scenario::limits;
+use crate::scenario::units::Size;
+use serde::Serialize;
+use std::any::Any;
+use std::path::PathBuf;
+
+pub struct TpccProgram;
+
+/// The five transaction types, as ops, in the order of their pgbench scripts.
+pub const OPS: [&str; 5] = ["new-order", "payment", "delivery", "order-status", "stock-level"];
+
+/// The most warehouses a workload may ask (about 10 TB).
+const MAX_WAREHOUSES: i64 = 100_000;
+
+/// About how large a freshly loaded warehouse is on disk with its indexes (measured:
+/// 124 MB a warehouse at one, which carries the items and the catalog alone).
+pub const WAREHOUSE_BYTES: u64 = 100 << 20;
+
+/// `driver: tpcc`'s settings, checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tpcc {
+    /// A libpq connection string or URI; `None`: a throwaway cluster fathom creates.
+    pub dsn: Option<String>,
+    pub warehouses: u32,
+    /// HammerDB's virtual users: pgbench's clients, each one connection.
+    pub clients: u32,
+    pub mix: Mix,
+    pub home: Home,
+    /// Transactions per second for all clients together (open loop, pgbench's `--rate`).
+    pub rate: Option<f64>,
+    /// Paced as TPC-C's terminals with their keying and think times are, in aggregate:
+    /// `rate` is then the clients' over the mix's mean cycle.
+    pub keying_thinking: bool,
+    pub isolation: Isolation,
+    /// With a `dsn`: keep tables already loaded at this many warehouses.
+    pub reuse: bool,
+    /// Server settings of the throwaway cluster, in order.
+    pub settings: Vec<(String, String)>,
+    /// The directory the throwaway cluster lives in: the storage under test.
+    pub target: Option<PathBuf>,
+}
+
+/// How often each transaction type runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mix {
+    /// HammerDB's: new-order 10, payment 10, delivery 1, order-status 1, stock-level 1.
+    Hammerdb,
+    /// TPC-C's minimum mix: 45/43/4/4/4.
+    Spec,
+}
+
+/// TPC-C's keying time (clause 5.2.5.7) and least mean think time (clause 5.2.5.4) of
+/// each transaction type, in seconds, in the order of [`OPS`].
+const KEYING: [f64; 5] = [18.0, 3.0, 2.0, 2.0, 2.0];
+const THINKING: [f64; 5] = [12.0, 12.0, 5.0, 10.0, 5.0];
+
+impl Mix {
+    /// Each transaction type's weight, in the order of [`OPS`].
+    pub fn weights(self) -> [u32; 5] {
+        match self {
+            Mix::Hammerdb => [10, 10, 1, 1, 1],
+            Mix::Spec => [45, 43, 4, 4, 4],
+        }
+    }
+
+    /// A terminal's mean keying and think time per transaction of this mix, in seconds
+    /// (20.7 for HammerDB's, 21.0 for TPC-C's).
+    pub fn cycle_seconds(self) -> f64 {
+        let w = self.weights();
+        let total: u32 = w.iter().sum();
+        (0..5).map(|i| w[i] as f64 * (KEYING[i] + THINKING[i])).sum::<f64>() / total as f64
+    }
+}
+
+/// Which warehouse a client's transactions are for.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Home {
+    /// Each client its own warehouse, as a TPC-C terminal (client N: warehouse N mod W + 1).
+    PerClient,
+    /// Each client a warehouse drawn at random when it starts (HammerDB's default).
+    Random,
+    /// Every transaction a warehouse drawn at random (HammerDB's "use all warehouses").
+    All,
+}
+
+/// The transactions' isolation level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    /// The level as PostgreSQL's `default_transaction_isolation` takes it.
+    pub fn setting(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read committed",
+            Isolation::RepeatableRead => "repeatable read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+}
+
+/// A key whose value is one of `choices` (its `(name, value)` pairs), `default` if unset.
+fn choice<T: Copy>(keys: &Keys, key: &str, choices: &[(&str, T)], default: T) -> Result<T> {
+    let (value, at) = keys.line(key)?;
+    let Some(value) = value else { return Ok(default) };
+    match choices.iter().find(|(name, _)| *name == value) {
+        Some((_, v)) => Ok(*v),
+        None => {
+            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+            Err(keys.fail(&at, &format!("`{value}` is not one of {}", names.join(", "))))
+        }
+    }
+}
+
+/// `warehouses`: a whole number, at least 1; 0 or less is refused with what it means.
+fn warehouses(keys: &Keys) -> Result<u32> {
+    let (n, at) = keys.get::<i64>("warehouses")?;
+    let n = n.unwrap_or(1);
+    if !(1..=MAX_WAREHOUSES).contains(&n) {
+        let msg = format!(
+            "{n} warehouses: give between 1 and {MAX_WAREHOUSES} (each is about {} of data)",
+            Size(WAREHOUSE_BYTES).human()
+        );
+        return Err(keys.fail(&at, &msg));
+    }
+    Ok(n as u32)
+}
+
+impl Program for TpccProgram {
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["tprocc"]
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[
+            "target",
+            "dsn",
+            "warehouses",
+            "clients",
+            "mix",
+            "home",
+            "rate",
+            "keying_thinking",
+            "isolation",
+            "reuse",
+            "settings",
+        ]
+    }
+
+    fn concurrency(&self) -> &'static [&'static str] {
+        &["clients"]
+    }
+
+    fn settles(&self) -> &'static str {
+        "a database's cache warms, and checkpoints and autovacuum come round, over minutes"
+    }
+
+    fn check(&self, keys: &Keys) -> Result<ProgramSpec> {
+        let (dsn, dsn_at) = keys.line("dsn")?;
+        if let Some(dsn) = &dsn {
+            no_secret(dsn).map_err(|why| keys.fail(&dsn_at, &why.to_string()))?;
+        }
+        let warehouses = warehouses(keys)?;
+        let (keying, keying_at) = keys.get::<bool>("keying_thinking")?;
+        let keying_thinking = keying.unwrap_or(false);
+        // a TPC-C warehouse has ten terminals
+        let terminals = if keying_thinking { (10 * warehouses).min(1024) } else { 1 };
+        let (clients, _) = keys.count("clients", terminals, 1024)?;
+        let (rate, rate_at) = keys.get::<f64>("rate")?;
+        if let Some(r) = rate.filter(|r| !(*r > 0.0 && *r <= limits::MAX_RATE)) {
+            let max = limits::MAX_RATE;
+            return Err(keys
+                .fail(&rate_at, &format!("{r} must be a positive number of transactions per second, at most {max}")));
+        }
+        let mix = choice(keys, "mix", &[("hammerdb", Mix::Hammerdb), ("spec", Mix::Spec)], Mix::Hammerdb)?;
+        let rate = match (keying_thinking, rate) {
+            (true, Some(_)) => {
+                return Err(
+                    keys.fail(&keying_at, "paces the clients itself: set `keying_thinking` or `rate`, not both")
+                );
+            }
+            (true, None) => Some(clients as f64 / mix.cycle_seconds()),
+            (false, rate) => rate,
+        };
+        let homes = [("per-client", Home::PerClient), ("random", Home::Random), ("all", Home::All)];
+        let home = choice(keys, "home", &homes, Home::PerClient)?;
+        let levels = [
+            ("read-committed", Isolation::ReadCommitted),
+            ("repeatable-read", Isolation::RepeatableRead),
+            ("serializable", Isolation::Serializable),
+        ];
+        let isolation = choice(keys, "isolation", &levels, Isolation::ReadCommitted)?;
+        let settings = settings(keys, dsn.is_some())?;
+        let target = target(keys, dsn.is_some())?;
+        let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
+        let spec =
+            Tpcc { dsn, warehouses, clients, mix, home, rate, keying_thinking, isolation, reuse, settings, target };
+        Ok(ProgramSpec::new(spec))
+    }
+}
+
+impl Spec for Tpcc {
+    fn program(&self) -> &'static dyn Program {
+        &TpccProgram
+    }
+
+    fn workers(&self) -> u32 {
+        self.clients
+    }
+
+    fn stored(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        v["driver"] = "tpcc".into();
+        v
+    }
+
+    fn measures(&self) -> Measures {
+        let ops = OPS.iter().map(|name| Op::named(name, Throughput::Tps)).collect();
+        Measures { unit: Throughput::Tps, ops, latency: true, mb_per_s: false, rate: self.rate.is_some() }
+    }
+
+    fn rate(&self) -> Option<f64> {
+        self.rate
+    }
+
+    /// More clients than warehouses with a home each: clients share warehouse and
+    /// district rows and wait on each other's locks. A database in memory: reads never
+    /// reach storage.
+    fn risks(&self, memory_bytes: Option<u64>) -> Vec<Risk> {
+        let mut risks = Vec::new();
+        // paced as terminals, ten clients share a warehouse as TPC-C's terminals do
+        let per_warehouse = if self.keying_thinking { 10 } else { 1 };
+        if self.home == Home::PerClient && self.clients > self.warehouses * per_warehouse {
+            let message = format!(
+                "{} clients on {} warehouses with a home each: clients share a warehouse's rows and wait on each \
+                 other's locks, so this measures lock contention as much as storage (TPC-C has 10 terminals per \
+                 warehouse at most; give `warehouses` at least `clients`)",
+                self.clients, self.warehouses
+            );
+            risks.push(Risk { rule: "tpcc-contention", warning: true, message });
+        }
+        let size = self.warehouses as u64 * WAREHOUSE_BYTES;
+        let sb = match (&self.dsn, self.settings.iter().find(|(k, _)| k == "shared_buffers")) {
+            (Some(_), _) => None,
+            (None, None) => Some(128 << 20),
+            (None, Some((_, v))) => pg_size(v),
+        };
+        let fits = match (sb, memory_bytes) {
+            (Some(sb), _) if size <= sb => format!("shared_buffers ({})", Size(sb).human()),
+            (_, Some(ram)) if size < ram => format!("the {} of RAM", Size(ram).human()),
+            _ => return risks,
+        };
+        let message = format!(
+            "{} warehouses (about {}) fit in {fits}: after warm-up reads do not reach storage, so this run measures \
+             commits and memory more than storage. For storage, raise `warehouses` past RAM (each is about {})",
+            self.warehouses,
+            Size(size).human(),
+            Size(WAREHOUSE_BYTES).human()
+        );
+        risks.push(Risk { rule: "tpcc-in-memory", warning: false, message });
+        risks
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Scenario, Source};
+
+    fn load(keys: &str) -> Result<Scenario> {
+        let text = format!("name: t\nworkloads:\n  oltp: {{driver: tprocc, duration: 5s{keys}}}\n");
+        Scenario::load(&Source { origin: "t.yaml".into(), text: &text }, &[])
+    }
+
+    fn spec(s: &Scenario) -> Tpcc {
+        s.workloads[0].program().unwrap().get::<Tpcc>().unwrap().clone()
+    }
+
+    #[test]
+    fn its_keys_and_defaults() {
+        let t = spec(&load(", warehouses: 4, clients: 8, mix: spec, home: all, isolation: serializable").unwrap());
+        assert_eq!(
+            (t.warehouses, t.clients, t.mix, t.home, t.isolation),
+            (4, 8, Mix::Spec, Home::All, Isolation::Serializable)
+        );
+        let t = spec(&load("").unwrap());
+        assert_eq!((t.warehouses, t.clients, t.mix, t.home), (1, 1, Mix::Hammerdb, Home::PerClient));
+        assert_eq!(t.stored()["driver"], "tpcc");
+        assert_eq!(Mix::Hammerdb.weights().iter().sum::<u32>(), 23);
+        let ops: Vec<&str> = t.measures().ops.iter().map(|o| o.as_str()).collect();
+        assert_eq!(ops, OPS);
+    }
+
+    #[test]
+    fn bad_values_are_refused_at_their_key() {
+        for (keys, says) in [
+            (", warehouses: 0", "0 warehouses: give between 1 and 100000"),
+            (", warehouses: -2", "-2 warehouses"),
+            (", mix: tpch", "`tpch` is not one of hammerdb, spec"),
+            (", home: mine", "`mine` is not one of per-client, random, all"),
+            (", isolation: snapshot", "`snapshot` is not one of read-committed"),
+            (", rate: 0", "must be a positive number"),
+            (", dsn: 'host=db', settings: {fsync: off}", "configures the throwaway cluster"),
+            (", scale: 10", "does not apply to `driver: tprocc`"),
+            (", keying_thinking: true, rate: 5", "set `keying_thinking` or `rate`, not both"),
+        ] {
+            let e = load(keys).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("t.yaml"), "{keys}: {e}");
+        }
+    }
+
+    #[test]
+    fn keying_and_thinking_pace_ten_terminals_a_warehouse() {
+        assert!((Mix::Hammerdb.cycle_seconds() - 476.0 / 23.0).abs() < 1e-9);
+        assert!((Mix::Spec.cycle_seconds() - 20.99).abs() < 1e-9);
+        let t = spec(&load(", warehouses: 2, keying_thinking: true").unwrap());
+        assert_eq!((t.clients, t.keying_thinking), (20, true));
+        assert!((t.rate.unwrap() - 20.0 * 23.0 / 476.0).abs() < 1e-9 && t.measures().rate);
+        let t = spec(&load(", warehouses: 2, keying_thinking: true, clients: 4, mix: spec").unwrap());
+        assert!((t.rate.unwrap() - 4.0 / 20.99).abs() < 1e-9);
+    }
+
+    #[test]
+    fn contention_and_memory_are_risks() {
+        let t = spec(&load(", warehouses: 2, clients: 8").unwrap());
+        let rules: Vec<&str> = t.risks(Some(64 << 30)).iter().map(|r| r.rule).collect();
+        assert_eq!(rules, ["tpcc-contention", "tpcc-in-memory"]);
+        let t = spec(&load(", warehouses: 2, keying_thinking: true").unwrap());
+        assert!(t.risks(Some(1 << 20)).is_empty());
+        let t = spec(&load(", warehouses: 1000, clients: 8, home: random").unwrap());
+        assert!(t.risks(Some(16 << 30)).is_empty());
+    }
+}

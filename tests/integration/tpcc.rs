@@ -1,0 +1,177 @@
+//! `driver: tpcc` against the real PostgreSQL and pgbench: a server the test starts on
+//! loopback, loaded at one warehouse and run for a few seconds. The database is read
+//! here independently of fathom: its rows after the run, TPC-C's consistency
+//! conditions 1 to 4, and its new orders against pgbench's own transaction log.
+
+use crate::common::servers::{self, Postgres};
+use crate::common::{Scratch, ops, text};
+use std::path::Path;
+
+/// One value of `sql` against `dsn`.
+fn query(dsn: &str, sql: &str) -> String {
+    let out = std::process::Command::new("psql").args(["-X", "-q", "-A", "-t", "-d", dsn, "-c", sql]).output().unwrap();
+    assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn count(dsn: &str, sql: &str) -> i64 {
+    query(dsn, sql).parse().unwrap()
+}
+
+/// Transactions per script number in the pgbench log directory `dir`, every line.
+fn logged(dir: &Path) -> [i64; 5] {
+    let mut per = [0; 5];
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert!(f[2].parse::<u64>().is_ok(), "a transaction that did not complete: {line}");
+            per[f[3].parse::<usize>().unwrap()] += 1;
+        }
+    }
+    per
+}
+
+/// TPC-C's consistency conditions 1 to 4, each a count of what breaks it.
+fn conditions(dsn: &str) -> [i64; 4] {
+    [
+        "SELECT count(*) FROM warehouse WHERE w_ytd <> (SELECT sum(d_ytd) FROM district WHERE d_w_id = w_id)",
+        "SELECT count(*) FROM district WHERE d_next_o_id - 1 <> (SELECT max(o_id) FROM orders WHERE o_w_id = d_w_id \
+         AND o_d_id = d_id) OR d_next_o_id - 1 <> (SELECT max(no_o_id) FROM new_order WHERE no_w_id = d_w_id AND \
+         no_d_id = d_id)",
+        "SELECT count(*) FROM (SELECT 1 FROM new_order GROUP BY no_w_id, no_d_id \
+         HAVING max(no_o_id) - min(no_o_id) + 1 <> count(*)) broken",
+        "SELECT (SELECT sum(o_ol_cnt) FROM orders) - (SELECT count(*) FROM order_line)",
+    ]
+    .map(|sql| count(dsn, sql))
+}
+
+#[test]
+fn a_warehouse_is_loaded_run_and_consistent() {
+    let s = Scratch::new("tpcc-dsn");
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    query(&pg.dsn("postgres"), "CREATE DATABASE tpcc");
+    let dsn = pg.dsn("tpcc");
+    let path = s.scenario(
+        "name: oltp\n\
+         workloads:\n\
+         \x20 w1:\n\
+         \x20   driver: tpcc\n\
+         \x20   warehouses: 1\n\
+         \x20   clients: 2\n\
+         \x20   mix: spec\n\
+         \x20   duration: 4s\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}")]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("System achieved ") && stdout.contains("consistency conditions 1-4 hold"), "{stdout}");
+    // what the transactions never change is as clause 4.3.3.1 loads it
+    for (table, rows) in
+        [("item", 100_000), ("warehouse", 1), ("district", 10), ("customer", 30_000), ("stock", 100_000)]
+    {
+        assert_eq!(count(&dsn, &format!("SELECT count(*) FROM {table}")), rows, "{table}");
+    }
+    assert_eq!(count(&dsn, "SELECT count(DISTINCT c_last) FROM customer"), 1000);
+    let bc = count(&dsn, "SELECT count(*) FROM customer WHERE c_credit = 'BC'");
+    assert!((2_400..3_600).contains(&bc), "{bc} of 30000 customers have bad credit, not about 10%");
+    let original = count(&dsn, "SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%'");
+    assert!((8_500..11_500).contains(&original), "{original} of 100000 items are ORIGINAL, not about 10%");
+    assert_eq!(conditions(&dsn), [0; 4], "consistency conditions 1 to 4 after the run");
+    // and two that fathom checks only after the load, which hold after a run too: 8
+    // (W_YTD = sum(H_AMOUNT)) and 12 (C_BALANCE + C_YTD_PAYMENT = what was delivered)
+    let ytd = "SELECT count(*) FROM warehouse WHERE w_ytd <> (SELECT sum(h_amount) FROM history WHERE h_w_id = w_id)";
+    assert_eq!(count(&dsn, ytd), 0);
+    let balance = "SELECT count(*) FROM customer WHERE c_balance + c_ytd_payment <> coalesce((SELECT sum(ol_amount) \
+                   FROM orders JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id \
+                   WHERE o_w_id = c_w_id AND o_d_id = c_d_id AND o_c_id = c_id AND ol_delivery_d IS NOT NULL), 0)";
+    assert_eq!(count(&dsn, balance), 0);
+    // every payment added a history row, every committed new-order an order; the log
+    // holds every transaction pgbench ran, the run having no ramp
+    let per = logged(&s.dir.join("results/runs/1/w1.pgbench-log"));
+    assert_eq!(count(&dsn, "SELECT count(*) FROM history"), 30_000 + per[1]);
+    let committed = count(&dsn, "SELECT sum(d_next_o_id) - 30010 FROM district");
+    assert_eq!(count(&dsn, "SELECT count(*) FROM orders"), 30_000 + committed);
+    let rolled_back = per[0] - committed;
+    assert!(committed > 0 && rolled_back >= 0 && rolled_back <= per[0] / 10 + 2, "{per:?}, {committed} committed");
+    // NOPM is the database's new orders per minute of the 4 s
+    let show = s.show_json();
+    let observed = |name: &str| {
+        let o = show["observed"].as_array().unwrap().iter().find(|o| o["source"] == "tpcc:w1" && o["name"] == name);
+        o.unwrap_or_else(|| panic!("no {name}: {}", show["observed"]))["mean"].as_f64().unwrap()
+    };
+    assert!((observed("nopm") * 4.0 / 60.0 - committed as f64).abs() < 0.01, "{}", observed("nopm"));
+    assert_eq!(observed("consistent"), 1.0);
+    let names: Vec<&str> = ops(&show, "w1").iter().map(|o| o["op"].as_str().unwrap()).collect();
+    assert_eq!(names, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
+    // 4000 new-orders in one transaction, rolled back: each returns 0 when its order held
+    // the unused item, 1% of them (binomial: 40 expected, standard deviation 6.3)
+    let unused = count(
+        &dsn,
+        "BEGIN; SELECT count(*) FILTER (WHERE tpcc_new_order(1, 1, 5, 7) = 0) FROM generate_series(1, 4000); ROLLBACK;",
+    );
+    assert!((15..=65).contains(&unused), "{unused} of 4000 new-orders had an unused item, not about 1%");
+    // `reuse` keeps the loaded tables as the run left them: no load, more orders
+    let again = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}"), "--set", "w1.reuse=true"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("reusing the TPC-C database of 1 warehouses"));
+    assert!(count(&dsn, "SELECT sum(d_next_o_id) - 30010 FROM district") > committed);
+    // a warehouse's year-to-date figure changed behind the transactions' back: condition
+    // 1 does not hold, so the run fails, its figures invalid, the condition named
+    let broken = s.dir.join("broken.yaml");
+    let update = format!("psql -X -q -d '{dsn}' -c 'UPDATE warehouse SET w_ytd = w_ytd + 1'");
+    std::fs::write(
+        &broken,
+        format!(
+            "name: broken\nworkloads:\n  w1: {{driver: tpcc, reuse: true, duration: 3s, dsn: '{dsn}'}}\n\
+             timeline:\n  - start: w1\n    async: true\n  - exec: \"{update}\"\n    at: 2s\n  - wait_for: w1\n"
+        ),
+    )
+    .unwrap();
+    let out = s.run(&["run", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("condition 1 (W_YTD = sum(D_YTD)): 1 warehouses differ") && said.contains("invalid"),
+        "{said}"
+    );
+    assert!(said.contains("System achieved ") && said.contains("INVALID"), "{said}");
+}
+
+#[test]
+fn bad_warehouses_and_a_database_of_others_are_refused() {
+    let s = Scratch::new("tpcc-bad");
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    let dsn = pg.dsn("postgres");
+    query(&dsn, "CREATE TABLE accounts (id int); INSERT INTO accounts VALUES (7)");
+    let path = s.scenario("name: bad\nworkloads:\n  w: {driver: tprocc, duration: 2s}\n");
+    let path = path.to_str().unwrap();
+    for (set, says) in [("w.warehouses=0", "0 warehouses: give between 1"), ("w.warehouses=-1", "-1 warehouses")] {
+        let out = s.run(&["run", path, "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says) && err.contains("warehouses"), "{err}");
+    }
+    // more warehouses than the storage holds: refused with the room they need, before loading
+    let out = s.run(&["run", path, "--set", "w.warehouses=100000"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("100000 warehouses need about 19.1 TiB") && err.contains("free"), "{err}");
+    assert!(!err.contains("loading"), "{err}");
+    let out = s.run(&["run", path, "--set", &format!("dsn={dsn}")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("public.accounts") && err.contains("never drops"), "{err}");
+    // the database is as it was; the only run recorded is the one out of room (a
+    // throwaway cluster had started for it), never the refused database's
+    assert_eq!(query(&dsn, "SELECT id FROM accounts"), "7");
+    assert_eq!(count(&dsn, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'warehouse'"), 0);
+    let runs: Vec<(String, String)> = s
+        .db()
+        .prepare("SELECT status, error FROM runs")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(runs.len() == 1 && runs[0].1.contains("warehouses need about"), "{runs:?}");
+}
