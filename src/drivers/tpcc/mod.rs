@@ -243,7 +243,10 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
     let home = match p.home {
         Home::PerClient => "\\set w :client_id % :warehouses + 1\n",
         Home::Random => "\\if :home = 0\n\\set home random(1, :warehouses)\n\\endif\n\\set w :home\n",
-        Home::All => "\\set w random(1, :warehouses)\n",
+        // HammerDB's "use all warehouses": client k's warehouses are k, k + clients, k + 2
+        // clients, ... (mod warehouses), as many as it takes for the clients to cover them
+        // all; so that clients do not meet on the same rows, as they would if each drew any
+        Home::All => "\\set w (:client_id + :clients * random(0, :spread - 1)) % :warehouses + 1\n",
     };
     let seed = l.clock_unix_ms.unsigned_abs() as u32;
     // the run's C for C_LAST differs from the load's by 65 to 119, not 96 or 112
@@ -256,6 +259,8 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
         ("c_id", seed % 1024),
         ("ol_i_id", (seed / 1024) % 8192),
         ("home", 0),
+        ("clients", p.clients),
+        ("spread", p.warehouses.div_ceil(p.clients)),
     ] {
         args.extend(["-D".into(), format!("{name}={value}").into()]);
     }

@@ -91,7 +91,9 @@ pub enum Home {
     PerClient,
     /// Each client a warehouse drawn at random when it starts (HammerDB's default).
     Random,
-    /// Every transaction a warehouse drawn at random (HammerDB's "use all warehouses").
+    /// Every transaction a warehouse drawn at random among the client's own: client k's
+    /// are k, k + clients, k + 2 clients, ... mod warehouses, as many as cover them all
+    /// (HammerDB's "use all warehouses": its virtual users do not share warehouses).
     All,
 }
 
