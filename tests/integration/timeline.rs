@@ -63,12 +63,17 @@ fn overlapping_workloads_make_phases_and_expectations_judge_them() {
     assert_eq!(p[1].2 - p[1].1, 2, "{p:?}");
     assert_eq!(p[0].2, p[1].1);
     assert_eq!(p[2].2 - p[0].1, 6, "{p:?}");
-    // an open loop never runs above its rate; how near 500 it gets depends on how busy the
-    // machine is, so the expectations are checked against the figures they were judged on
-    for label in ["before", "during", "oltp"] {
+    // an open loop never runs ahead of its schedule, but IOs held up in one phase are issued late
+    // in the next, so only the whole run is bounded by the rate; how near 500 it gets depends on
+    // how busy the machine is, so the expectations are checked against the figures they were
+    // judged on
+    let mut ios = 0.0;
+    for (label, start, end) in &p {
         let iops = iops_in(&show, label, "oltp", "read");
-        assert!(iops > 0.0 && iops <= 550.0, "{label}: {iops}");
+        assert!(iops > 0.0, "{label}: {iops}");
+        ios += iops * (end - start) as f64;
     }
+    assert!(ios <= 500.0 * 6.0 * 1.02, "{ios} IOs in 6 s at 500 IOPS: {p:?}");
     assert!(iops_in(&show, "during", "dss", "read") > 0.0);
     let exp = show["expectations"].as_array().unwrap();
     let during = iops_in(&show, "during", "oltp", "read");
