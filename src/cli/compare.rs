@@ -154,6 +154,30 @@ mod tests {
         assert!(table.contains("the same configuration"), "{table}");
     }
 
+    /// A second in which a workload moved nothing is a sample of 0, not a second left
+    /// out: a run that stalled for a second is worse, as its expectations judge it.
+    #[test]
+    fn a_second_that_moved_nothing_counts_as_a_rate_of_zero() {
+        let fx = Fixture::new("compare-stall");
+        let a = run_steps(&fx, 4, 0);
+        let stalled = move |at: At| Second::new(if at.t == 2 { 0 } else { 200 }, 2_000);
+        let b = fx
+            .run(&steps("4s"))
+            .phase("qd1", &[("qd1", 1)], 4, stalled)
+            .gap(1)
+            .phase("qd4", &[("qd4", 1)], 4, stalled)
+            .finish();
+        let (cmp, _, _) = compare(&fx, &[a, b]);
+        let rows = cmp["rows"].as_array().unwrap();
+        let qd1 = rows.iter().find(|r| r["scope"] == "qd1" && r["metric"] == "iops").unwrap();
+        let i = &qd1["intervals"][1];
+        assert_eq!(i["samples"].as_u64(), Some(4), "the stalled second is a sample: {qd1}");
+        assert!((i["mean"].as_f64().unwrap() - 150.0).abs() < 1e-9, "{qd1}");
+        // latency has no sample in a second without IOs
+        let p99 = rows.iter().find(|r| r["scope"] == "qd1" && r["metric"] == "p99_us").unwrap();
+        assert_eq!(p99["intervals"][1]["samples"].as_u64(), Some(3), "{p99}");
+    }
+
     #[test]
     fn runs_with_nothing_in_common_say_so_plainly() {
         let fx = Fixture::new("compare-unrelated");

@@ -77,7 +77,8 @@ impl Samples {
         let scan = store.windows(run, w.workload.idx, &[(from as i64, to.ceil() as i64)], Some(bin))?;
         let busiest = w.ops.iter().filter(|o| o.op != "sync").max_by_key(|o| o.ops).map(|o| o.op);
         let whole: Vec<_> = scan.bins.iter().filter(|b| b.t as f64 >= from && (b.t + bin) as f64 <= to).collect();
-        let mut ops: std::collections::BTreeMap<i64, u64> = Default::default();
+        let mut ops: std::collections::BTreeMap<i64, u64> =
+            super::bins::whole_bins(from, to, bin).map(|t| (t, 0)).collect();
         for b in whole.iter().filter(|b| b.op.as_str() != "sync") {
             *ops.entry(b.t).or_default() += b.ops;
         }

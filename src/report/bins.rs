@@ -12,6 +12,15 @@ pub fn bin_for(span: i64) -> i64 {
     [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600].into_iter().find(|&b| b >= raw).unwrap_or(raw)
 }
 
+/// The starts of the whole bins of `bin` seconds in `[from, to)`: the samples a window
+/// is judged on. A bin is one whether or not anything was stored in it, as a second in
+/// which a workload moved nothing is a stall, a rate of 0, not a second missing.
+pub fn whole_bins(from: f64, to: f64, bin: i64) -> impl Iterator<Item = i64> {
+    let bin = bin.max(1);
+    let first = (from / bin as f64).ceil() as i64 * bin;
+    (first..).step_by(bin as usize).take_while(move |t| (t + bin) as f64 <= to)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -23,5 +32,13 @@ mod tests {
         assert_eq!(bin_for(1501), 2);
         assert_eq!(bin_for(86_400), 60);
         assert!(86_400 / bin_for(86_400) <= MAX_POINTS);
+    }
+
+    #[test]
+    fn a_window_holds_its_whole_bins_only() {
+        assert_eq!(whole_bins(0.0, 4.0, 1).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(whole_bins(1.5, 4.5, 1).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(whole_bins(1.0, 11.0, 5).collect::<Vec<_>>(), [5]);
+        assert_eq!(whole_bins(3.0, 3.5, 1).count(), 0);
     }
 }

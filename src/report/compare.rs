@@ -7,6 +7,7 @@
 //! have nothing in common instead of a table of dashes. The page overlays each matched
 //! phase's time series aligned at the phase's start.
 
+use super::bins::whole_bins;
 use super::chart::{Axis, Chart, Style, Unit, esc};
 use super::format::{count, latency_us, sig3};
 use super::html::{Report, STYLE};
@@ -429,7 +430,9 @@ fn row(reports: &[Report], scope: &Scope, ops: &[Option<&OpSummary>], m: &Metric
 }
 
 /// A figure's per-second samples (per bin, for runs long enough to be binned) of one
-/// workload and op over its part of a scope: whole bins only.
+/// workload and op over its part of a scope: whole bins only. A bin that stored nothing
+/// of the op is a rate of 0 (a stall is a sample, as the expectations count it) and has
+/// no latency.
 fn samples(r: &Report, workload: &str, op: &str, at: Window, m: &Metric) -> Vec<f64> {
     let s = &r.summary;
     let Some(i) = s.workloads.iter().position(|w| w.workload.name == workload) else {
@@ -440,12 +443,14 @@ fn samples(r: &Report, workload: &str, op: &str, at: Window, m: &Metric) -> Vec<
         Window::Whole => w.measured_window(),
         Window::Phase(k) => phase_window(w, &s.phases[k].phase),
     };
+    let Some(kind) = s.scans[i].bins.iter().map(|b| b.op).find(|o| o.as_str() == op) else {
+        return Vec::new();
+    };
+    let stored: BTreeMap<i64, &Bin> = s.scans[i].bins.iter().filter(|b| b.op == kind).map(|b| (b.t, b)).collect();
+    let empty = |t| Bin { t, op: kind, ops: 0, bytes: 0, p50_us: f64::NAN, p99_us: f64::NAN, p99_9_us: f64::NAN };
     let bin = r.bin as f64;
-    s.scans[i]
-        .bins
-        .iter()
-        .filter(|b| b.op.as_str() == op && b.t as f64 >= from && (b.t as f64 + bin) <= to)
-        .map(|b| (m.sample)(b, bin))
+    whole_bins(from, to, r.bin)
+        .map(|t| stored.get(&t).map_or_else(|| (m.sample)(&empty(t), bin), |b| (m.sample)(b, bin)))
         .filter(|v| v.is_finite())
         .collect()
 }
