@@ -1,7 +1,7 @@
 //! `fathom run [SCENARIO]`: the command line of a run session (see `crate::session`):
 //! load the scenario, run it with these options, print how it ended.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::import::open::load_scenario;
 use crate::scenario::Override;
 use crate::scenario::time_scale;
@@ -53,9 +53,14 @@ pub struct Args {
     /// quickly); the same as `--set time_scale=F`
     #[arg(long, value_name = "F")]
     pub(super) time_scale: Option<f64>,
+    /// Write the run as `fathom show RUN --json` gives it to FILE when it ends; with no
+    /// FILE (or `-`), to stdout, the summary people read then going to stderr
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub(super) json: Option<PathBuf>,
 }
 
 pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
+    let end = End::new(args.quiet, args.json.take())?;
     args.sets.extend(args.time_scale.map(time_scale::as_set));
     let hosts = args.hosts.as_deref().map(Inventory::load).transpose()?.map(|i| i.target_counts());
     let (scenario, is_builtin) =
@@ -75,23 +80,66 @@ pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
         push_agent: args.push_agent,
         hooks,
     };
-    Ok(print_end(&session::run(scenario, is_builtin, &opts, store_dir)?, opts.quiet, width))
+    end.print(&session::run(scenario, is_builtin, &opts, store_dir)?, width)
 }
 
-/// Prints the summary a run ends with (also `sweep`'s) and returns its exit status.
-/// Lint's findings before the run were printed as it started, unless `quiet`: each is
-/// said once.
-pub(super) fn print_end(ended: &Ended, quiet: bool, width: usize) -> i32 {
-    println!();
-    super::show::print(&ended.summary, &|code| !quiet && crate::analysis::lint::said_before_run(code), width);
-    if ended.code == 3 {
-        println!(
-            "
-some expectations failed (exit 3); `--no-expect` skips them"
-        );
+/// How a run's end is told (also `sweep`'s): the summary people read, unless `quiet`
+/// only the final one, and the run as JSON where `--json` asks.
+pub(super) struct End {
+    quiet: bool,
+    json: Option<Json>,
+}
+
+/// Where `--json` writes.
+enum Json {
+    Stdout,
+    File(PathBuf),
+}
+
+impl End {
+    /// Refuses a `--json` file fathom would not write (a symbolic link, a missing
+    /// directory) before the run, not after it.
+    pub(super) fn new(quiet: bool, json: Option<PathBuf>) -> Result<End> {
+        let json = match json {
+            None => None,
+            Some(p) if p.as_os_str() == "-" => Some(Json::Stdout),
+            Some(p) => {
+                let bad = |e: String| Error::input(format!("--json {}: {e}", p.display()));
+                crate::nofollow::not_a_symlink(&p).map_err(|e| bad(e.to_string()))?;
+                let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                if !dir.is_dir() {
+                    return Err(bad(format!("no directory {}", dir.display())));
+                }
+                Some(Json::File(p))
+            }
+        };
+        Ok(End { quiet, json })
     }
-    if ended.code == 0 {
-        println!("\nsee it again with `fathom show {}`; all runs: `fathom runs`", ended.run);
+
+    /// Prints the summary a run ends with and writes its JSON; returns its exit status.
+    /// Lint's findings before the run were printed as it started, unless `quiet`: each
+    /// is said once. With the JSON on stdout, the summary goes to stderr, so stdout parses.
+    pub(super) fn print(&self, ended: &Ended, width: usize) -> Result<i32> {
+        let said = |code: &str| !self.quiet && crate::analysis::lint::said_before_run(code);
+        let mut text = format!("\n{}", super::show::text(&ended.summary, &said, width, super::show::prose(width)));
+        if ended.code == 3 {
+            text.push_str("\nsome expectations failed (exit 3); `--no-expect` skips them\n");
+        }
+        if ended.code == 0 {
+            text.push_str(&format!("\nsee it again with `fathom show {}`; all runs: `fathom runs`\n", ended.run));
+        }
+        let json = || serde_json::to_string_pretty(&ended.summary).expect("a summary serializes") + "\n";
+        match &self.json {
+            None => print!("{text}"),
+            Some(Json::Stdout) => {
+                eprint!("{text}");
+                print!("{}", json());
+            }
+            Some(Json::File(p)) => {
+                print!("{text}");
+                crate::nofollow::write(p, json()).map_err(|e| Error::input(format!("--json {}: {e}", p.display())))?;
+            }
+        }
+        Ok(ended.code)
     }
-    ended.code
 }

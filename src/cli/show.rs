@@ -34,8 +34,12 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
 /// the warnings `said` already printed (by their code). Tables fit `width`; sentences
 /// wrap at it on a terminal, and stay one line each when piped, for grep.
 pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool, width: usize) {
-    let prose = if std::io::stdout().is_terminal() { width } else { usize::MAX };
-    print!("{}", text(s, said, width, prose));
+    print!("{}", text(s, said, width, prose(width)));
+}
+
+/// How wide sentences wrap: at `width` on a terminal, never when piped (one line each).
+pub fn prose(width: usize) -> usize {
+    if std::io::stdout().is_terminal() { width } else { usize::MAX }
 }
 
 /// What [`print`] prints, its sentences wrapped at `prose`: a value, so that tests read

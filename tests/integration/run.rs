@@ -263,16 +263,61 @@ fn quickstart_runs_with_overrides() {
     // The real quickstart, shortened: four depths, one second each, on a small file.
     let s = Scratch::new("quickstart");
     let target = s.data().display().to_string();
-    let out = s.run(&["run", "--target", &target, "--set", "size=16m", "--set", "duration=1s", "--set", "ramp=0s"]);
+    let json = s.dir.join("out.json");
+    let out = s.run(&[
+        "run",
+        "quickstart",
+        "--target",
+        &target,
+        "--set",
+        "size=16m",
+        "--set",
+        "duration=1s",
+        "--set",
+        "ramp=0s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     for step in ["qd1", "qd4", "qd16", "qd64"] {
         assert!(stdout.contains(step), "{stdout}");
     }
+    // --json FILE is the run as `show --json` reads it, the summary still on stdout
     let show = s.show_json();
+    let written: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(written, show);
     assert_eq!(show["workloads"].as_array().unwrap().len(), 4);
     assert!(std::fs::metadata(s.data().join("fathom-quickstart.dat")).is_ok(), "all steps share one file");
     assert!(!s.dir.join("fathom-data").exists(), "--target replaces the default target");
+}
+
+/// `--json` alone puts the run on stdout for CI to parse, the summary on stderr, with the
+/// exit status a failed expectation gives; a file it would not write is refused before
+/// the run.
+#[test]
+fn run_json_on_stdout_keeps_the_exit_status_and_refuses_a_link() {
+    let s = Scratch::new("run-json");
+    let scenario = s.scenario(
+        "name: j\nworkloads:\n  w: {engine: null, rw: randread, duration: 1s}\nexpect:\n  - w.read.p99 < 1ns\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(run["run"]["status"], "completed");
+    assert_eq!(run["expectations"][0]["passed"], false, "{run}");
+    assert_eq!(run, s.show_json());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FAIL w.read.p99 < 1ns"), "{}", text(&out));
+
+    let link = s.dir.join("link.json");
+    std::os::unix::fs::symlink(s.dir.join("elsewhere.json"), &link).unwrap();
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--json", link.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--json"), "{}", text(&out));
+    assert!(!s.dir.join("elsewhere.json").exists());
+    let runs = s.run(&["runs", "--json"]);
+    let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "refused before it ran: {runs}");
 }
 
 #[test]
