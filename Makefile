@@ -2,11 +2,20 @@
 CARGO ?= cargo
 FATHOM := target/release/fathom
 
-.PHONY: build run check test bench
+.PHONY: build run check test bench install
+
+# Where `make install` puts fathom and its manual pages.
+PREFIX ?= /usr/local
 
 build:
 	scripts/install-deps.sh run
 	$(CARGO) build --release --locked
+
+# The binary and a manual page per command, generated from the command line's definition.
+install: build
+	install -Dm755 $(FATHOM) $(DESTDIR)$(PREFIX)/bin/fathom
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	$(FATHOM) man --dir $(DESTDIR)$(PREFIX)/share/man/man1
 
 # The quickstart: 4k random reads at depth 1, 4, 16, 64 on ./fathom-data (about 75 s).
 run: build

@@ -7,6 +7,7 @@ mod convert;
 mod export;
 mod fit;
 mod lint;
+mod man;
 mod report;
 mod run;
 mod runs;
@@ -74,6 +75,8 @@ enum Command {
     Agent(agent::Args),
     /// Print the shell completion script for bash, zsh, fish, powershell or elvish
     Completions(completions::Args),
+    /// Print the manual page (roff), or write every page into a directory
+    Man(man::Args),
 }
 
 /// Runs the chosen command and returns the process exit status.
@@ -105,5 +108,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Convert(a) => convert::run(a),
         Command::Agent(a) => agent::run(a),
         Command::Completions(a) => completions::run(a, Cli::command()),
+        Command::Man(a) => man::run(a, Cli::command()),
     }
 }

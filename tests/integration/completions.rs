@@ -1,12 +1,26 @@
 //! `fathom completions SHELL`: a completion script per shell that names fathom and its
 //! subcommands, one a real bash accepts, and clap's own refusal of a shell it does not know.
+//! `fathom man`: manual pages the real `man` reads.
 
 use crate::common::{Scratch, text};
 use std::process::Command;
 
 /// Every subcommand a user can type, as `fathom --help` lists them.
-const SUBCOMMANDS: [&str; 12] =
-    ["run", "runs", "show", "scenarios", "lint", "fit", "sweep", "export", "report", "compare", "agent", "completions"];
+const SUBCOMMANDS: [&str; 13] = [
+    "run",
+    "runs",
+    "show",
+    "scenarios",
+    "lint",
+    "fit",
+    "sweep",
+    "export",
+    "report",
+    "compare",
+    "agent",
+    "completions",
+    "man",
+];
 
 #[test]
 fn each_shell_gets_a_script_naming_fathom_and_its_subcommands() {
@@ -54,4 +68,45 @@ fn an_unknown_shell_is_refused_by_clap_with_exit_2() {
     assert!(err.contains("invalid value 'tcsh'"), "{}", text(&out));
     assert!(err.contains("possible values: bash, elvish, fish, powershell, zsh"), "{}", text(&out));
     assert!(out.stdout.is_empty() && !err.contains("panicked"), "{}", text(&out));
+}
+
+/// The pages `make install` puts under `share/man/man1`, as `man fathom` and
+/// `man fathom-run` find them there: each subcommand's options, `run --json` among them.
+#[test]
+fn man_finds_the_page_of_fathom_and_of_each_subcommand() {
+    let s = Scratch::new("man-pages");
+    let dir = s.dir.join("share/man/man1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = s.run(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let man = |page: &str| {
+        let out = Command::new("man")
+            .env("MANPATH", s.dir.join("share/man"))
+            .env("MANWIDTH", "80")
+            .args(["-P", "cat", page])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "man {page}: {}", text(&out));
+        // a terminal's bold and underline are overstrikes: `X\bX`, `_\bX`; keep the X
+        let mut plain = String::new();
+        for c in String::from_utf8_lossy(&out.stdout).chars() {
+            if c == '\u{8}' {
+                plain.pop();
+            } else {
+                plain.push(c);
+            }
+        }
+        plain
+    };
+    let fathom = man("fathom");
+    for sub in SUBCOMMANDS {
+        assert!(fathom.contains(&format!("fathom-{sub}(1)")), "fathom(1) lists {sub}:\n{fathom}");
+    }
+    let run = man("fathom-run");
+    assert!(run.contains("--json") && run.contains("--time-scale"), "{run}");
+    // without --dir, fathom's own page on stdout; a directory it may not write is refused
+    let out = s.run(&["man"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(".ie"), "{}", text(&out));
+    let out = s.run(&["man", "--dir", s.dir.join("missing").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
