@@ -307,10 +307,11 @@ impl Comparison {
         let ids: Vec<String> = self.runs.iter().map(|r| r.id.to_string()).collect();
         let _ = write!(
             h,
-            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fathom: runs {} compared</title>\
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}<title>fathom: runs {} compared</title>\
              <style>{STYLE} td.better{{font-weight:bold;color:#2e7d32}} td.worse{{font-weight:bold;color:#c62828}} \
              #configuration li{{list-style:none}} #configuration li.item{{margin-left:2em;list-style:disc}}</style>\
              </head>\n<body>\n<header><h1>Runs {} compared</h1><ul class=\"sub\">",
+            super::html::content_security_policy(None),
             ids.join(", "),
             ids.join(" vs ")
         );

@@ -35,6 +35,24 @@ fn sanitised(html: &str) -> String {
         .to_string()
 }
 
+/// A page's Content-Security-Policy, as a `<meta>` for the head: it loads nothing (no
+/// fetch, frame, font or form), its images are `data:` URLs and its styles inline, and
+/// the only script that runs is `script`, fathom's own, named by its hash. A script that
+/// reached the page another way (through a scenario's description) does not run, even
+/// if the sanitiser missed it.
+pub(super) fn content_security_policy(script: Option<&str>) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let scripts = match script {
+        Some(s) => format!("'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(s))),
+        None => "'none'".to_string(),
+    };
+    format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; \
+         style-src 'unsafe-inline'; script-src {scripts}; base-uri 'none'; form-action 'none'\">"
+    )
+}
+
 /// Everything the page shows, gathered from the store.
 pub struct Report {
     pub summary: RunSummary,
@@ -72,8 +90,9 @@ impl Report {
         let _ = write!(
             h,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{}\
              <title>{}</title><style>{STYLE}</style></head>\n<body>\n",
+            content_security_policy(Some(SCRIPT)),
             esc(&title)
         );
         let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());

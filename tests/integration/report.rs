@@ -46,9 +46,13 @@ fn a_report_renders_in_chromium_with_every_chart_and_the_figures_of_show() {
     assert!(dom.status.success(), "{}", text(&dom));
     let html = String::from_utf8_lossy(&dom.stdout);
     let log = String::from_utf8_lossy(&dom.stderr);
-    // the inline script ran to its last line, and the console saw no error
+    // the inline script ran to its last line, allowed by the page's policy (which names
+    // it by its hash), and the console saw no error and no refusal of the policy
     assert!(html.contains("data-ready=\"1\""), "the report's script did not finish");
     assert!(!log.contains("Uncaught") && !log.contains(":CONSOLE"), "{log}");
+    assert!(!log.contains("Content Security Policy"), "{log}");
+    let policy = std::fs::read_to_string(&page).unwrap();
+    assert!(policy.contains("content=\"default-src 'none';") && policy.contains("script-src 'sha256-"), "no policy");
 
     // every chart is on the page with data in each series
     for id in ["ts-iops", "ts-mbps", "ts-latency", "obs-cpu", "hist-0", "hist-1"] {
