@@ -12,7 +12,8 @@ case "$purpose" in
   # python3: scripts/shape.py, the shape check make test runs (and tests/integration/shape.rs);
   # tmux: a real terminal at 80 columns for the live view's test (tests/integration/live_view.rs)
   # man-db: `man` reads the pages `fathom man` writes (tests/integration/completions.rs)
-  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux man-db) ;;
+  # openssl: a CA and a certificate for the HTTPS observer's test (tests/integration/observe.rs)
+  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux man-db openssl) ;;
   bench) packages=(fio) ;;         # the peer fathom is measured against
   *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
 esac

@@ -127,6 +127,7 @@ fn remote_loop(
     stop: &AtomicBool,
     progress: &dyn Fn(&str),
 ) -> Result<()> {
+    let client = promql::client(remote)?;
     let mut said: Vec<String> = Vec::new();
     let mut next = Instant::now();
     loop {
@@ -135,7 +136,7 @@ fn remote_loop(
         }
         let t = clock_start.elapsed().as_secs() as i64;
         let mut rows = Vec::new();
-        for result in promql::query_all(remote) {
+        for result in promql::query_all(&client, remote) {
             match result {
                 Ok(points) => rows.extend(points.into_iter().map(|(name, value)| ObservationRow {
                     t,

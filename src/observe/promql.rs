@@ -11,17 +11,26 @@ use std::time::Duration;
 /// `disk_busy{device="sda",instance="node1:9100"}`, and its value.
 pub type Point = (String, f64);
 
+/// The client the queries are sent with: each within 2 s, as they come every interval.
+pub fn client(remote: &RemoteQueries) -> crate::error::Result<http::Client> {
+    http::Client::new(&remote.auth, Duration::from_secs(2))
+}
+
 /// Evaluates every query of `remote` now. A query that fails is an error naming it; a
 /// run goes on without that second's values.
-pub fn query_all(remote: &RemoteQueries) -> Vec<Result<Vec<Point>, String>> {
+pub fn query_all(client: &http::Client, remote: &RemoteQueries) -> Vec<Result<Vec<Point>, String>> {
     remote
         .queries
         .iter()
         .map(|(name, promql)| {
             let url = format!("{}/api/v1/query?query={}", remote.url.trim_end_matches('/'), http::encode(promql));
-            let (code, body) = http::get(&url, Duration::from_secs(2)).map_err(|e| e.to_string())?;
-            let answer: Value =
-                serde_json::from_str(&body).map_err(|e| format!("{name}: HTTP {code}, not Prometheus JSON: {e}"))?;
+            let (code, body) = client.get(&url).map_err(|e| e.to_string())?;
+            let answer: Value = serde_json::from_str(&body).map_err(|e| match code {
+                401 | 403 => {
+                    format!("HTTP {code}: the server refused fathom's credentials (`bearer_token_file`, `basic_auth`)")
+                }
+                _ => format!("{name}: HTTP {code}, not Prometheus JSON: {e}"),
+            })?;
             points(name, &answer).map_err(|e| format!("{name}: {e}"))
         })
         .collect()

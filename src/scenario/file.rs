@@ -192,6 +192,30 @@ pub struct RemoteFile {
     pub url: String,
     pub queries: IndexMap<String, String>,
     pub interval: Option<Span>,
+    pub bearer_token_file: Option<String>,
+    /// Written only to be refused: a token would be stored with the scenario.
+    pub bearer_token: Option<String>,
+    pub basic_auth: Option<BasicAuthFile>,
+    pub tls_config: Option<TlsFile>,
+}
+
+/// `basic_auth:` as written (Prometheus's key): the user, and the password's file or
+/// environment variable.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BasicAuthFile {
+    pub username: String,
+    pub password_file: Option<String>,
+    pub password_env: Option<String>,
+    /// Written only to be refused.
+    pub password: Option<String>,
+}
+
+/// `tls_config:` as written (Prometheus's key).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsFile {
+    pub ca_file: Option<String>,
 }
 
 /// A worker group as written.

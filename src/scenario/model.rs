@@ -165,8 +165,10 @@ fn serialize_data<S: serde::Serializer>(d: &DataSpec, s: S) -> std::result::Resu
 /// (see `observe::promql`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteQueries {
-    /// `http://host:port`, without the API path.
+    /// `http://host:port` or `https://...`, without the API path.
     pub url: String,
+    /// Its credentials and the authorities trusted for its certificate.
+    pub auth: crate::http::Auth,
     /// (name, PromQL) in the order written.
     pub queries: Vec<(String, String)>,
     pub interval: Duration,

@@ -382,8 +382,8 @@ fn wait_until(raw: &StepFile) -> Result<Action, StepError> {
             Probe::Tcp(a)
         }
         (None, None, Some(u)) => {
-            if !u.starts_with("http://") {
-                return Err(("wait_until.http".into(), format!("`{u}`: only http:// URLs can be probed")));
+            if !u.starts_with("http://") && !u.starts_with("https://") {
+                return Err(("wait_until.http".into(), format!("`{u}`: expected an http:// or https:// URL")));
             }
             if crate::secrets::url_has_credentials(&u) {
                 return Err(("wait_until.http".into(), crate::secrets::URL_CREDENTIALS.into()));

@@ -2,7 +2,7 @@
 //! targets per second; `observe: prometheus:` stores what another Prometheus (the real
 //! one, scraping Debian's node exporter on loopback) says while the run goes.
 
-use crate::common::servers::{free_port, node_exporter, prometheus, query};
+use crate::common::servers::{free_port, https_proxy, node_exporter, prometheus, query, tls_certificates};
 use crate::common::{Scratch, ops, text};
 use std::collections::BTreeMap;
 
@@ -104,18 +104,116 @@ fn a_remote_prometheus_is_queried_while_the_run_goes() {
     assert!(!get("reads").is_empty());
 }
 
+/// A site's Prometheus behind HTTPS with a token: queried with the token from its file
+/// and the site's CA, or with basic auth's password from the environment; refused, and
+/// said so, without the CA or with a wrong token. No credential reaches the store or
+/// the terminal.
+#[test]
+fn an_https_prometheus_is_queried_with_a_token_or_a_password_and_its_ca() {
+    let s = Scratch::new("observe-https");
+    let (prom_port, proxy_port) = (free_port(), free_port());
+    let _prom = prometheus(&s.dir, prom_port, "self", &[format!("127.0.0.1:{prom_port}")]);
+    tls_certificates(&s.dir);
+    let basic = "Basic YmVuY2g6cHctU2VrcjF0"; // bench:pw-Sekr1t
+    let _proxy = https_proxy(&s.dir, proxy_port, prom_port, &["Bearer t0ken-Sekr1t", basic]);
+    let token = s.dir.join("token");
+    std::fs::write(&token, "t0ken-Sekr1t\n").unwrap();
+    let wrong = s.dir.join("wrong");
+    std::fs::write(&wrong, "not-it\n").unwrap();
+    let ca = s.dir.join("ca.pem").display().to_string();
+    let run = |auth: &str| {
+        let scenario = s.scenario(&format!(
+            "name: https\nobserve:\n  prometheus:\n    url: https://127.0.0.1:{proxy_port}\n    interval: 1s\n{auth}    \
+             queries:\n      one: vector(1)\nworkloads:\n  r: {{engine: null, rw: randread, duration: 3s}}\n"
+        ));
+        let out = s.fathom(&["run", scenario.to_str().unwrap()]).env("PROM_PASSWORD", "pw-Sekr1t").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let said = text(&out);
+        assert!(!said.contains("Sekr1t"), "{said}");
+        let run = s.show_json()["run"]["id"].as_i64().unwrap();
+        let stored: i64 = s
+            .db()
+            .query_row("SELECT count(*) FROM observations WHERE run_id = ?1 AND source = 'prometheus'", [run], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        (stored, said)
+    };
+    let with_token = format!("    bearer_token_file: {}\n    tls_config: {{ca_file: {ca}}}\n", token.display());
+    let (stored, said) = run(&with_token);
+    assert!(stored >= 2, "{stored} values stored: {said}");
+    let with_password = format!(
+        "    basic_auth: {{username: bench, password_env: PROM_PASSWORD}}\n    tls_config: {{ca_file: {ca}}}\n"
+    );
+    let (stored, said) = run(&with_password);
+    assert!(stored >= 2, "{stored} values stored: {said}");
+    // the site's CA is not among Mozilla's: without it, nothing is trusted, and the run says how to fix it
+    let (stored, said) = run(&format!("    bearer_token_file: {}\n", token.display()));
+    assert_eq!(stored, 0, "{said}");
+    assert!(said.contains("ca_file"), "{said}");
+    let (stored, said) =
+        run(&format!("    bearer_token_file: {}\n    tls_config: {{ca_file: {ca}}}\n", wrong.display()));
+    assert_eq!(stored, 0, "{said}");
+    assert!(said.contains("HTTP 401: the server refused fathom's credentials"), "{said}");
+    let db = std::fs::read(s.dir.join("results/fathom.db")).unwrap();
+    assert!(!String::from_utf8_lossy(&db).contains("Sekr1t"), "a credential in the store");
+
+    // `wait_until: {http: ...}` reads with the same client: Prometheus ready over plain
+    // HTTP; the proxy's certificate, of no authority a probe trusts, never ready
+    let probe = |url: &str| {
+        let scenario = s.scenario(&format!(
+            "name: probe\nworkloads:\n  r: {{engine: null, rw: read, duration: 1s}}\n\
+             timeline:\n  - wait_until: {{http: '{url}', timeout: 2s, interval: 200ms}}\n  - start: r\n"
+        ));
+        s.run(&["run", scenario.to_str().unwrap()])
+    };
+    let out = probe(&format!("http://127.0.0.1:{prom_port}/-/ready"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = probe(&format!("https://127.0.0.1:{proxy_port}/-/ready"));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("certificate"), "{}", text(&out));
+}
+
+/// Credentials are given where they are kept, never in the scenario, which is stored.
+#[test]
+fn a_token_or_password_in_the_scenario_is_refused_naming_its_key() {
+    let s = Scratch::new("observe-inline-secret");
+    for (auth, key) in [
+        ("    bearer_token: abc\n", "observe.prometheus.bearer_token: a token would be stored"),
+        ("    basic_auth: {username: u, password: abc}\n", "observe.prometheus.basic_auth.password: a password"),
+        ("    basic_auth: {username: u, password_env: FATHOM_NO_SUCH_VAR}\n", "$FATHOM_NO_SUCH_VAR is not set"),
+        (
+            "    tls_config: {ca_file: /dev/null}\n",
+            "observe.prometheus.tls_config.ca_file: /dev/null: no PEM certificate",
+        ),
+        ("    bearer_token_file: /nonexistent/token\n", "observe.prometheus.bearer_token_file: `/nonexistent/token`"),
+    ] {
+        let scenario = s.scenario(&format!(
+            "name: bad\nobserve:\n  prometheus:\n    url: https://127.0.0.1:9\n{auth}    queries: {{a: up}}\n\
+             workloads:\n  r: {{engine: null, rw: read, duration: 1s}}\n"
+        ));
+        let out = s.run(&["run", scenario.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(key), "{err}");
+        assert!(!err.contains("abc"), "{err}");
+    }
+}
+
 #[test]
 fn a_bad_observe_section_names_the_key() {
     let s = Scratch::new("observe-bad");
     let scenario = s.scenario(
-        "name: bad\nobserve:\n  prometheus:\n    url: https://example.com\n    queries: {a: up}\n\
+        "name: bad\nobserve:\n  prometheus:\n    url: ftp://example.com\n    queries: {a: up}\n\
          workloads:\n  r: {target: TARGET, size: 16m, rw: read, duration: 1s}\n",
     );
     let out = s.run(&["run", scenario.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("scenario.yaml:4: observe.prometheus.url: `https://example.com`: expected an http:// URL"),
+        err.contains(
+            "scenario.yaml:4: observe.prometheus.url: `ftp://example.com`: expected an http:// or https:// URL"
+        ),
         "{err}"
     );
 }

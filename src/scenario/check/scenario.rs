@@ -245,15 +245,16 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// Checks `observe: prometheus:`: an http:// URL (fathom speaks plain HTTP) and at
-    /// least one query; every 5 s unless `interval` says otherwise.
-    fn remote(&self, r: RemoteFile) -> Result<RemoteQueries> {
+    /// Checks `observe: prometheus:`: an http:// or https:// URL and at least one query;
+    /// every 5 s unless `interval` says otherwise; its credentials (`remote_auth`).
+    fn remote(&self, mut r: RemoteFile) -> Result<RemoteQueries> {
         self.one_line(&["observe", "prometheus", "url"], &r.url)?;
         for name in r.queries.keys() {
             self.one_line(&["observe", "prometheus", "queries", name], name)?;
         }
-        if !r.url.starts_with("http://") {
-            return Err(self.err(&["observe", "prometheus", "url"], format!("`{}`: expected an http:// URL", r.url)));
+        if !r.url.starts_with("http://") && !r.url.starts_with("https://") {
+            let msg = format!("`{}`: expected an http:// or https:// URL", r.url);
+            return Err(self.err(&["observe", "prometheus", "url"], msg));
         }
         if crate::secrets::url_has_credentials(&r.url) {
             return Err(self.err(&["observe", "prometheus", "url"], crate::secrets::URL_CREDENTIALS));
@@ -265,11 +266,58 @@ impl Checker<'_> {
         if interval < Duration::from_secs(1) {
             return Err(self.err(&["observe", "prometheus", "interval"], "expected 1s or more"));
         }
+        let auth = self.remote_auth(&mut r)?;
         Ok(RemoteQueries {
             url: r.url.trim_end_matches('/').to_string(),
+            auth,
             queries: r.queries.into_iter().collect(),
             interval,
         })
+    }
+
+    /// `bearer_token_file`, or `basic_auth` with its password in a file or the
+    /// environment, and `tls_config: {ca_file}`: each file readable and each variable set
+    /// now, not at the first query. A token or password written in the scenario is
+    /// refused, as it would be stored with it.
+    fn remote_auth(&self, r: &mut RemoteFile) -> Result<crate::http::Auth> {
+        use crate::http::{Auth, Basic, Secret};
+        let at =
+            |k: &[&str]| -> Vec<String> { ["observe", "prometheus"].iter().chain(k).map(|s| s.to_string()).collect() };
+        let err = |k: &[&str], msg: String| self.fail(&at(k), msg);
+        const KEEP_IT: &str = "would be stored with the scenario: keep it in a file (`*_file`) or the environment";
+        if r.bearer_token.is_some() {
+            return Err(err(&["bearer_token"], format!("a token {KEEP_IT} (`bearer_token_file: PATH`)")));
+        }
+        let readable = |k: &[&str], p: &str| match std::fs::File::open(p) {
+            Ok(_) => Ok(std::path::PathBuf::from(p)),
+            Err(e) => Err(err(k, format!("`{p}`: {e}"))),
+        };
+        let bearer_token_file = r.bearer_token_file.take().map(|p| readable(&["bearer_token_file"], &p)).transpose()?;
+        let basic = match r.basic_auth.take() {
+            None => None,
+            Some(b) => {
+                let password = match (b.password, b.password_file, b.password_env) {
+                    (Some(_), ..) => return Err(err(&["basic_auth", "password"], format!("a password {KEEP_IT}"))),
+                    (None, Some(f), None) => Secret::File(readable(&["basic_auth", "password_file"], &f)?),
+                    (None, None, Some(v)) if std::env::var_os(&v).is_some() => Secret::Env(v),
+                    (None, None, Some(v)) => {
+                        return Err(err(&["basic_auth", "password_env"], format!("${v} is not set")));
+                    }
+                    _ => return Err(err(&["basic_auth"], "expected one of `password_file` and `password_env`".into())),
+                };
+                Some(Basic { username: b.username, password })
+            }
+        };
+        if bearer_token_file.is_some() && basic.is_some() {
+            return Err(err(&["basic_auth"], "expected `bearer_token_file` or `basic_auth`, not both".into()));
+        }
+        let ca_file = r.tls_config.take().and_then(|t| t.ca_file);
+        let ca_file = ca_file.map(|p| readable(&["tls_config", "ca_file"], &p)).transpose()?;
+        let auth = Auth { bearer_token_file, basic, ca_file };
+        // the one failure a client can have before a request: a CA file of no certificate
+        crate::http::Client::new(&auth, Duration::from_secs(1))
+            .map_err(|e| err(&["tls_config", "ca_file"], e.to_string()))?;
+        Ok(auth)
     }
 }
 

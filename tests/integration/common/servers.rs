@@ -283,3 +283,85 @@ impl Sshd {
         Sshd { _server: server, addr: addr.to_string(), port, known_host }
     }
 }
+
+/// A certificate authority of the test's own and a certificate it signed for 127.0.0.1
+/// (openssl, installed by `scripts/install-deps.sh test`): `ca.pem`, `server.pem` and
+/// `server.key` in `dir`.
+pub fn tls_certificates(dir: &Path) {
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    for command in [
+        format!(
+            "req -x509 {key} -days 2 -subj /CN=fathom-test-CA -addext basicConstraints=critical,CA:TRUE \
+             -addext keyUsage=critical,keyCertSign -keyout ca.key -out ca.pem"
+        ),
+        format!("req {key} -subj /CN=127.0.0.1 -keyout server.key -out server.csr"),
+        "x509 -req -days 2 -set_serial 2 -in server.csr -CA ca.pem -CAkey ca.key -extfile server.ext -out server.pem"
+            .to_string(),
+    ] {
+        let out = Command::new("openssl")
+            .args(command.split_whitespace())
+            .current_dir(dir)
+            .output()
+            .expect("openssl is installed by scripts/install-deps.sh test");
+        assert!(out.status.success(), "openssl {command}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// An HTTPS proxy on 127.0.0.1:`port` in front of the plain HTTP server on `upstream`,
+/// as sites put one before Prometheus (which checks no token itself): it answers 401 to
+/// a request whose `Authorization` header is none of `accepted`. Its certificate is
+/// [`tls_certificates`]' in `dir`. Python's standard library, so nothing else to install.
+pub fn https_proxy(dir: &Path, port: u16, upstream: u16, accepted: &[&str]) -> Server {
+    let script = dir.join("proxy.py");
+    std::fs::write(&script, PROXY).unwrap();
+    let server = Server(
+        Command::new("python3")
+            .arg(&script)
+            .args([port.to_string(), upstream.to_string()])
+            .arg(dir.join("server.pem"))
+            .arg(dir.join("server.key"))
+            .args(accepted)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the HTTPS proxy did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server
+}
+
+const PROXY: &str = r#"
+import http.server, ssl, sys, urllib.request
+port, upstream, cert, key, accepted = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.headers.get("Authorization") not in accepted:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", "Bearer")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        with urllib.request.urlopen(f"http://127.0.0.1:{upstream}{self.path}") as answer:
+            body, code = answer.read(), answer.status
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(cert, key)
+server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
+"#;

@@ -1,6 +1,11 @@
-//! Plain HTTP over std's TCP, without an HTTP crate for three small callers: a GET for
-//! probing a URL in `wait_until` and for querying a Prometheus HTTP API, and a small
-//! bounded server for the live Prometheus endpoint.
+//! HTTP: the client fathom reads URLs with (`client.rs`: `wait_until`'s probe, a
+//! Prometheus HTTP API, over HTTPS with credentials), and a small bounded server over
+//! std's TCP for the live Prometheus endpoint, which needs no crate: it answers one GET
+//! on loopback, and its limits are its own.
+
+mod client;
+
+pub use client::{Auth, Basic, Client, Secret, get};
 
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
@@ -16,47 +21,6 @@ pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream> {
     let resolved = addr.to_socket_addrs().map_err(|e| Error::failed(format!("{addr}: {e}")))?.next();
     let sock = resolved.ok_or_else(|| Error::failed(format!("{addr}: no address")))?;
     TcpStream::connect_timeout(&sock, timeout).map_err(|e| Error::failed(format!("{addr}: {e}")))
-}
-
-/// GETs `url` (http:// only) and returns the status code and the body. `path` may carry
-/// a query string; the caller percent-encodes it.
-pub fn get(url: &str, timeout: Duration) -> Result<(u16, String)> {
-    let (host, path) = host_and_path(url)?;
-    // what errors quote: the URL without any credentials
-    let url = format!("http://{host}{path}");
-    let addr = if host.contains(':') { host.to_string() } else { format!("{host}:80") };
-    let mut s = connect(&addr, timeout)?;
-    let _ = s.set_read_timeout(Some(timeout));
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: fathom\r\n\r\n")
-        .map_err(|e| Error::failed(e.to_string()))?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| Error::failed(format!("{url}: {e}")))?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.lines().next().unwrap_or("");
-    let code = status.split_whitespace().nth(1).and_then(|c| c.parse().ok());
-    match code {
-        Some(code) => Ok((code, body.to_string())),
-        None => {
-            Err(Error::failed(format!("{url}: no HTTP answer ({})", if status.is_empty() { "empty" } else { status })))
-        }
-    }
-}
-
-/// An http:// URL's `HOST[:PORT]` and its path (`/` when none). A `user:password@`
-/// before the host is no part of it: it is left out, never sent nor quoted (scenarios
-/// refuse such URLs; this keeps a stray one out of the address and its errors).
-fn host_and_path(url: &str) -> Result<(&str, String)> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| Error::failed("not an http:// URL (the URL is not quoted: it may hold credentials)"))?;
-    let (authority, path) = match rest.find(['/', '?']) {
-        Some(at) if rest[at..].starts_with('?') => (&rest[..at], format!("/{}", &rest[at..])),
-        Some(at) => (&rest[..at], rest[at..].to_string()),
-        None => (rest, "/".into()),
-    };
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    Ok((host, path))
 }
 
 /// Percent-encodes a query-string value (RFC 3986 unreserved characters pass through).
@@ -293,14 +257,6 @@ fn read_head(conn: &mut TcpStream, limits: Limits, heard: &AtomicBool) -> std::r
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_url_is_read_without_its_credentials() {
-        assert_eq!(host_and_path("http://u:Sekr1t@h:9090/api?q=1").unwrap(), ("h:9090", "/api?q=1".to_string()));
-        assert_eq!(host_and_path("http://h").unwrap(), ("h", "/".to_string()));
-        assert_eq!(host_and_path("http://h:1?x=a@b").unwrap(), ("h:1", "/?x=a@b".to_string()));
-        assert!(!host_and_path("https://u:Sekr1t@h").unwrap_err().to_string().contains("Sekr1t"));
-    }
 
     #[test]
     fn encodes_promql() {
