@@ -2,7 +2,7 @@
 CARGO ?= cargo
 FATHOM := target/release/fathom
 
-.PHONY: build run check test bench install
+.PHONY: build run check test bench install static
 
 # Where `make install` puts fathom and its manual pages.
 PREFIX ?= /usr/local
@@ -11,9 +11,20 @@ build:
 	scripts/install-deps.sh run
 	$(CARGO) build --release --locked
 
-# The binary and a manual page per command, generated from the command line's definition.
+# The statically linked build (musl): it runs on any x86-64 Linux whatever its C library,
+# and `--push-agent` copies it to hosts instead of the build above when it is the same
+# commit (see docs/hosts.md).
+STATIC_TARGET := x86_64-unknown-linux-musl
+STATIC := target/$(STATIC_TARGET)/release/fathom
+static:
+	scripts/install-deps.sh static
+	$(CARGO) build --release --locked --target $(STATIC_TARGET)
+
+# The binary (and the static one, when `make static` built it) and a manual page per
+# command, generated from the command line's definition.
 install: build
 	install -Dm755 $(FATHOM) $(DESTDIR)$(PREFIX)/bin/fathom
+	if [ -x $(STATIC) ]; then install -m755 $(STATIC) $(DESTDIR)$(PREFIX)/bin/fathom-static; fi
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	$(FATHOM) man --dir $(DESTDIR)$(PREFIX)/share/man/man1
 
@@ -43,6 +54,7 @@ test:
 	python3 scripts/shape.py --strict
 	$(CARGO) clippy --all-targets --locked -- -D warnings
 	$(CARGO) test --locked --bin fathom
+	$(CARGO) build --locked --target $(STATIC_TARGET)
 	$(CARGO) test --locked --test integration -- --test-threads $(INTEGRATION_THREADS)
 
 # fathom and fio side by side on identical jobs (see bench/README.md).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a purpose needs, only those missing, so it is cheap to
-# run every time (make test and make bench call it). Usage: install-deps.sh test|bench|run
+# run every time (make test and make bench call it). Usage: install-deps.sh test|bench|run|static
 set -euo pipefail
 
 purpose="${1:-test}"
@@ -13,10 +13,24 @@ case "$purpose" in
   # tmux: a real terminal at 80 columns for the live view's test (tests/integration/live_view.rs)
   # man-db: `man` reads the pages `fathom man` writes (tests/integration/completions.rs)
   # openssl: a CA and a certificate for the HTTPS observer's test (tests/integration/observe.rs)
-  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux man-db openssl) ;;
+  # musl-tools: the C compiler of the static build (`make static`; its agent's test, tests/integration/hosts.rs)
+  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux man-db openssl musl-tools) ;;
   bench) packages=(fio) ;;         # the peer fathom is measured against
-  *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
+  static) packages=(musl-tools) ;; # the static build's C compiler (SQLite, ring)
+  *) echo "usage: $0 run|test|bench|static" >&2; exit 2 ;;
 esac
+
+# The static build's standard library, from rustup (Debian's packages have none for musl).
+static_target=x86_64-unknown-linux-musl
+if [ "$purpose" = test ] || [ "$purpose" = static ]; then
+  if ! rustc --print sysroot >/dev/null 2>&1 || [ ! -d "$(rustc --print sysroot)/lib/rustlib/$static_target" ]; then
+    if ! command -v rustup >/dev/null 2>&1; then
+      echo "the static build needs Rust's $static_target standard library: install Rust with rustup (https://rustup.rs)" >&2
+      exit 2
+    fi
+    rustup target add "$static_target" >&2
+  fi
+fi
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust (https://rustup.rs) first" >&2

@@ -453,7 +453,9 @@ fn device_size(w: &Workload, io: &IoProfile, p: &Placement) -> Result<u64> {
 }
 
 /// `_IOR(0x12, 114, size_t)`
-const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+// ioctl's request is an unsigned long in glibc and an int in musl (the static build):
+// the same 32 bits either way.
+const BLKGETSIZE64: libc::Ioctl = 0x8008_1272_u32 as libc::Ioctl;
 
 fn check_device_writable(w: &Workload, p: &Placement, allowed: bool) -> Result<()> {
     let path = &p.path;
@@ -639,8 +641,10 @@ fn space(dir: &Dir) -> Result<(u64, u64)> {
     dir.space().map_err(|e| Error::input(format!("{}: {e}", dir.path().display())))
 }
 
-/// `RAMFS_MAGIC` from linux/magic.h (libc does not export it).
-const RAMFS_MAGIC: libc::c_long = 0x8584_58f6;
+/// `TMPFS_MAGIC` and `RAMFS_MAGIC` from linux/magic.h (libc exports the first only), as
+/// the unsigned bits `f_type` holds: glibc's field is signed and musl's unsigned.
+const TMPFS_MAGIC: u64 = 0x0102_1994;
+const RAMFS_MAGIC: u64 = 0x8584_58f6;
 
 /// The filesystem type if `file` lives in memory.
 fn memory_fs(file: &File) -> Option<String> {
@@ -650,8 +654,9 @@ fn memory_fs(file: &File) -> Option<String> {
     if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
         return None;
     }
-    match st.f_type {
-        libc::TMPFS_MAGIC => Some("tmpfs".into()),
+    #[allow(clippy::unnecessary_cast)] // signed in glibc, unsigned in musl
+    match st.f_type as u64 {
+        TMPFS_MAGIC => Some("tmpfs".into()),
         RAMFS_MAGIC => Some("ramfs".into()),
         _ => None,
     }

@@ -311,6 +311,7 @@ impl Host {
             return Err(Error::input(format!("{who}: --push-agent copies over ssh only")));
         }
         let exe = std::env::current_exe().map_err(|e| Error::input(format!("finding this fathom: {e}")))?;
+        let exe = static_build(&exe).unwrap_or(exe);
         let binary = std::fs::File::open(&exe).map_err(|e| Error::input(format!("{}: {e}", exe.display())))?;
         let dir = self.spec.push_dir.clone().unwrap_or_else(|| "~/.cache/fathom".into());
         let path = format!("{dir}/{}", pushed_name(env!("BUILD_IDENTITY")));
@@ -347,6 +348,28 @@ impl Host {
             TransportKind::Kubectl => "kubectl",
         }
     }
+}
+
+/// The target of fathom's static build, which runs on any Linux of its architecture
+/// whatever its C library.
+const STATIC_TARGET: &str = "x86_64-unknown-linux-musl";
+
+/// A statically linked build of this very fathom, which `--push-agent` copies instead
+/// of `exe` so that a host with another C library runs it: `fathom-static` beside `exe`
+/// (as `make install` puts it), or cargo's static build beside its own
+/// (`target/STATIC_TARGET/PROFILE/fathom` for `target/PROFILE/fathom`). A candidate of
+/// another build (its `--version` differs) is never taken for this one.
+fn static_build(exe: &Path) -> Option<PathBuf> {
+    let dir = exe.parent()?;
+    let beside = dir.join("fathom-static");
+    let cargo = dir.parent()?.join(STATIC_TARGET).join(dir.file_name()?).join("fathom");
+    let ours = format!("fathom {}", env!("BUILD_IDENTITY"));
+    [beside, cargo].into_iter().filter(|c| c.is_file() && c.as_path() != exe).find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == ours)
+    })
 }
 
 #[cfg(test)]

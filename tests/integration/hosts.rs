@@ -342,8 +342,25 @@ fn push_agent_copies_this_fathom_where_it_is_missing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not on that host (install it, or use --push-agent)"));
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(FATHOM).unwrap());
+    // the copy is this build's static twin (`make test` builds it), which needs no C
+    // library on the host, and it served the run as its agent
+    let pushed = push_dir.join(pushed_name());
+    assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(static_build()).unwrap());
+    let ldd = Command::new("ldd").arg(&pushed).output().unwrap();
+    let said = String::from_utf8_lossy(&ldd.stdout) + String::from_utf8_lossy(&ldd.stderr);
+    assert!(!said.contains("libc.so"), "the pushed fathom links the C library: {said}");
     assert_eq!(per_host(&s.show_json())[0].1, 2);
+}
+
+/// This build's static twin, where `make test` builds it: beside this fathom's profile
+/// directory, under the musl target's (`target/x86_64-unknown-linux-musl/debug/fathom`).
+fn static_build() -> std::path::PathBuf {
+    let exe = Path::new(FATHOM);
+    let profile = exe.parent().unwrap();
+    let built =
+        profile.parent().unwrap().join("x86_64-unknown-linux-musl").join(profile.file_name().unwrap()).join("fathom");
+    assert!(built.is_file(), "no static build at {}: `make test` builds it first", built.display());
+    built
 }
 
 /// This fathom's build identity, as `fathom --version` says it: `0.1.0 (7ab8b6a)`.
@@ -407,7 +424,7 @@ fn an_agent_of_another_build_is_refused_naming_both_and_replaced_by_push_agent()
     // --push-agent copies this build there, under its own name, and runs it
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(FATHOM).unwrap());
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(static_build()).unwrap());
     assert_eq!(per_host(&s.show_json())[0].1, 2);
 }
 
@@ -540,7 +557,7 @@ fn hostile_inventory_values_run_no_shell_on_the_host() {
     std::fs::write(&hosts.inventory, inventory).unwrap();
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(FATHOM).unwrap());
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(static_build()).unwrap());
     assert_eq!(per_host(&s.show_json())[0].1, 2);
     semi.assert_untouched();
     subst.assert_untouched();
