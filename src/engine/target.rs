@@ -654,7 +654,6 @@ fn memory_fs(file: &File) -> Option<String> {
     if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
         return None;
     }
-    #[allow(clippy::unnecessary_cast)] // signed in glibc, unsigned in musl
     match st.f_type as u64 {
         TMPFS_MAGIC => Some("tmpfs".into()),
         RAMFS_MAGIC => Some("ramfs".into()),
