@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod fleet;
+mod kubectl;
 pub mod protocol;
 pub mod remote;
 
@@ -39,10 +40,15 @@ pub struct HostFile {
     /// ssh: more options for the ssh client, e.g. `[-i, ~/.ssh/bench_key]`.
     #[serde(default)]
     pub ssh_options: Vec<String>,
-    /// kubectl: the pod (of the DaemonSet) on that node, its namespace and container.
+    /// kubectl: the pod (of the DaemonSet) on that node, or its pods' label `selector`
+    /// and the `node` (looked up at each run: pods are renamed when restarted); its
+    /// namespace, container, and the kubeconfig `context` of its cluster.
     pub pod: Option<String>,
+    pub selector: Option<String>,
+    pub node: Option<String>,
     pub namespace: Option<String>,
     pub container: Option<String>,
+    pub context: Option<String>,
     /// The fathom program on the host (`fathom` on its PATH if not given; `local`: this
     /// very binary).
     pub fathom: Option<String>,
@@ -103,7 +109,14 @@ impl Inventory {
                 if present { Ok(()) } else { Err(err(&["hosts", name], format!("missing `{key}`: {what}"))) }
             };
             match h.transport {
-                TransportKind::Kubectl => needs("pod", h.pod.is_some(), "the fathom pod on that node")?,
+                TransportKind::Kubectl if h.pod.is_some() && (h.selector.is_some() || h.node.is_some()) => {
+                    return Err(err(&["hosts", name, "pod"], "a pod, or its `selector` and `node`: not both".into()));
+                }
+                TransportKind::Kubectl => needs(
+                    "pod",
+                    h.pod.is_some() || h.selector.is_some() && h.node.is_some(),
+                    "the fathom pod on that node, or its pods' `selector` and the `node`",
+                )?,
                 TransportKind::Local if h.address.is_some() || h.port.is_some() || h.user.is_some() => {
                     return Err(err(&["hosts", name, "transport"], "a local host has no address, port or user".into()));
                 }
@@ -205,8 +218,11 @@ impl HostFile {
             ("address", &self.address),
             ("user", &self.user),
             ("pod", &self.pod),
+            ("selector", &self.selector),
+            ("node", &self.node),
             ("namespace", &self.namespace),
             ("container", &self.container),
+            ("context", &self.context),
             ("fathom", &self.fathom),
             ("push_dir", &self.push_dir),
         ];
@@ -264,19 +280,9 @@ impl Host {
                 Ok(c)
             }
             TransportKind::Kubectl => {
-                let mut c = Command::new("kubectl");
-                c.arg("exec").arg("-i");
-                if let Some(ns) = &h.namespace {
-                    c.arg("-n").arg(ns);
-                }
-                if let Some(container) = &h.container {
-                    c.arg("-c").arg(container);
-                }
-                c.arg(h.pod.as_deref().unwrap_or_default())
-                    .arg("--")
-                    .arg(program)
-                    .args(["agent", "--name", &self.name]);
-                Ok(c)
+                let at = self.cluster();
+                let pod = kubectl::pod(&self.name, &at)?;
+                Ok(kubectl::exec(&at, &pod, &[program, "agent", "--name", &self.name]))
             }
         }
     }
@@ -301,15 +307,12 @@ impl Host {
         c
     }
 
-    /// `--push-agent`: copies this very binary to the host over ssh (to `push_dir`,
-    /// named by its build, replaced atomically) and returns the path to run there.
-    /// Named by the build, a copy of another build is never taken for this one.
+    /// `--push-agent`: copies this very binary to the host over ssh or kubectl (to
+    /// `push_dir`, named by its build, replaced atomically) and returns the path to run
+    /// there. Named by the build, a copy of another build is never taken for this one.
     /// Errors are bad input, like every failure to reach a host before the run starts.
     pub fn push_agent(&self) -> Result<String> {
         let who = format!("host {} ({})", self.name, self.transport_name());
-        if self.spec.transport != TransportKind::Ssh {
-            return Err(Error::input(format!("{who}: --push-agent copies over ssh only")));
-        }
         let exe = std::env::current_exe().map_err(|e| Error::input(format!("finding this fathom: {e}")))?;
         let exe = static_build(&exe).unwrap_or(exe);
         let binary = std::fs::File::open(&exe).map_err(|e| Error::input(format!("{}: {e}", exe.display())))?;
@@ -323,17 +326,43 @@ impl Host {
             remote_command(&["mv", "--", &part, &path])?,
         ]
         .join(" && ");
-        let out = self
-            .ssh()
-            .arg(script)
+        let mut shell = match self.spec.transport {
+            TransportKind::Ssh => {
+                let mut c = self.ssh();
+                c.arg(script);
+                c
+            }
+            // the container's own shell: `kubectl exec` runs no shell of its own
+            TransportKind::Kubectl => {
+                let at = self.cluster();
+                kubectl::exec(&at, &kubectl::pod(&self.name, &at)?, &["sh", "-c", &script])
+            }
+            TransportKind::Local => {
+                return Err(Error::input(format!("{who}: --push-agent copies over ssh or kubectl only")));
+            }
+        };
+        let out = shell
             .stdin(binary)
             .output()
-            .map_err(|e| Error::input(format!("{who}: cannot start ssh: {e}")))?;
+            .map_err(|e| Error::input(format!("{who}: cannot start {}: {e}", self.transport_name())))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             return Err(Error::input(format!("{who}: copying fathom to {path} failed: {}", err.trim())));
         }
         Ok(path)
+    }
+
+    /// Where the host's pod is, for `transport: kubectl`.
+    fn cluster(&self) -> kubectl::Where<'_> {
+        let h = &self.spec;
+        kubectl::Where {
+            context: h.context.as_deref(),
+            namespace: h.namespace.as_deref(),
+            container: h.container.as_deref(),
+            pod: h.pod.as_deref(),
+            selector: h.selector.as_deref(),
+            node: h.node.as_deref(),
+        }
     }
 
     /// The fathom program the transport runs on the host.
@@ -423,7 +452,7 @@ hosts:
         // the remote command is one word, quoted for the host's shell
         assert_eq!(args(1).last().unwrap(), "fathom agent --name n2", "{ssh}");
         assert!(args(2)[1..].join(" ").starts_with("agent --name n3"));
-        assert_eq!(args(3).join(" "), "kubectl exec -i -n bench fathom-abc -- fathom agent --name n4");
+        assert_eq!(args(3).join(" "), "kubectl -n bench exec -i fathom-abc -- fathom agent --name n4");
     }
 
     #[test]
@@ -470,6 +499,13 @@ hosts:
     fn bad_inventories_are_located() {
         let err = Inventory::parse("h.yaml", "hosts:\n  a: {transport: kubectl}\n").unwrap_err().to_string();
         assert!(err.starts_with("h.yaml:2: hosts.a: missing `pod`"), "{err}");
+        // a label without its node could name any pod of the DaemonSet
+        let err = Inventory::parse("h.yaml", "hosts:\n  a: {transport: kubectl, selector: app=f}\n").unwrap_err();
+        assert!(err.to_string().contains("missing `pod`: the fathom pod on that node, or its pods' `selector`"));
+        let both = "hosts:\n  a: {transport: kubectl, pod: p, selector: app=f, node: n}\n";
+        let err = Inventory::parse("h.yaml", both).unwrap_err().to_string();
+        assert!(err.contains("hosts.a.pod: a pod, or its `selector` and `node`: not both"), "{err}");
+        assert!(Inventory::parse("h.yaml", "hosts:\n  a: {transport: kubectl, selector: app=f, node: n}\n").is_ok());
         let err = Inventory::parse("h.yaml", "hosts:\n  a: {adress: x}\n").unwrap_err().to_string();
         assert!(err.contains("h.yaml:2") && err.contains("adress"), "{err}");
     }

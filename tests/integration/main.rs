@@ -27,6 +27,7 @@ mod imports;
 mod input_files;
 mod interrupt;
 mod iperf3;
+mod kubectl;
 mod lint;
 mod live_view;
 mod observe;

@@ -1,0 +1,136 @@
+//! `transport: kubectl`, end to end with a stand-in `kubectl` first on the PATH (no
+//! cluster here): a bash script that refuses any call but the ones fathom should make,
+//! logs each, answers `get pods` as the API server would for a DaemonSet's pods, and for
+//! `exec -i POD -- WORDS` runs the words here, as the pod's container would.
+
+use crate::common::{Scratch, text};
+
+/// The stand-in: every call is `--context bench -n fathom`, then `get pods` with the
+/// label and node's field selector, or `exec -i` a pod that `get` would name.
+const KUBECTL: &str = r#"#!/bin/bash
+echo "$*" >> "$KUBECTL_LOG"
+[ "$1" = --context ] && [ "$2" = bench ] && [ "$3" = -n ] && [ "$4" = fathom ] || { echo "refused: $*" >&2; exit 9; }
+shift 4
+case "$1" in
+  get)
+    [ "$2 $3 $4 $5" = "pods -l app=fathom-agent --field-selector" ] || { echo "refused: $*" >&2; exit 9; }
+    case "$6" in
+      spec.nodeName=worker-1,status.phase=Running) printf 'fathom-agent-x7k2p' ;;
+      spec.nodeName=worker-2,status.phase=Running) printf 'fathom-agent-q9z4m' ;;
+      spec.nodeName=twins,status.phase=Running) printf 'fathom-agent-a fathom-agent-b' ;;
+      *) ;;
+    esac ;;
+  exec)
+    [ "$2" = -i ] && [ "$4" = -- ] || { echo "refused: $*" >&2; exit 9; }
+    case "$3" in fathom-agent-x7k2p|fathom-agent-q9z4m) ;; *) echo "no pod $3" >&2; exit 1 ;; esac
+    shift 4
+    exec "$@" ;;
+  *) echo "refused: $*" >&2; exit 9 ;;
+esac
+"#;
+
+/// The stand-in's directory (for the PATH) and its log.
+fn stand_in(s: &Scratch) -> (String, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = s.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let path = bin.join("kubectl");
+    std::fs::write(&path, KUBECTL).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path_var = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    (path_var, s.dir.join("kubectl.log"))
+}
+
+/// Two nodes named by the DaemonSet's label and their node, in the `bench` context;
+/// `fathom:` as given for each host (this build, or one to be pushed).
+fn inventory(s: &Scratch, fathom: &str, nodes: &[(&str, &str)]) -> String {
+    let mut text = String::from("hosts:\n");
+    for (name, node) in nodes {
+        let dir = s.dir.join(format!("host-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        text.push_str(&format!(
+            "  {name}: {{transport: kubectl, context: bench, namespace: fathom, selector: app=fathom-agent, \
+             node: {node}, fathom: {fathom}, push_dir: {}, target: {}}}\n",
+            s.dir.join("pushed").display(),
+            dir.display()
+        ));
+    }
+    let path = s.dir.join("hosts.yaml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+const SCENARIO: &str =
+    "name: k8s\nworkloads:\n  r: {hosts: all, per_host: 2, rw: randread, bs: 4k, size: 8m, duration: 2s}\n";
+
+#[test]
+fn pods_found_by_label_and_node_run_one_scenario_over_kubectl_exec() {
+    let s = Scratch::new("kubectl");
+    let (path, log) = stand_in(&s);
+    let scenario = s.scenario(SCENARIO);
+    let hosts = inventory(&s, env!("CARGO_BIN_EXE_fathom"), &[("n1", "worker-1"), ("n2", "worker-2")]);
+    let out = s
+        .fathom(&["run", scenario.to_str().unwrap(), "--hosts", &hosts])
+        .env("PATH", &path)
+        .env("KUBECTL_LOG", &log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let hosts: Vec<(&str, i64)> = show["workloads"][0]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap(), h["workers"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(hosts, [("n1", 2), ("n2", 2)], "{show}");
+    // each pod looked up by its node, then the agent started in it with no shell between
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let fathom = env!("CARGO_BIN_EXE_fathom");
+    for (name, node, pod) in [("n1", "worker-1", "fathom-agent-x7k2p"), ("n2", "worker-2", "fathom-agent-q9z4m")] {
+        let get = format!(
+            "--context bench -n fathom get pods -l app=fathom-agent --field-selector spec.nodeName={node},status.phase=Running"
+        );
+        assert!(calls.contains(&get), "{calls}");
+        assert!(
+            calls.contains(&format!("--context bench -n fathom exec -i {pod} -- {fathom} agent --name {name}")),
+            "{calls}"
+        );
+    }
+    // each host's files were laid out in its own target
+    assert!(s.dir.join("host-n1").read_dir().unwrap().next().is_some());
+}
+
+/// A node with no running pod of the label, or with two, is refused before anything
+/// runs, naming what was asked; --push-agent copies fathom into a pod through
+/// `kubectl exec` and the container's shell.
+#[test]
+fn a_node_without_its_one_pod_is_refused_and_push_agent_copies_over_exec() {
+    let s = Scratch::new("kubectl-push");
+    let (path, log) = stand_in(&s);
+    let scenario = s.scenario(SCENARIO);
+    let run = |hosts: &str, push: bool| {
+        let mut args = vec!["run", scenario.to_str().unwrap(), "--hosts", hosts];
+        if push {
+            args.push("--push-agent");
+        }
+        s.fathom(&args).env("PATH", &path).env("KUBECTL_LOG", &log).output().unwrap()
+    };
+    let fathom = env!("CARGO_BIN_EXE_fathom");
+    for (node, said) in [("nowhere", "none is running"), ("twins", "2 are running (fathom-agent-a, fathom-agent-b)")] {
+        let out = run(&inventory(&s, fathom, &[("n1", node)]), false);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("host n1 (kubectl): pods app=fathom-agent on node {node}: {said}")), "{err}");
+    }
+    let out = run(&inventory(&s, "/nonexistent/fathom", &[("n1", "worker-1")]), true);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let pushed: Vec<_> = s.dir.join("pushed").read_dir().unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(pushed.len(), 1, "{pushed:?}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(calls.contains("exec -i fathom-agent-x7k2p -- sh -c mkdir -p --"), "{calls}");
+    assert!(
+        calls.contains(&format!("exec -i fathom-agent-x7k2p -- {} agent --name n1", pushed[0].display())),
+        "{calls}"
+    );
+}
