@@ -52,6 +52,7 @@ test:
 	scripts/install-deps.sh test
 	$(CARGO) fmt --all -- --check
 	python3 scripts/shape.py --strict
+	python3 scripts/supply-chain.py
 	$(CARGO) clippy --all-targets --locked -- -D warnings
 	$(CARGO) test --locked --bin fathom
 	$(CARGO) build --locked --target $(STATIC_TARGET)
