@@ -13,6 +13,7 @@ use crate::scenario::units::Size;
 use serde::Serialize;
 use std::any::Any;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub struct TpccProgram;
 
@@ -48,6 +49,33 @@ pub struct Tpcc {
     pub settings: Vec<(String, String)>,
     /// The directory the throwaway cluster lives in: the storage under test.
     pub target: Option<PathBuf>,
+    /// What runs the transactions; stored as the workload's `engine`.
+    #[serde(skip)]
+    pub engine: Engine,
+    /// Where HammerDB's CLI is (`hammerdb_dir`): where to find a tool, not a setting
+    /// of the workload, so not stored.
+    #[serde(skip)]
+    pub hammerdb_dir: Option<PathBuf>,
+}
+
+/// What runs a tpcc workload's transactions (`engine`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Engine {
+    /// fathom's own transactions, driven by pgbench.
+    Pgbench,
+    /// HammerDB's own TPROC-C, driven by its CLI (`hammerdbcli`): the peer's code,
+    /// for a parity check and for users who trust HammerDB's numbers.
+    Hammerdb,
+}
+
+impl Engine {
+    /// Its name, as `engine:` gives it and a run stores it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Pgbench => "pgbench",
+            Engine::Hammerdb => "hammerdb",
+        }
+    }
 }
 
 /// How often each transaction type runs.
@@ -166,6 +194,8 @@ impl Program for TpccProgram {
             "isolation",
             "reuse",
             "settings",
+            "engine",
+            "hammerdb_dir",
         ]
     }
 
@@ -215,10 +245,75 @@ impl Program for TpccProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        let spec =
-            Tpcc { dsn, warehouses, clients, mix, home, rate, keying_thinking, isolation, reuse, settings, target };
+        let engine = engine(keys)?;
+        let hammerdb_dir = keys.line("hammerdb_dir")?.0.map(PathBuf::from);
+        let spec = Tpcc {
+            dsn,
+            warehouses,
+            clients,
+            mix,
+            home,
+            rate,
+            keying_thinking,
+            isolation,
+            reuse,
+            settings,
+            target,
+            engine,
+            hammerdb_dir,
+        };
+        if engine == Engine::Hammerdb {
+            beyond_hammerdb(keys, &spec)?;
+        }
         Ok(ProgramSpec::new(spec))
     }
+}
+
+/// `engine`: `pgbench` (the default) or `hammerdb`. An IO engine that `defaults` gives
+/// is the IO workloads' (`--engine fio` sets it there), not this one's.
+fn engine(keys: &Keys) -> Result<Engine> {
+    let (name, at) = keys.line("engine")?;
+    let Some(name) = name else { return Ok(Engine::Pgbench) };
+    if !keys.own_has("engine") && crate::scenario::EngineKind::named(&name).is_some() {
+        return Ok(Engine::Pgbench);
+    }
+    match [Engine::Pgbench, Engine::Hammerdb].into_iter().find(|e| e.name() == name) {
+        Some(e) => Ok(e),
+        None => Err(keys.fail(&at, &format!("`{name}` is not one of pgbench, hammerdb (what runs the transactions)"))),
+    }
+}
+
+/// Refuses what HammerDB's TPROC-C cannot run as asked, at the key that asks it: the
+/// same workload or none, since its figures stand beside fathom's.
+fn beyond_hammerdb(keys: &Keys, t: &Tpcc) -> Result<()> {
+    let refused = |key: &str, why: &str| -> Result<()> {
+        let at = if keys.own_has(key) || !keys.own_has("engine") { keys.at(key) } else { keys.at("engine") };
+        Err(keys.fail(&at, &format!("with `engine: hammerdb`: {why}")))
+    };
+    if t.dsn.is_some() {
+        return refused(
+            "dsn",
+            "HammerDB builds its schema as a superuser it logs in as by password, which a scenario does not hold: it runs on a throwaway cluster only (drop `dsn`)",
+        );
+    }
+    if t.rate.is_some() {
+        let key = if t.keying_thinking { "keying_thinking" } else { "rate" };
+        return refused(key, "HammerDB's virtual users run flat out here, unpaced (drop it)");
+    }
+    if t.mix != Mix::Hammerdb {
+        return refused("mix", "HammerDB draws its own mix (`mix: hammerdb`)");
+    }
+    if t.isolation != Isolation::ReadCommitted {
+        return refused("isolation", "HammerDB's transactions run at the server's default, read committed");
+    }
+    if t.home == Home::PerClient && t.clients < t.warehouses {
+        return refused(
+            "home",
+            "HammerDB gives no virtual user a single home of its own among more warehouses: `home: all` (its \
+             \"use all warehouses\") or `random` (a warehouse drawn by each virtual user)",
+        );
+    }
+    Ok(())
 }
 
 impl Spec for Tpcc {
@@ -238,11 +333,42 @@ impl Spec for Tpcc {
 
     fn measures(&self) -> Measures {
         let ops = OPS.iter().map(|name| Op::named(name, Throughput::Tps)).collect();
-        Measures { unit: Throughput::Tps, ops, latency: true, mb_per_s: false, rate: self.rate.is_some() }
+        // HammerDB's latencies come as its time profile over the run, not per second
+        let latency = self.engine == Engine::Pgbench;
+        Measures { unit: Throughput::Tps, ops, latency, mb_per_s: false, rate: self.rate.is_some() }
     }
 
     fn rate(&self) -> Option<f64> {
         self.rate
+    }
+
+    fn runner(&self) -> &'static str {
+        match self.engine {
+            Engine::Pgbench => "tpcc",
+            Engine::Hammerdb => "hammerdb",
+        }
+    }
+
+    /// HammerDB counts its rampup and duration in whole minutes (its CLI keeps itself
+    /// alive that long, and divides by them).
+    fn timing(&self, duration: Duration, ramp: Duration) -> std::result::Result<(), (&'static str, String)> {
+        if self.engine != Engine::Hammerdb {
+            return Ok(());
+        }
+        let whole = |d: Duration| d.as_secs().is_multiple_of(60) && d.subsec_nanos() == 0;
+        let why = |what: &str, d: Duration| {
+            format!(
+                "{}s: HammerDB (`engine: hammerdb`) times its {what} in whole minutes (1m, 2m, ...)",
+                d.as_secs_f64()
+            )
+        };
+        if !whole(duration) || duration.is_zero() {
+            return Err(("duration", why("duration", duration)));
+        }
+        if !whole(ramp) {
+            return Err(("ramp", why("rampup", ramp)));
+        }
+        Ok(())
     }
 
     /// More clients than warehouses with a home each: clients share warehouse and
