@@ -39,9 +39,10 @@ impl RateColumn {
     }
 }
 
-/// A latency cell, `-` for what has none (network streams count bytes, not ops).
+/// A latency cell, `-` for what has none (network streams count bytes, not ops; some
+/// programs' transactions are counted, not timed).
 pub fn latency(o: &OpSummary, us: f64) -> Cell {
-    match o.unit.has_latency() {
+    match o.timed() {
         true => Cell::figure(us, latency_us(us)),
         false => "-".into(),
     }

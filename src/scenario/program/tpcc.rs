@@ -269,17 +269,17 @@ impl Program for TpccProgram {
     }
 }
 
-/// `engine`: `pgbench` (the default) or `hammerdb`. An IO engine that `defaults` gives
-/// is the IO workloads' (`--engine fio` sets it there), not this one's.
+/// `engine`: `pgbench` (the default) or `hammerdb`. Another engine that `defaults`
+/// gives is the IO workloads' (`--engine fio` sets it there), not this one's.
 fn engine(keys: &Keys) -> Result<Engine> {
     let (name, at) = keys.line("engine")?;
-    let Some(name) = name else { return Ok(Engine::Pgbench) };
-    if !keys.own_has("engine") && crate::scenario::EngineKind::named(&name).is_some() {
-        return Ok(Engine::Pgbench);
-    }
-    match [Engine::Pgbench, Engine::Hammerdb].into_iter().find(|e| e.name() == name) {
-        Some(e) => Ok(e),
-        None => Err(keys.fail(&at, &format!("`{name}` is not one of pgbench, hammerdb (what runs the transactions)"))),
+    let found = name.as_deref().map(|n| [Engine::Pgbench, Engine::Hammerdb].into_iter().find(|e| e.name() == n));
+    match (found, name) {
+        (Some(Some(e)), _) => Ok(e),
+        (Some(None), Some(name)) if keys.own_has("engine") => {
+            Err(keys.fail(&at, &format!("`{name}` is not one of pgbench, hammerdb (what runs the transactions)")))
+        }
+        _ => Ok(Engine::Pgbench),
     }
 }
 
@@ -424,6 +424,12 @@ mod tests {
         Scenario::load(&Source { origin: "t.yaml".into(), text: &text }, &[])
     }
 
+    /// A tpcc workload of `keys` alone, its duration among them.
+    fn bare(keys: &str) -> Result<Scenario> {
+        let text = format!("name: t\nworkloads:\n  oltp: {{driver: tpcc{keys}}}\n");
+        Scenario::load(&Source { origin: "t.yaml".into(), text: &text }, &[])
+    }
+
     fn spec(s: &Scenario) -> Tpcc {
         s.workloads[0].program().unwrap().get::<Tpcc>().unwrap().clone()
     }
@@ -481,5 +487,44 @@ mod tests {
         assert!(t.risks(Some(1 << 20)).is_empty());
         let t = spec(&load(", warehouses: 1000, clients: 8, home: random").unwrap());
         assert!(t.risks(Some(16 << 30)).is_empty());
+    }
+
+    #[test]
+    fn hammerdb_runs_the_same_workload_or_refuses_it_at_its_key() {
+        let t = spec(&bare(", engine: hammerdb, clients: 2, duration: 2m, ramp: 1m").unwrap());
+        assert_eq!((t.engine, t.runner(), t.measures().latency), (Engine::Hammerdb, "hammerdb", false));
+        assert_eq!(t.stored().get("engine"), None, "the workload stores its runner as `engine`");
+        let t = spec(&bare(", duration: 1s").unwrap());
+        assert_eq!((t.engine, t.runner(), t.measures().latency), (Engine::Pgbench, "tpcc", true));
+        for (keys, says) in [
+            (", engine: hammerdb, duration: 90s", "90s: HammerDB (`engine: hammerdb`) times its duration in whole"),
+            (", engine: hammerdb, duration: 1m, ramp: 30s", "times its rampup in whole minutes"),
+            (", engine: hammerdb, duration: 1m, mix: spec", "oltp.mix: with `engine: hammerdb`: HammerDB draws"),
+            (", engine: hammerdb, duration: 1m, rate: 50", "oltp.rate: with `engine: hammerdb`"),
+            (", engine: hammerdb, duration: 1m, dsn: 'host=db'", "it runs on a throwaway cluster only"),
+            (", engine: hammerdb, duration: 1m, isolation: serializable", "read committed"),
+            (", engine: hammerdb, duration: 1m, warehouses: 4, clients: 2", "oltp.engine: with `engine: hammerdb`"),
+            (", engine: hammerdb, duration: 1m, warehouses: 4, home: per-client", "oltp.home: with"),
+            (", engine: fio, duration: 1s", "`fio` is not one of pgbench, hammerdb"),
+        ] {
+            let e = bare(keys).unwrap_err().to_string();
+            assert!(e.contains(says), "{keys}: {e}");
+        }
+        // more warehouses than virtual users: all of them, or a random one each
+        let t = spec(&bare(", engine: hammerdb, duration: 1m, warehouses: 4, home: all").unwrap());
+        assert_eq!(t.home, Home::All);
+    }
+
+    #[test]
+    fn an_io_engine_in_defaults_is_the_io_workloads() {
+        let text = "name: t\ndefaults: {engine: psync, duration: 1m}\nworkloads:\n  oltp: {driver: tpcc}\n";
+        let s = Scenario::load(&Source { origin: "t.yaml".into(), text }, &[]).unwrap();
+        assert_eq!(spec(&s).engine, Engine::Pgbench);
+        let s = Scenario::load(&Source { origin: "t.yaml".into(), text }, &["engine=hammerdb".parse().unwrap()]);
+        assert_eq!(spec(&s.unwrap()).engine, Engine::Hammerdb);
+        let text = "name: t\nworkloads:\n  io: {target: /tmp, engine: hammerdb, duration: 1s}\n";
+        let e = Scenario::load(&Source { origin: "t.yaml".into(), text }, &[]).unwrap_err().to_string();
+        assert!(e.contains("`hammerdb` is not an IO engine: one of io_uring, psync, null, fio"), "{e}");
+        assert!(e.contains("`driver: tpcc`"), "{e}");
     }
 }
