@@ -435,15 +435,10 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
     };
     let after = figures::read(&b.dsn, &l.stop).map_err(named)?;
     let violations = figures::violations(&b.dsn, false, &l.stop).map_err(named)?;
-    let f = Figures {
-        nopm,
-        tpm,
-        before,
-        after,
-        window,
-        profile: time_profile(&out),
-        minutes: w.duration.as_secs_f64() / 60.0,
-    };
+    let version = out.lines().find_map(|l| l.strip_prefix("HammerDB CLI ")).unwrap_or("of unknown version");
+    let minutes = w.duration.as_secs_f64() / 60.0;
+    let version = version.trim().to_string();
+    let f = Figures { nopm, tpm, before, after, window, profile: time_profile(&out), minutes, version };
     record(l, from, &f, b, &violations);
     match violations.is_empty() {
         true => Ok(()),
@@ -467,6 +462,8 @@ struct Figures {
     /// HammerDB's time profile.
     profile: Vec<Profile>,
     minutes: f64,
+    /// HammerDB's version, as its CLI prints it (`v4.12`).
+    version: String,
 }
 
 impl Figures {
@@ -496,11 +493,12 @@ impl Figures {
             })
             .collect();
         let mut out = format!(
-            "System achieved {:.0} NOPM from {:.0} PostgreSQL TPM (HammerDB's line); fathom's readings: the \
+            "System achieved {:.0} NOPM from {:.0} PostgreSQL TPM (HammerDB {}'s line); fathom's readings: the \
              database {db_nopm:.0} NOPM from {db_tpm:.0} TPM (the workload's database), the new-order calls \
              counted per second {:.0} NOPM; mix achieved (asked): {}; rollbacks {:.2}% of new-orders",
             self.nopm,
             self.tpm,
+            self.version,
             self.counted_nopm(),
             mix.join(", "),
             self.rollback_pct()
@@ -579,5 +577,19 @@ mod tests {
         assert_eq!((p[0].ms[1], p[0].ms[7], p[0].ms[8]), (3.728, 15.739, 3.324149));
         assert!(p[0].ms[3].is_nan() && p[1].ms[0].is_nan());
         assert!(time_profile("no profile").is_empty());
+        // HammerDB's line first, then fathom's readings of the same minute
+        let before = Reading { next_o_id: 30_010, xacts: 100, rollbacks: 0 };
+        let after = Reading { next_o_id: 37_010, xacts: 16_100, rollbacks: 70 };
+        let window = [7000, 7000, 700, 700, 700];
+        let version = "v4.12".to_string();
+        let f = Figures { nopm: 6900.0, tpm: 16_200.0, before, after, window, profile: p, minutes: 1.0, version };
+        let said = f.describe();
+        assert!(said.starts_with("System achieved 6900 NOPM from 16200 PostgreSQL TPM (HammerDB v4.12's line)"));
+        assert!(
+            said.contains("the database 7000 NOPM from 16000 TPM") && said.contains("per second 7000 NOPM"),
+            "{said}"
+        );
+        assert!(said.contains("new-order 43.5% (43.5%)") && said.contains("rollbacks 1.00% of new-orders"), "{said}");
+        assert!(said.contains("(calls, min/avg/max, p50/p95/p99, sd): new-order 30170, 0.67/3.73/93.21"), "{said}");
     }
 }

@@ -108,7 +108,10 @@ pub fn results(s: &RunSummary) -> Table {
                 latency(o, l.p99_us),
                 latency(o, l.p99_9_us),
                 latency(o, l.max_us),
-                Cell::figure(o.littles_n, format!("{:.2}", o.littles_n)),
+                match o.timed() {
+                    true => Cell::figure(o.littles_n, format!("{:.2}", o.littles_n)),
+                    false => "-".into(),
+                },
             ];
             t.push(Row::new(cells).key("workload", name).key("op", o.op));
         }
