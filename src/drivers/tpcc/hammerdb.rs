@@ -62,20 +62,20 @@ pub fn find(dir: Option<&Path>) -> Result<PathBuf> {
     let named = dir
         .map(|d| (d.to_path_buf(), "`hammerdb_dir`"))
         .or_else(|| std::env::var_os("FATHOM_HAMMERDB").map(|d| (PathBuf::from(d), "FATHOM_HAMMERDB")));
-    let found = match named {
-        Some((d, from)) => Some((d, from)),
-        None => {
-            let on_path = std::env::var_os("PATH")
-                .and_then(|paths| std::env::split_paths(&paths).find(|p| p.join("hammerdbcli").is_file()));
-            on_path.map(|d| (d, "the PATH")).or_else(|| built_dir().map(|d| (d, "the build directory")))
-        }
-    };
+    let found = named.or_else(|| {
+        let on_path = std::env::var_os("PATH")
+            .and_then(|paths| std::env::split_paths(&paths).find(|p| p.join("hammerdbcli").is_file()));
+        on_path.map(|d| (d, "the PATH")).or_else(|| built_dir().map(|d| (d, "the build directory")))
+    });
     let how = "build it with `scripts/install-deps.sh test` from HammerDB 4.12's sources and Pgtcl-ng's \
                (FATHOM_HAMMERDB_SRC: the directory holding hammerdb-4.12/ and pgtclng/), or give the \
                directory holding hammerdbcli as `hammerdb_dir` or FATHOM_HAMMERDB";
     match found {
+        // it runs from its own directory: where a link to it leads
         Some((d, _)) if d.join("hammerdbcli").is_file() => {
-            Ok(d.canonicalize().map_err(|e| Error::input(format!("{}: {e}", d.display())))?)
+            let cli =
+                d.join("hammerdbcli").canonicalize().map_err(|e| Error::input(format!("{}: {e}", d.display())))?;
+            Ok(cli.parent().map_or(d, Path::to_path_buf))
         }
         Some((d, from)) => Err(Error::input(format!(
             "`engine: hammerdb` runs HammerDB's CLI, which is not in {} ({from}): {how}",
@@ -95,7 +95,7 @@ struct Built {
     dsn: String,
     build_s: f64,
     bytes_per_warehouse: f64,
-    /// Whether this workload's database is the template's first build (its time).
+    /// Whether the template was built for an earlier workload, whose time `build_s` is.
     reused: bool,
 }
 
