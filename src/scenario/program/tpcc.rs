@@ -277,7 +277,8 @@ fn engine(keys: &Keys) -> Result<Engine> {
     match (found, name) {
         (Some(Some(e)), _) => Ok(e),
         (Some(None), Some(name)) if keys.own_has("engine") => {
-            Err(keys.fail(&at, &format!("`{name}` is not one of pgbench, hammerdb (what runs the transactions)")))
+            let hint = crate::suggest::hint(&name, ["pgbench", "hammerdb"]);
+            Err(keys.fail(&at, &format!("`{name}`{hint} is not one of pgbench, hammerdb (what runs the transactions)")))
         }
         _ => Ok(Engine::Pgbench),
     }
