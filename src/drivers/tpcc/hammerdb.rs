@@ -197,7 +197,11 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             Some(b) => (b.2, b.3, true),
             None => {
                 progress(&format!("{}: HammerDB builds {} warehouse(s) (buildschema)", w.name, p.warehouses));
-                let (s, per) = build(cluster, &home, p, &template, dir, stop).map_err(|e| bad_input(named(e)))?;
+                let (s, per) =
+                    build(cluster, &home, p, &template, dir, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
+                        true => Error::Interrupted,
+                        false => bad_input(named(e)),
+                    })?;
                 progress(&format!("{}: HammerDB built it in {s:.1} s, {:.0} MB per warehouse", w.name, per / 1e6));
                 built.push((cluster.port, template.clone(), s, per));
                 (s, per, false)

@@ -227,7 +227,6 @@ impl Checker<'_> {
         self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
     }
 
-    /// `hosts` and `per_host`: where the workers run, if the workload names hosts.
     /// The IO engine `engine:` names (io_uring unless it names one); a name that is not
     /// one, refused at its key with the engines there are.
     fn io_engine(&self, name: Option<&str>, at: &[String]) -> Result<EngineKind> {
@@ -246,6 +245,7 @@ impl Checker<'_> {
         })
     }
 
+    /// `hosts` and `per_host`: where the workers run, if the workload names hosts.
     /// `engine: fio` cannot be placed, since fio runs on this host only.
     fn hosts(&self, l: &Layers, engine: EngineKind) -> Result<Option<Placement>> {
         let (hosts, hosts_at) = pick!(l, hosts);
