@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a purpose needs, only those missing, so it is cheap to
 # run every time (make test and make bench call it). Usage: install-deps.sh test|bench|run|static
+#
+# For `test` it also builds HammerDB's CLI (for `engine: hammerdb`, docs/tpcc.md) from
+# HammerDB's sources, found at $FATHOM_HAMMERDB_SRC, else <repo>/../shared/tools/hammerdb,
+# else /work/shared/tools/hammerdb (a directory holding hammerdb-4.12/ and pgtclng/): its
+# PostgreSQL binding Pgtcl-ng is compiled and the CLI laid out in
+# ${XDG_CACHE_HOME:-~/.cache}/fathom/hammerdb (FATHOM_HAMMERDB_HOME overrides), where
+# fathom looks for it; skipped when already built there.
 set -euo pipefail
 
 purpose="${1:-test}"
@@ -10,11 +17,14 @@ case "$purpose" in
   # --prometheus; node exporter: a remote to observe; chromium: renders the report;
   # openssh: the many-host tests' sshd on loopback and the client fathom reaches it with;
   # python3: scripts/shape.py, the shape check make test runs (and tests/integration/shape.rs);
-  # tmux: a real terminal at 80 columns for the live view's test (tests/integration/live_view.rs)
-  # man-db: `man` reads the pages `fathom man` writes (tests/integration/completions.rs)
-  # openssl: a CA and a certificate for the HTTPS observer's test (tests/integration/observe.rs)
-  # musl-tools: the C compiler of the static build (`make static`; its agent's test, tests/integration/hosts.rs)
-  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux man-db openssl musl-tools) ;;
+  # tmux: a real terminal at 80 columns for the live view's test (tests/integration/live_view.rs);
+  # man-db: `man` reads the pages `fathom man` writes (tests/integration/completions.rs);
+  # openssl: a CA and a certificate for the HTTPS observer's test (tests/integration/observe.rs);
+  # musl-tools: the C compiler of the static build (`make static`; its agent's test, tests/integration/hosts.rs);
+  # tcl8.6 to libc6-dev: HammerDB's CLI and the build of its PostgreSQL binding (Pgtcl-ng),
+  # for engine: hammerdb (never Debian's libpgtcl, another fork Tcl would load instead)
+  test)  packages=(fio postgresql iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux
+                   man-db openssl musl-tools tcl8.6 tcl8.6-dev tcllib tcl-thread libsqlite3-tcl libpq-dev gcc make libc6-dev) ;;
   bench) packages=(fio) ;;         # the peer fathom is measured against
   static) packages=(musl-tools) ;; # the static build's C compiler (SQLite, ring)
   *) echo "usage: $0 run|test|bench|static" >&2; exit 2 ;;
@@ -41,10 +51,57 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing ${missing[*]} from Debian's packages" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing ${missing[*]} from Debian's packages" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# HammerDB's CLI, built once: its tree copied, ./bin/tclsh8.6 (which hammerdbcli execs)
+# linked to Debian's, and Pgtcl-ng compiled into its lib/pgtcl.
+build_hammerdb() {
+  local repo src dest tmp
+  repo=$(cd "$(dirname "$0")/.." && pwd)
+  dest=${FATHOM_HAMMERDB_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/fathom/hammerdb}
+  [ -x "$dest/hammerdbcli" ] && [ -f "$dest/lib/pgtcl/pkgIndex.tcl" ] && return 0
+  for src in "${FATHOM_HAMMERDB_SRC:-}" "$repo/../shared/tools/hammerdb" /work/shared/tools/hammerdb; do
+    [ -n "$src" ] && [ -d "$src/pgtclng" ] && ls -d "$src"/hammerdb-*/ >/dev/null 2>&1 && break
+    src=""
+  done
+  if [ -z "$src" ]; then
+    echo "HammerDB's sources not found (FATHOM_HAMMERDB_SRC, ../shared/tools/hammerdb): engine: hammerdb stays unavailable" >&2
+    return 0
+  fi
+  if dpkg-query -W -f='${Status}' libpgtcl 2>/dev/null | grep -q "install ok installed"; then
+    echo "warning: Debian's libpgtcl is installed; Tcl may load it instead of Pgtcl-ng (apt-get remove libpgtcl)" >&2
+  fi
+  echo "building HammerDB's CLI from $src into $dest" >&2
+  mkdir -p "$(dirname "$dest")"
+  tmp=$(mktemp -d "$dest.build.XXXXXX")
+  cp -a "$(ls -d "$src"/hammerdb-*/ | sort -V | tail -1)." "$tmp/"
+  mkdir -p "$tmp/bin" "$tmp/lib/pgtcl"
+  ln -sf "$(command -v tclsh8.6)" "$tmp/bin/tclsh8.6"
+  cp -a "$src/pgtclng" "$tmp/pgtclng-build"
+  if ! ( cd "$tmp/pgtclng-build" && ./configure --with-tcl=/usr/lib/tcl8.6 \
+        --with-postgres-include="$(pg_config --includedir)" --with-postgres-lib="$(pg_config --libdir)" \
+        && make ) >"$tmp/pgtclng-build.log" 2>&1; then
+    echo "building Pgtcl-ng failed: see $tmp/pgtclng-build.log" >&2
+    exit 1
+  fi
+  cp "$tmp"/pgtclng-build/libpgtcl*.so "$tmp/pgtclng-build/pkgIndex.tcl" "$tmp/lib/pgtcl/"
+  rm -rf "$tmp/pgtclng-build" "$tmp/pgtclng-build.log"
+  local got
+  got=$(echo 'puts "[package require Pgtcl] [llength [info commands pg_notice_handler]]"' | TCLLIBPATH="$tmp/lib" tclsh8.6)
+  case "$got" in
+    *" 1") ;;
+    *) echo "Tcl loads Pgtcl '$got', not Pgtcl-ng with pg_notice_handler (apt-get remove libpgtcl?)" >&2; exit 1 ;;
+  esac
+  rm -rf "$dest"
+  mv "$tmp" "$dest"
+  echo "HammerDB's CLI is at $dest/hammerdbcli" >&2
+}
+
+[ "$purpose" = test ] && build_hammerdb
+exit 0

@@ -24,7 +24,8 @@ pub struct Args {
     #[arg(long)]
     pub(super) allow_device_write: bool,
     /// Run every workload with this engine: io_uring, psync, null (no IO) or fio (the
-    /// real fio, for parity checks); the same as `--set engine=ENGINE`
+    /// real fio, for parity checks); hammerdb for `driver: tpcc` workloads (HammerDB's
+    /// own TPROC-C); the same as `--set engine=ENGINE`
     #[arg(long, value_name = "ENGINE")]
     pub(super) engine: Option<String>,
     /// Refuse to run (exit 2) when lint finds a warning

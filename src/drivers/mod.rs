@@ -20,8 +20,14 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 /// Every driver, by name: the one list a new driver (a program's runner) joins.
-pub const DRIVERS: &[&dyn Driver] =
-    &[&native::Native, &fio::Fio, &pgbench::PgbenchDriver, &iperf3::Iperf3Driver, &tpcc::TpccDriver];
+pub const DRIVERS: &[&dyn Driver] = &[
+    &native::Native,
+    &fio::Fio,
+    &pgbench::PgbenchDriver,
+    &iperf3::Iperf3Driver,
+    &tpcc::TpccDriver,
+    &tpcc::hammerdb::HammerdbDriver,
+];
 
 /// Drivers of the test build only (`sleep`, the skeleton a new program's runner copies).
 #[cfg(test)]

@@ -117,7 +117,7 @@ pub struct Cluster {
 pub const INTERRUPTED: &str = "interrupted";
 
 /// The superuser of a throwaway cluster.
-const SUPERUSER: &str = "fathom";
+pub const SUPERUSER: &str = "fathom";
 
 impl Cluster {
     /// Creates a cluster in `dir` (which must not exist), with `settings` in its

@@ -64,6 +64,12 @@ impl OpSummary {
         self.unit == Throughput::Gbits
     }
 
+    /// Whether its ops were timed: network streams are not, nor transactions a program
+    /// counted without timing each (HammerDB's, counted per second from the server).
+    pub fn timed(&self) -> bool {
+        self.unit.has_latency() && (self.ops == 0 || self.latency.max_us > 0.0)
+    }
+
     /// Its rate in its own unit: IOPS, TPS or Gbit/s.
     pub fn rate(&self) -> f64 {
         self.unit.rate(self.iops, self.mb_per_s)

@@ -305,8 +305,9 @@ pub fn analyze(
 fn little(w: &WorkloadSummary, phases: &[PhaseSummary]) -> Option<Little> {
     let ops: Vec<_> = w.ops.iter().filter(|o| o.op != "sync").collect();
     let n: u64 = ops.iter().map(|o| o.ops).sum();
-    // a fio job run as written: its depth and think time are the file's, not known here
-    if n == 0 || w.stored.as_written {
+    // a fio job run as written: its depth and think time are the file's, not known here;
+    // ops counted without a latency have no time in flight to compare
+    if n == 0 || w.stored.as_written || !ops.iter().any(|o| o.timed()) {
         return None;
     }
     let measured: f64 = ops.iter().map(|o| o.littles_n).sum();

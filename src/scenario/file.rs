@@ -2,7 +2,7 @@
 //! refused. [`super::load`] reads text into these, [`super::check`] turns them into the
 //! [`super::model`].
 
-use super::model::{Arrival, Crc, EngineKind, Queue, Rw};
+use super::model::{Arrival, Crc, Queue, Rw};
 use super::steps;
 use super::units::{Size, Span};
 use indexmap::IndexMap;
@@ -38,8 +38,11 @@ pub struct Profile {
     pub size: Option<Size>,
     pub size_percent: Option<u32>,
     pub direct: Option<bool>,
+    /// What runs the workload, by name: an IO engine (`model::EngineKind`), checked
+    /// with the IO keys, or a program's other runner (`driver: tpcc`'s `hammerdb`),
+    /// checked by its program.
     #[serde(default, deserialize_with = "engine_or_null")]
-    pub engine: Option<EngineKind>,
+    pub engine: Option<String>,
     pub rate_iops: Option<f64>,
     pub rate_mbps: Option<f64>,
     /// IOs per second on each host, for a workload on hosts (X-Ray's "IOPS per VM").
@@ -127,8 +130,8 @@ impl Profile {
 
 /// `engine: null` is YAML's null, not the string "null": read it as the null engine
 /// (an absent key stays `None`).
-fn engine_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<EngineKind>, D::Error> {
-    Ok(Some(Option::<EngineKind>::deserialize(d)?.unwrap_or(EngineKind::Null)))
+fn engine_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    Ok(Some(Option::<String>::deserialize(d)?.unwrap_or_else(|| "null".into())))
 }
 
 /// The file as written.

@@ -105,6 +105,16 @@ pub enum EngineKind {
     Fio,
 }
 
+impl EngineKind {
+    /// Every IO engine, as `engine:` names them.
+    pub const ALL: [EngineKind; 4] = [EngineKind::IoUring, EngineKind::Psync, EngineKind::Null, EngineKind::Fio];
+
+    /// The engine `engine:` names `name`, if it is an IO engine.
+    pub fn named(name: &str) -> Option<EngineKind> {
+        Self::ALL.into_iter().find(|e| e.to_string() == name)
+    }
+}
+
 impl std::fmt::Display for EngineKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -268,7 +278,7 @@ impl Workload {
     /// What runs it, by name: its IO back end, or its program.
     pub fn runner(&self) -> String {
         match (&self.kind, self.engine) {
-            (Kind::Program(p), _) => p.program().name().to_string(),
+            (Kind::Program(p), _) => p.runner().to_string(),
             (_, Some(engine)) => engine.to_string(),
             (_, None) => String::new(),
         }

@@ -19,6 +19,7 @@ mod fio_zones;
 mod fit;
 mod fuzz_imports;
 mod fuzz_scenarios;
+mod hammerdb;
 mod helpful_errors;
 mod hooks;
 mod host_targets;

@@ -40,6 +40,11 @@ pub struct Loaded {
     pub reused: bool,
 }
 
+/// Sessions that load at once: one per core, at most 8.
+pub fn sessions() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get() as u32).clamp(1, 8)
+}
+
 /// The tables of `dsn`'s database that are not fathom's: a database holding any is
 /// someone else's, never to be dropped.
 pub fn foreign_tables(dsn: &str, stop: &AtomicBool) -> Result<Vec<String>> {

@@ -11,6 +11,7 @@
 //! the run, its figures being invalid.
 
 pub mod figures;
+pub mod hammerdb;
 pub mod load;
 
 use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
@@ -22,7 +23,7 @@ use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::summary::Throughput;
-use crate::scenario::program::tpcc::{Home, Mix, OPS, Tpcc, WAREHOUSE_BYTES};
+use crate::scenario::program::tpcc::{Engine, Home, Mix, OPS, Tpcc, WAREHOUSE_BYTES};
 use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
@@ -50,14 +51,10 @@ const MAX_TRIES: u32 = 10;
 
 pub struct TpccDriver;
 
-/// The TPC-C settings of workload `w`, if tpcc runs it.
+/// The TPC-C settings of workload `w`, if tpcc runs it with pgbench (HammerDB's runs
+/// are [`hammerdb`]'s).
 fn spec(w: &Workload) -> Option<&Tpcc> {
-    w.program()?.get::<Tpcc>()
-}
-
-/// Sessions that load at once: one per core, at most 8.
-fn sessions() -> u32 {
-    std::thread::available_parallelism().map_or(2, |n| n.get() as u32).clamp(1, 8)
+    w.program()?.get::<Tpcc>().filter(|p| p.engine == Engine::Pgbench)
 }
 
 /// Each workload's database, ready, and the clusters fathom started for them.
@@ -114,7 +111,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let done = match loaded.iter().find(|(s, l)| *s == source && l.warehouses == p.warehouses) {
             Some((_, l)) => *l,
             None => {
-                let l = load::load(&source, p.warehouses, p.reuse, sessions(), stop, &say).map_err(named)?;
+                let l = load::load(&source, p.warehouses, p.reuse, load::sessions(), stop, &say).map_err(named)?;
                 let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
                 if !violations.is_empty() {
                     let broken = violations.join("; ");
@@ -275,7 +272,7 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
     let isolation = p.isolation.setting().replace(' ', "\\ ");
     Ok(Invocation {
         clients: p.clients,
-        threads: p.clients.min(sessions()),
+        threads: p.clients.min(load::sessions()),
         rate: p.rate,
         args,
         env: vec![("PGOPTIONS".into(), format!("-c default_transaction_isolation={isolation}"))],

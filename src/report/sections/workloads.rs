@@ -39,9 +39,10 @@ impl RateColumn {
     }
 }
 
-/// A latency cell, `-` for what has none (network streams count bytes, not ops).
+/// A latency cell, `-` for what has none (network streams count bytes, not ops; some
+/// programs' transactions are counted, not timed).
 pub fn latency(o: &OpSummary, us: f64) -> Cell {
-    match o.unit.has_latency() {
+    match o.timed() {
         true => Cell::figure(us, latency_us(us)),
         false => "-".into(),
     }
@@ -107,7 +108,10 @@ pub fn results(s: &RunSummary) -> Table {
                 latency(o, l.p99_us),
                 latency(o, l.p99_9_us),
                 latency(o, l.max_us),
-                Cell::figure(o.littles_n, format!("{:.2}", o.littles_n)),
+                match o.timed() {
+                    true => Cell::figure(o.littles_n, format!("{:.2}", o.littles_n)),
+                    false => "-".into(),
+                },
             ];
             t.push(Row::new(cells).key("workload", name).key("op", o.op));
         }

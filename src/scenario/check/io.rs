@@ -7,6 +7,7 @@ use crate::scenario::file::Profile;
 use crate::scenario::limits;
 use crate::scenario::model::{Arrival, Bound, Crc, EngineKind, IoProfile, Kind, Placement, Queue, Rw, Workload, Zones};
 use crate::scenario::pattern::{BlockSizes, Content, DataSpec, Distribution};
+use crate::scenario::program;
 use crate::scenario::text::{PLAIN_TEXT, plain_text};
 use crate::scenario::units::{Size, Span};
 use std::path::PathBuf;
@@ -126,7 +127,7 @@ impl Checker<'_> {
         }
         self.known_keys(&["workloads", name], p, false)?;
         let (engine, engine_at) = pick!(l, engine);
-        let engine = engine.unwrap_or(EngineKind::IoUring);
+        let engine = self.io_engine(engine.as_deref(), &engine_at)?;
         let placement = self.hosts(&l, engine)?;
         // with an inventory, a workload that names no hosts runs on all of them (placed
         // once its `jobs` are known: they are its workers on each host)
@@ -224,6 +225,24 @@ impl Checker<'_> {
     /// It points at the workload, since the key has no line of its own.
     fn missing(&self, name: &str, key: &str, what: &str) -> Error {
         self.err(&["workloads", name], format!("missing `{key}`: {what} (set it here or in `defaults`)"))
+    }
+
+    /// The IO engine `engine:` names (io_uring unless it names one); a name that is not
+    /// one, refused at its key with the engines there are.
+    fn io_engine(&self, name: Option<&str>, at: &[String]) -> Result<EngineKind> {
+        let Some(name) = name else { return Ok(EngineKind::IoUring) };
+        EngineKind::named(name).ok_or_else(|| {
+            let names: Vec<String> = EngineKind::ALL.iter().map(|e| e.to_string()).collect();
+            let hint = crate::suggest::hint(name, names.iter().map(String::as_str));
+            let others =
+                program::all().filter(|p| p.keys().contains(&"engine")).map(|p| format!("`driver: {}`", p.name()));
+            let others: Vec<String> = others.collect();
+            let runs = match others.is_empty() {
+                true => String::new(),
+                false => format!(" (a program's engine goes with its `driver`: {})", others.join(", ")),
+            };
+            self.fail(at, format!("`{name}` is not an IO engine{hint}: one of {}{runs}", names.join(", ")))
+        })
     }
 
     /// `hosts` and `per_host`: where the workers run, if the workload names hosts.

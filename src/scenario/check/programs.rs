@@ -80,6 +80,10 @@ impl Checker<'_> {
         }
         let (duration, ramp) = self.program_timing(&l, run_for)?;
         let spec = self.program_spec(prog, name, p, d)?;
+        if let Err((key, why)) = spec.timing(duration, ramp) {
+            let at = if key == "ramp" { pick!(l, ramp).1 } else { pick!(l, duration).1 };
+            return Err(self.fail(&at, why));
+        }
         // its ops are named as it says what it measures: expectations name them next
         spec.measures();
         Ok(Workload {
@@ -94,13 +98,16 @@ impl Checker<'_> {
         })
     }
 
-    /// The program's own keys, the workload's over the defaults', with `target` (a key
-    /// fathom's engine has too) among them, checked by the program.
+    /// The program's own keys, the workload's over the defaults', with `target` and
+    /// `engine` (keys fathom's engine has too) among them, checked by the program.
     fn program_spec(&self, prog: &dyn Program, name: &str, p: &Profile, d: &Profile) -> Result<program::ProgramSpec> {
         let with_target = |p: &Profile| {
             let mut keys = p.program.clone();
             if let Some(target) = &p.target {
                 keys.insert("target".into(), Value::Sequence(target.iter().cloned().map(Value::String).collect()));
+            }
+            if let Some(engine) = &p.engine {
+                keys.insert("engine".into(), Value::String(engine.clone()));
             }
             keys
         };

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use std::any::Any;
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A program a workload can name with `driver:`.
 pub trait Program: Sync {
@@ -52,6 +53,17 @@ pub trait Spec: Debug + Send + Sync + 'static {
 
     /// What its samples will hold.
     fn measures(&self) -> Measures;
+
+    /// What runs it, by name, as a run stores it (its workload's `engine`): the
+    /// program, unless its `engine` key names another runner of the same workload.
+    fn runner(&self) -> &'static str {
+        self.program().name()
+    }
+
+    /// Refuses a `duration` or `ramp` its runner cannot keep: the key and why.
+    fn timing(&self, _duration: Duration, _ramp: Duration) -> std::result::Result<(), (&'static str, String)> {
+        Ok(())
+    }
 
     /// The rate asked for, in its own operations per second, if it takes one.
     fn rate(&self) -> Option<f64> {

@@ -13,6 +13,7 @@ use crate::scenario::units::Size;
 use serde::Serialize;
 use std::any::Any;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub struct TpccProgram;
 
@@ -48,6 +49,33 @@ pub struct Tpcc {
     pub settings: Vec<(String, String)>,
     /// The directory the throwaway cluster lives in: the storage under test.
     pub target: Option<PathBuf>,
+    /// What runs the transactions; stored as the workload's `engine`.
+    #[serde(skip)]
+    pub engine: Engine,
+    /// Where HammerDB's CLI is (`hammerdb_dir`): where to find a tool, not a setting
+    /// of the workload, so not stored.
+    #[serde(skip)]
+    pub hammerdb_dir: Option<PathBuf>,
+}
+
+/// What runs a tpcc workload's transactions (`engine`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Engine {
+    /// fathom's own transactions, driven by pgbench.
+    Pgbench,
+    /// HammerDB's own TPROC-C, driven by its CLI (`hammerdbcli`): the peer's code,
+    /// for a parity check and for users who trust HammerDB's numbers.
+    Hammerdb,
+}
+
+impl Engine {
+    /// Its name, as `engine:` gives it and a run stores it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Pgbench => "pgbench",
+            Engine::Hammerdb => "hammerdb",
+        }
+    }
 }
 
 /// How often each transaction type runs.
@@ -166,6 +194,8 @@ impl Program for TpccProgram {
             "isolation",
             "reuse",
             "settings",
+            "engine",
+            "hammerdb_dir",
         ]
     }
 
@@ -215,10 +245,76 @@ impl Program for TpccProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        let spec =
-            Tpcc { dsn, warehouses, clients, mix, home, rate, keying_thinking, isolation, reuse, settings, target };
+        let engine = engine(keys)?;
+        let hammerdb_dir = keys.line("hammerdb_dir")?.0.map(PathBuf::from);
+        let spec = Tpcc {
+            dsn,
+            warehouses,
+            clients,
+            mix,
+            home,
+            rate,
+            keying_thinking,
+            isolation,
+            reuse,
+            settings,
+            target,
+            engine,
+            hammerdb_dir,
+        };
+        if engine == Engine::Hammerdb {
+            beyond_hammerdb(keys, &spec)?;
+        }
         Ok(ProgramSpec::new(spec))
     }
+}
+
+/// `engine`: `pgbench` (the default) or `hammerdb`. Another engine that `defaults`
+/// gives is the IO workloads' (`--engine fio` sets it there), not this one's.
+fn engine(keys: &Keys) -> Result<Engine> {
+    let (name, at) = keys.line("engine")?;
+    let found = name.as_deref().map(|n| [Engine::Pgbench, Engine::Hammerdb].into_iter().find(|e| e.name() == n));
+    match (found, name) {
+        (Some(Some(e)), _) => Ok(e),
+        (Some(None), Some(name)) if keys.own_has("engine") => {
+            let hint = crate::suggest::hint(&name, ["pgbench", "hammerdb"]);
+            Err(keys.fail(&at, &format!("`{name}`{hint} is not one of pgbench, hammerdb (what runs the transactions)")))
+        }
+        _ => Ok(Engine::Pgbench),
+    }
+}
+
+/// Refuses what HammerDB's TPROC-C cannot run as asked, at the key that asks it: the
+/// same workload or none, since its figures stand beside fathom's.
+fn beyond_hammerdb(keys: &Keys, t: &Tpcc) -> Result<()> {
+    let refused = |key: &str, why: &str| -> Result<()> {
+        let at = if keys.own_has(key) || !keys.own_has("engine") { keys.at(key) } else { keys.at("engine") };
+        Err(keys.fail(&at, &format!("with `engine: hammerdb`: {why}")))
+    };
+    if t.dsn.is_some() {
+        return refused(
+            "dsn",
+            "HammerDB builds its schema as a superuser it logs in as by password, which a scenario does not hold: it runs on a throwaway cluster only (drop `dsn`)",
+        );
+    }
+    if t.rate.is_some() {
+        let key = if t.keying_thinking { "keying_thinking" } else { "rate" };
+        return refused(key, "HammerDB's virtual users run flat out here, unpaced (drop it)");
+    }
+    if t.mix != Mix::Hammerdb {
+        return refused("mix", "HammerDB draws its own mix (`mix: hammerdb`)");
+    }
+    if t.isolation != Isolation::ReadCommitted {
+        return refused("isolation", "HammerDB's transactions run at the server's default, read committed");
+    }
+    if t.home == Home::PerClient && t.clients < t.warehouses {
+        return refused(
+            "home",
+            "HammerDB gives no virtual user a single home of its own among more warehouses: `home: all` (its \
+             \"use all warehouses\") or `random` (a warehouse drawn by each virtual user)",
+        );
+    }
+    Ok(())
 }
 
 impl Spec for Tpcc {
@@ -238,11 +334,42 @@ impl Spec for Tpcc {
 
     fn measures(&self) -> Measures {
         let ops = OPS.iter().map(|name| Op::named(name, Throughput::Tps)).collect();
-        Measures { unit: Throughput::Tps, ops, latency: true, mb_per_s: false, rate: self.rate.is_some() }
+        // HammerDB's latencies come as its time profile over the run, not per second
+        let latency = self.engine == Engine::Pgbench;
+        Measures { unit: Throughput::Tps, ops, latency, mb_per_s: false, rate: self.rate.is_some() }
     }
 
     fn rate(&self) -> Option<f64> {
         self.rate
+    }
+
+    fn runner(&self) -> &'static str {
+        match self.engine {
+            Engine::Pgbench => "tpcc",
+            Engine::Hammerdb => "hammerdb",
+        }
+    }
+
+    /// HammerDB counts its rampup and duration in whole minutes (its CLI keeps itself
+    /// alive that long, and divides by them).
+    fn timing(&self, duration: Duration, ramp: Duration) -> std::result::Result<(), (&'static str, String)> {
+        if self.engine != Engine::Hammerdb {
+            return Ok(());
+        }
+        let whole = |d: Duration| d.as_secs().is_multiple_of(60) && d.subsec_nanos() == 0;
+        let why = |what: &str, d: Duration| {
+            format!(
+                "{}s: HammerDB (`engine: hammerdb`) times its {what} in whole minutes (1m, 2m, ...)",
+                d.as_secs_f64()
+            )
+        };
+        if !whole(duration) || duration.is_zero() {
+            return Err(("duration", why("duration", duration)));
+        }
+        if !whole(ramp) {
+            return Err(("ramp", why("rampup", ramp)));
+        }
+        Ok(())
     }
 
     /// More clients than warehouses with a home each: clients share warehouse and
@@ -295,6 +422,12 @@ mod tests {
 
     fn load(keys: &str) -> Result<Scenario> {
         let text = format!("name: t\nworkloads:\n  oltp: {{driver: tprocc, duration: 5s{keys}}}\n");
+        Scenario::load(&Source { origin: "t.yaml".into(), text: &text }, &[])
+    }
+
+    /// A tpcc workload of `keys` alone, its duration among them.
+    fn bare(keys: &str) -> Result<Scenario> {
+        let text = format!("name: t\nworkloads:\n  oltp: {{driver: tpcc{keys}}}\n");
         Scenario::load(&Source { origin: "t.yaml".into(), text: &text }, &[])
     }
 
@@ -355,5 +488,44 @@ mod tests {
         assert!(t.risks(Some(1 << 20)).is_empty());
         let t = spec(&load(", warehouses: 1000, clients: 8, home: random").unwrap());
         assert!(t.risks(Some(16 << 30)).is_empty());
+    }
+
+    #[test]
+    fn hammerdb_runs_the_same_workload_or_refuses_it_at_its_key() {
+        let t = spec(&bare(", engine: hammerdb, clients: 2, duration: 2m, ramp: 1m").unwrap());
+        assert_eq!((t.engine, t.runner(), t.measures().latency), (Engine::Hammerdb, "hammerdb", false));
+        assert_eq!(t.stored().get("engine"), None, "the workload stores its runner as `engine`");
+        let t = spec(&bare(", duration: 1s").unwrap());
+        assert_eq!((t.engine, t.runner(), t.measures().latency), (Engine::Pgbench, "tpcc", true));
+        for (keys, says) in [
+            (", engine: hammerdb, duration: 90s", "90s: HammerDB (`engine: hammerdb`) times its duration in whole"),
+            (", engine: hammerdb, duration: 1m, ramp: 30s", "times its rampup in whole minutes"),
+            (", engine: hammerdb, duration: 1m, mix: spec", "oltp.mix: with `engine: hammerdb`: HammerDB draws"),
+            (", engine: hammerdb, duration: 1m, rate: 50", "oltp.rate: with `engine: hammerdb`"),
+            (", engine: hammerdb, duration: 1m, dsn: 'host=db'", "it runs on a throwaway cluster only"),
+            (", engine: hammerdb, duration: 1m, isolation: serializable", "read committed"),
+            (", engine: hammerdb, duration: 1m, warehouses: 4, clients: 2", "oltp.engine: with `engine: hammerdb`"),
+            (", engine: hammerdb, duration: 1m, warehouses: 4, home: per-client", "oltp.home: with"),
+            (", engine: fio, duration: 1s", "`fio` is not one of pgbench, hammerdb"),
+        ] {
+            let e = bare(keys).unwrap_err().to_string();
+            assert!(e.contains(says), "{keys}: {e}");
+        }
+        // more warehouses than virtual users: all of them, or a random one each
+        let t = spec(&bare(", engine: hammerdb, duration: 1m, warehouses: 4, home: all").unwrap());
+        assert_eq!(t.home, Home::All);
+    }
+
+    #[test]
+    fn an_io_engine_in_defaults_is_the_io_workloads() {
+        let text = "name: t\ndefaults: {engine: psync, duration: 1m}\nworkloads:\n  oltp: {driver: tpcc}\n";
+        let s = Scenario::load(&Source { origin: "t.yaml".into(), text }, &[]).unwrap();
+        assert_eq!(spec(&s).engine, Engine::Pgbench);
+        let s = Scenario::load(&Source { origin: "t.yaml".into(), text }, &["engine=hammerdb".parse().unwrap()]);
+        assert_eq!(spec(&s.unwrap()).engine, Engine::Hammerdb);
+        let text = "name: t\nworkloads:\n  io: {target: /tmp, engine: hammerdb, duration: 1s}\n";
+        let e = Scenario::load(&Source { origin: "t.yaml".into(), text }, &[]).unwrap_err().to_string();
+        assert!(e.contains("`hammerdb` is not an IO engine: one of io_uring, psync, null, fio"), "{e}");
+        assert!(e.contains("`driver: tpcc`"), "{e}");
     }
 }

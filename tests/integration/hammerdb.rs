@@ -1,0 +1,96 @@
+//! `driver: tpcc` with `engine: hammerdb` against the real HammerDB CLI (built by
+//! `scripts/install-deps.sh test`, which fathom finds where that script puts it) and
+//! the real PostgreSQL: one warehouse, two virtual users, HammerDB's shortest run (one
+//! minute). Its stored run is read back beside a `driver: tpcc` run of pgbench's.
+
+use crate::common::{Scratch, ops, text};
+use std::collections::BTreeSet;
+
+/// The keys of a JSON object, sorted.
+fn keys(v: &serde_json::Value) -> BTreeSet<String> {
+    v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+}
+
+/// The names of the observations of source `tpcc:oltp` in `show --json`, with their means.
+fn observed(show: &serde_json::Value) -> Vec<(String, f64)> {
+    let all = show["observed"].as_array().unwrap().iter().filter(|o| o["source"] == "tpcc:oltp");
+    all.map(|o| (o["name"].as_str().unwrap().to_string(), o["mean"].as_f64().unwrap())).collect()
+}
+
+#[test]
+fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
+    let s = Scratch::new("hammerdb");
+    let path = s.scenario(
+        "name: oltp\nworkloads:\n  oltp: {driver: tpcc, engine: hammerdb, warehouses: 1, clients: 2, duration: 1m}\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "(is HammerDB built? scripts/install-deps.sh test) {}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // HammerDB's own line, beside fathom's readings of the same database
+    let line = stdout.split("System achieved ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!((f[1], f[2], f[4], f[5]), ("NOPM", "from", "PostgreSQL", "TPM"), "{stdout}");
+    let (nopm, tpm): (f64, f64) = (f[0].parse().unwrap(), f[3].parse().unwrap());
+    assert!(nopm > 0.0 && tpm > nopm, "{stdout}");
+    let hammerdb = s.show_json();
+    let w = &hammerdb["workloads"][0];
+    assert_eq!(w["engine"], "hammerdb");
+    // its figures stored under the names pgbench's runs use, HammerDB's NOPM and TPM as printed
+    let figures = observed(&hammerdb);
+    let value = |name: &str| figures.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{figures:?}")).1;
+    assert_eq!((value("nopm"), value("tpm"), value("consistent")), (nopm, tpm, 1.0));
+    // fathom's count of new-orders, per second from the server, agrees with HammerDB's
+    // within what its wider window holds (the sessions' start and end)
+    assert!((value("log_nopm") - nopm).abs() < 0.15 * nopm, "{figures:?}");
+    // the per-second samples: every second of the minute has transactions, and the mix
+    // is HammerDB's (new-order as often as payment, ten times delivery)
+    let per_second: Vec<(i64, i64)> = s
+        .db()
+        .prepare("SELECT t, sum(ops) FROM samples GROUP BY t ORDER BY t")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(per_second.len() >= 59 && per_second.iter().filter(|(_, n)| *n > 0).count() >= 45, "{per_second:?}");
+    let by_op: Vec<(String, u64)> = ops(&hammerdb, "oltp")
+        .iter()
+        .map(|o| (o["op"].as_str().unwrap().to_string(), o["ops"].as_u64().unwrap()))
+        .collect();
+    let names: Vec<&str> = by_op.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
+    let (new_orders, delivery) = (by_op[0].1 as f64, by_op[2].1 as f64);
+    assert!(new_orders > 5.0 * delivery && delivery > 0.0, "{by_op:?}");
+    // HammerDB's time profile per transaction type
+    let event = hammerdb["events"].as_array().unwrap().iter().find(|e| e["kind"] == "tpcc").unwrap();
+    let detail = event["detail"].as_str().unwrap();
+    assert!(detail.contains("HammerDB's time profile in ms") && detail.contains("; payment "), "{detail}");
+    assert!(detail.contains("fathom's readings: the database") && detail.contains("conditions 1-4 hold"), "{detail}");
+    // a run of pgbench's stores the same keys
+    let out = s.run(&["run", path.to_str().unwrap(), "--set", "oltp.engine=pgbench", "--set", "oltp.duration=3s"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let pgbench = s.show_json();
+    assert_eq!(pgbench["workloads"][0]["engine"], "tpcc");
+    assert_eq!(keys(&hammerdb), keys(&pgbench));
+    assert_eq!(keys(w), keys(&pgbench["workloads"][0]));
+    assert_eq!(keys(&w["profile"]), keys(&pgbench["workloads"][0]["profile"]));
+    assert_eq!(keys(&ops(&hammerdb, "oltp")[0]), keys(&ops(&pgbench, "oltp")[0]));
+    let names = |show| observed(show).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    assert_eq!(names(&hammerdb), names(&pgbench));
+}
+
+#[test]
+fn hammerdb_absent_is_refused_with_how_to_get_it() {
+    let s = Scratch::new("hammerdb-absent");
+    let empty = s.dir.join("no-hammerdb");
+    std::fs::create_dir_all(&empty).unwrap();
+    let path = s.scenario("name: oltp\nworkloads:\n  oltp: {driver: tpcc, engine: hammerdb, duration: 1m}\n");
+    let out = s.fathom(&["run", path.to_str().unwrap()]).env("FATHOM_HAMMERDB", &empty).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("runs HammerDB's CLI, which is not in") && err.contains("FATHOM_HAMMERDB"), "{err}");
+    assert!(err.contains("scripts/install-deps.sh test"), "{err}");
+    // refused before anything was started or recorded
+    assert!(!err.contains("throwaway PostgreSQL"), "{err}");
+    assert!(!s.dir.join("results/runs").exists());
+}
