@@ -197,8 +197,27 @@ pub fn render(s: &State) -> String {
             histogram(&mut out, "fathom_service_time_seconds", h, sum, run, &merged(w), op.as_str());
         }
     }
+    exported(&mut out, s);
     process(&mut out);
     out
+}
+
+/// The series observed under an exporter's name, as that exporter serves them (their
+/// TYPE left out, untyped as the text format allows), with the run and the server
+/// (`postgres:NAME`'s NAME) as labels beside their own.
+fn exported(out: &mut String, s: &State) {
+    // a family's lines together, whichever server they are of
+    let mut series: Vec<(&String, &String, &f64)> = s.exported.iter().map(|((src, n), v)| (n, src, v)).collect();
+    series.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    for (name, source, value) in series {
+        let server = label(source.split_once(':').map_or(source.as_str(), |(_, n)| n));
+        let ours = format!("run=\"{}\",server=\"{server}\"", s.run);
+        let line = match name.split_once('{') {
+            Some((metric, labels)) => format!("{metric}{{{ours},{labels}"),
+            None => format!("{name}{{{ours}}}"),
+        };
+        let _ = writeln!(out, "{line} {value}");
+    }
 }
 
 /// One histogram's series; `workload` is its workload, group and host labels (a

@@ -87,12 +87,14 @@ pub fn events(s: &RunSummary) -> Table {
     let mut t = Table::new("events", "timeline events", columns);
     for e in &s.events {
         let status = match (e.kind.as_str(), e.status) {
-            ("mark", _) => String::new(),
+            ("mark" | "checkpoint" | "autovacuum", _) => String::new(),
             (_, Some(0)) => " ok".into(),
             (_, Some(n)) => format!(" failed ({n})"),
             (_, None) => " failed".into(),
         };
-        if e.kind == "host-lost" || crate::scenario::program::find(&e.kind).is_some() {
+        if ["host-lost", "checkpoint", "autovacuum"].contains(&e.kind.as_str())
+            || crate::scenario::program::find(&e.kind).is_some()
+        {
             t.after.push(format!("  {} {}: {}", e.kind, e.label, e.detail));
         }
         let cells = vec![
@@ -111,7 +113,10 @@ pub fn observed(s: &RunSummary) -> Table {
     let mut t = Table::new("observed", "observed", vec![Column::name("source"), Column::name("figures")])
         .note("mean over the run");
     let mut sources: Vec<&String> = Vec::new();
-    for source in s.observed.iter().map(|o| &o.source).filter(|src| *src != "prometheus") {
+    // remote series and PostgreSQL's are many, named as their exporters name them: their
+    // charts and the checkpoints table show them
+    let listed = |src: &&String| *src != "prometheus" && !src.starts_with("postgres:");
+    for source in s.observed.iter().map(|o| &o.source).filter(listed) {
         if !sources.contains(&source) {
             sources.push(source);
         }
@@ -233,6 +238,49 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> Table {
             headline.clone().unwrap_or_default(),
         ];
         t.push(Row::new(cells.into_iter().map(Cell::from).collect()));
+    }
+    t
+}
+
+/// Each database workload's checkpoints: when, how long, its rate before and during,
+/// and whether it fell (a stall); then each stall in a sentence and the rate's
+/// coefficient of variation per phase.
+pub fn checkpoints(s: &RunSummary) -> Table {
+    let columns = vec![
+        Column::name("workload"),
+        Column::figure("checkpoint at"),
+        Column::figure("took"),
+        Column::figure("rate before"),
+        Column::figure("during"),
+        Column::name("stall"),
+    ];
+    let mut t = Table::new("checkpoints", "checkpoints against the rate", columns)
+        .note("rate: new orders per minute (TPC-C) or transactions per second");
+    for c in &s.analysis.checkpoints {
+        for e in &c.effects {
+            let stall = match &e.stall {
+                Some(st) => format!("fell {:.0}% for {} s", st.drop_percent, st.seconds),
+                None => "none".into(),
+            };
+            let cells = vec![
+                c.workload.clone().into(),
+                format!("{:.1} s", e.at_s).into(),
+                format!("{:.1} s", e.took_s).into(),
+                format!("{} {}", crate::metrics::format::count(c.in_unit(e.before)), c.unit).into(),
+                format!("{} {}", crate::metrics::format::count(c.in_unit(e.during)), c.unit).into(),
+                stall.into(),
+            ];
+            t.push(Row::new(cells).mark(if e.stall.is_some() { Mark::Fail } else { Mark::Plain }));
+        }
+        t.after.extend(c.findings());
+        for (phase, cv) in &c.variation {
+            t.after.push(format!(
+                "{}: {} varies {:.0}% second to second in {phase} (CoV)",
+                c.workload,
+                c.unit,
+                cv * 100.0
+            ));
+        }
     }
     t
 }
