@@ -242,9 +242,9 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> Table {
     t
 }
 
-/// Each database workload's checkpoints: when, how long, its rate before and during,
-/// and whether it fell (a stall); then each stall in a sentence and the rate's
-/// coefficient of variation per phase.
+/// Each database workload's checkpoints that stalled it: when, how long, its rate before
+/// and during, how far it fell; then per workload how many checkpoints were judged and
+/// stalled, each stall in a sentence, and the rate's coefficient of variation per phase.
 pub fn checkpoints(s: &RunSummary) -> Table {
     let columns = vec![
         Column::name("workload"),
@@ -254,24 +254,26 @@ pub fn checkpoints(s: &RunSummary) -> Table {
         Column::figure("during"),
         Column::name("stall"),
     ];
-    let mut t = Table::new("checkpoints", "checkpoints against the rate", columns)
+    let mut t = Table::new("checkpoints", "checkpoints that stalled the rate", columns)
         .note("rate: new orders per minute (TPC-C) or transactions per second");
+    let rate = |c: &crate::report::checkpoints::Checkpoints, v: f64| {
+        format!("{} {}", crate::metrics::format::count(c.in_unit(v)), c.unit)
+    };
     for c in &s.analysis.checkpoints {
         for e in &c.effects {
-            let stall = match &e.stall {
-                Some(st) => format!("fell {:.0}% for {} s", st.drop_percent, st.seconds),
-                None => "none".into(),
-            };
+            let Some(st) = &e.stall else { continue };
             let cells = vec![
                 c.workload.clone().into(),
                 format!("{:.1} s", e.at_s).into(),
                 format!("{:.1} s", e.took_s).into(),
-                format!("{} {}", crate::metrics::format::count(c.in_unit(e.before)), c.unit).into(),
-                format!("{} {}", crate::metrics::format::count(c.in_unit(e.during)), c.unit).into(),
-                stall.into(),
+                rate(c, e.before).into(),
+                rate(c, e.during).into(),
+                format!("fell {:.0}% for {} s", st.drop_percent, st.seconds).into(),
             ];
-            t.push(Row::new(cells).mark(if e.stall.is_some() { Mark::Fail } else { Mark::Plain }));
+            t.push(Row::new(cells).mark(Mark::Fail));
         }
+        let stalled = c.effects.iter().filter(|e| e.stall.is_some()).count();
+        t.after.push(format!("{}: {} checkpoints judged, {stalled} stalled its rate", c.workload, c.effects.len()));
         t.after.extend(c.findings());
         for (phase, cv) in &c.variation {
             t.after.push(format!(
