@@ -338,6 +338,29 @@ mod tests {
     /// The gauge follows the timeline: a ramp's workers as it adds them, and 0 for a
     /// workload not running, not the count it started with.
     #[test]
+    fn postgres_series_are_served_under_their_exporters_names() {
+        let live = Totals::new(3, "s", Vec::new());
+        let rows = [
+            ("postgres:b", "pg_stat_database_xact_commit{datname=\"x\"}", 5.0),
+            ("postgres:a", "pg_stat_wal_wal_bytes", 9.0),
+            ("postgres:a", "pg_stat_database_xact_commit{datname=\"x\"}", 7.0),
+            ("postgres:a", "pg_stat_wal_wal_bytes", 10.0),
+        ];
+        live.set_exported(rows.iter().map(|(s, n, v)| (*s, *n, *v)));
+        let text = live.with(render);
+        let ours: Vec<&str> = text.lines().filter(|l| l.starts_with("pg_")).collect();
+        // the latest value of each, a family's lines together, the server a label
+        assert_eq!(
+            ours,
+            [
+                "pg_stat_database_xact_commit{run=\"3\",server=\"a\",datname=\"x\"} 7",
+                "pg_stat_database_xact_commit{run=\"3\",server=\"b\",datname=\"x\"} 5",
+                "pg_stat_wal_wal_bytes{run=\"3\",server=\"a\"} 10",
+            ]
+        );
+    }
+
+    #[test]
     fn workers_are_those_running_now() {
         let info = |name: &str| WorkloadInfo {
             name: name.into(),
