@@ -28,17 +28,19 @@ pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
     } else {
         Vec::new()
     };
-    // a server's checkpoints and autovacuum runs are named by kind (their label is the
-    // server), the server's name added when the run has several
+    // a server's checkpoints are named by kind (their label is the server), the
+    // server's name added when the run has several
     let servers = s.events.iter().filter(|e| e.kind == "checkpoint").map(|e| &e.label).collect::<BTreeSet<_>>().len();
     let marks = s
         .events
         .iter()
         .filter(|e| ["mark", "exec", "hook", "host-lost", "checkpoint", "autovacuum"].contains(&e.kind.as_str()))
         .map(|e| {
+            // autovacuum runs come by the dozen a minute: their lines go unlabelled
             let label = match e.kind.as_str() {
-                "checkpoint" | "autovacuum" if servers > 1 => format!("{} {}", e.kind, e.label),
-                "checkpoint" | "autovacuum" => e.kind.clone(),
+                "autovacuum" => String::new(),
+                "checkpoint" if servers > 1 => format!("checkpoint {}", e.label),
+                "checkpoint" => e.kind.clone(),
                 _ => e.label.clone(),
             };
             Mark { x: e.at_ms as f64 / 1000.0, label }

@@ -7,6 +7,7 @@ use crate::report::format::{count, latency_us, rate_in, seconds, sig3};
 use crate::report::summary::RunSummary;
 use crate::report::table::{Cell, Column, Mark, Row, Table};
 use crate::store::RunRow;
+use std::collections::BTreeMap;
 
 /// The scenario's `compare:` workloads, each against the first, over their measured
 /// windows.
@@ -85,16 +86,24 @@ pub fn littles_law(s: &RunSummary) -> Table {
 pub fn events(s: &RunSummary) -> Table {
     let columns = vec![Column::figure("at"), Column::name("event"), Column::figure("took")];
     let mut t = Table::new("events", "timeline events", columns);
-    for e in &s.events {
+    // autovacuum runs come by the dozen a minute: counted per server, listed in --json
+    let mut vacuums: BTreeMap<&str, (usize, i64)> = BTreeMap::new();
+    // in the order they happened (a program's closing event is written as it ends)
+    let mut events: Vec<&crate::store::EventRow> = s.events.iter().collect();
+    events.sort_by_key(|e| e.at_ms);
+    for e in events {
+        if e.kind == "autovacuum" {
+            let (n, longest) = vacuums.entry(&e.label).or_default();
+            (*n, *longest) = (*n + 1, (*longest).max(e.took_ms.unwrap_or(0)));
+            continue;
+        }
         let status = match (e.kind.as_str(), e.status) {
-            ("mark" | "checkpoint" | "autovacuum", _) => String::new(),
+            ("mark" | "checkpoint", _) => String::new(),
             (_, Some(0)) => " ok".into(),
             (_, Some(n)) => format!(" failed ({n})"),
             (_, None) => " failed".into(),
         };
-        if ["host-lost", "checkpoint", "autovacuum"].contains(&e.kind.as_str())
-            || crate::scenario::program::find(&e.kind).is_some()
-        {
+        if ["host-lost", "checkpoint"].contains(&e.kind.as_str()) || crate::scenario::program::find(&e.kind).is_some() {
             t.after.push(format!("  {} {}: {}", e.kind, e.label, e.detail));
         }
         let cells = vec![
@@ -103,6 +112,9 @@ pub fn events(s: &RunSummary) -> Table {
             e.took_ms.map(|ms| format!("{:.1} s", ms as f64 / 1000.0)).unwrap_or_default().into(),
         ];
         t.push(Row::new(cells).mark(if e.status.is_some_and(|n| n != 0) { Mark::Fail } else { Mark::Plain }));
+    }
+    for (server, (n, longest)) in vacuums {
+        t.after.push(format!("  autovacuum {server}: {n} runs, the longest {:.1} s", longest as f64 / 1000.0));
     }
     t
 }
