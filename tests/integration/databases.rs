@@ -104,13 +104,15 @@ fn a_dsns_checkpoints_are_read_from_its_counters() {
     let (exec, checkpoints) = exec_and_checkpoints(&show);
     let (at, took) = (exec["at_ms"].as_i64().unwrap(), exec["took_ms"].as_i64().unwrap());
     // the counters rise as it ends, seen at the next whole second: its end is placed
-    // after the command began and at most a second after it ended
+    // after the command began and a second after it ended (a sample that came late,
+    // on a busy machine, is left out: the second after that sees it)
     let ended: Vec<i64> = checkpoints
         .iter()
         .filter(|c| c["detail"].as_str().unwrap().starts_with("from the counters"))
         .map(|c| c["at_ms"].as_i64().unwrap() + c["took_ms"].as_i64().unwrap())
         .collect();
-    assert!(ended.iter().any(|&e| at < e && e <= at + took + 1000), "{checkpoints:?} {exec}");
+    assert!(ended.iter().any(|&e| at < e && e <= at + took + 3000), "{checkpoints:?} {exec}");
+    assert!(ended.iter().all(|e| e % 1000 == 0), "placed on the second it was seen: {ended:?}");
     let obs = observations(&s);
     assert!(obs.contains_key(&("postgres:w".to_string(), "pg_stat_bgwriter_checkpoints_req_total".to_string())));
 }
