@@ -107,3 +107,64 @@ pub fn analyze(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::report::summary::RunSummary;
+    use crate::store::fixture::{Fixture, Second};
+    use crate::store::sink::Record;
+    use crate::store::{EventRow, ObservationRow};
+
+    const TWO: &str = "name: two\ndefaults: {target: /tmp, size: 1m, duration: 40s}\nworkloads:\n  w: {rw: randrw}\n  other: {rw: read}\n";
+
+    fn checkpoint(at_ms: i64, took_ms: i64, label: &str) -> Record {
+        let e = EventRow {
+            at_ms,
+            kind: "checkpoint".into(),
+            label: label.into(),
+            status: None,
+            took_ms: Some(took_ms),
+            detail: String::new(),
+        };
+        Record::Event(e)
+    }
+
+    /// A workload observed on its server: its checkpoints judged against its rate (a
+    /// second that stored nothing counted as 0), another server's left alone.
+    #[test]
+    fn a_servers_checkpoints_are_judged_against_its_workloads_seconds() {
+        let fx = Fixture::new("checkpoints-judged");
+        let seen =
+            ObservationRow { t: 1, source: "postgres:w".into(), name: "pg_stat_wal_wal_bytes".into(), value: 1.0 };
+        // 100 a second, but none at 22 and 23 (nothing stored) and 50 at 24
+        let run = fx
+            .run(TWO)
+            .phase("p", &[("w", 1), ("other", 1)], 40, |at| match at.t {
+                22 | 23 => Second::new(0, 0),
+                24 => Second::new(50, 1_000),
+                _ => Second::new(100, 1_000),
+            })
+            .record(Record::Observations(vec![seen]))
+            .record(checkpoint(21_500, 2_000, "w"))
+            .record(checkpoint(30_000, 1_000, "w"))
+            .record(checkpoint(10_000, 9_000, "x,other"))
+            .finish();
+        let s = RunSummary::load(&fx.store(), &run.to_string()).unwrap();
+        let c = &s.analysis.checkpoints;
+        // only w's server was observed
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].workload.as_str(), c[0].unit), ("w", "TPS"));
+        assert_eq!(c[0].effects.len(), 2);
+        let stall = c[0].effects[0].stall.as_ref().unwrap();
+        assert_eq!((stall.seconds, stall.from_s), (3, 22));
+        assert!((stall.drop_percent - 100.0 * (1.0 - 50.0 / 300.0)).abs() < 1e-9, "{stall:?}");
+        assert_eq!(c[0].effects[1].stall, None);
+        assert_eq!(c[0].variation.len(), 1);
+        let found = c[0].findings();
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].starts_with("w: TPS fell 83% for 3 s during the checkpoint at 22 s (100 TPS before"),
+            "{found:?}"
+        );
+    }
+}
