@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStderr, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, channel};
+use std::time::Duration;
 
 /// A PostgreSQL server a run's workloads use.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +101,7 @@ impl Observer for Postgres {
 }
 
 /// What [`Psql::ask`] says when the answer did not come in time (it is dropped when it
-/// comes).
+/// comes, and that second has no values).
 const LATE: &str = "late";
 
 /// One long-lived psql, fed queries on its standard input, each batch followed by an
@@ -115,6 +115,8 @@ struct Psql {
     stdin: ChildStdin,
     answers: Receiver<(u64, Vec<String>)>,
     asked: u64,
+    /// The answer to the last batch has not come yet.
+    late: bool,
     stderr: Option<ChildStderr>,
     /// Killed when dropped.
     _group: crate::children::Group,
@@ -148,24 +150,35 @@ impl Psql {
                 }
             })
             .map_err(|e| format!("starting a thread: {e}"))?;
-        Ok(Psql { stdin, answers, asked: 0, stderr, _group: group })
+        Ok(Psql { stdin, answers, asked: 0, late: false, stderr, _group: group })
     }
 
     /// The lines `sql` printed, or why there are none: psql ended (its error), or
-    /// [`LATE`].
+    /// [`LATE`]. While an answer is late nothing more is sent: a server that stops
+    /// answering for minutes never fills psql's input, so the observer always stops.
     fn ask(&mut self, sql: &str) -> std::result::Result<Vec<String>, String> {
+        if self.late {
+            loop {
+                match self.answers.try_recv() {
+                    Ok((m, _)) if m == self.asked => break,
+                    Ok(_) => {}
+                    Err(TryRecvError::Empty) => return Err(LATE.into()),
+                    Err(TryRecvError::Disconnected) => return Err(self.ended()),
+                }
+            }
+            self.late = false;
+        }
         self.asked += 1;
         let n = self.asked;
         writeln!(self.stdin, "{sql}\n\\echo {SENTINEL} {n}").map_err(|_| self.ended())?;
         self.stdin.flush().map_err(|_| self.ended())?;
-        let until = Instant::now() + ANSWER_WITHIN;
-        loop {
-            match self.answers.recv_timeout(until.saturating_duration_since(Instant::now())) {
-                Ok((m, lines)) if m == n => return Ok(lines),
-                Ok(_) => {}
-                Err(RecvTimeoutError::Timeout) => return Err(LATE.into()),
-                Err(RecvTimeoutError::Disconnected) => return Err(self.ended()),
+        match self.answers.recv_timeout(ANSWER_WITHIN) {
+            Ok((_, lines)) => Ok(lines),
+            Err(RecvTimeoutError::Timeout) => {
+                self.late = true;
+                Err(LATE.into())
             }
+            Err(RecvTimeoutError::Disconnected) => Err(self.ended()),
         }
     }
 
@@ -432,6 +445,36 @@ mod tests {
         assert!(rows.iter().all(|r| r.source == "postgres:a"));
         assert_eq!(rows.len(), 10 + 1 + 3);
         assert!(query(&views).contains("FROM pg_stat_wal;"));
+    }
+
+    /// A stand-in for psql that answers `SELECT` with a row, sleeps 4 s on `SLOW` and
+    /// echoes what `\echo` asks, as psql does.
+    const FAKE: &str = "#!/bin/sh\nwhile read -r line; do case \"$line\" in\n\
+        '\\echo '*) echo \"${line#??????}\";;\n SLOW*) sleep 4;;\n SELECT*) echo row;;\n esac; done\n";
+
+    #[test]
+    fn one_batch_is_outstanding_at_most_and_a_late_answer_is_dropped() {
+        use std::os::unix::fs::PermissionsExt;
+        let fake = std::env::temp_dir().join(format!("fathom-fake-psql-{}", std::process::id()));
+        std::fs::write(&fake, FAKE).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut p = Psql::start(&fake, "dsn").unwrap();
+        assert_eq!(p.ask("SELECT 1;"), Ok(vec!["row".to_string()]));
+        assert_eq!(p.ask("SLOW;"), Err(LATE.to_string()));
+        // nothing is sent while the slow answer is out; once it is in, asking goes on
+        assert_eq!(p.ask("SELECT 2;"), Err(LATE.to_string()));
+        let mut tries = 0;
+        let answer = loop {
+            std::thread::sleep(Duration::from_millis(500));
+            tries += 1;
+            match p.ask("SELECT 3;") {
+                Err(e) if e == LATE && tries < 60 => continue,
+                other => break other,
+            }
+        };
+        assert_eq!(answer, Ok(vec!["row".to_string()]));
+        drop(p);
+        let _ = std::fs::remove_file(&fake);
     }
 
     #[test]
