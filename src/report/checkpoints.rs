@@ -56,7 +56,7 @@ fn format_rate(v: f64, unit: &str) -> String {
 
 /// Whether event `e` is a checkpoint of the server of `workload` (its label names the
 /// workloads the server serves).
-pub fn of_workload(e: &EventRow, workload: &str) -> bool {
+fn of_workload(e: &EventRow, workload: &str) -> bool {
     e.kind == "checkpoint" && e.label.split(',').any(|n| n == workload)
 }
 
