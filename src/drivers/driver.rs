@@ -66,6 +66,21 @@ pub trait Ready: Send + Sync {
     fn stop(self: Box<Self>) -> Result<()> {
         Ok(())
     }
+
+    /// The PostgreSQL servers its workloads use, which the run observes.
+    fn servers(&self) -> Vec<PgServer> {
+        Vec::new()
+    }
+}
+
+/// A workload's PostgreSQL server, as the run observes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PgServer {
+    pub workload: usize,
+    /// How to reach it: the workload's `dsn`, or its throwaway cluster's.
+    pub dsn: String,
+    /// A throwaway cluster's log (a `dsn`'s server keeps its own).
+    pub log: Option<PathBuf>,
 }
 
 /// Everything a driver needs to start (some of) a workload's workers, the same for

@@ -15,7 +15,7 @@ pub mod tpcc;
 use crate::engine::WorkerThread;
 use crate::error::Result;
 use crate::scenario::{EngineKind, Scenario, Workload};
-pub use driver::{Driver, IoEnd, LaunchContext, Ready};
+pub use driver::{Driver, IoEnd, LaunchContext, PgServer, Ready};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -79,6 +79,13 @@ impl ReadyDrivers {
             crate::error::Error::failed(format!("{}: driver {} was not prepared", cx.workload.name, driver.name()))
         })?;
         ready.start(cx)
+    }
+
+    /// The PostgreSQL servers the workloads use, in the order of the workloads.
+    pub fn servers(&self) -> Vec<PgServer> {
+        let mut all: Vec<PgServer> = self.ready.iter().flat_map(|(_, r)| r.servers()).collect();
+        all.sort_by_key(|s| s.workload);
+        all
     }
 
     /// Stops what the drivers started; the first error, if any.

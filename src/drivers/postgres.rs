@@ -113,6 +113,18 @@ pub struct Cluster {
     postmaster: Option<Tracked>,
 }
 
+/// What a throwaway cluster sets so that the run can observe it: IO timing in the
+/// statistics views, and checkpoints and autovacuum runs in its log, each line stamped
+/// with Unix time in ms (read by `observe::pglog`). A workload's own `settings` come
+/// after these and win.
+pub const OBSERVED: &[(&str, &str)] = &[
+    ("track_io_timing", "on"),
+    ("track_wal_io_timing", "on"),
+    ("log_checkpoints", "on"),
+    ("log_autovacuum_min_duration", "0"),
+    ("log_line_prefix", "%n [%p] "),
+];
+
 /// What [`Cluster::start`] says when `stop` was set while it waited.
 pub const INTERRUPTED: &str = "interrupted";
 
@@ -165,7 +177,7 @@ impl Cluster {
         }
         let mut conf = String::from("\n# fathom: a throwaway cluster on loopback only\n");
         conf.push_str("listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\n");
-        for (key, value) in settings {
+        for (key, value) in OBSERVED.iter().map(|(k, v)| (k.to_string(), v.to_string())).chain(settings.to_vec()) {
             conf.push_str(&format!("{key} = '{}'\n", value.replace('\'', "''")));
         }
         // a port taken between choosing and binding it: choose again
@@ -181,7 +193,7 @@ impl Cluster {
             if let Some(u) = user {
                 chown(&data.join("fathom.conf"), u)?;
             }
-            let log = cluster.dir.join("server.log");
+            let log = cluster.log();
             let mut pg_ctl = cluster.command("pg_ctl");
             pg_ctl.args(["-w", "-t", "60", "-D"]).arg(&data).arg("-l").arg(&log).arg("start");
             // from here a server may run: stop() stops it, whatever happens
@@ -228,6 +240,11 @@ impl Cluster {
             c.current_dir(&self.dir);
         }
         c
+    }
+
+    /// The server's log.
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("server.log")
     }
 
     /// Connection string for `database` as the cluster's superuser.
@@ -332,6 +349,13 @@ impl Clusters {
         .map_err(|e| super::driver::bad_input(Error::failed(format!("{name}: {e}"))))?;
         self.started.push((key, cluster));
         Ok(&self.started[n].1)
+    }
+
+    /// The log of the cluster `dsn` (one of [`Cluster::dsn`]'s) reaches, if it is one
+    /// of these.
+    pub fn log_of(&self, dsn: &str) -> Option<PathBuf> {
+        let reaches = |c: &Cluster| dsn.starts_with(&format!("host=127.0.0.1 port={} ", c.port));
+        self.started.iter().map(|(_, c)| c).find(|c| reaches(c)).map(Cluster::log)
     }
 
     /// Stops every cluster; the first error, if any.

@@ -197,8 +197,27 @@ pub fn render(s: &State) -> String {
             histogram(&mut out, "fathom_service_time_seconds", h, sum, run, &merged(w), op.as_str());
         }
     }
+    exported(&mut out, s);
     process(&mut out);
     out
+}
+
+/// The series observed under an exporter's name, as that exporter serves them (their
+/// TYPE left out, untyped as the text format allows), with the run and the server
+/// (`postgres:NAME`'s NAME) as labels beside their own.
+fn exported(out: &mut String, s: &State) {
+    // a family's lines together, whichever server they are of
+    let mut series: Vec<(&String, &String, &f64)> = s.exported.iter().map(|((src, n), v)| (n, src, v)).collect();
+    series.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    for (name, source, value) in series {
+        let server = label(source.split_once(':').map_or(source.as_str(), |(_, n)| n));
+        let ours = format!("run=\"{}\",server=\"{server}\"", s.run);
+        let line = match name.split_once('{') {
+            Some((metric, labels)) => format!("{metric}{{{ours},{labels}"),
+            None => format!("{name}{{{ours}}}"),
+        };
+        let _ = writeln!(out, "{line} {value}");
+    }
 }
 
 /// One histogram's series; `workload` is its workload, group and host labels (a
@@ -318,6 +337,29 @@ mod tests {
 
     /// The gauge follows the timeline: a ramp's workers as it adds them, and 0 for a
     /// workload not running, not the count it started with.
+    #[test]
+    fn postgres_series_are_served_under_their_exporters_names() {
+        let live = Totals::new(3, "s", Vec::new());
+        let rows = [
+            ("postgres:b", "pg_stat_database_xact_commit{datname=\"x\"}", 5.0),
+            ("postgres:a", "pg_stat_wal_wal_bytes", 9.0),
+            ("postgres:a", "pg_stat_database_xact_commit{datname=\"x\"}", 7.0),
+            ("postgres:a", "pg_stat_wal_wal_bytes", 10.0),
+        ];
+        live.set_exported(rows.iter().map(|(s, n, v)| (*s, *n, *v)));
+        let text = live.with(render);
+        let ours: Vec<&str> = text.lines().filter(|l| l.starts_with("pg_")).collect();
+        // the latest value of each, a family's lines together, the server a label
+        assert_eq!(
+            ours,
+            [
+                "pg_stat_database_xact_commit{run=\"3\",server=\"a\",datname=\"x\"} 7",
+                "pg_stat_database_xact_commit{run=\"3\",server=\"b\",datname=\"x\"} 5",
+                "pg_stat_wal_wal_bytes{run=\"3\",server=\"a\"} 10",
+            ]
+        );
+    }
+
     #[test]
     fn workers_are_those_running_now() {
         let info = |name: &str| WorkloadInfo {

@@ -52,6 +52,9 @@ pub struct State {
     pub planned: Option<Option<u64>>,
     /// The host of each worker that runs on another host (the rest run here).
     pub hosts: BTreeMap<u32, String>,
+    /// The latest value of each series observed under an exporter's name (source, name
+    /// with its labels), which the endpoint serves as that exporter would.
+    pub exported: BTreeMap<(String, String), f64>,
 }
 
 impl Totals {
@@ -108,6 +111,15 @@ impl Totals {
             None => start_t as u32,
         };
         s.running = running.iter().map(|r| (r.0, r.1, since(r))).collect();
+    }
+
+    /// The latest values of series observed under an exporter's name: (source, name,
+    /// value).
+    pub fn set_exported<'a>(&self, values: impl Iterator<Item = (&'a str, &'a str, f64)>) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        for (source, name, value) in values {
+            s.exported.insert((source.to_string(), name.to_string()), value);
+        }
     }
 
     /// One worker's second, as the collector would add it (for tests).

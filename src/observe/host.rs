@@ -1,6 +1,15 @@
 //! The host's CPU, from /proc/stat, and fathom's own (every thread, from getrusage): the
 //! evidence for "the generator was the bottleneck" and for "the host was busy with
-//! something else" (steal on a VM, iowait).
+//! something else" (steal on a VM, iowait); and the observer every run has ([`Local`]),
+//! which samples them and the devices under the targets each second.
+
+use super::diskstats;
+use super::seam::{Observer, RunClock};
+use crate::error::Result;
+use crate::store::ObservationRow;
+use crate::store::sink::{Record, Sink};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 /// Cumulative CPU time of all cores, in clock ticks, as /proc/stat's `cpu` line has it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -106,6 +115,61 @@ pub fn programs_cpu_seconds(
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let ticks: u64 = after.iter().map(|(pid, t)| t.saturating_sub(before.get(pid).copied().unwrap_or(0))).sum();
     ticks as f64 / hz
+}
+
+/// The host observer: host CPU, fathom's CPU, its programs' (source `programs`, in the
+/// seconds any ran: fio, pgbench and PostgreSQL, iperf3 do the work of a driver's
+/// workload, not fathom) and the figures of `devices` (as `iostat -x`) for each second
+/// `[t, t+1)` of the run.
+pub struct Local {
+    pub devices: Vec<String>,
+    /// The programs running now, as kill(2) targets.
+    pub programs: fn() -> Vec<i32>,
+}
+
+impl Observer for Local {
+    fn name(&self) -> &'static str {
+        "observe-host"
+    }
+
+    fn observe(self: Box<Self>, sink: Sink, clock: RunClock, stop: &AtomicBool) -> Result<()> {
+        let Local { devices, programs } = *self;
+        let disks = || {
+            let all = diskstats::read_all();
+            devices.iter().filter_map(|d| all.get(d).map(|s| (d.clone(), *s))).collect::<Vec<_>>()
+        };
+        let (mut cpu, mut own, mut disk, mut at) = (CpuTimes::read(), process_cpu_seconds(), disks(), Instant::now());
+        let mut theirs = programs_cpu_ticks(&programs());
+        for t in clock.start.elapsed().as_secs() + 1.. {
+            if !crate::clock::sleep_until(clock.start + Duration::from_secs(t), stop) {
+                return Ok(());
+            }
+            let (cpu_now, own_now, disk_now, now) = (CpuTimes::read(), process_cpu_seconds(), disks(), Instant::now());
+            let running = programs();
+            let theirs_now = programs_cpu_ticks(&running);
+            let secs = now.duration_since(at).as_secs_f64();
+            let row = |source: &str, name: &str, value: f64| ObservationRow {
+                t: t as i64 - 1,
+                source: source.to_string(),
+                name: name.to_string(),
+                value,
+            };
+            let mut rows = vec![row("fathom", "cpu_cores", (own_now - own) / secs)];
+            if !running.is_empty() || !theirs.is_empty() {
+                rows.push(row("programs", "cpu_cores", programs_cpu_seconds(&theirs, &theirs_now) / secs));
+            }
+            if let (Some(a), Some(b)) = (&cpu, &cpu_now) {
+                rows.extend(percent(a, b).into_iter().map(|(n, v)| row("host", n, v)));
+            }
+            for ((name, a), (_, b)) in disk.iter().zip(&disk_now) {
+                let source = format!("device:{name}");
+                rows.extend(diskstats::iostat(a, b, secs).into_iter().map(|(n, v)| row(&source, n, v)));
+            }
+            sink.send(Record::Observations(rows));
+            (cpu, own, disk, at, theirs) = (cpu_now, own_now, disk_now, now, theirs_now);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

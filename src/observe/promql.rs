@@ -2,10 +2,15 @@
 //! exporter on storage nodes, an array's exporter), evaluated every interval of the run
 //! and stored with it next to what the workloads saw.
 
+use super::seam::{Observer, RunClock};
 use crate::http;
 use crate::scenario::RemoteQueries;
+use crate::store::ObservationRow;
+use crate::store::sink::{Record, Sink};
 use serde_json::Value;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 /// One value of one series: the query's name with the series' labels, e.g.
 /// `disk_busy{device="sda",instance="node1:9100"}`, and its value.
@@ -64,6 +69,50 @@ fn points(name: &str, answer: &Value) -> Result<Vec<Point>, String> {
             .collect()),
         other => {
             Err(format!("a {} result; a query must give an instant vector or a scalar", other.unwrap_or("missing")))
+        }
+    }
+}
+
+/// The remote observer: `remote`'s queries every interval, each value stored at the
+/// second it was taken (source `prometheus`). Failures are said once per query through
+/// `progress`, not every interval, and do not stop the run.
+pub struct Remote {
+    pub remote: RemoteQueries,
+    pub progress: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+impl Observer for Remote {
+    fn name(&self) -> &'static str {
+        "observe-remote"
+    }
+
+    fn observe(self: Box<Self>, sink: Sink, clock: RunClock, stop: &AtomicBool) -> crate::error::Result<()> {
+        let client = client(&self.remote)?;
+        let mut said: Vec<String> = Vec::new();
+        let mut next = Instant::now();
+        loop {
+            if !crate::clock::sleep_until(next, stop) {
+                return Ok(());
+            }
+            let t = clock.start.elapsed().as_secs() as i64;
+            let mut rows = Vec::new();
+            for result in query_all(&client, &self.remote) {
+                match result {
+                    Ok(points) => rows.extend(points.into_iter().map(|(name, value)| ObservationRow {
+                        t,
+                        source: "prometheus".into(),
+                        name,
+                        value,
+                    })),
+                    Err(e) if !said.contains(&e) => {
+                        (self.progress)(&format!("observe: {}: {e}", self.remote.url));
+                        said.push(e);
+                    }
+                    Err(_) => {}
+                }
+            }
+            sink.send(Record::Observations(rows));
+            next += self.remote.interval;
         }
     }
 }

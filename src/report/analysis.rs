@@ -3,6 +3,7 @@
 //! first phase (interference), and for runs of several phases the latency–throughput
 //! curve with its knee and a Universal Scalability Law fit.
 
+use super::checkpoints::Checkpoints;
 use super::measured::{PhaseSummary, WorkloadSummary};
 use super::views::{self, InterferenceRow, Sweep};
 use crate::analysis::interference::{self, Change, Figures};
@@ -38,6 +39,9 @@ pub struct Analysis {
     pub interference: Vec<InterferenceRow>,
     /// The scenario's `compare:` workloads, each against the first.
     pub compared: Vec<Compared>,
+    /// Each database workload's checkpoints against its rate, and its rate's variation
+    /// per phase (see docs/databases.md).
+    pub checkpoints: Vec<Checkpoints>,
 }
 
 /// One workload of `compare:` against the first (the baseline), over their measured
@@ -242,6 +246,7 @@ pub fn analyze(
     compare: &[String],
 ) -> Result<Analysis> {
     let littles = workloads.iter().filter_map(|w| little(w, phases)).collect();
+    let checkpoints = super::checkpoints::analyze(store, run, workloads, phases)?;
     let phases = studied(phases);
     let mut per_phase = Vec::new();
     let mut firsts: Vec<(String, Figures)> = Vec::new();
@@ -299,6 +304,7 @@ pub fn analyze(
         sweep,
         interference,
         compared: compared(store, run, workloads, compare)?,
+        checkpoints,
     })
 }
 

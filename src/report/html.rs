@@ -320,7 +320,14 @@ impl Report {
     fn analysis(&self, h: &mut String) {
         let s = &self.summary;
         h.push_str("<section id=\"analysis\"><h2>Analysis</h2>");
-        for t in [findings::compared(s), findings::littles_law(s), phases::ran(s), phases::steadiness(s)] {
+        let tables = [
+            findings::compared(s),
+            findings::littles_law(s),
+            phases::ran(s),
+            phases::steadiness(s),
+            findings::checkpoints(s),
+        ];
+        for t in tables {
             table::html::render(&t, h);
         }
         self.expectations(h);

@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod bins;
 pub mod chart;
+pub mod checkpoints;
 pub mod compare;
 pub mod expect;
 pub mod format;

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::metrics::Op;
 use crate::store::{Observed, Store};
 use hdrhistogram::Histogram;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The phases as shaded bands and the marks as lines, for every time-series chart.
 pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
@@ -28,11 +28,23 @@ pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
     } else {
         Vec::new()
     };
+    // a server's checkpoints are named by kind (their label is the server), the
+    // server's name added when the run has several
+    let servers = s.events.iter().filter(|e| e.kind == "checkpoint").map(|e| &e.label).collect::<BTreeSet<_>>().len();
     let marks = s
         .events
         .iter()
-        .filter(|e| ["mark", "exec", "hook", "host-lost"].contains(&e.kind.as_str()))
-        .map(|e| Mark { x: e.at_ms as f64 / 1000.0, label: e.label.clone() })
+        .filter(|e| ["mark", "exec", "hook", "host-lost", "checkpoint", "autovacuum"].contains(&e.kind.as_str()))
+        .map(|e| {
+            // autovacuum runs come by the dozen a minute: their lines go unlabelled
+            let label = match e.kind.as_str() {
+                "autovacuum" => String::new(),
+                "checkpoint" if servers > 1 => format!("checkpoint {}", e.label),
+                "checkpoint" => e.kind.clone(),
+                _ => e.label.clone(),
+            };
+            Mark { x: e.at_ms as f64 / 1000.0, label }
+        })
         .collect();
     (bands, marks)
 }
@@ -158,12 +170,88 @@ pub(super) fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result
         size.add("areq-sz", Style::Line, series(&d.source, "areq_sz_kB")?);
         charts.extend([io, wait, size]);
     }
+    charts.extend(postgres_charts(store, s, bin)?);
     for c in &mut charts {
         c.bands = bands.clone();
         c.marks = marks.clone();
         c.step = Some(bin as f64);
     }
     Ok(charts.into_iter().filter(|c| !c.is_empty()).collect())
+}
+
+/// Each observed PostgreSQL server's figures over the run, per second: commits and
+/// rollbacks, blocks read, buffers written by whom, WAL written, and its client backends
+/// by what they wait on. The views' counters are stored as they are (cumulative, as
+/// postgres_exporter serves them); a chart draws their change per second.
+fn postgres_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>> {
+    let mut sources: Vec<&str> =
+        s.observed.iter().map(|o| o.source.as_str()).filter(|x| x.starts_with("postgres:")).collect();
+    sources.dedup();
+    let time = || Axis::new("time into the run", Unit::Seconds);
+    let mut charts = Vec::new();
+    for source in sources {
+        let server = source.trim_start_matches("postgres:");
+        let named = |prefix: &str| -> Vec<String> {
+            s.observed
+                .iter()
+                .filter(|o| o.source == source && o.name.starts_with(prefix))
+                .map(|o| o.name.clone())
+                .collect()
+        };
+        // the change per second of the sum of `names`, between bins
+        let per_second = |names: &[String], scale: f64| -> Result<Vec<(f64, f64)>> {
+            let mut sum: BTreeMap<i64, f64> = BTreeMap::new();
+            for n in names {
+                for (t, v) in store.observation_series(s.run.id, source, n, bin)? {
+                    *sum.entry(t).or_default() += v;
+                }
+            }
+            let points: Vec<(i64, f64)> = sum.into_iter().collect();
+            Ok(points.windows(2).map(|w| (w[1].0 as f64, (w[1].1 - w[0].1).max(0.0) / bin as f64 * scale)).collect())
+        };
+        let chart = |id: &str, title: &str, y: &str| {
+            Chart::new(
+                &format!("obs-pg-{server}-{id}"),
+                &format!("PostgreSQL {server}: {title}"),
+                time(),
+                Axis::new(y, Unit::Count),
+            )
+        };
+        let mut xact = chart("xact", "transactions per second", "per second");
+        xact.add("commits", Style::Line, per_second(&named("pg_stat_database_xact_commit"), 1.0)?);
+        xact.add("rollbacks", Style::Line, per_second(&named("pg_stat_database_xact_rollback"), 1.0)?);
+        let mut blocks = chart("blocks", "blocks read and hit in shared buffers per second", "blocks/s");
+        blocks.add("read", Style::Line, per_second(&named("pg_stat_database_blks_read"), 1.0)?);
+        blocks.add("hit", Style::Dashed, per_second(&named("pg_stat_database_blks_hit"), 1.0)?);
+        let mut buffers = chart("buffers", "buffers written per second, by whom", "buffers/s");
+        for (label, names) in [
+            (
+                "checkpointer",
+                ["pg_stat_bgwriter_buffers_checkpoint_total", "pg_stat_checkpointer_buffers_written_total"],
+            ),
+            ("bgwriter", ["pg_stat_bgwriter_buffers_clean_total", ""]),
+            ("backends", ["pg_stat_bgwriter_buffers_backend_total", ""]),
+        ] {
+            let names: Vec<String> = names.iter().filter(|n| !n.is_empty()).flat_map(|n| named(n)).collect();
+            buffers.add(label, Style::Line, per_second(&names, 1.0)?);
+        }
+        let mut wal = chart("wal", "WAL written (MB/s)", "MB/s");
+        wal.add("WAL", Style::Line, per_second(&named("pg_stat_wal_wal_bytes"), 1e-6)?);
+        let mut waits = chart("waits", "client backends at work, by wait event type", "backends");
+        for name in named("pg_stat_activity_wait_event_type_count") {
+            let label = name.split('"').nth(1).unwrap_or(&name).to_string();
+            let points = store.observation_series(s.run.id, source, &name, bin)?;
+            if points.iter().any(|p| p.1 > 0.0) {
+                waits.add(
+                    &label,
+                    Style::Line,
+                    points.into_iter().map(|(t, v)| (t as f64 + bin as f64 / 2.0, v)).collect(),
+                );
+            }
+        }
+        charts.extend([xact, blocks, buffers, wal, waits]);
+    }
+    Ok(charts)
 }
 
 /// True when the bin of `bin` seconds from `t` overlaps a phase (`[start, end)`), or

@@ -3,11 +3,12 @@
 //! the workloads. It ends once every sample is stored and the drivers' programs stopped.
 
 use super::state::{RunOptions, Session, Staged};
+use crate::drivers::ReadyDrivers;
 use crate::engine::demand::Demand;
 use crate::error::{Error, Result};
 use crate::export::prometheus::Endpoint;
 use crate::metrics::totals::{Totals, WorkloadInfo};
-use crate::observe::{Observers, diskstats, host};
+use crate::observe::{Observer, Observers, RunClock, diskstats, host, postgres, promql};
 use crate::report::status_line::View;
 use crate::store::collector::{self, Writer};
 use crate::store::sink::Sink;
@@ -58,15 +59,8 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, store_dir:
         .spawn(move || collector::run(Writer::new(writer, run, &feed, &halt, &kept), clock_start, rx, records))
         .map_err(|e| Error::failed(format!("starting the collector: {e}")))?;
 
-    let devices = diskstats::devices_of(&targets);
-    let observers = Observers::start(
-        &sink,
-        clock_start,
-        devices,
-        crate::children::running,
-        s.scenario.remote.clone(),
-        s.progress.clone(),
-    )?;
+    let observing = observers(s, &prepared, diskstats::devices_of(&targets));
+    let observers = Observers::start(&sink, RunClock { start: clock_start, unix_ms: clock_unix_ms }, observing)?;
 
     let no_hooks = crate::scenario::hooks::Hooks::default();
     let cx = timeline::Context {
@@ -106,6 +100,39 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, store_dir:
     let stored = stored.and(observed);
     let stored = stored.and(prepared.stop());
     Ok(Measured { outcome, stored, clock_start, cpu_before, demand_before, endpoint })
+}
+
+/// What the run observes: the host and the devices under the targets, the scenario's
+/// remote queries, and each PostgreSQL server its workloads use (one observer per
+/// server, whichever workloads share it: their names, joined, name it).
+fn observers(s: &Session, prepared: &ReadyDrivers, devices: Vec<String>) -> Vec<Box<dyn Observer>> {
+    let mut observers: Vec<Box<dyn Observer>> =
+        vec![Box::new(host::Local { devices, programs: crate::children::running })];
+    if let Some(remote) = s.scenario.remote.clone() {
+        observers.push(Box::new(promql::Remote { remote, progress: s.progress.clone() }));
+    }
+    let mut servers: Vec<postgres::Server> = Vec::new();
+    for pg in prepared.servers() {
+        let name = s.scenario.workloads.get(pg.workload).map(|w| w.name.clone()).unwrap_or_default();
+        match servers
+            .iter_mut()
+            .find(|x| (&x.log, &x.dsn) == (&pg.log, &pg.dsn) || (pg.log.is_some() && x.log == pg.log))
+        {
+            Some(x) => x.name = format!("{},{name}", x.name),
+            None => servers.push(postgres::Server { name, dsn: pg.dsn, log: pg.log }),
+        }
+    }
+    if servers.is_empty() {
+        return observers;
+    }
+    match crate::drivers::postgres::client("psql") {
+        Ok(psql) => observers.extend(servers.into_iter().map(|server| {
+            Box::new(postgres::Postgres { server, psql: psql.clone(), progress: s.progress.clone() })
+                as Box<dyn Observer>
+        })),
+        Err(e) => (s.progress)(&format!("observe: PostgreSQL is not observed: {e}")),
+    }
+    observers
 }
 
 /// The run's live totals, which the live view and the Prometheus endpoint read.

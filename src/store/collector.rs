@@ -71,6 +71,10 @@ impl<'a> Writer<'a> {
             Record::Worker { id, host, .. } => {
                 self.hosts.insert(*id, host.clone());
             }
+            // PostgreSQL's series carry postgres_exporter's names: the endpoint serves them
+            Record::Observations(rows) => self.totals.set_exported(
+                rows.iter().filter(|r| r.source.starts_with("postgres:")).map(|r| (&*r.source, &*r.name, r.value)),
+            ),
             _ => {}
         }
         let run = self.run;

@@ -27,7 +27,9 @@ pub struct PhaseRow {
 pub struct EventRow {
     /// When it began, in ms of the run clock.
     pub at_ms: i64,
-    /// `exec`, `wait_until`, `prefill`, `zero` or `mark`.
+    /// `exec`, `hook`, `wait_until`, `prefill`, `zero`, `mark`, a program's (`pgbench`,
+    /// `tpcc`), or a PostgreSQL server's `checkpoint` and `autovacuum` (their label the
+    /// workloads it serves).
     pub kind: String,
     pub label: String,
     /// A command's exit status, 0 for a probe that succeeded, None for marks and

@@ -55,7 +55,7 @@ impl Fixture {
     pub fn run(&self, scenario: &str) -> RunBuilder<'_> {
         let scenario = Scenario::load(&Source { origin: "fixture.yaml".into(), text: scenario }, &[])
             .unwrap_or_else(|e| panic!("the fixture's scenario: {e}"));
-        RunBuilder { fixture: self, scenario, t: 0, started: Vec::new(), phases: Vec::new() }
+        RunBuilder { fixture: self, scenario, t: 0, started: Vec::new(), phases: Vec::new(), besides: Vec::new() }
     }
 }
 
@@ -114,6 +114,8 @@ pub struct RunBuilder<'a> {
     /// Each workload started so far: its index, the second it started and its phase.
     started: Vec<(usize, u32, String)>,
     phases: Vec<Phase>,
+    /// What the observers and the timeline sent besides (events, observations).
+    besides: Vec<Record>,
 }
 
 impl RunBuilder<'_> {
@@ -146,6 +148,13 @@ impl RunBuilder<'_> {
         self
     }
 
+    /// A record an observer or the timeline sends during the run (an event, a
+    /// second's observations), written after the phases.
+    pub fn record(mut self, r: Record) -> Self {
+        self.besides.push(r);
+        self
+    }
+
     fn index(&self, name: &str) -> usize {
         self.scenario
             .workloads
@@ -155,7 +164,7 @@ impl RunBuilder<'_> {
     }
 
     /// Writes the run, completed, and returns its id.
-    pub fn finish(self) -> i64 {
+    pub fn finish(mut self) -> i64 {
         let store = Store::open(&self.fixture.dir).expect("a fixture's store opens");
         let s = &self.scenario;
         let command = format!("fathom run {}.yaml", s.name);
@@ -165,6 +174,7 @@ impl RunBuilder<'_> {
         let (sink, records) = Sink::new();
         let (samples, received) = std::sync::mpsc::channel();
         self.send(&sink, &samples);
+        std::mem::take(&mut self.besides).into_iter().for_each(|r| sink.send(r));
         drop((sink, samples));
         let (totals, stop) = (Totals::new(run, &s.name, Vec::new()), AtomicBool::new(false));
         let reserve = Reserve::take(&self.fixture.dir, 1, &[1]).expect("the reserve");

@@ -7,9 +7,10 @@ use crate::error::Result;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
-/// One observed value. `source` is `host`, `fathom`, `device:NAME` or `prometheus`
-/// (an agent's, on the controller: `host:HOST`, `fathom:HOST`, `device:NAME@HOST`);
-/// `name` is the figure (`usr_pct`, `w_s`, ...) or a remote series.
+/// One observed value. `source` is `host`, `fathom`, `device:NAME`, `prometheus` or
+/// `postgres:NAME` (an agent's, on the controller: `host:HOST`, `fathom:HOST`,
+/// `device:NAME@HOST`); `name` is the figure (`usr_pct`, `w_s`, ...) or a series named
+/// as its exporter names it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObservationRow {
     /// The second of the run clock the value covers: `[t, t+1)` for rates.

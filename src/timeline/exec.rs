@@ -90,21 +90,23 @@ pub struct Ready {
     timeout: Duration,
 }
 
-/// Readies command step `c` of the run in `cx`: a hook's command from the hooks file,
-/// told its name, arguments, hosts and run in `FATHOM_*` variables. Hooks and their
-/// hosts were checked before the run ([`check`]).
-pub fn ready(c: &CommandStep, cx: &Context) -> Ready {
+/// Readies command step `c` of the run in `cx` of `scenario`: a hook's command from the
+/// hooks file, told its name, arguments, hosts and run in `FATHOM_*` variables. Hooks
+/// and their hosts were checked before the run ([`check`]). Both are told how to reach
+/// the PostgreSQL servers of the workloads ([`pg_env`]).
+pub fn ready(c: &CommandStep, cx: &Context, scenario: &Scenario) -> Ready {
     match &c.command {
         steps::Command::Exec(command) => Ready {
             kind: "exec",
             label: command.clone(),
             shown: c.command.to_string(),
             command: command.clone(),
-            env: Vec::new(),
+            env: pg_env(cx, scenario),
             timeout: c.timeout,
         },
         steps::Command::Hook { name, args, hosts } => {
             let mut env = vec![("FATHOM_HOOK".to_string(), name.clone()), ("FATHOM_RUN_ID".into(), cx.run.to_string())];
+            env.extend(pg_env(cx, scenario));
             for (key, value) in args {
                 env.push((format!("FATHOM_ARG_{}", env_name(key)), value.clone()));
             }
@@ -124,6 +126,22 @@ pub fn ready(c: &CommandStep, cx: &Context) -> Ready {
             }
         }
     }
+}
+
+/// How a command reaches each workload's PostgreSQL server (a throwaway cluster's
+/// address is known only once it runs): `FATHOM_DSN_<WORKLOAD>` for each, and
+/// `FATHOM_DSN` for the first, so that a step can act on the server (a `CHECKPOINT`,
+/// a setting changed) while the workloads run.
+fn pg_env(cx: &Context, scenario: &Scenario) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    for pg in cx.drivers.servers() {
+        let Some(w) = scenario.workloads.get(pg.workload) else { continue };
+        if env.is_empty() {
+            env.push(("FATHOM_DSN".to_string(), pg.dsn.clone()));
+        }
+        env.push((format!("FATHOM_DSN_{}", env_name(&w.name)), pg.dsn));
+    }
+    env
 }
 
 /// `KEY` as an environment variable's name: upper case, anything but letters and digits

@@ -189,7 +189,7 @@ impl Executor<'_> {
             Action::Fill { workload, zero } => self.fill(workload, zero),
             Action::Command(ref c) => {
                 let cx = self.cx;
-                let ready = exec::ready(c, cx);
+                let ready = exec::ready(c, cx, self.scenario);
                 match c.repeat {
                     Some(repeat) => self.background.start(ready, repeat, cx.clock_start, cx.stop.clone()),
                     None => {

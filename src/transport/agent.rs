@@ -8,7 +8,7 @@ use super::protocol::{Command, Reply, VERSION, WireSample};
 use crate::engine::{self, WorkerThread, target};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::observe::{Observers, diskstats};
+use crate::observe::{Observers, RunClock, diskstats, host};
 use crate::scenario::{Override, Scenario, Source};
 use crate::store::sink::{Record, Sink};
 use std::collections::HashMap;
@@ -322,8 +322,10 @@ fn observe(out: &Out, clock_start: Instant, laid_out: &HashMap<usize, LaidOut>) 
             }
         }
     });
-    let observers =
-        Observers::start(&sink, clock_start, diskstats::devices_of(&paths), Vec::new, None, Arc::new(|_: &str| {}));
+    let host = host::Local { devices: diskstats::devices_of(&paths), programs: Vec::new };
+    let clock =
+        RunClock { start: clock_start, unix_ms: crate::clock::unix_ms() - clock_start.elapsed().as_millis() as i64 };
+    let observers = Observers::start(&sink, clock, vec![Box::new(host)]);
     Observing { observers: observers.ok(), forward }
 }
 

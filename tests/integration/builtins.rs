@@ -353,3 +353,38 @@ fn net_streams() {
         assert!(w["profile"]["link_bps"].is_null(), "{name}: {}", w["profile"]);
     }
 }
+
+#[test]
+fn checkpoint_tuning() {
+    // max_wal_size small, so that a shortened step still sees checkpoints (forced by WAL)
+    let show = run_builtin_scaled("checkpoint-tuning", SCALE, &["warehouses=1", "clients=2", "max_wal=64MB"]);
+    assert_eq!(labels(&show), vec!["tight", "spread"]);
+    // each cluster's checkpoints are events of its own workload, judged against its NOPM
+    let events = show["events"].as_array().unwrap();
+    let judged = show["analysis"]["checkpoints"].as_array().unwrap();
+    for name in ["tight", "spread"] {
+        let theirs = events.iter().filter(|e| e["kind"] == "checkpoint" && e["label"] == name).count();
+        assert!(theirs >= 2, "{name}: {theirs} checkpoints: {events:?}");
+        let c = judged.iter().find(|c| c["workload"] == name).unwrap_or_else(|| panic!("{name}: {judged:?}"));
+        assert_eq!(c["unit"], "NOPM");
+        assert!(!c["effects"].as_array().unwrap().is_empty(), "{c}");
+        assert!(c["variation"][0][1].as_f64().unwrap() >= 0.0, "{c}");
+        // every stall found is a fall of its rate below the rate before
+        for e in c["effects"].as_array().unwrap() {
+            if let Some(pct) = e["stall"]["drop_percent"].as_f64() {
+                assert!(pct > 0.0 && e["during"].as_f64() < e["before"].as_f64(), "{e}");
+            }
+        }
+    }
+    // the verdict is new-order's p99 of each side (the expectation's in ns), compared
+    let p99 = |name: &str| {
+        let op = crate::common::ops(&show, name).iter().find(|o| o["op"] == "new-order").unwrap();
+        op["latency"]["p99_us"].as_f64().unwrap() * 1000.0
+    };
+    let e = &show["expectations"][0];
+    assert_eq!(e["text"], "spread.new-order.p99 < 1 x tight.new-order.p99", "{e}");
+    let (spread, tight) = (p99("spread"), p99("tight"));
+    let near = |x: f64, y: f64| (x - y).abs() <= 1e-6 * y.abs().max(1.0);
+    assert!(near(e["measured"].as_f64().unwrap(), spread) && near(e["reference"].as_f64().unwrap(), tight), "{e}");
+    assert_eq!(e["passed"], spread < tight, "{e}");
+}

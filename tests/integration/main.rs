@@ -11,6 +11,7 @@ mod builtins;
 mod completions;
 mod curve;
 mod data_content;
+mod databases;
 mod fidelity;
 mod fio_driver;
 mod fio_engine_jobfile;

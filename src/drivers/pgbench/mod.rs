@@ -15,7 +15,7 @@
 
 pub mod log;
 
-use super::driver::{Driver, LaunchContext, Ready, bad_input, finish_program, spawn_program};
+use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, finish_program, spawn_program};
 use super::postgres::{self, Clusters};
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
@@ -186,6 +186,15 @@ impl Ready for Databases {
     /// Stops every throwaway cluster; the first error, if any.
     fn stop(mut self: Box<Self>) -> Result<()> {
         self.clusters.stop()
+    }
+
+    fn servers(&self) -> Vec<PgServer> {
+        let server = |(&workload, dsn): (&usize, &String)| PgServer {
+            workload,
+            dsn: dsn.clone(),
+            log: self.clusters.log_of(dsn),
+        };
+        self.dsn.iter().map(server).collect()
     }
 }
 

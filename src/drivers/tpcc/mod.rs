@@ -14,7 +14,7 @@ pub mod figures;
 pub mod hammerdb;
 pub mod load;
 
-use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
+use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
 use super::pgbench::{self, Invocation};
 use super::postgres::Clusters;
 use crate::clock::sleep_until;
@@ -230,6 +230,15 @@ impl Ready for Databases {
 
     fn stop(mut self: Box<Self>) -> Result<()> {
         self.clusters.stop()
+    }
+
+    fn servers(&self) -> Vec<PgServer> {
+        let server = |(&workload, (dsn, _)): (&usize, &(String, Loaded))| PgServer {
+            workload,
+            dsn: dsn.clone(),
+            log: self.clusters.log_of(dsn),
+        };
+        self.ready.iter().map(server).collect()
     }
 }
 

@@ -7,6 +7,7 @@ use crate::report::format::{count, latency_us, rate_in, seconds, sig3};
 use crate::report::summary::RunSummary;
 use crate::report::table::{Cell, Column, Mark, Row, Table};
 use crate::store::RunRow;
+use std::collections::BTreeMap;
 
 /// The scenario's `compare:` workloads, each against the first, over their measured
 /// windows.
@@ -85,14 +86,24 @@ pub fn littles_law(s: &RunSummary) -> Table {
 pub fn events(s: &RunSummary) -> Table {
     let columns = vec![Column::figure("at"), Column::name("event"), Column::figure("took")];
     let mut t = Table::new("events", "timeline events", columns);
-    for e in &s.events {
+    // autovacuum runs come by the dozen a minute: counted per server, listed in --json
+    let mut vacuums: BTreeMap<&str, (usize, i64)> = BTreeMap::new();
+    // in the order they happened (a program's closing event is written as it ends)
+    let mut events: Vec<&crate::store::EventRow> = s.events.iter().collect();
+    events.sort_by_key(|e| e.at_ms);
+    for e in events {
+        if e.kind == "autovacuum" {
+            let (n, longest) = vacuums.entry(&e.label).or_default();
+            (*n, *longest) = (*n + 1, (*longest).max(e.took_ms.unwrap_or(0)));
+            continue;
+        }
         let status = match (e.kind.as_str(), e.status) {
-            ("mark", _) => String::new(),
+            ("mark" | "checkpoint", _) => String::new(),
             (_, Some(0)) => " ok".into(),
             (_, Some(n)) => format!(" failed ({n})"),
             (_, None) => " failed".into(),
         };
-        if e.kind == "host-lost" || crate::scenario::program::find(&e.kind).is_some() {
+        if ["host-lost", "checkpoint"].contains(&e.kind.as_str()) || crate::scenario::program::find(&e.kind).is_some() {
             t.after.push(format!("  {} {}: {}", e.kind, e.label, e.detail));
         }
         let cells = vec![
@@ -101,6 +112,9 @@ pub fn events(s: &RunSummary) -> Table {
             e.took_ms.map(|ms| format!("{:.1} s", ms as f64 / 1000.0)).unwrap_or_default().into(),
         ];
         t.push(Row::new(cells).mark(if e.status.is_some_and(|n| n != 0) { Mark::Fail } else { Mark::Plain }));
+    }
+    for (server, (n, longest)) in vacuums {
+        t.after.push(format!("  autovacuum {server}: {n} runs, the longest {:.1} s", longest as f64 / 1000.0));
     }
     t
 }
@@ -111,7 +125,10 @@ pub fn observed(s: &RunSummary) -> Table {
     let mut t = Table::new("observed", "observed", vec![Column::name("source"), Column::name("figures")])
         .note("mean over the run");
     let mut sources: Vec<&String> = Vec::new();
-    for source in s.observed.iter().map(|o| &o.source).filter(|src| *src != "prometheus") {
+    // remote series and PostgreSQL's are many, named as their exporters name them: their
+    // charts and the checkpoints table show them
+    let listed = |src: &&String| *src != "prometheus" && !src.starts_with("postgres:");
+    for source in s.observed.iter().map(|o| &o.source).filter(listed) {
         if !sources.contains(&source) {
             sources.push(source);
         }
@@ -233,6 +250,51 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> Table {
             headline.clone().unwrap_or_default(),
         ];
         t.push(Row::new(cells.into_iter().map(Cell::from).collect()));
+    }
+    t
+}
+
+/// Each database workload's checkpoints that stalled it: when, how long, its rate before
+/// and during, how far it fell; then per workload how many checkpoints were judged and
+/// stalled, each stall in a sentence, and the rate's coefficient of variation per phase.
+pub fn checkpoints(s: &RunSummary) -> Table {
+    let columns = vec![
+        Column::name("workload"),
+        Column::figure("checkpoint at"),
+        Column::figure("took"),
+        Column::figure("rate before"),
+        Column::figure("during"),
+        Column::name("stall"),
+    ];
+    let mut t = Table::new("checkpoints", "checkpoints that stalled the rate", columns)
+        .note("rate: new orders per minute (TPC-C) or transactions per second");
+    let rate = |c: &crate::report::checkpoints::Checkpoints, v: f64| {
+        format!("{} {}", crate::metrics::format::count(c.in_unit(v)), c.unit)
+    };
+    for c in &s.analysis.checkpoints {
+        for e in &c.effects {
+            let Some(st) = &e.stall else { continue };
+            let cells = vec![
+                c.workload.clone().into(),
+                format!("{:.1} s", e.at_s).into(),
+                format!("{:.1} s", e.took_s).into(),
+                rate(c, e.before).into(),
+                rate(c, e.during).into(),
+                format!("fell {:.0}% for {} s", st.drop_percent, st.seconds).into(),
+            ];
+            t.push(Row::new(cells).mark(Mark::Fail));
+        }
+        let stalled = c.effects.iter().filter(|e| e.stall.is_some()).count();
+        t.after.push(format!("{}: {} checkpoints judged, {stalled} stalled its rate", c.workload, c.effects.len()));
+        t.after.extend(c.findings());
+        for (phase, cv) in &c.variation {
+            t.after.push(format!(
+                "{}: {} varies {:.0}% second to second in {phase} (CoV)",
+                c.workload,
+                c.unit,
+                cv * 100.0
+            ));
+        }
     }
     t
 }

@@ -42,6 +42,7 @@ pub fn terminal(s: &RunSummary, width: usize) -> String {
         ));
     }
     out.push_str(&shown(phases::steadiness(s)));
+    out.push_str(&shown(findings::checkpoints(s)));
     out.push_str(&shown(findings::compared(s)));
     for l in curve(s) {
         out.push_str(&text::wrap(&l, width));

@@ -1,0 +1,499 @@
+//! Inside PostgreSQL, once a second while a run measures: the statistics views a DBA
+//! reads (pg_stat_database, the background writer and checkpointer, pg_stat_wal,
+//! pg_stat_io where the server has it) and the client backends per wait event type,
+//! stored as observations under postgres_exporter's metric names so that a dashboard
+//! reads fathom's store, its export or a live exporter alike. Checkpoints and autovacuum
+//! runs become timeline events: from the server's log on a throwaway cluster
+//! ([`super::pglog`]), else from the checkpoint counters.
+
+use super::pglog::LogTail;
+use super::seam::{Observer, RunClock};
+use crate::error::Result;
+use crate::store::sink::{Record, Sink};
+use crate::store::{EventRow, ObservationRow};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{ChildStderr, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, channel};
+use std::time::Duration;
+
+/// A PostgreSQL server a run's workloads use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    /// The workloads it serves, joined with `,`: its observations' source is
+    /// `postgres:NAME` and its events' label `NAME`.
+    pub name: String,
+    pub dsn: String,
+    /// The server's log, on a throwaway cluster (whose settings,
+    /// `drivers::postgres::OBSERVED`, log checkpoints and autovacuum runs with a Unix
+    /// timestamp on each line).
+    pub log: Option<PathBuf>,
+}
+
+impl Server {
+    pub fn source(&self) -> String {
+        format!("postgres:{}", self.name)
+    }
+}
+
+/// How long a second's queries may take before that second is left out.
+const ANSWER_WITHIN: Duration = Duration::from_secs(2);
+
+/// The PostgreSQL observer of one server: `psql` the client it queries through;
+/// `progress` hears, once, that the server cannot be queried (the run goes on without
+/// its series and, with a log, still with its events).
+pub struct Postgres {
+    pub server: Server,
+    pub psql: PathBuf,
+    pub progress: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+impl Observer for Postgres {
+    fn name(&self) -> &'static str {
+        "observe-postgres"
+    }
+
+    fn observe(self: Box<Self>, sink: Sink, clock: RunClock, stop: &AtomicBool) -> Result<()> {
+        let (server, source) = (&self.server, self.server.source());
+        let said = |e: &str| (self.progress)(&format!("observe: {source}: {e}; its pg_stat series stop here"));
+        let mut psql = Psql::start(&self.psql, &server.dsn).map_err(|e| said(&e)).ok();
+        let version = psql.as_mut().map(|p| p.ask("SHOW server_version_num;"));
+        let views = match version {
+            Some(Ok(lines)) => views(lines.first().and_then(|v| v.trim().parse().ok()).unwrap_or(0)),
+            Some(Err(e)) => {
+                said(&e);
+                psql = None;
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        let sql = query(&views);
+        let mut log = server.log.as_ref().map(|p| LogTail::at_end(p));
+        let mut counters = Counters::default();
+        for t in clock.start.elapsed().as_secs() + 1.. {
+            if !crate::clock::sleep_until(clock.start + Duration::from_secs(t), stop) {
+                return Ok(());
+            }
+            let mut events = Vec::new();
+            match psql.as_mut().map(|p| p.ask(&sql)) {
+                Some(Ok(lines)) => {
+                    let rows = parse(&views, &lines, t as i64, &source);
+                    if log.is_none() {
+                        events.extend(counters.checkpoint(&rows, t as i64, &server.name));
+                    }
+                    sink.send(Record::Observations(rows));
+                }
+                Some(Err(e)) if e != LATE => {
+                    said(&e);
+                    psql = None;
+                }
+                _ => {}
+            }
+            if let Some(tail) = log.as_mut() {
+                events.extend(tail.events(clock.unix_ms, &server.name));
+            }
+            events.into_iter().for_each(|e| sink.send(Record::Event(e)));
+        }
+        Ok(())
+    }
+}
+
+/// What [`Psql::ask`] says when the answer did not come in time (it is dropped when it
+/// comes, and that second has no values).
+const LATE: &str = "late";
+
+/// One long-lived psql, fed queries on its standard input, each batch followed by an
+/// `\echo` of a numbered sentinel line that marks the end of its answer. One connection
+/// for the whole run, as postgres_exporter keeps one: a new connection each second
+/// would be a backend forked each second, seen in the very figures observed. psql rather
+/// than a client library keeps fathom free of an async runtime and of a second way to
+/// reach PostgreSQL; a thread reads its answers so that a server that stops answering
+/// never holds the observer.
+struct Psql {
+    stdin: ChildStdin,
+    answers: Receiver<(u64, Vec<String>)>,
+    asked: u64,
+    /// The answer to the last batch has not come yet.
+    late: bool,
+    stderr: Option<ChildStderr>,
+    /// Killed when dropped.
+    _group: crate::children::Group,
+}
+
+const SENTINEL: &str = "fathom-observe-end";
+
+impl Psql {
+    fn start(psql: &Path, dsn: &str) -> std::result::Result<Psql, String> {
+        let mut cmd = Command::new(psql);
+        cmd.args(["-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-d", dsn])
+            .env("PGCONNECT_TIMEOUT", "5")
+            .env("PGAPPNAME", "fathom-observe")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut group = crate::children::Group::spawn(&mut cmd, "psql").map_err(|e| format!("starting psql: {e}"))?;
+        let (stdin, stdout, stderr) = (group.stdin(), group.stdout(), group.stderr());
+        let (Some(stdin), Some(stdout)) = (stdin, stdout) else { return Err("psql has no pipes".into()) };
+        let (tx, answers) = channel();
+        std::thread::Builder::new()
+            .name("observe-psql".into())
+            .spawn(move || {
+                let mut lines = Vec::new();
+                for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                    match line.strip_prefix(SENTINEL).map(|n| n.trim().parse::<u64>()) {
+                        Some(Ok(n)) if tx.send((n, std::mem::take(&mut lines))).is_err() => return,
+                        Some(Ok(_)) => {}
+                        _ => lines.push(line),
+                    }
+                }
+            })
+            .map_err(|e| format!("starting a thread: {e}"))?;
+        Ok(Psql { stdin, answers, asked: 0, late: false, stderr, _group: group })
+    }
+
+    /// The lines `sql` printed, or why there are none: psql ended (its error), or
+    /// [`LATE`]. While an answer is late nothing more is sent: a server that stops
+    /// answering for minutes never fills psql's input, so the observer always stops.
+    fn ask(&mut self, sql: &str) -> std::result::Result<Vec<String>, String> {
+        if self.late {
+            loop {
+                match self.answers.try_recv() {
+                    Ok((m, _)) if m == self.asked => break,
+                    Ok(_) => {}
+                    Err(TryRecvError::Empty) => return Err(LATE.into()),
+                    Err(TryRecvError::Disconnected) => return Err(self.ended()),
+                }
+            }
+            self.late = false;
+        }
+        self.asked += 1;
+        let n = self.asked;
+        writeln!(self.stdin, "{sql}\n\\echo {SENTINEL} {n}").map_err(|_| self.ended())?;
+        self.stdin.flush().map_err(|_| self.ended())?;
+        match self.answers.recv_timeout(ANSWER_WITHIN) {
+            Ok((_, lines)) => Ok(lines),
+            Err(RecvTimeoutError::Timeout) => {
+                self.late = true;
+                Err(LATE.into())
+            }
+            Err(RecvTimeoutError::Disconnected) => Err(self.ended()),
+        }
+    }
+
+    /// Why psql ended: the last line it said on stderr (it has ended, so reading to
+    /// the end does not wait).
+    fn ended(&mut self) -> String {
+        let mut text = String::new();
+        if let Some(mut e) = self.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut text);
+        }
+        let last = text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("").to_string();
+        if last.is_empty() { "psql ended".into() } else { format!("psql: {last}") }
+    }
+}
+
+/// One view's figures: `SELECT 'tag', label, columns... FROM from`, each column stored
+/// as `prefix` + its metric name (with `{label_name="label"}` when the view has one).
+#[derive(Debug, Clone, Copy)]
+struct View {
+    tag: &'static str,
+    prefix: &'static str,
+    label: Option<(&'static str, &'static str)>,
+    from: &'static str,
+    /// (column or expression, metric name).
+    columns: &'static [(&'static str, &'static str)],
+}
+
+const DATABASE: View = View {
+    tag: "db",
+    prefix: "pg_stat_database_",
+    label: Some(("datname", "datname")),
+    from: "pg_stat_database WHERE datname IS NOT NULL AND datname NOT IN ('template0', 'template1')",
+    columns: &[
+        ("numbackends", "numbackends"),
+        ("xact_commit", "xact_commit"),
+        ("xact_rollback", "xact_rollback"),
+        ("blks_read", "blks_read"),
+        ("blks_hit", "blks_hit"),
+        ("temp_files", "temp_files"),
+        ("temp_bytes", "temp_bytes"),
+        ("deadlocks", "deadlocks"),
+        ("blk_read_time", "blk_read_time"),
+        ("blk_write_time", "blk_write_time"),
+    ],
+};
+
+/// Before PostgreSQL 17 the checkpointer's counters are in pg_stat_bgwriter.
+const BGWRITER: View = View {
+    tag: "bgw",
+    prefix: "pg_stat_bgwriter_",
+    label: None,
+    from: "pg_stat_bgwriter",
+    columns: &[
+        ("checkpoints_timed", "checkpoints_timed_total"),
+        ("checkpoints_req", "checkpoints_req_total"),
+        ("checkpoint_write_time", "checkpoint_write_time_total"),
+        ("checkpoint_sync_time", "checkpoint_sync_time_total"),
+        ("buffers_checkpoint", "buffers_checkpoint_total"),
+        ("buffers_clean", "buffers_clean_total"),
+        ("maxwritten_clean", "maxwritten_clean_total"),
+        ("buffers_backend", "buffers_backend_total"),
+        ("buffers_alloc", "buffers_alloc_total"),
+    ],
+};
+
+/// PostgreSQL 17's pg_stat_bgwriter: the background writer's own counters only.
+const BGWRITER_17: View = View {
+    tag: "bgw",
+    prefix: "pg_stat_bgwriter_",
+    label: None,
+    from: "pg_stat_bgwriter",
+    columns: &[
+        ("buffers_clean", "buffers_clean_total"),
+        ("maxwritten_clean", "maxwritten_clean_total"),
+        ("buffers_alloc", "buffers_alloc_total"),
+    ],
+};
+
+const CHECKPOINTER: View = View {
+    tag: "ckp",
+    prefix: "pg_stat_checkpointer_",
+    label: None,
+    from: "pg_stat_checkpointer",
+    columns: &[
+        ("num_timed", "num_timed_total"),
+        ("num_requested", "num_requested_total"),
+        ("write_time", "write_time_total"),
+        ("sync_time", "sync_time_total"),
+        ("buffers_written", "buffers_written_total"),
+    ],
+};
+
+/// PostgreSQL 14 to 17 (18 moved the write and sync figures to pg_stat_io).
+const WAL: View = View {
+    tag: "wal",
+    prefix: "pg_stat_wal_",
+    label: None,
+    from: "pg_stat_wal",
+    columns: &[
+        ("wal_records", "wal_records_total"),
+        ("wal_fpi", "wal_fpi"),
+        ("wal_bytes", "wal_bytes"),
+        ("wal_buffers_full", "wal_buffers_full"),
+        ("wal_write", "wal_write"),
+        ("wal_sync", "wal_sync"),
+        ("wal_write_time", "wal_write_time"),
+        ("wal_sync_time", "wal_sync_time"),
+    ],
+};
+
+const WAL_18: View = View {
+    tag: "wal",
+    prefix: "pg_stat_wal_",
+    label: None,
+    from: "pg_stat_wal",
+    columns: &[
+        ("wal_records", "wal_records_total"),
+        ("wal_fpi", "wal_fpi"),
+        ("wal_bytes", "wal_bytes"),
+        ("wal_buffers_full", "wal_buffers_full"),
+    ],
+};
+
+/// PostgreSQL 16 and later: IO per backend type, summed over objects and contexts.
+const IO: View = View {
+    tag: "io",
+    prefix: "pg_stat_io_",
+    label: Some(("backend_type", "backend_type")),
+    from: "pg_stat_io GROUP BY backend_type",
+    columns: &[
+        ("sum(coalesce(reads, 0))", "reads"),
+        ("sum(coalesce(writes, 0))", "writes"),
+        ("sum(coalesce(extends, 0))", "extends"),
+        ("sum(coalesce(fsyncs, 0))", "fsyncs"),
+        ("sum(coalesce(read_time, 0))", "read_time"),
+        ("sum(coalesce(write_time, 0))", "write_time"),
+    ],
+};
+
+/// Client backends at work (active or in a transaction) per wait event type, `CPU` for
+/// those waiting on none, every type counted (0 too) so that a chart's line is whole.
+const WAITS: View = View {
+    tag: "wait",
+    prefix: "pg_stat_activity_",
+    label: Some(("wait_event_type", "k.t")),
+    from: "(VALUES ('CPU'), ('LWLock'), ('Lock'), ('BufferPin'), ('Activity'), ('Client'), ('Extension'), \
+           ('IPC'), ('Timeout'), ('IO')) AS k(t) LEFT JOIN pg_stat_activity a \
+           ON coalesce(a.wait_event_type, 'CPU') = k.t AND a.backend_type = 'client backend' \
+           AND a.state <> 'idle' AND a.pid <> pg_backend_pid() GROUP BY k.t",
+    columns: &[("count(a.pid)", "wait_event_type_count")],
+};
+
+/// The views a server of `version` (`server_version_num`) has.
+fn views(version: u32) -> Vec<View> {
+    let mut v = vec![DATABASE, WAITS];
+    v.push(if version >= 170_000 { BGWRITER_17 } else { BGWRITER });
+    if version >= 170_000 {
+        v.push(CHECKPOINTER);
+    }
+    if version >= 140_000 {
+        v.push(if version >= 180_000 { WAL_18 } else { WAL });
+    }
+    if version >= 160_000 {
+        v.push(IO);
+    }
+    v
+}
+
+/// One second's queries.
+fn query(views: &[View]) -> String {
+    let mut sql = String::new();
+    for v in views {
+        let label = v.label.map_or("''".to_string(), |(_, expr)| expr.to_string());
+        let columns: Vec<&str> = v.columns.iter().map(|c| c.0).collect();
+        sql.push_str(&format!("SELECT '{}', {label}, {} FROM {};\n", v.tag, columns.join(", "), v.from));
+    }
+    sql
+}
+
+/// An answer's lines as observations of second `t`.
+fn parse(views: &[View], lines: &[String], t: i64, source: &str) -> Vec<ObservationRow> {
+    let mut rows = Vec::new();
+    for line in lines {
+        let mut cells = line.split('\t');
+        let (Some(tag), Some(label)) = (cells.next(), cells.next()) else { continue };
+        let Some(v) = views.iter().find(|v| v.tag == tag) else { continue };
+        let labels = v.label.map(|(name, _)| format!("{{{name}=\"{}\"}}", label.replace('"', "'"))).unwrap_or_default();
+        for ((_, metric), cell) in v.columns.iter().zip(cells) {
+            if let Ok(value) = cell.trim().parse::<f64>() {
+                let name = format!("{}{metric}{labels}", v.prefix);
+                rows.push(ObservationRow { t, source: source.to_string(), name, value });
+            }
+        }
+    }
+    rows
+}
+
+/// The checkpoint counters of the last second, for a server whose log fathom cannot
+/// read (a `dsn`): a checkpoint shows as its counters rising.
+#[derive(Debug, Default)]
+struct Counters {
+    last: Option<[f64; 4]>,
+}
+
+impl Counters {
+    /// The checkpoint that ended by second `t` (the counters are reported as it
+    /// ends), as an event beginning its write and sync time earlier.
+    fn checkpoint(&mut self, rows: &[ObservationRow], t: i64, server: &str) -> Option<EventRow> {
+        let get = |names: [&str; 2]| rows.iter().filter(|r| names.contains(&r.name.as_str())).map(|r| r.value).sum();
+        let now = [
+            get(["pg_stat_bgwriter_checkpoints_timed_total", "pg_stat_checkpointer_num_timed_total"])
+                + get(["pg_stat_bgwriter_checkpoints_req_total", "pg_stat_checkpointer_num_requested_total"]),
+            get(["pg_stat_bgwriter_buffers_checkpoint_total", "pg_stat_checkpointer_buffers_written_total"]),
+            get(["pg_stat_bgwriter_checkpoint_write_time_total", "pg_stat_checkpointer_write_time_total"]),
+            get(["pg_stat_bgwriter_checkpoint_sync_time_total", "pg_stat_checkpointer_sync_time_total"]),
+        ];
+        let last = self.last.replace(now)?;
+        if now[0] <= last[0] {
+            return None;
+        }
+        let [_, buffers, write, sync] = [0, 1, 2, 3].map(|i| now[i] - last[i]);
+        let took = (write + sync).round() as i64;
+        Some(EventRow {
+            at_ms: t * 1000 - took,
+            kind: "checkpoint".into(),
+            label: server.to_string(),
+            status: None,
+            took_ms: Some(took),
+            detail: format!(
+                "from the counters: wrote {buffers:.0} buffers; write={:.3} s, sync={:.3} s",
+                write / 1e3,
+                sync / 1e3
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_follow_the_server_version() {
+        let tags = |v: u32| views(v).iter().map(|v| v.tag).collect::<Vec<_>>();
+        assert_eq!(tags(130_000), ["db", "wait", "bgw"]);
+        assert_eq!(tags(150_004), ["db", "wait", "bgw", "wal"]);
+        assert_eq!(tags(160_000), ["db", "wait", "bgw", "wal", "io"]);
+        assert_eq!(tags(170_002), ["db", "wait", "bgw", "ckp", "wal", "io"]);
+        let cols = |v: u32| views(v).iter().find(|v| v.tag == "wal").map(|v| v.columns.len());
+        assert_eq!((cols(170_000), cols(180_000)), (Some(8), Some(4)));
+    }
+
+    #[test]
+    fn answers_become_exporter_named_observations() {
+        let views = views(150_000);
+        let lines = ["db\ttpcc_0\t3\t120\t1\t5\t900\t0\t0\t0\t1.5\t0", "wait\tIO\t2", "junk", "bgw\t\t1\t2\t3"]
+            .map(String::from);
+        let rows = parse(&views, &lines, 7, "postgres:a");
+        let get = |n: &str| rows.iter().find(|r| r.name == n).map(|r| (r.t, r.value));
+        assert_eq!(get("pg_stat_database_xact_commit{datname=\"tpcc_0\"}"), Some((7, 120.0)));
+        assert_eq!(get("pg_stat_database_blk_read_time{datname=\"tpcc_0\"}"), Some((7, 1.5)));
+        assert_eq!(get("pg_stat_activity_wait_event_type_count{wait_event_type=\"IO\"}"), Some((7, 2.0)));
+        assert_eq!(get("pg_stat_bgwriter_checkpoints_req_total"), Some((7, 2.0)));
+        assert!(rows.iter().all(|r| r.source == "postgres:a"));
+        assert_eq!(rows.len(), 10 + 1 + 3);
+        assert!(query(&views).contains("FROM pg_stat_wal;"));
+    }
+
+    /// A stand-in for psql that answers `SELECT` with a row, sleeps 4 s on `SLOW` and
+    /// echoes what `\echo` asks, as psql does.
+    const FAKE: &str = "#!/bin/sh\nwhile read -r line; do case \"$line\" in\n\
+        '\\echo '*) echo \"${line#??????}\";;\n SLOW*) sleep 4;;\n SELECT*) echo row;;\n esac; done\n";
+
+    #[test]
+    fn one_batch_is_outstanding_at_most_and_a_late_answer_is_dropped() {
+        use std::os::unix::fs::PermissionsExt;
+        let fake = std::env::temp_dir().join(format!("fathom-fake-psql-{}", std::process::id()));
+        std::fs::write(&fake, FAKE).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut p = Psql::start(&fake, "dsn").unwrap();
+        assert_eq!(p.ask("SELECT 1;"), Ok(vec!["row".to_string()]));
+        assert_eq!(p.ask("SLOW;"), Err(LATE.to_string()));
+        // nothing is sent while the slow answer is out; once it is in, asking goes on
+        assert_eq!(p.ask("SELECT 2;"), Err(LATE.to_string()));
+        let mut tries = 0;
+        let answer = loop {
+            std::thread::sleep(Duration::from_millis(500));
+            tries += 1;
+            match p.ask("SELECT 3;") {
+                Err(e) if e == LATE && tries < 60 => continue,
+                other => break other,
+            }
+        };
+        assert_eq!(answer, Ok(vec!["row".to_string()]));
+        drop(p);
+        let _ = std::fs::remove_file(&fake);
+    }
+
+    #[test]
+    fn a_checkpoint_shows_as_its_counters_rising() {
+        let row = |name: &str, value: f64| ObservationRow { t: 0, source: "s".into(), name: name.into(), value };
+        let second = |n: f64, buffers: f64, write: f64| {
+            vec![
+                row("pg_stat_bgwriter_checkpoints_timed_total", n),
+                row("pg_stat_bgwriter_checkpoints_req_total", 0.0),
+                row("pg_stat_bgwriter_buffers_checkpoint_total", buffers),
+                row("pg_stat_bgwriter_checkpoint_write_time_total", write),
+                row("pg_stat_bgwriter_checkpoint_sync_time_total", 0.0),
+            ]
+        };
+        let mut c = Counters::default();
+        assert!(c.checkpoint(&second(1.0, 10.0, 100.0), 5, "a").is_none());
+        assert!(c.checkpoint(&second(1.0, 10.0, 100.0), 6, "a").is_none());
+        let e = c.checkpoint(&second(2.0, 510.0, 2600.0), 7, "a").unwrap();
+        assert_eq!((e.at_ms, e.took_ms, e.kind.as_str(), e.label.as_str()), (4500, Some(2500), "checkpoint", "a"));
+        assert!(e.detail.contains("wrote 500 buffers"), "{}", e.detail);
+    }
+}
