@@ -36,6 +36,7 @@ LAYERS = {
 }
 SAME_LAYER = {
     ("drivers", "engine"), ("drivers", "children"), ("transport", "engine"), ("transport", "observe"),
+    ("transport", "drivers"),
     ("export", "report"),
 }
 # the reading layer may not use the doing and running ones, `observe` aside

@@ -12,7 +12,7 @@ use crate::scenario::limits;
 use crate::scenario::units::Size;
 use serde::Serialize;
 use std::any::Any;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub struct TpccProgram;
 
@@ -281,6 +281,13 @@ impl Spec for Tpcc {
         );
         risks.push(Risk { rule: "tpcc-in-memory", warning: false, message });
         risks
+    }
+
+    /// On other hosts, each its own throwaway cluster; a `dsn`'s server stays here, its
+    /// database loaded once.
+    fn on_host(&self, target: Option<&Path>) -> Option<ProgramSpec> {
+        let target = target.map(Path::to_path_buf).or_else(|| self.target.clone());
+        self.dsn.is_none().then(|| ProgramSpec::new(Tpcc { target, ..self.clone() }))
     }
 
     fn as_any(&self) -> &dyn Any {
