@@ -14,6 +14,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use std::any::Any;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub struct PgbenchProgram;
 
@@ -210,7 +211,7 @@ impl Spec for Pgbench {
 
     /// A database that fits in shared_buffers or RAM: reads never reach storage. A
     /// custom script may only write (commit latency): its reads are not the point.
-    fn risks(&self, memory_bytes: Option<u64>) -> Vec<Risk> {
+    fn risks(&self, memory_bytes: Option<u64>, _ramp: Duration) -> Vec<Risk> {
         if !matches!(self.script, Script::Builtin(_)) {
             return Vec::new();
         }

@@ -13,6 +13,7 @@ use std::any::Any;
 use std::fmt::Debug;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A program a workload can name with `driver:`.
 pub trait Program: Sync {
@@ -60,8 +61,9 @@ pub trait Spec: Debug + Send + Sync + 'static {
     }
 
     /// What it risks measuring instead of what it is meant to (a database that fits in
-    /// memory), given this machine's RAM.
-    fn risks(&self, _memory_bytes: Option<u64>) -> Vec<Risk> {
+    /// memory, a cache still cold when measuring starts), given this machine's RAM and
+    /// the workload's `ramp`.
+    fn risks(&self, _memory_bytes: Option<u64>, _ramp: Duration) -> Vec<Risk> {
         Vec::new()
     }
 
