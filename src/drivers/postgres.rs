@@ -7,12 +7,13 @@
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
 //! cluster's directory.
 
+use super::driver::bad_input;
 use crate::children::{self, Tracked};
 use crate::error::{Error, Result};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
 /// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
@@ -57,6 +58,26 @@ pub fn client(program: &str) -> Result<PathBuf> {
     let dir =
         bindir().map_err(|_| Error::failed(format!("{program} not found: install PostgreSQL's client programs")))?;
     Ok(dir.join(program))
+}
+
+/// The installed pgbench's version line, or why it cannot be run.
+pub fn pgbench_version() -> Result<String> {
+    let path = client("pgbench")?;
+    let out = Command::new(&path).arg("--version").output().map_err(|e| {
+        Error::failed(format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))
+    })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A PostgreSQL program's check before anything is recorded: pgbench installed, and
+/// `connect` (each `dsn` reached), as bad input; a wait `stop` ended is
+/// [`Error::Interrupted`].
+pub fn check(stop: &AtomicBool, connect: impl FnOnce() -> Result<()>) -> Result<()> {
+    pgbench_version().map_err(bad_input)?;
+    connect().map_err(|e| match stop.load(Ordering::Relaxed) {
+        true => Error::Interrupted,
+        false => bad_input(e),
+    })
 }
 
 /// The user the cluster's programs run as: ourselves, or `postgres` when we are root.
@@ -329,7 +350,7 @@ impl Clusters {
             other => other,
         }
         // a cluster that will not start is its settings' or its place's
-        .map_err(|e| super::driver::bad_input(Error::failed(format!("{name}: {e}"))))?;
+        .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
         self.started.push((key, cluster));
         Ok(&self.started[n].1)
     }

@@ -15,7 +15,7 @@ pub mod load;
 
 use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
 use super::pgbench::{self, Invocation};
-use super::postgres::Clusters;
+use super::postgres::{self, Clusters};
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
@@ -187,11 +187,7 @@ impl Driver for TpccDriver {
     }
 
     fn check(&self, scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
-        pgbench::version().map_err(bad_input)?;
-        connect(scenario, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
-            true => Error::Interrupted,
-            false => bad_input(e),
-        })
+        postgres::check(stop, || connect(scenario, stop))
     }
 
     fn prepare(

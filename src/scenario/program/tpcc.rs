@@ -3,7 +3,7 @@
 //! throwaway cluster fathom creates on the storage under test or a server given by
 //! `dsn`. Each transaction type is an op of its own; `crate::drivers::tpcc` runs it.
 
-use super::pgbench::{no_secret, pg_size, settings, target};
+use super::pgbench::{fits_in, no_secret, settings, shared_buffers, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -253,16 +253,7 @@ impl Tpcc {
     /// A database that fits in shared_buffers (a throwaway cluster's) or RAM.
     fn in_memory(&self, memory_bytes: Option<u64>) -> Option<Risk> {
         let size = self.database_bytes();
-        let sb = match (&self.dsn, self.settings.iter().find(|(k, _)| k == "shared_buffers")) {
-            (Some(_), _) => None,
-            (None, None) => Some(128 << 20),
-            (None, Some((_, v))) => pg_size(v),
-        };
-        let fits = match (sb, memory_bytes) {
-            (Some(sb), _) if size <= sb => format!("shared_buffers ({})", Size(sb).human()),
-            (_, Some(ram)) if size < ram => format!("the {} of RAM", Size(ram).human()),
-            _ => return None,
-        };
+        let fits = fits_in(size, shared_buffers(&self.dsn, &self.settings), memory_bytes)?;
         let message = format!(
             "{} warehouses (about {}) fit in {fits}: after warm-up reads do not reach storage, so this run measures \
              commits and memory more than storage. For storage, raise `warehouses` past RAM (each is about {})",
