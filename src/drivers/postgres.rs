@@ -122,6 +122,36 @@ fn unreachable_by(dir: &Path, u: RunAs) -> Option<(PathBuf, u32)> {
     })
 }
 
+/// Why a server with `settings` would not start, from its log `text`: PostgreSQL's own
+/// errors, each without the log line's time and pid, led by the setting they are
+/// about. An error that names no setting (`huge_pages = on` on a machine with no huge
+/// pages reserved fails to map its shared memory) is led by the setting known to cause
+/// it, else by every setting given. None when the log says nothing of it.
+fn refused(settings: &[(String, String)], text: &str) -> Option<String> {
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR"))
+        .map(|l| ["FATAL:", "ERROR:", "LOG:"].iter().find_map(|k| l.find(k).map(|at| &l[at..])).unwrap_or(l))
+        .collect();
+    if errors.is_empty() {
+        return None;
+    }
+    let said = errors.join(" / ");
+    let set = |k: &str| settings.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    if settings.is_empty() || settings.iter().any(|(k, _)| said.contains(&format!("\"{k}\""))) {
+        return Some(said);
+    }
+    if said.contains("shared memory") && set("huge_pages") == Some("on") {
+        let reserved = crate::meminfo::count("HugePages_Total").unwrap_or(0);
+        return Some(format!(
+            "huge_pages = on, and this machine has {reserved} huge pages reserved (HugePages_Total in \
+             /proc/meminfo; reserve them with the vm.nr_hugepages sysctl, enough for shared_buffers): {said}"
+        ));
+    }
+    let all: Vec<String> = settings.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    Some(format!("with the settings {}: {said}", all.join(", ")))
+}
+
 /// A PostgreSQL cluster of fathom's own, running until dropped.
 pub struct Cluster {
     pub dir: PathBuf,
@@ -219,11 +249,7 @@ impl Cluster {
             cluster.running = false;
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             if !text.contains("could not bind") && !text.contains("already in use") {
-                let errors: Vec<&str> = text
-                    .lines()
-                    .filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR"))
-                    .collect();
-                let msg = if errors.is_empty() { last_lines(&out, 5) } else { errors.join(" / ") };
+                let msg = refused(settings, &text).unwrap_or_else(|| last_lines(&out, 5));
                 return Err(Error::failed(format!("PostgreSQL did not start: {msg} (log: {})", log.display())));
             }
         }
@@ -420,6 +446,26 @@ fn chown(path: &Path, u: RunAs) -> Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_refused_start_names_the_setting_with_postgresqls_words() {
+        let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let log = "2026-11-27 08:34:02.229 UTC [26244] FATAL:  could not map anonymous shared memory: Cannot \
+                   allocate memory\n2026-11-27 08:34:02.229 UTC [26244] HINT:  This error usually means ...\n";
+        let said = refused(&set(&[("shared_buffers", "1GB"), ("huge_pages", "on")]), log).unwrap();
+        assert!(said.starts_with("huge_pages = on, and this machine has "), "{said}");
+        assert!(said.ends_with("): FATAL:  could not map anonymous shared memory: Cannot allocate memory"), "{said}");
+        // the server names the setting itself: its words alone
+        let log = "2026-11-27 08:00:00 UTC [1] LOG:  invalid value for parameter \"wal_level\": \"lots\"\n";
+        let said = refused(&set(&[("wal_level", "lots")]), log).unwrap();
+        assert_eq!(said, "LOG:  invalid value for parameter \"wal_level\": \"lots\"");
+        // an error that names none: every setting given leads it
+        let said = refused(&set(&[("max_connections", "9"), ("work_mem", "4MB")]), "x FATAL:  no").unwrap();
+        assert_eq!(said, "with the settings max_connections = 9, work_mem = 4MB: FATAL:  no");
+        assert_eq!(refused(&[], "LOG:  database system is shut down"), None);
+    }
 
     #[test]
     fn a_private_parent_is_found() {
