@@ -271,3 +271,33 @@ fn serialization_failures_are_retried_and_counted_per_type() {
     let stderr = std::fs::read_to_string(s.dir.join("results/runs/1/w.pgbench.stderr")).unwrap();
     assert!(!stderr.contains("aborted"), "{stderr}");
 }
+
+/// Ctrl-C (SIGINT) while fathom loads a `dsn`'s database: the load stops, no loading
+/// session is left, and the tables it had made are dropped (a partial database is
+/// nobody's).
+#[test]
+fn ctrl_c_during_a_dsn_load_removes_the_partial_tables() {
+    let s = Scratch::new("tpcc-load-int");
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    query(&pg.dsn("postgres"), "CREATE DATABASE tpcc");
+    let dsn = pg.dsn("tpcc");
+    let path = s.scenario(&format!(
+        "name: int\nworkloads:\n  w: {{driver: tpcc, warehouses: 4, duration: 60s, dsn: '{dsn}'}}\n"
+    ));
+    let child = s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+    let child = child.unwrap();
+    let loading = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT tpcc_load_%'";
+    let started = Instant::now();
+    while count(&pg.dsn("postgres"), loading) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(120), "the load never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) of fathom alone.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(count(&pg.dsn("postgres"), loading), 0, "a loading session left running");
+    let tables = "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'";
+    assert_eq!(count(&dsn, tables), 0, "the partial load's tables were left");
+}
