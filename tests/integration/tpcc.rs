@@ -16,6 +16,14 @@ fn query(dsn: &str, sql: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// A server of the test's own with an empty database `tpcc`, and that database's dsn.
+fn empty_database(s: &Scratch) -> (Postgres, String) {
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    query(&pg.dsn("postgres"), "CREATE DATABASE tpcc");
+    let dsn = pg.dsn("tpcc");
+    (pg, dsn)
+}
+
 fn count(dsn: &str, sql: &str) -> i64 {
     query(dsn, sql).parse().unwrap()
 }
@@ -50,9 +58,7 @@ fn conditions(dsn: &str) -> [i64; 4] {
 #[test]
 fn a_warehouse_is_loaded_run_and_consistent() {
     let s = Scratch::new("tpcc-dsn");
-    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
-    query(&pg.dsn("postgres"), "CREATE DATABASE tpcc");
-    let dsn = pg.dsn("tpcc");
+    let (_pg, dsn) = empty_database(&s);
     let path = s.scenario(
         "name: oltp\n\
          workloads:\n\
@@ -216,11 +222,9 @@ fn two_hosts_each_run_their_own_cluster_and_the_total_is_their_sum() {
 #[test]
 fn a_server_that_dies_mid_run_fails_the_run_and_keeps_its_seconds() {
     let s = Scratch::new("tpcc-crash");
-    let mut pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
-    query(&pg.dsn("postgres"), "CREATE DATABASE tpcc");
+    let (mut pg, dsn) = empty_database(&s);
     let path = s.scenario(&format!(
-        "name: crash\nworkloads:\n  w: {{driver: tpcc, clients: 2, duration: 30s, dsn: '{}'}}\n",
-        pg.dsn("tpcc")
+        "name: crash\nworkloads:\n  w: {{driver: tpcc, clients: 2, duration: 30s, dsn: '{dsn}'}}\n"
     ));
     let child = s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
     let child = child.unwrap();
@@ -278,9 +282,7 @@ fn serialization_failures_are_retried_and_counted_per_type() {
 #[test]
 fn ctrl_c_during_a_dsn_load_removes_the_partial_tables() {
     let s = Scratch::new("tpcc-load-int");
-    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
-    query(&pg.dsn("postgres"), "CREATE DATABASE tpcc");
-    let dsn = pg.dsn("tpcc");
+    let (pg, dsn) = empty_database(&s);
     let path = s.scenario(&format!(
         "name: int\nworkloads:\n  w: {{driver: tpcc, warehouses: 4, duration: 60s, dsn: '{dsn}'}}\n"
     ));
