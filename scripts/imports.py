@@ -36,7 +36,9 @@ LAYERS = {
 }
 SAME_LAYER = {
     ("drivers", "engine"), ("drivers", "children"), ("transport", "engine"), ("transport", "observe"),
-    ("observe", "children"), ("export", "report"),
+    ("observe", "children"),
+    ("transport", "drivers"),
+    ("export", "report"),
 }
 # the reading layer may not use the doing and running ones, `observe` aside
 NOT_FROM_READING = {"engine", "drivers", "transport", "timeline"}

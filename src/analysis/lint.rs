@@ -81,9 +81,9 @@ const STEADY_STATE_S: u64 = 60;
 
 /// What a program's workload risks measuring instead of what it is meant to, as its
 /// program says (a pgbench database that fits in memory, iperf3 on loopback).
-fn program_findings(name: &str, program: &ProgramSpec, memory_bytes: Option<u64>) -> Vec<Finding> {
+fn program_findings(w: &Workload, program: &ProgramSpec, memory_bytes: Option<u64>) -> Vec<Finding> {
     let severity = |warning: bool| if warning { Severity::Warning } else { Severity::Info };
-    let risks = program.risks(memory_bytes).into_iter();
+    let (name, risks) = (&w.name, program.risks(memory_bytes, w.ramp).into_iter());
     risks.map(|r| Finding::about(name, severity(r.warning), r.rule, r.message)).collect()
 }
 
@@ -106,7 +106,7 @@ pub fn before(s: &Scenario, facts: &Facts) -> Vec<Finding> {
     for (i, w) in s.workloads.iter().enumerate() {
         let io = match &w.kind {
             Kind::Program(program) => {
-                out.extend(program_findings(&w.name, program, facts.memory_bytes));
+                out.extend(program_findings(w, program, facts.memory_bytes));
                 continue;
             }
             Kind::FioSection(_) => continue,

@@ -8,7 +8,8 @@ use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::scenario::{EngineKind, Scenario, Workload};
-use crate::store::sink::Sink;
+use crate::store::ObservationRow;
+use crate::store::sink::{Record, Sink};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -48,6 +49,12 @@ pub trait Driver: Sync {
         stop: &AtomicBool,
         progress: &dyn Fn(&str),
     ) -> Result<Box<dyn Ready>>;
+
+    /// What workload `w`, placed on several hosts, adds up to from each host's figures
+    /// (`rows`, their sources `SOURCE@HOST`): records for the run's end.
+    fn totals(&self, _w: &Workload, _rows: &[ObservationRow]) -> Vec<Record> {
+        Vec::new()
+    }
 
     /// What a workload runs, for the line printed as it starts (between its name and
     /// its duration): `files` are its data files, `planned` its workers, `engine` the

@@ -15,6 +15,8 @@ pub mod tpcc;
 use crate::engine::WorkerThread;
 use crate::error::Result;
 use crate::scenario::{EngineKind, Scenario, Workload};
+use crate::store::ObservationRow;
+use crate::store::sink::Record;
 pub use driver::{Driver, IoEnd, LaunchContext, PgServer, Ready};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -43,6 +45,13 @@ pub fn of(w: &Workload, engine: Option<EngineKind>) -> &'static dyn Driver {
 /// Every driver this build has.
 fn all() -> impl Iterator<Item = &'static dyn Driver> {
     DRIVERS.iter().chain(TEST_DRIVERS).copied()
+}
+
+/// What each workload placed on hosts adds up to from its hosts' figures (`rows`), as
+/// its driver totals them.
+pub fn totals(scenario: &Scenario, rows: &[ObservationRow]) -> Vec<Record> {
+    let placed = scenario.workloads.iter().filter(|w| w.placement.is_some());
+    placed.flat_map(|w| of(w, w.engine).totals(w, rows)).collect()
 }
 
 /// The drivers a scenario uses, in the order of `DRIVERS`.

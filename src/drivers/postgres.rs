@@ -7,12 +7,13 @@
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
 //! cluster's directory.
 
+use super::driver::bad_input;
 use crate::children::{self, Tracked};
 use crate::error::{Error, Result};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
 /// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
@@ -59,6 +60,26 @@ pub fn client(program: &str) -> Result<PathBuf> {
     Ok(dir.join(program))
 }
 
+/// The installed pgbench's version line, or why it cannot be run.
+pub fn pgbench_version() -> Result<String> {
+    let path = client("pgbench")?;
+    let out = Command::new(&path).arg("--version").output().map_err(|e| {
+        Error::failed(format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))
+    })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A PostgreSQL program's check before anything is recorded: pgbench installed, and
+/// `connect` (each `dsn` reached), as bad input; a wait `stop` ended is
+/// [`Error::Interrupted`].
+pub fn check(stop: &AtomicBool, connect: impl FnOnce() -> Result<()>) -> Result<()> {
+    pgbench_version().map_err(bad_input)?;
+    connect().map_err(|e| match stop.load(Ordering::Relaxed) {
+        true => Error::Interrupted,
+        false => bad_input(e),
+    })
+}
+
 /// The user the cluster's programs run as: ourselves, or `postgres` when we are root.
 #[derive(Clone, Copy)]
 struct RunAs {
@@ -99,6 +120,36 @@ fn unreachable_by(dir: &Path, u: RunAs) -> Option<(PathBuf, u32)> {
             (m.uid() == u.uid && mode & 0o100 != 0) || (m.gid() == u.gid && mode & 0o010 != 0) || mode & 0o001 != 0;
         (!searchable).then(|| (a.to_path_buf(), mode & 0o7777))
     })
+}
+
+/// Why a server with `settings` would not start, from its log `text`: PostgreSQL's own
+/// errors, each without the log line's time and pid, led by the setting they are
+/// about. An error that names no setting (`huge_pages = on` on a machine with no huge
+/// pages reserved fails to map its shared memory) is led by the setting known to cause
+/// it, else by every setting given. None when the log says nothing of it.
+fn refused(settings: &[(String, String)], text: &str) -> Option<String> {
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR"))
+        .map(|l| ["FATAL:", "ERROR:", "LOG:"].iter().find_map(|k| l.find(k).map(|at| &l[at..])).unwrap_or(l))
+        .collect();
+    if errors.is_empty() {
+        return None;
+    }
+    let said = errors.join(" / ");
+    let set = |k: &str| settings.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    if settings.is_empty() || settings.iter().any(|(k, _)| said.contains(&format!("\"{k}\""))) {
+        return Some(said);
+    }
+    if said.contains("shared memory") && set("huge_pages") == Some("on") {
+        let reserved = crate::meminfo::count("HugePages_Total").unwrap_or(0);
+        return Some(format!(
+            "huge_pages = on, and this machine has {reserved} huge pages reserved (HugePages_Total in \
+             /proc/meminfo; reserve them with the vm.nr_hugepages sysctl, enough for shared_buffers): {said}"
+        ));
+    }
+    let all: Vec<String> = settings.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    Some(format!("with the settings {}: {said}", all.join(", ")))
 }
 
 /// A PostgreSQL cluster of fathom's own, running until dropped.
@@ -210,11 +261,7 @@ impl Cluster {
             cluster.running = false;
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             if !text.contains("could not bind") && !text.contains("already in use") {
-                let errors: Vec<&str> = text
-                    .lines()
-                    .filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR"))
-                    .collect();
-                let msg = if errors.is_empty() { last_lines(&out, 5) } else { errors.join(" / ") };
+                let msg = refused(settings, &text).unwrap_or_else(|| last_lines(&out, 5));
                 return Err(Error::failed(format!("PostgreSQL did not start: {msg} (log: {})", log.display())));
             }
         }
@@ -346,7 +393,7 @@ impl Clusters {
             other => other,
         }
         // a cluster that will not start is its settings' or its place's
-        .map_err(|e| super::driver::bad_input(Error::failed(format!("{name}: {e}"))))?;
+        .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
         self.started.push((key, cluster));
         Ok(&self.started[n].1)
     }
@@ -423,6 +470,26 @@ fn chown(path: &Path, u: RunAs) -> Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_refused_start_names_the_setting_with_postgresqls_words() {
+        let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let log = "2026-11-27 08:34:02.229 UTC [26244] FATAL:  could not map anonymous shared memory: Cannot \
+                   allocate memory\n2026-11-27 08:34:02.229 UTC [26244] HINT:  This error usually means ...\n";
+        let said = refused(&set(&[("shared_buffers", "1GB"), ("huge_pages", "on")]), log).unwrap();
+        assert!(said.starts_with("huge_pages = on, and this machine has "), "{said}");
+        assert!(said.ends_with("): FATAL:  could not map anonymous shared memory: Cannot allocate memory"), "{said}");
+        // the server names the setting itself: its words alone
+        let log = "2026-11-27 08:00:00 UTC [1] LOG:  invalid value for parameter \"wal_level\": \"lots\"\n";
+        let said = refused(&set(&[("wal_level", "lots")]), log).unwrap();
+        assert_eq!(said, "LOG:  invalid value for parameter \"wal_level\": \"lots\"");
+        // an error that names none: every setting given leads it
+        let said = refused(&set(&[("max_connections", "9"), ("work_mem", "4MB")]), "x FATAL:  no").unwrap();
+        assert_eq!(said, "with the settings max_connections = 9, work_mem = 4MB: FATAL:  no");
+        assert_eq!(refused(&[], "LOG:  database system is shut down"), None);
+    }
 
     #[test]
     fn a_private_parent_is_found() {

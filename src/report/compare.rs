@@ -16,7 +16,7 @@ use super::table::{from_rows, text};
 use crate::analysis::noise::{Change, Interval};
 use crate::metrics::summary::OpSummary;
 use crate::store::read::{Difference, Ran, Setting, StoredWorkload, differences, run_differences};
-use crate::store::{Bin, RunRow};
+use crate::store::{Bin, Observed, RunRow};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,9 +36,53 @@ pub struct Comparison {
     /// the same workloads.
     pub nothing_in_common: bool,
     pub rows: Vec<Row>,
+    /// Per later run, each TPC-C workload run on another number of nodes than in the
+    /// first: its scaling efficiency.
+    pub scaling: Vec<Scaling>,
     /// Per run, the names of its workloads (what "nothing in common" names).
     #[serde(skip)]
     workloads: Vec<Vec<String>>,
+}
+
+/// A TPC-C workload's NOPM on `nodes` hosts (a later run) against on `base_nodes` (the
+/// first): its scaling efficiency, the NOPM per node over the first run's per node
+/// (HammerDB's users' "4.2M TPM on 4 nodes against 1M on one": 1.05).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scaling {
+    pub run: i64,
+    pub workload: String,
+    pub base_nodes: f64,
+    pub base_nopm: f64,
+    pub nodes: f64,
+    pub nopm: f64,
+    pub efficiency: f64,
+}
+
+/// The scaling of each TPC-C workload (observations `tpcc:NAME`: `nopm`, and `nodes`
+/// when it ran on hosts, else one node) between the first run's `base` and run `run`'s
+/// `later`, where their numbers of nodes differ.
+pub fn scaling(run: i64, base: &[Observed], later: &[Observed]) -> Vec<Scaling> {
+    let figure = |of: &[Observed], source: &str, name: &str| {
+        of.iter().find(|o| o.source == source && o.name == name).map(|o| o.mean)
+    };
+    let nodes = |of: &[Observed], source: &str| figure(of, source, "nodes").unwrap_or(1.0);
+    let workloads =
+        base.iter().filter(|o| o.name == "nopm" && o.source.starts_with("tpcc:") && !o.source.contains('@'));
+    workloads
+        .filter_map(|o| {
+            let (base_nopm, nopm) = (o.mean, figure(later, &o.source, "nopm")?);
+            let (base_nodes, nodes) = (nodes(base, &o.source), nodes(later, &o.source));
+            (base_nodes != nodes && base_nopm > 0.0).then(|| Scaling {
+                run,
+                workload: o.source.trim_start_matches("tpcc:").to_string(),
+                base_nodes,
+                base_nopm,
+                nodes,
+                nopm,
+                efficiency: (nopm / nodes) / (base_nopm / base_nodes),
+            })
+        })
+        .collect()
 }
 
 /// What differs between a later run's configuration and the first's.
@@ -162,6 +206,10 @@ impl Comparison {
             unmatched,
             nothing_in_common: rows.is_empty(),
             rows,
+            scaling: reports[1..]
+                .iter()
+                .flat_map(|r| scaling(r.summary.run.id, &first.observed, &r.summary.observed))
+                .collect(),
             workloads: reports
                 .iter()
                 .map(|r| r.summary.workloads.iter().map(|w| w.workload.name.clone()).collect())
@@ -192,6 +240,22 @@ impl Comparison {
             let every = if changes.len() > 1 { " in every scope" } else { "" };
             let noise = format!("{beyond} of {} beyond the noise", changes.len());
             out.push(format!("run {} against run {}: IOPS {moved}{every} ({noise})", r.id, self.runs[0].id));
+        }
+        out.extend(self.scaling_lines());
+        out
+    }
+
+    /// Per later run, each TPC-C workload's scaling efficiency against the first run.
+    fn scaling_lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for sc in &self.scaling {
+            let (nodes, base) = (sc.nodes, sc.base_nodes);
+            let figures = format!("{} NOPM against {}", count(sc.nopm), count(sc.base_nopm));
+            let per_node = "NOPM per node over that of the first run";
+            out.push(format!(
+                "run {} against run {}: tpcc {} on {nodes} nodes against {base}: {figures}, scaling efficiency {:.2} ({per_node})",
+                sc.run, self.runs[0].id, sc.workload, sc.efficiency
+            ));
         }
         out
     }
@@ -688,5 +752,31 @@ fn value(metric: &str, v: f64) -> String {
         "iops" => count(v),
         "mb_per_s" => sig3(v),
         _ => latency_us(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tpcc_on_more_nodes_is_scored_against_the_first_runs_per_node_nopm() {
+        let o = |source: &str, name: &str, mean: f64| Observed {
+            source: source.into(),
+            name: name.into(),
+            mean,
+            max: mean,
+            seconds: 1,
+        };
+        // one node (no `nodes`: not on hosts), then four summing 4.2 times its NOPM
+        let one = [o("tpcc:oltp", "nopm", 1000.0), o("host", "usr_pct", 50.0)];
+        let four = [o("tpcc:oltp", "nopm", 4200.0), o("tpcc:oltp", "nodes", 4.0), o("tpcc:oltp@a", "nopm", 1050.0)];
+        let s = scaling(7, &one, &four);
+        assert_eq!(s.len(), 1);
+        assert_eq!((s[0].run, s[0].workload.as_str(), s[0].base_nodes, s[0].nodes), (7, "oltp", 1.0, 4.0));
+        assert!((s[0].efficiency - 1.05).abs() < 1e-9, "{s:?}");
+        // as many nodes on both sides: no scaling to tell
+        assert!(scaling(7, &four, &four).is_empty());
+        assert!(scaling(7, &one, &[o("tpcc:other", "nopm", 1.0)]).is_empty());
     }
 }

@@ -24,8 +24,9 @@ pub fn check(store: &Store, run: i64, expect: &[Expectation]) -> Result<Vec<Expe
             return Ok((None, Vec::new())); // never started (the run stopped early)
         };
         let spans = windows(during, w, &workloads, &phases);
-        let seconds = if samples { per_second(store, run, op, metric, w, &spans)? } else { Vec::new() };
-        Result::Ok((measure(store, run, op, metric, w, &spans)?, seconds))
+        let subject = Subject { store, run, op, metric, w, spans: &spans };
+        let seconds = if samples { subject.per_second()? } else { Vec::new() };
+        Result::Ok((subject.measure()?, seconds))
     };
     let mut rows = Vec::new();
     for e in expect {
@@ -114,45 +115,74 @@ fn windows(during: Option<&str>, w: &WorkloadRow, all: &[WorkloadRow], phases: &
     spans.into_iter().map(|(f, t)| (f.max(own.0), t.min(own.1))).filter(|(f, t)| t > f).collect()
 }
 
-/// A metric of one op (or all but syncs) of `w` over `spans`, or None if nothing was
-/// measured there.
-fn measure(
-    store: &Store,
+/// What an expectation measures: a metric of one op (or all but syncs) of workload `w`
+/// of run `run` over `spans`.
+struct Subject<'a> {
+    store: &'a Store,
     run: i64,
     op: Option<Op>,
     metric: Metric,
-    w: &WorkloadRow,
-    spans: &[(i64, i64)],
-) -> Result<Option<f64>> {
-    let mut all: Option<OpStats> = None;
-    let mut seconds = 0.0;
-    for &(from, to) in spans {
-        seconds += (to - from) as f64;
-        for (seen, stats) in store.window(run, w.idx, from, to)? {
-            if !counted(op, seen) {
-                continue;
-            }
-            match &mut all {
-                Some(acc) => acc.merge(&stats),
-                None => all = Some(stats),
+    w: &'a WorkloadRow,
+    spans: &'a [(i64, i64)],
+}
+
+impl Subject<'_> {
+    /// The metric over the spans, or None if nothing was measured there.
+    fn measure(&self) -> Result<Option<f64>> {
+        let (op, metric, w) = (self.op, self.metric, self.w);
+        let mut all: Option<OpStats> = None;
+        let mut seconds = 0.0;
+        for &(from, to) in self.spans {
+            seconds += (to - from) as f64;
+            for (seen, stats) in self.store.window(self.run, w.idx, from, to)? {
+                if !counted(op, seen) {
+                    continue;
+                }
+                match &mut all {
+                    Some(acc) => acc.merge(&stats),
+                    None => all = Some(stats),
+                }
             }
         }
+        // a rate or a byte count is measured by any second stored; a latency needs ops
+        let Some(s) = all.filter(|s| s.ops > 0 || !metric.needs_ops()) else { return Ok(None) };
+        let iops = s.ops as f64 / seconds;
+        let mb_per_s = s.bytes as f64 / seconds / 1e6;
+        Ok(match metric {
+            Metric::Rate(unit) => Some(unit.rate(iops, mb_per_s)),
+            Metric::MbPerS => Some(mb_per_s),
+            Metric::MeanLatency => Some(s.latency_sum_ns as f64 / s.ops as f64),
+            Metric::Latency(q) if q >= 1.0 => Some(s.latency.max() as f64),
+            Metric::Latency(q) => Some(s.latency.value_at_quantile(q) as f64),
+            Metric::AchievedRate => w.rate_iops.map(|rate| {
+                let share = op.map(|op| op.rate_share(StoredWorkload::decode(w).read_share())).unwrap_or(1.0);
+                if share > 0.0 { iops / (rate * share) } else { 0.0 }
+            }),
+        })
     }
-    // a rate or a byte count is measured by any second stored; a latency needs ops
-    let Some(s) = all.filter(|s| s.ops > 0 || !metric.needs_ops()) else { return Ok(None) };
-    let iops = s.ops as f64 / seconds;
-    let mb_per_s = s.bytes as f64 / seconds / 1e6;
-    Ok(match metric {
-        Metric::Rate(unit) => Some(unit.rate(iops, mb_per_s)),
-        Metric::MbPerS => Some(mb_per_s),
-        Metric::MeanLatency => Some(s.latency_sum_ns as f64 / s.ops as f64),
-        Metric::Latency(q) if q >= 1.0 => Some(s.latency.max() as f64),
-        Metric::Latency(q) => Some(s.latency.value_at_quantile(q) as f64),
-        Metric::AchievedRate => w.rate_iops.map(|rate| {
-            let share = op.map(|op| op.rate_share(StoredWorkload::decode(w).read_share())).unwrap_or(1.0);
-            if share > 0.0 { iops / (rate * share) } else { 0.0 }
-        }),
-    })
+
+    /// A rate's per-second samples over the spans, every second of them, those that
+    /// moved nothing as 0: their mean is the figure [`Subject::measure`] gives. Empty
+    /// for a metric that is no rate.
+    fn per_second(&self) -> Result<Vec<f64>> {
+        let rate = |ops: u64, bytes: u64| match self.metric {
+            Metric::Rate(unit) => Some(unit.rate(ops as f64, bytes as f64 / 1e6)),
+            Metric::MbPerS => Some(bytes as f64 / 1e6),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        for &(from, to) in self.spans {
+            let mut seconds: BTreeMap<i64, (u64, u64)> = (from..to).map(|t| (t, (0, 0))).collect();
+            for (t, seen, ops, bytes) in self.store.per_second_by_op(self.run, self.w.idx, from, to)? {
+                if counted(self.op, seen) {
+                    let s = seconds.entry(t).or_default();
+                    (s.0, s.1) = (s.0 + ops, s.1 + bytes);
+                }
+            }
+            out.extend(seconds.into_values().filter_map(|(ops, bytes)| rate(ops, bytes)));
+        }
+        Ok(out)
+    }
 }
 
 /// Whether an op seen is one a figure of `op` counts: syncs are not IOs of the mix,
@@ -162,36 +192,6 @@ fn counted(op: Option<Op>, seen: Op) -> bool {
         Some(o) => o == seen,
         None => seen != Op::Sync,
     }
-}
-
-/// A rate's per-second samples of one op (or all but syncs) of `w` over `spans`, every
-/// second of them, those that moved nothing as 0: their mean is the figure [`measure`]
-/// gives. Empty for a metric that is no rate.
-fn per_second(
-    store: &Store,
-    run: i64,
-    op: Option<Op>,
-    metric: Metric,
-    w: &WorkloadRow,
-    spans: &[(i64, i64)],
-) -> Result<Vec<f64>> {
-    let rate = |ops: u64, bytes: u64| match metric {
-        Metric::Rate(unit) => Some(unit.rate(ops as f64, bytes as f64 / 1e6)),
-        Metric::MbPerS => Some(bytes as f64 / 1e6),
-        _ => None,
-    };
-    let mut out = Vec::new();
-    for &(from, to) in spans {
-        let mut seconds: BTreeMap<i64, (u64, u64)> = (from..to).map(|t| (t, (0, 0))).collect();
-        for (t, seen, ops, bytes) in store.per_second_by_op(run, w.idx, from, to)? {
-            if counted(op, seen) {
-                let s = seconds.entry(t).or_default();
-                (s.0, s.1) = (s.0 + ops, s.1 + bytes);
-            }
-        }
-        out.extend(seconds.into_values().filter_map(|(ops, bytes)| rate(ops, bytes)));
-    }
-    Ok(out)
 }
 
 /// An expectation as stored, its text parsed again with the run's workload names (any

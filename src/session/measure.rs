@@ -88,8 +88,11 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, store_dir:
     let outcome = timeline::run_steps(&s.scenario, &cx);
     drop(cx); // closes the sample channel and the sink so the collector finishes
     let observed = observers.stop();
-    // agents' samples are all in once they have left
-    fleet.leave();
+    // agents' samples are all in once they have left; then what their programs'
+    // figures add up to
+    if let Some(sink) = fleet.leave() {
+        crate::drivers::totals(&s.scenario, &fleet.program_figures()).into_iter().for_each(|r| sink.send(r));
+    }
     if let Some(view) = view {
         view.stop();
     }

@@ -6,7 +6,7 @@ use super::connection::Store;
 use crate::error::Result;
 use crate::secrets::redact;
 use rusqlite::params;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A stretch of the run with the same workloads running: seconds `[start_t, end_t)`.
 #[derive(Debug, Clone, Serialize)]
@@ -23,7 +23,7 @@ pub struct PhaseRow {
 }
 
 /// Something the timeline did besides running workloads.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventRow {
     /// When it began, in ms of the run clock.
     pub at_ms: i64,

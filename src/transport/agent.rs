@@ -5,15 +5,16 @@
 //! connection, is gone) it stops every worker within 2 s and exits: no orphans.
 
 use super::protocol::{Command, Reply, VERSION, WireSample};
+use crate::drivers::{LaunchContext, Ready};
 use crate::engine::{self, WorkerThread, target};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
 use crate::observe::{Observers, RunClock, diskstats, host};
-use crate::scenario::{Override, Scenario, Source};
+use crate::scenario::{Kind, Override, Scenario, Source};
 use crate::store::sink::{Record, Sink};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -33,11 +34,20 @@ impl Out {
     }
 }
 
-/// A workload laid out on this host: its files, ready for the controller's starts.
+/// A workload laid out on this host: its files, ready for the controller's starts; or
+/// a program's, its server readied by its driver.
 struct LaidOut {
     workload: Arc<crate::scenario::Workload>,
     files: Vec<Arc<target::DataFile>>,
     stop: Arc<AtomicBool>,
+    program: Option<Program>,
+}
+
+/// A program's workload readied here: what its driver started (a throwaway server,
+/// stopped when the agent finishes) and the directory for its program's files.
+struct Program {
+    ready: Box<dyn Ready>,
+    dir: PathBuf,
 }
 
 /// Runs the agent until `bye` or the end of stdin. `name` is how the controller's
@@ -51,11 +61,14 @@ pub fn run(name: &str) -> i32 {
     // channel before their threads were joined
     let (ended_tx, ended_rx) = std::sync::mpsc::channel::<Reply>();
     let forward = forward_samples(&out, rx, ended_rx);
+    let (sink, records) = forward_records(&out);
     let mut agent = Agent {
         out: out.clone(),
         abort: abort.clone(),
         tx,
         ended_tx,
+        sink,
+        records,
         laid_out: HashMap::new(),
         joiners: Vec::new(),
         observing: None,
@@ -145,6 +158,9 @@ struct Agent {
     abort: Arc<AtomicBool>,
     tx: Sender<Sample>,
     ended_tx: Sender<Reply>,
+    /// Where programs record their events and figures, sent on to the controller.
+    sink: Sink,
+    records: std::thread::JoinHandle<()>,
     laid_out: HashMap<usize, LaidOut>,
     joiners: Vec<std::thread::JoinHandle<()>>,
     observing: Option<Observing>,
@@ -186,6 +202,35 @@ impl Agent {
             abort: self.abort.clone(),
         };
         let begin = clock_start + Duration::from_millis(begin_ms);
+        if let Some(program) = &p.program {
+            let launch = LaunchContext {
+                workload_idx: idx,
+                workload: p.workload.clone(),
+                engine: None,
+                files: Vec::new(),
+                // a program numbers its workers from 0 on each host
+                first_worker: first_worker + from,
+                planned,
+                workers: from..from + count,
+                begin,
+                stagger: Duration::from_millis(stagger_ms),
+                clock_start,
+                clock_unix_ms,
+                end_t,
+                uring_ok: false,
+                dir: program.dir.clone(),
+                sink: self.sink.clone(),
+                tx: self.tx.clone(),
+                stop: p.stop.clone(),
+                abort: self.abort.clone(),
+                io_end: Default::default(),
+            };
+            match program.ready.start(&launch) {
+                Ok(threads) => self.joiners.push(join_later(idx, threads, self.ended_tx.clone())),
+                Err(e) => out.send(&Reply::Error { idx: Some(idx), message: e.to_string() }),
+            }
+            return;
+        }
         match workers.start(from, count, begin, Duration::from_millis(stagger_ms)) {
             Ok(threads) => self.joiners.push(join_later(idx, threads, self.ended_tx.clone())),
             Err(e) => out.send(&Reply::Error { idx: Some(idx), message: format!("starting workers: {e}") }),
@@ -220,6 +265,16 @@ impl Agent {
         for j in self.joiners {
             let _ = j.join();
         }
+        // the programs' servers, and their files, go once their clients have ended
+        for (idx, p) in self.laid_out {
+            let Some(program) = p.program else { continue };
+            if let Err(e) = program.ready.stop() {
+                self.out.send(&Reply::Error { idx: Some(idx), message: e.to_string() });
+            }
+            let _ = std::fs::remove_dir_all(&program.dir);
+        }
+        drop(self.sink);
+        let _ = self.records.join();
         if let Some(o) = self.observing {
             if let Some(observers) = o.observers {
                 let _ = observers.stop();
@@ -260,8 +315,8 @@ fn commands(out: &Out, abort: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<Comm
     rx
 }
 
-/// Loads the scenario as the controller did and lays out workload `name` on `targets`,
-/// open loop at `rate_iops` in all (as the controller placed it) if given.
+/// Loads the scenario as the controller did and lays out workload `name` on `targets`, open loop at `rate_iops` in all (as the controller placed it)
+/// if given; a program's workload is readied by its driver instead.
 fn lay_out(
     origin: &str,
     text: &str,
@@ -278,6 +333,9 @@ fn lay_out(
         .into_iter()
         .find(|w| w.name == name)
         .ok_or_else(|| Error::input(format!("no workload `{name}`")))?;
+    if w.program().is_some() {
+        return ready_program(Scenario { workloads: vec![w], ..scenario }, targets, abort);
+    }
     if let Some(io) = w.io_mut() {
         if !targets.is_empty() {
             io.targets = targets.iter().map(Into::into).collect();
@@ -298,7 +356,27 @@ fn lay_out(
     let mut warnings = Vec::new();
     let files = target::prepare(std::slice::from_ref(&w), &opts, abort, &mut |w| warnings.push(w))?;
     let files = files.into_iter().next().unwrap_or_default().into_iter().map(Arc::new).collect();
-    Ok(LaidOut { workload: Arc::new(w), files, stop: Arc::new(AtomicBool::new(false)) })
+    Ok(LaidOut { workload: Arc::new(w), files, stop: Arc::new(AtomicBool::new(false)), program: None })
+}
+
+/// Readies the one program workload of `scenario` on this host as its driver does on
+/// the controller: its program checked, its server started in the first of `targets`
+/// (this host's storage under test) and its database loaded. `abort` (the controller
+/// gone, or Ctrl-C there) stops it and removes what it started.
+fn ready_program(mut scenario: Scenario, targets: &[String], abort: &AtomicBool) -> Result<LaidOut> {
+    let w = &mut scenario.workloads[0];
+    // here it runs as a workload of this host alone
+    w.placement = None;
+    let spec = w.program().expect("a program's workload");
+    let placed = spec.on_host(targets.first().map(Path::new));
+    w.kind = Kind::Program(placed.ok_or_else(|| Error::input(format!("{}: runs on the controller only", w.name)))?);
+    let dir = std::env::temp_dir().join(format!("fathom-agent-{}-{}", std::process::id(), w.name));
+    let driver = crate::drivers::of(w, None);
+    driver.check(&scenario, abort)?;
+    let ready = driver.prepare(&scenario, &dir, abort, &|_: &str| {})?;
+    let program = Some(Program { ready, dir });
+    let workload = Arc::new(scenario.workloads.remove(0));
+    Ok(LaidOut { workload, files: Vec::new(), stop: Arc::new(AtomicBool::new(false)), program })
 }
 
 /// The agent's observers (its own CPU, the host's, the devices under its targets) and
@@ -313,20 +391,29 @@ struct Observing {
 /// the devices are those under the files `laid_out`.
 fn observe(out: &Out, clock_start: Instant, laid_out: &HashMap<usize, LaidOut>) -> Observing {
     let paths: Vec<PathBuf> = laid_out.values().flat_map(|l| l.files.iter().map(|f| f.path.clone())).collect();
-    let (sink, records) = Sink::new();
-    let out = out.clone();
-    let forward = std::thread::spawn(move || {
-        for record in records {
-            if let Record::Observations(rows) = record {
-                out.send(&Reply::Observed { rows });
-            }
-        }
-    });
+    let (sink, forward) = forward_records(out);
     let host = host::Local { devices: diskstats::devices_of(&paths), programs: Vec::new };
     let clock =
         RunClock { start: clock_start, unix_ms: crate::clock::unix_ms() - clock_start.elapsed().as_millis() as i64 };
     let observers = Observers::start(&sink, clock, vec![Box::new(host)]);
     Observing { observers: observers.ok(), forward }
+}
+
+/// A sink whose observations and events go to the controller as they come, on a
+/// thread that ends once every clone of the sink is dropped.
+fn forward_records(out: &Out) -> (Sink, std::thread::JoinHandle<()>) {
+    let (sink, records) = Sink::new();
+    let out = out.clone();
+    let forward = std::thread::spawn(move || {
+        for record in records {
+            match record {
+                Record::Observations(rows) => out.send(&Reply::Observed { rows }),
+                Record::Event(event) => out.send(&Reply::Event { event }),
+                _ => {}
+            }
+        }
+    });
+    (sink, forward)
 }
 
 /// Waits for a start's threads, then says the workload ended (with the first error).

@@ -12,8 +12,8 @@ use crate::scenario::limits::MAX_WORKERS;
 use crate::scenario::model::Placement;
 use crate::scenario::steps::Action;
 use crate::scenario::{Override, Queue, Scenario, Workload};
-use crate::store::ObservationRow;
 use crate::store::sink::{Record, Sink};
+use crate::store::{EventRow, ObservationRow};
 use indexmap::IndexMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -38,6 +38,8 @@ pub struct Fleet {
     watcher: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
     /// Where what the agents observe goes (the run's sink), until they have left.
     sink: Mutex<Option<Sink>>,
+    /// What programs on the hosts recorded of their figures (sources `SOURCE@HOST`).
+    programs: Mutex<Vec<ObservationRow>>,
 }
 
 /// How often the agents' clocks are measured again during a run.
@@ -67,13 +69,26 @@ pub fn place<'a>(scenario: &mut Scenario, inventory: Option<&'a Inventory>) -> R
     };
     for (i, w) in scenario.workloads.iter_mut().enumerate() {
         let Some(p) = &w.placement else { continue };
-        // only fathom's own engine runs on other hosts
-        let Some(backend) = w.engine.and_then(crate::engine::backend) else {
-            return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.runner())));
-        };
         let hosts = inventory.select(&p.hosts).map_err(|e| Error::input(format!("{}: {e}", p.at)))?;
-        let per_target = w.io().is_some_and(|io| io.queue == Queue::PerTarget);
-        let queues = host_queues(w, p, &hosts, per_target, backend.needs_file(), &mut used)?;
+        let queues = match w.program() {
+            // a program placed runs its own server and clients on each host: no files
+            Some(_) => {
+                for h in &hosts {
+                    if !used.iter().any(|u| u.name == h.name) {
+                        used.push(h);
+                    }
+                }
+                1
+            }
+            None => {
+                // of fathom's engines, those with a back end run on other hosts
+                let Some(backend) = w.engine.and_then(crate::engine::backend) else {
+                    return Err(Error::input(format!("{}: `{}` runs on this host only", w.name, w.runner())));
+                };
+                let per_target = w.io().is_some_and(|io| io.queue == Queue::PerTarget);
+                host_queues(w, p, &hosts, per_target, backend.needs_file(), &mut used)?
+            }
+        };
         let Some(p) = &mut w.placement else { continue };
         p.resolved = hosts.iter().map(|h| h.name.clone()).collect();
         p.queues = queues;
@@ -317,7 +332,10 @@ impl Fleet {
                 match answer {
                     Some(Ok((files, direct))) => {
                         let on: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
-                        progress(&format!("  {}: {} laid out on {}", name, w.name, on.join(", ")));
+                        match w.program() {
+                            Some(_) => progress(&format!("  {name}: {} readied (its server and database)", w.name)),
+                            None => progress(&format!("  {}: {} laid out on {}", name, w.name, on.join(", "))),
+                        }
                         // an agent that does not say is taken at the scenario's word
                         let asked = w.io().is_some_and(|io| io.direct);
                         let all = self.direct.entry(idx).or_insert(true);
@@ -394,8 +412,9 @@ impl Fleet {
     }
 
     /// Tells every agent to leave and waits for them (then their samples are all in),
-    /// and stores what they observed last.
-    pub fn leave(&self) {
+    /// and stores what they observed last. The run's sink, while the run's own
+    /// writing goes on: for what the hosts' figures add up to.
+    pub fn leave(&self) -> Option<Sink> {
         if let Some((stop, handle)) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).take() {
             stop.store(true, Ordering::Relaxed);
             let _ = handle.join();
@@ -412,29 +431,53 @@ impl Fleet {
                 std::thread::sleep(Duration::from_millis(10));
             }
             self.store_observed(&sink);
+            return Some(sink);
         }
+        None
+    }
+
+    /// What programs on the hosts recorded of their figures, each row's source
+    /// `SOURCE@HOST` (`tpcc:oltp@node1`).
+    pub fn program_figures(&self) -> Vec<ObservationRow> {
+        self.programs.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Sends what the agents observed of their hosts so far to `sink`, each row's source
     /// named after its host: `fathom:HOST` (the agent's CPU), `host:HOST` (the host's
-    /// CPU), `device:NAME@HOST`.
+    /// CPU), `device:NAME@HOST`, a program's `SOURCE@HOST`; and what their programs
+    /// recorded as events, labelled `LABEL@HOST`.
     fn store_observed(&self, sink: &Sink) {
         for r in self.remotes.values() {
             let host = &r.host.name;
-            while let Some(rows) = r.take(Duration::ZERO, |reply| match reply {
-                Reply::Observed { rows } => Some(rows.clone()),
+            while let Some(reply) = r.take(Duration::ZERO, |reply| match reply {
+                Reply::Observed { .. } | Reply::Event { .. } => Some(reply.clone()),
                 _ => None,
             }) {
+                let rows = match reply {
+                    Reply::Observed { rows } => rows,
+                    Reply::Event { event } => {
+                        sink.send(Record::Event(EventRow { label: format!("{}@{host}", event.label), ..event }));
+                        continue;
+                    }
+                    _ => continue,
+                };
+                let mut programs = Vec::new();
                 let rows = rows
                     .into_iter()
                     .map(|row| {
                         let source = match row.source.as_str() {
                             "fathom" | "host" => format!("{}:{host}", row.source),
-                            other => format!("{other}@{host}"),
+                            device if device.starts_with("device:") => format!("{device}@{host}"),
+                            program => {
+                                let source = format!("{program}@{host}");
+                                programs.push(ObservationRow { source: source.clone(), ..row.clone() });
+                                source
+                            }
                         };
                         ObservationRow { source, ..row }
                     })
                     .collect();
+                self.programs.lock().unwrap_or_else(|e| e.into_inner()).extend(programs);
                 sink.send(Record::Observations(rows));
             }
         }

@@ -5,11 +5,11 @@
 
 use crate::error::Result;
 use crate::metrics::{self, Op, OpStats, Sample, Verified};
-use crate::store::ObservationRow;
+use crate::store::{EventRow, ObservationRow};
 use serde::{Deserialize, Serialize};
 
 /// The protocol's version: bumped on any change to the messages below.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// Controller to agent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -89,6 +89,11 @@ pub enum Reply {
     /// (`fathom`), the host's (`host`) and the devices under its targets (`device:NAME`).
     Observed {
         rows: Vec<ObservationRow>,
+    },
+    /// What a program run by the agent recorded as the run's event (its closing
+    /// figures: pgbench's report, TPC-C's NOPM), on the run clock.
+    Event {
+        event: EventRow,
     },
     /// Workload `idx`'s files were filled (`error`: why not).
     Filled {

@@ -2,7 +2,7 @@
 //! timeline's shape kept), on `./fathom-data` of a scratch directory; every one of its
 //! expectations is measured, and its phases, events and expectations are in `fathom show`.
 
-use crate::common::{Scratch, text};
+use crate::common::{Scratch, servers, text};
 
 /// The time scale the built-ins run at here: a minute's study in about six seconds.
 const SCALE: &str = "0.1";
@@ -270,6 +270,34 @@ fn pgbench_ab() {
     assert_eq!(sweep["unit"], "tps", "{sweep}");
     assert_eq!(sweep["rows"][0]["values"][0], "shared_buffers=16MB", "{sweep}");
     the_verdict_is_beyond_the_noise_of_the_runs_own_seconds(&s, &show);
+}
+
+/// A setting the server refuses to start with, on one side of pgbench-ab: refused
+/// (exit 2) naming the setting and PostgreSQL's own reason, and nothing left running.
+#[test]
+fn pgbench_ab_with_a_setting_the_server_refuses() {
+    let s = Scratch::new("builtin-pgbench-ab-refused");
+    let reserved = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("HugePages_Total:").map(|n| n.trim().parse::<u64>().unwrap()))
+        .unwrap_or(0);
+    let (a, b) = if reserved == 0 {
+        ("a.settings.huge_pages=off", "b.settings.huge_pages=on")
+    } else {
+        // huge pages are reserved here: a value PostgreSQL refuses outright instead
+        ("a.settings.wal_level=replica", "b.settings.wal_level=lots")
+    };
+    let out = s.run(&["run", "pgbench-ab", "--set", "scale=1", "--set", a, "--set", b, "-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let says = match reserved {
+        0 => ["b: PostgreSQL did not start: huge_pages = on", "could not map anonymous shared memory"],
+        _ => ["b: PostgreSQL did not start", "invalid value for parameter \"wal_level\": \"lots\""],
+    };
+    assert!(says.iter().all(|s| err.contains(s)), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+    assert!(servers::running(&s.dir.join("results").display().to_string()).is_empty(), "a server left running");
 }
 
 /// pgbench-ab passes only when b's TPS is above a's beyond the noise of their

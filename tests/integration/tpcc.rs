@@ -6,12 +6,22 @@
 use crate::common::servers::{self, Postgres};
 use crate::common::{Scratch, ops, text};
 use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 /// One value of `sql` against `dsn`.
 fn query(dsn: &str, sql: &str) -> String {
     let out = std::process::Command::new("psql").args(["-X", "-q", "-A", "-t", "-d", dsn, "-c", sql]).output().unwrap();
     assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A server of the test's own with an empty database `tpcc`, and that database's dsn.
+fn empty_database(s: &Scratch) -> (Postgres, String) {
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    query(&pg.dsn("postgres"), "CREATE DATABASE tpcc");
+    let dsn = pg.dsn("tpcc");
+    (pg, dsn)
 }
 
 fn count(dsn: &str, sql: &str) -> i64 {
@@ -48,9 +58,7 @@ fn conditions(dsn: &str) -> [i64; 4] {
 #[test]
 fn a_warehouse_is_loaded_run_and_consistent() {
     let s = Scratch::new("tpcc-dsn");
-    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
-    query(&pg.dsn("postgres"), "CREATE DATABASE tpcc");
-    let dsn = pg.dsn("tpcc");
+    let (_pg, dsn) = empty_database(&s);
     let path = s.scenario(
         "name: oltp\n\
          workloads:\n\
@@ -165,13 +173,133 @@ fn bad_warehouses_and_a_database_of_others_are_refused() {
     // throwaway cluster had started for it), never the refused database's
     assert_eq!(query(&dsn, "SELECT id FROM accounts"), "7");
     assert_eq!(count(&dsn, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'warehouse'"), 0);
-    let runs: Vec<(String, String)> = s
-        .db()
-        .prepare("SELECT status, error FROM runs")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert!(runs.len() == 1 && runs[0].1.contains("warehouses need about"), "{runs:?}");
+    let runs = s.runs();
+    assert!(runs.len() == 1 && runs[0].1.as_deref().unwrap_or("").contains("warehouses need about"), "{runs:?}");
+}
+
+/// One TPC-C database, its cluster and clients, on each of two hosts (local agents):
+/// each host's NOPM is its own database's, and the cluster's is their sum.
+#[test]
+fn two_hosts_each_run_their_own_cluster_and_the_total_is_their_sum() {
+    let s = Scratch::new("tpcc-hosts");
+    let hosts = s.local_inventory(&["n1", "n2"]);
+    let path = s.scenario("name: nodes\nworkloads:\n  oltp: {driver: tpcc, warehouses: 1, clients: 1, duration: 3s}\n");
+    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    let figure = |source: &str, name: &str| {
+        let o = show["observed"].as_array().unwrap().iter().find(|o| o["source"] == source && o["name"] == name);
+        o.unwrap_or_else(|| panic!("no {source} {name}: {}", show["observed"]))["mean"].as_f64().unwrap()
+    };
+    let (n1, n2) = (figure("tpcc:oltp@n1", "nopm"), figure("tpcc:oltp@n2", "nopm"));
+    assert!(n1 > 0.0 && n2 > 0.0, "{n1} {n2}");
+    assert!((figure("tpcc:oltp", "nopm") - (n1 + n2)).abs() < 0.01, "{}", show["observed"]);
+    let tpm = figure("tpcc:oltp@n1", "tpm") + figure("tpcc:oltp@n2", "tpm");
+    assert!((figure("tpcc:oltp", "tpm") - tpm).abs() < 0.01 && figure("tpcc:oltp", "nodes") == 2.0);
+    // each node's figures, and the cluster's line, as events
+    let events = show["events"].as_array().unwrap();
+    let detail = |label: &str| {
+        let e = events.iter().find(|e| e["kind"] == "tpcc" && e["label"] == label);
+        e.unwrap_or_else(|| panic!("no tpcc {label}: {events:?}"))["detail"].as_str().unwrap().to_string()
+    };
+    assert!(detail("oltp@n1").starts_with("System achieved ") && detail("oltp@n1").contains("conditions 1-4 hold"));
+    let cluster = detail("oltp");
+    assert!(cluster.starts_with(&format!("Cluster of 2 nodes achieved {:.0} NOPM", n1 + n2)), "{cluster}");
+    // each host's transactions are its own workers'
+    let on: Vec<&str> =
+        show["workloads"][0]["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(on, ["n1", "n2"]);
+    // each cluster was in its host's target, and is gone
+    for h in ["n1", "n2"] {
+        let left: Vec<_> = std::fs::read_dir(s.dir.join(format!("host-{h}"))).unwrap().collect();
+        assert!(left.is_empty(), "{h}: {left:?}");
+        assert!(servers::running(&format!("host-{h}/fathom-postgres")).is_empty(), "{h}: a server left running");
+    }
+}
+
+/// The server dies while the clients run: the run ends failed, the seconds it measured
+/// kept.
+#[test]
+fn a_server_that_dies_mid_run_fails_the_run_and_keeps_its_seconds() {
+    let s = Scratch::new("tpcc-crash");
+    let (mut pg, dsn) = empty_database(&s);
+    let path = s.scenario(&format!(
+        "name: crash\nworkloads:\n  w: {{driver: tpcc, clients: 2, duration: 30s, dsn: '{dsn}'}}\n"
+    ));
+    let child = s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+    let child = child.unwrap();
+    let started = Instant::now();
+    // the store is there once the run is recorded
+    let samples = || {
+        let read_only = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+        let db = rusqlite::Connection::open_with_flags(s.dir.join("results/fathom.db"), read_only);
+        db.and_then(|db| db.query_row("SELECT count(*) FROM samples", [], |r| r.get::<_, i64>(0))).unwrap_or(0)
+    };
+    while samples() < 2 {
+        assert!(started.elapsed() < Duration::from_secs(120), "no seconds measured");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    pg.crash();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let runs = s.runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].0, "failed", "{runs:?}");
+    assert!(samples() >= 2, "its seconds were not kept");
+    assert!(!text(&out).contains("panicked"), "{}", text(&out));
+}
+
+/// Under `isolation: serializable`, clients on one warehouse meet on its district rows:
+/// serialization failures are retried and counted per transaction type, and every
+/// client runs to the end.
+#[test]
+fn serialization_failures_are_retried_and_counted_per_type() {
+    let s = Scratch::new("tpcc-serializable");
+    let path = s.scenario(
+        "name: ser\nworkloads:\n  w: {driver: tpcc, warehouses: 1, clients: 4, home: random, isolation: serializable, \
+         duration: 5s}\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    let events = show["events"].as_array().unwrap();
+    let tpcc = events.iter().find(|e| e["kind"] == "tpcc").unwrap_or_else(|| panic!("{events:?}"));
+    let detail = tpcc["detail"].as_str().unwrap();
+    let retries: u64 = detail.split("; retries ").nth(1).and_then(|r| r.split(',').next()).unwrap().parse().unwrap();
+    assert!(retries > 0, "no serialization failure among 4 clients on one warehouse: {detail}");
+    // each type with retries says its own count
+    assert!(detail.contains(" retries, ") && detail.contains(" failed)"), "{detail}");
+    // pgbench ran every client to the end: no client aborted
+    let pgbench = events.iter().find(|e| e["kind"] == "pgbench").unwrap();
+    assert_eq!(pgbench["status"], 0, "{pgbench}");
+    let stderr = std::fs::read_to_string(s.dir.join("results/runs/1/w.pgbench.stderr")).unwrap();
+    assert!(!stderr.contains("aborted"), "{stderr}");
+}
+
+/// Ctrl-C (SIGINT) while fathom loads a `dsn`'s database: the load stops, no loading
+/// session is left, and the tables it had made are dropped (a partial database is
+/// nobody's).
+#[test]
+fn ctrl_c_during_a_dsn_load_removes_the_partial_tables() {
+    let s = Scratch::new("tpcc-load-int");
+    let (pg, dsn) = empty_database(&s);
+    let path = s.scenario(&format!(
+        "name: int\nworkloads:\n  w: {{driver: tpcc, warehouses: 4, duration: 60s, dsn: '{dsn}'}}\n"
+    ));
+    let child = s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+    let child = child.unwrap();
+    let loading = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT tpcc_load_%'";
+    let started = Instant::now();
+    while count(&pg.dsn("postgres"), loading) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(120), "the load never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) of fathom alone.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(count(&pg.dsn("postgres"), loading), 0, "a loading session left running");
+    let tables = "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'";
+    assert_eq!(count(&dsn, tables), 0, "the partial load's tables were left");
 }

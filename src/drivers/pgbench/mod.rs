@@ -48,15 +48,6 @@ pub struct Databases {
     clusters: Clusters,
 }
 
-/// The installed pgbench's version line, or why it cannot be run.
-pub fn version() -> Result<String> {
-    let path = postgres::client("pgbench")?;
-    let out = Command::new(&path).arg("--version").output().map_err(|e| {
-        Error::failed(format!("`driver: pgbench` runs pgbench ({}), which could not be started: {e}", path.display()))
-    })?;
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
 /// Connects to the server of each workload with a `dsn` (`SELECT 1` with psql): the
 /// first that cannot be reached, with PostgreSQL's message; `stop` ends the wait.
 fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
@@ -145,11 +136,7 @@ impl Driver for PgbenchDriver {
     }
 
     fn check(&self, scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
-        version().map_err(bad_input)?;
-        connect(scenario, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
-            true => Error::Interrupted,
-            false => bad_input(e),
-        })
+        postgres::check(stop, || connect(scenario, stop))
     }
 
     fn prepare(

@@ -7,6 +7,7 @@
 use crate::drivers::pgbench::log::Counts;
 use crate::drivers::postgres;
 use crate::error::{Error, Result};
+use crate::store::ObservationRow;
 use hdrhistogram::Histogram;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -280,6 +281,50 @@ impl Figures {
     }
 }
 
+/// One host's figures of a workload run on several hosts, each its own cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub host: String,
+    pub nopm: f64,
+    pub tpm: f64,
+    /// The second of the run clock its window began.
+    pub t: i64,
+}
+
+/// Each host's figures of workload `name` among `rows` (sources `tpcc:NAME@HOST`), in
+/// the order of `hosts`; a host that recorded none is left out.
+pub fn nodes(name: &str, hosts: &[String], rows: &[ObservationRow]) -> Vec<Node> {
+    let figure = |host: &str, figure: &str| {
+        let source = format!("tpcc:{name}@{host}");
+        rows.iter().find(|r| r.source == source && r.name == figure).map(|r| (r.value, r.t))
+    };
+    hosts
+        .iter()
+        .filter_map(|host| {
+            let ((nopm, t), (tpm, _)) = (figure(host, "nopm")?, figure(host, "tpm")?);
+            Some(Node { host: host.clone(), nopm, tpm, t })
+        })
+        .collect()
+}
+
+/// HammerDB's line for a cluster of `hosts` nodes: the NOPM and TPM of those that
+/// reported summed, then each node's.
+pub fn cluster(nodes: &[Node], hosts: usize) -> String {
+    let nopm: f64 = nodes.iter().map(|n| n.nopm).sum();
+    let tpm: f64 = nodes.iter().map(|n| n.tpm).sum();
+    let each: Vec<String> =
+        nodes.iter().map(|n| format!("{} {:.0} NOPM from {:.0} TPM", n.host, n.nopm, n.tpm)).collect();
+    let missing = match hosts - nodes.len().min(hosts) {
+        0 => String::new(),
+        n => format!(" ({n} of {hosts} reported no figures)"),
+    };
+    format!(
+        "Cluster of {} nodes achieved {nopm:.0} NOPM from {tpm:.0} PostgreSQL TPM, the nodes' sum{missing}; per node: {}",
+        nodes.len(),
+        each.join(", ")
+    )
+}
+
 /// `part` in percent of `whole`.
 fn share(part: u64, whole: u64) -> f64 {
     if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 }
@@ -328,5 +373,26 @@ mod tests {
         assert!(said.ends_with(", 100.0%"), "{said}");
         // 10 ms of transactions in a window of 2 minutes
         assert!(said.contains("Little's law: 0.00 transactions in flight on average for 4 clients"), "{said}");
+    }
+
+    #[test]
+    fn a_clusters_figures_are_its_nodes_summed() {
+        let row = |host: &str, name: &str, value: f64| ObservationRow {
+            t: 12,
+            source: format!("tpcc:oltp@{host}"),
+            name: name.into(),
+            value,
+        };
+        let rows = [row("a", "nopm", 1000.0), row("a", "tpm", 2500.0), row("b", "nopm", 900.0)];
+        let rows = [&rows[..], &[row("b", "tpm", 2000.0), row("c", "nopm", 5.0)]].concat();
+        let hosts = ["a", "b", "c"].map(String::from);
+        let n = nodes("oltp", &hosts, &rows);
+        assert_eq!(n.iter().map(|n| (n.host.as_str(), n.nopm)).collect::<Vec<_>>(), [("a", 1000.0), ("b", 900.0)]);
+        assert!(nodes("other", &hosts, &rows).is_empty());
+        assert_eq!(
+            cluster(&n, 3),
+            "Cluster of 2 nodes achieved 1900 NOPM from 4500 PostgreSQL TPM, the nodes' sum (1 of 3 reported no \
+             figures); per node: a 1000 NOPM from 2500 TPM, b 900 NOPM from 2000 TPM"
+        );
     }
 }

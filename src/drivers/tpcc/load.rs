@@ -84,15 +84,41 @@ pub fn load(
         let per = bytes / at as f64;
         return Ok(Loaded { warehouses, seconds: 0.0, bytes_per_warehouse: per, c_last, reused: true });
     }
-    let drop: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t};")).collect();
+    drop_ours(dsn, stop)?;
+    // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
+    let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
+    let filled = fill(dsn, warehouses, c_last, sessions, stop, progress);
+    if filled.is_err() {
+        // a partial database is nobody's: dropped, even when a signal stopped the load
+        let _ = drop_ours(dsn, &AtomicBool::new(false));
+    }
+    filled?;
+    let per = size(dsn, stop)? / warehouses as f64;
+    Ok(Loaded { warehouses, seconds: started.elapsed().as_secs_f64(), bytes_per_warehouse: per, c_last, reused: false })
+}
+
+/// Drops fathom's tables and functions from `dsn`'s database, if there.
+fn drop_ours(dsn: &str, stop: &AtomicBool) -> Result<()> {
+    let tables: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t};")).collect();
     let functions = "DROP FUNCTION IF EXISTS tpcc_nurand, tpcc_last_name, tpcc_astring, tpcc_nstring, \
          tpcc_original, tpcc_other, tpcc_load_items, tpcc_load_stock, tpcc_load_warehouse, tpcc_customer, tpcc_new_order, \
          tpcc_payment, tpcc_order_status, tpcc_delivery, tpcc_stock_level;";
-    postgres::psql(dsn, &format!("{}\n{functions}", drop.join("\n")), stop)?;
+    postgres::psql(dsn, &format!("{}\n{functions}", tables.join("\n")), stop).map(drop)
+}
+
+/// Creates and fills the tables of `warehouses` in `sessions` parallel sessions, the
+/// customers' last names drawn with constant `c_last`; keys, vacuums, analyses and
+/// checkpoints them.
+fn fill(
+    dsn: &str,
+    warehouses: u32,
+    c_last: u32,
+    sessions: u32,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<()> {
     postgres::psql(dsn, &[SCHEMA, RANDOM, LOAD].concat(), stop)?;
     postgres::psql(dsn, &TRANSACTIONS.concat(), stop)?;
-    // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
-    let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
     progress(&format!("loading {warehouses} TPC-C warehouses in {sessions} sessions"));
     let mut jobs = vec!["SELECT tpcc_load_items()".to_string()];
     for w in 1..=warehouses {
@@ -107,8 +133,7 @@ pub fn load(
     postgres::psql(dsn, &format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last})"), stop)?;
     postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
     postgres::psql(dsn, "CHECKPOINT", stop)?;
-    let per = size(dsn, stop)? / warehouses as f64;
-    Ok(Loaded { warehouses, seconds: started.elapsed().as_secs_f64(), bytes_per_warehouse: per, c_last, reused: false })
+    Ok(())
 }
 
 /// The database's size in bytes.
@@ -137,6 +162,14 @@ fn parallel(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Res
         }
     });
     if stop.load(Ordering::Relaxed) {
+        // the server runs a statement on after its psql is gone: end them there
+        let quoted: Vec<String> = jobs.iter().map(|j| format!("'{}'", j.replace('\'', "''"))).collect();
+        let end = format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() \
+             AND pid <> pg_backend_pid() AND query IN ({})",
+            quoted.join(", ")
+        );
+        let _ = postgres::psql(dsn, &end, &AtomicBool::new(false));
         return Err(Error::failed(INTERRUPTED));
     }
     failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)

@@ -16,7 +16,7 @@ pub mod load;
 
 use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
 use super::pgbench::{self, Invocation};
-use super::postgres::Clusters;
+use super::postgres::{self, Clusters};
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
@@ -60,7 +60,9 @@ fn spec(w: &Workload) -> Option<&Tpcc> {
 /// Each workload's database, ready, and the clusters fathom started for them.
 #[derive(Default)]
 struct Databases {
-    ready: HashMap<usize, (String, Loaded)>,
+    /// By workload name (an agent readies one workload of the scenario alone): its
+    /// index in the scenario, its database and how it was loaded.
+    ready: HashMap<String, (usize, String, Loaded)>,
     clusters: Clusters,
 }
 
@@ -88,7 +90,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
     let mut dbs = Databases::default();
     // (server's template or dsn, warehouses) already loaded, and what that took
     let mut loaded: Vec<(String, Loaded)> = Vec::new();
-    for (idx, w) in scenario.workloads.iter().enumerate() {
+    // a workload placed on hosts is readied by each host's agent
+    for (idx, w) in scenario.workloads.iter().enumerate().filter(|(_, w)| w.placement.is_none()) {
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
         let say = |m: &str| progress(&format!("{}: {m}", w.name));
@@ -128,7 +131,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         if let Some((cluster, template, copy)) = copy {
             cluster.create_database(&copy, Some(&template), stop).map_err(named)?;
         }
-        dbs.ready.insert(idx, (run_dsn, done));
+        dbs.ready.insert(w.name.clone(), (idx, run_dsn, done));
     }
     Ok(dbs)
 }
@@ -182,11 +185,7 @@ impl Driver for TpccDriver {
     }
 
     fn check(&self, scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
-        pgbench::version().map_err(bad_input)?;
-        connect(scenario, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
-            true => Error::Interrupted,
-            false => bad_input(e),
-        })
+        postgres::check(stop, || connect(scenario, stop))
     }
 
     fn prepare(
@@ -197,6 +196,26 @@ impl Driver for TpccDriver {
         progress: &dyn Fn(&str),
     ) -> Result<Box<dyn Ready>> {
         Ok(Box::new(prepare(scenario, dir, stop, progress)?))
+    }
+
+    /// HammerDB's figures for the cluster: each node's NOPM and TPM, and their sum.
+    fn totals(&self, w: &Workload, rows: &[ObservationRow]) -> Vec<Record> {
+        let hosts = w.placement.as_ref().map(|p| p.resolved.clone()).unwrap_or_default();
+        let nodes = figures::nodes(&w.name, &hosts, rows);
+        let Some(t) = nodes.iter().map(|n| n.t).min() else { return Vec::new() };
+        let event = EventRow {
+            at_ms: t * 1000,
+            kind: "tpcc".into(),
+            label: w.name.clone(),
+            status: Some(if nodes.len() == hosts.len() { 0 } else { 1 }),
+            took_ms: None,
+            detail: figures::cluster(&nodes, hosts.len()),
+        };
+        let source = format!("tpcc:{}", w.name);
+        let sum = |f: fn(&figures::Node) -> f64| nodes.iter().map(f).sum::<f64>();
+        let rows = [("nopm", sum(|n| n.nopm)), ("tpm", sum(|n| n.tpm)), ("nodes", nodes.len() as f64)]
+            .map(|(name, value)| ObservationRow { t, source: source.clone(), name: name.into(), value });
+        vec![Record::Event(event), Record::Observations(rows.into())]
     }
 
     fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: Option<EngineKind>) -> String {
@@ -222,7 +241,7 @@ impl Driver for TpccDriver {
 
 impl Ready for Databases {
     fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
-        let Some((dsn, loaded)) = self.ready.get(&cx.workload_idx).cloned() else {
+        let Some((_, dsn, loaded)) = self.ready.get(&cx.workload.name).cloned() else {
             return Err(Error::failed(format!("{}: its TPC-C database was not loaded", cx.workload.name)));
         };
         spawn_program(cx, "tpcc", move |l| run(l, &dsn, loaded))
@@ -233,12 +252,14 @@ impl Ready for Databases {
     }
 
     fn servers(&self) -> Vec<PgServer> {
-        let server = |(&workload, (dsn, _)): (&usize, &(String, Loaded))| PgServer {
-            workload,
+        let server = |(workload, dsn, _): &(usize, String, Loaded)| PgServer {
+            workload: *workload,
             dsn: dsn.clone(),
             log: self.clusters.log_of(dsn),
         };
-        self.ready.iter().map(server).collect()
+        let mut servers: Vec<PgServer> = self.ready.values().map(server).collect();
+        servers.sort_by_key(|s| s.workload);
+        servers
     }
 }
 

@@ -194,11 +194,13 @@ pub fn network(s: &RunSummary) -> Table {
 
 /// Workloads placed on hosts: each host's share, with its own percentiles.
 pub fn hosts(s: &RunSummary) -> Table {
+    // IOPS, or TPS for a program's transactions on hosts (tpcc)
+    let column = RateColumn::of_units(s.workloads.iter().filter(|w| !w.hosts.is_empty()).map(|w| w.fidelity.unit));
     let columns = vec![
         Column::name("workload"),
         Column::name("host"),
         Column::figure("workers").drop_at(2),
-        Column::figure("IOPS").metric("iops"),
+        Column::figure(column.header()).metric("iops"),
         Column::figure("MB/s").metric("mb_per_s").drop_at(3),
         Column::figure("mean").metric("mean_us").drop_at(4),
         Column::figure("p50").metric("p50_us"),
@@ -214,7 +216,7 @@ pub fn hosts(s: &RunSummary) -> Table {
                 Cell::from(w.workload.name.as_str()),
                 h.host.as_str().into(),
                 h.workers.to_string().into(),
-                Cell::figure(h.iops, count(h.iops)),
+                Cell::figure(h.iops, column.value(h.iops, w.fidelity.unit)),
                 Cell::figure(h.mb_per_s, sig3(h.mb_per_s)),
                 Cell::figure(h.mean_us, latency_us(h.mean_us)),
                 percentile(h.p50_us),

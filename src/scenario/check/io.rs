@@ -279,7 +279,7 @@ impl Checker<'_> {
 
     /// The placement of a workload that names no hosts while an inventory is given.
     /// It runs `jobs` workers on every host, as `--hosts` asked.
-    fn every_host(jobs: u32) -> Placement {
+    pub(super) fn every_host(jobs: u32) -> Placement {
         Placement {
             hosts: vec!["all".into()],
             per_host: jobs,

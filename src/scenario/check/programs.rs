@@ -86,6 +86,8 @@ impl Checker<'_> {
         }
         // its ops are named as it says what it measures: expectations name them next
         spec.measures();
+        // with an inventory, a program that can runs on every host, each its own server
+        let placement = (self.on_hosts && spec.on_host(None).is_some()).then(|| Self::every_host(spec.workers()));
         Ok(Workload {
             name: name.to_string(),
             workers: spec.workers(),
@@ -93,7 +95,7 @@ impl Checker<'_> {
             engine: None,
             duration,
             ramp,
-            placement: None,
+            placement,
             kind: Kind::Program(spec),
         })
     }

@@ -8,6 +8,7 @@ use crate::metrics::Op;
 use crate::metrics::summary::Throughput;
 use serde::Serialize;
 use std::any::Any;
+use std::time::Duration;
 
 pub struct Iperf3Program;
 
@@ -79,7 +80,7 @@ impl Spec for Iperf3 {
     }
 
     /// Over loopback iperf3 measures this host's kernel and memory, not a link.
-    fn risks(&self, _memory_bytes: Option<u64>) -> Vec<Risk> {
+    fn risks(&self, _memory_bytes: Option<u64>, _ramp: Duration) -> Vec<Risk> {
         if self.server.is_some() {
             return Vec::new();
         }

@@ -14,6 +14,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use std::any::Any;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub struct PgbenchProgram;
 
@@ -210,16 +211,12 @@ impl Spec for Pgbench {
 
     /// A database that fits in shared_buffers or RAM: reads never reach storage. A
     /// custom script may only write (commit latency): its reads are not the point.
-    fn risks(&self, memory_bytes: Option<u64>) -> Vec<Risk> {
+    fn risks(&self, memory_bytes: Option<u64>, _ramp: Duration) -> Vec<Risk> {
         if !matches!(self.script, Script::Builtin(_)) {
             return Vec::new();
         }
         let size = self.database_bytes();
-        let fits = match (self.shared_buffers(), memory_bytes) {
-            (Some(sb), _) if size <= sb => format!("shared_buffers ({})", Size(sb).human()),
-            (_, Some(ram)) if size < ram => format!("the {} of RAM", Size(ram).human()),
-            _ => return Vec::new(),
-        };
+        let Some(fits) = fits_in(size, self.shared_buffers(), memory_bytes) else { return Vec::new() };
         let message = format!(
             "a pgbench database at scale {} (about {}) fits in {fits}: after warm-up no read reaches storage, so \
              this run measures memory, not storage. For storage, raise `scale` past RAM (scale 100 is about 1.7 GB, \
@@ -243,19 +240,36 @@ impl Pgbench {
     /// The `shared_buffers` of the throwaway cluster in bytes; `None` for a server given
     /// by `dsn` (its setting is its own) or a value fathom cannot read.
     pub fn shared_buffers(&self) -> Option<u64> {
-        if self.dsn.is_some() {
-            return None;
-        }
-        match self.settings.iter().find(|(k, _)| k == "shared_buffers") {
-            None => Some(Self::DEFAULT_SHARED_BUFFERS),
-            Some((_, v)) => pg_size(v),
-        }
+        shared_buffers(&self.dsn, &self.settings)
     }
 
     /// Size of the database at this scale in bytes: the field notes' table (scale 1 ≈
     /// 23 MB, 100 ≈ 1.7 GB, 1000 ≈ 15 GB) is about 15 MB per unit plus the catalog.
     pub fn database_bytes(&self) -> u64 {
         (8 + 15 * self.scale as u64) << 20
+    }
+}
+
+/// The `shared_buffers` of the throwaway cluster a program's `settings` configure, in
+/// bytes: PostgreSQL's default unless they set it; `None` for a server given by `dsn`
+/// (its setting is its own) or a value fathom cannot read.
+pub fn shared_buffers(dsn: &Option<String>, settings: &[(String, String)]) -> Option<u64> {
+    if dsn.is_some() {
+        return None;
+    }
+    match settings.iter().find(|(k, _)| k == "shared_buffers") {
+        None => Some(Pgbench::DEFAULT_SHARED_BUFFERS),
+        Some((_, v)) => pg_size(v),
+    }
+}
+
+/// Where a database of `size` bytes fits, as a lint says it: in `shared_buffers` or in
+/// the RAM; None where it fits in neither and its reads reach storage.
+pub fn fits_in(size: u64, shared_buffers: Option<u64>, memory_bytes: Option<u64>) -> Option<String> {
+    match (shared_buffers, memory_bytes) {
+        (Some(sb), _) if size <= sb => Some(format!("shared_buffers ({})", Size(sb).human())),
+        (_, Some(ram)) if size < ram => Some(format!("the {} of RAM", Size(ram).human())),
+        _ => None,
     }
 }
 

@@ -11,6 +11,7 @@ use indexmap::IndexMap;
 use serde::de::DeserializeOwned;
 use std::any::Any;
 use std::fmt::Debug;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -71,9 +72,18 @@ pub trait Spec: Debug + Send + Sync + 'static {
     }
 
     /// What it risks measuring instead of what it is meant to (a database that fits in
-    /// memory), given this machine's RAM.
-    fn risks(&self, _memory_bytes: Option<u64>) -> Vec<Risk> {
+    /// memory, a cache still cold when measuring starts), given this machine's RAM and
+    /// the workload's `ramp`.
+    fn risks(&self, _memory_bytes: Option<u64>, _ramp: Duration) -> Vec<Risk> {
         Vec::new()
+    }
+
+    /// A copy of itself to run on another host of an inventory (`--hosts`), its
+    /// throwaway server in `target`, that host's inventory target (its own where the
+    /// host has none). None: it runs on this host only, as a program whose server is
+    /// given by address does (every host would share that one server).
+    fn on_host(&self, _target: Option<&Path>) -> Option<ProgramSpec> {
+        None
     }
 
     /// Itself, for its runner to read its own type back ([`ProgramSpec::get`]).

@@ -3,7 +3,7 @@
 //! throwaway cluster fathom creates on the storage under test or a server given by
 //! `dsn`. Each transaction type is an op of its own; `crate::drivers::tpcc` runs it.
 
-use super::pgbench::{no_secret, pg_size, settings, target};
+use super::pgbench::{fits_in, no_secret, settings, shared_buffers, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -12,7 +12,7 @@ use crate::scenario::limits;
 use crate::scenario::units::Size;
 use serde::Serialize;
 use std::any::Any;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub struct TpccProgram;
@@ -26,6 +26,12 @@ const MAX_WAREHOUSES: i64 = 100_000;
 /// About how large a freshly loaded warehouse is on disk with its indexes (measured:
 /// 124 MB a warehouse at one, which carries the items and the catalog alone).
 pub const WAREHOUSE_BYTES: u64 = 100 << 20;
+
+/// How fast a cache warms: a run's reads are random 8 KiB pages, and a plausible
+/// storage serves 10,000 of them a second at the depth a few clients give (80 MB/s,
+/// about 1.3 s per warehouse). At 100 warehouses that is about 2 minutes, HammerDB's
+/// default rampup for a database of that size.
+const WARM_BYTES_PER_S: u64 = 10_000 * 8192;
 
 /// `driver: tpcc`'s settings, checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -317,6 +323,63 @@ fn beyond_hammerdb(keys: &Keys, t: &Tpcc) -> Result<()> {
     Ok(())
 }
 
+impl Tpcc {
+    /// The database's size as loaded.
+    fn database_bytes(&self) -> u64 {
+        self.warehouses as u64 * WAREHOUSE_BYTES
+    }
+
+    /// More clients than warehouses with a home each (ten per warehouse when paced as
+    /// TPC-C's terminals).
+    fn contention(&self) -> Option<Risk> {
+        let per_warehouse = if self.keying_thinking { 10 } else { 1 };
+        if self.home != Home::PerClient || self.clients <= self.warehouses * per_warehouse {
+            return None;
+        }
+        let message = format!(
+            "{} clients on {} warehouses with a home each: clients share a warehouse's rows and wait on each \
+             other's locks, so this measures lock contention as much as storage (TPC-C has 10 terminals per \
+             warehouse at most; give `warehouses` at least `clients`)",
+            self.clients, self.warehouses
+        );
+        Some(Risk { rule: "tpcc-contention", warning: true, message })
+    }
+
+    /// A database that fits in shared_buffers (a throwaway cluster's) or RAM.
+    fn in_memory(&self, memory_bytes: Option<u64>) -> Option<Risk> {
+        let size = self.database_bytes();
+        let fits = fits_in(size, shared_buffers(&self.dsn, &self.settings), memory_bytes)?;
+        let message = format!(
+            "{} warehouses (about {}) fit in {fits}: after warm-up reads do not reach storage, so this run measures \
+             commits and memory more than storage. For storage, raise `warehouses` past RAM (each is about {})",
+            self.warehouses,
+            Size(size).human(),
+            Size(WAREHOUSE_BYTES).human()
+        );
+        Some(Risk { rule: "tpcc-in-memory", warning: false, message })
+    }
+
+    /// A ramp shorter than the time to read once, at [`WARM_BYTES_PER_S`], what the
+    /// cache will hold: the database, or as much of it as RAM holds.
+    fn cold(&self, memory_bytes: Option<u64>, ramp: Duration) -> Option<Risk> {
+        let cached = memory_bytes.map_or(self.database_bytes(), |ram| ram.min(self.database_bytes()));
+        let warm = Duration::from_secs(cached.div_ceil(WARM_BYTES_PER_S));
+        if ramp >= warm {
+            return None;
+        }
+        let message = format!(
+            "a ramp of {} s is shorter than the {} s the cache takes to warm (about {} read once in random 8 KiB \
+             pages at 10,000 a second): the measured window starts with reads a warm cache would not make, so its \
+             NOPM is low and its latency high. Give `ramp` at least {}s (HammerDB's default rampup is 2 minutes)",
+            ramp.as_secs(),
+            warm.as_secs(),
+            Size(cached).human(),
+            warm.as_secs()
+        );
+        Some(Risk { rule: "tpcc-short-ramp", warning: true, message })
+    }
+}
+
 impl Spec for Tpcc {
     fn program(&self) -> &'static dyn Program {
         &TpccProgram
@@ -374,40 +437,17 @@ impl Spec for Tpcc {
 
     /// More clients than warehouses with a home each: clients share warehouse and
     /// district rows and wait on each other's locks. A database in memory: reads never
-    /// reach storage.
-    fn risks(&self, memory_bytes: Option<u64>) -> Vec<Risk> {
-        let mut risks = Vec::new();
-        // paced as terminals, ten clients share a warehouse as TPC-C's terminals do
-        let per_warehouse = if self.keying_thinking { 10 } else { 1 };
-        if self.home == Home::PerClient && self.clients > self.warehouses * per_warehouse {
-            let message = format!(
-                "{} clients on {} warehouses with a home each: clients share a warehouse's rows and wait on each \
-                 other's locks, so this measures lock contention as much as storage (TPC-C has 10 terminals per \
-                 warehouse at most; give `warehouses` at least `clients`)",
-                self.clients, self.warehouses
-            );
-            risks.push(Risk { rule: "tpcc-contention", warning: true, message });
-        }
-        let size = self.warehouses as u64 * WAREHOUSE_BYTES;
-        let sb = match (&self.dsn, self.settings.iter().find(|(k, _)| k == "shared_buffers")) {
-            (Some(_), _) => None,
-            (None, None) => Some(128 << 20),
-            (None, Some((_, v))) => pg_size(v),
-        };
-        let fits = match (sb, memory_bytes) {
-            (Some(sb), _) if size <= sb => format!("shared_buffers ({})", Size(sb).human()),
-            (_, Some(ram)) if size < ram => format!("the {} of RAM", Size(ram).human()),
-            _ => return risks,
-        };
-        let message = format!(
-            "{} warehouses (about {}) fit in {fits}: after warm-up reads do not reach storage, so this run measures \
-             commits and memory more than storage. For storage, raise `warehouses` past RAM (each is about {})",
-            self.warehouses,
-            Size(size).human(),
-            Size(WAREHOUSE_BYTES).human()
-        );
-        risks.push(Risk { rule: "tpcc-in-memory", warning: false, message });
-        risks
+    /// reach storage. A ramp shorter than warming the cache takes: the window measures
+    /// the warm-up.
+    fn risks(&self, memory_bytes: Option<u64>, ramp: Duration) -> Vec<Risk> {
+        [self.contention(), self.in_memory(memory_bytes), self.cold(memory_bytes, ramp)].into_iter().flatten().collect()
+    }
+
+    /// On other hosts, each its own throwaway cluster; a `dsn`'s server stays here, its
+    /// database loaded once.
+    fn on_host(&self, target: Option<&Path>) -> Option<ProgramSpec> {
+        let target = target.map(Path::to_path_buf).or_else(|| self.target.clone());
+        self.dsn.is_none().then(|| ProgramSpec::new(Tpcc { target, ..self.clone() }))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -479,15 +519,41 @@ mod tests {
         assert!((t.rate.unwrap() - 4.0 / 20.99).abs() < 1e-9);
     }
 
+    const WARM: Duration = Duration::from_secs(3600);
+
     #[test]
     fn contention_and_memory_are_risks() {
         let t = spec(&load(", warehouses: 2, clients: 8").unwrap());
-        let rules: Vec<&str> = t.risks(Some(64 << 30)).iter().map(|r| r.rule).collect();
+        let rules: Vec<&str> = t.risks(Some(64 << 30), WARM).iter().map(|r| r.rule).collect();
         assert_eq!(rules, ["tpcc-contention", "tpcc-in-memory"]);
         let t = spec(&load(", warehouses: 2, keying_thinking: true").unwrap());
-        assert!(t.risks(Some(1 << 20)).is_empty());
+        assert!(t.risks(Some(1 << 20), WARM).is_empty());
         let t = spec(&load(", warehouses: 1000, clients: 8, home: random").unwrap());
-        assert!(t.risks(Some(16 << 30)).is_empty());
+        assert!(t.risks(Some(16 << 30), WARM).is_empty());
+    }
+
+    #[test]
+    fn a_ramp_shorter_than_reading_the_cache_once_is_a_risk() {
+        let rules = |t: &Tpcc, ram: u64, ramp: u64| -> Vec<&str> {
+            t.risks(Some(ram), Duration::from_secs(ramp))
+                .iter()
+                .map(|r| r.rule)
+                .filter(|r| *r != "tpcc-in-memory")
+                .collect()
+        };
+        // 100 warehouses, 10,000 MiB, read at 80 MB/s: 128 s
+        let t = spec(&load(", warehouses: 100, clients: 8").unwrap());
+        assert_eq!(rules(&t, 64 << 30, 127), ["tpcc-short-ramp"]);
+        assert!(rules(&t, 64 << 30, 128).is_empty());
+        let risks = t.risks(Some(64 << 30), Duration::from_secs(10));
+        let said = &risks.iter().find(|r| r.rule == "tpcc-short-ramp").unwrap().message;
+        assert!(said.contains("a ramp of 10 s is shorter than the 128 s") && said.contains("at least 128s"), "{said}");
+        // past RAM, the cache holds RAM's worth: 4 GiB at 80 MB/s is 53 s
+        assert_eq!(rules(&t, 4 << 30, 52), ["tpcc-short-ramp"]);
+        assert!(rules(&t, 4 << 30, 53).is_empty());
+        // the built-in's 4 warehouses warm within its 10 s ramp
+        let t = spec(&load(", warehouses: 4, clients: 4").unwrap());
+        assert!(rules(&t, 64 << 30, 10).is_empty() && !rules(&t, 64 << 30, 5).is_empty());
     }
 
     #[test]

@@ -99,6 +99,13 @@ impl Scratch {
         Connection::open(self.dir.join("results/fathom.db")).unwrap()
     }
 
+    /// Every run recorded: its status and error, in order.
+    pub fn runs(&self) -> Vec<(String, Option<String>)> {
+        let db = self.db();
+        let mut rows = db.prepare("SELECT status, error FROM runs ORDER BY id").unwrap();
+        rows.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    }
+
     pub fn show_json(&self) -> serde_json::Value {
         let out = self.run(&["show", "last", "--json"]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

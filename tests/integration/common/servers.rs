@@ -178,10 +178,21 @@ impl Postgres {
     pub fn dsn(&self, database: &str) -> String {
         format!("host=127.0.0.1 port={} user=tester dbname={database}", self.port)
     }
+
+    /// Ends the server as a crash would: SIGQUIT, immediate shutdown, every session cut.
+    pub fn crash(&mut self) {
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGQUIT) };
+        self.child.wait().unwrap();
+    }
 }
 
 impl Drop for Postgres {
     fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_some() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+            return;
+        }
         // SIGINT: fast shutdown, which also ends its backends
         // SAFETY: signalling our own child, not yet reaped.
         unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
