@@ -121,6 +121,14 @@ impl Group {
         self.child.stdout.take()
     }
 
+    pub fn stdin(&mut self) -> Option<std::process::ChildStdin> {
+        self.child.stdin.take()
+    }
+
+    pub fn stderr(&mut self) -> Option<std::process::ChildStderr> {
+        self.child.stderr.take()
+    }
+
     /// Sends `signal` to the whole group (nothing once it has been reaped).
     pub fn signal(&self, signal: i32) {
         if self.tracked.is_some() {

@@ -11,6 +11,7 @@ pub mod postgres;
 #[cfg(test)]
 pub mod sleep;
 pub mod tpcc;
+pub mod tpch;
 
 use crate::engine::WorkerThread;
 use crate::error::Result;
@@ -21,7 +22,7 @@ use std::sync::atomic::AtomicBool;
 
 /// Every driver, by name: the one list a new driver (a program's runner) joins.
 pub const DRIVERS: &[&dyn Driver] =
-    &[&native::Native, &fio::Fio, &pgbench::PgbenchDriver, &iperf3::Iperf3Driver, &tpcc::TpccDriver];
+    &[&native::Native, &fio::Fio, &pgbench::PgbenchDriver, &iperf3::Iperf3Driver, &tpcc::TpccDriver, &tpch::TpchDriver];
 
 /// Drivers of the test build only (`sleep`, the skeleton a new program's runner copies).
 #[cfg(test)]

@@ -58,6 +58,13 @@ pub trait Spec: Debug + Send + Sync + 'static {
         None
     }
 
+    /// The set amount of work after which it ends by itself, its duration a cap (TPC-H's
+    /// query sets), and how to make it run long enough to quote; `None`: it runs its
+    /// duration.
+    fn ends_after(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
     /// What it risks measuring instead of what it is meant to (a database that fits in
     /// memory), given this machine's RAM.
     fn risks(&self, _memory_bytes: Option<u64>) -> Vec<Risk> {
