@@ -443,22 +443,27 @@ pub fn parallel<T: Sync>(
     failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
 }
 
-/// The tables of `dsn`'s database that are not among `ours` (in schema `public`): a
-/// database holding any is someone else's, never to be dropped.
+/// The tables of `dsn`'s database that are not fathom's: a database holding any is
+/// someone else's, never to be dropped. Tables of `ours`' names (in schema `public`)
+/// are fathom's only beside its record of the load, `ours`' last: an `orders` table
+/// alone is someone's.
 pub fn foreign_tables(dsn: &str, ours: &[&str], stop: &AtomicBool) -> Result<Vec<String>> {
-    let ours: Vec<String> = ours.iter().map(|t| format!("'{t}'")).collect();
+    let marker = ours.last().copied().unwrap_or_default();
+    let names: Vec<String> = ours.iter().map(|t| format!("'{t}'")).collect();
     let sql = format!(
         "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY 1) FROM information_schema.tables \
          WHERE table_schema NOT IN ('pg_catalog', 'information_schema') \
-         AND NOT (table_schema = 'public' AND table_name IN ({}))",
-        ours.join(", ")
+         AND NOT (table_schema = 'public' AND table_name IN ({}) AND EXISTS (SELECT FROM information_schema.tables \
+         WHERE table_schema = 'public' AND table_name = '{marker}'))",
+        names.join(", ")
     );
     let found = psql(dsn, &sql, stop)?;
     Ok(found.split_whitespace().map(str::to_string).collect())
 }
 
-/// Reaches `dsn` and refuses its database if it holds tables not among `ours`: fathom
-/// loads `kind`'s tables into a database of their own and never drops others'.
+/// Reaches `dsn` and refuses its database if it holds tables not fathom's
+/// ([`foreign_tables`]): fathom loads `kind`'s tables into a database of their own and
+/// never drops others'.
 pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &AtomicBool) -> Result<()> {
     let foreign = foreign_tables(dsn, ours, stop)
         .map_err(|e| Error::failed(format!("{name}: cannot connect to `{dsn}`: {e}")))?;

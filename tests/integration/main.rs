@@ -45,5 +45,6 @@ mod store;
 mod terminal_width;
 mod timeline;
 mod tpcc;
+mod tpch;
 mod views;
 mod xray;
