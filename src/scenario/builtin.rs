@@ -18,6 +18,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("net-streams", include_str!("builtin/net-streams.yaml")),
     ("tpcc", include_str!("builtin/tpcc.yaml")),
     ("tpcc-clients", include_str!("builtin/tpcc-clients.yaml")),
+    ("tpch", include_str!("builtin/tpch.yaml")),
 ];
 
 /// The built-in scenario run by a bare `fathom run`.

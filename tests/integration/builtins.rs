@@ -227,6 +227,21 @@ fn tpcc() {
 }
 
 #[test]
+fn tpch() {
+    let show = run_builtin_scaled("tpch", "0.1", &["scale=0.01"]);
+    let ops: Vec<&str> =
+        show["workloads"][0]["ops"].as_array().unwrap().iter().map(|o| o["op"].as_str().unwrap()).collect();
+    let queries: Vec<String> = (1..=22).map(|n| format!("q{n}")).collect();
+    assert_eq!(ops, queries);
+    let tpch = show["events"].as_array().unwrap().iter().find(|e| e["kind"] == "tpch").unwrap();
+    let detail = tpch["detail"].as_str().unwrap();
+    assert!(detail.starts_with("power run (stream 0") && detail.contains("geometric mean"), "{tpch}");
+    // the database fits in memory here, and lint says the run measures memory
+    let lint = show["warnings"].to_string();
+    assert!(lint.contains("tpch-in-memory"), "{lint}");
+}
+
+#[test]
 fn tpcc_clients() {
     let show = run_builtin_scaled("tpcc-clients", "0.25", &["warehouses=1"]);
     assert_eq!(labels(&show), vec!["c1", "c2", "c4", "c8"]);

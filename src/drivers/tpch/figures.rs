@@ -165,7 +165,7 @@ fn done(o: &Outcome) -> Option<f64> {
 fn cell(o: &Outcome) -> String {
     match o {
         Outcome::Done(s) => format!("{s:.3}"),
-        Outcome::TimedOut => "timed out".into(),
+        Outcome::TimedOut(_) => "timed out".into(),
         Outcome::Failed(_) => "failed".into(),
         Outcome::Stopped => "cut".into(),
     }
@@ -189,7 +189,8 @@ mod tests {
 
     #[test]
     fn the_geometric_mean_is_of_the_power_runs_completed_queries() {
-        let power = pass(Run::Power, 0, &[(6, Outcome::Done(1.0)), (1, Outcome::Done(4.0)), (3, Outcome::TimedOut)]);
+        let power =
+            pass(Run::Power, 0, &[(6, Outcome::Done(1.0)), (1, Outcome::Done(4.0)), (3, Outcome::TimedOut(60.0))]);
         let stream =
             pass(Run::Throughput, 1, &[(1, Outcome::Done(100.0)), (6, Outcome::Done(3.0)), (3, Outcome::Done(5.0))]);
         let f = Figures { passes: vec![power, stream], set: 3, throughput_seconds: Some(108.0) };

@@ -22,8 +22,8 @@ const FAILED: &str = "@fathom-failed";
 pub enum Outcome {
     /// It completed, in this many seconds.
     Done(f64),
-    /// `statement_timeout` cancelled it.
-    TimedOut,
+    /// `statement_timeout` cancelled it after this many seconds.
+    TimedOut(f64),
     /// PostgreSQL refused it, with its message.
     Failed(String),
     /// The workload stopped while it ran.
@@ -105,7 +105,7 @@ impl Session {
                 FAILED => {
                     let said = self.error();
                     return Ok(match said.contains("statement timeout") {
-                        true => Outcome::TimedOut,
+                        true => Outcome::TimedOut(seconds),
                         false => Outcome::Failed(said),
                     });
                 }

@@ -1,6 +1,6 @@
 -- Potential part promotion; COLOR forest, DATE 1994-01-01, NATION CANADA. Decorrelated:
 -- each (part, supplier)'s shipped quantity aggregated once and joined, for the subquery per partsupp row.
-WITH shipped AS (
+WITH shipped AS MATERIALIZED (
   SELECT l_partkey, l_suppkey, 0.5 * sum(l_quantity) AS half
   FROM lineitem
   WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1994-01-01' + interval '1' year
