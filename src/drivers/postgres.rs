@@ -311,12 +311,14 @@ impl Clusters {
         if let Some(i) = self.started.iter().position(|(k, _)| *k == key) {
             return Ok(&self.started[i].1);
         }
-        let n = self.started.len();
         let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let path = match target {
+        let place = |n: usize| match target {
             Some(t) => t.join(format!("fathom-postgres-run{run}-{n}")),
             None => dir.join(format!("postgres-{n}")),
         };
+        // another driver's clusters of this run (tpcc's beside tpch's) take numbers too
+        let n = (self.started.len()..).find(|n| !place(*n).exists()).unwrap_or_default();
+        let path = place(n);
         progress(&format!("{name}: starting a throwaway PostgreSQL in {}", path.display()));
         let cluster = match Cluster::start(&path, settings, stop) {
             // the run's directory is behind a private one (fathom runs as root from
@@ -333,7 +335,7 @@ impl Clusters {
         // a cluster that will not start is its settings' or its place's
         .map_err(|e| super::driver::bad_input(Error::failed(format!("{name}: {e}"))))?;
         self.started.push((key, cluster));
-        Ok(&self.started[n].1)
+        Ok(&self.started[self.started.len() - 1].1)
     }
 
     /// Stops every cluster; the first error, if any.
