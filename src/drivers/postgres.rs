@@ -1,7 +1,8 @@
-//! PostgreSQL for `driver: pgbench`: finding its programs, a throwaway cluster (the
-//! embedded default: `initdb` in the run's directory, started on a private loopback port
-//! with `pg_ctl`, stopped and removed when the run ends), and the few SQL calls the
-//! driver makes with `psql`.
+//! PostgreSQL for the drivers that run on it (pgbench, tpcc, tpch): finding its
+//! programs, a throwaway cluster (the embedded default: `initdb` in the run's directory,
+//! started on a private loopback port with `pg_ctl`, stopped and removed when the run
+//! ends), and the SQL calls they make with `psql`, loads in parallel sessions and rows
+//! piped into `COPY` among them.
 //!
 //! PostgreSQL refuses to run as root. When fathom runs as root, the cluster's programs
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
