@@ -100,13 +100,7 @@ impl Figures {
         let streams: Vec<&Pass> = self.passes.iter().filter(|p| p.run == Run::Throughput).collect();
         if let Some(t) = self.throughput_seconds {
             let n = streams.iter().map(|p| p.stream).max().unwrap_or(0);
-            let sets: Vec<String> = streams
-                .iter()
-                .map(|p| match p.complete(self.set) {
-                    true => format!("stream {} {}", p.stream, secs(p.seconds)),
-                    false => format!("stream {} {} of {} queries", p.stream, p.queries.len(), self.set),
-                })
-                .collect();
+            let sets: Vec<String> = (1..=n).map(|s| self.stream_sets(s, &streams)).collect();
             out.push(format!("throughput run: {n} streams in {}; query sets: {}", secs(t), sets.join(", ")));
         }
         out.push(["query", "power s", "streams: mean s", "max s", "note"].join("\t"));
@@ -122,6 +116,27 @@ impl Figures {
         };
         out.push(format!("scale {}: {load}, {:.0} MB", loaded.scale, loaded.bytes / 1e6));
         out.join("\n")
+    }
+
+    /// Stream `s`'s query-set times: one, or (`repeat`) how many with their mean and
+    /// range; and how far a pass the workload's end cut had come.
+    fn stream_sets(&self, s: u32, streams: &[&Pass]) -> String {
+        let passes: Vec<&&Pass> = streams.iter().filter(|p| p.stream == s).collect();
+        let done: Vec<f64> = passes.iter().filter(|p| p.complete(self.set)).map(|p| p.seconds).collect();
+        let mut text = match done[..] {
+            [] => format!("stream {s} none complete"),
+            [one] => format!("stream {s} {}", secs(one)),
+            _ => {
+                let mean = done.iter().sum::<f64>() / done.len() as f64;
+                let (lo, hi) =
+                    (done.iter().cloned().fold(f64::MAX, f64::min), done.iter().cloned().fold(0.0, f64::max));
+                format!("stream {s} {} sets, mean {} ({} to {})", done.len(), secs(mean), secs(lo), secs(hi))
+            }
+        };
+        if let Some(cut) = passes.iter().find(|p| !p.complete(self.set)) {
+            text.push_str(&format!(" then {} of {} queries", cut.queries.len(), self.set));
+        }
+        text
     }
 
     fn query_line(&self, n: u8, streams: &[&Pass]) -> String {
@@ -203,5 +218,10 @@ mod tests {
         assert!(text.contains("2 of 3 queries completed, geometric mean"), "{text}");
         assert!(text.contains("stream 1 3.00 s"), "{text}");
         assert!(text.lines().any(|l| l == "q3\ttimed out\t5.000\t5.000\t"), "{text}");
+        let again = Pass { seconds: 5.0, ..f.passes[1].clone() };
+        let cut = Pass { queries: vec![(1, Outcome::Stopped)], ..f.passes[1].clone() };
+        let f = Figures { passes: vec![f.passes[1].clone(), again, cut], ..f };
+        let text = f.describe(&loaded);
+        assert!(text.contains("stream 1 2 sets, mean 4.00 s (3.00 s to 5.00 s) then 1 of 3 queries"), "{text}");
     }
 }

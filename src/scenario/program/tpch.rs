@@ -42,6 +42,9 @@ pub struct Tpch {
     pub query_timeout: Option<Duration>,
     /// The streams run their query sets again until the workload's `duration` ends.
     pub repeat: bool,
+    /// The power run comes first; without it, the throughput run's streams alone (DSS
+    /// joining other work).
+    pub power: bool,
     /// With a `dsn`: keep tables already loaded at this scale.
     pub reuse: bool,
     /// Server settings of the throwaway cluster, in order.
@@ -111,7 +114,7 @@ impl Program for TpchProgram {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["target", "dsn", "scale", "streams", "queries", "query_timeout", "repeat", "reuse", "settings"]
+        &["target", "dsn", "scale", "streams", "queries", "query_timeout", "repeat", "power", "reuse", "settings"]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -143,10 +146,15 @@ impl Program for TpchProgram {
             t => t.map(|s| s.0),
         };
         let repeat = keys.get::<bool>("repeat")?.0.unwrap_or(false);
+        let (power, power_at) = keys.get::<bool>("power")?;
+        let power = power.unwrap_or(true);
+        if !power && streams == 0 {
+            return Err(keys.fail(&power_at, "leaves nothing to run: with `power: false` give `streams` (1 or more)"));
+        }
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        let spec = Tpch { dsn, scale, streams, queries, query_timeout, repeat, reuse, settings, target };
+        let spec = Tpch { dsn, scale, streams, queries, query_timeout, repeat, power, reuse, settings, target };
         Ok(ProgramSpec::new(spec))
     }
 }
@@ -249,6 +257,7 @@ mod tests {
             (", query_timeout: 0s", "at least 1ms"),
             (", dsn: 'host=db', settings: {work_mem: 64MB}", "configures the throwaway cluster"),
             (", warehouses: 10", "does not apply to `driver: tproch`"),
+            (", power: false", "leaves nothing to run"),
         ] {
             let e = load(keys).unwrap_err().to_string();
             assert!(e.contains(says) && e.contains("t.yaml") && e.contains("dss"), "{keys}: {e}");
