@@ -240,11 +240,19 @@ fn short_runs(s: &Scenario) -> Vec<Finding> {
 const RUN_FOR_A_TIME: &str = "run it for a time (a fio job file: `time_based` with a `runtime` such as 5m; a \
      scenario: a `duration` without `loops`, `io_size` or `number_ios`), or give it far more IO (e.g. --set loops=100)";
 
+/// How to make workload `w`, which ends by itself, run long enough: a program says how.
+pub fn lengthen(w: &Workload) -> &'static str {
+    w.program().and_then(|p| p.ends_after()).map_or(RUN_FOR_A_TIME, |(_, how)| how)
+}
+
 /// How much IO a workload that ends by itself does before it does: `4 MiB per
 /// worker`, `2 x 1 MiB or 500 IOs per worker`; a working set known only once laid out
 /// stays `one pass`; fio's own sections are fio's to bound. `None`: it runs its time.
 pub fn bound_text(w: &Workload) -> Option<String> {
     let b = w.bound()?;
+    if let Some((work, _)) = w.program().and_then(|p| p.ends_after()) {
+        return Some(work.to_string());
+    }
     if w.io().is_none() {
         return Some("as fio's size, io_size, loops or number_ios have it".into());
     }
@@ -407,6 +415,8 @@ pub struct Measured {
     pub seconds: f64,
     /// For a workload that ends after an amount of IO: how much ([`bound_text`]).
     pub bound: Option<String>,
+    /// How to make it run long enough ([`lengthen`]).
+    pub lengthen: &'static str,
 }
 
 /// How busy fathom's IO generator was over a run, as a share (1.0: all the time).
@@ -489,8 +499,9 @@ pub fn after(workloads: &[Measured], generator: Option<GeneratorBusy>) -> Vec<Fi
             "short-io",
             format!(
                 "its IO ({io}) was done after {} s of measurement: too short for steady state, and too short to \
-                 quote. For numbers to quote, {RUN_FOR_A_TIME}",
-                crate::metrics::format::sig3(m.seconds)
+                 quote. For numbers to quote, {}",
+                crate::metrics::format::sig3(m.seconds),
+                m.lengthen
             ),
         ));
     }
@@ -616,6 +627,7 @@ mod tests {
             workers,
             seconds: 60.0,
             bound: None,
+            lengthen: RUN_FOR_A_TIME,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod postgres;
 #[cfg(test)]
 pub mod sleep;
 pub mod tpcc;
+pub mod tpch;
 
 use crate::engine::WorkerThread;
 use crate::error::Result;
@@ -29,6 +30,7 @@ pub const DRIVERS: &[&dyn Driver] = &[
     &iperf3::Iperf3Driver,
     &tpcc::TpccDriver,
     &tpcc::hammerdb::HammerdbDriver,
+    &tpch::TpchDriver,
 ];
 
 /// Drivers of the test build only (`sleep`, the skeleton a new program's runner copies).

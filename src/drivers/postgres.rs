@@ -1,7 +1,8 @@
-//! PostgreSQL for `driver: pgbench`: finding its programs, a throwaway cluster (the
-//! embedded default: `initdb` in the run's directory, started on a private loopback port
-//! with `pg_ctl`, stopped and removed when the run ends), and the few SQL calls the
-//! driver makes with `psql`.
+//! PostgreSQL for the drivers that run on it (pgbench, tpcc, tpch): finding its
+//! programs, a throwaway cluster (the embedded default: `initdb` in the run's directory,
+//! started on a private loopback port with `pg_ctl`, stopped and removed when the run
+//! ends), and the SQL calls they make with `psql`, loads in parallel sessions and rows
+//! piped into `COPY` among them.
 //!
 //! PostgreSQL refuses to run as root. When fathom runs as root, the cluster's programs
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
@@ -10,10 +11,12 @@
 use super::driver::bad_input;
 use crate::children::{self, Tracked};
 use crate::error::{Error, Result};
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
 /// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
@@ -373,12 +376,14 @@ impl Clusters {
         if let Some(i) = self.started.iter().position(|(k, _)| *k == key) {
             return Ok(&self.started[i].1);
         }
-        let n = self.started.len();
         let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let path = match target {
+        let place = |n: usize| match target {
             Some(t) => t.join(format!("fathom-postgres-run{run}-{n}")),
             None => dir.join(format!("postgres-{n}")),
         };
+        // another driver's clusters of this run (tpcc's beside tpch's) take numbers too
+        let n = (self.started.len()..).find(|n| !place(*n).exists()).unwrap_or_default();
+        let path = place(n);
         progress(&format!("{name}: starting a throwaway PostgreSQL in {}", path.display()));
         let cluster = match Cluster::start(&path, settings, stop) {
             // the run's directory is behind a private one (fathom runs as root from
@@ -395,7 +400,7 @@ impl Clusters {
         // a cluster that will not start is its settings' or its place's
         .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
         self.started.push((key, cluster));
-        Ok(&self.started[n].1)
+        Ok(&self.started[self.started.len() - 1].1)
     }
 
     /// The log of the cluster `dsn` (one of [`Cluster::dsn`]'s) reaches, if it is one
@@ -430,6 +435,126 @@ pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String> {
         return Err(Error::failed(last_lines(&out, 5)));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Pipes what `write` writes into psql running `sql` against `dsn` (a `COPY ... FROM
+/// STDIN`): the rows cross from the client without a file between. PostgreSQL's own error
+/// if it refuses them; `stop` set kills psql and ends it with [`INTERRUPTED`].
+pub fn copy_in(
+    dsn: &str,
+    sql: &str,
+    stop: &AtomicBool,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let mut cmd = Command::new(client("psql")?);
+    cmd.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut group =
+        children::Group::spawn(&mut cmd, "psql").map_err(|e| Error::failed(format!("starting psql: {e}")))?;
+    let stderr = group.stderr();
+    let said = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut pipe) = stderr {
+            let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+        }
+        text
+    });
+    let written = match group.stdin() {
+        Some(stdin) => {
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 20, stdin);
+            write(&mut buffered).and_then(|()| buffered.flush().map_err(|e| Error::failed(e.to_string())))
+        }
+        None => Err(Error::failed("psql's input was not a pipe")),
+    };
+    let (status, stopped) = group
+        .wait_stopping(None, None, &|| stop.load(Ordering::Relaxed))
+        .map_err(|e| Error::failed(format!("waiting for psql: {e}")))?;
+    let said = said.join().unwrap_or_default();
+    if stopped {
+        return Err(Error::failed(INTERRUPTED));
+    }
+    match (status.success(), written) {
+        (true, Ok(())) => Ok(()),
+        // psql's own message says more than the broken pipe it left
+        (false, _) if !said.trim().is_empty() => Err(Error::failed(said.trim().replace('\n', " / "))),
+        (false, Ok(())) => Err(Error::failed(format!("psql exited with {status}"))),
+        (_, Err(e)) => Err(e),
+    }
+}
+
+/// Sessions a load runs at once: one per core, at most 8.
+pub fn sessions() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get() as u32).clamp(1, 8)
+}
+
+/// Runs `run` on each of `jobs` in `sessions` threads at once; the first error stops the
+/// others' next jobs.
+pub fn parallel<T: Sync>(
+    jobs: &[T],
+    sessions: u32,
+    stop: &AtomicBool,
+    run: impl Fn(&T) -> Result<()> + Sync,
+) -> Result<()> {
+    let next = AtomicU32::new(0);
+    let failed: Mutex<Option<Error>> = Mutex::new(None);
+    let halt = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..sessions.max(1) {
+            scope.spawn(|| {
+                while !halt.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                    let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed) as usize) else { return };
+                    if let Err(e) = run(job) {
+                        halt.store(true, Ordering::Relaxed);
+                        failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                    }
+                }
+            });
+        }
+    });
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::failed(INTERRUPTED));
+    }
+    failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
+}
+
+/// The tables of `dsn`'s database that are not fathom's: a database holding any is
+/// someone else's, never to be dropped. Tables of `ours`' names (in schema `public`)
+/// are fathom's only beside its record of the load, `ours`' last: an `orders` table
+/// alone is someone's.
+pub fn foreign_tables(dsn: &str, ours: &[&str], stop: &AtomicBool) -> Result<Vec<String>> {
+    let marker = ours.last().copied().unwrap_or_default();
+    let names: Vec<String> = ours.iter().map(|t| format!("'{t}'")).collect();
+    let sql = format!(
+        "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY 1) FROM information_schema.tables \
+         WHERE table_schema NOT IN ('pg_catalog', 'information_schema') \
+         AND NOT (table_schema = 'public' AND table_name IN ({}) AND EXISTS (SELECT FROM information_schema.tables \
+         WHERE table_schema = 'public' AND table_name = '{marker}'))",
+        names.join(", ")
+    );
+    let found = psql(dsn, &sql, stop)?;
+    Ok(found.split_whitespace().map(str::to_string).collect())
+}
+
+/// Reaches `dsn` and refuses its database if it holds tables not fathom's
+/// ([`foreign_tables`]): fathom loads `kind`'s tables into a database of their own and
+/// never drops others'.
+pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &AtomicBool) -> Result<()> {
+    let foreign = foreign_tables(dsn, ours, stop)
+        .map_err(|e| Error::failed(format!("{name}: cannot connect to `{dsn}`: {e}")))?;
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    Err(Error::failed(format!(
+        "{name}: the database of `{dsn}` holds tables that are not {kind}'s ({}): fathom loads its tables into a \
+         database of their own and never drops others' (give an empty database)",
+        foreign.join(", ")
+    )))
+}
+
+/// The size of `dsn`'s database in bytes.
+pub fn database_size(dsn: &str, stop: &AtomicBool) -> Result<f64> {
+    let bytes = psql(dsn, "SELECT pg_database_size(current_database())", stop)?;
+    bytes.parse().map_err(|_| Error::failed(format!("the database's size is not a number: `{bytes}`")))
 }
 
 /// A program's last lines of stderr (else stdout), joined: what it said when it failed.

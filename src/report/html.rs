@@ -332,6 +332,9 @@ impl Report {
         }
         self.expectations(h);
         table::html::render(&findings::events(s), h);
+        for t in findings::event_tables(s) {
+            table::html::render(&t, h);
+        }
         h.push_str("</section>\n");
     }
 

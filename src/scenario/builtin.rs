@@ -19,6 +19,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ("tpcc", include_str!("builtin/tpcc.yaml")),
     ("tpcc-clients", include_str!("builtin/tpcc-clients.yaml")),
     ("checkpoint-tuning", include_str!("builtin/checkpoint-tuning.yaml")),
+    ("tpch", include_str!("builtin/tpch.yaml")),
+    ("db-colocation-sql", include_str!("builtin/db-colocation-sql.yaml")),
 ];
 
 /// The built-in scenario run by a bare `fathom run`.

@@ -221,13 +221,17 @@ impl Workload {
         self.bound().is_some_and(|b| !b.capped)
     }
 
-    /// How much IO it does before it ends by itself, if it does: its profile's bound, or
-    /// a fio job section's run by fio itself (`--engine fio` on a job file).
+    /// How much IO it does before it ends by itself, if it does: its profile's bound, a
+    /// fio job section's run by fio itself (`--engine fio` on a job file), or a program's
+    /// set amount of work (capped by its duration).
     pub fn bound(&self) -> Option<Bound> {
         match &self.kind {
             Kind::Io(io) => io.bound,
             Kind::FioSection(j) if j.ends_by_itself => {
                 Some(Bound { io_size: None, passes: None, number_ios: None, capped: j.capped })
+            }
+            Kind::Program(p) if p.ends_after().is_some() => {
+                Some(Bound { io_size: None, passes: None, number_ios: None, capped: true })
             }
             Kind::FioSection(_) | Kind::Program(_) => None,
         }

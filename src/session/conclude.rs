@@ -204,6 +204,7 @@ fn measured_by_workload(s: &RunSummary, scenario: &Scenario) -> Vec<lint::Measur
                     to - from
                 },
                 bound: scenario.workloads.get(w.workload.idx as usize).and_then(lint::bound_text),
+                lengthen: scenario.workloads.get(w.workload.idx as usize).map_or("", lint::lengthen),
             }
         })
         .collect()

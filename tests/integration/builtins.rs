@@ -227,6 +227,51 @@ fn tpcc() {
 }
 
 #[test]
+fn tpch() {
+    let show = run_builtin_scaled("tpch", "0.1", &["scale=0.01"]);
+    let ops: Vec<&str> =
+        show["workloads"][0]["ops"].as_array().unwrap().iter().map(|o| o["op"].as_str().unwrap()).collect();
+    let queries: Vec<String> = (1..=22).map(|n| format!("q{n}")).collect();
+    assert_eq!(ops, queries);
+    let tpch = show["events"].as_array().unwrap().iter().find(|e| e["kind"] == "tpch").unwrap();
+    let detail = tpch["detail"].as_str().unwrap();
+    assert!(detail.starts_with("power run (stream 0") && detail.contains("geometric mean"), "{tpch}");
+    // the database fits in memory here, and lint says the run measures memory
+    let lint = show["warnings"].to_string();
+    assert!(lint.contains("tpch-in-memory"), "{lint}");
+}
+
+#[test]
+fn db_colocation_sql() {
+    let show = run_builtin_scaled("db-colocation-sql", "0.25", &["warehouses=1", "clients=1", "scale=0.01"]);
+    assert_eq!(labels(&show), ["before", "during", "after"]);
+    let events = show["events"].as_array().unwrap();
+    for kind in ["tpcc", "tpch"] {
+        assert!(events.iter().any(|e| e["kind"] == kind && e["status"] == 0), "{kind}: {events:?}");
+    }
+    // the verdict is the measured figures against the limits: OLTP's new orders and their
+    // p99 during and after DSS against before, and what DSS achieved meanwhile
+    let expectations = show["expectations"].as_array().unwrap();
+    let limits = [(">=", 0.5), ("<=", 4.0), ("<=", 4.0), (">", 0.0)];
+    assert_eq!(expectations.len(), limits.len());
+    for (e, (cmp, factor)) in expectations.iter().zip(limits) {
+        let measured = e["measured"].as_f64().unwrap();
+        let limit = factor * e["reference"].as_f64().unwrap_or(1.0);
+        let holds = match cmp {
+            ">=" => measured >= limit,
+            "<=" => measured <= limit,
+            _ => measured > limit,
+        };
+        assert_eq!(e["passed"].as_bool(), Some(holds), "{e}");
+    }
+    assert!(expectations[3]["measured"].as_f64().unwrap() > 0.0, "DSS ran no query during its phase");
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    for says in ["oltp new-order TPS", "from before to during", "from before to after", "dss TPS in phase during"] {
+        assert!(answer.contains(says), "{says}: {answer}");
+    }
+}
+
+#[test]
 fn tpcc_clients() {
     let show = run_builtin_scaled("tpcc-clients", "0.25", &["warehouses=1"]);
     assert_eq!(labels(&show), vec!["c1", "c2", "c4", "c8"]);

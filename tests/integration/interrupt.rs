@@ -252,13 +252,26 @@ fn sigterm_during_pgbench_initialisation_stops_at_once() {
 
 #[test]
 fn sigterm_during_a_tpcc_load_stops_its_sessions_and_cluster() {
-    let s = Scratch::new("int-tpccload");
-    let scenario =
-        s.scenario("name: pg\nworkloads:\n  oltp:\n    driver: tpcc\n    warehouses: 4\n    duration: 60s\n");
+    let scenario = "name: pg\nworkloads:\n  oltp:\n    driver: tpcc\n    warehouses: 4\n    duration: 60s\n";
+    sigterm_during_a_load_stops_its_sessions_and_cluster("int-tpccload", scenario, "SELECT tpcc_load_");
+}
+
+/// The sessions are psql's, each piping generated rows into `COPY`.
+#[test]
+fn sigterm_during_a_tpch_load_stops_its_sessions_and_cluster() {
+    let scenario = "name: pg\nworkloads:\n  dss:\n    driver: tpch\n    scale: 0.1\n    duration: 60s\n";
+    sigterm_during_a_load_stops_its_sessions_and_cluster("int-tpchload", scenario, "COPY lineitem FROM STDIN");
+}
+
+/// SIGTERM while `scenario`'s database loads (its sessions' command lines hold `load`):
+/// the run is aborted, no loading session and no server left.
+fn sigterm_during_a_load_stops_its_sessions_and_cluster(name: &str, scenario: &str, load: &str) {
+    let s = Scratch::new(name);
+    let scenario = s.scenario(scenario);
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     let results = s.dir.join("results");
     // this run's loading sessions are those connected to its cluster's port (other
-    // tests load TPC-C databases too)
+    // tests load databases too)
     let (mine, fallback) = (results.display().to_string(), format!("/fathom-postgres-{}-", child.id()));
     let ours = || {
         let postmaster = postmasters(&results).into_iter().find(|c| c.contains(&mine) || c.contains(&fallback))?;
@@ -267,10 +280,9 @@ fn sigterm_during_a_tpcc_load_stops_its_sessions_and_cluster() {
         let port = pid.lines().nth(3)?.trim().to_string();
         Some(format!("port={port} "))
     };
-    let loading =
-        |needle: &str| servers::running(needle).into_iter().filter(|c| c.contains("SELECT tpcc_load_")).count();
+    let loading = |needle: &str| servers::running(needle).into_iter().filter(|c| c.contains(load)).count();
     let mut needle = None;
-    wait_for(&s, &mut child, "the TPC-C load", || {
+    wait_for(&s, &mut child, "the load", || {
         needle = needle.take().or_else(ours);
         needle.as_deref().is_some_and(|n| loading(n) > 0)
     });

@@ -48,5 +48,6 @@ mod store;
 mod terminal_width;
 mod timeline;
 mod tpcc;
+mod tpch;
 mod views;
 mod xray;

@@ -160,7 +160,7 @@ fn build(
     dir: &Path,
     stop: &AtomicBool,
 ) -> Result<(f64, f64)> {
-    let vus = p.warehouses.min(super::load::sessions());
+    let vus = p.warehouses.min(crate::drivers::postgres::sessions());
     let script = dir.join(format!("hammerdb-build-{}-{template}.tcl", cluster.port));
     let text = format!(
         "{}diset tpcc pg_count_ware {}\ndiset tpcc pg_num_vu {vus}\nbuildschema\n",

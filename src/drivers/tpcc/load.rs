@@ -6,12 +6,11 @@
 
 use crate::drivers::postgres::{self, INTERRUPTED};
 use crate::error::{Error, Result};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// The tables fathom creates: TPC-C's nine, and its record of the load.
-const TABLES: [&str; 10] =
+pub const TABLES: [&str; 10] =
     ["warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock", "tpcc_load"];
 
 /// The schema, the functions the load calls, and the transactions', in order.
@@ -40,25 +39,6 @@ pub struct Loaded {
     pub reused: bool,
 }
 
-/// Sessions that load at once: one per core, at most 8.
-pub fn sessions() -> u32 {
-    std::thread::available_parallelism().map_or(2, |n| n.get() as u32).clamp(1, 8)
-}
-
-/// The tables of `dsn`'s database that are not fathom's: a database holding any is
-/// someone else's, never to be dropped.
-pub fn foreign_tables(dsn: &str, stop: &AtomicBool) -> Result<Vec<String>> {
-    let ours: Vec<String> = TABLES.iter().map(|t| format!("'{t}'")).collect();
-    let sql = format!(
-        "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY 1) FROM information_schema.tables \
-         WHERE table_schema NOT IN ('pg_catalog', 'information_schema') \
-         AND NOT (table_schema = 'public' AND table_name IN ({}))",
-        ours.join(", ")
-    );
-    let found = postgres::psql(dsn, &sql, stop)?;
-    Ok(found.split_whitespace().map(str::to_string).collect())
-}
-
 /// The warehouses and last-name constant of a database fathom loaded, if it is one.
 fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<(u32, u32)> {
     let row = postgres::psql(dsn, "SELECT warehouses || ' ' || c_last FROM tpcc_load", stop).ok()?;
@@ -80,7 +60,7 @@ pub fn load(
     let started = Instant::now();
     if let Some((at, c_last)) = loaded_at(dsn, stop).filter(|(at, _)| reuse && *at == warehouses) {
         progress(&format!("reusing the TPC-C database of {at} warehouses"));
-        let bytes = size(dsn, stop)?;
+        let bytes = postgres::database_size(dsn, stop)?;
         let per = bytes / at as f64;
         return Ok(Loaded { warehouses, seconds: 0.0, bytes_per_warehouse: per, c_last, reused: true });
     }
@@ -93,7 +73,7 @@ pub fn load(
         let _ = drop_ours(dsn, &AtomicBool::new(false));
     }
     filled?;
-    let per = size(dsn, stop)? / warehouses as f64;
+    let per = postgres::database_size(dsn, stop)? / warehouses as f64;
     Ok(Loaded { warehouses, seconds: started.elapsed().as_secs_f64(), bytes_per_warehouse: per, c_last, reused: false })
 }
 
@@ -136,31 +116,10 @@ fn fill(
     Ok(())
 }
 
-/// The database's size in bytes.
-fn size(dsn: &str, stop: &AtomicBool) -> Result<f64> {
-    let bytes = postgres::psql(dsn, "SELECT pg_database_size(current_database())", stop)?;
-    bytes.parse().map_err(|_| Error::failed(format!("the database's size is not a number: `{bytes}`")))
-}
-
 /// Runs each of `jobs` (one SQL statement) in one of `sessions` sessions at once; the
 /// first error stops the others' next jobs.
 fn parallel(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Result<()> {
-    let next = AtomicU32::new(0);
-    let failed: Mutex<Option<Error>> = Mutex::new(None);
-    let halt = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        for _ in 0..sessions.max(1) {
-            scope.spawn(|| {
-                while !halt.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                    let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed) as usize) else { return };
-                    if let Err(e) = postgres::psql(dsn, job, stop) {
-                        halt.store(true, Ordering::Relaxed);
-                        failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-                    }
-                }
-            });
-        }
-    });
+    let done = postgres::parallel(jobs, sessions, stop, |job| postgres::psql(dsn, job, stop).map(|_| ()));
     if stop.load(Ordering::Relaxed) {
         // the server runs a statement on after its psql is gone: end them there
         let quoted: Vec<String> = jobs.iter().map(|j| format!("'{}'", j.replace('\'', "''"))).collect();
@@ -172,5 +131,5 @@ fn parallel(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Res
         let _ = postgres::psql(dsn, &end, &AtomicBool::new(false));
         return Err(Error::failed(INTERRUPTED));
     }
-    failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
+    done
 }

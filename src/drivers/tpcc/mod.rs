@@ -70,16 +70,7 @@ struct Databases {
 fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     for w in &scenario.workloads {
         let Some(Tpcc { dsn: Some(dsn), .. }) = spec(w) else { continue };
-        let foreign = load::foreign_tables(dsn, stop)
-            .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
-        if !foreign.is_empty() {
-            return Err(Error::failed(format!(
-                "{}: the database of `{dsn}` holds tables that are not TPC-C's ({}): fathom loads its tables into \
-                 a database of their own and never drops others' (give an empty database)",
-                w.name,
-                foreign.join(", ")
-            )));
-        }
+        postgres::own_database(&w.name, dsn, &load::TABLES, "TPC-C", stop)?;
     }
     Ok(())
 }
@@ -114,7 +105,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let done = match loaded.iter().find(|(s, l)| *s == source && l.warehouses == p.warehouses) {
             Some((_, l)) => *l,
             None => {
-                let l = load::load(&source, p.warehouses, p.reuse, load::sessions(), stop, &say).map_err(named)?;
+                let l = load::load(&source, p.warehouses, p.reuse, postgres::sessions(), stop, &say).map_err(named)?;
                 let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
                 if !violations.is_empty() {
                     let broken = violations.join("; ");
@@ -302,7 +293,7 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
     let isolation = p.isolation.setting().replace(' ', "\\ ");
     Ok(Invocation {
         clients: p.clients,
-        threads: p.clients.min(load::sessions()),
+        threads: p.clients.min(postgres::sessions()),
         rate: p.rate,
         args,
         env: vec![("PGOPTIONS".into(), format!("-c default_transaction_isolation={isolation}"))],

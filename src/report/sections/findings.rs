@@ -104,7 +104,10 @@ pub fn events(s: &RunSummary) -> Table {
             (_, None) => " failed".into(),
         };
         if ["host-lost", "checkpoint"].contains(&e.kind.as_str()) || crate::scenario::program::find(&e.kind).is_some() {
-            t.after.push(format!("  {} {}: {}", e.kind, e.label, e.detail));
+            // its lines in tabs are a table of their own (`event_tables`)
+            let mut lines = e.detail.lines().filter(|l| !l.contains('\t'));
+            t.after.push(format!("  {} {}: {}", e.kind, e.label, lines.next().unwrap_or_default()));
+            t.after.extend(lines.map(|l| format!("    {l}")));
         }
         let cells = vec![
             format!("{:.1} s", e.at_ms as f64 / 1000.0).into(),
@@ -117,6 +120,31 @@ pub fn events(s: &RunSummary) -> Table {
         t.after.push(format!("  autovacuum {server}: {n} runs, the longest {:.1} s", longest as f64 / 1000.0));
     }
     t
+}
+
+/// The tables a program's closing event carries (TPC-H's per-query seconds): its lines
+/// with tabs, the first of them the header; the first and last columns are names.
+pub fn event_tables(s: &RunSummary) -> Vec<Table> {
+    let mut out = Vec::new();
+    for e in s.events.iter().filter(|e| crate::scenario::program::find(&e.kind).is_some()) {
+        let mut lines = e.detail.lines().filter(|l| l.contains('\t'));
+        let Some(header) = lines.next() else { continue };
+        let headers: Vec<&str> = header.split('\t').collect();
+        let last = headers.len() - 1;
+        let columns = headers
+            .iter()
+            .enumerate()
+            .map(|(i, h)| if i == 0 || i == last { Column::name(h) } else { Column::figure(h) })
+            .collect();
+        let mut t = Table::new("event-table", &format!("{} {}", e.kind, e.label), columns);
+        for l in lines {
+            let mut cells: Vec<Cell> = l.split('\t').map(|c| Cell::from(c.to_string())).collect();
+            cells.resize(headers.len(), Cell::from(String::new()));
+            t.push(Row::new(cells));
+        }
+        out.push(t);
+    }
+    out
 }
 
 /// What the observers saw, one row per source with each figure's mean over the run:

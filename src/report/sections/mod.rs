@@ -28,6 +28,9 @@ pub fn terminal(s: &RunSummary, width: usize) -> String {
     ] {
         out.push_str(&shown(t));
     }
+    for t in findings::event_tables(s) {
+        out.push_str(&shown(t));
+    }
     out.push_str(&crate::report::views_print::terminal(s, width));
     out.push_str(&crate::report::results_print::terminal(s, width));
     for l in s.analysis.littles_law.iter().filter(|l| l.flagged) {

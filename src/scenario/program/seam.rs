@@ -71,6 +71,13 @@ pub trait Spec: Debug + Send + Sync + 'static {
         None
     }
 
+    /// The set amount of work after which it ends by itself, its duration a cap (TPC-H's
+    /// query sets), and how to make it run long enough to quote; `None`: it runs its
+    /// duration.
+    fn ends_after(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
     /// What it risks measuring instead of what it is meant to (a database that fits in
     /// memory, a cache still cold when measuring starts), given this machine's RAM and
     /// the workload's `ramp`.

@@ -1,0 +1,123 @@
+//! A TPC-H database readied: its eight tables' rows generated at the scale factor by
+//! the `tpchgen` crate (the DataFusion community's generator, which reproduces dbgen's
+//! rows) and piped as CSV into `COPY ... FROM STDIN`, several parts of the large tables
+//! at once; then the primary keys, the foreign keys' indexes and the foreign keys,
+//! `VACUUM ANALYZE` and a checkpoint. On a throwaway cluster the database is loaded once
+//! per scale and kept as a template; a `dsn`'s is loaded in place, and refused if it
+//! holds other tables.
+
+use crate::drivers::postgres;
+use crate::error::{Error, Result};
+use std::fmt::Display;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use tpchgen::csv::{CustomerCsv, LineItemCsv, NationCsv, OrderCsv, PartCsv, PartSuppCsv, RegionCsv, SupplierCsv};
+use tpchgen::generators::{
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator, PartSuppGenerator,
+    RegionGenerator, SupplierGenerator,
+};
+
+/// The tables fathom creates: TPC-H's eight, and its record of the load.
+pub const TABLES: [&str; 9] =
+    ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem", "tpch_load"];
+
+const SCHEMA: &str = include_str!("sql/schema.sql");
+const KEYS: &str = include_str!("sql/keys.sql");
+const FOREIGN: &str = include_str!("sql/foreign.sql");
+
+/// What a load took: its seconds and the database's bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Loaded {
+    pub scale: f64,
+    pub seconds: f64,
+    pub bytes: f64,
+    /// Whether the tables were there already (`reuse`).
+    pub reused: bool,
+}
+
+/// The scale factor of a database fathom loaded, if it is one.
+fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<f64> {
+    postgres::psql(dsn, "SELECT scale FROM tpch_load", stop).ok()?.parse().ok()
+}
+
+/// One COPY: part `part` of `parts` of `table`'s rows.
+struct Job {
+    table: &'static str,
+    part: i32,
+    parts: i32,
+}
+
+/// Loads scale factor `scale` into `dsn`'s database (empty of other tables), in
+/// `sessions` parallel sessions; with `reuse`, a database loaded at this scale is kept.
+/// `progress` hears each stage.
+pub fn load(
+    dsn: &str,
+    scale: f64,
+    reuse: bool,
+    sessions: u32,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<Loaded> {
+    let started = Instant::now();
+    if reuse && loaded_at(dsn, stop) == Some(scale) {
+        progress(&format!("reusing the TPC-H database of scale {scale}"));
+        let bytes = postgres::database_size(dsn, stop)?;
+        return Ok(Loaded { scale, seconds: 0.0, bytes, reused: true });
+    }
+    let drop: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t} CASCADE;")).collect();
+    postgres::psql(dsn, &drop.join("\n"), stop)?;
+    postgres::psql(dsn, SCHEMA, stop)?;
+    progress(&format!("generating and loading TPC-H's tables at scale {scale} in {sessions} sessions"));
+    // the large tables in parts, largest first, so that the sessions end together
+    let parts = sessions.max(1) as i32;
+    let mut jobs = Vec::new();
+    for (table, parts) in [("lineitem", parts), ("orders", parts), ("partsupp", parts), ("part", parts)] {
+        jobs.extend((1..=parts).map(|part| Job { table, part, parts }));
+    }
+    for table in ["customer", "supplier", "nation", "region"] {
+        jobs.push(Job { table, part: 1, parts: 1 });
+    }
+    postgres::parallel(&jobs, sessions, stop, |job| {
+        let sql = format!("COPY {} FROM STDIN WITH (FORMAT csv)", job.table);
+        postgres::copy_in(dsn, &sql, stop, |out| generate(job, scale, out, stop))
+            .map_err(|e| Error::failed(format!("loading {}: {e}", job.table)))
+    })?;
+    progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
+    for stage in [KEYS, FOREIGN] {
+        let statements: Vec<&str> = stage.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).collect();
+        postgres::parallel(&statements, sessions, stop, |sql| postgres::psql(dsn, sql, stop).map(|_| ()))?;
+    }
+    postgres::psql(dsn, &format!("INSERT INTO tpch_load VALUES ({scale})"), stop)?;
+    postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
+    postgres::psql(dsn, "CHECKPOINT", stop)?;
+    let bytes = postgres::database_size(dsn, stop)?;
+    Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
+}
+
+/// Writes `job`'s rows as CSV to `out`, checking `stop` every few thousand rows.
+fn generate(job: &Job, scale: f64, out: &mut dyn Write, stop: &AtomicBool) -> Result<()> {
+    let (sf, part, parts) = (scale, job.part, job.parts);
+    match job.table {
+        "lineitem" => rows(LineItemGenerator::new(sf, part, parts).iter().map(LineItemCsv::new), out, stop),
+        "orders" => rows(OrderGenerator::new(sf, part, parts).iter().map(OrderCsv::new), out, stop),
+        "partsupp" => rows(PartSuppGenerator::new(sf, part, parts).iter().map(PartSuppCsv::new), out, stop),
+        "part" => rows(PartGenerator::new(sf, part, parts).iter().map(PartCsv::new), out, stop),
+        "customer" => rows(CustomerGenerator::new(sf, part, parts).iter().map(CustomerCsv::new), out, stop),
+        "supplier" => rows(SupplierGenerator::new(sf, part, parts).iter().map(SupplierCsv::new), out, stop),
+        "nation" => rows(NationGenerator::new(sf, part, parts).iter().map(NationCsv::new), out, stop),
+        "region" => rows(RegionGenerator::new(sf, part, parts).iter().map(RegionCsv::new), out, stop),
+        other => Err(Error::failed(format!("no generator for table {other}"))),
+    }
+}
+
+/// Writes each row on a line of its own.
+fn rows(rows: impl Iterator<Item = impl Display>, out: &mut dyn Write, stop: &AtomicBool) -> Result<()> {
+    for (i, row) in rows.enumerate() {
+        if i % 4096 == 0 && stop.load(Ordering::Relaxed) {
+            return Err(Error::failed(postgres::INTERRUPTED));
+        }
+        writeln!(out, "{row}").map_err(|e| Error::failed(format!("writing to psql: {e}")))?;
+    }
+    Ok(())
+}
