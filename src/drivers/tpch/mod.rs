@@ -14,7 +14,7 @@ pub mod figures;
 pub mod load;
 pub mod stream;
 
-use super::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
+use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
 use super::postgres::{self, Clusters};
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
@@ -240,6 +240,17 @@ impl Ready for Databases {
 
     fn stop(mut self: Box<Self>) -> Result<()> {
         self.clusters.stop()
+    }
+
+    fn servers(&self) -> Vec<PgServer> {
+        let server = |(&workload, (dsn, _)): (&usize, &(String, Loaded))| PgServer {
+            workload,
+            dsn: dsn.clone(),
+            log: self.clusters.log_of(dsn),
+        };
+        let mut servers: Vec<PgServer> = self.ready.iter().map(server).collect();
+        servers.sort_by_key(|s| s.workload);
+        servers
     }
 }
 
