@@ -359,6 +359,10 @@ pub struct Clusters {
     started: Vec<(ClusterKey, Cluster)>,
 }
 
+/// Throwaway clusters this process has started: a run's clusters, whichever driver
+/// started them, each get a number of their own.
+static CLUSTERS_STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl Clusters {
     /// The cluster in `target` (else in `dir`, the run's directory) with `settings`,
     /// started unless this run has it already. One that will not start is bad input,
@@ -381,8 +385,9 @@ impl Clusters {
             Some(t) => t.join(format!("fathom-postgres-run{run}-{n}")),
             None => dir.join(format!("postgres-{n}")),
         };
-        // another driver's clusters of this run (tpcc's beside tpch's) take numbers too
-        let n = (self.started.len()..).find(|n| !place(*n).exists()).unwrap_or_default();
+        // numbered across the run's drivers (tpcc's clusters beside tpch's), never by what
+        // is on disk: a name taken already (a link planted there) is refused, not skipped
+        let n = CLUSTERS_STARTED.fetch_add(1, Ordering::Relaxed);
         let path = place(n);
         progress(&format!("{name}: starting a throwaway PostgreSQL in {}", path.display()));
         let cluster = match Cluster::start(&path, settings, stop) {
@@ -461,8 +466,8 @@ pub fn copy_in(
     });
     let written = match group.stdin() {
         Some(stdin) => {
-            let mut buffered = std::io::BufWriter::with_capacity(1 << 20, stdin);
-            write(&mut buffered).and_then(|()| buffered.flush().map_err(|e| Error::failed(e.to_string())))
+            let mut pipe = Stoppable { inner: std::io::BufWriter::with_capacity(1 << 20, stdin), stop };
+            write(&mut pipe).and_then(|()| pipe.flush().map_err(|e| Error::failed(e.to_string())))
         }
         None => Err(Error::failed("psql's input was not a pipe")),
     };
@@ -479,6 +484,26 @@ pub fn copy_in(
         (false, _) if !said.trim().is_empty() => Err(Error::failed(said.trim().replace('\n', " / "))),
         (false, Ok(())) => Err(Error::failed(format!("psql exited with {status}"))),
         (_, Err(e)) => Err(e),
+    }
+}
+
+/// A pipe that fails once `stop` is set, so that what generates a table into COPY ends
+/// with the run instead of writing the table to its end first.
+struct Stoppable<'a, W: Write> {
+    inner: W,
+    stop: &'a AtomicBool,
+}
+
+impl<W: Write> Write for Stoppable<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(std::io::Error::other(INTERRUPTED));
+        }
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

@@ -415,7 +415,11 @@ fn net_streams() {
         w["ops"].as_array().unwrap().iter().find(|o| o["op"] == "send").unwrap()["gbit_per_s"].as_f64().unwrap()
     };
     let ratio = gbit("s8") / gbit("s1");
-    assert!((said - ratio).abs() <= 0.006, "the answer says {said}x, the workloads {ratio:.3}x: {answer}");
+    // the answer gives the ratio to its printed digits (2.7x, 0.98x): within half the last
+    let printed = answer.split("s8 Gbit/s is ").nth(1).and_then(|r| r.split('x').next()).unwrap();
+    let digits = printed.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    let half = 0.5 * 10f64.powi(-digits) + 1e-9;
+    assert!((said - ratio).abs() <= half, "the answer says {said}x, the workloads {ratio:.3}x: {answer}");
     assert_eq!(show["answer"]["passed"], ratio >= 0.8, "{answer}");
     for (name, streams) in [("s1", 1), ("s8", 8)] {
         let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
