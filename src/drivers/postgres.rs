@@ -444,12 +444,14 @@ pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String> {
 
 /// Pipes what `write` writes into psql running `sql` against `dsn` (a `COPY ... FROM
 /// STDIN`): the rows cross from the client without a file between. PostgreSQL's own error
-/// if it refuses them; `stop` set kills psql and ends it with [`INTERRUPTED`].
+/// if it refuses them; `stop` set kills psql and ends it with [`INTERRUPTED`]. The rows
+/// are written on a thread of their own while this one waits on psql, so a stop ends a
+/// writer blocked on a full pipe (a busy server reads slowly) by killing its reader.
 pub fn copy_in(
     dsn: &str,
     sql: &str,
     stop: &AtomicBool,
-    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+    write: impl FnOnce(&mut dyn Write) -> Result<()> + Send,
 ) -> Result<()> {
     let mut cmd = Command::new(client("psql")?);
     cmd.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]);
@@ -464,16 +466,19 @@ pub fn copy_in(
         }
         text
     });
-    let written = match group.stdin() {
-        Some(stdin) => {
-            let mut pipe = Stoppable { inner: std::io::BufWriter::with_capacity(1 << 20, stdin), stop };
-            write(&mut pipe).and_then(|()| pipe.flush().map_err(|e| Error::failed(e.to_string())))
-        }
-        None => Err(Error::failed("psql's input was not a pipe")),
-    };
-    let (status, stopped) = group
-        .wait_stopping(None, None, &|| stop.load(Ordering::Relaxed))
-        .map_err(|e| Error::failed(format!("waiting for psql: {e}")))?;
+    let stdin = group.stdin();
+    let (waited, written) = std::thread::scope(|scope| {
+        let writer = scope.spawn(move || match stdin {
+            Some(stdin) => {
+                let mut pipe = Stoppable { inner: std::io::BufWriter::with_capacity(1 << 20, stdin), stop };
+                write(&mut pipe).and_then(|()| pipe.flush().map_err(|e| Error::failed(e.to_string())))
+            }
+            None => Err(Error::failed("psql's input was not a pipe")),
+        });
+        let waited = group.wait_stopping(None, None, &|| stop.load(Ordering::Relaxed));
+        (waited, writer.join().unwrap_or_else(|_| Err(Error::failed("writing the rows panicked"))))
+    });
+    let (status, stopped) = waited.map_err(|e| Error::failed(format!("waiting for psql: {e}")))?;
     let said = said.join().unwrap_or_default();
     if stopped {
         return Err(Error::failed(INTERRUPTED));

@@ -23,7 +23,7 @@ pub fn check(store: &Store, run: i64, expect: &[Expectation]) -> Result<Vec<Expe
         let Some(w) = workloads.iter().find(|w| w.idx == workload as i64) else {
             return Ok((None, Vec::new())); // never started (the run stopped early)
         };
-        let spans = windows(during, w, &workloads, &phases);
+        let spans = windows(during, w, &workloads, &phases, samples);
         let subject = Subject { store, run, op, metric, w, spans: &spans };
         let seconds = if samples { subject.per_second()? } else { Vec::new() };
         Result::Ok((subject.measure()?, seconds))
@@ -95,10 +95,20 @@ pub fn judge(e: &Expectation, measured: Option<f64>, reference: Option<f64>, noi
 /// The seconds `[from, to)` a figure looks at: the workload's measured window, cut to
 /// the phases labelled `during` or, if none is, to the measured window of the workload
 /// of that name.
-fn windows(during: Option<&str>, w: &WorkloadRow, all: &[WorkloadRow], phases: &[PhaseRow]) -> Vec<(i64, i64)> {
+fn windows(during: Option<&str>, w: &WorkloadRow, all: &[WorkloadRow], phases: &[PhaseRow], whole: bool) -> Vec<Span> {
     let (from, to) = w.measured_window();
     let own = (from as i64, to.floor() as i64);
-    let Some(during) = during else { return vec![own] };
+    let Some(during) = during else {
+        // the workload's own figures as `fathom show` gives them: a last second it ended
+        // in (its query sets done, say) counts for the part of it that it ran; unless the
+        // figure is the mean of whole seconds, judged against their noise
+        let span = if whole {
+            Span { from: own.0, to: own.1, seconds: (own.1 - own.0) as f64 }
+        } else {
+            Span { from: own.0, to: to.ceil() as i64, seconds: to - from }
+        };
+        return vec![span].into_iter().filter(|s| s.seconds > 0.0).collect();
+    };
     let labelled: Vec<(i64, i64)> =
         phases.iter().filter(|p| p.label == during).map(|p| (p.start_t, p.end_t.unwrap_or(own.1))).collect();
     let spans = if labelled.is_empty() {
@@ -112,7 +122,21 @@ fn windows(during: Option<&str>, w: &WorkloadRow, all: &[WorkloadRow], phases: &
     } else {
         labelled
     };
-    spans.into_iter().map(|(f, t)| (f.max(own.0), t.min(own.1))).filter(|(f, t)| t > f).collect()
+    spans
+        .into_iter()
+        .map(|(f, t)| (f.max(own.0), t.min(own.1)))
+        .filter(|(f, t)| t > f)
+        .map(|(from, to)| Span { from, to, seconds: (to - from) as f64 })
+        .collect()
+}
+
+/// A stretch an expectation is measured over: the store's seconds `[from, to)`, and how
+/// long the workload ran in them (less than `to - from` when it ended within the last).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    from: i64,
+    to: i64,
+    seconds: f64,
 }
 
 /// What an expectation measures: a metric of one op (or all but syncs) of workload `w`
@@ -123,7 +147,7 @@ struct Subject<'a> {
     op: Option<Op>,
     metric: Metric,
     w: &'a WorkloadRow,
-    spans: &'a [(i64, i64)],
+    spans: &'a [Span],
 }
 
 impl Subject<'_> {
@@ -132,9 +156,9 @@ impl Subject<'_> {
         let (op, metric, w) = (self.op, self.metric, self.w);
         let mut all: Option<OpStats> = None;
         let mut seconds = 0.0;
-        for &(from, to) in self.spans {
-            seconds += (to - from) as f64;
-            for (seen, stats) in self.store.window(self.run, w.idx, from, to)? {
+        for span in self.spans {
+            seconds += span.seconds;
+            for (seen, stats) in self.store.window(self.run, w.idx, span.from, span.to)? {
                 if !counted(op, seen) {
                     continue;
                 }
@@ -171,7 +195,9 @@ impl Subject<'_> {
             _ => None,
         };
         let mut out = Vec::new();
-        for &(from, to) in self.spans {
+        for span in self.spans {
+            // whole seconds only: a part of one is no sample of a rate
+            let (from, to) = (span.from, span.from + span.seconds.floor() as i64);
             let mut seconds: BTreeMap<i64, (u64, u64)> = (from..to).map(|t| (t, (0, 0))).collect();
             for (t, seen, ops, bytes) in self.store.per_second_by_op(self.run, self.w.idx, from, to)? {
                 if counted(self.op, seen) {

@@ -446,10 +446,11 @@ fn checkpoint_tuning() {
         assert_eq!(c["unit"], "NOPM");
         assert!(!c["effects"].as_array().unwrap().is_empty(), "{c}");
         assert!(c["variation"][0][1].as_f64().unwrap() >= 0.0, "{c}");
-        // every stall found is a fall of its rate below the rate before
+        // every stall found is a fall of at least a second more than 20% below the rate
+        // before (the checkpoint's mean may still be above it: a dip, then a catch-up)
         for e in c["effects"].as_array().unwrap() {
             if let Some(pct) = e["stall"]["drop_percent"].as_f64() {
-                assert!(pct > 0.0 && e["during"].as_f64() < e["before"].as_f64(), "{e}");
+                assert!(pct > 20.0 && e["stall"]["seconds"].as_u64() >= Some(1), "{e}");
             }
         }
     }
