@@ -69,6 +69,7 @@ pub fn load(
     postgres::psql(dsn, &drop.join("\n"), stop)?;
     postgres::psql(dsn, SCHEMA, stop)?;
     progress(&format!("generating and loading TPC-H's tables at scale {scale} in {sessions} sessions"));
+    text_pool(stop)?;
     // the large tables in parts, largest first, so that the sessions end together
     let parts = sessions.max(1) as i32;
     let mut jobs = Vec::new();
@@ -93,6 +94,27 @@ pub fn load(
     postgres::psql(dsn, "CHECKPOINT", stop)?;
     let bytes = postgres::database_size(dsn, stop)?;
     Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
+}
+
+/// Builds tpchgen's text pool (300 MB of text every comment column draws from, built once
+/// on first use): seconds of CPU no `stop` reaches inside the crate, so it is built on a
+/// thread of its own, and a stop meanwhile ends the load at once, leaving it behind.
+fn text_pool(stop: &AtomicBool) -> Result<()> {
+    let (built, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        tpchgen::text::TextPool::get_or_init_default();
+        let _ = built.send(());
+    });
+    loop {
+        match done.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(()) => return Ok(()),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !stop.load(Ordering::Relaxed) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Err(Error::failed(postgres::INTERRUPTED)),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::failed("generating TPC-H's text pool failed"));
+            }
+        }
+    }
 }
 
 /// Writes `job`'s rows as CSV to `out`, checking `stop` every few thousand rows.
