@@ -35,8 +35,10 @@ fn the_quickstart_fits_80_columns_and_wide_shows_every_column() {
     let lines = shown_at_80(&s, "quick", "");
     fits(&lines, "quickstart");
     let all = lines.join("\n");
-    // the answer, the results with their most telling columns, the curve
-    for said in ["PASS", "workload", "p99", "you are here", "USL"] {
+    // the answer (PASS or FAIL: a busy machine's p99 at depth 64 may pass its limit),
+    // the results with their most telling columns, the curve
+    assert!(all.contains(": PASS") || all.contains(": FAIL"), "no answer: {all}");
+    for said in ["workload", "p99", "you are here", "USL"] {
         assert!(all.contains(said), "no {said}: {all}");
     }
     assert!(all.contains("left out to fit 80 columns: --wide shows them"), "{all}");
