@@ -32,19 +32,16 @@ mod workload;
 use clap::Parser;
 
 fn main() {
-    // Like other Unix tools, end quietly when the reader of our output goes away
-    // (`fathom runs | head`) instead of panicking on a broken pipe.
-    // SAFETY: restoring a default signal disposition before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // SIGPIPE stays ignored, as Rust starts it: a program fathom feeds that ends early is
+    // an error to handle, and a reader of our output that went away ends only what is
+    // printed (see `terminal::print`).
     let args = cli::Cli::parse();
     let code = match cli::dispatch(args) {
         Ok(code) => code,
         Err(e) => {
             if !matches!(e, error::Error::Interrupted) {
                 // a program's message or a refused input may quote a secret
-                eprintln!("fathom: {}", secrets::redact(&e.to_string()));
+                crate::terminal::eprint(format!("fathom: {}\n", secrets::redact(&e.to_string())));
             }
             e.exit_code()
         }

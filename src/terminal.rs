@@ -5,6 +5,7 @@
 //! fathom than this leaf.
 
 use indicatif::MultiProgress;
+use std::io::Write;
 use std::sync::Mutex;
 
 /// The live view's bars while it draws them on a terminal.
@@ -15,8 +16,22 @@ pub fn say(line: &str) {
     let view = VIEW.lock().unwrap_or_else(|e| e.into_inner());
     match view.as_ref() {
         Some(bars) if bars.println(line).is_ok() => {}
-        _ => eprintln!("{line}"),
+        _ => eprint(format!("{line}\n")),
     }
+}
+
+/// Writes `text` to stdout. fathom ignores SIGPIPE, because a program it feeds (psql
+/// taking COPY rows, a coprocess) may end before its input does, and that must be an
+/// error to handle, not fathom's death. So a reader that went away (`fathom runs |
+/// head`) shows up here as a failed write, and what is left unprinted is dropped, as
+/// ripgrep does.
+pub fn print(text: impl AsRef<[u8]>) {
+    let _ = std::io::stdout().lock().write_all(text.as_ref());
+}
+
+/// Writes `text` to stderr; a reader that went away is dropped, as in [`print`].
+pub fn eprint(text: impl AsRef<[u8]>) {
+    let _ = std::io::stderr().lock().write_all(text.as_ref());
 }
 
 /// The live view starts drawing `bars`: lines said from now on go above them.

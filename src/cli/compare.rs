@@ -25,14 +25,17 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     let reports = args.runs.iter().map(|r| Report::build(&store, r)).collect::<Result<Vec<_>>>()?;
     let comparison = Comparison::of(&reports);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&comparison).expect("comparison serializes"));
+        crate::terminal::print(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&comparison).expect("comparison serializes")
+        ));
     } else {
-        print!("{}", comparison.text(width));
+        crate::terminal::print(comparison.text(width));
     }
     if let Some(path) = &args.output {
         crate::nofollow::write(path, comparison.html(&reports))
             .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-        eprintln!("wrote {}", path.display());
+        crate::terminal::eprint(format!("wrote {}\n", path.display()));
     }
     Ok(0)
 }

@@ -15,6 +15,8 @@ pub struct Args {
 /// in by the dispatcher so this file needs nothing of its parent).
 pub fn run(args: Args, mut command: clap::Command) -> Result<i32> {
     let name = command.get_name().to_string();
-    clap_complete::generate(args.shell, &mut command, name, &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, name, &mut script);
+    crate::terminal::print(script);
     Ok(0)
 }

@@ -38,6 +38,6 @@ pub fn run(args: Args) -> Result<i32> {
         )));
     };
     check_converted(&name, importer, &imported.yaml, hosts.is_some())?;
-    print!("{}", imported.yaml);
+    crate::terminal::print(&imported.yaml);
     Ok(0)
 }

@@ -6,7 +6,6 @@ use crate::export::{FORMATS, Format, Source, named};
 use crate::report::summary::RunSummary;
 use crate::store::Store;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -43,9 +42,7 @@ fn write(args: &Args, text: &str) -> Result<i32> {
         Some(path) => {
             crate::nofollow::write(path, text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?
         }
-        None => {
-            let _ = std::io::stdout().write_all(text.as_bytes());
-        }
+        None => crate::terminal::print(text),
     }
     Ok(0)
 }

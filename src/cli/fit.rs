@@ -51,9 +51,9 @@ pub fn run(args: Args, store_dir: &Path) -> Result<i32> {
             .collect();
         let mut doc = serde_json::to_value(&usl).expect("fit serializes");
         doc["predictions"] = preds.into();
-        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+        crate::terminal::print(format!("{}\n", serde_json::to_string_pretty(&doc).expect("json")));
     } else {
-        print!("{}", describe(&usl, &predictions));
+        crate::terminal::print(describe(&usl, &predictions));
     }
     if let Some(path) = &args.svg {
         crate::nofollow::write(path, svg(&usl)).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;

@@ -50,7 +50,13 @@ pub fn run(mut args: Args) -> Result<i32> {
     let given = Given { targets: &args.target, sets: &args.sets, hosts, target_in_text: false };
     let imported = args.scenario.as_deref().map(|n| import(n, &given)).transpose()?.flatten();
     if let Some((importer, imported)) = imported.filter(|_| !args.json) {
-        println!("{}: {}, {}:\n{}", imported.name, importer.kind(), importer.runs_as(), imported.described);
+        crate::terminal::print(format!(
+            "{}: {}, {}:\n{}\n",
+            imported.name,
+            importer.kind(),
+            importer.runs_as(),
+            imported.described
+        ));
     }
     let (mut scenario, is_builtin) = load_scenario(args.scenario.as_deref(), &args.target, None, &args.sets, hosts)?;
     let hooks = args.hooks.as_deref().map(Hooks::load).transpose()?;
@@ -59,7 +65,9 @@ pub fn run(mut args: Args) -> Result<i32> {
     crate::timeline::check_hosts(&scenario, inventory.as_ref())?;
     crate::session::check_layout(&scenario, is_builtin, !args.target.is_empty(), &args.sets)?;
     if let Some(inventory) = inventory.as_ref().filter(|_| !args.json) {
-        fleet::targets_by_host(&scenario, inventory)?.iter().for_each(|line| println!("{line}"));
+        fleet::targets_by_host(&scenario, inventory)?
+            .iter()
+            .for_each(|line| crate::terminal::print(format!("{line}\n")));
     }
     let found = before(&scenario, &crate::observe::preflight::facts(&scenario));
     // said as the run would say it: durations --time-scale raised to their key's least
@@ -68,11 +76,11 @@ pub fn run(mut args: Args) -> Result<i32> {
         w.say();
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&found).expect("findings serialize"));
+        crate::terminal::print(format!("{}\n", serde_json::to_string_pretty(&found).expect("findings serialize")));
     } else if found.is_empty() {
-        println!("{}: no findings", scenario.name);
+        crate::terminal::print(format!("{}: no findings\n", scenario.name));
     } else {
-        print!("{}", describe(&found));
+        crate::terminal::print(describe(&found));
     }
     let warned = found.iter().any(|f| f.severity == Severity::Warning);
     Ok(if args.strict && warned { 2 } else { 0 })

@@ -21,7 +21,7 @@ pub fn run(args: Args, command: clap::Command) -> Result<i32> {
     match args.dir {
         None => {
             let page = render(&command)?;
-            std::io::Write::write_all(&mut std::io::stdout(), &page).map_err(|e| Error::failed(e.to_string()))?;
+            crate::terminal::print(page);
         }
         Some(dir) => write_pages(&command, &dir)?,
     }

@@ -83,17 +83,6 @@ enum Command {
 pub fn dispatch(cli: Cli) -> Result<i32> {
     let store_dir = cli.store_dir.as_path();
     let width = crate::report::table::text::width(cli.wide);
-    // talking to agents (or, as one, to a controller) over pipes: a peer that went away
-    // is an error to handle (a lost host), not a reason to die of SIGPIPE
-    let pipes = match &cli.command {
-        Command::Run(a) => a.hosts.is_some(),
-        Command::Agent(_) => true,
-        _ => false,
-    };
-    if pipes {
-        // SAFETY: setting a signal disposition before any thread starts.
-        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    }
     match cli.command {
         Command::Run(a) => run::run(a, store_dir, width),
         Command::Runs(a) => runs::run(a, store_dir, width),

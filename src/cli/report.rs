@@ -24,14 +24,14 @@ pub fn run(args: Args, store_dir: &Path) -> Result<i32> {
     let report = Report::build(&store, &args.run)?;
     let path = args.output.unwrap_or_else(|| PathBuf::from(format!("report-{}.html", report.summary.run.id)));
     crate::nofollow::write(&path, report.html()).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    println!("wrote {} ({} charts)", path.display(), report.charts.len());
+    crate::terminal::print(format!("wrote {} ({} charts)\n", path.display(), report.charts.len()));
     if let Some(dir) = &args.svg {
         crate::nofollow::create_dir(dir).map_err(|e| Error::input(format!("{}: {e}", dir.display())))?;
         for c in &report.charts {
             let file = dir.join(format!("{}.svg", c.id));
             crate::nofollow::write(&file, c.svg()).map_err(|e| Error::input(format!("{}: {e}", file.display())))?;
         }
-        println!("wrote {} SVG charts into {}", report.charts.len(), dir.display());
+        crate::terminal::print(format!("wrote {} SVG charts into {}\n", report.charts.len(), dir.display()));
     }
     Ok(0)
 }

@@ -131,13 +131,13 @@ impl End {
         }
         let json = || serde_json::to_string_pretty(&ended.summary).expect("a summary serializes") + "\n";
         match &self.json {
-            None => print!("{text}"),
+            None => crate::terminal::print(&text),
             Some(Json::Stdout) => {
-                eprint!("{text}");
-                print!("{}", json());
+                crate::terminal::eprint(&text);
+                crate::terminal::print(json());
             }
             Some(Json::File(p)) => {
-                print!("{text}");
+                crate::terminal::print(&text);
                 crate::nofollow::write(p, json()).map_err(|e| Error::input(format!("--json {}: {e}", p.display())))?;
             }
         }

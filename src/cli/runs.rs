@@ -40,11 +40,11 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
         list.push((run, text));
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json).expect("runs serialize"));
+        crate::terminal::print(format!("{}\n", serde_json::to_string_pretty(&json).expect("runs serialize")));
     } else if list.is_empty() {
-        println!("no runs yet: try `fathom run`");
+        crate::terminal::print("no runs yet: try `fathom run`\n");
     } else {
-        print!("{}", text::render(&findings::runs(&list), width));
+        crate::terminal::print(text::render(&findings::runs(&list), width));
     }
     Ok(0)
 }

@@ -21,8 +21,10 @@ pub fn run(args: Args) -> Result<i32> {
         None => {
             let rows: Vec<Vec<String>> =
                 builtin::list().into_iter().map(|(name, d)| vec![name.to_string(), d]).collect();
-            print!("{}", render(&["name", "description"], &rows, 2));
-            println!("\nrun one with `fathom run NAME`; see its YAML with `fathom scenarios show NAME`");
+            crate::terminal::print(render(&["name", "description"], &rows, 2));
+            crate::terminal::print(
+                "\nrun one with `fathom run NAME`; see its YAML with `fathom scenarios show NAME`\n",
+            );
         }
         Some(Action::Show { name }) => {
             let text = builtin::find(&name).ok_or_else(|| {
@@ -31,7 +33,7 @@ pub fn run(args: Args) -> Result<i32> {
                     builtin::hint(&name)
                 ))
             })?;
-            print!("{text}");
+            crate::terminal::print(text);
         }
     }
     Ok(0)

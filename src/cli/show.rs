@@ -23,7 +23,7 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     let store = Store::open_existing(store_dir)?;
     let summary = RunSummary::load(&store, &args.run)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary).expect("summary serializes"));
+        crate::terminal::print(format!("{}\n", serde_json::to_string_pretty(&summary).expect("summary serializes")));
     } else {
         print(&summary, &|_| false, width);
     }
@@ -34,7 +34,7 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
 /// the warnings `said` already printed (by their code). Tables fit `width`; sentences
 /// wrap at it on a terminal, and stay one line each when piped, for grep.
 pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool, width: usize) {
-    print!("{}", text(s, said, width, prose(width)));
+    crate::terminal::print(text(s, said, width, prose(width)));
 }
 
 /// How wide sentences wrap: at `width` on a terminal, never when piped (one line each).

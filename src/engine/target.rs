@@ -547,7 +547,7 @@ fn lay_out(p: &Placement, size: u64, stop: &AtomicBool) -> Result<()> {
         .map_err(|e| Error::input(format!("cannot create {}: {e}", path.display())))?;
     let started = Instant::now();
     if size >= 64 << 20 {
-        eprintln!("laying out {} ({} of random data)...", path.display(), Size(size).human());
+        crate::terminal::say(&format!("laying out {} ({} of random data)...", path.display(), Size(size).human()));
     }
     let mut rng = Rng::new(Rng::seed_from(&path.to_string_lossy(), size, 0));
     let mut chunk = vec![0u8; LAYOUT_CHUNK];
@@ -566,7 +566,7 @@ fn lay_out(p: &Placement, size: u64, stop: &AtomicBool) -> Result<()> {
     }
     file.sync_data().map_err(|e| Error::failed(format!("laying out {}: {e}", path.display())))?;
     if size >= 64 << 20 {
-        eprintln!("laid out in {:.1} s", started.elapsed().as_secs_f64());
+        crate::terminal::say(&format!("laid out in {:.1} s", started.elapsed().as_secs_f64()));
     }
     Ok(())
 }

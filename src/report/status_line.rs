@@ -48,7 +48,7 @@ impl View {
                     if last_plain.elapsed() >= Duration::from_secs(10) {
                         last_plain = Instant::now();
                         let now = clock_start.elapsed().as_secs();
-                        eprintln!("{}", live.with(|s| Lines::of(s, now, planned_s)).plain());
+                        crate::terminal::say(&live.with(|s| Lines::of(s, now, planned_s)).plain());
                     }
                 }
             }

@@ -690,7 +690,7 @@ mod tests {
         let bytes = std::fs::metadata(&store.path).unwrap().len() as f64;
         let per_day = bytes * 86_400.0 / seconds as f64;
         let _ = std::fs::remove_dir_all(&dir);
-        eprintln!("store: {:.0} bytes/s for 64 workers -> {:.0} MB per day", bytes / seconds as f64, per_day / 1e6);
-        assert!(per_day < 400e6, "a 24 h run of 64 workers would take {:.0} MB", per_day / 1e6);
+        let rate = bytes / seconds as f64;
+        assert!(per_day < 400e6, "{rate:.0} bytes/s: a 24 h run of 64 workers would take {:.0} MB", per_day / 1e6);
     }
 }

@@ -77,7 +77,6 @@ fn status(s: &Scratch, run: i64) -> (String, Option<String>) {
 /// Asserts the run ended as an interrupt must end it.
 fn assert_aborted(s: &Scratch, out: &Output, took: Duration) {
     assert_eq!(out.status.code(), Some(130), "{}", text(out));
-    eprintln!("stopped in {took:?}");
     assert!(took < PROMPT, "stopping took {took:?}");
     assert_eq!(status(s, 1).0, "aborted", "{}", text(out));
     assert!(!text(out).contains("panicked"), "{}", text(out));

@@ -343,3 +343,22 @@ fn an_existing_file_is_never_overwritten_by_a_read_workload() {
     assert_eq!(&std::fs::read(&sparse).unwrap()[..precious.len()], precious);
     assert_eq!(std::fs::metadata(&sparse).unwrap().len(), 32 << 20);
 }
+
+#[test]
+fn a_reader_that_went_away_ends_what_is_printed_quietly() {
+    // stdout is a pipe whose reader has gone (`fathom scenarios | head`, head done)
+    let s = Scratch::new("closed-stdout");
+    let mut ends = [0; 2];
+    // SAFETY: pipe(2) fills the two descriptors it is given.
+    assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (reader, writer) = unsafe {
+        use std::os::fd::FromRawFd;
+        (std::os::fd::OwnedFd::from_raw_fd(ends[0]), std::os::fd::OwnedFd::from_raw_fd(ends[1]))
+    };
+    drop(reader);
+    let out = s.fathom(&["scenarios"]).stdout(Stdio::from(writer)).output().unwrap();
+    // not killed by SIGPIPE (no exit code), not a panic: the rest is dropped
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(out.stderr.is_empty(), "{}", text(&out));
+}

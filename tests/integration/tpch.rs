@@ -136,3 +136,33 @@ fn a_bad_scale_and_a_database_of_others_are_refused() {
     // a table of TPC-H's name is someone's too, if the database is not fathom's: kept
     assert_eq!(query(&dsn, "SELECT id FROM orders"), "7");
 }
+
+#[test]
+fn a_psql_that_ends_before_its_rows_fails_the_load_with_its_message() {
+    // a stand-in psql first on the PATH: the real one, except that it refuses COPY at once,
+    // without reading the rows fathom then writes to it (lineitem's, the first COPY)
+    let s = Scratch::new("tpch-copy-refused");
+    let bin = s.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let real = std::process::Command::new("sh").args(["-c", "command -v psql"]).output().unwrap();
+    let real = String::from_utf8_lossy(&real.stdout).trim().to_string();
+    let stand_in = format!(
+        "#!/bin/sh\ncase \"$*\" in *'COPY '*) echo 'ERROR:  the stand-in refuses COPY' >&2; exit 1;; esac\nexec {real} \"$@\"\n"
+    );
+    let psql = bin.join("psql");
+    std::fs::write(&psql, stand_in).unwrap();
+    std::fs::set_permissions(&psql, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    query(&pg.dsn("postgres"), "CREATE DATABASE tpch");
+    let path = s.scenario("name: dss\nworkloads:\n  h: {driver: tpch, scale: 0.01, duration: 60s}\n");
+    let path_var = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = s
+        .fathom(&["run", path.to_str().unwrap(), "--set", &format!("dsn={}", pg.dsn("tpch"))])
+        .env("PATH", path_var)
+        .output()
+        .unwrap();
+    // fathom is not killed by the pipe its reader left (SIGPIPE): it says why the load failed
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("the stand-in refuses COPY"), "{}", text(&out));
+    assert_eq!(s.runs()[0].0, "failed", "{}", text(&out));
+}
