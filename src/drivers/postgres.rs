@@ -410,9 +410,22 @@ impl Clusters {
 
     /// The log of the cluster `dsn` (one of [`Cluster::dsn`]'s) reaches, if it is one
     /// of these.
-    pub fn log_of(&self, dsn: &str) -> Option<PathBuf> {
+    fn log_of(&self, dsn: &str) -> Option<PathBuf> {
         let reaches = |c: &Cluster| dsn.starts_with(&format!("host=127.0.0.1 port={} ", c.port));
         self.started.iter().map(|(_, c)| c).find(|c| reaches(c)).map(Cluster::log)
+    }
+
+    /// The servers of workloads readied as `(workload, dsn)`, in workload order, each
+    /// with its log when it is one of these clusters: what observers watch.
+    pub fn servers<'a>(&self, ready: impl Iterator<Item = (usize, &'a str)>) -> Vec<super::driver::PgServer> {
+        let server = |(workload, dsn): (usize, &str)| super::driver::PgServer {
+            workload,
+            dsn: dsn.to_string(),
+            log: self.log_of(dsn),
+        };
+        let mut servers: Vec<_> = ready.map(server).collect();
+        servers.sort_by_key(|s| s.workload);
+        servers
     }
 
     /// Stops every cluster; the first error, if any.
@@ -509,6 +522,34 @@ impl<W: Write> Write for Stoppable<'_, W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+/// What this run loaded into which database: workloads that share a database, and ask
+/// the same of it, load it once; the later ones take the first one's figures.
+pub struct Loads<T>(Vec<(String, T)>);
+
+impl<T> Default for Loads<T> {
+    fn default() -> Self {
+        Loads(Vec::new())
+    }
+}
+
+impl<T: Clone> Loads<T> {
+    /// Whether anything was loaded into `dsn` yet (its room was checked then).
+    pub fn holds(&self, dsn: &str) -> bool {
+        self.0.iter().any(|(d, _)| d == dsn)
+    }
+
+    /// What `dsn` was loaded with, where `same` says it is what is asked; else what
+    /// `load` gives, kept for the next workload.
+    pub fn once(&mut self, dsn: &str, same: impl Fn(&T) -> bool, load: impl FnOnce() -> Result<T>) -> Result<T> {
+        if let Some((_, done)) = self.0.iter().find(|(d, t)| d == dsn && same(t)) {
+            return Ok(done.clone());
+        }
+        let done = load()?;
+        self.0.push((dsn.to_string(), done.clone()));
+        Ok(done)
     }
 }
 

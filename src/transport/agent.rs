@@ -20,17 +20,49 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Writes replies, one line each, from any thread.
+/// Writes replies, one line each, from any thread, and when it last did.
 #[derive(Clone)]
-struct Out(Arc<Mutex<std::io::Stdout>>);
+struct Out(Arc<Mutex<(std::io::Stdout, Instant)>>);
 
 impl Out {
+    fn new() -> Out {
+        Out(Arc::new(Mutex::new((std::io::stdout(), Instant::now()))))
+    }
+
     fn send(&self, reply: &Reply) {
         let line = serde_json::to_string(reply).expect("replies serialize");
         let mut out = self.0.lock().unwrap_or_else(|e| e.into_inner());
         // a controller that is gone shows as stdin closing; nothing to do here
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
+        let _ = writeln!(out.0, "{line}");
+        let _ = out.0.flush();
+        out.1 = Instant::now();
+    }
+
+    /// How long nothing was said.
+    fn quiet_for(&self) -> Duration {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).1.elapsed()
+    }
+
+    /// Says `alive` whenever nothing else was said for `every` (zero: never). A silent
+    /// stretch (a long layout, a `wait` before the first start) would otherwise send
+    /// nothing, and a stream that closes when idle (a proxy, a load balancer, the
+    /// kubelet's `kubectl exec` streams) would cut the run. The thread lives as long as
+    /// the agent.
+    fn keep_alive(&self, every: Duration) {
+        if every.is_zero() {
+            return;
+        }
+        let out = self.clone();
+        let beat = move || loop {
+            let quiet = out.quiet_for();
+            if quiet >= every {
+                out.send(&Reply::Alive);
+            } else {
+                std::thread::sleep(every - quiet);
+            }
+        };
+        // without the thread, the agent serves as before: only idle streams are at risk
+        let _ = std::thread::Builder::new().name("keepalive".into()).spawn(beat);
     }
 }
 
@@ -51,10 +83,11 @@ struct Program {
 }
 
 /// Runs the agent until `bye` or the end of stdin. `name` is how the controller's
-/// inventory calls this host.
-pub fn run(name: &str) -> i32 {
-    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+/// inventory calls this host; `keepalive`, how long it may stay silent.
+pub fn run(name: &str, keepalive: Duration) -> i32 {
+    let out = Out::new();
     say_hello(&out, name);
+    out.keep_alive(keepalive);
     let abort = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel::<Sample>();
     // a start's end is said after every sample its workers sent: they were in the

@@ -61,6 +61,29 @@ pub struct HostFile {
     pub target: Option<Vec<String>>,
     #[serde(default)]
     pub labels: Vec<String>,
+    /// How long the host's agent may stay silent before it says `alive`; the agent's
+    /// own default ([`KEEPALIVE_SECS`]) when not given.
+    pub keepalive: Option<Keepalive>,
+}
+
+/// Seconds an agent stays silent at most before it says `alive`, unless the inventory
+/// says otherwise: well under the idle timeouts of common proxies and load balancers
+/// (60 s and more), as ssh's `ServerAliveInterval` is set for the same reason.
+pub const KEEPALIVE_SECS: u64 = 15;
+
+/// An inventory's `keepalive`: whole seconds (`15s`, `1m`), 0 for never.
+#[derive(Debug, Clone, Copy)]
+pub struct Keepalive(pub u64);
+
+impl<'de> Deserialize<'de> for Keepalive {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let span = crate::scenario::units::Span::deserialize(d)?;
+        let secs = span.0.as_secs();
+        if span.0 != std::time::Duration::from_secs(secs) {
+            return Err(serde::de::Error::custom(format!("`{span}` is not whole seconds: e.g. 15s, or 0 for never")));
+        }
+        Ok(Keepalive(secs))
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -263,6 +286,13 @@ impl Host {
     /// a local shell; over ssh, the remote command is quoted word by word.
     pub fn command(&self, program: &str) -> Result<Command> {
         let h = &self.spec;
+        // `--keepalive` only when the inventory sets it: an agent of another build then
+        // still says hello, and is refused as such with the way to mend it
+        let keepalive = h.keepalive.map(|k| k.0.to_string());
+        let mut agent = vec!["agent", "--name", &self.name];
+        if let Some(secs) = &keepalive {
+            agent.extend(["--keepalive", secs]);
+        }
         match h.transport {
             TransportKind::Local => {
                 let exe = h
@@ -271,18 +301,18 @@ impl Host {
                     .map(PathBuf::from)
                     .unwrap_or_else(|| std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fathom")));
                 let mut c = Command::new(exe);
-                c.arg("agent").arg("--name").arg(&self.name);
+                c.args(&agent);
                 Ok(c)
             }
             TransportKind::Ssh => {
                 let mut c = self.ssh();
-                c.arg(remote_command(&[program, "agent", "--name", &self.name])?);
+                c.arg(remote_command(&[&[program][..], &agent].concat())?);
                 Ok(c)
             }
             TransportKind::Kubectl => {
                 let at = self.cluster();
                 let pod = kubectl::pod(&self.name, &at)?;
-                Ok(kubectl::exec(&at, &pod, &[program, "agent", "--name", &self.name]))
+                Ok(kubectl::exec(&at, &pod, &[&[program][..], &agent].concat()))
             }
         }
     }

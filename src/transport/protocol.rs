@@ -9,7 +9,7 @@ use crate::store::{EventRow, ObservationRow};
 use serde::{Deserialize, Serialize};
 
 /// The protocol's version: bumped on any change to the messages below.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Controller to agent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -110,6 +110,9 @@ pub enum Reply {
         idx: Option<usize>,
         message: String,
     },
+    /// Nothing else was said for the agent's keepalive interval: the stream stays open
+    /// through proxies that close idle ones. The controller reads it and moves on.
+    Alive,
 }
 
 /// A [`Sample`] on the wire: histograms in their stored encoding (HDR V2 + deflate),

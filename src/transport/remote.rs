@@ -319,6 +319,7 @@ fn read_replies(
                                 let _ = samples.send(s);
                             }
                         }
+                        Ok(Reply::Alive) => {} // the stream is open: nothing to keep
                         Ok(reply) => {
                             let (m, cv) = &*mailbox;
                             m.lock().unwrap_or_else(|e| e.into_inner()).replies.push(reply);

@@ -5,19 +5,6 @@
 
 use crate::common::servers::{self, Postgres};
 use crate::common::{Scratch, text};
-use std::collections::BTreeMap;
-
-/// Per (source, name): the stored values by second.
-fn observations(s: &Scratch) -> BTreeMap<(String, String), Vec<(i64, f64)>> {
-    let db = s.db();
-    let mut stmt = db.prepare("SELECT source, name, t, value FROM observations ORDER BY t").unwrap();
-    let mut out: BTreeMap<(String, String), Vec<(i64, f64)>> = BTreeMap::new();
-    for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap() {
-        let (source, name, t, v): (String, String, i64, f64) = row.unwrap();
-        out.entry((source, name)).or_default().push((t, v));
-    }
-    out
-}
 
 /// A pgbench run of 7 s with a `CHECKPOINT` at 4 s, through the DSN the step is given.
 const FORCED: &str = "name: forced\n\
@@ -50,7 +37,7 @@ fn a_run_stores_pg_stat_series_and_a_forced_checkpoint_is_on_its_timeline() {
     let path = s.scenario(FORCED);
     let out = s.run(&["run", path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
-    let obs = observations(&s);
+    let obs = s.observations();
     let series = |name: &str| obs.get(&("postgres:w".to_string(), name.to_string()));
     // pgbench's database commits throughout, one sample a second
     let commits = obs
@@ -113,6 +100,6 @@ fn a_dsns_checkpoints_are_read_from_its_counters() {
         .collect();
     assert!(ended.iter().any(|&e| at < e && e <= at + took + 3000), "{checkpoints:?} {exec}");
     assert!(ended.iter().all(|e| e % 1000 == 0), "placed on the second it was seen: {ended:?}");
-    let obs = observations(&s);
+    let obs = s.observations();
     assert!(obs.contains_key(&("postgres:w".to_string(), "pg_stat_bgwriter_checkpoints_req_total".to_string())));
 }

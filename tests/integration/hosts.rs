@@ -419,7 +419,7 @@ fn an_agent_of_another_build_is_refused_naming_both_and_replaced_by_push_agent()
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    let both = format!("host older (ssh): its fathom is 0.1.0, agent protocol 3; this one is {}, protocol 4", build());
+    let both = format!("host older (ssh): its fathom is 0.1.0, agent protocol 3; this one is {}, protocol 5", build());
     assert!(err.contains(&both) && err.contains("--push-agent"), "{err}");
     // --push-agent copies this build there, under its own name, and runs it
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);

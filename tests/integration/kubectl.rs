@@ -24,7 +24,12 @@ case "$1" in
     [ "$2" = -i ] && [ "$4" = -- ] || { echo "refused: $*" >&2; exit 9; }
     case "$3" in fathom-agent-x7k2p|fathom-agent-q9z4m) ;; *) echo "no pod $3" >&2; exit 1 ;; esac
     shift 4
-    exec "$@" ;;
+    [ -n "$KUBECTL_IDLE" ] || exec "$@"
+    # a stream that closes when nothing crossed it for $KUBECTL_IDLE s, as a proxy's does
+    "$@" | {
+      while true; do IFS= read -r -t "$KUBECTL_IDLE" line; rc=$?; [ $rc = 0 ] || break; printf '%s\n' "$line"; done
+      if [ $rc -gt 128 ]; then echo "idle for ${KUBECTL_IDLE}s: stream closed" >&2; kill -9 0; fi
+    } ;;
   *) echo "refused: $*" >&2; exit 9 ;;
 esac
 "#;
@@ -43,14 +48,14 @@ fn stand_in(s: &Scratch) -> (String, std::path::PathBuf) {
 
 /// Two nodes named by the DaemonSet's label and their node, in the `bench` context;
 /// `fathom:` as given for each host (this build, or one to be pushed).
-fn inventory(s: &Scratch, fathom: &str, nodes: &[(&str, &str)]) -> String {
+fn inventory(s: &Scratch, fathom: &str, nodes: &[(&str, &str)], extra: &str) -> String {
     let mut text = String::from("hosts:\n");
     for (name, node) in nodes {
         let dir = s.dir.join(format!("host-{name}"));
         std::fs::create_dir_all(&dir).unwrap();
         text.push_str(&format!(
             "  {name}: {{transport: kubectl, context: bench, namespace: fathom, selector: app=fathom-agent, \
-             node: {node}, fathom: {fathom}, push_dir: {}, target: {}}}\n",
+             node: {node}, fathom: {fathom}, push_dir: {}, target: {}{extra}}}\n",
             s.dir.join("pushed").display(),
             dir.display()
         ));
@@ -68,7 +73,7 @@ fn pods_found_by_label_and_node_run_one_scenario_over_kubectl_exec() {
     let s = Scratch::new("kubectl");
     let (path, log) = stand_in(&s);
     let scenario = s.scenario(SCENARIO);
-    let hosts = inventory(&s, env!("CARGO_BIN_EXE_fathom"), &[("n1", "worker-1"), ("n2", "worker-2")]);
+    let hosts = inventory(&s, env!("CARGO_BIN_EXE_fathom"), &[("n1", "worker-1"), ("n2", "worker-2")], "");
     let out = s
         .fathom(&["run", scenario.to_str().unwrap(), "--hosts", &hosts])
         .env("PATH", &path)
@@ -118,12 +123,12 @@ fn a_node_without_its_one_pod_is_refused_and_push_agent_copies_over_exec() {
     };
     let fathom = env!("CARGO_BIN_EXE_fathom");
     for (node, said) in [("nowhere", "none is running"), ("twins", "2 are running (fathom-agent-a, fathom-agent-b)")] {
-        let out = run(&inventory(&s, fathom, &[("n1", node)]), false);
+        let out = run(&inventory(&s, fathom, &[("n1", node)], ""), false);
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&format!("host n1 (kubectl): pods app=fathom-agent on node {node}: {said}")), "{err}");
     }
-    let out = run(&inventory(&s, "/nonexistent/fathom", &[("n1", "worker-1")]), true);
+    let out = run(&inventory(&s, "/nonexistent/fathom", &[("n1", "worker-1")], ""), true);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let pushed: Vec<_> = s.dir.join("pushed").read_dir().unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(pushed.len(), 1, "{pushed:?}");
@@ -133,4 +138,31 @@ fn a_node_without_its_one_pod_is_refused_and_push_agent_copies_over_exec() {
         calls.contains(&format!("exec -i fathom-agent-x7k2p -- {} agent --name n1", pushed[0].display())),
         "{calls}"
     );
+}
+
+/// A stream that closes after 3 s with nothing on it (a proxy's idle timeout) cuts a
+/// run whose agent waits 5 s in silence, unless the agent says `alive` every second.
+#[test]
+fn keepalives_carry_a_silent_stretch_past_an_idle_timeout() {
+    let s = Scratch::new("kubectl-idle");
+    let (path, log) = stand_in(&s);
+    let scenario = s.scenario(
+        "name: k8s-wait\nworkloads:\n  r: {hosts: all, rw: randread, bs: 4k, size: 8m, duration: 1s}\n\
+         timeline:\n  - wait: 5s\n  - start: r\n",
+    );
+    let fathom = env!("CARGO_BIN_EXE_fathom");
+    let run = |keepalive: &str| {
+        let hosts = inventory(&s, fathom, &[("n1", "worker-1")], &format!(", keepalive: {keepalive}"));
+        let args = ["run", scenario.to_str().unwrap(), "--hosts", &hosts];
+        s.fathom(&args).env("PATH", &path).env("KUBECTL_LOG", &log).env("KUBECTL_IDLE", "3").output().unwrap()
+    };
+    let cut = run("0");
+    assert_eq!(cut.status.code(), Some(1), "{}", text(&cut));
+    assert!(text(&cut).contains("idle for 3s: stream closed"), "{}", text(&cut));
+    let kept = run("1s");
+    assert_eq!(kept.status.code(), Some(0), "{}", text(&kept));
+    assert!(std::fs::read_to_string(&log).unwrap().contains("agent --name n1 --keepalive 1"));
+    let bad = run("500ms");
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("hosts.n1.keepalive: `500ms` is not whole seconds"), "{}", text(&bad));
 }

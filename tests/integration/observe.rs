@@ -4,19 +4,6 @@
 
 use crate::common::servers::{free_port, https_proxy, node_exporter, prometheus, query, tls_certificates};
 use crate::common::{Scratch, ops, text};
-use std::collections::BTreeMap;
-
-/// Per (source, name): the stored values by second.
-fn observations(s: &Scratch) -> BTreeMap<(String, String), Vec<(i64, f64)>> {
-    let db = s.db();
-    let mut stmt = db.prepare("SELECT source, name, t, value FROM observations ORDER BY t").unwrap();
-    let mut out: BTreeMap<(String, String), Vec<(i64, f64)>> = BTreeMap::new();
-    for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap() {
-        let (source, name, t, v): (String, String, i64, f64) = row.unwrap();
-        out.entry((source, name)).or_default().push((t, v));
-    }
-    out
-}
 
 fn mean(v: &[(i64, f64)]) -> f64 {
     v.iter().map(|p| p.1).sum::<f64>() / v.len() as f64
@@ -31,7 +18,7 @@ fn host_cpu_fathom_cpu_and_the_device_are_recorded_each_second() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("observed (mean over the run)") && stdout.contains("%iowait"), "{stdout}");
-    let obs = observations(&s);
+    let obs = s.observations();
 
     // the host's CPU shares of each second add up to 100 %
     let host: Vec<&str> = vec!["usr_pct", "sys_pct", "iowait_pct", "steal_pct", "idle_pct"];
@@ -87,7 +74,7 @@ fn a_remote_prometheus_is_queried_while_the_run_goes() {
     ));
     let out = s.run(&["run", scenario.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let obs = observations(&s);
+    let obs = s.observations();
     let get = |name: &str| obs.get(&("prometheus".to_string(), name.to_string())).cloned().unwrap_or_default();
     // node exporter counts the CPUs of this machine, as /proc/stat does
     let cpus = get("cpus");

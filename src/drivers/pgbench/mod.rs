@@ -66,7 +66,8 @@ fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
 /// `progress` hears what takes time.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    let mut ready: Vec<(String, u32)> = Vec::new();
+    // each database initialised once for its scale
+    let mut loads: postgres::Loads<u32> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
         let dsn = match &p.dsn {
@@ -81,10 +82,11 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                 cluster.dsn(&db)
             }
         };
-        if !ready.contains(&(dsn.clone(), p.scale)) {
-            initialise(&w.name, &dsn, p, stop, progress)?;
-            ready.push((dsn.clone(), p.scale));
-        }
+        loads.once(
+            &dsn,
+            |scale| *scale == p.scale,
+            || initialise(&w.name, &dsn, p, stop, progress).map(|()| p.scale),
+        )?;
         dbs.dsn.insert(idx, dsn);
     }
     Ok(dbs)
@@ -176,12 +178,7 @@ impl Ready for Databases {
     }
 
     fn servers(&self) -> Vec<PgServer> {
-        let server = |(&workload, dsn): (&usize, &String)| PgServer {
-            workload,
-            dsn: dsn.clone(),
-            log: self.clusters.log_of(dsn),
-        };
-        self.dsn.iter().map(server).collect()
+        self.clusters.servers(self.dsn.iter().map(|(workload, dsn)| (*workload, dsn.as_str())))
     }
 }
 

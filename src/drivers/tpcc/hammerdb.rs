@@ -185,17 +185,19 @@ fn build(
 /// warehouses, copied for each workload.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    // (cluster port, template) built, and what it took
-    let mut built: Vec<(u16, String, f64, f64)> = Vec::new();
+    // each cluster's template built once: what it took, and its size per warehouse
+    let mut built: postgres::Loads<(f64, f64)> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
         let home = find(p.hammerdb_dir.as_deref()).map_err(named)?;
         let cluster = dbs.clusters.get(&w.name, &p.target, &cluster_settings(p), dir, stop, progress)?;
         let template = format!("hammerdb_w{}", p.warehouses);
-        let (build_s, per_wh, reused) = match built.iter().find(|b| b.0 == cluster.port && b.1 == template) {
-            Some(b) => (b.2, b.3, true),
-            None => {
+        let reused = built.holds(&cluster.dsn(&template));
+        let (build_s, per_wh) = built.once(
+            &cluster.dsn(&template),
+            |_| true,
+            || {
                 progress(&format!("{}: HammerDB builds {} warehouse(s) (buildschema)", w.name, p.warehouses));
                 let (s, per) =
                     build(cluster, &home, p, &template, dir, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
@@ -203,10 +205,9 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                         false => bad_input(named(e)),
                     })?;
                 progress(&format!("{}: HammerDB built it in {s:.1} s, {:.0} MB per warehouse", w.name, per / 1e6));
-                built.push((cluster.port, template.clone(), s, per));
-                (s, per, false)
-            }
-        };
+                Ok((s, per))
+            },
+        )?;
         let database = format!("hammerdb_{idx}");
         cluster.create_database(&database, Some(&template), stop).map_err(named)?;
         let ready = Built {

@@ -79,8 +79,8 @@ fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
 /// cluster and number of warehouses, copied for each workload.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    // (server's template or dsn, warehouses) already loaded, and what that took
-    let mut loaded: Vec<(String, Loaded)> = Vec::new();
+    // each server's template (or dsn) loaded once, for the workloads of its warehouses
+    let mut loads: postgres::Loads<Loaded> = Default::default();
     // a workload placed on hosts is readied by each host's agent
     for (idx, w) in scenario.workloads.iter().enumerate().filter(|(_, w)| w.placement.is_none()) {
         let Some(p) = spec(w) else { continue };
@@ -93,7 +93,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                 let cluster = dbs.clusters.get(&w.name, &p.target, &settings, dir, stop, progress)?;
                 let template = format!("tpcc_w{}", p.warehouses);
                 // the room for the template and every copy of it, checked once
-                if !loaded.iter().any(|(s, _)| *s == cluster.dsn(&template)) {
+                if !loads.holds(&cluster.dsn(&template)) {
                     let copies = scenario.workloads.iter().filter_map(spec).filter(|q| same_cluster(p, q)).count();
                     room(&cluster.dir, p.warehouses, copies as u64).map_err(|e| bad_input(named(e)))?;
                 }
@@ -102,9 +102,10 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                 (cluster.dsn(&template), cluster.dsn(&copy), Some((cluster, template, copy)))
             }
         };
-        let done = match loaded.iter().find(|(s, l)| *s == source && l.warehouses == p.warehouses) {
-            Some((_, l)) => *l,
-            None => {
+        let done = loads.once(
+            &source,
+            |l| l.warehouses == p.warehouses,
+            || {
                 let l = load::load(&source, p.warehouses, p.reuse, postgres::sessions(), stop, &say).map_err(named)?;
                 let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
                 if !violations.is_empty() {
@@ -115,10 +116,9 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                     let (secs, mb) = (l.seconds, l.bytes_per_warehouse / 1e6);
                     say(&format!("loaded {} warehouses in {secs:.1} s, {mb:.0} MB per warehouse", p.warehouses));
                 }
-                loaded.push((source, l));
-                l
-            }
-        };
+                Ok(l)
+            },
+        )?;
         if let Some((cluster, template, copy)) = copy {
             cluster.create_database(&copy, Some(&template), stop).map_err(named)?;
         }
@@ -243,14 +243,7 @@ impl Ready for Databases {
     }
 
     fn servers(&self) -> Vec<PgServer> {
-        let server = |(workload, dsn, _): &(usize, String, Loaded)| PgServer {
-            workload: *workload,
-            dsn: dsn.clone(),
-            log: self.clusters.log_of(dsn),
-        };
-        let mut servers: Vec<PgServer> = self.ready.values().map(server).collect();
-        servers.sort_by_key(|s| s.workload);
-        servers
+        self.clusters.servers(self.ready.values().map(|(workload, dsn, _)| (*workload, dsn.as_str())))
     }
 }
 

@@ -135,7 +135,7 @@ struct Databases {
 /// and scale factor, which the workloads of that scale share.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    let mut loaded: Vec<(String, Loaded)> = Vec::new();
+    let mut loads: postgres::Loads<Loaded> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
@@ -145,24 +145,24 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             None => {
                 let cluster = dbs.clusters.get(&w.name, &p.target, &p.settings, dir, stop, progress)?;
                 let dsn = cluster.dsn(&p.database());
-                if !loaded.iter().any(|(s, _)| *s == dsn) {
+                if !loads.holds(&dsn) {
                     room(&cluster.dir, p).map_err(|e| bad_input(named(e)))?;
                 }
                 cluster.create_database(&p.database(), None, stop).map_err(|e| bad_input(named(e)))?;
                 dsn
             }
         };
-        let done = match loaded.iter().find(|(s, l)| *s == dsn && l.scale == p.scale) {
-            Some((_, l)) => *l,
-            None => {
+        let done = loads.once(
+            &dsn,
+            |l| l.scale == p.scale,
+            || {
                 let l = load::load(&dsn, p.scale, p.reuse, postgres::sessions(), stop, &say).map_err(named)?;
                 if !l.reused {
                     say(&format!("loaded scale {} in {:.1} s, {:.0} MB", p.scale, l.seconds, l.bytes / 1e6));
                 }
-                loaded.push((dsn.clone(), l));
-                l
-            }
-        };
+                Ok(l)
+            },
+        )?;
         dbs.ready.insert(idx, (dsn, done));
     }
     Ok(dbs)
@@ -243,14 +243,7 @@ impl Ready for Databases {
     }
 
     fn servers(&self) -> Vec<PgServer> {
-        let server = |(&workload, (dsn, _)): (&usize, &(String, Loaded))| PgServer {
-            workload,
-            dsn: dsn.clone(),
-            log: self.clusters.log_of(dsn),
-        };
-        let mut servers: Vec<PgServer> = self.ready.iter().map(server).collect();
-        servers.sort_by_key(|s| s.workload);
-        servers
+        self.clusters.servers(self.ready.iter().map(|(workload, (dsn, _))| (*workload, dsn.as_str())))
     }
 }
 

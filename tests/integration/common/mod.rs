@@ -106,6 +106,18 @@ impl Scratch {
         rows.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
     }
 
+    /// The stored observations, per (source, name): the values by second.
+    pub fn observations(&self) -> std::collections::BTreeMap<(String, String), Vec<(i64, f64)>> {
+        let db = self.db();
+        let mut stmt = db.prepare("SELECT source, name, t, value FROM observations ORDER BY t").unwrap();
+        let mut out: std::collections::BTreeMap<(String, String), Vec<(i64, f64)>> = Default::default();
+        for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap() {
+            let (source, name, t, v): (String, String, i64, f64) = row.unwrap();
+            out.entry((source, name)).or_default().push((t, v));
+        }
+        out
+    }
+
     pub fn show_json(&self) -> serde_json::Value {
         let out = self.run(&["show", "last", "--json"]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
