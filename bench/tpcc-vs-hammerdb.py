@@ -14,7 +14,6 @@ library only (Python 3.11); run as root (both start PostgreSQL as the postgres u
 import argparse
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -24,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import described
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -258,15 +259,7 @@ def table(runs, args):
 
 
 def machine(args):
-    def first_line(argv):
-        try:
-            return subprocess.run(argv, capture_output=True, text=True).stdout.strip().splitlines()[0]
-        except (OSError, IndexError):
-            return "?"
-    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    return dict(nproc=len(os.sched_getaffinity(0)), cpu=model, kernel=platform.release(),
-                loadavg=" ".join(f"{x:.2f}" for x in os.getloadavg()),
-                fathom=first_line([args.fathom, "--version"]), pgbench=first_line([args.pgbench, "--version"]))
+    return described(dict(fathom=args.fathom, pgbench=args.pgbench))
 
 
 def main():

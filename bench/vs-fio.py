@@ -11,13 +11,14 @@ per-repeat fathom/fio ratios. See bench/README.md. Standard library only (Python
 import argparse
 import json
 import os
-import platform
 import shlex
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from machine import described, first_line
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -162,16 +163,8 @@ def bench_job(args, job):
 
 def machine(args):
     """What the numbers were measured on."""
-    def first_line(argv):
-        try:
-            return subprocess.run(argv, capture_output=True, text=True).stdout.strip().splitlines()[0]
-        except (OSError, IndexError):
-            return "?"
-    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    return dict(nproc=len(os.sched_getaffinity(0)), cpu=model, kernel=platform.release(),
-                loadavg=" ".join(f"{x:.2f}" for x in os.getloadavg()),
-                fio=first_line([args.fio, "--version"]), fathom=first_line([args.fathom, "--version"]),
-                disk=first_line(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "--target", str(OUT)]))
+    disk = first_line(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "--target", str(OUT)])
+    return described(dict(fio=args.fio, fathom=args.fathom), disk=disk)
 
 
 def table(results, args):

@@ -103,7 +103,7 @@ fn windows(during: Option<&str>, w: &WorkloadRow, all: &[WorkloadRow], phases: &
         // in (its query sets done, say) counts for the part of it that it ran; unless the
         // figure is the mean of whole seconds, judged against their noise
         let span = if whole {
-            Span { from: own.0, to: own.1, seconds: (own.1 - own.0) as f64 }
+            Span::whole(own.0, own.1)
         } else {
             Span { from: own.0, to: to.ceil() as i64, seconds: to - from }
         };
@@ -126,7 +126,7 @@ fn windows(during: Option<&str>, w: &WorkloadRow, all: &[WorkloadRow], phases: &
         .into_iter()
         .map(|(f, t)| (f.max(own.0), t.min(own.1)))
         .filter(|(f, t)| t > f)
-        .map(|(from, to)| Span { from, to, seconds: (to - from) as f64 })
+        .map(|(from, to)| Span::whole(from, to))
         .collect()
 }
 
@@ -137,6 +137,13 @@ struct Span {
     from: i64,
     to: i64,
     seconds: f64,
+}
+
+impl Span {
+    /// The seconds `[from, to)`, each run in whole.
+    fn whole(from: i64, to: i64) -> Span {
+        Span { from, to, seconds: (to - from) as f64 }
+    }
 }
 
 /// What an expectation measures: a metric of one op (or all but syncs) of workload `w`
