@@ -42,6 +42,17 @@ fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
     // fathom's count of new-orders, per second from the server, agrees with HammerDB's
     // within what its wider window holds (the sessions' start and end)
     assert!((value("log_nopm") - nopm).abs() < 0.15 * nopm, "{figures:?}");
+    // its server is observed as every PostgreSQL workload's is: HammerDB's database
+    // commits throughout the minute, one sample a second
+    let observations = s.observations();
+    let commits = observations
+        .iter()
+        .find(|((src, n), _)| {
+            src == "postgres:oltp" && n.starts_with("pg_stat_database_xact_commit{datname=\"hammerdb")
+        })
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no commits: {:?}", observations.keys().collect::<Vec<_>>()));
+    assert!(commits.len() >= 55 && commits.last().unwrap().1 > commits[0].1, "{commits:?}");
     // the per-second samples: every second of the minute has transactions, and the mix
     // is HammerDB's (new-order as often as payment, ten times delivery)
     let per_second: Vec<(i64, i64)> = s

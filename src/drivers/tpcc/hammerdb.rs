@@ -13,7 +13,7 @@
 
 use super::figures::{self, Profile, Reading};
 use crate::clock::sleep_until;
-use crate::drivers::driver::{Driver, LaunchContext, Ready, bad_input, spawn_program};
+use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
 use crate::drivers::postgres::{self, Cluster, Clusters};
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
@@ -280,6 +280,10 @@ impl Ready for Databases {
 
     fn stop(mut self: Box<Self>) -> Result<()> {
         self.clusters.stop()
+    }
+
+    fn servers(&self) -> Vec<PgServer> {
+        self.clusters.servers(self.ready.iter().map(|(workload, b)| (*workload, b.dsn.as_str())))
     }
 }
 
