@@ -138,11 +138,13 @@ pub struct Level {
     pub label: String,
 }
 
-/// A vertical line at x with a label (a mark, the knee, N*).
+/// A vertical line at x with a label (a mark, the knee, N*), and for what lasted (a
+/// checkpoint) a light span to `until`, so its length reads against the series.
 #[derive(Debug, Clone)]
 pub struct Mark {
     pub x: f64,
     pub label: String,
+    pub until: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -464,6 +466,14 @@ impl Chart {
                 .find(|r| !taken.iter().any(|&(a, b, tr)| tr == *r && a < to && from < b))
                 .unwrap_or(MARK_ROWS - 1);
             taken.push((from, to, row));
+            if let Some(end) = m.until.map(|u| f.px(u).min(W - RIGHT)).filter(|end| *end >= x + 1.0) {
+                let _ = writeln!(
+                    s,
+                    "<rect class=\"mark-span\" x=\"{x:.1}\" y=\"{top}\" width=\"{:.1}\" height=\"{ph:.1}\" \
+                     fill=\"#555\" fill-opacity=\"0.1\"/>",
+                    end - x
+                );
+            }
             let _ = writeln!(
                 s,
                 "<line class=\"mark\" x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n\
@@ -750,8 +760,8 @@ mod tests {
         let mut c = Chart::new("usl", "USL", Axis::new("N", Unit::Count), Axis::new("IOPS", Unit::Count));
         c.add("measured", Style::Dots, vec![(1.0, 10.0), (16.0, 850.0)]);
         c.note = Some("no meaningful fit: sigma and kappa are both 0, at their bound: ".repeat(4));
-        c.marks.push(Mark { x: 16.0, label: "knee (max IOPS/latency) at 855 IOPS".into() });
-        c.marks.push(Mark { x: 1.0, label: "you are here".into() });
+        c.marks.push(Mark { x: 16.0, label: "knee (max IOPS/latency) at 855 IOPS".into(), until: None });
+        c.marks.push(Mark { x: 1.0, label: "you are here".into(), until: None });
         let svg = c.svg();
         assert_eq!(svg.matches("class=\"note\"").count(), 2, "a 250-character note in two lines");
         assert!(wrap(c.note.as_deref().unwrap(), 158).iter().all(|l| l.chars().count() <= 158));
@@ -767,5 +777,20 @@ mod tests {
         assert_eq!(c.svg().matches("<polyline").count(), 1, "not a time series: joined");
         c.step = Some(1.0);
         assert_eq!(c.svg().matches("<polyline").count(), 2, "second 2 is missing: two lines");
+    }
+
+    #[test]
+    fn a_mark_that_lasted_spans_its_seconds() {
+        let mut c = Chart::new("t", "T", Axis::new("time", Unit::Seconds), Axis::new("TPS", Unit::Count));
+        c.add("tps", Style::Line, vec![(0.0, 10.0), (100.0, 12.0)]);
+        c.marks.push(Mark { x: 20.0, label: "checkpoint".into(), until: Some(45.0) });
+        c.marks.push(Mark { x: 60.0, label: "mark".into(), until: None });
+        let svg = c.svg();
+        assert_eq!(svg.matches("class=\"mark-span\"").count(), 1, "{svg}");
+        let span = svg.split("class=\"mark-span\"").nth(1).unwrap();
+        let width: f64 = span.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        // 25 of the axis's 100 s (the plot may pad its range: a quarter or a little less)
+        let plot = W - RIGHT - LEFT;
+        assert!(width > 0.2 * plot && width <= 0.25 * plot + 1.0, "{width} of {plot}");
     }
 }

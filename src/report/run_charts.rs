@@ -43,7 +43,9 @@ pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
                 "checkpoint" => e.kind.clone(),
                 _ => e.label.clone(),
             };
-            Mark { x: e.at_ms as f64 / 1000.0, label }
+            // a checkpoint's length is what a stall is read against
+            let until = e.took_ms.filter(|_| e.kind == "checkpoint").map(|t| (e.at_ms + t) as f64 / 1000.0);
+            Mark { x: e.at_ms as f64 / 1000.0, label, until }
         })
         .collect();
     (bands, marks)
@@ -277,7 +279,7 @@ pub(super) fn curves(s: &RunSummary) -> Vec<Chart> {
     ux.add("measured", Style::Dots, curve.points.iter().map(|p| (p.0, p.1)).collect());
     add_usl(&mut ux, &curve.usl);
     if let Some(here) = curve.points.get(curve.you_are_here) {
-        ux.marks.push(Mark { x: here.0, label: "you are here".into() });
+        ux.marks.push(Mark { x: here.0, label: "you are here".into(), until: None });
     }
     // throughput against load answers the study: its chart comes first
     out.push(ux);
@@ -293,7 +295,11 @@ pub(super) fn curves(s: &RunSummary) -> Vec<Chart> {
         if let Some(k) = &curve.knee
             && let Some(p) = curve.points.get(k.max_power)
         {
-            lx.marks.push(Mark { x: p.1, label: format!("knee (max {rate}/latency) at {}", rate_in(p.1, curve.unit)) });
+            lx.marks.push(Mark {
+                x: p.1,
+                label: format!("knee (max {rate}/latency) at {}", rate_in(p.1, curve.unit)),
+                until: None,
+            });
         }
         out.push(lx);
     }
@@ -332,7 +338,7 @@ pub fn add_usl(chart: &mut Chart, usl: &Usl) {
         .collect();
     chart.add("USL fit", Style::Dashed, curve);
     if let Some(n) = n_star {
-        chart.marks.push(Mark { x: n, label: format!("N* = {n:.1}") });
+        chart.marks.push(Mark { x: n, label: format!("N* = {n:.1}"), until: None });
     }
     chart.note = Some(format!(
         "σ (contention) {:.4} · κ (coherency) {} · λ {} per unit · R² {:.3}{}",
