@@ -193,9 +193,10 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let home = find(p.hammerdb_dir.as_deref()).map_err(named)?;
         let cluster = dbs.clusters.get(&w.name, &p.target, &cluster_settings(p), dir, stop, progress)?;
         let template = format!("hammerdb_w{}", p.warehouses);
-        let reused = built.holds(&cluster.dsn(&template));
+        let built_in = cluster.dsn(&template);
+        let reused = built.holds(&built_in);
         let (build_s, per_wh) = built.once(
-            &cluster.dsn(&template),
+            &built_in,
             |_| true,
             || {
                 progress(&format!("{}: HammerDB builds {} warehouse(s) (buildschema)", w.name, p.warehouses));
