@@ -71,13 +71,29 @@ pub fn check(scenario: &Scenario, hooks: Option<&Hooks>) -> Result<()> {
         }
     }
     if missing.is_empty() {
-        return Ok(());
+        return reach_databases(scenario, hooks);
     }
     let how = match hooks {
         None => "give them with --hooks FILE",
         Some(_) => "add them to the --hooks file",
     };
     Err(Error::input(format!("{}: needs hooks for: {}; {how} (see {DOCS})", scenario.origin, missing.join(", "))))
+}
+
+/// Refuses a hook whose command uses a `$FATHOM_DSN` variable no database workload of
+/// `scenario` provides, naming the hook but not its command (which may hold credentials).
+fn reach_databases(scenario: &Scenario, hooks: Option<&Hooks>) -> Result<()> {
+    let databases = super::step_env::databases(&scenario.workloads);
+    for step in &scenario.steps {
+        if let Action::Command(c) = &step.action
+            && let Command::Hook { name, .. } = &c.command
+            && let Some(why) =
+                hooks.and_then(|h| h.command(name)).and_then(|c| super::step_env::unprovided(c, &databases))
+        {
+            return Err(Error::input(format!("{}: hook {name}: its command {why}", scenario.origin)));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -101,6 +117,12 @@ mod tests {
         assert!(err.contains("needs hooks for: nodes.PowerOn;"), "{err}");
         let hooks = Hooks::parse("h.yaml", "hooks:\n  nodes.PowerOff: 'true'\n  nodes.PowerOn: ./on.sh\n").unwrap();
         assert!(check(&s, Some(&hooks)).is_ok());
+        let hooks = Hooks::parse("h.yaml", "hooks:\n  nodes.PowerOff: psql -d \"$FATHOM_DSN\"\n  nodes.PowerOn: x\n");
+        let err = check(&s, Some(&hooks.unwrap())).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let err = err.to_string();
+        assert!(err.starts_with("s.yaml: hook nodes.PowerOff: its command uses `$FATHOM_DSN`"), "{err}");
+        assert!(!err.contains("psql"), "the command is not quoted: {err}");
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod prescan;
 pub mod program;
 pub mod results;
 pub mod schedule;
+pub mod step_env;
 pub mod steps;
 pub mod text;
 pub mod time_scale;

@@ -9,6 +9,7 @@ use crate::children::Group;
 use crate::error::{Error, Result};
 use crate::http;
 use crate::scenario::Scenario;
+use crate::scenario::step_env;
 use crate::scenario::steps::{self, Action, CommandStep, Probe, Repeat};
 use crate::transport::Inventory;
 use std::io::Read;
@@ -108,7 +109,7 @@ pub fn ready(c: &CommandStep, cx: &Context, scenario: &Scenario) -> Ready {
             let mut env = vec![("FATHOM_HOOK".to_string(), name.clone()), ("FATHOM_RUN_ID".into(), cx.run.to_string())];
             env.extend(pg_env(cx, scenario));
             for (key, value) in args {
-                env.push((format!("FATHOM_ARG_{}", env_name(key)), value.clone()));
+                env.push((format!("FATHOM_ARG_{}", step_env::env_name(key)), value.clone()));
             }
             let chosen = hook_hosts(hosts, cx.inventory).unwrap_or_default();
             let names: Vec<&str> = chosen.iter().map(|h| h.name.as_str()).collect();
@@ -137,17 +138,11 @@ fn pg_env(cx: &Context, scenario: &Scenario) -> Vec<(String, String)> {
     for pg in cx.drivers.servers() {
         let Some(w) = scenario.workloads.get(pg.workload) else { continue };
         if env.is_empty() {
-            env.push(("FATHOM_DSN".to_string(), pg.dsn.clone()));
+            env.push((step_env::DSN.to_string(), pg.dsn.clone()));
         }
-        env.push((format!("FATHOM_DSN_{}", env_name(&w.name)), pg.dsn));
+        env.push((step_env::dsn_of(&w.name), pg.dsn));
     }
     env
-}
-
-/// `KEY` as an environment variable's name: upper case, anything but letters and digits
-/// as `_`.
-fn env_name(key: &str) -> String {
-    key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect()
 }
 
 /// The hosts a hook acts on: those `selector` names, all of the inventory's without one,
@@ -305,7 +300,6 @@ mod tests {
         let env = [("FATHOM_HOOK".to_string(), "x.Y".to_string())];
         let ran = exec("echo \"hook=$FATHOM_HOOK\"", &env, Duration::from_secs(5), &|| false);
         assert_eq!(ran.output.trim(), "hook=x.Y");
-        assert_eq!(env_name("vm-group.name"), "VM_GROUP_NAME");
         let ran = exec("sleep 5", &[], Duration::from_millis(200), &|| false);
         assert_eq!(ran.status, None);
         assert!(ran.took < Duration::from_secs(2) && ran.output.contains("timeout"));

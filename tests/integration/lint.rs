@@ -193,3 +193,35 @@ fn a_job_that_ends_after_its_pass_is_not_promised_its_runtime() {
         assert!(text(&out).contains("was done after"), "{}", text(&out));
     }
 }
+
+/// A command step that uses `$FATHOM_DSN` with no database workload to provide it would
+/// act on libpq's default server, or fail mid-run: lint and run refuse it at its line.
+#[test]
+fn a_command_asking_for_a_server_the_scenario_lacks_is_refused() {
+    let s = Scratch::new("lint-dsn");
+    let io_only = s.scenario(
+        "name: no-db\nworkloads:\n  w: {target: TARGET, rw: randread, size: 1m, duration: 1s}\ntimeline:\n  \
+         - start: w\n  - exec: psql -X -d \"$FATHOM_DSN\" -c CHECKPOINT\n",
+    );
+    for command in ["lint", "run"] {
+        let out = s.run(&[command, io_only.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(":6: timeline.1.exec: uses `$FATHOM_DSN`"), "{command}: {err}");
+        assert!(err.contains("no database workload"), "{command}: {err}");
+    }
+    assert!(!s.dir.join("results/fathom.db").exists(), "no run recorded");
+    // a variable for a workload the scenario does not have names the ones it has
+    let other = s.scenario(
+        "name: other\nworkloads:\n  tight: {driver: pgbench, duration: 5s}\ntimeline:\n  - start: tight\n  \
+         - exec: psql -X -d \"$FATHOM_DSN_SPREAD\" -c CHECKPOINT\n",
+    );
+    let out = s.run(&["lint", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`$FATHOM_DSN_SPREAD`, which names no database workload"), "{err}");
+    assert!(err.contains("`$FATHOM_DSN_TIGHT`"), "{err}");
+    // the built-in that uses one lints clean of it
+    let out = s.run(&["lint", "checkpoint-tuning"]);
+    assert_ne!(out.status.code(), Some(2), "{}", text(&out));
+}

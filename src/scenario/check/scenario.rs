@@ -7,12 +7,28 @@ use crate::error::Result;
 use crate::scenario::file::{RemoteFile, ScenarioFile};
 use crate::scenario::model::{EngineKind, RemoteQueries, Scenario, Workload};
 use crate::scenario::units::Span;
-use crate::scenario::{budget, expect, limits, steps};
+use crate::scenario::{budget, expect, limits, step_env, steps};
 use crate::suggest;
 use indexmap::IndexMap;
 use std::time::Duration;
 
 impl Checker<'_> {
+    /// Refuses an `exec` step that uses a `$FATHOM_DSN` variable no database workload
+    /// provides: it would act on whatever server libpq reaches by default, or fail the
+    /// run when it comes. `steps` are the timeline's, one per step written.
+    fn commands_reach_databases(&self, steps: &[steps::Step], workloads: &[Workload]) -> Result<()> {
+        let databases = step_env::databases(workloads);
+        for (i, step) in steps.iter().enumerate() {
+            if let steps::Action::Command(c) = &step.action
+                && let steps::Command::Exec(command) = &c.command
+                && let Some(why) = step_env::unprovided(command, &databases)
+            {
+                return Err(self.err(&["timeline", &i.to_string(), "exec"], why));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks a scenario file as a whole and resolves it into a [`Scenario`].
     /// The checks run in the order a reader meets the keys, so the first error is the
     /// first wrong key.
@@ -52,6 +68,7 @@ impl Checker<'_> {
             workloads.push(self.workload(name, profile, &defaults, run_for)?);
         }
         self.no_ramp_on_fio(&steps, &workloads)?;
+        self.commands_reach_databases(&steps, &workloads)?;
         for step in &steps {
             if let steps::Action::Fill { workload, .. } = step.action
                 && let Some(io) = workloads[workload].io_mut()

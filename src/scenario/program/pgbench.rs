@@ -227,6 +227,10 @@ impl Spec for Pgbench {
         vec![Risk { rule: "pgbench-in-memory", warning: true, message }]
     }
 
+    fn serves_database(&self) -> bool {
+        true
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -85,6 +85,12 @@ pub trait Spec: Debug + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Whether its workload runs against a database server (a throwaway cluster or its
+    /// `dsn`), which command steps then reach by `$FATHOM_DSN_<WORKLOAD>`.
+    fn serves_database(&self) -> bool {
+        false
+    }
+
     /// A copy of itself to run on another host of an inventory (`--hosts`), its
     /// throwaway server in `target`, that host's inventory target (its own where the
     /// host has none). None: it runs on this host only, as a program whose server is

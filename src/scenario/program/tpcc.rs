@@ -450,6 +450,10 @@ impl Spec for Tpcc {
         self.dsn.is_none().then(|| ProgramSpec::new(Tpcc { target, ..self.clone() }))
     }
 
+    fn serves_database(&self) -> bool {
+        true
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -210,6 +210,10 @@ impl Spec for Tpch {
         vec![Risk { rule: "tpch-in-memory", warning: false, message }]
     }
 
+    fn serves_database(&self) -> bool {
+        true
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }
