@@ -319,6 +319,12 @@ fn the_answer_comes_first_and_runs_marks_a_run_whose_expectations_failed() {
     let table = String::from_utf8_lossy(&runs.stdout);
     let marked: Vec<bool> = table.lines().skip(1).map(|l| l.contains("expectations FAILED")).collect();
     assert_eq!(marked, vec![true, false], "{table}");
+    // the verdict stays whole at 80 columns, the headline giving way
+    let narrow = s.fathom(&["runs"]).env("COLUMNS", "80").output().unwrap();
+    let table = String::from_utf8_lossy(&narrow.stdout);
+    assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
+    let marked: Vec<bool> = table.lines().skip(1).map(|l| l.contains("expectations FAILED")).collect();
+    assert_eq!(marked, vec![true, false], "{table}");
     let runs: serde_json::Value = serde_json::from_slice(&s.run(&["runs", "--json"]).stdout).unwrap();
     let passed: Vec<&serde_json::Value> = runs.as_array().unwrap().iter().map(|r| &r["expectations_passed"]).collect();
     assert_eq!(passed, vec![&serde_json::json!(false), &serde_json::Value::Null], "{runs}");

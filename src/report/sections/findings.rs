@@ -264,7 +264,7 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> Table {
         Column::name("scenario"),
         Column::name("started"),
         Column::name("duration"),
-        Column::name("status"),
+        Column::name("status").whole(),
         Column::name("headline"),
     ];
     let mut t = Table::new("runs", "", columns);
@@ -272,7 +272,7 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> Table {
         let cells = vec![
             r.id.to_string(),
             r.scenario.clone(),
-            r.started_at.clone(),
+            started(&r.started_at),
             r.duration_s.map(seconds).unwrap_or_else(|| "-".into()),
             r.status.clone(),
             headline.clone().unwrap_or_default(),
@@ -280,6 +280,16 @@ pub fn runs(list: &[(RunRow, Option<String>)]) -> Table {
         t.push(Row::new(cells.into_iter().map(Cell::from).collect()));
     }
     t
+}
+
+/// A run's start as a table shows it, to the minute (`2026-11-28 20:00`): the seconds
+/// and the zone (UTC, always) take a narrow terminal's room from the headline;
+/// `runs --json` keeps the whole time.
+fn started(at: &str) -> String {
+    match at.get(..16) {
+        Some(minute) if at.len() >= 16 => minute.replacen('T', " ", 1),
+        _ => at.to_string(),
+    }
 }
 
 /// Each database workload's checkpoints that stalled it: when, how long, its rate before

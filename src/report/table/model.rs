@@ -24,17 +24,25 @@ pub struct Column {
     pub align: Align,
     pub keep: Keep,
     pub metric: Option<String>,
+    /// Its cells are never cut to fit (a verdict that must stay readable).
+    pub whole: bool,
 }
 
 impl Column {
     /// A name column, kept at any width.
     pub fn name(header: &str) -> Column {
-        Column { header: header.into(), align: Align::Left, keep: Keep::Always, metric: None }
+        Column { header: header.into(), align: Align::Left, keep: Keep::Always, metric: None, whole: false }
     }
 
     /// A figure, right-aligned, kept at any width.
     pub fn figure(header: &str) -> Column {
-        Column { header: header.into(), align: Align::Right, keep: Keep::Always, metric: None }
+        Column { header: header.into(), align: Align::Right, keep: Keep::Always, metric: None, whole: false }
+    }
+
+    /// Its cells are never cut with `…` to fit: what they say is lost when cut.
+    pub fn whole(mut self) -> Column {
+        self.whole = true;
+        self
     }
 
     /// The column is dropped at rank `n` when the terminal is too narrow.

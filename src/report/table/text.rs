@@ -106,12 +106,15 @@ fn drop_columns(t: &Table, columns: &mut Vec<usize>, widths: &mut Vec<usize>, wi
     dropped
 }
 
-/// Narrows the widest name columns, no further than [`SHORTEST_NAME`], until the row
-/// fits or nothing more can give.
+/// Narrows the widest name columns (but [`Column::whole`] ones), no further than
+/// [`SHORTEST_NAME`], until the row fits or nothing more can give.
 fn shorten_names(t: &Table, columns: &[usize], widths: &mut [usize], width: usize) {
     while total(widths) > width {
         let widest = (0..columns.len())
-            .filter(|&k| t.columns[columns[k]].align == Align::Left && widths[k] > SHORTEST_NAME)
+            .filter(|&k| {
+                let c = &t.columns[columns[k]];
+                c.align == Align::Left && !c.whole && widths[k] > SHORTEST_NAME
+            })
             .max_by_key(|&k| widths[k]);
         let Some(k) = widest else { break };
         let over = total(widths) - width;
