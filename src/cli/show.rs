@@ -6,7 +6,6 @@ use crate::report::format::seconds;
 use crate::report::summary::RunSummary;
 use crate::report::table::text::wrap;
 use crate::store::Store;
-use std::io::IsTerminal;
 use std::path::Path;
 
 #[derive(clap::Args)]
@@ -37,9 +36,10 @@ pub fn print(s: &RunSummary, said: &dyn Fn(&str) -> bool, width: usize) {
     crate::terminal::print(text(s, said, width, prose(width)));
 }
 
-/// How wide sentences wrap: at `width` on a terminal, never when piped (one line each).
+/// How wide sentences wrap: at `width` on a terminal or when `COLUMNS` says, else never
+/// (one line each, for grep).
 pub fn prose(width: usize) -> usize {
-    if std::io::stdout().is_terminal() { width } else { usize::MAX }
+    if crate::terminal::columns().is_some() { width } else { usize::MAX }
 }
 
 /// What [`print`] prints, its sentences wrapped at `prose`: a value, so that tests read

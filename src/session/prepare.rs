@@ -202,7 +202,7 @@ fn lint_gate(scenario: &mut Scenario, opts: &RunOptions) -> Result<Vec<lint::Fin
     crate::scenario::hooks::check(scenario, opts.hooks.as_ref())?;
     let findings = lint::before(scenario, &crate::observe::preflight::facts(scenario));
     if opts.strict && findings.iter().any(|f| f.severity == Severity::Warning) {
-        crate::terminal::eprint(lint::describe(&findings));
+        lint::describe(&findings).lines().for_each(crate::terminal::say);
         return Err(Error::input("lint found warnings and --strict is set: fix them, or run without --strict"));
     }
     Ok(findings)
@@ -278,7 +278,7 @@ fn store_warnings(
         store.add_warning(run, &format!("lint-{}", f.code), &f.message)?;
     }
     if !findings.is_empty() && !quiet {
-        crate::terminal::eprint(lint::describe(findings));
+        lint::describe(findings).lines().for_each(crate::terminal::say);
     }
     Ok(())
 }

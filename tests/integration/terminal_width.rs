@@ -28,10 +28,30 @@ fn run(s: &Scratch, args: &[&str]) {
     assert!(out.status.code().is_some_and(|c| c == 0 || c == 3), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A run with stdout and stderr pipes told `COLUMNS=80`: every line it printed, both
+/// streams, each checked to fit. Paths are relative to the scratch directory: a path
+/// longer than a line is never cut, and how deep the checkout is is not the test's.
+fn piped_at_80(s: &Scratch, args: &[&str], what: &str) -> String {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"));
+    cmd.args(args).args(["--results", "results"]).current_dir(&s.dir).env_remove("FATHOM_RESULTS");
+    let out = cmd.env("COLUMNS", "80").output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+    assert!(out.status.code().is_some_and(|c| c == 0 || c == 3), "{what}: {all}");
+    for l in all.lines() {
+        assert!(l.chars().count() <= 80, "{what}: a line of {} columns:\n{l}\n\n{all}", l.chars().count());
+    }
+    all
+}
+
 #[test]
 fn the_quickstart_fits_80_columns_and_wide_shows_every_column() {
     let s = Scratch::new("width-quickstart");
-    run(&s, &["run", "quickstart", "--target", s.data().to_str().unwrap(), "--time-scale", "0.02", "-q"]);
+    let args = ["run", "quickstart", "--target", "data", "--time-scale", "0.02"];
+    let printed = piped_at_80(&s, &args, "quickstart piped");
+    // its progress, lint's note and the answer were all there, wrapped
+    for said in ["[ 0s] qd1: randread 4k", "lint note [short-run]", "how many IOPS does queue depth buy"] {
+        assert!(printed.contains(said), "no {said}: {printed}");
+    }
     let lines = shown_at_80(&s, "quick", "");
     fits(&lines, "quickstart");
     let all = lines.join("\n");

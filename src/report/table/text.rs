@@ -3,6 +3,7 @@
 //! (and named under the table), then long names are shortened with `…`.
 
 use super::model::{Align, Keep, Table, from_rows};
+pub use crate::terminal::wrap;
 
 /// Names are not shortened below this many characters: shorter, they stop telling
 /// rows apart.
@@ -17,19 +18,7 @@ pub fn width(wide: bool) -> usize {
     if wide {
         return usize::MAX;
     }
-    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|n| *n > 0) {
-        return n;
-    }
-    terminal_columns().unwrap_or(PIPED_WIDTH)
-}
-
-/// The width of the terminal on stdout, if it is one.
-fn terminal_columns() -> Option<usize> {
-    // SAFETY: winsize is plain integers, for which all zeroes is a valid value.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: TIOCGWINSZ writes one winsize into the struct it is given.
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
-    (ok && size.ws_col > 0).then_some(size.ws_col as usize)
+    crate::terminal::columns().unwrap_or(PIPED_WIDTH)
 }
 
 /// The table as lines no wider than `width` (its heading and notes wrapped at words).
@@ -151,33 +140,6 @@ fn shortened(text: &str, width: usize) -> String {
     s
 }
 
-/// Prose wrapped at spaces to `width`, later lines indented two spaces more than the
-/// first; each line ends with a newline.
-pub fn wrap(text: &str, width: usize) -> String {
-    let indent = text.len() - text.trim_start().len();
-    let more = " ".repeat(indent + 2);
-    let mut out = String::new();
-    let mut current = text[..indent].to_string();
-    let mut empty = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let fits = current.chars().count() + usize::from(!empty) + word.chars().count() <= width;
-        if !empty && !fits {
-            out.push_str(&current);
-            out.push('\n');
-            current = more.clone();
-            empty = true;
-        }
-        if !empty {
-            current.push(' ');
-        }
-        current.push_str(word);
-        empty = false;
-    }
-    out.push_str(&current);
-    out.push('\n');
-    out
-}
-
 /// A table narrow by construction (a fit's few figures), printed as is.
 pub fn plain(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
     render(&from_rows(header, rows.to_vec(), left), usize::MAX)
@@ -228,11 +190,5 @@ mod tests {
             assert!(out.lines().all(|l| l.chars().count() <= width.max(narrowest)), "{width}: {out}");
         }
         assert!(render(&table(), 25).contains("a-rathe…  12,345"), "{}", render(&table(), 25));
-    }
-
-    #[test]
-    fn prose_wraps_at_words_with_its_continuation_indented() {
-        assert_eq!(wrap("  one two three four", 10), "  one two\n    three\n    four\n");
-        assert_eq!(wrap("short", 80), "short\n");
     }
 }
