@@ -7,6 +7,8 @@
 //! same figures are one plain line every 10 s.
 
 use super::format::{count, latency_us, rate_in, sig3};
+use super::table::text::shortened;
+use crate::metrics::summary::Throughput;
 use crate::metrics::totals::{State, Totals};
 use crate::metrics::{Op, OpStats};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -48,7 +50,9 @@ impl View {
                     if last_plain.elapsed() >= Duration::from_secs(10) {
                         last_plain = Instant::now();
                         let now = clock_start.elapsed().as_secs();
-                        crate::terminal::say(&live.with(|s| Lines::of(s, now, planned_s)).plain());
+                        let width = super::table::text::width(false);
+                        let lines = live.with(|s| Lines::of(s, now, planned_s)).plain(width);
+                        lines.iter().for_each(|l| crate::terminal::say(l));
                     }
                 }
             }
@@ -126,7 +130,12 @@ pub struct Lines {
     pub phase: Option<String>,
     /// One per workload running in the phase in force, in the scenario's order.
     pub workloads: Vec<String>,
+    /// Each workload's rate in its last seconds, where it has one.
+    rates: Vec<Option<(f64, Throughput)>>,
 }
+
+/// How many workloads a plain progress line names when they do not fit one line.
+const PLAIN_ROWS: usize = 3;
 
 impl Lines {
     /// The view of `s` at second `now` of a run planned for `planned` seconds (or as
@@ -134,8 +143,9 @@ impl Lines {
     /// its last second since it runs as it does.
     pub fn of(s: &State, now: u64, planned: Option<u64>) -> Lines {
         let planned = s.planned.unwrap_or(planned);
-        let workloads = s.running.iter().map(|&(i, workers, since)| workload(s, i, workers, since, now)).collect();
-        Lines { now, planned, phase: s.phase.clone(), workloads }
+        let (workloads, rates) =
+            s.running.iter().map(|&(i, workers, since)| workload(s, i, workers, since, now)).unzip();
+        Lines { now, planned, phase: s.phase.clone(), workloads, rates }
     }
 
     /// `34%, ETA 45s · phase`: what is left of the plan, that the run is past it, or
@@ -153,11 +163,34 @@ impl Lines {
         format!("{left}{phase}")
     }
 
-    /// The line printed every 10 s when stderr is no terminal:
-    /// `[23s/68s 34%, ETA 45s · qd4] qd4 x4: 84,012 IOPS 344 MB/s p50 40.1 µs p99 73.2 µs`.
-    pub fn plain(&self) -> String {
+    /// The lines printed every 10 s when stderr is no terminal, within `width`: one,
+    /// `[23s/68s 34%, ETA 45s · qd4] qd4 x4: 84,012 IOPS 344 MB/s p50 40.1 µs p99 73.2 µs`,
+    /// when every workload fits on it; else the count and their total, the busiest few
+    /// a line each, and how many more.
+    pub fn plain(&self, width: usize) -> Vec<String> {
+        let head = format!("[{}s/{} {}]", self.now, self.length(), self.progress());
         let body = if self.workloads.is_empty() { "starting".to_string() } else { self.workloads.join(" | ") };
-        format!("[{}s/{} {}] {body}", self.now, self.length(), self.progress())
+        let one = format!("{head} {body}");
+        if self.workloads.len() <= 1 || one.chars().count() <= width {
+            return vec![one];
+        }
+        let mut out = vec![format!("{head} {} workloads{}", self.workloads.len(), self.total())];
+        let mut busiest: Vec<usize> = (0..self.workloads.len()).collect();
+        busiest.sort_by(|&a, &b| rate_of(&self.rates[b]).total_cmp(&rate_of(&self.rates[a])));
+        busiest.truncate(PLAIN_ROWS);
+        busiest.sort_unstable();
+        out.extend(busiest.iter().map(|&i| shortened(&format!("  {}", self.workloads[i]), width)));
+        if self.workloads.len() > PLAIN_ROWS {
+            out.push(format!("  +{} more", self.workloads.len() - PLAIN_ROWS));
+        }
+        out
+    }
+
+    /// `, 8,000 IOPS in all` when every workload has a rate in one unit.
+    fn total(&self) -> String {
+        let Some(Some((_, unit))) = self.rates.first() else { return String::new() };
+        let all: Option<Vec<f64>> = self.rates.iter().map(|r| r.filter(|(_, u)| u == unit).map(|(v, _)| v)).collect();
+        all.map(|v| format!(", {} in all", rate_in(v.iter().sum(), *unit))).unwrap_or_default()
     }
 
     /// The planned length, `48s`, or `?` when it is not known.
@@ -171,20 +204,20 @@ impl Lines {
 /// recent (else how long none has come: a workload that stopped or stalls).
 /// Transactions are TPS, network streams Gbit/s (no latency is measured per stream); a
 /// figure not measured is left out.
-fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> String {
-    let Some(w) = s.workloads.get(i) else { return String::new() };
+fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> (String, Option<(f64, Throughput)>) {
+    let Some(w) = s.workloads.get(i) else { return (String::new(), None) };
     let head = format!("{} x{workers}", w.name);
     let of_phase = s.latest.iter().filter(|((wi, op), (t, _))| *wi == i && *op != Op::Sync && *t >= since);
     let Some(last) = of_phase.clone().map(|(_, (t, _))| u64::from(*t)).max() else {
         // its warm-up is not measured: say so, rather than `starting` for all of it
         let warm_until = u64::from(since) + u64::from(w.ramp_s);
         return match now < warm_until {
-            true => format!("{head}: ramp, {}s left", warm_until - now),
-            false => format!("{head}: starting"),
+            true => (format!("{head}: ramp, {}s left", warm_until - now), None),
+            false => (format!("{head}: starting"), None),
         };
     };
     if last + 3 < now {
-        return format!("{head}: no second for {}s", now - last - 1);
+        return (format!("{head}: no second for {}s", now - last - 1), None);
     }
     let recent: Vec<(Op, &OpStats)> =
         of_phase.filter(|(_, (t, _))| u64::from(*t) + 3 >= now).map(|((_, op), (_, stats))| (*op, stats)).collect();
@@ -192,7 +225,8 @@ fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> String {
     let unit = recent[0].0.unit();
     let mb_per_s = recent.iter().map(|(_, st)| st.bytes).sum::<u64>() as f64 / 1e6;
     if !unit.has_latency() {
-        return format!("{head}: {}", rate_in(unit.rate(0.0, mb_per_s), unit));
+        let rate = unit.rate(0.0, mb_per_s);
+        return (format!("{head}: {}", rate_in(rate, unit)), Some((rate, unit)));
     }
     let timed: Vec<&OpStats> = recent.iter().map(|(_, st)| *st).collect();
     let ops: u64 = timed.iter().map(|st| st.ops).sum();
@@ -204,7 +238,12 @@ fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> String {
     let bytes = if unit.counts_bytes() { format!(" {} MB/s", sig3(mb_per_s)) } else { String::new() };
     let rate = format!("{}{target}{bytes}", rate_in(ops as f64, unit));
     let p = |q: f64| latency_us(merged.value_at_quantile(q) as f64 / 1000.0);
-    format!("{head}: {rate} p50 {} p99 {}", p(0.5), p(0.99))
+    (format!("{head}: {rate} p50 {} p99 {}", p(0.5), p(0.99)), Some((ops as f64, unit)))
+}
+
+/// A workload's rate for ranking: none ranks last.
+fn rate_of(rate: &Option<(f64, Throughput)>) -> f64 {
+    rate.map_or(-1.0, |(v, _)| v)
 }
 
 #[cfg(test)]
@@ -241,7 +280,11 @@ mod tests {
             "{:?}",
             lines.workloads
         );
-        assert!(lines.plain().starts_with("[11s/40s  27%, ETA 29s · qd4] qd4 x4: 1,000 IOPS"), "{}", lines.plain());
+        assert!(
+            lines.plain(usize::MAX)[0].starts_with("[11s/40s  27%, ETA 29s · qd4] qd4 x4: 1,000 IOPS"),
+            "{:?}",
+            lines.plain(usize::MAX)
+        );
         // long after its last second a workload says so (stopped, or stalled)
         assert_eq!(live.with(|s| Lines::of(s, 30, Some(40))).workloads, vec!["qd4 x4: no second for 19s"]);
         // a workload going on as it ran keeps its seconds in the next phase; one whose
@@ -258,13 +301,42 @@ mod tests {
         assert_eq!(warm.with(|s| Lines::of(s, 3, None)).workloads, vec!["w x1: ramp, 4s left"]);
         assert_eq!(warm.with(|s| Lines::of(s, 7, None)).workloads, vec!["w x1: starting"]);
         // past the plan the view says it is finishing, not `70s/68s`
-        assert!(live.with(|s| Lines::of(s, 45, Some(40))).plain().starts_with("[45s/40s finishing · qd4 x8]"));
+        assert!(
+            live.with(|s| Lines::of(s, 45, Some(40))).plain(usize::MAX)[0].starts_with("[45s/40s finishing · qd4 x8]")
+        );
         // the timeline's replanned end wins over the first plan
         live.set_planned(Some(48));
-        assert!(live.with(|s| Lines::of(s, 45, Some(40))).plain().starts_with("[45s/48s  93%, ETA 3s · qd4 x8]"));
+        assert!(
+            live.with(|s| Lines::of(s, 45, Some(40))).plain(usize::MAX)[0]
+                .starts_with("[45s/48s  93%, ETA 3s · qd4 x8]")
+        );
         // a workload that ends by itself makes the end unknown: no ETA rather than a wrong one
         live.set_planned(None);
-        assert!(live.with(|s| Lines::of(s, 45, Some(40))).plain().starts_with("[45s/? ETA unknown · qd4 x8]"));
+        assert!(
+            live.with(|s| Lines::of(s, 45, Some(40))).plain(usize::MAX)[0].starts_with("[45s/? ETA unknown · qd4 x8]")
+        );
+    }
+
+    #[test]
+    fn many_workloads_print_their_total_and_the_busiest_within_the_width() {
+        let names: Vec<String> = (0..16).map(|i| format!("vm-group-{i:02}-database-data-disk")).collect();
+        let live = Totals::new(1, "s", names.iter().map(|n| info(n, None)).collect());
+        let running: Vec<(usize, u32)> = (0..16).map(|i| (i, 1)).collect();
+        live.set_phase("all", 0, &running);
+        for i in 0..16 {
+            live.add_one(i, 0, 3, Op::Read, second(100 + i as u64 * 10, 4096, 50_000));
+        }
+        let lines = live.with(|s| Lines::of(s, 4, Some(10))).plain(80);
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{lines:#?}");
+        // 16 x 100 plus 10 x (0 + ... + 15) IOPS
+        assert!(lines[0].ends_with("] 16 workloads, 2,800 IOPS in all"), "{lines:#?}");
+        // the three busiest, in the scenario's order, then the rest counted
+        assert!(lines[1].starts_with("  vm-group-13-database-data-disk x1: 230 IOPS"), "{lines:#?}");
+        assert!(lines[3].starts_with("  vm-group-15-database-data-disk x1: 250 IOPS"), "{lines:#?}");
+        assert_eq!(lines[4], "  +13 more");
+        assert_eq!(lines.len(), 5);
+        // told no width, one line as before
+        assert_eq!(live.with(|s| Lines::of(s, 4, Some(10))).plain(usize::MAX).len(), 1);
     }
 
     #[test]

@@ -131,7 +131,7 @@ fn line(t: &Table, columns: &[usize], widths: &[usize], cells: &[&str]) -> Strin
 }
 
 /// `text` in at most `width` characters, its end replaced by `…` when cut.
-fn shortened(text: &str, width: usize) -> String {
+pub fn shortened(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_string();
     }
