@@ -65,7 +65,8 @@ pub fn attach(bars: MultiProgress) {
 }
 
 /// Prose wrapped at spaces to `width`, later lines indented two spaces more than the
-/// first; each line ends with a newline. A word longer than a line is left whole.
+/// first; each line ends with a newline. A word longer than a line (a path) is left
+/// whole, on a line of its own.
 pub fn wrap(text: &str, width: usize) -> String {
     let indent = text.len() - text.trim_start().len();
     let more = " ".repeat(indent + 2);
@@ -74,10 +75,7 @@ pub fn wrap(text: &str, width: usize) -> String {
     let mut empty = true;
     for word in text.split(' ').filter(|w| !w.is_empty()) {
         let fits = current.chars().count() + usize::from(!empty) + word.chars().count() <= width;
-        // a word too long for any line (a path) stays where it is: a break would only
-        // add a line, and a path is not cut
-        let fits_next = more.chars().count() + word.chars().count() <= width;
-        if !empty && !fits && fits_next {
+        if !empty && !fits {
             out.push_str(&current);
             out.push('\n');
             current = more.clone();
@@ -107,7 +105,7 @@ mod tests {
     fn prose_wraps_at_words_with_its_continuation_indented() {
         assert_eq!(wrap("  one two three four", 10), "  one two\n    three\n    four\n");
         assert_eq!(wrap("short", 80), "short\n");
-        // a word longer than any line stays after what precedes it
-        assert_eq!(wrap("of /a/very/long/path ok", 10), "of /a/very/long/path\n  ok\n");
+        // a word longer than any line is never cut
+        assert_eq!(wrap("of /a/very/long/path ok", 10), "of\n  /a/very/long/path\n  ok\n");
     }
 }

@@ -22,7 +22,7 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     let mut json = Vec::new();
     for mut run in store.runs()? {
         let summary = RunSummary::load(&store, &run.id.to_string())?;
-        let head = summary.headline();
+        let head = summary.busiest();
         let text = findings::headline(&summary);
         json.push(serde_json::json!({
             "id": run.id,

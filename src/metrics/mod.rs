@@ -5,6 +5,7 @@
 //! across hosts later) merges histograms and reads percentiles from the merge.
 
 pub mod format;
+pub mod headline;
 pub mod littles_law;
 pub mod op;
 pub mod summary;

@@ -3,6 +3,7 @@
 //! relative one against the same metric in another phase or of another workload. The
 //! verdicts together make the run's one-line answer to its scenario's `question`.
 
+use super::headline::Quoted;
 use crate::analysis::noise::{Change, Interval};
 use crate::error::Result;
 use crate::metrics::summary::Throughput;
@@ -338,9 +339,21 @@ impl Answer {
             return None;
         }
         let passed = rows.iter().all(|r| r.passed);
-        let clauses: Vec<String> = rows.iter().map(|r| clause(r, names)).collect();
-        let answer = format!("{}: {}", clauses.join("; "), if passed { "PASS" } else { "FAIL" });
+        let answer = format!("{}: {}", clauses(rows, names).join("; "), if passed { "PASS" } else { "FAIL" });
         Some(Answer { question, answer, passed })
+    }
+
+    /// Leads the answer with the run's headline (`42,590 NOPM from 101,575 TPM; ...`)
+    /// unless an expectation already judges its rate: the figure the question asks
+    /// about comes first, even when what is judged is only its response times.
+    pub fn lead(&mut self, headline: &Quoted, rows: &[ExpectationRow], names: &[String]) {
+        let rated = |r: &ExpectationRow| {
+            parsed(r, names)
+                .is_some_and(|e| matches!(e.metric, Metric::Rate(_) | Metric::MbPerS | Metric::AchievedRate))
+        };
+        if headline.declared || !rows.iter().any(rated) {
+            self.answer = format!("{}; {}", headline.text, self.answer);
+        }
     }
 
     /// The line printed first: the question, then its answer.
@@ -350,6 +363,35 @@ impl Answer {
             None => self.answer.clone(),
         }
     }
+}
+
+/// One clause per expectation, but a workload's absolute limits on one latency figure of
+/// its ops, all holding, read as one (`oltp: every transaction type's p90 within its
+/// limit`): five passing limits in a row hide the figure the answer is about.
+fn clauses(rows: &[ExpectationRow], names: &[String]) -> Vec<String> {
+    let limit = |r: &ExpectationRow| {
+        let e = parsed(r, names).filter(|e| e.relative.is_none() && e.during.is_none())?;
+        let (op, Metric::Latency(q)) = (e.op?, e.metric) else { return None };
+        Some((e.name, q, op.unit()))
+    };
+    let mut out = Vec::new();
+    let mut said: Vec<(String, f64)> = Vec::new();
+    for r in rows {
+        if let Some((name, q, unit)) = limit(r) {
+            let same: Vec<&ExpectationRow> =
+                rows.iter().filter(|o| limit(o).is_some_and(|(n, p, _)| n == name && p == q)).collect();
+            if same.len() >= 2 && same.iter().all(|o| o.passed) {
+                if !said.contains(&(name.clone(), q)) {
+                    let kind = if unit == Throughput::Tps { "transaction type" } else { "op" };
+                    out.push(format!("{name}: every {kind}'s p{} within its limit", q * 100.0));
+                    said.push((name, q));
+                }
+                continue;
+            }
+        }
+        out.push(clause(r, names));
+    }
+    out
 }
 
 /// One expectation's verdict in words, with its deciding figures.

@@ -8,6 +8,7 @@ pub mod checkpoints;
 pub mod compare;
 pub mod expect;
 pub mod format;
+pub mod headline;
 pub mod hosts;
 pub mod html;
 pub mod measured;

@@ -3,6 +3,7 @@
 
 use super::analysis::Analysis;
 use super::expect::Answer;
+use super::headline::Quoted;
 use super::measured::{Fidelity, HostSummary, PhaseSummary, WorkloadSummary};
 use super::results::ResultSeries;
 use crate::error::{Error, Result};
@@ -24,6 +25,8 @@ pub struct RunSummary {
     /// The scenario's question and the run's one-line answer from its expectations (None
     /// when they were not checked).
     pub answer: Option<Answer>,
+    /// The figure the run is read by first, as its workloads' programs declared it.
+    pub headline: Option<Quoted>,
     pub warnings: Vec<WarningRow>,
     /// What the observers saw (host and fathom CPU, devices, remote series), each
     /// figure's mean and max over the run.
@@ -69,9 +72,13 @@ impl RunSummary {
         let events = store.events(run.id)?;
         let expectations = store.expectations(run.id)?;
         let names: Vec<String> = workloads.iter().map(|w| w.workload.name.clone()).collect();
-        let answer = Answer::of(super::analysis::question(&run), &expectations, &names);
         let warnings = store.warnings(run.id)?;
         let observed = store.observation_summary(run.id)?;
+        let headline = quoted(&workloads, &observed);
+        let mut answer = Answer::of(super::analysis::question(&run), &expectations, &names);
+        if let (Some(a), Some(q)) = (answer.as_mut(), &headline) {
+            a.lead(q, &expectations, &names);
+        }
         let compare = super::analysis::compare_list(&run);
         let analysis = super::analysis::analyze(store, run.id, &workloads, &phases, &compare)?;
         let results = super::results::measure(store, run.id, &super::results::stored_views(&run))?;
@@ -82,6 +89,7 @@ impl RunSummary {
             events,
             expectations,
             answer,
+            headline,
             warnings,
             observed,
             analysis,
@@ -90,14 +98,26 @@ impl RunSummary {
         })
     }
 
-    /// The op with the most IOPS (or, with none, MB/s: network streams): the run's
-    /// headline in `fathom runs`.
-    pub fn headline(&self) -> Option<&OpSummary> {
-        self.workloads
-            .iter()
-            .flat_map(|w| &w.ops)
-            .max_by(|a, b| a.iops.total_cmp(&b.iops).then(a.mb_per_s.total_cmp(&b.mb_per_s)))
+    /// The op with the most IOPS (or, with none, MB/s: network streams).
+    pub fn busiest(&self) -> Option<&OpSummary> {
+        busiest(&self.workloads)
     }
+}
+
+/// The headline of a run of `workloads`: the first whose program declared a figure of
+/// its own, else the busiest op's workload, by its rate.
+fn quoted(workloads: &[WorkloadSummary], observed: &[Observed]) -> Option<Quoted> {
+    let all: Vec<Quoted> = workloads.iter().filter_map(|w| super::headline::of(w, observed)).collect();
+    let busiest = busiest(workloads).map(|h| h.workload.as_str());
+    all.iter().find(|q| q.declared).or_else(|| all.iter().find(|q| Some(q.workload.as_str()) == busiest)).cloned()
+}
+
+/// The op of `workloads` with the most IOPS (or, with none, MB/s: network streams).
+fn busiest(workloads: &[WorkloadSummary]) -> Option<&OpSummary> {
+    workloads
+        .iter()
+        .flat_map(|w| &w.ops)
+        .max_by(|a, b| a.iops.total_cmp(&b.iops).then(a.mb_per_s.total_cmp(&b.mb_per_s)))
 }
 
 /// A workload's summary over its measured window: per op, its fidelity to what was

@@ -10,6 +10,7 @@ use super::program::ProgramSpec;
 use super::steps;
 use super::units;
 use crate::metrics::Op;
+use crate::metrics::headline::Headline;
 use crate::metrics::summary::Throughput;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -323,6 +324,16 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// The figure it is read by first: its program's, else its IOs' rate.
+    pub fn headline(&self) -> Headline {
+        match &self.kind {
+            Kind::Program(p) => p.headline(),
+            Kind::Io(_) | Kind::FioSection(_) => Headline::rate(Throughput::Iops),
+        }
+    }
+}
+
 /// The stored profile (`serde_json::to_value` when a run starts, read back by
 /// `store::read`) keeps one shape for both kinds, the one runs have always stored: a
 /// program's workload stores the IO keys at the values [`IoProfile::stored_for`] gives.
@@ -340,6 +351,8 @@ impl Serialize for Workload {
             ramp: Duration,
             #[serde(skip_serializing_if = "Option::is_none")]
             placement: &'a Option<Placement>,
+            /// What the read side quotes first, as its program declares it.
+            headline: Headline,
             #[serde(flatten)]
             io: std::borrow::Cow<'a, IoProfile>,
             /// What the program or fio section that runs it stores of its own.
@@ -364,6 +377,7 @@ impl Serialize for Workload {
             duration: self.duration,
             ramp: self.ramp,
             placement: &self.placement,
+            headline: self.headline(),
             io,
             runner_keys,
         }
@@ -662,10 +676,13 @@ workloads:
     /// The profile a run stores (`serde_json::to_value`, read back by `store::read` and
     /// `show --json`) keeps the keys and values it had before a workload was a sum type,
     /// for both kinds: a program's workload still stores the IO keys at their defaults.
+    /// Each also stores its headline, as its program declares it.
     #[test]
     fn the_stored_profile_keeps_its_keys_for_both_kinds() {
         let s = Scenario::load(&Source { origin: "t".into(), text: BOTH }, &[]).unwrap();
-        let io = serde_json::to_value(&s.workloads[0]).unwrap();
+        let mut io = serde_json::to_value(&s.workloads[0]).unwrap();
+        let rate = |unit: &str| json!({"figure": {"label": unit, "from": {"kind": "rate"}, "better": "higher"}});
+        assert_eq!(io.as_object_mut().unwrap().remove("headline"), Some(rate("IOPS")));
         let expected_io = json!({"arrival": "uniform", "bs": "4k", "direct": true, "distribution": "uniform",
             "duration": "1s", "engine": "psync", "extend": false, "fdatasync": false, "file": "a",
             "fsync_every": 0, "group": null, "iodepth": 2, "jobs": 1, "keep": false, "name": "a", "offset": 0,
@@ -673,7 +690,8 @@ workloads:
             "rate_mbps": null, "rw": "randrw", "rwmixread": 50, "size": 8388608, "targets": ["/tmp/x"],
             "think_time": "0s"});
         assert_eq!(io, expected_io);
-        let db = serde_json::to_value(&s.workloads[1]).unwrap();
+        let mut db = serde_json::to_value(&s.workloads[1]).unwrap();
+        assert_eq!(db.as_object_mut().unwrap().remove("headline"), Some(rate("TPS")));
         let expected_db = json!({"arrival": "uniform", "bs": "4k", "clients": 2, "direct": false,
             "distribution": "uniform", "driver": "pgbench", "dsn": null, "duration": "1s", "engine": "pgbench",
             "extend": false, "fdatasync": false, "file": "db", "fsync_every": 0, "group": null, "iodepth": 1,

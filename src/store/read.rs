@@ -8,6 +8,7 @@
 
 use super::{PhaseRow, Store, WorkloadRow};
 use crate::error::Result;
+use crate::metrics::headline::Headline;
 use crate::scenario::Rw;
 use crate::scenario::program;
 use crate::workload::blocksize::BlockSizes;
@@ -55,12 +56,15 @@ pub struct StoredWorkload {
     /// How long it ran and ramped (`duration`, `ramp` as stored): not what a workload
     /// does, so phases are not told apart by it, but two runs are ([`run_differences`]).
     pub timing: BTreeMap<String, Value>,
+    /// What it is read by first, as its program declared it; None in stores written
+    /// before programs declared one.
+    pub headline: Option<Headline>,
 }
 
 /// Profile keys that say nothing about what a workload does to the storage: its name,
-/// how long it ran, its worker group's name, where its file is called, and `placement`
-/// (its hosts are compared as `hosts`).
-const NOT_SETTINGS: [&str; 6] = ["name", "duration", "ramp", "group", "file", "placement"];
+/// how long it ran, its worker group's name, where its file is called, `placement` (its
+/// hosts are compared as `hosts`) and its `headline` (what its program is read by).
+const NOT_SETTINGS: [&str; 7] = ["name", "duration", "ramp", "group", "file", "placement", "headline"];
 
 /// Profile keys of how long a workload runs, kept as [`StoredWorkload::timing`].
 const TIMING: [&str; 2] = ["duration", "ramp"];
@@ -129,6 +133,7 @@ impl StoredWorkload {
                 .filter(|(k, _)| TIMING.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            headline: p.get("headline").and_then(|h| serde_json::from_value(h.clone()).ok()),
         }
     }
 

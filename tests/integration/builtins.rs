@@ -224,6 +224,31 @@ fn tpcc() {
     assert_eq!(ops, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
     let tpcc = show["events"].as_array().unwrap().iter().find(|e| e["kind"] == "tpcc").unwrap();
     assert!(tpcc["detail"].as_str().unwrap().starts_with("System achieved "), "{tpcc}");
+    // the question is about NOPM, and the answer leads with it, the response-time limits
+    // one clause when they all hold
+    let nopm = show["observed"].as_array().unwrap().iter().find(|o| o["source"] == "tpcc:oltp" && o["name"] == "nopm");
+    let nopm = nopm.unwrap()["mean"].as_f64().unwrap();
+    assert_eq!(show["headline"]["label"], "NOPM", "{}", show["headline"]);
+    assert_eq!(show["headline"]["value"].as_f64(), Some(nopm));
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    let lead = format!("{} NOPM from ", fmt_count(nopm));
+    assert!(answer.starts_with(&lead) && answer.contains(" TPM; "), "{answer}");
+    let limits_held = show["expectations"].as_array().unwrap().iter().all(|e| e["passed"] == true);
+    let grouped = answer.contains("; oltp: every transaction type's p90 within its limit: PASS");
+    assert_eq!(grouped, limits_held, "{answer}");
+}
+
+/// `1234.6` as fathom prints a count: `1,235`.
+fn fmt_count(v: f64) -> String {
+    let digits = format!("{:.0}", v);
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[test]

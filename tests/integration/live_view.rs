@@ -67,8 +67,9 @@ fn the_live_view_fits_an_80_column_terminal_and_redraws_in_place() {
     // redrawn in place: no redraw is left behind in what scrolled by
     let left = history.iter().filter(|l| is_bar(l) || is_workload(l)).count();
     assert!(left <= 3, "{left} rows of the live view left behind:\n{all}");
-    // lines said during the run print whole, above the view
-    for said in ["prefilling 8 MiB of ", "mark: both"] {
+    // lines said during the run print above the view (wrapped at its width, a path on
+    // a line of its own)
+    for said in ["prefilling 8 MiB of", "mark: both"] {
         assert!(history.iter().any(|l| l.contains(said) && !is_bar(l)), "`{said}` not on a row of its own:\n{all}");
     }
 }

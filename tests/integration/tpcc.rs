@@ -109,6 +109,11 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     };
     assert!((observed("nopm") * 4.0 / 60.0 - committed as f64).abs() < 0.01, "{}", observed("nopm"));
     assert_eq!(observed("consistent"), 1.0);
+    // the run is read by its NOPM first: its headline, and the run list's
+    let head = &show["headline"];
+    assert_eq!((head["label"].as_str(), head["value"].as_f64()), (Some("NOPM"), Some(observed("nopm"))), "{head}");
+    let runs = String::from_utf8_lossy(&s.run(&["runs"]).stdout).to_string();
+    assert!(runs.contains(" NOPM from ") && runs.contains(" TPM (w1)"), "{runs}");
     let names: Vec<&str> = ops(&show, "w1").iter().map(|o| o["op"].as_str().unwrap()).collect();
     assert_eq!(names, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
     // 4000 new-orders in one transaction, rolled back: each returns 0 when its order held

@@ -3,7 +3,7 @@
 
 use crate::analysis::noise::Change;
 use crate::metrics::summary::Throughput;
-use crate::report::format::{count, latency_us, rate_in, seconds, sig3};
+use crate::report::format::{count, latency_us, seconds, sig3};
 use crate::report::summary::RunSummary;
 use crate::report::table::{Cell, Column, Mark, Row, Table};
 use crate::store::RunRow;
@@ -239,8 +239,10 @@ fn observed_value(name: &str, v: f64) -> String {
 }
 
 /// A run's headline in the run list: the study's deciding figure, the first clause of
-/// its answer (`qd64 IOPS is 5.4x qd1's, 5,151 -> 27,747`); without an answer, its
-/// busiest op (`27,747 IOPS read (qd64), p99 13.5 ms`).
+/// its answer (`qd64 IOPS is 5.4x qd1's, 5,151 -> 27,747`, or the figure its program is
+/// read by, `42,590 NOPM from 101,575 TPM`); without an answer, that figure of its
+/// headline workload, with its p99 where its ops were timed (`27,747 IOPS (qd64), p99
+/// 13.5 ms`).
 pub fn headline(s: &RunSummary) -> Option<String> {
     if let Some(a) = &s.answer {
         let first = a.answer.split("; ").next().unwrap_or_default();
@@ -248,11 +250,17 @@ pub fn headline(s: &RunSummary) -> Option<String> {
             first.split(" (limit").next().unwrap_or(first).trim_end_matches(": PASS").trim_end_matches(": FAIL");
         return Some(figure.to_string());
     }
-    let h = s.headline()?;
-    let rate = rate_in(h.rate(), h.unit);
-    Some(match h.unit.has_latency() {
-        true => format!("{rate} {} ({}), p99 {}", h.op, h.workload, latency_us(h.latency.p99_us)),
-        false => format!("{rate} {} ({})", h.op, h.workload),
+    let q = s.headline.as_ref()?;
+    let w = s.workloads.iter().find(|w| w.workload.name == q.workload)?;
+    let p99 = w
+        .ops
+        .iter()
+        .filter(|o| o.timed())
+        .map(|o| o.latency.p99_us)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    Some(match (q.declared, p99) {
+        (false, Some(p99)) => format!("{} ({}), p99 {}", q.text, q.workload, latency_us(p99)),
+        _ => format!("{} ({})", q.text, q.workload),
     })
 }
 

@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::metrics::Op;
+use crate::metrics::headline::Headline;
 use crate::metrics::summary::Throughput;
 use crate::scenario::yaml::{self, Value};
 use indexmap::IndexMap;
@@ -83,6 +84,12 @@ pub trait Spec: Debug + Send + Sync + 'static {
     /// the workload's `ramp`.
     fn risks(&self, _memory_bytes: Option<u64>, _ramp: Duration) -> Vec<Risk> {
         Vec::new()
+    }
+
+    /// The figure its workload is read by first, those quoted beside it and the op that
+    /// leads: the rate of its ops unless it says otherwise.
+    fn headline(&self) -> Headline {
+        Headline::rate(self.measures().unit)
     }
 
     /// Whether its workload runs against a database server (a throwaway cluster or its

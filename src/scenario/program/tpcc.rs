@@ -7,6 +7,7 @@ use super::pgbench::{fits_in, no_secret, settings, shared_buffers, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
+use crate::metrics::headline::{Figure, Headline};
 use crate::metrics::summary::Throughput;
 use crate::scenario::limits;
 use crate::scenario::units::Size;
@@ -448,6 +449,16 @@ impl Spec for Tpcc {
     fn on_host(&self, target: Option<&Path>) -> Option<ProgramSpec> {
         let target = target.map(Path::to_path_buf).or_else(|| self.target.clone());
         self.dsn.is_none().then(|| ProgramSpec::new(Tpcc { target, ..self.clone() }))
+    }
+
+    /// HammerDB's figures: new orders per minute, from the database's transactions per
+    /// minute, new-order leading.
+    fn headline(&self) -> Headline {
+        Headline {
+            figure: Figure::count("tpcc", "nopm", "NOPM"),
+            beside: vec![Figure::count("tpcc", "tpm", "TPM")],
+            leading_op: Some(OPS[0].into()),
+        }
     }
 
     fn serves_database(&self) -> bool {

@@ -8,6 +8,7 @@ use super::pgbench::{no_secret, pg_size, settings, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
+use crate::metrics::headline::{Figure, Headline};
 use crate::metrics::summary::Throughput;
 use crate::scenario::units::{Size, Span};
 use serde::Serialize;
@@ -208,6 +209,15 @@ impl Spec for Tpch {
             Size(BYTES_PER_SCALE).human()
         );
         vec![Risk { rule: "tpch-in-memory", warning: false, message }]
+    }
+
+    /// The power run's query-set time, and the geometric mean of its query times.
+    fn headline(&self) -> Headline {
+        Headline {
+            figure: Figure::seconds("tpch", "power_s", "query set"),
+            beside: vec![Figure::seconds("tpch", "geomean_s", "geometric mean")],
+            leading_op: None,
+        }
     }
 
     fn serves_database(&self) -> bool {
