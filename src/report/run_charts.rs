@@ -9,6 +9,7 @@ use super::summary::RunSummary;
 use crate::analysis::usl::{Peak, Usl, Verdict};
 use crate::error::Result;
 use crate::metrics::Op;
+use crate::metrics::summary::Throughput;
 use crate::store::{Observed, Store};
 use hdrhistogram::Histogram;
 use std::collections::{BTreeMap, BTreeSet};
@@ -73,19 +74,29 @@ pub(super) fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
     let several_ops = s.workloads.iter().any(|w| w.ops.len() > 1);
     for (i, (w, scan)) in s.workloads.iter().zip(&s.scans).enumerate() {
         let mut totals: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
+        let mut per_op: BTreeMap<Op, BTreeMap<i64, u64>> = BTreeMap::new();
         let mut p: BTreeMap<Op, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
         for b in &scan.bins {
             if b.op != Op::Sync {
                 let t = totals.entry(b.t).or_default();
                 t.0 += b.ops;
                 t.1 += b.bytes;
+                *per_op.entry(b.op).or_default().entry(b.t).or_default() += b.ops;
             }
             if b.p50_us.is_finite() && !b.op.is_network() {
                 p.entry(b.op).or_default().push((mid(b.t), b.p50_us, b.p99_us, b.p99_9_us));
             }
         }
         let name = &w.workload.name;
-        if w.ops.iter().any(|o| !o.is_network()) {
+        // transactions of different types are never summed into one line (TPC-C's
+        // payments are not its new orders); reads and writes of IO are
+        let types = w.ops.len() > 1 && w.ops.iter().all(|o| o.unit == Throughput::Tps);
+        if types {
+            for (op, seconds) in &per_op {
+                let points = seconds.iter().map(|(t, n)| (mid(*t), *n as f64 / bin as f64)).collect();
+                iops.add(&format!("{name} {}", op.as_str()), Style::Line, points);
+            }
+        } else if w.ops.iter().any(|o| !o.is_network()) {
             iops.add(name, Style::Line, totals.iter().map(|(t, v)| (mid(*t), v.0 as f64 / bin as f64)).collect());
         }
         // pgbench's transactions move no bytes fathom counts
