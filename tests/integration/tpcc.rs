@@ -55,6 +55,27 @@ fn conditions(dsn: &str) -> [i64; 4] {
     .map(|sql| count(dsn, sql))
 }
 
+/// A TPC-C run is read by its NOPM first (`nopm`): its headline and the run list's; and
+/// its rate over time is a line per transaction type, never their sum (IO's reads and
+/// writes, the report's own test, share one).
+fn read_in_its_own_terms(s: &Scratch, show: &serde_json::Value, nopm: f64) {
+    // the run is read by its NOPM first: its headline, and the run list's
+    let head = &show["headline"];
+    assert_eq!((head["label"].as_str(), head["value"].as_f64()), (Some("NOPM"), Some(nopm)), "{head}");
+    let runs = String::from_utf8_lossy(&s.run(&["runs"]).stdout).to_string();
+    assert!(runs.contains(" NOPM from ") && runs.contains(" TPM (w1)"), "{runs}");
+    let page = s.dir.join("tpcc.html");
+    let out = s.run(&["report", "1", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = html.find("<svg id=\"ts-iops\"").unwrap();
+    let rate = &html[at..at + html[at..].find("</svg>").unwrap()];
+    for op in ["new-order", "payment", "delivery", "order-status", "stock-level"] {
+        assert!(rate.contains(&format!("data-name=\"w1 {op}\"")), "{op}: {rate}");
+    }
+    assert!(!rate.contains("data-name=\"w1\""), "a line summing the types: {rate}");
+}
+
 #[test]
 fn a_warehouse_is_loaded_run_and_consistent() {
     let s = Scratch::new("tpcc-dsn");
@@ -109,23 +130,7 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     };
     assert!((observed("nopm") * 4.0 / 60.0 - committed as f64).abs() < 0.01, "{}", observed("nopm"));
     assert_eq!(observed("consistent"), 1.0);
-    // the run is read by its NOPM first: its headline, and the run list's
-    let head = &show["headline"];
-    assert_eq!((head["label"].as_str(), head["value"].as_f64()), (Some("NOPM"), Some(observed("nopm"))), "{head}");
-    let runs = String::from_utf8_lossy(&s.run(&["runs"]).stdout).to_string();
-    assert!(runs.contains(" NOPM from ") && runs.contains(" TPM (w1)"), "{runs}");
-    // the rate over time is a line per transaction type, never their sum; IO's reads
-    // and writes (the report's own test) share one
-    let page = s.dir.join("tpcc.html");
-    let out = s.run(&["report", "1", "-o", page.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out));
-    let html = std::fs::read_to_string(&page).unwrap();
-    let at = html.find("<svg id=\"ts-iops\"").unwrap();
-    let rate = &html[at..at + html[at..].find("</svg>").unwrap()];
-    for op in ["new-order", "payment", "delivery", "order-status", "stock-level"] {
-        assert!(rate.contains(&format!("data-name=\"w1 {op}\"")), "{op}: {rate}");
-    }
-    assert!(!rate.contains("data-name=\"w1\""), "a line summing the types: {rate}");
+    read_in_its_own_terms(&s, &show, observed("nopm"));
     let names: Vec<&str> = ops(&show, "w1").iter().map(|o| o["op"].as_str().unwrap()).collect();
     assert_eq!(names, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
     // 4000 new-orders in one transaction, rolled back: each returns 0 when its order held
