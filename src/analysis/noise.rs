@@ -71,6 +71,21 @@ impl Change {
         if (b.mean > a.mean) == higher_is_better { Change::Better } else { Change::Worse }
     }
 
+    /// A figure that is the whole window's own (a percentile of every op in it), `a` in
+    /// the first run and `b` in the later one, judged on itself: changed when the two
+    /// differ by more than the noise of their runs' per-second samples (the half-widths
+    /// of both intervals), in the direction they differ in. The verdict is then about
+    /// the figure shown, never the mean of seconds beside it.
+    pub fn judge_figures(a: f64, b: f64, base: &[f64], other: &[f64], higher_is_better: bool) -> Change {
+        let (Some(ia), Some(ib)) = (Interval::of(base), Interval::of(other)) else {
+            return Change::Noise;
+        };
+        if (b - a).abs() <= ia.margin(&ib) {
+            return Change::Noise;
+        }
+        if (b > a) == higher_is_better { Change::Better } else { Change::Worse }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Change::Better => "better",
@@ -101,6 +116,22 @@ fn t95(df: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The figure shown moved up while the mean of its seconds moved down: the verdict
+    /// follows the figure, and is within the noise when the figures differ by less.
+    #[test]
+    fn a_whole_window_figure_is_judged_on_itself_against_its_seconds_noise() {
+        let (base, other) = ([10.0, 10.2, 9.8, 10.0], [9.0, 9.2, 8.8, 9.0]);
+        assert_eq!(Change::judge(&base, &other, false), Change::Better);
+        assert_eq!(Change::judge_figures(10.0, 12.0, &base, &other, false), Change::Worse);
+        assert_eq!(Change::judge_figures(10.0, 10.1, &base, &other, false), Change::Noise);
+        assert_eq!(Change::judge_figures(10.0, 8.0, &base, &other, false), Change::Better);
+        assert_eq!(
+            Change::judge_figures(10.0, 8.0, &[10.0], &other, false),
+            Change::Noise,
+            "one second: no noise known"
+        );
+    }
 
     #[test]
     fn the_interval_is_the_mean_plus_and_minus_t_standard_errors() {

@@ -2,6 +2,9 @@
 //! bins, and `fathom compare` and a run's `compare:` table judge their noise on them,
 //! so each says the same of the same run.
 
+use crate::store::{Bin, Scan};
+use std::collections::BTreeSet;
+
 /// Time-series charts keep at most about this many points per series: a day-long run
 /// is binned into minutes, a short one stays per second.
 pub const MAX_POINTS: i64 = 1500;
@@ -41,4 +44,30 @@ mod tests {
         assert_eq!(whole_bins(1.0, 11.0, 5).collect::<Vec<_>>(), [5]);
         assert_eq!(whole_bins(3.0, 3.5, 1).count(), 0);
     }
+}
+
+/// A workload's line, `(op, rate, p99)` over seconds since its scope began.
+pub type Line = (String, Vec<(f64, f64)>, Vec<(f64, f64)>);
+
+/// A workload's lines over its `window`: one per op when it ran several (a rate or a
+/// p99 is never one line across ops: the five transaction types of TPC-C, or reads and
+/// writes, would join into a sawtooth), else one, its op unnamed.
+pub fn lines(scan: &Scan, (start, end): (i64, i64), bin: f64) -> Vec<Line> {
+    let x = |t: i64| (t - start) as f64 + bin / 2.0;
+    let bins: Vec<&Bin> = scan.bins.iter().filter(|b| b.t >= start && b.t < end && !b.op.is_network()).collect();
+    let ops: BTreeSet<&str> = bins.iter().map(|b| b.op.as_str()).collect();
+    if ops.len() > 1 {
+        return ops
+            .into_iter()
+            .map(|op| {
+                let of: Vec<&&Bin> = bins.iter().filter(|b| b.op.as_str() == op).collect();
+                let rate = of.iter().map(|b| (x(b.t), b.ops as f64 / bin)).collect();
+                let lat = of.iter().filter(|b| b.p99_us.is_finite()).map(|b| (x(b.t), b.p99_us)).collect();
+                (op.to_string(), rate, lat)
+            })
+            .collect();
+    }
+    let rate = bins.iter().map(|b| (x(b.t), b.ops as f64 / bin)).collect();
+    let lat = bins.iter().filter(|b| b.p99_us.is_finite()).map(|b| (x(b.t), b.p99_us)).collect();
+    vec![(String::new(), rate, lat)]
 }

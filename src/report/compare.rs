@@ -7,16 +7,18 @@
 //! have nothing in common instead of a table of dashes. The page overlays each matched
 //! phase's time series aligned at the phase's start.
 
-use super::bins::whole_bins;
+use super::bins::{lines, whole_bins};
 use super::chart::{Axis, Chart, Style, Unit, esc};
 use super::format::{count, latency_us, sig3};
+use super::headline::Quoted;
 use super::html::{Report, STYLE};
+use super::node_scaling::{Scaling, scaling};
 use super::summary::{RunSummary, phase_window};
 use super::table::{from_rows, text};
 use crate::analysis::noise::{Change, Interval};
-use crate::metrics::summary::OpSummary;
+use crate::metrics::summary::{OpSummary, Throughput};
 use crate::store::read::{Difference, Ran, Setting, StoredWorkload, differences, run_differences};
-use crate::store::{Bin, Observed, RunRow};
+use crate::store::{Bin, RunRow};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,47 +44,8 @@ pub struct Comparison {
     /// Per run, the names of its workloads (what "nothing in common" names).
     #[serde(skip)]
     workloads: Vec<Vec<String>>,
-}
-
-/// A TPC-C workload's NOPM on `nodes` hosts (a later run) against on `base_nodes` (the
-/// first): its scaling efficiency, the NOPM per node over the first run's per node
-/// (HammerDB's users' "4.2M TPM on 4 nodes against 1M on one": 1.05).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Scaling {
-    pub run: i64,
-    pub workload: String,
-    pub base_nodes: f64,
-    pub base_nopm: f64,
-    pub nodes: f64,
-    pub nopm: f64,
-    pub efficiency: f64,
-}
-
-/// The scaling of each TPC-C workload (observations `tpcc:NAME`: `nopm`, and `nodes`
-/// when it ran on hosts, else one node) between the first run's `base` and run `run`'s
-/// `later`, where their numbers of nodes differ.
-pub fn scaling(run: i64, base: &[Observed], later: &[Observed]) -> Vec<Scaling> {
-    let figure = |of: &[Observed], source: &str, name: &str| {
-        of.iter().find(|o| o.source == source && o.name == name).map(|o| o.mean)
-    };
-    let nodes = |of: &[Observed], source: &str| figure(of, source, "nodes").unwrap_or(1.0);
-    let workloads =
-        base.iter().filter(|o| o.name == "nopm" && o.source.starts_with("tpcc:") && !o.source.contains('@'));
-    workloads
-        .filter_map(|o| {
-            let (base_nopm, nopm) = (o.mean, figure(later, &o.source, "nopm")?);
-            let (base_nodes, nodes) = (nodes(base, &o.source), nodes(later, &o.source));
-            (base_nodes != nodes && base_nopm > 0.0).then(|| Scaling {
-                run,
-                workload: o.source.trim_start_matches("tpcc:").to_string(),
-                base_nodes,
-                base_nopm,
-                nodes,
-                nopm,
-                efficiency: (nopm / nodes) / (base_nopm / base_nodes),
-            })
-        })
-        .collect()
+    /// Per run, its headline (what its program declared it is read by).
+    pub headlines: Vec<Option<Quoted>>,
 }
 
 /// What differs between a later run's configuration and the first's.
@@ -150,26 +113,61 @@ pub struct Row {
 /// The scope of a workload's figures over its whole measured window.
 const WHOLE: &str = "whole run";
 
-/// A figure compared: its name, whether more is better, its value over a window and
-/// its value in one bin of `bin` seconds (a per-second sample).
+/// A figure compared: its name (`rate` stands for the op's own unit), whether more is
+/// better, which ops have it, its value over a window, its value in one bin of `bin`
+/// seconds (a per-second sample), and whether the figure shown is the window's own (a
+/// percentile of every op in it) rather than the mean of its seconds (a rate).
 struct Metric {
     name: &'static str,
     higher_is_better: bool,
+    applies: fn(&OpSummary) -> bool,
     figure: fn(&OpSummary) -> f64,
-    sample: fn(&Bin, f64) -> f64,
+    sample: fn(&Bin, f64, Throughput) -> f64,
+    whole: bool,
 }
 
 const METRICS: [Metric; 5] = [
-    Metric { name: "iops", higher_is_better: true, figure: |o| o.iops, sample: |b, s| b.ops as f64 / s },
+    Metric {
+        name: "rate",
+        higher_is_better: true,
+        applies: |_| true,
+        figure: |o| o.rate(),
+        sample: |b, s, unit| unit.rate(b.ops as f64 / s, b.bytes as f64 / s / 1e6),
+        whole: false,
+    },
+    // transactions and streams move no bytes of their own to count beside their rate
     Metric {
         name: "mb_per_s",
         higher_is_better: true,
+        applies: |o| o.unit == Throughput::Iops,
         figure: |o| o.mb_per_s,
-        sample: |b, s| b.bytes as f64 / s / 1e6,
+        sample: |b, s, _| b.bytes as f64 / s / 1e6,
+        whole: false,
     },
-    Metric { name: "p50_us", higher_is_better: false, figure: |o| o.latency.p50_us, sample: |b, _| b.p50_us },
-    Metric { name: "p99_us", higher_is_better: false, figure: |o| o.latency.p99_us, sample: |b, _| b.p99_us },
-    Metric { name: "p99_9_us", higher_is_better: false, figure: |o| o.latency.p99_9_us, sample: |b, _| b.p99_9_us },
+    Metric {
+        name: "p50_us",
+        higher_is_better: false,
+        applies: OpSummary::timed,
+        figure: |o| o.latency.p50_us,
+        sample: |b, _, _| b.p50_us,
+        whole: true,
+    },
+    Metric {
+        name: "p99_us",
+        higher_is_better: false,
+        applies: OpSummary::timed,
+        figure: |o| o.latency.p99_us,
+        sample: |b, _, _| b.p99_us,
+        whole: true,
+    },
+    Metric {
+        name: "p99_9_us",
+        higher_is_better: false,
+        applies: OpSummary::timed,
+        figure: |o| o.latency.p99_9_us,
+        sample: |b, _, _| b.p99_9_us,
+        whole: true,
+    },
 ];
 
 impl Comparison {
@@ -194,7 +192,7 @@ impl Comparison {
                 if ops[1..].iter().all(Option::is_none) {
                     continue;
                 }
-                for m in &METRICS {
+                for m in METRICS.iter().filter(|m| (m.applies)(base)) {
                     rows.push(row(reports, scope, &ops, m));
                 }
             }
@@ -214,15 +212,21 @@ impl Comparison {
                 .iter()
                 .map(|r| r.summary.workloads.iter().map(|w| w.workload.name.clone()).collect())
                 .collect(),
+            headlines: reports.iter().map(|r| r.summary.headline.clone()).collect(),
         }
     }
 
-    /// Per later run, its IOPS against the first's in one line, over every scope:
-    /// `run 14: IOPS 26-46% lower in every scope (3 of 4 beyond the noise)`.
+    /// Per later run, its headline against the first's where its program declared one
+    /// (`oltp NOPM 14,720 -> 5,300, -64.0%`), and its rate against the first's in one
+    /// line over every scope: `run 14: IOPS 26-46% lower in every scope (3 of 4 beyond
+    /// the noise)`.
     pub fn summary_lines(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (i, r) in self.runs.iter().enumerate().skip(1) {
-            let rows: Vec<&Row> = self.rows.iter().filter(|row| row.metric == "iops").collect();
+            out.extend(self.headline_line(i));
+            // the first rate row's unit: IOPS, TPS or Gbit/s, never one across units
+            let Some(unit) = self.rows.iter().find_map(|row| Throughput::from_key(row.metric)) else { continue };
+            let rows: Vec<&Row> = self.rows.iter().filter(|row| row.metric == unit.key()).collect();
             let changes: Vec<f64> = rows.iter().filter_map(|row| row.change_percent[i]).collect();
             if changes.is_empty() {
                 continue;
@@ -239,10 +243,30 @@ impl Comparison {
             };
             let every = if changes.len() > 1 { " in every scope" } else { "" };
             let noise = format!("{beyond} of {} beyond the noise", changes.len());
-            out.push(format!("run {} against run {}: IOPS {moved}{every} ({noise})", r.id, self.runs[0].id));
+            let what = unit.label();
+            out.push(format!("run {} against run {}: {what} {moved}{every} ({noise})", r.id, self.runs[0].id));
         }
         out.extend(self.scaling_lines());
         out
+    }
+
+    /// Run `i`'s declared headline against the first run's, when both have the same
+    /// one: one figure per run, so no noise to judge it by, and it says so.
+    fn headline_line(&self, i: usize) -> Option<String> {
+        let (a, b) = (self.headlines[0].as_ref()?, self.headlines[i].as_ref()?);
+        if !a.declared || a.label != b.label || a.workload != b.workload || a.value == 0.0 {
+            return None;
+        }
+        let change = (b.value / a.value - 1.0) * 100.0;
+        let shown = |q: &Quoted| q.text.split(" from ").next().unwrap_or(&q.text).to_string();
+        Some(format!(
+            "run {} against run {}: {} {} -> {}, {change:+.1}% (one figure per run: no noise to judge it by)",
+            self.runs[i].id,
+            self.runs[0].id,
+            a.workload,
+            shown(a),
+            shown(b)
+        ))
     }
 
     /// Per later run, each TPC-C workload's scaling efficiency against the first run.
@@ -457,18 +481,20 @@ impl Comparison {
 }
 
 /// How a change is judged, under every table.
-const NOTE: &str = "change is from the first run: better or worse only where the 95% confidence intervals of the \
-                    mean of each run's per-second samples do not overlap (more IOPS and MB/s, less latency are \
-                    better); ~ within that noise";
+const NOTE: &str = "change is from the first run: better or worse only where the two figures differ by more than \
+                    their noise, the half-widths of the 95% confidence intervals of the mean of each run's \
+                    per-second samples (a rate is that mean; a percentile is the whole window's, judged \
+                    against its per-second spread); more ops and MB/s, less latency are better; ~ within that noise";
 
-/// One figure's row: values, changes, intervals of the per-second samples, verdicts.
+/// One figure's row: values, changes, intervals of the per-second samples, verdicts,
+/// each verdict on the figure the row shows.
 fn row(reports: &[Report], scope: &Scope, ops: &[Option<&OpSummary>], m: &Metric) -> Row {
     let values: Vec<Option<f64>> = ops.iter().map(|o| o.map(m.figure)).collect();
     let samples: Vec<Vec<f64>> = ops
         .iter()
         .enumerate()
         .map(|(r, o)| match (o, scope.at[r]) {
-            (Some(o), Some(at)) => samples(&reports[r], &o.workload, o.op, at, m),
+            (Some(o), Some(at)) => samples(&reports[r], o, at, m),
             _ => Vec::new(),
         })
         .collect();
@@ -479,14 +505,19 @@ fn row(reports: &[Report], scope: &Scope, ops: &[Option<&OpSummary>], m: &Metric
         .zip(&samples)
         .enumerate()
         .map(|(r, (v, s))| {
-            (r > 0 && v.is_some() && values[0].is_some()).then(|| Change::judge(&samples[0], s, m.higher_is_better))
+            let (a, b) = (values[0]?, (*v)?);
+            (r > 0).then(|| match m.whole {
+                true => Change::judge_figures(a, b, &samples[0], s, m.higher_is_better),
+                false => Change::judge(&samples[0], s, m.higher_is_better),
+            })
         })
         .collect();
+    let unit = ops[0].map_or(Throughput::Iops, |o| o.unit);
     Row {
         scope: scope.label.clone(),
         workload: ops[0].map(|o| o.workload.clone()).unwrap_or_default(),
         op: ops[0].map(|o| o.op.to_string()).unwrap_or_default(),
-        metric: m.name,
+        metric: if m.name == "rate" { unit.key() } else { m.name },
         values,
         change_percent,
         intervals: samples.iter().map(|s| Interval::of(s)).collect(),
@@ -498,7 +529,8 @@ fn row(reports: &[Report], scope: &Scope, ops: &[Option<&OpSummary>], m: &Metric
 /// workload and op over its part of a scope: whole bins only. A bin that stored nothing
 /// of the op is a rate of 0 (a stall is a sample, as the expectations count it) and has
 /// no latency.
-fn samples(r: &Report, workload: &str, op: &str, at: Window, m: &Metric) -> Vec<f64> {
+fn samples(r: &Report, o: &OpSummary, at: Window, m: &Metric) -> Vec<f64> {
+    let (workload, op, unit) = (o.workload.as_str(), o.op, o.unit);
     let s = &r.summary;
     let Some(i) = s.workloads.iter().position(|w| w.workload.name == workload) else {
         return Vec::new();
@@ -515,7 +547,7 @@ fn samples(r: &Report, workload: &str, op: &str, at: Window, m: &Metric) -> Vec<
     let empty = |t| Bin { t, op: kind, ops: 0, bytes: 0, p50_us: f64::NAN, p99_us: f64::NAN, p99_9_us: f64::NAN };
     let bin = r.bin as f64;
     whole_bins(from, to, r.bin)
-        .map(|t| stored.get(&t).map_or_else(|| (m.sample)(&empty(t), bin), |b| (m.sample)(b, bin)))
+        .map(|t| stored.get(&t).map_or_else(|| (m.sample)(&empty(t), bin, unit), |b| (m.sample)(b, bin, unit)))
         .filter(|v| v.is_finite())
         .collect()
 }
@@ -670,25 +702,16 @@ fn overlay(c: &Comparison, reports: &[Report]) -> Vec<Chart> {
                     (p.start_t, p.end_t.unwrap_or(i64::MAX))
                 }
             };
-            let bin = report.bin as f64;
             for (w, scan) in s.workloads.iter().zip(&s.scans) {
-                let mut rate: BTreeMap<i64, f64> = BTreeMap::new();
-                let mut lat: Vec<(f64, f64)> = Vec::new();
-                for b in scan.bins.iter().filter(|b| b.t >= start && b.t < end && !b.op.is_network()) {
-                    let x = (b.t - start) as f64 + bin / 2.0;
-                    *rate.entry(b.t).or_default() += b.ops as f64 / bin;
-                    if b.p99_us.is_finite() {
-                        lat.push((x, b.p99_us));
-                    }
-                }
                 let name = format!("run {}: {}", s.run.id, w.workload.name);
-                let rate: Vec<(f64, f64)> =
-                    rate.into_iter().map(|(t, v)| ((t - start) as f64 + bin / 2.0, v)).collect();
-                if !rate.is_empty() {
-                    iops.add(&name, Style::Line, rate);
-                }
-                if !lat.is_empty() {
-                    p99.add(&name, Style::Line, lat);
+                for (line, rate, lat) in lines(scan, (start, end), report.bin as f64) {
+                    let line = if line.is_empty() { name.clone() } else { format!("{name} {line}") };
+                    if !rate.is_empty() {
+                        iops.add(&line, Style::Line, rate);
+                    }
+                    if !lat.is_empty() {
+                        p99.add(&line, Style::Line, lat);
+                    }
                 }
             }
         }
@@ -737,8 +760,10 @@ fn json_text(v: &Value) -> String {
 }
 
 fn label(metric: &str) -> &str {
+    if let Some(unit) = Throughput::from_key(metric) {
+        return unit.label();
+    }
     match metric {
-        "iops" => "IOPS",
         "mb_per_s" => "MB/s",
         "p50_us" => "p50",
         "p99_us" => "p99",
@@ -748,35 +773,11 @@ fn label(metric: &str) -> &str {
 }
 
 fn value(metric: &str, v: f64) -> String {
+    if let Some(unit) = Throughput::from_key(metric) {
+        return super::format::rate(v, unit);
+    }
     match metric {
-        "iops" => count(v),
         "mb_per_s" => sig3(v),
         _ => latency_us(v),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tpcc_on_more_nodes_is_scored_against_the_first_runs_per_node_nopm() {
-        let o = |source: &str, name: &str, mean: f64| Observed {
-            source: source.into(),
-            name: name.into(),
-            mean,
-            max: mean,
-            seconds: 1,
-        };
-        // one node (no `nodes`: not on hosts), then four summing 4.2 times its NOPM
-        let one = [o("tpcc:oltp", "nopm", 1000.0), o("host", "usr_pct", 50.0)];
-        let four = [o("tpcc:oltp", "nopm", 4200.0), o("tpcc:oltp", "nodes", 4.0), o("tpcc:oltp@a", "nopm", 1050.0)];
-        let s = scaling(7, &one, &four);
-        assert_eq!(s.len(), 1);
-        assert_eq!((s[0].run, s[0].workload.as_str(), s[0].base_nodes, s[0].nodes), (7, "oltp", 1.0, 4.0));
-        assert!((s[0].efficiency - 1.05).abs() < 1e-9, "{s:?}");
-        // as many nodes on both sides: no scaling to tell
-        assert!(scaling(7, &four, &four).is_empty());
-        assert!(scaling(7, &one, &[o("tpcc:other", "nopm", 1.0)]).is_empty());
     }
 }

@@ -12,6 +12,7 @@ pub mod headline;
 pub mod hosts;
 pub mod html;
 pub mod measured;
+pub mod node_scaling;
 pub mod results;
 pub mod results_print;
 pub mod run_charts;

@@ -76,6 +76,26 @@ fn read_in_its_own_terms(s: &Scratch, show: &serde_json::Value, nopm: f64) {
     assert!(!rate.contains("data-name=\"w1\""), "a line summing the types: {rate}");
 }
 
+/// Two TPC-C runs compared in TPC-C's terms: NOPM against NOPM (one figure a run, said
+/// so), each transaction type's rate in TPS, no MB/s rows, a chart line per type.
+fn compared_in_its_own_terms(s: &Scratch) {
+    let out = s.run(&["compare", "1", "2", "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = cmp["rows"].as_array().unwrap();
+    let metrics: std::collections::BTreeSet<&str> = rows.iter().map(|r| r["metric"].as_str().unwrap()).collect();
+    assert_eq!(metrics.into_iter().collect::<Vec<_>>(), ["p50_us", "p99_9_us", "p99_us", "tps"], "{cmp}");
+    let table = String::from_utf8_lossy(&s.run(&["compare", "1", "2"]).stdout).to_string();
+    assert!(table.contains("run 2 against run 1: w1 ") && table.contains(" NOPM -> "), "{table}");
+    assert!(table.contains("no noise to judge it by") && !table.contains("IOPS"), "{table}");
+    let page = s.dir.join("compare.html");
+    assert!(s.run(&["compare", "1", "2", "-o", page.to_str().unwrap()]).status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    for op in ["new-order", "payment", "delivery", "order-status", "stock-level"] {
+        assert!(html.contains(&format!("data-name=\"run 2: w1 {op}\"")), "{op}");
+    }
+}
+
 #[test]
 fn a_warehouse_is_loaded_run_and_consistent() {
     let s = Scratch::new("tpcc-dsn");
@@ -144,6 +164,7 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     let again = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}"), "--set", "w1.reuse=true"]);
     assert!(again.status.success(), "{}", text(&again));
     assert!(String::from_utf8_lossy(&again.stderr).contains("reusing the TPC-C database of 1 warehouses"));
+    compared_in_its_own_terms(&s);
     assert!(count(&dsn, "SELECT sum(d_next_o_id) - 30010 FROM district") > committed);
     // a warehouse's year-to-date figure changed behind the transactions' back: condition
     // 1 does not hold, so the run fails, its figures invalid, the condition named
