@@ -24,28 +24,6 @@ pub fn whole_bins(from: f64, to: f64, bin: i64) -> impl Iterator<Item = i64> {
     (first..).step_by(bin as usize).take_while(move |t| (t + bin) as f64 <= to)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_runs_are_binned_to_a_readable_number_of_points() {
-        assert_eq!(bin_for(60), 1);
-        assert_eq!(bin_for(1500), 1);
-        assert_eq!(bin_for(1501), 2);
-        assert_eq!(bin_for(86_400), 60);
-        assert!(86_400 / bin_for(86_400) <= MAX_POINTS);
-    }
-
-    #[test]
-    fn a_window_holds_its_whole_bins_only() {
-        assert_eq!(whole_bins(0.0, 4.0, 1).collect::<Vec<_>>(), [0, 1, 2, 3]);
-        assert_eq!(whole_bins(1.5, 4.5, 1).collect::<Vec<_>>(), [2, 3]);
-        assert_eq!(whole_bins(1.0, 11.0, 5).collect::<Vec<_>>(), [5]);
-        assert_eq!(whole_bins(3.0, 3.5, 1).count(), 0);
-    }
-}
-
 /// A workload's line, `(op, rate, p99)` over seconds since its scope began.
 pub type Line = (String, Vec<(f64, f64)>, Vec<(f64, f64)>);
 
@@ -70,4 +48,26 @@ pub fn lines(scan: &Scan, (start, end): (i64, i64), bin: f64) -> Vec<Line> {
     let rate = bins.iter().map(|b| (x(b.t), b.ops as f64 / bin)).collect();
     let lat = bins.iter().filter(|b| b.p99_us.is_finite()).map(|b| (x(b.t), b.p99_us)).collect();
     vec![(String::new(), rate, lat)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_runs_are_binned_to_a_readable_number_of_points() {
+        assert_eq!(bin_for(60), 1);
+        assert_eq!(bin_for(1500), 1);
+        assert_eq!(bin_for(1501), 2);
+        assert_eq!(bin_for(86_400), 60);
+        assert!(86_400 / bin_for(86_400) <= MAX_POINTS);
+    }
+
+    #[test]
+    fn a_window_holds_its_whole_bins_only() {
+        assert_eq!(whole_bins(0.0, 4.0, 1).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(whole_bins(1.5, 4.5, 1).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(whole_bins(1.0, 11.0, 5).collect::<Vec<_>>(), [5]);
+        assert_eq!(whole_bins(3.0, 3.5, 1).count(), 0);
+    }
 }
