@@ -622,6 +622,27 @@ pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &Ato
     )))
 }
 
+/// Runs `CHECKPOINT` on `dsn`'s server, so that a load's pages are written before the
+/// run rather than by its first checkpoint. It needs a superuser or a member of
+/// `pg_checkpoint` (PostgreSQL 15 on), which a managed server's role (RDS, Cloud SQL)
+/// often is not; the load is whole without it, so then `progress` says it was skipped.
+pub fn checkpoint(dsn: &str, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
+    let may = "SELECT current_user || ' ' || (rolsuper OR EXISTS (SELECT FROM pg_roles c WHERE \
+               c.rolname = 'pg_checkpoint' AND pg_has_role(current_user, c.oid, 'USAGE'))) \
+               FROM pg_roles WHERE rolname = current_user";
+    let said = psql(dsn, may, stop)?;
+    match said.rsplit_once(' ') {
+        Some((role, "false")) => {
+            progress(&format!(
+                "CHECKPOINT skipped: the role {role} is neither a superuser nor a member of pg_checkpoint, so the \
+                 load's pages are written by the server's next checkpoint, during the run"
+            ));
+            Ok(())
+        }
+        _ => psql(dsn, "CHECKPOINT", stop).map(|_| ()),
+    }
+}
+
 /// The size of `dsn`'s database in bytes.
 pub fn database_size(dsn: &str, stop: &AtomicBool) -> Result<f64> {
     let bytes = psql(dsn, "SELECT pg_database_size(current_database())", stop)?;
