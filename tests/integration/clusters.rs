@@ -3,7 +3,7 @@
 //! fathom's child whose death is told as such and whose directory goes whatever
 //! happens, and no cluster is made on a kernel pseudo file system.
 
-use crate::common::{Scratch, servers, text};
+use crate::common::{Scratch, text};
 use crate::interrupt::{count, spawn_job, wait_exit, wait_for};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -37,6 +37,17 @@ fn ppid(pid: i32) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     (fields.first() != Some(&"Z")).then(|| fields.get(1)?.parse().ok())?
+}
+
+/// The live processes of process group `pgid`.
+fn group(pgid: i32) -> Vec<i32> {
+    let of = |pid: i32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let fields: Vec<String> = stat.rsplit_once(')')?.1.split_whitespace().map(str::to_string).collect();
+        (fields[0] != "Z").then(|| fields[2].parse::<i32>().ok())?
+    };
+    let pids = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    pids.filter_map(|e| e.file_name().to_str()?.parse().ok()).filter(|&pid| of(pid) == Some(pgid)).collect()
 }
 
 /// Starts a pgbench run of `duration` and waits until its cluster serves it: the run,
@@ -128,7 +139,7 @@ fn a_killed_postmaster_fails_the_run_as_its_death_and_its_cluster_is_removed() {
     let error = s.runs()[0].1.clone().unwrap_or_default();
     assert!(error.contains("died (killed by signal 9)"), "{error}");
     assert!(!dir.exists(), "{} is left", dir.display());
-    assert!(servers::running(&dir.display().to_string()).is_empty(), "a process of the cluster is left");
+    assert_eq!(group(pid), Vec::<i32>::new(), "processes of the server's group (its sessions) are left");
     assert_eq!(parent, Some(fathom), "the server's parent was not fathom");
 }
 
