@@ -445,6 +445,24 @@ mod tests {
     }
 
     #[test]
+    fn only_directories_named_as_fathom_names_them_are_removed_as_leftovers() {
+        let dir = std::env::temp_dir().join(format!("fathom-leftovers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for name in ["postgres-3", "fathom-postgres-run1-0", "postgres-x", "data"] {
+            std::fs::create_dir_all(dir.join(name).join("data")).unwrap();
+        }
+        std::os::unix::fs::symlink(dir.join("data"), dir.join("postgres-4")).unwrap();
+        let said = |name: &str| remove_leftover(&dir.join(name).display().to_string());
+        assert!(said("postgres-3").is_some() && said("fathom-postgres-run1-0").is_some());
+        // another name, a link (to a directory that stays), a relative path: left alone
+        assert_eq!([said("postgres-x"), said("data"), said("postgres-4")], [None, None, None]);
+        assert_eq!(remove_leftover("postgres-5"), None);
+        assert!(dir.join("data/data").is_dir() && dir.join("postgres-x").is_dir());
+        assert!(!dir.join("postgres-3").exists() && !dir.join("fathom-postgres-run1-0").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn leftovers_of_a_dead_fathom_are_killed_but_never_a_recycled_pid() {
         let dir = std::env::temp_dir().join(format!("fathom-children-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
