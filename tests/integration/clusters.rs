@@ -222,3 +222,36 @@ fn a_cluster_on_a_pseudo_file_system_is_refused_before_anything_is_made() {
     assert!(made.is_empty(), "made {made:?}");
     assert_eq!(std::fs::read_dir(&cgroup).unwrap().count(), before);
 }
+
+/// A cluster whose path is too long for a Unix socket's (107 bytes) has its socket in a
+/// private directory of the system's temporary one, which goes with the cluster.
+#[test]
+fn a_cluster_too_deep_for_a_socket_has_one_in_a_private_directory_removed_with_it() {
+    let s = Scratch::new("cluster-deep");
+    let deep = s.dir.join("d".repeat(100));
+    std::fs::create_dir_all(&deep).unwrap();
+    let body = format!(
+        "name: pg\nworkloads:\n  tx: {{driver: pgbench, script: select-only, target: {}, duration: 2s}}\n",
+        deep.display()
+    );
+    let path = s.scenario(&body);
+    let mut child = spawn_job(&s, &["run", path.to_str().unwrap()]);
+    let fathom = child.id();
+    let sockets = || -> Vec<PathBuf> {
+        let prefix = format!("fathom-postgres-{fathom}-socket-");
+        let tmp = std::fs::read_dir(std::env::temp_dir()).unwrap().flatten();
+        tmp.filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).map(|e| e.path()).collect()
+    };
+    let mut seen = Vec::new();
+    wait_for(&s, &mut child, "the socket's directory", || {
+        seen = sockets();
+        !seen.is_empty()
+    });
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&seen[0]).unwrap().permissions().mode() & 0o777;
+    let (out, _) = wait_exit(&s, child, Duration::from_secs(120));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(mode, 0o700, "{}", seen[0].display());
+    assert_eq!(sockets(), Vec::<PathBuf>::new(), "left behind");
+    assert!(count(&s, "SELECT count(*) FROM samples WHERE run_id = 1") > 0);
+}
