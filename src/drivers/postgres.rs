@@ -108,7 +108,7 @@ pub struct Cluster {
     /// to init), known to the signal handler and the store while it runs.
     postmaster: Option<children::Group>,
     /// The directories recorded with the run until removed, for the next run to remove
-    /// should this fathom die first; None once removed.
+    /// should this fathom die first; empty once they are removed.
     left: Vec<children::Leftover>,
 }
 
