@@ -97,6 +97,47 @@ impl Drop for Tracked {
     }
 }
 
+/// A directory fathom makes for a run and removes at its end (a throwaway cluster's),
+/// recorded in the run's store while it exists, so that the next `fathom run` removes it
+/// if this fathom dies first ([`clean_up`]). Dropping this forgets it: drop it once the
+/// directory is removed.
+pub struct Leftover {
+    path: String,
+}
+
+impl Leftover {
+    /// Records `path` (absolute) with the run, when a run is recorded.
+    pub fn new(path: &std::path::Path) -> Leftover {
+        let path = path.display().to_string();
+        if let Some((store, run)) = RECORDER.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+            && let Err(e) = store.add_leftover(*run, &path)
+        {
+            crate::terminal::say(&format!("warning: recording {path} in the results store: {e}"));
+        }
+        Leftover { path }
+    }
+}
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        if let Some((store, run)) = RECORDER.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            let _ = store.remove_leftovers(*run, Some(&self.path));
+        }
+    }
+}
+
+/// Removes a directory a dead run left, if it is one fathom makes: an absolute path
+/// whose name is a throwaway cluster's (`fathom-postgres-...`, `postgres-N`), never
+/// through a symlink. What it says it removed, if anything.
+fn remove_leftover(path: &str) -> Option<String> {
+    let p = std::path::Path::new(path);
+    let name = p.file_name()?.to_str()?;
+    let ours = name.starts_with("fathom-postgres-")
+        || name.strip_prefix("postgres-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let dir = std::fs::symlink_metadata(p).ok()?.is_dir();
+    (p.is_absolute() && ours && dir && std::fs::remove_dir_all(p).is_ok()).then(|| path.to_string())
+}
+
 /// A program fathom started, leading a process group of its own. Dropped before it was
 /// waited for, its whole group is killed.
 pub struct Group {
@@ -236,6 +277,7 @@ impl Drop for RunRecord {
         RECORDING.store(false, Ordering::SeqCst);
         if let Some((store, run)) = RECORDER.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = store.remove_processes(run, None);
+            let _ = store.remove_leftovers(run, None);
         }
     }
 }
@@ -323,9 +365,9 @@ fn end_when_forced() {
 
 /// Runs left `running` by a fathom of this host that is gone (killed, crashed, the
 /// machine restarted): kills the process groups they left that still run (the same
-/// processes: a recycled pid is left alone) and marks the runs aborted. Runs of another
-/// host (a store on shared storage) are its own to judge. Returns a line per run, to
-/// warn with.
+/// processes: a recycled pid is left alone), removes the directories they would have
+/// removed ([`Leftover`]) and marks the runs aborted. Runs of another host (a store on
+/// shared storage) are its own to judge. Returns a line per run, to warn with.
 pub fn clean_up(store: &Store) -> Result<Vec<String>> {
     let mut said = Vec::new();
     let here = format!("{}/", this_host());
@@ -341,14 +383,19 @@ pub fn clean_up(store: &Store) -> Result<Vec<String>> {
             unsafe { libc::kill(target(p.pid as i32, p.pgid as i32), libc::SIGKILL) };
             stopped.push(format!("{} (pid {})", p.what, p.pid));
         }
-        let left = if stopped.is_empty() {
+        let mut left = if stopped.is_empty() {
             "nothing of it was left running".to_string()
         } else {
             format!("stopped what it left running: {}", stopped.join(", "))
         };
+        let removed: Vec<String> = store.leftovers(u.run)?.iter().filter_map(|p| remove_leftover(p)).collect();
+        if !removed.is_empty() {
+            left.push_str(&format!("; removed {}", removed.join(", ")));
+        }
         let reason = format!("fathom (pid {}) was killed or crashed before the run ended; {left}", fathom.pid);
         store.finish_run(u.run, Status::Aborted, Some(&reason))?;
         store.remove_processes(u.run, None)?;
+        store.remove_leftovers(u.run, None)?;
         said.push(format!("run {}: {reason}", u.run));
     }
     Ok(said)
@@ -395,6 +442,24 @@ mod tests {
         assert!(stopped && !status.success());
         std::thread::sleep(Duration::from_millis(100));
         assert!(identity(sleeper[0]).is_none(), "the sleep went with its group");
+    }
+
+    #[test]
+    fn only_directories_named_as_fathom_names_them_are_removed_as_leftovers() {
+        let dir = std::env::temp_dir().join(format!("fathom-leftovers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for name in ["postgres-3", "fathom-postgres-run1-0", "postgres-x", "data"] {
+            std::fs::create_dir_all(dir.join(name).join("data")).unwrap();
+        }
+        std::os::unix::fs::symlink(dir.join("data"), dir.join("postgres-4")).unwrap();
+        let said = |name: &str| remove_leftover(&dir.join(name).display().to_string());
+        assert!(said("postgres-3").is_some() && said("fathom-postgres-run1-0").is_some());
+        // another name, a link (to a directory that stays), a relative path: left alone
+        assert_eq!([said("postgres-x"), said("data"), said("postgres-4")], [None, None, None]);
+        assert_eq!(remove_leftover("postgres-5"), None);
+        assert!(dir.join("data/data").is_dir() && dir.join("postgres-x").is_dir());
+        assert!(!dir.join("postgres-3").exists() && !dir.join("fathom-postgres-run1-0").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod driver;
 pub mod fio;
 pub mod iperf3;
 pub mod native;
+pub mod pg_host;
 pub mod pgbench;
 pub mod postgres;
 #[cfg(test)]

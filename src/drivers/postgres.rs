@@ -1,15 +1,16 @@
 //! PostgreSQL for the drivers that run on it (pgbench, tpcc, tpch): finding its
 //! programs, a throwaway cluster (the embedded default: `initdb` in the run's directory,
-//! started on a private loopback port with `pg_ctl`, stopped and removed when the run
-//! ends), and the SQL calls they make with `psql`, loads in parallel sessions and rows
-//! piped into `COPY` among them.
+//! its server fathom's child on a private Unix socket that only fathom's OS user may
+//! enter, stopped and removed when the run ends), and the SQL calls they make with
+//! `psql`, loads in parallel sessions and rows piped into `COPY` among them.
 //!
 //! PostgreSQL refuses to run as root. When fathom runs as root, the cluster's programs
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
 //! cluster's directory.
 
 use super::driver::bad_input;
-use crate::children::{self, Tracked};
+use super::pg_host::{RunAs, append, chown, conn_value, free_port, os_user, refused, run_as, unreachable_by};
+use crate::children;
 use crate::error::{Error, Result};
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -83,88 +84,32 @@ pub fn check(stop: &AtomicBool, connect: impl FnOnce() -> Result<()>) -> Result<
     })
 }
 
-/// The user the cluster's programs run as: ourselves, or `postgres` when we are root.
-#[derive(Clone, Copy)]
-struct RunAs {
-    uid: u32,
-    gid: u32,
-}
-
-fn run_as() -> Result<Option<RunAs>> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Ok(None);
-    }
-    let name = c"postgres";
-    // SAFETY: getpwnam returns a pointer into static storage or null; read at once.
-    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
-    if pw.is_null() {
-        return Err(Error::failed(
-            "PostgreSQL does not run as root and there is no `postgres` user to run it as \
-             (Debian's postgresql package creates one), or give a `dsn`",
-        ));
-    }
-    // SAFETY: pw is non-null and points at a valid passwd entry.
-    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
-    Ok(Some(RunAs { uid, gid }))
-}
-
 /// How an error of [`Cluster::start`] begins when the `postgres` user cannot reach the
 /// directory (a parent such as /root is private).
 pub const UNREACHABLE: &str = "PostgreSQL runs as the postgres user";
 
-/// The first ancestor of `dir` (and its mode) that `u` cannot search, if any.
-fn unreachable_by(dir: &Path, u: RunAs) -> Option<(PathBuf, u32)> {
-    use std::os::unix::fs::MetadataExt;
-    dir.ancestors().skip(1).find_map(|a| {
-        let m = std::fs::metadata(a).ok()?;
-        let mode = m.mode();
-        let searchable =
-            (m.uid() == u.uid && mode & 0o100 != 0) || (m.gid() == u.gid && mode & 0o010 != 0) || mode & 0o001 != 0;
-        (!searchable).then(|| (a.to_path_buf(), mode & 0o7777))
-    })
-}
-
-/// Why a server with `settings` would not start, from its log `text`: PostgreSQL's own
-/// errors, each without the log line's time and pid, led by the setting they are
-/// about. An error that names no setting (`huge_pages = on` on a machine with no huge
-/// pages reserved fails to map its shared memory) is led by the setting known to cause
-/// it, else by every setting given. None when the log says nothing of it.
-fn refused(settings: &[(String, String)], text: &str) -> Option<String> {
-    let errors: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("FATAL") || l.contains("LOG:  invalid") || l.contains("ERROR"))
-        .map(|l| ["FATAL:", "ERROR:", "LOG:"].iter().find_map(|k| l.find(k).map(|at| &l[at..])).unwrap_or(l))
-        .collect();
-    if errors.is_empty() {
-        return None;
-    }
-    let said = errors.join(" / ");
-    let set = |k: &str| settings.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-    if settings.is_empty() || settings.iter().any(|(k, _)| said.contains(&format!("\"{k}\""))) {
-        return Some(said);
-    }
-    if said.contains("shared memory") && set("huge_pages") == Some("on") {
-        let reserved = crate::meminfo::count("HugePages_Total").unwrap_or(0);
-        return Some(format!(
-            "huge_pages = on, and this machine has {reserved} huge pages reserved (HugePages_Total in \
-             /proc/meminfo; reserve them with the vm.nr_hugepages sysctl, enough for shared_buffers): {said}"
-        ));
-    }
-    let all: Vec<String> = settings.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-    Some(format!("with the settings {}: {said}", all.join(", ")))
-}
-
-/// A PostgreSQL cluster of fathom's own, running until dropped.
+/// A PostgreSQL cluster of fathom's own, running until dropped. Only fathom's own
+/// processes enter it: the server listens on no TCP port, only on a Unix socket in a
+/// directory its user alone can reach (mode 0700, the socket 0700 too), and admits
+/// only fathom's OS user (peer authentication, its map naming the roles fathom uses),
+/// so no other local user can log in as its superuser and run commands as its OS user
+/// (`COPY ... TO PROGRAM`). No password exists to keep or leak.
 pub struct Cluster {
     pub dir: PathBuf,
     pub port: u16,
+    /// The directory of the server's socket: the cluster's, or one of its own in the
+    /// system's temporary directory when that path is too long for a socket's.
+    socket: PathBuf,
     bin: PathBuf,
     user: Option<RunAs>,
-    running: bool,
-    /// The server (pg_ctl starts it in a session of its own), known to the signal
-    /// handler and the store while it runs.
-    postmaster: Option<Tracked>,
+    /// The workload it was started for, which names it when it dies.
+    workload: String,
+    /// The server, fathom's child leading a process group of its own (never re-parented
+    /// to init), known to the signal handler and the store while it runs.
+    postmaster: Option<children::Group>,
+    /// The directories recorded with the run until removed, for the next run to remove
+    /// should this fathom die first; empty once they are removed.
+    left: Vec<children::Leftover>,
 }
 
 /// What a throwaway cluster sets so that the run can observe it: IO timing in the
@@ -185,28 +130,56 @@ pub const INTERRUPTED: &str = "interrupted";
 /// The superuser of a throwaway cluster.
 pub const SUPERUSER: &str = "fathom";
 
+/// The role HammerDB builds its schema as and its virtual users log in as.
+pub const SCHEMA_OWNER: &str = "tpcc";
+
+/// The longest path of a Unix socket (`sun_path`, less its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+
 impl Cluster {
     /// Creates a cluster in `dir` (which must not exist), with `settings` in its
-    /// postgresql.conf, and starts it on a free loopback port. Errors carry
-    /// PostgreSQL's own message (from initdb, or the server's log); `stop` set while
-    /// it waits ends it with [`INTERRUPTED`].
+    /// postgresql.conf, and starts it. Errors carry PostgreSQL's own message (from
+    /// initdb, or the server's log); `stop` set while it waits ends it with
+    /// [`INTERRUPTED`]. A directory on a kernel pseudo file system is refused.
     pub fn start(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
+        if let Some(fs) = crate::nofollow::pseudo_fs(dir) {
+            return Err(Error::failed(format!(
+                "{} is on {fs}, one of the kernel's pseudo file systems: its files are the kernel's controls, not \
+                 storage",
+                dir.display()
+            )));
+        }
         // a new directory: whatever was planted at this (guessable) path is neither
         // used nor, on failure, removed
         crate::nofollow::create_new_dir(dir).map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
-        let started = Self::create(dir, settings, stop);
-        if started.is_err() {
-            // the server's log stays to read; the cluster's files go
-            let _ = std::fs::remove_dir_all(dir.join("data"));
+        let mut cluster = Self::made(dir)?;
+        match cluster.init(settings, stop).and_then(|()| cluster.serve(settings, stop)) {
+            Ok(()) => Ok(cluster),
+            Err(e) => {
+                // the server's log stays to read; the cluster's files go
+                cluster.end();
+                let _ = std::fs::remove_dir_all(cluster.data());
+                cluster.remove_socket_dir();
+                cluster.left.clear();
+                Err(e)
+            }
         }
-        started
     }
 
-    fn create(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
+    /// The cluster of the new directory `dir`: made private to the server's user, and
+    /// recorded with the run.
+    fn made(dir: &Path) -> Result<Cluster> {
+        use std::os::unix::fs::PermissionsExt;
+        let private = |d: &Path| {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| Error::failed(format!("{}: {e}", d.display())))
+        };
         let bin = bindir()?;
         let user = run_as()?;
         // absolute: the programs run in the cluster's directory
         let dir = &dir.canonicalize().map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
+        let mut left = vec![children::Leftover::new(dir)];
+        private(dir)?;
         if let Some(u) = user {
             if let Some(closed) = unreachable_by(dir, u) {
                 let _ = std::fs::remove_dir(dir);
@@ -219,65 +192,110 @@ impl Cluster {
             }
             chown(dir, u)?;
         }
-        let mut cluster = Cluster { dir: dir.to_path_buf(), port: 0, bin, user, running: false, postmaster: None };
-        let data = cluster.data();
-        let mut initdb = cluster.command("initdb");
-        initdb.args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-instructions", "-D"]).arg(&data);
+        let port = free_port()?;
+        let mut socket = dir.clone();
+        if dir.as_os_str().len() + format!("/.s.PGSQL.{port}").len() > SOCKET_PATH_MAX {
+            socket = std::env::temp_dir().join(format!("fathom-postgres-{}-socket-{port}", std::process::id()));
+            crate::nofollow::create_new_dir(&socket)
+                .map_err(|e| Error::failed(format!("{}: {e}", socket.display())))?;
+            left.push(children::Leftover::new(&socket));
+            private(&socket)?;
+            if let Some(u) = user {
+                chown(&socket, u)?;
+            }
+        }
+        Ok(Cluster { dir: dir.clone(), port, socket, bin, user, workload: String::new(), postmaster: None, left })
+    }
+
+    /// initdb, and the settings: the workload's, those the run observes by, and who may
+    /// enter (`fathom_hba.conf`, `fathom_ident.conf`).
+    fn init(&mut self, settings: &[(String, String)], stop: &AtomicBool) -> Result<()> {
+        let data = self.data();
+        let mut initdb = self.command("initdb");
+        initdb.args(["--auth-local=peer", "--auth-host=reject", "-U", SUPERUSER, "-E", "UTF8", "--no-instructions"]);
+        initdb.arg("-D").arg(&data);
         let out = children::output(&mut initdb, "initdb", stop)
             .map_err(|e| Error::failed(format!("starting initdb: {e}")))?
             .ok_or(Error::failed(INTERRUPTED))?;
         if !out.status.success() {
             return Err(Error::failed(format!("initdb failed: {}", last_lines(&out, 5))));
         }
-        let mut conf = String::from("\n# fathom: a throwaway cluster on loopback only\n");
-        conf.push_str("listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\n");
+        let me = os_user()?;
+        let ident: String = [SUPERUSER, SCHEMA_OWNER].iter().map(|role| format!("fathom {me} {role}\n")).collect();
+        let quoted = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "''"));
+        let mut conf = String::from("\n# fathom: a throwaway cluster only fathom's OS user enters\n");
+        conf.push_str(&format!(
+            "listen_addresses = ''\nunix_socket_directories = {}\nunix_socket_permissions = 0700\nport = {}\n\
+             hba_file = {}\nident_file = {}\n",
+            quoted(&self.socket),
+            self.port,
+            quoted(&data.join("fathom_hba.conf")),
+            quoted(&data.join("fathom_ident.conf"))
+        ));
         for (key, value) in OBSERVED.iter().map(|(k, v)| (k.to_string(), v.to_string())).chain(settings.to_vec()) {
             conf.push_str(&format!("{key} = '{}'\n", value.replace('\'', "''")));
         }
-        // a port taken between choosing and binding it: choose again
-        for attempt in 0..3 {
-            cluster.port = free_port()?;
-            let port_line = format!("port = {}\n", cluster.port);
+        let files = [
+            ("fathom.conf", conf),
+            ("fathom_hba.conf", "local all all peer map=fathom\n".to_string()),
+            ("fathom_ident.conf", ident),
+        ];
+        for (name, text) in files {
             // the data directory belongs to the server's user: nothing in it is followed
-            crate::nofollow::write(&data.join("fathom.conf"), format!("{conf}{port_line}"))
+            crate::nofollow::write(&data.join(name), text)
                 .map_err(|e| Error::failed(format!("{}: {e}", data.display())))?;
-            if attempt == 0 {
-                append(&data.join("postgresql.conf"), "include = 'fathom.conf'\n")?;
-            }
-            if let Some(u) = user {
-                chown(&data.join("fathom.conf"), u)?;
-            }
-            let log = cluster.log();
-            let mut pg_ctl = cluster.command("pg_ctl");
-            pg_ctl.args(["-w", "-t", "60", "-D"]).arg(&data).arg("-l").arg(&log).arg("start");
-            // from here a server may run: stop() stops it, whatever happens
-            cluster.running = true;
-            let Some(out) = children::output(&mut pg_ctl, "pg_ctl", stop)
-                .map_err(|e| Error::failed(format!("starting pg_ctl: {e}")))?
-            else {
-                return Err(Error::failed(INTERRUPTED));
-            };
-            if out.status.success() {
-                cluster.postmaster = cluster.postmaster_pid().map(|pid| Tracked::new(pid, "postgres"));
-                return Ok(cluster);
-            }
-            cluster.running = false;
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if !text.contains("could not bind") && !text.contains("already in use") {
-                let msg = refused(settings, &text).unwrap_or_else(|| last_lines(&out, 5));
-                return Err(Error::failed(format!("PostgreSQL did not start: {msg} (log: {})", log.display())));
+            if let Some(u) = self.user {
+                chown(&data.join(name), u)?;
             }
         }
-        Err(Error::failed("PostgreSQL did not start: no free port on 127.0.0.1 after 3 tries"))
+        append(&data.join("postgresql.conf"), "include = 'fathom.conf'\n")
+    }
+
+    /// Starts the server as fathom's child, its output into the log, and waits until it
+    /// accepts connections (its postmaster.pid says `ready`, as pg_ctl waits for).
+    fn serve(&mut self, settings: &[(String, String)], stop: &AtomicBool) -> Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let log = self.log();
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .mode(0o640)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&log)
+            .map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
+        let err = file.try_clone().map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
+        let mut server = self.command("postgres");
+        server.arg("-D").arg(self.data()).stdout(file).stderr(err);
+        let group = children::Group::spawn(&mut server, "postgres")
+            .map_err(|e| Error::failed(format!("starting postgres: {e}")))?;
+        let pid = group.id().to_string();
+        let pid_file = self.data().join("postmaster.pid");
+        let postmaster = self.postmaster.insert(group);
+        let started = std::time::Instant::now();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Error::failed(INTERRUPTED));
+            }
+            let status = postmaster.try_wait().map_err(|e| Error::failed(format!("waiting for postgres: {e}")))?;
+            if let Some(status) = status {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let msg = refused(settings, &text).unwrap_or_else(|| format!("postgres exited with {status}"));
+                return Err(Error::failed(format!("PostgreSQL did not start: {msg} (log: {})", log.display())));
+            }
+            let said = std::fs::read_to_string(&pid_file).unwrap_or_default();
+            let lines: Vec<&str> = said.lines().map(str::trim).collect();
+            if lines.first() == Some(&pid.as_str()) && lines.get(7) == Some(&"ready") {
+                return Ok(());
+            }
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                return Err(Error::failed(format!("PostgreSQL did not start in 60 s (log: {})", log.display())));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     fn data(&self) -> PathBuf {
         self.dir.join("data")
-    }
-
-    /// The server's pid, from the first line of its postmaster.pid.
-    fn postmaster_pid(&self) -> Option<i32> {
-        std::fs::read_to_string(self.data().join("postmaster.pid")).ok()?.lines().next()?.trim().parse().ok()
     }
 
     /// A command for one of the server's programs, as the cluster's user.
@@ -297,9 +315,19 @@ impl Cluster {
         self.dir.join("server.log")
     }
 
+    /// Where the server is, as libpq's keywords: its socket's directory and port.
+    fn server(&self) -> String {
+        format!("host={} port={}", conn_value(&self.socket.display().to_string()), self.port)
+    }
+
     /// Connection string for `database` as the cluster's superuser.
     pub fn dsn(&self, database: &str) -> String {
-        format!("host=127.0.0.1 port={} user={SUPERUSER} dbname={database}", self.port)
+        format!("{} user={SUPERUSER} dbname={database}", self.server())
+    }
+
+    /// The directory of its socket, which HammerDB is given as the host.
+    pub fn socket(&self) -> &Path {
+        &self.socket
     }
 
     /// Creates `database` unless it exists, a copy of `template` if given (its files
@@ -314,34 +342,50 @@ impl Cluster {
         psql(&admin, &format!("CREATE DATABASE {database}{from}"), stop).map(|_| ())
     }
 
-    /// Stops the server and removes the cluster. Immediate shutdown: open sessions
-    /// are ended and nothing is written back, the cluster being thrown away (a fast
-    /// shutdown's checkpoint after `pgbench -i` takes seconds).
-    pub fn stop(&mut self) -> Result<()> {
-        if self.running {
-            self.running = false;
-            let out = self
-                .command("pg_ctl")
-                .args(["-w", "-t", "60", "-m", "immediate", "-D"])
-                .arg(self.data())
-                .arg("stop")
-                .output()
-                .map_err(|e| Error::failed(format!("starting pg_ctl: {e}")))?;
-            // not started after all (pg_ctl interrupted before it started the server)
-            let none = String::from_utf8_lossy(&out.stderr).contains("PID file") && self.postmaster_pid().is_none();
-            if !out.status.success() && !none {
-                return Err(Error::failed(format!("stopping PostgreSQL: {}", last_lines(&out, 3))));
-            }
-            self.postmaster = None;
+    /// Ends the server, if it runs: immediate shutdown (SIGQUIT to its group, which ends
+    /// open sessions and writes nothing back, the cluster being thrown away), its group
+    /// killed if it has not ended a moment later. How it died, if it had ended before.
+    fn end(&mut self) -> Option<String> {
+        use std::os::unix::process::ExitStatusExt;
+        let mut server = self.postmaster.take()?;
+        if let Ok(Some(status)) = server.try_wait() {
+            // what is left of its group (sessions a killed server left) goes too
+            // SAFETY: kill(2) of the group our child led, whose members keep its id.
+            unsafe { libc::kill(-(server.id() as i32), libc::SIGKILL) };
+            return Some(match status.signal() {
+                Some(signal) => format!("killed by signal {signal}"),
+                None => format!("exited with {status}"),
+            });
         }
-        std::fs::remove_dir_all(&self.dir).map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())))
+        let _ = server.wait_stopping(Some(libc::SIGQUIT), Some(std::time::Instant::now()), &|| true);
+        None
+    }
+
+    fn remove_socket_dir(&self) {
+        if self.socket != self.dir {
+            let _ = std::fs::remove_dir_all(&self.socket);
+        }
+    }
+
+    /// Stops the server and removes the cluster, whatever became of the server. A
+    /// server that died before (killed, crashed) is an error that says so.
+    pub fn stop(&mut self) -> Result<()> {
+        let died = self.end();
+        self.remove_socket_dir();
+        let removed = std::fs::remove_dir_all(&self.dir)
+            .map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())));
+        self.left.clear();
+        if let Some(how) = died {
+            return Err(Error::failed(format!("the PostgreSQL server of workload {} died ({how})", self.workload)));
+        }
+        removed
     }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
         // a failure here has nowhere to go but stderr; stop() reports it when called
-        if self.running
+        if !self.left.is_empty()
             && let Err(e) = self.stop()
         {
             crate::terminal::say(&format!("warning: {e}"));
@@ -390,7 +434,7 @@ impl Clusters {
         let n = CLUSTERS_STARTED.fetch_add(1, Ordering::Relaxed);
         let path = place(n);
         progress(&format!("{name}: starting a throwaway PostgreSQL in {}", path.display()));
-        let cluster = match Cluster::start(&path, settings, stop) {
+        let mut cluster = match Cluster::start(&path, settings, stop) {
             // the run's directory is behind a private one (fathom runs as root from
             // /root, say): the system's temporary directory is as good a place, the
             // run's directory being no storage under test; a `target` given stays an
@@ -404,6 +448,7 @@ impl Clusters {
         }
         // a cluster that will not start is its settings' or its place's
         .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
+        cluster.workload = name.to_string();
         self.started.push((key, cluster));
         Ok(&self.started[self.started.len() - 1].1)
     }
@@ -411,7 +456,7 @@ impl Clusters {
     /// The log of the cluster `dsn` (one of [`Cluster::dsn`]'s) reaches, if it is one
     /// of these.
     fn log_of(&self, dsn: &str) -> Option<PathBuf> {
-        let reaches = |c: &Cluster| dsn.starts_with(&format!("host=127.0.0.1 port={} ", c.port));
+        let reaches = |c: &Cluster| dsn.starts_with(&format!("{} ", c.server()));
         self.started.iter().map(|(_, c)| c).find(|c| reaches(c)).map(Cluster::log)
     }
 
@@ -622,6 +667,27 @@ pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &Ato
     )))
 }
 
+/// Runs `CHECKPOINT` on `dsn`'s server, so that a load's pages are written before the
+/// run rather than by its first checkpoint. It needs a superuser or a member of
+/// `pg_checkpoint` (PostgreSQL 15 on), which a managed server's role (RDS, Cloud SQL)
+/// often is not; the load is whole without it, so then `progress` says it was skipped.
+pub fn checkpoint(dsn: &str, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
+    let may = "SELECT current_user || ' ' || (rolsuper OR EXISTS (SELECT FROM pg_roles c WHERE \
+               c.rolname = 'pg_checkpoint' AND pg_has_role(current_user, c.oid, 'USAGE'))) \
+               FROM pg_roles WHERE rolname = current_user";
+    let said = psql(dsn, may, stop)?;
+    match said.rsplit_once(' ') {
+        Some((role, "false")) => {
+            progress(&format!(
+                "CHECKPOINT skipped: the role {role} is neither a superuser nor a member of pg_checkpoint, so the \
+                 load's pages are written by the server's next checkpoint, during the run"
+            ));
+            Ok(())
+        }
+        _ => psql(dsn, "CHECKPOINT", stop).map(|_| ()),
+    }
+}
+
 /// The size of `dsn`'s database in bytes.
 pub fn database_size(dsn: &str, stop: &AtomicBool) -> Result<f64> {
     let bytes = psql(dsn, "SELECT pg_database_size(current_database())", stop)?;
@@ -635,72 +701,4 @@ pub fn last_lines(out: &Output, n: usize) -> String {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let tail = lines[lines.len().saturating_sub(n)..].join(" / ");
     if tail.is_empty() { format!("exited with {}", out.status) } else { tail }
-}
-
-fn free_port() -> Result<u16> {
-    let l =
-        std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| Error::failed(format!("finding a free port: {e}")))?;
-    l.local_addr().map(|a| a.port()).map_err(|e| Error::failed(format!("finding a free port: {e}")))
-}
-
-/// Appends to a file of the server's data directory, never through a symlink (its owner
-/// could have put one there for root to follow).
-fn append(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
-    f.write_all(text.as_bytes()).map_err(|e| Error::failed(format!("{}: {e}", path.display())))
-}
-
-/// lchown: a symlink swapped in by the server's user is changed itself, not followed.
-fn chown(path: &Path, u: RunAs) -> Result<()> {
-    std::os::unix::fs::lchown(path, Some(u.uid), Some(u.gid))
-        .map_err(|e| Error::failed(format!("chown {}: {e}", path.display())))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn a_refused_start_names_the_setting_with_postgresqls_words() {
-        let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-        };
-        let log = "2026-11-27 08:34:02.229 UTC [26244] FATAL:  could not map anonymous shared memory: Cannot \
-                   allocate memory\n2026-11-27 08:34:02.229 UTC [26244] HINT:  This error usually means ...\n";
-        let said = refused(&set(&[("shared_buffers", "1GB"), ("huge_pages", "on")]), log).unwrap();
-        assert!(said.starts_with("huge_pages = on, and this machine has "), "{said}");
-        assert!(said.ends_with("): FATAL:  could not map anonymous shared memory: Cannot allocate memory"), "{said}");
-        // the server names the setting itself: its words alone
-        let log = "2026-11-27 08:00:00 UTC [1] LOG:  invalid value for parameter \"wal_level\": \"lots\"\n";
-        let said = refused(&set(&[("wal_level", "lots")]), log).unwrap();
-        assert_eq!(said, "LOG:  invalid value for parameter \"wal_level\": \"lots\"");
-        // an error that names none: every setting given leads it
-        let said = refused(&set(&[("max_connections", "9"), ("work_mem", "4MB")]), "x FATAL:  no").unwrap();
-        assert_eq!(said, "with the settings max_connections = 9, work_mem = 4MB: FATAL:  no");
-        assert_eq!(refused(&[], "LOG:  database system is shut down"), None);
-    }
-
-    #[test]
-    fn a_private_parent_is_found() {
-        let base = std::env::temp_dir().join(format!("fathom-reach-{}", std::process::id()));
-        let inner = base.join("open/cluster");
-        std::fs::create_dir_all(&inner).unwrap();
-        std::fs::set_permissions(base.join("open"), std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
-        // someone who owns none of it: the ancestors must be searchable by all
-        let stranger = RunAs { uid: 54_321, gid: 54_321 };
-        let open = unreachable_by(&inner, stranger);
-        // (a private directory further up, such as /root, would show here too)
-        assert!(open.is_none() || !open.as_ref().unwrap().0.starts_with(&base), "{open:?}");
-        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
-        assert_eq!(unreachable_by(&inner, stranger), Some((base.clone(), 0o700)));
-        std::fs::remove_dir_all(&base).unwrap();
-    }
 }

@@ -1,7 +1,8 @@
 //! The processes a run has running, fathom's own included, so that a fathom that dies
 //! (SIGKILL, a crash, a second Ctrl-C) does not leave its throwaway PostgreSQL or
 //! `iperf3 -s` running forever: the next `fathom run` finds the run still `running`
-//! with its fathom gone, stops what it left (see `crate::children`) and marks it aborted.
+//! with its fathom gone, stops what it left (see `crate::children`), removes the
+//! directories it would have removed (its throwaway clusters') and marks it aborted.
 
 use super::connection::{Status, Store};
 use crate::error::Result;
@@ -42,6 +43,26 @@ impl Store {
     pub fn remove_processes(&self, run: i64, pid: Option<i64>) -> Result<()> {
         self.conn.execute("DELETE FROM processes WHERE run_id = ?1 AND (?2 IS NULL OR pid = ?2)", params![run, pid])?;
         Ok(())
+    }
+
+    /// Records a directory the run makes and will remove (a throwaway cluster's).
+    pub fn add_leftover(&self, run: i64, path: &str) -> Result<()> {
+        self.conn.execute("INSERT OR REPLACE INTO leftovers (run_id, path) VALUES (?1, ?2)", params![run, path])?;
+        Ok(())
+    }
+
+    /// Forgets a directory that was removed (or every one of the run's, with `path` None).
+    pub fn remove_leftovers(&self, run: i64, path: Option<&str>) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM leftovers WHERE run_id = ?1 AND (?2 IS NULL OR path = ?2)", params![run, path])?;
+        Ok(())
+    }
+
+    /// The directories recorded for `run` that it did not remove.
+    pub fn leftovers(&self, run: i64) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT path FROM leftovers WHERE run_id = ?1 ORDER BY path")?;
+        let paths = stmt.query_map(params![run], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(paths)
     }
 
     /// Runs still `running` whose fathom was recorded (runs of fathoms before schema 5

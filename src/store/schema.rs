@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
 /// `observations`, 5 `processes`, 6 `phase_workloads`, 7 `host_histograms` and
 /// `expectations.reference`, 8 `runs.time_scale`, 9 `runs.resolved_text` and `runs.vars`,
-/// 10 `ops`, 11 `expectations.noise` and `expectations.beyond_noise`; an older store
-/// gains the tables and columns when opened.
-const VERSION: i64 = 11;
+/// 10 `ops`, 11 `expectations.noise` and `expectations.beyond_noise`, 12 `leftovers`;
+/// an older store gains the tables and columns when opened.
+const VERSION: i64 = 12;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -188,6 +188,13 @@ CREATE TABLE IF NOT EXISTS processes (
     identity TEXT NOT NULL,            -- HOST/BOOT/START: a recycled pid differs
     what     TEXT NOT NULL,            -- fathom, postgres, pgbench, iperf3, fio, exec...
     PRIMARY KEY (run_id, pid)
+) WITHOUT ROWID;
+-- The directories a run makes and removes at its end (a throwaway cluster's), while
+-- they exist: those of a run whose fathom is gone are removed by the next `fathom run`.
+CREATE TABLE IF NOT EXISTS leftovers (
+    run_id INTEGER NOT NULL,
+    path   TEXT NOT NULL,
+    PRIMARY KEY (run_id, path)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS warnings (
     id      INTEGER PRIMARY KEY,

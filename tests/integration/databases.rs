@@ -103,3 +103,36 @@ fn a_dsns_checkpoints_are_read_from_its_counters() {
     let obs = s.observations();
     assert!(obs.contains_key(&("postgres:w".to_string(), "pg_stat_bgwriter_checkpoints_req_total".to_string())));
 }
+
+/// A role that is neither a superuser nor a member of `pg_checkpoint`, as a managed
+/// server (RDS, Cloud SQL) gives: tpch's and tpcc's loads through its `dsn` succeed,
+/// each saying that their `CHECKPOINT` was skipped and why.
+#[test]
+fn loads_by_a_role_that_may_not_checkpoint_succeed_and_say_it_was_skipped() {
+    let s = Scratch::new("db-unprivileged");
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    let admin = pg.dsn("postgres");
+    let sql = |dsn: &str, sql: &str| {
+        let out = std::process::Command::new("psql").args(["-X", "-q", "-d", dsn, "-c", sql]).output().unwrap();
+        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    sql(&admin, "CREATE ROLE plain LOGIN");
+    for db in ["tpch", "tpcc"] {
+        sql(&admin, &format!("CREATE DATABASE {db} OWNER plain"));
+    }
+    let dsn = |db: &str| format!("host=127.0.0.1 port={} user=plain dbname={db}", pg.port);
+    for (db, workload) in [
+        ("tpch", "{driver: tproch, scale: 0.01, duration: 300s}"),
+        ("tpcc", "{driver: tpcc, warehouses: 1, duration: 3s}"),
+    ] {
+        let path = s.scenario(&format!("name: {db}\nworkloads:\n  w: {workload}\n"));
+        let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={}", dsn(db))]);
+        assert!(out.status.success(), "{db}: {}", text(&out));
+        assert!(
+            text(&out)
+                .contains("CHECKPOINT skipped: the role plain is neither a superuser nor a member of pg_checkpoint"),
+            "{db}: {}",
+            text(&out)
+        );
+    }
+}

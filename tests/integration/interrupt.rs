@@ -16,14 +16,14 @@ const PROMPT: Duration = Duration::from_secs(10);
 
 /// Starts `fathom ARGS` in a process group of its own (as a shell starts a job), its
 /// output into files of the scratch directory.
-fn spawn_job(s: &Scratch, args: &[&str]) -> Child {
+pub(crate) fn spawn_job(s: &Scratch, args: &[&str]) -> Child {
     let out = std::fs::File::create(s.dir.join("stdout")).unwrap();
     let err = std::fs::File::create(s.dir.join("stderr")).unwrap();
     s.fathom(args).process_group(0).stdout(out).stderr(err).spawn().unwrap()
 }
 
 /// Waits for `child` to exit, at most `limit` (then kills it and fails).
-fn wait_exit(s: &Scratch, mut child: Child, limit: Duration) -> (Output, Duration) {
+pub(crate) fn wait_exit(s: &Scratch, mut child: Child, limit: Duration) -> (Output, Duration) {
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -44,7 +44,7 @@ fn wait_exit(s: &Scratch, mut child: Child, limit: Duration) -> (Output, Duratio
 
 /// Waits until `ready` holds, while `child` runs, at most 60 s; says what fathom said
 /// if it ended first.
-fn wait_for(s: &Scratch, child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
+pub(crate) fn wait_for(s: &Scratch, child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
     let started = Instant::now();
     while !ready() {
         if let Some(status) = child.try_wait().unwrap() {
@@ -57,7 +57,7 @@ fn wait_for(s: &Scratch, child: &mut Child, what: &str, mut ready: impl FnMut() 
 }
 
 /// A query's single integer answer, 0 while the store or its table is not there yet.
-fn count(s: &Scratch, sql: &str) -> i64 {
+pub(crate) fn count(s: &Scratch, sql: &str) -> i64 {
     rusqlite::Connection::open(s.dir.join("results/fathom.db"))
         .and_then(|db| db.query_row(sql, [], |r| r.get(0)))
         .unwrap_or(0)

@@ -8,6 +8,7 @@ mod common;
 mod bounded;
 mod budget;
 mod builtins;
+mod clusters;
 mod completions;
 mod curve;
 mod data_content;

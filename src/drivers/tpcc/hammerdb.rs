@@ -89,6 +89,8 @@ pub fn find(dir: Option<&Path>) -> Result<PathBuf> {
 #[derive(Clone)]
 struct Built {
     home: PathBuf,
+    /// The directory of the cluster's socket, and its port.
+    host: PathBuf,
     port: u16,
     database: String,
     /// The database as the cluster's superuser reaches it, for fathom's readings.
@@ -116,15 +118,18 @@ fn cluster_settings(p: &Tpcc) -> Vec<(String, String)> {
     settings
 }
 
-/// The commands every script starts with: PostgreSQL's TPROC-C on the cluster at
-/// `port`, as its superuser (whose password a cluster that trusts loopback ignores).
-fn connection(port: u16, database: &str) -> String {
+/// The commands every script starts with: PostgreSQL's TPROC-C on the cluster whose
+/// socket is in `host` at `port`, as its superuser. The passwords are none: the cluster
+/// admits fathom's OS user by peer authentication and ignores them.
+fn connection(host: &Path, port: u16, database: &str) -> String {
     format!(
-        "dbset db pg\ndbset bm TPC-C\ndiset connection pg_host 127.0.0.1\ndiset connection pg_port {port}\n\
-         diset connection pg_sslmode disable\ndiset tpcc pg_superuser {}\ndiset tpcc pg_superuserpass fathom\n\
-         diset tpcc pg_defaultdbase postgres\ndiset tpcc pg_user tpcc\ndiset tpcc pg_pass tpcc\n\
+        "dbset db pg\ndbset bm TPC-C\ndiset connection pg_host {{{}}}\ndiset connection pg_port {port}\n\
+         diset connection pg_sslmode disable\ndiset tpcc pg_superuser {}\ndiset tpcc pg_superuserpass unused\n\
+         diset tpcc pg_defaultdbase postgres\ndiset tpcc pg_user {}\ndiset tpcc pg_pass unused\n\
          diset tpcc pg_dbase {database}\ndiset tpcc pg_storedprocs true\ndiset tpcc pg_partition false\n",
-        postgres::SUPERUSER
+        host.display(),
+        postgres::SUPERUSER,
+        postgres::SCHEMA_OWNER
     )
 }
 
@@ -164,7 +169,7 @@ fn build(
     let script = dir.join(format!("hammerdb-build-{}-{template}.tcl", cluster.port));
     let text = format!(
         "{}diset tpcc pg_count_ware {}\ndiset tpcc pg_num_vu {vus}\nbuildschema\n",
-        connection(cluster.port, template),
+        connection(cluster.socket(), cluster.port, template),
         p.warehouses
     );
     crate::nofollow::write(&script, text).map_err(|e| Error::failed(format!("{}: {e}", script.display())))?;
@@ -213,6 +218,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         cluster.create_database(&database, Some(&template), stop).map_err(named)?;
         let ready = Built {
             home,
+            host: cluster.socket().to_path_buf(),
             port: cluster.port,
             dsn: cluster.dsn(&database),
             database,
@@ -302,7 +308,7 @@ fn run_script(l: &LaunchContext, p: &Tpcc, b: &Built) -> String {
          loadscript\nvuset vu {}\nvucreate\nset jobid [ vurun ]\nvudestroy\n\
          regexp {{jobid=([0-9A-Fa-f]+)}} $jobid -> jid\nputs \"{TIMING_BEGIN}\"\njobs $jid timing\n\
          puts \"{TIMING_END}\"\n",
-        connection(b.port, &b.database),
+        connection(&b.host, b.port, &b.database),
         w.ramp.as_secs() / 60,
         w.duration.as_secs() / 60,
         p.clients

@@ -112,7 +112,7 @@ fn fill(
     parallel(dsn, &keys, sessions, stop)?;
     postgres::psql(dsn, &format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last})"), stop)?;
     postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
-    postgres::psql(dsn, "CHECKPOINT", stop)?;
+    postgres::checkpoint(dsn, stop, progress)?;
     Ok(())
 }
 

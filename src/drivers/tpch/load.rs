@@ -91,7 +91,7 @@ pub fn load(
     }
     postgres::psql(dsn, &format!("INSERT INTO tpch_load VALUES ({scale})"), stop)?;
     postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
-    postgres::psql(dsn, "CHECKPOINT", stop)?;
+    postgres::checkpoint(dsn, stop, progress)?;
     let bytes = postgres::database_size(dsn, stop)?;
     Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
 }

@@ -13,7 +13,7 @@ use crate::scenario::yaml::Value;
 use indexmap::IndexMap;
 use serde::Serialize;
 use std::any::Any;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub struct PgbenchProgram;
@@ -126,10 +126,14 @@ fn script(keys: &Keys) -> Result<Script> {
 
 /// The directory of the throwaway cluster (`target`): one, and none with a `dsn` (the
 /// server is elsewhere); a `target` of the defaults does not apply to a `dsn` workload.
+/// One on a kernel pseudo file system is refused.
 pub fn target(keys: &Keys, has_dsn: bool) -> Result<Option<PathBuf>> {
     let (target, target_at) = keys.get::<Vec<String>>("target")?;
     Ok(match target.as_deref() {
-        Some([one]) if !has_dsn => Some(PathBuf::from(one)),
+        Some([one]) if !has_dsn => {
+            keys.not_pseudo(Path::new(one), &target_at)?;
+            Some(PathBuf::from(one))
+        }
         Some([_]) if keys.own_has("target") => {
             return Err(keys.fail(&target_at, "places the throwaway cluster; with a `dsn` the server is elsewhere"));
         }

@@ -225,6 +225,23 @@ impl Keys<'_> {
         Ok((n, at))
     }
 
+    /// Refuses `dir`, the value at `at`, when it is on one of the kernel's pseudo file
+    /// systems: a directory made there (a throwaway cluster's) is a cgroup or a control,
+    /// not storage, and a program run from there is the kernel's text.
+    pub fn not_pseudo(&self, dir: &Path, at: &[String]) -> Result<()> {
+        match crate::nofollow::pseudo_fs(dir) {
+            Some(fs) => Err(self.fail(
+                at,
+                &format!(
+                    "{} is on {fs}, one of the kernel's pseudo file systems: its files are the kernel's controls, \
+                     not storage. Give a directory of the storage to test",
+                    dir.display()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// An error at `path`.
     pub fn fail(&self, path: &[String], msg: &str) -> Error {
         (self.fail)(path, msg)

@@ -253,7 +253,11 @@ impl Program for TpccProgram {
         let target = target(keys, dsn.is_some())?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
         let engine = engine(keys)?;
-        let hammerdb_dir = keys.line("hammerdb_dir")?.0.map(PathBuf::from);
+        let (hammerdb_dir, hammerdb_at) = keys.line("hammerdb_dir")?;
+        let hammerdb_dir = hammerdb_dir.map(PathBuf::from);
+        if let Some(dir) = &hammerdb_dir {
+            keys.not_pseudo(dir, &hammerdb_at)?;
+        }
         let spec = Tpcc {
             dsn,
             warehouses,
