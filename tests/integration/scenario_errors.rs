@@ -210,3 +210,44 @@ fn lint_places_workloads_on_the_inventory() {
     assert!(text(&out).contains("scenario.yaml:7: workloads.w.hosts: `n2` is neither a host (n1)"), "{}", text(&out));
     assert!(!s.dir.join("results/fathom.db").exists(), "no run recorded");
 }
+
+/// A workload's name is the first part of its run's files (`RUNDIR/NAME.fio`,
+/// `NAME.pgbench-log`): one that is a path, `.`, `..`, an option or too long for a file
+/// name is refused at its line by lint and run alike, before anything is written; a fio
+/// job's section, which names its workload, is held to the same rule.
+#[test]
+fn workload_names_that_are_not_part_of_a_file_name_are_refused() {
+    let s = Scratch::new("errors-names");
+    std::fs::write(s.data().join("f"), vec![0u8; 1 << 20]).unwrap();
+    let file = s.data().join("f").display().to_string();
+    let outside = s.dir.join("outside");
+    let long = "x".repeat(300);
+    let cases = [
+        ("../../x", "engine: fio, target: FILE, file: ok, rw: read", "it must not contain `/`"),
+        (&format!("{}/abs", outside.display()), "driver: pgbench", "it must not contain `/`"),
+        ("..", "engine: null, rw: read", "it must not start with `.`"),
+        ("-o", "engine: null, rw: read", "it must not start with `-`"),
+        (&long, "driver: pgbench", "a name of 300 bytes cannot name a file: at most 100"),
+    ];
+    for (name, keys, says) in cases {
+        let keys = keys.replace("FILE", &file);
+        let path = s.scenario(&format!("name: x\nworkloads:\n  {name:?}: {{{keys}, duration: 1s}}\n"));
+        for cmd in ["lint", "run"] {
+            let out = s.run(&[cmd, path.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {name}: {}", text(&out));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("scenario.yaml:3: workloads: ") && err.contains(says), "{cmd} {name}: {err}");
+        }
+    }
+    let job = s.dir.join("job.fio");
+    std::fs::write(&job, format!("[a]\nrw=read\nfilename={file}\n[../../y]\nrw=read\nfilename={file}\n")).unwrap();
+    for engine in ["fathom", "fio"] {
+        let out = s.run(&["run", job.to_str().unwrap(), "--engine", engine]);
+        assert_eq!(out.status.code(), Some(2), "{engine}: {}", text(&out));
+        assert!(text(&out).contains("job.fio:4: [NAME]: \"../../y\" cannot name a file"), "{engine}: {}", text(&out));
+    }
+    assert!(!s.dir.join("results/fathom.db").exists(), "no run recorded");
+    for left in ["results/x.fio", "x.fio", "y.fio", "results/y.fio", "outside"] {
+        assert!(!s.dir.join(left).exists(), "{left} written outside the run's directory");
+    }
+}

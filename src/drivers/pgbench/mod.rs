@@ -207,7 +207,7 @@ fn invocation(l: &LaunchContext, p: &Pgbench) -> Result<Invocation> {
         Script::Builtin(name) => vec!["-b".into(), name.into()],
         Script::File(path) => vec!["-f".into(), path.into()],
         Script::Sql(sql) => {
-            let path = l.dir.join(format!("{}.sql", l.workload.name));
+            let path = l.run_file("sql")?;
             crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
             vec!["-f".into(), path.into()]
         }
@@ -230,7 +230,7 @@ fn run_workload(l: &LaunchContext, dsn: &str) -> Result<()> {
 pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log::Seconds>> {
     let w = &l.workload;
     crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
-    let logs = l.dir.join(format!("{}.pgbench-log", w.name));
+    let logs = l.run_file("pgbench-log")?;
     crate::nofollow::create_dir(&logs).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
     let (mut cmd, out_path, err_path) = command(l, inv, dsn, &logs)?;
 
@@ -295,8 +295,8 @@ fn command(l: &LaunchContext, inv: &Invocation, dsn: &str, logs: &Path) -> Resul
     }
     cmd.args(&inv.args).envs(inv.env.iter().map(|(k, v)| (k, v)));
     cmd.arg(dsn);
-    let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
-    let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
+    let out_path = l.run_file("pgbench.out")?;
+    let err_path = l.run_file("pgbench.stderr")?;
     let file =
         |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);

@@ -276,7 +276,7 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
         args.extend(["-D".into(), format!("{name}={value}").into()]);
     }
     for ((op, script), weight) in OPS.iter().zip(SCRIPTS).zip(p.mix.weights()) {
-        let path = l.dir.join(format!("{}.tpcc-{op}.sql", l.workload.name));
+        let path = l.run_file(&format!("tpcc-{op}.sql"))?;
         crate::nofollow::write(&path, format!("{home}{script}"))
             .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
         let mut arg = OsString::from(path);

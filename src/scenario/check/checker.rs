@@ -75,6 +75,12 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// Refuses a name that becomes part of a file's name ([`text::file_name_part`]):
+    /// `at` is where it was written, `shown` the key the message names.
+    pub fn file_name_part(&self, at: &[&str], shown: &[&str], name: &str) -> Result<()> {
+        text::file_name_part(name).map_err(|why| Error::input(format!("{}: {why}", self.at_line_of(at, shown))))
+    }
+
     /// The text keys of a profile (`at` is `defaults` or `workloads.NAME`): each one line.
     /// Targets are checked as paths where they are resolved ([`text::plain_text`]).
     pub fn profile_text(&self, at: &[&str], p: &Profile) -> Result<()> {
