@@ -232,7 +232,8 @@ impl Cluster {
         let mut conf = String::from("\n# fathom: a throwaway cluster on loopback only\n");
         conf.push_str("listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\n");
         for (key, value) in OBSERVED.iter().map(|(k, v)| (k.to_string(), v.to_string())).chain(settings.to_vec()) {
-            conf.push_str(&format!("{key} = '{}'\n", value.replace('\'', "''")));
+            // quoted as the server reads it back: `\` escapes in a quoted value
+            conf.push_str(&format!("{key} = '{}'\n", value.replace('\\', "\\\\").replace('\'', "''")));
         }
         // a port taken between choosing and binding it: choose again
         for attempt in 0..3 {

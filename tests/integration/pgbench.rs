@@ -414,3 +414,55 @@ fn agrees_with_its_log(show: &serde_json::Value, run_dir: &std::path::Path, cloc
     // workers are the clients
     assert_eq!(w["workers"], 2);
 }
+
+/// A throwaway cluster's `settings` are written into its postgresql.conf: a value that
+/// would end its line there (PostgreSQL reads `\'` as a quote, so doubling quotes alone
+/// does not hold it) is refused at its key, and a value with a quote and a backslash
+/// reaches the server exactly as written, read back with `SHOW` while it runs.
+#[test]
+fn a_setting_is_one_value_read_back_exactly_never_more_lines() {
+    let s = Scratch::new("pgbench-settings");
+    let shown = s.dir.join("shown.txt");
+    let scenario = |settings: &str| {
+        format!(
+            "name: pg\n\
+             workloads:\n\
+             \x20 w:\n\
+             \x20   driver: pgbench\n\
+             \x20   clients: 1\n\
+             \x20   duration: 3s\n\
+             \x20   settings:\n\
+             \x20     {settings}\n\
+             timeline:\n\
+             \x20 - start: w\n\
+             \x20   async: true\n\
+             \x20 - exec: psql -X -At -d \"$FATHOM_DSN_W\" -c 'SHOW cluster_name' -c 'SHOW fsync' > {}\n\
+             \x20   at: 1s\n\
+             \x20 - wait_for: w\n",
+            shown.display()
+        )
+    };
+    // a value is refused at its key, a name that is no setting's at `settings`
+    let value = "scenario.yaml:8: workloads.w.settings.cluster_name: expected one line of text";
+    let name = "scenario.yaml:7: workloads.w.settings: \"fsync = off\\nx\" is not a PostgreSQL setting name";
+    let cases = [
+        ("cluster_name: \"x\\\\'\\nfsync = off\\n#\"", value),
+        ("cluster_name: \"a\\rb\"", value),
+        ("\"fsync = off\\nx\": 1", name),
+    ];
+    for (hostile, says) in cases {
+        let path = s.scenario(&scenario(hostile));
+        for cmd in ["lint", "run"] {
+            let out = s.run(&[cmd, path.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {hostile}: {}", text(&out));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(says), "{cmd} {hostile}: {err}");
+        }
+    }
+    assert!(!shown.exists() && !s.dir.join("results/fathom.db").exists(), "nothing ran");
+    let path = s.scenario(&scenario("cluster_name: \"it's a\\\\b \\\\' c\""));
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let read = std::fs::read_to_string(&shown).unwrap();
+    assert_eq!(read, "it's a\\b \\' c\non\n", "what the server holds");
+}

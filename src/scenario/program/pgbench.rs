@@ -147,11 +147,17 @@ pub fn settings(keys: &Keys, has_dsn: bool) -> Result<Vec<(String, String)>> {
             Value::Bool(b) => Some(if b { "on" } else { "off" }.to_string()),
             other => other.as_text(),
         };
+        let key_at = [&at[..], std::slice::from_ref(&key)].concat();
         let Some(text) = text else {
-            return Err(keys.fail(&at, &format!("`{key}`: give a value such as 1GB, 0.9 or on")));
+            return Err(keys.fail(&key_at, "give a value such as 1GB, 0.9 or on"));
         };
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-            return Err(keys.fail(&at, &format!("`{key}` is not a PostgreSQL setting name")));
+        if !setting_name(&key) {
+            let msg = format!("{key:?} is not a PostgreSQL setting name (letters, digits, `_` and `.`)");
+            return Err(keys.fail(&at, &msg));
+        }
+        // written into postgresql.conf: a line break would start a setting of its own
+        if text.chars().any(char::is_control) {
+            return Err(keys.fail(&key_at, "expected one line of text, without control characters"));
         }
         pairs.push((key, text));
     }
@@ -160,6 +166,13 @@ pub fn settings(keys: &Keys, has_dsn: bool) -> Result<Vec<(String, String)>> {
         return Err(keys.fail(&at, msg));
     }
     Ok(pairs)
+}
+
+/// Whether `key` is a setting's name as postgresql.conf has it (`shared_buffers`,
+/// `auto_explain.log_min_duration`): anything else could end its line or its key.
+fn setting_name(key: &str) -> bool {
+    key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
 /// Refuses a connection string that holds a secret, in any form libpq reads one, or
