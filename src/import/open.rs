@@ -43,8 +43,11 @@ pub fn load_scenario(
     };
     let sets = applied_sets(sets, target, engine)?;
     let source = Source { origin, text: &text };
-    let scenario =
-        if hosts.is_some() { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
+    let scenario = match Path::new(name).is_file() && !is_builtin {
+        true => Scenario::load_file(&source, Path::new(name), &sets, hosts.is_some())?,
+        false if hosts.is_some() => Scenario::load_on_hosts(&source, &sets)?,
+        false => Scenario::load(&source, &sets)?,
+    };
     Ok((scenario, is_builtin))
 }
 

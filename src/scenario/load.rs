@@ -10,21 +10,30 @@ use super::overrides::{self, Override};
 use super::yaml::{self, Value};
 use super::{prescan, time_scale, vars};
 use crate::error::{Error, Result};
+use std::path::Path;
 
 impl Scenario {
     /// Loads a scenario from text, applying `--set` overrides, and checks every value.
     pub fn load(original: &Source, sets: &[Override]) -> Result<Scenario> {
-        Scenario::load_placing(original, sets, false)
+        Scenario::load_placing(original, None, sets, false)
     }
 
     /// As [`Scenario::load`], for a run given an inventory of hosts (`--hosts`, and the
     /// agents it starts): a workload of fathom's engine without `hosts:` runs on every
     /// host, its `jobs` on each, where one without a target would otherwise be refused.
     pub fn load_on_hosts(original: &Source, sets: &[Override]) -> Result<Scenario> {
-        Scenario::load_placing(original, sets, true)
+        Scenario::load_placing(original, None, sets, true)
     }
 
-    fn load_placing(original: &Source, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
+    /// As [`Scenario::load`] (or [`Scenario::load_on_hosts`], `on_hosts`) for the
+    /// scenario file at `file`: the files it names (a pgbench `script`) are read from its
+    /// directory, which a scenario given another way (a built-in, an agent's copy) has
+    /// not.
+    pub fn load_file(original: &Source, file: &Path, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
+        Scenario::load_placing(original, Some(file), sets, on_hosts)
+    }
+
+    fn load_placing(original: &Source, path: Option<&Path>, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
         let origin = &original.origin;
         let written = prescan::check(origin, original.text)?;
         // a `--set` other than the time scale may make workloads alike
@@ -60,14 +69,14 @@ impl Scenario {
         };
         let scaled = scale.map(|f| time_scale::apply(&mut file, f));
         let groups = file.groups.clone().unwrap_or_default();
-        let checker = Checker { src, lines, touched, groups, on_hosts };
+        let checker = Checker { src, file: path, lines, touched, groups, on_hosts };
         let mut scenario = checker.resolve(file, written)?;
         scenario.vars = vars;
         scenario.resolved = resolved;
         scenario.time_scale = scaled;
         if reshaped {
             // as the file has it, without the run's `--set`s
-            if let Ok(written) = Scenario::load_placing(original, &[], on_hosts) {
+            if let Ok(written) = Scenario::load_placing(original, path, &[], on_hosts) {
                 scenario.flattened = flattened(&scenario, &written);
             }
         }

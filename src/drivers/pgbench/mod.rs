@@ -157,7 +157,7 @@ impl Driver for PgbenchDriver {
         let Some(p) = spec(w) else { return w.runner() };
         let script = match &p.script {
             Script::Builtin(name) => name.clone(),
-            Script::File(path) => path.display().to_string(),
+            Script::File { path, .. } => path.display().to_string(),
             Script::Sql(_) => "custom SQL".into(),
         };
         let rate = p.rate.map(|r| format!(", {r} tps target")).unwrap_or_default();
@@ -200,13 +200,12 @@ pub struct Invocation {
     pub profile_from: Option<u32>,
 }
 
-/// pgbench's options for a `driver: pgbench` workload. An inline SQL script is written
-/// to the run's directory, for pgbench to read.
+/// pgbench's options for a `driver: pgbench` workload. A custom script (inline, or the
+/// text of the file read at load) is written to the run's directory, for pgbench to read.
 fn invocation(l: &LaunchContext, p: &Pgbench) -> Result<Invocation> {
     let args: Vec<OsString> = match &p.script {
         Script::Builtin(name) => vec!["-b".into(), name.into()],
-        Script::File(path) => vec!["-f".into(), path.into()],
-        Script::Sql(sql) => {
+        Script::File { sql, .. } | Script::Sql(sql) => {
             let path = l.run_file("sql")?;
             crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
             vec!["-f".into(), path.into()]

@@ -10,10 +10,14 @@ use crate::scenario::model::Source;
 use crate::scenario::text;
 use crate::scenario::yaml::Lines;
 use indexmap::IndexMap;
+use std::path::Path;
 
 /// Resolves and validates, producing errors located at the key that is wrong.
 pub struct Checker<'a> {
     pub src: &'a Source<'a>,
+    /// The scenario file, when the scenario is one: the files it names are read from its
+    /// directory.
+    pub file: Option<&'a Path>,
     /// Where each key of the source text was written.
     pub lines: Lines,
     /// The file's worker groups, for `group:`.

@@ -115,7 +115,7 @@ impl Checker<'_> {
         };
         let (own, defaults) = (with_target(p), with_target(d));
         let fail = |path: &[String], msg: &str| self.fail(path, msg);
-        prog.check(&Keys { own: &own, defaults: &defaults, name, fail: &fail })
+        prog.check(&Keys { own: &own, defaults: &defaults, name, file: self.file, fail: &fail })
     }
 
     /// How long a program's workload runs and ramps: whole seconds, since programs

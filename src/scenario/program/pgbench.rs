@@ -45,8 +45,10 @@ pub struct Pgbench {
 pub enum Script {
     /// One of pgbench's built-in scripts: `tpcb-like`, `simple-update`, `select-only`.
     Builtin(String),
-    /// A custom script file (pgbench `-f`).
-    File(PathBuf),
+    /// A custom script file as the scenario names it, and its text, read at load from
+    /// the scenario's directory: pgbench runs a copy in the run's directory, never a
+    /// file outside the one the user handed fathom.
+    File { path: PathBuf, sql: String },
     /// A custom script given in the scenario (`sql:`), written to the run's directory.
     Sql(String),
 }
@@ -108,7 +110,10 @@ fn script(keys: &Keys) -> Result<Script> {
         }
         (Some(_), Some(sql)) if keys.own_has("sql") => Script::Sql(sql),
         (Some(s), _) if BUILTIN_SCRIPTS.contains(&s.as_str()) => Script::Builtin(s),
-        (Some(s), _) if s.contains('/') || s.ends_with(".sql") => Script::File(PathBuf::from(s)),
+        (Some(s), _) if s.contains('/') || s.ends_with(".sql") => {
+            let sql = keys.input(&script_at, &s, "pgbench script")?;
+            Script::File { path: PathBuf::from(s), sql }
+        }
         (Some(s), _) => {
             let msg = format!(
                 "`{s}` is neither one of pgbench's scripts ({}) nor a file (a path, or NAME.sql)",

@@ -164,6 +164,8 @@ pub struct Keys<'a> {
     pub defaults: &'a IndexMap<String, Value>,
     /// The workload's name.
     pub name: &'a str,
+    /// The scenario file, if the scenario is one (see [`Keys::input`]).
+    pub file: Option<&'a Path>,
     /// An error at a key's path (`["workloads", "db", "clients"]`), located.
     pub fail: &'a dyn Fn(&[String], &str) -> Error,
 }
@@ -210,6 +212,20 @@ impl Keys<'_> {
             return Err(self.fail(&at, &format!("{n} must be between 1 and {max}")));
         }
         Ok((n, at))
+    }
+
+    /// The text of the file `name` a key names (at `at`), read from the scenario file's
+    /// directory or below it ([`crate::nofollow::beside`]; for a built-in, given the
+    /// name by `--set`, the current directory) through the one bounded reader: fathom
+    /// often runs as root, and what it reads may reach an error, the store and the
+    /// report. `what` names the file in a refusal, which never quotes it.
+    pub fn input(&self, at: &[String], name: &str, what: &str) -> Result<String> {
+        // a file name alone: its directory is the current one
+        let from = self.file.unwrap_or(Path::new("scenario"));
+        let real = crate::nofollow::beside(from, name, "the scenario's directory")
+            .map_err(|e| self.fail(at, &format!("`{name}`: {e}")))?;
+        crate::nofollow::read_input(&real, what, crate::scenario::prescan::MAX_BYTES)
+            .map_err(|e| self.fail(at, &e.to_string()))
     }
 
     /// An error at `path`.
