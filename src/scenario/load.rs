@@ -181,7 +181,7 @@ workloads:
     fn unknown_key_names_file_line_and_key() {
         let text = BASIC.replace("    iodepth: 4", "    iodeph: 4");
         let err = load(&text, &[]).unwrap_err().to_string();
-        assert!(err.starts_with("s.yaml:8: workloads.a: unknown field `iodeph` (did you mean `iodepth`?)"), "{err}");
+        assert!(err.starts_with("s.yaml:8: workloads.a: unknown key `iodeph` (did you mean `iodepth`?)"), "{err}");
         assert!(err.contains("expected one of"), "{err}");
     }
 
@@ -189,9 +189,9 @@ workloads:
     fn a_refused_set_is_blamed_alone() {
         let text = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n");
         let err = load(&text, &["bs=8k", "timeline.0.nope=1", "duration=2s"]).unwrap_err().to_string();
-        assert!(err.starts_with("--set timeline.0.nope=1: timeline[0]: unknown field `nope`"), "{err}");
+        assert!(err.starts_with("--set timeline.0.nope=1: timeline[0]: unknown key `nope`"), "{err}");
         let err = load(&text, &["defaults.io_depth=2", "defaults.bs=8k"]).unwrap_err().to_string();
-        assert!(err.starts_with("--set defaults.io_depth=2: defaults: unknown field `io_depth`"), "{err}");
+        assert!(err.starts_with("--set defaults.io_depth=2: defaults: unknown key `io_depth`"), "{err}");
     }
 
     #[test]
@@ -214,7 +214,12 @@ workloads:
     #[test]
     fn wrong_type_is_located() {
         let err = load(&BASIC.replace("iodepth: 4", "iodepth: deep"), &[]).unwrap_err().to_string();
-        assert!(err.starts_with("s.yaml:8: workloads.a.iodepth: invalid type"), "{err}");
+        assert!(
+            err.starts_with(
+                "s.yaml:8: workloads.a.iodepth: expected a whole number from 0 to 4294967295, not \"deep\""
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -301,7 +306,7 @@ workloads:
     #[test]
     fn duplicate_and_idle_workloads_are_rejected() {
         let err = load(&BASIC.replace("  b:\n", "  a:\n"), &[]).unwrap_err().to_string();
-        assert!(err.starts_with("s.yaml:6: workloads: duplicate entry with key \"a\""), "{err}");
+        assert!(err.starts_with("s.yaml:6: workloads: `a` is given twice"), "{err}");
         let twice = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n  - start: a\n");
         let err = load(&twice, &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:15: timeline.2.start: `a` already started"), "{err}");
@@ -384,7 +389,10 @@ workloads:
             (", target: /tmp, host_targets: [0]", "workloads.a.host_targets: picks among its hosts' inventory targets"),
             (", hosts: all, host_targets: []", "workloads.a.host_targets: lists no position"),
             (", hosts: all, host_targets: [1, 0, 1]", "workloads.a.host_targets: position 1 is listed twice"),
-            (", hosts: all, host_targets: [-1]", "workloads.a.host_targets[0]: invalid value"),
+            (
+                ", hosts: all, host_targets: [-1]",
+                "workloads.a.host_targets[0]: expected a whole number of 0 or more, not `-1`",
+            ),
         ] {
             let err = load(&placed(extra), &[]).unwrap_err().to_string();
             assert!(err.starts_with("s.yaml:3: ") && err.contains(said), "{extra}: {err}");

@@ -174,7 +174,7 @@ fn a_mistake_in_the_scenario_is_located_in_its_rendered_text() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     // line 6 of the rendered text: the loop's first VM group
-    assert!(err.contains("test.yml (rendered):6: vms[0].G0: unknown field `cpus`"), "{err}");
+    assert!(err.contains("test.yml (rendered):6: vms[0].G0: unknown key `cpus`"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
 

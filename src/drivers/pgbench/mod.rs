@@ -23,6 +23,7 @@ use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::Op;
+use crate::metrics::format::counted;
 use crate::scenario::program::pgbench::{Pgbench, Script};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::ObservationRow;
@@ -162,7 +163,8 @@ impl Driver for PgbenchDriver {
         };
         let rate = p.rate.map(|r| format!(", {r} tps target")).unwrap_or_default();
         let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
-        format!("pgbench {script}, scale {}, {} clients x {} threads{rate}, on {server}", p.scale, p.clients, p.threads)
+        let (clients, threads) = (counted(p.clients, "client"), counted(p.threads, "thread"));
+        format!("pgbench {script}, scale {}, {clients} x {threads}{rate}, on {server}", p.scale)
     }
 }
 

@@ -265,8 +265,9 @@ impl Driver for HammerdbDriver {
             Home::PerClient | Home::All => "all warehouses",
         };
         format!(
-            "tpcc by HammerDB's TPROC-C, {} warehouses, {} virtual users, {home}, on a throwaway PostgreSQL",
-            p.warehouses, p.clients
+            "tpcc by HammerDB's TPROC-C, {}, {}, {home}, on a throwaway PostgreSQL",
+            crate::metrics::format::counted(p.warehouses, "warehouse"),
+            crate::metrics::format::counted(p.clients, "virtual user")
         )
     }
 }

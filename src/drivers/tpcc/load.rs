@@ -99,7 +99,11 @@ fn fill(
 ) -> Result<()> {
     postgres::psql(dsn, &[SCHEMA, RANDOM, LOAD].concat(), stop)?;
     postgres::psql(dsn, &TRANSACTIONS.concat(), stop)?;
-    progress(&format!("loading {warehouses} TPC-C warehouses in {sessions} sessions"));
+    progress(&format!(
+        "loading {} in {}",
+        crate::metrics::format::counted(warehouses, "TPC-C warehouse"),
+        crate::metrics::format::counted(sessions as u64, "session")
+    ));
     let mut jobs = vec!["SELECT tpcc_load_items()".to_string()];
     for w in 1..=warehouses {
         jobs.push(format!("SELECT tpcc_load_stock({w})"));

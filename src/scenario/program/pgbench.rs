@@ -6,6 +6,7 @@
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::{Error, Result};
 use crate::metrics::Op;
+use crate::metrics::format::counted;
 use crate::metrics::summary::Throughput;
 use crate::scenario::limits;
 use crate::scenario::units::Size;
@@ -83,7 +84,10 @@ impl Program for PgbenchProgram {
         let (clients, _) = keys.count("clients", 1, 1024)?;
         let (threads, threads_at) = keys.count("threads", 1, 1024)?;
         if threads > clients {
-            return Err(keys.fail(&threads_at, &format!("{threads} threads for {clients} clients: at most one each")));
+            return Err(keys.fail(
+                &threads_at,
+                &format!("{threads} threads for {}: at most one each", counted(clients, "client")),
+            ));
         }
         let (rate, rate_at) = keys.get::<f64>("rate")?;
         if let Some(r) = rate.filter(|r| !(*r > 0.0 && *r <= limits::MAX_RATE)) {

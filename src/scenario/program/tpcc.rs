@@ -337,10 +337,11 @@ impl Tpcc {
             return None;
         }
         let message = format!(
-            "{} clients on {} warehouses with a home each: clients share a warehouse's rows and wait on each \
+            "{} on {} with a home each: clients share a warehouse's rows and wait on each \
              other's locks, so this measures lock contention as much as storage (TPC-C has 10 terminals per \
              warehouse at most; give `warehouses` at least `clients`)",
-            self.clients, self.warehouses
+            crate::metrics::format::counted(self.clients, "client"),
+            crate::metrics::format::counted(self.warehouses, "warehouse")
         );
         Some(Risk { rule: "tpcc-contention", warning: true, message })
     }
