@@ -27,8 +27,8 @@ impl Scenario {
 
     /// As [`Scenario::load`] (or [`Scenario::load_on_hosts`], `on_hosts`) for the
     /// scenario file at `file`: the files it names (a pgbench `script`) are read from its
-    /// directory, which a scenario given another way (a built-in, an agent's copy) has
-    /// not.
+    /// directory. A scenario loaded without one (an agent's copy) reads none: its
+    /// controller read them.
     pub fn load_file(original: &Source, file: &Path, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
         Scenario::load_placing(original, Some(file), sets, on_hosts)
     }

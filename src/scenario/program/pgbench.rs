@@ -48,7 +48,8 @@ pub enum Script {
     Builtin(String),
     /// A custom script file as the scenario names it, and its text, read at load from
     /// the scenario's directory: pgbench runs a copy in the run's directory, never a
-    /// file outside the one the user handed fathom.
+    /// file outside the one the user handed fathom (an agent, which runs no pgbench,
+    /// reads none and keeps it empty).
     File { path: PathBuf, sql: String },
     /// A custom script given in the scenario (`sql:`), written to the run's directory.
     Sql(String),
@@ -115,7 +116,7 @@ fn script(keys: &Keys) -> Result<Script> {
         (Some(_), Some(sql)) if keys.own_has("sql") => Script::Sql(sql),
         (Some(s), _) if BUILTIN_SCRIPTS.contains(&s.as_str()) => Script::Builtin(s),
         (Some(s), _) if s.contains('/') || s.ends_with(".sql") => {
-            let sql = keys.input(&script_at, &s, "pgbench script")?;
+            let sql = keys.input(&script_at, &s, "pgbench script")?.unwrap_or_default();
             Script::File { path: PathBuf::from(s), sql }
         }
         (Some(s), _) => {

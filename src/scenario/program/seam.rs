@@ -215,16 +215,16 @@ impl Keys<'_> {
     }
 
     /// The text of the file `name` a key names (at `at`), read from the scenario file's
-    /// directory or below it ([`crate::nofollow::beside`]; for a built-in, given the
-    /// name by `--set`, the current directory) through the one bounded reader: fathom
-    /// often runs as root, and what it reads may reach an error, the store and the
-    /// report. `what` names the file in a refusal, which never quotes it.
-    pub fn input(&self, at: &[String], name: &str, what: &str) -> Result<String> {
-        // a file name alone: its directory is the current one
-        let from = self.file.unwrap_or(Path::new("scenario"));
+    /// directory or below it ([`crate::nofollow::beside`]) through the one bounded
+    /// reader: fathom often runs as root, and what it reads may reach an error, the store
+    /// and the report. `what` names the file in a refusal, which never quotes it. `None`
+    /// for a scenario loaded without a file (an agent's copy: its controller read it).
+    pub fn input(&self, at: &[String], name: &str, what: &str) -> Result<Option<String>> {
+        let Some(from) = self.file else { return Ok(None) };
         let real = crate::nofollow::beside(from, name, "the scenario's directory")
             .map_err(|e| self.fail(at, &format!("`{name}`: {e}")))?;
         crate::nofollow::read_input(&real, what, crate::scenario::prescan::MAX_BYTES)
+            .map(Some)
             .map_err(|e| self.fail(at, &e.to_string()))
     }
 
