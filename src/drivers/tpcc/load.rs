@@ -59,7 +59,7 @@ pub fn load(
 ) -> Result<Loaded> {
     let started = Instant::now();
     if let Some((at, c_last)) = loaded_at(dsn, stop).filter(|(at, _)| reuse && *at == warehouses) {
-        progress(&format!("reusing the TPC-C database of {at} warehouses"));
+        progress(&format!("reusing the TPC-C database of {}", crate::metrics::format::counted(at, "warehouse")));
         let bytes = postgres::database_size(dsn, stop)?;
         let per = bytes / at as f64;
         return Ok(Loaded { warehouses, seconds: 0.0, bytes_per_warehouse: per, c_last, reused: true });
