@@ -185,8 +185,11 @@ fn map_workloads(
                         bounds.join(", ")
                     ));
                 }
+                // refused at the X-Ray workload's line, not the generated scenario's
+                let named = job_name(name, &m.name);
+                crate::scenario::text::file_name_part(&named).map_err(|why| at(&["workloads", &i, name], why))?;
                 let job = Job {
-                    name: job_name(name, &m.name),
+                    name: named,
                     workload: name.clone(),
                     group: w.vm_group.clone(),
                     devices: m.targets,
