@@ -327,6 +327,15 @@ pub fn confined(root: &Path, from: &Path, name: &str, what: &str) -> Result<Path
     Ok(real)
 }
 
+/// [`confined`] to the directory of the input file `from` (a fio file an X-Ray
+/// scenario names, a pgbench script a scenario names): the directory the user handed
+/// fathom, or below it.
+pub fn beside(from: &Path, name: &str, what: &str) -> Result<PathBuf, String> {
+    let dir = from.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let root = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+    confined(&root, from, name, what)
+}
+
 /// Reads the text of an input file the user names (a scenario, a fio job file or one it
 /// includes, an X-Ray `test.yml`, a hosts inventory, a hooks file, a table to fit),
 /// followed as named. Every input is bounded the same way: a regular file of at most

@@ -154,6 +154,17 @@ impl IoEnd {
 }
 
 impl LaunchContext {
+    /// The run file `NAME.SUFFIX` of this workload in the run's directory (`NAME.fio`,
+    /// `NAME.pgbench-log`): every file a program keeps is named here. The loader refused
+    /// any name that is not part of a file's name; a workload built another way (a
+    /// sweep's step, one an agent was sent) is held to the same rule before it names a
+    /// file, so no name reaches outside the run's directory.
+    pub fn run_file(&self, suffix: &str) -> Result<PathBuf> {
+        let name = &self.workload.name;
+        crate::scenario::text::file_name_part(name).map_err(|why| Error::input(format!("workload {why}")))?;
+        Ok(self.dir.join(format!("{name}.{suffix}")))
+    }
+
     /// The instant the workload ends.
     pub fn end(&self) -> Instant {
         self.clock_start + Duration::from_secs(self.end_t)

@@ -296,8 +296,8 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     let w = &l.workload;
     crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
     let seconds = (w.ramp + w.duration).as_secs();
-    let out_path = l.dir.join(format!("{}.iperf3.out", w.name));
-    let err_path = l.dir.join(format!("{}.iperf3.stderr", w.name));
+    let out_path = l.run_file("iperf3.out")?;
+    let err_path = l.run_file("iperf3.stderr")?;
     let file =
         |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     let mut cmd = Command::new("iperf3");

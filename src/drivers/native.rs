@@ -72,7 +72,7 @@ pub fn describe_io(
     };
     let rw = serde_json::to_value(io.rw).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let rate = io.rate_iops.map(|r| format!(", {r} IOPS target")).unwrap_or_default();
-    let jobs = if planned == 1 { "1 job".to_string() } else { format!("{planned} jobs") };
+    let jobs = crate::metrics::format::counted(planned, "job");
     let queue = io.queue.describe(files.len());
     format!(
         "{rw} {}, depth {} x {jobs}{rate}, {engine}, {}{queue} on {}",

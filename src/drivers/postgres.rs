@@ -233,7 +233,8 @@ impl Cluster {
             quoted(&data.join("fathom_ident.conf"))
         ));
         for (key, value) in OBSERVED.iter().map(|(k, v)| (k.to_string(), v.to_string())).chain(settings.to_vec()) {
-            conf.push_str(&format!("{key} = '{}'\n", value.replace('\'', "''")));
+            // quoted as the server reads it back: `\` escapes in a quoted value
+            conf.push_str(&format!("{key} = '{}'\n", value.replace('\\', "\\\\").replace('\'', "''")));
         }
         let files = [
             ("fathom.conf", conf),

@@ -43,8 +43,13 @@ pub fn load_scenario(
     };
     let sets = applied_sets(sets, target, engine)?;
     let source = Source { origin, text: &text };
-    let scenario =
-        if hosts.is_some() { Scenario::load_on_hosts(&source, &sets)? } else { Scenario::load(&source, &sets)? };
+    // the files a scenario names are read beside it; a built-in's (given by `--set`), in
+    // the current directory
+    let file = match Path::new(name).is_file() && !is_builtin {
+        true => Path::new(name),
+        false => Path::new("scenario"),
+    };
+    let scenario = Scenario::load_file(&source, file, &sets, hosts.is_some())?;
     Ok((scenario, is_builtin))
 }
 

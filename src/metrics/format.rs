@@ -16,6 +16,21 @@ pub fn count(v: f64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
+/// `n` of `noun` as a sentence says it: `1 workload`, `2 workloads`, `3 queries` (the
+/// noun given in the singular).
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        return format!("1 {noun}");
+    }
+    let plural = match noun.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'o', 'u']) => format!("{stem}ies"),
+        _ if noun.ends_with(['s', 'x']) || noun.ends_with("ch") || noun.ends_with("sh") => format!("{noun}es"),
+        _ => format!("{noun}s"),
+    };
+    format!("{n} {plural}")
+}
+
 /// A rate in its unit's precision, without the unit: `48,213` (IOPS, TPS), `9.41`
 /// (Gbit/s).
 pub fn rate(v: f64, unit: Throughput) -> String {
@@ -67,6 +82,15 @@ pub fn seconds(s: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_count_says_its_noun_once_or_many() {
+        assert_eq!(counted(1u32, "workload"), "1 workload");
+        assert_eq!(counted(0u32, "workload"), "0 workloads");
+        assert_eq!(counted(3u32, "query"), "3 queries");
+        assert_eq!(counted(2u32, "day"), "2 days");
+        assert_eq!(counted(2u32, "process"), "2 processes");
+    }
+
     use super::*;
 
     #[test]

@@ -233,7 +233,11 @@ pub fn judge(needs: &[Need], together: &[Vec<usize>], available: Option<&Availab
             msg.push_str(&format!(" on {} threads (psync: one per IO in flight)", need.threads));
         }
     } else {
-        msg.push_str(&format!("{} to measure {} workers", human(need.measuring), need.workers));
+        msg.push_str(&format!(
+            "{} to measure {}",
+            human(need.measuring),
+            crate::metrics::format::counted(need.workers, "worker")
+        ));
     }
     if peak.len() > 1 {
         let each: Vec<String> =

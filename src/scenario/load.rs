@@ -10,21 +10,30 @@ use super::overrides::{self, Override};
 use super::yaml::{self, Value};
 use super::{prescan, time_scale, vars};
 use crate::error::{Error, Result};
+use std::path::Path;
 
 impl Scenario {
     /// Loads a scenario from text, applying `--set` overrides, and checks every value.
     pub fn load(original: &Source, sets: &[Override]) -> Result<Scenario> {
-        Scenario::load_placing(original, sets, false)
+        Scenario::load_placing(original, None, sets, false)
     }
 
     /// As [`Scenario::load`], for a run given an inventory of hosts (`--hosts`, and the
     /// agents it starts): a workload of fathom's engine without `hosts:` runs on every
     /// host, its `jobs` on each, where one without a target would otherwise be refused.
     pub fn load_on_hosts(original: &Source, sets: &[Override]) -> Result<Scenario> {
-        Scenario::load_placing(original, sets, true)
+        Scenario::load_placing(original, None, sets, true)
     }
 
-    fn load_placing(original: &Source, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
+    /// As [`Scenario::load`] (or [`Scenario::load_on_hosts`], `on_hosts`) for the
+    /// scenario file at `file`: the files it names (a pgbench `script`) are read from its
+    /// directory. A scenario loaded without one (an agent's copy) reads none: its
+    /// controller read them.
+    pub fn load_file(original: &Source, file: &Path, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
+        Scenario::load_placing(original, Some(file), sets, on_hosts)
+    }
+
+    fn load_placing(original: &Source, path: Option<&Path>, sets: &[Override], on_hosts: bool) -> Result<Scenario> {
         let origin = &original.origin;
         let written = prescan::check(origin, original.text)?;
         // a `--set` other than the time scale may make workloads alike
@@ -60,14 +69,14 @@ impl Scenario {
         };
         let scaled = scale.map(|f| time_scale::apply(&mut file, f));
         let groups = file.groups.clone().unwrap_or_default();
-        let checker = Checker { src, lines, touched, groups, on_hosts };
+        let checker = Checker { src, file: path, lines, touched, groups, on_hosts };
         let mut scenario = checker.resolve(file, written)?;
         scenario.vars = vars;
         scenario.resolved = resolved;
         scenario.time_scale = scaled;
         if reshaped {
             // as the file has it, without the run's `--set`s
-            if let Ok(written) = Scenario::load_placing(original, &[], on_hosts) {
+            if let Ok(written) = Scenario::load_placing(original, path, &[], on_hosts) {
                 scenario.flattened = flattened(&scenario, &written);
             }
         }
@@ -172,7 +181,7 @@ workloads:
     fn unknown_key_names_file_line_and_key() {
         let text = BASIC.replace("    iodepth: 4", "    iodeph: 4");
         let err = load(&text, &[]).unwrap_err().to_string();
-        assert!(err.starts_with("s.yaml:8: workloads.a: unknown field `iodeph` (did you mean `iodepth`?)"), "{err}");
+        assert!(err.starts_with("s.yaml:8: workloads.a: unknown key `iodeph` (did you mean `iodepth`?)"), "{err}");
         assert!(err.contains("expected one of"), "{err}");
     }
 
@@ -180,9 +189,9 @@ workloads:
     fn a_refused_set_is_blamed_alone() {
         let text = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n");
         let err = load(&text, &["bs=8k", "timeline.0.nope=1", "duration=2s"]).unwrap_err().to_string();
-        assert!(err.starts_with("--set timeline.0.nope=1: timeline[0]: unknown field `nope`"), "{err}");
+        assert!(err.starts_with("--set timeline.0.nope=1: timeline[0]: unknown key `nope`"), "{err}");
         let err = load(&text, &["defaults.io_depth=2", "defaults.bs=8k"]).unwrap_err().to_string();
-        assert!(err.starts_with("--set defaults.io_depth=2: defaults: unknown field `io_depth`"), "{err}");
+        assert!(err.starts_with("--set defaults.io_depth=2: defaults: unknown key `io_depth`"), "{err}");
     }
 
     #[test]
@@ -205,7 +214,12 @@ workloads:
     #[test]
     fn wrong_type_is_located() {
         let err = load(&BASIC.replace("iodepth: 4", "iodepth: deep"), &[]).unwrap_err().to_string();
-        assert!(err.starts_with("s.yaml:8: workloads.a.iodepth: invalid type"), "{err}");
+        assert!(
+            err.starts_with(
+                "s.yaml:8: workloads.a.iodepth: expected a whole number from 0 to 4294967295, not \"deep\""
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -292,7 +306,7 @@ workloads:
     #[test]
     fn duplicate_and_idle_workloads_are_rejected() {
         let err = load(&BASIC.replace("  b:\n", "  a:\n"), &[]).unwrap_err().to_string();
-        assert!(err.starts_with("s.yaml:6: workloads: duplicate entry with key \"a\""), "{err}");
+        assert!(err.starts_with("s.yaml:6: workloads: `a` is given twice"), "{err}");
         let twice = format!("{BASIC}timeline:\n  - start: a\n  - start: b\n  - start: a\n");
         let err = load(&twice, &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:15: timeline.2.start: `a` already started"), "{err}");
@@ -325,7 +339,7 @@ workloads:
         let err = load(&list, &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:9: workloads.a.target: \"\\t\" is not a path"), "{err}");
         let err = load(&BASIC.replace("bs: 1m", "bs: 1m\n    file: \"x\\ny\""), &[]).unwrap_err().to_string();
-        assert!(err.starts_with("s.yaml:12: workloads.b.file: \"x\\ny\" must be a plain file name"), "{err}");
+        assert!(err.starts_with("s.yaml:12: workloads.b.file: \"x\\ny\" cannot name a file"), "{err}");
     }
 
     #[test]
@@ -375,7 +389,10 @@ workloads:
             (", target: /tmp, host_targets: [0]", "workloads.a.host_targets: picks among its hosts' inventory targets"),
             (", hosts: all, host_targets: []", "workloads.a.host_targets: lists no position"),
             (", hosts: all, host_targets: [1, 0, 1]", "workloads.a.host_targets: position 1 is listed twice"),
-            (", hosts: all, host_targets: [-1]", "workloads.a.host_targets[0]: invalid value"),
+            (
+                ", hosts: all, host_targets: [-1]",
+                "workloads.a.host_targets[0]: expected a whole number of 0 or more, not `-1`",
+            ),
         ] {
             let err = load(&placed(extra), &[]).unwrap_err().to_string();
             assert!(err.starts_with("s.yaml:3: ") && err.contains(said), "{extra}: {err}");

@@ -39,6 +39,7 @@ pub mod time_scale;
 pub mod units;
 pub mod vars;
 pub mod yaml;
+mod yaml_words;
 
 pub use model::{
     Arrival, EngineKind, IoProfile, Kind, Queue, RemoteQueries, Rw, Scenario, Source, SteadyStop, Workload,

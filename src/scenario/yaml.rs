@@ -7,8 +7,8 @@
 //! twice in one mapping is refused at that mapping, as a typo there would otherwise
 //! silently win.
 
+use super::yaml_words::{innermost, message, syntax};
 use crate::error::{Error, Result};
-use crate::suggest;
 use indexmap::IndexMap;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -142,9 +142,8 @@ impl Lines {
         let mut lines = Lines::default();
         let mut stack: Vec<Frame> = Vec::new();
         for event in Parser::new_from_str(text) {
-            let (event, span) = event.map_err(|e| {
-                Error::input(format!("{origin}:{}: {}", e.marker().line(), e.info().replace('\n', " ")))
-            })?;
+            let (event, span) =
+                event.map_err(|e| Error::input(format!("{origin}:{}: {}", e.marker().line(), syntax(e.kind()))))?;
             let at = (span.start.line(), span.start.col() + 1);
             match event {
                 Event::Scalar(text, ..) => lines.node(&mut stack, at, Some(text.to_string())),
@@ -169,10 +168,10 @@ impl Lines {
         }
         match &lines.duplicate {
             Some((path, line, key)) if path.is_empty() => {
-                Err(Error::input(format!("{origin}:{line}: duplicate entry with key \"{key}\"")))
+                Err(Error::input(format!("{origin}:{line}: `{key}` is given twice: a key once per mapping")))
             }
             Some((path, line, key)) => {
-                Err(Error::input(format!("{origin}:{line}: {path}: duplicate entry with key \"{key}\"")))
+                Err(Error::input(format!("{origin}:{line}: {path}: `{key}` is given twice: a key once per mapping")))
             }
             None => Ok(lines),
         }
@@ -234,7 +233,7 @@ impl Lines {
         best.map(|(_, line)| line)
     }
 
-    /// A deserializer's error as `FILE:LINE: path: message`, in the words serde uses.
+    /// A deserializer's error as `FILE:LINE: path: message`, in fathom's words.
     fn error(&self, origin: Option<&str>, e: &serde_saphyr::Error) -> Error {
         let at = e.location().filter(|l| l.line() > 0).map(|l| (l.line() as usize, l.column() as usize));
         // an unknown or missing field is the mapping's fault; anything else at a key, its value's
@@ -273,74 +272,6 @@ fn done(stack: &mut [Frame], key: Option<String>) {
     }
 }
 
-/// The error itself, without the source excerpts wrapped around it.
-fn innermost(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
-    while let serde_saphyr::Error::WithSnippet { error, .. } = e {
-        e = error;
-    }
-    e
-}
-
-/// serde's words for a field or variant list: "expected `a`", "expected one of `a`, `b`, `c`".
-fn one_of(names: &[&str], none: &str) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    match &quoted[..] {
-        [] => none.to_string(),
-        [a] => format!("expected {a}"),
-        [a, b] => format!("expected {a} or {b}"),
-        _ => format!("expected one of {}", quoted.join(", ")),
-    }
-}
-
-/// What went wrong, without where (the caller puts the line up front). `scalar` is the
-/// text of the value the error is at, if it is a scalar.
-fn message(e: &serde_saphyr::Error, scalar: Option<&str>) -> String {
-    use serde_saphyr::Error as E;
-    // a scalar where another was expected (`-1` for a u32 is a value out of range), or
-    // where a collection was
-    let written = |expected: &str| match scalar {
-        Some(s) if s.parse::<i128>().is_ok() && !expected.starts_with("a ") => {
-            format!("invalid value: integer `{s}`, expected {expected}")
-        }
-        Some(s) if s.parse::<i128>().is_ok() => format!("invalid type: integer `{s}`, expected {expected}"),
-        Some(s) if s.parse::<f64>().is_ok() => format!("invalid type: floating point `{s}`, expected {expected}"),
-        Some(s) => format!("invalid type: string {s:?}, expected {expected}"),
-        None => format!("invalid value, expected {expected}"),
-    };
-    match innermost(e) {
-        E::Message { msg, .. } => msg.clone(),
-        E::SerdeInvalidType { unexpected, expected, .. } => format!("invalid type: {unexpected}, expected {expected}"),
-        E::SerdeInvalidValue { unexpected, expected, .. } => {
-            format!("invalid value: {unexpected}, expected {expected}")
-        }
-        E::SerdeUnknownField { field, expected, .. } => {
-            let hint = suggest::hint(field, expected.iter().copied());
-            format!("unknown field `{field}`{hint}, {}", one_of(expected, "there are no fields"))
-        }
-        E::SerdeUnknownVariant { variant, expected, .. } => {
-            let hint = suggest::hint(variant, expected.iter().copied());
-            format!("unknown variant `{variant}`{hint}, {}", one_of(expected, "there are no variants"))
-        }
-        E::SerdeMissingField { field, .. } => format!("missing field `{field}`"),
-        E::InvalidScalar { ty, .. } => written(ty),
-        E::InvalidBooleanStrict { .. } => written("a boolean"),
-        E::NullIntoString { .. } => "invalid type: unit value, expected a string".into(),
-        E::Unexpected { expected, .. } if scalar.is_some() => {
-            written(&format!("a {}", expected.trim_end_matches(" start").replace("mapping", "map")))
-        }
-        other => {
-            // the line and column are the caller's to say, up front
-            let text = other.without_snippet().to_string();
-            let text = text.strip_prefix("error: ").unwrap_or(&text);
-            let text = match text.split_once(": ") {
-                Some((mark, rest)) if mark.starts_with("line ") => rest,
-                _ => text,
-            };
-            text.rfind(" at line ").map_or(text, |i| &text[..i]).to_string()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,9 +306,9 @@ expect:
     #[test]
     fn a_key_given_twice_is_refused_at_its_mapping() {
         let err = Lines::read("s.yaml", "name: x\nvars:\n  a: 1\n  a: 2\n").unwrap_err().to_string();
-        assert_eq!(err, "s.yaml:3: vars: duplicate entry with key \"a\"");
+        assert_eq!(err, "s.yaml:3: vars: `a` is given twice: a key once per mapping");
         let err = Lines::read("s.yaml", "name: x\nname: y\n").unwrap_err().to_string();
-        assert_eq!(err, "s.yaml:1: duplicate entry with key \"name\"");
+        assert_eq!(err, "s.yaml:1: `name` is given twice: a key once per mapping");
     }
 
     #[test]
@@ -389,20 +320,25 @@ expect:
     }
 
     #[test]
-    fn errors_name_the_key_they_are_at_in_serdes_words() {
+    fn errors_name_the_key_they_are_at_in_fathoms_words() {
         let err = |text: &str| from_str::<crate::scenario::file::ScenarioFile>("s.yaml", text).unwrap_err().to_string();
         assert_eq!(
             err("name: x\nworkloads:\n  a:\n    rw: read\n    target:\n"),
-            "s.yaml:5: workloads.a.target: invalid type: unit value, expected a path, or a list of paths"
+            "s.yaml:5: workloads.a.target: has no value: expected a path, or a list of paths"
         );
         let e = err("name: x\nworkloads:\n  a: {rw: raed}\n");
-        let raed = "s.yaml:3: workloads.a.rw: unknown variant `raed` (did you mean `read`?), expected one of `read`, ";
+        let raed = "s.yaml:3: workloads.a.rw: unknown choice `raed` (did you mean `read`?): expected one of `read`, ";
         assert!(e.starts_with(raed), "{e}");
-        assert_eq!(err("name: x\nworkloads: 5\n"), "s.yaml:2: workloads: invalid type: integer `5`, expected a map");
+        assert_eq!(err("name: x\nworkloads: 5\n"), "s.yaml:2: workloads: expected a mapping of `key: value`, not `5`");
         assert_eq!(
             err("name: x\nworkloads:\n  a: {iodepth: deep}\n"),
-            "s.yaml:3: workloads.a.iodepth: invalid type: string \"deep\", expected u32"
+            "s.yaml:3: workloads.a.iodepth: expected a whole number from 0 to 4294967295, not \"deep\""
         );
-        assert_eq!(err("workloads: {}\n"), "s.yaml:1: missing field `name`");
+        assert_eq!(err("workloads: {}\n"), "s.yaml:1: missing key `name`");
+        assert_eq!(
+            err("name: x\nworkloads: {}\n---\nname: y\n"),
+            "s.yaml:4: holds more than one YAML document (`---`): fathom reads one"
+        );
+        assert_eq!(err("name: x\ndescription: @x\n"), "s.yaml:2: '@' cannot start an unquoted value: quote the value");
     }
 }

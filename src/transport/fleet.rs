@@ -205,8 +205,7 @@ pub fn targets_by_host(scenario: &Scenario, inventory: &Inventory) -> Result<Vec
         for h in inventory.hosts.iter().filter(|h| p.resolved.contains(&h.name)) {
             let targets = targets_on(w, p, h)?;
             let queue = io.queue.describe(targets.len());
-            let workers =
-                if p.workers_per_host() == 1 { "1 worker".into() } else { format!("{} workers", p.workers_per_host()) };
+            let workers = crate::metrics::format::counted(p.workers_per_host(), "worker");
             lines.push(format!("{} on {}: {}{queue}, {workers}", w.name, h.name, targets.join(", ")));
         }
     }
@@ -252,7 +251,7 @@ impl Fleet {
         }
         for w in &scenario.workloads {
             if let Some(p) = w.placement.as_ref().filter(|p| p.implied) {
-                let each = if p.per_host == 1 { "1 worker".to_string() } else { format!("{} workers", p.per_host) };
+                let each = crate::metrics::format::counted(p.per_host, "worker");
                 progress(&format!(
                     "  {}: no `hosts:` in the scenario: on every host of the inventory ({}), {each} each, on each \
                      host's targets",

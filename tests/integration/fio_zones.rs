@@ -111,11 +111,11 @@ fn an_x_ray_dss_of_strided_zones_runs_on_the_nodes_the_scenario_gives() {
     let out = s.run(&["lint", &dir, "--hosts", &hosts]);
     assert!(out.status.success(), "{}", text(&out));
     let shown = String::from_utf8_lossy(&out.stdout);
-    for (dss, host) in [("DSS 0/scan", "n1"), ("DSS 1/scan", "n2")] {
+    for (dss, host) in [("DSS 0:scan", "n1"), ("DSS 1:scan", "n2")] {
         assert!(shown.contains(&format!("{dss} on {host}:")), "{shown}");
         assert!(!shown.contains(&format!("{dss} on n0:")), "{shown}");
     }
-    assert!(shown.contains("OLTP/data on n0:") && !shown.contains("OLTP/data on n1:"), "{shown}");
+    assert!(shown.contains("OLTP:data on n0:") && !shown.contains("OLTP:data on n1:"), "{shown}");
     // the DSS joins other work: its phase is named for it, not counted as nodes
     assert!(shown.contains("phase: \"with DSS 0\""), "{shown}");
     let converted = s.run(&["convert", &dir, "--hosts", &hosts]);

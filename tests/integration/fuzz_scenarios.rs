@@ -1,8 +1,8 @@
 //! The scenario loader under mutation: the built-in scenarios with lines deleted or
 //! duplicated, characters swapped and hostile values put in, each fed to the real
 //! `fathom lint`. Whatever the text, lint ends with 0, 2 or 3 (never a panic) within a
-//! bound per case. 64 cases keep it to seconds in a debug build; set PROPTEST_CASES to
-//! run more.
+//! bound per case, and an error reads in fathom's words, not its libraries'. 64 cases
+//! keep it to seconds in a debug build; set PROPTEST_CASES to run more.
 
 use crate::common::{Bound, Scratch, within};
 use proptest::prelude::*;
@@ -36,6 +36,49 @@ const HOSTILE: &[&str] = &[
     "- - - -",
     "a: b: c",
 ];
+
+/// Phrases of the YAML and serde libraries (Rust types, their functions, their parser's
+/// terms): an error a user can get reads in fathom's words, none of these.
+pub const LIBRARY_WORDS: &[&str] = &[
+    "from_str",
+    "expected u8",
+    "expected u16",
+    "expected u32",
+    "expected u64",
+    "expected usize",
+    "expected i64",
+    "expected f64",
+    "invalid type",
+    "invalid value",
+    "unknown field",
+    "unknown variant",
+    "missing field",
+    "unit value",
+    "expected a map",
+    "expected a sequence",
+    "expected a string",
+    "expected a boolean",
+    "expected struct",
+    "untagged enum",
+    "while parsing",
+    "while scanning",
+    "in this context",
+    "did not find expected",
+    "configured policy",
+    "scalar",
+    "duplicate entry",
+    "serde",
+    "saphyr",
+];
+
+/// The first of [`LIBRARY_WORDS`] in `text` as a word of its own (`expected a map`, not
+/// fathom's `expected a mapping`).
+pub fn library_words(text: &str) -> Option<&'static str> {
+    let whole = |w: &str| {
+        text.match_indices(w).any(|(i, _)| !text[i + w.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+    };
+    LIBRARY_WORDS.iter().copied().find(|w| whole(w))
+}
 
 /// One change to a scenario's text; positions are taken modulo its length.
 #[derive(Debug, Clone)]
@@ -148,5 +191,6 @@ proptest! {
         let (code, err) = result.unwrap();
         prop_assert!(matches!(code, Some(0 | 2 | 3)), "{name} {mutations:?}: exit {code:?}: {err}");
         prop_assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{name} {mutations:?}: {err}");
+        prop_assert!(code != Some(2) || library_words(&err).is_none(), "{name} {mutations:?}: {err}");
     }
 }

@@ -38,7 +38,7 @@ fn an_unknown_key_offers_the_nearest() {
     let err = refused(&s, &["lint", p.to_str().unwrap()]);
     assert!(
         err.contains(
-            "scenario.yaml:9: workloads.oltp: unknown field `io_depth` (did you mean `iodepth`?), expected one of"
+            "scenario.yaml:9: workloads.oltp: unknown key `io_depth` (did you mean `iodepth`?): expected one of"
         ),
         "{err}"
     );
@@ -101,7 +101,7 @@ fn a_refused_set_is_blamed_alone() {
     let s = Scratch::new("help-blame");
     let p = s.scenario(&format!("{OLTP}timeline:\n  - start: oltp\n"));
     let err = refused(&s, &["lint", p.to_str().unwrap(), "--set", "timeline.0.nope=1", "--set", "bs=8k"]);
-    assert!(err.starts_with("fathom: --set timeline.0.nope=1: timeline[0]: unknown field `nope`"), "{err}");
+    assert!(err.starts_with("fathom: --set timeline.0.nope=1: timeline[0]: unknown key `nope`"), "{err}");
     assert!(!err.contains("bs=8k"), "{err}");
 }
 

@@ -412,3 +412,108 @@ fn agrees_with_its_log(show: &serde_json::Value, run_dir: &std::path::Path, cloc
     // workers are the clients
     assert_eq!(w["workers"], 2);
 }
+
+/// A throwaway cluster's `settings` are written into its postgresql.conf: a value that
+/// would end its line there (PostgreSQL reads `\'` as a quote, so doubling quotes alone
+/// does not hold it) is refused at its key, and a value with a quote and a backslash
+/// reaches the server exactly as written, read back with `SHOW` while it runs.
+#[test]
+fn a_setting_is_one_value_read_back_exactly_never_more_lines() {
+    let s = Scratch::new("pgbench-settings");
+    let shown = s.dir.join("shown.txt");
+    let scenario = |settings: &str| {
+        format!(
+            "name: pg\n\
+             workloads:\n\
+             \x20 w:\n\
+             \x20   driver: pgbench\n\
+             \x20   clients: 1\n\
+             \x20   duration: 3s\n\
+             \x20   settings:\n\
+             \x20     {settings}\n\
+             timeline:\n\
+             \x20 - start: w\n\
+             \x20   async: true\n\
+             \x20 - exec: psql -X -At -d \"$FATHOM_DSN_W\" -c 'SHOW cluster_name' -c 'SHOW fsync' > {}\n\
+             \x20   at: 1s\n\
+             \x20 - wait_for: w\n",
+            shown.display()
+        )
+    };
+    // a value is refused at its key, a name that is no setting's at `settings`
+    let value = "scenario.yaml:8: workloads.w.settings.cluster_name: expected one line of text";
+    let name = "scenario.yaml:7: workloads.w.settings: \"fsync = off\\nx\" is not a PostgreSQL setting name";
+    let cases = [
+        ("cluster_name: \"x\\\\'\\nfsync = off\\n#\"", value),
+        ("cluster_name: \"a\\rb\"", value),
+        ("\"fsync = off\\nx\": 1", name),
+    ];
+    for (hostile, says) in cases {
+        let path = s.scenario(&scenario(hostile));
+        for cmd in ["lint", "run"] {
+            let out = s.run(&[cmd, path.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {hostile}: {}", text(&out));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(says), "{cmd} {hostile}: {err}");
+        }
+    }
+    assert!(!shown.exists() && !s.dir.join("results/fathom.db").exists(), "nothing ran");
+    let path = s.scenario(&scenario("cluster_name: \"it's a\\\\b \\\\' c\""));
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let read = std::fs::read_to_string(&shown).unwrap();
+    assert_eq!(read, "it's a\\b \\' c\non\n", "what the server holds");
+}
+
+/// A pgbench `script` file is read from the scenario file's directory or below it
+/// (symbolic links resolved) through the one bounded reader, and pgbench runs fathom's
+/// copy: a script elsewhere, a link out, a device or a FIFO is refused at its line, and
+/// no error, stored run or report shows a line of a file outside.
+#[test]
+fn a_script_outside_the_scenarios_directory_is_refused_never_echoed() {
+    let s = Scratch::new("pgbench-script");
+    let dir = s.dir.join("study");
+    std::fs::create_dir_all(dir.join("sql")).unwrap();
+    std::fs::write(s.dir.join("secret.sql"), "SECRET-LINE-42\n").unwrap();
+    std::os::unix::fs::symlink(s.dir.join("secret.sql"), dir.join("link.sql")).unwrap();
+    let fifo = std::ffi::CString::new(dir.join("fifo.sql").to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path that outlives the call
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::fs::write(dir.join("sql/mine.sql"), "SELECT 1;\n").unwrap();
+    let path = dir.join("scenario.yaml");
+    let scenario = |script: &str| {
+        let text = format!("name: pg\nworkloads:\n  w:\n    driver: pgbench\n    script: {script}\n    duration: 2s\n");
+        std::fs::write(&path, text).unwrap();
+    };
+    let outside = "is outside";
+    let absolute = s.dir.join("secret.sql").display().to_string();
+    let cases = [
+        ("../secret.sql", outside),
+        (absolute.as_str(), outside),
+        ("link.sql", outside),
+        ("/dev/zero", outside),
+        ("fifo.sql", "is a named pipe (FIFO), not a regular file: expected a pgbench script"),
+    ];
+    for (script, says) in cases {
+        scenario(script);
+        for cmd in ["lint", "run"] {
+            let out = s.run(&[cmd, path.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {script}: {}", text(&out));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("scenario.yaml:5: workloads.w.script: ") && err.contains(says),
+                "{cmd} {script}: {err}"
+            );
+            assert!(!text(&out).contains("SECRET"), "{cmd} {script}: {}", text(&out));
+        }
+    }
+    assert!(!s.dir.join("results/fathom.db").exists(), "nothing ran");
+    // inside the directory it runs, as fathom's copy
+    scenario("sql/mine.sql");
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    assert_eq!(show["workloads"][0]["profile"]["script"]["file"]["path"], "sql/mine.sql", "{show}");
+    let runs = std::fs::read_dir(s.dir.join("results/runs")).unwrap().next().unwrap().unwrap().path();
+    assert_eq!(std::fs::read_to_string(runs.join("w.sql")).unwrap(), "SELECT 1;\n", "pgbench ran fathom's copy");
+}

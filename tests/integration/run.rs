@@ -232,9 +232,9 @@ fn bad_input_is_one_clear_line_and_exit_2() {
     let p = path.to_str().unwrap();
     assert_input_error(&s, &["run", p], &["scenario.yaml:6:", "workloads.w.size", "invalid size"]);
     s.scenario(&good.replace("rw: randread", "rw: randread\n    depth: 4"));
-    assert_input_error(&s, &["run", p], &["scenario.yaml:6:", "unknown field `depth`", "iodepth"]);
+    assert_input_error(&s, &["run", p], &["scenario.yaml:6:", "unknown key `depth`", "iodepth"]);
     s.scenario(&good.replace("rw: randread", "rw: randomread"));
-    assert_input_error(&s, &["run", p], &["scenario.yaml:5:", "workloads.w.rw", "unknown variant `randomread`"]);
+    assert_input_error(&s, &["run", p], &["scenario.yaml:5:", "workloads.w.rw", "unknown choice `randomread`"]);
     s.scenario(&good.replace("duration: 1s", "duration: 1 fortnight"));
     assert_input_error(&s, &["run", p], &["scenario.yaml:7:", "invalid duration"]);
     s.scenario(good);

@@ -79,7 +79,7 @@ fn mistakes(w: &str) -> Vec<(String, &'static str)> {
     vec![
         (
             format!("name: x\nvars:\n  a: 1\n  a: 2\nworkloads:\n  {w}\n"),
-            "scenario.yaml:3: vars: duplicate entry with key \"a\"",
+            "scenario.yaml:3: vars: `a` is given twice: a key once per mapping",
         ),
         (
             "name: x\nworkloads:\n  w: {target: '', rw: read, size: 1m, duration: 1s}\n".to_string(),
@@ -177,7 +177,12 @@ fn a_set_is_blamed_only_for_what_it_changed() {
     let out = s.run(&["lint", path.to_str().unwrap(), "--set", "duration=2s", "--set", "w.iodepth=deep"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--set w.iodepth=deep: workloads.w.iodepth: invalid type"), "{err}");
+    assert!(
+        err.contains(
+            "--set w.iodepth=deep: workloads.w.iodepth: expected a whole number from 0 to 4294967295, not \"deep\""
+        ),
+        "{err}"
+    );
     assert!(!err.contains("duration=2s"), "{err}");
 }
 
@@ -209,4 +214,104 @@ fn lint_places_workloads_on_the_inventory() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("scenario.yaml:7: workloads.w.hosts: `n2` is neither a host (n1)"), "{}", text(&out));
     assert!(!s.dir.join("results/fathom.db").exists(), "no run recorded");
+}
+
+/// A workload's name is the first part of its run's files (`RUNDIR/NAME.fio`,
+/// `NAME.pgbench-log`): one that is a path, `.`, `..`, an option or too long for a file
+/// name is refused at its line by lint and run alike, before anything is written; a fio
+/// job's section, which names its workload, is held to the same rule.
+#[test]
+fn workload_names_that_are_not_part_of_a_file_name_are_refused() {
+    let s = Scratch::new("errors-names");
+    std::fs::write(s.data().join("f"), vec![0u8; 1 << 20]).unwrap();
+    let file = s.data().join("f").display().to_string();
+    let outside = s.dir.join("outside");
+    let long = "x".repeat(300);
+    let cases = [
+        ("../../x", "engine: fio, target: FILE, file: ok, rw: read", "it must not contain `/`"),
+        (&format!("{}/abs", outside.display()), "driver: pgbench", "it must not contain `/`"),
+        ("..", "engine: null, rw: read", "it must not start with `.`"),
+        ("-o", "engine: null, rw: read", "it must not start with `-`"),
+        (&long, "driver: pgbench", "a name of 300 bytes cannot name a file: at most 100"),
+    ];
+    for (name, keys, says) in cases {
+        let keys = keys.replace("FILE", &file);
+        let path = s.scenario(&format!("name: x\nworkloads:\n  {name:?}: {{{keys}, duration: 1s}}\n"));
+        for cmd in ["lint", "run"] {
+            let out = s.run(&[cmd, path.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {name}: {}", text(&out));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("scenario.yaml:3: workloads: ") && err.contains(says), "{cmd} {name}: {err}");
+        }
+    }
+    let job = s.dir.join("job.fio");
+    std::fs::write(&job, format!("[a]\nrw=read\nfilename={file}\n[../../y]\nrw=read\nfilename={file}\n")).unwrap();
+    for engine in ["fathom", "fio"] {
+        let out = s.run(&["run", job.to_str().unwrap(), "--engine", engine]);
+        assert_eq!(out.status.code(), Some(2), "{engine}: {}", text(&out));
+        assert!(text(&out).contains("job.fio:4: [NAME]: \"../../y\" cannot name a file"), "{engine}: {}", text(&out));
+    }
+    assert!(!s.dir.join("results/fathom.db").exists(), "no run recorded");
+    for left in ["results/x.fio", "x.fio", "y.fio", "results/y.fio", "outside"] {
+        assert!(!s.dir.join(left).exists(), "{left} written outside the run's directory");
+    }
+}
+
+/// Malformed YAML of every kind that the YAML and serde libraries describe in their own
+/// terms (Rust types, their functions, their parser's states): each error names the
+/// file and the line and says what was expected in fathom's words, in a scenario and in
+/// a hosts inventory alike.
+#[test]
+fn every_yaml_error_reads_in_fathoms_words_at_its_line() {
+    let s = Scratch::new("errors-words");
+    let w = "w: {engine: null, rw: read, duration: 1s}";
+    let cases: Vec<(String, &str)> = vec![
+        (format!("name: x\nworkloads:\n  {w}\n---\nname: y\n"), "more than one YAML document"),
+        ("name: x\nworkloads:\n  w: {engine: null, rw: read, duration: 1s, iodepth: deep}\n".into(), "whole number"),
+        ("name: x\nworkloads: 5\n".into(), "expected a mapping"),
+        ("name: x\nworkloads:\n  w:\n    rw: read\n    target:\n    duration: 1s\n".into(), "has no value"),
+        ("name: x\nworkloads:\n  w: {engine: null, rw: raed, duration: 1s}\n".into(), "unknown choice `raed`"),
+        ("name: x\nworkloads:\n  w: {engine: null, rw: read, iodeph: 1, duration: 1s}\n".into(), "unknown key"),
+        (format!("description: x\nworkloads:\n  {w}\n"), "missing key `name`"),
+        ("name: x\nworkloads:\n  w: {engine: null, rw: read, duration: [1]}\n".into(), "expected a duration"),
+        (format!("name: [a]\nworkloads:\n  {w}\n"), "expected text"),
+        (format!("name: x\ndescription: @x\nworkloads:\n  {w}\n"), "quote the value"),
+        (format!("name: x: y\nworkloads:\n  {w}\n"), "quote a value that holds"),
+        (format!("name: 'x\nworkloads:\n  {w}\n"), "not closed"),
+        (format!("name: x\nworkloads:\n\t{w}\n"), "spaces"),
+        (format!("name: *x\nworkloads:\n  {w}\n"), "refers to no"),
+        (format!("name: !!binary x\nworkloads:\n  {w}\n"), "tagged value"),
+        ("name: x\nworkloads:\n  w: {engine: null, rw: read, duration: 1s, size: .nan}\n".into(), "size"),
+        (format!("name: x\nexpect: x\nworkloads:\n  {w}\n"), "expected a list"),
+        (format!("name: x\nworkloads:\n  {w}\ntimeline:\n  - start: [w]\n"), "expected text"),
+        (format!("name: x\nworkloads:\n  {w}\n  {w}\n"), "`w` is given twice"),
+        ("name: x\nworkloads:\n  p: {driver: pgbench, duration: 1s, settings: x}\n".into(), "expected a mapping"),
+        ("name: x\nworkloads:\n  w: [1\n".into(), "is not closed"),
+    ];
+    for (body, says) in &cases {
+        let path = s.scenario(body);
+        let out = s.run(&["lint", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{body}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let located =
+            err.split_once("scenario.yaml:").is_some_and(|(_, rest)| rest.starts_with(|c: char| c.is_ascii_digit()));
+        assert!(located && err.contains(says), "{body}: expected `{says}` at a line in {err}");
+        assert_eq!(crate::fuzz_scenarios::library_words(&err), None, "{body}: {err}");
+    }
+    let hosts = s.dir.join("hosts.yaml");
+    for (inventory, says) in [("hosts: 5\n", "expected a mapping"), ("hosts:\n  n1: {transport: local, port: x}\n", "")]
+    {
+        std::fs::write(&hosts, inventory).unwrap();
+        let path = s.scenario(&format!("name: x\nworkloads:\n  {w}\n"));
+        let out = s.run(&["lint", path.to_str().unwrap(), "--hosts", hosts.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{inventory}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("hosts.yaml:") && err.contains(says), "{inventory}: {err}");
+        assert_eq!(crate::fuzz_scenarios::library_words(&err), None, "{inventory}: {err}");
+    }
+    // a `--set` is named instead of a line, in the same words
+    let path = s.scenario(&format!("name: x\nworkloads:\n  {w}\n"));
+    let out = s.run(&["lint", path.to_str().unwrap(), "--set", "w.iodepth=deep", "--set", "direct=yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(crate::fuzz_scenarios::library_words(&text(&out)), None, "{}", text(&out));
 }

@@ -163,7 +163,8 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     // `reuse` keeps the loaded tables as the run left them: no load, more orders
     let again = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}"), "--set", "w1.reuse=true"]);
     assert!(again.status.success(), "{}", text(&again));
-    assert!(String::from_utf8_lossy(&again.stderr).contains("reusing the TPC-C database of 1 warehouses"));
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(said.contains("reusing the TPC-C database of 1 warehouse") && !said.contains("1 warehouses"), "{said}");
     compared_in_its_own_terms(&s);
     assert!(count(&dsn, "SELECT sum(d_next_o_id) - 30010 FROM district") > committed);
     // a warehouse's year-to-date figure changed behind the transactions' back: condition
@@ -182,7 +183,7 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let said = text(&out);
     assert!(
-        said.contains("condition 1 (W_YTD = sum(D_YTD)): 1 warehouses differ") && said.contains("invalid"),
+        said.contains("condition 1 (W_YTD = sum(D_YTD)): 1 warehouse differs") && said.contains("invalid"),
         "{said}"
     );
     assert!(said.contains("System achieved ") && said.contains("INVALID"), "{said}");

@@ -69,11 +69,11 @@ fn a_scenario_runs_placed_on_node_slices_and_converts_to_the_same_run() {
     let out = s.run(&[&["run", &colocation][..], &args].concat());
     assert!(out.status.success(), "{}", text(&out));
     let expected = [
-        ("OLTP/data", "h0"),
-        ("OLTP/log", "h0"),
-        ("OLTP Warmup/data", "h0"),
-        ("OLTP Warmup/log", "h0"),
-        ("DSS 0/scan", "h1"),
+        ("OLTP:data", "h0"),
+        ("OLTP:log", "h0"),
+        ("OLTP Warmup:data", "h0"),
+        ("OLTP Warmup:log", "h0"),
+        ("DSS 0:scan", "h1"),
     ];
     let ran = placed(&s, 1);
     let want: Vec<(String, String)> = expected.iter().map(|(w, h)| (w.to_string(), h.to_string())).collect();
@@ -85,7 +85,7 @@ fn a_scenario_runs_placed_on_node_slices_and_converts_to_the_same_run() {
     assert!(phases.len() >= 3, "{phases:?}");
     // prefill of OLTP's jobs, and the annotated start as a mark
     let events = labels(&s, 1, "SELECT kind || ' ' || label FROM events WHERE run_id = ?1 ORDER BY idx");
-    assert!(events.iter().any(|e| e.starts_with("prefill") && e.contains("OLTP/data")), "{events:?}");
+    assert!(events.iter().any(|e| e.starts_with("prefill") && e.contains("OLTP:data")), "{events:?}");
     assert!(events.iter().any(|e| e == "mark workload.Start DSS 0"), "{events:?}");
 
     // `fathom convert` prints the scenario that runs the same workloads and phases
@@ -174,7 +174,7 @@ fn a_mistake_in_the_scenario_is_located_in_its_rendered_text() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     // line 6 of the rendered text: the loop's first VM group
-    assert!(err.contains("test.yml (rendered):6: vms[0].G0: unknown field `cpus`"), "{err}");
+    assert!(err.contains("test.yml (rendered):6: vms[0].G0: unknown key `cpus`"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
 
@@ -204,7 +204,7 @@ fn a_group_on_a_node_slice_writes_its_vms_data_disks_as_each_hosts_targets() {
     let views = show["results"].as_array().unwrap();
     assert_eq!(
         views[0]["measure"]["workloads"]["names"],
-        serde_json::json!(["Load/first", "Load/third", "Load/sixth"])
+        serde_json::json!(["Load:first", "Load:third", "Load:sixth"])
     );
     assert_eq!(views[1]["name"], "Cluster CPU Usage (host CPU busy %)");
     assert!(views[2]["measure"]["not_measured"].as_str().unwrap().contains("NetReceived"), "{}", views[2]);

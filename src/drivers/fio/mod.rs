@@ -127,12 +127,12 @@ fn plan(l: &LaunchContext) -> Result<Plan> {
 fn run(l: &LaunchContext) -> Result<()> {
     let w = &l.workload;
     let plan = plan(l)?;
-    let job_path = l.dir.join(format!("{}.fio", w.name));
+    let job_path = l.run_file("fio")?;
     let keep = |path: &PathBuf, text: &str| {
         crate::nofollow::write(path, text).map_err(|e| Error::failed(format!("writing {}: {e}", path.display())))
     };
     keep(&job_path, &plan.text)?;
-    let stderr_path = l.dir.join(format!("{}.fio.stderr", w.name));
+    let stderr_path = l.run_file("fio.stderr")?;
     let stderr = crate::nofollow::create_file(&stderr_path)
         .map_err(|e| Error::failed(format!("{}: {e}", stderr_path.display())))?;
     let mut messages = stderr.try_clone().map_err(|e| Error::failed(format!("{}: {e}", stderr_path.display())))?;
@@ -184,7 +184,7 @@ fn run(l: &LaunchContext) -> Result<()> {
     }
     if let Some(last) = &last {
         let text = serde_json::to_string_pretty(last).unwrap_or_default();
-        keep(&l.dir.join(format!("{}.json", w.name)), &text)?;
+        keep(&l.run_file("json")?, &text)?;
     }
     let status = status?;
     let failed_job = last.as_ref().and_then(|v| {

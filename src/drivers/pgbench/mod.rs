@@ -23,6 +23,7 @@ use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::Op;
+use crate::metrics::format::counted;
 use crate::scenario::program::pgbench::{Pgbench, Script};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::ObservationRow;
@@ -157,12 +158,13 @@ impl Driver for PgbenchDriver {
         let Some(p) = spec(w) else { return w.runner() };
         let script = match &p.script {
             Script::Builtin(name) => name.clone(),
-            Script::File(path) => path.display().to_string(),
+            Script::File { path, .. } => path.display().to_string(),
             Script::Sql(_) => "custom SQL".into(),
         };
         let rate = p.rate.map(|r| format!(", {r} tps target")).unwrap_or_default();
         let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
-        format!("pgbench {script}, scale {}, {} clients x {} threads{rate}, on {server}", p.scale, p.clients, p.threads)
+        let (clients, threads) = (counted(p.clients, "client"), counted(p.threads, "thread"));
+        format!("pgbench {script}, scale {}, {clients} x {threads}{rate}, on {server}", p.scale)
     }
 }
 
@@ -200,14 +202,13 @@ pub struct Invocation {
     pub profile_from: Option<u32>,
 }
 
-/// pgbench's options for a `driver: pgbench` workload. An inline SQL script is written
-/// to the run's directory, for pgbench to read.
+/// pgbench's options for a `driver: pgbench` workload. A custom script (inline, or the
+/// text of the file read at load) is written to the run's directory, for pgbench to read.
 fn invocation(l: &LaunchContext, p: &Pgbench) -> Result<Invocation> {
     let args: Vec<OsString> = match &p.script {
         Script::Builtin(name) => vec!["-b".into(), name.into()],
-        Script::File(path) => vec!["-f".into(), path.into()],
-        Script::Sql(sql) => {
-            let path = l.dir.join(format!("{}.sql", l.workload.name));
+        Script::File { sql, .. } | Script::Sql(sql) => {
+            let path = l.run_file("sql")?;
             crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
             vec!["-f".into(), path.into()]
         }
@@ -230,7 +231,7 @@ fn run_workload(l: &LaunchContext, dsn: &str) -> Result<()> {
 pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log::Seconds>> {
     let w = &l.workload;
     crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
-    let logs = l.dir.join(format!("{}.pgbench-log", w.name));
+    let logs = l.run_file("pgbench-log")?;
     crate::nofollow::create_dir(&logs).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
     let (mut cmd, out_path, err_path) = command(l, inv, dsn, &logs)?;
 
@@ -295,8 +296,8 @@ fn command(l: &LaunchContext, inv: &Invocation, dsn: &str, logs: &Path) -> Resul
     }
     cmd.args(&inv.args).envs(inv.env.iter().map(|(k, v)| (k, v)));
     cmd.arg(dsn);
-    let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
-    let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
+    let out_path = l.run_file("pgbench.out")?;
+    let err_path = l.run_file("pgbench.stderr")?;
     let file =
         |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);

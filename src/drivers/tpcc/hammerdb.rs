@@ -271,8 +271,9 @@ impl Driver for HammerdbDriver {
             Home::PerClient | Home::All => "all warehouses",
         };
         format!(
-            "tpcc by HammerDB's TPROC-C, {} warehouses, {} virtual users, {home}, on a throwaway PostgreSQL",
-            p.warehouses, p.clients
+            "tpcc by HammerDB's TPROC-C, {}, {}, {home}, on a throwaway PostgreSQL",
+            crate::metrics::format::counted(p.warehouses, "warehouse"),
+            crate::metrics::format::counted(p.clients, "virtual user")
         )
     }
 }
@@ -413,7 +414,8 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
     let w = &l.workload;
     let Some(p) = spec(w) else { return Err(Error::failed(format!("{}: not a HammerDB workload", w.name))) };
     let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
-    let script = l.dir.join(format!("{}.hammerdb.tcl", w.name));
+    let (script, log, state) =
+        (l.run_file("hammerdb.tcl")?, l.run_file("hammerdb.log")?, l.run_file("hammerdb-state")?);
     crate::nofollow::write(&script, run_script(l, p, b)).map_err(|e| named(Error::failed(format!("{e}"))))?;
     let from = (l.begin_t() + w.ramp.as_secs()) as u32;
     let first = match w.ramp.is_zero() {
@@ -430,8 +432,7 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
             }
         });
         let sampler = scope.spawn(|| sample(l, &b.dsn, from, &done));
-        let log = l.dir.join(format!("{}.hammerdb.log", w.name));
-        let out = hammerdbcli(&b.home, &script, &l.dir.join(format!("{}.hammerdb-state", w.name)), &log, &l.stop);
+        let out = hammerdbcli(&b.home, &script, &state, &log, &l.stop);
         done.store(true, Ordering::Relaxed);
         (reader.join(), sampler.join(), out)
     });
@@ -443,7 +444,6 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
     let before = before.map_err(|_| joined("reading the counters"))?.map_err(named)?;
     let window = window.map_err(|_| joined("sampling the procedures' calls"))?.map_err(named)?;
     let Some((nopm, tpm)) = result_line(&out) else {
-        let log = l.dir.join(format!("{}.hammerdb.log", w.name));
         return Err(named(Error::failed(format!(
             "HammerDB printed no TEST RESULT line (its output: {})",
             log.display()

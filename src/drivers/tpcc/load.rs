@@ -59,7 +59,7 @@ pub fn load(
 ) -> Result<Loaded> {
     let started = Instant::now();
     if let Some((at, c_last)) = loaded_at(dsn, stop).filter(|(at, _)| reuse && *at == warehouses) {
-        progress(&format!("reusing the TPC-C database of {at} warehouses"));
+        progress(&format!("reusing the TPC-C database of {}", crate::metrics::format::counted(at, "warehouse")));
         let bytes = postgres::database_size(dsn, stop)?;
         let per = bytes / at as f64;
         return Ok(Loaded { warehouses, seconds: 0.0, bytes_per_warehouse: per, c_last, reused: true });
@@ -99,7 +99,11 @@ fn fill(
 ) -> Result<()> {
     postgres::psql(dsn, &[SCHEMA, RANDOM, LOAD].concat(), stop)?;
     postgres::psql(dsn, &TRANSACTIONS.concat(), stop)?;
-    progress(&format!("loading {warehouses} TPC-C warehouses in {sessions} sessions"));
+    progress(&format!(
+        "loading {} in {}",
+        crate::metrics::format::counted(warehouses, "TPC-C warehouse"),
+        crate::metrics::format::counted(sessions as u64, "session")
+    ));
     let mut jobs = vec!["SELECT tpcc_load_items()".to_string()];
     for w in 1..=warehouses {
         jobs.push(format!("SELECT tpcc_load_stock({w})"));

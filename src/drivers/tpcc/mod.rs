@@ -22,6 +22,7 @@ use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::Op;
+use crate::metrics::format::counted;
 use crate::metrics::summary::Throughput;
 use crate::scenario::program::tpcc::{Engine, Home, Mix, OPS, Tpcc, WAREHOUSE_BYTES};
 use crate::scenario::units::Size;
@@ -114,7 +115,10 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                 }
                 if !l.reused {
                     let (secs, mb) = (l.seconds, l.bytes_per_warehouse / 1e6);
-                    say(&format!("loaded {} warehouses in {secs:.1} s, {mb:.0} MB per warehouse", p.warehouses));
+                    say(&format!(
+                        "loaded {} in {secs:.1} s, {mb:.0} MB per warehouse",
+                        counted(p.warehouses, "warehouse")
+                    ));
                 }
                 Ok(l)
             },
@@ -150,9 +154,11 @@ fn same_cluster(p: &Tpcc, q: &Tpcc) -> bool {
 /// `warehouses` loaded once and copied for each of `copies` workloads.
 fn room(dir: &Path, warehouses: u32, copies: u64) -> Result<()> {
     let need = warehouses as u64 * WAREHOUSE_BYTES * (1 + copies);
+    let (many, copied) = (counted(warehouses, "warehouse"), counted(copies, "workload"));
     match crate::nofollow::free_space(dir) {
         Some(free) if free < need => Err(Error::failed(format!(
-            "{warehouses} warehouses need about {} in {} (about {} each, loaded once and copied for each of {copies}              workloads), which has {} free: give fewer warehouses or a `target` with more room",
+            "{many} need about {} in {} (about {} each, loaded once and copied for each of {copied}), which has {} \
+             free: give fewer warehouses or a `target` with more room",
             Size(need).human(),
             dir.display(),
             Size(WAREHOUSE_BYTES).human(),
@@ -226,7 +232,8 @@ impl Driver for TpccDriver {
             Home::Random => "random home warehouses",
             Home::All => "all warehouses",
         };
-        format!("tpcc, {} warehouses, {} clients, {mix} mix, {home}{rate}, on {server}", p.warehouses, p.clients)
+        let (warehouses, clients) = (counted(p.warehouses, "warehouse"), counted(p.clients, "client"));
+        format!("tpcc, {warehouses}, {clients}, {mix} mix, {home}{rate}, on {server}")
     }
 }
 
@@ -276,7 +283,7 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
         args.extend(["-D".into(), format!("{name}={value}").into()]);
     }
     for ((op, script), weight) in OPS.iter().zip(SCRIPTS).zip(p.mix.weights()) {
-        let path = l.dir.join(format!("{}.tpcc-{op}.sql", l.workload.name));
+        let path = l.run_file(&format!("tpcc-{op}.sql"))?;
         crate::nofollow::write(&path, format!("{home}{script}"))
             .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
         let mut arg = OsString::from(path);
@@ -381,4 +388,17 @@ fn record(l: &LaunchContext, t: u32, f: &Figures, loaded: &Loaded, violations: &
     let rows =
         rows.map(|(name, value)| ObservationRow { t: t.into(), source: source.clone(), name: name.into(), value });
     l.sink.send(Record::Observations(rows.into()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_without_room_is_refused_in_plain_words() {
+        let err = room(Path::new("/"), 1_000_000, 1).unwrap_err().to_string();
+        assert!(err.starts_with("1000000 warehouses need about "), "{err}");
+        assert!(err.contains("loaded once and copied for each of 1 workload), which has "), "{err}");
+        assert!(!err.contains("  "), "{err}");
+    }
 }

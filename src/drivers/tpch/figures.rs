@@ -86,9 +86,9 @@ impl Figures {
             let set = match self.power_seconds() {
                 Some(s) => format!("query set {}", secs(s)),
                 None => format!(
-                    "{} of {} queries completed",
+                    "{} of {} completed",
                     p.queries.iter().filter(|q| done(&q.1).is_some()).count(),
-                    self.set
+                    crate::metrics::format::counted(self.set as u64, "query")
                 ),
             };
             let mean = match self.geomean() {

@@ -222,11 +222,15 @@ impl Driver for TpchDriver {
         let runs = match (p.streams, p.repeat) {
             (0, false) => "a power run".to_string(),
             (0, true) => "power runs repeated".to_string(),
-            (n, false) => format!("{first}{n} streams"),
-            (n, true) => format!("{first}{n} streams repeated"),
+            (n, false) => format!("{first}{}", crate::metrics::format::counted(n, "stream")),
+            (n, true) => format!("{first}{} repeated", crate::metrics::format::counted(n, "stream")),
         };
         let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
-        format!("tpch, scale {}, {runs} of {} queries, on {server}", p.scale, p.queries.len())
+        format!(
+            "tpch, scale {}, {runs} of {}, on {server}",
+            p.scale,
+            crate::metrics::format::counted(p.queries.len() as u64, "query")
+        )
     }
 }
 

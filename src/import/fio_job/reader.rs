@@ -137,6 +137,11 @@ pub fn read(path: &Path, text: &str) -> Result<Vec<Job>> {
                         first.at
                     )));
                 }
+                // refused rather than renamed: `--set JOB.key`, expectations and fio's own
+                // files (`JOB.0.0`) know the job by the name written
+                crate::scenario::text::file_name_part(name).map_err(|why| {
+                    Error::input(format!("{at}: [NAME]: {why} (fathom names a workload and its files after its job)"))
+                })?;
                 jobs.push(Job { name: name.to_string(), at: at.clone(), options: globals.options.clone() });
             }
             continue;

@@ -27,9 +27,9 @@ pub fn retarget(mapping: &mut Mapping, file: &str, given: &[PathBuf]) -> Result<
     let places = places(mapping);
     if places.len() != given.len() {
         return Err(Error::input(format!(
-            "{file}: {} --target given, but its jobs name {} targets ({}): give one --target for all, or one for each in that order",
+            "{file}: {} --target given, but its jobs name {} ({}): give one --target for all, or one for each in that order",
             given.len(),
-            places.len(),
+            crate::metrics::format::counted(places.len() as u64, "target"),
             places.join(", ")
         )));
     }

@@ -125,9 +125,9 @@ fn retarget(jobs: &[Job], file: &str, given: &[PathBuf]) -> Result<Vec<Vec<PathB
             if places.len() != several.len() {
                 let names: Vec<&str> = places.iter().map(|p| p.as_str()).collect();
                 return Err(Error::input(format!(
-                    "{file}: {} --target given, but its jobs name {} targets ({}): give one --target for all, or one for each in that order",
+                    "{file}: {} --target given, but its jobs name {} ({}): give one --target for all, or one for each in that order",
                     several.len(),
-                    places.len(),
+                    crate::metrics::format::counted(places.len() as u64, "target"),
                     names.join(", ")
                 )));
             }

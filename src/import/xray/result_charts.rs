@@ -190,7 +190,7 @@ mod tests {
             name: n.into(),
             group: "G".into(),
             config: "w.fio".into(),
-            jobs: vec![format!("{n}/a"), format!("{n}/b")],
+            jobs: vec![format!("{n}:a"), format!("{n}:b")],
         };
         let workloads = vec![w("Warm"), w("Run"), w("Read")];
         let mut steps = Steps::default();
@@ -230,7 +230,7 @@ mod tests {
             "vm_group: G\nresult_type: iops\nresult_expected_value: '100'\nresult_value_bands:\n  - {name: 95%, lower: 90, upper: '110.5'}\nstep: 30s\n",
         );
         let v = view("IOPS", &r, &w, &s, &g, &mut notes).unwrap();
-        let jobs = ["Run/a", "Run/b", "Read/a", "Read/b"].map(String::from).to_vec();
+        let jobs = ["Run:a", "Run:b", "Read:a", "Read:b"].map(String::from).to_vec();
         assert_eq!(v.workloads, Some(jobs));
         assert_eq!((v.expected, v.aggregate), (Some(400.0), Some(Aggregate::Sum)));
         let b = &v.bands.unwrap()[0];
@@ -245,7 +245,7 @@ mod tests {
             &mut notes,
         )
         .unwrap();
-        assert_eq!(masked.workloads, Some(vec!["Read/a".to_string(), "Read/b".to_string()]));
+        assert_eq!(masked.workloads, Some(vec!["Read:a".to_string(), "Read:b".to_string()]));
         assert_eq!(masked.aggregate, Some(Aggregate::Mean));
     }
 

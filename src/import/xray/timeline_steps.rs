@@ -420,7 +420,7 @@ mod tests {
             name: "W".into(),
             group: "G".into(),
             config: "w.fio".into(),
-            jobs: vec!["W/a".into(), "W/b".into()],
+            jobs: vec!["W:a".into(), "W:b".into()],
         }]
     }
 
@@ -435,14 +435,14 @@ mod tests {
         assert_eq!(
             s.timeline,
             [
-                r#"{prefill: "W/a", phase: "setup"}"#,
-                r#"{prefill: "W/b", phase: "setup"}"#,
+                r#"{prefill: "W:a", phase: "setup"}"#,
+                r#"{prefill: "W:b", phase: "setup"}"#,
                 r#"{mark: "workload.Start W"}"#,
                 // an annotated start names the phase it opens by what then runs
-                r#"{start: "W/a", async: true, stagger: 2000ms, phase: "1 VM group on 2 nodes"}"#,
-                r#"{start: "W/b", async: true, stagger: 2000ms, phase: "1 VM group on 2 nodes"}"#,
-                r#"{wait_for: "W/a"}"#,
-                r#"{wait_for: "W/b"}"#,
+                r#"{start: "W:a", async: true, stagger: 2000ms, phase: "1 VM group on 2 nodes"}"#,
+                r#"{start: "W:b", async: true, stagger: 2000ms, phase: "1 VM group on 2 nodes"}"#,
+                r#"{wait_for: "W:a"}"#,
+                r#"{wait_for: "W:b"}"#,
                 "{wait: 5s}",
             ]
         );
@@ -456,7 +456,7 @@ mod tests {
             "- workload.Start: {workload_name: W, async: true}\n- workload.Wait: {workload_name: W, timeout_secs: 90}\n",
         );
         let s = map(&[("run", &run)], &workloads(), &mut groups(), 2).unwrap();
-        assert_eq!(s.timeline[2..], [r#"{wait_for: "W/a", timeout: 90s}"#, r#"{wait_for: "W/b", timeout: 90s}"#]);
+        assert_eq!(s.timeline[2..], [r#"{wait_for: "W:a", timeout: 90s}"#, r#"{wait_for: "W:b", timeout: 90s}"#]);
         assert_eq!(s.runtime["W"], None);
     }
 
@@ -539,7 +539,7 @@ mod tests {
                 name: format!("R{i}"),
                 group: format!("Node {i}"),
                 config: "r.fio".into(),
-                jobs: vec![format!("R{i}/d")],
+                jobs: vec![format!("R{i}:d")],
             })
             .collect();
         let text: String = (0..3)
@@ -555,7 +555,7 @@ mod tests {
             name: name.into(),
             group: group.into(),
             config: "r.fio".into(),
-            jobs: vec![format!("{name}/d")],
+            jobs: vec![format!("{name}:d")],
         };
         all.extend([like("R0b", "Node 1"), like("R1b", "Node 2")]);
         let s = map(&[("run", &run)], &all, &mut g, 3).unwrap();

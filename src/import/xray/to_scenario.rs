@@ -1,6 +1,7 @@
 //! From an X-Ray scenario to fathom's: each VM group placed on the inventory, each X-Ray
 //! workload one fathom workload per job of its fio file (read by the fio job-file
-//! reader, [`fio_job`](crate::import::fio_job)), named `WORKLOAD/JOB`, and the steps
+//! reader, [`fio_job`](crate::import::fio_job)), named `WORKLOAD:JOB` (a workload's name is part of its
+//! files' names, so it holds no `/`), and the steps
 //! as the timeline. The result is scenario YAML, loaded by the one scenario loader.
 
 use super::placement::{Placed, place};
@@ -55,8 +56,7 @@ pub struct Job {
 /// The fio file `name` of the X-Ray directory `dir`: its path as named (its errors name
 /// it so) and its text, read only if it is inside `dir`.
 fn fio_file(dir: &Path, name: &str) -> std::result::Result<(std::path::PathBuf, String), String> {
-    let root = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
-    let real = crate::nofollow::confined(&root, &dir.join("test.yml"), name, "the X-Ray scenario's directory")
+    let real = crate::nofollow::beside(&dir.join("test.yml"), name, "the X-Ray scenario's directory")
         .map_err(|e| format!("{name}: {e}"))?;
     let text =
         crate::nofollow::read_input(&real, "fio job file", crate::scenario::MAX_BYTES).map_err(|e| e.to_string())?;
@@ -136,7 +136,7 @@ pub fn map(
 }
 
 /// Maps each X-Ray workload of `file` to one fathom workload per job of its fio file.
-/// Each job is named `WORKLOAD/JOB`, and what fathom leaves out of it goes to `notes`.
+/// Each job is named [`job_name`], and what fathom leaves out of it goes to `notes`.
 /// `at` locates an error at a key of `file`.
 fn map_workloads(
     dir: &Path,
@@ -180,13 +180,16 @@ fn map_workloads(
                 let bounds: Vec<&str> = m.keys.iter().map(|(k, _)| *k).filter(|k| BOUNDS.contains(k)).collect();
                 if !bounds.is_empty() {
                     notes.push(format!(
-                        "{name}/{}: {} left out: a workload on hosts runs for its duration (X-Ray's runtime_secs)",
-                        m.name,
+                        "{}: {} left out: a workload on hosts runs for its duration (X-Ray's runtime_secs)",
+                        job_name(name, &m.name),
                         bounds.join(", ")
                     ));
                 }
+                // refused at the X-Ray workload's line, not the generated scenario's
+                let named = job_name(name, &m.name);
+                crate::scenario::text::file_name_part(&named).map_err(|why| at(&["workloads", &i, name], why))?;
                 let job = Job {
-                    name: format!("{name}/{}", m.name),
+                    name: named,
                     workload: name.clone(),
                     group: w.vm_group.clone(),
                     devices: m.targets,
@@ -204,6 +207,11 @@ fn map_workloads(
         }
     }
     Ok((jobs, workloads))
+}
+
+/// The fathom workload of job `job` of X-Ray's workload `workload`: `OLTP:data`.
+fn job_name(workload: &str, job: &str) -> String {
+    format!("{workload}:{job}")
 }
 
 /// The keys that end a fio job by what it did (`loops`, `io_size`, `number_ios`): a

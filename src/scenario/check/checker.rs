@@ -10,10 +10,14 @@ use crate::scenario::model::Source;
 use crate::scenario::text;
 use crate::scenario::yaml::Lines;
 use indexmap::IndexMap;
+use std::path::Path;
 
 /// Resolves and validates, producing errors located at the key that is wrong.
 pub struct Checker<'a> {
     pub src: &'a Source<'a>,
+    /// The scenario file, when the scenario is one: the files it names are read from its
+    /// directory.
+    pub file: Option<&'a Path>,
     /// Where each key of the source text was written.
     pub lines: Lines,
     /// The file's worker groups, for `group:`.
@@ -73,6 +77,12 @@ impl Checker<'_> {
             return Err(self.err(path, "is more than one line: expected one line"));
         }
         Ok(())
+    }
+
+    /// Refuses a name that becomes part of a file's name ([`text::file_name_part`]):
+    /// `at` is where it was written, `shown` the key the message names.
+    pub fn file_name_part(&self, at: &[&str], shown: &[&str], name: &str) -> Result<()> {
+        text::file_name_part(name).map_err(|why| Error::input(format!("{}: {why}", self.at_line_of(at, shown))))
     }
 
     /// The text keys of a profile (`at` is `defaults` or `workloads.NAME`): each one line.

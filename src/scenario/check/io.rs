@@ -734,11 +734,7 @@ impl Checker<'_> {
     fn file_name(&self, l: &Layers) -> Result<String> {
         let (file, file_at) = pick!(l, file);
         let file = file.unwrap_or_else(|| l.name.to_string());
-        if !plain_text(&file) || file.contains('/') || file.starts_with('.') {
-            return Err(
-                self.fail(&file_at, format!("{file:?} must be a plain file name (no `/`, not hidden); {PLAIN_TEXT}"))
-            );
-        }
+        crate::scenario::text::file_name_part(&file).map_err(|why| self.fail(&file_at, why))?;
         Ok(file)
     }
 }

@@ -42,7 +42,7 @@ impl Checker<'_> {
                     let keys = Profile::io_keys();
                     let known: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
                     let hint = crate::suggest::hint(key, keys.iter().map(String::as_str));
-                    let msg = format!("unknown field `{key}`{hint}, expected one of {}", known.join(", "));
+                    let msg = format!("unknown key `{key}`{hint}: expected one of {}", known.join(", "));
                     return Err(Error::input(format!("{}: {msg}", self.at_line_of(&path, at))));
                 }
             }
@@ -115,7 +115,7 @@ impl Checker<'_> {
         };
         let (own, defaults) = (with_target(p), with_target(d));
         let fail = |path: &[String], msg: &str| self.fail(path, msg);
-        prog.check(&Keys { own: &own, defaults: &defaults, name, fail: &fail })
+        prog.check(&Keys { own: &own, defaults: &defaults, name, file: self.file, fail: &fail })
     }
 
     /// How long a program's workload runs and ramps: whole seconds, since programs

@@ -60,7 +60,8 @@ impl Checker<'_> {
         // a program's keys in `defaults` are for the workloads of that program
         self.known_keys(&["defaults"], &defaults, true)?;
         for (name, profile) in &file.workloads {
-            self.one_line(&["workloads", name], name)?;
+            // its run's files are named after it (`NAME.fio`, `NAME.pgbench-log`)
+            self.file_name_part(&["workloads", name], &["workloads"], name)?;
             self.profile_text(&["workloads", name], profile)?;
         }
         let mut workloads = Vec::new();

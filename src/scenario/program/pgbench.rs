@@ -6,6 +6,7 @@
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::{Error, Result};
 use crate::metrics::Op;
+use crate::metrics::format::counted;
 use crate::metrics::summary::Throughput;
 use crate::scenario::limits;
 use crate::scenario::units::Size;
@@ -45,8 +46,11 @@ pub struct Pgbench {
 pub enum Script {
     /// One of pgbench's built-in scripts: `tpcb-like`, `simple-update`, `select-only`.
     Builtin(String),
-    /// A custom script file (pgbench `-f`).
-    File(PathBuf),
+    /// A custom script file as the scenario names it, and its text, read at load from
+    /// the scenario's directory: pgbench runs a copy in the run's directory, never a
+    /// file outside the one the user handed fathom (an agent, which runs no pgbench,
+    /// reads none and keeps it empty).
+    File { path: PathBuf, sql: String },
     /// A custom script given in the scenario (`sql:`), written to the run's directory.
     Sql(String),
 }
@@ -81,7 +85,10 @@ impl Program for PgbenchProgram {
         let (clients, _) = keys.count("clients", 1, 1024)?;
         let (threads, threads_at) = keys.count("threads", 1, 1024)?;
         if threads > clients {
-            return Err(keys.fail(&threads_at, &format!("{threads} threads for {clients} clients: at most one each")));
+            return Err(keys.fail(
+                &threads_at,
+                &format!("{threads} threads for {}: at most one each", counted(clients, "client")),
+            ));
         }
         let (rate, rate_at) = keys.get::<f64>("rate")?;
         if let Some(r) = rate.filter(|r| !(*r > 0.0 && *r <= limits::MAX_RATE)) {
@@ -108,7 +115,10 @@ fn script(keys: &Keys) -> Result<Script> {
         }
         (Some(_), Some(sql)) if keys.own_has("sql") => Script::Sql(sql),
         (Some(s), _) if BUILTIN_SCRIPTS.contains(&s.as_str()) => Script::Builtin(s),
-        (Some(s), _) if s.contains('/') || s.ends_with(".sql") => Script::File(PathBuf::from(s)),
+        (Some(s), _) if s.contains('/') || s.ends_with(".sql") => {
+            let sql = keys.input(&script_at, &s, "pgbench script")?.unwrap_or_default();
+            Script::File { path: PathBuf::from(s), sql }
+        }
         (Some(s), _) => {
             let msg = format!(
                 "`{s}` is neither one of pgbench's scripts ({}) nor a file (a path, or NAME.sql)",
@@ -151,11 +161,17 @@ pub fn settings(keys: &Keys, has_dsn: bool) -> Result<Vec<(String, String)>> {
             Value::Bool(b) => Some(if b { "on" } else { "off" }.to_string()),
             other => other.as_text(),
         };
+        let key_at = [&at[..], std::slice::from_ref(&key)].concat();
         let Some(text) = text else {
-            return Err(keys.fail(&at, &format!("`{key}`: give a value such as 1GB, 0.9 or on")));
+            return Err(keys.fail(&key_at, "give a value such as 1GB, 0.9 or on"));
         };
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-            return Err(keys.fail(&at, &format!("`{key}` is not a PostgreSQL setting name")));
+        if !setting_name(&key) {
+            let msg = format!("{key:?} is not a PostgreSQL setting name (letters, digits, `_` and `.`)");
+            return Err(keys.fail(&at, &msg));
+        }
+        // written into postgresql.conf: a line break would start a setting of its own
+        if text.chars().any(char::is_control) {
+            return Err(keys.fail(&key_at, "expected one line of text, without control characters"));
         }
         pairs.push((key, text));
     }
@@ -164,6 +180,13 @@ pub fn settings(keys: &Keys, has_dsn: bool) -> Result<Vec<(String, String)>> {
         return Err(keys.fail(&at, msg));
     }
     Ok(pairs)
+}
+
+/// Whether `key` is a setting's name as postgresql.conf has it (`shared_buffers`,
+/// `auto_explain.log_min_duration`): anything else could end its line or its key.
+fn setting_name(key: &str) -> bool {
+    key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
 /// Refuses a connection string that holds a secret, in any form libpq reads one, or

@@ -177,6 +177,8 @@ pub struct Keys<'a> {
     pub defaults: &'a IndexMap<String, Value>,
     /// The workload's name.
     pub name: &'a str,
+    /// The scenario file, if the scenario is one (see [`Keys::input`]).
+    pub file: Option<&'a Path>,
     /// An error at a key's path (`["workloads", "db", "clients"]`), located.
     pub fail: &'a dyn Fn(&[String], &str) -> Error,
 }
@@ -240,6 +242,20 @@ impl Keys<'_> {
             )),
             None => Ok(()),
         }
+    }
+
+    /// The text of the file `name` a key names (at `at`), read from the scenario file's
+    /// directory or below it ([`crate::nofollow::beside`]) through the one bounded
+    /// reader: fathom often runs as root, and what it reads may reach an error, the store
+    /// and the report. `what` names the file in a refusal, which never quotes it. `None`
+    /// for a scenario loaded without a file (an agent's copy: its controller read it).
+    pub fn input(&self, at: &[String], name: &str, what: &str) -> Result<Option<String>> {
+        let Some(from) = self.file else { return Ok(None) };
+        let real = crate::nofollow::beside(from, name, "the scenario's directory")
+            .map_err(|e| self.fail(at, &format!("`{name}`: {e}")))?;
+        crate::nofollow::read_input(&real, what, crate::scenario::prescan::MAX_BYTES)
+            .map(Some)
+            .map_err(|e| self.fail(at, &e.to_string()))
     }
 
     /// An error at `path`.

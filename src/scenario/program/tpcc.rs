@@ -342,10 +342,11 @@ impl Tpcc {
             return None;
         }
         let message = format!(
-            "{} clients on {} warehouses with a home each: clients share a warehouse's rows and wait on each \
+            "{} on {} with a home each: clients share a warehouse's rows and wait on each \
              other's locks, so this measures lock contention as much as storage (TPC-C has 10 terminals per \
              warehouse at most; give `warehouses` at least `clients`)",
-            self.clients, self.warehouses
+            crate::metrics::format::counted(self.clients, "client"),
+            crate::metrics::format::counted(self.warehouses, "warehouse")
         );
         Some(Risk { rule: "tpcc-contention", warning: true, message })
     }
@@ -354,10 +355,11 @@ impl Tpcc {
     fn in_memory(&self, memory_bytes: Option<u64>) -> Option<Risk> {
         let size = self.database_bytes();
         let fits = fits_in(size, shared_buffers(&self.dsn, &self.settings), memory_bytes)?;
+        let fit = if self.warehouses == 1 { "fits" } else { "fit" };
         let message = format!(
-            "{} warehouses (about {}) fit in {fits}: after warm-up reads do not reach storage, so this run measures \
+            "{} (about {}) {fit} in {fits}: after warm-up reads do not reach storage, so this run measures \
              commits and memory more than storage. For storage, raise `warehouses` past RAM (each is about {})",
-            self.warehouses,
+            crate::metrics::format::counted(self.warehouses, "warehouse"),
             Size(size).human(),
             Size(WAREHOUSE_BYTES).human()
         );
