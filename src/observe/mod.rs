@@ -16,6 +16,13 @@ pub mod seam;
 use crate::error::{Error, Result};
 use crate::store::sink::Sink;
 pub use seam::{Observer, RunClock};
+
+/// Whether an observed series is a counter (read as its rise per second), as the
+/// observer that stores it says: PostgreSQL's statistics views hold most; the host's and
+/// devices' figures are stored as rates already.
+pub fn counter(name: &str) -> bool {
+    postgres::counter(name)
+}
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;

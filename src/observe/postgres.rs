@@ -38,6 +38,17 @@ impl Server {
     }
 }
 
+/// The series of the views below that are gauges (a value now); every other is a
+/// counter (a running total since the server's statistics were reset).
+const GAUGES: [&str; 2] = ["pg_stat_database_numbackends", "pg_stat_activity_wait_event_type_count"];
+
+/// Whether the observed series `name` (its labels, `{datname="x"}`, aside) is one of
+/// this observer's counters, which are read as rises per second, never averaged.
+pub fn counter(name: &str) -> bool {
+    let base = name.split('{').next().unwrap_or(name);
+    base.starts_with("pg_stat_") && !GAUGES.contains(&base)
+}
+
 /// How long a second's queries may take before that second is left out.
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 
@@ -59,6 +70,13 @@ impl Observer for Postgres {
         let (server, source) = (&self.server, self.server.source());
         let said = |e: &str| (self.progress)(&format!("observe: {source}: {e}; its pg_stat series stop here"));
         let mut psql = Psql::start(&self.psql, &server.dsn).map_err(|e| said(&e)).ok();
+        if let Some(p) = psql.as_mut()
+            && !p.elsewhere()
+        {
+            // a connection lost in moving (psql ends on a failed `\c` in a script) is made
+            // again where it was
+            psql = Psql::start(&self.psql, &server.dsn).map_err(|e| said(&e)).ok();
+        }
         let version = psql.as_mut().map(|p| p.ask("SHOW server_version_num;"));
         let views = match version {
             Some(Ok(lines)) => views(lines.first().and_then(|v| v.trim().parse().ok()).unwrap_or(0)),
@@ -179,6 +197,21 @@ impl Psql {
                 Err(LATE.into())
             }
             Err(RecvTimeoutError::Disconnected) => Err(self.ended()),
+        }
+    }
+
+    /// Moves the session to the `postgres` database when it may connect there, and says
+    /// whether the session is still alive. Each of the observer's statements is a commit
+    /// of the database it is connected to: in the measured one they would be counted in
+    /// its commits, and so in a TPM read from them. The statistics views are the whole
+    /// server's from any database.
+    fn elsewhere(&mut self) -> bool {
+        let may = "SELECT current_database() <> 'postgres' AND EXISTS (SELECT 1 FROM pg_database \
+                   WHERE datname = 'postgres' AND has_database_privilege(oid, 'CONNECT'));";
+        match self.ask(may).as_deref() {
+            Ok([yes]) if yes.trim() == "t" => self.ask("\\connect postgres").is_ok(),
+            Ok(_) => true,
+            Err(_) => false,
         }
     }
 

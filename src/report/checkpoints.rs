@@ -67,7 +67,7 @@ pub fn analyze(
     workloads: &[WorkloadSummary],
     phases: &[PhaseSummary],
 ) -> Result<Vec<Checkpoints>> {
-    let observed = store.observation_summary(run)?;
+    let observed = store.observation_summary(run, crate::observe::counter)?;
     let events = store.events(run)?;
     let mut out = Vec::new();
     for w in workloads {

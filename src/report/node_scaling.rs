@@ -58,6 +58,7 @@ mod tests {
             mean,
             max: mean,
             seconds: 1,
+            delta: None,
         };
         // one node (no `nodes`: not on hosts), then four summing 4.2 times its NOPM
         let one = [o("tpcc:oltp", "nopm", 1000.0), o("host", "usr_pct", 50.0)];

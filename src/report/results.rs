@@ -252,7 +252,7 @@ fn observed_series(
 ) -> Result<(String, Vec<Point>)> {
     let (sources, name, unit): (Vec<String>, &str, String) = if what == "cpu" {
         let hosts = store
-            .observation_summary(run)?
+            .observation_summary(run, crate::observe::counter)?
             .into_iter()
             .filter(|o| o.name == "idle_pct" && (o.source == "host" || o.source.starts_with("host:")));
         let machines = one_per_machine(hosts.map(|o| o.source).collect(), &store.run(&run.to_string())?.environment);

@@ -73,7 +73,7 @@ impl RunSummary {
         let expectations = store.expectations(run.id)?;
         let names: Vec<String> = workloads.iter().map(|w| w.workload.name.clone()).collect();
         let warnings = store.warnings(run.id)?;
-        let observed = store.observation_summary(run.id)?;
+        let observed = store.observation_summary(run.id, crate::observe::counter)?;
         let headline = quoted(&workloads, &observed);
         let mut answer = Answer::of(super::analysis::question(&run), &expectations, &names);
         if let (Some(a), Some(q)) = (answer.as_mut(), &headline) {

@@ -25,9 +25,16 @@ pub struct ObservationRow {
 pub struct Observed {
     pub source: String,
     pub name: String,
+    /// A gauge's mean over its seconds; a counter's rise per second (its rise from its
+    /// first sample to its last over the seconds between): a running total's mean
+    /// says nothing.
     pub mean: f64,
+    /// A gauge's highest value; a counter's highest rise per second between samples.
     pub max: f64,
     pub seconds: usize,
+    /// A counter's rise over the run; absent for a gauge.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta: Option<f64>,
 }
 
 impl Store {
@@ -47,19 +54,29 @@ impl Store {
         Ok(())
     }
 
-    /// Mean, max and count of each observed figure over the run, by source and name.
-    pub fn observation_summary(&self, run: i64) -> Result<Vec<Observed>> {
+    /// Each observed figure over the run, by source and name: a gauge's mean and max,
+    /// a counter's rise per second and over the run (`counter` says which names are
+    /// counters: the observers know, the store does not).
+    pub fn observation_summary(&self, run: i64, counter: fn(&str) -> bool) -> Result<Vec<Observed>> {
         let mut stmt = self.conn.prepare(
-            "SELECT source, name, avg(value), max(value), count(*) FROM observations WHERE run_id = ?1
-             GROUP BY source, name ORDER BY source, name",
+            "WITH d AS (SELECT source, name, t, value, value - lag(value) OVER w AS rise, t - lag(t) OVER w AS dt
+                        FROM observations WHERE run_id = ?1
+                        WINDOW w AS (PARTITION BY source, name ORDER BY t))
+             SELECT source, name, avg(value), max(value), count(*), max(t) - min(t), sum(rise), max(rise / dt)
+             FROM d GROUP BY source, name ORDER BY source, name",
         )?;
         let rows = stmt.query_map([run], |r| {
-            Ok(Observed {
-                source: r.get(0)?,
-                name: r.get(1)?,
-                mean: r.get(2)?,
-                max: r.get(3)?,
-                seconds: r.get::<_, i64>(4)? as usize,
+            let (source, name): (String, String) = (r.get(0)?, r.get(1)?);
+            let (mean, max, seconds): (f64, f64, i64) = (r.get(2)?, r.get(3)?, r.get(4)?);
+            let (span, rise, fastest): (i64, Option<f64>, Option<f64>) = (r.get(5)?, r.get(6)?, r.get(7)?);
+            let seconds = seconds as usize;
+            Ok(match counter(&name) {
+                true => {
+                    let delta = rise.unwrap_or(0.0);
+                    let per_s = if span > 0 { delta / span as f64 } else { 0.0 };
+                    Observed { source, name, mean: per_s, max: fastest.unwrap_or(0.0), seconds, delta: Some(delta) }
+                }
+                false => Observed { source, name, mean, max, seconds, delta: None },
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -73,5 +90,44 @@ impl Store {
         )?;
         let rows = stmt.query_map(params![run, source, name, bin], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ObservationRow;
+    use crate::store::fixture::{Fixture, Second};
+    use crate::store::sink::Record;
+
+    /// A running total is read as its rise (per second and over the run), never
+    /// averaged; a gauge as its mean and highest value.
+    #[test]
+    fn a_counter_is_its_rise_and_a_gauge_its_mean() {
+        let fx = Fixture::new("observed-kinds");
+        let row = |t: i64, name: &str, value: f64| ObservationRow {
+            t,
+            source: "postgres:w".into(),
+            name: name.into(),
+            value,
+        };
+        let commits = "pg_stat_database_xact_commit{datname=\"x\"}";
+        let rows = vec![
+            row(1, commits, 100_000.0),
+            row(2, commits, 100_010.0),
+            row(3, commits, 100_030.0),
+            row(1, "numbackends", 2.0),
+            row(3, "numbackends", 4.0),
+        ];
+        let run = fx
+            .run("name: o\nworkloads:\n  w: {engine: null, rw: read, duration: 3s}\n")
+            .phase("w", &[("w", 1)], 3, |_| Second::new(10, 1_000))
+            .record(Record::Observations(rows))
+            .finish();
+        let counter = |name: &str| name.starts_with("pg_stat_");
+        let seen = fx.store().observation_summary(run, counter).unwrap();
+        let c = seen.iter().find(|o| o.name == commits).unwrap();
+        assert_eq!((c.mean, c.max, c.delta, c.seconds), (15.0, 20.0, Some(30.0), 3), "{c:?}");
+        let g = seen.iter().find(|o| o.name == "numbackends").unwrap();
+        assert_eq!((g.mean, g.max, g.delta), (3.0, 4.0, None), "{g:?}");
     }
 }

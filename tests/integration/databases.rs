@@ -136,3 +136,38 @@ fn loads_by_a_role_that_may_not_checkpoint_succeed_and_say_it_was_skipped() {
         );
     }
 }
+
+/// The observer's own statements are commits of the database it sits in: it sits in
+/// `postgres`, so the measured database's commits (and a TPM read from them) are the
+/// workload's alone; and its counters read as rises, never as a running total's mean.
+#[test]
+fn the_observer_sits_outside_the_measured_database_and_counters_read_as_rates() {
+    let s = Scratch::new("databases-observer");
+    let path = s.scenario(
+        "name: where\nworkloads:\n  w: {driver: pgbench, scale: 1, clients: 1, duration: 5s}\ntimeline:\n  \
+         - start: w\n    async: true\n  - exec: psql -X -A -t -d \"$FATHOM_DSN_W\" -c \"SELECT 'in:' || datname FROM \
+         pg_stat_activity WHERE application_name = 'fathom-observe'\"\n    at: 3s\n  - wait_for: w\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    let exec = show["events"].as_array().unwrap().iter().find(|e| e["kind"] == "exec").unwrap().clone();
+    assert_eq!(exec["detail"].as_str().map(str::trim), Some("in:postgres"), "{exec}");
+    let observed = show["observed"].as_array().unwrap();
+    let commits = observed
+        .iter()
+        .find(|o| {
+            o["source"] == "postgres:w"
+                && o["name"].as_str().unwrap().starts_with("pg_stat_database_xact_commit{datname=\"pgbench")
+        })
+        .unwrap_or_else(|| panic!("no commits: {observed:?}"));
+    let (rate, delta) = (commits["mean"].as_f64().unwrap(), commits["delta"].as_f64().unwrap());
+    let seconds = commits["seconds"].as_f64().unwrap();
+    // a rise per second over the seconds between its first sample and its last, not
+    // the mean of a running total
+    let span = delta / rate;
+    assert!(delta > 0.0 && span >= seconds - 1.0 - 1e-9 && span < 30.0, "{commits}");
+    let backends =
+        observed.iter().find(|o| o["name"].as_str().unwrap().starts_with("pg_stat_database_numbackends")).unwrap();
+    assert!(backends.get("delta").is_none(), "a gauge: {backends}");
+}
