@@ -15,6 +15,19 @@ pub struct Headline {
     /// The op tables and charts lead with (`new-order`), when one leads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leading_op: Option<String>,
+    /// Whether its ops' rates are figures to read. A TPC-H query runs once per stream:
+    /// it has a time, and neither a rate, nor a rate's variation, nor ops in flight to
+    /// weigh against Little's law.
+    #[serde(default = "rated", skip_serializing_if = "is_rated")]
+    pub rated: bool,
+}
+
+fn rated() -> bool {
+    true
+}
+
+fn is_rated(rated: &bool) -> bool {
+    *rated
 }
 
 /// One figure: how people name it, where the run has it, and which way is better.
@@ -51,7 +64,7 @@ impl Headline {
     /// The rate of the workload's ops in `unit`: what IO, pgbench and iperf3 are read by.
     pub fn rate(unit: Throughput) -> Headline {
         let figure = Figure { label: unit.label().to_string(), from: Source::Rate, better: Better::Higher };
-        Headline { figure, beside: Vec::new(), leading_op: None }
+        Headline { figure, beside: Vec::new(), leading_op: None, rated: true }
     }
 }
 

@@ -45,7 +45,7 @@ const GAUGES: [&str; 2] = ["pg_stat_database_numbackends", "pg_stat_activity_wai
 /// Whether the observed series `name` (its labels, `{datname="x"}`, aside) is one of
 /// this observer's counters, which are read as rises per second, never averaged.
 pub fn counter(name: &str) -> bool {
-    let base = name.split('{').next().unwrap_or(name);
+    let base = name.split("{").next().unwrap_or(name);
     base.starts_with("pg_stat_") && !GAUGES.contains(&base)
 }
 

@@ -313,7 +313,9 @@ fn little(w: &WorkloadSummary, phases: &[PhaseSummary]) -> Option<Little> {
     let n: u64 = ops.iter().map(|o| o.ops).sum();
     // a fio job run as written: its depth and think time are the file's, not known here;
     // ops counted without a latency have no time in flight to compare
-    if n == 0 || w.stored.as_written || !ops.iter().any(|o| o.timed()) {
+    // and ops run once each (a TPC-H stream's queries, cut at the phase's end) have no
+    // steady number in flight
+    if n == 0 || w.stored.as_written || !ops.iter().any(|o| o.timed()) || !w.rated() {
         return None;
     }
     let measured: f64 = ops.iter().map(|o| o.littles_n).sum();

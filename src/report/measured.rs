@@ -27,6 +27,14 @@ pub struct WorkloadSummary {
     pub hosts: Vec<HostSummary>,
 }
 
+impl WorkloadSummary {
+    /// Whether its ops' rates are figures to read, as its program declared (a TPC-H
+    /// query's is not; a run stored before programs declared it: they are).
+    pub fn rated(&self) -> bool {
+        self.stored.headline.as_ref().is_none_or(|h| h.rated)
+    }
+}
+
 /// One host's part of a workload: rates and latency over the measured window, its
 /// percentiles from its own histograms (absent for runs stored before they were kept).
 #[derive(Debug, Serialize)]

@@ -264,6 +264,12 @@ fn tpch() {
     // the database fits in memory here, and lint says the run measures memory
     let lint = show["warnings"].to_string();
     assert!(lint.contains("tpch-in-memory"), "{lint}");
+    // read by its query-set time; its queries run once each, so no rate, stall or
+    // Little's law is read into them
+    assert_eq!(show["headline"]["label"], "query set", "{}", show["headline"]);
+    assert_eq!(show["headline"]["better"], "lower");
+    assert_eq!(show["analysis"]["littles_law"], serde_json::json!([]), "{}", show["analysis"]);
+    assert_eq!(show["analysis"]["checkpoints"], serde_json::json!([]), "{}", show["analysis"]);
 }
 
 #[test]

@@ -96,11 +96,12 @@ pub fn results(s: &RunSummary) -> Table {
         }
         for o in w.ops.iter().filter(|o| !o.is_network()) {
             let l = &o.latency;
+            let rated = |cell: Cell| if w.rated() { cell } else { "-".into() };
             let cells = vec![
                 Cell::from(name.as_str()),
                 o.op.to_string().into(),
                 w.concurrency.to_string().into(),
-                column.cell(o),
+                rated(column.cell(o)),
                 mb_per_s(o),
                 latency(o, l.mean_us),
                 latency(o, l.p50_us),
@@ -108,7 +109,7 @@ pub fn results(s: &RunSummary) -> Table {
                 latency(o, l.p99_us),
                 latency(o, l.p99_9_us),
                 latency(o, l.max_us),
-                match o.timed() {
+                match o.timed() && w.rated() {
                     true => Cell::figure(o.littles_n, format!("{:.2}", o.littles_n)),
                     false => "-".into(),
                 },
@@ -116,7 +117,7 @@ pub fn results(s: &RunSummary) -> Table {
             t.push(Row::new(cells).key("workload", name).key("op", o.op));
         }
     }
-    let transacting = programs(s, |w| w.ops.iter().any(|o| o.unit == Throughput::Tps));
+    let transacting = programs(s, |w| w.rated() && w.ops.iter().any(|o| o.unit == Throughput::Tps));
     if !transacting.is_empty() {
         t.after.push(format!("txn: {transacting} transactions (depth: its clients)"));
     }

@@ -464,6 +464,7 @@ impl Spec for Tpcc {
             figure: Figure::count("tpcc", "nopm", "NOPM"),
             beside: vec![Figure::count("tpcc", "tpm", "TPM")],
             leading_op: Some(OPS[0].into()),
+            rated: true,
         }
     }
 
