@@ -36,8 +36,8 @@ impl Pass {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
     pub passes: Vec<Pass>,
-    /// How many queries a set has.
-    pub set: usize,
+    /// The queries of a set, by number.
+    pub set: Vec<u8>,
     /// The throughput run's time, from its streams' start to the last one's end.
     pub throughput_seconds: Option<f64>,
 }
@@ -53,7 +53,7 @@ impl Figures {
 
     /// The power run's query-set time, if every query completed.
     pub fn power_seconds(&self) -> Option<f64> {
-        self.power().filter(|p| p.complete(self.set)).map(|p| p.seconds)
+        self.power().filter(|p| p.complete(self.set.len())).map(|p| p.seconds)
     }
 
     /// The geometric mean of the power run's completed query times, and how many.
@@ -88,7 +88,7 @@ impl Figures {
                 None => format!(
                     "{} of {} completed",
                     p.queries.iter().filter(|q| done(&q.1).is_some()).count(),
-                    crate::metrics::format::counted(self.set as u64, "query")
+                    crate::metrics::format::counted(self.set.len() as u64, "query")
                 ),
             };
             let mean = match self.geomean() {
@@ -104,9 +104,9 @@ impl Figures {
             out.push(format!("throughput run: {n} streams in {}; query sets: {}", secs(t), sets.join(", ")));
         }
         out.push(["query", "power s", "streams: mean s", "max s", "note"].join("\t"));
-        let mut order: Vec<u8> = self.passes.iter().flat_map(|p| p.queries.iter().map(|q| q.0)).collect();
+        // every query of the set, those no pass reached too (said so, never left out)
+        let mut order = self.set.clone();
         order.sort_unstable();
-        order.dedup();
         for n in order {
             out.push(self.query_line(n, &streams));
         }
@@ -122,7 +122,7 @@ impl Figures {
     /// range; and how far a pass the workload's end cut had come.
     fn stream_sets(&self, s: u32, streams: &[&Pass]) -> String {
         let passes: Vec<&&Pass> = streams.iter().filter(|p| p.stream == s).collect();
-        let done: Vec<f64> = passes.iter().filter(|p| p.complete(self.set)).map(|p| p.seconds).collect();
+        let done: Vec<f64> = passes.iter().filter(|p| p.complete(self.set.len())).map(|p| p.seconds).collect();
         let mut text = match done[..] {
             [] => format!("stream {s} none complete"),
             [one] => format!("stream {s} {}", secs(one)),
@@ -133,8 +133,8 @@ impl Figures {
                 format!("stream {s} {} sets, mean {} ({} to {})", done.len(), secs(mean), secs(lo), secs(hi))
             }
         };
-        if let Some(cut) = passes.iter().find(|p| !p.complete(self.set)) {
-            text.push_str(&format!(" then {} of {} queries", cut.queries.len(), self.set));
+        if let Some(cut) = passes.iter().find(|p| !p.complete(self.set.len())) {
+            text.push_str(&format!(" then {} of {} queries", cut.queries.len(), self.set.len()));
         }
         text
     }
@@ -163,6 +163,9 @@ impl Figures {
         };
         if !cut.is_empty() {
             notes.push(&cut);
+        }
+        if !self.passes.iter().any(|p| p.queries.iter().any(|q| q.0 == n)) {
+            notes.push("not reached: the workload ended first");
         }
         [format!("q{n}"), power.unwrap_or_default(), mean, max, notes.join("; ")].join("\t")
     }
@@ -208,7 +211,7 @@ mod tests {
             pass(Run::Power, 0, &[(6, Outcome::Done(1.0)), (1, Outcome::Done(4.0)), (3, Outcome::TimedOut(60.0))]);
         let stream =
             pass(Run::Throughput, 1, &[(1, Outcome::Done(100.0)), (6, Outcome::Done(3.0)), (3, Outcome::Done(5.0))]);
-        let f = Figures { passes: vec![power, stream], set: 3, throughput_seconds: Some(108.0) };
+        let f = Figures { passes: vec![power, stream], set: vec![1, 3, 6], throughput_seconds: Some(108.0) };
         let (g, n) = f.geomean().unwrap();
         assert!((g - 2.0).abs() < 1e-9 && n == 2, "{g} {n}");
         assert_eq!(f.power_seconds(), None);
@@ -223,5 +226,18 @@ mod tests {
         let f = Figures { passes: vec![f.passes[1].clone(), again, cut], ..f };
         let text = f.describe(&loaded);
         assert!(text.contains("stream 1 2 sets, mean 4.00 s (3.00 s to 5.00 s) then 1 of 3 queries"), "{text}");
+    }
+
+    /// A query no pass reached (the workload ended first) is listed as such, never left
+    /// out of the table.
+    #[test]
+    fn a_query_never_reached_is_listed_as_not_reached() {
+        let power = pass(Run::Power, 0, &[(6, Outcome::Done(1.0)), (1, Outcome::Stopped)]);
+        let f = Figures { passes: vec![power], set: vec![6, 1, 4], throughput_seconds: None };
+        let loaded = Loaded { scale: 0.01, seconds: 2.0, bytes: 3e7, reused: false };
+        let text = f.describe(&loaded);
+        assert!(text.contains("1 of 3 queries completed"), "{text}");
+        assert!(text.lines().any(|l| l == "q1\tcut\t\t\t"), "{text}");
+        assert!(text.lines().any(|l| l == "q4\t\t\t\tnot reached: the workload ended first"), "{text}");
     }
 }

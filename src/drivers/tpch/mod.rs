@@ -275,7 +275,7 @@ fn run(l: &LaunchContext, dsn: &str, loaded: Loaded) -> Result<()> {
         }
     }
     l.io_end.set(l.clock_start.elapsed().as_secs_f64());
-    let f = Figures { passes: all, set: p.queries.len(), throughput_seconds };
+    let f = Figures { passes: all, set: p.queries.clone(), throughput_seconds };
     record(l, &f, &loaded);
     let failures = f.failures();
     match failures.is_empty() {
