@@ -164,13 +164,55 @@ impl LaunchContext {
         self.begin.saturating_duration_since(self.clock_start).as_secs()
     }
 
-    /// The run's directory, created if it is not yet, for a program's files. It is
-    /// `RESULTS/runs/RUN` ([`crate::store::Store::run_dir`]): the results directory is
-    /// the user's, the two below it fathom's, never a symlink someone planted there.
-    pub fn run_dir(&self) -> Result<&Path> {
-        crate::nofollow::create_dir_below(&self.dir, 2)
-            .map_err(|e| Error::failed(format!("{}: {e}", self.dir.display())))?;
-        Ok(&self.dir)
+    /// The run's directory, created if it is not yet, for a program's files.
+    pub fn run_dir(&self) -> Result<RunDir> {
+        RunDir::open(&self.dir)
+    }
+}
+
+/// A run's directory, `RESULTS/runs/RUN` ([`crate::store::Store::run_dir`]), opened once:
+/// the results directory is the user's, the two below it fathom's, never a symlink
+/// someone planted there. Every directory and file fathom makes for a run is made
+/// relative to it, so a link swapped in later redirects nothing; programs are handed
+/// paths below [`RunDir::path`].
+pub struct RunDir(crate::nofollow::Dir);
+
+impl RunDir {
+    /// Creates (or walks) `dir`, refusing a symlink at `runs` or `RUN`, naming it.
+    pub fn open(dir: &Path) -> Result<RunDir> {
+        let opened = crate::nofollow::create_dir_below(dir, 2);
+        opened.map(RunDir).map_err(|e| Error::failed(format!("{}: {e}", dir.display())))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    /// What went wrong with `name` in it, with its path.
+    fn failed(&self, name: &str, e: std::io::Error) -> Error {
+        Error::failed(format!("{}: {e}", self.path().join(name).display()))
+    }
+
+    /// Writes file `name` whole (never through a symlink); its path.
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> Result<PathBuf> {
+        self.0.write(name.as_ref(), bytes).map_err(|e| self.failed(name, e))?;
+        Ok(self.path().join(name))
+    }
+
+    /// Creates file `name`, or empties the one there, for a program's output; its path.
+    pub fn create_file(&self, name: &str) -> Result<(std::fs::File, PathBuf)> {
+        let file = self.0.create_file(name.as_ref()).map_err(|e| self.failed(name, e))?;
+        Ok((file, self.path().join(name)))
+    }
+
+    /// Directory `name` in it, created if it is not there.
+    pub fn dir(&self, name: &str) -> Result<RunDir> {
+        self.0.dir(name.as_ref()).map(RunDir).map_err(|e| self.failed(name, e))
+    }
+
+    /// Directory `name` in it, which must not exist yet (a throwaway cluster's).
+    pub fn new_dir(&self, name: &str) -> Result<crate::nofollow::Dir> {
+        self.0.new_dir(name.as_ref()).map_err(|e| self.failed(name, e))
     }
 }
 

@@ -24,7 +24,6 @@ use crate::store::sink::Record;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -294,12 +293,8 @@ impl Ready for Servers {
 
 fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     let w = &l.workload;
-    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
+    let dir = l.run_dir()?;
     let seconds = (w.ramp + w.duration).as_secs();
-    let out_path = l.dir.join(format!("{}.iperf3.out", w.name));
-    let err_path = l.dir.join(format!("{}.iperf3.stderr", w.name));
-    let file =
-        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     let mut cmd = Command::new("iperf3");
     // each interval's line as it ends (--forceflush), its bitrate in whole Kbit/s
     cmd.args(["-c", &server.0, "-p", &server.1.to_string(), "-i", "1", "--forceflush", "-f", "k"]);
@@ -307,8 +302,9 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     if spec.reverse {
         cmd.arg("-R");
     }
-    let mut copy = file(&out_path)?;
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(file(&err_path)?);
+    let (mut copy, _) = dir.create_file(&format!("{}.iperf3.out", w.name))?;
+    let (err, err_path) = dir.create_file(&format!("{}.iperf3.stderr", w.name))?;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(err);
     sleep_until(l.begin, &l.stop);
     if l.stop.load(Ordering::Relaxed) {
         return Ok(());

@@ -8,7 +8,7 @@
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
 //! cluster's directory.
 
-use super::driver::bad_input;
+use super::driver::{RunDir, bad_input};
 use crate::children::{self, Tracked};
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -186,14 +186,13 @@ pub const INTERRUPTED: &str = "interrupted";
 pub const SUPERUSER: &str = "fathom";
 
 impl Cluster {
-    /// Creates a cluster in `dir` (which must not exist), with `settings` in its
-    /// postgresql.conf, and starts it on a free loopback port. Errors carry
-    /// PostgreSQL's own message (from initdb, or the server's log); `stop` set while
-    /// it waits ends it with [`INTERRUPTED`].
-    pub fn start(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
-        // a new directory: whatever was planted at this (guessable) path is neither
-        // used nor, on failure, removed
-        crate::nofollow::create_new_dir(dir).map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
+    /// Creates a cluster in `made`, a directory just made new (whatever was planted
+    /// at its guessable path is neither used nor, on failure, removed), with
+    /// `settings` in its postgresql.conf, and starts it on a free loopback port. Errors
+    /// carry PostgreSQL's own message (from initdb, or the server's log); `stop` set
+    /// while it waits ends it with [`INTERRUPTED`].
+    pub fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
+        let dir = made.path();
         let started = Self::create(dir, settings, stop);
         if started.is_err() {
             // the server's log stays to read; the cluster's files go
@@ -381,16 +380,21 @@ impl Clusters {
             return Ok(&self.started[i].1);
         }
         let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let place = |n: usize| match target {
-            Some(t) => t.join(format!("fathom-postgres-run{run}-{n}")),
-            None => dir.join(format!("postgres-{n}")),
-        };
         // numbered across the run's drivers (tpcc's clusters beside tpch's), never by what
         // is on disk: a name taken already (a link planted there) is refused, not skipped
         let n = CLUSTERS_STARTED.fetch_add(1, Ordering::Relaxed);
-        let path = place(n);
-        progress(&format!("{name}: starting a throwaway PostgreSQL in {}", path.display()));
-        let cluster = match Cluster::start(&path, settings, stop) {
+        let new = |path: &Path| {
+            crate::nofollow::create_new_dir(path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))
+        };
+        // in the run's directory, made through its descriptor: a symlink at `runs` or
+        // `RUN` stops the run before anything is built
+        let made = match target {
+            Some(t) => new(&t.join(format!("fathom-postgres-run{run}-{n}"))),
+            None => RunDir::open(dir).and_then(|d| d.new_dir(&format!("postgres-{n}"))),
+        }
+        .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
+        progress(&format!("{name}: starting a throwaway PostgreSQL in {}", made.path().display()));
+        let cluster = match Cluster::start(made, settings, stop) {
             // the run's directory is behind a private one (fathom runs as root from
             // /root, say): the system's temporary directory is as good a place, the
             // run's directory being no storage under test; a `target` given stays an
@@ -398,7 +402,7 @@ impl Clusters {
             Err(e) if e.to_string().starts_with(UNREACHABLE) && target.is_none() => {
                 let tmp = std::env::temp_dir().join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
                 progress(&format!("{name}: {e}; using {} instead", tmp.display()));
-                Cluster::start(&tmp, settings, stop)
+                new(&tmp).and_then(|made| Cluster::start(made, settings, stop))
             }
             other => other,
         }

@@ -15,7 +15,7 @@
 
 pub mod log;
 
-use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, finish_program, spawn_program};
+use super::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input, finish_program, spawn_program};
 use super::postgres::{self, Clusters};
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
@@ -207,8 +207,7 @@ fn invocation(l: &LaunchContext, p: &Pgbench) -> Result<Invocation> {
         Script::Builtin(name) => vec!["-b".into(), name.into()],
         Script::File(path) => vec!["-f".into(), path.into()],
         Script::Sql(sql) => {
-            let path = l.dir.join(format!("{}.sql", l.workload.name));
-            crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+            let path = l.run_dir()?.write(&format!("{}.sql", l.workload.name), sql)?;
             vec!["-f".into(), path.into()]
         }
     };
@@ -220,7 +219,6 @@ fn run_workload(l: &LaunchContext, dsn: &str) -> Result<()> {
     let Some(p) = spec(&l.workload) else {
         return Err(Error::failed(format!("{}: not a pgbench workload", l.workload.name)));
     };
-    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
     run(l, &invocation(l, p)?, dsn).map(|_| ())
 }
 
@@ -229,10 +227,10 @@ fn run_workload(l: &LaunchContext, dsn: &str) -> Result<()> {
 /// workload was stopped before pgbench started.
 pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log::Seconds>> {
     let w = &l.workload;
-    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
-    let logs = l.dir.join(format!("{}.pgbench-log", w.name));
-    crate::nofollow::create_dir(&logs).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
-    let (mut cmd, out_path, err_path) = command(l, inv, dsn, &logs)?;
+    let dir = l.run_dir()?;
+    let logs = dir.dir(&format!("{}.pgbench-log", w.name))?;
+    let logs = logs.path();
+    let (mut cmd, out_path, err_path) = command(l, &dir, inv, dsn, logs)?;
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
     if l.stop.load(Ordering::Relaxed) {
@@ -255,7 +253,7 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
     // the log is read as it is written; whatever pgbench managed to log is kept, even
     // when it failed
     let (waited, took, read) = std::thread::scope(|scope| {
-        let reader = scope.spawn(|| follow(l, &logs, &mut seconds, &ended));
+        let reader = scope.spawn(|| follow(l, logs, &mut seconds, &ended));
         let waited = child.wait_stopping(Some(libc::SIGALRM), Some(deadline), &stopped);
         let took = started.elapsed();
         ended.store(true, Ordering::Relaxed);
@@ -284,7 +282,13 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
 
 /// The pgbench command line for a workload, with its output going to files in the
 /// run's directory: the command, and the paths of its stdout and stderr.
-fn command(l: &LaunchContext, inv: &Invocation, dsn: &str, logs: &Path) -> Result<(Command, PathBuf, PathBuf)> {
+fn command(
+    l: &LaunchContext,
+    dir: &RunDir,
+    inv: &Invocation,
+    dsn: &str,
+    logs: &Path,
+) -> Result<(Command, PathBuf, PathBuf)> {
     let w = &l.workload;
     let mut cmd = Command::new(postgres::client("pgbench")?);
     let seconds = (w.ramp + w.duration).as_secs();
@@ -295,11 +299,9 @@ fn command(l: &LaunchContext, inv: &Invocation, dsn: &str, logs: &Path) -> Resul
     }
     cmd.args(&inv.args).envs(inv.env.iter().map(|(k, v)| (k, v)));
     cmd.arg(dsn);
-    let out_path = l.dir.join(format!("{}.pgbench.out", w.name));
-    let err_path = l.dir.join(format!("{}.pgbench.stderr", w.name));
-    let file =
-        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
-    cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);
+    let (out, out_path) = dir.create_file(&format!("{}.pgbench.out", w.name))?;
+    let (err, err_path) = dir.create_file(&format!("{}.pgbench.stderr", w.name))?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     Ok((cmd, out_path, err_path))
 }
 

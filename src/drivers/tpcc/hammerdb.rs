@@ -13,7 +13,7 @@
 
 use super::figures::{self, Profile, Reading};
 use crate::clock::sleep_until;
-use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
+use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input, spawn_program};
 use crate::drivers::postgres::{self, Cluster, Clusters};
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
@@ -129,9 +129,17 @@ fn connection(port: u16, database: &str) -> String {
 }
 
 /// Runs `script` with HammerDB's CLI in `home`, its state (HammerDB keeps its settings
-/// and jobs in SQLite files under TMP) in `state`; what it printed, also kept in `log`.
-fn hammerdbcli(home: &Path, script: &Path, state: &Path, log: &Path, stop: &AtomicBool) -> Result<Option<String>> {
-    crate::nofollow::create_dir_below(state, 1).map_err(|e| Error::failed(format!("{}: {e}", state.display())))?;
+/// and jobs in SQLite files under TMP) in directory `state` of the run's directory;
+/// what it printed, also kept in its file `log`.
+fn hammerdbcli(
+    home: &Path,
+    script: &Path,
+    run: &RunDir,
+    (state, log): (&str, &str),
+    stop: &AtomicBool,
+) -> Result<Option<String>> {
+    let state = run.dir(state)?;
+    let state = state.path();
     // it runs in its own directory: the paths it is given are absolute
     let absolute = |p: &Path| std::path::absolute(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     let (script, state) = (absolute(script)?, absolute(state)?);
@@ -143,7 +151,7 @@ fn hammerdbcli(home: &Path, script: &Path, state: &Path, log: &Path, stop: &Atom
     let Some(out) = out else { return Ok(None) };
     let mut text = String::from_utf8_lossy(&out.stdout).to_string();
     text.push_str(&String::from_utf8_lossy(&out.stderr));
-    crate::nofollow::write(log, &text).map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
+    let log = run.write(log, &text)?;
     if !out.status.success() {
         return Err(Error::failed(format!("hammerdbcli exited with {} (its output: {})", out.status, log.display())));
     }
@@ -161,16 +169,18 @@ fn build(
     stop: &AtomicBool,
 ) -> Result<(f64, f64)> {
     let vus = p.warehouses.min(crate::drivers::postgres::sessions());
-    let script = dir.join(format!("hammerdb-build-{}-{template}.tcl", cluster.port));
+    let run = RunDir::open(dir)?;
+    let name = format!("hammerdb-build-{}-{template}", cluster.port);
     let text = format!(
         "{}diset tpcc pg_count_ware {}\ndiset tpcc pg_num_vu {vus}\nbuildschema\n",
         connection(cluster.port, template),
         p.warehouses
     );
-    crate::nofollow::write(&script, text).map_err(|e| Error::failed(format!("{}: {e}", script.display())))?;
-    let log = script.with_extension("log");
+    let script = run.write(&format!("{name}.tcl"), text)?;
+    let log = run.path().join(format!("{name}.log"));
     let started = Instant::now();
-    let out = hammerdbcli(home, &script, &dir.join("hammerdb-state"), &log, stop)?.ok_or(Error::Interrupted)?;
+    let out = hammerdbcli(home, &script, &run, ("hammerdb-state", &format!("{name}.log")), stop)?
+        .ok_or(Error::Interrupted)?;
     if !out.contains("TPCC SCHEMA COMPLETE") {
         return Err(Error::failed(format!("HammerDB's buildschema did not complete (its output: {})", log.display())));
     }
@@ -407,8 +417,8 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
     let w = &l.workload;
     let Some(p) = spec(w) else { return Err(Error::failed(format!("{}: not a HammerDB workload", w.name))) };
     let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
-    let script = l.dir.join(format!("{}.hammerdb.tcl", w.name));
-    crate::nofollow::write(&script, run_script(l, p, b)).map_err(|e| named(Error::failed(format!("{e}"))))?;
+    let run = l.run_dir()?;
+    let script = run.write(&format!("{}.hammerdb.tcl", w.name), run_script(l, p, b))?;
     let from = (l.begin_t() + w.ramp.as_secs()) as u32;
     let first = match w.ramp.is_zero() {
         true => Some(figures::read(&b.dsn, &l.stop).map_err(named)?),
@@ -424,8 +434,8 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
             }
         });
         let sampler = scope.spawn(|| sample(l, &b.dsn, from, &done));
-        let log = l.dir.join(format!("{}.hammerdb.log", w.name));
-        let out = hammerdbcli(&b.home, &script, &l.dir.join(format!("{}.hammerdb-state", w.name)), &log, &l.stop);
+        let (state, log) = (format!("{}.hammerdb-state", w.name), format!("{}.hammerdb.log", w.name));
+        let out = hammerdbcli(&b.home, &script, &run, (&state, &log), &l.stop);
         done.store(true, Ordering::Relaxed);
         (reader.join(), sampler.join(), out)
     });

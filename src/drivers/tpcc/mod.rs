@@ -275,10 +275,9 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
     ] {
         args.extend(["-D".into(), format!("{name}={value}").into()]);
     }
+    let dir = l.run_dir()?;
     for ((op, script), weight) in OPS.iter().zip(SCRIPTS).zip(p.mix.weights()) {
-        let path = l.dir.join(format!("{}.tpcc-{op}.sql", l.workload.name));
-        crate::nofollow::write(&path, format!("{home}{script}"))
-            .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+        let path = dir.write(&format!("{}.tpcc-{op}.sql", l.workload.name), format!("{home}{script}"))?;
         let mut arg = OsString::from(path);
         arg.push(format!("@{weight}"));
         args.extend(["-f".into(), arg]);
