@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
 /// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
@@ -444,19 +445,78 @@ impl Clusters {
     }
 }
 
+/// How long libpq may take to open a session (`connect_timeout`, given as
+/// PGCONNECT_TIMEOUT unless the environment or the dsn says): a server that accepts the
+/// connection and never answers would otherwise hold fathom forever.
+pub const CONNECT_TIMEOUT_S: u64 = 10;
+
+/// How long a question fathom asks a server for itself ([`ask`]) may take, its session
+/// opened included.
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+
+/// How long a question goes unanswered before fathom says what it waits for.
+const SAY_WAITING: Duration = Duration::from_secs(2);
+
+/// `cmd`, a program that connects with libpq (psql, pgbench, HammerDB), with its
+/// sessions' opening bounded by [`CONNECT_TIMEOUT_S`].
+pub fn connect_bounded(cmd: &mut Command) -> &mut Command {
+    if std::env::var_os("PGCONNECT_TIMEOUT").is_none() {
+        cmd.env("PGCONNECT_TIMEOUT", CONNECT_TIMEOUT_S.to_string());
+    }
+    cmd
+}
+
 /// Runs `sql` with psql against `dsn`; its output (unaligned, tuples only), or
-/// PostgreSQL's own error message. Killed when `stop` is set (a server that accepts the
-/// connection and never answers would hold it forever).
+/// PostgreSQL's own error message. Killed when `stop` is set; its session's opening is
+/// bounded, the statement (a load's, which takes what it takes) is not.
 pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String> {
+    run_psql(dsn, sql, None, stop)
+}
+
+/// [`psql`] for a question fathom asks a server for itself (a check, a size, a record
+/// of a load), `what` naming it: bounded by [`ANSWER_WITHIN`] whatever the server
+/// does, and said on the terminal once it has waited a couple of seconds.
+pub fn ask(dsn: &str, sql: &str, what: &str, stop: &AtomicBool) -> Result<String> {
+    run_psql(dsn, sql, Some(what), stop)
+}
+
+fn run_psql(dsn: &str, sql: &str, what: Option<&str>, stop: &AtomicBool) -> Result<String> {
     let mut cmd = Command::new(client("psql")?);
     cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]).stdin(Stdio::null());
-    let out = children::output(&mut cmd, "psql", stop)
-        .map_err(|e| Error::failed(format!("starting psql: {e}")))?
-        .ok_or(Error::failed(INTERRUPTED))?;
-    if !out.status.success() {
-        return Err(Error::failed(last_lines(&out, 5)));
+    let server = crate::secrets::dsn_server(dsn);
+    let deadline = what.map(|_| Instant::now() + ANSWER_WITHIN);
+    let out = std::thread::scope(|scope| {
+        let (answered, waiting) = std::sync::mpsc::channel::<()>();
+        if let Some(what) = what {
+            let server = &server;
+            scope.spawn(move || {
+                if waiting.recv_timeout(SAY_WAITING) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                    crate::terminal::say(&format!("waiting for the server at {server} to answer ({what})"));
+                }
+            });
+        }
+        let out = children::output_until(connect_bounded(&mut cmd), "psql", stop, deadline);
+        drop(answered);
+        out
+    })
+    .map_err(|e| Error::failed(format!("starting psql: {e}")))?
+    .ok_or(Error::failed(INTERRUPTED))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let about = what.map(|w| format!(" ({w})")).unwrap_or_default();
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        let within = ANSWER_WITHIN.as_secs();
+        return Err(Error::failed(format!("the server at {server} did not answer within {within} s{about}")));
+    }
+    let said = last_lines(&out, 5);
+    if said.contains("timeout expired") {
+        return Err(Error::failed(format!(
+            "the server at {server} did not open a session within {CONNECT_TIMEOUT_S} s{about}: it accepted no \
+             connection, or accepted it and never answered ({said})"
+        )));
+    }
+    Err(Error::failed(said))
 }
 
 /// Pipes what `write` writes into psql running `sql` against `dsn` (a `COPY ... FROM
@@ -471,7 +531,7 @@ pub fn copy_in(
     write: impl FnOnce(&mut dyn Write) -> Result<()> + Send,
 ) -> Result<()> {
     let mut cmd = Command::new(client("psql")?);
-    cmd.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]);
+    connect_bounded(&mut cmd).args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]);
     cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut group =
         children::Group::spawn(&mut cmd, "psql").map_err(|e| Error::failed(format!("starting psql: {e}")))?;
@@ -606,7 +666,7 @@ pub fn foreign_tables(dsn: &str, ours: &[&str], stop: &AtomicBool) -> Result<Vec
          WHERE table_schema = 'public' AND table_name = '{marker}'))",
         names.join(", ")
     );
-    let found = psql(dsn, &sql, stop)?;
+    let found = ask(dsn, &sql, "checking for tables that are not fathom's", stop)?;
     Ok(found.split_whitespace().map(str::to_string).collect())
 }
 
@@ -614,8 +674,7 @@ pub fn foreign_tables(dsn: &str, ours: &[&str], stop: &AtomicBool) -> Result<Vec
 /// ([`foreign_tables`]): fathom loads `kind`'s tables into a database of their own and
 /// never drops others'.
 pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &AtomicBool) -> Result<()> {
-    let foreign = foreign_tables(dsn, ours, stop)
-        .map_err(|e| Error::failed(format!("{name}: cannot connect to `{dsn}`: {e}")))?;
+    let foreign = foreign_tables(dsn, ours, stop).map_err(|e| Error::failed(format!("{name}: `{dsn}`: {e}")))?;
     if foreign.is_empty() {
         return Ok(());
     }
@@ -628,7 +687,7 @@ pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &Ato
 
 /// The size of `dsn`'s database in bytes.
 pub fn database_size(dsn: &str, stop: &AtomicBool) -> Result<f64> {
-    let bytes = psql(dsn, "SELECT pg_database_size(current_database())", stop)?;
+    let bytes = ask(dsn, "SELECT pg_database_size(current_database())", "reading the database's size", stop)?;
     bytes.parse().map_err(|_| Error::failed(format!("the database's size is not a number: `{bytes}`")))
 }
 

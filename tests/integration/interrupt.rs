@@ -476,12 +476,38 @@ fn ctrl_c_while_an_agent_lays_out_stops_it_and_its_agent() {
     assert_eq!(size(), at, "the layout goes on");
 }
 
+/// A server that accepts connections (the kernel does, from its backlog) and never
+/// says a word; its port.
+fn silent_server() -> (std::net::TcpListener, u16) {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    (silent, port)
+}
+
+/// Each PostgreSQL driver given a `dsn` whose server never answers: the run ends on its
+/// own with exit 2, naming the server and what fathom asked it, having said it waited.
+#[test]
+fn a_server_that_never_answers_ends_the_run_naming_it() {
+    let s = Scratch::new("int-silent-bound");
+    let (_silent, port) = silent_server();
+    for program in ["pgbench", "tpcc", "tpch"] {
+        let scenario = s.scenario(&format!("name: pg\nworkloads:\n  w:\n    driver: {program}\n    duration: 5s\n"));
+        let dsn = format!("dsn=host=127.0.0.1 port={port} user=x dbname=silent");
+        let child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--set", &dsn]);
+        // the connection's bound (10 s) and a debug build's start on a busy machine
+        let (out, _) = wait_exit(&s, child, Duration::from_secs(90));
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{program}: {said}");
+        let server = format!("the server at 127.0.0.1:{port}");
+        assert!(said.contains(&format!("waiting for {server} to answer (")), "{program}: {said}");
+        assert!(said.contains(&format!("{server} did not open a session within 10 s (")), "{program}: {said}");
+    }
+}
+
 #[test]
 fn sigterm_while_a_server_never_answers_stops_at_once() {
     let s = Scratch::new("int-silent");
-    // accepts connections (the kernel does, from its backlog) and never says a word
-    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = silent.local_addr().unwrap().port();
+    let (_silent, port) = silent_server();
     let scenario = s.scenario("name: pg\nworkloads:\n  tx:\n    driver: pgbench\n    duration: 60s\n");
     let dsn = format!("dsn=host=127.0.0.1 port={port} user=x dbname=silent{port}");
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--set", &dsn]);

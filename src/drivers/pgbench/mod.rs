@@ -53,7 +53,7 @@ pub struct Databases {
 fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     for w in &scenario.workloads {
         if let Some(Pgbench { dsn: Some(dsn), .. }) = spec(w) {
-            postgres::psql(dsn, "SELECT 1", stop)
+            postgres::ask(dsn, "SELECT 1", "connecting", stop)
                 .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
         }
     }
@@ -94,7 +94,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
 
 /// The scale an existing pgbench database was initialised at, if it was.
 fn scale_of(dsn: &str, stop: &AtomicBool) -> Option<u32> {
-    postgres::psql(dsn, "SELECT count(*) FROM pgbench_branches", stop).ok()?.parse().ok()
+    let sql = "SELECT count(*) FROM pgbench_branches";
+    postgres::ask(dsn, sql, "reading the scale of an earlier load", stop).ok()?.parse().ok()
 }
 
 /// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
@@ -106,7 +107,7 @@ fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &
     }
     progress(&format!("{name}: initialising pgbench at scale {} (about {} MB)", p.scale, p.database_bytes() >> 20));
     let mut init = Command::new(postgres::client("pgbench")?);
-    init.args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
+    postgres::connect_bounded(&mut init).args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
     let out = children::output(&mut init, "pgbench -i", stop)
         .map_err(|e| Error::failed(format!("{name}: starting pgbench: {e}")))?
         .ok_or_else(|| Error::failed(format!("{name}: pgbench -i {}", postgres::INTERRUPTED)))?;
@@ -291,6 +292,7 @@ fn command(
 ) -> Result<(Command, PathBuf, PathBuf)> {
     let w = &l.workload;
     let mut cmd = Command::new(postgres::client("pgbench")?);
+    postgres::connect_bounded(&mut cmd);
     let seconds = (w.ramp + w.duration).as_secs();
     cmd.args(["-n", "-c", &inv.clients.to_string(), "-j", &inv.threads.to_string(), "-T", &seconds.to_string()]);
     cmd.arg("-l").arg(format!("--log-prefix={}", logs.join("txn").display()));

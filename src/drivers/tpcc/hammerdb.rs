@@ -145,7 +145,7 @@ fn hammerdbcli(
     let (script, state) = (absolute(script)?, absolute(state)?);
     let mut cmd = Command::new(home.join("hammerdbcli"));
     cmd.arg("auto").arg(&script).current_dir(home).env("TMP", &state).env("TCLLIBPATH", home.join("lib"));
-    cmd.stdin(std::process::Stdio::null());
+    postgres::connect_bounded(&mut cmd).stdin(std::process::Stdio::null());
     let out = crate::children::output(&mut cmd, "hammerdbcli", stop)
         .map_err(|e| Error::failed(format!("starting {}: {e}", home.join("hammerdbcli").display())))?;
     let Some(out) = out else { return Ok(None) };

@@ -41,7 +41,8 @@ pub struct Loaded {
 
 /// The warehouses and last-name constant of a database fathom loaded, if it is one.
 fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<(u32, u32)> {
-    let row = postgres::psql(dsn, "SELECT warehouses || ' ' || c_last FROM tpcc_load", stop).ok()?;
+    let sql = "SELECT warehouses || ' ' || c_last FROM tpcc_load";
+    let row = postgres::ask(dsn, sql, "reading the record of an earlier load", stop).ok()?;
     let mut f = row.split_whitespace().map(|v| v.parse().ok());
     Some((f.next()??, f.next()??))
 }

@@ -38,7 +38,8 @@ pub struct Loaded {
 
 /// The scale factor of a database fathom loaded, if it is one.
 fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<f64> {
-    postgres::psql(dsn, "SELECT scale FROM tpch_load", stop).ok()?.parse().ok()
+    let sql = "SELECT scale FROM tpch_load";
+    postgres::ask(dsn, sql, "reading the record of an earlier load", stop).ok()?.parse().ok()
 }
 
 /// One COPY: part `part` of `parts` of `table`'s rows.
