@@ -226,6 +226,23 @@ pub fn bad_input(e: Error) -> Error {
     }
 }
 
+/// How long past its workload's end a program may run before fathom stops it and fails
+/// the run: a program ends its last work within a moment, unless what it waits on (a
+/// server that stopped answering) holds it, and a workload's end bounds the run.
+pub const OVERRUN: Duration = Duration::from_secs(10);
+
+/// The failure of `program`, stopped [`OVERRUN`] past workload `l`'s end: the run never
+/// reads as completed with seconds missing. What it measured before is kept.
+pub fn overran(l: &LaunchContext, program: &str) -> Error {
+    Error::failed(format!(
+        "{}: {program} did not end within {} s of the workload's end (what it waits on stopped answering?): \
+         stopped, its seconds until then kept (output in {})",
+        l.workload.name,
+        OVERRUN.as_secs(),
+        l.dir.display()
+    ))
+}
+
 /// Records a program's end as the run's event: `program` ran for workload `l` from
 /// `started` for `took`, exited with `status`, and said `detail` (its own closing
 /// figures), so every program's end reads alike in the report's events.

@@ -9,7 +9,7 @@
 //! JSON (`-J`) would come only when the test ends (Debian's iperf3 3.12 has no
 //! `--json-stream`), so the text is read, with bitrates in whole Kbit/s (`-f k`).
 
-use super::driver::{Driver, LaunchContext, Ready, bad_input, finish_program, spawn_program};
+use super::driver::{Driver, LaunchContext, OVERRUN, Ready, bad_input, finish_program, overran, spawn_program};
 use crate::children::Group;
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
@@ -312,7 +312,7 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     let started = Instant::now();
     let mut child =
         Group::spawn(&mut cmd, "iperf3").map_err(|e| Error::failed(format!("{}: starting iperf3: {e}", w.name)))?;
-    let deadline = l.end() + Duration::from_secs(30);
+    let deadline = l.end() + OVERRUN;
     // stopped with SIGINT, iperf3 still prints its closing lines
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let op = if spec.reverse { Op::Recv } else { Op::Send };
@@ -335,6 +335,9 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     });
     let (status, signalled) = waited.map_err(|e| Error::failed(format!("{}: waiting for iperf3: {e}", w.name)))?;
     record_closing(l, &intervals, started, took, status);
+    if signalled && !stopped() {
+        return Err(overran(l, "iperf3"));
+    }
     if !status.success() && !signalled {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         let err = err.lines().map(|l| l.trim_start_matches("iperf3: ")).collect::<Vec<_>>().join(" / ");

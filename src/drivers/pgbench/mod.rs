@@ -15,7 +15,9 @@
 
 pub mod log;
 
-use super::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input, finish_program, spawn_program};
+use super::driver::{
+    Driver, LaunchContext, OVERRUN, PgServer, Ready, RunDir, bad_input, finish_program, overran, spawn_program,
+};
 use super::postgres::{self, Clusters};
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
@@ -241,10 +243,10 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
     let mut child =
         Group::spawn(&mut cmd, "pgbench").map_err(|e| Error::failed(format!("{}: starting pgbench: {e}", w.name)))?;
     // pgbench ends itself after -T; this stops it early (a timeline `stop`, Ctrl-C, a
-    // failure elsewhere) or if it overruns its end by far. SIGALRM is the signal its -T
+    // failure elsewhere) or once it overruns its end. SIGALRM is the signal its -T
     // timer ends it with: it finishes its transactions, writes out its log (which
     // SIGINT would lose, buffered) and its closing report.
-    let deadline = l.end() + Duration::from_secs(30);
+    let deadline = l.end() + OVERRUN;
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let ended = AtomicBool::new(false);
     let mut seconds =
@@ -272,6 +274,10 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
         )));
     }
     record_closing(l, &out_path, started, took, status);
+    if signalled && !stopped() {
+        // pgbench has no timeout of its own: a server that stopped answering holds it
+        return Err(overran(l, "pgbench"));
+    }
     if !status.success() && !signalled {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         let tail: Vec<&str> = err.lines().filter(|l| !l.starts_with("progress:")).collect();
