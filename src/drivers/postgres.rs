@@ -652,6 +652,36 @@ pub fn parallel<T: Sync>(
     failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
 }
 
+/// Runs each of `jobs` (one SQL statement) against `dsn` in one of `sessions` sessions
+/// at once; the first error stops the others' next jobs. Stopped, it ends the jobs' statements
+/// on the server too, which runs a statement on after its psql is gone (holding the
+/// locks that dropping a partial load waits for).
+pub fn statements(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Result<()> {
+    let done = parallel(jobs, sessions, stop, |job| psql(dsn, job, stop).map(|_| ()));
+    if stop.load(Ordering::Relaxed) {
+        let quoted: Vec<String> = jobs.iter().map(|j| format!("'{}'", j.replace('\'', "''"))).collect();
+        let end = format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() \
+             AND pid <> pg_backend_pid() AND query IN ({})",
+            quoted.join(", ")
+        );
+        let _ = ask(dsn, &end, "ending the load's statements", &AtomicBool::new(false));
+        return Err(Error::failed(INTERRUPTED));
+    }
+    done
+}
+
+/// Runs `fill`, which loads fathom's tables into `dsn`'s database; should it fail or
+/// be stopped (a signal), `drop` (SQL) drops what it created: a partial database is
+/// nobody's, and a user's server is left as it was found.
+pub fn filled_or_dropped(dsn: &str, drop: &str, fill: impl FnOnce() -> Result<()>) -> Result<()> {
+    let filled = fill();
+    if filled.is_err() {
+        let _ = ask(dsn, drop, "dropping the tables of a load that did not end", &AtomicBool::new(false));
+    }
+    filled
+}
+
 /// The tables of `dsn`'s database that are not fathom's: a database holding any is
 /// someone else's, never to be dropped. Tables of `ours`' names (in schema `public`)
 /// are fathom's only beside its record of the load, `ours`' last: an `orders` table

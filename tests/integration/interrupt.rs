@@ -297,6 +297,30 @@ fn sigterm_during_a_load_stops_its_sessions_and_cluster(name: &str, scenario: &s
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// Ctrl-C while TPC-H loads into the user's own server (`dsn`): the run is aborted
+/// and none of the tables it created is left there, half loaded.
+#[test]
+fn ctrl_c_during_a_tpch_load_into_a_dsn_drops_its_tables() {
+    let s = Scratch::new("int-tpch-dsn");
+    let pg = servers::Postgres::start(&s.dir.join("pg"), servers::free_port());
+    let scenario = s.scenario("name: pg\nworkloads:\n  dss:\n    driver: tpch\n    scale: 0.1\n    duration: 60s\n");
+    let dsn = format!("dsn={}", pg.dsn("postgres"));
+    let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap(), "--set", &dsn]);
+    let needle = format!("port={} ", pg.port);
+    let loading = || servers::running(&needle).into_iter().filter(|c| c.contains("COPY lineitem")).count();
+    wait_for(&s, &mut child, "the load", || loading() > 0);
+    std::thread::sleep(Duration::from_millis(500));
+    ctrl_c(&child);
+    let (out, took) = wait_exit(&s, child, PROMPT);
+    assert_aborted(&s, &out, took);
+    let tables = std::process::Command::new("psql")
+        .args(["-X", "-A", "-t", "-d", &pg.dsn("postgres"), "-c"])
+        .arg("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&tables.stdout).trim(), "0", "TPC-H's tables left behind: {}", text(&out));
+}
+
 #[test]
 fn the_next_run_stops_what_a_killed_fathom_left_and_aborts_its_run() {
     let s = Scratch::new("int-killed");

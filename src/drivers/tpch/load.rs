@@ -67,7 +67,16 @@ pub fn load(
         return Ok(Loaded { scale, seconds: 0.0, bytes, reused: true });
     }
     let drop: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t} CASCADE;")).collect();
-    postgres::psql(dsn, &drop.join("\n"), stop)?;
+    let drop = drop.join("\n");
+    postgres::psql(dsn, &drop, stop)?;
+    postgres::filled_or_dropped(dsn, &drop, || fill(dsn, scale, sessions, stop, progress))?;
+    let bytes = postgres::database_size(dsn, stop)?;
+    Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
+}
+
+/// Creates TPC-H's tables and fills them at `scale` in `sessions` parallel sessions;
+/// keys, vacuums, analyses and checkpoints them.
+fn fill(dsn: &str, scale: f64, sessions: u32, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
     postgres::psql(dsn, SCHEMA, stop)?;
     progress(&format!("generating and loading TPC-H's tables at scale {scale} in {sessions} sessions"));
     text_pool(stop)?;
@@ -87,14 +96,13 @@ pub fn load(
     })?;
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
     for stage in [KEYS, FOREIGN] {
-        let statements: Vec<&str> = stage.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).collect();
-        postgres::parallel(&statements, sessions, stop, |sql| postgres::psql(dsn, sql, stop).map(|_| ()))?;
+        let statements: Vec<String> =
+            stage.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).map(String::from).collect();
+        postgres::statements(dsn, &statements, sessions, stop)?;
     }
     postgres::psql(dsn, &format!("INSERT INTO tpch_load VALUES ({scale})"), stop)?;
     postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
-    postgres::psql(dsn, "CHECKPOINT", stop)?;
-    let bytes = postgres::database_size(dsn, stop)?;
-    Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
+    postgres::psql(dsn, "CHECKPOINT", stop).map(drop)
 }
 
 /// Builds tpchgen's text pool (300 MB of text every comment column draws from, built once
