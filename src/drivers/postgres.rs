@@ -458,12 +458,22 @@ pub const ANSWER_WITHIN: Duration = Duration::from_secs(30);
 const SAY_WAITING: Duration = Duration::from_secs(2);
 
 /// `cmd`, a program that connects with libpq (psql, pgbench, HammerDB), with its
-/// sessions' opening bounded by [`CONNECT_TIMEOUT_S`].
+/// sessions' opening bounded by [`CONNECT_TIMEOUT_S`], and named
+/// ([`application_name`]) so that this process's sessions can be told from others'.
 pub fn connect_bounded(cmd: &mut Command) -> &mut Command {
     if std::env::var_os("PGCONNECT_TIMEOUT").is_none() {
         cmd.env("PGCONNECT_TIMEOUT", CONNECT_TIMEOUT_S.to_string());
     }
+    if std::env::var_os("PGAPPNAME").is_none() {
+        cmd.env("PGAPPNAME", application_name());
+    }
     cmd
+}
+
+/// The `application_name` of this process's sessions (unless the dsn or PGAPPNAME
+/// gives one).
+fn application_name() -> String {
+    format!("fathom-{}", std::process::id())
 }
 
 /// Runs `sql` with psql against `dsn`; its output (unaligned, tuples only), or
@@ -653,31 +663,26 @@ pub fn parallel<T: Sync>(
 }
 
 /// Runs each of `jobs` (one SQL statement) against `dsn` in one of `sessions` sessions
-/// at once; the first error stops the others' next jobs. Stopped, it ends the jobs' statements
-/// on the server too, which runs a statement on after its psql is gone (holding the
-/// locks that dropping a partial load waits for).
+/// at once; the first error stops the others' next jobs.
 pub fn statements(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Result<()> {
-    let done = parallel(jobs, sessions, stop, |job| psql(dsn, job, stop).map(|_| ()));
-    if stop.load(Ordering::Relaxed) {
-        let quoted: Vec<String> = jobs.iter().map(|j| format!("'{}'", j.replace('\'', "''"))).collect();
-        let end = format!(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() \
-             AND pid <> pg_backend_pid() AND query IN ({})",
-            quoted.join(", ")
-        );
-        let _ = ask(dsn, &end, "ending the load's statements", &AtomicBool::new(false));
-        return Err(Error::failed(INTERRUPTED));
-    }
-    done
+    parallel(jobs, sessions, stop, |job| psql(dsn, job, stop).map(|_| ()))
 }
 
-/// Runs `fill`, which loads fathom's tables into `dsn`'s database; should it fail or
-/// be stopped (a signal), `drop` (SQL) drops what it created: a partial database is
-/// nobody's, and a user's server is left as it was found.
-pub fn filled_or_dropped(dsn: &str, drop: &str, fill: impl FnOnce() -> Result<()>) -> Result<()> {
+/// Runs `fill`, which loads fathom's tables into `dsn`'s database. Into the user's
+/// database (`users`: a `dsn`), a load that fails or is stopped (a signal) is undone:
+/// this process's statements still running there are ended (the server runs one on
+/// after its psql is gone, holding the locks a drop waits for), then `drop` (SQL) drops
+/// what it created, so the server is left as it was found. A throwaway cluster's is
+/// thrown away whole: nothing to undo, and an interrupt's seconds are not spent on it.
+pub fn filled_or_dropped(dsn: &str, users: bool, drop: &str, fill: impl FnOnce() -> Result<()>) -> Result<()> {
     let filled = fill();
-    if filled.is_err() {
-        let _ = ask(dsn, drop, "dropping the tables of a load that did not end", &AtomicBool::new(false));
+    if filled.is_err() && users {
+        let end = format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() \
+             AND pid <> pg_backend_pid() AND application_name = '{}';\n{drop}",
+            application_name()
+        );
+        let _ = ask(dsn, &end, "undoing a load that did not end", &AtomicBool::new(false));
     }
     filled
 }

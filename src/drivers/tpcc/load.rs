@@ -47,11 +47,12 @@ fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<(u32, u32)> {
     Some((f.next()??, f.next()??))
 }
 
-/// Loads `warehouses` into `dsn`'s database (empty of other tables), in `sessions`
-/// parallel sessions; with `reuse`, a database loaded at as many warehouses is kept.
-/// `progress` hears each stage.
+/// Loads `warehouses` into `dsn`'s database (empty of other tables; the user's when
+/// `users`), in `sessions` parallel sessions; with `reuse`, a database loaded at as many
+/// warehouses is kept. `progress` hears each stage.
 pub fn load(
     dsn: &str,
+    users: bool,
     warehouses: u32,
     reuse: bool,
     sessions: u32,
@@ -68,7 +69,7 @@ pub fn load(
     postgres::psql(dsn, &drop_ours(), stop)?;
     // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
     let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
-    postgres::filled_or_dropped(dsn, &drop_ours(), || fill(dsn, warehouses, c_last, sessions, stop, progress))?;
+    postgres::filled_or_dropped(dsn, users, &drop_ours(), || fill(dsn, warehouses, c_last, sessions, stop, progress))?;
     let per = postgres::database_size(dsn, stop)? / warehouses as f64;
     Ok(Loaded { warehouses, seconds: started.elapsed().as_secs_f64(), bytes_per_warehouse: per, c_last, reused: false })
 }

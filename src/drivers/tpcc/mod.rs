@@ -106,7 +106,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             &source,
             |l| l.warehouses == p.warehouses,
             || {
-                let l = load::load(&source, p.warehouses, p.reuse, postgres::sessions(), stop, &say).map_err(named)?;
+                let l = load::load(&source, p.dsn.is_some(), p.warehouses, p.reuse, postgres::sessions(), stop, &say)
+                    .map_err(named)?;
                 let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
                 if !violations.is_empty() {
                     let broken = violations.join("; ");

@@ -49,11 +49,12 @@ struct Job {
     parts: i32,
 }
 
-/// Loads scale factor `scale` into `dsn`'s database (empty of other tables), in
-/// `sessions` parallel sessions; with `reuse`, a database loaded at this scale is kept.
-/// `progress` hears each stage.
+/// Loads scale factor `scale` into `dsn`'s database (empty of other tables; the
+/// user's when `users`), in `sessions` parallel sessions; with `reuse`, a database
+/// loaded at this scale is kept. `progress` hears each stage.
 pub fn load(
     dsn: &str,
+    users: bool,
     scale: f64,
     reuse: bool,
     sessions: u32,
@@ -69,7 +70,7 @@ pub fn load(
     let drop: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t} CASCADE;")).collect();
     let drop = drop.join("\n");
     postgres::psql(dsn, &drop, stop)?;
-    postgres::filled_or_dropped(dsn, &drop, || fill(dsn, scale, sessions, stop, progress))?;
+    postgres::filled_or_dropped(dsn, users, &drop, || fill(dsn, scale, sessions, stop, progress))?;
     let bytes = postgres::database_size(dsn, stop)?;
     Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
 }
