@@ -495,19 +495,9 @@ fn run_psql(dsn: &str, sql: &str, what: Option<&str>, stop: &AtomicBool) -> Resu
     cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]).stdin(Stdio::null());
     let server = crate::secrets::dsn_server(dsn);
     let deadline = what.map(|_| Instant::now() + ANSWER_WITHIN);
-    let out = std::thread::scope(|scope| {
-        let (answered, waiting) = std::sync::mpsc::channel::<()>();
-        if let Some(what) = what {
-            let server = &server;
-            scope.spawn(move || {
-                if waiting.recv_timeout(SAY_WAITING) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-                    crate::terminal::say(&format!("waiting for the server at {server} to answer ({what})"));
-                }
-            });
-        }
-        let out = children::output_until(connect_bounded(&mut cmd), "psql", stop, deadline);
-        drop(answered);
-        out
+    let waiting = what.map(|what| format!("waiting for the server at {server} to answer ({what})"));
+    let out = crate::terminal::said_if_slow(SAY_WAITING, waiting, || {
+        children::output_until(connect_bounded(&mut cmd), "psql", stop, deadline)
     })
     .map_err(|e| Error::failed(format!("starting psql: {e}")))?
     .ok_or(Error::failed(INTERRUPTED))?;
