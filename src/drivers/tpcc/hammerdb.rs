@@ -322,7 +322,7 @@ fn run_script(l: &LaunchContext, p: &Tpcc, b: &Built) -> String {
 /// The calls of HammerDB's procedures so far, in the order of [`OPS`].
 fn calls(dsn: &str, stop: &AtomicBool) -> Result<[u64; 5]> {
     let sql = "SELECT funcname || ' ' || calls FROM pg_stat_user_functions";
-    let out = postgres::psql(dsn, sql, stop)?;
+    let out = postgres::ask(dsn, sql, "reading the procedures' calls", stop)?;
     let mut n = [0; 5];
     for line in out.lines() {
         let mut f = line.split_whitespace();
