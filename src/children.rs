@@ -233,6 +233,17 @@ impl Drop for Group {
 /// Runs `cmd` to its end, as [`Command::output`] does, but in a group of its own that is
 /// killed when `stop` is set: None then.
 pub fn output(cmd: &mut Command, what: &str, stop: &AtomicBool) -> std::io::Result<Option<Output>> {
+    output_until(cmd, what, stop, None)
+}
+
+/// [`output`], the program also killed once `deadline` is past: its output then, with
+/// the status of a killed program (the caller knows its deadline).
+pub fn output_until(
+    cmd: &mut Command,
+    what: &str,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+) -> std::io::Result<Option<Output>> {
     let mut group = Group::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()), what)?;
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -245,10 +256,10 @@ pub fn output(cmd: &mut Command, what: &str, stop: &AtomicBool) -> std::io::Resu
     };
     let stdout = drain(group.child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let stderr = drain(group.child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let (status, stopped) = group.wait_stopping(None, None, &|| stop.load(Ordering::Relaxed))?;
+    let (status, _) = group.wait_stopping(None, deadline, &|| stop.load(Ordering::Relaxed))?;
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
-    Ok((!stopped).then_some(Output { status, stdout, stderr }))
+    Ok((!stop.load(Ordering::Relaxed)).then_some(Output { status, stdout, stderr }))
 }
 
 /// Records the run's processes in `store` from now until the returned guard is dropped

@@ -171,12 +171,27 @@ impl Dir {
     }
 
     /// Directory `name` in this one, created if it is not there; a symlink there is
-    /// refused (`what` names it in the error), never followed.
-    fn subdir(&self, name: &OsStr, what: impl Fn() -> String) -> io::Result<Dir> {
+    /// refused, never followed. What fathom keeps in a run's directory is made here.
+    pub fn dir(&self, name: &OsStr) -> io::Result<Dir> {
+        self.subdir(name, false, || "is".to_string())
+    }
+
+    /// Directory `name` in this one, which must not exist yet: for a directory fathom
+    /// hands to another user (a throwaway cluster's), so nothing planted there is used.
+    pub fn new_dir(&self, name: &OsStr) -> io::Result<Dir> {
+        self.subdir(name, true, || "is".to_string())
+    }
+
+    /// Directory `name` in this one, created if it is not there (`new`: it must not
+    /// be); a symlink there is refused (`what` names it in the error), never followed.
+    fn subdir(&self, name: &OsStr, new: bool, what: impl Fn() -> String) -> io::Result<Dir> {
         let c = cstring(name)?;
         // SAFETY: a valid directory descriptor and a NUL-terminated name.
         if unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o755) } != 0 {
             let e = io::Error::last_os_error();
+            if new && e.kind() == ErrorKind::AlreadyExists {
+                return Err(io::Error::new(e.kind(), "already exists; fathom creates this directory itself"));
+            }
             if e.kind() != ErrorKind::AlreadyExists {
                 return Err(e);
             }
@@ -241,7 +256,8 @@ pub fn create_dir(path: &Path) -> io::Result<()> {
 /// named): those are created or walked one by one relative to their parent's
 /// descriptor, never through a symlink, so that a link planted at any of them cannot
 /// send fathom's files elsewhere. The rest is the user's and is followed as named.
-pub fn create_dir_below(path: &Path, own: usize) -> io::Result<()> {
+/// The directory, opened: what fathom makes in it is made relative to it.
+pub fn create_dir_below(path: &Path, own: usize) -> io::Result<Dir> {
     let path = without_trailing_slash(path);
     let parts: Vec<&OsStr> = path.iter().collect();
     let (users, ours) = parts.split_at(parts.len().saturating_sub(own));
@@ -253,9 +269,9 @@ pub fn create_dir_below(path: &Path, own: usize) -> io::Result<()> {
             true => "is".to_string(),
             false => format!("its directory {} is", dir.path.join(name).display()),
         };
-        dir = dir.subdir(name, what)?;
+        dir = dir.subdir(name, false, what)?;
     }
-    Ok(())
+    Ok(dir)
 }
 
 /// `link/` names what the link points to (lstat follows it): checks need `link`.
@@ -266,21 +282,10 @@ fn without_trailing_slash(path: &Path) -> PathBuf {
 /// Creates directory `path`, which must not exist yet (its parents as needed): for a
 /// directory at a guessable path (in /tmp, or a shared target) that fathom then hands
 /// to another user, so that nothing planted there beforehand is used.
-pub fn create_new_dir(path: &Path) -> io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::create_dir(path).map_err(|e| match e.kind() {
-        ErrorKind::AlreadyExists => io::Error::new(e.kind(), "already exists; fathom creates this directory itself"),
-        _ => e,
-    })
-}
-
-/// Creates file `path`, or empties the regular file already there (a report, a job
-/// file, a program's output): never through a symlink.
-pub fn create_file(path: &Path) -> io::Result<File> {
-    let (dir, name) = split(path)?;
-    Dir::open(dir)?.open_file(name, &How { write: true, create: true, truncate: true, ..How::default() })
+pub fn create_new_dir(path: &Path) -> io::Result<Dir> {
+    let (parent, name) = split(path)?;
+    std::fs::create_dir_all(parent)?;
+    Dir::open(parent)?.new_dir(name)
 }
 
 /// Writes `bytes` as the whole of file `path`: into a new file beside it, then renamed
@@ -290,23 +295,35 @@ pub fn create_file(path: &Path) -> io::Result<File> {
 /// `path` is refused, as [`create_file`] does.
 pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
     let (dir, name) = split(path)?;
-    let dir = Dir::open(dir)?;
-    match dir.stat(name, false)? {
-        Some(m) if m.file_type().is_symlink() => return Err(symlink_refused()),
-        Some(m) if !m.is_file() => return Err(io::Error::other("is not a regular file")),
-        _ => {}
+    Dir::open(dir)?.write(name, bytes)
+}
+
+impl Dir {
+    /// Creates file `name` here, or empties the regular file already there (a
+    /// program's output): never through a symlink.
+    pub fn create_file(&self, name: &OsStr) -> io::Result<File> {
+        self.open_file(name, &How { write: true, create: true, truncate: true, ..How::default() })
     }
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let temp = std::ffi::OsString::from(format!(".fathom-{}-{n}.tmp", std::process::id()));
-    let written = dir
-        .openat(&temp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW)
-        .and_then(|mut f| f.write_all(bytes.as_ref()))
-        .and_then(|()| dir.rename(&temp, name));
-    if written.is_err() {
-        dir.unlink(&temp);
+
+    /// Writes `bytes` as the whole of file `name` here, as [`write`] does.
+    pub fn write(&self, name: &OsStr, bytes: impl AsRef<[u8]>) -> io::Result<()> {
+        match self.stat(name, false)? {
+            Some(m) if m.file_type().is_symlink() => return Err(symlink_refused()),
+            Some(m) if !m.is_file() => return Err(io::Error::other("is not a regular file")),
+            _ => {}
+        }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = std::ffi::OsString::from(format!(".fathom-{}-{n}.tmp", std::process::id()));
+        let written = self
+            .openat(&temp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW)
+            .and_then(|mut f| f.write_all(bytes.as_ref()))
+            .and_then(|()| self.rename(&temp, name));
+        if written.is_err() {
+            self.unlink(&temp);
+        }
+        written
     }
-    written
 }
 
 /// The file `name`, written in the input file at `from`, resolved as named (relative

@@ -45,6 +45,24 @@ fn terminal_columns(fd: libc::c_int) -> Option<usize> {
     (ok && size.ws_col > 0).then_some(size.ws_col as usize)
 }
 
+/// Runs `work`, and says `line` (if any) should it take longer than `after`: a wait the
+/// person at the terminal would otherwise take for a hang.
+pub fn said_if_slow<T>(after: std::time::Duration, line: Option<String>, work: impl FnOnce() -> T) -> T {
+    std::thread::scope(|scope| {
+        let (done, waiting) = std::sync::mpsc::channel::<()>();
+        if let Some(line) = line {
+            scope.spawn(move || {
+                if waiting.recv_timeout(after) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                    say(&line);
+                }
+            });
+        }
+        let out = work();
+        drop(done);
+        out
+    })
+}
+
 /// Writes `text` to stdout. fathom ignores SIGPIPE, because a program it feeds (psql
 /// taking COPY rows, a coprocess) may end before its input does, and that must be an
 /// error to handle, not fathom's death. So a reader that went away (`fathom runs |

@@ -154,15 +154,16 @@ impl IoEnd {
 }
 
 impl LaunchContext {
-    /// The run file `NAME.SUFFIX` of this workload in the run's directory (`NAME.fio`,
-    /// `NAME.pgbench-log`): every file a program keeps is named here. The loader refused
-    /// any name that is not part of a file's name; a workload built another way (a
-    /// sweep's step, one an agent was sent) is held to the same rule before it names a
-    /// file, so no name reaches outside the run's directory.
-    pub fn run_file(&self, suffix: &str) -> Result<PathBuf> {
+    /// The name of this workload's run file `NAME.SUFFIX` (`NAME.fio`,
+    /// `NAME.pgbench-log`), made in the run's directory through [`RunDir`]: every file a
+    /// program keeps is named here. The loader refused any name that is not part of a
+    /// file's name; a workload built another way (a sweep's step, one an agent was
+    /// sent) is held to the same rule before it names a file, so no name reaches
+    /// outside the run's directory.
+    pub fn file_name(&self, suffix: &str) -> Result<String> {
         let name = &self.workload.name;
         crate::scenario::text::file_name_part(name).map_err(|why| Error::input(format!("workload {why}")))?;
-        Ok(self.dir.join(format!("{name}.{suffix}")))
+        Ok(format!("{name}.{suffix}"))
     }
 
     /// The instant the workload ends.
@@ -175,13 +176,55 @@ impl LaunchContext {
         self.begin.saturating_duration_since(self.clock_start).as_secs()
     }
 
-    /// The run's directory, created if it is not yet, for a program's files. It is
-    /// `RESULTS/runs/RUN` ([`crate::store::Store::run_dir`]): the results directory is
-    /// the user's, the two below it fathom's, never a symlink someone planted there.
-    pub fn run_dir(&self) -> Result<&Path> {
-        crate::nofollow::create_dir_below(&self.dir, 2)
-            .map_err(|e| Error::failed(format!("{}: {e}", self.dir.display())))?;
-        Ok(&self.dir)
+    /// The run's directory, created if it is not yet, for a program's files.
+    pub fn run_dir(&self) -> Result<RunDir> {
+        RunDir::open(&self.dir)
+    }
+}
+
+/// A run's directory, `RESULTS/runs/RUN` ([`crate::store::Store::run_dir`]), opened once:
+/// the results directory is the user's, the two below it fathom's, never a symlink
+/// someone planted there. Every directory and file fathom makes for a run is made
+/// relative to it, so a link swapped in later redirects nothing; programs are handed
+/// paths below [`RunDir::path`].
+pub struct RunDir(crate::nofollow::Dir);
+
+impl RunDir {
+    /// Creates (or walks) `dir`, refusing a symlink at `runs` or `RUN`, naming it.
+    pub fn open(dir: &Path) -> Result<RunDir> {
+        let opened = crate::nofollow::create_dir_below(dir, 2);
+        opened.map(RunDir).map_err(|e| Error::failed(format!("{}: {e}", dir.display())))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    /// What went wrong with `name` in it, with its path.
+    fn failed(&self, name: &str, e: std::io::Error) -> Error {
+        Error::failed(format!("{}: {e}", self.path().join(name).display()))
+    }
+
+    /// Writes file `name` whole (never through a symlink); its path.
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> Result<PathBuf> {
+        self.0.write(name.as_ref(), bytes).map_err(|e| self.failed(name, e))?;
+        Ok(self.path().join(name))
+    }
+
+    /// Creates file `name`, or empties the one there, for a program's output; its path.
+    pub fn create_file(&self, name: &str) -> Result<(std::fs::File, PathBuf)> {
+        let file = self.0.create_file(name.as_ref()).map_err(|e| self.failed(name, e))?;
+        Ok((file, self.path().join(name)))
+    }
+
+    /// Directory `name` in it, created if it is not there.
+    pub fn dir(&self, name: &str) -> Result<RunDir> {
+        self.0.dir(name.as_ref()).map(RunDir).map_err(|e| self.failed(name, e))
+    }
+
+    /// Directory `name` in it, which must not exist yet (a throwaway cluster's).
+    pub fn new_dir(&self, name: &str) -> Result<crate::nofollow::Dir> {
+        self.0.new_dir(name.as_ref()).map_err(|e| self.failed(name, e))
     }
 }
 
@@ -193,6 +236,23 @@ pub fn bad_input(e: Error) -> Error {
         Error::Failed(m) => Error::Input(m),
         other => other,
     }
+}
+
+/// How long past its workload's end a program may run before fathom stops it and fails
+/// the run: a program ends its last work within a moment, unless what it waits on (a
+/// server that stopped answering) holds it, and a workload's end bounds the run.
+pub const OVERRUN: Duration = Duration::from_secs(10);
+
+/// The failure of `program`, stopped [`OVERRUN`] past workload `l`'s end: the run never
+/// reads as completed with seconds missing. What it measured before is kept.
+pub fn overran(l: &LaunchContext, program: &str) -> Error {
+    Error::failed(format!(
+        "{}: {program} did not end within {} s of the workload's end (what it waits on stopped answering?): \
+         stopped, its seconds until then kept (output in {})",
+        l.workload.name,
+        OVERRUN.as_secs(),
+        l.dir.display()
+    ))
 }
 
 /// Records a program's end as the run's event: `program` ran for workload `l` from

@@ -9,7 +9,7 @@
 //! JSON (`-J`) would come only when the test ends (Debian's iperf3 3.12 has no
 //! `--json-stream`), so the text is read, with bitrates in whole Kbit/s (`-f k`).
 
-use super::driver::{Driver, LaunchContext, Ready, bad_input, finish_program, spawn_program};
+use super::driver::{Driver, LaunchContext, OVERRUN, Ready, bad_input, finish_program, overran, spawn_program};
 use crate::children::Group;
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
@@ -24,7 +24,6 @@ use crate::store::sink::Record;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -294,12 +293,8 @@ impl Ready for Servers {
 
 fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     let w = &l.workload;
-    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
+    let dir = l.run_dir()?;
     let seconds = (w.ramp + w.duration).as_secs();
-    let out_path = l.run_file("iperf3.out")?;
-    let err_path = l.run_file("iperf3.stderr")?;
-    let file =
-        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     let mut cmd = Command::new("iperf3");
     // each interval's line as it ends (--forceflush), its bitrate in whole Kbit/s
     cmd.args(["-c", &server.0, "-p", &server.1.to_string(), "-i", "1", "--forceflush", "-f", "k"]);
@@ -307,8 +302,9 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     if spec.reverse {
         cmd.arg("-R");
     }
-    let mut copy = file(&out_path)?;
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(file(&err_path)?);
+    let (mut copy, _) = dir.create_file(&format!("{}.iperf3.out", w.name))?;
+    let (err, err_path) = dir.create_file(&format!("{}.iperf3.stderr", w.name))?;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(err);
     sleep_until(l.begin, &l.stop);
     if l.stop.load(Ordering::Relaxed) {
         return Ok(());
@@ -316,7 +312,7 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     let started = Instant::now();
     let mut child =
         Group::spawn(&mut cmd, "iperf3").map_err(|e| Error::failed(format!("{}: starting iperf3: {e}", w.name)))?;
-    let deadline = l.end() + Duration::from_secs(30);
+    let deadline = l.end() + OVERRUN;
     // stopped with SIGINT, iperf3 still prints its closing lines
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let op = if spec.reverse { Op::Recv } else { Op::Send };
@@ -339,6 +335,9 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     });
     let (status, signalled) = waited.map_err(|e| Error::failed(format!("{}: waiting for iperf3: {e}", w.name)))?;
     record_closing(l, &intervals, started, took, status);
+    if signalled && !stopped() {
+        return Err(overran(l, "iperf3"));
+    }
     if !status.success() && !signalled {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         let err = err.lines().map(|l| l.trim_start_matches("iperf3: ")).collect::<Vec<_>>().join(" / ");

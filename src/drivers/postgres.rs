@@ -8,7 +8,7 @@
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
 //! cluster's directory.
 
-use super::driver::bad_input;
+use super::driver::{RunDir, bad_input};
 use super::pg_host::{RunAs, append, chown, conn_value, free_port, os_user, refused, run_as, unreachable_by};
 use crate::children;
 use crate::error::{Error, Result};
@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
 /// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
@@ -137,22 +138,13 @@ pub const SCHEMA_OWNER: &str = "tpcc";
 const SOCKET_PATH_MAX: usize = 107;
 
 impl Cluster {
-    /// Creates a cluster in `dir` (which must not exist), with `settings` in its
-    /// postgresql.conf, and starts it. Errors carry PostgreSQL's own message (from
-    /// initdb, or the server's log); `stop` set while it waits ends it with
-    /// [`INTERRUPTED`]. A directory on a kernel pseudo file system is refused.
-    pub fn start(dir: &Path, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
-        if let Some(fs) = crate::nofollow::pseudo_fs(dir) {
-            return Err(Error::failed(format!(
-                "{} is on {fs}, one of the kernel's pseudo file systems: its files are the kernel's controls, not \
-                 storage",
-                dir.display()
-            )));
-        }
-        // a new directory: whatever was planted at this (guessable) path is neither
-        // used nor, on failure, removed
-        crate::nofollow::create_new_dir(dir).map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
-        let mut cluster = Self::made(dir)?;
+    /// Creates a cluster in `made`, a directory just made new (whatever was planted at
+    /// its guessable path is neither used nor, on failure, removed: see [`new_place`]),
+    /// with `settings` in its postgresql.conf, and starts it. Errors carry PostgreSQL's
+    /// own message (from initdb, or the server's log); `stop` set while it waits ends it
+    /// with [`INTERRUPTED`].
+    pub fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
+        let mut cluster = Self::made(made.path())?;
         match cluster.init(settings, stop).and_then(|()| cluster.serve(settings, stop)) {
             Ok(()) => Ok(cluster),
             Err(e) => {
@@ -394,6 +386,19 @@ impl Drop for Cluster {
     }
 }
 
+/// A throwaway cluster's directory `path`, made new (whatever was planted at its
+/// guessable path is neither used nor, on failure, removed), and never on a kernel pseudo
+/// file system: a directory made there (a cgroup) is a control, not storage.
+fn new_place(path: &Path) -> Result<crate::nofollow::Dir> {
+    if let Some(fs) = crate::nofollow::pseudo_fs(path) {
+        return Err(Error::failed(format!(
+            "{} is on {fs}, one of the kernel's pseudo file systems: its files are the kernel's controls, not storage",
+            path.display()
+        )));
+    }
+    crate::nofollow::create_new_dir(path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))
+}
+
 /// What makes two workloads' throwaway clusters the same one: their place and settings.
 type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
 
@@ -426,16 +431,19 @@ impl Clusters {
             return Ok(&self.started[i].1);
         }
         let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let place = |n: usize| match target {
-            Some(t) => t.join(format!("fathom-postgres-run{run}-{n}")),
-            None => dir.join(format!("postgres-{n}")),
-        };
         // numbered across the run's drivers (tpcc's clusters beside tpch's), never by what
         // is on disk: a name taken already (a link planted there) is refused, not skipped
         let n = CLUSTERS_STARTED.fetch_add(1, Ordering::Relaxed);
-        let path = place(n);
-        progress(&format!("{name}: starting a throwaway PostgreSQL in {}", path.display()));
-        let mut cluster = match Cluster::start(&path, settings, stop) {
+        let new = new_place;
+        // in the run's directory, made through its descriptor: a symlink at `runs` or
+        // `RUN` stops the run before anything is built
+        let made = match target {
+            Some(t) => new(&t.join(format!("fathom-postgres-run{run}-{n}"))),
+            None => RunDir::open(dir).and_then(|d| d.new_dir(&format!("postgres-{n}"))),
+        }
+        .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
+        progress(&format!("{name}: starting a throwaway PostgreSQL in {}", made.path().display()));
+        let mut cluster = match Cluster::start(made, settings, stop) {
             // the run's directory is behind a private one (fathom runs as root from
             // /root, say): the system's temporary directory is as good a place, the
             // run's directory being no storage under test; a `target` given stays an
@@ -443,7 +451,7 @@ impl Clusters {
             Err(e) if e.to_string().starts_with(UNREACHABLE) && target.is_none() => {
                 let tmp = std::env::temp_dir().join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
                 progress(&format!("{name}: {e}; using {} instead", tmp.display()));
-                Cluster::start(&tmp, settings, stop)
+                new(&tmp).and_then(|made| Cluster::start(made, settings, stop))
             }
             other => other,
         }
@@ -486,19 +494,78 @@ impl Clusters {
     }
 }
 
+/// How long libpq may take to open a session (`connect_timeout`, given as
+/// PGCONNECT_TIMEOUT unless the environment or the dsn says): a server that accepts the
+/// connection and never answers would otherwise hold fathom forever.
+pub const CONNECT_TIMEOUT_S: u64 = 10;
+
+/// How long a question fathom asks a server for itself ([`ask`]) may take, its session
+/// opened included.
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+
+/// How long a question goes unanswered before fathom says what it waits for.
+const SAY_WAITING: Duration = Duration::from_secs(2);
+
+/// `cmd`, a program that connects with libpq (psql, pgbench, HammerDB), with its
+/// sessions' opening bounded by [`CONNECT_TIMEOUT_S`], and named
+/// ([`application_name`]) so that this process's sessions can be told from others'.
+pub fn connect_bounded(cmd: &mut Command) -> &mut Command {
+    if std::env::var_os("PGCONNECT_TIMEOUT").is_none() {
+        cmd.env("PGCONNECT_TIMEOUT", CONNECT_TIMEOUT_S.to_string());
+    }
+    if std::env::var_os("PGAPPNAME").is_none() {
+        cmd.env("PGAPPNAME", application_name());
+    }
+    cmd
+}
+
+/// The `application_name` of this process's sessions (unless the dsn or PGAPPNAME
+/// gives one).
+fn application_name() -> String {
+    format!("fathom-{}", std::process::id())
+}
+
 /// Runs `sql` with psql against `dsn`; its output (unaligned, tuples only), or
-/// PostgreSQL's own error message. Killed when `stop` is set (a server that accepts the
-/// connection and never answers would hold it forever).
+/// PostgreSQL's own error message. Killed when `stop` is set; its session's opening is
+/// bounded, the statement (a load's, which takes what it takes) is not.
 pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String> {
+    run_psql(dsn, sql, None, stop)
+}
+
+/// [`psql`] for a question fathom asks a server for itself (a check, a size, a record
+/// of a load), `what` naming it: bounded by [`ANSWER_WITHIN`] whatever the server
+/// does, and said on the terminal once it has waited a couple of seconds.
+pub fn ask(dsn: &str, sql: &str, what: &str, stop: &AtomicBool) -> Result<String> {
+    run_psql(dsn, sql, Some(what), stop)
+}
+
+fn run_psql(dsn: &str, sql: &str, what: Option<&str>, stop: &AtomicBool) -> Result<String> {
     let mut cmd = Command::new(client("psql")?);
     cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]).stdin(Stdio::null());
-    let out = children::output(&mut cmd, "psql", stop)
-        .map_err(|e| Error::failed(format!("starting psql: {e}")))?
-        .ok_or(Error::failed(INTERRUPTED))?;
-    if !out.status.success() {
-        return Err(Error::failed(last_lines(&out, 5)));
+    let server = crate::secrets::dsn_server(dsn);
+    let deadline = what.map(|_| Instant::now() + ANSWER_WITHIN);
+    let waiting = what.map(|what| format!("waiting for the server at {server} to answer ({what})"));
+    let out = crate::terminal::said_if_slow(SAY_WAITING, waiting, || {
+        children::output_until(connect_bounded(&mut cmd), "psql", stop, deadline)
+    })
+    .map_err(|e| Error::failed(format!("starting psql: {e}")))?
+    .ok_or(Error::failed(INTERRUPTED))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let about = what.map(|w| format!(" ({w})")).unwrap_or_default();
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        let within = ANSWER_WITHIN.as_secs();
+        return Err(Error::failed(format!("the server at {server} did not answer within {within} s{about}")));
+    }
+    let said = last_lines(&out, 5);
+    if said.contains("timeout expired") {
+        return Err(Error::failed(format!(
+            "the server at {server} did not open a session within {CONNECT_TIMEOUT_S} s{about}: it accepted no \
+             connection, or accepted it and never answered ({said})"
+        )));
+    }
+    Err(Error::failed(said))
 }
 
 /// Pipes what `write` writes into psql running `sql` against `dsn` (a `COPY ... FROM
@@ -513,7 +580,7 @@ pub fn copy_in(
     write: impl FnOnce(&mut dyn Write) -> Result<()> + Send,
 ) -> Result<()> {
     let mut cmd = Command::new(client("psql")?);
-    cmd.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]);
+    connect_bounded(&mut cmd).args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]);
     cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut group =
         children::Group::spawn(&mut cmd, "psql").map_err(|e| Error::failed(format!("starting psql: {e}")))?;
@@ -634,6 +701,31 @@ pub fn parallel<T: Sync>(
     failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
 }
 
+/// Runs each of `jobs` (one SQL statement) against `dsn` in one of `sessions` sessions
+/// at once; the first error stops the others' next jobs.
+pub fn statements(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Result<()> {
+    parallel(jobs, sessions, stop, |job| psql(dsn, job, stop).map(|_| ()))
+}
+
+/// Runs `fill`, which loads fathom's tables into `dsn`'s database. Into the user's
+/// database (`users`: a `dsn`), a load that fails or is stopped (a signal) is undone:
+/// this process's statements still running there are ended (the server runs one on
+/// after its psql is gone, holding the locks a drop waits for), then `drop` (SQL) drops
+/// what it created, so the server is left as it was found. A throwaway cluster's is
+/// thrown away whole: nothing to undo, and an interrupt's seconds are not spent on it.
+pub fn filled_or_dropped(dsn: &str, users: bool, drop: &str, fill: impl FnOnce() -> Result<()>) -> Result<()> {
+    let filled = fill();
+    if filled.is_err() && users {
+        let end = format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() \
+             AND pid <> pg_backend_pid() AND application_name = '{}';\n{drop}",
+            application_name()
+        );
+        let _ = ask(dsn, &end, "undoing a load that did not end", &AtomicBool::new(false));
+    }
+    filled
+}
+
 /// The tables of `dsn`'s database that are not fathom's: a database holding any is
 /// someone else's, never to be dropped. Tables of `ours`' names (in schema `public`)
 /// are fathom's only beside its record of the load, `ours`' last: an `orders` table
@@ -648,7 +740,7 @@ pub fn foreign_tables(dsn: &str, ours: &[&str], stop: &AtomicBool) -> Result<Vec
          WHERE table_schema = 'public' AND table_name = '{marker}'))",
         names.join(", ")
     );
-    let found = psql(dsn, &sql, stop)?;
+    let found = ask(dsn, &sql, "checking for tables that are not fathom's", stop)?;
     Ok(found.split_whitespace().map(str::to_string).collect())
 }
 
@@ -656,8 +748,7 @@ pub fn foreign_tables(dsn: &str, ours: &[&str], stop: &AtomicBool) -> Result<Vec
 /// ([`foreign_tables`]): fathom loads `kind`'s tables into a database of their own and
 /// never drops others'.
 pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &AtomicBool) -> Result<()> {
-    let foreign = foreign_tables(dsn, ours, stop)
-        .map_err(|e| Error::failed(format!("{name}: cannot connect to `{dsn}`: {e}")))?;
+    let foreign = foreign_tables(dsn, ours, stop).map_err(|e| Error::failed(format!("{name}: `{dsn}`: {e}")))?;
     if foreign.is_empty() {
         return Ok(());
     }
@@ -691,7 +782,7 @@ pub fn checkpoint(dsn: &str, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Resu
 
 /// The size of `dsn`'s database in bytes.
 pub fn database_size(dsn: &str, stop: &AtomicBool) -> Result<f64> {
-    let bytes = psql(dsn, "SELECT pg_database_size(current_database())", stop)?;
+    let bytes = ask(dsn, "SELECT pg_database_size(current_database())", "reading the database's size", stop)?;
     bytes.parse().map_err(|_| Error::failed(format!("the database's size is not a number: `{bytes}`")))
 }
 

@@ -17,10 +17,22 @@ pub fn dsn_secret(dsn: &str) -> Result<Option<&'static str>> {
     Ok(secret)
 }
 
+/// The server connection string `dsn` reaches, as `host:port` (libpq's defaults for
+/// what it leaves out: PGHOST and PGPORT, else the local socket and 5432): what an error
+/// or a wait about it names.
+pub fn dsn_server(dsn: &str) -> String {
+    let pairs = conninfo(dsn.as_bytes()).unwrap_or_default();
+    let value = |key: &str, env: &str, default: &str| {
+        let given = pairs.iter().rev().find(|(k, v)| k == key && !v.is_empty()).map(|(_, v)| v.clone());
+        given.or_else(|| std::env::var(env).ok()).unwrap_or_else(|| default.to_string())
+    };
+    format!("{}:{}", value("host", "PGHOST", "the local socket"), value("port", "PGPORT", "5432"))
+}
+
 /// A connection string's keyword/value pairs in the order written, as libpq reads them:
 /// a URI (`postgresql://` or `postgres://`), else keyword/value pairs when it holds an
 /// `=`, else a database name (what psql's `-d` and pgbench's argument make of it). A
-/// URI's host list is skipped: it holds no secret.
+/// URI's first host and port are kept, the others skipped: they hold no secret.
 fn conninfo(dsn: &[u8]) -> Result<Vec<(String, String)>> {
     if let Some(rest) = [&b"postgresql://"[..], b"postgres://"].iter().find_map(|p| dsn.strip_prefix(*p)) {
         uri(rest)
@@ -128,6 +140,7 @@ fn uri(s: &[u8]) -> Result<Vec<(String, String)>> {
         i = at + 1;
     }
     // hosts, each `name[:port]` or `[v6][:port]`, separated by commas
+    let first = i;
     loop {
         if s.get(i) == Some(&b'[') {
             let close = s[i..]
@@ -155,6 +168,14 @@ fn uri(s: &[u8]) -> Result<Vec<(String, String)>> {
             break;
         }
         i += 1;
+    }
+    // the first host and port, to say which server a wait is for
+    let netloc = &s[first..i];
+    let netloc = &netloc[..netloc.iter().position(|&c| c == b',').unwrap_or(netloc.len())];
+    let colon = netloc.iter().rposition(|&c| c == b':').filter(|&c| !netloc[c..].contains(&b']'));
+    let (host, port) = colon.map_or((netloc, &b""[..]), |c| (&netloc[..c], &netloc[c + 1..]));
+    for (key, value) in [("host", host), ("port", port)].into_iter().filter(|(_, v)| !v.is_empty()) {
+        out.push((key.into(), decode(value)?));
     }
     if s.get(i) == Some(&b'/') {
         let start = i + 1;

@@ -13,5 +13,5 @@
 mod dsn;
 mod redact;
 
-pub use dsn::dsn_secret;
+pub use dsn::{dsn_secret, dsn_server};
 pub use redact::{URL_CREDENTIALS, redact, redact_json, redact_yaml, secret_key, url_has_credentials};

@@ -517,3 +517,48 @@ fn a_script_outside_the_scenarios_directory_is_refused_never_echoed() {
     let runs = std::fs::read_dir(s.dir.join("results/runs")).unwrap().next().unwrap().unwrap().path();
     assert_eq!(std::fs::read_to_string(runs.join("w.sql")).unwrap(), "SELECT 1;\n", "pgbench ran fathom's copy");
 }
+
+/// The server stops answering mid-run (its processes stopped, connections held open):
+/// pgbench's -T cannot end it, so fathom stops it a while after its planned end and
+/// fails the run, saying so, with the seconds measured before the stall kept.
+#[test]
+fn a_server_that_stalls_mid_run_fails_the_run_in_bounded_time() {
+    let s = Scratch::new("pgbench-stall");
+    let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
+    let path = s.scenario(
+        "name: pg\nworkloads:\n  w:\n    driver: pgbench\n    script: select-only\n    clients: 2\n    duration: 8s\n",
+    );
+    let dsn = format!("dsn={}", pg.dsn("postgres"));
+    let mut fathom = s.fathom(&["run", path.to_str().unwrap(), "--set", &dsn]);
+    let mut child = fathom.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let samples = || crate::common::live::stored(&s.dir.join("results"), "SELECT count(*) FROM samples");
+    let started = std::time::Instant::now();
+    while samples().unwrap_or(0) < 2 {
+        assert!(child.try_wait().unwrap().is_none(), "fathom ended before measuring");
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "nothing measured after 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    pg.pause(true);
+    let stalled = std::time::Instant::now();
+    // its 8 s, the bound past its end, and a busy debug build's slack
+    let bound = std::time::Duration::from_secs(90);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if stalled.elapsed() > bound {
+            let _ = child.kill();
+            pg.pause(false);
+            panic!("fathom still waiting {bound:?} after the server stalled");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    pg.pause(false);
+    assert_eq!(status.code(), Some(1), "the run failed");
+    let (ended, error): (String, Option<String>) =
+        s.db().query_row("SELECT status, error FROM runs", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert_eq!(ended, "failed");
+    let error = error.unwrap_or_default();
+    assert!(error.contains("pgbench did not end within 10 s of the workload's end"), "{error}");
+    assert!(samples().unwrap_or(0) >= 2, "the seconds before the stall are kept");
+}

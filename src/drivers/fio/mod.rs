@@ -23,7 +23,7 @@ use crate::scenario::{EngineKind, Scenario, Workload};
 use jobfile::{FileSpec, IoEngine};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -127,14 +127,9 @@ fn plan(l: &LaunchContext) -> Result<Plan> {
 fn run(l: &LaunchContext) -> Result<()> {
     let w = &l.workload;
     let plan = plan(l)?;
-    let job_path = l.run_file("fio")?;
-    let keep = |path: &PathBuf, text: &str| {
-        crate::nofollow::write(path, text).map_err(|e| Error::failed(format!("writing {}: {e}", path.display())))
-    };
-    keep(&job_path, &plan.text)?;
-    let stderr_path = l.run_file("fio.stderr")?;
-    let stderr = crate::nofollow::create_file(&stderr_path)
-        .map_err(|e| Error::failed(format!("{}: {e}", stderr_path.display())))?;
+    let dir = l.run_dir()?;
+    let job_path = dir.write(&l.file_name("fio")?, &plan.text)?;
+    let (stderr, stderr_path) = dir.create_file(&l.file_name("fio.stderr")?)?;
     let mut messages = stderr.try_clone().map_err(|e| Error::failed(format!("{}: {e}", stderr_path.display())))?;
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
@@ -184,7 +179,7 @@ fn run(l: &LaunchContext) -> Result<()> {
     }
     if let Some(last) = &last {
         let text = serde_json::to_string_pretty(last).unwrap_or_default();
-        keep(&l.run_file("json")?, &text)?;
+        dir.write(&l.file_name("json")?, &text)?;
     }
     let status = status?;
     let failed_job = last.as_ref().and_then(|v| {

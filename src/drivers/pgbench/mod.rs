@@ -15,7 +15,9 @@
 
 pub mod log;
 
-use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, finish_program, spawn_program};
+use super::driver::{
+    Driver, LaunchContext, OVERRUN, PgServer, Ready, RunDir, bad_input, finish_program, overran, spawn_program,
+};
 use super::postgres::{self, Clusters};
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
@@ -54,7 +56,7 @@ pub struct Databases {
 fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
     for w in &scenario.workloads {
         if let Some(Pgbench { dsn: Some(dsn), .. }) = spec(w) {
-            postgres::psql(dsn, "SELECT 1", stop)
+            postgres::ask(dsn, "SELECT 1", "connecting", stop)
                 .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
         }
     }
@@ -95,7 +97,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
 
 /// The scale an existing pgbench database was initialised at, if it was.
 fn scale_of(dsn: &str, stop: &AtomicBool) -> Option<u32> {
-    postgres::psql(dsn, "SELECT count(*) FROM pgbench_branches", stop).ok()?.parse().ok()
+    let sql = "SELECT count(*) FROM pgbench_branches";
+    postgres::ask(dsn, sql, "reading the scale of an earlier load", stop).ok()?.parse().ok()
 }
 
 /// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
@@ -107,7 +110,7 @@ fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &
     }
     progress(&format!("{name}: initialising pgbench at scale {} (about {} MB)", p.scale, p.database_bytes() >> 20));
     let mut init = Command::new(postgres::client("pgbench")?);
-    init.args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
+    postgres::connect_bounded(&mut init).args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
     let out = children::output(&mut init, "pgbench -i", stop)
         .map_err(|e| Error::failed(format!("{name}: starting pgbench: {e}")))?
         .ok_or_else(|| Error::failed(format!("{name}: pgbench -i {}", postgres::INTERRUPTED)))?;
@@ -208,8 +211,7 @@ fn invocation(l: &LaunchContext, p: &Pgbench) -> Result<Invocation> {
     let args: Vec<OsString> = match &p.script {
         Script::Builtin(name) => vec!["-b".into(), name.into()],
         Script::File { sql, .. } | Script::Sql(sql) => {
-            let path = l.run_file("sql")?;
-            crate::nofollow::write(&path, sql).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+            let path = l.run_dir()?.write(&l.file_name("sql")?, sql)?;
             vec!["-f".into(), path.into()]
         }
     };
@@ -221,7 +223,6 @@ fn run_workload(l: &LaunchContext, dsn: &str) -> Result<()> {
     let Some(p) = spec(&l.workload) else {
         return Err(Error::failed(format!("{}: not a pgbench workload", l.workload.name)));
     };
-    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
     run(l, &invocation(l, p)?, dsn).map(|_| ())
 }
 
@@ -230,10 +231,10 @@ fn run_workload(l: &LaunchContext, dsn: &str) -> Result<()> {
 /// workload was stopped before pgbench started.
 pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log::Seconds>> {
     let w = &l.workload;
-    crate::nofollow::create_dir(&l.dir).map_err(|e| Error::failed(format!("{}: {e}", l.dir.display())))?;
-    let logs = l.run_file("pgbench-log")?;
-    crate::nofollow::create_dir(&logs).map_err(|e| Error::failed(format!("{}: {e}", logs.display())))?;
-    let (mut cmd, out_path, err_path) = command(l, inv, dsn, &logs)?;
+    let dir = l.run_dir()?;
+    let logs = dir.dir(&l.file_name("pgbench-log")?)?;
+    let logs = logs.path();
+    let (mut cmd, out_path, err_path) = command(l, &dir, inv, dsn, logs)?;
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
     if l.stop.load(Ordering::Relaxed) {
@@ -243,10 +244,10 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
     let mut child =
         Group::spawn(&mut cmd, "pgbench").map_err(|e| Error::failed(format!("{}: starting pgbench: {e}", w.name)))?;
     // pgbench ends itself after -T; this stops it early (a timeline `stop`, Ctrl-C, a
-    // failure elsewhere) or if it overruns its end by far. SIGALRM is the signal its -T
+    // failure elsewhere) or once it overruns its end. SIGALRM is the signal its -T
     // timer ends it with: it finishes its transactions, writes out its log (which
     // SIGINT would lose, buffered) and its closing report.
-    let deadline = l.end() + Duration::from_secs(30);
+    let deadline = l.end() + OVERRUN;
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let ended = AtomicBool::new(false);
     let mut seconds =
@@ -256,7 +257,7 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
     // the log is read as it is written; whatever pgbench managed to log is kept, even
     // when it failed
     let (waited, took, read) = std::thread::scope(|scope| {
-        let reader = scope.spawn(|| follow(l, &logs, &mut seconds, &ended));
+        let reader = scope.spawn(|| follow(l, logs, &mut seconds, &ended));
         let waited = child.wait_stopping(Some(libc::SIGALRM), Some(deadline), &stopped);
         let took = started.elapsed();
         ended.store(true, Ordering::Relaxed);
@@ -274,6 +275,10 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
         )));
     }
     record_closing(l, &out_path, started, took, status);
+    if signalled && !stopped() {
+        // pgbench has no timeout of its own: a server that stopped answering holds it
+        return Err(overran(l, "pgbench"));
+    }
     if !status.success() && !signalled {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         let tail: Vec<&str> = err.lines().filter(|l| !l.starts_with("progress:")).collect();
@@ -285,9 +290,16 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
 
 /// The pgbench command line for a workload, with its output going to files in the
 /// run's directory: the command, and the paths of its stdout and stderr.
-fn command(l: &LaunchContext, inv: &Invocation, dsn: &str, logs: &Path) -> Result<(Command, PathBuf, PathBuf)> {
+fn command(
+    l: &LaunchContext,
+    dir: &RunDir,
+    inv: &Invocation,
+    dsn: &str,
+    logs: &Path,
+) -> Result<(Command, PathBuf, PathBuf)> {
     let w = &l.workload;
     let mut cmd = Command::new(postgres::client("pgbench")?);
+    postgres::connect_bounded(&mut cmd);
     let seconds = (w.ramp + w.duration).as_secs();
     cmd.args(["-n", "-c", &inv.clients.to_string(), "-j", &inv.threads.to_string(), "-T", &seconds.to_string()]);
     cmd.arg("-l").arg(format!("--log-prefix={}", logs.join("txn").display()));
@@ -296,11 +308,9 @@ fn command(l: &LaunchContext, inv: &Invocation, dsn: &str, logs: &Path) -> Resul
     }
     cmd.args(&inv.args).envs(inv.env.iter().map(|(k, v)| (k, v)));
     cmd.arg(dsn);
-    let out_path = l.run_file("pgbench.out")?;
-    let err_path = l.run_file("pgbench.stderr")?;
-    let file =
-        |p: &PathBuf| crate::nofollow::create_file(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
-    cmd.stdin(Stdio::null()).stdout(file(&out_path)?).stderr(file(&err_path)?);
+    let (out, out_path) = dir.create_file(&l.file_name("pgbench.out")?)?;
+    let (err, err_path) = dir.create_file(&l.file_name("pgbench.stderr")?)?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     Ok((cmd, out_path, err_path))
 }
 

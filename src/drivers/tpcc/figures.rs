@@ -26,7 +26,7 @@ pub struct Reading {
 pub fn read(dsn: &str, stop: &AtomicBool) -> Result<Reading> {
     let sql = "SELECT (SELECT sum(d_next_o_id) FROM district) || ' ' || xact_commit + xact_rollback || ' ' || \
                xact_rollback FROM pg_stat_database WHERE datname = current_database()";
-    let row = postgres::psql(dsn, sql, stop)?;
+    let row = postgres::ask(dsn, sql, "reading the TPC-C counters", stop)?;
     let f: Vec<u64> = row.split_whitespace().filter_map(|v| v.parse().ok()).collect();
     match f[..] {
         [next_o_id, xacts, rollbacks] => Ok(Reading { next_o_id, xacts, rollbacks }),
@@ -40,7 +40,8 @@ pub fn read(dsn: &str, stop: &AtomicBool) -> Result<Reading> {
 pub fn settle(dsn: &str, stop: &AtomicBool) {
     let sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
     let until = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < until && postgres::psql(dsn, sql, stop).is_ok_and(|n| n != "0") {
+    let others = || postgres::ask(dsn, sql, "counting the sessions still connected", stop);
+    while Instant::now() < until && others().is_ok_and(|n| n != "0") {
         std::thread::sleep(Duration::from_millis(50));
     }
 }

@@ -13,7 +13,7 @@
 
 use super::figures::{self, Profile, Reading};
 use crate::clock::sleep_until;
-use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
+use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input, spawn_program};
 use crate::drivers::postgres::{self, Cluster, Clusters};
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
@@ -134,21 +134,29 @@ fn connection(host: &Path, port: u16, database: &str) -> String {
 }
 
 /// Runs `script` with HammerDB's CLI in `home`, its state (HammerDB keeps its settings
-/// and jobs in SQLite files under TMP) in `state`; what it printed, also kept in `log`.
-fn hammerdbcli(home: &Path, script: &Path, state: &Path, log: &Path, stop: &AtomicBool) -> Result<Option<String>> {
-    crate::nofollow::create_dir_below(state, 1).map_err(|e| Error::failed(format!("{}: {e}", state.display())))?;
+/// and jobs in SQLite files under TMP) in directory `state` of the run's directory;
+/// what it printed, also kept in its file `log`.
+fn hammerdbcli(
+    home: &Path,
+    script: &Path,
+    run: &RunDir,
+    (state, log): (&str, &str),
+    stop: &AtomicBool,
+) -> Result<Option<String>> {
+    let state = run.dir(state)?;
+    let state = state.path();
     // it runs in its own directory: the paths it is given are absolute
     let absolute = |p: &Path| std::path::absolute(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     let (script, state) = (absolute(script)?, absolute(state)?);
     let mut cmd = Command::new(home.join("hammerdbcli"));
     cmd.arg("auto").arg(&script).current_dir(home).env("TMP", &state).env("TCLLIBPATH", home.join("lib"));
-    cmd.stdin(std::process::Stdio::null());
+    postgres::connect_bounded(&mut cmd).stdin(std::process::Stdio::null());
     let out = crate::children::output(&mut cmd, "hammerdbcli", stop)
         .map_err(|e| Error::failed(format!("starting {}: {e}", home.join("hammerdbcli").display())))?;
     let Some(out) = out else { return Ok(None) };
     let mut text = String::from_utf8_lossy(&out.stdout).to_string();
     text.push_str(&String::from_utf8_lossy(&out.stderr));
-    crate::nofollow::write(log, &text).map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
+    let log = run.write(log, &text)?;
     if !out.status.success() {
         return Err(Error::failed(format!("hammerdbcli exited with {} (its output: {})", out.status, log.display())));
     }
@@ -166,16 +174,18 @@ fn build(
     stop: &AtomicBool,
 ) -> Result<(f64, f64)> {
     let vus = p.warehouses.min(crate::drivers::postgres::sessions());
-    let script = dir.join(format!("hammerdb-build-{}-{template}.tcl", cluster.port));
+    let run = RunDir::open(dir)?;
+    let name = format!("hammerdb-build-{}-{template}", cluster.port);
     let text = format!(
         "{}diset tpcc pg_count_ware {}\ndiset tpcc pg_num_vu {vus}\nbuildschema\n",
         connection(cluster.socket(), cluster.port, template),
         p.warehouses
     );
-    crate::nofollow::write(&script, text).map_err(|e| Error::failed(format!("{}: {e}", script.display())))?;
-    let log = script.with_extension("log");
+    let script = run.write(&format!("{name}.tcl"), text)?;
+    let log = run.path().join(format!("{name}.log"));
     let started = Instant::now();
-    let out = hammerdbcli(home, &script, &dir.join("hammerdb-state"), &log, stop)?.ok_or(Error::Interrupted)?;
+    let out = hammerdbcli(home, &script, &run, ("hammerdb-state", &format!("{name}.log")), stop)?
+        .ok_or(Error::Interrupted)?;
     if !out.contains("TPCC SCHEMA COMPLETE") {
         return Err(Error::failed(format!("HammerDB's buildschema did not complete (its output: {})", log.display())));
     }
@@ -319,7 +329,7 @@ fn run_script(l: &LaunchContext, p: &Tpcc, b: &Built) -> String {
 /// The calls of HammerDB's procedures so far, in the order of [`OPS`].
 fn calls(dsn: &str, stop: &AtomicBool) -> Result<[u64; 5]> {
     let sql = "SELECT funcname || ' ' || calls FROM pg_stat_user_functions";
-    let out = postgres::psql(dsn, sql, stop)?;
+    let out = postgres::ask(dsn, sql, "reading the procedures' calls", stop)?;
     let mut n = [0; 5];
     for line in out.lines() {
         let mut f = line.split_whitespace();
@@ -414,9 +424,9 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
     let w = &l.workload;
     let Some(p) = spec(w) else { return Err(Error::failed(format!("{}: not a HammerDB workload", w.name))) };
     let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
-    let (script, log, state) =
-        (l.run_file("hammerdb.tcl")?, l.run_file("hammerdb.log")?, l.run_file("hammerdb-state")?);
-    crate::nofollow::write(&script, run_script(l, p, b)).map_err(|e| named(Error::failed(format!("{e}"))))?;
+    let run = l.run_dir()?;
+    let script = run.write(&l.file_name("hammerdb.tcl")?, run_script(l, p, b))?;
+    let (state, log) = (l.file_name("hammerdb-state")?, l.file_name("hammerdb.log")?);
     let from = (l.begin_t() + w.ramp.as_secs()) as u32;
     let first = match w.ramp.is_zero() {
         true => Some(figures::read(&b.dsn, &l.stop).map_err(named)?),
@@ -432,7 +442,7 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
             }
         });
         let sampler = scope.spawn(|| sample(l, &b.dsn, from, &done));
-        let out = hammerdbcli(&b.home, &script, &state, &log, &l.stop);
+        let out = hammerdbcli(&b.home, &script, &run, (&state, &log), &l.stop);
         done.store(true, Ordering::Relaxed);
         (reader.join(), sampler.join(), out)
     });
@@ -446,7 +456,7 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
     let Some((nopm, tpm)) = result_line(&out) else {
         return Err(named(Error::failed(format!(
             "HammerDB printed no TEST RESULT line (its output: {})",
-            log.display()
+            run.path().join(&log).display()
         ))));
     };
     let after = figures::read(&b.dsn, &l.stop).map_err(named)?;

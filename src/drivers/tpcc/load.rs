@@ -4,9 +4,9 @@
 //! the loaded database is a template each workload copies, so each starts from the same
 //! state; a `dsn`'s database is loaded in place, and refused if it holds other tables.
 
-use crate::drivers::postgres::{self, INTERRUPTED};
-use crate::error::{Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::drivers::postgres;
+use crate::error::Result;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// The tables fathom creates: TPC-C's nine, and its record of the load.
@@ -41,16 +41,18 @@ pub struct Loaded {
 
 /// The warehouses and last-name constant of a database fathom loaded, if it is one.
 fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<(u32, u32)> {
-    let row = postgres::psql(dsn, "SELECT warehouses || ' ' || c_last FROM tpcc_load", stop).ok()?;
+    let sql = "SELECT warehouses || ' ' || c_last FROM tpcc_load";
+    let row = postgres::ask(dsn, sql, "reading the record of an earlier load", stop).ok()?;
     let mut f = row.split_whitespace().map(|v| v.parse().ok());
     Some((f.next()??, f.next()??))
 }
 
-/// Loads `warehouses` into `dsn`'s database (empty of other tables), in `sessions`
-/// parallel sessions; with `reuse`, a database loaded at as many warehouses is kept.
-/// `progress` hears each stage.
+/// Loads `warehouses` into `dsn`'s database (empty of other tables; the user's when
+/// `users`), in `sessions` parallel sessions; with `reuse`, a database loaded at as many
+/// warehouses is kept. `progress` hears each stage.
 pub fn load(
     dsn: &str,
+    users: bool,
     warehouses: u32,
     reuse: bool,
     sessions: u32,
@@ -64,26 +66,21 @@ pub fn load(
         let per = bytes / at as f64;
         return Ok(Loaded { warehouses, seconds: 0.0, bytes_per_warehouse: per, c_last, reused: true });
     }
-    drop_ours(dsn, stop)?;
+    postgres::psql(dsn, &drop_ours(), stop)?;
     // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
     let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
-    let filled = fill(dsn, warehouses, c_last, sessions, stop, progress);
-    if filled.is_err() {
-        // a partial database is nobody's: dropped, even when a signal stopped the load
-        let _ = drop_ours(dsn, &AtomicBool::new(false));
-    }
-    filled?;
+    postgres::filled_or_dropped(dsn, users, &drop_ours(), || fill(dsn, warehouses, c_last, sessions, stop, progress))?;
     let per = postgres::database_size(dsn, stop)? / warehouses as f64;
     Ok(Loaded { warehouses, seconds: started.elapsed().as_secs_f64(), bytes_per_warehouse: per, c_last, reused: false })
 }
 
-/// Drops fathom's tables and functions from `dsn`'s database, if there.
-fn drop_ours(dsn: &str, stop: &AtomicBool) -> Result<()> {
+/// What drops fathom's tables and functions from a database, if there.
+fn drop_ours() -> String {
     let tables: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t};")).collect();
     let functions = "DROP FUNCTION IF EXISTS tpcc_nurand, tpcc_last_name, tpcc_astring, tpcc_nstring, \
          tpcc_original, tpcc_other, tpcc_load_items, tpcc_load_stock, tpcc_load_warehouse, tpcc_customer, tpcc_new_order, \
          tpcc_payment, tpcc_order_status, tpcc_delivery, tpcc_stock_level;";
-    postgres::psql(dsn, &format!("{}\n{functions}", tables.join("\n")), stop).map(drop)
+    format!("{}\n{functions}", tables.join("\n"))
 }
 
 /// Creates and fills the tables of `warehouses` in `sessions` parallel sessions, the
@@ -109,31 +106,13 @@ fn fill(
         jobs.push(format!("SELECT tpcc_load_stock({w})"));
         jobs.push(format!("SELECT tpcc_load_warehouse({w}, {c_last})"));
     }
-    parallel(dsn, &jobs, sessions, stop)?;
+    postgres::statements(dsn, &jobs, sessions, stop)?;
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
     let keys: Vec<String> =
         KEYS.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).map(String::from).collect();
-    parallel(dsn, &keys, sessions, stop)?;
+    postgres::statements(dsn, &keys, sessions, stop)?;
     postgres::psql(dsn, &format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last})"), stop)?;
     postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
     postgres::checkpoint(dsn, stop, progress)?;
     Ok(())
-}
-
-/// Runs each of `jobs` (one SQL statement) in one of `sessions` sessions at once; the
-/// first error stops the others' next jobs.
-fn parallel(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Result<()> {
-    let done = postgres::parallel(jobs, sessions, stop, |job| postgres::psql(dsn, job, stop).map(|_| ()));
-    if stop.load(Ordering::Relaxed) {
-        // the server runs a statement on after its psql is gone: end them there
-        let quoted: Vec<String> = jobs.iter().map(|j| format!("'{}'", j.replace('\'', "''"))).collect();
-        let end = format!(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() \
-             AND pid <> pg_backend_pid() AND query IN ({})",
-            quoted.join(", ")
-        );
-        let _ = postgres::psql(dsn, &end, &AtomicBool::new(false));
-        return Err(Error::failed(INTERRUPTED));
-    }
-    done
 }

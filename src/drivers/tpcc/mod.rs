@@ -107,7 +107,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             &source,
             |l| l.warehouses == p.warehouses,
             || {
-                let l = load::load(&source, p.warehouses, p.reuse, postgres::sessions(), stop, &say).map_err(named)?;
+                let l = load::load(&source, p.dsn.is_some(), p.warehouses, p.reuse, postgres::sessions(), stop, &say)
+                    .map_err(named)?;
                 let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
                 if !violations.is_empty() {
                     let broken = violations.join("; ");
@@ -282,10 +283,9 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
     ] {
         args.extend(["-D".into(), format!("{name}={value}").into()]);
     }
+    let dir = l.run_dir()?;
     for ((op, script), weight) in OPS.iter().zip(SCRIPTS).zip(p.mix.weights()) {
-        let path = l.run_file(&format!("tpcc-{op}.sql"))?;
-        crate::nofollow::write(&path, format!("{home}{script}"))
-            .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+        let path = dir.write(&l.file_name(&format!("tpcc-{op}.sql"))?, format!("{home}{script}"))?;
         let mut arg = OsString::from(path);
         arg.push(format!("@{weight}"));
         args.extend(["-f".into(), arg]);

@@ -38,7 +38,8 @@ pub struct Loaded {
 
 /// The scale factor of a database fathom loaded, if it is one.
 fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<f64> {
-    postgres::psql(dsn, "SELECT scale FROM tpch_load", stop).ok()?.parse().ok()
+    let sql = "SELECT scale FROM tpch_load";
+    postgres::ask(dsn, sql, "reading the record of an earlier load", stop).ok()?.parse().ok()
 }
 
 /// One COPY: part `part` of `parts` of `table`'s rows.
@@ -48,11 +49,12 @@ struct Job {
     parts: i32,
 }
 
-/// Loads scale factor `scale` into `dsn`'s database (empty of other tables), in
-/// `sessions` parallel sessions; with `reuse`, a database loaded at this scale is kept.
-/// `progress` hears each stage.
+/// Loads scale factor `scale` into `dsn`'s database (empty of other tables; the
+/// user's when `users`), in `sessions` parallel sessions; with `reuse`, a database
+/// loaded at this scale is kept. `progress` hears each stage.
 pub fn load(
     dsn: &str,
+    users: bool,
     scale: f64,
     reuse: bool,
     sessions: u32,
@@ -66,7 +68,16 @@ pub fn load(
         return Ok(Loaded { scale, seconds: 0.0, bytes, reused: true });
     }
     let drop: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t} CASCADE;")).collect();
-    postgres::psql(dsn, &drop.join("\n"), stop)?;
+    let drop = drop.join("\n");
+    postgres::psql(dsn, &drop, stop)?;
+    postgres::filled_or_dropped(dsn, users, &drop, || fill(dsn, scale, sessions, stop, progress))?;
+    let bytes = postgres::database_size(dsn, stop)?;
+    Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
+}
+
+/// Creates TPC-H's tables and fills them at `scale` in `sessions` parallel sessions;
+/// keys, vacuums, analyses and checkpoints them.
+fn fill(dsn: &str, scale: f64, sessions: u32, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
     postgres::psql(dsn, SCHEMA, stop)?;
     progress(&format!("generating and loading TPC-H's tables at scale {scale} in {sessions} sessions"));
     text_pool(stop)?;
@@ -86,14 +97,13 @@ pub fn load(
     })?;
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
     for stage in [KEYS, FOREIGN] {
-        let statements: Vec<&str> = stage.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).collect();
-        postgres::parallel(&statements, sessions, stop, |sql| postgres::psql(dsn, sql, stop).map(|_| ()))?;
+        let statements: Vec<String> =
+            stage.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).map(String::from).collect();
+        postgres::statements(dsn, &statements, sessions, stop)?;
     }
     postgres::psql(dsn, &format!("INSERT INTO tpch_load VALUES ({scale})"), stop)?;
     postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
-    postgres::checkpoint(dsn, stop, progress)?;
-    let bytes = postgres::database_size(dsn, stop)?;
-    Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
+    postgres::checkpoint(dsn, stop, progress)
 }
 
 /// Builds tpchgen's text pool (300 MB of text every comment column draws from, built once

@@ -156,7 +156,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             &dsn,
             |l| l.scale == p.scale,
             || {
-                let l = load::load(&dsn, p.scale, p.reuse, postgres::sessions(), stop, &say).map_err(named)?;
+                let l = load::load(&dsn, p.dsn.is_some(), p.scale, p.reuse, postgres::sessions(), stop, &say)
+                    .map_err(named)?;
                 if !l.reused {
                     say(&format!("loaded scale {} in {:.1} s, {:.0} MB", p.scale, l.seconds, l.bytes / 1e6));
                 }

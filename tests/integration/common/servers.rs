@@ -179,6 +179,26 @@ impl Postgres {
         format!("host=127.0.0.1 port={} user=tester dbname={database}", self.port)
     }
 
+    /// Stops the server and its backends where they stand (SIGSTOP), or lets them go on
+    /// (SIGCONT): a server that stops answering mid-run, its connections held open.
+    pub fn pause(&self, paused: bool) {
+        let signal = if paused { libc::SIGSTOP } else { libc::SIGCONT };
+        let postmaster = self.child.id() as libc::pid_t;
+        let mut pids = vec![postmaster];
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            // the parent's pid is the second field after the command name in parentheses
+            let parent = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok());
+            if parent == Some(postmaster) {
+                pids.extend(entry.file_name().to_str().and_then(|p| p.parse::<libc::pid_t>().ok()));
+            }
+        }
+        for pid in pids {
+            // SAFETY: kill(2) of our own server and its backends.
+            unsafe { libc::kill(pid, signal) };
+        }
+    }
+
     /// Ends the server as a crash would: SIGQUIT, immediate shutdown, every session cut.
     pub fn crash(&mut self) {
         // SAFETY: signalling our own child, not yet reaped.
@@ -193,6 +213,7 @@ impl Drop for Postgres {
             let _ = std::fs::remove_dir_all(&self.dir);
             return;
         }
+        self.pause(false);
         // SIGINT: fast shutdown, which also ends its backends
         // SAFETY: signalling our own child, not yet reaped.
         unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
