@@ -19,7 +19,13 @@ pub struct Scratch {
     _shared: Option<RwLockReadGuard<'static, ()>>,
     /// The machine held alone, for as long as the directory is there.
     _alone: Option<RwLockWriteGuard<'static, ()>>,
+    /// How long the test waited for the machine, and since when it holds it.
+    timing: (std::time::Duration, std::time::Instant),
 }
+
+/// Where each test's timing is appended when set (`bench/suite-times.py` sets it): a
+/// line per scratch directory, `test<TAB>shared|alone<TAB>waited s<TAB>held s`.
+const TIMES: &str = "FATHOM_TEST_TIMES";
 
 /// The machine the tests run on: a test holds it with the others through its scratch
 /// directory, and one that judges a rate or a time holds it alone. Tests of every file run
@@ -44,18 +50,22 @@ impl Scratch {
 
     /// The scratch directory `run-NAME`, the machine held with other tests.
     pub fn new(name: &str) -> Scratch {
+        let asked = std::time::Instant::now();
         let shared = MACHINE.read().unwrap_or_else(|e| e.into_inner());
         let mut s = Scratch::at(name);
         s._shared = Some(shared);
+        s.timing = (asked.elapsed(), std::time::Instant::now());
         s
     }
 
     /// The scratch directory `run-NAME`, once no other test runs: for a test that judges
     /// a rate or a time, which a busy machine would fail.
     pub fn alone(name: &str) -> Scratch {
+        let asked = std::time::Instant::now();
         let alone = MACHINE.write().unwrap_or_else(|e| e.into_inner());
         let mut s = Scratch::at(name);
         s._alone = Some(alone);
+        s.timing = (asked.elapsed(), std::time::Instant::now());
         s
     }
 
@@ -69,7 +79,8 @@ impl Scratch {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("data")).unwrap();
-        Scratch { dir, _shared: None, _alone: None }
+        let timing = (std::time::Duration::ZERO, std::time::Instant::now());
+        Scratch { dir, _shared: None, _alone: None, timing }
     }
 
     pub fn data(&self) -> PathBuf {
@@ -127,6 +138,14 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        if let Some(path) = std::env::var_os(TIMES) {
+            let test = std::thread::current().name().unwrap_or("?").to_string();
+            let kind = if self._alone.is_some() { "alone" } else { "shared" };
+            let (waited, held) = (self.timing.0.as_secs_f64(), self.timing.1.elapsed().as_secs_f64());
+            let line = format!("{test}\t{kind}\t{waited:.2}\t{held:.2}\n");
+            let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+            let _ = file.and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
         let name = self.dir.file_name().unwrap().to_string_lossy().trim_start_matches("run-").to_string();
         HELD.lock().unwrap_or_else(|e| e.into_inner()).retain(|n| *n != name);

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""The integration suite's time, test by test: runs `cargo test --test integration` once
+with FATHOM_TEST_TIMES set (each test's scratch directory appends its test's name,
+whether it held the machine alone, how long it waited for the machine and how long it
+held it), then prints the whole run's time, the slowest tests, and how long the
+machine-exclusive tests (`Scratch::alone`) held the machine, during which nothing else
+ran. Usage: python3 bench/suite-times.py [--threads 8] [--most 30] [-- FILTER...]
+
+A test that makes no scratch directory is not timed (it is counted, and said)."""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from machine import described  # noqa: E402
+
+
+def run_suite(threads, filters, times):
+    """Builds, then runs the suite; its wall seconds and how many tests it ran."""
+    env = dict(os.environ, FATHOM_TEST_TIMES=times)
+    build = ["cargo", "test", "--locked", "--test", "integration", "--no-run"]
+    subprocess.run(build, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = ["cargo", "test", "--locked", "--test", "integration", "--", "--test-threads", str(threads), *filters]
+    began = time.monotonic()
+    out = subprocess.run(argv, env=env, capture_output=True, text=True)
+    took = time.monotonic() - began
+    ran = re.search(r"test result: \w+\. (\d+) passed; (\d+) failed", out.stdout)
+    if out.returncode != 0:
+        print(out.stdout[-4000:], file=sys.stderr)
+    return took, (int(ran[1]) + int(ran[2])) if ran else 0, out.returncode
+
+
+def read(times):
+    rows = []
+    with open(times) as f:
+        for line in f:
+            test, kind, waited, held = line.rstrip("\n").split("\t")
+            rows.append((test, kind, float(waited), float(held)))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=8, help="--test-threads, as make test gives (8)")
+    ap.add_argument("--most", type=int, default=30, help="how many of the slowest tests to list (30)")
+    ap.add_argument("filters", nargs="*", help="test name filters, as cargo test takes them")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        times = os.path.join(tmp, "times.tsv")
+        took, ran, code = run_suite(a.threads, a.filters, times)
+        rows = read(times) if os.path.exists(times) else []
+    for k, v in described({}).items():
+        print(f"{k}: {v}")
+    print(f"integration tests: {ran} run in {took:.0f} s with {a.threads} threads (exit {code}); "
+          f"{len({r[0] for r in rows})} of them timed by their scratch directory")
+    alone = [r for r in rows if r[1] == "alone"]
+    held_alone = sum(r[3] for r in alone)
+    print(f"machine-exclusive tests: {len(alone)}, holding the machine {held_alone:.0f} s "
+          f"({100 * held_alone / took:.0f}% of the run)" if took else "")
+    print(f"\nthe {a.most} slowest (seconds held; waited: for the machine first)")
+    print(f"{'test':<72} {'kind':<6} {'held':>6} {'waited':>7}")
+    for test, kind, waited, held in sorted(rows, key=lambda r: -r[3])[:a.most]:
+        print(f"{test[:72]:<72} {kind:<6} {held:6.1f} {waited:7.1f}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
