@@ -32,13 +32,17 @@ pub(super) fn timeline_decor(s: &RunSummary) -> (Vec<Band>, Vec<Mark>) {
     // a server's checkpoints are named by kind (their label is the server), the
     // server's name added when the run has several
     let servers = s.events.iter().filter(|e| e.kind == "checkpoint").map(|e| &e.label).collect::<BTreeSet<_>>().len();
+    let first_autovacuum = s.events.iter().position(|e| e.kind == "autovacuum");
     let marks = s
         .events
         .iter()
-        .filter(|e| ["mark", "exec", "hook", "host-lost", "checkpoint", "autovacuum"].contains(&e.kind.as_str()))
-        .map(|e| {
-            // autovacuum runs come by the dozen a minute: their lines go unlabelled
+        .enumerate()
+        .filter(|(_, e)| ["mark", "exec", "hook", "host-lost", "checkpoint", "autovacuum"].contains(&e.kind.as_str()))
+        .map(|(i, e)| {
+            // autovacuum runs come by the dozen a minute: the first is named, which
+            // says what the others (drawn alike) are, and the rest go unlabelled
             let label = match e.kind.as_str() {
+                "autovacuum" if Some(i) == first_autovacuum => e.kind.clone(),
                 "autovacuum" => String::new(),
                 "checkpoint" if servers > 1 => format!("checkpoint {}", e.label),
                 "checkpoint" => e.kind.clone(),
@@ -470,5 +474,37 @@ mod tests {
         let total: f64 = b.iter().map(|p| p.1).sum();
         assert!((total - 100.0).abs() < 1e-9, "{b:?}");
         assert!(b.first().unwrap().0 <= 20.0 && b.last().unwrap().0 <= 1000.0);
+    }
+
+    /// Every mark's meaning is on the chart: the first autovacuum line is named, the
+    /// dozens after it drawn alike without a label.
+    #[test]
+    fn the_first_autovacuum_is_named_and_the_rest_drawn_alike() {
+        use crate::store::EventRow;
+        use crate::store::fixture::{Fixture, Second};
+        use crate::store::sink::Record;
+        let fx = Fixture::new("marks");
+        let vacuum = |at_ms: i64| EventRow {
+            at_ms,
+            kind: "autovacuum".into(),
+            label: "w".into(),
+            status: None,
+            took_ms: Some(10),
+            detail: "table stock".into(),
+        };
+        let mut run = fx.run("name: m\nworkloads:\n  w: {engine: null, rw: read, duration: 3s}\n").phase(
+            "w",
+            &[("w", 1)],
+            3,
+            |_| Second::new(10, 1_000),
+        );
+        for at in [500, 1_500, 2_500] {
+            run = run.record(Record::Event(vacuum(at)));
+        }
+        let id = run.finish();
+        let s = RunSummary::load(&fx.store(), &id.to_string()).unwrap();
+        let (_, marks) = timeline_decor(&s);
+        let labels: Vec<&str> = marks.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(labels, ["autovacuum", "", ""]);
     }
 }
