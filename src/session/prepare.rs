@@ -90,7 +90,7 @@ pub(super) fn prepare(
         progress(&format!("{}: {d}", scenario.name));
     }
     let prepared = start_drivers(&store, run, &scenario, &stop, &interrupted, &*progress)?;
-    let length = total.map_or("until its IO is done".into(), |s| format!("about {s} s"));
+    let length = planned_length(&scenario, total);
     let scale =
         scenario.time_scale.as_ref().map(|s| format!(", {}", time_scale::describe(s.factor))).unwrap_or_default();
     progress(&format!("run {run}: {length}{scale}; results in {}", store.path.display()));
@@ -316,4 +316,17 @@ fn choose_engines(scenario: &Scenario, warnings: &mut Vec<Warning>) -> Result<(V
         })
         .collect();
     Ok((engines, uring_ok))
+}
+
+/// How long the run is planned to take, as its first line says: `about N s`; `at most N
+/// s` when a workload that ends by itself once its work is done is capped by its
+/// duration (a TPC-H query set, a bounded IO), which it most often ends well before;
+/// `until its IO is done` when nothing caps it.
+fn planned_length(scenario: &Scenario, total: Option<u64>) -> String {
+    let capped = scenario.workloads.iter().any(|w| w.bound().is_some_and(|b| b.capped));
+    match (total, capped) {
+        (None, _) => "until its IO is done".into(),
+        (Some(s), true) => format!("at most {s} s, less once its work is done"),
+        (Some(s), false) => format!("about {s} s"),
+    }
 }
