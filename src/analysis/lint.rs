@@ -417,7 +417,13 @@ pub struct Measured {
     pub bound: Option<String>,
     /// How to make it run long enough ([`lengthen`]).
     pub lengthen: &'static str,
+    /// The busiest device's mean %util over the run, where devices were observed.
+    pub device_busy_pct: Option<f64>,
 }
+
+/// A device this busy (%util, mean over the run) is the limit: more IOs in flight would
+/// only queue longer in it.
+const SATURATED_PCT: f64 = 90.0;
 
 /// How busy fathom's IO generator was over a run, as a share (1.0: all the time).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -455,6 +461,14 @@ fn depth_limits_rate(m: &Measured, rate: f64, needed: f64) -> String {
     let figure = |v: f64| if v >= 100.0 { count(v) } else { sig3(v) };
     // a pgbench client keeps one transaction in flight; an IO worker its iodepth
     let (what, change) = match m.unit {
+        // a deeper queue on a saturated device only waits longer
+        _ if m.device_busy_pct.is_some_and(|b| b >= SATURATED_PCT) => (
+            if m.unit == Throughput::Tps { "transactions" } else { "IOs" },
+            format!(
+                "The device was busy {:.0}% of the time (%util): the storage, not the depth, limits this rate",
+                m.device_busy_pct.unwrap_or_default()
+            ),
+        ),
         Throughput::Tps => {
             ("transactions", format!("Raise its clients, e.g. --set {}.clients={}", m.name, needed.ceil()))
         }
@@ -628,6 +642,7 @@ mod tests {
             seconds: 60.0,
             bound: None,
             lengthen: RUN_FOR_A_TIME,
+            device_busy_pct: None,
         }
     }
 
@@ -647,6 +662,15 @@ mod tests {
         let slow = measured("oltp/db", 1_500.0, 600.0, 0.676310, Throughput::Iops, 4);
         let said = &after(&[slow], None)[0].message;
         assert!(said.contains(" 676 ms mean latency needs 1,014 IOs") && said.ends_with("--set oltp/db.iodepth=254"));
+        // on a saturated device the advice is not to deepen the queue
+        let busy =
+            Measured { device_busy_pct: Some(97.4), ..measured("w", 10_000.0, 4_000.0, 0.001, Throughput::Iops, 1) };
+        let said = &after(&[busy], None)[0].message;
+        assert!(
+            said.ends_with("The device was busy 97% of the time (%util): the storage, not the depth, limits this rate"),
+            "{said}"
+        );
+        assert!(!said.contains("Raise"), "{said}");
         let pg = measured("db", 800.0, 400.0, 0.01, Throughput::Tps, 2);
         let said = &after(&[pg], None)[0].message;
         assert!(said.starts_with("db: 800 TPS at") && said.ends_with("Raise its clients, e.g. --set db.clients=8"));

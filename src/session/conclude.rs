@@ -183,6 +183,12 @@ fn generator_busy(
 
 /// Per workload, what lint needs of a finished run.
 fn measured_by_workload(s: &RunSummary, scenario: &Scenario) -> Vec<lint::Measured> {
+    let busiest_device = s
+        .observed
+        .iter()
+        .filter(|o| o.source.starts_with("device:") && o.name == "util_pct")
+        .map(|o| o.mean)
+        .reduce(f64::max);
     s.workloads
         .iter()
         .map(|w| {
@@ -205,6 +211,7 @@ fn measured_by_workload(s: &RunSummary, scenario: &Scenario) -> Vec<lint::Measur
                 },
                 bound: scenario.workloads.get(w.workload.idx as usize).and_then(lint::bound_text),
                 lengthen: scenario.workloads.get(w.workload.idx as usize).map_or("", lint::lengthen),
+                device_busy_pct: busiest_device,
             }
         })
         .collect()
