@@ -4,7 +4,7 @@
 //! worker's seconds as they close and what it observes of its host each second. When its stdin closes (the controller, or the ssh
 //! connection, is gone) it stops every worker within 2 s and exits: no orphans.
 
-use super::protocol::{Command, Reply, VERSION, WireSample};
+use super::protocol::{BoundedLines, Command, Reply, VERSION, WireSample};
 use crate::drivers::{LaunchContext, Ready};
 use crate::engine::{self, WorkerThread, target};
 use crate::error::{Error, Result};
@@ -13,7 +13,7 @@ use crate::observe::{Observers, RunClock, diskstats, host};
 use crate::scenario::{Kind, Override, Scenario, Source};
 use crate::store::sink::{Record, Sink};
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -106,7 +106,8 @@ pub fn run(name: &str, keepalive: Duration) -> i32 {
         joiners: Vec::new(),
         observing: None,
     };
-    for command in commands(&out, abort.clone()) {
+    let broken = Arc::new(AtomicBool::new(false));
+    for command in commands(&out, abort.clone(), broken.clone()) {
         match command {
             Command::Clock { id } => out.send(&Reply::Clock { id, unix_ns: crate::clock::unix_ns() }),
             Command::Prepare { idx, origin, text, sets, workload, targets, rate_iops } => {
@@ -131,7 +132,8 @@ pub fn run(name: &str, keepalive: Duration) -> i32 {
         }
     }
     agent.finish(forward);
-    0
+    // a controller's line that broke the protocol's bounds ends the agent, not quietly
+    if broken.load(Ordering::Relaxed) { 2 } else { 0 }
 }
 
 /// Says hello: the protocol, this build, and what the controller should know of the host.
@@ -321,13 +323,22 @@ impl Agent {
 }
 
 /// The controller's commands, read on a thread of their own so that its leaving (bye,
-/// or stdin closing) sets `abort` at once, stopping a layout under way.
-fn commands(out: &Out, abort: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<Command> {
+/// or stdin closing) sets `abort` at once, stopping a layout under way. A line over
+/// the protocol's bound or not in UTF-8 is said on stderr (its start at most), sets
+/// `broken`, and ends the agent as its leaving does.
+fn commands(out: &Out, abort: Arc<AtomicBool>, broken: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<Command> {
     let (tx, rx) = std::sync::mpsc::channel();
     let out = out.clone();
     std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
+        for line in BoundedLines::new(std::io::stdin().lock()) {
+            let line = match line {
+                Ok(line) => line,
+                Err(why) => {
+                    crate::terminal::eprint(format!("fathom agent: {why}: not a command of protocol {VERSION}\n"));
+                    broken.store(true, Ordering::Relaxed);
+                    break;
+                }
+            };
             if line.trim().is_empty() {
                 continue;
             }

@@ -11,6 +11,66 @@ use serde::{Deserialize, Serialize};
 /// The protocol's version: bumped on any change to the messages below.
 pub const VERSION: u32 = 5;
 
+/// The longest line either side reads from the other: a sample of every op and block
+/// size, or a scenario sent to prepare (itself bounded at 1 MiB), fits well within it;
+/// a longer line is no peer's, and is never held whole.
+pub const MAX_LINE: usize = 4 << 20;
+
+/// The most block sizes one sample may count: a `bssplit` names a few dozen at most.
+pub const MAX_SIZES: usize = 1024;
+
+/// How far ahead of the controller's clock an agent's second may be: clocks are
+/// measured apart by milliseconds, and a second is sent once it has closed.
+pub const AHEAD_S: u32 = 10;
+
+/// Lines of at most [`MAX_LINE`] bytes, in UTF-8, read from `inner`: a longer line or
+/// one in another encoding is an error naming the bound (with a short prefix at most),
+/// after which nothing more is read.
+pub struct BoundedLines<R> {
+    inner: R,
+    broken: bool,
+}
+
+impl<R: std::io::BufRead> BoundedLines<R> {
+    pub fn new(inner: R) -> BoundedLines<R> {
+        BoundedLines { inner, broken: false }
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for BoundedLines<R> {
+    type Item = std::result::Result<String, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use std::io::{BufRead, Read};
+        if self.broken {
+            return None;
+        }
+        let mut buf = Vec::new();
+        let read = (&mut self.inner).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut buf);
+        let bad = |why: String| Some(Err(why));
+        match read {
+            Ok(0) => return None,
+            Err(e) => return bad(e.to_string()),
+            Ok(_) => {}
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        } else if buf.len() > MAX_LINE {
+            self.broken = true;
+            let start = String::from_utf8_lossy(&buf[..60.min(buf.len())]).into_owned();
+            return bad(format!("a line longer than {} MiB (it began `{start}`)", MAX_LINE >> 20));
+        }
+        match String::from_utf8(buf) {
+            Ok(line) => Some(Ok(line)),
+            Err(e) => {
+                self.broken = true;
+                let start = String::from_utf8_lossy(&e.as_bytes()[..60.min(e.as_bytes().len())]).into_owned();
+                bad(format!("a line that is not UTF-8 (it began `{start}`)"))
+            }
+        }
+    }
+}
+
 /// Controller to agent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -158,6 +218,12 @@ impl WireSample {
     pub fn to_sample(&self) -> Result<Sample> {
         let bad = |what: &str| crate::error::Error::failed(format!("agent sample: {what}"));
         let op = Op::find(&self.op).ok_or_else(|| bad("unknown op"))?;
+        if self.sizes.len() > MAX_SIZES {
+            return Err(bad(&format!(
+                "{} block sizes, more than the {MAX_SIZES} a sample may count",
+                self.sizes.len()
+            )));
+        }
         let mut stats = OpStats::new(self.service.is_some());
         stats.ops = self.ops;
         stats.bytes = self.bytes;

@@ -3,10 +3,11 @@
 //! collector as they arrive; other replies wait in a mailbox for whoever asked.
 
 use super::Host;
+use super::protocol::{AHEAD_S, BoundedLines};
 use super::protocol::{Command, Reply, VERSION};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use std::io::{BufRead, BufReader, Lines, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -231,8 +232,8 @@ fn await_hello(
     stderr: &Arc<Mutex<String>>,
     program: &str,
     who: &str,
-) -> Result<(String, Lines<BufReader<ChildStdout>>)> {
-    let mut lines = BufReader::new(stdout).lines();
+) -> Result<(String, BoundedLines<BufReader<ChildStdout>>)> {
+    let mut lines = BoundedLines::new(BufReader::new(stdout));
     let (hello_tx, hello_rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let first = lines.next();
@@ -293,7 +294,7 @@ fn check_hello(child: &mut Child, first: &str, program: &str, who: &str) -> Resu
 fn read_replies(
     name: &str,
     who: &str,
-    lines: Lines<BufReader<ChildStdout>>,
+    lines: BoundedLines<BufReader<ChildStdout>>,
     samples: Sender<Sample>,
     clock_unix_ms: Arc<Mutex<i64>>,
     lags: Lags,
@@ -303,20 +304,33 @@ fn read_replies(
     let lost_at = Arc::new(Mutex::new(None));
     {
         let (mailbox, leaving, lost_at) = (mailbox.clone(), leaving.clone(), lost_at.clone());
+        let host = who.to_string();
         std::thread::Builder::new()
             .name(format!("agent-{name}"))
             .spawn(move || {
                 for line in lines {
-                    let Ok(line) = line else { break };
+                    let line = match line {
+                        Ok(line) => line,
+                        Err(why) => {
+                            dropped(&host, &why);
+                            break;
+                        }
+                    };
                     match serde_json::from_str::<Reply>(&line) {
                         Ok(Reply::Sample(w)) => {
-                            if let Ok(s) = w.to_sample() {
-                                let zero = *clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner());
-                                let closed = zero + (s.t as i64 + 1) * 1000;
-                                lags.lock()
-                                    .unwrap_or_else(|e| e.into_inner())
-                                    .push((crate::clock::unix_ms() - closed) as f64);
-                                let _ = samples.send(s);
+                            let zero = *clock_unix_ms.lock().unwrap_or_else(|e| e.into_inner());
+                            match w.to_sample().map_err(|e| e.to_string()).and_then(|s| in_time(s, zero)) {
+                                Ok(s) => {
+                                    let closed = zero + (s.t as i64 + 1) * 1000;
+                                    lags.lock()
+                                        .unwrap_or_else(|e| e.into_inner())
+                                        .push((crate::clock::unix_ms() - closed) as f64);
+                                    let _ = samples.send(s);
+                                }
+                                Err(why) => {
+                                    dropped(&host, &why);
+                                    break;
+                                }
                             }
                         }
                         Ok(Reply::Alive) => {} // the stream is open: nothing to keep
@@ -338,6 +352,24 @@ fn read_replies(
             .map_err(|e| Error::input(format!("{who}: {e}")))?;
     }
     Ok((mailbox, leaving, lost_at))
+}
+
+/// Says that host `who` broke the protocol's bounds (`why`) and is dropped: what it sent
+/// before is kept, the run goes on without it, and it ends up among the lost hosts.
+fn dropped(who: &str, why: &str) {
+    crate::terminal::say(&format!("{who}: {why}; the host is dropped"));
+}
+
+/// Sample `s` when its second can have closed on the run clock that began at
+/// `zero_unix_ms` (unix ms; 0 before it is known): an agent's seconds are the run's, so a
+/// second far beyond the controller's clock is no real one, and each would be held
+/// in memory until then.
+fn in_time(s: Sample, zero_unix_ms: i64) -> std::result::Result<Sample, String> {
+    let now_s = (crate::clock::unix_ms() - zero_unix_ms).max(0) / 1000;
+    if zero_unix_ms > 0 && i64::from(s.t) > now_s + i64::from(AHEAD_S) {
+        return Err(format!("a sample of second {} at second {now_s} of the run, more than {AHEAD_S} s ahead", s.t));
+    }
+    Ok(s)
 }
 
 /// Refuses an agent of another protocol or another build (`theirs`, from its hello;

@@ -25,6 +25,7 @@ mod hammerdb;
 mod helpful_errors;
 mod hooks;
 mod host_targets;
+mod hostile_agents;
 mod hosts;
 mod imports;
 mod input_files;
