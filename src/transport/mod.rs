@@ -347,13 +347,19 @@ impl Host {
         let exe = static_build(&exe).unwrap_or(exe);
         let binary = std::fs::File::open(&exe).map_err(|e| Error::input(format!("{}: {e}", exe.display())))?;
         let dir = self.spec.push_dir.clone().unwrap_or_else(|| "~/.cache/fathom".into());
-        let path = format!("{dir}/{}", pushed_name(env!("BUILD_IDENTITY")));
+        let name = pushed_name(env!("BUILD_IDENTITY"));
+        let path = format!("{dir}/{name}");
         let part = format!("{path}.part");
+        // the shell that copies also says where `push_dir` is (`~` expanded, links
+        // resolved): the agent is then started by its whole path, which `kubectl exec`,
+        // running its words with no shell, needs
         let script = [
             remote_command(&["mkdir", "-p", "--", &dir])?,
             format!("cat > {}", remote_command(&[&part])?),
             remote_command(&["chmod", "+x", "--", &part])?,
             remote_command(&["mv", "--", &part, &path])?,
+            remote_command(&["cd", "--", &dir])?,
+            "pwd -P".to_string(),
         ]
         .join(" && ");
         let mut shell = match self.spec.transport {
@@ -379,7 +385,13 @@ impl Host {
             let err = String::from_utf8_lossy(&out.stderr);
             return Err(Error::input(format!("{who}: copying fathom to {path} failed: {}", err.trim())));
         }
-        Ok(path)
+        let said = String::from_utf8_lossy(&out.stdout);
+        match said.lines().last().map(str::trim).filter(|d| d.starts_with('/')) {
+            Some(whole) => Ok(format!("{whole}/{name}")),
+            None => {
+                Err(Error::input(format!("{who}: copied fathom to {path}, but the host did not say where that is")))
+            }
+        }
     }
 
     /// Where the host's pod is, for `transport: kubectl`.

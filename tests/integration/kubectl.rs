@@ -24,9 +24,11 @@ case "$1" in
     [ "$2" = -i ] && [ "$4" = -- ] || { echo "refused: $*" >&2; exit 9; }
     case "$3" in fathom-agent-x7k2p|fathom-agent-q9z4m) ;; *) echo "no pod $3" >&2; exit 1 ;; esac
     shift 4
-    [ -n "$KUBECTL_IDLE" ] || exec "$@"
+    # the real kubectl hands the words to the container's runtime as they are: no shell,
+    # no `~` expanded (env execs them as given, as bash's exec would not)
+    [ -n "$KUBECTL_IDLE" ] || exec env -- "$@"
     # a stream that closes when nothing crossed it for $KUBECTL_IDLE s, as a proxy's does
-    "$@" | {
+    env -- "$@" | {
       while true; do IFS= read -r -t "$KUBECTL_IDLE" line; rc=$?; [ $rc = 0 ] || break; printf '%s\n' "$line"; done
       if [ $rc -gt 128 ]; then echo "idle for ${KUBECTL_IDLE}s: stream closed" >&2; kill -9 0; fi
     } ;;
@@ -138,6 +140,38 @@ fn a_node_without_its_one_pod_is_refused_and_push_agent_copies_over_exec() {
         calls.contains(&format!("exec -i fathom-agent-x7k2p -- {} agent --name n1", pushed[0].display())),
         "{calls}"
     );
+}
+
+/// With the default `push_dir` (`~/.cache/fathom`), the copy lands in the home of the
+/// pod's user, and the agent is started there by its whole path: `kubectl exec` runs
+/// its words with no shell, so a `~` in them would be a file name.
+#[test]
+fn push_agent_to_the_default_directory_starts_the_copy_by_its_whole_path() {
+    let s = Scratch::new("kubectl-push-home");
+    let (path, log) = stand_in(&s);
+    let scenario = s.scenario(SCENARIO);
+    let home = s.dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let target = s.dir.join("host-n1");
+    std::fs::create_dir_all(&target).unwrap();
+    let hosts = s.dir.join("hosts.yaml");
+    std::fs::write(
+        &hosts,
+        format!(
+            "hosts:\n  n1: {{transport: kubectl, context: bench, namespace: fathom, selector: app=fathom-agent, \
+             node: worker-1, fathom: /nonexistent/fathom, target: {}}}\n",
+            target.display()
+        ),
+    )
+    .unwrap();
+    let args = ["run", scenario.to_str().unwrap(), "--hosts", hosts.to_str().unwrap(), "--push-agent"];
+    let out = s.fathom(&args).env("PATH", &path).env("KUBECTL_LOG", &log).env("HOME", &home).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let pushed: Vec<_> = home.join(".cache/fathom").read_dir().unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(pushed.len(), 1, "{pushed:?}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let started = format!("exec -i fathom-agent-x7k2p -- {} agent --name n1", pushed[0].display());
+    assert!(calls.contains(&started) && !calls.contains("fathom-agent-x7k2p -- ~/"), "{calls}");
 }
 
 /// A stream that closes after 3 s with nothing on it (a proxy's idle timeout) cuts a
