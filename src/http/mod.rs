@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Connects to `HOST:PORT` within `timeout`. Errors are failures (exit 1): the callers
@@ -40,9 +40,10 @@ pub fn encode(value: &str) -> String {
 /// can stall the others or grow the process.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Connections served at once, each on a thread of its own. One more closes the
-    /// oldest that has sent nothing yet (else the oldest still sending its head), so
-    /// idle clients cannot keep a scrape out; with none to close it is closed, unread.
+    /// Requests served at once, each on a thread of its own. A connection takes a place
+    /// only once it has sent something: until then it waits threadless (see
+    /// [`MAX_WAITING`]), so idle clients, however many and however fast they reconnect,
+    /// hold no place a scrape needs; past the cap a request waits for a place.
     pub connections: usize,
     /// The most a request's head (request line and headers) may take.
     pub head_bytes: usize,
@@ -51,6 +52,11 @@ pub struct Limits {
     /// How long writing the answer may block on a client that does not read.
     pub write_time: Duration,
 }
+
+/// Connections that have sent nothing yet, kept open without a thread: past this the
+/// oldest is closed, but never one younger than [`GRACE`]. A scrape sends its request at
+/// once, so it leaves the wait before idle clients could push it out.
+pub const MAX_WAITING: usize = 256;
 
 /// The head of a request: enough to route it.
 #[derive(Debug)]
@@ -76,98 +82,106 @@ pub struct Response {
     pub body: String,
 }
 
-/// Serves `listener` until `stop` is set (the next connection after it, e.g. one made
-/// to wake it, ends the loop): each connection on a thread of its own, so an idle or
-/// slow client holds only its own. At most `limits.connections` at once, and a new one
-/// at the cap takes the place of one still sending its head (see [`Waiting::evict`]);
-/// its head is read until the blank line within `limits.head_time` and
-/// `limits.head_bytes`, then `handle` answers it.
+/// Serves `listener` until `stop` is set (checked every [`TICK`]). One thread accepts
+/// and watches the connections that have sent nothing (`poll`); a connection that has
+/// sent something is answered on a thread of its own, at most `limits.connections` at
+/// once, its head read until the blank line within `limits.head_time` (from its
+/// connection) and `limits.head_bytes`, then `handle` answers it. One that sends
+/// nothing within `limits.head_time`, or is the oldest of more than [`MAX_WAITING`], is
+/// closed unread.
 pub fn serve<H>(listener: TcpListener, stop: &AtomicBool, limits: Limits, handle: H)
 where
     H: Fn(&Request) -> Response + Send + Sync + 'static,
 {
     let handle = Arc::new(handle);
     let busy = Arc::new(AtomicUsize::new(0));
-    let waiting = Arc::new(Waiting::default());
-    for conn in listener.incoming() {
-        if stop.load(Ordering::Relaxed) {
-            break;
+    if listener.set_nonblocking(true).is_err() {
+        return;
+    }
+    let mut waiting: VecDeque<(TcpStream, Instant)> = VecDeque::new();
+    let mut ready: VecDeque<(TcpStream, Instant)> = VecDeque::new();
+    while !stop.load(Ordering::Relaxed) {
+        let (mut heard, listening) = watch(&listener, &waiting, TICK);
+        if listening {
+            accept_all(&listener, &mut waiting);
+            // what the new ones sent already is seen before any is pushed out
+            heard = watch(&listener, &waiting, Duration::ZERO).0;
         }
-        let conn = match conn {
-            Ok(conn) => conn,
+        // those that sent something (or closed: their read says so at once) go to be
+        // answered, in the order they came
+        for i in heard.into_iter().rev() {
+            if let Some(w) = waiting.remove(i) {
+                ready.push_back(w);
+            }
+        }
+        ready.make_contiguous().sort_by_key(|(_, since)| *since);
+        for queue in [&mut waiting, &mut ready] {
+            queue.retain(|(_, since)| since.elapsed() < limits.head_time);
+            trim(queue);
+        }
+        while busy.load(Ordering::SeqCst) < limits.connections {
+            let Some((conn, since)) = ready.pop_front() else { break };
+            busy.fetch_add(1, Ordering::SeqCst);
+            let (handle, slot) = (handle.clone(), Slot(busy.clone()));
+            // a thread that cannot start drops its connection and gives its slot back
+            let _ = std::thread::Builder::new().name("http".into()).stack_size(512 << 10).spawn(move || {
+                let _slot = slot;
+                let mut conn = conn;
+                let head = read_head(&mut conn, limits, since + limits.head_time);
+                answer(conn, head, limits, &*handle);
+            });
+        }
+    }
+}
+
+/// How often [`serve`] looks at `stop` when nothing happens.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Waits up to `wait` for the listener or a waiting connection: the waiting ones that
+/// sent something (or closed), by index, and whether the listener has connections.
+fn watch(listener: &TcpListener, waiting: &VecDeque<(TcpStream, Instant)>, wait: Duration) -> (Vec<usize>, bool) {
+    use std::os::fd::AsRawFd;
+    let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
+        .chain(waiting.iter().map(|(c, _)| c.as_raw_fd()))
+        .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+        .collect();
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs that poll fills in.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait.as_millis() as libc::c_int) };
+    if n <= 0 {
+        return (Vec::new(), false);
+    }
+    let heard = fds[1..].iter().enumerate().filter(|(_, p)| p.revents != 0).map(|(i, _)| i).collect();
+    (heard, fds[0].revents != 0)
+}
+
+/// A connection this new is never the one closed to make room: a request sent at once
+/// has had no time to be seen yet.
+const GRACE: Duration = Duration::from_millis(200);
+
+/// Closes the oldest of `queue` past [`MAX_WAITING`], those older than [`GRACE`] first,
+/// and any past four times as many.
+fn trim(queue: &mut VecDeque<(TcpStream, Instant)>) {
+    while queue.len() > MAX_WAITING && queue.front().is_some_and(|(_, since)| since.elapsed() >= GRACE) {
+        queue.pop_front();
+    }
+    while queue.len() > 4 * MAX_WAITING {
+        queue.pop_front();
+    }
+}
+
+/// Accepts every connection the listener holds into `waiting`, with when it came.
+fn accept_all(listener: &TcpListener, waiting: &mut VecDeque<(TcpStream, Instant)>) {
+    loop {
+        match listener.accept() {
+            Ok((conn, _)) => {
+                // its reads wait, bounded by the head's deadline
+                if conn.set_nonblocking(false).is_ok() {
+                    waiting.push_back((conn, Instant::now()));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
             // out of descriptors, or the like: let some close rather than spin
-            Err(_) => {
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
-            }
-        };
-        let held = busy.fetch_add(1, Ordering::SeqCst);
-        // a closed one's thread ends at once, but until it has, it is counted: twice the
-        // cap bounds the threads however fast clients come
-        if held >= limits.connections && (held >= 2 * limits.connections || !waiting.evict()) {
-            busy.fetch_sub(1, Ordering::SeqCst);
-            continue; // dropped: closed at once
-        }
-        let Some((id, heard)) = waiting.add(&conn) else {
-            busy.fetch_sub(1, Ordering::SeqCst);
-            continue;
-        };
-        let (handle, slot, waiting) = (handle.clone(), Slot(busy.clone()), waiting.clone());
-        // a thread that cannot start drops its connection and gives its slot back
-        let _ = std::thread::Builder::new().name("http".into()).stack_size(512 << 10).spawn(move || {
-            let _slot = slot;
-            let mut conn = conn;
-            let head = read_head(&mut conn, limits, &heard);
-            waiting.remove(id);
-            answer(conn, head, limits, &*handle);
-        });
-    }
-}
-
-/// The connections still sending their heads, oldest first: the ones a new connection
-/// at the cap may close.
-#[derive(Default)]
-struct Waiting {
-    next: AtomicU64,
-    conns: Mutex<VecDeque<Waiter>>,
-}
-
-/// A connection sending its head: a handle to close it by, and whether it has sent
-/// anything yet (one that has not is idle, the first to go).
-struct Waiter {
-    id: u64,
-    conn: TcpStream,
-    heard: Arc<AtomicBool>,
-}
-
-impl Waiting {
-    /// Registers `conn`: its id and the flag its first byte sets; `None` when there is
-    /// no handle to close it by (it is dropped).
-    fn add(&self, conn: &TcpStream) -> Option<(u64, Arc<AtomicBool>)> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let heard = Arc::new(AtomicBool::new(false));
-        let kept = Waiter { id, conn: conn.try_clone().ok()?, heard: heard.clone() };
-        self.conns.lock().unwrap_or_else(|e| e.into_inner()).push_back(kept);
-        Some((id, heard))
-    }
-
-    /// Takes `id` out: its head is read (or it is gone).
-    fn remove(&self, id: u64) {
-        self.conns.lock().unwrap_or_else(|e| e.into_inner()).retain(|w| w.id != id);
-    }
-
-    /// Closes the oldest connection that has sent nothing, else the oldest still
-    /// sending its head; whether there was one. A scrape sends its head at once, so it
-    /// is never the one closed while idle clients hold places.
-    fn evict(&self) -> bool {
-        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
-        let at = conns.iter().position(|w| !w.heard.load(Ordering::SeqCst)).unwrap_or(0);
-        match conns.remove(at) {
-            Some(w) => {
-                let _ = w.conn.shutdown(std::net::Shutdown::Both);
-                true
-            }
-            None => false,
+            Err(_) => return,
         }
     }
 }
@@ -215,9 +229,8 @@ enum HeadError {
 }
 
 /// Reads until the blank line that ends a request's head, however many reads it takes,
-/// within the limits; `heard` is set at its first byte.
-fn read_head(conn: &mut TcpStream, limits: Limits, heard: &AtomicBool) -> std::result::Result<Request, HeadError> {
-    let deadline = Instant::now() + limits.head_time;
+/// by `deadline` and within the limits.
+fn read_head(conn: &mut TcpStream, limits: Limits, deadline: Instant) -> std::result::Result<Request, HeadError> {
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     let end = loop {
@@ -236,10 +249,7 @@ fn read_head(conn: &mut TcpStream, limits: Limits, heard: &AtomicBool) -> std::r
         }
         match conn.read(&mut chunk) {
             Ok(0) | Err(_) => return Err(HeadError::Unusable),
-            Ok(n) => {
-                heard.store(true, Ordering::SeqCst);
-                buf.extend_from_slice(&chunk[..n]);
-            }
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     };
     if end > limits.head_bytes {
@@ -315,7 +325,7 @@ mod tests {
     }
 
     #[test]
-    fn idle_clients_hold_only_their_own_connection_and_give_it_up_to_a_request() {
+    fn idle_clients_hold_no_place_and_are_closed_when_their_time_is_up() {
         let limits = Limits {
             connections: 3,
             head_bytes: 512,
@@ -323,32 +333,17 @@ mod tests {
             write_time: Duration::from_secs(5),
         };
         let addr = echo_server(limits);
-        let idle: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        // more idle ones than places: a request is still served at once
+        let idle: Vec<TcpStream> = (0..6).map(|_| TcpStream::connect(addr).unwrap()).collect();
         std::thread::sleep(Duration::from_millis(200));
-        // two idle ones hold two of three: a request is still served at once
         let started = Instant::now();
         assert!(exchange(addr, &[b"GET /a HTTP/1.0\r\n\r\n"]).ends_with("GET /a accept=-"));
-        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-        // three hold all: a request takes the place of the oldest idle one, which is closed
-        let third = TcpStream::connect(addr).unwrap();
-        std::thread::sleep(Duration::from_millis(200));
-        let started = Instant::now();
-        assert!(exchange(addr, &[b"GET /c HTTP/1.0\r\n\r\n"]).ends_with("GET /c accept=-"));
         assert!(started.elapsed() < Duration::from_secs(3), "served after {:?}", started.elapsed());
-        let mut idle = idle.into_iter();
-        let mut oldest = idle.next().unwrap();
-        oldest.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        assert_eq!(oldest.read(&mut [0u8; 16]).unwrap_or(0), 0);
-        assert!(started.elapsed() < Duration::from_secs(3), "closed after {:?}", started.elapsed());
-        // idle ones are closed when their time is up, and their places serve again
-        for mut c in idle.chain([third]) {
+        // idle ones are closed unread when their time is up
+        for mut c in idle {
             c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
             assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0);
         }
-        let started = Instant::now();
-        while !exchange(addr, &[b"GET /b HTTP/1.0\r\n\r\n"]).ends_with("GET /b accept=-") {
-            assert!(started.elapsed() < Duration::from_secs(20), "no place came free");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        assert!(exchange(addr, &[b"GET /b HTTP/1.0\r\n\r\n"]).ends_with("GET /b accept=-"));
     }
 }

@@ -247,6 +247,50 @@ fn idle_connections_past_the_cap_do_not_starve_a_scrape() {
     let _ = run.wait();
 }
 
+/// Idle clients that reconnect the moment they are closed (a scanner, a pool of broken
+/// clients: each a thread that connects, waits to be closed, and connects again) never
+/// cost a scrape its answer: each of 30 scrapes, sent as Prometheus sends one, gets the
+/// whole page.
+#[test]
+fn reconnecting_idle_clients_never_cost_a_scrape_its_answer() {
+    let s = Scratch::new("prometheus-reconnecting");
+    let port = free_port();
+    let mut run = besieged_run(&s, port);
+    let stop = Arc::new(AtomicBool::new(false));
+    let idlers: Vec<_> = (0..128)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match TcpStream::connect(("127.0.0.1", port)) {
+                        Ok(mut c) => {
+                            let _ = c.set_read_timeout(Some(Duration::from_secs(1)));
+                            let _ = c.read(&mut [0u8; 1]);
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let answered = (0..30)
+        .filter(|_| {
+            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/plain\r\n\r\n").unwrap();
+            let mut answer = String::new();
+            let _ = c.read_to_string(&mut answer);
+            answer.starts_with("HTTP/1.1 200 OK\r\n") && answer.contains("# HELP fathom_run_info")
+        })
+        .count();
+    stop.store(true, Ordering::Relaxed);
+    idlers.into_iter().for_each(|t| t.join().unwrap());
+    let _ = run.kill();
+    let _ = run.wait();
+    assert_eq!(answered, 30, "scrapes answered behind 128 reconnecting idle clients");
+}
+
 #[test]
 fn idle_connections_do_not_stall_a_scrape() {
     let s = Scratch::new("prometheus-idle");
