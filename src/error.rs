@@ -75,9 +75,19 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// How an error of the results store begins when SQLite found the file damaged: the
+/// command, which knows the store's path, then says how to recover what it can.
+pub const STORE_DAMAGED: &str = "results store: damaged";
+
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        Error::Failed(format!("results store: {e}"))
+        use rusqlite::ErrorCode;
+        match e.sqlite_error_code() {
+            Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+                Error::Failed(format!("{STORE_DAMAGED} ({e})"))
+            }
+            _ => Error::Failed(format!("results store: {e}")),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ mod scenarios;
 mod show;
 mod sweep;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -81,6 +81,18 @@ enum Command {
 
 /// Runs the chosen command and returns the process exit status.
 pub fn dispatch(cli: Cli) -> Result<i32> {
+    let store_dir = cli.store_dir.clone();
+    command(cli).map_err(|e| match e {
+        // a damaged page met while reading: say which store and how to save what it holds
+        Error::Failed(m) if m.starts_with(crate::error::STORE_DAMAGED) => {
+            let path = store_dir.join("fathom.db");
+            Error::Input(format!("{m} in {}. {}", path.display(), crate::store::recover_hint(&path)))
+        }
+        other => other,
+    })
+}
+
+fn command(cli: Cli) -> Result<i32> {
     let store_dir = cli.store_dir.as_path();
     let width = crate::report::table::text::width(cli.wide);
     match cli.command {

@@ -37,6 +37,7 @@ pub use observations::{ObservationRow, Observed};
 pub use processes::{FATHOM, ProcessRow};
 pub use reserve::Reserve;
 use samples::{KIND_LATENCY, KIND_SERVICE};
+pub use schema::recover as recover_hint;
 
 use crate::error::{Error, Result};
 use crate::metrics::summary::Throughput;

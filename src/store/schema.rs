@@ -277,10 +277,32 @@ fn identify(conn: &Connection, path: &Path) -> Result<Found> {
 
 fn damaged(path: &Path, what: &str) -> Error {
     Error::input(format!(
-        "{}: the results store is damaged ({what}): fathom will not add runs to it. \
-         Read what it can with `sqlite3 {0} .recover`, and pass --results DIR for a new store",
-        path.display()
+        "{}: the results store is damaged ({what}): fathom will not add runs to it. {}",
+        path.display(),
+        recover(path)
     ))
+}
+
+/// SQLite's reason a store at `path` could not be opened, with the system's when it is
+/// the directory that refuses the file (read-only, immutable, not ours): SQLite says only
+/// "unable to open database file".
+fn why(path: &Path, e: &rusqlite::Error) -> String {
+    let Some(dir) = path.parent().filter(|_| e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)) else {
+        return e.to_string();
+    };
+    let probe = dir.join(format!(".fathom-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            e.to_string()
+        }
+        Err(os) => format!("{e}: its directory {} refuses new files ({os})", dir.display()),
+    }
+}
+
+/// What to do with the damaged store at `path`.
+pub fn recover(path: &Path) -> String {
+    format!("Read what it can with `sqlite3 {} .recover`, and pass --results DIR for a new store", path.display())
 }
 
 /// Stores that passed `PRAGMA quick_check` in this process: a run opens its store
@@ -321,7 +343,8 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
     } else {
         Found::New
     };
-    let conn = Connection::open(path).map_err(|e| Error::input(format!("results store {}: {e}", path.display())))?;
+    let conn = Connection::open(path)
+        .map_err(|e| Error::input(format!("results store {}: {}", path.display(), why(path, &e))))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     if conn.is_readonly(rusqlite::MAIN_DB)? {
         return Err(Error::input(format!(

@@ -350,3 +350,51 @@ fn a_store_deleted_mid_run_fails_the_run_saying_so() {
     assert!(text(&out).contains("was deleted or replaced during the run"), "{}", text(&out));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("completed"), "{}", text(&out));
 }
+
+/// A store with a garbage page in its middle: every read command that meets it says
+/// which store is damaged and how to save what it holds (exit 2), never SQLite's bare
+/// words.
+#[test]
+fn a_store_with_a_garbage_page_says_how_to_recover_it() {
+    let s = Scratch::new("store-garbage-page");
+    let path = s.scenario("name: g\nworkloads:\n  w: {engine: null, rw: randread, duration: 2s}\n");
+    assert!(s.run(&["run", path.to_str().unwrap(), "-q"]).status.success());
+    let db = s.dir.join("results/fathom.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = 4096;
+    assert!(bytes.len() > 4 * page, "{} bytes", bytes.len());
+    for (i, b) in bytes[3 * page..4 * page].iter_mut().enumerate() {
+        *b = (i * 7 + 13) as u8;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    for command in [&["runs"][..], &["show", "1"], &["run", path.to_str().unwrap(), "-q"]] {
+        let out = s.run(command);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let hint = format!("sqlite3 {} .recover", db.display());
+        assert!(err.contains("damaged") && err.contains(&hint), "{command:?}: {err}");
+    }
+}
+
+/// A results directory that refuses new files (immutable here, `chattr +i`; read-only
+/// or another user's alike) is named with the system's reason, not SQLite's bare
+/// "unable to open database file".
+#[test]
+fn a_results_directory_that_refuses_files_is_named_with_its_reason() {
+    let s = Scratch::new("store-immutable");
+    let results = s.dir.join("frozen");
+    std::fs::create_dir(&results).unwrap();
+    let set = |flag: &str| std::process::Command::new("chattr").arg(flag).arg(&results).status().unwrap().success();
+    assert!(set("+i"), "chattr +i on the scratch directory's file system");
+    let path = s.scenario("name: f\nworkloads:\n  w: {engine: null, rw: randread, duration: 1s}\n");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(["run", path.to_str().unwrap(), "-q", "--results"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(set("-i"));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = format!("its directory {} refuses new files (Operation not permitted", results.display());
+    assert!(err.contains(&said), "{err}");
+}
