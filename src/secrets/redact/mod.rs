@@ -257,6 +257,9 @@ fn ends_here(s: &[u8], j: usize, ends: Ends) -> bool {
         b'\n' | b'\r' => true,
         b'"' | b'\'' => closes,
         b',' | b'}' | b']' => ends == Ends::Flow || (word && closes),
+        // a list in prose, `(user=a, password: x) on h1`: the parenthesis closes it,
+        // and the rest of the line is not the secret's
+        b')' => ends == Ends::Flow && closes,
         b'&' => ends == Ends::Word { query: true },
         b'#' => !word && j > 0 && matches!(s[j - 1], b' ' | b'\t'),
         c => word && space(c),

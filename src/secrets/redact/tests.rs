@@ -174,3 +174,15 @@ fn urls_with_credentials_are_told() {
     assert!(!url_has_credentials("http://h:9090/q?a=u@b"));
     assert!(!url_has_credentials("h:9090"));
 }
+
+/// A progress line keeps what follows a masked secret: a list in parentheses ends at
+/// its `)`, and the rest of the line is shown.
+#[test]
+fn a_mask_in_a_progress_line_leaves_the_rest_of_the_line() {
+    assert_eq!(
+        redact("[ 3s] hook nodes.PowerOff (user=admin, password: abc) on h1"),
+        "[ 3s] hook nodes.PowerOff (user=admin, password: \"***\") on h1"
+    );
+    // inside a value, a parenthesis is the value's
+    assert_eq!(redact("{password: ab)c, user: x}"), "{password: \"***\", user: x}");
+}
