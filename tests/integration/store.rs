@@ -381,7 +381,7 @@ fn a_store_with_a_garbage_page_says_how_to_recover_it() {
 /// "unable to open database file".
 #[test]
 fn a_results_directory_that_refuses_files_is_named_with_its_reason() {
-    let s = Scratch::new("store-immutable");
+    let s = Scratch::new("store-refusing-directory");
     let results = s.dir.join("frozen");
     std::fs::create_dir(&results).unwrap();
     let set = |flag: &str| std::process::Command::new("chattr").arg(flag).arg(&results).status().unwrap().success();

@@ -221,3 +221,30 @@ fn cpu_time(pid: u32) -> std::time::Duration {
 pub fn bounded(s: &Scratch, args: &[&str]) -> Output {
     within(s, s.fathom(args), REFUSED_PROMPTLY).unwrap_or_else(|e| panic!("fathom {args:?}: {e}"))
 }
+
+/// Two tests that name the same scratch directory fail only when they happen to run
+/// at once: every name given to `Scratch::new` or `Scratch::alone` in the test sources
+/// is checked to be given once, so the clash fails every run instead.
+#[test]
+fn every_scratch_directory_is_named_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration");
+    let mut seen: std::collections::BTreeMap<String, String> = Default::default();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for call in ["Scratch::new(\"", "Scratch::alone(\""] {
+            for (at, _) in text.match_indices(call) {
+                let rest = &text[at + call.len()..];
+                let name = &rest[..rest.find('"').unwrap()];
+                let file = path.file_name().unwrap().to_string_lossy().to_string();
+                if let Some(first) = seen.insert(name.to_string(), file.clone()) {
+                    panic!("scratch directory {name} is named in {first} and again in {file}");
+                }
+            }
+        }
+    }
+    assert!(seen.len() > 100, "only {} scratch names found", seen.len());
+}
