@@ -78,16 +78,24 @@ pub trait Ready: Send + Sync {
     fn servers(&self) -> Vec<PgServer> {
         Vec::new()
     }
+
+    /// Ends what it started for workloads that are all `over` (a throwaway cluster), as
+    /// another workload starts; the names of the workloads whose server it ended.
+    fn retire(&self, _over: &[usize]) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A workload's PostgreSQL server, as the run observes it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct PgServer {
     pub workload: usize,
     /// How to reach it: the workload's `dsn`, or its throwaway cluster's.
     pub dsn: String,
     /// A throwaway cluster's log (a `dsn`'s server keeps its own).
     pub log: Option<PathBuf>,
+    /// A throwaway cluster's flag, set when fathom ends it before the run's end.
+    pub retired: Option<Arc<AtomicBool>>,
 }
 
 /// Everything a driver needs to start (some of) a workload's workers, the same for

@@ -6,6 +6,7 @@ pub mod driver;
 pub mod fio;
 pub mod iperf3;
 pub mod native;
+pub mod pg_clusters;
 pub mod pg_host;
 pub mod pgbench;
 pub mod postgres;
@@ -98,6 +99,12 @@ impl ReadyDrivers {
         let mut all: Vec<PgServer> = self.ready.iter().flat_map(|(_, r)| r.servers()).collect();
         all.sort_by_key(|s| s.workload);
         all
+    }
+
+    /// Ends the servers of workloads that are all `over`, before another starts (see
+    /// [`Ready::retire`]); the workloads whose server ended.
+    pub fn retire(&self, over: &[usize]) -> Vec<String> {
+        self.ready.iter().flat_map(|(_, r)| r.retire(over)).collect()
     }
 
     /// Stops what the drivers started; the first error, if any.

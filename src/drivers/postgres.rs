@@ -8,7 +8,7 @@
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
 //! cluster's directory.
 
-use super::driver::{RunDir, bad_input};
+use super::driver::bad_input;
 use super::pg_host::{RunAs, append, chown, conn_value, free_port, os_user, refused, run_as, unreachable_by};
 use crate::children;
 use crate::error::{Error, Result};
@@ -16,8 +16,8 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
@@ -104,7 +104,12 @@ pub struct Cluster {
     bin: PathBuf,
     user: Option<RunAs>,
     /// The workload it was started for, which names it when it dies.
-    workload: String,
+    pub(super) workload: String,
+    /// Set when fathom ends the server before the run does (its workloads are over and
+    /// another cluster's start): its observer then stops without an error.
+    pub retired: Arc<AtomicBool>,
+    /// How the server had died, when it was found dead on being retired.
+    died: Option<String>,
     /// The server, fathom's child leading a process group of its own (never re-parented
     /// to init), known to the signal handler and the store while it runs.
     postmaster: Option<children::Group>,
@@ -196,7 +201,19 @@ impl Cluster {
                 chown(&socket, u)?;
             }
         }
-        Ok(Cluster { dir: dir.clone(), port, socket, bin, user, workload: String::new(), postmaster: None, left })
+        let retired = Arc::new(AtomicBool::new(false));
+        Ok(Cluster {
+            dir: dir.clone(),
+            port,
+            socket,
+            bin,
+            user,
+            workload: String::new(),
+            retired,
+            died: None,
+            postmaster: None,
+            left,
+        })
     }
 
     /// initdb, and the settings: the workload's, those the run observes by, and who may
@@ -309,7 +326,7 @@ impl Cluster {
     }
 
     /// Where the server is, as libpq's keywords: its socket's directory and port.
-    fn server(&self) -> String {
+    pub(super) fn server(&self) -> String {
         format!("host={} port={}", conn_value(&self.socket.display().to_string()), self.port)
     }
 
@@ -354,6 +371,16 @@ impl Cluster {
         None
     }
 
+    /// Ends the server before the run's end, once: whether it ran until now. A server
+    /// found dead already says so when the cluster is stopped.
+    pub fn retire(&mut self) -> bool {
+        if self.postmaster.is_none() || self.retired.swap(true, Ordering::Relaxed) {
+            return false;
+        }
+        self.died = self.end();
+        true
+    }
+
     fn remove_socket_dir(&self) {
         if self.socket != self.dir {
             let _ = std::fs::remove_dir_all(&self.socket);
@@ -363,7 +390,7 @@ impl Cluster {
     /// Stops the server and removes the cluster, whatever became of the server. A
     /// server that died before (killed, crashed) is an error that says so.
     pub fn stop(&mut self) -> Result<()> {
-        let died = self.end();
+        let died = self.end().or(self.died.take());
         self.remove_socket_dir();
         let removed = std::fs::remove_dir_all(&self.dir)
             .map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())));
@@ -383,114 +410,6 @@ impl Drop for Cluster {
         {
             crate::terminal::say(&format!("warning: {e}"));
         }
-    }
-}
-
-/// A throwaway cluster's directory `path`, made new (whatever was planted at its
-/// guessable path is neither used nor, on failure, removed), and never on a kernel pseudo
-/// file system: a directory made there (a cgroup) is a control, not storage.
-fn new_place(path: &Path) -> Result<crate::nofollow::Dir> {
-    if let Some(fs) = crate::nofollow::pseudo_fs(path) {
-        return Err(Error::failed(format!(
-            "{} is on {fs}, one of the kernel's pseudo file systems: its files are the kernel's controls, not storage",
-            path.display()
-        )));
-    }
-    crate::nofollow::create_new_dir(path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))
-}
-
-/// What makes two workloads' throwaway clusters the same one: their place and settings.
-type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
-
-/// The throwaway clusters of one run, one per place and settings, stopped and removed
-/// when dropped or [`Clusters::stop`]ped.
-#[derive(Default)]
-pub struct Clusters {
-    started: Vec<(ClusterKey, Cluster)>,
-}
-
-/// Throwaway clusters this process has started: a run's clusters, whichever driver
-/// started them, each get a number of their own.
-static CLUSTERS_STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-impl Clusters {
-    /// The cluster in `target` (else in `dir`, the run's directory) with `settings`,
-    /// started unless this run has it already. One that will not start is bad input,
-    /// at workload `name`. `progress` hears that it starts.
-    pub fn get(
-        &mut self,
-        name: &str,
-        target: &Option<PathBuf>,
-        settings: &[(String, String)],
-        dir: &Path,
-        stop: &AtomicBool,
-        progress: &dyn Fn(&str),
-    ) -> Result<&Cluster> {
-        let key = (target.clone(), settings.to_vec());
-        if let Some(i) = self.started.iter().position(|(k, _)| *k == key) {
-            return Ok(&self.started[i].1);
-        }
-        let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        // numbered across the run's drivers (tpcc's clusters beside tpch's), never by what
-        // is on disk: a name taken already (a link planted there) is refused, not skipped
-        let n = CLUSTERS_STARTED.fetch_add(1, Ordering::Relaxed);
-        let new = new_place;
-        // in the run's directory, made through its descriptor: a symlink at `runs` or
-        // `RUN` stops the run before anything is built
-        let made = match target {
-            Some(t) => new(&t.join(format!("fathom-postgres-run{run}-{n}"))),
-            None => RunDir::open(dir).and_then(|d| d.new_dir(&format!("postgres-{n}"))),
-        }
-        .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
-        progress(&format!("{name}: starting a throwaway PostgreSQL in {}", made.path().display()));
-        let mut cluster = match Cluster::start(made, settings, stop) {
-            // the run's directory is behind a private one (fathom runs as root from
-            // /root, say): the system's temporary directory is as good a place, the
-            // run's directory being no storage under test; a `target` given stays an
-            // error
-            Err(e) if e.to_string().starts_with(UNREACHABLE) && target.is_none() => {
-                let tmp = std::env::temp_dir().join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
-                progress(&format!("{name}: {e}; using {} instead", tmp.display()));
-                new(&tmp).and_then(|made| Cluster::start(made, settings, stop))
-            }
-            other => other,
-        }
-        // a cluster that will not start is its settings' or its place's
-        .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
-        cluster.workload = name.to_string();
-        self.started.push((key, cluster));
-        Ok(&self.started[self.started.len() - 1].1)
-    }
-
-    /// The log of the cluster `dsn` (one of [`Cluster::dsn`]'s) reaches, if it is one
-    /// of these.
-    fn log_of(&self, dsn: &str) -> Option<PathBuf> {
-        let reaches = |c: &Cluster| dsn.starts_with(&format!("{} ", c.server()));
-        self.started.iter().map(|(_, c)| c).find(|c| reaches(c)).map(Cluster::log)
-    }
-
-    /// The servers of workloads readied as `(workload, dsn)`, in workload order, each
-    /// with its log when it is one of these clusters: what observers watch.
-    pub fn servers<'a>(&self, ready: impl Iterator<Item = (usize, &'a str)>) -> Vec<super::driver::PgServer> {
-        let server = |(workload, dsn): (usize, &str)| super::driver::PgServer {
-            workload,
-            dsn: dsn.to_string(),
-            log: self.log_of(dsn),
-        };
-        let mut servers: Vec<_> = ready.map(server).collect();
-        servers.sort_by_key(|s| s.workload);
-        servers
-    }
-
-    /// Stops every cluster; the first error, if any.
-    pub fn stop(&mut self) -> Result<()> {
-        let mut first = Ok(());
-        for (_, mut c) in self.started.drain(..) {
-            if let Err(e) = c.stop() {
-                first = first.and(Err(e));
-            }
-        }
-        first
     }
 }
 

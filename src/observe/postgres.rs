@@ -15,12 +15,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStderr, ChildStdin, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, channel};
 use std::time::Duration;
 
 /// A PostgreSQL server a run's workloads use.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Server {
     /// The workloads it serves, joined with `,`: its observations' source is
     /// `postgres:NAME` and its events' label `NAME`.
@@ -30,6 +30,9 @@ pub struct Server {
     /// `drivers::postgres::OBSERVED`, log checkpoints and autovacuum runs with a Unix
     /// timestamp on each line).
     pub log: Option<PathBuf>,
+    /// Set when fathom ended the server before the run's end (a throwaway cluster whose
+    /// workloads were over): its observer stops there without an error.
+    pub retired: Option<Arc<AtomicBool>>,
 }
 
 impl Server {
@@ -104,6 +107,12 @@ impl Observer for Postgres {
                     sink.send(Record::Observations(rows));
                 }
                 Some(Err(e)) if e != LATE => {
+                    if server.retired.as_ref().is_some_and(|r| r.load(Ordering::Relaxed)) {
+                        // what its log said before it ended is still the run's
+                        let ended = log.as_mut().map(|tail| tail.events(clock.unix_ms, &server.name));
+                        ended.into_iter().flatten().for_each(|e| sink.send(Record::Event(e)));
+                        return Ok(());
+                    }
                     said(&e);
                     psql = None;
                 }

@@ -122,7 +122,7 @@ fn observers(s: &Session, prepared: &ReadyDrivers, devices: Vec<String>) -> Vec<
             .find(|x| (&x.log, &x.dsn) == (&pg.log, &pg.dsn) || (pg.log.is_some() && x.log == pg.log))
         {
             Some(x) => x.name = format!("{},{name}", x.name),
-            None => servers.push(postgres::Server { name, dsn: pg.dsn, log: pg.log }),
+            None => servers.push(postgres::Server { name, dsn: pg.dsn, log: pg.log, retired: pg.retired }),
         }
     }
     if servers.is_empty() {

@@ -110,6 +110,53 @@ fn labels(show: &serde_json::Value) -> Vec<String> {
     show["phases"].as_array().unwrap().iter().map(|p| p["label"].as_str().unwrap().to_string()).collect()
 }
 
+/// An A/B study of two clusters, `first` then `second` (each a phase of its own):
+/// while either is measured the other is idle, as its observation shows. The second's
+/// cluster, loaded before the run, commits nothing in its databases (`database` a prefix
+/// of their names) and neither checkpoints nor vacuums during the first's phase; the
+/// first's is stopped as the second starts, so none of its events or observations fall
+/// in the second's phase.
+fn each_side_measured_alone(s: &Scratch, show: &serde_json::Value, [first, second]: [&str; 2], database: &str) {
+    let window = |label: &str| {
+        let p = show["phases"].as_array().unwrap().iter().find(|p| p["label"] == label).unwrap();
+        (p["start_t"].as_i64().unwrap(), p["end_t"].as_i64().unwrap())
+    };
+    let events = show["events"].as_array().unwrap();
+    let busy = |name: &str, (from, to): (i64, i64)| -> Vec<&serde_json::Value> {
+        let during = |e: &&serde_json::Value| {
+            let (at, took) = (e["at_ms"].as_i64().unwrap(), e["took_ms"].as_i64().unwrap_or(0));
+            at < to * 1000 && at + took > from * 1000
+        };
+        let kinds = ["checkpoint", "autovacuum"];
+        events
+            .iter()
+            .filter(|e| e["label"] == name && kinds.contains(&e["kind"].as_str().unwrap()))
+            .filter(during)
+            .collect()
+    };
+    let (one, two) = (window(first), window(second));
+    assert!(busy(second, one).is_empty(), "{second} busy while {first} ran: {:?}", busy(second, one));
+    assert!(busy(first, two).is_empty(), "{first} busy while {second} ran: {:?}", busy(first, two));
+    let observed = s.observations();
+    let commits: Vec<&Vec<(i64, f64)>> = observed
+        .iter()
+        .filter(|((source, name), _)| {
+            source == &format!("postgres:{second}")
+                && name.starts_with(&format!("pg_stat_database_xact_commit{{datname=\"{database}"))
+        })
+        .map(|(_, v)| v)
+        .collect();
+    assert!(!commits.is_empty(), "{second}'s databases unobserved: {:?}", observed.keys());
+    for series in commits {
+        let in_one: Vec<f64> = series.iter().filter(|(t, _)| (one.0..one.1).contains(t)).map(|(_, v)| *v).collect();
+        assert!(in_one.len() >= 2 && in_one.windows(2).all(|p| p[0] == p[1]), "{second} committed: {in_one:?}");
+    }
+    let first_seen = observed.iter().filter(|((source, _), _)| source == &format!("postgres:{first}"));
+    let late: std::collections::BTreeSet<i64> =
+        first_seen.flat_map(|(_, v)| v.iter().map(|(t, _)| *t)).filter(|t| *t > two.0).collect();
+    assert!(late.is_empty(), "{first} still observed at {late:?} while {second} ran");
+}
+
 /// IOPS (TPS for pgbench's transactions) of all of `workload`'s ops in phase `label`.
 fn iops_in(show: &serde_json::Value, label: &str, workload: &str) -> f64 {
     let p = show["phases"].as_array().unwrap().iter().find(|p| p["label"] == label).unwrap();
@@ -335,6 +382,7 @@ fn pgbench_ab() {
         &["scale=1", "a.settings.shared_buffers=16MB", "b.settings.shared_buffers=64MB"],
     );
     assert_eq!(labels(&show), vec!["a", "b"]);
+    each_side_measured_alone(&s, &show, ["a", "b"], "pgbench_");
     let compared = show["analysis"]["compared"].as_array().unwrap();
     assert_eq!(compared.len(), 1);
     assert_eq!((compared[0]["workload"].as_str(), compared[0]["baseline"].as_str()), (Some("b"), Some("a")));
@@ -465,7 +513,9 @@ fn net_streams() {
 #[test]
 fn checkpoint_tuning() {
     // max_wal_size small, so that a shortened step still sees checkpoints (forced by WAL)
-    let show = run_builtin_scaled("checkpoint-tuning", SCALE, &["warehouses=1", "clients=2", "max_wal=64MB"]);
+    let s = Scratch::new("builtin-checkpoint-tuning");
+    let show = run_builtin_in(&s, "checkpoint-tuning", Some(SCALE), &["warehouses=1", "clients=2", "max_wal=64MB"]);
+    each_side_measured_alone(&s, &show, ["tight", "spread"], "tpcc_");
     assert_eq!(labels(&show), vec!["tight", "spread"]);
     // each cluster's checkpoints are events of its own workload, judged against its NOPM
     let events = show["events"].as_array().unwrap();

@@ -313,9 +313,9 @@ fn serialization_failures_are_retried_and_counted_per_type() {
     assert!(retries > 0, "no serialization failure among 4 clients on one warehouse: {detail}");
     // each type with retries says its own count
     assert!(detail.contains(" retries, ") && detail.contains(" failed)"), "{detail}");
-    // pgbench ran every client to the end: no client aborted
-    let pgbench = events.iter().find(|e| e["kind"] == "pgbench").unwrap();
-    assert_eq!(pgbench["status"], 0, "{pgbench}");
+    // pgbench ran every client to the end: no client aborted; the timeline names tpcc,
+    // not the pgbench that drives it
+    assert!(events.iter().all(|e| e["kind"] != "pgbench"), "{events:?}");
     let stderr = std::fs::read_to_string(s.dir.join("results/runs/1/w.pgbench.stderr")).unwrap();
     assert!(!stderr.contains("aborted"), "{stderr}");
 }

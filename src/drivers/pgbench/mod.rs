@@ -18,7 +18,8 @@ pub mod log;
 use super::driver::{
     Driver, LaunchContext, OVERRUN, PgServer, Ready, RunDir, bad_input, finish_program, overran, spawn_program,
 };
-use super::postgres::{self, Clusters};
+use super::pg_clusters::Clusters;
+use super::postgres;
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
@@ -77,7 +78,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             // reached by `connect` before the run was recorded
             Some(dsn) => dsn.clone(),
             None => {
-                let cluster = dbs.clusters.get(&w.name, &p.target, &p.settings, dir, stop, progress)?;
+                let cluster = dbs.clusters.get((idx, &w.name), &p.target, &p.settings, dir, stop, progress)?;
                 let db = format!("pgbench_s{}", p.scale);
                 cluster
                     .create_database(&db, None, stop)
@@ -92,6 +93,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         )?;
         dbs.dsn.insert(idx, dsn);
     }
+    dbs.clusters.settle(stop)?;
     Ok(dbs)
 }
 
@@ -117,7 +119,9 @@ fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &
     if !out.status.success() {
         return Err(Error::failed(format!("{name}: pgbench -i failed: {}", postgres::last_lines(&out, 5))));
     }
-    Ok(())
+    // the load's pages written now: a cluster that waits for its turn in an A/B study
+    // must not write them by a timed checkpoint during the other's measured window
+    postgres::checkpoint(dsn, stop, &|m| progress(&format!("{name}: {m}")))
 }
 
 /// `driver: pgbench`.
@@ -184,6 +188,10 @@ impl Ready for Databases {
 
     fn servers(&self) -> Vec<PgServer> {
         self.clusters.servers(self.dsn.iter().map(|(workload, dsn)| (*workload, dsn.as_str())))
+    }
+
+    fn retire(&self, over: &[usize]) -> Vec<String> {
+        self.clusters.retire(over)
     }
 }
 
@@ -322,6 +330,11 @@ fn record_closing(
     took: Duration,
     status: std::process::ExitStatus,
 ) {
+    // a program that drives pgbench (tpcc) reports the run as its own event, in its own
+    // figures: pgbench is how it runs, not what the timeline shows
+    if l.workload.runner() != "pgbench" {
+        return;
+    }
     let stdout = std::fs::read_to_string(out_path).unwrap_or_default();
     let closing = log::closing(&stdout);
     let detail = match closing.tps {
@@ -360,7 +373,8 @@ const FOLLOW: Duration = Duration::from_millis(200);
 /// Stores each second's failed transactions (every second of the workload, zeros too,
 /// so their mean is per second) and, under a rate, the mean schedule lag.
 fn record_extras(l: &LaunchContext, s: &log::Seconds, start_t: u32) {
-    let source = format!("pgbench:{}", l.workload.name);
+    // under the program the workload names (`tpcc:NAME` beside tpcc's own figures)
+    let source = format!("{}:{}", l.workload.runner(), l.workload.name);
     let mut rows = Vec::new();
     for t in start_t..l.end_t as u32 {
         let e = s.extra.get(&t).cloned().unwrap_or_default();

@@ -14,7 +14,8 @@
 use super::figures::{self, Profile, Reading};
 use crate::clock::sleep_until;
 use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input, spawn_program};
-use crate::drivers::postgres::{self, Cluster, Clusters};
+use crate::drivers::pg_clusters::Clusters;
+use crate::drivers::postgres::{self, Cluster};
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
@@ -206,7 +207,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
         let home = find(p.hammerdb_dir.as_deref()).map_err(named)?;
-        let cluster = dbs.clusters.get(&w.name, &p.target, &cluster_settings(p), dir, stop, progress)?;
+        let cluster = dbs.clusters.get((idx, &w.name), &p.target, &cluster_settings(p), dir, stop, progress)?;
         let template = format!("hammerdb_w{}", p.warehouses);
         let built_in = cluster.dsn(&template);
         let reused = built.holds(&built_in);
@@ -238,6 +239,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         };
         dbs.ready.insert(idx, ready);
     }
+    dbs.clusters.settle(stop)?;
     Ok(dbs)
 }
 
@@ -302,6 +304,10 @@ impl Ready for Databases {
 
     fn servers(&self) -> Vec<PgServer> {
         self.clusters.servers(self.ready.iter().map(|(workload, b)| (*workload, b.dsn.as_str())))
+    }
+
+    fn retire(&self, over: &[usize]) -> Vec<String> {
+        self.clusters.retire(over)
     }
 }
 

@@ -15,8 +15,9 @@ pub mod hammerdb;
 pub mod load;
 
 use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
+use super::pg_clusters::Clusters;
 use super::pgbench::{self, Invocation};
-use super::postgres::{self, Clusters};
+use super::postgres;
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
@@ -91,7 +92,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             Some(dsn) => (dsn.clone(), dsn.clone(), None),
             None => {
                 let settings = cluster_settings(scenario, p);
-                let cluster = dbs.clusters.get(&w.name, &p.target, &settings, dir, stop, progress)?;
+                let cluster = dbs.clusters.get((idx, &w.name), &p.target, &settings, dir, stop, progress)?;
                 let template = format!("tpcc_w{}", p.warehouses);
                 // the room for the template and every copy of it, checked once
                 if !loads.holds(&cluster.dsn(&template)) {
@@ -129,6 +130,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         }
         dbs.ready.insert(w.name.clone(), (idx, run_dsn, done));
     }
+    dbs.clusters.settle(stop)?;
     Ok(dbs)
 }
 
@@ -252,6 +254,10 @@ impl Ready for Databases {
 
     fn servers(&self) -> Vec<PgServer> {
         self.clusters.servers(self.ready.values().map(|(workload, dsn, _)| (*workload, dsn.as_str())))
+    }
+
+    fn retire(&self, over: &[usize]) -> Vec<String> {
+        self.clusters.retire(over)
     }
 }
 

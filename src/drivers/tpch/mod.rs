@@ -15,7 +15,8 @@ pub mod load;
 pub mod stream;
 
 use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
-use super::postgres::{self, Clusters};
+use super::pg_clusters::Clusters;
+use super::postgres;
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
@@ -143,7 +144,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let dsn = match &p.dsn {
             Some(dsn) => dsn.clone(),
             None => {
-                let cluster = dbs.clusters.get(&w.name, &p.target, &p.settings, dir, stop, progress)?;
+                let cluster = dbs.clusters.get((idx, &w.name), &p.target, &p.settings, dir, stop, progress)?;
                 let dsn = cluster.dsn(&p.database());
                 if !loads.holds(&dsn) {
                     room(&cluster.dir, p).map_err(|e| bad_input(named(e)))?;
@@ -166,6 +167,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         )?;
         dbs.ready.insert(idx, (dsn, done));
     }
+    dbs.clusters.settle(stop)?;
     Ok(dbs)
 }
 
@@ -249,6 +251,10 @@ impl Ready for Databases {
 
     fn servers(&self) -> Vec<PgServer> {
         self.clusters.servers(self.ready.iter().map(|(workload, (dsn, _))| (*workload, dsn.as_str())))
+    }
+
+    fn retire(&self, over: &[usize]) -> Vec<String> {
+        self.clusters.retire(over)
     }
 }
 
