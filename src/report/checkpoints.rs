@@ -15,7 +15,9 @@ use serde::Serialize;
 pub struct Checkpoints {
     pub workload: String,
     /// What its rate is: `NOPM` (TPC-C's new orders per minute) or `TPS`.
-    pub unit: &'static str,
+    pub unit: String,
+    /// The op whose rate it is (`new-order`), when its program leads with one.
+    pub rate: Option<String>,
     /// Each checkpoint of its server while it was measured, with what it did to the
     /// rate (rates per second, in new orders or transactions).
     pub effects: Vec<Effect>,
@@ -26,12 +28,18 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// The rate in its unit, from a per-second figure.
     pub fn in_unit(&self, per_second: f64) -> f64 {
-        if self.unit == "NOPM" { per_second * 60.0 } else { per_second }
+        if self.unit.ends_with("PM") { per_second * 60.0 } else { per_second }
     }
 
-    /// "NOPM fell 62% for 14 s during the checkpoint at 143 s", for each stall.
+    /// What fell, in words: `new-order transactions`, `TPS`.
+    fn what(&self) -> String {
+        self.rate.as_ref().map_or_else(|| self.unit.clone(), |op| format!("{op} transactions"))
+    }
+
+    /// "tight: new-order transactions fell 62% for 14 s during the checkpoint at 143 s",
+    /// for each stall.
     pub fn findings(&self) -> Vec<String> {
-        let rate = if self.unit == "NOPM" { "new orders" } else { "TPS" };
+        let rate = self.what();
         self.effects
             .iter()
             .filter_map(|e| {
@@ -42,7 +50,7 @@ impl Checkpoints {
                     s.drop_percent,
                     s.seconds,
                     e.at_s,
-                    format_rate(self.in_unit(e.before), self.unit),
+                    format_rate(self.in_unit(e.before), &self.unit),
                     e.took_s
                 ))
             })
@@ -52,6 +60,34 @@ impl Checkpoints {
 
 fn format_rate(v: f64, unit: &str) -> String {
     format!("{} {unit}", crate::metrics::format::count(v))
+}
+
+/// The answer's words on checkpoints, when any fell in a measured window: per
+/// workload, how many of its checkpoints stalled its rate and the worst stall
+/// (`checkpoints stalled new-order transactions in tight 2 of 3 times (at worst 83% down
+/// for 3 s), in spread none of 3`).
+pub fn clause(all: &[Checkpoints]) -> Option<String> {
+    let judged: Vec<&Checkpoints> = all.iter().filter(|c| !c.effects.is_empty()).collect();
+    let what = judged.first()?.what();
+    let parts: Vec<String> = judged
+        .iter()
+        .map(|c| {
+            let stalls: Vec<_> = c.effects.iter().filter_map(|e| e.stall.as_ref()).collect();
+            let worst = stalls.iter().max_by(|a, b| a.drop_percent.total_cmp(&b.drop_percent));
+            match worst {
+                Some(s) => format!(
+                    "in {} {} of {} times (at worst {:.0}% down for {} s)",
+                    c.workload,
+                    stalls.len(),
+                    c.effects.len(),
+                    s.drop_percent,
+                    s.seconds
+                ),
+                None => format!("in {} none of {}", c.workload, c.effects.len()),
+            }
+        })
+        .collect();
+    Some(format!("checkpoints stalled {what} {}", parts.join(", ")))
 }
 
 /// Whether event `e` is a checkpoint of the server of `workload` (its label names the
@@ -77,12 +113,16 @@ pub fn analyze(
         if !observed.iter().any(|o| served(&o.source)) || !w.rated() {
             continue;
         }
-        let tpcc = w.ops.iter().any(|o| o.op == "new-order");
+        // the rate its program leads with: the leading op's (TPC-C's new orders, read
+        // per minute as its NOPM), else every op's but a sync
+        let headline = w.stored.headline.as_ref();
+        let leading = headline.and_then(|h| h.leading_op.as_deref());
+        let per_minute = headline.is_some_and(|h| h.figure.label.ends_with("PM"));
         let (from, to) = w.workload.measured_window();
         let (from, to) = (from.ceil() as i64, to.floor() as i64);
         let mut per_second: Vec<(i64, f64)> = (from..to).map(|t| (t, 0.0)).collect();
         for (t, op, ops, _) in store.per_second_by_op(run, w.workload.idx, from, to)? {
-            if (!tpcc && op.as_str() != "sync") || op.as_str() == "new-order" {
+            if leading.map_or(op.as_str() != "sync", |l| op.as_str() == l) {
                 per_second[(t - from) as usize].1 += ops as f64;
             }
         }
@@ -104,7 +144,14 @@ pub fn analyze(
                 Some((p.phase.label.clone(), stalls::variation(&seconds)?))
             })
             .collect();
-        out.push(Checkpoints { workload: name.clone(), unit: if tpcc { "NOPM" } else { "TPS" }, effects, variation });
+        let unit = if per_minute { headline.map_or("NOPM", |h| h.figure.label.as_str()) } else { "TPS" };
+        out.push(Checkpoints {
+            workload: name.clone(),
+            unit: unit.to_string(),
+            rate: leading.map(str::to_string),
+            effects,
+            variation,
+        });
     }
     Ok(out)
 }
@@ -154,7 +201,7 @@ mod tests {
         let c = &s.analysis.checkpoints;
         // only w's server was observed
         assert_eq!(c.len(), 1, "{c:?}");
-        assert_eq!((c[0].workload.as_str(), c[0].unit), ("w", "TPS"));
+        assert_eq!((c[0].workload.as_str(), c[0].unit.as_str()), ("w", "TPS"));
         assert_eq!(c[0].effects.len(), 2);
         let stall = c[0].effects[0].stall.as_ref().unwrap();
         assert_eq!((stall.seconds, stall.from_s), (3, 22));
@@ -167,5 +214,8 @@ mod tests {
             found[0].starts_with("w: TPS fell 83% for 3 s during the checkpoint at 22 s (100 TPS before"),
             "{found:?}"
         );
+        // the answer's words: how many stalled, and the worst
+        assert_eq!(super::clause(c).unwrap(), "checkpoints stalled TPS in w 1 of 2 times (at worst 83% down for 3 s)");
+        assert_eq!(super::clause(&[]), None);
     }
 }

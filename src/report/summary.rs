@@ -75,12 +75,17 @@ impl RunSummary {
         let warnings = store.warnings(run.id)?;
         let observed = store.observation_summary(run.id, crate::observe::counter)?;
         let headline = quoted(&workloads, &observed);
-        let mut answer = Answer::of(super::analysis::question(&run), &expectations, &names);
-        if let (Some(a), Some(q)) = (answer.as_mut(), &headline) {
-            a.lead(q, &expectations, &names);
-        }
         let compare = super::analysis::compare_list(&run);
         let analysis = super::analysis::analyze(store, run.id, &workloads, &phases, &compare)?;
+        let mut answer = Answer::of(super::analysis::question(&run), &expectations, &names);
+        if let Some(a) = answer.as_mut() {
+            if let Some(stalls) = super::checkpoints::clause(&analysis.checkpoints) {
+                a.answer = format!("{stalls}; {}", a.answer);
+            }
+            if let Some(q) = sides(&workloads, &observed, &compare).as_ref().or(headline.as_ref()) {
+                a.lead(q, &expectations, &names);
+            }
+        }
         let results = super::results::measure(store, run.id, &super::results::stored_views(&run))?;
         Ok(RunSummary {
             run,
@@ -110,6 +115,24 @@ fn quoted(workloads: &[WorkloadSummary], observed: &[Observed]) -> Option<Quoted
     let all: Vec<Quoted> = workloads.iter().filter_map(|w| super::headline::of(w, observed)).collect();
     let busiest = busiest(workloads).map(|h| h.workload.as_str());
     all.iter().find(|q| q.declared).or_else(|| all.iter().find(|q| Some(q.workload.as_str()) == busiest)).cloned()
+}
+
+/// A study's headline side by side (`tight 15,780 NOPM, spread 38,835 NOPM`): each
+/// workload its `compare:` lists, by its own figure. None when fewer than two of them
+/// have one, or when they are read by different figures.
+fn sides(workloads: &[WorkloadSummary], observed: &[Observed], compare: &[String]) -> Option<Quoted> {
+    let quoted: Vec<Quoted> = compare
+        .iter()
+        .filter_map(|name| workloads.iter().find(|w| &w.workload.name == name))
+        .filter_map(|w| super::headline::of(w, observed))
+        .collect();
+    let first = quoted.first()?.clone();
+    if quoted.len() < 2 || quoted.iter().any(|q| q.label != first.label) {
+        return None;
+    }
+    let figure = |q: &Quoted| q.text.strip_suffix(&format!(" {}", q.beside)).unwrap_or(&q.text).to_string();
+    let text = quoted.iter().map(|q| format!("{} {}", q.workload, figure(q))).collect::<Vec<_>>().join(", ");
+    Some(Quoted { text, beside: String::new(), ..first })
 }
 
 /// The op of `workloads` with the most IOPS (or, with none, MB/s: network streams).

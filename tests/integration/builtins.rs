@@ -516,6 +516,13 @@ fn checkpoint_tuning() {
     let s = Scratch::new("builtin-checkpoint-tuning");
     let show = run_builtin_in(&s, "checkpoint-tuning", Some(SCALE), &["warehouses=1", "clients=2", "max_wal=64MB"]);
     each_side_measured_alone(&s, &show, ["tight", "spread"], "tpcc_");
+    // the answer gives each side's NOPM and both halves of the question: the stalls, then
+    // the verdict on p99
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    assert!(answer.starts_with("tight ") && answer.contains(" NOPM, spread "), "{answer}");
+    let stalls = answer.split("; ").nth(1).unwrap_or_default();
+    assert!(stalls.starts_with("checkpoints stalled new-order transactions in tight "), "{answer}");
+    assert!(stalls.contains(", in spread "), "{answer}");
     assert_eq!(labels(&show), vec!["tight", "spread"]);
     // each cluster's checkpoints are events of its own workload, judged against its NOPM
     let events = show["events"].as_array().unwrap();
