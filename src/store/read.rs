@@ -318,7 +318,7 @@ fn compare(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)], 
                 key: None,
                 before: Value::Null,
                 after: Value::from(b.0.workload.clone()),
-                like: (!runs).then(|| like(b, before.iter().chain(after))).flatten(),
+                like: (!runs).then(|| like(b, before.iter())).flatten(),
             }),
         }
     }
@@ -336,7 +336,9 @@ fn compare(before: &[(Ran, &StoredWorkload)], after: &[(Ran, &StoredWorkload)], 
 }
 
 /// The first of `others` (itself aside) whose settings differ from `w`'s only in load:
-/// its name.
+/// its name. `others` are the workloads that ran on the other side of the change (for
+/// one added, those that ran before it): a workload added beside another new one of its
+/// kind (four scans joining an OLTP load) is still a different load.
 fn like<'a>(w: &(Ran, &StoredWorkload), others: impl Iterator<Item = &'a (Ran, &'a StoredWorkload)>) -> Option<String> {
     others
         .filter(|o| o.0.workload != w.0.workload)
@@ -603,6 +605,27 @@ mod tests {
         assert_eq!(settings_of(&d), [Setting::Workers, Setting::Hosts]);
         // the same phase twice: nothing differs
         assert!(differences(&[(ran(&vm, 2, &["a"]), &vm)], &[(ran(&vm, 2, &["a"]), &vm)]).is_empty());
+    }
+
+    /// A workload that joins running ones of its own profile is more of the same load
+    /// (one more node's VMs); one that joins beside another newcomer of its kind (four
+    /// scans joining an OLTP load together) is another load, whatever they share.
+    #[test]
+    fn a_workload_is_like_one_that_ran_before_it_never_one_that_joined_with_it() {
+        let oltp = stored("oltp", json!({"rw": "randrw", "bs": "8k"}));
+        let (scan1, scan2) =
+            (stored("scan1", json!({"rw": "read", "bs": "1m"})), stored("scan2", json!({"rw": "read", "bs": "1m"})));
+        let before = [(ran(&oltp, 1, &["h0"]), &oltp)];
+        let after =
+            [(ran(&oltp, 1, &["h0"]), &oltp), (ran(&scan1, 1, &["h1"]), &scan1), (ran(&scan2, 1, &["h2"]), &scan2)];
+        let d = differences(&before, &after);
+        assert_eq!(settings_of(&d), [Setting::Added, Setting::Added]);
+        assert!(d.iter().all(|d| d.like.is_none() && !d.is_concurrency()), "{d:?}");
+        // a second node's OLTP VM joining the first's: more of the same
+        let oltp2 = stored("oltp2", json!({"rw": "randrw", "bs": "8k"}));
+        let after = [(ran(&oltp, 1, &["h0"]), &oltp), (ran(&oltp2, 1, &["h1"]), &oltp2)];
+        let d = differences(&before, &after);
+        assert_eq!(d[0].like.as_deref(), Some("oltp"), "{d:?}");
     }
 
     #[test]

@@ -87,6 +87,14 @@ fn a_scenario_runs_placed_on_node_slices_and_converts_to_the_same_run() {
     let events = labels(&s, 1, "SELECT kind || ' ' || label FROM events WHERE run_id = ?1 ORDER BY idx");
     assert!(events.iter().any(|e| e.starts_with("prefill") && e.contains("OLTP:data")), "{events:?}");
     assert!(events.iter().any(|e| e == "mark workload.Start DSS 0"), "{events:?}");
+    // a scan joining the OLTP load is interference, read before -> during, not a curve
+    let show = s.show_json();
+    let interference = show["analysis"]["interference"].as_array().unwrap();
+    assert!(
+        interference.iter().any(|r| r["workload"] == "OLTP:data" && r["during"] != r["before"]),
+        "{interference:?}"
+    );
+    assert!(show["analysis"]["curve"].is_null(), "{}", show["analysis"]["curve"]);
 
     // `fathom convert` prints the scenario that runs the same workloads and phases
     let convert = s.run(&[&["convert", &colocation][..], &args[..4]].concat());
