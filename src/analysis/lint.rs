@@ -419,6 +419,9 @@ pub struct Measured {
     pub lengthen: &'static str,
     /// The busiest device's mean %util over the run, where devices were observed.
     pub device_busy_pct: Option<f64>,
+    /// The kind of file whose definition its depth is (an imported X-Ray scenario or fio
+    /// job file), where changing it would no longer be that study.
+    pub defined_by: Option<&'static str>,
 }
 
 /// A device this busy (%util, mean over the run) is the limit: more IOs in flight would
@@ -467,6 +470,14 @@ fn depth_limits_rate(m: &Measured, rate: f64, needed: f64) -> String {
             format!(
                 "The device was busy {:.0}% of the time (%util): the storage, not the depth, limits this rate",
                 m.device_busy_pct.unwrap_or_default()
+            ),
+        ),
+        // the depth is the study's own: a deeper queue would be another study
+        _ if m.defined_by.is_some() => (
+            if m.unit == Throughput::Tps { "transactions" } else { "IOs" },
+            format!(
+                "Its depth is the {}'s own: at that depth this storage does not deliver the rate it asks",
+                m.defined_by.unwrap_or_default()
             ),
         ),
         Throughput::Tps => {
@@ -643,6 +654,7 @@ mod tests {
             bound: None,
             lengthen: RUN_FOR_A_TIME,
             device_busy_pct: None,
+            defined_by: None,
         }
     }
 
@@ -671,6 +683,18 @@ mod tests {
             "{said}"
         );
         assert!(!said.contains("Raise"), "{said}");
+        // an imported study's depth is its definition: no advice to change it
+        let xray = Measured {
+            defined_by: Some("X-Ray scenario"),
+            ..measured("OLTP:db-oltp1", 1_000.0, 537.0, 0.588, Throughput::Iops, 1)
+        };
+        let said = &after(&[xray], None)[0].message;
+        assert!(
+            said.ends_with(
+                "Its depth is the X-Ray scenario's own: at that depth this storage does not deliver the rate it asks"
+            ),
+            "{said}"
+        );
         let pg = measured("db", 800.0, 400.0, 0.01, Throughput::Tps, 2);
         let said = &after(&[pg], None)[0].message;
         assert!(said.starts_with("db: 800 TPS at") && said.ends_with("Raise its clients, e.g. --set db.clients=8"));

@@ -29,7 +29,7 @@ pub fn load_scenario(
     {
         return Ok((scenario, false));
     }
-    let (origin, text, is_builtin, several) = read_scenario(name, targets, sets, hosts)?;
+    let (origin, text, is_builtin, imported, several) = read_scenario(name, targets, sets, hosts)?;
     let target = match targets {
         [] => None,
         [one] => Some(one.as_path()),
@@ -49,7 +49,8 @@ pub fn load_scenario(
         true => Path::new(name),
         false => Path::new("scenario"),
     };
-    let scenario = Scenario::load_file(&source, file, &sets, hosts.is_some())?;
+    let mut scenario = Scenario::load_file(&source, file, &sets, hosts.is_some())?;
+    scenario.imported = imported;
     Ok((scenario, is_builtin))
 }
 
@@ -71,6 +72,7 @@ fn run_by_fio(name: &str, targets: &[PathBuf], sets: &[Override]) -> Result<Opti
     let yaml = fio_job::verbatim::skeleton_yaml(&stem, &verbatim);
     let source = Source { origin: format!("{name} (its sections run by fio)"), text: &yaml };
     let mut scenario = Scenario::load(&source, &[])?;
+    scenario.imported = Some("fio job file");
     for (w, section) in scenario.workloads.iter_mut().zip(verbatim.sections) {
         w.engine = Some(EngineKind::Fio);
         w.workers = section.numjobs;
@@ -105,22 +107,24 @@ pub fn check_converted(name: &str, importer: &dyn Importer, yaml: &str, on_hosts
 
 /// Reads a scenario file, an imported input as the scenario its importer maps it to (on
 /// `targets`, with `sets`, on hosts of `hosts` targets each), or a built-in by name.
-/// Returns (origin, text, is_builtin, whether several `targets` were taken).
+/// Returns (origin, text, is_builtin, the kind of file it was imported from, whether
+/// several `targets` were taken).
 fn read_scenario(
     name: &str,
     targets: &[PathBuf],
     sets: &[Override],
     hosts: Option<&[usize]>,
-) -> Result<(String, String, bool, bool)> {
+) -> Result<(String, String, bool, Option<&'static str>, bool)> {
     let given = Given { targets, sets, hosts, target_in_text: false };
     if let Some((importer, imported)) = import(name, &given)? {
-        return Ok((format!("{name}{}", importer.origin()), imported.yaml, false, importer.takes_several_targets()));
+        let origin = format!("{name}{}", importer.origin());
+        return Ok((origin, imported.yaml, false, Some(importer.kind()), importer.takes_several_targets()));
     }
     if Path::new(name).exists() {
-        return Ok((name.to_string(), read_text(Path::new(name))?, false, false));
+        return Ok((name.to_string(), read_text(Path::new(name))?, false, None, false));
     }
     match builtin::find(name) {
-        Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true, false)),
+        Some(text) => Ok((format!("builtin:{name}"), text.to_string(), true, None, false)),
         None => Err(Error::input(format!(
             "{name}: no such scenario file, and no built-in scenario of that name{} (see `fathom scenarios`)",
             builtin::hint(name)

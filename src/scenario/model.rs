@@ -643,6 +643,9 @@ pub struct Scenario {
     pub flattened: Vec<String>,
     /// `--time-scale`, when given: its durations are already scaled.
     pub time_scale: Option<TimeScale>,
+    /// What kind of file it was imported from (`X-Ray scenario`, `fio job file`), whose
+    /// depths and rates are that file's definition of the study, not fathom's choice.
+    pub imported: Option<&'static str>,
 }
 
 /// The `--time-scale` a scenario was loaded with (see [`super::time_scale`]).

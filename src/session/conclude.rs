@@ -212,6 +212,7 @@ fn measured_by_workload(s: &RunSummary, scenario: &Scenario) -> Vec<lint::Measur
                 bound: scenario.workloads.get(w.workload.idx as usize).and_then(lint::bound_text),
                 lengthen: scenario.workloads.get(w.workload.idx as usize).map_or("", lint::lengthen),
                 device_busy_pct: busiest_device,
+                defined_by: scenario.imported,
             }
         })
         .collect()

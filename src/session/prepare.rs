@@ -87,7 +87,7 @@ pub(super) fn prepare(
     store.set_resolved(run, &scenario.resolved, &serde_json::json!(scenario.vars))?;
     store_warnings(&store, run, &warnings, &findings, quiet)?;
     if let Some(d) = &scenario.description {
-        progress(&format!("{}: {d}", scenario.name));
+        progress(&format!("{}: {d}{}", scenario.name, servers(&scenario)));
     }
     let prepared = start_drivers(&store, run, &scenario, &stop, &interrupted, &*progress)?;
     let length = planned_length(&scenario, total);
@@ -328,5 +328,21 @@ fn planned_length(scenario: &Scenario, total: Option<u64>) -> String {
         (None, _) => "until its IO is done".into(),
         (Some(s), true) => format!("at most {s} s, less once its work is done"),
         (Some(s), false) => format!("about {s} s"),
+    }
+}
+
+/// Where a scenario's database workloads run, said after its description: `, on a
+/// throwaway PostgreSQL` only when fathom starts it, the user's server named as theirs.
+fn servers(scenario: &Scenario) -> &'static str {
+    let given: Vec<bool> = scenario
+        .workloads
+        .iter()
+        .filter_map(|w| w.program().filter(|p| p.serves_database()).map(|p| p.server_given()))
+        .collect();
+    match (given.contains(&false), given.contains(&true)) {
+        (true, false) => " (on a throwaway PostgreSQL)",
+        (false, true) => " (on the server its `dsn` gives)",
+        (true, true) => " (on a throwaway PostgreSQL and the server a `dsn` gives)",
+        (false, false) => "",
     }
 }

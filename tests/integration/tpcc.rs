@@ -102,6 +102,7 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     let (_pg, dsn) = empty_database(&s);
     let path = s.scenario(
         "name: oltp\n\
+         description: one warehouse\n\
          workloads:\n\
          \x20 w1:\n\
          \x20   driver: tpcc\n\
@@ -112,6 +113,10 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     );
     let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}")]);
     assert!(out.status.success(), "{}", text(&out));
+    // the user's own server is never called a throwaway one
+    let said = text(&out);
+    assert!(said.contains("oltp: one warehouse (on the server its `dsn` gives)"), "{said}");
+    assert!(!said.contains("throwaway"), "{said}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("System achieved ") && stdout.contains("consistency conditions 1-4 hold"), "{stdout}");
     // what the transactions never change is as clause 4.3.3.1 loads it

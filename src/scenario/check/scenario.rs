@@ -106,6 +106,7 @@ impl Checker<'_> {
             resolved: String::new(),
             flattened: Vec::new(),
             time_scale: None,
+            imported: None,
         };
         self.measurable(&scenario)?;
         Ok(scenario)

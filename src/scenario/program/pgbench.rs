@@ -258,6 +258,10 @@ impl Spec for Pgbench {
         true
     }
 
+    fn server_given(&self) -> bool {
+        self.dsn.is_some()
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

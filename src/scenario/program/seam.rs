@@ -98,6 +98,12 @@ pub trait Spec: Debug + Send + Sync + 'static {
         false
     }
 
+    /// Whether that server is the user's (a `dsn`), not a throwaway cluster fathom
+    /// starts: what the run's first lines say it runs on.
+    fn server_given(&self) -> bool {
+        false
+    }
+
     /// A copy of itself to run on another host of an inventory (`--hosts`), its
     /// throwaway server in `target`, that host's inventory target (its own where the
     /// host has none). None: it runs on this host only, as a program whose server is

@@ -472,6 +472,10 @@ impl Spec for Tpcc {
         true
     }
 
+    fn server_given(&self) -> bool {
+        self.dsn.is_some()
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -226,6 +226,10 @@ impl Spec for Tpch {
         true
     }
 
+    fn server_given(&self) -> bool {
+        self.dsn.is_some()
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }
