@@ -101,15 +101,8 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     let s = Scratch::new("tpcc-dsn");
     let (_pg, dsn) = empty_database(&s);
     let path = s.scenario(
-        "name: oltp\n\
-         description: one warehouse\n\
-         workloads:\n\
-         \x20 w1:\n\
-         \x20   driver: tpcc\n\
-         \x20   warehouses: 1\n\
-         \x20   clients: 2\n\
-         \x20   mix: spec\n\
-         \x20   duration: 4s\n",
+        "name: oltp\ndescription: one warehouse\n\
+         workloads:\n  w1: {driver: tpcc, warehouses: 1, clients: 2, mix: spec, duration: 4s}\n",
     );
     let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}")]);
     assert!(out.status.success(), "{}", text(&out));
