@@ -2,6 +2,7 @@
 //! law, the timeline's events, what the observers saw, and the run list.
 
 use crate::analysis::noise::Change;
+use crate::metrics::format::counted;
 use crate::metrics::summary::Throughput;
 use crate::report::format::{count, latency_us, seconds, sig3};
 use crate::report::summary::RunSummary;
@@ -331,7 +332,13 @@ pub fn checkpoints(s: &RunSummary) -> Table {
             t.push(Row::new(cells).mark(Mark::Fail));
         }
         let stalled = c.effects.iter().filter(|e| e.stall.is_some()).count();
-        t.after.push(format!("{}: {} checkpoints judged, {stalled} stalled its rate", c.workload, c.effects.len()));
+        if !c.effects.is_empty() {
+            t.after.push(format!(
+                "{}: {} judged, {stalled} stalled its rate",
+                c.workload,
+                counted(c.effects.len() as u64, "checkpoint")
+            ));
+        }
         t.after.extend(c.findings());
         for (phase, cv) in &c.variation {
             t.after.push(format!(
@@ -341,6 +348,11 @@ pub fn checkpoints(s: &RunSummary) -> Table {
                 cv * 100.0
             ));
         }
+    }
+    if t.rows.is_empty() {
+        // no stall to list: what is left to say is how the rate wandered
+        t.title = "the rate second to second".into();
+        t.note = None;
     }
     t
 }

@@ -44,8 +44,11 @@ pub fn render(t: &Table, width: usize) -> String {
     let mut widths: Vec<usize> = columns.iter().map(|&i| natural_width(t, i)).collect();
     let dropped = drop_columns(t, &mut columns, &mut widths, width);
     shorten_names(t, &columns, &mut widths, width);
+    // a table of no rows says only its lines after: a header over nothing says nothing
     let header: Vec<&str> = columns.iter().map(|&i| t.columns[i].header.as_str()).collect();
-    out.push_str(&line(t, &columns, &widths, &header));
+    if !t.rows.is_empty() {
+        out.push_str(&line(t, &columns, &widths, &header));
+    }
     for r in &t.rows {
         let cells: Vec<&str> = columns.iter().map(|&i| r.cells[i].text.as_str()).collect();
         out.push_str(&line(t, &columns, &widths, &cells));
@@ -168,6 +171,16 @@ mod tests {
             t.push(Row::new(cells));
         }
         t
+    }
+
+    /// A section with nothing in its table says its lines after, under its title alone:
+    /// no header over no rows.
+    #[test]
+    fn a_table_of_no_rows_prints_no_header() {
+        let mut t =
+            Table::new("t", "the rate second to second", vec![Column::name("workload"), Column::figure("took")]);
+        t.after.push("oltp: NOPM varies 53%".into());
+        assert_eq!(render(&t, 80), "\nthe rate second to second:\noltp: NOPM varies 53%\n");
     }
 
     #[test]
