@@ -95,7 +95,9 @@ pub(super) fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
         // transactions of different types are never summed into one line (TPC-C's
         // payments are not its new orders); reads and writes of IO are
         let types = w.ops.len() > 1 && w.ops.iter().all(|o| o.unit == Throughput::Tps);
-        if types {
+        if !w.rated() {
+            // a query run once a stream has a time, not a rate to draw
+        } else if types {
             for (op, seconds) in &per_op {
                 let points = seconds.iter().map(|(t, n)| (mid(*t), *n as f64 / bin as f64)).collect();
                 iops.add(&format!("{name} {}", op.as_str()), Style::Line, points);

@@ -52,7 +52,8 @@ pub fn latency(o: &OpSummary, us: f64) -> Cell {
 pub fn mb_per_s(o: &OpSummary) -> Cell {
     match o.unit.counts_bytes() {
         true => Cell::figure(o.mb_per_s, sig3(o.mb_per_s)),
-        false => "-".into(),
+        // blank: a table whose ops move no bytes fathom counts leaves the column out
+        false => Cell::default(),
     }
 }
 
@@ -96,7 +97,8 @@ pub fn results(s: &RunSummary) -> Table {
         }
         for o in w.ops.iter().filter(|o| !o.is_network()) {
             let l = &o.latency;
-            let rated = |cell: Cell| if w.rated() { cell } else { "-".into() };
+            // blank, not `-`: a column no workload rates is then left out
+            let rated = |cell: Cell| if w.rated() { cell } else { Cell::default() };
             let cells = vec![
                 Cell::from(name.as_str()),
                 o.op.to_string().into(),
@@ -109,9 +111,10 @@ pub fn results(s: &RunSummary) -> Table {
                 latency(o, l.p99_us),
                 latency(o, l.p99_9_us),
                 latency(o, l.max_us),
-                match o.timed() && w.rated() {
-                    true => Cell::figure(o.littles_n, format!("{:.2}", o.littles_n)),
-                    false => "-".into(),
+                match (o.timed(), w.rated()) {
+                    (true, true) => Cell::figure(o.littles_n, format!("{:.2}", o.littles_n)),
+                    (_, false) => Cell::default(),
+                    (false, true) => "-".into(),
                 },
             ];
             t.push(Row::new(cells).key("workload", name).key("op", o.op));
