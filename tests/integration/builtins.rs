@@ -300,7 +300,8 @@ fn fmt_count(v: f64) -> String {
 
 #[test]
 fn tpch() {
-    let show = run_builtin_scaled("tpch", "0.1", &["scale=0.01"]);
+    let s = Scratch::new("builtin-tpch");
+    let show = run_builtin_in(&s, "tpch", Some("0.1"), &["scale=0.01"]);
     let ops: Vec<&str> =
         show["workloads"][0]["ops"].as_array().unwrap().iter().map(|o| o["op"].as_str().unwrap()).collect();
     let queries: Vec<String> = (1..=22).map(|n| format!("q{n}")).collect();
@@ -317,6 +318,11 @@ fn tpch() {
     assert_eq!(show["headline"]["better"], "lower");
     assert_eq!(show["analysis"]["littles_law"], serde_json::json!([]), "{}", show["analysis"]);
     assert_eq!(show["analysis"]["checkpoints"], serde_json::json!([]), "{}", show["analysis"]);
+    // nor a rate in its tables: their header has latency columns only
+    let shown = s.run(&["show", "last"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    let header = text.lines().find(|l| l.starts_with("workload  op")).unwrap_or_else(|| panic!("{text}"));
+    assert!(!header.contains("TPS") && !header.contains("MB/s") && header.contains("p99"), "{header}");
 }
 
 #[test]
