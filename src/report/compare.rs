@@ -288,18 +288,21 @@ impl Comparison {
     /// phases were matched, then one line per figure with each run's value and its change.
     pub fn text(&self, width: usize) -> String {
         let mut out = String::new();
+        // sentences wrap at the terminal's width, a hanging indent under each
+        let said =
+            |out: &mut String, line: &str| out.push_str(&crate::terminal::wrap(line, crate::terminal::prose_width()));
         for r in &self.runs {
             let _ = writeln!(out, "run {}: {} · {} · {}", r.id, r.scenario, r.started_at, r.status);
         }
         for line in self.summary_lines() {
-            let _ = writeln!(out, "{line}");
+            said(&mut out, &line);
         }
         out.push('\n');
         for line in self.configuration_lines() {
-            let _ = writeln!(out, "{line}");
+            said(&mut out, &line);
         }
         for line in self.matching_lines() {
-            let _ = writeln!(out, "{line}");
+            said(&mut out, &line);
         }
         out.push('\n');
         if self.nothing_in_common {
@@ -329,7 +332,8 @@ impl Comparison {
             .collect();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
         out.push_str(&text::render(&from_rows(&header, rows, 4), width));
-        let _ = writeln!(out, "\n{NOTE}");
+        out.push('\n');
+        said(&mut out, NOTE);
         out
     }
 

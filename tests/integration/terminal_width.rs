@@ -64,6 +64,13 @@ fn the_quickstart_fits_80_columns_and_wide_shows_every_column() {
     assert!(all.contains("left out to fit 80 columns: --wide shows them"), "{all}");
     let wide = shown_at_80(&s, "wide", "--wide").join("\n");
     assert!(wide.contains("p90") && wide.contains("max") && !wide.contains("left out to fit"), "{wide}");
+    // compare's sentences wrap too: its summary, what differs, its closing note
+    piped_at_80(&s, &args, "quickstart again");
+    let compared = piped_at_80(&s, &["compare", "1", "2"], "compare piped");
+    assert!(
+        compared.contains("change is from the first run") && compared.contains("run 2 against run 1"),
+        "{compared}"
+    );
 }
 
 #[test]
