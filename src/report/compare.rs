@@ -682,11 +682,20 @@ fn ran_in(s: &RunSummary, k: usize) -> Vec<(Ran, &StoredWorkload)> {
 /// in that run (each phase aligned at its own start), then the runs' curves overlaid.
 fn overlay(c: &Comparison, reports: &[Report]) -> Vec<Chart> {
     let mut out = Vec::new();
+    // the rate in the ops' own units: TPS for transactions, IOPS for IO
+    let mut units: Vec<&str> = Vec::new();
+    let ops = reports.iter().flat_map(|r| &r.summary.workloads).flat_map(|w| &w.ops);
+    for u in ops.map(|o| o.unit).filter(|u| u.counts_ops()) {
+        if !units.contains(&u.label()) {
+            units.push(u.label());
+        }
+    }
+    let rate = if units.is_empty() { "IOPS".to_string() } else { units.join(" and ") };
     for (i, scope) in c.scopes.iter().enumerate() {
         let since = || Axis::new("seconds since the phase began", Unit::Seconds);
         let what = if scope.label == WHOLE { "the whole run".to_string() } else { format!("phase {}", scope.label) };
-        let mut iops =
-            Chart::new(&format!("cmp-{i}-iops"), &format!("IOPS: {what}"), since(), Axis::new("IOPS", Unit::Count));
+        let title = format!("{rate}: {what}");
+        let mut iops = Chart::new(&format!("cmp-{i}-iops"), &title, since(), Axis::new(&rate, Unit::Count));
         let mut p99 = Chart::new(
             &format!("cmp-{i}-p99"),
             &format!("Latency p99: {what}"),

@@ -94,6 +94,8 @@ fn compared_in_its_own_terms(s: &Scratch) {
     for op in ["new-order", "payment", "delivery", "order-status", "stock-level"] {
         assert!(html.contains(&format!("data-name=\"run 2: w1 {op}\"")), "{op}");
     }
+    // its rate chart is of transactions
+    assert!(html.contains("TPS: the whole run") && !html.contains("IOPS"), "a transaction's rate called IOPS");
 }
 
 #[test]
