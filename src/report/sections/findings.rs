@@ -258,7 +258,7 @@ pub fn headline(s: &RunSummary) -> Option<String> {
         .iter()
         .filter(|o| o.timed())
         .map(|o| o.latency.p99_us)
-        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        .reduce(f64::max);
     Some(match (q.declared, p99) {
         (false, Some(p99)) => format!("{} ({}), p99 {}", q.text, q.workload, latency_us(p99)),
         _ => format!("{} ({})", q.text, q.workload),
