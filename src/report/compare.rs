@@ -9,6 +9,7 @@
 
 use super::bins::{lines, whole_bins};
 use super::chart::{Axis, Chart, Style, Unit, esc};
+use super::compare_config::{Configuration, configuration, difference_text, json_text};
 use super::format::{count, latency_us, sig3};
 use super::headline::Quoted;
 use super::html::{Report, STYLE};
@@ -17,10 +18,9 @@ use super::summary::{RunSummary, phase_window};
 use super::table::{from_rows, text};
 use crate::analysis::noise::{Change, Interval};
 use crate::metrics::summary::{OpSummary, Throughput};
-use crate::store::read::{Difference, Ran, Setting, StoredWorkload, differences, run_differences};
+use crate::store::read::{Ran, StoredWorkload, differences};
 use crate::store::{Bin, RunRow};
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -46,24 +46,6 @@ pub struct Comparison {
     workloads: Vec<Vec<String>>,
     /// Per run, its headline (what its program declared it is read by).
     pub headlines: Vec<Option<Quoted>>,
-}
-
-/// What differs between a later run's configuration and the first's.
-#[derive(Debug, Serialize)]
-pub struct Configuration {
-    pub run: i64,
-    /// Workload settings, paired by name (see [`run_differences`]).
-    pub workloads: Vec<Difference>,
-    /// The scenario's name, the host and fathom's version (the stored environment,
-    /// its keys flattened: `kernel`, `targets.0.filesystem`).
-    pub facts: Vec<Fact>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Fact {
-    pub key: String,
-    pub before: Value,
-    pub after: Value,
 }
 
 /// A stretch compared: the first run's phase (or the whole run) and, per run, the
@@ -556,58 +538,6 @@ fn samples(r: &Report, o: &OpSummary, at: Window, m: &Metric) -> Vec<f64> {
         .collect()
 }
 
-/// What differs between run `b`'s configuration and run `a`'s.
-fn configuration(a: &RunSummary, b: &RunSummary) -> Configuration {
-    let mut facts = Vec::new();
-    if a.run.scenario != b.run.scenario {
-        facts.push(Fact {
-            key: "scenario".into(),
-            before: a.run.scenario.clone().into(),
-            after: b.run.scenario.clone().into(),
-        });
-    }
-    let (mut ea, mut eb) = (BTreeMap::new(), BTreeMap::new());
-    flatten("", &a.run.environment, &mut ea);
-    flatten("", &b.run.environment, &mut eb);
-    for key in ea.keys().chain(eb.keys()).collect::<BTreeSet<_>>() {
-        let (x, y) = (ea.get(key).cloned().unwrap_or_default(), eb.get(key).cloned().unwrap_or_default());
-        if x != y {
-            facts.push(Fact { key: key.clone(), before: x, after: y });
-        }
-    }
-    Configuration { run: b.run.id, workloads: run_differences(&ran_whole(a), &ran_whole(b)), facts }
-}
-
-/// What ran over a whole run: each workload with all its workers, on its hosts.
-fn ran_whole(s: &RunSummary) -> Vec<(Ran, &StoredWorkload)> {
-    s.workloads
-        .iter()
-        .map(|w| {
-            let hosts = if w.stored.placed() { w.stored.hosts.clone() } else { vec!["localhost".to_string()] };
-            let ran = Ran {
-                workload: w.workload.name.clone(),
-                idx: w.stored.idx,
-                workers: w.workload.workers,
-                depth: w.stored.iodepth,
-                hosts,
-            };
-            (ran, &w.stored)
-        })
-        .collect()
-}
-
-/// A JSON value's leaves by dotted path: `targets.0.filesystem`.
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
-    let key = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
-    match v {
-        Value::Object(m) => m.iter().for_each(|(k, v)| flatten(&key(k), v, out)),
-        Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| flatten(&key(&i.to_string()), v, out)),
-        leaf => {
-            out.insert(prefix.to_string(), leaf.clone());
-        }
-    }
-}
-
 /// The scopes compared and the later runs' phases left unmatched. Runs without
 /// several phases compare as wholes; otherwise each phase of the first run is matched,
 /// in each other run, to an unused phase that ran the same workloads (by name), the one
@@ -749,27 +679,6 @@ fn overlay(c: &Comparison, reports: &[Report]) -> Vec<Chart> {
 fn change_text(row: &Row, i: usize) -> String {
     let pct = row.change_percent[i].map(|c| format!("{c:+.1}% ")).unwrap_or_default();
     row.verdict[i].map(|v| format!("{pct}{}", v.as_str())).unwrap_or_default()
-}
-
-/// `r: duration 1s -> 3s`, `r: block size 4k -> 64k`, `workload added: w`.
-fn difference_text(d: &Difference) -> String {
-    match d.setting {
-        Setting::Added => format!("workload added: {}", d.workload),
-        Setting::Removed => format!("workload removed: {}", d.workload),
-        _ => {
-            let what = d.key.clone().unwrap_or_else(|| d.setting.describe().to_string());
-            format!("{}: {what} {} -> {}", d.workload, json_text(&d.before), json_text(&d.after))
-        }
-    }
-}
-
-/// A stored value as a reader writes it: strings bare, null as `-`.
-fn json_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".into(),
-        other => other.to_string(),
-    }
 }
 
 fn label(metric: &str) -> &str {

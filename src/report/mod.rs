@@ -6,6 +6,7 @@ pub mod bins;
 pub mod chart;
 pub mod checkpoints;
 pub mod compare;
+mod compare_config;
 pub mod expect;
 pub mod format;
 pub mod headline;

@@ -253,12 +253,7 @@ pub fn headline(s: &RunSummary) -> Option<String> {
     }
     let q = s.headline.as_ref()?;
     let w = s.workloads.iter().find(|w| w.workload.name == q.workload)?;
-    let p99 = w
-        .ops
-        .iter()
-        .filter(|o| o.timed())
-        .map(|o| o.latency.p99_us)
-        .reduce(f64::max);
+    let p99 = w.ops.iter().filter(|o| o.timed()).map(|o| o.latency.p99_us).reduce(f64::max);
     Some(match (q.declared, p99) {
         (false, Some(p99)) => format!("{} ({}), p99 {}", q.text, q.workload, latency_us(p99)),
         _ => format!("{} ({})", q.text, q.workload),
