@@ -131,7 +131,7 @@ pub fn stored<T: serde::de::DeserializeOwned>(run: &RunRow) -> Option<T> {
 
 /// A workload's figures over its measured window.
 fn figures_of(w: &WorkloadSummary) -> Option<Figures> {
-    Figures::of(&w.ops, w.workload.rate_iops)
+    Figures::of(&w.ops, w.workload.rate_iops, w.timed_op())
 }
 
 fn compared(store: &Store, run: i64, workloads: &[WorkloadSummary], names: &[String]) -> Result<Vec<Compared>> {
@@ -257,7 +257,7 @@ pub fn analyze(
         let mut per_second: std::collections::BTreeMap<i64, f64> = Default::default();
         for w in workloads {
             let Some(figures) =
-                Figures::of(p.ops.iter().filter(|o| o.workload == w.workload.name), w.workload.rate_iops)
+                Figures::of(p.ops.iter().filter(|o| o.workload == w.workload.name), w.workload.rate_iops, w.timed_op())
             else {
                 continue;
             };

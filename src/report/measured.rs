@@ -33,6 +33,14 @@ impl WorkloadSummary {
     pub fn rated(&self) -> bool {
         self.stored.headline.as_ref().is_none_or(|h| h.rated)
     }
+
+    /// The op whose latency stands for the workload in every stretch it is compared
+    /// over: the op its program leads with (TPC-C's new-order), else its busiest op over
+    /// its measured window.
+    pub fn timed_op(&self) -> Option<&str> {
+        let leading = self.stored.headline.as_ref().and_then(|h| h.leading_op.as_deref());
+        leading.or_else(|| self.ops.iter().filter(|o| o.op != "sync").max_by_key(|o| o.ops).map(|o| o.op))
+    }
 }
 
 /// One host's part of a workload: rates and latency over the measured window, its

@@ -396,7 +396,7 @@ pub fn build(
                 .iter()
                 .filter_map(|w| {
                     let ops = p.ops.iter().filter(|o| o.workload == w.workload.name);
-                    Some((w.workload.name.clone(), Figures::of(ops, w.workload.rate_iops)?))
+                    Some((w.workload.name.clone(), Figures::of(ops, w.workload.rate_iops, w.timed_op())?))
                 })
                 .collect(),
         })
