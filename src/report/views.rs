@@ -273,6 +273,9 @@ pub struct RunFacts<'a> {
     pub fathom_cores: Vec<Option<f64>>,
     /// The longest steady-state round (the SNIA 5 s).
     pub max_round_s: usize,
+    /// Per workload, the op its program leads with (TPC-C's new-order), when one leads:
+    /// a row's rate and latency are that op's, never summed over transaction types.
+    pub leading: BTreeMap<String, String>,
 }
 
 /// The sweep over a run's phases, or why there is none.
@@ -285,7 +288,12 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
     let mut unit = Throughput::Iops;
     for (k, p) in phases.iter().enumerate() {
         let ops: Vec<_> = p.ops.iter().filter(|o| o.op != "sync" && !o.is_network()).collect();
-        let Some(heaviest) = ops.iter().max_by_key(|o| o.ops) else { continue };
+        let Some(mut heaviest) = ops.iter().max_by_key(|o| o.ops).copied() else { continue };
+        let leading = run.leading.get(&heaviest.workload);
+        if let Some(op) = leading.and_then(|l| ops.iter().find(|o| o.workload == heaviest.workload && o.op == l)) {
+            heaviest = op;
+        }
+        let rated: Vec<_> = if leading.is_some() { vec![heaviest] } else { ops.clone() };
         unit = heaviest.unit;
         let mb_per_s: f64 = ops.iter().map(|o| o.mb_per_s).sum();
         let l = &heaviest.latency;
@@ -299,7 +307,7 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
                 phase: p.phase.label.clone(),
                 workload: heaviest.workload.clone(),
                 values: columns.iter().map(|((s, _), values)| value_text(s, &values[k])).collect(),
-                iops: ops.iter().map(|o| o.iops).sum(),
+                iops: rated.iter().map(|o| o.iops).sum(),
                 mb_per_s,
                 mean_us: l.mean_us,
                 p50_us: l.p50_us,
@@ -385,7 +393,14 @@ pub fn build(
             (!of.is_empty()).then(|| of.iter().sum::<f64>() / of.len() as f64)
         })
         .collect();
-    let facts = RunFacts { scenario: &row.scenario, cores, latency, fathom_cores, max_round_s };
+    let leading = workloads
+        .iter()
+        .filter_map(|w| {
+            let op = w.stored.headline.as_ref()?.leading_op.clone()?;
+            Some((w.workload.name.clone(), op))
+        })
+        .collect();
+    let facts = RunFacts { scenario: &row.scenario, cores, latency, fathom_cores, max_round_s, leading };
     let sweep = sweep(phases, &facts).ok();
     let stretches: Vec<Stretch> = phases
         .iter()

@@ -22,7 +22,7 @@ fn title(sw: &Sweep) -> String {
 
 /// The note under the table: how to read its figure of merit.
 fn note(sw: &Sweep) -> String {
-    let busiest = "latency is of each phase's busiest op";
+    let busiest = "rate and latency are of the op a program leads with (TPC-C's new-order), else latency is of each phase's busiest op";
     match sw.merit {
         Merit::ResponseTime => {
             format!("Response time is the mean latency; at depth 1, IOPS = 1 / response time; {busiest}.")

@@ -526,6 +526,15 @@ fn checkpoint_tuning() {
     // the verdict on p99
     let answer = show["answer"]["answer"].as_str().unwrap();
     assert!(answer.starts_with("tight ") && answer.contains(" NOPM, spread "), "{answer}");
+    // the sweep's rows are new-order's rate and p99, never the five types summed
+    let rows = show["analysis"]["sweep"]["rows"].as_array().unwrap();
+    let new_order =
+        |name: &str| crate::common::ops(&show, name).iter().find(|o| o["op"] == "new-order").unwrap().clone();
+    for (row, name) in rows.iter().zip(["tight", "spread"]) {
+        let op = new_order(name);
+        assert!((row["iops"].as_f64().unwrap() - op["tps"].as_f64().unwrap()).abs() < 1e-6, "{row} {op}");
+        assert_eq!(row["p99_us"], op["latency"]["p99_us"], "{row}");
+    }
     let stalls = answer.split("; ").nth(1).unwrap_or_default();
     assert!(stalls.starts_with("checkpoints stalled new-order transactions in tight "), "{answer}");
     assert!(stalls.contains(", in spread "), "{answer}");
