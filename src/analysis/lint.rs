@@ -463,29 +463,22 @@ fn depth_limits_rate(m: &Measured, rate: f64, needed: f64) -> String {
     use crate::metrics::format::{count, latency_us, rate_in, sig3};
     let figure = |v: f64| if v >= 100.0 { count(v) } else { sig3(v) };
     // a pgbench client keeps one transaction in flight; an IO worker its iodepth
-    let (what, change) = match m.unit {
+    let what = if m.unit == Throughput::Tps { "transactions" } else { "IOs" };
+    let change = match (m.device_busy_pct.filter(|b| *b >= SATURATED_PCT), m.defined_by) {
         // a deeper queue on a saturated device only waits longer
-        _ if m.device_busy_pct.is_some_and(|b| b >= SATURATED_PCT) => (
-            if m.unit == Throughput::Tps { "transactions" } else { "IOs" },
-            format!(
-                "The device was busy {:.0}% of the time (%util): the storage, not the depth, limits this rate",
-                m.device_busy_pct.unwrap_or_default()
-            ),
-        ),
-        // the depth is the study's own: a deeper queue would be another study
-        _ if m.defined_by.is_some() => (
-            if m.unit == Throughput::Tps { "transactions" } else { "IOs" },
-            format!(
-                "Its depth is the {}'s own: at that depth this storage does not deliver the rate it asks",
-                m.defined_by.unwrap_or_default()
-            ),
-        ),
-        Throughput::Tps => {
-            ("transactions", format!("Raise its clients, e.g. --set {}.clients={}", m.name, needed.ceil()))
+        (Some(busy), _) => {
+            format!("The device was busy {busy:.0}% of the time (%util): the storage, not the depth, limits this rate")
         }
-        _ => {
+        // the depth is the study's own: a deeper queue would be another study
+        (None, Some(kind)) => {
+            format!("Its depth is the {kind}'s own: at that depth this storage does not deliver the rate it asks")
+        }
+        (None, None) if m.unit == Throughput::Tps => {
+            format!("Raise its clients, e.g. --set {}.clients={}", m.name, needed.ceil())
+        }
+        (None, None) => {
             let depth = (needed / m.workers.max(1) as f64).ceil();
-            ("IOs", format!("Raise its depth, e.g. --set {}.iodepth={depth}", m.name))
+            format!("Raise its depth, e.g. --set {}.iodepth={depth}", m.name)
         }
     };
     format!(

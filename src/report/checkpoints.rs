@@ -115,9 +115,9 @@ pub fn analyze(
         }
         // the rate its program leads with: the leading op's (TPC-C's new orders, read
         // per minute as its NOPM), else every op's but a sync
-        let headline = w.stored.headline.as_ref();
-        let leading = headline.and_then(|h| h.leading_op.as_deref());
-        let per_minute = headline.is_some_and(|h| h.figure.label.ends_with("PM"));
+        let leading = w.leading_op();
+        // NOPM: a count per minute, as its program labels it
+        let per_minute = w.stored.headline.as_ref().map(|h| h.figure.label.as_str()).filter(|l| l.ends_with("PM"));
         let (from, to) = w.workload.measured_window();
         let (from, to) = (from.ceil() as i64, to.floor() as i64);
         let mut per_second: Vec<(i64, f64)> = (from..to).map(|t| (t, 0.0)).collect();
@@ -144,10 +144,9 @@ pub fn analyze(
                 Some((p.phase.label.clone(), stalls::variation(&seconds)?))
             })
             .collect();
-        let unit = if per_minute { headline.map_or("NOPM", |h| h.figure.label.as_str()) } else { "TPS" };
         out.push(Checkpoints {
             workload: name.clone(),
-            unit: unit.to_string(),
+            unit: per_minute.unwrap_or("TPS").to_string(),
             rate: leading.map(str::to_string),
             effects,
             variation,

@@ -38,8 +38,12 @@ impl WorkloadSummary {
     /// over: the op its program leads with (TPC-C's new-order), else its busiest op over
     /// its measured window.
     pub fn timed_op(&self) -> Option<&str> {
-        let leading = self.stored.headline.as_ref().and_then(|h| h.leading_op.as_deref());
-        leading.or_else(|| self.ops.iter().filter(|o| o.op != "sync").max_by_key(|o| o.ops).map(|o| o.op))
+        self.leading_op().or_else(|| self.ops.iter().filter(|o| o.op != "sync").max_by_key(|o| o.ops).map(|o| o.op))
+    }
+
+    /// The op its program declared it leads with (TPC-C's new-order), if any.
+    pub fn leading_op(&self) -> Option<&str> {
+        self.stored.headline.as_ref().and_then(|h| h.leading_op.as_deref())
     }
 }
 

@@ -288,12 +288,12 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
     let mut unit = Throughput::Iops;
     for (k, p) in phases.iter().enumerate() {
         let ops: Vec<_> = p.ops.iter().filter(|o| o.op != "sync" && !o.is_network()).collect();
-        let Some(mut heaviest) = ops.iter().max_by_key(|o| o.ops).copied() else { continue };
-        let leading = run.leading.get(&heaviest.workload);
-        if let Some(op) = leading.and_then(|l| ops.iter().find(|o| o.workload == heaviest.workload && o.op == l)) {
-            heaviest = op;
-        }
-        let rated: Vec<_> = if leading.is_some() { vec![heaviest] } else { ops.clone() };
+        let Some(busiest) = ops.iter().max_by_key(|o| o.ops).copied() else { continue };
+        // a program's leading op stands for its workload alone; IO's ops add up
+        let leading = run.leading.get(&busiest.workload);
+        let led = leading.and_then(|l| ops.iter().find(|o| o.workload == busiest.workload && o.op == l)).copied();
+        let heaviest = led.unwrap_or(busiest);
+        let rated: Vec<_> = if led.is_some() { vec![heaviest] } else { ops.clone() };
         unit = heaviest.unit;
         let mb_per_s: f64 = ops.iter().map(|o| o.mb_per_s).sum();
         let l = &heaviest.latency;
@@ -393,13 +393,8 @@ pub fn build(
             (!of.is_empty()).then(|| of.iter().sum::<f64>() / of.len() as f64)
         })
         .collect();
-    let leading = workloads
-        .iter()
-        .filter_map(|w| {
-            let op = w.stored.headline.as_ref()?.leading_op.clone()?;
-            Some((w.workload.name.clone(), op))
-        })
-        .collect();
+    let leading =
+        workloads.iter().filter_map(|w| Some((w.workload.name.clone(), w.leading_op()?.to_string()))).collect();
     let facts = RunFacts { scenario: &row.scenario, cores, latency, fathom_cores, max_round_s, leading };
     let sweep = sweep(phases, &facts).ok();
     let stretches: Vec<Stretch> = phases

@@ -273,7 +273,13 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
     });
     let (status, signalled) = waited.map_err(|e| Error::failed(format!("{}: waiting for pgbench: {e}", w.name)))?;
     read.map_err(|_| Error::failed(format!("{}: reading pgbench's log failed", w.name)))??;
-    record_extras(l, &seconds, l.begin_t() as u32);
+    // a program that drives pgbench (tpcc) reports the run as its own event and counts
+    // its failed transactions in its own figures, whichever engine runs it: pgbench is
+    // how it runs, not what the timeline shows, and its runs read alike
+    let own = l.workload.runner() == "pgbench";
+    if own {
+        record_extras(l, &seconds, l.begin_t() as u32);
+    }
     let (unreadable, example) = seconds.unreadable.clone();
     if unreadable > 0 {
         return Err(Error::failed(format!(
@@ -282,7 +288,9 @@ pub fn run(l: &LaunchContext, inv: &Invocation, dsn: &str) -> Result<Option<log:
             example.unwrap_or_default()
         )));
     }
-    record_closing(l, &out_path, started, took, status);
+    if own {
+        record_closing(l, &out_path, started, took, status);
+    }
     if signalled && !stopped() {
         // pgbench has no timeout of its own: a server that stopped answering holds it
         return Err(overran(l, "pgbench"));
@@ -330,11 +338,6 @@ fn record_closing(
     took: Duration,
     status: std::process::ExitStatus,
 ) {
-    // a program that drives pgbench (tpcc) reports the run as its own event, in its own
-    // figures: pgbench is how it runs, not what the timeline shows
-    if l.workload.runner() != "pgbench" {
-        return;
-    }
     let stdout = std::fs::read_to_string(out_path).unwrap_or_default();
     let closing = log::closing(&stdout);
     let detail = match closing.tps {
@@ -373,11 +376,6 @@ const FOLLOW: Duration = Duration::from_millis(200);
 /// Stores each second's failed transactions (every second of the workload, zeros too,
 /// so their mean is per second) and, under a rate, the mean schedule lag.
 fn record_extras(l: &LaunchContext, s: &log::Seconds, start_t: u32) {
-    // a program that drives pgbench (tpcc) counts its failed transactions in its own
-    // figures, whichever engine runs it, so its runs read alike
-    if l.workload.runner() != "pgbench" {
-        return;
-    }
     let source = format!("pgbench:{}", l.workload.name);
     let mut rows = Vec::new();
     for t in start_t..l.end_t as u32 {
