@@ -40,23 +40,17 @@ check:
 	$(CARGO) clippy --all-targets --locked -- -D warnings
 	$(CARGO) test --locked --bin fathom
 
-# How many integration tests run at once. Most of them wait on real seconds (a run, a
-# server starting), not on the cores, so more than one per core finishes sooner; a test
-# that judges a rate or a time holds the machine alone (Scratch::alone in tests/), as a
-# busy core would leave a paced run short of its rate.
+# How many integration tests share the machine at once. Most of them wait on real
+# seconds (a run, a server starting), not on the cores, so more than one per core finishes
+# sooner; a test that judges a rate or a time holds the machine alone (`Scratch::alone`, in
+# its file's `alone` module), and those run last, one at a time.
 INTEGRATION_THREADS ?= 8
 
-# Formatting, lints, the code's shape (scripts/shape.py: layers, circles, file sizes), unit
-# and integration tests (those run the real binary, all in one test binary).
+# Formatting, the code's shape (scripts/shape.py: layers, circles, file sizes), the supply
+# chain, lints, unit and integration tests (those run the real binary, all in one test
+# binary), with the steps that do not wait for each other side by side (scripts/test.sh).
 test:
-	scripts/install-deps.sh test
-	$(CARGO) fmt --all -- --check
-	python3 scripts/shape.py --strict
-	python3 scripts/supply-chain.py
-	$(CARGO) clippy --all-targets --locked -- -D warnings
-	$(CARGO) test --locked --bin fathom
-	$(CARGO) build --locked --target $(STATIC_TARGET)
-	$(CARGO) test --locked --test integration -- --test-threads $(INTEGRATION_THREADS)
+	CARGO=$(CARGO) INTEGRATION_THREADS=$(INTEGRATION_THREADS) scripts/test.sh
 
 # fathom and fio side by side on identical jobs (see bench/README.md).
 bench: build

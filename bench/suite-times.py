@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The integration suite's time, test by test: runs `cargo test --test integration` once
-with FATHOM_TEST_TIMES set (each test's scratch directory appends its test's name,
+with SUITE_TEST_TIMES set (each test's scratch directory appends its test's name,
 whether it held the machine alone, how long it waited for the machine and how long it
 held it), then prints the whole run's time, the slowest tests, and how long the
 machine-exclusive tests (`Scratch::alone`) held the machine, during which nothing else
@@ -22,7 +22,7 @@ from machine import described  # noqa: E402
 
 def run_suite(threads, filters, times):
     """Builds, then runs the suite; its wall seconds and how many tests it ran."""
-    env = dict(os.environ, FATHOM_TEST_TIMES=times)
+    env = dict(os.environ, SUITE_TEST_TIMES=times)
     build = ["cargo", "test", "--locked", "--test", "integration", "--no-run"]
     subprocess.run(build, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     argv = ["cargo", "test", "--locked", "--test", "integration", "--", "--test-threads", str(threads), *filters]

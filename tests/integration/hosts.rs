@@ -81,75 +81,6 @@ fn per_host(show: &serde_json::Value) -> Vec<(String, i64, f64)> {
 }
 
 #[test]
-fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
-    let s = Scratch::alone("hosts-local");
-    let hosts = s.local_inventory(&["la1", "la2", "la3"]);
-    let path = scenario(&s, 8);
-    let port = servers::free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q", "--prometheus", &addr]);
-    // live, each worker's counters carry its host; the workload's histogram merges them
-    let start = Instant::now();
-    let has_all = |m: &str| ["la1", "la2", "la3"].iter().all(|h| m.contains(&format!("host=\"{h}\",op=\"read\"")));
-    let metrics = loop {
-        let m = servers::get(port, "/metrics").unwrap_or_default();
-        if has_all(&m) {
-            break m;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "no host labels: {m}");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    assert!(
-        metrics.contains("fathom_latency_seconds_count{run=\"1\",workload=\"r\",group=\"\",host=\"all\""),
-        "{metrics}"
-    );
-    kill_agent_when_running(&s, "la2", Duration::from_millis(1000));
-    let out = wait_output(run);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let show = s.show_json();
-    assert_eq!(show["run"]["status"], "partial", "{show}");
-    let hosts = per_host(&show);
-    let names: Vec<&str> = hosts.iter().map(|h| h.0.as_str()).collect();
-    assert_eq!(names, vec!["la1", "la2", "la3"]);
-    // every host ran its two workers: each at a third of the rate while it lived; the
-    // lost one's samples up to then are kept
-    for (host, workers, iops) in &hosts {
-        assert_eq!(*workers, 2);
-        if host == "la2" {
-            assert!(*iops > 20.0 && *iops < 350.0, "{host}: {iops}");
-        } else {
-            // a third of 1,200 each: never above it (one host running the whole rate, or a
-            // half, would be 1,200 or 600), and not a sixth (200) or less; a busy machine may
-            // leave a host somewhat short of its share, never over it
-            assert!(*iops <= 420.0 && *iops >= 300.0, "{host}: {iops} IOPS, its share is 400");
-        }
-    }
-    let events = show["events"].as_array().unwrap();
-    let lost = events.iter().find(|e| e["kind"] == "host-lost").unwrap_or_else(|| panic!("{show}"));
-    assert_eq!(lost["label"], "la2");
-    let at = lost["at_ms"].as_f64().unwrap() / 1000.0;
-    assert!(at > 2.0 && at < 6.0, "{at}");
-    // each worker is recorded on its host
-    let on: Vec<(i64, String)> = s
-        .db()
-        .prepare("SELECT id, host FROM workers ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let hosts_of: Vec<&str> = on.iter().map(|(_, h)| h.as_str()).collect();
-    assert_eq!(hosts_of, vec!["la1", "la1", "la2", "la2", "la3", "la3"]);
-    // clocks were measured, and no agent is left
-    let offsets: i64 =
-        s.db().query_row("SELECT count(*) FROM observations WHERE name = 'clock_offset_ms'", [], |r| r.get(0)).unwrap();
-    assert_eq!(offsets, 3);
-    for n in ["la1", "la2", "la3"] {
-        assert!(servers::running(&format!("agent --name {n}")).is_empty(), "{n}");
-    }
-}
-
-#[test]
 fn agents_stop_when_their_controller_vanishes() {
     let s = Scratch::new("hosts-orphans");
     let hosts = s.local_inventory(&["orph1", "orph2"]);
@@ -252,39 +183,6 @@ fn known_all(servers: &[Sshd]) -> String {
 }
 
 #[test]
-fn three_hosts_over_ssh_and_one_lost() {
-    let s = Scratch::alone("hosts-ssh");
-    let hosts = ssh_hosts(&s, &["ssh1", "ssh2", "ssh3"], known_all);
-    let path = scenario(&s, 6);
-    let run = spawn_run(&s, &["run", &path, "--hosts", &hosts.inventory]);
-    kill_agent_when_running(&s, "ssh3", Duration::from_millis(1500));
-    let out = wait_output(run);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("ssh1 (ssh): clock offset"), "{err}");
-    let show = s.show_json();
-    assert_eq!(show["run"]["status"], "partial");
-    let hosts = per_host(&show);
-    assert_eq!(hosts.len(), 3);
-    for (host, workers, iops) in &hosts {
-        assert_eq!(*workers, 2);
-        if host == "ssh3" {
-            assert!(*iops > 0.0 && *iops < 380.0, "{host}: {iops}");
-        } else {
-            // a third of 1,200 each: never above it (one host running the whole rate, or a
-            // half, would be 1,200 or 600), and not a sixth (200) or less; a busy machine may
-            // leave a host somewhat short of its share, never over it
-            assert!(*iops <= 420.0 && *iops >= 300.0, "{host}: {iops} IOPS, its share is 400");
-        }
-    }
-    // each host laid out its own target
-    for n in ["ssh1", "ssh2", "ssh3"] {
-        assert!(s.dir.join(format!("target-{n}/fathom-r.dat")).exists(), "{n}");
-    }
-    assert!(servers::running("agent --name ssh").is_empty());
-}
-
-#[test]
 fn a_wrong_host_key_is_refused() {
     let s = Scratch::new("hosts-hostkey");
     // the known_hosts file holds another key for the host
@@ -328,6 +226,7 @@ fn an_unreachable_host_stops_the_run_before_it_starts() {
 
 #[test]
 fn push_agent_copies_this_fathom_where_it_is_missing() {
+    let static_build = static_build();
     let s = Scratch::new("hosts-push");
     let hosts = ssh_hosts(&s, &["bare"], known_all);
     let push_dir = s.dir.join("pushed");
@@ -345,21 +244,28 @@ fn push_agent_copies_this_fathom_where_it_is_missing() {
     // the copy is this build's static twin (`make test` builds it), which needs no C
     // library on the host, and it served the run as its agent
     let pushed = push_dir.join(pushed_name());
-    assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(static_build()).unwrap());
+    assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(&static_build).unwrap());
     let ldd = Command::new("ldd").arg(&pushed).output().unwrap();
     let said = String::from_utf8_lossy(&ldd.stdout) + String::from_utf8_lossy(&ldd.stderr);
     assert!(!said.contains("libc.so"), "the pushed fathom links the C library: {said}");
     assert_eq!(per_host(&s.show_json())[0].1, 2);
 }
 
-/// This build's static twin, where `make test` builds it: beside this fathom's profile
-/// directory, under the musl target's (`target/x86_64-unknown-linux-musl/debug/fathom`).
+/// This build's static twin, `fathom-static` beside the fathom under test, where `make test`
+/// puts it when its build ends (scripts/test.sh runs it beside the tests that share the
+/// machine): waited for while the build's marker, `fathom-static.building`, is there.
 fn static_build() -> std::path::PathBuf {
-    let exe = Path::new(FATHOM);
-    let profile = exe.parent().unwrap();
-    let built =
-        profile.parent().unwrap().join("x86_64-unknown-linux-musl").join(profile.file_name().unwrap()).join("fathom");
-    assert!(built.is_file(), "no static build at {}: `make test` builds it first", built.display());
+    let dir = Path::new(FATHOM).parent().unwrap();
+    let (built, building) = (dir.join("fathom-static"), dir.join("fathom-static.building"));
+    let began = Instant::now();
+    while building.exists() && began.elapsed() < Duration::from_secs(900) {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(
+        built.is_file(),
+        "no static build at {}: `make test` builds it (its output: target/suite/static.log)",
+        built.display()
+    );
     built
 }
 
@@ -396,6 +302,7 @@ fn the_build_is_in_version_and_in_the_stored_run() {
 
 #[test]
 fn an_agent_of_another_build_is_refused_naming_both_and_replaced_by_push_agent() {
+    let static_build = static_build();
     let s = Scratch::new("hosts-build-other");
     let hosts = ssh_hosts(&s, &["older"], known_all);
     // what a fathom built from an older commit says: the same version and protocol
@@ -424,7 +331,7 @@ fn an_agent_of_another_build_is_refused_naming_both_and_replaced_by_push_agent()
     // --push-agent copies this build there, under its own name, and runs it
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(static_build()).unwrap());
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(&static_build).unwrap());
     assert_eq!(per_host(&s.show_json())[0].1, 2);
 }
 
@@ -480,30 +387,6 @@ fn hosts_join_one_at_a_time_with_add_host() {
     assert!(text(&out).contains(":6: timeline.0.add_host: `r` is not placed on hosts"), "{}", text(&out));
 }
 
-#[test]
-fn ctrl_c_tells_every_agent_to_stop_and_keeps_their_seconds() {
-    let s = Scratch::alone("hosts-interrupt");
-    let hosts = s.local_inventory(&["int1", "int2"]);
-    let path = scenario(&s, 30);
-    let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
-    wait_for_samples(&s, "int2");
-    std::thread::sleep(Duration::from_millis(3000));
-    // SIGINT to the controller alone, as a terminal's Ctrl-C reaches its process group
-    // (the agents have groups of their own)
-    let status = Command::new("kill").args(["-INT", &run.id().to_string()]).status().unwrap();
-    assert!(status.success());
-    let out = wait_output(run);
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
-    let show = s.show_json();
-    assert_eq!(show["run"]["status"], "aborted");
-    // both hosts' seconds up to the interrupt are stored
-    for (host, workers, iops) in per_host(&show) {
-        assert_eq!(workers, 2, "{host}");
-        assert!(iops > 300.0, "{host}: {iops}");
-    }
-    assert!(servers::running("agent --name int").is_empty());
-}
-
 /// A file the shell of a hostile inventory value would create, unique to this test
 /// process, and whether it was.
 struct Pwned(std::path::PathBuf);
@@ -532,6 +415,7 @@ impl Drop for Pwned {
 
 #[test]
 fn hostile_inventory_values_run_no_shell_on_the_host() {
+    let static_build = static_build();
     let s = Scratch::new("hosts-quoting");
     let hosts = ssh_hosts(&s, &["quoted"], known_all);
     let original = std::fs::read_to_string(&hosts.inventory).unwrap();
@@ -557,7 +441,7 @@ fn hostile_inventory_values_run_no_shell_on_the_host() {
     std::fs::write(&hosts.inventory, inventory).unwrap();
     let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(static_build()).unwrap());
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(&static_build).unwrap());
     assert_eq!(per_host(&s.show_json())[0].1, 2);
     semi.assert_untouched();
     subst.assert_untouched();
@@ -802,58 +686,6 @@ fn agents_send_their_cpu_and_devices() {
     }
 }
 
-/// `rate_iops_per_host`: "4,000 IOPS per host" as written, whatever the number of hosts
-/// (also with no `hosts:`, on every host of the inventory); checked as `rate_iops` is.
-#[test]
-fn a_rate_per_host_is_each_hosts_rate() {
-    let s = Scratch::alone("hosts-rate");
-    let hosts = s.local_inventory(&["r1", "r2"]);
-    let body = |extra: &str| {
-        format!(
-            "name: per-host\n\
-             workloads:\n\
-             \x20 r:\n\
-             \x20   per_host: 2\n\
-             \x20   hosts: all\n\
-             \x20   rw: randread\n\
-             \x20   bs: 4k\n\
-             \x20   size: 8m\n\
-             \x20   duration: 4s\n\
-             \x20   rate_iops_per_host: 300\n{extra}"
-        )
-    };
-    let path = s.scenario(&body(""));
-    let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let show = s.show_json();
-    for (host, workers, iops) in per_host(&show) {
-        assert_eq!(workers, 2);
-        assert!((iops / 300.0 - 1.0).abs() < 0.05, "{host}: {iops}");
-    }
-    let target = show["workloads"][0]["ops"][0]["target_iops"].as_f64().unwrap();
-    assert_eq!(target, 600.0, "{show}");
-    // refused as rate_iops is, at its line
-    let bad = s.scenario(&body("    rate_iops: 100\n"));
-    let out = s.run(&["lint", bad.to_str().unwrap(), "--hosts", &hosts]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        text(&out).contains(":11: workloads.r.rate_iops: set `rate_iops` or `rate_iops_per_host`, not both"),
-        "{}",
-        text(&out)
-    );
-    let bad = s.scenario(&body("").replace("300", "-1"));
-    let out = s.run(&["lint", bad.to_str().unwrap(), "--hosts", &hosts]);
-    assert!(
-        text(&out).contains(":10: workloads.r.rate_iops_per_host: -1 must be a positive number of IOs per second"),
-        "{}",
-        text(&out)
-    );
-    let here = s.scenario("name: x\nworkloads:\n  r: {target: /tmp, rw: read, duration: 2s, rate_iops_per_host: 10}\n");
-    let out = s.run(&["lint", here.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains(":3: workloads.r.rate_iops_per_host: only applies on hosts"), "{}", text(&out));
-}
-
 /// A placed workload's start line says how its hosts opened their files, as a local
 /// run on the same directory says it (it said `buffered` while the agents opened with
 /// O_DIRECT: the controller's stand-in was described).
@@ -897,4 +729,191 @@ fn local_hosts_are_one_machines_cpu() {
     let env = &show["run"]["environment"];
     let machine = env["machine"].as_str().unwrap();
     assert!(!machine.is_empty() && ["m1", "m2", "m3"].iter().all(|h| env["hosts"][h]["machine"] == machine), "{env}");
+}
+
+/// The tests that judge a rate or a time, and so hold the machine alone: `make test` runs
+/// them last, one at a time (see `Scratch::alone`).
+mod alone {
+    use super::*;
+
+    #[test]
+    fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
+        let s = Scratch::alone("hosts-local");
+        let hosts = s.local_inventory(&["la1", "la2", "la3"]);
+        let path = scenario(&s, 8);
+        let port = servers::free_port();
+        let addr = format!("127.0.0.1:{port}");
+        let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q", "--prometheus", &addr]);
+        // live, each worker's counters carry its host; the workload's histogram merges them
+        let start = Instant::now();
+        let has_all = |m: &str| ["la1", "la2", "la3"].iter().all(|h| m.contains(&format!("host=\"{h}\",op=\"read\"")));
+        let metrics = loop {
+            let m = servers::get(port, "/metrics").unwrap_or_default();
+            if has_all(&m) {
+                break m;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "no host labels: {m}");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        assert!(
+            metrics.contains("fathom_latency_seconds_count{run=\"1\",workload=\"r\",group=\"\",host=\"all\""),
+            "{metrics}"
+        );
+        kill_agent_when_running(&s, "la2", Duration::from_millis(1000));
+        let out = wait_output(run);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let show = s.show_json();
+        assert_eq!(show["run"]["status"], "partial", "{show}");
+        let hosts = per_host(&show);
+        let names: Vec<&str> = hosts.iter().map(|h| h.0.as_str()).collect();
+        assert_eq!(names, vec!["la1", "la2", "la3"]);
+        // every host ran its two workers: each at a third of the rate while it lived; the
+        // lost one's samples up to then are kept
+        for (host, workers, iops) in &hosts {
+            assert_eq!(*workers, 2);
+            if host == "la2" {
+                assert!(*iops > 20.0 && *iops < 350.0, "{host}: {iops}");
+            } else {
+                // a third of 1,200 each: never above it (one host running the whole rate, or a
+                // half, would be 1,200 or 600), and not a sixth (200) or less; a busy machine may
+                // leave a host somewhat short of its share, never over it
+                assert!(*iops <= 420.0 && *iops >= 300.0, "{host}: {iops} IOPS, its share is 400");
+            }
+        }
+        let events = show["events"].as_array().unwrap();
+        let lost = events.iter().find(|e| e["kind"] == "host-lost").unwrap_or_else(|| panic!("{show}"));
+        assert_eq!(lost["label"], "la2");
+        let at = lost["at_ms"].as_f64().unwrap() / 1000.0;
+        assert!(at > 2.0 && at < 6.0, "{at}");
+        // each worker is recorded on its host
+        let on: Vec<(i64, String)> = s
+            .db()
+            .prepare("SELECT id, host FROM workers ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let hosts_of: Vec<&str> = on.iter().map(|(_, h)| h.as_str()).collect();
+        assert_eq!(hosts_of, vec!["la1", "la1", "la2", "la2", "la3", "la3"]);
+        // clocks were measured, and no agent is left
+        let offsets: i64 = s
+            .db()
+            .query_row("SELECT count(*) FROM observations WHERE name = 'clock_offset_ms'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(offsets, 3);
+        for n in ["la1", "la2", "la3"] {
+            assert!(servers::running(&format!("agent --name {n}")).is_empty(), "{n}");
+        }
+    }
+
+    #[test]
+    fn three_hosts_over_ssh_and_one_lost() {
+        let s = Scratch::alone("hosts-ssh");
+        let hosts = ssh_hosts(&s, &["ssh1", "ssh2", "ssh3"], known_all);
+        let path = scenario(&s, 6);
+        let run = spawn_run(&s, &["run", &path, "--hosts", &hosts.inventory]);
+        kill_agent_when_running(&s, "ssh3", Duration::from_millis(1500));
+        let out = wait_output(run);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("ssh1 (ssh): clock offset"), "{err}");
+        let show = s.show_json();
+        assert_eq!(show["run"]["status"], "partial");
+        let hosts = per_host(&show);
+        assert_eq!(hosts.len(), 3);
+        for (host, workers, iops) in &hosts {
+            assert_eq!(*workers, 2);
+            if host == "ssh3" {
+                assert!(*iops > 0.0 && *iops < 380.0, "{host}: {iops}");
+            } else {
+                // a third of 1,200 each: never above it (one host running the whole rate, or a
+                // half, would be 1,200 or 600), and not a sixth (200) or less; a busy machine may
+                // leave a host somewhat short of its share, never over it
+                assert!(*iops <= 420.0 && *iops >= 300.0, "{host}: {iops} IOPS, its share is 400");
+            }
+        }
+        // each host laid out its own target
+        for n in ["ssh1", "ssh2", "ssh3"] {
+            assert!(s.dir.join(format!("target-{n}/fathom-r.dat")).exists(), "{n}");
+        }
+        assert!(servers::running("agent --name ssh").is_empty());
+    }
+
+    #[test]
+    fn ctrl_c_tells_every_agent_to_stop_and_keeps_their_seconds() {
+        let s = Scratch::alone("hosts-interrupt");
+        let hosts = s.local_inventory(&["int1", "int2"]);
+        let path = scenario(&s, 30);
+        let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
+        wait_for_samples(&s, "int2");
+        std::thread::sleep(Duration::from_millis(3000));
+        // SIGINT to the controller alone, as a terminal's Ctrl-C reaches its process group
+        // (the agents have groups of their own)
+        let status = Command::new("kill").args(["-INT", &run.id().to_string()]).status().unwrap();
+        assert!(status.success());
+        let out = wait_output(run);
+        assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+        let show = s.show_json();
+        assert_eq!(show["run"]["status"], "aborted");
+        // both hosts' seconds up to the interrupt are stored
+        for (host, workers, iops) in per_host(&show) {
+            assert_eq!(workers, 2, "{host}");
+            assert!(iops > 300.0, "{host}: {iops}");
+        }
+        assert!(servers::running("agent --name int").is_empty());
+    }
+
+    /// `rate_iops_per_host`: "4,000 IOPS per host" as written, whatever the number of hosts
+    /// (also with no `hosts:`, on every host of the inventory); checked as `rate_iops` is.
+    #[test]
+    fn a_rate_per_host_is_each_hosts_rate() {
+        let s = Scratch::alone("hosts-rate");
+        let hosts = s.local_inventory(&["r1", "r2"]);
+        let body = |extra: &str| {
+            format!(
+                "name: per-host\n\
+             workloads:\n\
+             \x20 r:\n\
+             \x20   per_host: 2\n\
+             \x20   hosts: all\n\
+             \x20   rw: randread\n\
+             \x20   bs: 4k\n\
+             \x20   size: 8m\n\
+             \x20   duration: 4s\n\
+             \x20   rate_iops_per_host: 300\n{extra}"
+            )
+        };
+        let path = s.scenario(&body(""));
+        let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let show = s.show_json();
+        for (host, workers, iops) in per_host(&show) {
+            assert_eq!(workers, 2);
+            assert!((iops / 300.0 - 1.0).abs() < 0.05, "{host}: {iops}");
+        }
+        let target = show["workloads"][0]["ops"][0]["target_iops"].as_f64().unwrap();
+        assert_eq!(target, 600.0, "{show}");
+        // refused as rate_iops is, at its line
+        let bad = s.scenario(&body("    rate_iops: 100\n"));
+        let out = s.run(&["lint", bad.to_str().unwrap(), "--hosts", &hosts]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(
+            text(&out).contains(":11: workloads.r.rate_iops: set `rate_iops` or `rate_iops_per_host`, not both"),
+            "{}",
+            text(&out)
+        );
+        let bad = s.scenario(&body("").replace("300", "-1"));
+        let out = s.run(&["lint", bad.to_str().unwrap(), "--hosts", &hosts]);
+        assert!(
+            text(&out).contains(":10: workloads.r.rate_iops_per_host: -1 must be a positive number of IOs per second"),
+            "{}",
+            text(&out)
+        );
+        let here =
+            s.scenario("name: x\nworkloads:\n  r: {target: /tmp, rw: read, duration: 2s, rate_iops_per_host: 10}\n");
+        let out = s.run(&["lint", here.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(":3: workloads.r.rate_iops_per_host: only applies on hosts"), "{}", text(&out));
+    }
 }

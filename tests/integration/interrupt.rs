@@ -268,20 +268,6 @@ fn sigterm_during_a_tpcc_load_stops_its_sessions_and_cluster() {
     assert!(took < PROMPT, "stopping took {took:?}");
 }
 
-/// The terminal or the ssh session gone while a throwaway cluster loads: the promise
-/// (docs/security.md, "What an interrupt guarantees") is kept, the machine being the
-/// test's alone: nothing is spent tidying a cluster that is thrown away whole.
-#[test]
-fn a_hangup_during_a_tpcc_load_stops_everything_within_2_s() {
-    let s = Scratch::alone("int-tpccload-hup");
-    let hangup = |child: &Child| {
-        // SAFETY: kill(2) of the process group we started, as the kernel sends SIGHUP.
-        unsafe { libc::kill(-(child.id() as i32), libc::SIGHUP) };
-    };
-    let took = a_signal_during_a_load_stops_its_sessions_and_cluster(&s, TPCC_LOAD, "SELECT tpcc_load_", hangup);
-    assert!(took < PROMISED, "stopping took {took:?}, {PROMISED:?} promised");
-}
-
 /// The sessions are psql's, each piping generated rows into `COPY`.
 #[test]
 fn sigterm_during_a_tpch_load_stops_its_sessions_and_cluster() {
@@ -578,4 +564,24 @@ fn sigterm_while_a_server_never_answers_stops_at_once() {
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(took < PROMPT, "stopping took {took:?}");
     assert!(psql().is_empty(), "psql left waiting");
+}
+
+/// The tests that judge a rate or a time, and so hold the machine alone: `make test` runs
+/// them last, one at a time (see `Scratch::alone`).
+mod alone {
+    use super::*;
+
+    /// The terminal or the ssh session gone while a throwaway cluster loads: the promise
+    /// (docs/security.md, "What an interrupt guarantees") is kept, the machine being the
+    /// test's alone: nothing is spent tidying a cluster that is thrown away whole.
+    #[test]
+    fn a_hangup_during_a_tpcc_load_stops_everything_within_2_s() {
+        let s = Scratch::alone("int-tpccload-hup");
+        let hangup = |child: &Child| {
+            // SAFETY: kill(2) of the process group we started, as the kernel sends SIGHUP.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGHUP) };
+        };
+        let took = a_signal_during_a_load_stops_its_sessions_and_cluster(&s, TPCC_LOAD, "SELECT tpcc_load_", hangup);
+        assert!(took < PROMISED, "stopping took {took:?}, {PROMISED:?} promised");
+    }
 }

@@ -40,83 +40,6 @@ fn quantile(sorted: &[u64], q: f64) -> f64 {
 }
 
 #[test]
-fn throwaway_cluster_tps_and_latency_agree_with_pgbench() {
-    // alone: a rate is judged, and the log's whole service time against fathom's seconds
-    // of it, which differ when a busy machine slows some seconds more than others
-    let s = Scratch::alone("pgbench-throwaway");
-    let path = s.scenario(
-        "name: pg\n\
-         workloads:\n\
-         \x20 closed:\n\
-         \x20   driver: pgbench\n\
-         \x20   script: select-only\n\
-         \x20   clients: 2\n\
-         \x20   threads: 2\n\
-         \x20   duration: 6s\n\
-         \x20 paced:\n\
-         \x20   driver: pgbench\n\
-         \x20   script: select-only\n\
-         \x20   clients: 2\n\
-         \x20   rate: 400\n\
-         \x20   duration: 5s\n\
-         timeline:\n\
-         \x20 - start: closed\n\
-         \x20 - start: paced\n",
-    );
-    let out = s.run(&["run", path.to_str().unwrap(), "-q"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let show = s.show_json();
-    let run_dir = s.dir.join(format!("results/runs/{}", show["run"]["id"]));
-    // the cluster is gone, and nothing of it runs
-    let entries: Vec<String> =
-        std::fs::read_dir(&run_dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
-    assert!(!entries.iter().any(|e| e.starts_with("postgres-")), "{entries:?}");
-    assert!(servers::running(&run_dir.display().to_string()).is_empty());
-
-    let clock_us: i64 =
-        s.db().query_row("SELECT clock_start_unix_ms FROM runs", [], |r| r.get::<_, i64>(0)).unwrap() * 1000;
-    for name in ["closed", "paced"] {
-        agrees_with_its_log(&show, &run_dir, clock_us, name);
-    }
-    // under a rate: the target is met over pgbench's own run. fathom's seconds are the
-    // timeline's, and pgbench starting late on a loaded machine (its process, its
-    // connections) leaves the first of them short and runs past the last, so fathom's
-    // TPS may fall short of the target, never exceed it. The service time (latency less
-    // the schedule lag) is what the log says
-    let paced = ops(&show, "paced").iter().find(|o| o["op"] == "txn").unwrap();
-    assert_eq!(paced["target_tps"].as_f64(), Some(400.0));
-    // pgbench was paced: each line of its log has the schedule lag only `--rate` adds,
-    // and its own TPS stays under the rate (a Poisson schedule of 2,000 transactions
-    // varies by about 2%). How close to the rate it comes is the machine's business.
-    let (_, theirs) = pgbench_report(&run_dir, "paced");
-    assert!(theirs < 400.0 * 1.1, "pgbench's own {theirs} TPS under a rate of 400");
-    assert!(paced["tps"].as_f64().unwrap() < 400.0 * 1.05, "{paced}");
-    let lines = log_lines(&run_dir.join("paced.pgbench-log"));
-    let log = std::fs::read_dir(run_dir.join("paced.pgbench-log")).unwrap().flatten();
-    let fields: Vec<usize> = log
-        .flat_map(|e| {
-            std::fs::read_to_string(e.path()).unwrap().lines().map(|l| l.split_whitespace().count()).collect::<Vec<_>>()
-        })
-        .collect();
-    assert!(!fields.is_empty() && fields.iter().all(|n| *n == 7), "{fields:?}");
-    let mut service: Vec<u64> = lines.iter().map(|(_, lat, lag)| lat - lag).collect();
-    service.sort_unstable();
-    let p50 = paced["service_time"]["p50_us"].as_f64().unwrap();
-    let want = quantile(&service, 0.5);
-    assert!((p50 / want - 1.0).abs() < 0.05, "service p50 {p50} vs the log's {want}");
-    // failures are recorded every second, and the closing line is an event
-    let failed: i64 = s
-        .db()
-        .query_row("SELECT count(*) FROM observations WHERE source = 'pgbench:closed' AND name = 'failed'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(failed, 6);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("pgbench closed ok") && stdout.contains("tps = "), "{stdout}");
-}
-
-#[test]
 fn a_dsn_is_initialised_once_and_reused() {
     let s = Scratch::new("pgbench-dsn");
     let pg = Postgres::start(&s.dir.join("pg"), servers::free_port());
@@ -561,4 +484,96 @@ fn a_server_that_stalls_mid_run_fails_the_run_in_bounded_time() {
     let error = error.unwrap_or_default();
     assert!(error.contains("pgbench did not end within 10 s of the workload's end"), "{error}");
     assert!(samples().unwrap_or(0) >= 2, "the seconds before the stall are kept");
+}
+
+/// The tests that judge a rate or a time, and so hold the machine alone: `make test` runs
+/// them last, one at a time (see `Scratch::alone`).
+mod alone {
+    use super::*;
+
+    #[test]
+    fn throwaway_cluster_tps_and_latency_agree_with_pgbench() {
+        // alone: a rate is judged, and the log's whole service time against fathom's seconds
+        // of it, which differ when a busy machine slows some seconds more than others
+        let s = Scratch::alone("pgbench-throwaway");
+        let path = s.scenario(
+            "name: pg\n\
+         workloads:\n\
+         \x20 closed:\n\
+         \x20   driver: pgbench\n\
+         \x20   script: select-only\n\
+         \x20   clients: 2\n\
+         \x20   threads: 2\n\
+         \x20   duration: 6s\n\
+         \x20 paced:\n\
+         \x20   driver: pgbench\n\
+         \x20   script: select-only\n\
+         \x20   clients: 2\n\
+         \x20   rate: 400\n\
+         \x20   duration: 5s\n\
+         timeline:\n\
+         \x20 - start: closed\n\
+         \x20 - start: paced\n",
+        );
+        let out = s.run(&["run", path.to_str().unwrap(), "-q"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let show = s.show_json();
+        let run_dir = s.dir.join(format!("results/runs/{}", show["run"]["id"]));
+        // the cluster is gone, and nothing of it runs
+        let entries: Vec<String> = std::fs::read_dir(&run_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(!entries.iter().any(|e| e.starts_with("postgres-")), "{entries:?}");
+        assert!(servers::running(&run_dir.display().to_string()).is_empty());
+
+        let clock_us: i64 =
+            s.db().query_row("SELECT clock_start_unix_ms FROM runs", [], |r| r.get::<_, i64>(0)).unwrap() * 1000;
+        for name in ["closed", "paced"] {
+            agrees_with_its_log(&show, &run_dir, clock_us, name);
+        }
+        // under a rate: the target is met over pgbench's own run. fathom's seconds are the
+        // timeline's, and pgbench starting late on a loaded machine (its process, its
+        // connections) leaves the first of them short and runs past the last, so fathom's
+        // TPS may fall short of the target, never exceed it. The service time (latency less
+        // the schedule lag) is what the log says
+        let paced = ops(&show, "paced").iter().find(|o| o["op"] == "txn").unwrap();
+        assert_eq!(paced["target_tps"].as_f64(), Some(400.0));
+        // pgbench was paced: each line of its log has the schedule lag only `--rate` adds,
+        // and its own TPS stays under the rate (a Poisson schedule of 2,000 transactions
+        // varies by about 2%). How close to the rate it comes is the machine's business.
+        let (_, theirs) = pgbench_report(&run_dir, "paced");
+        assert!(theirs < 400.0 * 1.1, "pgbench's own {theirs} TPS under a rate of 400");
+        assert!(paced["tps"].as_f64().unwrap() < 400.0 * 1.05, "{paced}");
+        let lines = log_lines(&run_dir.join("paced.pgbench-log"));
+        let log = std::fs::read_dir(run_dir.join("paced.pgbench-log")).unwrap().flatten();
+        let fields: Vec<usize> = log
+            .flat_map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap()
+                    .lines()
+                    .map(|l| l.split_whitespace().count())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert!(!fields.is_empty() && fields.iter().all(|n| *n == 7), "{fields:?}");
+        let mut service: Vec<u64> = lines.iter().map(|(_, lat, lag)| lat - lag).collect();
+        service.sort_unstable();
+        let p50 = paced["service_time"]["p50_us"].as_f64().unwrap();
+        let want = quantile(&service, 0.5);
+        assert!((p50 / want - 1.0).abs() < 0.05, "service p50 {p50} vs the log's {want}");
+        // failures are recorded every second, and the closing line is an event
+        let failed: i64 = s
+            .db()
+            .query_row(
+                "SELECT count(*) FROM observations WHERE source = 'pgbench:closed' AND name = 'failed'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(failed, 6);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("pgbench closed ok") && stdout.contains("tps = "), "{stdout}");
+    }
 }

@@ -29,67 +29,6 @@ timeline:
 ";
 
 #[test]
-fn closed_loop_run_stores_every_second_and_obeys_littles_law() {
-    let s = Scratch::alone("closed");
-    let scenario = s.scenario(CLOSED_LOOP);
-    let out = s.run(&["run", scenario.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("IOPS x mean"), "{}", text(&out));
-
-    let db = s.db();
-    let status: String = db.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
-    assert_eq!(status, "completed");
-    for (idx, name) in [(0, "uring"), (1, "psync")] {
-        let (start, end): (i64, i64) = db
-            .query_row("SELECT start_t, end_t FROM workloads WHERE idx = ?1", [idx], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap();
-        assert_eq!(end - start, 5, "{name}: 1 s ramp + 4 s");
-        let seconds: Vec<i64> = db
-            .prepare("SELECT DISTINCT t FROM samples WHERE workload_idx = ?1 ORDER BY t")
-            .unwrap()
-            .query_map([idx], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(seconds, (start..end).collect::<Vec<_>>(), "{name}: a sample for every second");
-        let hist_seconds: i64 = db
-            .query_row("SELECT count(DISTINCT t) FROM histograms WHERE workload_idx = ?1", [idx], |r| r.get(0))
-            .unwrap();
-        assert_eq!(hist_seconds, end - start, "{name}: a histogram for every second");
-    }
-    // workers: 1 for uring, 2 for psync (each with two threads reporting as one worker)
-    let workers: i64 = db.query_row("SELECT count(*) FROM workers", [], |r| r.get(0)).unwrap();
-    assert_eq!(workers, 3);
-
-    let show = s.show_json();
-    for (name, depth) in [("uring", 4.0), ("psync", 4.0)] {
-        let read = &ops(&show, name)[0];
-        assert_eq!(read["op"], "read");
-        let seconds = read["seconds"].as_f64().unwrap();
-        assert!((seconds - 4.0).abs() < 0.05, "{name}: measured window {seconds}");
-        let n = read["littles_n"].as_f64().unwrap();
-        assert!((n - depth).abs() / depth < 0.15, "{name}: IOPS x mean latency = {n}, depth {depth}");
-        let iops = read["iops"].as_f64().unwrap();
-        let ops_count = read["ops"].as_f64().unwrap();
-        assert!((iops * seconds - ops_count).abs() < 1.0);
-        let lat = &read["latency"];
-        assert!(lat["p50_us"].as_f64().unwrap() <= lat["p99_us"].as_f64().unwrap());
-        assert!(lat["p99_us"].as_f64().unwrap() <= lat["max_us"].as_f64().unwrap() * 1.01);
-        assert!(read["service_time"].is_null(), "closed loop has no separate service time");
-    }
-    // the data file was laid out for real, not sparse
-    let meta = std::fs::metadata(s.data().join("fathom-uring.dat")).unwrap();
-    assert_eq!(meta.len(), 32 << 20);
-    assert!(std::os::unix::fs::MetadataExt::blocks(&meta) * 512 >= 32 << 20);
-
-    let runs = s.run(&["runs", "--json"]);
-    let list: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
-    assert_eq!(list.as_array().unwrap().len(), 1);
-    assert_eq!(list[0]["status"], "completed");
-    assert!(list[0]["headline"]["iops"].as_f64().unwrap() > 0.0);
-}
-
-#[test]
 fn open_loop_rate_is_met_and_latency_counts_from_the_schedule() {
     let s = Scratch::new("open");
     let scenario = s.scenario(
@@ -158,16 +97,6 @@ fn ops_f(show: &serde_json::Value) -> f64 {
 }
 
 #[test]
-fn ctrl_c_leaves_an_aborted_run_with_samples() {
-    interrupt_leaves_an_aborted_run_with_samples(libc::SIGINT);
-}
-
-#[test]
-fn sigterm_leaves_an_aborted_run_with_samples() {
-    interrupt_leaves_an_aborted_run_with_samples(libc::SIGTERM);
-}
-
-#[test]
 fn a_failing_target_fails_the_run_and_keeps_its_samples() {
     let s = Scratch::new("fail");
     let file = s.data().join("victim.dat");
@@ -195,21 +124,6 @@ fn a_failing_target_fails_the_run_and_keeps_its_samples() {
     assert!(error.contains("victim.dat"), "{error}");
     let n: i64 = db.query_row("SELECT count(*) FROM samples", [], |r| r.get(0)).unwrap();
     assert!(n > 0);
-}
-
-#[test]
-fn io_uring_fallback_is_recorded_as_a_warning() {
-    let s = Scratch::alone("fallback");
-    let scenario = s.scenario(
-        "name: fb\nworkloads:\n  r:\n    target: TARGET\n    rw: randread\n    size: 8m\n    iodepth: 4\n    duration: 1s\n",
-    );
-    let out = s.fathom(&["run", scenario.to_str().unwrap()]).env("FATHOM_DISABLE_IO_URING", "1").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let show = s.show_json();
-    assert_eq!(show["workloads"][0]["engine"], "psync");
-    assert_eq!(show["warnings"][0]["code"], "io-uring-unavailable");
-    let n = ops(&show, "r")[0]["littles_n"].as_f64().unwrap();
-    assert!((n - 4.0).abs() < 0.6, "psync keeps depth 4 with four threads: {n}");
 }
 
 /// Bad input: one line naming file, line and key; exit 2; no panic; nothing stored.
@@ -361,4 +275,96 @@ fn a_reader_that_went_away_ends_what_is_printed_quietly() {
     // not killed by SIGPIPE (no exit code), not a panic: the rest is dropped
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(out.stderr.is_empty(), "{}", text(&out));
+}
+
+/// The tests that judge a rate or a time, and so hold the machine alone: `make test` runs
+/// them last, one at a time (see `Scratch::alone`).
+mod alone {
+    use super::*;
+
+    #[test]
+    fn closed_loop_run_stores_every_second_and_obeys_littles_law() {
+        let s = Scratch::alone("closed");
+        let scenario = s.scenario(CLOSED_LOOP);
+        let out = s.run(&["run", scenario.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("IOPS x mean"), "{}", text(&out));
+
+        let db = s.db();
+        let status: String = db.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
+        assert_eq!(status, "completed");
+        for (idx, name) in [(0, "uring"), (1, "psync")] {
+            let (start, end): (i64, i64) = db
+                .query_row("SELECT start_t, end_t FROM workloads WHERE idx = ?1", [idx], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap();
+            assert_eq!(end - start, 5, "{name}: 1 s ramp + 4 s");
+            let seconds: Vec<i64> = db
+                .prepare("SELECT DISTINCT t FROM samples WHERE workload_idx = ?1 ORDER BY t")
+                .unwrap()
+                .query_map([idx], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(seconds, (start..end).collect::<Vec<_>>(), "{name}: a sample for every second");
+            let hist_seconds: i64 = db
+                .query_row("SELECT count(DISTINCT t) FROM histograms WHERE workload_idx = ?1", [idx], |r| r.get(0))
+                .unwrap();
+            assert_eq!(hist_seconds, end - start, "{name}: a histogram for every second");
+        }
+        // workers: 1 for uring, 2 for psync (each with two threads reporting as one worker)
+        let workers: i64 = db.query_row("SELECT count(*) FROM workers", [], |r| r.get(0)).unwrap();
+        assert_eq!(workers, 3);
+
+        let show = s.show_json();
+        for (name, depth) in [("uring", 4.0), ("psync", 4.0)] {
+            let read = &ops(&show, name)[0];
+            assert_eq!(read["op"], "read");
+            let seconds = read["seconds"].as_f64().unwrap();
+            assert!((seconds - 4.0).abs() < 0.05, "{name}: measured window {seconds}");
+            let n = read["littles_n"].as_f64().unwrap();
+            assert!((n - depth).abs() / depth < 0.15, "{name}: IOPS x mean latency = {n}, depth {depth}");
+            let iops = read["iops"].as_f64().unwrap();
+            let ops_count = read["ops"].as_f64().unwrap();
+            assert!((iops * seconds - ops_count).abs() < 1.0);
+            let lat = &read["latency"];
+            assert!(lat["p50_us"].as_f64().unwrap() <= lat["p99_us"].as_f64().unwrap());
+            assert!(lat["p99_us"].as_f64().unwrap() <= lat["max_us"].as_f64().unwrap() * 1.01);
+            assert!(read["service_time"].is_null(), "closed loop has no separate service time");
+        }
+        // the data file was laid out for real, not sparse
+        let meta = std::fs::metadata(s.data().join("fathom-uring.dat")).unwrap();
+        assert_eq!(meta.len(), 32 << 20);
+        assert!(std::os::unix::fs::MetadataExt::blocks(&meta) * 512 >= 32 << 20);
+
+        let runs = s.run(&["runs", "--json"]);
+        let list: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+        assert_eq!(list.as_array().unwrap().len(), 1);
+        assert_eq!(list[0]["status"], "completed");
+        assert!(list[0]["headline"]["iops"].as_f64().unwrap() > 0.0);
+    }
+
+    #[test]
+    fn ctrl_c_leaves_an_aborted_run_with_samples() {
+        interrupt_leaves_an_aborted_run_with_samples(libc::SIGINT);
+    }
+
+    #[test]
+    fn sigterm_leaves_an_aborted_run_with_samples() {
+        interrupt_leaves_an_aborted_run_with_samples(libc::SIGTERM);
+    }
+
+    #[test]
+    fn io_uring_fallback_is_recorded_as_a_warning() {
+        let s = Scratch::alone("fallback");
+        let scenario = s.scenario(
+        "name: fb\nworkloads:\n  r:\n    target: TARGET\n    rw: randread\n    size: 8m\n    iodepth: 4\n    duration: 1s\n",
+    );
+        let out = s.fathom(&["run", scenario.to_str().unwrap()]).env("FATHOM_DISABLE_IO_URING", "1").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let show = s.show_json();
+        assert_eq!(show["workloads"][0]["engine"], "psync");
+        assert_eq!(show["warnings"][0]["code"], "io-uring-unavailable");
+        let n = ops(&show, "r")[0]["littles_n"].as_f64().unwrap();
+        assert!((n - 4.0).abs() < 0.6, "psync keeps depth 4 with four threads: {n}");
+    }
 }

@@ -25,7 +25,7 @@ pub struct Scratch {
 
 /// Where each test's timing is appended when set (`bench/suite-times.py` sets it): a
 /// line per scratch directory, `test<TAB>shared|alone<TAB>waited s<TAB>held s`.
-const TIMES: &str = "FATHOM_TEST_TIMES";
+const TIMES: &str = "SUITE_TEST_TIMES";
 
 /// The machine the tests run on: a test holds it with the others through its scratch
 /// directory, and one that judges a rate or a time holds it alone. Tests of every file run
@@ -59,8 +59,12 @@ impl Scratch {
     }
 
     /// The scratch directory `run-NAME`, once no other test runs: for a test that judges
-    /// a rate or a time, which a busy machine would fail.
+    /// a rate or a time, which a busy machine would fail. Such a test lives in its file's
+    /// `alone` module, which `make test` runs on its own after the rest (scripts/test.sh):
+    /// there it waits for no other test, and no other test waits for it.
     pub fn alone(name: &str) -> Scratch {
+        let test = std::thread::current().name().unwrap_or_default().to_string();
+        assert!(test.contains("::alone::"), "{test} holds the machine alone outside an `alone` module");
         let asked = std::time::Instant::now();
         let alone = MACHINE.write().unwrap_or_else(|e| e.into_inner());
         let mut s = Scratch::at(name);

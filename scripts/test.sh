@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The whole suite, as `make test` runs it: the checks, the builds and the tests, with the
+# steps that do not need each other run side by side. Most integration tests wait on real
+# seconds (a run, a server starting), so a build fills the cores they leave idle.
+#
+# Order: formatting, the code's shape and the supply chain (seconds); clippy beside the test
+# builds (each in a target directory of its own, so neither waits on the other's lock); the
+# unit tests; then the static build in the background while the integration tests that
+# share the machine run, the few that need the static build waiting for it; last, the tests
+# that judge a rate or a time, one at a time with the machine to themselves (the `alone`
+# module of their file, see tests/integration/common/mod.rs).
+#
+# Environment: CARGO (cargo), INTEGRATION_THREADS (how many integration tests share the
+# machine at once, 8).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo="${CARGO:-cargo}"
+threads="${INTEGRATION_THREADS:-8}"
+static_target=x86_64-unknown-linux-musl
+logs=target/suite
+mkdir -p "$logs"
+
+scripts/install-deps.sh test
+"$cargo" fmt --all -- --check
+python3 scripts/shape.py --strict
+python3 scripts/supply-chain.py
+
+# Runs "$@" in the background, its output to $logs/$name.log; `finish NAME` waits for it
+# and, when it failed, shows its output and fails the suite.
+declare -A pids
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+background() {
+  local name=$1
+  shift
+  "$@" >"$logs/$name.log" 2>&1 &
+  pids[$name]=$!
+}
+finish() {
+  if ! wait "${pids[$1]}"; then
+    cat "$logs/$1.log" >&2
+    echo "$1 failed (its output above, and in $logs/$1.log)" >&2
+    exit 1
+  fi
+}
+
+background clippy env CARGO_TARGET_DIR=target/clippy "$cargo" clippy --all-targets --locked -- -D warnings
+"$cargo" test --locked --bin fathom --test integration --no-run
+finish clippy
+"$cargo" test --locked --bin fathom
+
+# The static build goes where `--push-agent` looks for this fathom's static twin
+# (`fathom-static` beside it); the marker tells the tests that need it to wait.
+exe_dir=target/debug
+marker="$exe_dir/fathom-static.building"
+rm -f "$exe_dir/fathom-static"
+touch "$marker"
+build_static() {
+  local status=0
+  CARGO_TARGET_DIR=target/static "$cargo" build --locked --target "$static_target" || status=$?
+  [ $status -ne 0 ] || cp "target/static/$static_target/debug/fathom" "$exe_dir/fathom-static"
+  rm -f "$marker"
+  return $status
+}
+background static build_static
+
+"$cargo" test --locked --test integration -- --skip ::alone:: --test-threads "$threads"
+finish static
+"$cargo" test --locked --test integration -- ::alone:: --test-threads 1
