@@ -1,7 +1,7 @@
 //! `driver: tpcc` with `engine: hammerdb` against the real HammerDB CLI (built by
 //! `scripts/install-deps.sh test`, which fathom finds where that script puts it) and
-//! the real PostgreSQL: one warehouse, two virtual users, HammerDB's shortest run (one
-//! minute). Its stored run is read back beside a `driver: tpcc` run of pgbench's.
+//! the real PostgreSQL: one warehouse, two virtual users, a run of 12 s (HammerDB times
+//! in steps of 6 s). Its stored run is read back beside a `driver: tpcc` run of pgbench's.
 
 use crate::common::{Scratch, ops, text};
 use std::collections::BTreeSet;
@@ -20,8 +20,9 @@ fn observed(show: &serde_json::Value) -> Vec<(String, f64)> {
 #[test]
 fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
     let s = Scratch::new("hammerdb");
+    // a fifth of a minute, which HammerDB times as exactly as a whole one
     let path = s.scenario(
-        "name: oltp\nworkloads:\n  oltp: {driver: tpcc, engine: hammerdb, warehouses: 1, clients: 2, duration: 1m}\n",
+        "name: oltp\nworkloads:\n  oltp: {driver: tpcc, engine: hammerdb, warehouses: 1, clients: 2, duration: 12s}\n",
     );
     let out = s.run(&["run", path.to_str().unwrap()]);
     assert!(out.status.success(), "(is HammerDB built? scripts/install-deps.sh test) {}", text(&out));
@@ -43,7 +44,7 @@ fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
     // within what its wider window holds (the sessions' start and end)
     assert!((value("log_nopm") - nopm).abs() < 0.15 * nopm, "{figures:?}");
     // its server is observed as every PostgreSQL workload's is: HammerDB's database
-    // commits throughout the minute, one sample a second
+    // commits throughout its seconds, one sample a second
     let observations = s.observations();
     let commits = observations
         .iter()
@@ -52,8 +53,8 @@ fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
         })
         .map(|(_, v)| v)
         .unwrap_or_else(|| panic!("no commits: {:?}", observations.keys().collect::<Vec<_>>()));
-    assert!(commits.len() >= 55 && commits.last().unwrap().1 > commits[0].1, "{commits:?}");
-    // the per-second samples: every second of the minute has transactions, and the mix
+    assert!(commits.len() >= 11 && commits.last().unwrap().1 > commits[0].1, "{commits:?}");
+    // the per-second samples: every second of the run has transactions, and the mix
     // is HammerDB's (new-order as often as payment, ten times delivery)
     let per_second: Vec<(i64, i64)> = s
         .db()
@@ -63,7 +64,7 @@ fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert!(per_second.len() >= 59 && per_second.iter().filter(|(_, n)| *n > 0).count() >= 45, "{per_second:?}");
+    assert!(per_second.len() >= 12 && per_second.iter().filter(|(_, n)| *n > 0).count() >= 9, "{per_second:?}");
     let by_op: Vec<(String, u64)> = ops(&hammerdb, "oltp")
         .iter()
         .map(|o| (o["op"].as_str().unwrap().to_string(), o["ops"].as_u64().unwrap()))

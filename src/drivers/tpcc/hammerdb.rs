@@ -21,7 +21,7 @@ use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::summary::Throughput;
 use crate::metrics::{Op, OpStats, Sample};
-use crate::scenario::program::tpcc::{Engine, Home, OPS, Tpcc};
+use crate::scenario::program::tpcc::{Engine, Home, OPS, Tpcc, hammerdb_minutes};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
 use crate::store::{EventRow, ObservationRow};
@@ -311,8 +311,15 @@ impl Ready for Databases {
     }
 }
 
+/// Seconds the CLI waits for its virtual users past their rampup and duration, as its
+/// own keepalive does.
+const KEEPALIVE_MARGIN: u64 = 10;
+
 /// The timed run's script: HammerDB's own driver for `l`'s settings, with its time
-/// profile, printed between markers.
+/// profile, printed between markers. `vurun` keeps the CLI alive only for whole minutes
+/// and returns at once otherwise, so the script waits with the CLI's own timer
+/// (`_runtimer`, which returns as soon as the virtual users are done, at once when they
+/// are).
 fn run_script(l: &LaunchContext, p: &Tpcc, b: &Built) -> String {
     let w = &l.workload;
     // its "use all warehouses", which `per-client` is too with a warehouse or fewer per
@@ -322,14 +329,20 @@ fn run_script(l: &LaunchContext, p: &Tpcc, b: &Built) -> String {
         "{}diset tpcc pg_driver timed\ndiset tpcc pg_total_iterations 10000000\ndiset tpcc pg_rampup {}\n\
          diset tpcc pg_duration {}\ndiset tpcc pg_keyandthink false\ndiset tpcc pg_allwarehouse {all}\n\
          diset tpcc pg_timeprofile true\ndiset tpcc pg_vacuum false\ndiset tpcc pg_raiseerror false\n\
-         loadscript\nvuset vu {}\nvucreate\nset jobid [ vurun ]\nvudestroy\n\
+         loadscript\nvuset vu {}\nvucreate\nset jobid [ vurun ]\n_runtimer {}\nvudestroy\n\
          regexp {{jobid=([0-9A-Fa-f]+)}} $jobid -> jid\nputs \"{TIMING_BEGIN}\"\njobs $jid timing\n\
          puts \"{TIMING_END}\"\n",
         connection(&b.host, b.port, &b.database),
-        w.ramp.as_secs() / 60,
-        w.duration.as_secs() / 60,
-        p.clients
+        minutes(w.ramp),
+        minutes(w.duration),
+        p.clients,
+        (w.ramp + w.duration).as_secs() + KEEPALIVE_MARGIN
     )
+}
+
+/// `d` as HammerDB takes it; the scenario's check refused what it cannot time.
+fn minutes(d: Duration) -> String {
+    hammerdb_minutes(d).unwrap_or_else(|| format!("{}", d.as_secs() / 60))
 }
 
 /// The calls of HammerDB's procedures so far, in the order of [`OPS`].

@@ -282,6 +282,26 @@ impl Program for TpccProgram {
 
 /// `engine`: `pgbench` (the default) or `hammerdb`. Another engine that `defaults`
 /// gives is the IO workloads' (`--engine fio` sets it there), not this one's.
+/// `d` as HammerDB's `pg_duration` or `pg_rampup` takes it: minutes as a decimal number
+/// (`0.2` for 12 s), or none when HammerDB cannot time it. Its driver waits in steps of
+/// 6 s until the steps' milliseconds equal the minutes times 60,000, computed in floating
+/// point, so only a duration that product reaches exactly ends: tenths of a minute up to 4
+/// minutes (4.1 x 60,000 is not 246,000), and whole minutes.
+pub fn hammerdb_minutes(d: Duration) -> Option<String> {
+    let ms = d.as_millis();
+    if !ms.is_multiple_of(6000) {
+        return None;
+    }
+    let tenths = ms / 6000;
+    let minutes = match tenths % 10 {
+        0 => format!("{}", tenths / 10),
+        t => format!("{}.{t}", tenths / 10),
+    };
+    // the product HammerDB's Tcl computes: both are IEEE doubles
+    let exact = minutes.parse::<f64>().ok()? * 60000.0 == ms as f64;
+    exact.then_some(minutes)
+}
+
 fn engine(keys: &Keys) -> Result<Engine> {
     let (name, at) = keys.line("engine")?;
     let found = name.as_deref().map(|n| [Engine::Pgbench, Engine::Hammerdb].into_iter().find(|e| e.name() == n));
@@ -420,23 +440,23 @@ impl Spec for Tpcc {
         }
     }
 
-    /// HammerDB counts its rampup and duration in whole minutes (its CLI keeps itself
-    /// alive that long, and divides by them).
+    /// HammerDB counts its rampup and duration in minutes, in steps of 6 s (see
+    /// [`hammerdb_minutes`]).
     fn timing(&self, duration: Duration, ramp: Duration) -> std::result::Result<(), (&'static str, String)> {
         if self.engine != Engine::Hammerdb {
             return Ok(());
         }
-        let whole = |d: Duration| d.as_secs().is_multiple_of(60) && d.subsec_nanos() == 0;
         let why = |what: &str, d: Duration| {
             format!(
-                "{}s: HammerDB (`engine: hammerdb`) times its {what} in whole minutes (1m, 2m, ...)",
+                "{}s: HammerDB (`engine: hammerdb`) times its {what} in minutes, in steps of 6 s that its \
+                 timer reaches exactly: 6s, 12s, ... up to 4m, and whole minutes",
                 d.as_secs_f64()
             )
         };
-        if !whole(duration) || duration.is_zero() {
+        if duration.is_zero() || hammerdb_minutes(duration).is_none() {
             return Err(("duration", why("duration", duration)));
         }
-        if !whole(ramp) {
+        if hammerdb_minutes(ramp).is_none() {
             return Err(("ramp", why("rampup", ramp)));
         }
         Ok(())
@@ -583,6 +603,18 @@ mod tests {
     }
 
     #[test]
+    fn hammerdb_is_given_minutes_its_timer_reaches_exactly() {
+        let m = |secs| hammerdb_minutes(Duration::from_secs(secs));
+        assert_eq!(
+            [m(6), m(12), m(60), m(90), m(240), m(300)].map(Option::unwrap),
+            ["0.1", "0.2", "1", "1.5", "4", "5"]
+        );
+        // not a step of 6 s, and 4.1 minutes, which HammerDB's timer would pass forever
+        assert_eq!((m(7), m(246), hammerdb_minutes(Duration::from_millis(6500))), (None, None, None));
+        assert_eq!(m(0).as_deref(), Some("0"), "no rampup");
+    }
+
+    #[test]
     fn hammerdb_runs_the_same_workload_or_refuses_it_at_its_key() {
         let t = spec(&bare(", engine: hammerdb, clients: 2, duration: 2m, ramp: 1m").unwrap());
         assert_eq!((t.engine, t.runner(), t.measures().latency), (Engine::Hammerdb, "hammerdb", false));
@@ -590,8 +622,9 @@ mod tests {
         let t = spec(&bare(", duration: 1s").unwrap());
         assert_eq!((t.engine, t.runner(), t.measures().latency), (Engine::Pgbench, "tpcc", true));
         for (keys, says) in [
-            (", engine: hammerdb, duration: 90s", "90s: HammerDB (`engine: hammerdb`) times its duration in whole"),
-            (", engine: hammerdb, duration: 1m, ramp: 30s", "times its rampup in whole minutes"),
+            (", engine: hammerdb, duration: 100s", "100s: HammerDB (`engine: hammerdb`) times its duration in minutes"),
+            (", engine: hammerdb, duration: 1m, ramp: 31s", "times its rampup in minutes, in steps of 6 s"),
+            (", engine: hammerdb, duration: 246s", "6s, 12s, ... up to 4m, and whole minutes"),
             (", engine: hammerdb, duration: 1m, mix: spec", "oltp.mix: with `engine: hammerdb`: HammerDB draws"),
             (", engine: hammerdb, duration: 1m, rate: 50", "oltp.rate: with `engine: hammerdb`"),
             (", engine: hammerdb, duration: 1m, dsn: 'host=db'", "it runs on a throwaway cluster only"),
