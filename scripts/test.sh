@@ -4,8 +4,8 @@
 # seconds (a run, a server starting), so a build fills the cores they leave idle.
 #
 # Order: formatting, the code's shape and the supply chain (seconds); clippy beside the test
-# builds (each in a target directory of its own, so neither waits on the other's lock); the
-# unit tests; then the static build in the background while the integration tests that
+# builds (each in a target directory of its own, so neither waits on the other's lock); then
+# the unit tests and the static build in the background while the integration tests that
 # share the machine run, the few that need the static build waiting for it; last, the tests
 # that judge a rate or a time, one at a time with the machine to themselves (the `alone`
 # module of their file, see tests/integration/common/mod.rs).
@@ -42,12 +42,27 @@ finish() {
     echo "$1 failed (its output above, and in $logs/$1.log)" >&2
     exit 1
   fi
+  grep -h "^test result" "$logs/$1.log" | sed "s/^/$1: /" || true
 }
 
+# A clean build gains nothing from incremental compilation's bookkeeping.
+export CARGO_INCREMENTAL=0
 background clippy env CARGO_TARGET_DIR=target/clippy "$cargo" clippy --all-targets --locked -- -D warnings
-"$cargo" test --locked --bin fathom --test integration --no-run
+# The test binaries are run directly, not through cargo, so that no cargo waits on another's
+# lock of the build directory while tests run.
+built=$("$cargo" test --locked --bin fathom --test integration --no-run --message-format=json-render-diagnostics)
+executable() {
+  python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])' "$1" <<<"$built"
+}
+unit=$(executable fathom)
+integration=$(executable integration)
 finish clippy
-"$cargo" test --locked --bin fathom
+# The unit tests need seconds of CPU and no quiet machine: beside the integration tests.
+background unit "$unit"
 
 # The static build goes where `--push-agent` looks for this fathom's static twin
 # (`fathom-static` beside it); the marker tells the tests that need it to wait.
@@ -57,13 +72,15 @@ rm -f "$exe_dir/fathom-static"
 touch "$marker"
 build_static() {
   local status=0
-  CARGO_TARGET_DIR=target/static "$cargo" build --locked --target "$static_target" || status=$?
+  # no debug info: only the tests that push it as an agent run it
+  CARGO_TARGET_DIR=target/static CARGO_PROFILE_DEV_DEBUG=0 "$cargo" build --locked --target "$static_target" || status=$?
   [ $status -ne 0 ] || cp "target/static/$static_target/debug/fathom" "$exe_dir/fathom-static"
   rm -f "$marker"
   return $status
 }
 background static build_static
 
-"$cargo" test --locked --test integration -- --skip ::alone:: --test-threads "$threads"
+"$integration" --skip ::alone:: --test-threads "$threads"
+finish unit
 finish static
-"$cargo" test --locked --test integration -- ::alone:: --test-threads 1
+"$integration" ::alone:: --test-threads 1

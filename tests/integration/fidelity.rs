@@ -19,6 +19,84 @@ fn tempdir_in_shm() -> std::path::PathBuf {
     dir
 }
 
+#[test]
+fn the_null_engine_needs_no_target_and_touches_no_file() {
+    let s = Scratch::new("null");
+    let scenario = s.scenario(
+        "name: null\nworkloads:\n  n:\n    engine: null\n    rw: randrw\n    bssplit: 4k/50:8k/50\n    iodepth: 8\n    \
+     duration: 2s\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let ops = ops(&show, "n");
+    assert_eq!(ops.len(), 2, "reads and writes");
+    assert!(ops.iter().all(|o| o["ops"].as_u64().unwrap() > 1000), "{ops:?}");
+    let seconds: i64 = s.db().query_row("SELECT count(DISTINCT t) FROM samples", [], |r| r.get(0)).unwrap();
+    assert_eq!(seconds, 2);
+    assert_eq!(std::fs::read_dir(s.data()).unwrap().count(), 0, "no data file");
+    assert!(!s.dir.join("null").exists());
+}
+
+#[test]
+fn an_appending_workload_stops_cleanly_when_the_file_cannot_grow() {
+    // The file size limit (RLIMIT_FSIZE) makes writes past 32 MiB fail as a full disk
+    // would, without needing a small filesystem: the appender stops, the run completes
+    // with a warning, and what it wrote is measured.
+    use std::os::unix::process::CommandExt;
+    let s = Scratch::new("extend");
+    let scenario = s.scenario(
+        "name: append\nworkloads:\n  log:\n    target: TARGET\n    rw: write\n    bs: 1m\n    extend: true\n    \
+     iodepth: 4\n    duration: 5s\n",
+    );
+    let mut cmd = s.fathom(&["run", scenario.to_str().unwrap()]);
+    // SAFETY: setrlimit and signal are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 32 << 20, rlim_max: 32 << 20 };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("log filled the filesystem"), "{}", text(&out));
+    let data = s.data().join("fathom-log.dat");
+    assert_eq!(std::fs::metadata(&data).unwrap().len(), 32 << 20, "appended up to the limit");
+    let show = s.show_json();
+    assert_eq!(show["run"]["status"], "completed");
+    assert!(show["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "target-full"), "{show}");
+    let written = ops(&show, "log")[0]["bytes"].as_u64().unwrap();
+    assert_eq!(written, 32 << 20, "every appended MiB is counted");
+}
+
+#[test]
+fn prefill_writes_the_working_set_of_an_existing_file_before_measuring() {
+    // A sparse file would be read without IO; fathom refuses it for a read workload
+    // unless asked to prefill it, and then writes every block of the working set.
+    use std::os::unix::fs::MetadataExt;
+    let s = Scratch::new("prefill");
+    let file = s.data().join("existing.img");
+    std::fs::File::create(&file).unwrap().set_len(8 << 20).unwrap();
+    let body = format!(
+        "name: prefill\nworkloads:\n  r:\n    target: {}\n    rw: randread\n    size: 4m\n    offset: 2m\n    \
+     duration: 1s\n",
+        file.display()
+    );
+    let scenario = s.scenario(&body);
+    let out = s.run(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is sparse"), "{}", text(&out));
+    assert_eq!(std::fs::metadata(&file).unwrap().blocks(), 0, "refused without writing");
+
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--set", "prefill=true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(meta.len(), 8 << 20, "the file keeps its length");
+    assert_eq!(meta.blocks() * 512, 4 << 20, "exactly the working set [2m, 6m) was written");
+}
+
 /// The tests that judge a rate or a time, and so hold the machine alone: `make test` runs
 /// them last, one at a time (see `Scratch::alone`).
 mod alone {
@@ -133,84 +211,6 @@ mod alone {
         assert!(p99_ms >= 200.0, "about 1 IO in 8 waited: p99 {p99_ms} ms");
         let svc_p99_ms = svc["p99_us"].as_f64().unwrap() / 1000.0;
         assert!(svc_p99_ms < 50.0, "service time stays low: p99 {svc_p99_ms} ms");
-    }
-
-    #[test]
-    fn the_null_engine_needs_no_target_and_touches_no_file() {
-        let s = Scratch::alone("null");
-        let scenario = s.scenario(
-        "name: null\nworkloads:\n  n:\n    engine: null\n    rw: randrw\n    bssplit: 4k/50:8k/50\n    iodepth: 8\n    \
-         duration: 2s\n",
-    );
-        let out = s.run(&["run", scenario.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        let show = s.show_json();
-        let ops = ops(&show, "n");
-        assert_eq!(ops.len(), 2, "reads and writes");
-        assert!(ops.iter().all(|o| o["ops"].as_u64().unwrap() > 1000), "{ops:?}");
-        let seconds: i64 = s.db().query_row("SELECT count(DISTINCT t) FROM samples", [], |r| r.get(0)).unwrap();
-        assert_eq!(seconds, 2);
-        assert_eq!(std::fs::read_dir(s.data()).unwrap().count(), 0, "no data file");
-        assert!(!s.dir.join("null").exists());
-    }
-
-    #[test]
-    fn an_appending_workload_stops_cleanly_when_the_file_cannot_grow() {
-        // The file size limit (RLIMIT_FSIZE) makes writes past 32 MiB fail as a full disk
-        // would, without needing a small filesystem: the appender stops, the run completes
-        // with a warning, and what it wrote is measured.
-        use std::os::unix::process::CommandExt;
-        let s = Scratch::alone("extend");
-        let scenario = s.scenario(
-            "name: append\nworkloads:\n  log:\n    target: TARGET\n    rw: write\n    bs: 1m\n    extend: true\n    \
-         iodepth: 4\n    duration: 5s\n",
-        );
-        let mut cmd = s.fathom(&["run", scenario.to_str().unwrap()]);
-        // SAFETY: setrlimit and signal are async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                let limit = libc::rlimit { rlim_cur: 32 << 20, rlim_max: 32 << 20 };
-                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
-                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                Ok(())
-            });
-        }
-        let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("log filled the filesystem"), "{}", text(&out));
-        let data = s.data().join("fathom-log.dat");
-        assert_eq!(std::fs::metadata(&data).unwrap().len(), 32 << 20, "appended up to the limit");
-        let show = s.show_json();
-        assert_eq!(show["run"]["status"], "completed");
-        assert!(show["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "target-full"), "{show}");
-        let written = ops(&show, "log")[0]["bytes"].as_u64().unwrap();
-        assert_eq!(written, 32 << 20, "every appended MiB is counted");
-    }
-
-    #[test]
-    fn prefill_writes_the_working_set_of_an_existing_file_before_measuring() {
-        // A sparse file would be read without IO; fathom refuses it for a read workload
-        // unless asked to prefill it, and then writes every block of the working set.
-        use std::os::unix::fs::MetadataExt;
-        let s = Scratch::alone("prefill");
-        let file = s.data().join("existing.img");
-        std::fs::File::create(&file).unwrap().set_len(8 << 20).unwrap();
-        let body = format!(
-            "name: prefill\nworkloads:\n  r:\n    target: {}\n    rw: randread\n    size: 4m\n    offset: 2m\n    \
-         duration: 1s\n",
-            file.display()
-        );
-        let scenario = s.scenario(&body);
-        let out = s.run(&["run", scenario.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("is sparse"), "{}", text(&out));
-        assert_eq!(std::fs::metadata(&file).unwrap().blocks(), 0, "refused without writing");
-
-        let out = s.run(&["run", scenario.to_str().unwrap(), "--set", "prefill=true"]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        let meta = std::fs::metadata(&file).unwrap();
-        assert_eq!(meta.len(), 8 << 20, "the file keeps its length");
-        assert_eq!(meta.blocks() * 512, 4 << 20, "exactly the working set [2m, 6m) was written");
     }
 
     #[test]

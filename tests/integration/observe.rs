@@ -111,7 +111,7 @@ fn an_https_prometheus_is_queried_with_a_token_or_a_password_and_its_ca() {
     let run = |auth: &str| {
         let scenario = s.scenario(&format!(
             "name: https\nobserve:\n  prometheus:\n    url: https://127.0.0.1:{proxy_port}\n    interval: 1s\n{auth}    \
-             queries:\n      one: vector(1)\nworkloads:\n  r: {{engine: null, rw: randread, duration: 3s}}\n"
+             queries:\n      one: vector(1)\nworkloads:\n  r: {{engine: null, rw: randread, rate_iops: 1000, duration: 3s}}\n"
         ));
         let out = s.fathom(&["run", scenario.to_str().unwrap()]).env("PROM_PASSWORD", "pw-Sekr1t").output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));

@@ -326,7 +326,8 @@ fn a_store_of_schema_6_gains_the_expectations_reference_column() {
 #[test]
 fn a_store_deleted_mid_run_fails_the_run_saying_so() {
     let s = Scratch::new("store-deleted");
-    let scenario = s.scenario("name: d\nworkloads:\n  w: {engine: null, rw: randread, bs: 4k, duration: 4s}\n");
+    let scenario =
+        s.scenario("name: d\nworkloads:\n  w: {engine: null, rw: randread, bs: 4k, rate_iops: 1000, duration: 4s}\n");
     let child =
         s.fathom(&["run", scenario.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let db = s.dir.join("results/fathom.db");
