@@ -39,8 +39,8 @@ def read(times):
     rows = []
     with open(times) as f:
         for line in f:
-            test, kind, waited, held = line.rstrip("\n").split("\t")
-            rows.append((test, kind, float(waited), float(held)))
+            test, kind, waited, held, since = line.rstrip("\n").split("\t")
+            rows.append((test, kind, float(waited), float(held), float(since)))
     return rows
 
 
@@ -64,9 +64,29 @@ def main():
           f"({100 * held_alone / took:.0f}% of the run)" if took else "")
     print(f"\nthe {a.most} slowest (seconds held; waited: for the machine first)")
     print(f"{'test':<72} {'kind':<6} {'held':>6} {'waited':>7}")
-    for test, kind, waited, held in sorted(rows, key=lambda r: -r[3])[:a.most]:
+    for test, kind, waited, held, _ in sorted(rows, key=lambda r: -r[3])[:a.most]:
         print(f"{test[:72]:<72} {kind:<6} {held:6.1f} {waited:7.1f}")
+    timeline(rows)
     return code
+
+
+def timeline(rows):
+    """How many tests held the machine in each tenth of the run, and which tests ended
+    last: a run whose last stretch holds one or two long tests is as long as they are,
+    whatever the rest cost."""
+    if not rows:
+        return
+    began = min(r[4] for r in rows)
+    ended = max(r[4] + r[3] for r in rows)
+    span = (ended - began) / 10 or 1
+    print("\ntests holding the machine, by tenth of the run (mean of each tenth)")
+    for k in range(10):
+        lo, hi = began + k * span, began + (k + 1) * span
+        busy = sum(max(0.0, min(hi, r[4] + r[3]) - max(lo, r[4])) for r in rows) / span
+        print(f"{lo - began:6.0f}-{hi - began:4.0f} s  {busy:4.1f}")
+    print("\nthe last ten to end (started, ended: seconds into the run)")
+    for test, _, _, held, since in sorted(rows, key=lambda r: r[4] + r[3])[-10:]:
+        print(f"{test[:72]:<72} {since - began:6.0f} {since + held - began:6.0f}")
 
 
 if __name__ == "__main__":

@@ -3,12 +3,11 @@
 # steps that do not need each other run side by side. Most integration tests wait on real
 # seconds (a run, a server starting), so a build fills the cores they leave idle.
 #
-# Order: formatting, the code's shape and the supply chain (seconds); clippy beside the test
-# builds (each in a target directory of its own, so neither waits on the other's lock); then
-# the unit tests and the static build in the background while the integration tests that
-# share the machine run, the few that need the static build waiting for it; last, the tests
-# that judge a rate or a time, one at a time with the machine to themselves (the `alone`
-# module of their file, see tests/integration/common/mod.rs).
+# Order: formatting, the code's shape and the supply chain (seconds); the test builds, with
+# clippy's lints; then the unit tests and the static build in the background while the
+# integration tests that share the machine run (the few that need the static build wait
+# for it); last, the tests that judge a rate or a time, one at a time with the machine to
+# themselves (the `alone` module of their file, see tests/integration/common/mod.rs).
 #
 # Environment: CARGO (cargo), INTEGRATION_THREADS (how many integration tests share the
 # machine at once, 8).
@@ -22,6 +21,10 @@ logs=target/suite
 mkdir -p "$logs"
 
 scripts/install-deps.sh test
+if ! command -v clippy-driver >/dev/null; then
+  echo "the tests need clippy: rustup component add clippy" >&2
+  exit 2
+fi
 "$cargo" fmt --all -- --check
 python3 scripts/shape.py --strict
 python3 scripts/supply-chain.py
@@ -47,10 +50,12 @@ finish() {
 
 # A clean build gains nothing from incremental compilation's bookkeeping.
 export CARGO_INCREMENTAL=0
-background clippy env CARGO_TARGET_DIR=target/clippy "$cargo" clippy --all-targets --locked -- -D warnings
-# The test binaries are run directly, not through cargo, so that no cargo waits on another's
-# lock of the build directory while tests run.
-built=$("$cargo" test --locked --bin fathom --test integration --no-run --message-format=json-render-diagnostics)
+# Clippy's lints run as the test binaries are built, as `cargo clippy --all-targets -- -D
+# warnings` runs them (it is this wrapper over `cargo check`), so the code is compiled once,
+# not once checked and once built. The test binaries are run directly, not through cargo,
+# so that no cargo waits on another's lock of the build directory while tests run.
+built=$(RUSTFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)" \
+  "$cargo" test --locked --all-targets --no-run --message-format=json-render-diagnostics)
 executable() {
   python3 -c 'import json, sys
 for line in sys.stdin:
@@ -60,7 +65,6 @@ for line in sys.stdin:
 }
 unit=$(executable fathom)
 integration=$(executable integration)
-finish clippy
 # The unit tests need seconds of CPU and no quiet machine: beside the integration tests.
 background unit "$unit"
 

@@ -327,7 +327,7 @@ fn tpch() {
 
 #[test]
 fn db_colocation_sql() {
-    let show = run_builtin_scaled("db-colocation-sql", "0.15", &["warehouses=1", "clients=1", "scale=0.01"]);
+    let show = run_builtin_scaled("db-colocation-sql", SCALE, &["warehouses=1", "clients=1", "scale=0.01"]);
     assert_eq!(labels(&show), ["before", "during", "after"]);
     let events = show["events"].as_array().unwrap();
     for kind in ["tpcc", "tpch"] {

@@ -542,10 +542,12 @@ mod alone {
         assert_eq!(paced["target_tps"].as_f64(), Some(400.0));
         // pgbench was paced: each line of its log has the schedule lag only `--rate` adds,
         // and its own TPS stays under the rate (a Poisson schedule of 2,000 transactions
-        // varies by about 2%). How close to the rate it comes is the machine's business.
+        // varies by about 2%, so 10% is four and a half of its deviations: a bound a paced
+        // run never passes by chance). How close to the rate it comes is the machine's
+        // business.
         let (_, theirs) = pgbench_report(&run_dir, "paced");
         assert!(theirs < 400.0 * 1.1, "pgbench's own {theirs} TPS under a rate of 400");
-        assert!(paced["tps"].as_f64().unwrap() < 400.0 * 1.05, "{paced}");
+        assert!(paced["tps"].as_f64().unwrap() < 400.0 * 1.1, "{paced}");
         let lines = log_lines(&run_dir.join("paced.pgbench-log"));
         let log = std::fs::read_dir(run_dir.join("paced.pgbench-log")).unwrap().flatten();
         let fields: Vec<usize> = log

@@ -24,7 +24,8 @@ pub struct Scratch {
 }
 
 /// Where each test's timing is appended when set (`bench/suite-times.py` sets it): a
-/// line per scratch directory, `test<TAB>shared|alone<TAB>waited s<TAB>held s`.
+/// line per scratch directory, `test<TAB>shared|alone<TAB>waited s<TAB>held s<TAB>held
+/// since (seconds since the epoch)`.
 const TIMES: &str = "SUITE_TEST_TIMES";
 
 /// The machine the tests run on: a test holds it with the others through its scratch
@@ -146,7 +147,9 @@ impl Drop for Scratch {
             let test = std::thread::current().name().unwrap_or("?").to_string();
             let kind = if self._alone.is_some() { "alone" } else { "shared" };
             let (waited, held) = (self.timing.0.as_secs_f64(), self.timing.1.elapsed().as_secs_f64());
-            let line = format!("{test}\t{kind}\t{waited:.2}\t{held:.2}\n");
+            let since =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() - held;
+            let line = format!("{test}\t{kind}\t{waited:.2}\t{held:.2}\t{since:.2}\n");
             let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
             let _ = file.and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
         }
