@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# The whole suite, as `make test` runs it: the checks, the builds and the tests, with the
-# steps that do not need each other run side by side. Most integration tests wait on real
-# seconds (a run, a server starting), so a build fills the cores they leave idle.
+# The whole suite, as `make test` runs it: the checks, the builds and the tests, in the order
+# that keeps both cores busy. The tests that judge a rate or a time run one at a time and
+# leave the cores mostly idle, so the work no other test waits for fills them.
 #
 # Order: formatting, the code's shape and the supply chain (seconds); the test builds, with
-# clippy's lints; then the unit tests and the static build in the background while the
-# integration tests that share the machine run (the few that need the static build wait
-# for it); last, the tests that judge a rate or a time, one at a time with the machine to
-# themselves (the `alone` module of their file, see tests/integration/common/mod.rs).
+# clippy's lints; the integration tests that share the machine; the tests that judge a rate
+# or a time, one at a time with the machine to themselves (the `alone` module of their file,
+# see tests/integration/common/mod.rs), the unit tests and the static build beside them at
+# the lowest priority; last, the tests that push the static build to a host.
 #
 # Environment: CARGO (cargo), INTEGRATION_THREADS (how many integration tests share the
-# machine at once, 8).
+# machine at once, 8). Background steps write their output to target/suite/NAME.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,11 +65,15 @@ for line in sys.stdin:
 }
 unit=$(executable fathom)
 integration=$(executable integration)
-# The unit tests need seconds of CPU and no quiet machine: beside the integration tests.
-background unit "$unit"
 
-# The static build goes where `--push-agent` looks for this fathom's static twin
-# (`fathom-static` beside it); the marker tells the tests that need it to wait.
+# First the integration tests that share the machine, eight at once: they keep both cores busy.
+"$integration" --skip ::alone:: --skip ::pushed:: --test-threads "$threads"
+
+# Then the tests that judge a rate or a time, one at a time. They leave most of the cores
+# idle, so the unit tests and the static build run beside them at the lowest priority
+# (`nice -n 19`), which gives way to the test at once. The static build goes where
+# `--push-agent` looks for this fathom's static twin (`fathom-static` beside it), and its
+# marker tells a test that needs it to wait.
 exe_dir=target/debug
 marker="$exe_dir/fathom-static.building"
 rm -f "$exe_dir/fathom-static"
@@ -77,14 +81,17 @@ touch "$marker"
 build_static() {
   local status=0
   # no debug info: only the tests that push it as an agent run it
-  CARGO_TARGET_DIR=target/static CARGO_PROFILE_DEV_DEBUG=0 "$cargo" build --locked --target "$static_target" || status=$?
+  CARGO_TARGET_DIR=target/static CARGO_PROFILE_DEV_DEBUG=0 nice -n 19 \
+    "$cargo" build --locked --target "$static_target" || status=$?
   [ $status -ne 0 ] || cp "target/static/$static_target/debug/fathom" "$exe_dir/fathom-static"
   rm -f "$marker"
   return $status
 }
 background static build_static
-
-"$integration" --skip ::alone:: --test-threads "$threads"
+background unit nice -n 19 "$unit"
+"$integration" ::alone:: --test-threads 1
 finish unit
 finish static
-"$integration" ::alone:: --test-threads 1
+
+# Last, the tests that push the static build to a host.
+"$integration" ::pushed:: --test-threads "$threads"
