@@ -48,19 +48,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=8, help="--test-threads, as make test gives (8)")
     ap.add_argument("--most", type=int, default=30, help="how many of the slowest tests to list (30)")
-    ap.add_argument("--longest", type=int, metavar="N",
-                    help="print only the names of the N tests held longest, longest first, as "
-                         "tests/integration/longest.txt keeps them")
     ap.add_argument("filters", nargs="*", help="test name filters, as cargo test takes them")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         times = os.path.join(tmp, "times.tsv")
         took, ran, code = run_suite(a.threads, a.filters, times)
         rows = read(times) if os.path.exists(times) else []
-    if a.longest:
-        for test, *_ in sorted(rows, key=lambda r: -r[3])[:a.longest]:
-            print(test)
-        return code
     for k, v in described({}).items():
         print(f"{k}: {v}")
     print(f"integration tests: {ran} run in {took:.0f} s with {a.threads} threads (exit {code}); "

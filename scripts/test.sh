@@ -66,9 +66,8 @@ for line in sys.stdin:
 unit=$(executable fathom)
 integration=$(executable integration)
 
-# First the integration tests that share the machine, eight at once (they keep both cores
-# busy), each in a process of its own, the longest first (scripts/run-tests.py).
-python3 scripts/run-tests.py "$integration" --jobs "$threads" --skip ::alone:: --skip ::pushed::
+# First the integration tests that share the machine, eight at once: they keep both cores busy.
+"$integration" --skip ::alone:: --skip ::pushed:: --test-threads "$threads"
 
 # Then the tests that judge a rate or a time, one at a time. They leave most of the cores
 # idle, so the unit tests and the static build run beside them at the lowest priority
@@ -90,9 +89,9 @@ build_static() {
 }
 background static build_static
 background unit nice -n 19 "$unit"
-python3 scripts/run-tests.py "$integration" --jobs 1 ::alone::
+"$integration" ::alone:: --test-threads 1
 finish unit
 finish static
 
 # Last, the tests that push the static build to a host.
-python3 scripts/run-tests.py "$integration" --jobs "$threads" ::pushed::
+"$integration" ::pushed:: --test-threads "$threads"
