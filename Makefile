@@ -44,7 +44,7 @@ check:
 # seconds (a run, a server starting), not on the cores, so more than one per core finishes
 # sooner; a test that judges a rate or a time holds the machine alone (`Scratch::alone`, in
 # its file's `alone` module), and those run last, one at a time.
-INTEGRATION_THREADS ?= 12
+INTEGRATION_THREADS ?= 8
 
 # Formatting, the code's shape (scripts/shape.py: layers, circles, file sizes), the supply
 # chain, lints, unit and integration tests (those run the real binary, all in one test

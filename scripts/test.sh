@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo="${CARGO:-cargo}"
-threads="${INTEGRATION_THREADS:-12}"
+threads="${INTEGRATION_THREADS:-8}"
 static_target=x86_64-unknown-linux-musl
 logs=target/suite
 mkdir -p "$logs"
