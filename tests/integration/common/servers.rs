@@ -167,9 +167,15 @@ impl Postgres {
         as_postgres(&mut server);
         let child = server.spawn().unwrap();
         let pg = Postgres { child, port, dir: dir.to_path_buf() };
+        // ready when it accepts a session, not when it listens: a busy machine can leave it
+        // listening and still "starting up" for a while
         let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(start.elapsed() < Duration::from_secs(30), "PostgreSQL did not start on {port}");
+        let ready = || {
+            let mut isready = Command::new(bin.join("pg_isready"));
+            isready.args(["-q", "-h", "127.0.0.1", "-p", &port.to_string()]).status().is_ok_and(|s| s.success())
+        };
+        while !ready() {
+            assert!(start.elapsed() < Duration::from_secs(60), "PostgreSQL did not start on {port}");
             std::thread::sleep(Duration::from_millis(50));
         }
         pg
