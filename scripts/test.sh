@@ -56,15 +56,18 @@ export CARGO_INCREMENTAL=0
 # so that no cargo waits on another's lock of the build directory while tests run.
 built=$(RUSTFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)" \
   "$cargo" test --locked --all-targets --no-run --message-format=json-render-diagnostics)
+# The executable cargo built of target $1, its test build when $2 is "test".
 executable() {
   python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable") and m["profile"]["test"]:
-        print(m["executable"])' "$1" <<<"$built"
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] \
+            and m.get("executable") and m["profile"]["test"] == (sys.argv[2] == "test"):
+        print(m["executable"])' "$1" "$2" <<<"$built"
 }
-unit=$(executable fathom)
-integration=$(executable integration)
+unit=$(executable fathom test)
+integration=$(executable integration test)
+fathom=$(executable fathom bin)
 
 # First the integration tests that share the machine, eight at once: they keep both cores busy.
 "$integration" --skip ::alone:: --skip ::pushed:: --test-threads "$threads"
@@ -74,7 +77,7 @@ integration=$(executable integration)
 # (`nice -n 19`), which gives way to the test at once. The static build goes where
 # `--push-agent` looks for this fathom's static twin (`fathom-static` beside it), and its
 # marker tells a test that needs it to wait.
-exe_dir=target/debug
+exe_dir=$(dirname "$fathom")
 marker="$exe_dir/fathom-static.building"
 rm -f "$exe_dir/fathom-static"
 touch "$marker"
