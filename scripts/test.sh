@@ -3,11 +3,12 @@
 # that keeps both cores busy. The tests that judge a rate or a time run one at a time and
 # leave the cores mostly idle, so the work no other test waits for fills them.
 #
-# Order: formatting, the code's shape and the supply chain (seconds); the test builds, with
-# clippy's lints; the integration tests that share the machine; the tests that judge a rate
-# or a time, one at a time with the machine to themselves (the `alone` module of their file,
-# see tests/integration/common/mod.rs), the unit tests and the static build beside them at
-# the lowest priority; last, the tests that push the static build to a host.
+# Order: formatting, the code's shape and the supply chain (seconds); the integration tests'
+# build, with clippy's lints; the integration tests that share the machine; the tests that
+# judge a rate or a time, one at a time with the machine to themselves (the `alone` module of
+# their file, see tests/integration/common/mod.rs), the unit tests' build and run and the
+# static build beside them at the lowest priority; last, the tests that push the static
+# build to a host.
 #
 # Environment: CARGO (cargo), INTEGRATION_THREADS (how many integration tests share the
 # machine at once, 8). Background steps write their output to target/suite/NAME.log.
@@ -54,8 +55,12 @@ export CARGO_INCREMENTAL=0
 # warnings` runs them (it is this wrapper over `cargo check`), so the code is compiled once,
 # not once checked and once built. The test binaries are run directly, not through cargo,
 # so that no cargo waits on another's lock of the build directory while tests run.
-built=$(RUSTFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)" \
-  "$cargo" test --locked --all-targets --no-run --message-format=json-render-diagnostics)
+lint_build() {
+  RUSTFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)" "$cargo" test --locked "$@" --no-run
+}
+# The integration tests and the fathom they run first; the unit tests' build (the crate a
+# second time) waits for the idle cores of the one-at-a-time tests, below.
+built=$(lint_build --test integration --message-format=json-render-diagnostics)
 # The executable cargo built of target $1, its test build when $2 is "test".
 executable() {
   python3 -c 'import json, sys
@@ -65,7 +70,6 @@ for line in sys.stdin:
             and m.get("executable") and m["profile"]["test"] == (sys.argv[2] == "test"):
         print(m["executable"])' "$1" "$2" <<<"$built"
 }
-unit=$(executable fathom test)
 integration=$(executable integration test)
 fathom=$(executable fathom bin)
 
@@ -91,7 +95,14 @@ build_static() {
   return $status
 }
 background static build_static
-background unit nice -n 19 "$unit"
+# every other target, the unit tests among them, built with the same lints, then the unit
+# tests run (in a subshell at the lowest priority, which what it starts inherits)
+unit_tests() {
+  renice -n 19 -p "$BASHPID" >/dev/null
+  built=$(lint_build --all-targets --message-format=json-render-diagnostics) || return 1
+  "$(executable fathom test)"
+}
+background unit unit_tests
 "$integration" ::alone:: --test-threads 1
 finish unit
 finish static
