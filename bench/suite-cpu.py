@@ -2,8 +2,8 @@
 """The integration suite's cost, test by test: runs each test in a process of its own
 (the integration binary with `--exact NAME`), a few at once, and prints what each one
 cost the machine: its CPU (user and system, counting every process it started and
-waited for: fathom, PostgreSQL, fio, ...), the blocks it wrote, and its wall time. The
-suite's wall time on two cores is bounded below by its CPU over two, so the CPU column
+waited for: fathom, PostgreSQL, fio, ...) and its wall time. The suite's wall time on
+two cores is bounded below by its CPU over two, so the CPU column
 says which tests make `make test` slow when the machine is busy, as `suite-times.py`'s
 held column says which make it slow when it waits.
 
@@ -53,7 +53,7 @@ def run_each(exe, names, jobs):
         name, began, proc = running.pop(pid)
         proc.returncode = os.waitstatus_to_exitcode(status)
         rows.append((name, os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime,
-                     usage.ru_oublock * 512, time.monotonic() - began))
+                     time.monotonic() - began))
     return rows
 
 
@@ -73,12 +73,12 @@ def main():
     cpu = sum(r[2] + r[3] for r in rows)
     failed = [r[0] for r in rows if r[1] != 0]
     print(f"integration tests: {len(rows)} run one per process, {a.jobs} at once, in {took:.0f} s; "
-          f"CPU {cpu:.0f} s (user {sum(r[2] for r in rows):.0f}, system {sum(r[3] for r in rows):.0f}), "
-          f"written {sum(r[4] for r in rows) / 1e9:.1f} GB; failed: {len(failed)} {' '.join(failed)}")
-    print(f"\nthe {a.most} costliest in CPU (seconds; written in MB)")
-    print(f"{'test':<64} {'cpu':>6} {'user':>6} {'sys':>6} {'MB':>7} {'wall':>6}")
-    for name, _, user, sys_, wrote, wall in sorted(rows, key=lambda r: -(r[2] + r[3]))[: a.most]:
-        print(f"{name[:64]:<64} {user + sys_:6.1f} {user:6.1f} {sys_:6.1f} {wrote / 1e6:7.0f} {wall:6.1f}")
+          f"CPU {cpu:.0f} s (user {sum(r[2] for r in rows):.0f}, system {sum(r[3] for r in rows):.0f}); "
+          f"failed: {len(failed)} {' '.join(failed)}")
+    print(f"\nthe {a.most} costliest in CPU (seconds)")
+    print(f"{'test':<64} {'cpu':>6} {'user':>6} {'sys':>6} {'wall':>6}")
+    for name, _, user, sys_, wall in sorted(rows, key=lambda r: -(r[2] + r[3]))[: a.most]:
+        print(f"{name[:64]:<64} {user + sys_:6.1f} {user:6.1f} {sys_:6.1f} {wall:6.1f}")
     return 1 if failed else 0
 
 

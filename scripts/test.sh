@@ -73,7 +73,8 @@ for line in sys.stdin:
 integration=$(executable integration test)
 fathom=$(executable fathom bin)
 
-# First the integration tests that share the machine, eight at once: they keep both cores busy.
+# First the integration tests that share the machine, $threads at once: they keep both cores
+# busy.
 "$integration" --skip ::alone:: --skip ::pushed:: --test-threads "$threads"
 
 # Then the tests that judge a rate or a time, one at a time. They leave most of the cores
