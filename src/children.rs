@@ -58,6 +58,21 @@ pub fn running() -> Vec<i32> {
     TARGETS.iter().map(|t| t.load(Ordering::SeqCst)).filter(|&t| t != 0).collect()
 }
 
+/// The processes whose parent is `pid` now, read from /proc.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    let parent = |child: &str| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+        // the command name, in parentheses, may hold spaces: count fields after it
+        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.bytes().all(|b| b.is_ascii_digit()) && parent(name) == Some(pid))
+        .filter_map(|name| name.parse().ok())
+        .collect()
+}
+
 /// This host's name, as the kernel has it.
 fn this_host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string()
@@ -415,6 +430,26 @@ pub fn clean_up(store: &Store) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_s_children_are_found_and_only_they() {
+        let mut sh = Command::new("sh").args(["-c", "sleep 30 & sleep 30 & wait"]).spawn().unwrap();
+        let pid = sh.id() as i32;
+        let started = Instant::now();
+        while children_of(pid).len() < 2 && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let found = children_of(pid);
+        let comms: Vec<String> =
+            found.iter().map(|c| std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default()).collect();
+        // SAFETY: kill(2) of the shell's children, then of the shell we started.
+        found.iter().for_each(|&c| unsafe {
+            libc::kill(c, libc::SIGKILL);
+        });
+        sh.kill().unwrap();
+        sh.wait().unwrap();
+        assert_eq!(comms, ["sleep\n", "sleep\n"]);
+    }
 
     #[test]
     fn a_process_is_known_by_its_start_as_well_as_its_pid() {

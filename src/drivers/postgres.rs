@@ -352,22 +352,47 @@ impl Cluster {
         psql(&admin, &format!("CREATE DATABASE {database}{from}"), stop).map(|_| ())
     }
 
-    /// Ends the server, if it runs: immediate shutdown (SIGQUIT to its group, which ends
-    /// open sessions and writes nothing back, the cluster being thrown away), its group
-    /// killed if it has not ended a moment later. How it died, if it had ended before.
+    /// Ends the server, if it runs: immediate shutdown (SIGQUIT, which ends open sessions
+    /// and writes nothing back, the cluster being thrown away), its group killed if it
+    /// has not ended a moment later. How it died, if it had ended before.
     fn end(&mut self) -> Option<String> {
+        self.end_while(|| {})
+    }
+
+    /// [`Cluster::end`], running `meanwhile` once the server and its sessions have been
+    /// told to end. The sessions are told directly: each leads a process session of its
+    /// own, and the server's first act on SIGQUIT is to write its lock file and fsync
+    /// it, which on a busy disk takes a second before it passes the signal on.
+    fn end_while(&mut self, meanwhile: impl FnOnce() + Send) -> Option<String> {
         use std::os::unix::process::ExitStatusExt;
-        let mut server = self.postmaster.take()?;
+        let Some(mut server) = self.postmaster.take() else {
+            meanwhile();
+            return None;
+        };
         if let Ok(Some(status)) = server.try_wait() {
             // what is left of its group (sessions a killed server left) goes too
             // SAFETY: kill(2) of the group our child led, whose members keep its id.
             unsafe { libc::kill(-(server.id() as i32), libc::SIGKILL) };
+            meanwhile();
             return Some(match status.signal() {
                 Some(signal) => format!("killed by signal {signal}"),
                 None => format!("exited with {status}"),
             });
         }
-        let _ = server.wait_stopping(Some(libc::SIGQUIT), Some(std::time::Instant::now()), &|| true);
+        server.signal(libc::SIGQUIT);
+        for session in children::children_of(server.id() as i32) {
+            // SAFETY: kill(2) of the server's child and the group it leads.
+            unsafe {
+                libc::kill(session, libc::SIGQUIT);
+                libc::kill(-session, libc::SIGQUIT);
+            }
+        }
+        std::thread::scope(|scope| {
+            scope.spawn(meanwhile);
+            // signal 0 sends nothing: the server has been told; its group is killed if it
+            // has not ended a moment later
+            let _ = server.wait_stopping(Some(0), Some(std::time::Instant::now()), &|| true);
+        });
         None
     }
 
@@ -389,11 +414,19 @@ impl Cluster {
 
     /// Stops the server and removes the cluster, whatever became of the server. A
     /// server that died before (killed, crashed) is an error that says so.
+    /// The files go while the server ends: on a busy disk both wait for its journal, and
+    /// waits made together are shared.
     pub fn stop(&mut self) -> Result<()> {
-        let died = self.end().or(self.died.take());
+        let dir = self.dir.clone();
+        let mut removed = None;
+        let died = self.end_while(|| removed = Some(crate::nofollow::remove_tree(&dir))).or(self.died.take());
         self.remove_socket_dir();
-        let removed = std::fs::remove_dir_all(&self.dir)
-            .map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())));
+        // what the server wrote as it ended (nothing is expected) goes now that it has
+        let removed = match removed {
+            Some(Ok(())) => Ok(()),
+            _ => crate::nofollow::remove_tree(&self.dir),
+        };
+        let removed = removed.map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())));
         self.left.clear();
         if let Some(how) = died {
             return Err(Error::failed(format!("the PostgreSQL server of workload {} died ({how})", self.workload)));
