@@ -12,6 +12,7 @@ pub mod pgbench;
 pub mod postgres;
 #[cfg(test)]
 pub mod sleep;
+pub mod sysbench;
 pub mod tpcc;
 pub mod tpch;
 
@@ -33,6 +34,7 @@ pub const DRIVERS: &[&dyn Driver] = &[
     &tpcc::TpccDriver,
     &tpcc::hammerdb::HammerdbDriver,
     &tpch::TpchDriver,
+    &sysbench::SysbenchDriver,
 ];
 
 /// Drivers of the test build only (`sleep`, the skeleton a new program's runner copies).

@@ -47,6 +47,7 @@ mod scenario_errors;
 mod secrets;
 mod shape;
 mod store;
+mod sysbench;
 mod terminal_width;
 mod timeline;
 mod tpcc;

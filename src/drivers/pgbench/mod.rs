@@ -353,7 +353,7 @@ fn record_closing(
 
 /// Sends the seconds of pgbench's transaction log in `logs` as it is written, every
 /// [`FOLLOW`], until `ended` (pgbench has ended), and then the rest of it.
-fn follow(l: &LaunchContext, logs: &Path, seconds: &mut log::Seconds, ended: &AtomicBool) -> Result<()> {
+pub(super) fn follow(l: &LaunchContext, logs: &Path, seconds: &mut log::Seconds, ended: &AtomicBool) -> Result<()> {
     let mut tail = log::Tail::new(logs);
     loop {
         let last = ended.load(Ordering::Relaxed);

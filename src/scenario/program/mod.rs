@@ -7,14 +7,20 @@ pub mod pgbench;
 pub mod seam;
 #[cfg(test)]
 pub mod sleep;
+pub mod sysbench;
 pub mod tpcc;
 pub mod tpch;
 
 pub use seam::{Keys, Measures, Program, ProgramSpec};
 
 /// Every program, by name: the one list a new program's model joins.
-pub const PROGRAMS: &[&dyn Program] =
-    &[&pgbench::PgbenchProgram, &iperf3::Iperf3Program, &tpcc::TpccProgram, &tpch::TpchProgram];
+pub const PROGRAMS: &[&dyn Program] = &[
+    &pgbench::PgbenchProgram,
+    &iperf3::Iperf3Program,
+    &tpcc::TpccProgram,
+    &tpch::TpchProgram,
+    &sysbench::SysbenchProgram,
+];
 
 /// Programs of the test build only ([`sleep`], the skeleton a new program copies).
 #[cfg(test)]
