@@ -142,13 +142,16 @@ impl Drop for Leftover {
 }
 
 /// Removes a directory a dead run left, if it is one fathom makes: an absolute path
-/// whose name is a throwaway cluster's (`fathom-postgres-...`, `postgres-N`), never
-/// through a symlink. What it says it removed, if anything.
+/// whose name is a throwaway server's (`fathom-postgres-...`, `postgres-N`,
+/// `fathom-mariadb-...`, `mariadb-N`), never through a symlink. What it says it
+/// removed, if anything.
 fn remove_leftover(path: &str) -> Option<String> {
     let p = std::path::Path::new(path);
     let name = p.file_name()?.to_str()?;
-    let ours = name.starts_with("fathom-postgres-")
-        || name.strip_prefix("postgres-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let numbered = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    let ours = ["postgres", "mariadb"].iter().any(|dbms| {
+        name.starts_with(&format!("fathom-{dbms}-")) || name.strip_prefix(&format!("{dbms}-")).is_some_and(numbered)
+    });
     let dir = std::fs::symlink_metadata(p).ok()?.is_dir();
     (p.is_absolute() && ours && dir && std::fs::remove_dir_all(p).is_ok()).then(|| path.to_string())
 }
@@ -494,14 +497,23 @@ mod tests {
     fn only_directories_named_as_fathom_names_them_are_removed_as_leftovers() {
         let dir = std::env::temp_dir().join(format!("fathom-leftovers-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        for name in ["postgres-3", "fathom-postgres-run1-0", "postgres-x", "data"] {
+        for name in [
+            "postgres-3",
+            "fathom-postgres-run1-0",
+            "mariadb-2",
+            "fathom-mariadb-run1-1",
+            "mariadb-",
+            "postgres-x",
+            "data",
+        ] {
             std::fs::create_dir_all(dir.join(name).join("data")).unwrap();
         }
         std::os::unix::fs::symlink(dir.join("data"), dir.join("postgres-4")).unwrap();
         let said = |name: &str| remove_leftover(&dir.join(name).display().to_string());
         assert!(said("postgres-3").is_some() && said("fathom-postgres-run1-0").is_some());
+        assert!(said("mariadb-2").is_some() && said("fathom-mariadb-run1-1").is_some());
         // another name, a link (to a directory that stays), a relative path: left alone
-        assert_eq!([said("postgres-x"), said("data"), said("postgres-4")], [None, None, None]);
+        assert_eq!([said("postgres-x"), said("mariadb-"), said("data"), said("postgres-4")], [None, None, None, None]);
         assert_eq!(remove_leftover("postgres-5"), None);
         assert!(dir.join("data/data").is_dir() && dir.join("postgres-x").is_dir());
         assert!(!dir.join("postgres-3").exists() && !dir.join("fathom-postgres-run1-0").exists());

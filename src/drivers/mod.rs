@@ -5,14 +5,15 @@
 pub mod driver;
 pub mod fio;
 pub mod iperf3;
+pub mod mariadb;
 pub mod native;
-pub mod pg_clusters;
 pub mod pg_host;
 pub mod pgbench;
 pub mod postgres;
 #[cfg(test)]
 pub mod sleep;
 pub mod sysbench;
+pub mod throwaway;
 pub mod tpcc;
 pub mod tpch;
 

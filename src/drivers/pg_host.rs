@@ -15,18 +15,25 @@ pub struct RunAs {
 
 /// The server's user when fathom is root (PostgreSQL will not run as root); None otherwise.
 pub fn run_as() -> Result<Option<RunAs>> {
+    run_as_user(
+        c"postgres",
+        "PostgreSQL does not run as root and there is no `postgres` user to run it as \
+         (Debian's postgresql package creates one), or give a `dsn`",
+    )
+}
+
+/// OS user `name` when fathom is root, for a server that does not run as root (`missing`
+/// says what to do when there is no such user); None otherwise: the server runs as
+/// fathom's own user.
+pub fn run_as_user(name: &std::ffi::CStr, missing: &str) -> Result<Option<RunAs>> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Ok(None);
     }
-    let name = c"postgres";
     // SAFETY: getpwnam returns a pointer into static storage or null; read at once.
     let pw = unsafe { libc::getpwnam(name.as_ptr()) };
     if pw.is_null() {
-        return Err(Error::failed(
-            "PostgreSQL does not run as root and there is no `postgres` user to run it as \
-             (Debian's postgresql package creates one), or give a `dsn`",
-        ));
+        return Err(Error::failed(missing));
     }
     // SAFETY: pw is non-null and points at a valid passwd entry.
     let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };

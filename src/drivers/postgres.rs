@@ -435,6 +435,40 @@ impl Cluster {
     }
 }
 
+impl super::throwaway::Throwaway for Cluster {
+    const DBMS: &'static str = "PostgreSQL";
+    const DIR: &'static str = "postgres";
+
+    fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
+        Cluster::start(made, settings, stop)
+    }
+
+    fn unreachable(e: &Error) -> bool {
+        e.to_string().starts_with(UNREACHABLE)
+    }
+
+    fn workload(&self) -> &str {
+        &self.workload
+    }
+
+    fn set_workload(&mut self, name: &str) {
+        self.workload = name.to_string();
+    }
+
+    /// A `CHECKPOINT`: with no WAL since, its timed checkpoints are skipped.
+    fn settle(&self, stop: &AtomicBool) -> Result<()> {
+        psql(&self.dsn("postgres"), "CHECKPOINT", stop).map(drop)
+    }
+
+    fn retire(&mut self) -> bool {
+        Cluster::retire(self)
+    }
+
+    fn stop(&mut self) -> Result<()> {
+        Cluster::stop(self)
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         // a failure here has nowhere to go but stderr; stop() reports it when called

@@ -1,5 +1,5 @@
-//! `driver: sysbench`: Debian's sysbench runs one of its OLTP tests against PostgreSQL (a
-//! throwaway cluster, or the server of a `dsn`), each transaction timed into fathom's
+//! `driver: sysbench`: Debian's sysbench runs one of its OLTP tests against PostgreSQL or
+//! MariaDB (a throwaway server, or the server of a `dsn`), each transaction timed into fathom's
 //! samples (op `txn`), so its TPS and latency per second sit in the same store, summary
 //! and report as pgbench's.
 //!
@@ -12,9 +12,10 @@
 use super::driver::{
     Driver, LaunchContext, OVERRUN, PgServer, Ready, bad_input, finish_program, overran, spawn_program,
 };
-use super::pg_clusters::Clusters;
+use super::mariadb;
 use super::pgbench::log;
 use super::postgres;
+use super::throwaway::Clusters;
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
@@ -22,6 +23,7 @@ use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::format::counted;
+use crate::scenario::program::dbms::Dbms;
 use crate::scenario::program::sysbench::Sysbench;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::ObservationRow;
@@ -117,12 +119,46 @@ impl Conn {
     }
 }
 
-/// Databases ready for a run's sysbench workloads, and the clusters fathom started for
-/// them.
+/// The database a sysbench workload runs against, on either DBMS.
+#[derive(Debug, Clone)]
+enum Db {
+    Postgres(Conn),
+    Mariadb(mariadb::Conn),
+}
+
+impl Db {
+    /// sysbench's options for it.
+    fn args(&self) -> Vec<String> {
+        match self {
+            Db::Postgres(c) => c.args(),
+            Db::Mariadb(c) => c.sysbench_args(),
+        }
+    }
+
+    /// Which server and database it is, to load each once.
+    fn key(&self) -> String {
+        match self {
+            Db::Postgres(c) => c.dsn.clone(),
+            Db::Mariadb(c) => c.key(),
+        }
+    }
+
+    /// Its answer to `sql`, `what` naming the question.
+    fn ask(&self, sql: &str, what: &str, stop: &AtomicBool) -> Result<String> {
+        match self {
+            Db::Postgres(c) => postgres::ask(&c.dsn, sql, what, stop),
+            Db::Mariadb(c) => mariadb::ask(c, sql, true, stop),
+        }
+    }
+}
+
+/// Databases ready for a run's sysbench workloads, and the throwaway servers fathom
+/// started for them.
 #[derive(Default)]
 pub struct Databases {
-    conn: HashMap<usize, Conn>,
+    db: HashMap<usize, Db>,
     clusters: Clusters,
+    mariadbs: Clusters<mariadb::Server>,
 }
 
 /// The sysbench settings of workload `w`, if sysbench runs it.
@@ -141,49 +177,75 @@ fn version() -> Result<String> {
 }
 
 /// Readies the tables of every sysbench workload of `scenario`: on the server of its
-/// `dsn`, or a throwaway cluster per distinct place and `settings`; each (server,
-/// tables, size) prepared once.
+/// `dsn`, or a throwaway server per DBMS, place and `settings`; each (server, tables,
+/// size) prepared once.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
     let mut loads: postgres::Loads<(u32, u32)> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(s) = spec(w) else { continue };
-        let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
-        let conn = match &s.dsn {
-            Some(dsn) => Conn::of_dsn(dsn, stop).map_err(|e| bad_input(named(e)))?,
-            None => {
-                let cluster = dbs.clusters.get((idx, &w.name), &s.target, &s.settings, dir, stop, progress)?;
-                let database = s.database();
-                cluster.create_database(&database, None, stop).map_err(|e| bad_input(named(e)))?;
-                Conn {
+        let db = dbs.database((idx, &w.name), s, dir, stop, progress)?;
+        let shape = (s.tables, s.table_size);
+        loads.once(&db.key(), |done| *done == shape, || load(&w.name, &db, s, stop, progress).map(|()| shape))?;
+        dbs.db.insert(idx, db);
+    }
+    dbs.clusters.settle(stop)?;
+    dbs.mariadbs.settle(stop)?;
+    Ok(dbs)
+}
+
+impl Databases {
+    /// The database of workload `(idx, name)`: its `dsn`'s, or one made on the
+    /// throwaway server of its DBMS, place and settings.
+    fn database(
+        &mut self,
+        (idx, name): (usize, &str),
+        s: &Sysbench,
+        dir: &Path,
+        stop: &AtomicBool,
+        progress: &dyn Fn(&str),
+    ) -> Result<Db> {
+        let named = |e: Error| bad_input(Error::failed(format!("{name}: {e}")));
+        let database = s.database();
+        Ok(match (s.dbms, &s.dsn) {
+            (Dbms::Postgresql, Some(dsn)) => Db::Postgres(Conn::of_dsn(dsn, stop).map_err(named)?),
+            (Dbms::Mariadb, Some(dsn)) => {
+                let conn = mariadb::Conn::parse(dsn).map_err(|e| named(Error::failed(e)))?;
+                mariadb::ask(&conn, "SELECT 1", true, stop).map_err(named)?;
+                Db::Mariadb(conn)
+            }
+            (Dbms::Postgresql, None) => {
+                let cluster = self.clusters.get((idx, name), &s.target, &s.settings, dir, stop, progress)?;
+                cluster.create_database(&database, None, stop).map_err(named)?;
+                Db::Postgres(Conn {
                     host: cluster.socket().display().to_string(),
                     port: cluster.port.to_string(),
                     user: postgres::SUPERUSER.into(),
                     dsn: cluster.dsn(&database),
                     database,
-                }
+                })
             }
-        };
-        let shape = (s.tables, s.table_size);
-        loads.once(&conn.dsn, |done| *done == shape, || load(&w.name, &conn, s, stop, progress).map(|()| shape))?;
-        dbs.conn.insert(idx, conn);
+            (Dbms::Mariadb, None) => {
+                let server = self.mariadbs.get((idx, name), &s.target, &s.settings, dir, stop, progress)?;
+                server.create_database(&database, stop).map_err(named)?;
+                Db::Mariadb(server.conn(&database))
+            }
+        })
     }
-    dbs.clusters.settle(stop)?;
-    Ok(dbs)
 }
 
 /// Whether the tables are there at the size asked (`reuse`).
-fn prepared(conn: &Conn, s: &Sysbench, stop: &AtomicBool) -> bool {
+fn prepared(db: &Db, s: &Sysbench, stop: &AtomicBool) -> bool {
     let sql = format!("SELECT count(*) FROM sbtest{}", s.tables);
-    postgres::ask(&conn.dsn, &sql, "reading the size of an earlier load", stop)
-        .is_ok_and(|n| n == s.table_size.to_string())
+    db.ask(&sql, "reading the size of an earlier load", stop).is_ok_and(|n| n == s.table_size.to_string())
 }
 
 /// `sysbench TEST cleanup` then `prepare` (the tables, their rows and indexes), unless
-/// `reuse` finds them; then a checkpoint, so that the load's pages are not written
-/// during the measured window.
-fn load(name: &str, conn: &Conn, s: &Sysbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
-    if s.reuse && prepared(conn, s, stop) {
+/// `reuse` finds them; then, on PostgreSQL, a checkpoint, so that the load's pages are
+/// not written during the measured window (a throwaway MariaDB's are written when it
+/// settles).
+fn load(name: &str, db: &Db, s: &Sysbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
+    if s.reuse && prepared(db, s, stop) {
         progress(&format!("{name}: reusing {} of {} rows", counted(s.tables, "sysbench table"), s.table_size));
         return Ok(());
     }
@@ -191,7 +253,7 @@ fn load(name: &str, conn: &Conn, s: &Sysbench, stop: &AtomicBool, progress: &dyn
     progress(&format!("{name}: preparing {} of {} rows (about {size})", counted(s.tables, "table"), s.table_size));
     for step in ["cleanup", "prepare"] {
         let mut cmd = Command::new("sysbench");
-        cmd.arg(&s.test).args(conn.args()).args(shape_args(s)).arg(format!("--threads={}", s.tables.min(4)));
+        cmd.arg(&s.test).args(db.args()).args(shape_args(s)).arg(format!("--threads={}", s.tables.min(4)));
         cmd.arg(step).stdin(Stdio::null());
         let out = children::output(postgres::connect_bounded(&mut cmd), "sysbench prepare", stop)
             .map_err(|e| Error::failed(format!("{name}: starting sysbench: {e}")))?
@@ -200,7 +262,10 @@ fn load(name: &str, conn: &Conn, s: &Sysbench, stop: &AtomicBool, progress: &dyn
             return Err(Error::failed(format!("{name}: sysbench {step} failed: {}", postgres::last_lines(&out, 5))));
         }
     }
-    postgres::checkpoint(&conn.dsn, stop, &|m| progress(&format!("{name}: {m}")))
+    match db {
+        Db::Postgres(c) => postgres::checkpoint(&c.dsn, stop, &|m| progress(&format!("{name}: {m}"))),
+        Db::Mariadb(_) => Ok(()),
+    }
 }
 
 /// The tables' shape, which `prepare` and `run` must be given alike.
@@ -224,17 +289,24 @@ impl Driver for SysbenchDriver {
         STARTUP
     }
 
+    /// sysbench installed, and each `dsn` reached, as bad input before anything is
+    /// recorded; a wait `stop` ended is [`Error::Interrupted`].
     fn check(&self, scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
         version().map_err(bad_input)?;
-        postgres::check(stop, || {
-            for w in &scenario.workloads {
-                if let Some(Sysbench { dsn: Some(dsn), .. }) = spec(w) {
-                    postgres::ask(dsn, "SELECT 1", "connecting", stop)
-                        .map_err(|e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name)))?;
-                }
-            }
-            Ok(())
-        })
+        for w in &scenario.workloads {
+            let Some(Sysbench { dsn: Some(dsn), dbms, .. }) = spec(w) else { continue };
+            let reached = match dbms {
+                Dbms::Postgresql => postgres::ask(dsn, "SELECT 1", "connecting", stop).map(drop),
+                Dbms::Mariadb => mariadb::Conn::parse(dsn)
+                    .map_err(Error::failed)
+                    .and_then(|c| mariadb::ask(&c, "SELECT 1", true, stop).map(drop)),
+            };
+            reached.map_err(|e| match stop.load(Ordering::Relaxed) {
+                true => Error::Interrupted,
+                false => bad_input(Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name))),
+            })?;
+        }
+        Ok(())
     }
 
     fn prepare(
@@ -249,7 +321,10 @@ impl Driver for SysbenchDriver {
 
     fn describe(&self, w: &Workload, _: &[Arc<DataFile>], _: u32, _: Option<EngineKind>) -> String {
         let Some(s) = spec(w) else { return w.runner() };
-        let server = if s.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
+        let server = match &s.dsn {
+            Some(_) => format!("the given {} server", s.dbms.label()),
+            None => format!("a throwaway {}", s.dbms.label()),
+        };
         let tables = counted(s.tables, "table");
         format!("sysbench {}, {tables} of {} rows, {}, on {server}", s.test, s.table_size, counted(s.threads, "thread"))
     }
@@ -257,27 +332,36 @@ impl Driver for SysbenchDriver {
 
 impl Ready for Databases {
     fn start(&self, cx: &LaunchContext) -> Result<Vec<(WorkerThread, String)>> {
-        let conn = self.conn.get(&cx.workload_idx).cloned();
-        let conn = conn.ok_or_else(|| Error::failed(format!("{}: no database readied", cx.workload.name)))?;
-        spawn_program(cx, "sysbench", move |l| run(l, &conn))
+        let db = self.db.get(&cx.workload_idx).cloned();
+        let db = db.ok_or_else(|| Error::failed(format!("{}: no database readied", cx.workload.name)))?;
+        spawn_program(cx, "sysbench", move |l| run(l, &db))
     }
 
+    /// Stops every throwaway server; the first error, if any.
     fn stop(mut self: Box<Self>) -> Result<()> {
-        self.clusters.stop()
+        let postgres = self.clusters.stop();
+        postgres.and(self.mariadbs.stop())
     }
 
+    /// PostgreSQL's servers, which the run observes.
     fn servers(&self) -> Vec<PgServer> {
-        self.clusters.servers(self.conn.iter().map(|(workload, c)| (*workload, c.dsn.as_str())))
+        let pg = self.db.iter().filter_map(|(workload, db)| match db {
+            Db::Postgres(c) => Some((*workload, c.dsn.as_str())),
+            Db::Mariadb(_) => None,
+        });
+        self.clusters.servers(pg)
     }
 
     fn retire(&self, over: &[usize]) -> Vec<String> {
-        self.clusters.retire(over)
+        let mut ended = self.clusters.retire(over);
+        ended.extend(self.mariadbs.retire(over));
+        ended
     }
 }
 
 /// Runs sysbench for workload `l` from its first second to its end, its transactions
 /// sent as samples while it runs.
-fn run(l: &LaunchContext, conn: &Conn) -> Result<()> {
+fn run(l: &LaunchContext, db: &Db) -> Result<()> {
     let w = &l.workload;
     let s = spec(w).ok_or_else(|| Error::failed(format!("{}: not a sysbench workload", w.name)))?;
     let dir = l.run_dir()?;
@@ -287,7 +371,7 @@ fn run(l: &LaunchContext, conn: &Conn) -> Result<()> {
     let (out, out_path) = dir.create_file(&l.file_name("sysbench.out")?)?;
     let (err, err_path) = dir.create_file(&l.file_name("sysbench.stderr")?)?;
     let mut cmd = Command::new("sysbench");
-    cmd.arg(&script).args(conn.args()).args(shape_args(s));
+    cmd.arg(&script).args(db.args()).args(shape_args(s));
     cmd.arg(format!("--threads={}", s.threads)).arg(format!("--time={}", (w.ramp + w.duration).as_secs()));
     cmd.args(["--report-interval=1", "--db-ps-mode=auto", "run"]);
     cmd.env("FATHOM_SYSBENCH_TEST", &s.test).env("FATHOM_SYSBENCH_LOG", logs.join("txn"));

@@ -1,11 +1,13 @@
-//! `driver: sysbench` against the real sysbench (Debian's 1.0.20) and PostgreSQL: a
-//! throwaway cluster fathom starts itself, and a server the test starts on loopback.
+//! `driver: sysbench` against the real sysbench (Debian's 1.0.20), PostgreSQL and MariaDB:
+//! a throwaway server fathom starts itself, and a server the test starts on loopback.
 //! fathom's figures are checked against sysbench's own closing report and the
 //! per-transaction log fathom's Lua timer wrote, read here independently.
 
-use crate::common::servers::{self, Postgres};
+use crate::common::servers::{self, Mariadb, Postgres};
 use crate::common::{Scratch, ops, text};
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The end (Unix µs) of every transaction the timer logged for workload `name`.
 fn logged_ends(run_dir: &Path, name: &str) -> Vec<i64> {
@@ -64,7 +66,15 @@ fn a_throwaway_cluster_s_transactions_are_the_ones_sysbench_counted() {
     // sysbench's own seconds: its queries, errors and reconnects
     let observed = s.observations();
     let qps = &observed[&("sysbench:oltp".to_string(), "qps".to_string())];
-    assert!(qps.len() >= 3 && qps.iter().all(|(_, v)| *v > 0.0), "{qps:?}");
+    let report = std::fs::read_to_string(run_dir.join("oltp.sysbench.out")).unwrap();
+    let reported: Vec<f64> = report
+        .lines()
+        .filter(|l| l.starts_with("[ "))
+        .map(|l| l.split_whitespace().skip_while(|w| *w != "qps:").nth(1).unwrap().parse().unwrap())
+        .collect();
+    // each stored second is one of sysbench's report lines, and most of them are stored
+    assert!(qps.iter().all(|(_, v)| reported.contains(v)), "{qps:?} of {reported:?}");
+    assert!(qps.len() >= 2 && qps.iter().map(|(_, v)| v).sum::<f64>() > 0.0, "{qps:?} of {reported:?}");
     assert!(observed.contains_key(&("sysbench:oltp".to_string(), "reconnects".to_string())));
     // the cluster is gone, and nothing of it runs
     assert!(servers::running(&run_dir.display().to_string()).is_empty());
@@ -112,4 +122,104 @@ fn a_test_sysbench_lacks_is_refused_at_its_line() {
     let said = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(said.contains(":5") && said.contains("test") && said.contains("oltp_read_write"), "{said}");
     assert!(!s.dir.join("results/fathom.db").exists(), "a refused scenario made a store");
+}
+
+/// A throwaway MariaDB: sysbench's transactions counted as sysbench counts them; while it
+/// runs, its socket's directory is private, it listens on no TCP port, and its accounts
+/// are fathom's OS user by the socket's peer credentials (and MariaDB's own
+/// `mariadb.sys`, which cannot log in); after it, nothing of it runs or is left.
+#[test]
+fn a_throwaway_mariadb_admits_fathom_alone_and_leaves_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("sysbench-mariadb");
+    let target = s.dir.join("storage");
+    std::fs::create_dir_all(&target).unwrap();
+    let path = s.scenario(&format!(
+        "name: sb\nworkloads:\n  oltp:\n    driver: sysbench\n    dbms: mariadb\n    target: {}\n    tables: 2\n    \
+         table_size: 2000\n    threads: 2\n    duration: 4s\n",
+        target.display()
+    ));
+    let child =
+        s.fathom(&["run", path.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    let server = loop {
+        let found = servers::running(&target.display().to_string());
+        if let Some(server) = found.into_iter().find(|c| c.contains("mariadbd") && c.contains("--socket=")) {
+            break server;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "no mariadbd under {}", target.display());
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(server.contains("--skip-networking"), "{server}");
+    let socket = server.split_whitespace().find_map(|a| a.strip_prefix("--socket=")).unwrap().to_string();
+    let socket_dir = Path::new(&socket).parent().unwrap();
+    assert_eq!(std::fs::metadata(socket_dir).unwrap().permissions().mode() & 0o777, 0o700);
+    let accounts = loop {
+        let out = Command::new("mariadb")
+            .args(["--no-defaults", &format!("--socket={socket}"), "-N", "-B", "-e"])
+            .arg(
+                "SELECT user, JSON_VALUE(priv, '$.account_locked'), JSON_VALUE(priv, '$.authentication_string'), \
+                 JSON_VALUE(priv, '$.auth_or[1].plugin') FROM mysql.global_priv ORDER BY user",
+            )
+            .output()
+            .unwrap();
+        if out.status.success() {
+            break String::from_utf8_lossy(&out.stdout).to_string();
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{}", String::from_utf8_lossy(&out.stderr));
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let me = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+    // fathom's user: by the socket's peer credentials, or a password none can give
+    // ("invalid" is no password's hash); MariaDB's own account is locked
+    let mut want = vec![format!("{}\tNULL\tinvalid\tunix_socket", me.trim()), "mariadb.sys\t1\t\tNULL".to_string()];
+    want.sort();
+    assert_eq!(accounts.lines().collect::<Vec<_>>(), want);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let show = s.show_json();
+    let run_dir = s.dir.join(format!("results/runs/{}", show["run"]["id"]));
+    assert_eq!(logged_ends(&run_dir, "oltp").len() as u64, sysbench_transactions(&run_dir, "oltp"));
+    let txn = ops(&show, "oltp").iter().find(|o| o["op"] == "txn").unwrap_or_else(|| panic!("{show}"));
+    assert!(txn["tps"].as_f64().unwrap() > 0.0, "{txn}");
+    assert!(servers::running(&target.display().to_string()).is_empty());
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "left in {}", target.display());
+}
+
+#[test]
+fn a_mariadb_dsn_s_tables_are_prepared_once_and_reused() {
+    let s = Scratch::new("sysbench-mariadb-dsn");
+    let db = Mariadb::start(servers::free_port());
+    db.ask("CREATE DATABASE shop");
+    let path = s.scenario(
+        "name: sb\nworkloads:\n  points:\n    driver: sysbench\n    dbms: mariadb\n    test: oltp_point_select\n    \
+         tables: 2\n    table_size: 1200\n    reuse: true\n    duration: 2s\n",
+    );
+    let dsn = format!("dsn={}", db.dsn("shop"));
+    let first = s.run(&["run", path.to_str().unwrap(), "--set", &dsn]);
+    assert!(first.status.success(), "{}", text(&first));
+    assert!(text(&first).contains("preparing 2 tables of 1200 rows"), "{}", text(&first));
+    assert_eq!(db.ask("SELECT count(*) FROM shop.sbtest2"), "1200");
+    let second = s.run(&["run", path.to_str().unwrap(), "--set", &dsn]);
+    assert!(second.status.success(), "{}", text(&second));
+    assert!(text(&second).contains("reusing 2 sysbench tables of 1200 rows"), "{}", text(&second));
+    let txn = ops(&s.show_json(), "points").iter().find(|o| o["op"] == "txn").cloned().unwrap();
+    assert!(txn["ops"].as_u64().unwrap() > 0, "{txn}");
+    // a password in the dsn is refused, and never echoed
+    let secret = s.run(&["run", path.to_str().unwrap(), "--set", "dsn=mysql://tester:hunter2@127.0.0.1/shop"]);
+    assert_eq!(secret.status.code(), Some(2), "{}", text(&secret));
+    assert!(text(&secret).contains("MYSQL_PWD") && !text(&secret).contains("hunter2"), "{}", text(&secret));
+}
+
+#[test]
+fn a_setting_mariadb_refuses_fails_the_run_in_its_words() {
+    let s = Scratch::new("sysbench-mariadb-bad");
+    let path = s.scenario(
+        "name: sb\nworkloads:\n  w:\n    driver: sysbench\n    dbms: mariadb\n    duration: 2s\n    \
+         settings: {innodb_no_such_thing: 1}\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("unknown variable 'innodb_no_such_thing=1'"), "{}", text(&out));
+    assert!(servers::running(&s.dir.display().to_string()).is_empty());
 }

@@ -18,8 +18,8 @@ pub mod log;
 use super::driver::{
     Driver, LaunchContext, OVERRUN, PgServer, Ready, RunDir, bad_input, finish_program, overran, spawn_program,
 };
-use super::pg_clusters::Clusters;
 use super::postgres;
+use super::throwaway::Clusters;
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;

@@ -14,8 +14,8 @@
 use super::figures::{self, Profile, Reading};
 use crate::clock::sleep_until;
 use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input, spawn_program};
-use crate::drivers::pg_clusters::Clusters;
 use crate::drivers::postgres::{self, Cluster};
+use crate::drivers::throwaway::Clusters;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};

@@ -15,9 +15,9 @@ pub mod hammerdb;
 pub mod load;
 
 use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
-use super::pg_clusters::Clusters;
 use super::pgbench::{self, Invocation};
 use super::postgres;
+use super::throwaway::Clusters;
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;

@@ -15,8 +15,8 @@ pub mod load;
 pub mod stream;
 
 use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
-use super::pg_clusters::Clusters;
 use super::postgres;
+use super::throwaway::Clusters;
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;

@@ -2,6 +2,7 @@
 //! one model file behind the seam in [`seam`], listed once in [`PROGRAMS`]. A program's
 //! runner lives in `crate::drivers`, listed there once; no other file names it.
 
+pub mod dbms;
 pub mod iperf3;
 pub mod pgbench;
 pub mod seam;

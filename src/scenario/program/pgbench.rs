@@ -243,7 +243,9 @@ impl Spec for Pgbench {
             return Vec::new();
         }
         let size = self.database_bytes();
-        let Some(fits) = fits_in(size, self.shared_buffers(), memory_bytes) else { return Vec::new() };
+        let Some(fits) = fits_in(size, self.shared_buffers().map(|b| ("shared_buffers", b)), memory_bytes) else {
+            return Vec::new();
+        };
         let message = format!(
             "a pgbench database at scale {} (about {}) fits in {fits}: after warm-up no read reaches storage, so \
              this run measures memory, not storage. For storage, raise `scale` past RAM (scale 100 is about 1.7 GB, \
@@ -298,11 +300,12 @@ pub fn shared_buffers(dsn: &Option<String>, settings: &[(String, String)]) -> Op
     }
 }
 
-/// Where a database of `size` bytes fits, as a lint says it: in `shared_buffers` or in
-/// the RAM; None where it fits in neither and its reads reach storage.
-pub fn fits_in(size: u64, shared_buffers: Option<u64>, memory_bytes: Option<u64>) -> Option<String> {
-    match (shared_buffers, memory_bytes) {
-        (Some(sb), _) if size <= sb => Some(format!("shared_buffers ({})", Size(sb).human())),
+/// Where a database of `size` bytes fits, as a lint says it: in the server's cache
+/// (`shared_buffers`, `innodb_buffer_pool_size`: named with its size) or in the RAM; None
+/// where it fits in neither and its reads reach storage.
+pub fn fits_in(size: u64, cache: Option<(&str, u64)>, memory_bytes: Option<u64>) -> Option<String> {
+    match (cache, memory_bytes) {
+        (Some((name, bytes)), _) if size <= bytes => Some(format!("{name} ({})", Size(bytes).human())),
         (_, Some(ram)) if size < ram => Some(format!("the {} of RAM", Size(ram).human())),
         _ => None,
     }

@@ -1,9 +1,10 @@
-//! `driver: sysbench`: sysbench's OLTP tests (`oltp_read_write` and its kin) against a
-//! throwaway PostgreSQL cluster fathom creates on the storage under test, or a server
-//! given by `dsn`. Its keys are sysbench's own options, named as in sysbench (`tables`,
+//! `driver: sysbench`: sysbench's OLTP tests (`oltp_read_write` and its kin) against
+//! PostgreSQL or MariaDB (`dbms`): a throwaway server fathom creates on the storage under
+//! test, or a server given by `dsn`. Its keys are sysbench's own options, named as in sysbench (`tables`,
 //! `table_size`, `threads`); `crate::drivers::sysbench` runs it.
 
-use super::pgbench::{fits_in, no_secret, settings, shared_buffers, target};
+use super::dbms::{Dbms, dbms, mariadb_size};
+use super::pgbench::{fits_in, no_secret, pg_size, settings, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -20,7 +21,9 @@ pub struct SysbenchProgram;
 /// `driver: sysbench`'s settings, checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sysbench {
-    /// A libpq connection string or URI; `None`: a throwaway cluster fathom creates.
+    pub dbms: Dbms,
+    /// Where the server is: a libpq connection string or URI for PostgreSQL,
+    /// `mysql://USER@HOST:PORT/DB` for MariaDB; `None`: a throwaway server fathom creates.
     pub dsn: Option<String>,
     /// One of sysbench's OLTP tests ([`TESTS`]).
     pub test: String,
@@ -62,7 +65,7 @@ impl Program for SysbenchProgram {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["target", "dsn", "test", "tables", "table_size", "threads", "reuse", "settings"]
+        &["dbms", "target", "dsn", "test", "tables", "table_size", "threads", "reuse", "settings"]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -74,9 +77,14 @@ impl Program for SysbenchProgram {
     }
 
     fn check(&self, keys: &Keys) -> Result<ProgramSpec> {
+        let dbms = dbms(keys)?;
         let (dsn, dsn_at) = keys.line("dsn")?;
-        if let Some(dsn) = &dsn {
-            no_secret(dsn).map_err(|why| keys.fail(&dsn_at, &why.to_string()))?;
+        match (&dsn, dbms) {
+            (Some(dsn), Dbms::Postgresql) => no_secret(dsn).map_err(|why| keys.fail(&dsn_at, &why.to_string()))?,
+            (Some(dsn), Dbms::Mariadb) => {
+                super::dbms::MysqlDsn::parse(dsn).map_err(|why| keys.fail(&dsn_at, &why))?;
+            }
+            (None, _) => {}
         }
         let (test, test_at) = keys.line("test")?;
         let test = test.unwrap_or_else(|| TESTS[0].to_string());
@@ -89,7 +97,7 @@ impl Program for SysbenchProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        Ok(ProgramSpec::new(Sysbench { dsn, test, tables, table_size, threads, reuse, settings, target }))
+        Ok(ProgramSpec::new(Sysbench { dbms, dsn, test, tables, table_size, threads, reuse, settings, target }))
     }
 }
 
@@ -115,7 +123,7 @@ impl Spec for Sysbench {
     /// Tables that fit in shared_buffers or RAM: after warm-up no read reaches storage.
     fn risks(&self, memory_bytes: Option<u64>, _ramp: Duration) -> Vec<Risk> {
         let size = self.database_bytes();
-        let Some(fits) = fits_in(size, shared_buffers(&self.dsn, &self.settings), memory_bytes) else {
+        let Some(fits) = fits_in(size, self.cache_bytes().map(|b| (self.dbms.cache().0, b)), memory_bytes) else {
             return Vec::new();
         };
         let message = format!(
@@ -146,6 +154,22 @@ impl Sysbench {
     /// The tables' size in bytes, about.
     pub fn database_bytes(&self) -> u64 {
         self.tables as u64 * self.table_size as u64 * ROW_BYTES
+    }
+
+    /// The memory the throwaway server caches pages in, in bytes (its setting, else its
+    /// default); `None` for a server given by `dsn` (its setting is its own) or a value
+    /// fathom cannot read.
+    pub fn cache_bytes(&self) -> Option<u64> {
+        let (key, default) = self.dbms.cache();
+        let size = match self.dbms {
+            Dbms::Postgresql => pg_size,
+            Dbms::Mariadb => mariadb_size,
+        };
+        match (&self.dsn, self.settings.iter().find(|(k, _)| k == key)) {
+            (Some(_), _) => None,
+            (None, None) => Some(default),
+            (None, Some((_, v))) => size(v),
+        }
     }
 
     /// The database its tables live in on a throwaway cluster: one per shape, so that

@@ -374,7 +374,8 @@ impl Tpcc {
     /// A database that fits in shared_buffers (a throwaway cluster's) or RAM.
     fn in_memory(&self, memory_bytes: Option<u64>) -> Option<Risk> {
         let size = self.database_bytes();
-        let fits = fits_in(size, shared_buffers(&self.dsn, &self.settings), memory_bytes)?;
+        let fits =
+            fits_in(size, shared_buffers(&self.dsn, &self.settings).map(|b| ("shared_buffers", b)), memory_bytes)?;
         let fit = if self.warehouses == 1 { "fits" } else { "fit" };
         let message = format!(
             "{} (about {}) {fit} in {fits}: after warm-up reads do not reach storage, so this run measures \

@@ -234,6 +234,93 @@ impl Drop for Postgres {
     }
 }
 
+/// A MariaDB server of the test's own (Debian's `mariadb-server`), on 127.0.0.1:`port`,
+/// with the user `tester` (no password) allowed everything from there; killed and
+/// removed when dropped.
+pub struct Mariadb {
+    child: Child,
+    pub port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl Mariadb {
+    /// mariadb-install-db in a directory of the system's temporary one (which the mysql
+    /// user can reach wherever the checkout is), and the server in the foreground.
+    pub fn start(port: u16) -> Mariadb {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let dir = std::env::temp_dir().join(format!("fathom-test-mariadb-{port}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let as_mysql = |c: &mut Command| {
+            if root {
+                let id = |flag: &str| -> u32 {
+                    let out = Command::new("id").args([flag, "mysql"]).output().unwrap();
+                    String::from_utf8_lossy(&out.stdout).trim().parse().expect("a mysql user")
+                };
+                let (uid, gid) = (id("-u"), id("-g"));
+                std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
+                std::os::unix::fs::chown(dir.join("tmp"), Some(uid), Some(gid)).unwrap();
+                c.uid(uid).gid(gid);
+            }
+            c.current_dir(&dir);
+        };
+        let data = format!("--datadir={}", dir.join("data").display());
+        // a temporary directory of its own: servers bootstrapping at once in one /tmp clash
+        std::fs::create_dir_all(dir.join("tmp")).unwrap();
+        let tmp = format!("--tmpdir={}", dir.join("tmp").display());
+        let mut install = Command::new("mariadb-install-db");
+        install.args(["--no-defaults", &data, &tmp, "--skip-test-db"]);
+        as_mysql(&mut install);
+        let out = install.output().expect("mariadb-server is installed by scripts/install-deps.sh test");
+        assert!(out.status.success(), "mariadb-install-db: {}", String::from_utf8_lossy(&out.stderr));
+        let socket = format!("--socket={}", dir.join("test.sock").display());
+        let mut server = Command::new("/usr/sbin/mariadbd");
+        server.args(["--no-defaults", &data, &tmp, &socket, "--bind-address=127.0.0.1", &format!("--port={port}")]);
+        server.stdout(Stdio::null()).stderr(std::fs::File::create(dir.join("server.log")).unwrap());
+        as_mysql(&mut server);
+        let db = Mariadb { child: server.spawn().unwrap(), port, dir: dir.clone() };
+        // the socket admits root by its peer credentials: the test's user is made there
+        let grant = "CREATE USER tester@'127.0.0.1'; GRANT ALL ON *.* TO tester@'127.0.0.1';";
+        let start = Instant::now();
+        while !Command::new("mariadb")
+            .args(["--no-defaults", &socket, "-u", "root", "-e", grant])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            assert!(start.elapsed() < Duration::from_secs(60), "MariaDB did not start on {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        db
+    }
+
+    /// fathom's `dsn` of it, database `database`.
+    pub fn dsn(&self, database: &str) -> String {
+        format!("mysql://tester@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// `sql`'s answer as the test's user, tab-separated.
+    pub fn ask(&self, sql: &str) -> String {
+        let port = format!("--port={}", self.port);
+        let out = Command::new("mariadb")
+            .args(["--no-defaults", "--protocol=tcp", "-h", "127.0.0.1", &port, "-u", "tester", "-N", "-B", "-e", sql])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for Mariadb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// Processes still running (not zombies) whose command line contains `needle`.
 pub fn running(needle: &str) -> Vec<String> {
     let mut found = Vec::new();

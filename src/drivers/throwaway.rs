@@ -1,10 +1,11 @@
-//! The throwaway clusters of one run: one per place and settings, each started where
+//! The throwaway database servers of one run, whatever their DBMS ([`Throwaway`]: a
+//! PostgreSQL cluster, a MariaDB server): one per place and settings, each started where
 //! its workloads ask (their `target`, else the run's directory), settled before the run
-//! clock starts, ended as soon as its workloads are over and another cluster's start,
+//! clock starts, ended as soon as its workloads are over and another server's start,
 //! and removed at the run's end.
 
 use super::driver::{RunDir, bad_input};
-use super::postgres::{Cluster, UNREACHABLE, psql};
+use super::postgres::Cluster;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,30 +24,61 @@ fn new_place(path: &Path) -> Result<crate::nofollow::Dir> {
     crate::nofollow::create_new_dir(path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))
 }
 
-/// What makes two workloads' throwaway clusters the same one: their place and settings.
+/// A database server fathom starts in a directory of its own and throws away with it:
+/// what [`Clusters`] needs of each DBMS's.
+pub trait Throwaway: Sized {
+    /// The DBMS, for messages (`PostgreSQL`).
+    const DBMS: &'static str;
+    /// What its directories are called (`postgres`: `fathom-postgres-runN-K`).
+    const DIR: &'static str;
+
+    /// Creates a server in `made`, a directory just made new, with `settings`, and
+    /// starts it; `stop` set while it waits ends it with an error.
+    fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Self>;
+    /// Whether `e`, from [`Throwaway::start`], says the server's OS user cannot reach
+    /// its directory.
+    fn unreachable(e: &Error) -> bool;
+    /// The workload it was started for, which names it when it dies.
+    fn workload(&self) -> &str;
+    fn set_workload(&mut self, name: &str);
+    /// Writes what loading dirtied, so that it writes nothing while another server's
+    /// workloads are measured.
+    fn settle(&self, stop: &AtomicBool) -> Result<()>;
+    /// Ends the server before the run's end, once: whether it ran until now.
+    fn retire(&mut self) -> bool;
+    /// Stops the server and removes its directory; an error says how it died, if it did.
+    fn stop(&mut self) -> Result<()>;
+}
+
+/// What makes two workloads' throwaway servers the same one: their place and settings.
 type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
 
-/// One cluster of a run, and the workloads (by index) it serves.
-struct Started {
+/// One server of a run, and the workloads (by index) it serves.
+struct Started<S> {
     key: ClusterKey,
     /// Locked to end it mid-run ([`Clusters::retire`]), while the run holds `&self`.
-    cluster: Mutex<Cluster>,
+    cluster: Mutex<S>,
     workloads: Vec<usize>,
 }
 
-/// The throwaway clusters of one run, one per place and settings, stopped and removed
+/// The throwaway servers of one run, one per place and settings, stopped and removed
 /// when dropped or [`Clusters::stop`]ped.
-#[derive(Default)]
-pub struct Clusters {
-    started: Vec<Started>,
+pub struct Clusters<S = Cluster> {
+    started: Vec<Started<S>>,
+}
+
+impl<S> Default for Clusters<S> {
+    fn default() -> Self {
+        Clusters { started: Vec::new() }
+    }
 }
 
 /// Throwaway clusters this process has started: a run's clusters, whichever driver
 /// started them, each get a number of their own.
 static CLUSTERS_STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-impl Clusters {
-    /// The cluster in `target` (else in `dir`, the run's directory) with `settings`,
+impl<S: Throwaway> Clusters<S> {
+    /// The server in `target` (else in `dir`, the run's directory) with `settings`,
     /// started unless this run has it already, for workload `(index, name)`. One that
     /// will not start is bad input, at that workload. `progress` hears that it starts.
     pub fn get(
@@ -57,7 +89,7 @@ impl Clusters {
         dir: &Path,
         stop: &AtomicBool,
         progress: &dyn Fn(&str),
-    ) -> Result<&Cluster> {
+    ) -> Result<&S> {
         let key = (target.clone(), settings.to_vec());
         let at = match self.started.iter().position(|s| s.key == key) {
             Some(at) => at,
@@ -80,7 +112,7 @@ impl Clusters {
         dir: &Path,
         stop: &AtomicBool,
         progress: &dyn Fn(&str),
-    ) -> Result<Cluster> {
+    ) -> Result<S> {
         let run = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         // numbered across the run's drivers (tpcc's clusters beside tpch's), never by what
         // is on disk: a name taken already (a link planted there) is refused, not skipped
@@ -89,36 +121,34 @@ impl Clusters {
         // in the run's directory, made through its descriptor: a symlink at `runs` or
         // `RUN` stops the run before anything is built
         let made = match target {
-            Some(t) => new(&t.join(format!("fathom-postgres-run{run}-{n}"))),
-            None => RunDir::open(dir).and_then(|d| d.new_dir(&format!("postgres-{n}"))),
+            Some(t) => new(&t.join(format!("fathom-{}-run{run}-{n}", S::DIR))),
+            None => RunDir::open(dir).and_then(|d| d.new_dir(&format!("{}-{n}", S::DIR))),
         }
         .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
-        progress(&format!("{name}: starting a throwaway PostgreSQL in {}", made.path().display()));
-        let mut cluster = match Cluster::start(made, settings, stop) {
+        progress(&format!("{name}: starting a throwaway {} in {}", S::DBMS, made.path().display()));
+        let mut cluster = match S::start(made, settings, stop) {
             // the run's directory is behind a private one (fathom runs as root from
             // /root, say): the system's temporary directory is as good a place, the
             // run's directory being no storage under test; a `target` given stays an
             // error
-            Err(e) if e.to_string().starts_with(UNREACHABLE) && target.is_none() => {
-                let tmp = std::env::temp_dir().join(format!("fathom-postgres-{}-{run}-{n}", std::process::id()));
+            Err(e) if S::unreachable(&e) && target.is_none() => {
+                let tmp = std::env::temp_dir().join(format!("fathom-{}-{}-{run}-{n}", S::DIR, std::process::id()));
                 progress(&format!("{name}: {e}; using {} instead", tmp.display()));
-                new(&tmp).and_then(|made| Cluster::start(made, settings, stop))
+                new(&tmp).and_then(|made| S::start(made, settings, stop))
             }
             other => other,
         }
         // a cluster that will not start is its settings' or its place's
         .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
-        cluster.workload = name.to_string();
+        cluster.set_workload(name);
         Ok(cluster)
     }
 
-    /// A `CHECKPOINT` on each cluster once everything is loaded, so that a cluster
-    /// waiting for its workloads writes nothing meanwhile: with no WAL since, its timed
-    /// checkpoints are skipped while another cluster is measured.
+    /// Settles each server once everything is loaded ([`Throwaway::settle`]), so that
+    /// a server waiting for its workloads writes nothing while another is measured.
     pub fn settle(&self, stop: &AtomicBool) -> Result<()> {
         for s in &self.started {
-            let dsn = s.cluster.lock().unwrap_or_else(PoisonError::into_inner).dsn("postgres");
-            psql(&dsn, "CHECKPOINT", stop)?;
+            s.cluster.lock().unwrap_or_else(PoisonError::into_inner).settle(stop)?;
         }
         Ok(())
     }
@@ -133,12 +163,25 @@ impl Clusters {
         for s in self.started.iter().filter(|s| s.workloads.iter().all(|w| over.contains(w))) {
             let mut c = s.cluster.lock().unwrap_or_else(PoisonError::into_inner);
             if c.retire() {
-                ended.push(c.workload.clone());
+                ended.push(c.workload().to_string());
             }
         }
         ended
     }
 
+    /// Stops every cluster; the first error, if any.
+    pub fn stop(&mut self) -> Result<()> {
+        let mut first = Ok(());
+        for s in self.started.drain(..) {
+            if let Err(e) = s.cluster.into_inner().unwrap_or_else(PoisonError::into_inner).stop() {
+                first = first.and(Err(e));
+            }
+        }
+        first
+    }
+}
+
+impl Clusters<Cluster> {
     /// The log of the cluster `dsn` (one of [`Cluster::dsn`]'s) reaches, and its flag
     /// of being retired, if it is one of these.
     fn of_dsn(&self, dsn: &str) -> Option<(PathBuf, Arc<AtomicBool>)> {
@@ -158,16 +201,5 @@ impl Clusters {
         let mut servers: Vec<_> = ready.map(server).collect();
         servers.sort_by_key(|s| s.workload);
         servers
-    }
-
-    /// Stops every cluster; the first error, if any.
-    pub fn stop(&mut self) -> Result<()> {
-        let mut first = Ok(());
-        for s in self.started.drain(..) {
-            if let Err(e) = s.cluster.into_inner().unwrap_or_else(PoisonError::into_inner).stop() {
-                first = first.and(Err(e));
-            }
-        }
-        first
     }
 }

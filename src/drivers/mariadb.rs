@@ -1,0 +1,396 @@
+//! MariaDB, and MySQL reached by `dsn`: the throwaway server fathom starts on the storage
+//! under test ([`Server`]), where a server is ([`Conn`]) and the questions fathom asks
+//! it ([`ask`], through Debian's `mariadb` client).
+//!
+//! A throwaway server admits fathom alone, as a throwaway PostgreSQL cluster does: its
+//! data directory is `mariadb-install-db`'s under a new directory of mode 0700 owned by
+//! the server's user (`mysql` when fathom is root); it listens on no TCP port
+//! (`skip-networking`), only on a socket in that directory; and its one account besides
+//! `mariadb.sys` is fathom's OS user, authenticated by the socket's peer credentials
+//! (`unix_socket`). It is fathom's child, killed at the end (nothing it holds outlives
+//! its processes) and removed with its directory.
+
+use super::driver::bad_input;
+use super::pg_host::{RunAs, chown, os_user, run_as_user, unreachable_by};
+use crate::children::{self, Group, Leftover};
+use crate::error::{Error, Result};
+use crate::scenario::program::dbms::MysqlDsn;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How an error of [`Server::start`] begins when the `mysql` user cannot reach the
+/// directory (a parent such as /root is private).
+pub const UNREACHABLE: &str = "MariaDB runs as the mysql user";
+
+/// How long a question fathom asks a server for itself may take, its connection included.
+const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+
+/// How long a throwaway server may take to accept its first connection.
+const START_WITHIN: Duration = Duration::from_secs(60);
+
+/// The longest path of a Unix socket (`sun_path`, less its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+
+/// Where a MariaDB or MySQL server is, and as whom fathom connects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conn {
+    /// The socket of a throwaway server; `None`: `host` and `port` (a `dsn`).
+    pub socket: Option<PathBuf>,
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub database: String,
+}
+
+impl Conn {
+    /// The server of a `dsn` ([`MysqlDsn`]).
+    pub fn parse(dsn: &str) -> std::result::Result<Conn, String> {
+        let MysqlDsn { host, port, user, database } = MysqlDsn::parse(dsn)?;
+        Ok(Conn { socket: None, host, port, user, database })
+    }
+
+    /// Which server and database this is, to tell loads apart.
+    pub fn key(&self) -> String {
+        match &self.socket {
+            Some(s) => format!("mariadb:{}/{}", s.display(), self.database),
+            None => format!("mariadb:{}@{}:{}/{}", self.user, self.host, self.port, self.database),
+        }
+    }
+
+    /// The `mariadb` client's options for it: a throwaway server's reads no option file
+    /// (its socket and user are all it needs); a `dsn`'s reads the user's, which may hold
+    /// the password.
+    fn client_args(&self) -> Vec<String> {
+        let mut args = match &self.socket {
+            Some(s) => vec!["--no-defaults".into(), format!("--socket={}", s.display())],
+            None => vec![format!("--host={}", self.host), format!("--port={}", self.port), "--protocol=tcp".into()],
+        };
+        args.extend([format!("--user={}", self.user), "--connect-timeout=10".into()]);
+        args
+    }
+
+    /// sysbench's options for it (its MySQL driver). No password: see [`MysqlDsn`].
+    pub fn sysbench_args(&self) -> Vec<String> {
+        let mut args = vec!["--db-driver=mysql".to_string()];
+        match &self.socket {
+            Some(s) => args.push(format!("--mysql-socket={}", s.display())),
+            None => args.extend([format!("--mysql-host={}", self.host), format!("--mysql-port={}", self.port)]),
+        }
+        args.extend([format!("--mysql-user={}", self.user), format!("--mysql-db={}", self.database)]);
+        args
+    }
+}
+
+/// Runs `sql` with the `mariadb` client on `conn`'s database (none when `in_database` is
+/// false: to create it); its output, tab-separated without column names, or the server's
+/// own error. Bounded by [`ANSWER_WITHIN`]; killed when `stop` is set.
+pub fn ask(conn: &Conn, sql: &str, in_database: bool, stop: &AtomicBool) -> Result<String> {
+    let mut cmd = Command::new("mariadb");
+    cmd.args(conn.client_args()).args(["--batch", "--skip-column-names", "-e", sql]).stdin(Stdio::null());
+    if in_database {
+        cmd.arg(&conn.database);
+    }
+    let deadline = Instant::now() + ANSWER_WITHIN;
+    let out = children::output_until(&mut cmd, "mariadb", stop, Some(deadline))
+        .map_err(|e| Error::failed(format!("starting the mariadb client: {e} (apt-get install mariadb-client)")))?
+        .ok_or(Error::failed(super::postgres::INTERRUPTED))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    if Instant::now() >= deadline {
+        let within = ANSWER_WITHIN.as_secs();
+        return Err(Error::failed(format!("the MariaDB server of {} did not answer within {within} s", conn.key())));
+    }
+    Err(Error::failed(super::postgres::last_lines(&out, 5)))
+}
+
+/// A throwaway MariaDB server, running until stopped or dropped.
+pub struct Server {
+    dir: PathBuf,
+    /// The socket's directory: the server's own, or one of its own in the system's
+    /// temporary directory when that path is too long for a socket's.
+    socket_dir: PathBuf,
+    user: Option<RunAs>,
+    /// fathom's OS user: the account it connects as.
+    me: String,
+    workload: String,
+    server: Option<Group>,
+    /// How the server had died, when it was found dead on being retired.
+    died: Option<String>,
+    retired: bool,
+    left: Vec<Leftover>,
+}
+
+impl Server {
+    /// Creates a server in `made`, a directory just made new, with `settings` (options
+    /// of mariadbd, `innodb_buffer_pool_size: 1G`), and starts it.
+    pub fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Server> {
+        let mut server = Self::made(made.path())?;
+        match server.install(stop).and_then(|()| server.serve(settings, stop)) {
+            Ok(()) => Ok(server),
+            Err(e) => {
+                server.kill();
+                let _ = crate::nofollow::remove_tree(&server.data());
+                server.remove_socket_dir();
+                server.left.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// The server of the new directory `dir`: made private to the server's user, and
+    /// recorded with the run.
+    fn made(dir: &Path) -> Result<Server> {
+        use std::os::unix::fs::PermissionsExt;
+        let private = |d: &Path| {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| Error::failed(format!("{}: {e}", d.display())))
+        };
+        let missing = "MariaDB does not run as root and there is no `mysql` user to run it as \
+                       (Debian's mariadb-server package creates one), or give a `dsn`";
+        let user = run_as_user(c"mysql", missing)?;
+        let dir = &dir.canonicalize().map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
+        let mut left = vec![Leftover::new(dir)];
+        private(dir)?;
+        if let Some(u) = user {
+            if let Some((closed, mode)) = unreachable_by(dir, u) {
+                let _ = std::fs::remove_dir(dir);
+                return Err(Error::failed(format!(
+                    "{UNREACHABLE}: {} is not searchable by it (mode {mode:o}), so it cannot reach {}",
+                    closed.display(),
+                    dir.display()
+                )));
+            }
+            chown(dir, u)?;
+        }
+        let mut socket_dir = dir.clone();
+        if dir.join("mariadbd.sock").as_os_str().len() > SOCKET_PATH_MAX {
+            socket_dir =
+                std::env::temp_dir().join(format!("fathom-mariadb-{}-socket-{}", std::process::id(), left.len()));
+            crate::nofollow::create_new_dir(&socket_dir)
+                .map_err(|e| Error::failed(format!("{}: {e}", socket_dir.display())))?;
+            left.push(Leftover::new(&socket_dir));
+            private(&socket_dir)?;
+            if let Some(u) = user {
+                chown(&socket_dir, u)?;
+            }
+        }
+        let me = os_user()?;
+        let (workload, server, died, retired) = (String::new(), None, None, false);
+        Ok(Server { dir: dir.clone(), socket_dir, user, me, workload, server, died, retired, left })
+    }
+
+    /// `mariadb-install-db`: the system tables, and fathom's OS user as the one account
+    /// that logs in (by the socket's peer credentials).
+    fn install(&mut self, stop: &AtomicBool) -> Result<()> {
+        let mut install = self.command("mariadb-install-db");
+        install.arg("--no-defaults").arg(format!("--datadir={}", self.data().display())).arg(self.tmpdir()?);
+        install.args(["--auth-root-authentication-method=socket", "--skip-test-db"]);
+        install.arg(format!("--auth-root-socket-user={}", self.me));
+        let out = children::output(&mut install, "mariadb-install-db", stop)
+            .map_err(|e| Error::failed(format!("starting mariadb-install-db: {e} (apt-get install mariadb-server)")))?
+            .ok_or(Error::failed(super::postgres::INTERRUPTED))?;
+        if !out.status.success() {
+            return Err(Error::failed(format!("mariadb-install-db failed: {}", super::postgres::last_lines(&out, 5))));
+        }
+        Ok(())
+    }
+
+    /// Starts mariadbd as fathom's child, its errors into its log, and waits until it
+    /// answers.
+    fn serve(&mut self, settings: &[(String, String)], stop: &AtomicBool) -> Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let log = self.log();
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .mode(0o640)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&log)
+            .map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
+        let err = file.try_clone().map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
+        let mut server = self.command(&mariadbd()?.display().to_string());
+        server.arg("--no-defaults").arg(format!("--datadir={}", self.data().display())).arg(self.tmpdir()?);
+        server.arg(format!("--socket={}", self.socket().display())).arg("--skip-networking");
+        server.arg(format!("--pid-file={}", self.dir.join("mariadbd.pid").display()));
+        // without --log-error its errors go to stderr: the log, from its first line on
+        server.args(settings.iter().map(|(k, v)| format!("--{k}={v}"))).stdout(file).stderr(err);
+        let group =
+            Group::spawn(&mut server, "mariadbd").map_err(|e| Error::failed(format!("starting mariadbd: {e}")))?;
+        let (socket, conn) = (self.socket(), self.conn("mysql"));
+        let running = self.server.insert(group);
+        let started = Instant::now();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Error::failed(super::postgres::INTERRUPTED));
+            }
+            if let Some(status) = running.try_wait().map_err(|e| Error::failed(format!("waiting for mariadbd: {e}")))? {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let errors: Vec<&str> = text.lines().filter(|l| l.contains("[ERROR]")).collect();
+                let said =
+                    if errors.is_empty() { format!("mariadbd exited with {status}") } else { errors.join(" / ") };
+                return Err(Error::failed(format!("MariaDB did not start: {said} (log: {})", log.display())));
+            }
+            if socket.exists() && ask(&conn, "SELECT 1", false, stop).is_ok() {
+                return Ok(());
+            }
+            if started.elapsed() > START_WITHIN {
+                let within = START_WITHIN.as_secs();
+                return Err(Error::failed(format!("MariaDB did not start in {within} s (log: {})", log.display())));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// `--tmpdir`, a directory of the server's own (made at first use): its temporary
+    /// tables go to the storage under test, and servers bootstrapping at once in one /tmp
+    /// clash on their names.
+    fn tmpdir(&self) -> Result<String> {
+        let tmp = self.dir.join("tmp");
+        if !tmp.exists() {
+            crate::nofollow::create_new_dir(&tmp).map_err(|e| Error::failed(format!("{}: {e}", tmp.display())))?;
+            if let Some(u) = self.user {
+                chown(&tmp, u)?;
+            }
+        }
+        Ok(format!("--tmpdir={}", tmp.display()))
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.socket_dir.join("mariadbd.sock")
+    }
+
+    /// The server's log.
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+
+    /// Where it is, database `database`, as fathom's OS user.
+    pub fn conn(&self, database: &str) -> Conn {
+        let (host, port) = ("localhost".to_string(), 0);
+        let (socket, user) = (Some(self.socket()), self.me.clone());
+        Conn { socket, host, port, user, database: database.into() }
+    }
+
+    /// Creates `database` unless it exists.
+    pub fn create_database(&self, database: &str, stop: &AtomicBool) -> Result<()> {
+        ask(&self.conn(database), &format!("CREATE DATABASE IF NOT EXISTS `{database}`"), false, stop).map(drop)
+    }
+
+    /// A command for one of the server's programs, as the server's user.
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.stdin(Stdio::null()).current_dir(&self.dir);
+        if let Some(u) = self.user {
+            c.uid(u.uid).gid(u.gid);
+        }
+        c
+    }
+
+    /// Kills the server, if it runs (nothing of it outlives its processes): how it had
+    /// died, if it had ended before.
+    fn kill(&mut self) -> Option<String> {
+        let mut server = self.server.take()?;
+        let died = match server.try_wait() {
+            Ok(Some(status)) => Some(format!("exited with {status}")),
+            _ => None,
+        };
+        server.signal(libc::SIGKILL);
+        let _ = server.wait();
+        died
+    }
+
+    fn remove_socket_dir(&self) {
+        if self.socket_dir != self.dir {
+            let _ = std::fs::remove_dir_all(&self.socket_dir);
+        }
+    }
+}
+
+/// mariadbd: on the PATH, else where Debian installs it (/usr/sbin, not on a user's PATH).
+fn mariadbd() -> Result<PathBuf> {
+    let on_path =
+        std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).find(|d| d.join("mariadbd").is_file()));
+    let found = on_path
+        .map(|d| d.join("mariadbd"))
+        .or_else(|| ["/usr/sbin/mariadbd", "/usr/libexec/mariadbd"].iter().map(PathBuf::from).find(|p| p.is_file()));
+    found.ok_or_else(|| bad_input(Error::failed("mariadbd not found: apt-get install mariadb-server")))
+}
+
+/// How long [`Throwaway::settle`] waits for InnoDB to write its dirty pages.
+const SETTLE_WITHIN: Duration = Duration::from_secs(60);
+
+impl super::throwaway::Throwaway for Server {
+    const DBMS: &'static str = "MariaDB";
+    const DIR: &'static str = "mariadb";
+
+    fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Server> {
+        Server::start(made, settings, stop)
+    }
+
+    fn unreachable(e: &Error) -> bool {
+        e.to_string().starts_with(UNREACHABLE)
+    }
+
+    fn workload(&self) -> &str {
+        &self.workload
+    }
+
+    fn set_workload(&mut self, name: &str) {
+        self.workload = name.to_string();
+    }
+
+    /// InnoDB's dirty pages written (its page cleaners asked to leave none, then told
+    /// their setting back), as PostgreSQL's CHECKPOINT writes its.
+    fn settle(&self, stop: &AtomicBool) -> Result<()> {
+        let conn = self.conn("mysql");
+        let was = ask(&conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct", false, stop)?;
+        ask(&conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0", false, stop)?;
+        let dirty = "SELECT variable_value FROM information_schema.global_status \
+                     WHERE variable_name = 'INNODB_BUFFER_POOL_PAGES_DIRTY'";
+        let started = Instant::now();
+        while ask(&conn, dirty, false, stop)? != "0" && started.elapsed() < SETTLE_WITHIN {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let back = format!("SET GLOBAL innodb_max_dirty_pages_pct = {}", was.parse::<f64>().unwrap_or(90.0));
+        ask(&conn, &back, false, stop).map(drop)
+    }
+
+    fn retire(&mut self) -> bool {
+        if self.server.is_none() || self.retired {
+            return false;
+        }
+        self.retired = true;
+        self.died = self.kill();
+        true
+    }
+
+    fn stop(&mut self) -> Result<()> {
+        let died = self.kill().or(self.died.take());
+        self.remove_socket_dir();
+        let removed = crate::nofollow::remove_tree(&self.dir)
+            .map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())));
+        self.left.clear();
+        if let Some(how) = died {
+            return Err(Error::failed(format!("the MariaDB server of workload {} died ({how})", self.workload)));
+        }
+        removed
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if !self.left.is_empty()
+            && let Err(e) = super::throwaway::Throwaway::stop(self)
+        {
+            crate::terminal::say(&format!("warning: {e}"));
+        }
+    }
+}
