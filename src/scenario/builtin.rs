@@ -18,6 +18,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("net-streams", include_str!("builtin/net-streams.yaml")),
     ("tpcc", include_str!("builtin/tpcc.yaml")),
     ("tpcc-clients", include_str!("builtin/tpcc-clients.yaml")),
+    ("sysbench-threads", include_str!("builtin/sysbench-threads.yaml")),
     ("checkpoint-tuning", include_str!("builtin/checkpoint-tuning.yaml")),
     ("tpch", include_str!("builtin/tpch.yaml")),
     ("db-colocation-sql", include_str!("builtin/db-colocation-sql.yaml")),

@@ -61,7 +61,8 @@ fn run_builtin_in(s: &Scratch, name: &str, scale: Option<&str>, sets: &[&str]) -
 
 /// The built-ins whose phases are steps of one workload differing only in concurrency:
 /// only these get a concurrency curve, its knee, "you are here" and a USL fit.
-const CURVED: &[&str] = &["quickstart", "you-are-here", "pgbench-clients", "net-streams", "tpcc-clients"];
+const CURVED: &[&str] =
+    &["quickstart", "you-are-here", "pgbench-clients", "net-streams", "tpcc-clients", "sysbench-threads"];
 
 /// Issue #17's done-when: the terminal, `show --json` and the report speak of a curve
 /// (knee, "you are here", USL) only for [`CURVED`]; every other built-in carries the
@@ -261,6 +262,25 @@ fn pgbench_clients() {
     let n: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
     assert_eq!(n, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
     assert!(curve["usl"]["lambda"]["value"].as_f64().unwrap() > 0.0, "{curve}");
+}
+
+#[test]
+fn sysbench_threads_on_mariadb() {
+    let show = run_builtin_scaled("sysbench-threads", "0.2", &["dbms=mariadb", "tables=2", "table_size=2000"]);
+    assert_eq!(labels(&show), vec!["t1", "t2", "t4", "t8", "t16"]);
+    for (label, threads) in [("t1", 1), ("t16", 16)] {
+        assert!(iops_in(&show, label, label) > 0.0, "{label}");
+        let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == label).unwrap();
+        assert_eq!(w["workers"], threads);
+        assert_eq!(w["profile"]["dbms"], "mariadb", "{w}");
+    }
+    let curve = &show["analysis"]["curve"];
+    let n: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert_eq!(n, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
+    // the verdict is t16's TPS against t1's, as the run measured them
+    let verdict = &show["expectations"][0];
+    let (t1, t16) = (iops_in(&show, "t1", "t1"), iops_in(&show, "t16", "t16"));
+    assert_eq!(verdict["passed"], t16 >= 1.5 * t1, "{verdict}: t1 {t1}, t16 {t16}");
 }
 
 #[test]
