@@ -80,6 +80,8 @@ def code_of(f):
     test = re.search(r"#\[cfg\(test\)\]\s*(pub(\(crate\))? )?mod tests", text)
     if test:
         text = text[: test.start()]
+    # a char literal first: '"' would otherwise open a string
+    text = re.sub(r"'(?:\\.|[^'\\\n])'", "' '", text)
     text = re.sub(r'r#*"(?:.|\n)*?"#*|"(?:[^"\\]|\\.)*"', '""', text)
     return re.sub(r"//[^\n]*", "", text)
 

@@ -79,6 +79,11 @@ pub trait Ready: Send + Sync {
         Vec::new()
     }
 
+    /// The MariaDB servers its workloads use, which the run observes.
+    fn mariadb_servers(&self) -> Vec<MariadbServer> {
+        Vec::new()
+    }
+
     /// Ends what it started for workloads that are all `over` (a throwaway cluster), as
     /// another workload starts; the names of the workloads whose server it ended.
     fn retire(&self, _over: &[usize]) -> Vec<String> {
@@ -95,6 +100,18 @@ pub struct PgServer {
     /// A throwaway cluster's log (a `dsn`'s server keeps its own).
     pub log: Option<PathBuf>,
     /// A throwaway cluster's flag, set when fathom ends it before the run's end.
+    pub retired: Option<Arc<AtomicBool>>,
+}
+
+/// A workload's MariaDB (or MySQL) server, as the run observes it.
+#[derive(Debug, Clone)]
+pub struct MariadbServer {
+    pub workload: usize,
+    /// Which server it is (two workloads' servers are one when these are equal).
+    pub at: String,
+    /// The `mariadb` client's options that reach it, in no database.
+    pub client: Vec<String>,
+    /// A throwaway server's flag, set when fathom ends it before the run's end.
     pub retired: Option<Arc<AtomicBool>>,
 }
 

@@ -54,16 +54,21 @@ impl Conn {
 
     /// Which server and database this is, to tell loads apart.
     pub fn key(&self) -> String {
+        format!("{}/{}", self.server_key(), self.database)
+    }
+
+    /// Which server this is.
+    pub fn server_key(&self) -> String {
         match &self.socket {
-            Some(s) => format!("mariadb:{}/{}", s.display(), self.database),
-            None => format!("mariadb:{}@{}:{}/{}", self.user, self.host, self.port, self.database),
+            Some(s) => format!("mariadb:{}", s.display()),
+            None => format!("mariadb:{}@{}:{}", self.user, self.host, self.port),
         }
     }
 
     /// The `mariadb` client's options for it: a throwaway server's reads no option file
     /// (its socket and user are all it needs); a `dsn`'s reads the user's, which may hold
     /// the password.
-    fn client_args(&self) -> Vec<String> {
+    pub(crate) fn client_args(&self) -> Vec<String> {
         let mut args = match &self.socket {
             Some(s) => vec!["--no-defaults".into(), format!("--socket={}", s.display())],
             None => vec![format!("--host={}", self.host), format!("--port={}", self.port), "--protocol=tcp".into()],
@@ -120,7 +125,9 @@ pub struct Server {
     server: Option<Group>,
     /// How the server had died, when it was found dead on being retired.
     died: Option<String>,
-    retired: bool,
+    /// Set when fathom ends the server before the run's end: its observer then stops
+    /// without an error.
+    pub retired: std::sync::Arc<AtomicBool>,
     left: Vec<Leftover>,
 }
 
@@ -179,7 +186,7 @@ impl Server {
             }
         }
         let me = os_user()?;
-        let (workload, server, died, retired) = (String::new(), None, None, false);
+        let (workload, server, died, retired) = (String::new(), None, None, Default::default());
         Ok(Server { dir: dir.clone(), socket_dir, user, me, workload, server, died, retired, left })
     }
 
@@ -364,10 +371,9 @@ impl super::throwaway::Throwaway for Server {
     }
 
     fn retire(&mut self) -> bool {
-        if self.server.is_none() || self.retired {
+        if self.server.is_none() || self.retired.swap(true, Ordering::Relaxed) {
             return false;
         }
-        self.retired = true;
         self.died = self.kill();
         true
     }

@@ -9,6 +9,7 @@
 //! format: `super::pgbench::log` reads both alike, as they are written. sysbench's own
 //! per-second report (`--report-interval=1`) adds its queries, errors and reconnects.
 
+use super::driver::MariadbServer;
 use super::driver::{
     Driver, LaunchContext, OVERRUN, PgServer, Ready, bad_input, finish_program, overran, spawn_program,
 };
@@ -350,6 +351,15 @@ impl Ready for Databases {
             Db::Mariadb(_) => None,
         });
         self.clusters.servers(pg)
+    }
+
+    /// MariaDB's servers, which the run observes.
+    fn mariadb_servers(&self) -> Vec<MariadbServer> {
+        let mariadb = self.db.iter().filter_map(|(workload, db)| match db {
+            Db::Mariadb(c) => Some((*workload, c)),
+            Db::Postgres(_) => None,
+        });
+        self.mariadbs.servers(mariadb)
     }
 
     fn retire(&self, over: &[usize]) -> Vec<String> {

@@ -203,3 +203,30 @@ impl Clusters<Cluster> {
         servers
     }
 }
+
+impl Clusters<super::mariadb::Server> {
+    /// The servers of workloads readied as `(workload, conn)`, in workload order, each
+    /// with its flag of being retired when it is one of these: what observers watch.
+    pub fn servers<'a>(
+        &self,
+        ready: impl Iterator<Item = (usize, &'a super::mariadb::Conn)>,
+    ) -> Vec<super::driver::MariadbServer> {
+        let retired = |conn: &super::mariadb::Conn| {
+            self.started.iter().find_map(|s| {
+                let server = s.cluster.lock().unwrap_or_else(PoisonError::into_inner);
+                (conn.socket.is_some() && server.conn(&conn.database).socket == conn.socket)
+                    .then(|| server.retired.clone())
+            })
+        };
+        let mut servers: Vec<_> = ready
+            .map(|(workload, conn)| super::driver::MariadbServer {
+                workload,
+                at: conn.server_key(),
+                client: conn.client_args(),
+                retired: retired(conn),
+            })
+            .collect();
+        servers.sort_by_key(|s| s.workload);
+        servers
+    }
+}

@@ -1,12 +1,14 @@
 //! What fathom observes besides its own IOs: the environment of a run, and, per second
 //! while it runs, the host's CPU, fathom's own, the devices under the targets, remote
-//! Prometheus queries and the PostgreSQL servers its workloads use. Each observer (an
+//! Prometheus queries and the PostgreSQL and MariaDB servers its workloads use. Each observer (an
 //! [`Observer`], `seam.rs`) runs on a thread of its own and sends what it sees to the
 //! run sink as it goes, so an interrupted run keeps it.
 
+pub mod coprocess;
 pub mod diskstats;
 pub mod environment;
 pub mod host;
+pub mod mariadb;
 pub mod pglog;
 pub mod postgres;
 pub mod preflight;
@@ -18,10 +20,10 @@ use crate::store::sink::Sink;
 pub use seam::{Observer, RunClock};
 
 /// Whether an observed series is a counter (read as its rise per second), as the
-/// observer that stores it says: PostgreSQL's statistics views hold most; the host's and
-/// devices' figures are stored as rates already.
+/// observer that stores it says: PostgreSQL's statistics views and MariaDB's status hold
+/// most; the host's and devices' figures are stored as rates already.
 pub fn counter(name: &str) -> bool {
-    postgres::counter(name)
+    postgres::counter(name) || mariadb::counter(name)
 }
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -6,17 +6,16 @@
 //! runs become timeline events: from the server's log on a throwaway cluster
 //! ([`super::pglog`]), else from the checkpoint counters.
 
+use super::coprocess::{LATE, SENTINEL, Session};
 use super::pglog::LogTail;
 use super::seam::{Observer, RunClock};
 use crate::error::Result;
 use crate::store::sink::{Record, Sink};
 use crate::store::{EventRow, ObservationRow};
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{ChildStderr, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, channel};
 use std::time::Duration;
 
 /// A PostgreSQL server a run's workloads use.
@@ -52,9 +51,6 @@ pub fn counter(name: &str) -> bool {
     base.starts_with("pg_stat_") && !GAUGES.contains(&base)
 }
 
-/// How long a second's queries may take before that second is left out.
-const ANSWER_WITHIN: Duration = Duration::from_secs(2);
-
 /// The PostgreSQL observer of one server: `psql` the client it queries through;
 /// `progress` hears, once, that the server cannot be queried (the run goes on without
 /// its series and, with a log, still with its events).
@@ -72,13 +68,13 @@ impl Observer for Postgres {
     fn observe(self: Box<Self>, sink: Sink, clock: RunClock, stop: &AtomicBool) -> Result<()> {
         let (server, source) = (&self.server, self.server.source());
         let said = |e: &str| (self.progress)(&format!("observe: {source}: {e}; its pg_stat series stop here"));
-        let mut psql = Psql::start(&self.psql, &server.dsn).map_err(|e| said(&e)).ok();
+        let mut psql = psql_session(&self.psql, &server.dsn).map_err(|e| said(&e)).ok();
         if let Some(p) = psql.as_mut()
-            && !p.elsewhere()
+            && !elsewhere(p)
         {
             // a connection lost in moving (psql ends on a failed `\c` in a script) is made
             // again where it was
-            psql = Psql::start(&self.psql, &server.dsn).map_err(|e| said(&e)).ok();
+            psql = psql_session(&self.psql, &server.dsn).map_err(|e| said(&e)).ok();
         }
         let version = psql.as_mut().map(|p| p.ask("SHOW server_version_num;"));
         let views = match version {
@@ -127,112 +123,27 @@ impl Observer for Postgres {
     }
 }
 
-/// What [`Psql::ask`] says when the answer did not come in time (it is dropped when it
-/// comes, and that second has no values).
-const LATE: &str = "late";
-
-/// One long-lived psql, fed queries on its standard input, each batch followed by an
-/// `\echo` of a numbered sentinel line that marks the end of its answer. One connection
-/// for the whole run, as postgres_exporter keeps one: a new connection each second
-/// would be a backend forked each second, seen in the very figures observed. psql rather
-/// than a client library keeps fathom free of an async runtime and of a second way to
-/// reach PostgreSQL; a thread reads its answers so that a server that stops answering
-/// never holds the observer.
-struct Psql {
-    stdin: ChildStdin,
-    answers: Receiver<(u64, Vec<String>)>,
-    asked: u64,
-    /// The answer to the last batch has not come yet.
-    late: bool,
-    stderr: Option<ChildStderr>,
-    /// Killed when dropped.
-    _group: crate::children::Group,
+/// psql on `dsn`, as the observer's [`Session`].
+fn psql_session(psql: &Path, dsn: &str) -> std::result::Result<Session, String> {
+    let mut cmd = Command::new(psql);
+    cmd.args(["-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-d", dsn])
+        .env("PGCONNECT_TIMEOUT", "5")
+        .env("PGAPPNAME", "fathom-observe");
+    Session::start(&mut cmd, "psql", |n| format!("\\echo {SENTINEL} {n}"))
 }
 
-const SENTINEL: &str = "fathom-observe-end";
-
-impl Psql {
-    fn start(psql: &Path, dsn: &str) -> std::result::Result<Psql, String> {
-        let mut cmd = Command::new(psql);
-        cmd.args(["-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-d", dsn])
-            .env("PGCONNECT_TIMEOUT", "5")
-            .env("PGAPPNAME", "fathom-observe")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut group = crate::children::Group::spawn(&mut cmd, "psql").map_err(|e| format!("starting psql: {e}"))?;
-        let (stdin, stdout, stderr) = (group.stdin(), group.stdout(), group.stderr());
-        let (Some(stdin), Some(stdout)) = (stdin, stdout) else { return Err("psql has no pipes".into()) };
-        let (tx, answers) = channel();
-        std::thread::Builder::new()
-            .name("observe-psql".into())
-            .spawn(move || {
-                let mut lines = Vec::new();
-                for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-                    match line.strip_prefix(SENTINEL).map(|n| n.trim().parse::<u64>()) {
-                        Some(Ok(n)) if tx.send((n, std::mem::take(&mut lines))).is_err() => return,
-                        Some(Ok(_)) => {}
-                        _ => lines.push(line),
-                    }
-                }
-            })
-            .map_err(|e| format!("starting a thread: {e}"))?;
-        Ok(Psql { stdin, answers, asked: 0, late: false, stderr, _group: group })
-    }
-
-    /// The lines `sql` printed, or why there are none: psql ended (its error), or
-    /// [`LATE`]. While an answer is late nothing more is sent: a server that stops
-    /// answering for minutes never fills psql's input, so the observer always stops.
-    fn ask(&mut self, sql: &str) -> std::result::Result<Vec<String>, String> {
-        if self.late {
-            loop {
-                match self.answers.try_recv() {
-                    Ok((m, _)) if m == self.asked => break,
-                    Ok(_) => {}
-                    Err(TryRecvError::Empty) => return Err(LATE.into()),
-                    Err(TryRecvError::Disconnected) => return Err(self.ended()),
-                }
-            }
-            self.late = false;
-        }
-        self.asked += 1;
-        let n = self.asked;
-        writeln!(self.stdin, "{sql}\n\\echo {SENTINEL} {n}").map_err(|_| self.ended())?;
-        self.stdin.flush().map_err(|_| self.ended())?;
-        match self.answers.recv_timeout(ANSWER_WITHIN) {
-            Ok((_, lines)) => Ok(lines),
-            Err(RecvTimeoutError::Timeout) => {
-                self.late = true;
-                Err(LATE.into())
-            }
-            Err(RecvTimeoutError::Disconnected) => Err(self.ended()),
-        }
-    }
-
-    /// Moves the session to the `postgres` database when it may connect there, and says
-    /// whether the session is still alive. Each of the observer's statements is a commit
-    /// of the database it is connected to: in the measured one they would be counted in
-    /// its commits, and so in a TPM read from them. The statistics views are the whole
-    /// server's from any database.
-    fn elsewhere(&mut self) -> bool {
-        let may = "SELECT current_database() <> 'postgres' AND EXISTS (SELECT 1 FROM pg_database \
-                   WHERE datname = 'postgres' AND has_database_privilege(oid, 'CONNECT'));";
-        match self.ask(may).as_deref() {
-            Ok([yes]) if yes.trim() == "t" => self.ask("\\connect postgres").is_ok(),
-            Ok(_) => true,
-            Err(_) => false,
-        }
-    }
-
-    /// Why psql ended: the last line it said on stderr (it has ended, so reading to
-    /// the end does not wait).
-    fn ended(&mut self) -> String {
-        let mut text = String::new();
-        if let Some(mut e) = self.stderr.take() {
-            let _ = std::io::Read::read_to_string(&mut e, &mut text);
-        }
-        let last = text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("").to_string();
-        if last.is_empty() { "psql ended".into() } else { format!("psql: {last}") }
+/// Moves the session to the `postgres` database when it may connect there, and says
+/// whether the session is still alive. Each of the observer's statements is a commit
+/// of the database it is connected to: in the measured one they would be counted in
+/// its commits, and so in a TPM read from them. The statistics views are the whole
+/// server's from any database.
+fn elsewhere(psql: &mut Session) -> bool {
+    let may = "SELECT current_database() <> 'postgres' AND EXISTS (SELECT 1 FROM pg_database \
+               WHERE datname = 'postgres' AND has_database_privilege(oid, 'CONNECT'));";
+    match psql.ask(may).as_deref() {
+        Ok([yes]) if yes.trim() == "t" => psql.ask("\\connect postgres").is_ok(),
+        Ok(_) => true,
+        Err(_) => false,
     }
 }
 
@@ -487,36 +398,6 @@ mod tests {
         assert!(rows.iter().all(|r| r.source == "postgres:a"));
         assert_eq!(rows.len(), 10 + 1 + 3);
         assert!(query(&views).contains("FROM pg_stat_wal;"));
-    }
-
-    /// A stand-in for psql that answers `SELECT` with a row, sleeps 4 s on `SLOW` and
-    /// echoes what `\echo` asks, as psql does.
-    const FAKE: &str = "#!/bin/sh\nwhile read -r line; do case \"$line\" in\n\
-        '\\echo '*) echo \"${line#??????}\";;\n SLOW*) sleep 4;;\n SELECT*) echo row;;\n esac; done\n";
-
-    #[test]
-    fn one_batch_is_outstanding_at_most_and_a_late_answer_is_dropped() {
-        use std::os::unix::fs::PermissionsExt;
-        let fake = std::env::temp_dir().join(format!("fathom-fake-psql-{}", std::process::id()));
-        std::fs::write(&fake, FAKE).unwrap();
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let mut p = Psql::start(&fake, "dsn").unwrap();
-        assert_eq!(p.ask("SELECT 1;"), Ok(vec!["row".to_string()]));
-        assert_eq!(p.ask("SLOW;"), Err(LATE.to_string()));
-        // nothing is sent while the slow answer is out; once it is in, asking goes on
-        assert_eq!(p.ask("SELECT 2;"), Err(LATE.to_string()));
-        let mut tries = 0;
-        let answer = loop {
-            std::thread::sleep(Duration::from_millis(500));
-            tries += 1;
-            match p.ask("SELECT 3;") {
-                Err(e) if e == LATE && tries < 60 => continue,
-                other => break other,
-            }
-        };
-        assert_eq!(answer, Ok(vec!["row".to_string()]));
-        drop(p);
-        let _ = std::fs::remove_file(&fake);
     }
 
     #[test]

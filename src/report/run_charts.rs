@@ -190,6 +190,7 @@ pub(super) fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result
         charts.extend([io, wait, size]);
     }
     charts.extend(postgres_charts(store, s, bin)?);
+    charts.extend(mariadb_charts(store, s, bin)?);
     for c in &mut charts {
         c.bands = bands.clone();
         c.marks = marks.clone();
@@ -217,17 +218,7 @@ fn postgres_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
                 .map(|o| o.name.clone())
                 .collect()
         };
-        // the change per second of the sum of `names`, between bins
-        let per_second = |names: &[String], scale: f64| -> Result<Vec<(f64, f64)>> {
-            let mut sum: BTreeMap<i64, f64> = BTreeMap::new();
-            for n in names {
-                for (t, v) in store.observation_series(s.run.id, source, n, bin)? {
-                    *sum.entry(t).or_default() += v;
-                }
-            }
-            let points: Vec<(i64, f64)> = sum.into_iter().collect();
-            Ok(points.windows(2).map(|w| (w[1].0 as f64, (w[1].1 - w[0].1).max(0.0) / bin as f64 * scale)).collect())
-        };
+        let per_second = |names: &[String], scale: f64| rise_per_second(store, s, source, names, bin, scale);
         let chart = |id: &str, title: &str, y: &str| {
             Chart::new(
                 &format!("obs-pg-{server}-{id}"),
@@ -269,6 +260,78 @@ fn postgres_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
             }
         }
         charts.extend([xact, blocks, buffers, wal, waits]);
+    }
+    Ok(charts)
+}
+
+/// The change per second of the sum of counters `names` of observed `source`, between
+/// bins of `bin` seconds, times `scale`: a chart of a counter stored as it is
+/// (cumulative, as the exporters serve it).
+fn rise_per_second(
+    store: &Store,
+    s: &RunSummary,
+    source: &str,
+    names: &[String],
+    bin: i64,
+    scale: f64,
+) -> Result<Vec<(f64, f64)>> {
+    let mut sum: BTreeMap<i64, f64> = BTreeMap::new();
+    for n in names {
+        for (t, v) in store.observation_series(s.run.id, source, n, bin)? {
+            *sum.entry(t).or_default() += v;
+        }
+    }
+    let points: Vec<(i64, f64)> = sum.into_iter().collect();
+    Ok(points.windows(2).map(|w| (w[1].0 as f64, (w[1].1 - w[0].1).max(0.0) / bin as f64 * scale)).collect())
+}
+
+/// Each observed MariaDB server's figures over the run, per second: commits and
+/// rollbacks, InnoDB's redo written and its checkpoint age against the most it may
+/// reach, dirty pages and pages flushed, and data reads, writes and fsyncs.
+fn mariadb_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>> {
+    let mut sources: Vec<&str> =
+        s.observed.iter().map(|o| o.source.as_str()).filter(|x| x.starts_with("mariadb:")).collect();
+    sources.dedup();
+    let mut charts = Vec::new();
+    for source in sources {
+        let server = source.trim_start_matches("mariadb:");
+        let status = |name: &str| vec![format!("mysql_global_status_{name}")];
+        let per_second = |name: &str, scale: f64| rise_per_second(store, s, source, &status(name), bin, scale);
+        let gauge = |name: &str, scale: f64| -> Result<Vec<(f64, f64)>> {
+            let points = store.observation_series(s.run.id, source, &status(name)[0], bin)?;
+            Ok(points.into_iter().map(|(t, v)| (t as f64 + bin as f64 / 2.0, v * scale)).collect())
+        };
+        let chart = |id: &str, title: &str, y: &str| {
+            let time = Axis::new("time into the run", Unit::Seconds);
+            Chart::new(
+                &format!("obs-mariadb-{server}-{id}"),
+                &format!("MariaDB {server}: {title}"),
+                time,
+                Axis::new(y, Unit::Count),
+            )
+        };
+        let mut xact = chart("xact", "transactions per second", "per second");
+        xact.add("commits", Style::Line, per_second("commands_total{command=\"commit\"}", 1.0)?);
+        xact.add("rollbacks", Style::Line, per_second("commands_total{command=\"rollback\"}", 1.0)?);
+        let mut redo = chart("redo", "InnoDB redo log written (MB/s)", "MB/s");
+        redo.add("redo", Style::Line, per_second("innodb_os_log_written", 1e-6)?);
+        let mut age = chart("checkpoint", "InnoDB checkpoint age (MB): redo not yet checkpointed", "MB");
+        age.add("checkpoint age", Style::Line, gauge("innodb_checkpoint_age", 1e-6)?);
+        age.add("max age", Style::Dashed, gauge("innodb_checkpoint_max_age", 1e-6)?);
+        let mut pages = chart("pages", "buffer pool pages: dirty, and flushed per second", "pages");
+        pages.add("dirty", Style::Line, gauge("buffer_pool_dirty_pages", 1.0)?);
+        pages.add(
+            "flushed/s",
+            Style::Dashed,
+            per_second("buffer_pool_page_changes_total{operation=\"flushed\"}", 1.0)?,
+        );
+        let mut io = chart("io", "InnoDB data reads, writes and fsyncs per second", "per second");
+        for (label, name) in
+            [("reads", "innodb_data_reads"), ("writes", "innodb_data_writes"), ("fsyncs", "innodb_data_fsyncs")]
+        {
+            io.add(label, Style::Line, per_second(name, 1.0)?);
+        }
+        charts.extend([xact, redo, age, pages, io]);
     }
     Ok(charts)
 }

@@ -8,7 +8,7 @@ use crate::engine::demand::Demand;
 use crate::error::{Error, Result};
 use crate::export::prometheus::Endpoint;
 use crate::metrics::totals::{Totals, WorkloadInfo};
-use crate::observe::{Observer, Observers, RunClock, diskstats, host, postgres, promql};
+use crate::observe::{Observer, Observers, RunClock, diskstats, host, mariadb, postgres, promql};
 use crate::report::status_line::View;
 use crate::store::collector::{self, Writer};
 use crate::store::sink::Sink;
@@ -125,6 +125,7 @@ fn observers(s: &Session, prepared: &ReadyDrivers, devices: Vec<String>) -> Vec<
             None => servers.push(postgres::Server { name, dsn: pg.dsn, log: pg.log, retired: pg.retired }),
         }
     }
+    observers.extend(mariadb_observers(s, prepared));
     if servers.is_empty() {
         return observers;
     }
@@ -136,6 +137,22 @@ fn observers(s: &Session, prepared: &ReadyDrivers, devices: Vec<String>) -> Vec<
         Err(e) => (s.progress)(&format!("observe: PostgreSQL is not observed: {e}")),
     }
     observers
+}
+
+/// An observer for each MariaDB server the workloads use, whichever workloads share it
+/// (their names, joined, name it).
+fn mariadb_observers(s: &Session, prepared: &ReadyDrivers) -> Vec<Box<dyn Observer>> {
+    let mut servers: Vec<(String, mariadb::Server)> = Vec::new();
+    for m in prepared.mariadb_servers() {
+        let name = s.scenario.workloads.get(m.workload).map(|w| w.name.clone()).unwrap_or_default();
+        match servers.iter_mut().find(|(at, _)| *at == m.at) {
+            Some((_, x)) => x.name = format!("{},{name}", x.name),
+            None => servers.push((m.at, mariadb::Server { name, client: m.client, retired: m.retired })),
+        }
+    }
+    let progress = s.progress.clone();
+    let observe = move |server| Box::new(mariadb::Mariadb { server, progress: progress.clone() }) as Box<dyn Observer>;
+    servers.into_iter().map(|(_, server)| observe(server)).collect()
 }
 
 /// The run's live totals, which the live view and the Prometheus endpoint read.

@@ -223,3 +223,37 @@ fn a_setting_mariadb_refuses_fails_the_run_in_its_words() {
     assert!(text(&out).contains("unknown variable 'innodb_no_such_thing=1'"), "{}", text(&out));
     assert!(servers::running(&s.dir.display().to_string()).is_empty());
 }
+
+/// A MariaDB server is observed each second under mysqld_exporter's names: every series
+/// fathom stored is one the real exporter (Debian's) publishes of the same server, with
+/// the same labels, and a counter read after the run is at least what fathom last read.
+#[test]
+fn a_mariadb_server_is_observed_under_mysqld_exporter_s_names() {
+    let s = Scratch::new("sysbench-mariadb-observed");
+    let db = Mariadb::start(servers::free_port());
+    db.ask("CREATE DATABASE sbtest");
+    let path = s.scenario(
+        "name: sb\nworkloads:\n  w:\n    driver: sysbench\n    dbms: mariadb\n    tables: 1\n    table_size: 1000\n    \
+         duration: 3s\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={}", db.dsn("sbtest"))]);
+    assert!(out.status.success(), "{}", text(&out));
+    let mut observed = s.observations();
+    observed.retain(|(source, _), _| source == "mariadb:w");
+    assert!(observed.len() >= 25, "{:?}", observed.keys().collect::<Vec<_>>());
+    let port = servers::free_port();
+    let exporter = db.exporter(port);
+    let scrape = servers::get(port, "/metrics").unwrap();
+    drop(exporter);
+    let value = |name: &str| scrape.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok());
+    for ((_, name), values) in &observed {
+        let theirs = value(name).unwrap_or_else(|| panic!("{name} is not in mysqld_exporter's scrape"));
+        if name.starts_with("mysql_global_status_commands_total") {
+            let ours = values.last().unwrap().1;
+            assert!(theirs >= ours, "{name}: the exporter's {theirs} after fathom's {ours}");
+        }
+    }
+    // the commits fathom saw rise are sysbench's transactions
+    let commits = &observed.iter().find(|((_, n), _)| n.contains("command=\"commit\"")).unwrap().1;
+    assert!(commits.last().unwrap().1 > commits[0].1, "{commits:?}");
+}

@@ -154,9 +154,9 @@ pub fn observed(s: &RunSummary) -> Table {
     let mut t = Table::new("observed", "observed", vec![Column::name("source"), Column::name("figures")])
         .note("mean over the run");
     let mut sources: Vec<&String> = Vec::new();
-    // remote series and PostgreSQL's are many, named as their exporters name them: their
-    // charts and the checkpoints table show them
-    let listed = |src: &&String| *src != "prometheus" && !src.starts_with("postgres:");
+    // remote series and the databases' are many, named as their exporters name them:
+    // their charts and the checkpoints table show them
+    let listed = |src: &&String| *src != "prometheus" && !src.starts_with("postgres:") && !src.starts_with("mariadb:");
     for source in s.observed.iter().map(|o| &o.source).filter(listed) {
         if !sources.contains(&source) {
             sources.push(source);

@@ -321,6 +321,24 @@ impl Drop for Mariadb {
     }
 }
 
+impl Mariadb {
+    /// Debian's mysqld_exporter (`prometheus-mysqld-exporter`) on 127.0.0.1:`port`,
+    /// reading this server as the test's user; returns once it serves /metrics.
+    pub fn exporter(&self, port: u16) -> Server {
+        let server = Server(
+            Command::new("prometheus-mysqld-exporter")
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .env("DATA_SOURCE_NAME", format!("tester@tcp(127.0.0.1:{})/", self.port))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("prometheus-mysqld-exporter is installed by scripts/install-deps.sh test"),
+        );
+        wait_ready(port, "/metrics", "mysqld_exporter");
+        server
+    }
+}
+
 /// Processes still running (not zombies) whose command line contains `needle`.
 pub fn running(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
