@@ -257,3 +257,37 @@ fn a_mariadb_server_is_observed_under_mysqld_exporter_s_names() {
     let commits = &observed.iter().find(|((_, n), _)| n.contains("command=\"commit\"")).unwrap().1;
     assert!(commits.last().unwrap().1 > commits[0].1, "{commits:?}");
 }
+
+/// Ctrl-C while sysbench runs on a throwaway MariaDB: the run is aborted with the
+/// seconds measured so far, sysbench and mariadbd are gone, and so is the server's
+/// directory.
+#[test]
+fn ctrl_c_during_a_mariadb_run_keeps_its_seconds_and_leaves_nothing() {
+    let s = Scratch::new("sysbench-mariadb-ctrl-c");
+    let target = s.dir.join("storage");
+    std::fs::create_dir_all(&target).unwrap();
+    let path = s.scenario(&format!(
+        "name: sb\nworkloads:\n  w:\n    driver: sysbench\n    dbms: mariadb\n    target: {}\n    tables: 1\n    \
+         table_size: 1000\n    duration: 60s\n",
+        target.display()
+    ));
+    let mut child = crate::interrupt::spawn_job(&s, &["run", path.to_str().unwrap()]);
+    let measured = || {
+        let logs = std::fs::read_dir(s.dir.join("results/runs/1/w.sysbench-log")).into_iter().flatten().flatten();
+        logs.map(|f| std::fs::read_to_string(f.path()).unwrap_or_default().lines().count()).sum::<usize>() > 100
+    };
+    crate::interrupt::wait_for(&s, &mut child, "sysbench's transactions", measured);
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) of the process group we started, as a terminal's Ctrl-C.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let (out, took) = crate::interrupt::wait_exit(&s, child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(took < Duration::from_secs(10), "stopping took {took:?}");
+    let status: String = s.db().query_row("SELECT status FROM runs WHERE id = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(status, "aborted");
+    let samples: i64 = s.db().query_row("SELECT count(*) FROM samples", [], |r| r.get(0)).unwrap();
+    assert!(samples > 0, "no second kept");
+    let left = servers::running(&target.display().to_string());
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "left in {}", target.display());
+}
