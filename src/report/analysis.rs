@@ -454,15 +454,20 @@ pub fn curve(
     let efficiency =
         points.iter().map(|&(n, x, _)| if n0 > 0.0 && x0 > 0.0 { x / x0 / (n / n0) } else { 0.0 }).collect();
     let joined = phases.iter().flat_map(|p| &p.facts.differs).any(|d| d.like.is_some());
-    Ok(Curve { unit, points, you_are_here, knee, usl, counts: counted(unit, joined), efficiency })
+    // the program's own word for its sessions (sysbench's threads), as its users say it
+    let program = workloads.first().and_then(|w| crate::scenario::program::find(&w.stored.engine));
+    let sessions = program.and_then(|p| p.concurrency().first().copied());
+    let counts = counted(unit, sessions, joined);
+    Ok(Curve { unit, points, you_are_here, knee, usl, counts, efficiency })
 }
 
-/// What a curve's N counts, by the unit of its throughput; `joined` when like
-/// workloads joined (or left) from phase to phase, summed over them.
-fn counted(unit: Throughput, joined: bool) -> String {
+/// What a curve's N counts, by the unit of its throughput (transactions: the program's
+/// `sessions`, clients unless it names them); `joined` when like workloads joined (or
+/// left) from phase to phase, summed over them.
+fn counted(unit: Throughput, sessions: Option<&str>, joined: bool) -> String {
     let what = match unit {
         Throughput::Iops => "IOs in flight, workers x depth",
-        Throughput::Tps => "clients",
+        Throughput::Tps => sessions.unwrap_or("clients"),
         Throughput::Gbits => "parallel streams",
     };
     match joined {

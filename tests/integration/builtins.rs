@@ -277,6 +277,8 @@ fn sysbench_threads_on_mariadb() {
     let curve = &show["analysis"]["curve"];
     let n: Vec<f64> = curve["points"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
     assert_eq!(n, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
+    // N counts what sysbench calls its sessions
+    assert_eq!(curve["counts"], "threads");
     // the verdict is t16's TPS against t1's, as the run measured them
     let verdict = &show["expectations"][0];
     let (t1, t16) = (iops_in(&show, "t1", "t1"), iops_in(&show, "t16", "t16"));

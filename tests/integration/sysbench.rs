@@ -46,6 +46,7 @@ fn a_throwaway_cluster_s_transactions_are_the_ones_sysbench_counted() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(stdout.lines().any(|l| l.starts_with("workload  op") && l.contains("TPS")), "{stdout}");
+    assert!(stdout.contains("txn: sysbench transactions (depth: its threads)"), "{stdout}");
     let show = s.show_json();
     let run_dir = s.dir.join(format!("results/runs/{}", show["run"]["id"]));
     // every transaction sysbench counted was timed once

@@ -122,7 +122,14 @@ pub fn results(s: &RunSummary) -> Table {
     }
     let transacting = programs(s, |w| w.rated() && w.ops.iter().any(|o| o.unit == Throughput::Tps));
     if !transacting.is_empty() {
-        t.after.push(format!("txn: {transacting} transactions (depth: its clients)"));
+        // each program's own word for its sessions (sysbench's threads)
+        let words: Vec<&str> = transacting
+            .split(", ")
+            .map(|name| crate::scenario::program::find(name).and_then(|p| p.concurrency().first().copied()))
+            .map(|word| word.unwrap_or("clients"))
+            .collect();
+        let word = if words.iter().all(|w| *w == words[0]) { words[0] } else { "clients" };
+        t.after.push(format!("txn: {transacting} transactions (depth: its {word})"));
     }
     t
 }
