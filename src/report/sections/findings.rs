@@ -162,11 +162,16 @@ pub fn observed(s: &RunSummary) -> Table {
             sources.push(source);
         }
     }
+    // a program's sources (`sysbench:t16`) in the order of their workloads, not their names
+    let workload = |src: &str| {
+        let name = src.split_once(':').map(|(_, name)| name);
+        s.workloads.iter().position(|w| Some(w.workload.name.as_str()) == name).unwrap_or(usize::MAX)
+    };
     sources.sort_by_key(|src| match src.as_str() {
-        "host" => 0,
-        "fathom" => 1,
-        "programs" => 2,
-        _ => 3,
+        "host" => (0, 0),
+        "fathom" => (1, 0),
+        "programs" => (2, 0),
+        other => (3, workload(other)),
     });
     for source in sources {
         let mut figures: Vec<_> = s.observed.iter().filter(|o| &o.source == source).collect();
