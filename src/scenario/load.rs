@@ -304,6 +304,24 @@ workloads:
     }
 
     #[test]
+    fn a_set_no_workload_takes_is_refused_not_ignored() {
+        let pgbench = "name: p\nworkloads:\n  w:\n    driver: pgbench\n    duration: 2s\n";
+        let err = load(pgbench, &["dbms=mariadb"]).unwrap_err().to_string();
+        assert_eq!(err, "--set dbms=mariadb: no workload takes `dbms` (w (pgbench)), so it would change nothing");
+        // one workload that takes it is enough; the others keep their own
+        let both = format!("{pgbench}  s:\n    driver: sysbench\n    duration: 2s\n");
+        assert!(load(&both, &["dbms=mariadb"]).is_ok());
+        // an IO key on an IO scenario, a program's key on its program: taken
+        assert!(load(BASIC, &["bs=8k"]).is_ok());
+        assert!(load(pgbench, &["scale=3"]).is_ok());
+        let err = load(BASIC, &["scale=3"]).unwrap_err().to_string();
+        assert!(err.contains("no workload takes `scale`"), "{err}");
+        // `--target` names the storage for what uses storage: a study of none is let be
+        let network = "name: n\nworkloads:\n  w:\n    driver: iperf3\n    duration: 2s\n";
+        assert!(load(network, &["target=/srv"]).is_ok());
+    }
+
+    #[test]
     fn duplicate_and_idle_workloads_are_rejected() {
         let err = load(&BASIC.replace("  b:\n", "  a:\n"), &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:6: workloads: `a` is given twice"), "{err}");

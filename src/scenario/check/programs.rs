@@ -50,6 +50,32 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// Refuses a `--set KEY=VALUE` that reached only `defaults`, where no workload takes
+    /// KEY (`--set dbms=mariadb` on a scenario of pgbench, which runs PostgreSQL only): a
+    /// default applies to the workloads it means something to, so it would change
+    /// nothing, and the run would not be the one asked for. `target` is let be: `--target`
+    /// names the storage for whatever uses storage, and a study of the network uses none.
+    pub(super) fn sets_reach_a_workload(&self, workloads: &[Workload]) -> Result<()> {
+        for (set, paths) in &self.touched {
+            let [path] = paths.as_slice() else { continue };
+            let Some(key) = path.strip_prefix("defaults.").filter(|k| !k.contains('.') && *k != "target") else {
+                continue;
+            };
+            let takes = |w: &Workload| match w.program() {
+                Some(spec) => COMMON.contains(&key) || spec.program().keys().contains(&key),
+                None => Profile::io_keys().iter().any(|k| k == key),
+            };
+            if !workloads.iter().any(takes) {
+                let runs: Vec<String> = workloads.iter().map(|w| format!("{} ({})", w.name, w.runner())).collect();
+                return Err(Error::input(format!(
+                    "--set {set}: no workload takes `{key}` ({}), so it would change nothing",
+                    runs.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// A `driver:` workload: its program's keys checked by its program, the IO keys
     /// refused.
     pub(super) fn program_workload(

@@ -68,6 +68,7 @@ impl Checker<'_> {
         for ((name, profile), run_for) in file.workloads.iter().zip(run_for) {
             workloads.push(self.workload(name, profile, &defaults, run_for)?);
         }
+        self.sets_reach_a_workload(&workloads)?;
         self.no_ramp_on_fio(&steps, &workloads)?;
         self.commands_reach_databases(&steps, &workloads)?;
         for step in &steps {
