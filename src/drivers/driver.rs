@@ -263,6 +263,14 @@ pub fn bad_input(e: Error) -> Error {
     }
 }
 
+/// [`bad_input`], unless `stop` ended the wait that failed: then the run was interrupted.
+pub fn bad_input_unless(stop: &std::sync::atomic::AtomicBool, e: Error) -> Error {
+    match stop.load(std::sync::atomic::Ordering::Relaxed) {
+        true => Error::Interrupted,
+        false => bad_input(e),
+    }
+}
+
 /// How long past its workload's end a program may run before fathom stops it and fails
 /// the run: a program ends its last work within a moment, unless what it waits on (a
 /// server that stopped answering) holds it, and a workload's end bounds the run.

@@ -11,7 +11,7 @@
 //! its processes) and removed with its directory.
 
 use super::driver::bad_input;
-use super::pg_host::{RunAs, chown, os_user, run_as_user, unreachable_by};
+use super::pg_host::{RunAs, chown, os_user, run_as_user};
 use crate::children::{self, Group, Leftover};
 use crate::error::{Error, Result};
 use crate::scenario::program::dbms::MysqlDsn;
@@ -31,8 +31,8 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(30);
 /// How long a throwaway server may take to accept its first connection.
 const START_WITHIN: Duration = Duration::from_secs(60);
 
-/// The longest path of a Unix socket (`sun_path`, less its NUL).
-const SOCKET_PATH_MAX: usize = 107;
+/// The name of a throwaway server's socket.
+const SOCKET: &str = "mariadbd.sock";
 
 /// Where a MariaDB or MySQL server is, and as whom fathom connects.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,43 +151,16 @@ impl Server {
     /// The server of the new directory `dir`: made private to the server's user, and
     /// recorded with the run.
     fn made(dir: &Path) -> Result<Server> {
-        use std::os::unix::fs::PermissionsExt;
-        let private = |d: &Path| {
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| Error::failed(format!("{}: {e}", d.display())))
-        };
         let missing = "MariaDB does not run as root and there is no `mysql` user to run it as \
                        (Debian's mariadb-server package creates one), or give a `dsn`";
         let user = run_as_user(c"mysql", missing)?;
-        let dir = &dir.canonicalize().map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
-        let mut left = vec![Leftover::new(dir)];
-        private(dir)?;
-        if let Some(u) = user {
-            if let Some((closed, mode)) = unreachable_by(dir, u) {
-                let _ = std::fs::remove_dir(dir);
-                return Err(Error::failed(format!(
-                    "{UNREACHABLE}: {} is not searchable by it (mode {mode:o}), so it cannot reach {}",
-                    closed.display(),
-                    dir.display()
-                )));
-            }
-            chown(dir, u)?;
-        }
-        let mut socket_dir = dir.clone();
-        if dir.join("mariadbd.sock").as_os_str().len() > SOCKET_PATH_MAX {
-            socket_dir =
-                std::env::temp_dir().join(format!("fathom-mariadb-{}-socket-{}", std::process::id(), left.len()));
-            crate::nofollow::create_new_dir(&socket_dir)
-                .map_err(|e| Error::failed(format!("{}: {e}", socket_dir.display())))?;
-            left.push(Leftover::new(&socket_dir));
-            private(&socket_dir)?;
-            if let Some(u) = user {
-                chown(&socket_dir, u)?;
-            }
-        }
+        // its directory's name is unique in the run, and the process's id across runs
+        let unique = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let place = super::throwaway::place(dir, user, UNREACHABLE, SOCKET, ("mariadb", &unique))?;
+        let super::throwaway::Place { dir, socket_dir, left } = place;
         let me = os_user()?;
         let (workload, server, died, retired) = (String::new(), None, None, Default::default());
-        Ok(Server { dir: dir.clone(), socket_dir, user, me, workload, server, died, retired, left })
+        Ok(Server { dir, socket_dir, user, me, workload, server, died, retired, left })
     }
 
     /// `mariadb-install-db`: the system tables, and fathom's OS user as the one account
@@ -209,16 +182,8 @@ impl Server {
     /// Starts mariadbd as fathom's child, its errors into its log, and waits until it
     /// answers.
     fn serve(&mut self, settings: &[(String, String)], stop: &AtomicBool) -> Result<()> {
-        use std::os::unix::fs::OpenOptionsExt;
         let log = self.log();
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .mode(0o640)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&log)
-            .map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
-        let err = file.try_clone().map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
+        let (file, err) = super::throwaway::server_log(&log)?;
         let mut server = self.command(&mariadbd()?.display().to_string());
         server.arg("--no-defaults").arg(format!("--datadir={}", self.data().display())).arg(self.tmpdir()?);
         server.arg(format!("--socket={}", self.socket().display())).arg("--skip-networking");
@@ -271,7 +236,7 @@ impl Server {
     }
 
     fn socket(&self) -> PathBuf {
-        self.socket_dir.join("mariadbd.sock")
+        self.socket_dir.join(SOCKET)
     }
 
     /// The server's log.

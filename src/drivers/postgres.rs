@@ -9,7 +9,7 @@
 //! cluster's directory.
 
 use super::driver::bad_input;
-use super::pg_host::{RunAs, append, chown, conn_value, free_port, os_user, refused, run_as, unreachable_by};
+use super::pg_host::{RunAs, append, chown, conn_value, free_port, os_user, refused, run_as};
 use crate::children;
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -79,10 +79,7 @@ pub fn pgbench_version() -> Result<String> {
 /// [`Error::Interrupted`].
 pub fn check(stop: &AtomicBool, connect: impl FnOnce() -> Result<()>) -> Result<()> {
     pgbench_version().map_err(bad_input)?;
-    connect().map_err(|e| match stop.load(Ordering::Relaxed) {
-        true => Error::Interrupted,
-        false => bad_input(e),
-    })
+    connect().map_err(|e| super::driver::bad_input_unless(stop, e))
 }
 
 /// How an error of [`Cluster::start`] begins when the `postgres` user cannot reach the
@@ -139,9 +136,6 @@ pub const SUPERUSER: &str = "fathom";
 /// The role HammerDB builds its schema as and its virtual users log in as.
 pub const SCHEMA_OWNER: &str = "tpcc";
 
-/// The longest path of a Unix socket (`sun_path`, less its NUL).
-const SOCKET_PATH_MAX: usize = 107;
-
 impl Cluster {
     /// Creates a cluster in `made`, a directory just made new (whatever was planted at
     /// its guessable path is neither used nor, on failure, removed: see [`new_place`]),
@@ -166,44 +160,15 @@ impl Cluster {
     /// The cluster of the new directory `dir`: made private to the server's user, and
     /// recorded with the run.
     fn made(dir: &Path) -> Result<Cluster> {
-        use std::os::unix::fs::PermissionsExt;
-        let private = |d: &Path| {
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| Error::failed(format!("{}: {e}", d.display())))
-        };
         let bin = bindir()?;
         let user = run_as()?;
-        // absolute: the programs run in the cluster's directory
-        let dir = &dir.canonicalize().map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
-        let mut left = vec![children::Leftover::new(dir)];
-        private(dir)?;
-        if let Some(u) = user {
-            if let Some(closed) = unreachable_by(dir, u) {
-                let _ = std::fs::remove_dir(dir);
-                return Err(Error::failed(format!(
-                    "{UNREACHABLE}: {} is not searchable by it (mode {:o}), so it cannot reach {}",
-                    closed.0.display(),
-                    closed.1,
-                    dir.display()
-                )));
-            }
-            chown(dir, u)?;
-        }
         let port = free_port()?;
-        let mut socket = dir.clone();
-        if dir.as_os_str().len() + format!("/.s.PGSQL.{port}").len() > SOCKET_PATH_MAX {
-            socket = std::env::temp_dir().join(format!("fathom-postgres-{}-socket-{port}", std::process::id()));
-            crate::nofollow::create_new_dir(&socket)
-                .map_err(|e| Error::failed(format!("{}: {e}", socket.display())))?;
-            left.push(children::Leftover::new(&socket));
-            private(&socket)?;
-            if let Some(u) = user {
-                chown(&socket, u)?;
-            }
-        }
+        let socket = format!(".s.PGSQL.{port}");
+        let place = super::throwaway::place(dir, user, UNREACHABLE, &socket, ("postgres", &port.to_string()))?;
+        let super::throwaway::Place { dir, socket_dir: socket, left } = place;
         let retired = Arc::new(AtomicBool::new(false));
         Ok(Cluster {
-            dir: dir.clone(),
+            dir,
             port,
             socket,
             bin,
@@ -264,16 +229,8 @@ impl Cluster {
     /// Starts the server as fathom's child, its output into the log, and waits until it
     /// accepts connections (its postmaster.pid says `ready`, as pg_ctl waits for).
     fn serve(&mut self, settings: &[(String, String)], stop: &AtomicBool) -> Result<()> {
-        use std::os::unix::fs::OpenOptionsExt;
         let log = self.log();
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .mode(0o640)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&log)
-            .map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
-        let err = file.try_clone().map_err(|e| Error::failed(format!("{}: {e}", log.display())))?;
+        let (file, err) = super::throwaway::server_log(&log)?;
         let mut server = self.command("postgres");
         server.arg("-D").arg(self.data()).stdout(file).stderr(err);
         let group = children::Group::spawn(&mut server, "postgres")

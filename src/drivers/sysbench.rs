@@ -302,10 +302,8 @@ impl Driver for SysbenchDriver {
                     .map_err(Error::failed)
                     .and_then(|c| mariadb::ask(&c, "SELECT 1", true, stop).map(drop)),
             };
-            reached.map_err(|e| match stop.load(Ordering::Relaxed) {
-                true => Error::Interrupted,
-                false => bad_input(Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name))),
-            })?;
+            let named = |e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name));
+            reached.map_err(|e| super::driver::bad_input_unless(stop, named(e)))?;
         }
         Ok(())
     }

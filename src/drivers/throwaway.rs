@@ -5,8 +5,10 @@
 //! and removed at the run's end.
 
 use super::driver::{RunDir, bad_input};
+use super::pg_host::{RunAs, chown, unreachable_by};
 use super::postgres::Cluster;
 use crate::error::{Error, Result};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -48,6 +50,80 @@ pub trait Throwaway: Sized {
     fn retire(&mut self) -> bool;
     /// Stops the server and removes its directory; an error says how it died, if it did.
     fn stop(&mut self) -> Result<()>;
+}
+
+/// Where a throwaway server lives, made ready for it by [`place`].
+pub struct Place {
+    /// Its directory, absolute (its programs run in it).
+    pub dir: PathBuf,
+    /// The directory of its socket: `dir`, or one of its own in the system's temporary
+    /// directory when `dir` is too deep for the socket's path.
+    pub socket_dir: PathBuf,
+    /// The directories recorded with the run until removed, for the next run to remove
+    /// should this fathom die first.
+    pub left: Vec<crate::children::Leftover>,
+}
+
+/// The longest path of a Unix socket (`sun_path`, less its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+
+/// Readies `dir`, a directory just made new, for a server run as `user` (when root runs
+/// fathom): recorded with the run, made private to that user, who must be able to reach
+/// it (`unreachable` begins the error that says it cannot, which
+/// [`Throwaway::unreachable`] recognises). Its socket `socket` (the file's name) goes in
+/// it, or, where that path would be too long, in a private directory
+/// `fathom-DIR-PID-socket-UNIQUE` of the system's temporary directory.
+pub fn place(
+    dir: &Path,
+    user: Option<RunAs>,
+    unreachable: &str,
+    socket: &str,
+    (kind, unique): (&str, &str),
+) -> Result<Place> {
+    let failed = |d: &Path, e: std::io::Error| Error::failed(format!("{}: {e}", d.display()));
+    let private =
+        |d: &Path| std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(|e| failed(d, e));
+    let dir = dir.canonicalize().map_err(|e| failed(dir, e))?;
+    let mut left = vec![crate::children::Leftover::new(&dir)];
+    private(&dir)?;
+    if let Some(u) = user {
+        if let Some((closed, mode)) = unreachable_by(&dir, u) {
+            let _ = std::fs::remove_dir(&dir);
+            return Err(Error::failed(format!(
+                "{unreachable}: {} is not searchable by it (mode {mode:o}), so it cannot reach {}",
+                closed.display(),
+                dir.display()
+            )));
+        }
+        chown(&dir, u)?;
+    }
+    let mut socket_dir = dir.clone();
+    if dir.join(socket).as_os_str().len() > SOCKET_PATH_MAX {
+        socket_dir = std::env::temp_dir().join(format!("fathom-{kind}-{}-socket-{unique}", std::process::id()));
+        crate::nofollow::create_new_dir(&socket_dir).map_err(|e| failed(&socket_dir, e))?;
+        left.push(crate::children::Leftover::new(&socket_dir));
+        private(&socket_dir)?;
+        if let Some(u) = user {
+            chown(&socket_dir, u)?;
+        }
+    }
+    Ok(Place { dir, socket_dir, left })
+}
+
+/// A throwaway server's log, made new (never through a symlink), and a second handle of
+/// it: its standard output and error.
+pub fn server_log(path: &Path) -> Result<(std::fs::File, std::fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let failed = |e: std::io::Error| Error::failed(format!("{}: {e}", path.display()));
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .mode(0o640)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(failed)?;
+    let err = file.try_clone().map_err(failed)?;
+    Ok((file, err))
 }
 
 /// What makes two workloads' throwaway servers the same one: their place and settings.

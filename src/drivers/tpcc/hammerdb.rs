@@ -13,7 +13,7 @@
 
 use super::figures::{self, Profile, Reading};
 use crate::clock::sleep_until;
-use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input, spawn_program};
+use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input_unless, spawn_program};
 use crate::drivers::postgres::{self, Cluster};
 use crate::drivers::throwaway::Clusters;
 use crate::engine::WorkerThread;
@@ -217,10 +217,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             || {
                 progress(&format!("{}: HammerDB builds {} warehouse(s) (buildschema)", w.name, p.warehouses));
                 let (s, per) =
-                    build(cluster, &home, p, &template, dir, stop).map_err(|e| match stop.load(Ordering::Relaxed) {
-                        true => Error::Interrupted,
-                        false => bad_input(named(e)),
-                    })?;
+                    build(cluster, &home, p, &template, dir, stop).map_err(|e| bad_input_unless(stop, named(e)))?;
                 progress(&format!("{}: HammerDB built it in {s:.1} s, {:.0} MB per warehouse", w.name, per / 1e6));
                 Ok((s, per))
             },

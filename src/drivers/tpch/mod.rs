@@ -199,12 +199,8 @@ impl Driver for TpchDriver {
         postgres::client("psql").map_err(bad_input)?;
         for w in &scenario.workloads {
             let Some(Tpch { dsn: Some(dsn), .. }) = spec(w) else { continue };
-            postgres::own_database(&w.name, dsn, &load::TABLES, "TPC-H", stop).map_err(|e| {
-                match stop.load(Ordering::Relaxed) {
-                    true => Error::Interrupted,
-                    false => bad_input(e),
-                }
-            })?;
+            postgres::own_database(&w.name, dsn, &load::TABLES, "TPC-H", stop)
+                .map_err(|e| super::driver::bad_input_unless(stop, e))?;
         }
         Ok(())
     }
