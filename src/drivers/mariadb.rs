@@ -93,23 +93,59 @@ impl Conn {
 /// false: to create it); its output, tab-separated without column names, or the server's
 /// own error. Bounded by [`ANSWER_WITHIN`]; killed when `stop` is set.
 pub fn ask(conn: &Conn, sql: &str, in_database: bool, stop: &AtomicBool) -> Result<String> {
+    client(conn, sql, in_database, Some(ANSWER_WITHIN), stop)
+}
+
+/// Runs `sql`, a script (the client's `DELIMITER` lets a body hold semicolons), on
+/// `conn`'s database with no deadline, as a load's statements take as long as their data;
+/// its output, or the server's own error. Killed when `stop` is set.
+pub fn script(conn: &Conn, sql: &str, stop: &AtomicBool) -> Result<String> {
+    client(conn, sql, true, None, stop)
+}
+
+/// Runs `sql` with the `mariadb` client, within `within` if given.
+fn client(conn: &Conn, sql: &str, in_database: bool, within: Option<Duration>, stop: &AtomicBool) -> Result<String> {
     let mut cmd = Command::new("mariadb");
     cmd.args(conn.client_args()).args(["--batch", "--skip-column-names", "-e", sql]).stdin(Stdio::null());
     if in_database {
         cmd.arg(&conn.database);
     }
-    let deadline = Instant::now() + ANSWER_WITHIN;
-    let out = children::output_until(&mut cmd, "mariadb", stop, Some(deadline))
+    let deadline = within.map(|w| Instant::now() + w);
+    let out = children::output_until(&mut cmd, "mariadb", stop, deadline)
         .map_err(|e| Error::failed(format!("starting the mariadb client: {e} (apt-get install mariadb-client)")))?
         .ok_or(Error::failed(super::postgres::INTERRUPTED))?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
     }
-    if Instant::now() >= deadline {
+    if deadline.is_some_and(|d| Instant::now() >= d) {
         let within = ANSWER_WITHIN.as_secs();
         return Err(Error::failed(format!("the MariaDB server of {} did not answer within {within} s", conn.key())));
     }
     Err(Error::failed(super::postgres::last_lines(&out, 5)))
+}
+
+/// The tables of `conn`'s database that are not fathom's: a database holding any is
+/// someone else's, never to be dropped. Tables of `ours`' names are fathom's only beside
+/// its record of the load, `ours`' last.
+pub fn foreign_tables(conn: &Conn, ours: &[&str], stop: &AtomicBool) -> Result<Vec<String>> {
+    let marker = ours.last().copied().unwrap_or_default();
+    let names: Vec<String> = ours.iter().map(|t| format!("'{t}'")).collect();
+    let sql = format!(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND NOT (table_name IN ({}) \
+         AND EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{marker}')) \
+         ORDER BY 1",
+        names.join(", ")
+    );
+    let found = ask(conn, &sql, true, stop)?;
+    Ok(found.split_whitespace().map(str::to_string).collect())
+}
+
+/// The size of `conn`'s database in bytes: its tables' data and indexes.
+pub fn database_size(conn: &Conn, stop: &AtomicBool) -> Result<f64> {
+    let sql = "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables \
+               WHERE table_schema = DATABASE()";
+    let bytes = ask(conn, sql, true, stop)?;
+    bytes.parse().map_err(|_| Error::failed(format!("the database's size is not a number: `{bytes}`")))
 }
 
 /// A throwaway MariaDB server, running until stopped or dropped.

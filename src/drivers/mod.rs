@@ -34,6 +34,7 @@ pub const DRIVERS: &[&dyn Driver] = &[
     &iperf3::Iperf3Driver,
     &tpcc::TpccDriver,
     &tpcc::hammerdb::HammerdbDriver,
+    &tpcc::mariadb::TpccMariadbDriver,
     &tpch::TpchDriver,
     &sysbench::SysbenchDriver,
 ];

@@ -40,12 +40,16 @@ use std::time::{Duration, Instant};
 /// its Lua test and connecting its threads on loopback (measured: 30-60 ms).
 pub const STARTUP: Duration = Duration::from_millis(40);
 
-/// The Lua script sysbench runs: the test named in `FATHOM_SYSBENCH_TEST`, each `event`
-/// (a transaction) timed with CLOCK_REALTIME and logged per thread to
-/// `$FATHOM_SYSBENCH_LOG.THREAD` as `thread transaction latency_us 0 epoch_s epoch_us`,
-/// flushed every 200 ms so the log can be read while it runs. A transaction sysbench
-/// restarts after an ignorable error is logged once, when it completes.
-const TIMER: &str = r#"require(os.getenv("FATHOM_SYSBENCH_TEST"))
+/// The Lua script sysbench runs: the test named in `FATHOM_SYSBENCH_TEST` (one of
+/// sysbench's by name, or a script by its path), each `event` (a transaction) timed with
+/// CLOCK_REALTIME and logged per thread to `$FATHOM_SYSBENCH_LOG.THREAD` in pgbench's
+/// format with `--max-tries`: `thread transaction latency_us script epoch_s epoch_us
+/// retries`, flushed every 200 ms so the log can be read while it runs. A test's event
+/// may return its script number, its retries and whether it failed (fathom's TPC-C does);
+/// sysbench's own return nothing, so they are script 0 with no retries. A transaction
+/// sysbench restarts after an ignorable error is logged once, when it completes.
+const TIMER: &str = r#"local test = os.getenv("FATHOM_SYSBENCH_TEST")
+if test:find("/") then dofile(test) else require(test) end
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } fathom_timespec;
@@ -66,9 +70,11 @@ function thread_init(...)
 end
 function event(...)
   local began = now_us()
-  inner_event(...)
+  local script, retries, failed = inner_event(...)
   local ended = now_us()
-  log:write(string.format("%d %d %d 0 %d %d\n", id, n, ended - began, math.floor(ended / 1000000), ended % 1000000))
+  local latency = failed and "failed" or tostring(ended - began)
+  log:write(string.format("%d %d %s %d %d %d %d\n", id, n, latency, script or 0, math.floor(ended / 1000000),
+    ended % 1000000, retries or 0))
   n = n + 1
   if ended - flushed > 200000 then log:flush(); flushed = ended end
 end
@@ -168,7 +174,7 @@ fn spec(w: &Workload) -> Option<&Sysbench> {
 }
 
 /// The installed sysbench's version line, or why it cannot be run.
-fn version() -> Result<String> {
+pub(crate) fn version() -> Result<String> {
     let out = Command::new("sysbench").arg("--version").output().map_err(|e| {
         Error::failed(format!(
             "`driver: sysbench` runs sysbench, which could not be started ({e}): apt-get install sysbench"
@@ -367,11 +373,33 @@ impl Ready for Databases {
     }
 }
 
-/// Runs sysbench for workload `l` from its first second to its end, its transactions
-/// sent as samples while it runs.
+/// Runs sysbench's test for workload `l`.
 fn run(l: &LaunchContext, db: &Db) -> Result<()> {
     let w = &l.workload;
     let s = spec(w).ok_or_else(|| Error::failed(format!("{}: not a sysbench workload", w.name)))?;
+    let mut args = db.args();
+    args.extend(shape_args(s));
+    args.push(format!("--threads={}", s.threads));
+    let job = Job { test: s.test.clone(), args, env: Vec::new(), ops: vec![Op::Txn], profile_from: None };
+    drive(l, &job).map(drop)
+}
+
+/// What sysbench runs for a workload: a Lua test (one of sysbench's by name, or a
+/// script's path), its options (the server's, `--threads` and the test's own), its
+/// environment, and the op of each script number its events log.
+pub(super) struct Job {
+    pub test: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub ops: Vec<Op>,
+    /// The run-clock second from which each op's latencies are kept whole.
+    pub profile_from: Option<u32>,
+}
+
+/// Runs `job` for workload `l` from its first second to its end, its transactions sent
+/// as samples while it runs; its seconds, or none when `stop` came before it started.
+pub(super) fn drive(l: &LaunchContext, job: &Job) -> Result<Option<log::Seconds>> {
+    let w = &l.workload;
     let dir = l.run_dir()?;
     let script = dir.write(&l.file_name("sysbench.lua")?, TIMER)?;
     let logs = dir.dir(&l.file_name("sysbench-log")?)?;
@@ -379,15 +407,14 @@ fn run(l: &LaunchContext, db: &Db) -> Result<()> {
     let (out, out_path) = dir.create_file(&l.file_name("sysbench.out")?)?;
     let (err, err_path) = dir.create_file(&l.file_name("sysbench.stderr")?)?;
     let mut cmd = Command::new("sysbench");
-    cmd.arg(&script).args(db.args()).args(shape_args(s));
-    cmd.arg(format!("--threads={}", s.threads)).arg(format!("--time={}", (w.ramp + w.duration).as_secs()));
+    cmd.arg(&script).args(&job.args).arg(format!("--time={}", (w.ramp + w.duration).as_secs()));
     cmd.args(["--report-interval=1", "--db-ps-mode=auto", "run"]);
-    cmd.env("FATHOM_SYSBENCH_TEST", &s.test).env("FATHOM_SYSBENCH_LOG", logs.join("txn"));
-    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    cmd.env("FATHOM_SYSBENCH_TEST", &job.test).env("FATHOM_SYSBENCH_LOG", logs.join("txn"));
+    cmd.envs(job.env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null()).stdout(out).stderr(err);
 
     sleep_until(l.begin.checked_sub(STARTUP).unwrap_or(l.begin), &l.stop);
     if l.stop.load(Ordering::Relaxed) {
-        return Ok(());
+        return Ok(None);
     }
     let started = Instant::now();
     let mut child = Group::spawn(postgres::connect_bounded(&mut cmd), "sysbench")
@@ -395,7 +422,8 @@ fn run(l: &LaunchContext, db: &Db) -> Result<()> {
     let stopped = || l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed);
     let ended = AtomicBool::new(false);
     let mut seconds = log::Seconds::new(l.workload_idx, l.first_worker, l.clock_unix_ms, l.end_t as u32, false)
-        .with_ops(vec![Op::Txn], false);
+        .with_ops(job.ops.clone(), true)
+        .with_profile(job.profile_from);
     let (waited, took, read) = std::thread::scope(|scope| {
         let reader = scope.spawn(|| super::pgbench::follow(l, &logs, &mut seconds, &ended));
         let waited = child.wait_stopping(Some(libc::SIGTERM), Some(l.end() + OVERRUN), &stopped);
@@ -416,7 +444,7 @@ fn run(l: &LaunchContext, db: &Db) -> Result<()> {
         let said = [err.trim(), stdout.lines().last().unwrap_or_default()].join(" / ");
         return Err(Error::failed(format!("{}: sysbench {status}: {said} (output in {})", w.name, l.dir.display())));
     }
-    Ok(())
+    Ok(Some(seconds))
 }
 
 /// One second of sysbench's report (`[ 3s ] thds: 2 tps: 623.02 qps: 12482.46 (r/w/o:

@@ -26,11 +26,17 @@ pub struct Reading {
 pub fn read(dsn: &str, stop: &AtomicBool) -> Result<Reading> {
     let sql = "SELECT (SELECT sum(d_next_o_id) FROM district) || ' ' || xact_commit + xact_rollback || ' ' || \
                xact_rollback FROM pg_stat_database WHERE datname = current_database()";
-    let row = postgres::ask(dsn, sql, "reading the TPC-C counters", stop)?;
-    let f: Vec<u64> = row.split_whitespace().filter_map(|v| v.parse().ok()).collect();
-    match f[..] {
-        [next_o_id, xacts, rollbacks] => Ok(Reading { next_o_id, xacts, rollbacks }),
-        _ => Err(Error::failed(format!("reading the TPC-C counters gave `{row}`"))),
+    Reading::parse(&postgres::ask(dsn, sql, "reading the TPC-C counters", stop)?)
+}
+
+impl Reading {
+    /// The counters as a database says them: next order ids, transactions, rollbacks.
+    pub fn parse(row: &str) -> Result<Reading> {
+        let f: Vec<u64> = row.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+        match f[..] {
+            [next_o_id, xacts, rollbacks] => Ok(Reading { next_o_id, xacts, rollbacks }),
+            _ => Err(Error::failed(format!("reading the TPC-C counters gave `{row}`"))),
+        }
     }
 }
 
@@ -55,7 +61,12 @@ pub fn violations(dsn: &str, loaded: bool, stop: &AtomicBool) -> Result<Vec<Stri
         out.push('\n');
         out.push_str(&postgres::psql(dsn, include_str!("sql/consistency_load.sql"), stop)?);
     }
-    Ok(out.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("condition {l}")).collect())
+    Ok(conditions(&out))
+}
+
+/// The conditions that do not hold, from the rows the consistency checks return.
+pub fn conditions(out: &str) -> Vec<String> {
+    out.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("condition {l}")).collect()
 }
 
 /// What the database holds of the transactions since its load: the new orders and
@@ -76,23 +87,32 @@ pub fn since_load(dsn: &str, warehouses: u32, stop: &AtomicBool) -> Result<Since
     let sql = "SELECT (SELECT count(*) || ' ' || count(*) FILTER (WHERE o_all_local = 0) FROM orders WHERE o_id > 3000) \
                || ' ' || (SELECT count(*) || ' ' || count(*) FILTER (WHERE h_c_w_id <> h_w_id) FROM history) \
                || ' ' || (SELECT count(*) FROM orders WHERE o_id > 2100 AND o_carrier_id IS NOT NULL)";
-    let row = postgres::psql(dsn, sql, stop)?;
-    let f: Vec<u64> = row.split_whitespace().filter_map(|v| v.parse().ok()).collect();
-    match f[..] {
-        [orders, remote_orders, history, remote_payments, delivered] => Ok(SinceLoad {
-            orders,
-            remote_orders,
-            payments: history.saturating_sub(30_000 * warehouses as u64),
-            remote_payments,
-            delivered,
-        }),
-        _ => Err(Error::failed(format!("reading the TPC-C orders and history gave `{row}`"))),
+    SinceLoad::parse(&postgres::psql(dsn, sql, stop)?, warehouses)
+}
+
+impl SinceLoad {
+    /// What a database of `warehouses` says it holds: its new orders and remote ones, its
+    /// history rows and remote payments, its orders delivered since the load.
+    pub fn parse(row: &str, warehouses: u32) -> Result<SinceLoad> {
+        let f: Vec<u64> = row.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+        match f[..] {
+            [orders, remote_orders, history, remote_payments, delivered] => Ok(SinceLoad {
+                orders,
+                remote_orders,
+                payments: history.saturating_sub(30_000 * warehouses as u64),
+                remote_payments,
+                delivered,
+            }),
+            _ => Err(Error::failed(format!("reading the TPC-C orders and history gave `{row}`"))),
+        }
     }
 }
 
 /// A run's figures: HammerDB's, the log's, and how they compare.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
+    /// The DBMS whose counters these are, as HammerDB names it in its line.
+    pub dbms: &'static str,
     pub nopm: f64,
     pub tpm: f64,
     /// New orders per minute from pgbench's log: new-orders less those rolled back.
@@ -180,6 +200,7 @@ impl Figures {
             .map(|((n, c), w)| (*n, share(c.done, done), 100.0 * *w as f64 / asked.max(1) as f64))
             .collect();
         Figures {
+            dbms: "PostgreSQL",
             nopm: after.next_o_id.saturating_sub(before.next_o_id) as f64 / minutes,
             tpm: after.xacts.saturating_sub(before.xacts) as f64 / minutes,
             log_nopm: new_orders.saturating_sub(rolled_back) as f64 / minutes,
@@ -214,7 +235,7 @@ impl Figures {
 
     /// The figures as a person reads them, HammerDB's line first.
     pub fn describe(&self) -> String {
-        let mut out = format!("System achieved {:.0} NOPM from {:.0} PostgreSQL TPM", self.nopm, self.tpm);
+        let mut out = format!("System achieved {:.0} NOPM from {:.0} {} TPM", self.nopm, self.tpm, self.dbms);
         out.push_str(&format!("; the transaction log: {:.0} NOPM ({:.1}% apart)", self.log_nopm, self.apart_pct()));
         if self.apart_pct() > 1.0 {
             out.push_str(&format!(

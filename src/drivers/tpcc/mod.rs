@@ -13,6 +13,7 @@
 pub mod figures;
 pub mod hammerdb;
 pub mod load;
+pub mod mariadb;
 
 use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
 use super::pgbench::{self, Invocation};
@@ -25,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::format::counted;
 use crate::metrics::summary::Throughput;
-use crate::scenario::program::tpcc::{Engine, Home, Mix, OPS, Tpcc, WAREHOUSE_BYTES};
+use crate::scenario::program::tpcc::{Engine, Home, OPS, Tpcc, WAREHOUSE_BYTES};
 use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
@@ -226,17 +227,8 @@ impl Driver for TpccDriver {
             (_, None) => String::new(),
         };
         let server = if p.dsn.is_some() { "the given server" } else { "a throwaway PostgreSQL" };
-        let mix = match p.mix {
-            Mix::Hammerdb => "HammerDB's",
-            Mix::Spec => "TPC-C's",
-        };
-        let home = match p.home {
-            Home::PerClient => "a home warehouse per client",
-            Home::Random => "random home warehouses",
-            Home::All => "all warehouses",
-        };
         let (warehouses, clients) = (counted(p.warehouses, "warehouse"), counted(p.clients, "client"));
-        format!("tpcc, {warehouses}, {clients}, {mix} mix, {home}{rate}, on {server}")
+        format!("tpcc, {warehouses}, {clients}, {}, {}{rate}, on {server}", p.mix.describe(), p.home.describe())
     }
 }
 

@@ -39,6 +39,38 @@ impl Dbms {
             Dbms::Mariadb => ("innodb_buffer_pool_size", 128 << 20),
         }
     }
+    /// The memory the throwaway server of `settings` caches pages in, in bytes (its
+    /// setting, else its default); `None` for a server given by `dsn` (its setting is its
+    /// own) or a value fathom cannot read.
+    pub fn cache_bytes(self, dsn: &Option<String>, settings: &[(String, String)]) -> Option<u64> {
+        let (key, default) = self.cache();
+        match (dsn, settings.iter().find(|(k, _)| k == key)) {
+            (Some(_), _) => None,
+            (None, None) => Some(default),
+            (None, Some((_, v))) => self.size(v),
+        }
+    }
+
+    /// A memory setting of its server in bytes, in the units the server takes:
+    /// PostgreSQL's `1GB`, `512MB`, `64kB` or a number of 8 kB pages; MariaDB's `1G`,
+    /// `512M` (either case) or bytes.
+    pub fn size(self, text: &str) -> Option<u64> {
+        let t = text.trim();
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let n: u64 = t[..split].parse().ok()?;
+        let unit = t[split..].trim();
+        let units: &[(&str, u64)] = match self {
+            Dbms::Postgresql => {
+                &[("", 8 << 10), ("B", 1), ("kB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("TB", 1 << 40)]
+            }
+            Dbms::Mariadb => &[("", 1), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40)],
+        };
+        let same = |name: &str| match self {
+            Dbms::Postgresql => name == unit,
+            Dbms::Mariadb => name.eq_ignore_ascii_case(unit),
+        };
+        units.iter().find(|(name, _)| same(name)).map(|(_, bytes)| n * bytes)
+    }
 }
 
 /// The workload's `dbms` key: PostgreSQL unless it says otherwise.
@@ -89,22 +121,6 @@ impl MysqlDsn {
     }
 }
 
-/// A size setting of a MariaDB server in bytes (`1G`, `512M`, `134217728`).
-pub fn mariadb_size(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let n: u64 = t[..split].parse().ok()?;
-    let unit: u64 = match t[split..].trim().to_ascii_uppercase().as_str() {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        _ => return None,
-    };
-    Some(n * unit)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,10 +142,16 @@ mod tests {
     }
 
     #[test]
-    fn mariadb_sizes() {
-        assert_eq!(mariadb_size("1G"), Some(1 << 30));
-        assert_eq!(mariadb_size("512m"), Some(512 << 20));
-        assert_eq!(mariadb_size("134217728"), Some(128 << 20));
-        assert_eq!(mariadb_size("lots"), None);
+    fn sizes_in_each_servers_units() {
+        let (pg, maria) = (Dbms::Postgresql, Dbms::Mariadb);
+        assert_eq!(pg.size("1GB"), Some(1 << 30));
+        assert_eq!(pg.size("128MB"), Some(128 << 20));
+        assert_eq!(pg.size("16384"), Some(128 << 20));
+        assert_eq!(pg.size("1gb"), None);
+        assert_eq!(pg.size("lots"), None);
+        assert_eq!(maria.size("1G"), Some(1 << 30));
+        assert_eq!(maria.size("512m"), Some(512 << 20));
+        assert_eq!(maria.size("134217728"), Some(128 << 20));
+        assert_eq!(maria.size("lots"), None);
     }
 }

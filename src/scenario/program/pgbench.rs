@@ -3,6 +3,7 @@
 //! a server given by `dsn`. Its keys are pgbench's own options, named as in pgbench;
 //! `crate::drivers::pgbench` runs it.
 
+use super::dbms::Dbms;
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::{Error, Result};
 use crate::metrics::Op;
@@ -270,33 +271,16 @@ impl Spec for Pgbench {
 }
 
 impl Pgbench {
-    /// PostgreSQL's default `shared_buffers` (128 MB), which a throwaway cluster keeps
-    /// unless `settings` change it.
-    pub const DEFAULT_SHARED_BUFFERS: u64 = 128 << 20;
-
     /// The `shared_buffers` of the throwaway cluster in bytes; `None` for a server given
     /// by `dsn` (its setting is its own) or a value fathom cannot read.
     pub fn shared_buffers(&self) -> Option<u64> {
-        shared_buffers(&self.dsn, &self.settings)
+        Dbms::Postgresql.cache_bytes(&self.dsn, &self.settings)
     }
 
     /// Size of the database at this scale in bytes: the field notes' table (scale 1 ≈
     /// 23 MB, 100 ≈ 1.7 GB, 1000 ≈ 15 GB) is about 15 MB per unit plus the catalog.
     pub fn database_bytes(&self) -> u64 {
         (8 + 15 * self.scale as u64) << 20
-    }
-}
-
-/// The `shared_buffers` of the throwaway cluster a program's `settings` configure, in
-/// bytes: PostgreSQL's default unless they set it; `None` for a server given by `dsn`
-/// (its setting is its own) or a value fathom cannot read.
-pub fn shared_buffers(dsn: &Option<String>, settings: &[(String, String)]) -> Option<u64> {
-    if dsn.is_some() {
-        return None;
-    }
-    match settings.iter().find(|(k, _)| k == "shared_buffers") {
-        None => Some(Pgbench::DEFAULT_SHARED_BUFFERS),
-        Some((_, v)) => pg_size(v),
     }
 }
 
@@ -308,35 +292,5 @@ pub fn fits_in(size: u64, cache: Option<(&str, u64)>, memory_bytes: Option<u64>)
         (Some((name, bytes)), _) if size <= bytes => Some(format!("{name} ({})", Size(bytes).human())),
         (_, Some(ram)) if size < ram => Some(format!("the {} of RAM", Size(ram).human())),
         _ => None,
-    }
-}
-
-/// A PostgreSQL memory setting in bytes: `1GB`, `512MB`, `64kB`, or a number of 8 kB pages.
-pub fn pg_size(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let n: u64 = t[..split].parse().ok()?;
-    let unit = match t[split..].trim() {
-        "" => 8 << 10,
-        "B" => 1,
-        "kB" => 1 << 10,
-        "MB" => 1 << 20,
-        "GB" => 1 << 30,
-        "TB" => 1 << 40,
-        _ => return None,
-    };
-    Some(n * unit)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn postgres_sizes() {
-        assert_eq!(pg_size("1GB"), Some(1 << 30));
-        assert_eq!(pg_size("128MB"), Some(128 << 20));
-        assert_eq!(pg_size("16384"), Some(128 << 20));
-        assert_eq!(pg_size("lots"), None);
     }
 }

@@ -3,8 +3,8 @@
 //! test, or a server given by `dsn`. Its keys are sysbench's own options, named as in sysbench (`tables`,
 //! `table_size`, `threads`); `crate::drivers::sysbench` runs it.
 
-use super::dbms::{Dbms, dbms, mariadb_size};
-use super::pgbench::{fits_in, no_secret, pg_size, settings, target};
+use super::dbms::{Dbms, dbms};
+use super::pgbench::{fits_in, no_secret, settings, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -156,20 +156,9 @@ impl Sysbench {
         self.tables as u64 * self.table_size as u64 * ROW_BYTES
     }
 
-    /// The memory the throwaway server caches pages in, in bytes (its setting, else its
-    /// default); `None` for a server given by `dsn` (its setting is its own) or a value
-    /// fathom cannot read.
+    /// The memory the throwaway server caches pages in, in bytes (see [`Dbms::cache_bytes`]).
     pub fn cache_bytes(&self) -> Option<u64> {
-        let (key, default) = self.dbms.cache();
-        let size = match self.dbms {
-            Dbms::Postgresql => pg_size,
-            Dbms::Mariadb => mariadb_size,
-        };
-        match (&self.dsn, self.settings.iter().find(|(k, _)| k == key)) {
-            (Some(_), _) => None,
-            (None, None) => Some(default),
-            (None, Some((_, v))) => size(v),
-        }
+        self.dbms.cache_bytes(&self.dsn, &self.settings)
     }
 
     /// The database its tables live in on a throwaway cluster: one per shape, so that

@@ -1,9 +1,10 @@
 //! `driver: tpcc` (or `tprocc`, HammerDB's name): a TPC-C-like OLTP workload on
-//! PostgreSQL, its five transactions as server-side functions driven by pgbench, on a
-//! throwaway cluster fathom creates on the storage under test or a server given by
-//! `dsn`. Each transaction type is an op of its own; `crate::drivers::tpcc` runs it.
+//! PostgreSQL or MariaDB (`dbms`), its five transactions as server-side functions or
+//! procedures driven by pgbench on PostgreSQL and by sysbench on MariaDB, on a throwaway
+//! server fathom creates on the storage under test or a server given by `dsn`. Each transaction type is an op of its own; `crate::drivers::tpcc` runs it.
 
-use super::pgbench::{fits_in, no_secret, settings, shared_buffers, target};
+use super::dbms::{Dbms, MysqlDsn, dbms};
+use super::pgbench::{fits_in, no_secret, settings, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -37,7 +38,9 @@ const WARM_BYTES_PER_S: u64 = 10_000 * 8192;
 /// `driver: tpcc`'s settings, checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tpcc {
-    /// A libpq connection string or URI; `None`: a throwaway cluster fathom creates.
+    pub dbms: Dbms,
+    /// A libpq connection string or URI for PostgreSQL, `mysql://USER@HOST:PORT/DB` for
+    /// MariaDB; `None`: a throwaway server fathom creates.
     pub dsn: Option<String>,
     pub warehouses: u32,
     /// HammerDB's virtual users: pgbench's clients, each one connection.
@@ -68,8 +71,10 @@ pub struct Tpcc {
 /// What runs a tpcc workload's transactions (`engine`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Engine {
-    /// fathom's own transactions, driven by pgbench.
+    /// fathom's own transactions on PostgreSQL, driven by pgbench.
     Pgbench,
+    /// fathom's own transactions on MariaDB, driven by sysbench.
+    Sysbench,
     /// HammerDB's own TPROC-C, driven by its CLI (`hammerdbcli`): the peer's code,
     /// for a parity check and for users who trust HammerDB's numbers.
     Hammerdb,
@@ -80,7 +85,16 @@ impl Engine {
     pub fn name(self) -> &'static str {
         match self {
             Engine::Pgbench => "pgbench",
+            Engine::Sysbench => "sysbench",
             Engine::Hammerdb => "hammerdb",
+        }
+    }
+
+    /// What runs fathom's own transactions on `dbms`.
+    fn own(dbms: Dbms) -> Engine {
+        match dbms {
+            Dbms::Postgresql => Engine::Pgbench,
+            Dbms::Mariadb => Engine::Sysbench,
         }
     }
 }
@@ -109,6 +123,14 @@ impl Mix {
         }
     }
 
+    /// The mix as a run's description says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Mix::Hammerdb => "HammerDB's mix",
+            Mix::Spec => "TPC-C's mix",
+        }
+    }
+
     /// A terminal's mean keying and think time per transaction of this mix, in seconds
     /// (20.7 for HammerDB's, 21.0 for TPC-C's).
     pub fn cycle_seconds(self) -> f64 {
@@ -130,6 +152,26 @@ pub enum Home {
     /// are k, k + clients, k + 2 clients, ... mod warehouses, as many as cover them all
     /// (HammerDB's "use all warehouses": its virtual users do not share warehouses).
     All,
+}
+
+impl Home {
+    /// The homes as a run's description says them.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Home::PerClient => "a home warehouse per client",
+            Home::Random => "random home warehouses",
+            Home::All => "all warehouses",
+        }
+    }
+
+    /// Its name, as `home:` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Home::PerClient => "per-client",
+            Home::Random => "random",
+            Home::All => "all",
+        }
+    }
 }
 
 /// The transactions' isolation level.
@@ -190,6 +232,7 @@ impl Program for TpccProgram {
 
     fn keys(&self) -> &'static [&'static str] {
         &[
+            "dbms",
             "target",
             "dsn",
             "warehouses",
@@ -215,9 +258,12 @@ impl Program for TpccProgram {
     }
 
     fn check(&self, keys: &Keys) -> Result<ProgramSpec> {
+        let dbms = dbms(keys)?;
         let (dsn, dsn_at) = keys.line("dsn")?;
-        if let Some(dsn) = &dsn {
-            no_secret(dsn).map_err(|why| keys.fail(&dsn_at, &why.to_string()))?;
+        match (&dsn, dbms) {
+            (Some(dsn), Dbms::Postgresql) => no_secret(dsn).map_err(|why| keys.fail(&dsn_at, &why.to_string()))?,
+            (Some(dsn), Dbms::Mariadb) => drop(MysqlDsn::parse(dsn).map_err(|why| keys.fail(&dsn_at, &why))?),
+            (None, _) => {}
         }
         let warehouses = warehouses(keys)?;
         let (keying, keying_at) = keys.get::<bool>("keying_thinking")?;
@@ -241,7 +287,7 @@ impl Program for TpccProgram {
             (true, None) => Some(clients as f64 / mix.cycle_seconds()),
             (false, rate) => rate,
         };
-        let homes = [("per-client", Home::PerClient), ("random", Home::Random), ("all", Home::All)];
+        let homes = [Home::PerClient, Home::Random, Home::All].map(|h| (h.name(), h));
         let home = choice(keys, "home", &homes, Home::PerClient)?;
         let levels = [
             ("read-committed", Isolation::ReadCommitted),
@@ -252,13 +298,14 @@ impl Program for TpccProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        let engine = engine(keys)?;
+        let engine = engine(keys, dbms)?;
         let (hammerdb_dir, hammerdb_at) = keys.line("hammerdb_dir")?;
         let hammerdb_dir = hammerdb_dir.map(PathBuf::from);
         if let Some(dir) = &hammerdb_dir {
             keys.not_pseudo(dir, &hammerdb_at)?;
         }
         let spec = Tpcc {
+            dbms,
             dsn,
             warehouses,
             clients,
@@ -273,8 +320,10 @@ impl Program for TpccProgram {
             engine,
             hammerdb_dir,
         };
-        if engine == Engine::Hammerdb {
-            beyond_hammerdb(keys, &spec)?;
+        match engine {
+            Engine::Hammerdb => beyond_hammerdb(keys, &spec)?,
+            Engine::Sysbench => beyond_sysbench(keys, &spec)?,
+            Engine::Pgbench => {}
         }
         Ok(ProgramSpec::new(spec))
     }
@@ -302,17 +351,35 @@ pub fn hammerdb_minutes(d: Duration) -> Option<String> {
     exact.then_some(minutes)
 }
 
-fn engine(keys: &Keys) -> Result<Engine> {
+fn engine(keys: &Keys, dbms: Dbms) -> Result<Engine> {
     let (name, at) = keys.line("engine")?;
-    let found = name.as_deref().map(|n| [Engine::Pgbench, Engine::Hammerdb].into_iter().find(|e| e.name() == n));
+    let own = Engine::own(dbms);
+    let engines = [own, Engine::Hammerdb];
+    let found = name.as_deref().map(|n| engines.into_iter().find(|e| e.name() == n));
     match (found, name) {
         (Some(Some(e)), _) => Ok(e),
         (Some(None), Some(name)) if keys.own_has("engine") => {
-            let hint = crate::suggest::hint(&name, ["pgbench", "hammerdb"]);
-            Err(keys.fail(&at, &format!("`{name}`{hint} is not one of pgbench, hammerdb (what runs the transactions)")))
+            let names = engines.map(Engine::name);
+            let hint = crate::suggest::hint(&name, names);
+            let on = dbms.label();
+            Err(keys.fail(
+                &at,
+                &format!("`{name}`{hint} is not one of {} (what runs the transactions on {on})", names.join(", ")),
+            ))
         }
-        _ => Ok(Engine::Pgbench),
+        _ => Ok(own),
     }
+}
+
+/// Refuses what fathom's transactions on MariaDB do not do, at the key that asks it.
+fn beyond_sysbench(keys: &Keys, t: &Tpcc) -> Result<()> {
+    if t.rate.is_some() {
+        let key = if t.keying_thinking { "keying_thinking" } else { "rate" };
+        let why = "on MariaDB the clients run flat out: sysbench times a paced transaction from when it starts, not \
+                   from when it was due, so its latency would hide the queue (drop it)";
+        return Err(keys.fail(&keys.at(key), why));
+    }
+    Ok(())
 }
 
 /// Refuses what HammerDB's TPROC-C cannot run as asked, at the key that asks it: the
@@ -322,6 +389,12 @@ fn beyond_hammerdb(keys: &Keys, t: &Tpcc) -> Result<()> {
         let at = if keys.own_has(key) || !keys.own_has("engine") { keys.at(key) } else { keys.at("engine") };
         Err(keys.fail(&at, &format!("with `engine: hammerdb`: {why}")))
     };
+    if t.dbms == Dbms::Mariadb {
+        return refused(
+            "dbms",
+            "fathom runs HammerDB's TPROC-C on PostgreSQL only (drop `engine` for fathom's own on MariaDB)",
+        );
+    }
     if t.dsn.is_some() {
         return refused(
             "dsn",
@@ -374,8 +447,8 @@ impl Tpcc {
     /// A database that fits in shared_buffers (a throwaway cluster's) or RAM.
     fn in_memory(&self, memory_bytes: Option<u64>) -> Option<Risk> {
         let size = self.database_bytes();
-        let fits =
-            fits_in(size, shared_buffers(&self.dsn, &self.settings).map(|b| ("shared_buffers", b)), memory_bytes)?;
+        let cache = self.dbms.cache_bytes(&self.dsn, &self.settings).map(|b| (self.dbms.cache().0, b));
+        let fits = fits_in(size, cache, memory_bytes)?;
         let fit = if self.warehouses == 1 { "fits" } else { "fit" };
         let message = format!(
             "{} (about {}) {fit} in {fits}: after warm-up reads do not reach storage, so this run measures \
@@ -426,7 +499,7 @@ impl Spec for Tpcc {
     fn measures(&self) -> Measures {
         let ops = OPS.iter().map(|name| Op::named(name, Throughput::Tps)).collect();
         // HammerDB's latencies come as its time profile over the run, not per second
-        let latency = self.engine == Engine::Pgbench;
+        let latency = self.engine != Engine::Hammerdb;
         Measures { unit: Throughput::Tps, ops, latency, mb_per_s: false, rate: self.rate.is_some() }
     }
 
@@ -436,7 +509,7 @@ impl Spec for Tpcc {
 
     fn runner(&self) -> &'static str {
         match self.engine {
-            Engine::Pgbench => "tpcc",
+            Engine::Pgbench | Engine::Sysbench => "tpcc",
             Engine::Hammerdb => "hammerdb",
         }
     }

@@ -4,7 +4,8 @@
 //! storage under test or a server given by `dsn`. Each query is an op of its own
 //! (`q1` to `q22`); `crate::drivers::tpch` runs it.
 
-use super::pgbench::{no_secret, pg_size, settings, target};
+use super::dbms::Dbms;
+use super::pgbench::{no_secret, settings, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -191,11 +192,7 @@ impl Spec for Tpch {
     /// A database in memory: the queries' scans never reach storage after the first.
     fn risks(&self, memory_bytes: Option<u64>, _ramp: Duration) -> Vec<Risk> {
         let size = self.bytes();
-        let sb = match (&self.dsn, self.settings.iter().find(|(k, _)| k == "shared_buffers")) {
-            (Some(_), _) => None,
-            (None, None) => Some(128 << 20),
-            (None, Some((_, v))) => pg_size(v),
-        };
+        let sb = Dbms::Postgresql.cache_bytes(&self.dsn, &self.settings);
         let fits = match (sb, memory_bytes) {
             (Some(sb), _) if size <= sb => format!("shared_buffers ({})", Size(sb).human()),
             (_, Some(ram)) if size < ram => format!("the {} of RAM", Size(ram).human()),
