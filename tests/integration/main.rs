@@ -51,6 +51,7 @@ mod sysbench;
 mod terminal_width;
 mod timeline;
 mod tpcc;
+mod tpcc_mariadb;
 mod tpch;
 mod views;
 mod xray;

@@ -15,7 +15,7 @@ fn logged_ends(run_dir: &Path, name: &str) -> Vec<i64> {
     for entry in std::fs::read_dir(run_dir.join(format!("{name}.sysbench-log"))).unwrap().flatten() {
         for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
             let f: Vec<i64> = line.split_whitespace().map(|w| w.parse().unwrap()).collect();
-            assert_eq!(f.len(), 6, "{line}");
+            assert_eq!(f.len(), 7, "{line}");
             ends.push(f[4] * 1_000_000 + f[5]);
         }
     }

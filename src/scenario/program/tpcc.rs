@@ -629,6 +629,31 @@ mod tests {
     }
 
     #[test]
+    fn on_mariadb_sysbench_runs_fathom_s_transactions_and_what_it_cannot_do_is_refused() {
+        let t = spec(&load(", dbms: mariadb, dsn: 'mysql://bench@db/shop'").unwrap());
+        assert_eq!((t.dbms, t.engine, t.runner()), (Dbms::Mariadb, Engine::Sysbench, "tpcc"));
+        assert_eq!(t.stored()["dbms"], "mariadb");
+        assert!(t.measures().latency);
+        assert_eq!(spec(&load("").unwrap()).engine, Engine::Pgbench);
+        for (keys, says) in [
+            (
+                ", dbms: mariadb, engine: pgbench",
+                "`pgbench` is not one of sysbench, hammerdb (what runs the transactions on MariaDB)",
+            ),
+            (", engine: sysbench", "`sysbench` is not one of pgbench, hammerdb"),
+            (", dbms: mariadb, engine: hammerdb, home: all", "HammerDB's TPROC-C on PostgreSQL only"),
+            (", dbms: mariadb, rate: 50", "on MariaDB the clients run flat out"),
+            (", dbms: mariadb, keying_thinking: true", "on MariaDB the clients run flat out"),
+            (", dbms: mariadb, dsn: 'host=db'", "expected mysql://USER@HOST"),
+            (", dbms: mariadb, dsn: 'mysql://bench:pw@db/shop'", "MYSQL_PWD"),
+            (", dbms: oracle", "`oracle` is not a database fathom runs"),
+        ] {
+            let e = load(keys).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("t.yaml:"), "{keys}: {e}");
+        }
+    }
+
+    #[test]
     fn keying_and_thinking_pace_ten_terminals_a_warehouse() {
         assert!((Mix::Hammerdb.cycle_seconds() - 476.0 / 23.0).abs() < 1e-9);
         assert!((Mix::Spec.cycle_seconds() - 20.99).abs() < 1e-9);
