@@ -19,6 +19,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("tpcc", include_str!("builtin/tpcc.yaml")),
     ("tpcc-clients", include_str!("builtin/tpcc-clients.yaml")),
     ("sysbench-threads", include_str!("builtin/sysbench-threads.yaml")),
+    ("db-engines", include_str!("builtin/db-engines.yaml")),
     ("checkpoint-tuning", include_str!("builtin/checkpoint-tuning.yaml")),
     ("tpch", include_str!("builtin/tpch.yaml")),
     ("db-colocation-sql", include_str!("builtin/db-colocation-sql.yaml")),
@@ -73,6 +74,20 @@ mod tests {
             .unwrap()
             .question;
             assert!(question.is_some_and(|q| q.ends_with('?')), "{name} needs a question");
+        }
+    }
+
+    #[test]
+    fn the_tpcc_builtins_run_on_mariadb_when_set() {
+        use crate::scenario::program::dbms::Dbms;
+        use crate::scenario::program::tpcc::{Engine, Tpcc};
+        for name in ["tpcc", "tpcc-clients"] {
+            let sets = ["dbms=mariadb".parse().unwrap()];
+            let s = Scenario::load(&Source { origin: format!("builtin:{name}"), text: find(name).unwrap() }, &sets);
+            for w in s.unwrap().workloads {
+                let t = w.program().unwrap().get::<Tpcc>().unwrap();
+                assert_eq!((t.dbms, t.engine), (Dbms::Mariadb, Engine::Sysbench), "{name}");
+            }
         }
     }
 }

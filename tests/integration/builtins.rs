@@ -312,6 +312,46 @@ fn tpcc() {
     assert_eq!(grouped, limits_held, "{answer}");
 }
 
+#[test]
+fn db_engines_runs_the_same_tpcc_on_both_databases() {
+    let show = run_builtin_scaled("db-engines", "0.1", &["warehouses=1", "clients=2"]);
+    let dbms: Vec<&str> =
+        show["workloads"].as_array().unwrap().iter().map(|w| w["profile"]["dbms"].as_str().unwrap()).collect();
+    assert_eq!(dbms, ["postgresql", "mariadb"]);
+    let events: Vec<&str> = show["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "tpcc")
+        .map(|e| e["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        events.iter().any(|d| d.contains(" PostgreSQL TPM; ")) && events.iter().any(|d| d.contains(" MariaDB TPM; ")),
+        "{events:?}"
+    );
+    assert!(events.iter().all(|d| d.contains("consistency conditions 1-4 hold")), "{events:?}");
+    // the answer leads with each database's NOPM, as each server counted it
+    let nopm = |w: &str| {
+        let o = show["observed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["source"] == format!("tpcc:{w}") && o["name"] == "nopm");
+        o.unwrap_or_else(|| panic!("no NOPM of {w}"))["mean"].as_f64().unwrap()
+    };
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    let lead =
+        format!("postgresql {} NOPM, mariadb {} NOPM; ", fmt_count(nopm("postgresql")), fmt_count(nopm("mariadb")));
+    assert!(answer.starts_with(&lead), "{answer}");
+    // each limit judged on the p90 the run measured (ns)
+    for e in show["expectations"].as_array().unwrap() {
+        assert_eq!(e["passed"], e["measured"].as_f64().unwrap() <= 5e9, "{e}");
+    }
+    let all = show["expectations"].as_array().unwrap().iter().all(|e| e["passed"] == true);
+    assert_eq!(answer.ends_with(": PASS"), all, "{answer}");
+}
+
 /// `1234.6` as fathom prints a count: `1,235`.
 fn fmt_count(v: f64) -> String {
     let digits = format!("{:.0}", v);
