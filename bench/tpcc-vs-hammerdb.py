@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""fathom's TPROC-C vs HammerDB's: the same workload on the same kind of cluster, interleaved.
+"""fathom's TPROC-C vs HammerDB's: the same workload on the same kind of server, interleaved.
 
 Each repeat runs `fathom run tpcc` and HammerDB 4.12 (through run-tproc-c.sh, which builds its
-own throwaway PostgreSQL 15 cluster and schema) with the same warehouses, clients (virtual
-users), ramp and duration, and the same server settings (the ones run-tproc-c.sh writes into
-its postgresql.conf, passed to fathom's cluster as `settings`); each repeat swaps which goes
-first. Prints per tool the median NOPM and TPM, the client program's CPU per new-order and per
-transaction (pgbench's for fathom, hammerdbcli's for HammerDB), the server's CPU per new-order,
-and the medians of the per-repeat ratios fathom/HammerDB. See bench/README.md. Standard
-library only (Python 3.11); run as root (both start PostgreSQL as the postgres user).
+own throwaway PostgreSQL 15 cluster and schema, or with --dbms mariadb run-tproc-c-mariadb.sh, a
+throwaway MariaDB 10.11) with the same warehouses, clients (virtual users), ramp and duration,
+and the same server settings (the ones HammerDB's script gives its server, passed to fathom's as
+`settings`); each repeat swaps which goes first. Prints per tool the median NOPM and TPM, the
+client's CPU per new-order and per transaction (for fathom its whole process tree but the
+server: fathom itself and the pgbench or sysbench it runs; hammerdbcli's for HammerDB), the
+server's CPU per new-order, and the medians of the per-repeat ratios fathom/HammerDB. See
+bench/README.md. Standard library only (Python 3.11); run as root (both start their servers as
+the postgres or mysql user).
 """
 
 import argparse
@@ -35,17 +37,25 @@ HZ = os.sysconf("SC_CLK_TCK")
 # script checks each is still there (hammerdb_settings()) and stops if one is not.
 SETTINGS = dict(shared_buffers="1GB", max_wal_size="4GB", checkpoint_timeout="5min",
                 max_connections="100", track_functions="pl")
+# What run-tproc-c-mariadb.sh writes into its server's my.cnf, given to fathom's alike: the
+# three it takes from the environment are given to it here, so both get these by construction.
+MARIADB_SETTINGS = dict(innodb_buffer_pool_size="1G", innodb_log_file_size="1G",
+                        innodb_flush_log_at_trx_commit="1", max_connections="200")
+MARIADB_ENV = dict(BUFFER_POOL="1G", REDO_SIZE="1G", FLUSH_AT_COMMIT="1")
 
-# pgbench, timed: fathom finds pgbench on the PATH, so this stands first on it for fathom's
-# runs. It runs the real pgbench as its child and appends to $TPCC_BENCH_RECORD one JSON line:
-# pgbench's CPU (ru_utime + ru_stime from wait4: every thread of it), the server's CPU over the
-# same time (the postmaster of the cluster under $TPCC_BENCH_SCRATCH and its children, as
-# run-tproc-c.sh counts HammerDB's server), the machine's busy time, and the transactions of
-# each script in pgbench's per-transaction log (fathom always asks for it with -l).
+# The client program (pgbench, or sysbench on MariaDB), timed: fathom finds it on the PATH, so
+# this stands first on it for fathom's runs. It runs the real program as its child and appends
+# to $TPCC_BENCH_RECORD one JSON line: the program's CPU (ru_utime + ru_stime from wait4: every
+# thread of it) and fathom's own over the same time (its parent, every thread), the server's
+# CPU (the postmaster of the cluster under $TPCC_BENCH_SCRATCH and its children, or that
+# mariadbd, as HammerDB's scripts count their server), the machine's busy time, and the
+# transactions of each script number in the per-transaction log (pgbench's -l, or the one
+# fathom's sysbench timer writes to $FATHOM_SYSBENCH_LOG.N).
 WRAPPER = r'''#!/usr/bin/env python3
 import glob, json, os, signal, sys, time
-real, record, scratch = (os.environ[k] for k in ("TPCC_BENCH_PGBENCH", "TPCC_BENCH_RECORD", "TPCC_BENCH_SCRATCH"))
+real, record, scratch = (os.environ[k] for k in ("TPCC_BENCH_PROGRAM", "TPCC_BENCH_RECORD", "TPCC_BENCH_SCRATCH"))
 args = sys.argv[1:]
+sysbench = os.path.basename(real) == "sysbench"
 
 def stat(pid):
     try:
@@ -61,7 +71,8 @@ def postmaster():
             cmd = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
         except OSError:
             continue
-        if cmd and cmd[0].endswith(b"postgres") and b"-D" in cmd and scratch.encode() in b" ".join(cmd):
+        server = cmd[0].endswith(b"mariadbd") if sysbench else cmd[0].endswith(b"postgres") and b"-D" in cmd
+        if cmd and server and scratch.encode() in b" ".join(cmd):
             return int(p)
 
 def server_ticks(pm):
@@ -74,24 +85,30 @@ def server_ticks(pm):
             t += sum(int(x) for x in f[11:15])
     return t
 
+def own_ticks(pid):
+    f = stat(pid)
+    return sum(int(x) for x in f[11:13]) if f else 0
+
 def busy():
     f = open("/proc/stat").readline().split()
     return sum(int(f[i]) for i in (1, 2, 3, 6, 7, 8))
 
 for s in (signal.SIGALRM, signal.SIGINT, signal.SIGTERM):
     signal.signal(s, lambda *_: None)  # pgbench gets them too: it leads no group of its own
-timed = "-T" in args
+timed = "-T" in args or (sysbench and args[-1:] == ["run"])
 pm = postmaster() if timed else None
-s0, m0, w0 = server_ticks(pm), busy(), time.monotonic()
+fathom = os.getppid()
+s0, m0, f0, w0 = server_ticks(pm), busy(), own_ticks(fathom), time.monotonic()
 pid = os.posix_spawn(real, [real] + args, os.environ)
 _, status, usage = os.wait4(pid, 0)
 wall = time.monotonic() - w0
 time.sleep(0.3)  # its sessions end: their CPU reaches the postmaster
-s1, m1 = server_ticks(pm), busy()
+s1, m1, f1 = server_ticks(pm), busy(), own_ticks(fathom)
 if timed:
     hz = os.sysconf("SC_CLK_TCK")
     txns, failed = {}, 0
-    prefix = next((a.split("=", 1)[1] for a in args if a.startswith("--log-prefix=")), None)
+    prefix = os.environ.get("FATHOM_SYSBENCH_LOG") if sysbench else \
+        next((a.split("=", 1)[1] for a in args if a.startswith("--log-prefix=")), None)
     for path in glob.glob(prefix + ".*") if prefix else []:
         for line in open(path, errors="replace"):
             f = line.split()
@@ -102,7 +119,7 @@ if timed:
             else:
                 txns[f[3]] = txns.get(f[3], 0) + 1
     with open(record, "a") as out:
-        out.write(json.dumps(dict(cpu_s=usage.ru_utime + usage.ru_stime, wall_s=wall,
+        out.write(json.dumps(dict(cpu_s=usage.ru_utime + usage.ru_stime, fathom_cpu_s=(f1 - f0) / hz, wall_s=wall,
                                   server_cpu_s=(s1 - s0) / hz if pm else None,
                                   machine_busy_s=(m1 - m0) / hz, txns=txns, failed=failed,
                                   exit=os.waitstatus_to_exitcode(status))) + "\n")
@@ -120,19 +137,35 @@ def hammerdb_script(args):
     repository (a worktree's parent's too)."""
     dirs = [args.hammerdb] if args.hammerdb else [os.environ["TPCC_HAMMERDB"]] if os.environ.get("TPCC_HAMMERDB") \
         else [ROOT.parent / "shared/tools/hammerdb", ROOT.parent.parent / "shared/tools/hammerdb"]
+    name = "run-tproc-c-mariadb.sh" if args.dbms == "mariadb" else "run-tproc-c.sh"
     for d in map(Path, dirs):
-        if (d / "run-tproc-c.sh").is_file():
-            return d / "run-tproc-c.sh"
-    die(f"HammerDB's run-tproc-c.sh not found in {', '.join(map(str, dirs))}: give --hammerdb DIR "
-        "(or TPCC_HAMMERDB), the directory holding run-tproc-c.sh and hammerdb-4.12/")
+        if (d / name).is_file():
+            return d / name
+    die(f"HammerDB's {name} not found in {', '.join(map(str, dirs))}: give --hammerdb DIR "
+        f"(or TPCC_HAMMERDB), the directory holding {name} and hammerdb-4.12/")
 
 
-def hammerdb_settings(script):
-    """Checks that run-tproc-c.sh still gives its cluster SETTINGS (fathom gets the same)."""
+def hammerdb_settings(script, dbms):
+    """Checks that HammerDB's script still gives its server the settings fathom's gets."""
     text = script.read_text()
+    if dbms == "mariadb":
+        given = {"innodb_buffer_pool_size": "BUFFER_POOL", "innodb_log_file_size": "REDO_SIZE",
+                 "innodb_flush_log_at_trx_commit": "FLUSH_AT_COMMIT"}
+        for k, v in MARIADB_SETTINGS.items():
+            want = rf"^{k}=\${given[k]}$" if k in given else rf"^{k}={re.escape(v)}$"
+            if not re.search(want, text, re.M):
+                die(f"{script} no longer sets `{k}` as {__file__} expects: update MARIADB_SETTINGS")
+        return
     for k, v in SETTINGS.items():
         if not re.search(rf"^{k} = '?{re.escape(v)}'?$", text, re.M):
             die(f"{script} no longer sets `{k} = {v}`: update SETTINGS in {__file__}")
+
+
+def real_sysbench():
+    found = shutil.which("sysbench")
+    if not found:
+        die("sysbench not found: apt-get install sysbench")
+    return found
 
 
 def real_pgbench():
@@ -152,8 +185,11 @@ def real_pgbench():
 def fathom_cmd(args, results):
     sets = [f"warehouses={args.warehouses}", f"clients={args.clients}", f"ramp={args.ramp_min}m",
             f"step={args.duration_min}m", f"oltp.home={args.home}"]
+    if args.dbms == "mariadb":
+        sets.append("dbms=mariadb")
     if not args.fathom_default_settings:
-        sets += [f"oltp.settings.{k}={v}" for k, v in SETTINGS.items()]
+        given = MARIADB_SETTINGS if args.dbms == "mariadb" else SETTINGS
+        sets += [f"oltp.settings.{k}={v}" for k, v in given.items()]
     sets += args.fathom_set or []
     argv = [args.fathom, "run", "tpcc", "--results", str(results), "-q", "--no-expect"]
     for s in sets:
@@ -162,10 +198,11 @@ def fathom_cmd(args, results):
 
 
 def hammerdb_env(args, scratch, first):
-    return dict(W=str(args.warehouses), VU=str(args.clients), RAMPUP_MIN=str(args.ramp_min),
-                DURATION_MIN=str(args.duration_min), ALLWAREHOUSE=args.allwarehouse,
-                TIMEPROFILE=args.timeprofile, STOREDPROCS=args.storedprocs, CHECK="1" if args.hammerdb_check else "0",
-                SCRATCH=str(scratch / "hammerdb"), SKIP_APT="0" if first and not args.skip_apt else "1")
+    env = dict(W=str(args.warehouses), VU=str(args.clients), RAMPUP_MIN=str(args.ramp_min),
+               DURATION_MIN=str(args.duration_min), ALLWAREHOUSE=args.allwarehouse,
+               TIMEPROFILE=args.timeprofile, STOREDPROCS=args.storedprocs, CHECK="1" if args.hammerdb_check else "0",
+               SCRATCH=str(scratch / "hammerdb"), SKIP_APT="0" if first and not args.skip_apt else "1")
+    return dict(env, **MARIADB_ENV) if args.dbms == "mariadb" else env
 
 
 def run_logged(argv, log, env=None):
@@ -179,26 +216,27 @@ def run_logged(argv, log, env=None):
 
 
 def fathom_once(args, scratch, stem):
-    """One fathom run: its NOPM and TPM from the run's `tpcc` event, pgbench's CPU and
-    transactions from the wrapper's record."""
+    """One fathom run: its NOPM and TPM from the run's `tpcc` event, the client's CPU (the
+    program's and fathom's) and transactions from the wrapper's record."""
     results = scratch / f"results-{stem}"
-    record = scratch / f"{stem}.pgbench.json"
+    record = scratch / f"{stem}.client.json"
     env = dict(os.environ, PATH=f"{scratch / 'bin'}:{os.environ.get('PATH', '')}",
-               TPCC_BENCH_PGBENCH=args.pgbench, TPCC_BENCH_RECORD=str(record), TPCC_BENCH_SCRATCH=str(results))
+               TPCC_BENCH_PROGRAM=args.program, TPCC_BENCH_RECORD=str(record), TPCC_BENCH_SCRATCH=str(results))
     _, wall = run_logged(fathom_cmd(args, results), scratch / f"{stem}.log", env)
     shown = json.loads(subprocess.run([args.fathom, "show", "last", "--json", "--results", str(results)],
                                       check=True, capture_output=True, text=True).stdout)
     detail = next(e["detail"] for e in shown["events"] if e["kind"] == "tpcc")
-    m = re.search(r"System achieved (\d+) NOPM from (\d+) PostgreSQL TPM", detail)
+    m = re.search(r"System achieved (\d+) NOPM from (\d+) (PostgreSQL|MariaDB) TPM", detail)
     if not m:
         die(f"no NOPM in fathom's tpcc event: {detail[:300]}")
     recs = [json.loads(line) for line in record.read_text().splitlines()]
     if len(recs) != 1:
-        die(f"{record}: {len(recs)} timed pgbench runs, expected 1")
+        die(f"{record}: {len(recs)} timed client runs, expected 1")
     r = recs[0]
-    new_orders = r["txns"].get("0", 0)  # new-order is fathom's first script (-f ...@10)
-    shutil.rmtree(results, ignore_errors=True)  # the run's store and pgbench's log: hundreds of MB
-    return dict(nopm=int(m[1]), tpm=int(m[2]), client_cpu_s=r["cpu_s"], server_cpu_s=r["server_cpu_s"],
+    new_orders = r["txns"].get("0", 0)  # new-order is fathom's first transaction type
+    shutil.rmtree(results, ignore_errors=True)  # the run's store and the client's log: hundreds of MB
+    return dict(nopm=int(m[1]), tpm=int(m[2]), client_cpu_s=r["cpu_s"] + r["fathom_cpu_s"],
+                program_cpu_s=r["cpu_s"], fathom_cpu_s=r["fathom_cpu_s"], server_cpu_s=r["server_cpu_s"],
                 machine_busy_s=r["machine_busy_s"], new_orders=new_orders, txns=sum(r["txns"].values()),
                 wall_s=round(wall, 1), detail=detail)
 
@@ -207,16 +245,19 @@ def hammerdb_once(args, scratch, stem, first):
     """One run-tproc-c.sh run: its TEST RESULT line and ANCHOR lines."""
     env = dict(os.environ, **hammerdb_env(args, scratch, first))
     text, wall = run_logged(["bash", str(args.script)], scratch / f"{stem}.log", env)
-    m = re.search(r"System achieved (\d+) NOPM from (\d+) PostgreSQL TPM", text)
+    m = re.search(r"System achieved (\d+) NOPM from (\d+) (PostgreSQL|MariaDB) TPM", text)
     cpu = re.search(r"ANCHOR run=1 vu=\S+ .*client_cpu_s=([\d.]+) server_cpu_s=([\d.]+) machine_busy_s=([\d.]+)", text)
-    whole = re.search(r"ANCHOR run=1 whole_run new_orders=(\d+) xact_commit=(\d+) xact_rollback=(\d+)", text)
+    whole = re.search(r"ANCHOR run=1 whole_run new_orders=(\d+) (?:xact_commit|com_commit)=(\d+) "
+                      r"(?:xact_rollback|com_rollback)=(\d+)", text)
+    calls = re.search(r"ANCHOR run=1 whole_run .*com_call_procedure=(\d+)", text)
     mix = re.search(r"ANCHOR run=1 server_mix (.*)", text)
     if not (m and cpu and whole):
         die(f"run-tproc-c.sh printed no TEST RESULT or ANCHOR run=1 lines; see {scratch / stem}.log")
     calls = dict(kv.split("=") for kv in mix[1].split()) if mix else {}
     # its transactions: the calls of its five procedures (server_mix), else the database's commits
     procs = [int(calls[p]) for p in ("neword", "payment", "delivery", "slev", "ostat") if p in calls]
-    txns = sum(procs) if len(procs) == 5 else int(whole[2]) + int(whole[3])
+    # on MariaDB each transaction is one CALL of its procedure
+    txns = sum(procs) if len(procs) == 5 else int(calls[1]) if calls else int(whole[2]) + int(whole[3])
     return dict(nopm=int(m[1]), tpm=int(m[2]), client_cpu_s=float(cpu[1]), server_cpu_s=float(cpu[2]),
                 machine_busy_s=float(cpu[3]), new_orders=int(whole[1]), txns=txns, wall_s=round(wall, 1),
                 server_mix=calls)
@@ -255,15 +296,18 @@ def table(runs, args):
         f"\n\nmedians of {n} run(s) each: {args.warehouses} warehouses, {args.clients} clients, "
         f"{args.ramp_min} min ramp + {args.duration_min} min measured; the ratio is the median of the "
         "per-repeat ratios. CPU per new-order and per transaction is over each whole run (ramp included): "
-        "client = pgbench (fathom) or hammerdbcli (HammerDB), server = the postmaster and its children.")
+        f"client = fathom and the {args.program_name} it runs, or hammerdbcli (HammerDB); server = "
+        f"{'mariadbd' if args.dbms == 'mariadb' else 'the postmaster and its children'}.")
 
 
 def machine(args):
-    return described(dict(fathom=args.fathom, pgbench=args.pgbench))
+    return described({"fathom": args.fathom, args.program_name: args.program})
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dbms", default="postgresql", choices=["postgresql", "mariadb"],
+                   help="the database both run on (default postgresql)")
     p.add_argument("--warehouses", type=int, default=4, help="TPC-C warehouses (default 4)")
     p.add_argument("--clients", type=int, default=4, help="fathom's clients = HammerDB's virtual users (default 4)")
     p.add_argument("--ramp-min", type=int, default=1, help="ramp (HammerDB's rampup) in whole minutes (default 1)")
@@ -291,20 +335,21 @@ def main():
     if min(args.warehouses, args.clients, args.ramp_min, args.duration_min, args.repeat) < 1:
         p.error("--warehouses, --clients, --ramp-min, --duration-min and --repeat must be at least 1")
     if os.geteuid() != 0:
-        die("run as root: run-tproc-c.sh and fathom's cluster run PostgreSQL as the postgres user")
+        die("run as root: HammerDB's scripts and fathom run their servers as the postgres or mysql user")
     tools = [args.only] if args.only else ["fathom", "hammerdb"]
     if "hammerdb" in tools:
         args.script = hammerdb_script(args)
-        hammerdb_settings(args.script)
+        hammerdb_settings(args.script, args.dbms)
     if "fathom" in tools and not os.access(args.fathom, os.X_OK):
         die(f"fathom not found at {args.fathom}: build it with `cargo build --release --locked`")
-    args.pgbench = real_pgbench()
+    args.program_name = "sysbench" if args.dbms == "mariadb" else "pgbench"
+    args.program = real_sysbench() if args.dbms == "mariadb" else real_pgbench()
 
     scratch = Path(tempfile.mkdtemp(prefix="bench-tpcc-", dir=args.scratch or "/tmp"))
-    scratch.chmod(0o755)  # PostgreSQL runs as postgres under it
+    scratch.chmod(0o755)  # the server runs as postgres or mysql under it
     (scratch / "bin").mkdir()
-    (scratch / "bin/pgbench").write_text(WRAPPER)
-    (scratch / "bin/pgbench").chmod(0o755)
+    (scratch / "bin" / args.program_name).write_text(WRAPPER)
+    (scratch / "bin" / args.program_name).chmod(0o755)
     info = machine(args)
     print("machine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
     commands = {}
@@ -335,7 +380,7 @@ def main():
             shutil.rmtree(scratch, ignore_errors=True)
     print(table(runs, args))
     if args.json:
-        doc = dict(machine=info, commands=commands, settings=SETTINGS, args={k: str(v) for k, v in vars(args).items()},
+        doc = dict(machine=info, commands=commands, settings=MARIADB_SETTINGS if args.dbms == "mariadb" else SETTINGS, args={k: str(v) for k, v in vars(args).items()},
                    runs=runs)
         Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
         print(f"\nwrote {args.json}")
