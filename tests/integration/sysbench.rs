@@ -241,7 +241,9 @@ fn a_mariadb_server_is_observed_under_mysqld_exporter_s_names() {
     assert!(out.status.success(), "{}", text(&out));
     let mut observed = s.observations();
     observed.retain(|(source, _), _| source == "mariadb:w");
-    assert!(observed.len() >= 25, "{:?}", observed.keys().collect::<Vec<_>>());
+    assert!(observed.len() >= 35, "{:?}", observed.keys().collect::<Vec<_>>());
+    let metrics = observed.keys().filter(|(_, n)| n.starts_with("mysql_info_schema_innodb_metrics_")).count();
+    assert!(metrics >= 8, "{:?}", observed.keys().collect::<Vec<_>>());
     let port = servers::free_port();
     let exporter = db.exporter(port);
     let scrape = servers::get(port, "/metrics").unwrap();

@@ -108,7 +108,7 @@ fn a_throwaway_mariadb_runs_each_transaction_type_and_leaves_nothing() {
     std::fs::create_dir_all(&target).unwrap();
     let path = s.scenario(&format!(
         "name: oltp\nworkloads:\n  w1: {{driver: tpcc, dbms: mariadb, target: {}, warehouses: 2, clients: 2, \
-         home: all, duration: 3s, ramp: 1s}}\n",
+         home: all, duration: 5s, ramp: 1s, settings: {{innodb_log_file_size: 4M}}}}\n",
         target.display()
     ));
     let out = s.run(&["run", path.to_str().unwrap()]);
@@ -120,6 +120,21 @@ fn a_throwaway_mariadb_runs_each_transaction_type_and_leaves_nothing() {
     }
     let (nopm, log_nopm) = (observed(&show, "tpcc:w1", "nopm"), observed(&show, "tpcc:w1", "log_nopm"));
     assert!(nopm > 0.0 && (nopm - log_nopm).abs() <= 0.1 * nopm, "NOPM {nopm}, the log's {log_nopm}");
+    // a redo log of 4 MB fills within seconds: InnoDB flushes under its pressure, a
+    // checkpoint of the server on the timeline
+    let events = show["events"].as_array().unwrap();
+    let pressure = events.iter().find(|e| e["kind"] == "checkpoint" && e["label"] == "w1");
+    let pressure = pressure.unwrap_or_else(|| panic!("no checkpoint event: {events:?}"));
+    assert!(pressure["detail"].as_str().unwrap().starts_with("InnoDB flushed under redo pressure"), "{pressure}");
+    let observed_max = |name: &str| {
+        let o = show["observed"].as_array().unwrap().iter().find(|o| o["source"] == "mariadb:w1" && o["name"] == name);
+        o.unwrap_or_else(|| panic!("no {name}"))["max"].as_f64().unwrap()
+    };
+    let (age, max) = (
+        observed_max("mysql_global_status_innodb_checkpoint_age"),
+        observed_max("mysql_global_status_innodb_checkpoint_max_age"),
+    );
+    assert!(age >= 0.875 * max, "the age reached {age} of {max}, yet a pressure event: {pressure}");
     assert!(servers::running(&target.display().to_string()).is_empty());
     assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "left in {}", target.display());
 }

@@ -323,11 +323,13 @@ impl Drop for Mariadb {
 
 impl Mariadb {
     /// Debian's mysqld_exporter (`prometheus-mysqld-exporter`) on 127.0.0.1:`port`,
-    /// reading this server as the test's user; returns once it serves /metrics.
+    /// reading this server as the test's user, its `INNODB_METRICS` collector on; returns
+    /// once it serves /metrics.
     pub fn exporter(&self, port: u16) -> Server {
         let server = Server(
             Command::new("prometheus-mysqld-exporter")
                 .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .arg("--collect.info_schema.innodb_metrics")
                 .env("DATA_SOURCE_NAME", format!("tester@tcp(127.0.0.1:{})/", self.port))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
