@@ -9,10 +9,9 @@
 //! figures are HammerDB's for MariaDB: NOPM from the districts' next order ids, TPM from
 //! the server's `Com_commit` and `Com_rollback`, with TPC-C's consistency conditions 1-4.
 
-use super::figures::{self, Figures, Profile, Reading, SinceLoad};
+use super::figures::{self, Reading, SinceLoad};
 use super::load::{Loaded, TABLES};
-use super::{MAX_TRIES, record};
-use crate::clock::sleep_until;
+use super::{Database, MAX_TRIES, constants, measure};
 use crate::drivers::driver::{Driver, LaunchContext, MariadbServer, Ready, bad_input, bad_input_unless, spawn_program};
 use crate::drivers::mariadb::{self, Conn, Server};
 use crate::drivers::postgres;
@@ -30,7 +29,7 @@ use crate::scenario::{EngineKind, Scenario, Workload};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// The tables, the load's procedures, the transactions' and the consistency checks.
@@ -190,25 +189,6 @@ fn violations(conn: &Conn, stop: &AtomicBool) -> Result<Vec<String>> {
     Ok(figures::conditions(&mariadb::script(conn, CONSISTENCY, stop)?))
 }
 
-/// The database's counters as HammerDB reads them on MariaDB: the server's commits and
-/// rollbacks (all its databases', as HammerDB's are) and the districts' next order ids.
-fn read(conn: &Conn, stop: &AtomicBool) -> Result<Reading> {
-    let sql = "SELECT (SELECT SUM(d_next_o_id) FROM district), \
-               (SELECT SUM(variable_value) FROM information_schema.global_status \
-                WHERE variable_name IN ('COM_COMMIT', 'COM_ROLLBACK')), \
-               (SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'COM_ROLLBACK')";
-    Reading::parse(&mariadb::ask(conn, sql, true, stop)?)
-}
-
-/// What `conn`'s database of `warehouses` holds since its load.
-fn since_load(conn: &Conn, warehouses: u32, stop: &AtomicBool) -> Result<SinceLoad> {
-    let sql = "SELECT (SELECT COUNT(*) FROM orders WHERE o_id > 3000), \
-               (SELECT COUNT(*) FROM orders WHERE o_id > 3000 AND o_all_local = 0), \
-               (SELECT COUNT(*) FROM history), (SELECT COUNT(*) FROM history WHERE h_c_w_id <> h_w_id), \
-               (SELECT COUNT(*) FROM orders WHERE o_id > 2100 AND o_carrier_id IS NOT NULL)";
-    SinceLoad::parse(&mariadb::script(conn, sql, stop)?, warehouses)
-}
-
 impl Driver for TpccMariadbDriver {
     fn name(&self) -> &'static str {
         "tpcc-mariadb"
@@ -271,10 +251,7 @@ impl Ready for Databases {
 /// sysbench's job for workload `l`: fathom's client with the run's constants.
 fn job(l: &LaunchContext, p: &Tpcc, conn: &Conn, loaded: &Loaded) -> Result<Job> {
     let client = l.run_dir()?.write(&l.file_name("tpcc.lua")?, CLIENT)?;
-    let seed = l.clock_unix_ms.unsigned_abs() as u32;
-    // the run's C for C_LAST differs from the load's by 65 to 119, not 96 or 112
-    let delta = [65, 119, 100, 80][(seed % 4) as usize] + seed % 13;
-    let delta = if delta == 96 || delta == 112 { delta + 1 } else { delta };
+    let [c_last, c_id, ol_i_id] = constants(l, loaded);
     let weights: Vec<String> = p.mix.weights().iter().map(u32::to_string).collect();
     let isolation = match p.isolation {
         Isolation::ReadCommitted => "READ COMMITTED",
@@ -285,9 +262,9 @@ fn job(l: &LaunchContext, p: &Tpcc, conn: &Conn, loaded: &Loaded) -> Result<Job>
         ("WAREHOUSES", p.warehouses.to_string()),
         ("CLIENTS", p.clients.to_string()),
         ("HOME", p.home.name().to_string()),
-        ("C_LAST", ((loaded.c_last + delta) % 256).to_string()),
-        ("C_ID", (seed % 1024).to_string()),
-        ("OL_I_ID", ((seed / 1024) % 8192).to_string()),
+        ("C_LAST", c_last.to_string()),
+        ("C_ID", c_id.to_string()),
+        ("OL_I_ID", ol_i_id.to_string()),
         ("MAX_TRIES", MAX_TRIES.to_string()),
         ("ISOLATION", isolation.to_string()),
         ("WEIGHTS", weights.join(",")),
@@ -303,49 +280,42 @@ fn job(l: &LaunchContext, p: &Tpcc, conn: &Conn, loaded: &Loaded) -> Result<Job>
     })
 }
 
-/// Runs workload `l` against `conn`, then reads its figures and checks the database.
+/// Runs workload `l` against `conn` with sysbench, then reads its figures and checks the
+/// database.
 fn run(l: &LaunchContext, conn: &Conn, loaded: Loaded) -> Result<()> {
     let w = &l.workload;
     let Some(p) = spec(w) else { return Err(Error::failed(format!("{}: not a tpcc workload", w.name))) };
     let job = job(l, p, conn, &loaded)?;
-    let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
-    // with no ramp the window opens before sysbench starts
-    let first = match w.ramp.is_zero() {
-        true => Some(read(conn, &l.stop).map_err(named)?),
-        false => None,
-    };
-    let (before, seconds) = std::thread::scope(|scope| {
-        let reader = scope.spawn(|| match first {
-            Some(r) => Ok(r),
-            None => {
-                sleep_until(l.begin + w.ramp, &l.stop);
-                read(conn, &l.stop)
-            }
-        });
-        let ran = sysbench::drive(l, &job);
-        (reader.join(), ran)
-    });
-    let Some(seconds) = seconds? else { return Ok(()) };
-    if l.stop.load(Ordering::Relaxed) || l.abort.load(Ordering::Relaxed) {
-        return Ok(());
+    measure(l, p, &Mariadb(conn), &loaded, || sysbench::drive(l, &job))
+}
+
+/// The database of a MariaDB connection.
+struct Mariadb<'a>(&'a Conn);
+
+impl Database for Mariadb<'_> {
+    fn label(&self) -> &'static str {
+        Dbms::Mariadb.label()
     }
-    let before = before.map_err(|_| named(Error::failed("reading the counters failed")))?.map_err(named)?;
-    let after = read(conn, &l.stop).map_err(named)?;
-    let broken = violations(conn, &l.stop).map_err(named)?;
-    let from = (l.begin_t() + w.ramp.as_secs()) as u32;
-    let counts: Vec<_> = (0..OPS.len()).map(|i| seconds.counts_in(i, from, l.end_t as u32)).collect();
-    let minutes = w.duration.as_secs_f64() / 60.0;
-    let mut f = Figures::new(before, after, minutes, &counts, &OPS, &p.mix.weights(), p.clients);
-    f.dbms = Dbms::Mariadb.label();
-    f.profile = (0..OPS.len()).filter_map(|i| seconds.profile.get(&i).map(|h| Profile::of(OPS[i], h))).collect();
-    f.since_load = since_load(conn, p.warehouses, &l.stop).map_err(named)?;
-    f.deliveries = seconds.counts_in(2, 0, u32::MAX).done;
-    record(l, from, &f, &loaded, &broken);
-    match broken.is_empty() {
-        true => Ok(()),
-        false => Err(named(Error::failed(format!(
-            "TPC-C consistency {} after the run: its figures are invalid",
-            broken.join("; ")
-        )))),
+
+    /// The server's commits and rollbacks (all its databases', as HammerDB reads them on
+    /// MariaDB) and the districts' next order ids.
+    fn read(&self, stop: &AtomicBool) -> Result<Reading> {
+        let sql = "SELECT (SELECT SUM(d_next_o_id) FROM district), \
+                   (SELECT SUM(variable_value) FROM information_schema.global_status \
+                    WHERE variable_name IN ('COM_COMMIT', 'COM_ROLLBACK')), \
+                   (SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'COM_ROLLBACK')";
+        Reading::parse(&mariadb::ask(self.0, sql, true, stop)?)
+    }
+
+    fn violations(&self, stop: &AtomicBool) -> Result<Vec<String>> {
+        violations(self.0, stop)
+    }
+
+    fn since_load(&self, warehouses: u32, stop: &AtomicBool) -> Result<SinceLoad> {
+        let sql = "SELECT (SELECT COUNT(*) FROM orders WHERE o_id > 3000), \
+                   (SELECT COUNT(*) FROM orders WHERE o_id > 3000 AND o_all_local = 0), \
+                   (SELECT COUNT(*) FROM history), (SELECT COUNT(*) FROM history WHERE h_c_w_id <> h_w_id), \
+                   (SELECT COUNT(*) FROM orders WHERE o_id > 2100 AND o_carrier_id IS NOT NULL)";
+        SinceLoad::parse(&mariadb::script(self.0, sql, stop)?, warehouses)
     }
 }

@@ -265,16 +265,13 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
         // all; so that clients do not meet on the same rows, as they would if each drew any
         Home::All => "\\set w (:client_id + :clients * random(0, :spread - 1)) % :warehouses + 1\n",
     };
-    let seed = l.clock_unix_ms.unsigned_abs() as u32;
-    // the run's C for C_LAST differs from the load's by 65 to 119, not 96 or 112
-    let delta = [65, 119, 100, 80][(seed % 4) as usize] + seed % 13;
-    let delta = if delta == 96 || delta == 112 { delta + 1 } else { delta };
+    let [c_last, c_id, ol_i_id] = constants(l, loaded);
     let mut args: Vec<OsString> = ["-M", "prepared", &format!("--max-tries={MAX_TRIES}")].map(OsString::from).into();
     for (name, value) in [
         ("warehouses", p.warehouses),
-        ("c_last", (loaded.c_last + delta) % 256),
-        ("c_id", seed % 1024),
-        ("ol_i_id", (seed / 1024) % 8192),
+        ("c_last", c_last),
+        ("c_id", c_id),
+        ("ol_i_id", ol_i_id),
         ("home", 0),
         ("clients", p.clients),
         ("spread", p.warehouses.div_ceil(p.clients)),
@@ -300,15 +297,79 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
     })
 }
 
-/// Runs workload `l` against `dsn`, then reads its figures and checks the database.
+/// Runs workload `l` against `dsn` with pgbench, then reads its figures and checks the
+/// database.
 fn run(l: &LaunchContext, dsn: &str, loaded: Loaded) -> Result<()> {
     let w = &l.workload;
     let Some(p) = spec(w) else { return Err(Error::failed(format!("{}: not a tpcc workload", w.name))) };
     let inv = invocation(l, p, &loaded)?;
+    measure(l, p, &Postgres(dsn), &loaded, || pgbench::run(l, &inv, dsn))
+}
+
+/// A TPC-C database as a runner reads it around its run, in its DBMS's own SQL.
+trait Database: Sync {
+    /// The DBMS as HammerDB's line names it ("... from M PostgreSQL TPM").
+    fn label(&self) -> &'static str;
+    /// The counters HammerDB's figures are computed from.
+    fn read(&self, stop: &AtomicBool) -> Result<figures::Reading>;
+    /// Waits until the counters hold every transaction of the run.
+    fn settle(&self, _stop: &AtomicBool) {}
+    /// The consistency conditions 1-4 that do not hold, each named.
+    fn violations(&self, stop: &AtomicBool) -> Result<Vec<String>>;
+    fn since_load(&self, warehouses: u32, stop: &AtomicBool) -> Result<figures::SinceLoad>;
+}
+
+/// The database of a libpq `dsn`.
+struct Postgres<'a>(&'a str);
+
+impl Database for Postgres<'_> {
+    fn label(&self) -> &'static str {
+        "PostgreSQL"
+    }
+
+    fn read(&self, stop: &AtomicBool) -> Result<figures::Reading> {
+        figures::read(self.0, stop)
+    }
+
+    /// A session adds its counts to pg_stat_database as it ends.
+    fn settle(&self, stop: &AtomicBool) {
+        figures::settle(self.0, stop)
+    }
+
+    fn violations(&self, stop: &AtomicBool) -> Result<Vec<String>> {
+        figures::violations(self.0, false, stop)
+    }
+
+    fn since_load(&self, warehouses: u32, stop: &AtomicBool) -> Result<figures::SinceLoad> {
+        figures::since_load(self.0, warehouses, stop)
+    }
+}
+
+/// The run's NURand constants (clause 2.1.6), from its clock: C for C_LAST, which
+/// differs from the load's by 65 to 119 but not 96 or 112 (clause 2.1.6.1), for C_ID and
+/// for OL_I_ID.
+fn constants(l: &LaunchContext, loaded: &Loaded) -> [u32; 3] {
+    let seed = l.clock_unix_ms.unsigned_abs() as u32;
+    let delta = [65, 119, 100, 80][(seed % 4) as usize] + seed % 13;
+    let delta = if delta == 96 || delta == 112 { delta + 1 } else { delta };
+    [(loaded.c_last + delta) % 256, seed % 1024, (seed / 1024) % 8192]
+}
+
+/// Runs workload `l`'s transactions with `drive` (the program's run, its seconds; none
+/// when stopped before it started), reading `db`'s counters as the measured window opens
+/// and after it; then stores HammerDB's figures and fathom's and checks the database.
+fn measure(
+    l: &LaunchContext,
+    p: &Tpcc,
+    db: &dyn Database,
+    loaded: &Loaded,
+    drive: impl FnOnce() -> Result<Option<pgbench::log::Seconds>>,
+) -> Result<()> {
+    let w = &l.workload;
     let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
-    // with no ramp the window opens before pgbench starts
+    // with no ramp the window opens before the program starts
     let first = match w.ramp.is_zero() {
-        true => Some(figures::read(dsn, &l.stop).map_err(named)?),
+        true => Some(db.read(&l.stop).map_err(named)?),
         false => None,
     };
     let (before, seconds) = std::thread::scope(|scope| {
@@ -316,10 +377,10 @@ fn run(l: &LaunchContext, dsn: &str, loaded: Loaded) -> Result<()> {
             Some(r) => Ok(r),
             None => {
                 sleep_until(l.begin + w.ramp, &l.stop);
-                figures::read(dsn, &l.stop)
+                db.read(&l.stop)
             }
         });
-        let ran = pgbench::run(l, &inv, dsn);
+        let ran = drive();
         (reader.join(), ran)
     });
     let Some(seconds) = seconds? else { return Ok(()) };
@@ -327,22 +388,36 @@ fn run(l: &LaunchContext, dsn: &str, loaded: Loaded) -> Result<()> {
         return Ok(());
     }
     let before = before.map_err(|_| named(Error::failed("reading the counters failed")))?.map_err(named)?;
-    figures::settle(dsn, &l.stop);
-    let after = figures::read(dsn, &l.stop).map_err(named)?;
-    let violations = figures::violations(dsn, false, &l.stop).map_err(named)?;
+    db.settle(&l.stop);
+    conclude(l, p, db, loaded, before, &seconds).map_err(named)
+}
+
+/// The figures of workload `l`'s window, from `db`'s counters `before` it and now and the
+/// program's `seconds`, stored; an error when a consistency condition does not hold.
+fn conclude(
+    l: &LaunchContext,
+    p: &Tpcc,
+    db: &dyn Database,
+    loaded: &Loaded,
+    before: figures::Reading,
+    seconds: &pgbench::log::Seconds,
+) -> Result<()> {
+    let w = &l.workload;
+    let after = db.read(&l.stop)?;
+    let violations = db.violations(&l.stop)?;
     let from = (l.begin_t() + w.ramp.as_secs()) as u32;
     let counts: Vec<_> = (0..OPS.len()).map(|i| seconds.counts_in(i, from, l.end_t as u32)).collect();
     let minutes = w.duration.as_secs_f64() / 60.0;
     let mut f = Figures::new(before, after, minutes, &counts, &OPS, &p.mix.weights(), p.clients);
+    f.dbms = db.label();
     f.profile = (0..OPS.len()).filter_map(|i| seconds.profile.get(&i).map(|h| Profile::of(OPS[i], h))).collect();
-    f.since_load = figures::since_load(dsn, p.warehouses, &l.stop).map_err(named)?;
+    f.since_load = db.since_load(p.warehouses, &l.stop)?;
     f.deliveries = seconds.counts_in(2, 0, u32::MAX).done;
-    record(l, from, &f, &loaded, &violations);
+    record(l, from, &f, loaded, &violations);
     match violations.is_empty() {
         true => Ok(()),
         false => Err(Error::failed(format!(
-            "{}: TPC-C consistency {} after the run: its figures are invalid",
-            w.name,
+            "TPC-C consistency {} after the run: its figures are invalid",
             violations.join("; ")
         ))),
     }
