@@ -24,9 +24,11 @@ case "$purpose" in
   # sysbench, mariadb-server: driver: sysbench on both databases; prometheus-mysqld-exporter: the
   # names MariaDB's observer publishes, checked against the real exporter's (tests/integration/sysbench.rs)
   # tcl8.6 to libc6-dev: HammerDB's CLI and the build of its PostgreSQL binding (Pgtcl-ng),
-  # for engine: hammerdb (never Debian's libpgtcl, another fork Tcl would load instead)
+  # for engine: hammerdb (never Debian's libpgtcl, another fork Tcl would load instead);
+  # mysqltcl: its MariaDB binding, under the names HammerDB calls (mariatcl, below)
   test)  packages=(fio postgresql sysbench mariadb-server prometheus-mysqld-exporter iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux
-                   man-db openssl musl-tools tcl8.6 tcl8.6-dev tcllib tcl-thread libsqlite3-tcl libpq-dev gcc make libc6-dev) ;;
+                   man-db openssl musl-tools tcl8.6 tcl8.6-dev tcllib tcl-thread libsqlite3-tcl libpq-dev gcc make libc6-dev
+                   mysqltcl) ;;
   bench) packages=(fio) ;;         # the peer fathom is measured against
   static) packages=(musl-tools) ;; # the static build's C compiler (SQLite, ring)
   *) echo "usage: $0 run|test|bench|static" >&2; exit 2 ;;
@@ -105,5 +107,47 @@ build_hammerdb() {
   echo "HammerDB's CLI is at $dest/hammerdbcli" >&2
 }
 
-[ "$purpose" = test ] && build_hammerdb
+# HammerDB's MariaDB workload loads the package `mariatcl`, which is neither in its
+# sources nor in Debian: it is mysqltcl (Debian's is built against MariaDB Connector/C)
+# with its commands renamed. This writes a package of that name into the CLI's lib/ that
+# loads mysqltcl and gives each of its commands the name HammerDB calls (mysqlexec is
+# mariaexec, mysql::sel is maria::sel, the array mysqlstatus is mariastatus).
+write_mariatcl() {
+  local dest=${FATHOM_HAMMERDB_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/fathom/hammerdb}
+  [ -x "$dest/hammerdbcli" ] || return 0
+  [ -f "$dest/lib/mariatcl/mariatcl.tcl" ] && return 0
+  mkdir -p "$dest/lib/mariatcl"
+  cat >"$dest/lib/mariatcl/mariatcl.tcl" <<'TCL'
+# mariatcl for HammerDB's MariaDB workload, written by fathom's scripts/install-deps.sh:
+# mysqltcl's commands under the names HammerDB's scripts call.
+package require mysqltcl
+foreach command [info commands ::mysql*] {
+    if {[string match ::mysql::* $command]} { continue }
+    interp alias {} ::maria[string range $command 7 end] {} $command
+}
+namespace eval ::maria {}
+foreach command [info commands ::mysql::*] {
+    interp alias {} ::maria::[namespace tail $command] {} $command
+}
+unset command
+upvar #0 mysqlstatus mariastatus
+package provide mariatcl [package present mysqltcl]
+TCL
+  local version
+  version=$(echo 'puts [package require mysqltcl]' | tclsh8.6)
+  echo "package ifneeded mariatcl $version [list source [file join \$dir mariatcl.tcl]]" >"$dest/lib/mariatcl/pkgIndex.tcl"
+  local got
+  got=$(echo 'puts "[package require mariatcl] [llength [info commands ::maria::sel]] [llength [info commands mariaexec]]"' \
+    | TCLLIBPATH="$dest/lib" tclsh8.6 2>&1) || true
+  if [ "$got" != "$version 1 1" ]; then
+    rm -rf "$dest/lib/mariatcl"
+    echo "HammerDB's mariatcl (over mysqltcl $version) does not load: '$got'" >&2
+    exit 1
+  fi
+}
+
+if [ "$purpose" = test ]; then
+  build_hammerdb
+  write_mariatcl
+fi
 exit 0

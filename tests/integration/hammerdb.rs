@@ -3,6 +3,7 @@
 //! the real PostgreSQL: one warehouse, two virtual users, a run of 12 s (HammerDB times
 //! in steps of 6 s). Its stored run is read back beside a `driver: tpcc` run of pgbench's.
 
+use crate::common::servers;
 use crate::common::{Scratch, ops, text};
 use std::collections::BTreeSet;
 
@@ -109,4 +110,54 @@ fn hammerdb_absent_is_refused_with_how_to_get_it() {
     // refused before anything was started or recorded
     assert!(!err.contains("throwaway PostgreSQL"), "{err}");
     assert!(!s.dir.join("results/runs").exists());
+}
+
+/// HammerDB's own MariaDB workload (its `mariatcl` binding is Debian's mysqltcl under
+/// HammerDB's names, written by scripts/install-deps.sh) on a throwaway MariaDB: its line
+/// and fathom's readings, its per-second samples from the server's performance schema.
+#[test]
+fn hammerdb_runs_tpcc_on_mariadb_and_its_run_reads_like_pgbenchs() {
+    let s = Scratch::new("hammerdb-mariadb");
+    let path = s.scenario(
+        "name: oltp\nworkloads:\n  oltp: {driver: tpcc, engine: hammerdb, dbms: mariadb, warehouses: 1, clients: 2, \
+         home: all, duration: 12s}\n",
+    );
+    let out = s.run(&["run", path.to_str().unwrap()]);
+    assert!(out.status.success(), "(is HammerDB built? scripts/install-deps.sh test) {}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.split("System achieved ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!((f[1], f[2], f[4], f[5]), ("NOPM", "from", "MariaDB", "TPM"), "{stdout}");
+    let (nopm, tpm): (f64, f64) = (f[0].parse().unwrap(), f[3].parse().unwrap());
+    assert!(nopm > 0.0 && tpm > nopm, "{stdout}");
+    let show = s.show_json();
+    let figures = observed(&show);
+    let value = |name: &str| figures.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{figures:?}")).1;
+    assert_eq!((value("nopm"), value("tpm"), value("consistent")), (nopm, tpm, 1.0));
+    // fathom's two counts over its window agree: the new-order calls counted each second
+    // (rolled-back ones too, about 1%) and the database's new orders; HammerDB times its
+    // own window from when its virtual users start, seconds later, so a 12 s run's line
+    // is further from them
+    let detail = stdout.split("the database ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
+    let database: f64 = detail.split_whitespace().next().unwrap().parse().unwrap();
+    assert!((value("log_nopm") - database).abs() < 0.05 * database, "{database}: {figures:?}");
+    assert!((nopm - database).abs() < 0.3 * database, "{database}: {figures:?}");
+    // the server is observed as fathom's own MariaDB runs' are
+    let observations = s.observations();
+    let commits = observations
+        .iter()
+        .find(|((src, n), _)| src == "mariadb:oltp" && n == "mysql_global_status_commands_total{command=\"commit\"}")
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no commits: {:?}", observations.keys().collect::<Vec<_>>()));
+    assert!(commits.len() >= 11 && commits.last().unwrap().1 > commits[0].1, "{commits:?}");
+    // per-second samples of each procedure's calls, in HammerDB's mix
+    let by_op: Vec<(String, u64)> = ops(&show, "oltp")
+        .iter()
+        .map(|o| (o["op"].as_str().unwrap().to_string(), o["ops"].as_u64().unwrap()))
+        .collect();
+    let names: Vec<&str> = by_op.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
+    let (new_orders, delivery) = (by_op[0].1 as f64, by_op[2].1 as f64);
+    assert!(new_orders > 5.0 * delivery && delivery > 0.0, "{by_op:?}");
+    assert!(servers::running(&s.dir.display().to_string()).is_empty());
 }

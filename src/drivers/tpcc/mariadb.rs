@@ -290,7 +290,7 @@ fn run(l: &LaunchContext, conn: &Conn, loaded: Loaded) -> Result<()> {
 }
 
 /// The database of a MariaDB connection.
-struct Mariadb<'a>(&'a Conn);
+pub(super) struct Mariadb<'a>(pub(super) &'a Conn);
 
 impl Database for Mariadb<'_> {
     fn label(&self) -> &'static str {

@@ -1,30 +1,39 @@
 //! `engine: hammerdb` for `driver: tpcc`: the same workload run by HammerDB's own
 //! TPROC-C, through its CLI (`hammerdbcli`) and a Tcl script fathom writes of HammerDB's
 //! documented commands (`dbset`, `diset`, `buildschema`, `loadscript`, `vuset`,
-//! `vucreate`, `vurun`, `jobs`), on a throwaway cluster of fathom's. None of HammerDB's
-//! code is in fathom: it is found on this machine ([`find`]) and run.
+//! `vucreate`, `vurun`, `jobs`), on a throwaway PostgreSQL cluster or MariaDB server of
+//! fathom's ([`place`]). None of HammerDB's code is in fathom: it is found on this machine
+//! ([`find`]) and run.
 //!
-//! Before the run clock starts its schema is built (`buildschema`) once per cluster and
-//! number of warehouses, as a template each workload copies. While it runs fathom reads
-//! `pg_stat_user_functions` every second, whose calls of HammerDB's five procedures are
-//! the per-second samples of the five ops. After it, HammerDB's own result line and
+//! Before the run clock starts its schema is built (`buildschema`): on PostgreSQL once
+//! per cluster and number of warehouses, as a template each workload copies; on MariaDB,
+//! which has no templates, for each workload. While it runs fathom reads the calls of
+//! HammerDB's five procedures every second (`pg_stat_user_functions`, MariaDB's
+//! performance schema), the per-second samples of the five ops. After it, HammerDB's own result line and
 //! time profile are stored beside fathom's readings of the database, as the workload's
 //! `tpcc` event and observations, the same as pgbench's runs store.
 
-use super::figures::{self, Profile, Reading};
+mod place;
+
+use super::figures::{Profile, Reading};
 use crate::clock::sleep_until;
-use crate::drivers::driver::{Driver, LaunchContext, PgServer, Ready, RunDir, bad_input_unless, spawn_program};
-use crate::drivers::postgres::{self, Cluster};
+use crate::drivers::driver::{
+    Driver, LaunchContext, MariadbServer, PgServer, Ready, RunDir, bad_input_unless, spawn_program,
+};
+use crate::drivers::mariadb;
+use crate::drivers::postgres;
 use crate::drivers::throwaway::Clusters;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::summary::Throughput;
 use crate::metrics::{Op, OpStats, Sample};
+use crate::scenario::program::dbms::Dbms;
 use crate::scenario::program::tpcc::{Engine, Home, OPS, Tpcc, hammerdb_minutes};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::sink::Record;
 use crate::store::{EventRow, ObservationRow};
+use place::Place;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,8 +41,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// HammerDB's procedure of each transaction type, in the order of [`OPS`], as
-/// `pg_stat_user_functions` and its time profile name them.
+/// HammerDB's procedure of each transaction type, in the order of [`OPS`], as its time
+/// profile names them (MariaDB's are in capitals).
 const PROCS: [&str; 5] = ["neword", "payment", "delivery", "ostat", "slev"];
 
 /// What the scripts print around `jobs ID timing`, HammerDB's time profile as JSON.
@@ -90,48 +99,34 @@ pub fn find(dir: Option<&Path>) -> Result<PathBuf> {
 #[derive(Clone)]
 struct Built {
     home: PathBuf,
-    /// The directory of the cluster's socket, and its port.
-    host: PathBuf,
-    port: u16,
-    database: String,
-    /// The database as the cluster's superuser reaches it, for fathom's readings.
-    dsn: String,
+    place: Place,
     build_s: f64,
     bytes_per_warehouse: f64,
     /// Whether the template was built for an earlier workload, whose time `build_s` is.
     reused: bool,
 }
 
-/// Each workload's database, built, and the clusters fathom started for them.
+/// Each workload's database, built, and the servers fathom started for them.
 #[derive(Default)]
 struct Databases {
     ready: HashMap<usize, Built>,
     clusters: Clusters,
+    mariadbs: Clusters<mariadb::Server>,
 }
 
-/// The settings of `p`'s throwaway cluster: its own, and PostgreSQL's count of
-/// procedure calls (`track_functions`), which the per-second samples read.
-fn cluster_settings(p: &Tpcc) -> Vec<(String, String)> {
+/// The settings of `p`'s throwaway server: its own, and the count of procedure calls the
+/// per-second samples read (PostgreSQL's `track_functions`, MariaDB's performance
+/// schema).
+fn server_settings(p: &Tpcc) -> Vec<(String, String)> {
+    let (key, value) = match p.dbms {
+        Dbms::Postgresql => ("track_functions", "pl"),
+        Dbms::Mariadb => ("performance_schema", "ON"),
+    };
     let mut settings = p.settings.clone();
-    if !settings.iter().any(|(k, _)| k == "track_functions") {
-        settings.push(("track_functions".into(), "pl".into()));
+    if !settings.iter().any(|(k, _)| k == key) {
+        settings.push((key.into(), value.into()));
     }
     settings
-}
-
-/// The commands every script starts with: PostgreSQL's TPROC-C on the cluster whose
-/// socket is in `host` at `port`, as its superuser. The passwords are none: the cluster
-/// admits fathom's OS user by peer authentication and ignores them.
-fn connection(host: &Path, port: u16, database: &str) -> String {
-    format!(
-        "dbset db pg\ndbset bm TPC-C\ndiset connection pg_host {{{}}}\ndiset connection pg_port {port}\n\
-         diset connection pg_sslmode disable\ndiset tpcc pg_superuser {}\ndiset tpcc pg_superuserpass unused\n\
-         diset tpcc pg_defaultdbase postgres\ndiset tpcc pg_user {}\ndiset tpcc pg_pass unused\n\
-         diset tpcc pg_dbase {database}\ndiset tpcc pg_storedprocs true\ndiset tpcc pg_partition false\n",
-        host.display(),
-        postgres::SUPERUSER,
-        postgres::SCHEMA_OWNER
-    )
 }
 
 /// Runs `script` with HammerDB's CLI in `home`, its state (HammerDB keeps its settings
@@ -164,22 +159,20 @@ fn hammerdbcli(
     Ok(Some(text))
 }
 
-/// Builds HammerDB's schema of `p`'s warehouses as database `template` on `cluster`:
-/// the seconds it took and its size per warehouse.
-fn build(
-    cluster: &Cluster,
-    home: &Path,
-    p: &Tpcc,
-    template: &str,
-    dir: &Path,
-    stop: &AtomicBool,
-) -> Result<(f64, f64)> {
+/// Builds HammerDB's schema of `p`'s warehouses in `place`'s database (HammerDB creates
+/// it): the seconds it took and its size per warehouse.
+fn build(place: &Place, home: &Path, p: &Tpcc, dir: &Path, stop: &AtomicBool) -> Result<(f64, f64)> {
     let vus = p.warehouses.min(crate::drivers::postgres::sessions());
     let run = RunDir::open(dir)?;
-    let name = format!("hammerdb-build-{}-{template}", cluster.port);
+    let at = match place {
+        Place::Postgres { port, database, .. } => format!("{port}-{database}"),
+        Place::Mariadb { conn } => conn.database.clone(),
+    };
+    let name = format!("hammerdb-build-{at}");
+    let prefix = place.prefix();
     let text = format!(
-        "{}diset tpcc pg_count_ware {}\ndiset tpcc pg_num_vu {vus}\nbuildschema\n",
-        connection(cluster.socket(), cluster.port, template),
+        "{}diset tpcc {prefix}_count_ware {}\ndiset tpcc {prefix}_num_vu {vus}\nbuildschema\n",
+        place.connection(),
         p.warehouses
     );
     let script = run.write(&format!("{name}.tcl"), text)?;
@@ -187,57 +180,77 @@ fn build(
     let started = Instant::now();
     let out = hammerdbcli(home, &script, &run, ("hammerdb-state", &format!("{name}.log")), stop)?
         .ok_or(Error::Interrupted)?;
-    if !out.contains("TPCC SCHEMA COMPLETE") {
+    if !out.contains(" SCHEMA COMPLETE") {
         return Err(Error::failed(format!("HammerDB's buildschema did not complete (its output: {})", log.display())));
     }
     let seconds = started.elapsed().as_secs_f64();
-    let admin = cluster.dsn("postgres");
-    let bytes: f64 =
-        postgres::psql(&admin, &format!("SELECT pg_database_size('{template}')"), stop)?.parse().unwrap_or(0.0);
-    Ok((seconds, bytes / p.warehouses as f64))
+    Ok((seconds, place.size(stop)? / p.warehouses as f64))
 }
 
-/// Builds a database for every HammerDB workload: a template per cluster and number of
-/// warehouses, copied for each workload.
+/// Builds a database for every HammerDB workload: on PostgreSQL a template per cluster
+/// and number of warehouses, copied for each workload; on MariaDB each workload's own.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    // each cluster's template built once: what it took, and its size per warehouse
+    // each template built once: what it took, and its size per warehouse
     let mut built: postgres::Loads<(f64, f64)> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
         let home = find(p.hammerdb_dir.as_deref()).map_err(named)?;
-        let cluster = dbs.clusters.get((idx, &w.name), &p.target, &cluster_settings(p), dir, stop, progress)?;
-        let template = format!("hammerdb_w{}", p.warehouses);
-        let built_in = cluster.dsn(&template);
-        let reused = built.holds(&built_in);
+        let (template, place) = dbs.place((idx, &w.name), p, dir, stop, progress)?;
+        let reused = built.holds(&template.key());
         let (build_s, per_wh) = built.once(
-            &built_in,
+            &template.key(),
             |_| true,
             || {
                 progress(&format!("{}: HammerDB builds {} warehouse(s) (buildschema)", w.name, p.warehouses));
-                let (s, per) =
-                    build(cluster, &home, p, &template, dir, stop).map_err(|e| bad_input_unless(stop, named(e)))?;
+                let (s, per) = build(&template, &home, p, dir, stop).map_err(|e| bad_input_unless(stop, named(e)))?;
                 progress(&format!("{}: HammerDB built it in {s:.1} s, {:.0} MB per warehouse", w.name, per / 1e6));
                 Ok((s, per))
             },
         )?;
-        let database = format!("hammerdb_{idx}");
-        cluster.create_database(&database, Some(&template), stop).map_err(named)?;
-        let ready = Built {
-            home,
-            host: cluster.socket().to_path_buf(),
-            port: cluster.port,
-            dsn: cluster.dsn(&database),
-            database,
-            build_s,
-            bytes_per_warehouse: per_wh,
-            reused,
-        };
-        dbs.ready.insert(idx, ready);
+        if let (Place::Postgres { database: from, .. }, Place::Postgres { database, .. }) = (&template, &place) {
+            let cluster = dbs.clusters.get((idx, &w.name), &p.target, &server_settings(p), dir, stop, progress)?;
+            cluster.create_database(database, Some(from), stop).map_err(named)?;
+        }
+        dbs.ready.insert(idx, Built { home, place, build_s, bytes_per_warehouse: per_wh, reused });
     }
     dbs.clusters.settle(stop)?;
+    dbs.mariadbs.settle(stop)?;
     Ok(dbs)
+}
+
+impl Databases {
+    /// Where HammerDB builds workload `(idx, name)`'s schema, and where it runs: on
+    /// PostgreSQL the cluster's template of its warehouses and the copy made of it, on
+    /// MariaDB one database for both.
+    fn place(
+        &mut self,
+        (idx, name): (usize, &str),
+        p: &Tpcc,
+        dir: &Path,
+        stop: &AtomicBool,
+        progress: &dyn Fn(&str),
+    ) -> Result<(Place, Place)> {
+        let settings = server_settings(p);
+        Ok(match p.dbms {
+            Dbms::Postgresql => {
+                let cluster = self.clusters.get((idx, name), &p.target, &settings, dir, stop, progress)?;
+                let at = |database: String| Place::Postgres {
+                    host: cluster.socket().to_path_buf(),
+                    port: cluster.port,
+                    dsn: cluster.dsn(&database),
+                    database,
+                };
+                (at(format!("hammerdb_w{}", p.warehouses)), at(format!("hammerdb_{idx}")))
+            }
+            Dbms::Mariadb => {
+                let server = self.mariadbs.get((idx, name), &p.target, &settings, dir, stop, progress)?;
+                let place = Place::Mariadb { conn: server.conn(&format!("hammerdb_{idx}")) };
+                (place.clone(), place)
+            }
+        })
+    }
 }
 
 impl Driver for HammerdbDriver {
@@ -280,9 +293,10 @@ impl Driver for HammerdbDriver {
             Home::PerClient | Home::All => "all warehouses",
         };
         format!(
-            "tpcc by HammerDB's TPROC-C, {}, {}, {home}, on a throwaway PostgreSQL",
+            "tpcc by HammerDB's TPROC-C, {}, {}, {home}, on a throwaway {}",
             crate::metrics::format::counted(p.warehouses, "warehouse"),
-            crate::metrics::format::counted(p.clients, "virtual user")
+            crate::metrics::format::counted(p.clients, "virtual user"),
+            p.dbms.label()
         )
     }
 }
@@ -295,16 +309,32 @@ impl Ready for Databases {
         spawn_program(cx, "hammerdb", move |l| run(l, &built))
     }
 
+    /// Stops every throwaway server; the first error, if any.
     fn stop(mut self: Box<Self>) -> Result<()> {
-        self.clusters.stop()
+        let postgres = self.clusters.stop();
+        postgres.and(self.mariadbs.stop())
     }
 
     fn servers(&self) -> Vec<PgServer> {
-        self.clusters.servers(self.ready.iter().map(|(workload, b)| (*workload, b.dsn.as_str())))
+        let pg = self.ready.iter().filter_map(|(workload, b)| match &b.place {
+            Place::Postgres { dsn, .. } => Some((*workload, dsn.as_str())),
+            Place::Mariadb { .. } => None,
+        });
+        self.clusters.servers(pg)
+    }
+
+    fn mariadb_servers(&self) -> Vec<MariadbServer> {
+        let mariadb = self.ready.iter().filter_map(|(workload, b)| match &b.place {
+            Place::Mariadb { conn } => Some((*workload, conn)),
+            Place::Postgres { .. } => None,
+        });
+        self.mariadbs.servers(mariadb)
     }
 
     fn retire(&self, over: &[usize]) -> Vec<String> {
-        self.clusters.retire(over)
+        let mut ended = self.clusters.retire(over);
+        ended.extend(self.mariadbs.retire(over));
+        ended
     }
 }
 
@@ -322,14 +352,16 @@ fn run_script(l: &LaunchContext, p: &Tpcc, b: &Built) -> String {
     // its "use all warehouses", which `per-client` is too with a warehouse or fewer per
     // virtual user (the check refuses it otherwise)
     let all = p.home != Home::Random;
+    let x = b.place.prefix();
     format!(
-        "{}diset tpcc pg_driver timed\ndiset tpcc pg_total_iterations 10000000\ndiset tpcc pg_rampup {}\n\
-         diset tpcc pg_duration {}\ndiset tpcc pg_keyandthink false\ndiset tpcc pg_allwarehouse {all}\n\
-         diset tpcc pg_timeprofile true\ndiset tpcc pg_vacuum false\ndiset tpcc pg_raiseerror false\n\
+        "{}{}diset tpcc {x}_driver timed\ndiset tpcc {x}_total_iterations 10000000\ndiset tpcc {x}_rampup {}\n\
+         diset tpcc {x}_duration {}\ndiset tpcc {x}_keyandthink false\ndiset tpcc {x}_allwarehouse {all}\n\
+         diset tpcc {x}_timeprofile true\ndiset tpcc {x}_raiseerror false\n\
          loadscript\nvuset vu {}\nvucreate\nset jobid [ vurun ]\n_runtimer {}\nvudestroy\n\
          regexp {{jobid=([0-9A-Fa-f]+)}} $jobid -> jid\nputs \"{TIMING_BEGIN}\"\njobs $jid timing\n\
          puts \"{TIMING_END}\"\n",
-        connection(&b.host, b.port, &b.database),
+        b.place.connection(),
+        b.place.no_maintenance(),
         minutes(w.ramp),
         minutes(w.duration),
         p.clients,
@@ -342,37 +374,22 @@ fn minutes(d: Duration) -> String {
     hammerdb_minutes(d).unwrap_or_else(|| format!("{}", d.as_secs() / 60))
 }
 
-/// The calls of HammerDB's procedures so far, in the order of [`OPS`].
-fn calls(dsn: &str, stop: &AtomicBool) -> Result<[u64; 5]> {
-    let sql = "SELECT funcname || ' ' || calls FROM pg_stat_user_functions";
-    let out = postgres::ask(dsn, sql, "reading the procedures' calls", stop)?;
-    let mut n = [0; 5];
-    for line in out.lines() {
-        let mut f = line.split_whitespace();
-        if let (Some(name), Some(count)) = (f.next(), f.next().and_then(|c| c.parse::<u64>().ok()))
-            && let Some(i) = PROCS.iter().position(|p| *p == name)
-        {
-            n[i] += count;
-        }
-    }
-    Ok(n)
-}
-
 /// Samples the procedures' calls every second of the run clock until `done`, each
 /// second's as the ops of that second; the last reading, once the sessions have gone,
 /// into the last second. The calls per op in the window from second `from` on.
-fn sample(l: &LaunchContext, dsn: &str, from: u32, done: &AtomicBool) -> Result<[u64; 5]> {
+fn sample(l: &LaunchContext, place: &Place, from: u32, done: &AtomicBool) -> Result<[u64; 5]> {
     let mut t = l.begin_t() as u32;
-    let mut last = calls(dsn, &l.stop)?;
+    let db = place.database();
+    let mut last = place.calls(&PROCS, &l.stop)?;
     let mut window = [0u64; 5];
     let end = (l.end_t as u32).max(t + 1);
     loop {
         sleep_until(l.clock_start + Duration::from_secs(t as u64 + 1), &l.stop);
         let finished = done.load(Ordering::Relaxed) || l.stop.load(Ordering::Relaxed);
         if finished {
-            figures::settle(dsn, &l.stop);
+            db.settle(&l.stop);
         }
-        let now = calls(dsn, &l.stop)?;
+        let now = place.calls(&PROCS, &l.stop)?;
         let at = t.min(end - 1);
         for (i, (n, before)) in now.iter().zip(last).enumerate() {
             let mut stats = OpStats::new(false);
@@ -444,8 +461,9 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
     let script = run.write(&l.file_name("hammerdb.tcl")?, run_script(l, p, b))?;
     let (state, log) = (l.file_name("hammerdb-state")?, l.file_name("hammerdb.log")?);
     let from = (l.begin_t() + w.ramp.as_secs()) as u32;
+    let db = b.place.database();
     let first = match w.ramp.is_zero() {
-        true => Some(figures::read(&b.dsn, &l.stop).map_err(named)?),
+        true => Some(db.read(&l.stop).map_err(named)?),
         false => None,
     };
     let done = AtomicBool::new(false);
@@ -454,10 +472,10 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
             Some(r) => Ok(r),
             None => {
                 sleep_until(l.begin + w.ramp, &l.stop);
-                figures::read(&b.dsn, &l.stop)
+                db.read(&l.stop)
             }
         });
-        let sampler = scope.spawn(|| sample(l, &b.dsn, from, &done));
+        let sampler = scope.spawn(|| sample(l, &b.place, from, &done));
         let out = hammerdbcli(&b.home, &script, &run, (&state, &log), &l.stop);
         done.store(true, Ordering::Relaxed);
         (reader.join(), sampler.join(), out)
@@ -475,12 +493,13 @@ fn run(l: &LaunchContext, b: &Built) -> Result<()> {
             run.path().join(&log).display()
         ))));
     };
-    let after = figures::read(&b.dsn, &l.stop).map_err(named)?;
-    let violations = figures::violations(&b.dsn, false, &l.stop).map_err(named)?;
+    let after = db.read(&l.stop).map_err(named)?;
+    let violations = db.violations(&l.stop).map_err(named)?;
     let version = out.lines().find_map(|l| l.strip_prefix("HammerDB CLI ")).unwrap_or("of unknown version");
     let minutes = w.duration.as_secs_f64() / 60.0;
     let version = version.trim().to_string();
-    let f = Figures { nopm, tpm, before, after, window, profile: time_profile(&out), minutes, version };
+    let (profile, dbms) = (time_profile(&out), db.label());
+    let f = Figures { nopm, tpm, before, after, window, profile, minutes, version, dbms };
     record(l, from, &f, b, &violations);
     match violations.is_empty() {
         true => Ok(()),
@@ -506,6 +525,8 @@ struct Figures {
     minutes: f64,
     /// HammerDB's version, as its CLI prints it (`v4.12`).
     version: String,
+    /// The DBMS as HammerDB's line names it.
+    dbms: &'static str,
 }
 
 impl Figures {
@@ -535,11 +556,12 @@ impl Figures {
             })
             .collect();
         let mut out = format!(
-            "System achieved {:.0} NOPM from {:.0} PostgreSQL TPM (HammerDB {}'s line); fathom's readings: the \
+            "System achieved {:.0} NOPM from {:.0} {} TPM (HammerDB {}'s line); fathom's readings: the \
              database {db_nopm:.0} NOPM from {db_tpm:.0} TPM (the workload's database), the new-order calls \
              counted per second {:.0} NOPM; mix achieved (asked): {}; rollbacks {:.2}% of new-orders",
             self.nopm,
             self.tpm,
+            self.dbms,
             self.version,
             self.counted_nopm(),
             mix.join(", "),
@@ -624,7 +646,8 @@ mod tests {
         let after = Reading { next_o_id: 37_010, xacts: 16_100, rollbacks: 70 };
         let window = [7000, 7000, 700, 700, 700];
         let version = "v4.12".to_string();
-        let f = Figures { nopm: 6900.0, tpm: 16_200.0, before, after, window, profile: p, minutes: 1.0, version };
+        let dbms = "PostgreSQL";
+        let f = Figures { nopm: 6900.0, tpm: 16_200.0, before, after, window, profile: p, minutes: 1.0, version, dbms };
         let said = f.describe();
         assert!(said.starts_with("System achieved 6900 NOPM from 16200 PostgreSQL TPM (HammerDB v4.12's line)"));
         assert!(
