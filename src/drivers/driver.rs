@@ -85,7 +85,7 @@ pub trait Ready: Send + Sync {
     }
 
     /// Ends what it started for workloads that are all `over` (a throwaway cluster), as
-    /// another workload starts; the names of the workloads whose server it ended.
+    /// another workload starts; each server it ended, said as its workload and DBMS.
     fn retire(&self, _over: &[usize]) -> Vec<String> {
         Vec::new()
     }

@@ -113,7 +113,7 @@ impl ReadyDrivers {
     }
 
     /// Ends the servers of workloads that are all `over`, before another starts (see
-    /// [`Ready::retire`]); the workloads whose server ended.
+    /// [`Ready::retire`]); each server ended, said as its workload and DBMS.
     pub fn retire(&self, over: &[usize]) -> Vec<String> {
         self.ready.iter().flat_map(|(_, r)| r.retire(over)).collect()
     }

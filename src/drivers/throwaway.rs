@@ -233,13 +233,14 @@ impl<S: Throwaway> Clusters<S> {
     /// workload of another one starts: a cluster left running would go on with its own
     /// autovacuum and checkpoints inside the next one's measured window, and bias an A/B
     /// study of the two. The server ends at once, writing nothing back (the cluster is
-    /// thrown away). The workloads each ended server was started for.
+    /// thrown away). Each ended server, said as the workload it was started for and its
+    /// DBMS (`w1: its throwaway MariaDB`).
     pub fn retire(&self, over: &[usize]) -> Vec<String> {
         let mut ended = Vec::new();
         for s in self.started.iter().filter(|s| s.workloads.iter().all(|w| over.contains(w))) {
             let mut c = s.cluster.lock().unwrap_or_else(PoisonError::into_inner);
             if c.retire() {
-                ended.push(c.workload().to_string());
+                ended.push(format!("{}: its throwaway {}", c.workload(), S::DBMS));
             }
         }
         ended

@@ -237,10 +237,8 @@ impl Executor<'_> {
             return;
         }
         let next = &self.scenario.workloads[starting].name;
-        for name in self.cx.drivers.retire(&over) {
-            (self.cx.progress)(&format!(
-                "{name}: its throwaway PostgreSQL stopped (its workloads are over), idle while {next} runs"
-            ));
+        for server in self.cx.drivers.retire(&over) {
+            (self.cx.progress)(&format!("{server} stopped (its workloads are over), idle while {next} runs"));
         }
     }
 

@@ -106,14 +106,19 @@ fn a_throwaway_mariadb_runs_each_transaction_type_and_leaves_nothing() {
     let s = Scratch::new("tpcc-mariadb");
     let target = s.dir.join("storage");
     std::fs::create_dir_all(&target).unwrap();
+    // w2, a sysbench run on a server of its own after it, sees w1's server stopped
     let path = s.scenario(&format!(
-        "name: oltp\nworkloads:\n  w1: {{driver: tpcc, dbms: mariadb, target: {}, warehouses: 2, clients: 2, \
-         home: all, duration: 5s, ramp: 1s, settings: {{innodb_log_file_size: 4M}}}}\n",
+        "name: oltp\nworkloads:\n  w1: {{driver: tpcc, dbms: mariadb, target: {0}, warehouses: 2, clients: 2, \
+         home: all, duration: 5s, ramp: 1s, settings: {{innodb_log_file_size: 4M}}}}\n  \
+         w2: {{driver: sysbench, dbms: mariadb, target: {0}, tables: 1, table_size: 1000, duration: 1s}}\n\
+         timeline:\n  - start: w1\n  - start: w2\n",
         target.display()
     ));
     let out = s.run(&["run", path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("on a throwaway MariaDB"), "{}", text(&out));
+    let retired = "w1: its throwaway MariaDB stopped (its workloads are over), idle while w2 runs";
+    assert!(text(&out).contains(retired), "{}", text(&out));
     let show = s.show_json();
     for op in ops(&show, "w1") {
         assert!(op["ops"].as_u64().unwrap() > 0, "{op}");
