@@ -237,6 +237,10 @@ fn workload(s: &State, i: usize, workers: u32, since: u32, now: u64) -> (String,
     let target = w.target_iops.map(|t| format!(" of {}", count(t))).unwrap_or_default();
     let bytes = if unit.counts_bytes() { format!(" {} MB/s", sig3(mb_per_s)) } else { String::new() };
     let rate = format!("{}{target}{bytes}", rate_in(ops as f64, unit));
+    // counted but not timed (HammerDB's calls, read from the server)
+    if merged.is_empty() {
+        return (format!("{head}: {rate}"), Some((ops as f64, unit)));
+    }
     let p = |q: f64| latency_us(merged.value_at_quantile(q) as f64 / 1000.0);
     (format!("{head}: {rate} p50 {} p99 {}", p(0.5), p(0.99)), Some((ops as f64, unit)))
 }
@@ -351,5 +355,18 @@ mod tests {
         assert!(lines[0].starts_with("oltp x2: 1,870 TPS p50 "), "{lines:?}");
         assert!(!lines[0].contains("MB/s") && !lines[0].contains("IOPS"), "{lines:?}");
         assert_eq!(lines[1], "net x1: 10.00 Gbit/s");
+    }
+
+    /// HammerDB's transactions are counted each second from the server, not timed: no
+    /// latency is shown for them, never a p50 of 0 ns.
+    #[test]
+    fn transactions_counted_but_not_timed_show_no_latency() {
+        let live = Totals::new(1, "s", vec![info("oltp", None)]);
+        live.set_phase("run", 0, &[(0, 2)]);
+        let mut counted = OpStats::new(false);
+        counted.ops = 734;
+        live.add_one(0, 0, 3, Op::Txn, counted);
+        let lines = live.with(|s| Lines::of(s, 4, Some(10))).workloads;
+        assert_eq!(lines[0], "oltp x2: 734 TPS", "{lines:?}");
     }
 }

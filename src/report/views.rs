@@ -71,6 +71,9 @@ pub struct SweepRow {
     pub p50_us: f64,
     pub p99_us: f64,
     pub p99_9_us: f64,
+    /// Whether that op was timed (HammerDB's transactions are counted, not timed): its
+    /// latency is then none, not 0.
+    pub timed: bool,
     /// With [`Merit::Settle`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settle: Option<Settle>,
@@ -313,6 +316,7 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
                 p50_us: l.p50_us,
                 p99_us: l.p99_us,
                 p99_9_us: l.p99_9_us,
+                timed: heaviest.timed(),
                 settle,
                 per_core: (merit == Merit::PerCore).then(|| PerCore::of(mb_per_s, run.cores, fathom)),
             },

@@ -63,16 +63,17 @@ fn table(sw: &Sweep) -> Table {
     let mut t = Table::new("sweep", &title(sw), columns).note(note(sw));
     let shown = |v: f64, f: &dyn Fn(f64) -> String| Cell::figure(v, f(v));
     for r in &sw.rows {
+        let latency = |v: f64| if r.timed { shown(v, &latency_us) } else { "-".into() };
         let mut cells = vec![Cell::from(r.phase.as_str())];
         cells.extend(r.values.iter().take(settings.len()).map(|v| Cell::from(v.as_str())));
         cells.extend([
             shown(r.iops, &count),
             // a transaction's bytes are not counted: absent, not 0
             if sw.unit.counts_bytes() { shown(r.mb_per_s, &sig3) } else { "-".into() },
-            shown(r.mean_us, &latency_us),
-            shown(r.p50_us, &latency_us),
-            shown(r.p99_us, &latency_us),
-            shown(r.p99_9_us, &latency_us),
+            latency(r.mean_us),
+            latency(r.p50_us),
+            latency(r.p99_us),
+            latency(r.p99_9_us),
         ]);
         if let Some(s) = r.settle {
             cells.push(Cell { text: s.text(), value: s.steady_from_s.map(|v| v as f64), before: None });

@@ -41,7 +41,7 @@ pub fn figures(s: &RunSummary) -> Table {
         for (i, o) in p.ops.iter().enumerate() {
             // the phase named once, on its first row
             let first = |text: &str| Cell::from(if i == 0 { text } else { "" });
-            let little = match o.unit.has_latency() {
+            let little = match o.timed() {
                 true => Cell::figure(o.littles_n, format!("{:.2}", o.littles_n)),
                 false => "-".into(),
             };
@@ -131,7 +131,7 @@ pub fn steadiness(s: &RunSummary) -> Table {
             p.workload.as_str().into(),
             format!("{:.0}", p.seconds).into(),
             Cell::figure(rate, rate_in(rate, unit)),
-            if unit.has_latency() { Cell::figure(p99, latency_us(p99)) } else { "-".into() },
+            if ops.iter().any(|o| o.timed()) { Cell::figure(p99, latency_us(p99)) } else { "-".into() },
             p.steady_text().into(),
             p.settle_s.map(|t| format!("{t} s")).unwrap_or_default().into(),
             if change.is_empty() { "-".into() } else { change.into() },
