@@ -74,13 +74,8 @@ pub trait Ready: Send + Sync {
         Ok(())
     }
 
-    /// The PostgreSQL servers its workloads use, which the run observes.
-    fn servers(&self) -> Vec<PgServer> {
-        Vec::new()
-    }
-
-    /// The MariaDB servers its workloads use, which the run observes.
-    fn mariadb_servers(&self) -> Vec<MariadbServer> {
+    /// The database servers its workloads use, of either DBMS, which the run observes.
+    fn servers(&self) -> Vec<DbServer> {
         Vec::new()
     }
 
@@ -88,6 +83,39 @@ pub trait Ready: Send + Sync {
     /// another workload starts; each server it ended, said as its workload and DBMS.
     fn retire(&self, _over: &[usize]) -> Vec<String> {
         Vec::new()
+    }
+}
+
+/// A workload's database server, as the run observes it.
+#[derive(Debug, Clone)]
+pub enum DbServer {
+    Postgres(PgServer),
+    Mariadb(MariadbServer),
+}
+
+impl DbServer {
+    /// The workload it serves.
+    pub fn workload(&self) -> usize {
+        match self {
+            DbServer::Postgres(s) => s.workload,
+            DbServer::Mariadb(s) => s.workload,
+        }
+    }
+
+    /// It, if a PostgreSQL server.
+    pub fn postgres(self) -> Option<PgServer> {
+        match self {
+            DbServer::Postgres(s) => Some(s),
+            DbServer::Mariadb(_) => None,
+        }
+    }
+
+    /// It, if a MariaDB server.
+    pub fn mariadb(self) -> Option<MariadbServer> {
+        match self {
+            DbServer::Mariadb(s) => Some(s),
+            DbServer::Postgres(_) => None,
+        }
     }
 }
 

@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::ObservationRow;
 use crate::store::sink::Record;
-pub use driver::{Driver, IoEnd, LaunchContext, MariadbServer, PgServer, Ready};
+pub use driver::{DbServer, Driver, IoEnd, LaunchContext, Ready};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -98,17 +98,10 @@ impl ReadyDrivers {
         ready.start(cx)
     }
 
-    /// The PostgreSQL servers the workloads use, in the order of the workloads.
-    pub fn servers(&self) -> Vec<PgServer> {
-        let mut all: Vec<PgServer> = self.ready.iter().flat_map(|(_, r)| r.servers()).collect();
-        all.sort_by_key(|s| s.workload);
-        all
-    }
-
-    /// The MariaDB servers the workloads use, in the order of the workloads.
-    pub fn mariadb_servers(&self) -> Vec<MariadbServer> {
-        let mut all: Vec<MariadbServer> = self.ready.iter().flat_map(|(_, r)| r.mariadb_servers()).collect();
-        all.sort_by_key(|s| s.workload);
+    /// The database servers the workloads use, in the order of the workloads.
+    pub fn servers(&self) -> Vec<DbServer> {
+        let mut all: Vec<DbServer> = self.ready.iter().flat_map(|(_, r)| r.servers()).collect();
+        all.sort_by_key(DbServer::workload);
         all
     }
 

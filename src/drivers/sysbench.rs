@@ -9,9 +9,8 @@
 //! format: `super::pgbench::log` reads both alike, as they are written. sysbench's own
 //! per-second report (`--report-interval=1`) adds its queries, errors and reconnects.
 
-use super::driver::MariadbServer;
 use super::driver::{
-    Driver, LaunchContext, OVERRUN, PgServer, Ready, bad_input, finish_program, overran, spawn_program,
+    DbServer, Driver, LaunchContext, OVERRUN, Ready, bad_input, finish_program, overran, spawn_program,
 };
 use super::mariadb;
 use super::pgbench::log;
@@ -348,22 +347,19 @@ impl Ready for Databases {
         postgres.and(self.mariadbs.stop())
     }
 
-    /// PostgreSQL's servers, which the run observes.
-    fn servers(&self) -> Vec<PgServer> {
+    /// The servers of both DBMSs, which the run observes.
+    fn servers(&self) -> Vec<DbServer> {
         let pg = self.db.iter().filter_map(|(workload, db)| match db {
             Db::Postgres(c) => Some((*workload, c.dsn.as_str())),
             Db::Mariadb(_) => None,
         });
-        self.clusters.servers(pg)
-    }
-
-    /// MariaDB's servers, which the run observes.
-    fn mariadb_servers(&self) -> Vec<MariadbServer> {
         let mariadb = self.db.iter().filter_map(|(workload, db)| match db {
             Db::Mariadb(c) => Some((*workload, c)),
             Db::Postgres(_) => None,
         });
-        self.mariadbs.servers(mariadb)
+        let mut all = self.clusters.servers(pg);
+        all.extend(self.mariadbs.servers(mariadb));
+        all
     }
 
     fn retire(&self, over: &[usize]) -> Vec<String> {

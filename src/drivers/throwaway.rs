@@ -4,7 +4,7 @@
 //! clock starts, ended as soon as its workloads are over and another server's start,
 //! and removed at the run's end.
 
-use super::driver::{RunDir, bad_input};
+use super::driver::{DbServer, RunDir, bad_input};
 use super::pg_host::{RunAs, chown, unreachable_by};
 use super::postgres::Cluster;
 use crate::error::{Error, Result};
@@ -270,13 +270,13 @@ impl Clusters<Cluster> {
 
     /// The servers of workloads readied as `(workload, dsn)`, in workload order, each
     /// with its log when it is one of these clusters: what observers watch.
-    pub fn servers<'a>(&self, ready: impl Iterator<Item = (usize, &'a str)>) -> Vec<super::driver::PgServer> {
+    pub fn servers<'a>(&self, ready: impl Iterator<Item = (usize, &'a str)>) -> Vec<DbServer> {
         let server = |(workload, dsn): (usize, &str)| {
             let (log, retired) = self.of_dsn(dsn).unzip();
-            super::driver::PgServer { workload, dsn: dsn.to_string(), log, retired }
+            DbServer::Postgres(super::driver::PgServer { workload, dsn: dsn.to_string(), log, retired })
         };
         let mut servers: Vec<_> = ready.map(server).collect();
-        servers.sort_by_key(|s| s.workload);
+        servers.sort_by_key(DbServer::workload);
         servers
     }
 }
@@ -284,10 +284,7 @@ impl Clusters<Cluster> {
 impl Clusters<super::mariadb::Server> {
     /// The servers of workloads readied as `(workload, conn)`, in workload order, each
     /// with its flag of being retired when it is one of these: what observers watch.
-    pub fn servers<'a>(
-        &self,
-        ready: impl Iterator<Item = (usize, &'a super::mariadb::Conn)>,
-    ) -> Vec<super::driver::MariadbServer> {
+    pub fn servers<'a>(&self, ready: impl Iterator<Item = (usize, &'a super::mariadb::Conn)>) -> Vec<DbServer> {
         let retired = |conn: &super::mariadb::Conn| {
             self.started.iter().find_map(|s| {
                 let server = s.cluster.lock().unwrap_or_else(PoisonError::into_inner);
@@ -296,14 +293,16 @@ impl Clusters<super::mariadb::Server> {
             })
         };
         let mut servers: Vec<_> = ready
-            .map(|(workload, conn)| super::driver::MariadbServer {
-                workload,
-                at: conn.server_key(),
-                client: conn.client_args(),
-                retired: retired(conn),
+            .map(|(workload, conn)| {
+                DbServer::Mariadb(super::driver::MariadbServer {
+                    workload,
+                    at: conn.server_key(),
+                    client: conn.client_args(),
+                    retired: retired(conn),
+                })
             })
             .collect();
-        servers.sort_by_key(|s| s.workload);
+        servers.sort_by_key(DbServer::workload);
         servers
     }
 }

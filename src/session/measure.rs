@@ -3,7 +3,7 @@
 //! the workloads. It ends once every sample is stored and the drivers' programs stopped.
 
 use super::state::{RunOptions, Session, Staged};
-use crate::drivers::ReadyDrivers;
+use crate::drivers::{DbServer, ReadyDrivers};
 use crate::engine::demand::Demand;
 use crate::error::{Error, Result};
 use crate::export::prometheus::Endpoint;
@@ -115,7 +115,7 @@ fn observers(s: &Session, prepared: &ReadyDrivers, devices: Vec<String>) -> Vec<
         observers.push(Box::new(promql::Remote { remote, progress: s.progress.clone() }));
     }
     let mut servers: Vec<postgres::Server> = Vec::new();
-    for pg in prepared.servers() {
+    for pg in prepared.servers().into_iter().filter_map(DbServer::postgres) {
         let name = s.scenario.workloads.get(pg.workload).map(|w| w.name.clone()).unwrap_or_default();
         match servers
             .iter_mut()
@@ -143,7 +143,7 @@ fn observers(s: &Session, prepared: &ReadyDrivers, devices: Vec<String>) -> Vec<
 /// (their names, joined, name it).
 fn mariadb_observers(s: &Session, prepared: &ReadyDrivers) -> Vec<Box<dyn Observer>> {
     let mut servers: Vec<(String, mariadb::Server)> = Vec::new();
-    for m in prepared.mariadb_servers() {
+    for m in prepared.servers().into_iter().filter_map(DbServer::mariadb) {
         let name = s.scenario.workloads.get(m.workload).map(|w| w.name.clone()).unwrap_or_default();
         match servers.iter_mut().find(|(at, _)| *at == m.at) {
             Some((_, x)) => x.name = format!("{},{name}", x.name),

@@ -135,7 +135,7 @@ pub fn ready(c: &CommandStep, cx: &Context, scenario: &Scenario) -> Ready {
 /// a setting changed) while the workloads run.
 fn pg_env(cx: &Context, scenario: &Scenario) -> Vec<(String, String)> {
     let mut env = Vec::new();
-    for pg in cx.drivers.servers() {
+    for pg in cx.drivers.servers().into_iter().filter_map(crate::drivers::DbServer::postgres) {
         let Some(w) = scenario.workloads.get(pg.workload) else { continue };
         if env.is_empty() {
             env.push((step_env::DSN.to_string(), pg.dsn.clone()));

@@ -16,7 +16,7 @@
 pub mod log;
 
 use super::driver::{
-    Driver, LaunchContext, OVERRUN, PgServer, Ready, RunDir, bad_input, finish_program, overran, spawn_program,
+    DbServer, Driver, LaunchContext, OVERRUN, Ready, RunDir, bad_input, finish_program, overran, spawn_program,
 };
 use super::postgres;
 use super::throwaway::Clusters;
@@ -186,7 +186,7 @@ impl Ready for Databases {
         self.clusters.stop()
     }
 
-    fn servers(&self) -> Vec<PgServer> {
+    fn servers(&self) -> Vec<DbServer> {
         self.clusters.servers(self.dsn.iter().map(|(workload, dsn)| (*workload, dsn.as_str())))
     }
 

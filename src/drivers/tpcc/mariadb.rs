@@ -12,7 +12,7 @@
 use super::figures::{self, Reading, SinceLoad};
 use super::load::{Loaded, TABLES};
 use super::{Database, MAX_TRIES, constants, measure};
-use crate::drivers::driver::{Driver, LaunchContext, MariadbServer, Ready, bad_input, bad_input_unless, spawn_program};
+use crate::drivers::driver::{DbServer, Driver, LaunchContext, Ready, bad_input, bad_input_unless, spawn_program};
 use crate::drivers::mariadb::{self, Conn, Server};
 use crate::drivers::postgres;
 use crate::drivers::sysbench::{self, Job};
@@ -239,7 +239,7 @@ impl Ready for Databases {
         self.servers.stop()
     }
 
-    fn mariadb_servers(&self) -> Vec<MariadbServer> {
+    fn servers(&self) -> Vec<DbServer> {
         self.servers.servers(self.ready.iter().map(|(idx, (conn, _))| (*idx, conn)))
     }
 

@@ -15,7 +15,7 @@ pub mod hammerdb;
 pub mod load;
 pub mod mariadb;
 
-use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
+use super::driver::{DbServer, Driver, LaunchContext, Ready, bad_input, spawn_program};
 use super::pgbench::{self, Invocation};
 use super::postgres;
 use super::throwaway::Clusters;
@@ -244,7 +244,7 @@ impl Ready for Databases {
         self.clusters.stop()
     }
 
-    fn servers(&self) -> Vec<PgServer> {
+    fn servers(&self) -> Vec<DbServer> {
         self.clusters.servers(self.ready.values().map(|(workload, dsn, _)| (*workload, dsn.as_str())))
     }
 

@@ -14,7 +14,7 @@ pub mod figures;
 pub mod load;
 pub mod stream;
 
-use super::driver::{Driver, LaunchContext, PgServer, Ready, bad_input, spawn_program};
+use super::driver::{DbServer, Driver, LaunchContext, Ready, bad_input, spawn_program};
 use super::postgres;
 use super::throwaway::Clusters;
 use crate::clock::sleep_until;
@@ -245,7 +245,7 @@ impl Ready for Databases {
         self.clusters.stop()
     }
 
-    fn servers(&self) -> Vec<PgServer> {
+    fn servers(&self) -> Vec<DbServer> {
         self.clusters.servers(self.ready.iter().map(|(workload, (dsn, _))| (*workload, dsn.as_str())))
     }
 

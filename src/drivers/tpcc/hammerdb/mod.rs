@@ -17,9 +17,7 @@ mod place;
 
 use super::figures::{Profile, Reading};
 use crate::clock::sleep_until;
-use crate::drivers::driver::{
-    Driver, LaunchContext, MariadbServer, PgServer, Ready, RunDir, bad_input_unless, spawn_program,
-};
+use crate::drivers::driver::{DbServer, Driver, LaunchContext, Ready, RunDir, bad_input_unless, spawn_program};
 use crate::drivers::mariadb;
 use crate::drivers::postgres;
 use crate::drivers::throwaway::Clusters;
@@ -315,20 +313,18 @@ impl Ready for Databases {
         postgres.and(self.mariadbs.stop())
     }
 
-    fn servers(&self) -> Vec<PgServer> {
+    fn servers(&self) -> Vec<DbServer> {
         let pg = self.ready.iter().filter_map(|(workload, b)| match &b.place {
             Place::Postgres { dsn, .. } => Some((*workload, dsn.as_str())),
             Place::Mariadb { .. } => None,
         });
-        self.clusters.servers(pg)
-    }
-
-    fn mariadb_servers(&self) -> Vec<MariadbServer> {
         let mariadb = self.ready.iter().filter_map(|(workload, b)| match &b.place {
             Place::Mariadb { conn } => Some((*workload, conn)),
             Place::Postgres { .. } => None,
         });
-        self.mariadbs.servers(mariadb)
+        let mut all = self.clusters.servers(pg);
+        all.extend(self.mariadbs.servers(mariadb));
+        all
     }
 
     fn retire(&self, over: &[usize]) -> Vec<String> {
