@@ -83,7 +83,39 @@ fn scale(keys: &Keys) -> Result<f64> {
         );
         return Err(keys.fail(&at, &msg));
     }
+    if !loadable(s) {
+        let near: Vec<String> =
+            (1..23).map(|k| k as f64 / 1000.0).filter(|s| loadable(*s)).map(|s| s.to_string()).collect();
+        let msg = format!(
+            "{s}: TPC-H's generator gives a part the same supplier twice at this scale (too few suppliers), so the \
+             load would fail on PARTSUPP's key: give one it can load ({} or any from 0.023 up)",
+            near.join(", ")
+        );
+        return Err(keys.fail(&at, &msg));
+    }
     Ok(s)
+}
+
+/// Whether TPC-H's generator gives every part four different suppliers at scale `sf`,
+/// as PARTSUPP's primary key needs: it takes a part's suppliers a quarter of the
+/// suppliers apart, plus the part's number over their count, so at a few hundred
+/// suppliers or fewer (a scale under 0.023) two of them can be one (at 0.001 its 10
+/// suppliers give part 31 the same one twice); above, the four steps stay under one
+/// turn of the suppliers. Asked of the generator's own choice of supplier, part by part.
+fn loadable(sf: f64) -> bool {
+    use tpchgen::generators::{PartGenerator, PartSuppGeneratorIterator};
+    if sf >= 0.023 {
+        return true;
+    }
+    // fewer than four suppliers cannot give a part four (and none divides by zero)
+    if sf * 10_000.0 < 4.0 {
+        return false;
+    }
+    (1..=PartGenerator::calculate_row_count(sf, 1, 1)).all(|part| {
+        let suppliers: std::collections::HashSet<i64> =
+            (0..4).map(|i| PartSuppGeneratorIterator::select_part_supplier(part, i, sf)).collect();
+        suppliers.len() == 4
+    })
 }
 
 /// `queries`: query numbers from 1 to 22, each once; all 22 if unset.
@@ -267,6 +299,8 @@ mod tests {
             (", scale: 0", "0: give a scale factor above 0"),
             (", scale: -1", "-1: give a scale factor above 0"),
             (", scale: 5000", "at most 1000"),
+            (", scale: 0.001", "0.001: TPC-H's generator gives a part the same supplier twice"),
+            (", scale: 0.015", "give one it can load (0.008, 0.01, 0.011,"),
             (", streams: 41", "41 must be at most 40"),
             (", queries: [1, 23]", "23 is no TPC-H query"),
             (", queries: [3, 3]", "query 3 is named twice"),
@@ -278,6 +312,18 @@ mod tests {
         ] {
             let e = load(keys).unwrap_err().to_string();
             assert!(e.contains(says) && e.contains("t.yaml") && e.contains("dss"), "{keys}: {e}");
+        }
+    }
+
+    /// What `loadable` says is what the generator does: its PARTSUPP rows repeat a key at
+    /// 0.001 and 0.015, and not at 0.008 or 0.022.
+    #[test]
+    fn a_scale_is_loadable_when_the_generator_gives_unique_partsupp_keys() {
+        for (sf, unique) in [(0.001, false), (0.008, true), (0.015, false), (0.022, true)] {
+            let mut seen = std::collections::HashSet::new();
+            let rows = tpchgen::generators::PartSuppGenerator::new(sf, 1, 1);
+            let generated = rows.iter().all(|ps| seen.insert((ps.ps_partkey, ps.ps_suppkey)));
+            assert_eq!((loadable(sf), generated), (unique, unique), "scale {sf}");
         }
     }
 
