@@ -12,6 +12,10 @@ fn fio_report(s: &Scratch, run: i64, name: &str) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
 }
 
+/// 1000 IOPS of random reads and writes, 70% reads, on fio.
+const RATE: &str = "name: rate\nworkloads:\n  w:\n    target: TARGET\n    rw: randrw\n    rwmixread: 70\n    \
+                    size: 16m\n    iodepth: 4\n    rate_iops: 1000\n    duration: 3s\n";
+
 fn warnings(show: &serde_json::Value) -> Vec<String> {
     show["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap().to_string()).collect()
 }
@@ -68,6 +72,23 @@ fn an_interrupted_fio_run_keeps_its_samples_and_leaves_no_fio_behind() {
     assert!(read["ops"].as_u64().unwrap() > 0, "samples kept: {read}");
     let left = std::process::Command::new("pgrep").args(["-f", job.to_str().unwrap()]).output().unwrap();
     assert!(left.stdout.is_empty(), "fio still running: {}", String::from_utf8_lossy(&left.stdout));
+}
+
+/// With several block sizes fio paces bytes: it is said, and the sizes are unknown. Nothing
+/// here is a rate or a time (what is said, and that no size is counted), so it shares the
+/// machine, apart from the rate that [`alone::a_mixed_rate_is_split_by_direction`] judges.
+#[test]
+fn a_rate_over_several_block_sizes_is_flagged_and_their_shares_unknown() {
+    let s = Scratch::new("fio-rate-bssplit");
+    let scenario = s.scenario(RATE);
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--engine", "fio", "--set", "w.bssplit=4k/50:64k/50"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let show = s.show_json();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot do `rate_iops`"), "{}", text(&out));
+    let sizes = show["workloads"][0]["fidelity"]["block_sizes"].as_array().unwrap();
+    assert!(sizes.iter().all(|b| b["achieved_percent"].is_null()), "{sizes:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fio does not report IOs per block size"), "{}", text(&out));
 }
 
 /// The tests that judge a rate or a time, and so hold the machine alone: `make test` runs
@@ -167,13 +188,10 @@ mod alone {
     }
 
     #[test]
-    fn a_mixed_rate_is_split_by_direction_and_a_split_rate_is_flagged() {
+    fn a_mixed_rate_is_split_by_direction() {
         let s = Scratch::alone("fio-rate");
         // fio paces reads and writes separately: 1000 IOPS asked must not become 2000
-        let scenario = s.scenario(
-            "name: rate\nworkloads:\n  w:\n    target: TARGET\n    rw: randrw\n    rwmixread: 70\n    \
-         size: 16m\n    iodepth: 4\n    rate_iops: 1000\n    duration: 3s\n",
-        );
+        let scenario = s.scenario(RATE);
         let out = s.run(&["run", scenario.to_str().unwrap(), "--engine", "fio"]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let show = s.show_json();
@@ -189,19 +207,5 @@ mod alone {
         let fio: Vec<String> = warnings(&show).into_iter().filter(|c| c.starts_with("fio-")).collect();
         assert_eq!(fio, vec!["fio-inexact"], "{show}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("coordinated omission"), "{}", text(&out));
-
-        // with several block sizes fio paces bytes: it is said, and the sizes are unknown
-        let out = s.run(&["run", scenario.to_str().unwrap(), "--engine", "fio", "--set", "w.bssplit=4k/50:64k/50"]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        let show = s.show_json();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("cannot do `rate_iops`"), "{}", text(&out));
-        let sizes = show["workloads"][0]["fidelity"]["block_sizes"].as_array().unwrap();
-        assert!(sizes.iter().all(|b| b["achieved_percent"].is_null()), "{sizes:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("fio does not report IOs per block size"),
-            "{}",
-            text(&out)
-        );
     }
 }
