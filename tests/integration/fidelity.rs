@@ -136,16 +136,22 @@ mod alone {
 
     #[test]
     fn think_time_paces_a_closed_loop() {
-        // 2 slots, each pausing 20 ms after every IO: at most 100 IOPS
+        // 2 slots, each pausing 20 ms after every IO: at most 100 IOPS. One workload per
+        // engine, side by side in one run (no timeline: both start at second 0): together
+        // they keep at most 4 IOs and 2 threads' pauses going, which leave the cores idle,
+        // and the run takes one workload's time, not two
         let s = Scratch::alone("think");
         let scenario = s.scenario(
-            "name: think\nworkloads:\n  w:\n    target: TARGET\n    rw: randread\n    size: 16m\n    iodepth: 2\n    \
-         think_time: 20ms\n    duration: 3s\n",
+            "name: think\ndefaults:\n  target: TARGET\n  rw: randread\n  size: 16m\n  iodepth: 2\n  think_time: 20ms\n  \
+         duration: 3s\nworkloads:\n  io_uring:\n    engine: io_uring\n  psync:\n    engine: psync\n",
         );
+        let out = s.run(&["run", scenario.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let show = s.show_json();
         for engine in ["io_uring", "psync"] {
-            let out = s.run(&["run", scenario.to_str().unwrap(), "--set", &format!("engine={engine}")]);
-            assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-            let iops: f64 = ops(&s.show_json(), "w").iter().map(|o| o["iops"].as_f64().unwrap()).sum();
+            let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == engine).unwrap();
+            assert_eq!(w["engine"], engine, "{show}");
+            let iops: f64 = ops(&show, engine).iter().map(|o| o["iops"].as_f64().unwrap()).sum();
             // paced: never above 100 (unpaced, a 16 MiB file gives thousands); how far below
             // depends on how quickly a busy machine wakes the slots, so the floor is loose
             assert!((30.0..=100.5).contains(&iops), "{engine}: {iops} IOPS, expected at most 100");
@@ -160,7 +166,7 @@ mod alone {
         let s = Scratch::alone("stall");
         let scenario = s.scenario(
             "name: stall\nworkloads:\n  w:\n    target: TARGET\n    rw: randread\n    size: 16m\n    iodepth: 8\n    \
-         rate_iops: 1000\n    duration: 6s\n",
+         rate_iops: 1000\n    duration: 4s\n",
         );
         let child = s
             .fathom(&["run", scenario.to_str().unwrap()])
