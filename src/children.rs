@@ -438,13 +438,20 @@ mod tests {
     fn a_process_s_children_are_found_and_only_they() {
         let mut sh = Command::new("sh").args(["-c", "sleep 30 & sleep 30 & wait"]).spawn().unwrap();
         let pid = sh.id() as i32;
+        let comms_of = |found: &[i32]| -> Vec<String> {
+            found.iter().map(|c| std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default()).collect()
+        };
+        // until both children have executed sleep: a child forked but not yet past its exec
+        // is still named sh (a busy machine, or the lowest priority, stretches that moment)
         let started = Instant::now();
-        while children_of(pid).len() < 2 && started.elapsed() < Duration::from_secs(10) {
+        let mut found = children_of(pid);
+        while (found.len() < 2 || comms_of(&found).iter().any(|c| c != "sleep\n"))
+            && started.elapsed() < Duration::from_secs(10)
+        {
             std::thread::sleep(Duration::from_millis(10));
+            found = children_of(pid);
         }
-        let found = children_of(pid);
-        let comms: Vec<String> =
-            found.iter().map(|c| std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default()).collect();
+        let comms = comms_of(&found);
         // SAFETY: kill(2) of the shell's children, then of the shell we started.
         found.iter().for_each(|&c| unsafe {
             libc::kill(c, libc::SIGKILL);
