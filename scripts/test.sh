@@ -3,12 +3,12 @@
 # that keeps both cores busy. The tests that judge a rate or a time run one at a time and
 # leave the cores mostly idle, so the work no other test waits for fills them.
 #
-# Order: formatting, the code's shape and the supply chain (seconds); the integration tests'
-# build, with clippy's lints; the integration tests that share the machine; the tests that
-# judge a rate or a time, one at a time with the machine to themselves (the `alone` module of
-# their file, see tests/integration/common/mod.rs), the unit tests' build and run and the
-# static build beside them at the lowest priority; last, the tests that push the static
-# build to a host.
+# Order: formatting, the code's shape and the supply chain (seconds); the static build,
+# from here on in the background at the lowest priority; the integration tests' build, with
+# clippy's lints; the integration tests that share the machine; the tests that judge a rate
+# or a time, one at a time with the machine to themselves (the `alone` module of their file,
+# see tests/integration/common/mod.rs), the unit tests' build and run beside them at the
+# lowest priority; last, the tests that push the static build to a host.
 #
 # Environment: CARGO (cargo), INTEGRATION_THREADS (how many integration tests share the
 # machine at once, 8). Background steps write their output to target/suite/NAME.log.
@@ -17,7 +17,6 @@ cd "$(dirname "$0")/.."
 
 cargo="${CARGO:-cargo}"
 threads="${INTEGRATION_THREADS:-8}"
-static_target=x86_64-unknown-linux-musl
 logs=target/suite
 mkdir -p "$logs"
 
@@ -51,6 +50,29 @@ finish() {
 
 # A clean build gains nothing from incremental compilation's bookkeeping.
 export CARGO_INCREMENTAL=0
+
+# The static build, from the start at the lowest priority (`nice -n 19`, which gives way to
+# any other work at once): it is the longest of the builds (about two minutes of one core,
+# its last crate compiled alone), and the cores the others leave idle (the test build's
+# last crates, compiled one at a time; what the shared tests leave; the one-at-a-time
+# tests) are enough for it only if it begins with them. It goes where `--push-agent` looks for this fathom's static twin
+# (`fathom-static` beside it), once the test build says where that is ($logs/exe_dir), and
+# its marker there tells a test that needs it to wait.
+static_target=x86_64-unknown-linux-musl
+rm -f "$logs/exe_dir"
+build_static() {
+  local status=0
+  # no debug info: only the tests that push it as an agent run it
+  CARGO_TARGET_DIR=target/static CARGO_PROFILE_DEV_DEBUG=0 nice -n 19 \
+    "$cargo" build --locked --target "$static_target" || status=$?
+  while [ ! -s "$logs/exe_dir" ]; do sleep 1; done
+  local exe_dir
+  exe_dir=$(cat "$logs/exe_dir")
+  [ $status -ne 0 ] || cp "target/static/$static_target/debug/fathom" "$exe_dir/fathom-static"
+  rm -f "$exe_dir/fathom-static.building"
+  return $status
+}
+background static build_static
 # Clippy's lints run as the test binaries are built, as `cargo clippy --all-targets -- -D
 # warnings` runs them (it is this wrapper over `cargo check`), so the code is compiled once,
 # not once checked and once built. The test binaries are run directly, not through cargo,
@@ -72,30 +94,19 @@ for line in sys.stdin:
 }
 integration=$(executable integration test)
 fathom=$(executable fathom bin)
+# where the static build goes (above): its marker first, then the place it waits for
+exe_dir=$(dirname "$fathom")
+rm -f "$exe_dir/fathom-static"
+touch "$exe_dir/fathom-static.building"
+echo "$exe_dir" >"$logs/exe_dir"
 
 # First the integration tests that share the machine, $threads at once: they keep both cores
 # busy.
 "$integration" --skip ::alone:: --skip ::pushed:: --test-threads "$threads"
 
 # Then the tests that judge a rate or a time, one at a time. They leave most of the cores
-# idle, so the unit tests and the static build run beside them at the lowest priority
-# (`nice -n 19`), which gives way to the test at once. The static build goes where
-# `--push-agent` looks for this fathom's static twin (`fathom-static` beside it), and its
-# marker tells a test that needs it to wait.
-exe_dir=$(dirname "$fathom")
-marker="$exe_dir/fathom-static.building"
-rm -f "$exe_dir/fathom-static"
-touch "$marker"
-build_static() {
-  local status=0
-  # no debug info: only the tests that push it as an agent run it
-  CARGO_TARGET_DIR=target/static CARGO_PROFILE_DEV_DEBUG=0 nice -n 19 \
-    "$cargo" build --locked --target "$static_target" || status=$?
-  [ $status -ne 0 ] || cp "target/static/$static_target/debug/fathom" "$exe_dir/fathom-static"
-  rm -f "$marker"
-  return $status
-}
-background static build_static
+# idle, so the unit tests run beside them (and the static build goes on) at the lowest
+# priority (`nice -n 19`), which gives way to the test at once.
 # every other target, the unit tests among them, built with the same lints, then the unit
 # tests run (in a subshell at the lowest priority, which what it starts inherits)
 unit_tests() {
