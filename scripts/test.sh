@@ -32,7 +32,14 @@ python3 scripts/supply-chain.py
 # Runs "$@" in the background, its output to $logs/$name.log; `finish NAME` waits for it
 # and, when it failed, shows its output and fails the suite.
 declare -A pids
-trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+# On the way out (a failed step), each background step is ended with everything it started
+# (its cargo and rustc, which a kill of the step's shell alone leaves running).
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+trap 'for pid in "${pids[@]}"; do kill_tree "$pid"; done' EXIT
 background() {
   local name=$1
   shift
