@@ -21,6 +21,7 @@ pub fn capture(targets: &[PathBuf]) -> Value {
         "os": os_name(),
         "cpu_model": field("/proc/cpuinfo", "model name"),
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "cpu_topology": topology(Path::new("/sys/devices/system")),
         "memory_bytes": crate::meminfo::bytes("MemTotal"),
         "targets": targets,
     })
@@ -31,6 +32,43 @@ pub fn capture(targets: &[PathBuf]) -> Value {
 /// one kernel share it, as they share the cores.
 pub fn machine() -> String {
     read("/proc/sys/kernel/random/boot_id")
+}
+
+/// The CPUs' shape, from sysfs under `system` (`/sys/devices/system`): sockets, cores
+/// per socket, threads per core and NUMA nodes. The same count of CPUs is not the same
+/// machine: 20 sockets of one core against one of 20, hyperthreads against cores, one
+/// NUMA node against two. Null where sysfs does not say (a container may hide it).
+fn topology(system: &Path) -> Value {
+    let mut sockets = std::collections::BTreeSet::new();
+    let mut cores = std::collections::BTreeSet::new();
+    let mut threads = 0;
+    for entry in std::fs::read_dir(system.join("cpu")).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if !name.strip_prefix("cpu").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+            continue;
+        }
+        let id =
+            |f: &str| std::fs::read_to_string(entry.path().join("topology").join(f)).ok()?.trim().parse::<i64>().ok();
+        // an offline CPU has no topology
+        let (Some(socket), Some(core)) = (id("physical_package_id"), id("core_id")) else { continue };
+        sockets.insert(socket);
+        cores.insert((socket, core));
+        threads += 1;
+    }
+    let nodes = std::fs::read_dir(system.join("node")).into_iter().flatten().flatten().filter(|e| {
+        let name = e.file_name().to_string_lossy().to_string();
+        name.strip_prefix("node").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let nodes = nodes.count();
+    if threads == 0 {
+        return Value::Null;
+    }
+    json!({
+        "sockets": sockets.len(),
+        "cores_per_socket": cores.len() / sockets.len(),
+        "threads_per_core": threads / cores.len(),
+        "numa_nodes": (nodes > 0).then_some(nodes),
+    })
 }
 
 fn read(path: &str) -> String {
@@ -83,5 +121,38 @@ fn target(path: &Path) -> Value {
             "device": source,
         }),
         None => json!({ "path": path.display().to_string() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sysfs of 2 sockets of 2 cores of 2 threads (one CPU offline) and 2 NUMA nodes.
+    #[test]
+    fn the_topology_is_read_as_sockets_cores_threads_and_nodes() {
+        let root = std::env::temp_dir().join(format!("fathom-topology-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let mut cpu = 0;
+        for socket in 0..2 {
+            for core in 0..2 {
+                for _ in 0..2 {
+                    let t = root.join(format!("cpu/cpu{cpu}/topology"));
+                    std::fs::create_dir_all(&t).unwrap();
+                    std::fs::write(t.join("physical_package_id"), format!("{socket}\n")).unwrap();
+                    std::fs::write(t.join("core_id"), format!("{core}\n")).unwrap();
+                    cpu += 1;
+                }
+            }
+        }
+        std::fs::create_dir_all(root.join("cpu/cpu8")).unwrap();
+        std::fs::create_dir_all(root.join("cpu/cpufreq")).unwrap();
+        for n in ["node0", "node1", "power"] {
+            std::fs::create_dir_all(root.join("node").join(n)).unwrap();
+        }
+        let t = topology(&root);
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(t, json!({"sockets": 2, "cores_per_socket": 2, "threads_per_core": 2, "numa_nodes": 2}));
+        assert_eq!(topology(Path::new("/nonexistent")), Value::Null);
     }
 }
