@@ -80,6 +80,8 @@ pub(super) fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
         let mut totals: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
         let mut per_op: BTreeMap<Op, BTreeMap<i64, u64>> = BTreeMap::new();
         let mut p: BTreeMap<Op, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+        // ops counted but not timed (HammerDB's calls) have no latency to draw
+        let timed = |op: Op| w.ops.iter().any(|o| o.op == op.as_str() && o.timed());
         for b in &scan.bins {
             if b.op != Op::Sync {
                 let t = totals.entry(b.t).or_default();
@@ -87,7 +89,7 @@ pub(super) fn time_series(s: &RunSummary, bin: i64) -> Vec<Chart> {
                 t.1 += b.bytes;
                 *per_op.entry(b.op).or_default().entry(b.t).or_default() += b.ops;
             }
-            if b.p50_us.is_finite() && !b.op.is_network() {
+            if b.p50_us.is_finite() && !b.op.is_network() && timed(b.op) {
                 p.entry(b.op).or_default().push((mid(b.t), b.p50_us, b.p99_us, b.p99_9_us));
             }
         }

@@ -147,8 +147,14 @@ fn hammerdb_runs_tpcc_on_mariadb_and_its_run_reads_like_pgbenchs() {
     let database: f64 = detail.split_whitespace().next().unwrap().parse().unwrap();
     assert!((value("log_nopm") - database).abs() < 0.05 * database, "{database}: {figures:?}");
     assert!(nopm > 0.2 * database && nopm < 5.0 * database, "{database}: {figures:?}");
-    // HammerDB's calls are counted, not timed: no latency is shown for them, never 0
+    // HammerDB's calls are counted, not timed: no latency is shown for them, never 0,
+    // and the report draws no latency chart (it drew two empty ones)
     assert!(!text(&out).contains("0.00 ns"), "{}", text(&out));
+    let html = s.dir.join("report.html");
+    let report = s.run(&["report", "-o", html.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", text(&report));
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(html.contains("id=\"ts-iops\"") && !html.contains("id=\"ts-latency\""), "{}", text(&report));
     // the server is observed as fathom's own MariaDB runs' are
     let observations = s.observations();
     let commits = observations
