@@ -692,6 +692,12 @@ pub fn foreign_tables(dsn: &str, ours: &[&str], stop: &AtomicBool) -> Result<Vec
 /// never drops others'.
 pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &AtomicBool) -> Result<()> {
     let foreign = foreign_tables(dsn, ours, stop).map_err(|e| Error::failed(format!("{name}: `{dsn}`: {e}")))?;
+    only_ours(name, dsn, kind, &foreign)
+}
+
+/// Refuses workload `name`'s database at `dsn` when it holds `foreign` tables, which are
+/// not `kind`'s (TPC-C's), of any DBMS.
+pub fn only_ours(name: &str, dsn: &str, kind: &str, foreign: &[String]) -> Result<()> {
     if foreign.is_empty() {
         return Ok(());
     }

@@ -78,14 +78,7 @@ fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
         let named = |e: Error| Error::failed(format!("{}: `{dsn}`: {e}", w.name));
         let conn = Conn::parse(dsn).map_err(|e| named(Error::failed(e)))?;
         let foreign = mariadb::foreign_tables(&conn, &TABLES, stop).map_err(named)?;
-        if !foreign.is_empty() {
-            return Err(Error::failed(format!(
-                "{}: the database of `{dsn}` holds tables that are not TPC-C's ({}): fathom loads its tables into a \
-                 database of their own and never drops others' (give an empty database)",
-                w.name,
-                foreign.join(", ")
-            )));
-        }
+        postgres::only_ours(&w.name, dsn, "TPC-C", &foreign)?;
     }
     Ok(())
 }

@@ -426,41 +426,42 @@ fn conclude(
 /// Stores the figures as the workload's `tpcc` event (what `fathom show` prints) and
 /// observations at second `t`, where the window began.
 fn record(l: &LaunchContext, t: u32, f: &Figures, loaded: &Loaded, violations: &[String]) {
-    let verdict = match violations.is_empty() {
-        true => "consistency conditions 1-4 hold".to_string(),
-        false => format!("INVALID: consistency {} does not hold", violations.join("; ")),
-    };
     let load = match loaded.reused {
         true => "the loaded database reused".to_string(),
         false => format!("loaded in {:.1} s", loaded.seconds),
     };
-    let detail = format!(
-        "{}; {verdict}; {} warehouse(s), {load}, {:.0} MB per warehouse",
-        f.describe(),
-        loaded.warehouses,
-        loaded.bytes_per_warehouse / 1e6
-    );
+    let database = format!("{} warehouse(s), {load}", loaded.warehouses);
+    let figures = [f.nopm, f.tpm, f.log_nopm, f.rollback_pct(), loaded.seconds, loaded.bytes_per_warehouse];
+    store(l, t, &f.describe(), &database, violations, figures);
+}
+
+/// The figures every engine's tpcc run stores, under these names, in this order.
+const STORED: [&str; 6] = ["nopm", "tpm", "log_nopm", "rollback_pct", "load_s", "bytes_per_warehouse"];
+
+/// Stores a run's `figures` ([`STORED`]) as the workload's `tpcc` event, `said` (the
+/// figures in words) followed by the consistency verdict and how its `database` came to
+/// be, and as observations at second `t`, where the window began, with whether the
+/// database is consistent.
+fn store(l: &LaunchContext, t: u32, said: &str, database: &str, violations: &[String], figures: [f64; 6]) {
+    let verdict = match violations.is_empty() {
+        true => "consistency conditions 1-4 hold".to_string(),
+        false => format!("INVALID: consistency {} does not hold", violations.join("; ")),
+    };
+    let mb = figures[5] / 1e6;
     l.sink.send(Record::Event(EventRow {
         at_ms: (t as i64) * 1000,
         kind: "tpcc".into(),
         label: l.workload.name.clone(),
         status: Some(if violations.is_empty() { 0 } else { 1 }),
         took_ms: None,
-        detail,
+        detail: format!("{said}; {verdict}; {database}, {mb:.0} MB per warehouse"),
     }));
     let source = format!("tpcc:{}", l.workload.name);
-    let rows = [
-        ("nopm", f.nopm),
-        ("tpm", f.tpm),
-        ("log_nopm", f.log_nopm),
-        ("rollback_pct", f.rollback_pct()),
-        ("load_s", loaded.seconds),
-        ("bytes_per_warehouse", loaded.bytes_per_warehouse),
-        ("consistent", if violations.is_empty() { 1.0 } else { 0.0 }),
-    ];
+    let consistent = ("consistent", if violations.is_empty() { 1.0 } else { 0.0 });
+    let rows = STORED.into_iter().zip(figures).chain([consistent]);
     let rows =
         rows.map(|(name, value)| ObservationRow { t: t.into(), source: source.clone(), name: name.into(), value });
-    l.sink.send(Record::Observations(rows.into()));
+    l.sink.send(Record::Observations(rows.collect()));
 }
 
 #[cfg(test)]

@@ -29,8 +29,6 @@ use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::program::dbms::Dbms;
 use crate::scenario::program::tpcc::{Engine, Home, OPS, Tpcc, hammerdb_minutes};
 use crate::scenario::{EngineKind, Scenario, Workload};
-use crate::store::sink::Record;
-use crate::store::{EventRow, ObservationRow};
 use place::Place;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -582,38 +580,14 @@ impl Figures {
 }
 
 /// Stores the figures as the workload's `tpcc` event and observations at second `t`,
-/// where the window began, under the names pgbench's runs store them.
+/// where the window began, under the names pgbench's runs store them ([`super::store`]).
 fn record(l: &LaunchContext, t: u32, f: &Figures, b: &Built, violations: &[String]) {
-    let verdict = match violations.is_empty() {
-        true => "consistency conditions 1-4 hold".to_string(),
-        false => format!("INVALID: consistency {} does not hold", violations.join("; ")),
-    };
     let build = match b.reused {
         true => "the database HammerDB built copied".to_string(),
         false => format!("built by HammerDB in {:.1} s", b.build_s),
     };
-    let detail = format!("{}; {verdict}; {build}, {:.0} MB per warehouse", f.describe(), b.bytes_per_warehouse / 1e6);
-    l.sink.send(Record::Event(EventRow {
-        at_ms: (t as i64) * 1000,
-        kind: "tpcc".into(),
-        label: l.workload.name.clone(),
-        status: Some(if violations.is_empty() { 0 } else { 1 }),
-        took_ms: None,
-        detail,
-    }));
-    let source = format!("tpcc:{}", l.workload.name);
-    let rows = [
-        ("nopm", f.nopm),
-        ("tpm", f.tpm),
-        ("log_nopm", f.counted_nopm()),
-        ("rollback_pct", f.rollback_pct()),
-        ("load_s", b.build_s),
-        ("bytes_per_warehouse", b.bytes_per_warehouse),
-        ("consistent", if violations.is_empty() { 1.0 } else { 0.0 }),
-    ];
-    let rows =
-        rows.map(|(name, value)| ObservationRow { t: t.into(), source: source.clone(), name: name.into(), value });
-    l.sink.send(Record::Observations(rows.into()));
+    let figures = [f.nopm, f.tpm, f.counted_nopm(), f.rollback_pct(), b.build_s, b.bytes_per_warehouse];
+    super::store(l, t, &f.describe(), &build, violations, figures);
 }
 
 #[cfg(test)]
