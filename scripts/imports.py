@@ -29,14 +29,15 @@ LAYERS = {
     "workload": 3, "analysis": 3, "warnings": 3, "import": 3,
     "store": 4,
     "engine": 5, "drivers": 5, "observe": 5, "transport": 5, "children": 5,
+    "coprocess": 5,
     "timeline": 6,
     "report": 7, "export": 7,
     "session": 8,
     "cli": 9,
 }
 SAME_LAYER = {
-    ("drivers", "engine"), ("drivers", "children"), ("transport", "engine"), ("transport", "observe"),
-    ("observe", "children"),
+    ("drivers", "engine"), ("drivers", "children"), ("drivers", "coprocess"), ("transport", "engine"),
+    ("transport", "observe"), ("observe", "children"), ("observe", "coprocess"), ("coprocess", "children"),
     ("transport", "drivers"),
     ("export", "report"),
 }

@@ -7,6 +7,7 @@ mod analysis;
 mod children;
 mod cli;
 mod clock;
+mod coprocess;
 mod drivers;
 mod engine;
 mod error;

@@ -10,9 +10,11 @@
 //! (`unix_socket`). It is fathom's child, killed at the end (nothing it holds outlives
 //! its processes) and removed with its directory.
 
+use super::client::Client;
 use super::driver::bad_input;
 use super::pg_host::{RunAs, chown, os_user, run_as_user};
 use crate::children::{self, Group, Leftover};
+use crate::coprocess::SENTINEL;
 use crate::error::{Error, Result};
 use crate::scenario::program::dbms::MysqlDsn;
 use std::os::unix::process::CommandExt;
@@ -25,8 +27,8 @@ use std::time::{Duration, Instant};
 /// directory (a parent such as /root is private).
 pub const UNREACHABLE: &str = "MariaDB runs as the mysql user";
 
-/// How long a question fathom asks a server for itself may take, its connection included.
-const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+/// How long the client may take to open its session (`--connect-timeout`).
+const CONNECT_TIMEOUT_S: u64 = 10;
 
 /// How long a throwaway server may take to accept its first connection.
 const START_WITHIN: Duration = Duration::from_secs(60);
@@ -73,7 +75,7 @@ impl Conn {
             Some(s) => vec!["--no-defaults".into(), format!("--socket={}", s.display())],
             None => vec![format!("--host={}", self.host), format!("--port={}", self.port), "--protocol=tcp".into()],
         };
-        args.extend([format!("--user={}", self.user), "--connect-timeout=10".into()]);
+        args.extend([format!("--user={}", self.user), format!("--connect-timeout={CONNECT_TIMEOUT_S}")]);
         args
     }
 
@@ -89,39 +91,29 @@ impl Conn {
     }
 }
 
-/// Runs `sql` with the `mariadb` client on `conn`'s database (none when `in_database` is
-/// false: to create it); its output, tab-separated without column names, or the server's
-/// own error. Bounded by [`ANSWER_WITHIN`]; killed when `stop` is set.
-pub fn ask(conn: &Conn, sql: &str, in_database: bool, stop: &AtomicBool) -> Result<String> {
-    client(conn, sql, in_database, Some(ANSWER_WITHIN), stop)
-}
-
-/// Runs `sql`, a script (the client's `DELIMITER` lets a body hold semicolons), on
-/// `conn`'s database with no deadline, as a load's statements take as long as their data;
-/// its output, or the server's own error. Killed when `stop` is set.
-pub fn script(conn: &Conn, sql: &str, stop: &AtomicBool) -> Result<String> {
-    client(conn, sql, true, None, stop)
-}
-
-/// Runs `sql` with the `mariadb` client, within `within` if given.
-fn client(conn: &Conn, sql: &str, in_database: bool, within: Option<Duration>, stop: &AtomicBool) -> Result<String> {
+/// A `mariadb` client session on `conn`'s database (none when `in_database` is false: to
+/// create it) for fathom's own statements, kept while they last (a load's, a sampler's):
+/// output tab-separated without column names, the first error ending it. Its scripts
+/// may change the `DELIMITER` (a body holding semicolons) if they put it back.
+pub fn session(conn: &Conn, in_database: bool) -> Result<Client> {
     let mut cmd = Command::new("mariadb");
-    cmd.args(conn.client_args()).args(["--batch", "--skip-column-names", "-e", sql]).stdin(Stdio::null());
+    cmd.args(conn.client_args()).args(["--batch", "--skip-column-names", "--unbuffered"]);
     if in_database {
         cmd.arg(&conn.database);
     }
-    let deadline = within.map(|w| Instant::now() + w);
-    let out = children::output_until(&mut cmd, "mariadb", stop, deadline)
-        .map_err(|e| Error::failed(format!("starting the mariadb client: {e} (apt-get install mariadb-client)")))?
-        .ok_or(Error::failed(super::postgres::INTERRUPTED))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
-    }
-    if deadline.is_some_and(|d| Instant::now() >= d) {
-        let within = ANSWER_WITHIN.as_secs();
-        return Err(Error::failed(format!("the MariaDB server of {} did not answer within {within} s", conn.key())));
-    }
-    Err(Error::failed(super::postgres::last_lines(&out, 5)))
+    Client::start(&mut cmd, "mariadb", |n| format!("SELECT '{SENTINEL} {n}';"), conn.key(), CONNECT_TIMEOUT_S)
+        .map_err(|e| Error::failed(format!("{e} (apt-get install mariadb-client)")))
+}
+
+/// Asks `conn`'s database `sql` in a session of its own ([`Client::ask`]), `what`
+/// naming it.
+pub fn ask(conn: &Conn, sql: &str, what: &str, stop: &AtomicBool) -> Result<String> {
+    session(conn, true)?.ask(sql, what, stop)
+}
+
+/// Runs `sql`, a script, on `conn`'s database in a session of its own ([`Client::run`]).
+pub fn script(conn: &Conn, sql: &str, stop: &AtomicBool) -> Result<String> {
+    session(conn, true)?.run(sql, stop)
 }
 
 /// The tables of `conn`'s database that are not fathom's: a database holding any is
@@ -136,15 +128,15 @@ pub fn foreign_tables(conn: &Conn, ours: &[&str], stop: &AtomicBool) -> Result<V
          ORDER BY 1",
         names.join(", ")
     );
-    let found = ask(conn, &sql, true, stop)?;
+    let found = ask(conn, &sql, "checking for tables that are not fathom's", stop)?;
     Ok(found.split_whitespace().map(str::to_string).collect())
 }
 
-/// The size of `conn`'s database in bytes: its tables' data and indexes.
-pub fn database_size(conn: &Conn, stop: &AtomicBool) -> Result<f64> {
+/// The size of the database `c` is connected to, in bytes: its tables' data and indexes.
+pub fn database_size(c: &mut Client, stop: &AtomicBool) -> Result<f64> {
     let sql = "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables \
                WHERE table_schema = DATABASE()";
-    let bytes = ask(conn, sql, true, stop)?;
+    let bytes = c.ask(sql, "reading the database's size", stop)?;
     bytes.parse().map_err(|_| Error::failed(format!("the database's size is not a number: `{bytes}`")))
 }
 
@@ -208,7 +200,7 @@ impl Server {
         install.arg(format!("--auth-root-socket-user={}", self.me));
         let out = children::output(&mut install, "mariadb-install-db", stop)
             .map_err(|e| Error::failed(format!("starting mariadb-install-db: {e} (apt-get install mariadb-server)")))?
-            .ok_or(Error::failed(super::postgres::INTERRUPTED))?;
+            .ok_or(Error::failed(super::client::INTERRUPTED))?;
         if !out.status.success() {
             return Err(Error::failed(format!("mariadb-install-db failed: {}", super::postgres::last_lines(&out, 5))));
         }
@@ -233,7 +225,7 @@ impl Server {
         let started = Instant::now();
         loop {
             if stop.load(Ordering::Relaxed) {
-                return Err(Error::failed(super::postgres::INTERRUPTED));
+                return Err(Error::failed(super::client::INTERRUPTED));
             }
             if let Some(status) = running.try_wait().map_err(|e| Error::failed(format!("waiting for mariadbd: {e}")))? {
                 let text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -242,7 +234,7 @@ impl Server {
                     if errors.is_empty() { format!("mariadbd exited with {status}") } else { errors.join(" / ") };
                 return Err(Error::failed(format!("MariaDB did not start: {said} (log: {})", log.display())));
             }
-            if socket.exists() && ask(&conn, "SELECT 1", false, stop).is_ok() {
+            if socket.exists() && session(&conn, false).and_then(|mut c| c.ask("SELECT 1", "starting", stop)).is_ok() {
                 return Ok(());
             }
             if started.elapsed() > START_WITHIN {
@@ -289,7 +281,8 @@ impl Server {
 
     /// Creates `database` unless it exists.
     pub fn create_database(&self, database: &str, stop: &AtomicBool) -> Result<()> {
-        ask(&self.conn(database), &format!("CREATE DATABASE IF NOT EXISTS `{database}`"), false, stop).map(drop)
+        let sql = format!("CREATE DATABASE IF NOT EXISTS `{database}`");
+        session(&self.conn(database), false)?.ask(&sql, "creating its database", stop).map(drop)
     }
 
     /// A command for one of the server's programs, as the server's user.
@@ -367,19 +360,21 @@ impl super::throwaway::Throwaway for Server {
             ("innodb_io_capacity", 1_000_000),
             ("innodb_max_dirty_pages_pct", 0),
         ];
+        let mut client = session(&conn, false)?;
+        let mut ask = |sql: &str| client.ask(sql, "writing its dirty pages", stop);
         let mut were = Vec::new();
         for (name, value) in settle {
-            were.push((name, ask(&conn, &format!("SELECT @@GLOBAL.{name}"), false, stop)?));
-            ask(&conn, &format!("SET GLOBAL {name} = {value}"), false, stop)?;
+            were.push((name, ask(&format!("SELECT @@GLOBAL.{name}"))?));
+            ask(&format!("SET GLOBAL {name} = {value}"))?;
         }
         let dirty = "SELECT variable_value FROM information_schema.global_status \
                      WHERE variable_name = 'INNODB_BUFFER_POOL_PAGES_DIRTY'";
         let started = Instant::now();
-        while ask(&conn, dirty, false, stop)? != "0" && started.elapsed() < SETTLE_WITHIN {
+        while ask(dirty)? != "0" && started.elapsed() < SETTLE_WITHIN {
             std::thread::sleep(Duration::from_millis(100));
         }
         for (name, was) in were.iter().rev() {
-            ask(&conn, &format!("SET GLOBAL {name} = {}", was.parse::<f64>().unwrap_or_default()), false, stop)?;
+            ask(&format!("SET GLOBAL {name} = {}", was.parse::<f64>().unwrap_or_default()))?;
         }
         Ok(())
     }

@@ -2,9 +2,11 @@
 //! and the programs whose reports become fathom's samples, so their results sit in the
 //! same store next to the engine's: fio (`engine: fio`), pgbench and iperf3 (`driver:`).
 
+pub mod client;
 pub mod driver;
 pub mod fio;
 pub mod iperf3;
+pub mod loading;
 pub mod mariadb;
 pub mod native;
 pub mod pg_host;

@@ -8,17 +8,19 @@
 //! run as the `postgres` system user (Debian's package creates it), which then owns the
 //! cluster's directory.
 
+use super::client::{Client, INTERRUPTED};
 use super::driver::bad_input;
+use super::loading::{only_ours, parallel};
 use super::pg_host::{RunAs, append, chown, conn_value, free_port, os_user, refused, run_as};
 use crate::children;
+use crate::coprocess::SENTINEL;
 use crate::error::{Error, Result};
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where PostgreSQL's server programs are: `initdb` on the PATH, else `pg_config
 /// --bindir`, else the newest `/usr/lib/postgresql/N/bin` (Debian keeps them there, off
@@ -126,9 +128,6 @@ pub const OBSERVED: &[(&str, &str)] = &[
     ("log_autovacuum_min_duration", "0"),
     ("log_line_prefix", "%n [%p] "),
 ];
-
-/// What [`Cluster::start`] says when `stop` was set while it waited.
-pub const INTERRUPTED: &str = "interrupted";
 
 /// The superuser of a throwaway cluster.
 pub const SUPERUSER: &str = "fathom";
@@ -442,13 +441,6 @@ impl Drop for Cluster {
 /// connection and never answers would otherwise hold fathom forever.
 pub const CONNECT_TIMEOUT_S: u64 = 10;
 
-/// How long a question fathom asks a server for itself ([`ask`]) may take, its session
-/// opened included.
-pub const ANSWER_WITHIN: Duration = Duration::from_secs(30);
-
-/// How long a question goes unanswered before fathom says what it waits for.
-const SAY_WAITING: Duration = Duration::from_secs(2);
-
 /// `cmd`, a program that connects with libpq (psql, pgbench, HammerDB), with its
 /// sessions' opening bounded by [`CONNECT_TIMEOUT_S`], and named
 /// ([`application_name`]) so that this process's sessions can be told from others'.
@@ -468,47 +460,25 @@ fn application_name() -> String {
     format!("fathom-{}", std::process::id())
 }
 
-/// Runs `sql` with psql against `dsn`; its output (unaligned, tuples only), or
-/// PostgreSQL's own error message. Killed when `stop` is set; its session's opening is
-/// bounded, the statement (a load's, which takes what it takes) is not.
-pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String> {
-    run_psql(dsn, sql, None, stop)
-}
-
-/// [`psql`] for a question fathom asks a server for itself (a check, a size, a record
-/// of a load), `what` naming it: bounded by [`ANSWER_WITHIN`] whatever the server
-/// does, and said on the terminal once it has waited a couple of seconds.
-pub fn ask(dsn: &str, sql: &str, what: &str, stop: &AtomicBool) -> Result<String> {
-    run_psql(dsn, sql, Some(what), stop)
-}
-
-fn run_psql(dsn: &str, sql: &str, what: Option<&str>, stop: &AtomicBool) -> Result<String> {
+/// A psql session on `dsn` for fathom's own statements, kept while they last (a load's,
+/// a sampler's): output unaligned without headers, the first error ending it, its
+/// opening bounded ([`connect_bounded`]).
+pub fn session(dsn: &str) -> Result<Client> {
     let mut cmd = Command::new(client("psql")?);
-    cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql]).stdin(Stdio::null());
+    cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn]);
     let server = crate::secrets::dsn_server(dsn);
-    let deadline = what.map(|_| Instant::now() + ANSWER_WITHIN);
-    let waiting = what.map(|what| format!("waiting for the server at {server} to answer ({what})"));
-    let out = crate::terminal::said_if_slow(SAY_WAITING, waiting, || {
-        children::output_until(connect_bounded(&mut cmd), "psql", stop, deadline)
-    })
-    .map_err(|e| Error::failed(format!("starting psql: {e}")))?
-    .ok_or(Error::failed(INTERRUPTED))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
-    }
-    let about = what.map(|w| format!(" ({w})")).unwrap_or_default();
-    if deadline.is_some_and(|d| Instant::now() >= d) {
-        let within = ANSWER_WITHIN.as_secs();
-        return Err(Error::failed(format!("the server at {server} did not answer within {within} s{about}")));
-    }
-    let said = last_lines(&out, 5);
-    if said.contains("timeout expired") {
-        return Err(Error::failed(format!(
-            "the server at {server} did not open a session within {CONNECT_TIMEOUT_S} s{about}: it accepted no \
-             connection, or accepted it and never answered ({said})"
-        )));
-    }
-    Err(Error::failed(said))
+    Client::start(connect_bounded(&mut cmd), "psql", |n| format!("\\echo {SENTINEL} {n}"), server, CONNECT_TIMEOUT_S)
+}
+
+/// Runs `sql` against `dsn` in a session of its own ([`Client::run`]): a statement run
+/// once, where no session is kept.
+pub fn psql(dsn: &str, sql: &str, stop: &AtomicBool) -> Result<String> {
+    session(dsn)?.run(sql, stop)
+}
+
+/// Asks `dsn` `sql` in a session of its own ([`Client::ask`]), `what` naming it.
+pub fn ask(dsn: &str, sql: &str, what: &str, stop: &AtomicBool) -> Result<String> {
+    session(dsn)?.ask(sql, what, stop)
 }
 
 /// Pipes what `write` writes into psql running `sql` against `dsn` (a `COPY ... FROM
@@ -581,73 +551,11 @@ impl<W: Write> Write for Stoppable<'_, W> {
     }
 }
 
-/// What this run loaded into which database: workloads that share a database, and ask
-/// the same of it, load it once; the later ones take the first one's figures.
-pub struct Loads<T>(Vec<(String, T)>);
-
-impl<T> Default for Loads<T> {
-    fn default() -> Self {
-        Loads(Vec::new())
-    }
-}
-
-impl<T: Clone> Loads<T> {
-    /// Whether anything was loaded into `dsn` yet (its room was checked then).
-    pub fn holds(&self, dsn: &str) -> bool {
-        self.0.iter().any(|(d, _)| d == dsn)
-    }
-
-    /// What `dsn` was loaded with, where `same` says it is what is asked; else what
-    /// `load` gives, kept for the next workload.
-    pub fn once(&mut self, dsn: &str, same: impl Fn(&T) -> bool, load: impl FnOnce() -> Result<T>) -> Result<T> {
-        if let Some((_, done)) = self.0.iter().find(|(d, t)| d == dsn && same(t)) {
-            return Ok(done.clone());
-        }
-        let done = load()?;
-        self.0.push((dsn.to_string(), done.clone()));
-        Ok(done)
-    }
-}
-
-/// Sessions a load runs at once: one per core, at most 8.
-pub fn sessions() -> u32 {
-    std::thread::available_parallelism().map_or(2, |n| n.get() as u32).clamp(1, 8)
-}
-
-/// Runs `run` on each of `jobs` in `sessions` threads at once; the first error stops the
-/// others' next jobs.
-pub fn parallel<T: Sync>(
-    jobs: &[T],
-    sessions: u32,
-    stop: &AtomicBool,
-    run: impl Fn(&T) -> Result<()> + Sync,
-) -> Result<()> {
-    let next = AtomicU32::new(0);
-    let failed: Mutex<Option<Error>> = Mutex::new(None);
-    let halt = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        for _ in 0..sessions.max(1) {
-            scope.spawn(|| {
-                while !halt.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                    let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed) as usize) else { return };
-                    if let Err(e) = run(job) {
-                        halt.store(true, Ordering::Relaxed);
-                        failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-                    }
-                }
-            });
-        }
-    });
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::failed(INTERRUPTED));
-    }
-    failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
-}
-
-/// Runs each of `jobs` (one SQL statement) against `dsn` in one of `sessions` sessions
-/// at once; the first error stops the others' next jobs.
+/// Runs each of `jobs` (one SQL statement) against `dsn` in `sessions` sessions at
+/// once, each kept for its share of the jobs; the first error stops the others' next
+/// jobs.
 pub fn statements(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Result<()> {
-    parallel(jobs, sessions, stop, |job| psql(dsn, job, stop).map(|_| ()))
+    parallel(jobs, sessions, stop, || session(dsn), |c, job| c.run(job, stop).map(drop))
 }
 
 /// Runs `fill`, which loads fathom's tables into `dsn`'s database. Into the user's
@@ -695,28 +603,15 @@ pub fn own_database(name: &str, dsn: &str, ours: &[&str], kind: &str, stop: &Ato
     only_ours(name, dsn, kind, &foreign)
 }
 
-/// Refuses workload `name`'s database at `dsn` when it holds `foreign` tables, which are
-/// not `kind`'s (TPC-C's), of any DBMS.
-pub fn only_ours(name: &str, dsn: &str, kind: &str, foreign: &[String]) -> Result<()> {
-    if foreign.is_empty() {
-        return Ok(());
-    }
-    Err(Error::failed(format!(
-        "{name}: the database of `{dsn}` holds tables that are not {kind}'s ({}): fathom loads its tables into a \
-         database of their own and never drops others' (give an empty database)",
-        foreign.join(", ")
-    )))
-}
-
 /// Runs `CHECKPOINT` on `dsn`'s server, so that a load's pages are written before the
 /// run rather than by its first checkpoint. It needs a superuser or a member of
 /// `pg_checkpoint` (PostgreSQL 15 on), which a managed server's role (RDS, Cloud SQL)
 /// often is not; the load is whole without it, so then `progress` says it was skipped.
-pub fn checkpoint(dsn: &str, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
+pub fn checkpoint(c: &mut Client, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
     let may = "SELECT current_user || ' ' || (rolsuper OR EXISTS (SELECT FROM pg_roles c WHERE \
                c.rolname = 'pg_checkpoint' AND pg_has_role(current_user, c.oid, 'USAGE'))) \
                FROM pg_roles WHERE rolname = current_user";
-    let said = psql(dsn, may, stop)?;
+    let said = c.run(may, stop)?;
     match said.rsplit_once(' ') {
         Some((role, "false")) => {
             progress(&format!(
@@ -725,13 +620,13 @@ pub fn checkpoint(dsn: &str, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Resu
             ));
             Ok(())
         }
-        _ => psql(dsn, "CHECKPOINT", stop).map(|_| ()),
+        _ => c.run("CHECKPOINT", stop).map(drop),
     }
 }
 
-/// The size of `dsn`'s database in bytes.
-pub fn database_size(dsn: &str, stop: &AtomicBool) -> Result<f64> {
-    let bytes = ask(dsn, "SELECT pg_database_size(current_database())", "reading the database's size", stop)?;
+/// The size of the database `c` is connected to, in bytes.
+pub fn database_size(c: &mut Client, stop: &AtomicBool) -> Result<f64> {
+    let bytes = c.ask("SELECT pg_database_size(current_database())", "reading the database's size", stop)?;
     bytes.parse().map_err(|_| Error::failed(format!("the database's size is not a number: `{bytes}`")))
 }
 

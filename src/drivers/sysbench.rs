@@ -153,7 +153,7 @@ impl Db {
     fn ask(&self, sql: &str, what: &str, stop: &AtomicBool) -> Result<String> {
         match self {
             Db::Postgres(c) => postgres::ask(&c.dsn, sql, what, stop),
-            Db::Mariadb(c) => mariadb::ask(c, sql, true, stop),
+            Db::Mariadb(c) => mariadb::ask(c, sql, what, stop),
         }
     }
 }
@@ -187,7 +187,7 @@ pub(crate) fn version() -> Result<String> {
 /// size) prepared once.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    let mut loads: postgres::Loads<(u32, u32)> = Default::default();
+    let mut loads: crate::drivers::loading::Loads<(u32, u32)> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(s) = spec(w) else { continue };
         let db = dbs.database((idx, &w.name), s, dir, stop, progress)?;
@@ -217,7 +217,7 @@ impl Databases {
             (Dbms::Postgresql, Some(dsn)) => Db::Postgres(Conn::of_dsn(dsn, stop).map_err(named)?),
             (Dbms::Mariadb, Some(dsn)) => {
                 let conn = mariadb::Conn::parse(dsn).map_err(|e| named(Error::failed(e)))?;
-                mariadb::ask(&conn, "SELECT 1", true, stop).map_err(named)?;
+                mariadb::ask(&conn, "SELECT 1", "connecting", stop).map_err(named)?;
                 Db::Mariadb(conn)
             }
             (Dbms::Postgresql, None) => {
@@ -263,13 +263,15 @@ fn load(name: &str, db: &Db, s: &Sysbench, stop: &AtomicBool, progress: &dyn Fn(
         cmd.arg(step).stdin(Stdio::null());
         let out = children::output(postgres::connect_bounded(&mut cmd), "sysbench prepare", stop)
             .map_err(|e| Error::failed(format!("{name}: starting sysbench: {e}")))?
-            .ok_or_else(|| Error::failed(format!("{name}: sysbench {step} {}", postgres::INTERRUPTED)))?;
+            .ok_or_else(|| Error::failed(format!("{name}: sysbench {step} {}", super::client::INTERRUPTED)))?;
         if !out.status.success() {
             return Err(Error::failed(format!("{name}: sysbench {step} failed: {}", postgres::last_lines(&out, 5))));
         }
     }
     match db {
-        Db::Postgres(c) => postgres::checkpoint(&c.dsn, stop, &|m| progress(&format!("{name}: {m}"))),
+        Db::Postgres(c) => {
+            postgres::checkpoint(&mut postgres::session(&c.dsn)?, stop, &|m| progress(&format!("{name}: {m}")))
+        }
         Db::Mariadb(_) => Ok(()),
     }
 }
@@ -305,7 +307,7 @@ impl Driver for SysbenchDriver {
                 Dbms::Postgresql => postgres::ask(dsn, "SELECT 1", "connecting", stop).map(drop),
                 Dbms::Mariadb => mariadb::Conn::parse(dsn)
                     .map_err(Error::failed)
-                    .and_then(|c| mariadb::ask(&c, "SELECT 1", true, stop).map(drop)),
+                    .and_then(|c| mariadb::ask(&c, "SELECT 1", "connecting", stop).map(drop)),
             };
             let named = |e| Error::failed(format!("{}: cannot connect to `{dsn}`: {e}", w.name));
             reached.map_err(|e| super::driver::bad_input_unless(stop, named(e)))?;

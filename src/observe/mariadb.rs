@@ -12,8 +12,8 @@
 //! [`PRESSURE`] of its maximum is a `checkpoint` event of the server, which the
 //! checkpoint-stall finding judges against its workloads' rate as it does PostgreSQL's.
 
-use super::coprocess::{LATE, SENTINEL, Session};
 use super::seam::{Observer, RunClock};
+use crate::coprocess::{LATE, SENTINEL, Session};
 use crate::error::Result;
 use crate::store::sink::{Record, Sink};
 use crate::store::{EventRow, ObservationRow};

@@ -4,7 +4,6 @@
 //! [`Observer`], `seam.rs`) runs on a thread of its own and sends what it sees to the
 //! run sink as it goes, so an interrupted run keeps it.
 
-pub mod coprocess;
 pub mod diskstats;
 pub mod environment;
 pub mod host;

@@ -6,9 +6,9 @@
 //! runs become timeline events: from the server's log on a throwaway cluster
 //! ([`super::pglog`]), else from the checkpoint counters.
 
-use super::coprocess::{LATE, SENTINEL, Session};
 use super::pglog::LogTail;
 use super::seam::{Observer, RunClock};
+use crate::coprocess::{LATE, SENTINEL, Session};
 use crate::error::Result;
 use crate::store::sink::{Record, Sink};
 use crate::store::{EventRow, ObservationRow};

@@ -255,6 +255,17 @@ fn sigterm_during_pgbench_initialisation_stops_at_once() {
 
 const TPCC_LOAD: &str = "name: pg\nworkloads:\n  oltp:\n    driver: tpcc\n    warehouses: 4\n    duration: 60s\n";
 
+/// How a TPC-C load's sessions are found: psql clients of the cluster, once fathom says
+/// the warehouses load (each session runs many statements, none on its command line).
+const TPCC_LOADING: Load = Load { client: "psql -X", said: "loading 4 TPC-C warehouses" };
+
+/// What marks a load's sessions: their command line holds `client`, and fathom has said
+/// `said` (the stage of the load they belong to).
+struct Load {
+    client: &'static str,
+    said: &'static str,
+}
+
 /// SIGTERM to fathom alone.
 fn sigterm(child: &Child) {
     // SAFETY: kill(2) of fathom alone.
@@ -264,7 +275,7 @@ fn sigterm(child: &Child) {
 #[test]
 fn sigterm_during_a_tpcc_load_stops_its_sessions_and_cluster() {
     let s = Scratch::new("int-tpccload");
-    let took = a_signal_during_a_load_stops_its_sessions_and_cluster(&s, TPCC_LOAD, "SELECT tpcc_load_", sigterm);
+    let took = a_signal_during_a_load_stops_its_sessions_and_cluster(&s, TPCC_LOAD, TPCC_LOADING, sigterm);
     assert!(took < PROMPT, "stopping took {took:?}");
 }
 
@@ -273,17 +284,18 @@ fn sigterm_during_a_tpcc_load_stops_its_sessions_and_cluster() {
 fn sigterm_during_a_tpch_load_stops_its_sessions_and_cluster() {
     let s = Scratch::new("int-tpchload");
     let scenario = "name: pg\nworkloads:\n  dss:\n    driver: tpch\n    scale: 0.1\n    duration: 60s\n";
-    let took = a_signal_during_a_load_stops_its_sessions_and_cluster(&s, scenario, "COPY lineitem FROM STDIN", sigterm);
+    let copying = Load { client: "COPY lineitem FROM STDIN", said: "generating and loading TPC-H's tables" };
+    let took = a_signal_during_a_load_stops_its_sessions_and_cluster(&s, scenario, copying, sigterm);
     assert!(took < PROMPT, "stopping took {took:?}");
 }
 
-/// `send` (a signal) while `scenario`'s database loads (its sessions' command lines
-/// hold `load`): the run is aborted, no loading session and no server left. How long
-/// fathom took to stop from the signal.
+/// `send` (a signal) while `scenario`'s database loads (its sessions as `load` finds
+/// them): the run is aborted, no loading session and no server left. How long fathom
+/// took to stop from the signal.
 fn a_signal_during_a_load_stops_its_sessions_and_cluster(
     s: &Scratch,
     scenario: &str,
-    load: &str,
+    load: Load,
     send: impl Fn(&Child),
 ) -> Duration {
     let scenario = s.scenario(scenario);
@@ -299,11 +311,12 @@ fn a_signal_during_a_load_stops_its_sessions_and_cluster(
         let port = pid.lines().nth(3)?.trim().to_string();
         Some(format!("port={port} "))
     };
-    let loading = |needle: &str| servers::running(needle).into_iter().filter(|c| c.contains(load)).count();
+    let loading = |needle: &str| servers::running(needle).into_iter().filter(|c| c.contains(load.client)).count();
+    let said = || std::fs::read_to_string(s.dir.join("stderr")).unwrap_or_default().contains(load.said);
     let mut needle = None;
     wait_for(s, &mut child, "the load", || {
         needle = needle.take().or_else(ours);
-        needle.as_deref().is_some_and(|n| loading(n) > 0)
+        needle.as_deref().is_some_and(|n| said() && loading(n) > 0)
     });
     let needle = needle.unwrap();
     std::thread::sleep(Duration::from_millis(500));
@@ -581,7 +594,7 @@ mod alone {
             // SAFETY: kill(2) of the process group we started, as the kernel sends SIGHUP.
             unsafe { libc::kill(-(child.id() as i32), libc::SIGHUP) };
         };
-        let took = a_signal_during_a_load_stops_its_sessions_and_cluster(&s, TPCC_LOAD, "SELECT tpcc_load_", hangup);
+        let took = a_signal_during_a_load_stops_its_sessions_and_cluster(&s, TPCC_LOAD, TPCC_LOADING, hangup);
         assert!(took < PROMISED, "stopping took {took:?}, {PROMISED:?} promised");
     }
 }

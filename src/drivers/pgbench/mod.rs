@@ -71,7 +71,7 @@ fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
     // each database initialised once for its scale
-    let mut loads: postgres::Loads<u32> = Default::default();
+    let mut loads: crate::drivers::loading::Loads<u32> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
         let dsn = match &p.dsn {
@@ -115,13 +115,13 @@ fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &
     postgres::connect_bounded(&mut init).args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
     let out = children::output(&mut init, "pgbench -i", stop)
         .map_err(|e| Error::failed(format!("{name}: starting pgbench: {e}")))?
-        .ok_or_else(|| Error::failed(format!("{name}: pgbench -i {}", postgres::INTERRUPTED)))?;
+        .ok_or_else(|| Error::failed(format!("{name}: pgbench -i {}", crate::drivers::client::INTERRUPTED)))?;
     if !out.status.success() {
         return Err(Error::failed(format!("{name}: pgbench -i failed: {}", postgres::last_lines(&out, 5))));
     }
     // the load's pages written now: a cluster that waits for its turn in an A/B study
     // must not write them by a timed checkpoint during the other's measured window
-    postgres::checkpoint(dsn, stop, &|m| progress(&format!("{name}: {m}")))
+    postgres::checkpoint(&mut postgres::session(dsn)?, stop, &|m| progress(&format!("{name}: {m}")))
 }
 
 /// `driver: pgbench`.

@@ -4,6 +4,7 @@
 //! the loaded database is a template each workload copies, so each starts from the same
 //! state; a `dsn`'s database is loaded in place, and refused if it holds other tables.
 
+use crate::drivers::client::Client;
 use crate::drivers::postgres;
 use crate::error::Result;
 use std::sync::atomic::AtomicBool;
@@ -62,15 +63,17 @@ pub fn load(
     let started = Instant::now();
     if let Some((at, c_last)) = loaded_at(dsn, stop).filter(|(at, _)| reuse && *at == warehouses) {
         progress(&format!("reusing the TPC-C database of {}", crate::metrics::format::counted(at, "warehouse")));
-        let bytes = postgres::database_size(dsn, stop)?;
+        let bytes = postgres::database_size(&mut postgres::session(dsn)?, stop)?;
         let per = bytes / at as f64;
         return Ok(Loaded { warehouses, seconds: 0.0, bytes_per_warehouse: per, c_last, reused: true });
     }
-    postgres::psql(dsn, &drop_ours(), stop)?;
+    let mut c = postgres::session(dsn)?;
+    c.run(&drop_ours(), stop)?;
     // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
     let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
-    postgres::filled_or_dropped(dsn, users, &drop_ours(), || fill(dsn, warehouses, c_last, sessions, stop, progress))?;
-    let per = postgres::database_size(dsn, stop)? / warehouses as f64;
+    let fill = || fill(&mut c, dsn, warehouses, c_last, sessions, stop, progress);
+    postgres::filled_or_dropped(dsn, users, &drop_ours(), fill)?;
+    let per = postgres::database_size(&mut c, stop)? / warehouses as f64;
     Ok(Loaded { warehouses, seconds: started.elapsed().as_secs_f64(), bytes_per_warehouse: per, c_last, reused: false })
 }
 
@@ -83,10 +86,11 @@ fn drop_ours() -> String {
     format!("{}\n{functions}", tables.join("\n"))
 }
 
-/// Creates and fills the tables of `warehouses` in `sessions` parallel sessions, the
-/// customers' last names drawn with constant `c_last`; keys, vacuums, analyses and
-/// checkpoints them.
+/// Creates and fills the tables of `warehouses` through `c` (on `dsn`) and `sessions`
+/// parallel sessions, the customers' last names drawn with constant `c_last`; keys,
+/// vacuums, analyses and checkpoints them.
 fn fill(
+    c: &mut Client,
     dsn: &str,
     warehouses: u32,
     c_last: u32,
@@ -94,8 +98,8 @@ fn fill(
     stop: &AtomicBool,
     progress: &dyn Fn(&str),
 ) -> Result<()> {
-    postgres::psql(dsn, &[SCHEMA, RANDOM, LOAD].concat(), stop)?;
-    postgres::psql(dsn, &TRANSACTIONS.concat(), stop)?;
+    c.run(&[SCHEMA, RANDOM, LOAD].concat(), stop)?;
+    c.run(&TRANSACTIONS.concat(), stop)?;
     progress(&format!(
         "loading {} in {}",
         crate::metrics::format::counted(warehouses, "TPC-C warehouse"),
@@ -111,8 +115,8 @@ fn fill(
     let keys: Vec<String> =
         KEYS.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).map(String::from).collect();
     postgres::statements(dsn, &keys, sessions, stop)?;
-    postgres::psql(dsn, &format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last})"), stop)?;
-    postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
-    postgres::checkpoint(dsn, stop, progress)?;
+    c.run(&format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last})"), stop)?;
+    c.run("VACUUM ANALYZE", stop)?;
+    postgres::checkpoint(c, stop, progress)?;
     Ok(())
 }

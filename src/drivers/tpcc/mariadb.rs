@@ -12,9 +12,9 @@
 use super::figures::{self, Reading, SinceLoad};
 use super::load::{Loaded, TABLES};
 use super::{Database, MAX_TRIES, constants, measure};
+use crate::drivers::client::Client;
 use crate::drivers::driver::{DbServer, Driver, LaunchContext, Ready, bad_input, bad_input_unless, spawn_program};
 use crate::drivers::mariadb::{self, Conn, Server};
-use crate::drivers::postgres;
 use crate::drivers::sysbench::{self, Job};
 use crate::drivers::throwaway::Clusters;
 use crate::engine::WorkerThread;
@@ -78,7 +78,7 @@ fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
         let named = |e: Error| Error::failed(format!("{}: `{dsn}`: {e}", w.name));
         let conn = Conn::parse(dsn).map_err(|e| named(Error::failed(e)))?;
         let foreign = mariadb::foreign_tables(&conn, &TABLES, stop).map_err(named)?;
-        postgres::only_ours(&w.name, dsn, "TPC-C", &foreign)?;
+        crate::drivers::loading::only_ours(&w.name, dsn, "TPC-C", &foreign)?;
     }
     Ok(())
 }
@@ -87,7 +87,7 @@ fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
 /// its own on the throwaway server of its place and settings.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    let mut loads: postgres::Loads<Loaded> = Default::default();
+    let mut loads: crate::drivers::loading::Loads<Loaded> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate().filter(|(_, w)| w.placement.is_none()) {
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
@@ -124,7 +124,9 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
 
 /// The warehouses and last-name constant of a database fathom loaded, if it is one.
 fn loaded_at(conn: &Conn, stop: &AtomicBool) -> Option<(u32, u32)> {
-    let row = mariadb::ask(conn, "SELECT warehouses, c_last FROM tpcc_load", true, stop).ok()?;
+    let row =
+        mariadb::ask(conn, "SELECT warehouses, c_last FROM tpcc_load", "reading the record of an earlier load", stop)
+            .ok()?;
     let mut f = row.split_whitespace().map(|v| v.parse().ok());
     Some((f.next()??, f.next()??))
 }
@@ -143,38 +145,47 @@ fn load(conn: &Conn, p: &Tpcc, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Re
     let warehouses = p.warehouses;
     if let Some((at, c_last)) = loaded_at(conn, stop).filter(|(at, _)| p.reuse && *at == warehouses) {
         progress(&format!("reusing the TPC-C database of {}", counted(at, "warehouse")));
-        let per = mariadb::database_size(conn, stop)? / at as f64;
+        let per = mariadb::database_size(&mut mariadb::session(conn, true)?, stop)? / at as f64;
         return Ok(Loaded { warehouses, seconds: 0.0, bytes_per_warehouse: per, c_last, reused: true });
     }
-    mariadb::script(conn, &drop_ours(), stop)?;
+    let mut c = mariadb::session(conn, true)?;
+    c.run(&drop_ours(), stop)?;
     // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
     let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
-    let filled = fill(conn, warehouses, c_last, stop, progress);
+    let filled = fill(&mut c, conn, warehouses, c_last, stop, progress);
     if filled.is_err() && p.dsn.is_some() {
         // the user's database is left as it was found
         let _ = mariadb::script(conn, &drop_ours(), &AtomicBool::new(false));
     }
     filled?;
-    let per = mariadb::database_size(conn, stop)? / warehouses as f64;
+    let per = mariadb::database_size(&mut c, stop)? / warehouses as f64;
     let (secs, mb) = (started.elapsed().as_secs_f64(), per / 1e6);
     progress(&format!("loaded {} in {secs:.1} s, {mb:.0} MB per warehouse", counted(warehouses, "warehouse")));
     Ok(Loaded { warehouses, seconds: secs, bytes_per_warehouse: per, c_last, reused: false })
 }
 
-/// Creates and fills the tables of `warehouses`, the customers' last names drawn with
-/// constant `c_last`, and analyses them.
-fn fill(conn: &Conn, warehouses: u32, c_last: u32, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
-    mariadb::script(conn, &[SCHEMA, LOAD, TRANSACTIONS].concat(), stop)?;
-    let sessions = postgres::sessions();
+/// Creates and fills the tables of `warehouses` through `c` (on `conn`) and parallel
+/// sessions, the customers' last names drawn with constant `c_last`, and analyses them.
+fn fill(
+    c: &mut Client,
+    conn: &Conn,
+    warehouses: u32,
+    c_last: u32,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<()> {
+    c.run(&[SCHEMA, LOAD, TRANSACTIONS].concat(), stop)?;
+    let sessions = crate::drivers::loading::sessions();
     progress(&format!("loading {} in {}", counted(warehouses, "TPC-C warehouse"), counted(sessions, "session")));
     let mut jobs = vec!["CALL tpcc_load_items()".to_string()];
     for w in 1..=warehouses {
         jobs.push(format!("CALL tpcc_load_stock({w})"));
         jobs.push(format!("CALL tpcc_load_warehouse({w}, {c_last})"));
     }
-    postgres::parallel(&jobs, sessions, stop, |job| mariadb::script(conn, job, stop).map(drop))?;
+    let open = || mariadb::session(conn, true);
+    crate::drivers::loading::parallel(&jobs, sessions, stop, open, |s, job| s.run(job, stop).map(drop))?;
     let record = format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last}); ANALYZE TABLE {}", TABLES.join(", "));
-    mariadb::script(conn, &record, stop).map(drop)
+    c.run(&record, stop).map(drop)
 }
 
 /// The conditions 1-4 that do not hold, each named.
@@ -297,7 +308,7 @@ impl Database for Mariadb<'_> {
                    (SELECT SUM(variable_value) FROM information_schema.global_status \
                     WHERE variable_name IN ('COM_COMMIT', 'COM_ROLLBACK')), \
                    (SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'COM_ROLLBACK')";
-        Reading::parse(&mariadb::ask(self.0, sql, true, stop)?)
+        Reading::parse(&mariadb::ask(self.0, sql, "reading the TPC-C counters", stop)?)
     }
 
     fn violations(&self, stop: &AtomicBool) -> Result<Vec<String>> {

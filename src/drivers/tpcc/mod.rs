@@ -83,7 +83,7 @@ fn connect(scenario: &Scenario, stop: &AtomicBool) -> Result<()> {
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
     // each server's template (or dsn) loaded once, for the workloads of its warehouses
-    let mut loads: postgres::Loads<Loaded> = Default::default();
+    let mut loads: crate::drivers::loading::Loads<Loaded> = Default::default();
     // a workload placed on hosts is readied by each host's agent
     for (idx, w) in scenario.workloads.iter().enumerate().filter(|(_, w)| w.placement.is_none()) {
         let Some(p) = spec(w) else { continue };
@@ -109,8 +109,16 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             &source,
             |l| l.warehouses == p.warehouses,
             || {
-                let l = load::load(&source, p.dsn.is_some(), p.warehouses, p.reuse, postgres::sessions(), stop, &say)
-                    .map_err(named)?;
+                let l = load::load(
+                    &source,
+                    p.dsn.is_some(),
+                    p.warehouses,
+                    p.reuse,
+                    crate::drivers::loading::sessions(),
+                    stop,
+                    &say,
+                )
+                .map_err(named)?;
                 let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
                 if !violations.is_empty() {
                     let broken = violations.join("; ");
@@ -288,7 +296,7 @@ fn invocation(l: &LaunchContext, p: &Tpcc, loaded: &Loaded) -> Result<Invocation
     let isolation = p.isolation.setting().replace(' ', "\\ ");
     Ok(Invocation {
         clients: p.clients,
-        threads: p.clients.min(postgres::sessions()),
+        threads: p.clients.min(crate::drivers::loading::sessions()),
         rate: p.rate,
         args,
         env: vec![("PGOPTIONS".into(), format!("-c default_transaction_isolation={isolation}"))],

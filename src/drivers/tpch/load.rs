@@ -6,6 +6,7 @@
 //! per scale and kept as a template; a `dsn`'s is loaded in place, and refused if it
 //! holds other tables.
 
+use crate::drivers::client::Client;
 use crate::drivers::postgres;
 use crate::error::{Error, Result};
 use std::fmt::Display;
@@ -64,21 +65,29 @@ pub fn load(
     let started = Instant::now();
     if reuse && loaded_at(dsn, stop) == Some(scale) {
         progress(&format!("reusing the TPC-H database of scale {scale}"));
-        let bytes = postgres::database_size(dsn, stop)?;
+        let bytes = postgres::database_size(&mut postgres::session(dsn)?, stop)?;
         return Ok(Loaded { scale, seconds: 0.0, bytes, reused: true });
     }
     let drop: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t} CASCADE;")).collect();
     let drop = drop.join("\n");
-    postgres::psql(dsn, &drop, stop)?;
-    postgres::filled_or_dropped(dsn, users, &drop, || fill(dsn, scale, sessions, stop, progress))?;
-    let bytes = postgres::database_size(dsn, stop)?;
+    let mut c = postgres::session(dsn)?;
+    c.run(&drop, stop)?;
+    postgres::filled_or_dropped(dsn, users, &drop, || fill(&mut c, dsn, scale, sessions, stop, progress))?;
+    let bytes = postgres::database_size(&mut c, stop)?;
     Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
 }
 
-/// Creates TPC-H's tables and fills them at `scale` in `sessions` parallel sessions;
-/// keys, vacuums, analyses and checkpoints them.
-fn fill(dsn: &str, scale: f64, sessions: u32, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
-    postgres::psql(dsn, SCHEMA, stop)?;
+/// Creates TPC-H's tables through `c` (on `dsn`) and fills them at `scale` in
+/// `sessions` parallel sessions; keys, vacuums, analyses and checkpoints them.
+fn fill(
+    c: &mut Client,
+    dsn: &str,
+    scale: f64,
+    sessions: u32,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<()> {
+    c.run(SCHEMA, stop)?;
     progress(&format!("generating and loading TPC-H's tables at scale {scale} in {sessions} sessions"));
     text_pool(stop)?;
     // the large tables in parts, largest first, so that the sessions end together
@@ -90,20 +99,27 @@ fn fill(dsn: &str, scale: f64, sessions: u32, stop: &AtomicBool, progress: &dyn 
     for table in ["customer", "supplier", "nation", "region"] {
         jobs.push(Job { table, part: 1, parts: 1 });
     }
-    postgres::parallel(&jobs, sessions, stop, |job| {
-        let sql = format!("COPY {} FROM STDIN WITH (FORMAT csv)", job.table);
-        postgres::copy_in(dsn, &sql, stop, |out| generate(job, scale, out, stop))
-            .map_err(|e| Error::failed(format!("loading {}: {e}", job.table)))
-    })?;
+    // each COPY streams its rows into a psql of its own (`copy_in`)
+    crate::drivers::loading::parallel(
+        &jobs,
+        sessions,
+        stop,
+        || Ok(()),
+        |(), job| {
+            let sql = format!("COPY {} FROM STDIN WITH (FORMAT csv)", job.table);
+            postgres::copy_in(dsn, &sql, stop, |out| generate(job, scale, out, stop))
+                .map_err(|e| Error::failed(format!("loading {}: {e}", job.table)))
+        },
+    )?;
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
     for stage in [KEYS, FOREIGN] {
         let statements: Vec<String> =
             stage.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).map(String::from).collect();
         postgres::statements(dsn, &statements, sessions, stop)?;
     }
-    postgres::psql(dsn, &format!("INSERT INTO tpch_load VALUES ({scale})"), stop)?;
-    postgres::psql(dsn, "VACUUM ANALYZE", stop)?;
-    postgres::checkpoint(dsn, stop, progress)
+    c.run(&format!("INSERT INTO tpch_load VALUES ({scale})"), stop)?;
+    c.run("VACUUM ANALYZE", stop)?;
+    postgres::checkpoint(c, stop, progress)
 }
 
 /// Builds tpchgen's text pool (300 MB of text every comment column draws from, built once
@@ -119,7 +135,9 @@ fn text_pool(stop: &AtomicBool) -> Result<()> {
         match done.recv_timeout(std::time::Duration::from_millis(50)) {
             Ok(()) => return Ok(()),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !stop.load(Ordering::Relaxed) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Err(Error::failed(postgres::INTERRUPTED)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                return Err(Error::failed(crate::drivers::client::INTERRUPTED));
+            }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 return Err(Error::failed("generating TPC-H's text pool failed"));
             }
@@ -147,7 +165,7 @@ fn generate(job: &Job, scale: f64, out: &mut dyn Write, stop: &AtomicBool) -> Re
 fn rows(rows: impl Iterator<Item = impl Display>, out: &mut dyn Write, stop: &AtomicBool) -> Result<()> {
     for (i, row) in rows.enumerate() {
         if i % 4096 == 0 && stop.load(Ordering::Relaxed) {
-            return Err(Error::failed(postgres::INTERRUPTED));
+            return Err(Error::failed(crate::drivers::client::INTERRUPTED));
         }
         writeln!(out, "{row}").map_err(|e| Error::failed(format!("writing to psql: {e}")))?;
     }

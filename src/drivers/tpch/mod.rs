@@ -136,7 +136,7 @@ struct Databases {
 /// and scale factor, which the workloads of that scale share.
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
-    let mut loads: postgres::Loads<Loaded> = Default::default();
+    let mut loads: crate::drivers::loading::Loads<Loaded> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
@@ -157,8 +157,16 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             &dsn,
             |l| l.scale == p.scale,
             || {
-                let l = load::load(&dsn, p.dsn.is_some(), p.scale, p.reuse, postgres::sessions(), stop, &say)
-                    .map_err(named)?;
+                let l = load::load(
+                    &dsn,
+                    p.dsn.is_some(),
+                    p.scale,
+                    p.reuse,
+                    crate::drivers::loading::sessions(),
+                    stop,
+                    &say,
+                )
+                .map_err(named)?;
                 if !l.reused {
                     say(&format!("loaded scale {} in {:.1} s, {:.0} MB", p.scale, l.seconds, l.bytes / 1e6));
                 }

@@ -158,7 +158,7 @@ fn hammerdbcli(
 /// Builds HammerDB's schema of `p`'s warehouses in `place`'s database (HammerDB creates
 /// it): the seconds it took and its size per warehouse.
 fn build(place: &Place, home: &Path, p: &Tpcc, dir: &Path, stop: &AtomicBool) -> Result<(f64, f64)> {
-    let vus = p.warehouses.min(crate::drivers::postgres::sessions());
+    let vus = p.warehouses.min(crate::drivers::loading::sessions());
     let run = RunDir::open(dir)?;
     let at = match place {
         Place::Postgres { port, database, .. } => format!("{port}-{database}"),
@@ -188,7 +188,7 @@ fn build(place: &Place, home: &Path, p: &Tpcc, dir: &Path, stop: &AtomicBool) ->
 fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Databases> {
     let mut dbs = Databases::default();
     // each template built once: what it took, and its size per warehouse
-    let mut built: postgres::Loads<(f64, f64)> = Default::default();
+    let mut built: crate::drivers::loading::Loads<(f64, f64)> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
@@ -374,7 +374,8 @@ fn minutes(d: Duration) -> String {
 fn sample(l: &LaunchContext, place: &Place, from: u32, done: &AtomicBool) -> Result<[u64; 5]> {
     let mut t = l.begin_t() as u32;
     let db = place.database();
-    let mut last = place.calls(&PROCS, &l.stop)?;
+    let mut c = place.session()?;
+    let mut last = place.calls(&mut c, &PROCS, &l.stop)?;
     let mut window = [0u64; 5];
     let end = (l.end_t as u32).max(t + 1);
     loop {
@@ -383,7 +384,7 @@ fn sample(l: &LaunchContext, place: &Place, from: u32, done: &AtomicBool) -> Res
         if finished {
             db.settle(&l.stop);
         }
-        let now = place.calls(&PROCS, &l.stop)?;
+        let now = place.calls(&mut c, &PROCS, &l.stop)?;
         let at = t.min(end - 1);
         for (i, (n, before)) in now.iter().zip(last).enumerate() {
             let mut stats = OpStats::new(false);

@@ -3,6 +3,7 @@
 //! and its settings' prefix, how it connects, its procedures' names) and for fathom (how
 //! it counts the procedures' calls each second, and reads the figures).
 
+use crate::drivers::client::Client;
 use crate::drivers::mariadb::{self, Conn};
 use crate::drivers::postgres;
 use crate::drivers::tpcc::mariadb::Mariadb;
@@ -73,24 +74,28 @@ impl Place {
         }
     }
 
+    /// A session with the database, kept by the sampler for its run.
+    pub fn session(&self) -> Result<Client> {
+        match self {
+            Place::Postgres { dsn, .. } => postgres::session(dsn),
+            Place::Mariadb { conn } => mariadb::session(conn, true),
+        }
+    }
+
     /// The calls so far of HammerDB's procedures named `procs` (in any case), in their
-    /// order: PostgreSQL counts them in `pg_stat_user_functions` (`track_functions`),
-    /// MariaDB in its performance schema's summary by program.
-    pub fn calls(&self, procs: &[&str; 5], stop: &AtomicBool) -> Result<[u64; 5]> {
-        let out = match self {
-            Place::Postgres { dsn, .. } => {
-                let sql = "SELECT funcname || ' ' || calls FROM pg_stat_user_functions";
-                postgres::ask(dsn, sql, "reading the procedures' calls", stop)?
-            }
-            Place::Mariadb { conn } => {
-                let sql = format!(
-                    "SELECT object_name, count_star FROM performance_schema.events_statements_summary_by_program \
-                     WHERE object_type = 'PROCEDURE' AND object_schema = '{}'",
-                    conn.database
-                );
-                mariadb::ask(conn, &sql, true, stop)?
-            }
+    /// order, asked through `c` ([`Place::session`]): PostgreSQL counts them in
+    /// `pg_stat_user_functions` (`track_functions`), MariaDB in its performance schema's
+    /// summary by program.
+    pub fn calls(&self, c: &mut Client, procs: &[&str; 5], stop: &AtomicBool) -> Result<[u64; 5]> {
+        let sql = match self {
+            Place::Postgres { .. } => "SELECT funcname || ' ' || calls FROM pg_stat_user_functions".to_string(),
+            Place::Mariadb { conn } => format!(
+                "SELECT object_name, count_star FROM performance_schema.events_statements_summary_by_program \
+                 WHERE object_type = 'PROCEDURE' AND object_schema = '{}'",
+                conn.database
+            ),
         };
+        let out = c.ask(&sql, "reading the procedures' calls", stop)?;
         let mut n = [0; 5];
         for line in out.lines() {
             let mut f = line.split_whitespace();
@@ -114,8 +119,8 @@ impl Place {
     /// The database's size in bytes.
     pub fn size(&self, stop: &AtomicBool) -> Result<f64> {
         match self {
-            Place::Postgres { dsn, .. } => postgres::database_size(dsn, stop),
-            Place::Mariadb { conn } => mariadb::database_size(conn, stop),
+            Place::Postgres { dsn, .. } => postgres::database_size(&mut postgres::session(dsn)?, stop),
+            Place::Mariadb { conn } => mariadb::database_size(&mut mariadb::session(conn, true)?, stop),
         }
         .map_err(|e| Error::failed(format!("reading the size of HammerDB's database: {e}")))
     }
