@@ -4,12 +4,20 @@
 //! layer that prints a line during a run says it through [`say`], which needs no more of
 //! fathom than this leaf.
 
-use indicatif::MultiProgress;
-use std::io::Write;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// The live view's bars while it draws them on a terminal.
 static VIEW: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Whether a [`Meter`] may draw a bar (not under `--quiet`).
+static BARS: AtomicBool = AtomicBool::new(true);
+
+/// How often a [`Meter`] says how far it is when it draws no bar.
+const LINE_EVERY: Duration = Duration::from_secs(5);
 
 /// Prints `line` to stderr, above the live view's bars when one is drawn, wrapped at
 /// [`prose_width`].
@@ -82,6 +90,81 @@ pub fn attach(bars: MultiProgress) {
     *VIEW.lock().unwrap_or_else(|e| e.into_inner()) = Some(bars);
 }
 
+/// Whether [`Meter`]s draw their bars on a terminal (`--quiet` says not).
+pub fn draw_meters(draw: bool) {
+    BARS.store(draw, Ordering::Relaxed);
+}
+
+/// How far a long step is (a database's load), told as it goes, as pgbench `-i` and
+/// HammerDB tell theirs: a bar within the terminal's width when stderr is a terminal,
+/// else a line every few seconds through the caller's `say` (a log, an agent's
+/// controller). Its work is counted from any thread ([`Meter::add`]); the thread that
+/// waits on the work calls [`Meter::tick`], so `say` needs no more than that thread.
+pub struct Meter {
+    what: String,
+    total: u64,
+    done: AtomicU64,
+    bar: Option<ProgressBar>,
+    started: Instant,
+    said: Mutex<Instant>,
+}
+
+impl Meter {
+    /// A meter of `total` units of work (rows, say), `what` naming the step.
+    pub fn new(what: &str, total: u64) -> Meter {
+        let draws = BARS.load(Ordering::Relaxed) && std::io::stderr().is_terminal();
+        let bar = draws.then(|| {
+            let width = columns().unwrap_or(80).saturating_sub(what.chars().count() + 16).clamp(10, 40);
+            let style = format!("{{prefix}} [{{bar:{width}}}] {{percent:>3}}% {{elapsed:>4}}");
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(4));
+            bar.set_style(ProgressStyle::with_template(&style).unwrap_or_else(|_| ProgressStyle::default_bar()));
+            bar.set_prefix(what.to_string());
+            bar
+        });
+        let now = Instant::now();
+        Meter {
+            what: what.to_string(),
+            total: total.max(1),
+            done: AtomicU64::new(0),
+            bar,
+            started: now,
+            said: Mutex::new(now),
+        }
+    }
+
+    /// `n` more units done.
+    pub fn add(&self, n: u64) {
+        let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
+        if let Some(bar) = &self.bar {
+            bar.set_position(done.min(self.total));
+        }
+    }
+
+    /// Says how far the work is through `say` when no bar shows it and a few seconds
+    /// have passed since it last said.
+    pub fn tick(&self, say: &dyn Fn(&str)) {
+        let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+        if self.bar.is_none() && said.elapsed() >= LINE_EVERY {
+            *said = Instant::now();
+            say(&self.line());
+        }
+    }
+
+    /// Where the work is, in words: `what: 45%, 12 s`.
+    fn line(&self) -> String {
+        let percent = (self.done.load(Ordering::Relaxed) * 100 / self.total).min(100);
+        format!("{}: {percent}%, {:.0} s", self.what, self.started.elapsed().as_secs_f64())
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// Prose wrapped at spaces to `width`, later lines indented two spaces more than the
 /// first; each line ends with a newline. A word longer than a line (a path) is left
 /// whole, on a line of its own.
@@ -117,7 +200,25 @@ pub fn detach() {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::*;
+
+    #[test]
+    fn a_meter_without_a_bar_says_how_far_it_is_at_most_every_few_seconds() {
+        draw_meters(false);
+        let meter = Meter::new("loading", 400);
+        let said = Mutex::new(Vec::new());
+        let say = |l: &str| said.lock().unwrap().push(l.to_string());
+        meter.add(100);
+        meter.tick(&say);
+        assert!(said.lock().unwrap().is_empty(), "said before its first few seconds");
+        *meter.said.lock().unwrap() -= LINE_EVERY;
+        meter.add(50);
+        meter.tick(&say);
+        meter.tick(&say);
+        let said = said.into_inner().unwrap();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with("loading: 37%, "), "{said:?}");
+    }
 
     #[test]
     fn prose_wraps_at_words_with_its_continuation_indented() {

@@ -10,7 +10,7 @@
 
 use super::client::{Client, INTERRUPTED};
 use super::driver::bad_input;
-use super::loading::{only_ours, parallel};
+use super::loading::only_ours;
 use super::pg_host::{RunAs, append, chown, conn_value, free_port, os_user, refused, run_as};
 use crate::children;
 use crate::coprocess::SENTINEL;
@@ -549,13 +549,6 @@ impl<W: Write> Write for Stoppable<'_, W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
     }
-}
-
-/// Runs each of `jobs` (one SQL statement) against `dsn` in `sessions` sessions at
-/// once, each kept for its share of the jobs; the first error stops the others' next
-/// jobs.
-pub fn statements(dsn: &str, jobs: &[String], sessions: u32, stop: &AtomicBool) -> Result<()> {
-    parallel(jobs, sessions, stop, || session(dsn), |c, job| c.run(job, stop).map(drop))
 }
 
 /// Runs `fill`, which loads fathom's tables into `dsn`'s database. Into the user's

@@ -45,6 +45,7 @@ pub(super) fn prepare(
 
     let (stop, interrupted) = catch_signals();
     let quiet = opts.quiet;
+    crate::terminal::draw_meters(!quiet);
     let progress = progress_line(quiet);
 
     let mut warnings: Vec<Warning> = Vec::new();

@@ -5,6 +5,7 @@
 //! state; a `dsn`'s database is loaded in place, and refused if it holds other tables.
 
 use crate::drivers::client::Client;
+use crate::drivers::loading;
 use crate::drivers::postgres;
 use crate::error::Result;
 use std::sync::atomic::AtomicBool;
@@ -38,6 +39,23 @@ pub struct Loaded {
     pub c_last: u32,
     /// Whether the tables were there already (`reuse`).
     pub reused: bool,
+}
+
+/// The load's statements (`call` runs each of the server's load routines: `SELECT`,
+/// `CALL`), each with the rows it inserts (clause 4.3.3.1), which meter the load: the
+/// items, then each warehouse's stock and its districts, customers, history and orders.
+pub fn jobs(warehouses: u32, c_last: u32, call: &str) -> Vec<(String, u64)> {
+    // a warehouse's: 10 districts, 30,000 customers and history rows, 30,000 orders with
+    // 10 lines on average, 9,000 new orders
+    const ITEMS: u64 = 100_000;
+    const STOCK: u64 = 100_000;
+    const WAREHOUSE: u64 = 10 + 30_000 * 2 + 30_000 * 11 + 9_000;
+    let mut jobs = vec![(format!("{call} tpcc_load_items()"), ITEMS)];
+    for w in 1..=warehouses {
+        jobs.push((format!("{call} tpcc_load_stock({w})"), STOCK));
+        jobs.push((format!("{call} tpcc_load_warehouse({w}, {c_last})"), WAREHOUSE));
+    }
+    jobs
 }
 
 /// The warehouses and last-name constant of a database fathom loaded, if it is one.
@@ -105,16 +123,10 @@ fn fill(
         crate::metrics::format::counted(warehouses, "TPC-C warehouse"),
         crate::metrics::format::counted(sessions as u64, "session")
     ));
-    let mut jobs = vec!["SELECT tpcc_load_items()".to_string()];
-    for w in 1..=warehouses {
-        jobs.push(format!("SELECT tpcc_load_stock({w})"));
-        jobs.push(format!("SELECT tpcc_load_warehouse({w}, {c_last})"));
-    }
-    postgres::statements(dsn, &jobs, sessions, stop)?;
+    let jobs = jobs(warehouses, c_last, "SELECT");
+    loading::metered("loading", &jobs, sessions, stop, progress, || postgres::session(dsn))?;
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
-    let keys: Vec<String> =
-        KEYS.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).map(String::from).collect();
-    postgres::statements(dsn, &keys, sessions, stop)?;
+    loading::metered("indexing", &loading::lines_of(KEYS), sessions, stop, progress, || postgres::session(dsn))?;
     c.run(&format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last})"), stop)?;
     c.run("VACUUM ANALYZE", stop)?;
     postgres::checkpoint(c, stop, progress)?;

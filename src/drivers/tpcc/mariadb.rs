@@ -177,13 +177,8 @@ fn fill(
     c.run(&[SCHEMA, LOAD, TRANSACTIONS].concat(), stop)?;
     let sessions = crate::drivers::loading::sessions();
     progress(&format!("loading {} in {}", counted(warehouses, "TPC-C warehouse"), counted(sessions, "session")));
-    let mut jobs = vec!["CALL tpcc_load_items()".to_string()];
-    for w in 1..=warehouses {
-        jobs.push(format!("CALL tpcc_load_stock({w})"));
-        jobs.push(format!("CALL tpcc_load_warehouse({w}, {c_last})"));
-    }
-    let open = || mariadb::session(conn, true);
-    crate::drivers::loading::parallel(&jobs, sessions, stop, open, |s, job| s.run(job, stop).map(drop))?;
+    let jobs = super::load::jobs(warehouses, c_last, "CALL");
+    crate::drivers::loading::metered("loading", &jobs, sessions, stop, progress, || mariadb::session(conn, true))?;
     let record = format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last}); ANALYZE TABLE {}", TABLES.join(", "));
     c.run(&record, stop).map(drop)
 }

@@ -7,8 +7,10 @@
 //! holds other tables.
 
 use crate::drivers::client::Client;
+use crate::drivers::loading;
 use crate::drivers::postgres;
 use crate::error::{Error, Result};
+use crate::terminal::Meter;
 use std::fmt::Display;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,23 +101,25 @@ fn fill(
     for table in ["customer", "supplier", "nation", "region"] {
         jobs.push(Job { table, part: 1, parts: 1 });
     }
-    // each COPY streams its rows into a psql of its own (`copy_in`)
-    crate::drivers::loading::parallel(
+    let meter = Meter::new("loading", TABLE_ROWS.iter().map(|(_, rows)| rows_at(*rows, scale)).sum());
+    // each COPY streams its rows into a psql of its own (`copy_in`): its input is the rows
+    loading::parallel(
         &jobs,
         sessions,
         stop,
+        &|| meter.tick(progress),
         || Ok(()),
         |(), job| {
             let sql = format!("COPY {} FROM STDIN WITH (FORMAT csv)", job.table);
-            postgres::copy_in(dsn, &sql, stop, |out| generate(job, scale, out, stop))
+            postgres::copy_in(dsn, &sql, stop, |out| generate(job, scale, out, &meter, stop))
                 .map_err(|e| Error::failed(format!("loading {}: {e}", job.table)))
         },
     )?;
+    drop(meter);
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
     for stage in [KEYS, FOREIGN] {
-        let statements: Vec<String> =
-            stage.lines().filter(|l| !l.starts_with("--") && !l.trim().is_empty()).map(String::from).collect();
-        postgres::statements(dsn, &statements, sessions, stop)?;
+        let jobs = loading::lines_of(stage);
+        loading::metered("indexing", &jobs, sessions, stop, progress, || postgres::session(dsn))?;
     }
     c.run(&format!("INSERT INTO tpch_load VALUES ({scale})"), stop)?;
     c.run("VACUUM ANALYZE", stop)?;
@@ -145,29 +149,66 @@ fn text_pool(stop: &AtomicBool) -> Result<()> {
     }
 }
 
-/// Writes `job`'s rows as CSV to `out`, checking `stop` every few thousand rows.
-fn generate(job: &Job, scale: f64, out: &mut dyn Write, stop: &AtomicBool) -> Result<()> {
+/// Each table's rows at scale 1 (the specification's clause 4.2.5: lineitem's about),
+/// which meter the load; nation's and region's do not scale.
+const TABLE_ROWS: [(&str, f64); 8] = [
+    ("lineitem", 6_000_000.0),
+    ("orders", 1_500_000.0),
+    ("partsupp", 800_000.0),
+    ("part", 200_000.0),
+    ("customer", 150_000.0),
+    ("supplier", 10_000.0),
+    ("nation", -25.0),
+    ("region", -5.0),
+];
+
+/// A table's rows at `scale`, from [`TABLE_ROWS`] (negative: as many at any scale).
+fn rows_at(rows: f64, scale: f64) -> u64 {
+    if rows < 0.0 { -rows as u64 } else { (rows * scale) as u64 }
+}
+
+/// Writes `job`'s rows as CSV to `out`, counted on `meter`, checking `stop` every few
+/// thousand rows.
+fn generate(job: &Job, scale: f64, out: &mut dyn Write, meter: &Meter, stop: &AtomicBool) -> Result<()> {
+    let mut to = Rows { out, meter, stop };
     let (sf, part, parts) = (scale, job.part, job.parts);
     match job.table {
-        "lineitem" => rows(LineItemGenerator::new(sf, part, parts).iter().map(LineItemCsv::new), out, stop),
-        "orders" => rows(OrderGenerator::new(sf, part, parts).iter().map(OrderCsv::new), out, stop),
-        "partsupp" => rows(PartSuppGenerator::new(sf, part, parts).iter().map(PartSuppCsv::new), out, stop),
-        "part" => rows(PartGenerator::new(sf, part, parts).iter().map(PartCsv::new), out, stop),
-        "customer" => rows(CustomerGenerator::new(sf, part, parts).iter().map(CustomerCsv::new), out, stop),
-        "supplier" => rows(SupplierGenerator::new(sf, part, parts).iter().map(SupplierCsv::new), out, stop),
-        "nation" => rows(NationGenerator::new(sf, part, parts).iter().map(NationCsv::new), out, stop),
-        "region" => rows(RegionGenerator::new(sf, part, parts).iter().map(RegionCsv::new), out, stop),
+        "lineitem" => to.write(LineItemGenerator::new(sf, part, parts).iter().map(LineItemCsv::new)),
+        "orders" => to.write(OrderGenerator::new(sf, part, parts).iter().map(OrderCsv::new)),
+        "partsupp" => to.write(PartSuppGenerator::new(sf, part, parts).iter().map(PartSuppCsv::new)),
+        "part" => to.write(PartGenerator::new(sf, part, parts).iter().map(PartCsv::new)),
+        "customer" => to.write(CustomerGenerator::new(sf, part, parts).iter().map(CustomerCsv::new)),
+        "supplier" => to.write(SupplierGenerator::new(sf, part, parts).iter().map(SupplierCsv::new)),
+        "nation" => to.write(NationGenerator::new(sf, part, parts).iter().map(NationCsv::new)),
+        "region" => to.write(RegionGenerator::new(sf, part, parts).iter().map(RegionCsv::new)),
         other => Err(Error::failed(format!("no generator for table {other}"))),
     }
 }
 
-/// Writes each row on a line of its own.
-fn rows(rows: impl Iterator<Item = impl Display>, out: &mut dyn Write, stop: &AtomicBool) -> Result<()> {
-    for (i, row) in rows.enumerate() {
-        if i % 4096 == 0 && stop.load(Ordering::Relaxed) {
-            return Err(Error::failed(crate::drivers::client::INTERRUPTED));
+/// Where a table's rows go: a COPY's input, counted on the load's meter, until `stop`.
+struct Rows<'a> {
+    out: &'a mut dyn Write,
+    meter: &'a Meter,
+    stop: &'a AtomicBool,
+}
+
+impl Rows<'_> {
+    /// Writes each row on a line of its own.
+    fn write(&mut self, rows: impl Iterator<Item = impl Display>) -> Result<()> {
+        const BATCH: usize = 4096;
+        let mut unmetered = 0;
+        for row in rows {
+            if unmetered == BATCH {
+                if self.stop.load(Ordering::Relaxed) {
+                    return Err(Error::failed(crate::drivers::client::INTERRUPTED));
+                }
+                self.meter.add(BATCH as u64);
+                unmetered = 0;
+            }
+            writeln!(self.out, "{row}").map_err(|e| Error::failed(format!("writing to psql: {e}")))?;
+            unmetered += 1;
         }
-        writeln!(out, "{row}").map_err(|e| Error::failed(format!("writing to psql: {e}")))?;
+        self.meter.add(unmetered as u64);
+        Ok(())
     }
-    Ok(())
 }
