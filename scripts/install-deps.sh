@@ -22,11 +22,12 @@ case "$purpose" in
   # openssl: a CA and a certificate for the HTTPS observer's test (tests/integration/observe.rs);
   # musl-tools: the C compiler of the static build (`make static`; its agent's test, tests/integration/hosts.rs);
   # sysbench, mariadb-server: driver: sysbench on both databases; prometheus-mysqld-exporter: the
-  # names MariaDB's observer publishes, checked against the real exporter's (tests/integration/sysbench.rs)
+  # names MariaDB's observer publishes, checked against the real exporter's (tests/integration/sysbench.rs);
+  # prometheus-postgres-exporter: the same for PostgreSQL's (tests/integration/databases.rs)
   # tcl8.6 to libc6-dev: HammerDB's CLI and the build of its PostgreSQL binding (Pgtcl-ng),
   # for engine: hammerdb (never Debian's libpgtcl, another fork Tcl would load instead);
   # mysqltcl: its MariaDB binding, under the names HammerDB calls (mariatcl, below)
-  test)  packages=(fio postgresql sysbench mariadb-server prometheus-mysqld-exporter iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux
+  test)  packages=(fio postgresql sysbench mariadb-server prometheus-mysqld-exporter prometheus-postgres-exporter iperf3 prometheus prometheus-node-exporter chromium openssh-server openssh-client python3 tmux
                    man-db openssl musl-tools tcl8.6 tcl8.6-dev tcllib tcl-thread libsqlite3-tcl libpq-dev gcc make libc6-dev
                    mysqltcl) ;;
   bench) packages=(fio) ;;         # the peer fathom is measured against

@@ -99,7 +99,8 @@ fn answer(request: &Request, live: &Totals) -> Response {
 }
 
 /// The classic text format as OpenMetrics: a counter's family is named without its
-/// `_total` suffix (its samples keep it), and the text ends with `# EOF`.
+/// `_total` suffix (its samples keep it), an untyped family is `unknown`, and the text
+/// ends with `# EOF`.
 fn to_openmetrics(text: &str) -> String {
     let counters: Vec<&str> = text
         .lines()
@@ -111,6 +112,9 @@ fn to_openmetrics(text: &str) -> String {
         let family = line.strip_prefix("# TYPE ").or(line.strip_prefix("# HELP ")).and_then(|r| r.split(' ').next());
         match family.filter(|f| counters.contains(f)) {
             Some(f) => out.push_str(&line.replacen(f, f.trim_end_matches("_total"), 1)),
+            None if line.starts_with("# TYPE ") && line.ends_with(" untyped") => {
+                out.push_str(&line.replace(" untyped", " unknown"))
+            }
             None => out.push_str(line),
         }
         out.push('\n');
@@ -202,21 +206,43 @@ pub fn render(s: &State) -> String {
     out
 }
 
-/// The series observed under an exporter's name, as that exporter serves them (their
-/// TYPE left out, untyped as the text format allows), with the run and the server
-/// (`postgres:NAME`'s NAME) as labels beside their own.
+/// The database servers' series, under their exporters' names, each family with its
+/// help and type, with the run and the server (`postgres:NAME`'s NAME) as labels beside
+/// their own.
 fn exported(out: &mut String, s: &State) {
     // a family's lines together, whichever server they are of
     let mut series: Vec<(&String, &String, &f64)> = s.exported.iter().map(|((src, n), v)| (n, src, v)).collect();
     series.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let mut last = "";
     for (name, source, value) in series {
+        let (metric, labels) = name.split_once('{').unwrap_or((name, ""));
+        if metric != last {
+            let help = crate::observe::help(metric).unwrap_or("A database server's series, as observed.");
+            let _ = writeln!(out, "# HELP {metric} {help}\n# TYPE {metric} {}", observed_type(metric));
+            last = metric;
+        }
         let server = label(source.split_once(':').map_or(source.as_str(), |(_, n)| n));
         let ours = format!("run=\"{}\",server=\"{server}\"", s.run);
-        let line = match name.split_once('{') {
-            Some((metric, labels)) => format!("{metric}{{{ours},{labels}"),
-            None => format!("{name}{{{ours}}}"),
-        };
-        let _ = writeln!(out, "{line} {value}");
+        match labels {
+            "" => writeln!(out, "{metric}{{{ours}}} {value}"),
+            labels => writeln!(out, "{metric}{{{ours},{labels} {value}"),
+        }
+        .unwrap_or_default();
+    }
+}
+
+/// The TYPE an observed family is served with: a gauge, a counter when its name ends in
+/// `_total`, and untyped when its exporter named a counter without that suffix
+/// (postgres_exporter's `pg_stat_database_xact_commit`, mysqld_exporter's
+/// `mysql_global_status_queries`). The exporter's name is kept so that one dashboard
+/// reads fathom and the exporter alike; typed a counter, Prometheus's own check
+/// (`promtool check metrics`) would refuse it. `rate()` reads an untyped series as it
+/// reads a counter.
+pub fn observed_type(family: &str) -> &'static str {
+    match (crate::observe::counter(family), family.ends_with("_total")) {
+        (false, _) => "gauge",
+        (true, true) => "counter",
+        (true, false) => "untyped",
     }
 }
 
@@ -342,22 +368,60 @@ mod tests {
         let live = Totals::new(3, "s", Vec::new());
         let rows = [
             ("postgres:b", "pg_stat_database_xact_commit{datname=\"x\"}", 5.0),
-            ("postgres:a", "pg_stat_wal_wal_bytes", 9.0),
+            ("postgres:a", "fathom_pg_stat_wal_bytes_total", 9.0),
             ("postgres:a", "pg_stat_database_xact_commit{datname=\"x\"}", 7.0),
-            ("postgres:a", "pg_stat_wal_wal_bytes", 10.0),
+            ("postgres:a", "fathom_pg_stat_wal_bytes_total", 10.0),
+            ("mariadb:m", "mysql_global_status_threads_running", 4.0),
         ];
         live.set_exported(rows.iter().map(|(s, n, v)| (*s, *n, *v)));
         let text = live.with(render);
-        let ours: Vec<&str> = text.lines().filter(|l| l.starts_with("pg_")).collect();
-        // the latest value of each, a family's lines together, the server a label
+        let ours: Vec<&str> =
+            text.lines().filter(|l| ["pg_", "fathom_pg_", "mysql_"].iter().any(|p| l.contains(p))).collect();
+        // the latest value of each, a family's lines together under its help and type,
+        // the server a label
         assert_eq!(
             ours,
             [
+                "# HELP fathom_pg_stat_wal_bytes_total Bytes of WAL generated.",
+                "# TYPE fathom_pg_stat_wal_bytes_total counter",
+                "fathom_pg_stat_wal_bytes_total{run=\"3\",server=\"a\"} 10",
+                "# HELP mysql_global_status_threads_running A variable of MariaDB's SHOW GLOBAL STATUS, under mysqld_exporter's name.",
+                "# TYPE mysql_global_status_threads_running gauge",
+                "mysql_global_status_threads_running{run=\"3\",server=\"m\"} 4",
+                "# HELP pg_stat_database_xact_commit Transactions committed in the database.",
+                "# TYPE pg_stat_database_xact_commit untyped",
                 "pg_stat_database_xact_commit{run=\"3\",server=\"a\",datname=\"x\"} 7",
                 "pg_stat_database_xact_commit{run=\"3\",server=\"b\",datname=\"x\"} 5",
-                "pg_stat_wal_wal_bytes{run=\"3\",server=\"a\"} 10",
             ]
         );
+        let om = to_openmetrics(&text);
+        assert!(om.contains("# TYPE pg_stat_database_xact_commit unknown\n"), "{om}");
+        assert!(om.contains("# TYPE fathom_pg_stat_wal_bytes counter\n"), "{om}");
+    }
+
+    /// Every family the database observers may store passes Prometheus's own check of
+    /// an exposition (`promtool check metrics`: help, type, a counter's `_total`, no
+    /// `_count` outside a histogram), as the endpoint serves them.
+    #[test]
+    fn every_observed_family_passes_promtool() {
+        let live = Totals::new(1, "all", Vec::new());
+        let postgres = crate::observe::postgres::every_series();
+        let mariadb = crate::observe::mariadb::every_series();
+        let rows = postgres.iter().map(|n| ("postgres:p", n.as_str(), 1.0));
+        live.set_exported(rows.chain(mariadb.iter().map(|n| ("mariadb:m", n.as_str(), 1.0))));
+        let text = live.with(render);
+        assert!(postgres.len() > 40 && mariadb.len() > 40, "{} {}", postgres.len(), mariadb.len());
+        let mut promtool = std::process::Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("promtool (Debian's prometheus, scripts/install-deps.sh test)");
+        std::io::Write::write_all(&mut promtool.stdin.take().unwrap(), text.as_bytes()).unwrap();
+        let out = promtool.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{said}\n{text}");
     }
 
     #[test]

@@ -113,6 +113,18 @@ pub fn counter(name: &str) -> bool {
     }
 }
 
+/// The help of `family` (a series' name without its labels), if it is one of this
+/// observer's: where MariaDB keeps it, as mysqld_exporter's names say no more.
+pub fn help(family: &str) -> Option<&'static str> {
+    if family.starts_with("mysql_global_status_") {
+        Some("A variable of MariaDB's SHOW GLOBAL STATUS, under mysqld_exporter's name.")
+    } else if family.starts_with("mysql_info_schema_innodb_metrics_") {
+        Some("A row of MariaDB's information_schema.INNODB_METRICS, under mysqld_exporter's name.")
+    } else {
+        None
+    }
+}
+
 /// The name mysqld_exporter gives `INNODB_METRICS` row `name` of `subsystem` and `kind`
 /// (its `info_schema.innodb_metrics` collector): `mysql_info_schema_innodb_metrics_`,
 /// the subsystem and the name, `_total` for a counter (`counter`, `status_counter`);
@@ -290,6 +302,14 @@ impl Observer for Mariadb {
         }
         Ok(())
     }
+}
+
+/// A series of every family this observer may store, for tests of what serves them
+/// (each `INNODB_METRICS` row as a counter, as most are).
+#[cfg(test)]
+pub fn every_series() -> Vec<String> {
+    let status = STATUS.iter().filter_map(|v| exporter_name(v));
+    status.chain(METRICS.iter().filter_map(|(n, sub)| innodb_metric_name(n, sub, "counter", 0.0))).collect()
 }
 
 #[cfg(test)]

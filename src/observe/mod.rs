@@ -24,6 +24,13 @@ pub use seam::{Observer, RunClock};
 pub fn counter(name: &str) -> bool {
     postgres::counter(name) || mariadb::counter(name)
 }
+
+/// The help of a database observer's series `family` (its name without labels), which
+/// the Prometheus endpoint and the OpenMetrics export serve it with; None for the
+/// others (the host's, the devices').
+pub fn help(family: &str) -> Option<&'static str> {
+    postgres::help(family).or_else(|| mariadb::help(family))
+}
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;

@@ -42,13 +42,13 @@ impl Server {
 
 /// The series of the views below that are gauges (a value now); every other is a
 /// counter (a running total since the server's statistics were reset).
-const GAUGES: [&str; 2] = ["pg_stat_database_numbackends", "pg_stat_activity_wait_event_type_count"];
+const GAUGES: [&str; 2] = ["pg_stat_database_numbackends", "fathom_pg_stat_activity_backends"];
 
 /// Whether the observed series `name` (its labels, `{datname="x"}`, aside) is one of
 /// this observer's counters, which are read as rises per second, never averaged.
 pub fn counter(name: &str) -> bool {
-    let base = name.split("{").next().unwrap_or(name);
-    base.starts_with("pg_stat_") && !GAUGES.contains(&base)
+    let base = name.split('{').next().unwrap_or(name);
+    help(base).is_some() && !GAUGES.contains(&base)
 }
 
 /// The PostgreSQL observer of one server: `psql` the client it queries through;
@@ -147,34 +147,37 @@ fn elsewhere(psql: &mut Session) -> bool {
     }
 }
 
-/// One view's figures: `SELECT 'tag', label, columns... FROM from`, each column stored
-/// as `prefix` + its metric name (with `{label_name="label"}` when the view has one).
+/// One view's figures: `SELECT 'tag', labels..., columns... FROM from`, each column
+/// stored as `prefix` + its metric name (with `{name="value",...}` when the view has
+/// labels), each with the help its family is served with.
 #[derive(Debug, Clone, Copy)]
 struct View {
     tag: &'static str,
     prefix: &'static str,
-    label: Option<(&'static str, &'static str)>,
+    /// (label name, column or expression), in the order the name lists them.
+    labels: &'static [(&'static str, &'static str)],
     from: &'static str,
-    /// (column or expression, metric name).
-    columns: &'static [(&'static str, &'static str)],
+    /// (column or expression, metric name, help).
+    columns: &'static [(&'static str, &'static str, &'static str)],
 }
 
+/// postgres_exporter's `pg_stat_database` family, with its labels (`datid`, `datname`).
 const DATABASE: View = View {
     tag: "db",
     prefix: "pg_stat_database_",
-    label: Some(("datname", "datname")),
+    labels: &[("datname", "datname"), ("datid", "datid")],
     from: "pg_stat_database WHERE datname IS NOT NULL AND datname NOT IN ('template0', 'template1')",
     columns: &[
-        ("numbackends", "numbackends"),
-        ("xact_commit", "xact_commit"),
-        ("xact_rollback", "xact_rollback"),
-        ("blks_read", "blks_read"),
-        ("blks_hit", "blks_hit"),
-        ("temp_files", "temp_files"),
-        ("temp_bytes", "temp_bytes"),
-        ("deadlocks", "deadlocks"),
-        ("blk_read_time", "blk_read_time"),
-        ("blk_write_time", "blk_write_time"),
+        ("numbackends", "numbackends", "Backends connected to the database."),
+        ("xact_commit", "xact_commit", "Transactions committed in the database."),
+        ("xact_rollback", "xact_rollback", "Transactions rolled back in the database."),
+        ("blks_read", "blks_read", "Blocks read from the kernel in the database."),
+        ("blks_hit", "blks_hit", "Blocks found in shared buffers in the database."),
+        ("temp_files", "temp_files", "Temporary files the database's queries made."),
+        ("temp_bytes", "temp_bytes", "Bytes the database's queries wrote to temporary files."),
+        ("deadlocks", "deadlocks", "Deadlocks detected in the database."),
+        ("blk_read_time", "blk_read_time", "Milliseconds backends spent reading the database's blocks."),
+        ("blk_write_time", "blk_write_time", "Milliseconds backends spent writing the database's blocks."),
     ],
 };
 
@@ -182,18 +185,18 @@ const DATABASE: View = View {
 const BGWRITER: View = View {
     tag: "bgw",
     prefix: "pg_stat_bgwriter_",
-    label: None,
+    labels: &[],
     from: "pg_stat_bgwriter",
     columns: &[
-        ("checkpoints_timed", "checkpoints_timed_total"),
-        ("checkpoints_req", "checkpoints_req_total"),
-        ("checkpoint_write_time", "checkpoint_write_time_total"),
-        ("checkpoint_sync_time", "checkpoint_sync_time_total"),
-        ("buffers_checkpoint", "buffers_checkpoint_total"),
-        ("buffers_clean", "buffers_clean_total"),
-        ("maxwritten_clean", "maxwritten_clean_total"),
-        ("buffers_backend", "buffers_backend_total"),
-        ("buffers_alloc", "buffers_alloc_total"),
+        ("checkpoints_timed", "checkpoints_timed_total", "Checkpoints begun by checkpoint_timeout."),
+        ("checkpoints_req", "checkpoints_req_total", "Checkpoints asked for (WAL past max_wal_size, CHECKPOINT)."),
+        ("checkpoint_write_time", "checkpoint_write_time_total", "Milliseconds checkpoints spent writing files."),
+        ("checkpoint_sync_time", "checkpoint_sync_time_total", "Milliseconds checkpoints spent syncing files."),
+        ("buffers_checkpoint", "buffers_checkpoint_total", "Buffers the checkpointer wrote."),
+        ("buffers_clean", "buffers_clean_total", "Buffers the background writer wrote."),
+        ("maxwritten_clean", "maxwritten_clean_total", "Times the background writer stopped at its limit."),
+        ("buffers_backend", "buffers_backend_total", "Buffers backends had to write themselves."),
+        ("buffers_alloc", "buffers_alloc_total", "Buffers allocated."),
     ],
 };
 
@@ -201,88 +204,92 @@ const BGWRITER: View = View {
 const BGWRITER_17: View = View {
     tag: "bgw",
     prefix: "pg_stat_bgwriter_",
-    label: None,
+    labels: &[],
     from: "pg_stat_bgwriter",
     columns: &[
-        ("buffers_clean", "buffers_clean_total"),
-        ("maxwritten_clean", "maxwritten_clean_total"),
-        ("buffers_alloc", "buffers_alloc_total"),
+        ("buffers_clean", "buffers_clean_total", "Buffers the background writer wrote."),
+        ("maxwritten_clean", "maxwritten_clean_total", "Times the background writer stopped at its limit."),
+        ("buffers_alloc", "buffers_alloc_total", "Buffers allocated."),
     ],
 };
 
 const CHECKPOINTER: View = View {
     tag: "ckp",
     prefix: "pg_stat_checkpointer_",
-    label: None,
+    labels: &[],
     from: "pg_stat_checkpointer",
     columns: &[
-        ("num_timed", "num_timed_total"),
-        ("num_requested", "num_requested_total"),
-        ("write_time", "write_time_total"),
-        ("sync_time", "sync_time_total"),
-        ("buffers_written", "buffers_written_total"),
+        ("num_timed", "num_timed_total", "Checkpoints begun by checkpoint_timeout."),
+        ("num_requested", "num_requested_total", "Checkpoints asked for (WAL past max_wal_size, CHECKPOINT)."),
+        ("write_time", "write_time_total", "Milliseconds checkpoints spent writing files."),
+        ("sync_time", "sync_time_total", "Milliseconds checkpoints spent syncing files."),
+        ("buffers_written", "buffers_written_total", "Buffers the checkpointer wrote."),
     ],
 };
 
 /// PostgreSQL 14 to 17 (18 moved the write and sync figures to pg_stat_io).
+/// postgres_exporter has no collector for the view: the names are fathom's.
 const WAL: View = View {
     tag: "wal",
-    prefix: "pg_stat_wal_",
-    label: None,
+    prefix: "fathom_pg_stat_wal_",
+    labels: &[],
     from: "pg_stat_wal",
     columns: &[
-        ("wal_records", "wal_records_total"),
-        ("wal_fpi", "wal_fpi"),
-        ("wal_bytes", "wal_bytes"),
-        ("wal_buffers_full", "wal_buffers_full"),
-        ("wal_write", "wal_write"),
-        ("wal_sync", "wal_sync"),
-        ("wal_write_time", "wal_write_time"),
-        ("wal_sync_time", "wal_sync_time"),
+        ("wal_records", "records_total", "WAL records generated."),
+        ("wal_fpi", "fpi_total", "WAL full-page images generated."),
+        ("wal_bytes", "bytes_total", "Bytes of WAL generated."),
+        ("wal_buffers_full", "buffers_full_total", "WAL writes forced by full WAL buffers."),
+        ("wal_write", "write_total", "Times WAL buffers were written out."),
+        ("wal_sync", "sync_total", "Times WAL files were synced."),
+        ("wal_write_time", "write_time_total", "Milliseconds spent writing WAL (track_wal_io_timing)."),
+        ("wal_sync_time", "sync_time_total", "Milliseconds spent syncing WAL (track_wal_io_timing)."),
     ],
 };
 
-const WAL_18: View = View {
-    tag: "wal",
-    prefix: "pg_stat_wal_",
-    label: None,
-    from: "pg_stat_wal",
-    columns: &[
-        ("wal_records", "wal_records_total"),
-        ("wal_fpi", "wal_fpi"),
-        ("wal_bytes", "wal_bytes"),
-        ("wal_buffers_full", "wal_buffers_full"),
-    ],
-};
+const WAL_18: View = View { columns: WAL.columns.split_at(4).0, ..WAL };
 
 /// PostgreSQL 16 and later: IO per backend type, summed over objects and contexts.
+/// postgres_exporter has no collector for the view: the names are fathom's.
 const IO: View = View {
     tag: "io",
-    prefix: "pg_stat_io_",
-    label: Some(("backend_type", "backend_type")),
+    prefix: "fathom_pg_stat_io_",
+    labels: &[("backend_type", "backend_type")],
     from: "pg_stat_io GROUP BY backend_type",
     columns: &[
-        ("sum(coalesce(reads, 0))", "reads"),
-        ("sum(coalesce(writes, 0))", "writes"),
-        ("sum(coalesce(extends, 0))", "extends"),
-        ("sum(coalesce(fsyncs, 0))", "fsyncs"),
-        ("sum(coalesce(read_time, 0))", "read_time"),
-        ("sum(coalesce(write_time, 0))", "write_time"),
+        ("sum(coalesce(reads, 0))", "reads_total", "Read operations, per backend type."),
+        ("sum(coalesce(writes, 0))", "writes_total", "Write operations, per backend type."),
+        ("sum(coalesce(extends, 0))", "extends_total", "Relation extend operations, per backend type."),
+        ("sum(coalesce(fsyncs, 0))", "fsyncs_total", "fsync calls, per backend type."),
+        ("sum(coalesce(read_time, 0))", "read_time_total", "Milliseconds spent reading, per backend type."),
+        ("sum(coalesce(write_time, 0))", "write_time_total", "Milliseconds spent writing, per backend type."),
     ],
 };
 
 /// Client backends at work (active or in a transaction) per wait event type, `CPU` for
 /// those waiting on none, every type counted (0 too) so that a chart's line is whole.
+/// postgres_exporter counts none such: the name is fathom's.
 const WAITS: View = View {
     tag: "wait",
-    prefix: "pg_stat_activity_",
-    label: Some(("wait_event_type", "k.t")),
+    prefix: "fathom_pg_stat_activity_",
+    labels: &[("wait_event_type", "k.t")],
     from: "(VALUES ('CPU'), ('LWLock'), ('Lock'), ('BufferPin'), ('Activity'), ('Client'), ('Extension'), \
            ('IPC'), ('Timeout'), ('IO')) AS k(t) LEFT JOIN pg_stat_activity a \
            ON coalesce(a.wait_event_type, 'CPU') = k.t AND a.backend_type = 'client backend' \
            AND a.state <> 'idle' AND a.pid <> pg_backend_pid() GROUP BY k.t",
-    columns: &[("count(a.pid)", "wait_event_type_count")],
+    columns: &[("count(a.pid)", "backends", "Client backends at work, by the type of event they wait on (CPU: none).")],
 };
+
+/// Every view this observer may read, of any server version.
+const ALL: [View; 7] = [DATABASE, WAITS, BGWRITER, BGWRITER_17, CHECKPOINTER, WAL, IO];
+
+/// The help of `family` (a series' name without its labels), if it is one of this
+/// observer's.
+pub fn help(family: &str) -> Option<&'static str> {
+    ALL.iter().find_map(|v| {
+        let metric = family.strip_prefix(v.prefix)?;
+        v.columns.iter().find(|c| c.1 == metric).map(|c| c.2)
+    })
+}
 
 /// The views a server of `version` (`server_version_num`) has.
 fn views(version: u32) -> Vec<View> {
@@ -304,9 +311,8 @@ fn views(version: u32) -> Vec<View> {
 fn query(views: &[View]) -> String {
     let mut sql = String::new();
     for v in views {
-        let label = v.label.map_or("''".to_string(), |(_, expr)| expr.to_string());
-        let columns: Vec<&str> = v.columns.iter().map(|c| c.0).collect();
-        sql.push_str(&format!("SELECT '{}', {label}, {} FROM {};\n", v.tag, columns.join(", "), v.from));
+        let cells: Vec<&str> = v.labels.iter().map(|l| l.1).chain(v.columns.iter().map(|c| c.0)).collect();
+        sql.push_str(&format!("SELECT '{}', {} FROM {};\n", v.tag, cells.join(", "), v.from));
     }
     sql
 }
@@ -316,10 +322,18 @@ fn parse(views: &[View], lines: &[String], t: i64, source: &str) -> Vec<Observat
     let mut rows = Vec::new();
     for line in lines {
         let mut cells = line.split('\t');
-        let (Some(tag), Some(label)) = (cells.next(), cells.next()) else { continue };
-        let Some(v) = views.iter().find(|v| v.tag == tag) else { continue };
-        let labels = v.label.map(|(name, _)| format!("{{{name}=\"{}\"}}", label.replace('"', "'"))).unwrap_or_default();
-        for ((_, metric), cell) in v.columns.iter().zip(cells) {
+        let Some(v) = cells.next().and_then(|tag| views.iter().find(|v| v.tag == tag)) else { continue };
+        let pairs: Vec<String> = v
+            .labels
+            .iter()
+            .zip(cells.by_ref())
+            .map(|((name, _), value)| format!("{name}=\"{}\"", value.replace('"', "'")))
+            .collect();
+        if pairs.len() < v.labels.len() {
+            continue;
+        }
+        let labels = if pairs.is_empty() { String::new() } else { format!("{{{}}}", pairs.join(",")) };
+        for ((_, metric, _), cell) in v.columns.iter().zip(cells) {
             if let Ok(value) = cell.trim().parse::<f64>() {
                 let name = format!("{}{metric}{labels}", v.prefix);
                 rows.push(ObservationRow { t, source: source.to_string(), name, value });
@@ -369,6 +383,15 @@ impl Counters {
     }
 }
 
+/// A series of every family this observer may store, its labels filled in, for tests
+/// of what serves them.
+#[cfg(test)]
+pub fn every_series() -> Vec<String> {
+    let labels = |v: &View| v.labels.iter().map(|(name, _)| format!("{name}=\"x\"")).collect::<Vec<_>>().join(",");
+    let labelled = |v: &View| if v.labels.is_empty() { String::new() } else { format!("{{{}}}", labels(v)) };
+    ALL.iter().flat_map(|v| v.columns.iter().map(move |c| format!("{}{}{}", v.prefix, c.1, labelled(v)))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,17 +410,35 @@ mod tests {
     #[test]
     fn answers_become_exporter_named_observations() {
         let views = views(150_000);
-        let lines = ["db\ttpcc_0\t3\t120\t1\t5\t900\t0\t0\t0\t1.5\t0", "wait\tIO\t2", "junk", "bgw\t\t1\t2\t3"]
-            .map(String::from);
+        let lines =
+            ["db\ttpcc_0\t16384\t3\t120\t1\t5\t900\t0\t0\t0\t1.5\t0", "wait\tIO\t2", "junk", "db", "bgw\t1\t2\t3"]
+                .map(String::from);
         let rows = parse(&views, &lines, 7, "postgres:a");
         let get = |n: &str| rows.iter().find(|r| r.name == n).map(|r| (r.t, r.value));
-        assert_eq!(get("pg_stat_database_xact_commit{datname=\"tpcc_0\"}"), Some((7, 120.0)));
-        assert_eq!(get("pg_stat_database_blk_read_time{datname=\"tpcc_0\"}"), Some((7, 1.5)));
-        assert_eq!(get("pg_stat_activity_wait_event_type_count{wait_event_type=\"IO\"}"), Some((7, 2.0)));
+        let db = "{datname=\"tpcc_0\",datid=\"16384\"}";
+        assert_eq!(get(&format!("pg_stat_database_xact_commit{db}")), Some((7, 120.0)));
+        assert_eq!(get(&format!("pg_stat_database_blk_read_time{db}")), Some((7, 1.5)));
+        assert_eq!(get("fathom_pg_stat_activity_backends{wait_event_type=\"IO\"}"), Some((7, 2.0)));
         assert_eq!(get("pg_stat_bgwriter_checkpoints_req_total"), Some((7, 2.0)));
         assert!(rows.iter().all(|r| r.source == "postgres:a"));
         assert_eq!(rows.len(), 10 + 1 + 3);
         assert!(query(&views).contains("FROM pg_stat_wal;"));
+        assert!(query(&views).contains("SELECT 'db', datname, datid, numbackends,"));
+    }
+
+    /// Counters are told from gauges by name, labels aside, and every family has help.
+    #[test]
+    fn every_family_has_help_and_a_kind() {
+        assert!(counter("pg_stat_database_xact_commit{datname=\"x\",datid=\"1\"}"));
+        assert!(counter("fathom_pg_stat_wal_bytes_total") && counter("pg_stat_checkpointer_num_timed_total"));
+        assert!(!counter("pg_stat_database_numbackends{datname=\"x\",datid=\"1\"}"));
+        assert!(!counter("fathom_pg_stat_activity_backends{wait_event_type=\"IO\"}"));
+        assert!(!counter("usr_pct") && help("pg_stat_wal_wal_bytes").is_none());
+        for v in ALL {
+            for (_, metric, text) in v.columns {
+                assert_eq!(help(&format!("{}{metric}", v.prefix)), Some(*text));
+            }
+        }
     }
 
     #[test]

@@ -181,8 +181,12 @@ mod tests {
     #[test]
     fn a_servers_checkpoints_are_judged_against_its_workloads_seconds() {
         let fx = Fixture::new("checkpoints-judged");
-        let seen =
-            ObservationRow { t: 1, source: "postgres:w".into(), name: "pg_stat_wal_wal_bytes".into(), value: 1.0 };
+        let seen = ObservationRow {
+            t: 1,
+            source: "postgres:w".into(),
+            name: "fathom_pg_stat_wal_bytes_total".into(),
+            value: 1.0,
+        };
         // 100 a second, but none at 22 and 23 (nothing stored) and 50 at 24
         let run = fx
             .run(TWO)

@@ -248,9 +248,9 @@ fn postgres_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
             buffers.add(label, Style::Line, per_second(&names, 1.0)?);
         }
         let mut wal = chart("wal", "WAL written (MB/s)", "MB/s");
-        wal.add("WAL", Style::Line, per_second(&named("pg_stat_wal_wal_bytes"), 1e-6)?);
+        wal.add("WAL", Style::Line, per_second(&named("fathom_pg_stat_wal_bytes_total"), 1e-6)?);
         let mut waits = chart("waits", "client backends at work, by wait event type", "backends");
-        for name in named("pg_stat_activity_wait_event_type_count") {
+        for name in named("fathom_pg_stat_activity_backends") {
             let label = name.split('"').nth(1).unwrap_or(&name).to_string();
             let points = store.observation_series(s.run.id, source, &name, bin)?;
             if points.iter().any(|p| p.1 > 0.0) {

@@ -71,9 +71,11 @@ impl<'a> Writer<'a> {
             Record::Worker { id, host, .. } => {
                 self.hosts.insert(*id, host.clone());
             }
-            // PostgreSQL's series carry postgres_exporter's names: the endpoint serves them
+            // the database servers' series carry their exporters' names: the endpoint serves them
             Record::Observations(rows) => self.totals.set_exported(
-                rows.iter().filter(|r| r.source.starts_with("postgres:")).map(|r| (&*r.source, &*r.name, r.value)),
+                rows.iter()
+                    .filter(|r| r.source.starts_with("postgres:") || r.source.starts_with("mariadb:"))
+                    .map(|r| (&*r.source, &*r.name, r.value)),
             ),
             _ => {}
         }

@@ -5,6 +5,11 @@
 
 use crate::common::servers::{self, Postgres};
 use crate::common::{Scratch, text};
+use crate::interrupt::{spawn_job, wait_exit, wait_for};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// A pgbench run of 7 s with a `CHECKPOINT` at 4 s, through the DSN the step is given.
 const FORCED: &str = "name: forced\n\
@@ -49,10 +54,11 @@ fn a_run_stores_pg_stat_series_and_a_forced_checkpoint_is_on_its_timeline() {
     // one CHECKPOINT was asked for; WAL was written; every wait type is counted
     let req = series("pg_stat_bgwriter_checkpoints_req_total").unwrap();
     assert!(req.last().unwrap().1 - req[0].1 >= 1.0, "{req:?}");
-    assert!(rising(series("pg_stat_wal_wal_bytes").unwrap()));
+    assert!(rising(series("fathom_pg_stat_wal_bytes_total").unwrap()));
     assert!(series("pg_stat_bgwriter_buffers_checkpoint_total").is_some());
-    assert!(series("pg_stat_database_blk_read_time{datname=\"postgres\"}").is_some());
-    assert!(series("pg_stat_activity_wait_event_type_count{wait_event_type=\"LWLock\"}").is_some());
+    let read_time = "pg_stat_database_blk_read_time{datname=\"postgres\",datid=\"";
+    assert!(obs.keys().any(|(src, n)| src == "postgres:w" && n.starts_with(read_time)), "{:?}", obs.keys());
+    assert!(series("fathom_pg_stat_activity_backends{wait_event_type=\"LWLock\"}").is_some());
 
     // the forced checkpoint, read from the server's log, began and ended while the
     // command that forced it ran (CHECKPOINT waits for it): to the millisecond on the
@@ -170,4 +176,120 @@ fn the_observer_sits_outside_the_measured_database_and_counters_read_as_rates() 
     let backends =
         observed.iter().find(|o| o["name"].as_str().unwrap().starts_with("pg_stat_database_numbackends")).unwrap();
     assert!(backends.get("delta").is_none(), "a gauge: {backends}");
+}
+
+/// The samples of a scrape by series: name and labels, fathom's own labels (`run`, and
+/// the `server` both give in their own ways) aside.
+type Scrape = BTreeMap<(String, Vec<(String, String)>), f64>;
+
+fn by_series(text: &str) -> Scrape {
+    let ours = |k: &String| k != "run" && k != "server";
+    servers::samples(text)
+        .into_iter()
+        .map(|(name, labels, v)| ((name, labels.into_iter().filter(|(k, _)| ours(k)).collect()), v))
+        .collect()
+}
+
+/// What `promtool check metrics` says of `text`, and whether it passed.
+fn promtool(text: &str) -> (bool, String) {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool is installed with prometheus by scripts/install-deps.sh test");
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.success(), text_of(&out))
+}
+
+fn text_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout)
+}
+
+/// A database run's scrape passes Prometheus's check, and every `pg_*` family fathom
+/// serves is one the real postgres_exporter (Debian's) serves of the same server, with
+/// the same label names and, for the measured database and the server-wide views, a
+/// value between fathom's readings before and after the exporter's, give or take the
+/// series' busiest second of the run. The run measures pgbench for 3 s, then waits
+/// while the test compares (its observer still sampling, its endpoint serving).
+#[test]
+fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_exporter_s() {
+    let s = Scratch::new("databases-exporter");
+    let (address, done) = (s.dir.join("address"), s.dir.join("done"));
+    let path = s.scenario(&format!(
+        "name: parity\nworkloads:\n  w: {{driver: pgbench, scale: 1, clients: 2, duration: 3s}}\ntimeline:\n  \
+         - start: w\n    async: true\n  - wait_for: w\n  - exec: echo \"$FATHOM_DSN_W\" > {}\n  \
+         - wait_until: {{command: test -f {}, timeout: 60s}}\n",
+        address.display(),
+        done.display()
+    ));
+    let port = servers::free_port();
+    let mut child = spawn_job(&s, &["run", path.to_str().unwrap(), "--prometheus", &format!("127.0.0.1:{port}")]);
+    let read = || std::fs::read_to_string(&address).unwrap_or_default().trim().to_string();
+    wait_for(&s, &mut child, "the server's address", || read().contains("dbname="));
+    let dsn = read();
+    let (server, database) = dsn.rsplit_once(" dbname=").unwrap();
+    let exporter_port = servers::free_port();
+    let exporter = servers::postgres_exporter(exporter_port, &format!("{server} dbname=postgres"));
+    let before = servers::get(port, "/metrics").unwrap();
+    let theirs = servers::get(exporter_port, "/metrics").unwrap();
+    // the observer's next samples were taken after the exporter's
+    std::thread::sleep(Duration::from_millis(2500));
+    let after = servers::get(port, "/metrics").unwrap();
+    drop(exporter);
+    std::fs::write(&done, "").unwrap();
+    let (out, _) = wait_exit(&s, child, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", text(&out));
+
+    let (passed, said) = promtool(&before);
+    assert!(passed, "promtool check metrics: {said}\n{before}");
+    let (ours, theirs, after) = (by_series(&before), by_series(&theirs), by_series(&after));
+    let families = |s: &Scrape| -> BTreeMap<String, Vec<Vec<String>>> {
+        let mut f: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+        for (name, labels) in s.keys() {
+            let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
+            let seen = f.entry(name.clone()).or_default();
+            if !seen.contains(&names) {
+                seen.push(names);
+            }
+        }
+        f
+    };
+    let (mine, exporter_s) = (families(&ours), families(&theirs));
+    let pg: Vec<&String> = mine.keys().filter(|n| n.starts_with("pg_")).collect();
+    assert!(pg.len() >= 15, "{pg:?}");
+    for name in &pg {
+        let labels = exporter_s.get(*name).unwrap_or_else(|| panic!("{name} is not postgres_exporter's"));
+        assert_eq!(&mine[*name], labels, "{name}'s labels");
+    }
+    let stored = s.observations();
+    let mut compared = 0;
+    for ((name, labels), &value) in ours.iter().filter(|((n, _), _)| n.starts_with("pg_")) {
+        let db = labels.iter().find(|l| l.0 == "datname").map(|l| l.1.as_str());
+        if db.is_some_and(|db| db != database) {
+            continue;
+        }
+        let key = (name.clone(), labels.clone());
+        let exporter_value = theirs[&key];
+        let later = after[&key];
+        let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+        let stored_name = if pairs.is_empty() { name.clone() } else { format!("{name}{{{}}}", pairs.join(",")) };
+        let series = stored.keys().find(|(src, n)| {
+            src == "postgres:w" && n == &stored_name || {
+                // stored with its labels in the observer's order
+                src == "postgres:w" && n.starts_with(&format!("{name}{{")) && pairs.iter().all(|p| n.contains(p))
+            }
+        });
+        let values = &stored[series.unwrap_or_else(|| panic!("{stored_name} is not stored"))];
+        let busiest = values.windows(2).map(|w| (w[1].1 - w[0].1).abs() / (w[1].0 - w[0].0) as f64).fold(0.0, f64::max);
+        let (low, high) = (value.min(later) - busiest, value.max(later) + busiest);
+        assert!(
+            (low..=high).contains(&exporter_value),
+            "{stored_name}: the exporter's {exporter_value}, fathom's {value} before and {later} after, busiest second {busiest}"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 15, "{compared} series compared");
 }

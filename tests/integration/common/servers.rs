@@ -326,19 +326,57 @@ impl Mariadb {
     /// reading this server as the test's user, its `INNODB_METRICS` collector on; returns
     /// once it serves /metrics.
     pub fn exporter(&self, port: u16) -> Server {
-        let server = Server(
-            Command::new("prometheus-mysqld-exporter")
-                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-                .arg("--collect.info_schema.innodb_metrics")
-                .env("DATA_SOURCE_NAME", format!("tester@tcp(127.0.0.1:{})/", self.port))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("prometheus-mysqld-exporter is installed by scripts/install-deps.sh test"),
-        );
-        wait_ready(port, "/metrics", "mysqld_exporter");
-        server
+        let mut cmd = Command::new("prometheus-mysqld-exporter");
+        cmd.arg("--collect.info_schema.innodb_metrics")
+            .env("DATA_SOURCE_NAME", format!("tester@tcp(127.0.0.1:{})/", self.port));
+        exporter(cmd, port, "mysqld_exporter")
     }
+}
+
+/// Debian's postgres_exporter (`prometheus-postgres-exporter`) on 127.0.0.1:`port`,
+/// reading the server libpq's `dsn` (`host=... port=... user=...`) reaches; returns once
+/// it serves /metrics.
+pub fn postgres_exporter(port: u16, dsn: &str) -> Server {
+    let mut cmd = Command::new("prometheus-postgres-exporter");
+    cmd.env("DATA_SOURCE_NAME", format!("{dsn} sslmode=disable"));
+    exporter(cmd, port, "postgres_exporter")
+}
+
+/// An exporter `cmd` (installed by scripts/install-deps.sh test) on 127.0.0.1:`port`,
+/// quiet; returns once it serves /metrics.
+fn exporter(mut cmd: Command, port: u16, what: &str) -> Server {
+    let child = cmd
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: {e} (scripts/install-deps.sh test installs it)"));
+    let server = Server(child);
+    wait_ready(port, "/metrics", what);
+    server
+}
+
+/// The samples of an exposition (the text format's lines): name, labels, value.
+pub fn samples(text: &str) -> Vec<(String, std::collections::BTreeMap<String, String>, f64)> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let Some((series, value)) = line.rsplit_once(' ') else { continue };
+        let Ok(value) = value.parse::<f64>() else { continue };
+        let (name, rest) = series.split_once('{').unwrap_or((series, "}"));
+        let mut labels = std::collections::BTreeMap::new();
+        let mut rest = rest.trim_end_matches('}');
+        while let Some((key, after)) = rest.split_once("=\"") {
+            // a value ends at the first quote no backslash escapes
+            let end = after
+                .char_indices()
+                .find(|&(i, c)| c == '"' && !after[..i].ends_with('\\'))
+                .map_or(after.len(), |p| p.0);
+            labels.insert(key.trim_start_matches(',').to_string(), after[..end].to_string());
+            rest = after.get(end + 1..).unwrap_or("");
+        }
+        out.push((name.to_string(), labels, value));
+    }
+    out
 }
 
 /// Processes still running (not zombies) whose command line contains `needle`.
