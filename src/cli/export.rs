@@ -81,7 +81,7 @@ mod tests {
         assert_eq!(
             lines[0],
             "run,workload,phase,t,measured,seconds,rw,bs,depth,jobs,op,unit,ops,bytes,iops,tps,mb_per_s,gbit_per_s,\
-             mean_us,p50_us,p99_us,p99_9_us,max_us"
+             mean_us,p50_us,p99_us,p99_9_us,max_us,source,series,value"
         );
         assert_eq!(lines.len(), 3, "read and write: {csv}");
         let ops = |line: &str| line.split(',').nth(12).unwrap().parse::<u64>().unwrap();
@@ -180,5 +180,131 @@ mod tests {
         assert_eq!(workers.len(), 3, "a point each second: {om}");
         workers.dedup();
         assert_eq!(workers, [1, 2, 3], "{om}");
+    }
+
+    /// A run with observed series: the host's CPU (a gauge), a device's writes (stored as
+    /// a rate already) and a PostgreSQL server's commits (a counter) and backends.
+    fn observed_run(fx: &Fixture) {
+        use crate::store::ObservationRow;
+        use crate::store::sink::Record;
+        let commits = "pg_stat_database_xact_commit{datname=\"db\",datid=\"5\"}";
+        let mut rows = Vec::new();
+        for (t, usr, w_s, total, backends) in
+            [(0, 10.0, 100.0, 1000.0, 2.0), (1, 30.0, 300.0, 1010.0, 4.0), (2, 20.0, 200.0, 1040.0, 3.0)]
+        {
+            let row = |source: &str, name: &str, value: f64| ObservationRow {
+                t,
+                source: source.into(),
+                name: name.into(),
+                value,
+            };
+            rows.extend([
+                row("host", "usr_pct", usr),
+                row("device:vda", "w_s", w_s),
+                row("postgres:w", commits, total),
+                row("postgres:w", "pg_stat_database_numbackends{datname=\"db\",datid=\"5\"}", backends),
+            ]);
+        }
+        let scenario = "name: ob\nworkloads:\n  w: {target: /srv/fathom, size: 16m, rw: randread, duration: 3s}\n";
+        fx.run(scenario)
+            .phase("w", &[("w", 1)], 3, |_| Second::new(1_000, 100_000))
+            .record(Record::Observations(rows))
+            .finish();
+    }
+
+    /// The observed series follow the workloads' rows in CSV and JSON, a gauge as its
+    /// mean (per second: as stored) and a counter as its rise per second, as `fathom show`
+    /// reads it; per second from its second sample on.
+    #[test]
+    fn observed_series_export_as_rows_with_counters_as_rates() {
+        let fx = Fixture::new("export-observed");
+        observed_run(&fx);
+        let csv = export(&fx, &[]).unwrap();
+        let mut reader = csv::Reader::from_reader(csv.as_bytes());
+        let header = reader.headers().unwrap().clone();
+        let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+        let cell = |r: &csv::StringRecord, name: &str| r[header.iter().position(|h| h == name).unwrap()].to_string();
+        let observed: Vec<(String, String, String, String)> = rows
+            .iter()
+            .filter(|r| !cell(r, "source").is_empty())
+            .map(|r| {
+                (
+                    cell(r, "source"),
+                    cell(r, "series").split('{').next().unwrap().to_string(),
+                    cell(r, "unit"),
+                    cell(r, "value"),
+                )
+            })
+            .collect();
+        let want = |s: &str, n: &str, u: &str, v: &str| (s.to_string(), n.to_string(), u.to_string(), v.to_string());
+        assert_eq!(
+            observed,
+            [
+                want("device:vda", "w_s", "", "200.0"),
+                want("host", "usr_pct", "", "20.0"),
+                want("postgres:w", "pg_stat_database_numbackends", "", "3.0"),
+                want("postgres:w", "pg_stat_database_xact_commit", "per_second", "20.0"),
+            ],
+            "{csv}"
+        );
+        assert!(rows.iter().filter(|r| !cell(r, "source").is_empty()).all(|r| cell(r, "workload").is_empty()));
+
+        let json: serde_json::Value =
+            serde_json::from_str(&export(&fx, &["--samples", "--format", "json"]).unwrap()).unwrap();
+        let seconds = |source: &str, prefix: &str| -> Vec<(i64, f64)> {
+            let rows = json.as_array().unwrap().iter().filter(|r| r["source"] == source);
+            let rows = rows.filter(|r| r["series"].as_str().unwrap().starts_with(prefix));
+            rows.map(|r| (r["t"].as_i64().unwrap(), r["value"].as_f64().unwrap())).collect()
+        };
+        assert_eq!(seconds("postgres:w", "pg_stat_database_xact_commit"), [(1, 10.0), (2, 30.0)]);
+        assert_eq!(seconds("postgres:w", "pg_stat_database_numbackends"), [(0, 2.0), (1, 4.0), (2, 3.0)]);
+        assert_eq!(seconds("host", "usr_pct"), [(0, 10.0), (1, 30.0), (2, 20.0)]);
+        let commit = json.as_array().unwrap().iter().find(|r| r["source"] == "postgres:w" && r["unit"] == "per_second");
+        assert_eq!(commit.map(|r| (r["phase"].clone(), r["seconds"].clone())), Some(("w".into(), 1.into())));
+    }
+
+    /// OpenMetrics carries the database servers' series as the live endpoint serves them
+    /// (a counter as its running total, for `rate()`) and the others as
+    /// `fathom_observed`, and Prometheus's own tool backfills it.
+    #[test]
+    fn observed_series_export_as_openmetrics_that_promtool_backfills() {
+        let fx = Fixture::new("export-observed-om");
+        observed_run(&fx);
+        let om = export(&fx, &["--format", "openmetrics"]).unwrap();
+        for line in [
+            "# TYPE pg_stat_database_xact_commit unknown",
+            "# TYPE pg_stat_database_numbackends gauge",
+            "# TYPE fathom_observed gauge",
+        ] {
+            assert!(om.lines().any(|l| l == line), "{line}: {om}");
+        }
+        let values = |prefix: &str| -> Vec<f64> {
+            om.lines()
+                .filter(|l| l.starts_with(prefix))
+                .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+                .collect()
+        };
+        assert_eq!(
+            values("pg_stat_database_xact_commit{job=\"fathom\",run=\"1\",server=\"w\",datname=\"db\",datid=\"5\"}"),
+            [1000.0, 1010.0, 1040.0]
+        );
+        assert_eq!(
+            values("fathom_observed{job=\"fathom\",run=\"1\",source=\"host\",series=\"usr_pct\"}"),
+            [10.0, 30.0, 20.0]
+        );
+        let file = fx.dir.join("run.om");
+        std::fs::write(&file, &om).unwrap();
+        let out = std::process::Command::new("promtool")
+            .args(["tsdb", "create-blocks-from", "openmetrics"])
+            .arg(&file)
+            .arg(fx.dir.join("blocks"))
+            .output()
+            .expect("promtool (Debian's prometheus, scripts/install-deps.sh test)");
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
     }
 }

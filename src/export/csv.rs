@@ -55,6 +55,7 @@ mod tests {
         r.extend([10u64, 40960].map(Value::from));
         r.extend([Value::from(10.0), Value::Null, 0.04096.into(), Value::Null]);
         r.extend([12.5, 11.0, 30.25, 35.5, 41.0].map(Value::from));
+        r.extend([Value::Null, Value::Null, Value::Null]);
         r
     }
 
@@ -66,13 +67,13 @@ mod tests {
         assert_eq!(lines[0], COLUMNS.join(","));
         assert_eq!(
             lines[1],
-            "7,plain,p,,true,1.0,randread,4k,1,1,read,iops,10,40960,10.0,,0.04096,,12.5,11.0,30.25,35.5,41.0"
+            "7,plain,p,,true,1.0,randread,4k,1,1,read,iops,10,40960,10.0,,0.04096,,12.5,11.0,30.25,35.5,41.0,,,"
         );
         assert!(text.contains(",\"cr\rhere\",p,"), "{text:?}");
         assert!(text.contains(",\"lf\nhere\",p,"), "{text:?}");
         assert!(text.contains(",\"a \"\"quote\"\"\",p,"), "{text:?}");
         assert!(text.contains(",\"a,comma\",p,"), "{text:?}");
-        assert!(text.ends_with("41.0\n"), "{text:?}");
+        assert!(text.ends_with("41.0,,,\n"), "{text:?}");
         let names: Vec<String> =
             csv::Reader::from_reader(text.as_bytes()).records().map(|r| r.unwrap()[1].to_string()).collect();
         assert_eq!(names, ["plain", "cr\rhere", "lf\nhere", "a \"quote\"", "a,comma"]);

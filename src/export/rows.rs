@@ -3,6 +3,12 @@
 //! merged histogram). Each row carries the workload's settings, so a row read alone
 //! says what was run, and each figure sits under its unit's column (IOPS, TPS or
 //! Gbit/s): a figure the op's unit does not measure is empty, never 0.
+//!
+//! The observed series (the host's, the devices', the database servers') follow in the
+//! same table, a row per series (and with `--samples` per series and second) under
+//! `source`, `series` and `value`, the workload's columns empty. A counter is read as
+//! `fathom show` and the report read it, its rise per second (`unit` says `per_second`):
+//! a running total since the server started says nothing of the run.
 
 use super::seam::Source;
 use crate::error::Result;
@@ -11,7 +17,7 @@ use crate::report::measured::WorkloadSummary;
 use serde_json::Value;
 
 /// The columns of a row, in order (CSV header and JSON keys alike).
-pub const COLUMNS: [&str; 23] = [
+pub const COLUMNS: [&str; 26] = [
     "run",
     "workload",
     "phase",
@@ -35,6 +41,9 @@ pub const COLUMNS: [&str; 23] = [
     "p99_us",
     "p99_9_us",
     "max_us",
+    "source",
+    "series",
+    "value",
 ];
 
 /// One row's cells in [`COLUMNS`] order; a missing value (`t` of a summary row, a
@@ -42,8 +51,24 @@ pub const COLUMNS: [&str; 23] = [
 pub type Row = Vec<Value>;
 
 /// The run's rows: one per workload and op, or with `samples` one per second, workload
-/// and op, `measured` false for the seconds of its ramp.
+/// and op, `measured` false for the seconds of its ramp; then the observed series'.
 pub fn rows(src: &Source) -> Result<Vec<Row>> {
+    let mut rows = workload_rows(src)?;
+    rows.extend(observed_rows(src)?);
+    Ok(rows)
+}
+
+/// The phase in force at second `t`, empty outside every phase.
+fn phase_at(s: &crate::report::summary::RunSummary, t: i64) -> &str {
+    s.phases
+        .iter()
+        .find(|p| p.phase.start_t <= t && p.phase.end_t.is_none_or(|e| t < e))
+        .map(|p| p.phase.label.as_str())
+        .unwrap_or("")
+}
+
+/// The workloads' rows.
+fn workload_rows(src: &Source) -> Result<Vec<Row>> {
     let s = src.summary;
     let mut rows: Vec<Row> = Vec::new();
     for w in &s.workloads {
@@ -54,16 +79,45 @@ pub fn rows(src: &Source) -> Result<Vec<Row>> {
         }
         let (from, to) = (w.workload.start_t, w.workload.measured_window().1.ceil() as i64);
         for t in from..to {
-            let phase = s
-                .phases
-                .iter()
-                .find(|p| p.phase.start_t <= t && p.phase.end_t.is_none_or(|e| t < e))
-                .map(|p| p.phase.label.as_str())
-                .unwrap_or("");
+            let phase = phase_at(s, t);
             for (op, stats) in src.store.window(s.run.id, w.workload.idx, t, t + 1)? {
                 rows.push(row(s.run.id, w, phase, Some(t), &OpSummary::new(name, op, &stats, 1.0, None)));
             }
         }
+    }
+    Ok(rows)
+}
+
+/// The observed series' rows: one per series over the run (a gauge's mean, a counter's
+/// rise per second, as `fathom show` reads them), or with `samples` one per series and
+/// second (a counter's rise over the second before it, from its second sample on).
+fn observed_rows(src: &Source) -> Result<Vec<Row>> {
+    let s = src.summary;
+    let mut rows = Vec::new();
+    for o in &s.observed {
+        let counter = o.delta.is_some();
+        let row = |t: Option<i64>, seconds: usize, value: f64| {
+            let mut r: Row = vec![Value::Null; COLUMNS.len()];
+            let mut put = |column: &str, v: Value| r[COLUMNS.iter().position(|c| *c == column).unwrap_or(0)] = v;
+            put("run", s.run.id.into());
+            put("phase", t.map(|t| phase_at(s, t)).into());
+            put("t", t.into());
+            put("seconds", seconds.into());
+            put("unit", counter.then_some("per_second").into());
+            put("source", o.source.clone().into());
+            put("series", o.name.clone().into());
+            put("value", value.into());
+            r
+        };
+        if !src.samples {
+            rows.push(row(None, o.seconds, o.mean));
+            continue;
+        }
+        let seconds = match counter {
+            true => src.store.observation_rises(s.run.id, &o.source, std::slice::from_ref(&o.name), 1)?,
+            false => src.store.observation_series(s.run.id, &o.source, &o.name, 1)?,
+        };
+        rows.extend(seconds.into_iter().map(|(t, v)| row(Some(t), 1, v)));
     }
     Ok(rows)
 }
@@ -100,5 +154,8 @@ fn row(run: i64, w: &WorkloadSummary, phase: &str, t: Option<i64>, o: &OpSummary
         latency(|l| l.p99_us).into(),
         latency(|l| l.p99_9_us).into(),
         latency(|l| l.max_us).into(),
+        Value::Null,
+        Value::Null,
+        Value::Null,
     ]
 }

@@ -267,8 +267,7 @@ fn postgres_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
 }
 
 /// The change per second of the sum of counters `names` of observed `source`, between
-/// bins of `bin` seconds, times `scale`: a chart of a counter stored as it is
-/// (cumulative, as the exporters serve it).
+/// bins of `bin` seconds, times `scale`, as a chart's points.
 fn rise_per_second(
     store: &Store,
     s: &RunSummary,
@@ -277,14 +276,8 @@ fn rise_per_second(
     bin: i64,
     scale: f64,
 ) -> Result<Vec<(f64, f64)>> {
-    let mut sum: BTreeMap<i64, f64> = BTreeMap::new();
-    for n in names {
-        for (t, v) in store.observation_series(s.run.id, source, n, bin)? {
-            *sum.entry(t).or_default() += v;
-        }
-    }
-    let points: Vec<(i64, f64)> = sum.into_iter().collect();
-    Ok(points.windows(2).map(|w| (w[1].0 as f64, (w[1].1 - w[0].1).max(0.0) / bin as f64 * scale)).collect())
+    let rises = store.observation_rises(s.run.id, source, names, bin)?;
+    Ok(rises.into_iter().map(|(t, v)| (t as f64, v * scale)).collect())
 }
 
 /// Each observed MariaDB server's figures over the run, per second: commits and

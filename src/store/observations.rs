@@ -91,6 +91,22 @@ impl Store {
         let rows = stmt.query_map(params![run, source, name, bin], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+
+    /// The rise per second of the sum of counters `names` of `source`, between bins of
+    /// `bin` seconds: (bin start, rise per second), from the second bin on. A counter is
+    /// stored as its exporter serves it (a running total); this is how the report's
+    /// charts and the exports read it. A fall (the server's statistics reset) reads 0.
+    pub fn observation_rises(&self, run: i64, source: &str, names: &[String], bin: i64) -> Result<Vec<(i64, f64)>> {
+        let mut sum: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
+        for n in names {
+            for (t, v) in self.observation_series(run, source, n, bin)? {
+                *sum.entry(t).or_default() += v;
+            }
+        }
+        let points: Vec<(i64, f64)> = sum.into_iter().collect();
+        // over the seconds between two bins, so that a second left out does not double the next
+        Ok(points.windows(2).map(|w| (w[1].0, (w[1].1 - w[0].1).max(0.0) / (w[1].0 - w[0].0) as f64)).collect())
+    }
 }
 
 #[cfg(test)]
@@ -129,5 +145,32 @@ mod tests {
         assert_eq!((c.mean, c.max, c.delta, c.seconds), (15.0, 20.0, Some(30.0), 3), "{c:?}");
         let g = seen.iter().find(|o| o.name == "numbackends").unwrap();
         assert_eq!((g.mean, g.max, g.delta), (3.0, 4.0, None), "{g:?}");
+    }
+
+    /// A counter's rise per second between its samples, over the seconds between them
+    /// (a missing second does not double the next), summed over the names asked, a
+    /// reset read as no rise.
+    #[test]
+    fn a_counter_rises_per_second_between_its_samples() {
+        let fx = Fixture::new("observed-rises");
+        let row = |t: i64, name: &str, value: f64| ObservationRow { t, source: "s".into(), name: name.into(), value };
+        let rows = vec![
+            row(1, "a", 100.0),
+            row(2, "a", 110.0),
+            row(4, "a", 150.0),
+            row(5, "a", 0.0),
+            row(1, "b", 1.0),
+            row(2, "b", 2.0),
+            row(4, "b", 4.0),
+            row(5, "b", 5.0),
+        ];
+        let run = fx
+            .run("name: o\nworkloads:\n  w: {engine: null, rw: read, duration: 5s}\n")
+            .phase("w", &[("w", 1)], 5, |_| Second::new(10, 1_000))
+            .record(Record::Observations(rows))
+            .finish();
+        let store = fx.store();
+        let rises = store.observation_rises(run, "s", &["a".into(), "b".into()], 1).unwrap();
+        assert_eq!(rises, [(2, 11.0), (4, 21.0), (5, 0.0)]);
     }
 }
