@@ -213,7 +213,9 @@ fn text_of(out: &std::process::Output) -> String {
 /// the same label names and, for the measured database and the server-wide views, a
 /// value between fathom's readings before and after the exporter's, give or take the
 /// series' busiest second of the run. The run measures pgbench for 3 s, then waits
-/// while the test compares (its observer still sampling, its endpoint serving).
+/// while the test compares (its observer still sampling, its endpoint serving); the real
+/// Prometheus scrapes it throughout, and answers every query of the Grafana dashboard's
+/// PostgreSQL row with data.
 #[test]
 fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_exporter_s() {
     let s = Scratch::new("databases-exporter");
@@ -225,7 +227,8 @@ fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_expo
         address.display(),
         done.display()
     ));
-    let port = servers::free_port();
+    let (port, prom_port) = (servers::free_port(), servers::free_port());
+    let prom = servers::prometheus(&s.dir, prom_port, "fathom", &[format!("127.0.0.1:{port}")]);
     let mut child = spawn_job(&s, &["run", path.to_str().unwrap(), "--prometheus", &format!("127.0.0.1:{port}")]);
     let read = || std::fs::read_to_string(&address).unwrap_or_default().trim().to_string();
     wait_for(&s, &mut child, "the server's address", || read().contains("dbname="));
@@ -239,6 +242,8 @@ fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_expo
     std::thread::sleep(Duration::from_millis(2500));
     let after = servers::get(port, "/metrics").unwrap();
     drop(exporter);
+    servers::assert_answered(prom_port, &servers::dashboard_queries("PostgreSQL"));
+    drop(prom);
     std::fs::write(&done, "").unwrap();
     let (out, _) = wait_exit(&s, child, Duration::from_secs(60));
     assert!(out.status.success(), "{}", text(&out));

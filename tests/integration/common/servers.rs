@@ -101,6 +101,43 @@ pub fn prometheus(dir: &Path, port: u16, job: &str, targets: &[String]) -> Serve
     server
 }
 
+/// The queries of the Grafana dashboard (deploy/grafana/fathom.json) in its row titled
+/// `row` (a panel is in the last row above it, as Grafana lays them out; `""` is the
+/// panels above every row, with the annotations): each (panel title, query).
+pub fn dashboard_queries(row: &str) -> Vec<(String, String)> {
+    let path = format!("{}/deploy/grafana/fathom.json", env!("CARGO_MANIFEST_DIR"));
+    let dashboard: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let panels = dashboard["panels"].as_array().unwrap();
+    let y = |p: &serde_json::Value| p["gridPos"]["y"].as_i64().unwrap();
+    let rows: Vec<&serde_json::Value> = panels.iter().filter(|p| p["type"] == "row").collect();
+    let row_of = |p: &serde_json::Value| {
+        rows.iter().filter(|r| y(r) < y(p)).max_by_key(|r| y(r)).map_or("", |r| r["title"].as_str().unwrap())
+    };
+    let mut queries = Vec::new();
+    for p in panels.iter().filter(|p| p["type"] != "row" && row_of(p) == row) {
+        for t in p["targets"].as_array().unwrap() {
+            queries.push((p["title"].as_str().unwrap().to_string(), t["expr"].as_str().unwrap().to_string()));
+        }
+    }
+    if row.is_empty() {
+        for a in dashboard["annotations"]["list"].as_array().unwrap() {
+            queries.push((a["name"].as_str().unwrap().to_string(), a["expr"].as_str().unwrap().to_string()));
+        }
+    }
+    queries
+}
+
+/// Every one of `queries` (the dashboard's) has data in the Prometheus on `port` over
+/// its last minute, `$run` any run and `$__rate_interval` 3 s (a 1 s scrape).
+pub fn assert_answered(port: u16, queries: &[(String, String)]) {
+    assert!(!queries.is_empty(), "no queries");
+    for (title, expr) in queries {
+        let expr = expr.replace("$run", ".*").replace("$__rate_interval", "3s");
+        let result = query(port, &format!("max_over_time(({expr})[1m:1s])"));
+        assert!(!result.as_array().unwrap().is_empty(), "panel {title}: no data for {expr}");
+    }
+}
+
 /// Debian's node exporter on 127.0.0.1:`port`; returns once it serves /metrics.
 pub fn node_exporter(port: u16) -> Server {
     let server = Server(
