@@ -251,50 +251,56 @@ fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_expo
     let (passed, said) = promtool(&before);
     assert!(passed, "promtool check metrics: {said}\n{before}");
     let (ours, theirs, after) = (by_series(&before), by_series(&theirs), by_series(&after));
-    let families = |s: &Scrape| -> BTreeMap<String, Vec<Vec<String>>> {
-        let mut f: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
-        for (name, labels) in s.keys() {
-            let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
-            let seen = f.entry(name.clone()).or_default();
-            if !seen.contains(&names) {
-                seen.push(names);
-            }
-        }
-        f
-    };
-    let (mine, exporter_s) = (families(&ours), families(&theirs));
+    let (mine, exporter_s) = (label_names(&ours), label_names(&theirs));
     let pg: Vec<&String> = mine.keys().filter(|n| n.starts_with("pg_")).collect();
     assert!(pg.len() >= 15, "{pg:?}");
     for name in &pg {
         let labels = exporter_s.get(*name).unwrap_or_else(|| panic!("{name} is not postgres_exporter's"));
         assert_eq!(&mine[*name], labels, "{name}'s labels");
     }
-    let stored = s.observations();
+    let compared = values_agree(&s, [&ours, &theirs, &after], database);
+    assert!(compared >= 15, "{compared} series compared");
+}
+
+/// Each family's label names (each set of them its series have).
+fn label_names(scrape: &Scrape) -> BTreeMap<String, Vec<Vec<String>>> {
+    let mut families: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    for (name, labels) in scrape.keys() {
+        let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
+        let seen = families.entry(name.clone()).or_default();
+        if !seen.contains(&names) {
+            seen.push(names);
+        }
+    }
+    families
+}
+
+/// Checks that the exporter's value of each `pg_*` series fathom served (those of
+/// `database` and of the whole server) lies between fathom's before and after, give or
+/// take the series' busiest second of the run as stored; how many it compared.
+fn values_agree(s: &Scratch, [ours, theirs, after]: [&Scrape; 3], database: &str) -> usize {
+    // the stored series by name and labels, read as a scrape's are
+    let stored: BTreeMap<_, Vec<(i64, f64)>> = s
+        .observations()
+        .into_iter()
+        .filter(|((source, _), _)| source == "postgres:w")
+        .filter_map(|((_, name), values)| Some((by_series(&format!("{name} 0")).into_keys().next()?, values)))
+        .collect();
     let mut compared = 0;
     for ((name, labels), &value) in ours.iter().filter(|((n, _), _)| n.starts_with("pg_")) {
-        let db = labels.iter().find(|l| l.0 == "datname").map(|l| l.1.as_str());
-        if db.is_some_and(|db| db != database) {
+        if labels.iter().any(|(k, v)| k == "datname" && v != database) {
             continue;
         }
         let key = (name.clone(), labels.clone());
-        let exporter_value = theirs[&key];
-        let later = after[&key];
-        let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
-        let stored_name = if pairs.is_empty() { name.clone() } else { format!("{name}{{{}}}", pairs.join(",")) };
-        let series = stored.keys().find(|(src, n)| {
-            src == "postgres:w" && n == &stored_name || {
-                // stored with its labels in the observer's order
-                src == "postgres:w" && n.starts_with(&format!("{name}{{")) && pairs.iter().all(|p| n.contains(p))
-            }
-        });
-        let values = &stored[series.unwrap_or_else(|| panic!("{stored_name} is not stored"))];
+        let (exporter_value, later) = (theirs[&key], after[&key]);
+        let values = stored.get(&key).unwrap_or_else(|| panic!("{key:?} is not stored"));
         let busiest = values.windows(2).map(|w| (w[1].1 - w[0].1).abs() / (w[1].0 - w[0].0) as f64).fold(0.0, f64::max);
         let (low, high) = (value.min(later) - busiest, value.max(later) + busiest);
         assert!(
             (low..=high).contains(&exporter_value),
-            "{stored_name}: the exporter's {exporter_value}, fathom's {value} before and {later} after, busiest second {busiest}"
+            "{key:?}: the exporter's {exporter_value}, fathom's {value} before and {later} after, busiest second {busiest}"
         );
         compared += 1;
     }
-    assert!(compared >= 15, "{compared} series compared");
+    compared
 }
