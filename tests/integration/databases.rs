@@ -7,8 +7,6 @@ use crate::common::servers::{self, Postgres};
 use crate::common::{Scratch, text};
 use crate::interrupt::{spawn_job, wait_exit, wait_for};
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// A pgbench run of 7 s with a `CHECKPOINT` at 4 s, through the DSN the step is given.
@@ -190,24 +188,6 @@ fn by_series(text: &str) -> Scrape {
         .collect()
 }
 
-/// What `promtool check metrics` says of `text`, and whether it passed.
-fn promtool(text: &str) -> (bool, String) {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool is installed with prometheus by scripts/install-deps.sh test");
-    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (out.status.success(), text_of(&out))
-}
-
-fn text_of(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout)
-}
-
 /// A database run's scrape passes Prometheus's check, and every `pg_*` family fathom
 /// serves is one the real postgres_exporter (Debian's) serves of the same server, with
 /// the same label names and, for the measured database and the server-wide views, a
@@ -248,8 +228,7 @@ fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_expo
     let (out, _) = wait_exit(&s, child, Duration::from_secs(60));
     assert!(out.status.success(), "{}", text(&out));
 
-    let (passed, said) = promtool(&before);
-    assert!(passed, "promtool check metrics: {said}\n{before}");
+    servers::promtool_check(&before);
     let (ours, theirs, after) = (by_series(&before), by_series(&theirs), by_series(&after));
     let (mine, exporter_s) = (label_names(&ours), label_names(&theirs));
     let pg: Vec<&String> = mine.keys().filter(|n| n.starts_with("pg_")).collect();

@@ -227,7 +227,8 @@ fn a_setting_mariadb_refuses_fails_the_run_in_its_words() {
 
 /// A MariaDB server is observed each second under mysqld_exporter's names: every series
 /// fathom stored is one the real exporter (Debian's) publishes of the same server, with
-/// the same labels, and a counter read after the run is at least what fathom last read.
+/// the same labels, and a counter read after the run is at least what fathom last read;
+/// the series served live on `/metrics` pass `promtool check metrics`.
 #[test]
 fn a_mariadb_server_is_observed_under_mysqld_exporter_s_names() {
     let s = Scratch::new("sysbench-mariadb-observed");
@@ -237,8 +238,18 @@ fn a_mariadb_server_is_observed_under_mysqld_exporter_s_names() {
         "name: sb\nworkloads:\n  w:\n    driver: sysbench\n    dbms: mariadb\n    tables: 1\n    table_size: 1000\n    \
          duration: 3s\n",
     );
-    let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={}", db.dsn("sbtest"))]);
+    let (dsn, live) = (format!("dsn={}", db.dsn("sbtest")), servers::free_port());
+    let args = ["run", path.to_str().unwrap(), "--set", &dsn, "--prometheus", &format!("127.0.0.1:{live}")];
+    let mut child = crate::interrupt::spawn_job(&s, &args);
+    let mut served = String::new();
+    crate::interrupt::wait_for(&s, &mut child, "MariaDB's series on /metrics", || {
+        served = servers::get(live, "/metrics").unwrap_or_default();
+        served.contains("\nmysql_global_status_commands_total{")
+    });
+    let (out, _) = crate::interrupt::wait_exit(&s, child, Duration::from_secs(60));
     assert!(out.status.success(), "{}", text(&out));
+    // served live, each family with its help and type, as Prometheus's check wants them
+    servers::promtool_check(&served);
     let mut observed = s.observations();
     observed.retain(|(source, _), _| source == "mariadb:w");
     assert!(observed.len() >= 35, "{:?}", observed.keys().collect::<Vec<_>>());

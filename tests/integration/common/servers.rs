@@ -393,6 +393,22 @@ fn exporter(mut cmd: Command, port: u16, what: &str) -> Server {
     server
 }
 
+/// Fails unless `promtool check metrics` (Debian's, with prometheus) passes `text`, an
+/// exposition in the text format: every family with help and type, a counter `_total`.
+pub fn promtool_check(text: &str) {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool is installed with prometheus by scripts/install-deps.sh test");
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "promtool check metrics: {said}\n{text}");
+}
+
 /// The samples of an exposition (the text format's lines): name, labels, value.
 pub fn samples(text: &str) -> Vec<(String, std::collections::BTreeMap<String, String>, f64)> {
     let mut out = Vec::new();
