@@ -246,6 +246,7 @@ const WAL: View = View {
     ],
 };
 
+/// PostgreSQL 18's pg_stat_wal: its first four columns, the others gone to pg_stat_io.
 const WAL_18: View = View { columns: WAL.columns.split_at(4).0, ..WAL };
 
 /// PostgreSQL 16 and later: IO per backend type, summed over objects and contexts.
