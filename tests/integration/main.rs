@@ -7,6 +7,7 @@ mod common;
 
 mod bounded;
 mod budget;
+mod build_identity;
 mod builtins;
 mod clusters;
 mod completions;

@@ -2,16 +2,17 @@
 //! it was built from, and whether its sources differed from that commit. A controller
 //! and its agents compare it, so that a fathom of another build is never used by
 //! mistake. Two builds of one commit with different edits differ too: a modified tree
-//! carries a fingerprint of its changes. Without git (a tarball), the commit is
-//! `unknown`. Not named `FATHOM_...`: cargo also sets it in the environment of what
+//! carries a fingerprint of its changes. Without git (a tarball, `cargo install` from a
+//! registry), the sources themselves are fingerprinted (`fingerprint.rs`): two builds of
+//! different sources outside git differ as well. Not named `FATHOM_...`: cargo also sets it in the environment of what
 //! `cargo run` and `cargo test` start, where it would pass for one of fathom's own
 //! variables (a hook sees every `FATHOM_` one).
 
+mod fingerprint;
+
+use fingerprint::{FNV_START, SOURCES, fnv, hex};
 use std::path::Path;
 use std::process::Command;
-
-/// What the binary is made of: a change elsewhere (docs, tests) builds the same program.
-const SOURCES: [&str; 4] = ["src", "build.rs", "Cargo.toml", "Cargo.lock"];
 
 /// Git's answer in this package's directory, or None when git is absent or fails. No
 /// optional locks: `git status` would otherwise rewrite the index a build watches.
@@ -24,11 +25,6 @@ fn git_text(args: &[&str]) -> Option<String> {
     git(args).map(|b| String::from_utf8_lossy(&b).trim().to_string())
 }
 
-/// FNV-1a: a fingerprint that is the same on every machine and compiler.
-fn fnv(hash: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().fold(hash, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
-}
-
 /// The changes to the sources against HEAD, tracked and new files alike, as 8 hex
 /// digits; None for an unmodified tree.
 fn changes() -> Option<String> {
@@ -37,12 +33,12 @@ fn changes() -> Option<String> {
     if status.is_empty() {
         return None;
     }
-    let mut hash = fnv(0xcbf2_9ce4_8422_2325, &git(&paths(&["diff", "HEAD", "--binary"])).unwrap_or_default());
+    let mut hash = fnv(FNV_START, &git(&paths(&["diff", "HEAD", "--binary"])).unwrap_or_default());
     let untracked = git_text(&paths(&["ls-files", "--others", "--exclude-standard"])).unwrap_or_default();
     for file in untracked.lines() {
         hash = fnv(fnv(hash, file.as_bytes()), &std::fs::read(file).unwrap_or_default());
     }
-    Some(format!("{:08x}", (hash >> 32) ^ (hash & 0xffff_ffff)))
+    Some(hex(hash))
 }
 
 /// The commit of the repository this package is the top of; None outside one (a
@@ -78,7 +74,13 @@ fn main() {
     }
     let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
     let build = match commit() {
-        None => format!("{version} (unknown)"),
+        None => {
+            let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+            match fingerprint::of_sources(Path::new(&root), &SOURCES) {
+                Ok(fingerprint) => format!("{version} (sources {fingerprint})"),
+                Err(e) => panic!("fingerprinting the sources in {root}: {e}"),
+            }
+        }
         Some(commit) => {
             watch_head();
             match changes() {
