@@ -1,12 +1,42 @@
 //! Errors and the exit status each one maps to.
 //!
 //! fathom's exit statuses are part of its interface (scripts and CI depend on them):
-//! 0 success, 1 a run that failed mid-way, 2 bad input (nothing was measured),
-//! 130 interrupted; 3 is reserved for failed expectations, which scenarios will gain.
+//! they are the constants of [`exit`], which the manual pages list from [`exit::ALL`].
 //! Keeping the mapping in one enum means a module deep in the stack decides *what kind*
 //! of failure it saw, and `main` alone turns that into a status.
 
 use std::fmt;
+
+/// The exit statuses, each once: the code returns these names, never the numbers.
+pub mod exit {
+    pub const SUCCESS: i32 = 0;
+    pub const FAILED: i32 = 1;
+    pub const BAD_INPUT: i32 = 2;
+    pub const EXPECTATION_FAILED: i32 = 3;
+    /// As a shell's Ctrl-C (128 + SIGINT).
+    pub const INTERRUPTED: i32 = 130;
+
+    /// Every status and what it tells a script, as `fathom man` prints them.
+    pub const ALL: [(i32, &str); 5] = [
+        (SUCCESS, "Success: the command did its work; a run completed and met its expectations."),
+        (
+            FAILED,
+            "A run failed while it ran (a program or an IO failed, data verification failed, a host was \
+             lost: the run is stored as failed or partial), or reading or writing results failed.",
+        ),
+        (
+            BAD_INPUT,
+            "Bad input: a scenario, flag, inventory or target was refused before anything was measured (the \
+             message names the file, line and key); also `fathom lint --strict` when it found something.",
+        ),
+        (
+            EXPECTATION_FAILED,
+            "The run completed but an expectation (`expect:`, or a result view's band) failed; `--no-expect` \
+             skips them.",
+        ),
+        (INTERRUPTED, "Interrupted by Ctrl-C, SIGTERM or SIGHUP; what was measured so far is stored."),
+    ];
+}
 
 /// A failure that ends the command, with the exit status it implies.
 #[derive(Debug)]
@@ -41,9 +71,9 @@ impl Error {
 
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Input(_) => 2,
-            Error::Failed(_) => 1,
-            Error::Interrupted => 130,
+            Error::Input(_) => exit::BAD_INPUT,
+            Error::Failed(_) => exit::FAILED,
+            Error::Interrupted => exit::INTERRUPTED,
         }
     }
 }

@@ -83,5 +83,6 @@ pub fn run(mut args: Args) -> Result<i32> {
         crate::terminal::print(describe(&found));
     }
     let warned = found.iter().any(|f| f.severity == Severity::Warning);
-    Ok(if args.strict && warned { 2 } else { 0 })
+    use crate::error::exit;
+    Ok(if args.strict && warned { exit::BAD_INPUT } else { exit::SUCCESS })
 }

@@ -123,10 +123,10 @@ impl End {
     pub(super) fn print(&self, ended: &Ended, width: usize) -> Result<i32> {
         let said = |code: &str| !self.quiet && crate::analysis::lint::said_before_run(code);
         let mut text = format!("\n{}", super::show::text(&ended.summary, &said, width, super::show::prose(width)));
-        if ended.code == 3 {
+        if ended.code == crate::error::exit::EXPECTATION_FAILED {
             text.push_str("\nsome expectations failed (exit 3); `--no-expect` skips them\n");
         }
-        if ended.code == 0 {
+        if ended.code == crate::error::exit::SUCCESS {
             text.push_str(&format!("\nsee it again with `fathom show {}`; all runs: `fathom runs`\n", ended.run));
         }
         let json = || serde_json::to_string_pretty(&ended.summary).expect("a summary serializes") + "\n";

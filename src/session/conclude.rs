@@ -8,6 +8,7 @@ use super::state::{Ended, INTERRUPTED, RunOptions, Session};
 use crate::analysis::lint;
 use crate::engine::demand::Demand;
 use crate::error::Result;
+use crate::error::exit;
 use crate::metrics::summary::Throughput;
 use crate::report::summary::RunSummary;
 use crate::report::{expect, results};
@@ -28,7 +29,7 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     let (status, error, code) = match (status, lost.is_empty()) {
         (Status::Completed, false) => {
             let hosts: Vec<&str> = lost.iter().map(|(h, _)| h.as_str()).collect();
-            (Status::Partial, Some(format!("lost host {}", hosts.join(", "))), 1)
+            (Status::Partial, Some(format!("lost host {}", hosts.join(", "))), exit::FAILED)
         }
         _ => (status, error, code),
     };
@@ -53,7 +54,7 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
     // Expectations judge a run that completed; a failed one exits 3.
     let mut code = code;
     let banded = scenario.result_views.iter().any(|v| !v.bands.is_empty());
-    if code == 0 && !opts.no_expect && (!scenario.expect.is_empty() || banded) {
+    if code == exit::SUCCESS && !opts.no_expect && (!scenario.expect.is_empty() || banded) {
         let mut rows = expect::check(store, run, &scenario.expect)?;
         // the bands of the result views are expectations on their per-second series
         rows.extend(results::band_rows(&results::measure(store, run, &scenario.result_views)?));
@@ -61,7 +62,7 @@ pub(super) fn conclude(s: &Session, measured: Measured, opts: &RunOptions) -> Re
             store.add_expectation(run, i, row)?;
         }
         if rows.iter().any(|r| !r.passed) {
-            code = 3;
+            code = exit::EXPECTATION_FAILED;
         }
     }
     if let Some(endpoint) = endpoint {
@@ -96,10 +97,10 @@ fn judge(
         outcome => outcome,
     };
     Ok(match (outcome, stored) {
-        (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), 1),
-        (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), 1),
-        (Ok(Outcome::Aborted), _) => (Status::Aborted, Some(INTERRUPTED.to_string()), 130),
-        (Ok(Outcome::Completed), _) => (Status::Completed, None, 0),
+        (Err(e), _) | (Ok(_), Err(e)) => (Status::Failed, Some(e.to_string()), exit::FAILED),
+        (Ok(Outcome::Failed(msg)), _) => (Status::Failed, Some(msg), exit::FAILED),
+        (Ok(Outcome::Aborted), _) => (Status::Aborted, Some(INTERRUPTED.to_string()), exit::INTERRUPTED),
+        (Ok(Outcome::Completed), _) => (Status::Completed, None, exit::SUCCESS),
     })
 }
 

@@ -133,7 +133,8 @@ pub fn run(name: &str, keepalive: Duration) -> i32 {
     }
     agent.finish(forward);
     // a controller's line that broke the protocol's bounds ends the agent, not quietly
-    if broken.load(Ordering::Relaxed) { 2 } else { 0 }
+    use crate::error::exit;
+    if broken.load(Ordering::Relaxed) { exit::BAD_INPUT } else { exit::SUCCESS }
 }
 
 /// Says hello: the protocol, this build, and what the controller should know of the host.

@@ -104,6 +104,18 @@ fn man_finds_the_page_of_fathom_and_of_each_subcommand() {
     }
     let run = man("fathom-run");
     assert!(run.contains("--json") && run.contains("--time-scale"), "{run}");
+    // what clap does not know, as `man` shows it: exit statuses, variables, files, examples
+    for (page, text) in [("fathom", &fathom), ("fathom-run", &run)] {
+        for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES"] {
+            assert!(text.contains(&format!("\n{section}\n")), "{page}(1) has no {section}:\n{text}");
+        }
+        assert!(text.contains("FATHOM_RESULTS") && text.contains("fathom-results/fathom.db"), "{text}");
+    }
+    let statuses = run.split("\nEXIT STATUS\n").nth(1).unwrap().split("\nENVIRONMENT\n").next().unwrap();
+    let codes: Vec<&str> =
+        statuses.lines().filter_map(|l| l.split_whitespace().next()).filter(|w| w.parse::<u32>().is_ok()).collect();
+    assert_eq!(codes, ["0", "1", "2", "3", "130"], "{statuses}");
+    assert!(run.contains("fathom run bench.yaml --json - > run.json"), "{run}");
     // without --dir, fathom's own page on stdout; a directory it may not write is refused
     let out = s.run(&["man"]);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with(".ie"), "{}", text(&out));
