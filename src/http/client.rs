@@ -1,6 +1,7 @@
 //! The HTTP client: GETs over http:// or https:// (ureq with rustls, certificates
 //! verified against Mozilla's roots or a CA file), with a bearer token or basic auth
-//! read from a file or the environment at each request. Credentials never enter a URL,
+//! read from a file or the environment at each request. Every request fathom makes goes
+//! through [`Client`], built from the [`Auth`] a scenario's keys give (`scenario/auth.rs`). Credentials never enter a URL,
 //! an error or the store: only where to find them is written down.
 
 use crate::error::{Error, Result};
@@ -14,9 +15,9 @@ const MAX_BODY: u64 = 16 << 20;
 /// How fathom proves who it is to a server, and which certificates it trusts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Auth {
-    /// A file holding the token sent as `Authorization: Bearer TOKEN`, read at each
+    /// Where the token sent as `Authorization: Bearer TOKEN` is kept, read at each
     /// request, so a token rotated while a run goes is picked up.
-    pub bearer_token_file: Option<PathBuf>,
+    pub bearer_token: Option<Secret>,
     pub basic: Option<Basic>,
     /// PEM certificates of the authorities that sign the server's certificate, instead
     /// of Mozilla's roots (a site's own CA).
@@ -121,8 +122,8 @@ impl Client {
     fn authorization(&self) -> Result<Option<String>> {
         use base64::Engine as _;
         let cannot = |e: Error| Error::failed(format!("reading the credentials: {e}"));
-        if let Some(file) = &self.auth.bearer_token_file {
-            let token = Secret::File(file.clone()).read().map_err(cannot)?;
+        if let Some(kept) = &self.auth.bearer_token {
+            let token = kept.read().map_err(cannot)?;
             return Ok(Some(format!("Bearer {token}")));
         }
         if let Some(b) = &self.auth.basic {
@@ -140,15 +141,11 @@ fn why(e: &ureq::Error) -> String {
     let text = e.to_string();
     if text.contains("UnknownIssuer") || text.contains("certificate") {
         return format!(
-            "{text} (the server's certificate is not signed by an authority fathom trusts: give its CA in `ca_file`)"
+            "{text} (the server's certificate is not signed by an authority fathom trusts: give its CA as \
+             `tls_config: {{ca_file: PATH}}`)"
         );
     }
     text
-}
-
-/// GETs `url` with no credentials and Mozilla's roots, within `timeout`.
-pub fn get(url: &str, timeout: Duration) -> Result<(u16, String)> {
-    Client::new(&Auth::default(), timeout)?.get(url)
 }
 
 #[cfg(test)]

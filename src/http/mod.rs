@@ -5,7 +5,7 @@
 
 mod client;
 
-pub use client::{Auth, Basic, Client, Secret, get};
+pub use client::{Auth, Basic, Client, Secret};
 
 use crate::error::{Error, Result};
 use std::collections::VecDeque;

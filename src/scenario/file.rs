@@ -2,6 +2,7 @@
 //! refused. [`super::load`] reads text into these, [`super::check`] turns them into the
 //! [`super::model`].
 
+use super::auth::{AuthFile, BasicAuthFile, TlsFile};
 use super::model::{Arrival, Crc, Queue, Rw};
 use super::steps;
 use super::units::{Size, Span};
@@ -196,29 +197,24 @@ pub struct RemoteFile {
     pub queries: IndexMap<String, String>,
     pub interval: Option<Span>,
     pub bearer_token_file: Option<String>,
+    pub bearer_token_env: Option<String>,
     /// Written only to be refused: a token would be stored with the scenario.
     pub bearer_token: Option<String>,
     pub basic_auth: Option<BasicAuthFile>,
     pub tls_config: Option<TlsFile>,
 }
 
-/// `basic_auth:` as written (Prometheus's key): the user, and the password's file or
-/// environment variable.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BasicAuthFile {
-    pub username: String,
-    pub password_file: Option<String>,
-    pub password_env: Option<String>,
-    /// Written only to be refused.
-    pub password: Option<String>,
-}
-
-/// `tls_config:` as written (Prometheus's key).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TlsFile {
-    pub ca_file: Option<String>,
+impl RemoteFile {
+    /// Its credentials' and trust's keys, taken out to be checked (`auth::check`).
+    pub fn take_auth(&mut self) -> AuthFile {
+        AuthFile {
+            bearer_token_file: self.bearer_token_file.take(),
+            bearer_token_env: self.bearer_token_env.take(),
+            bearer_token: self.bearer_token.take(),
+            basic_auth: self.basic_auth.take(),
+            tls_config: self.tls_config.take(),
+        }
+    }
 }
 
 /// A worker group as written.

@@ -16,6 +16,7 @@
 //!   `--set`, the YAML parser reads, [`time_scale`] scales the timeline's durations
 //!   (`--time-scale`), [`check`] resolves every workload.
 
+pub mod auth;
 pub mod budget;
 pub mod builtin;
 mod check;

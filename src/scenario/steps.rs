@@ -3,6 +3,7 @@
 //! `mark`) and the options that go with it; [`resolve`] checks it and turns it into an
 //! [`Action`] that names workloads by index.
 
+use super::auth::{AuthFile, BasicAuthFile, TlsFile};
 use super::limits::{MAX_RUN, MAX_WORKERS};
 use super::units::Span;
 use super::yaml::Value;
@@ -52,7 +53,8 @@ pub struct StepFile {
     pub hosts: Option<Vec<String>>,
 }
 
-/// `wait_until:` as written: one probe and how long to keep trying.
+/// `wait_until:` as written: one probe and how long to keep trying; an `http` probe's
+/// credentials and trust as `observe: prometheus:` takes them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeFile {
@@ -61,6 +63,25 @@ pub struct ProbeFile {
     pub http: Option<String>,
     pub timeout: Option<Span>,
     pub interval: Option<Span>,
+    pub bearer_token_file: Option<String>,
+    pub bearer_token_env: Option<String>,
+    /// Written only to be refused: a token would be stored with the scenario.
+    pub bearer_token: Option<String>,
+    pub basic_auth: Option<BasicAuthFile>,
+    pub tls_config: Option<TlsFile>,
+}
+
+impl ProbeFile {
+    /// Its credentials' and trust's keys, taken out to be checked (`auth::check`).
+    fn take_auth(&mut self) -> AuthFile {
+        AuthFile {
+            bearer_token_file: self.bearer_token_file.take(),
+            bearer_token_env: self.bearer_token_env.take(),
+            bearer_token: self.bearer_token.take(),
+            basic_auth: self.basic_auth.take(),
+            tls_config: self.tls_config.take(),
+        }
+    }
 }
 
 /// A resolved step.
@@ -179,8 +200,8 @@ pub enum Probe {
     Command(String),
     /// A TCP connection to HOST:PORT that is accepted.
     Tcp(String),
-    /// An HTTP GET of a URL that answers 2xx.
-    Http(String),
+    /// An HTTP GET of a URL that answers 2xx, with its credentials and trust.
+    Http { url: String, auth: crate::http::Auth },
 }
 
 impl std::fmt::Display for Probe {
@@ -188,7 +209,7 @@ impl std::fmt::Display for Probe {
         match self {
             Probe::Command(c) => write!(f, "command `{c}`"),
             Probe::Tcp(a) => write!(f, "tcp {a}"),
-            Probe::Http(u) => write!(f, "http {u}"),
+            Probe::Http { url, .. } => write!(f, "http {url}"),
         }
     }
 }
@@ -370,9 +391,14 @@ fn hook(raw: &StepFile) -> Result<Command, StepError> {
 }
 
 /// A `wait_until` step: exactly one probe, tried every `interval` until `timeout`.
-/// Only plain http:// URLs without credentials can be probed.
+/// A URL holds no credentials: an `http` probe's are kept where its keys say, and only
+/// an `http` probe takes those keys.
 fn wait_until(raw: &StepFile) -> Result<Action, StepError> {
-    let p = raw.wait_until.clone().unwrap_or_default();
+    let mut p = raw.wait_until.clone().unwrap_or_default();
+    let auth = crate::scenario::auth::check(p.take_auth()).map_err(|(key, msg)| (format!("wait_until.{key}"), msg))?;
+    if auth != crate::http::Auth::default() && p.http.is_none() {
+        return Err(("wait_until".into(), "credentials and `tls_config` apply to an `http` probe only".into()));
+    }
     let probe = match (p.command, p.tcp, p.http) {
         (Some(c), None, None) => Probe::Command(c),
         (None, Some(a), None) => {
@@ -388,7 +414,7 @@ fn wait_until(raw: &StepFile) -> Result<Action, StepError> {
             if crate::secrets::url_has_credentials(&u) {
                 return Err(("wait_until.http".into(), crate::secrets::URL_CREDENTIALS.into()));
             }
-            Probe::Http(u)
+            Probe::Http { url: u, auth }
         }
         _ => return Err(("wait_until".into(), "needs exactly one of `command`, `tcp` or `http`".into())),
     };
@@ -432,6 +458,22 @@ mod tests {
             matches!(s.action, Action::WaitUntil { probe: Probe::Tcp(_), timeout, .. } if timeout == Duration::from_secs(60))
         );
         assert!(matches!(step("{zero: dss}").unwrap().action, Action::Fill { workload: 1, zero: true }));
+    }
+
+    /// An `http` probe takes the keys of an HTTPS request's credentials and trust, each
+    /// refused at its own key; another probe takes none.
+    #[test]
+    fn an_http_probe_takes_a_ca_file_and_a_token_and_no_other_probe_does() {
+        let s = step("{wait_until: {http: 'https://db:8443/ready', bearer_token_env: PATH, tls_config: {}}}").unwrap();
+        let Action::WaitUntil { probe: Probe::Http { auth, .. }, .. } = s.action else { panic!("an http probe") };
+        assert_eq!(auth.bearer_token, Some(crate::http::Secret::Env("PATH".into())));
+        let e = step("{wait_until: {http: 'https://db/', tls_config: {ca_file: /dev/null}}}").err().unwrap();
+        assert_eq!(e.0, "wait_until.tls_config.ca_file", "{e:?}");
+        assert!(e.1.contains("no PEM certificate"), "{e:?}");
+        let e = step("{wait_until: {http: 'https://db/', bearer_token: abc}}").err().unwrap();
+        assert!(e.0 == "wait_until.bearer_token" && !e.1.contains("abc"), "{e:?}");
+        let e = step("{wait_until: {tcp: 'db:5432', bearer_token_env: PATH}}").err().unwrap();
+        assert_eq!(e, ("wait_until".into(), "credentials and `tls_config` apply to an `http` probe only".into()));
     }
 
     #[test]

@@ -270,11 +270,13 @@ pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &A
                 }
             }
             Probe::Tcp(addr) => http::connect(addr, left.min(interval.max(Duration::from_secs(1)))).map(|_| ()),
-            Probe::Http(url) => match http::get(url, left.min(Duration::from_secs(5))) {
-                Ok((code, _)) if (200..300).contains(&code) => Ok(()),
-                Ok((code, _)) => Err(Error::failed(format!("{url}: HTTP {code}"))),
-                Err(e) => Err(e),
-            },
+            Probe::Http { url, auth } => {
+                match http::Client::new(auth, left.min(Duration::from_secs(5))).and_then(|c| c.get(url)) {
+                    Ok((code, _)) if (200..300).contains(&code) => Ok(()),
+                    Ok((code, _)) => Err(Error::failed(format!("{url}: HTTP {code}"))),
+                    Err(e) => Err(e),
+                }
+            }
         };
         match result {
             Ok(()) => return Ok(started.elapsed()),

@@ -145,20 +145,30 @@ fn an_https_prometheus_is_queried_with_a_token_or_a_password_and_its_ca() {
     let db = std::fs::read(s.dir.join("results/fathom.db")).unwrap();
     assert!(!String::from_utf8_lossy(&db).contains("Sekr1t"), "a credential in the store");
 
-    // `wait_until: {http: ...}` reads with the same client: Prometheus ready over plain
-    // HTTP; the proxy's certificate, of no authority a probe trusts, never ready
-    let probe = |url: &str| {
+    // `wait_until: {http: ...}` reads with the same client and keys: Prometheus ready over
+    // plain HTTP; the proxy's certificate, of no authority a probe trusts, never ready
+    // without its CA; with it and a token from the environment, ready
+    let probe = |url: &str, keys: &str| {
         let scenario = s.scenario(&format!(
             "name: probe\nworkloads:\n  r: {{engine: null, rw: read, duration: 1s}}\n\
-             timeline:\n  - wait_until: {{http: '{url}', timeout: 2s, interval: 200ms}}\n  - start: r\n"
+             timeline:\n  - wait_until: {{http: '{url}', timeout: 2s, interval: 200ms{keys}}}\n  - start: r\n"
         ));
-        s.run(&["run", scenario.to_str().unwrap()])
+        s.fathom(&["run", scenario.to_str().unwrap()]).env("PROBE_TOKEN", "t0ken-Sekr1t").output().unwrap()
     };
-    let out = probe(&format!("http://127.0.0.1:{prom_port}/-/ready"));
+    let out = probe(&format!("http://127.0.0.1:{prom_port}/-/ready"), "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let out = probe(&format!("https://127.0.0.1:{proxy_port}/-/ready"));
+    let https = format!("https://127.0.0.1:{proxy_port}/-/ready");
+    let out = probe(&https, "");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("certificate"), "{}", text(&out));
+    assert!(text(&out).contains("tls_config: {ca_file: PATH}"), "{}", text(&out));
+    let out = probe(&https, &format!(", bearer_token_env: PROBE_TOKEN, tls_config: {{ca_file: {ca}}}"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!text(&out).contains("Sekr1t"), "{}", text(&out));
+    let out = probe(&https, &format!(", bearer_token_file: {}, tls_config: {{ca_file: {ca}}}", wrong.display()));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("HTTP 401"), "{}", text(&out));
+    let db = std::fs::read(s.dir.join("results/fathom.db")).unwrap();
+    assert!(!String::from_utf8_lossy(&db).contains("Sekr1t"), "a credential in the store");
 }
 
 /// Credentials are given where they are kept, never in the scenario, which is stored.
@@ -174,6 +184,10 @@ fn a_token_or_password_in_the_scenario_is_refused_naming_its_key() {
             "observe.prometheus.tls_config.ca_file: /dev/null: no PEM certificate",
         ),
         ("    bearer_token_file: /nonexistent/token\n", "observe.prometheus.bearer_token_file: `/nonexistent/token`"),
+        (
+            "    bearer_token_env: FATHOM_NO_SUCH_VAR\n",
+            "observe.prometheus.bearer_token_env: $FATHOM_NO_SUCH_VAR is not set",
+        ),
     ] {
         let scenario = s.scenario(&format!(
             "name: bad\nobserve:\n  prometheus:\n    url: https://127.0.0.1:9\n{auth}    queries: {{a: up}}\n\

@@ -295,49 +295,14 @@ impl Checker<'_> {
         })
     }
 
-    /// `bearer_token_file`, or `basic_auth` with its password in a file or the
-    /// environment, and `tls_config: {ca_file}`: each file readable and each variable set
-    /// now, not at the first query. A token or password written in the scenario is
-    /// refused, as it would be stored with it.
+    /// The credentials and trust of `r`'s requests (`scenario::auth`), an error at
+    /// their key under `observe.prometheus`.
     fn remote_auth(&self, r: &mut RemoteFile) -> Result<crate::http::Auth> {
-        use crate::http::{Auth, Basic, Secret};
-        let at =
-            |k: &[&str]| -> Vec<String> { ["observe", "prometheus"].iter().chain(k).map(|s| s.to_string()).collect() };
-        let err = |k: &[&str], msg: String| self.fail(&at(k), msg);
-        const KEEP_IT: &str = "would be stored with the scenario: keep it in a file (`*_file`) or the environment";
-        if r.bearer_token.is_some() {
-            return Err(err(&["bearer_token"], format!("a token {KEEP_IT} (`bearer_token_file: PATH`)")));
-        }
-        let readable = |k: &[&str], p: &str| match std::fs::File::open(p) {
-            Ok(_) => Ok(std::path::PathBuf::from(p)),
-            Err(e) => Err(err(k, format!("`{p}`: {e}"))),
-        };
-        let bearer_token_file = r.bearer_token_file.take().map(|p| readable(&["bearer_token_file"], &p)).transpose()?;
-        let basic = match r.basic_auth.take() {
-            None => None,
-            Some(b) => {
-                let password = match (b.password, b.password_file, b.password_env) {
-                    (Some(_), ..) => return Err(err(&["basic_auth", "password"], format!("a password {KEEP_IT}"))),
-                    (None, Some(f), None) => Secret::File(readable(&["basic_auth", "password_file"], &f)?),
-                    (None, None, Some(v)) if std::env::var_os(&v).is_some() => Secret::Env(v),
-                    (None, None, Some(v)) => {
-                        return Err(err(&["basic_auth", "password_env"], format!("${v} is not set")));
-                    }
-                    _ => return Err(err(&["basic_auth"], "expected one of `password_file` and `password_env`".into())),
-                };
-                Some(Basic { username: b.username, password })
-            }
-        };
-        if bearer_token_file.is_some() && basic.is_some() {
-            return Err(err(&["basic_auth"], "expected `bearer_token_file` or `basic_auth`, not both".into()));
-        }
-        let ca_file = r.tls_config.take().and_then(|t| t.ca_file);
-        let ca_file = ca_file.map(|p| readable(&["tls_config", "ca_file"], &p)).transpose()?;
-        let auth = Auth { bearer_token_file, basic, ca_file };
-        // the one failure a client can have before a request: a CA file of no certificate
-        crate::http::Client::new(&auth, Duration::from_secs(1))
-            .map_err(|e| err(&["tls_config", "ca_file"], e.to_string()))?;
-        Ok(auth)
+        crate::scenario::auth::check(r.take_auth()).map_err(|(key, msg)| {
+            let mut at = vec!["observe", "prometheus"];
+            at.extend(key.split('.'));
+            self.err(&at, msg)
+        })
     }
 }
 
