@@ -134,7 +134,21 @@ pub fn probe_io_uring() -> Result<()> {
     match io_uring::IoUring::new(4) {
         Ok(ring) if ring.params().is_feature_ext_arg() => Ok(()),
         Ok(_) => Err(Error::failed("kernel older than 5.11: no timed completion wait")),
-        Err(e) => Err(Error::failed(e.to_string())),
+        Err(e) => Err(Error::failed(uring_refused(&e))),
+    }
+}
+
+/// Why `io_uring_setup` failed, in words that say what to change. In a container it is
+/// most often the runtime's seccomp profile, which a person would not guess from
+/// "Operation not permitted".
+fn uring_refused(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EPERM) => format!(
+            "{e}: blocked by a seccomp profile (Docker's and containerd's default ones block io_uring) or by \
+             the sysctl kernel.io_uring_disabled; docs/hosts.md says how to allow it"
+        ),
+        Some(libc::ENOSYS) => format!("{e}: this kernel has no io_uring"),
+        _ => e.to_string(),
     }
 }
 

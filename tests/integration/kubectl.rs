@@ -200,3 +200,100 @@ fn keepalives_carry_a_silent_stretch_past_an_idle_timeout() {
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(text(&bad).contains("hosts.n1.keepalive: `500ms` is not whole seconds"), "{}", text(&bad));
 }
+
+/// The manifests of deploy/kubernetes/, each document as JSON, by file name.
+fn manifests() -> Vec<(String, serde_json::Value)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let docs: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        out.extend(docs.into_iter().map(|d| (name.clone(), d)));
+    }
+    out
+}
+
+/// What the PodSecurity `restricted` level refuses in a pod's spec (its checks of host
+/// namespaces, privilege, volumes, users, seccomp and capabilities), one line each.
+fn not_restricted(pod: &serde_json::Value) -> Vec<String> {
+    let mut refused = Vec::new();
+    for key in ["hostNetwork", "hostPID", "hostIPC"] {
+        if pod[key] == true {
+            refused.push(key.to_string());
+        }
+    }
+    const VOLUMES: [&str; 8] =
+        ["configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"];
+    for v in pod["volumes"].as_array().into_iter().flatten() {
+        let kinds: Vec<&String> = v.as_object().unwrap().keys().filter(|k| *k != "name").collect();
+        if !kinds.iter().all(|k| VOLUMES.contains(&k.as_str())) {
+            refused.push(format!("volume {}: {kinds:?}", v["name"]));
+        }
+    }
+    let pod_sc = &pod["securityContext"];
+    let containers = pod["containers"].as_array().into_iter().chain(pod["initContainers"].as_array()).flatten();
+    for c in containers {
+        let (sc, name) = (&c["securityContext"], &c["name"]);
+        let non_root = if sc["runAsNonRoot"].is_null() { &pod_sc["runAsNonRoot"] } else { &sc["runAsNonRoot"] };
+        let user = if sc["runAsUser"].is_null() { &pod_sc["runAsUser"] } else { &sc["runAsUser"] };
+        let seccomp = if sc["seccompProfile"].is_null() { &pod_sc["seccompProfile"] } else { &sc["seccompProfile"] };
+        if *non_root != true || *user == 0 {
+            refused.push(format!("{name}: runAsNonRoot {non_root}, runAsUser {user}"));
+        }
+        if !["RuntimeDefault", "Localhost"].contains(&seccomp["type"].as_str().unwrap_or_default()) {
+            refused.push(format!("{name}: seccompProfile {seccomp}"));
+        }
+        if sc["allowPrivilegeEscalation"] != false || sc["privileged"] == true {
+            refused.push(format!("{name}: allowPrivilegeEscalation {}", sc["allowPrivilegeEscalation"]));
+        }
+        let caps = &sc["capabilities"];
+        let drops_all = caps["drop"].as_array().is_some_and(|d| d.iter().any(|c| c == "ALL"));
+        let adds = caps["add"].as_array().into_iter().flatten().filter(|c| *c != "NET_BIND_SERVICE").count();
+        if !drops_all || adds > 0 {
+            refused.push(format!("{name}: capabilities {caps}"));
+        }
+    }
+    refused
+}
+
+/// The benchmark Job and the Pod that reads its results meet `restricted`, in a namespace
+/// that enforces it; the Job writes its JSON to a file on a volume, where no log line
+/// can mix into it. The agents' DaemonSet departs from it only where it must: the node's
+/// directory (hostPath) and the root init container that gives it to fathom's user.
+#[test]
+fn the_job_and_its_reader_meet_podsecurity_restricted() {
+    let docs = manifests();
+    let kind = |file: &str, kind: &str| {
+        docs.iter().find(|(f, d)| f == file && d["kind"] == kind).map(|(_, d)| d).unwrap_or_else(|| panic!("no {kind}"))
+    };
+    let namespace = kind("fathom-job.yaml", "Namespace");
+    assert_eq!(namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted", "{namespace}");
+    let job = &kind("fathom-job.yaml", "Job")["spec"]["template"]["spec"];
+    let reader = &kind("fathom-results.yaml", "Pod")["spec"];
+    for (what, pod) in [("the Job", job), ("the reader", reader)] {
+        assert_eq!(not_restricted(pod), Vec::<String>::new(), "{what}: {pod}");
+        assert_eq!(pod["securityContext"]["runAsUser"], 10001, "the image's user");
+    }
+    let args: Vec<&str> =
+        job["containers"][0]["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let json = args.iter().position(|a| *a == "--json").map(|i| args[i + 1]).unwrap();
+    let mounts = job["containers"][0]["volumeMounts"].as_array().unwrap();
+    assert!(
+        mounts.iter().any(|m| m["name"] == "results" && json.starts_with(m["mountPath"].as_str().unwrap())),
+        "--json {json}: not a file on the results volume ({mounts:?})"
+    );
+    let agents = &kind("fathom-agent.yaml", "DaemonSet")["spec"]["template"]["spec"];
+    let refused = not_restricted(agents);
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert!(refused[0].starts_with("volume \"data\"") && refused[1..].iter().all(|r| r.starts_with("\"own-data\"")));
+    // the image runs as that user, by number (Kubernetes cannot check a name for runAsNonRoot)
+    let dockerfile =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Dockerfile")).unwrap();
+    assert!(dockerfile.lines().any(|l| l == "USER 10001:10001"), "{dockerfile}");
+    // with the programs of the built-ins: pgbench is in the server's package on Debian 12
+    for package in [" fio ", " iperf3 ", " postgresql-15 ", " sysbench ", " mariadb-server-core "] {
+        assert!(dockerfile.contains(package), "no{package}in the image");
+    }
+}

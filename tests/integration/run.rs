@@ -311,6 +311,55 @@ fn a_reader_that_went_away_ends_what_is_printed_quietly() {
     assert!(out.stderr.is_empty(), "{}", text(&out));
 }
 
+/// Makes `cmd` run under a seccomp filter that answers `io_uring_setup` with EPERM, as
+/// Docker's and containerd's default profiles do.
+fn in_a_container_seccomp(cmd: &mut std::process::Command) {
+    use libc::{BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W, sock_filter};
+    use std::os::unix::process::CommandExt;
+    let op = |code: u32, k: u32, jt: u8, jf: u8| sock_filter { code: code as u16, jt, jf, k };
+    let filter = [
+        op(BPF_LD | BPF_W | BPF_ABS, 0, 0, 0), // the system call's number
+        op(BPF_JMP | BPF_JEQ | BPF_K, libc::SYS_io_uring_setup as u32, 0, 1),
+        op(BPF_RET | BPF_K, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32, 0, 0),
+        op(BPF_RET | BPF_K, libc::SECCOMP_RET_ALLOW, 0, 0),
+    ];
+    // SAFETY: the closure runs in the child between fork and exec, and only makes two
+    // prctl calls, which allocate nothing; the program it points to is copied by the
+    // kernel before the call returns, and lives on in `filter`, moved into the closure.
+    unsafe {
+        cmd.pre_exec(move || {
+            let program = libc::sock_fprog { len: filter.len() as u16, filter: filter.as_ptr() as *mut sock_filter };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &program as *const libc::sock_fprog)
+                    != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Where the container's seccomp profile blocks io_uring, a run says so (naming seccomp
+/// and where to read how to allow it) and runs its io_uring workload with psync.
+#[test]
+fn io_uring_blocked_by_seccomp_falls_back_to_psync_saying_why() {
+    let s = Scratch::new("seccomp");
+    let scenario = s.scenario(
+        "name: sc\nworkloads:\n  r: {target: TARGET, engine: io_uring, rw: randread, size: 8m, rate_iops: 200, duration: 1s}\n",
+    );
+    let mut cmd = s.fathom(&["run", scenario.to_str().unwrap()]);
+    in_a_container_seccomp(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("warning: io_uring is unavailable (Operation not permitted"), "{said}");
+    assert!(said.contains("seccomp") && said.contains("docs/hosts.md"), "{said}");
+    let show = s.show_json();
+    assert_eq!(show["workloads"][0]["engine"], "psync", "{show}");
+    assert_eq!(show["warnings"][0]["code"], "io-uring-unavailable", "{show}");
+}
+
 /// The tests that judge a rate or a time, and so hold the machine alone: `make test` runs
 /// them last, one at a time (see `Scratch::alone`).
 mod alone {
