@@ -51,7 +51,7 @@ pub fn url_has_credentials(url: &str) -> bool {
 
 /// Why a URL with credentials is refused (the URL itself is not quoted: it holds them).
 pub const URL_CREDENTIALS: &str = "credentials in a URL (`user:password@`) would be stored with the scenario: \
-     give the address without them, and the credentials in `basic_auth` (`password_file` or `password_env`) or `bearer_token_file`";
+     give the address without them, and the credentials in `basic_auth` (`password_file` or `password_env`) or `bearer_token_file` (or `bearer_token_env`)";
 
 /// A masked value's byte range; `quote` when the mask must be written `"***"` (a bare
 /// `***` where a YAML value begins would be read as an alias).
