@@ -4,6 +4,8 @@
 //! without following links, and what its log says when it will not start.
 
 use crate::error::{Error, Result};
+use crate::meminfo::{HUGE_PAGES, huge_pages, size_words};
+use crate::scenario::program::dbms::Dbms;
 use std::path::{Path, PathBuf};
 
 /// The user the cluster's programs run as: ourselves, or `postgres` when we are root.
@@ -72,14 +74,35 @@ pub fn refused(settings: &[(String, String)], text: &str) -> Option<String> {
         return Some(said);
     }
     if said.contains("shared memory") && set("huge_pages") == Some("on") {
-        let reserved = crate::meminfo::count("HugePages_Total").unwrap_or(0);
-        return Some(format!(
-            "huge_pages = on, and this machine has {reserved} huge pages reserved (HugePages_Total in \
-             /proc/meminfo; reserve them with the vm.nr_hugepages sysctl, enough for shared_buffers): {said}"
-        ));
+        return Some(format!("{}: {said}", too_few_huge_pages(set("huge_page_size"), Path::new(HUGE_PAGES))));
     }
     let all: Vec<String> = settings.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     Some(format!("with the settings {}: {said}", all.join(", ")))
+}
+
+/// Why a server with `huge_pages = on` and `huge_page_size` (None or 0: the kernel's
+/// default size; a number is kB) found too few huge pages, from the pools under `pools`:
+/// the size asked, how many of it are reserved, and how to reserve more.
+fn too_few_huge_pages(huge_page_size: Option<&str>, pools: &Path) -> String {
+    let sizes = huge_pages(pools);
+    let asked_kb = match huge_page_size.map(str::trim) {
+        None | Some("0") => crate::meminfo::bytes("Hugepagesize").map(|b| b / 1024),
+        Some(t) if t.bytes().all(|b| b.is_ascii_digit()) => t.parse().ok(),
+        Some(t) => Dbms::Postgresql.size(t).map(|b| b / 1024),
+    };
+    let Some(kb) = asked_kb else { return "huge_pages = on, in a huge page size fathom cannot read".into() };
+    let size = size_words(kb);
+    let pool = pools.join(format!("hugepages-{kb}kB"));
+    match sizes.iter().find(|h| h.size_kb == kb) {
+        None => format!("huge_pages = on in pages of {size}, which this machine's kernel does not offer"),
+        Some(h) => format!(
+            "huge_pages = on in pages of {size}, and this machine has {} of them reserved, {} free (reserve \
+             enough for shared_buffers and a tenth more: echo N > {}/nr_hugepages, or at boot)",
+            h.reserved,
+            h.free,
+            pool.display()
+        ),
+    }
 }
 
 /// The name of fathom's OS user, which peer authentication admits.
@@ -137,6 +160,29 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
+    fn too_few_huge_pages_names_the_size_asked_its_pool_and_how_to_reserve() {
+        let pools = std::env::temp_dir().join(format!("fathom-pools-{}", std::process::id()));
+        for (size, nr) in [("2048kB", "10"), ("1048576kB", "0")] {
+            let d = pools.join(format!("hugepages-{size}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("nr_hugepages"), nr).unwrap();
+            std::fs::write(d.join("free_hugepages"), nr).unwrap();
+        }
+        let said = too_few_huge_pages(Some("1GB"), &pools);
+        assert!(
+            said.starts_with("huge_pages = on in pages of 1 GB, and this machine has 0 of them reserved"),
+            "{said}"
+        );
+        assert!(said.contains(&format!("{}/hugepages-1048576kB/nr_hugepages", pools.display())), "{said}");
+        // a number is kB, as PostgreSQL reads it
+        let said = too_few_huge_pages(Some("2048"), &pools);
+        assert!(said.contains("pages of 2 MB, and this machine has 10 of them reserved, 10 free"), "{said}");
+        let said = too_few_huge_pages(Some("16GB"), &pools);
+        assert_eq!(said, "huge_pages = on in pages of 16 GB, which this machine's kernel does not offer");
+        std::fs::remove_dir_all(&pools).unwrap();
+    }
+
+    #[test]
     fn a_refused_start_names_the_setting_with_postgresqls_words() {
         let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
             pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -144,7 +190,7 @@ mod tests {
         let log = "2026-11-27 08:34:02.229 UTC [26244] FATAL:  could not map anonymous shared memory: Cannot \
                    allocate memory\n2026-11-27 08:34:02.229 UTC [26244] HINT:  This error usually means ...\n";
         let said = refused(&set(&[("shared_buffers", "1GB"), ("huge_pages", "on")]), log).unwrap();
-        assert!(said.starts_with("huge_pages = on, and this machine has "), "{said}");
+        assert!(said.starts_with("huge_pages = on in pages of "), "{said}");
         assert!(said.ends_with("): FATAL:  could not map anonymous shared memory: Cannot allocate memory"), "{said}");
         // the server names the setting itself: its words alone
         let log = "2026-11-27 08:00:00 UTC [1] LOG:  invalid value for parameter \"wal_level\": \"lots\"\n";

@@ -23,8 +23,21 @@ pub fn capture(targets: &[PathBuf]) -> Value {
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         "cpu_topology": topology(Path::new("/sys/devices/system")),
         "memory_bytes": crate::meminfo::bytes("MemTotal"),
+        "huge_pages": huge_pages(),
         "targets": targets,
     })
+}
+
+/// The huge pages reserved, per size (`{"2 MB": 600, "1 GB": 0}`), and the transparent
+/// huge pages' mode (`madvise`): a settings study of huge pages reads as nothing without
+/// them, and a server's `huge_pages = try` uses them unasked.
+fn huge_pages() -> Value {
+    let sizes = crate::meminfo::huge_pages(Path::new(crate::meminfo::HUGE_PAGES));
+    let reserved: serde_json::Map<String, Value> = sizes.iter().map(|h| (h.size(), json!(h.reserved))).collect();
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok();
+    // the mode in use is the one in brackets: `always [madvise] never`
+    let mode = thp.as_deref().and_then(|t| t.split_once('[')?.1.split_once(']').map(|(m, _)| m.to_string()));
+    json!({"reserved": reserved, "transparent": mode})
 }
 
 /// Which machine (or VM) this is, for this boot: hosts that answer with the same one

@@ -117,6 +117,15 @@ pub fn programs_cpu_seconds(
     ticks as f64 / hz
 }
 
+/// The huge pages processes hold, per size the kernel has any reserved in
+/// (`huge_pages_used_2MB`, `huge_pages_used_1GB`): a server started with `huge_pages = on` holds its
+/// shared memory there, and one that fell back (`try`) holds none.
+fn huge_pages_used() -> Vec<(String, f64)> {
+    let sizes = crate::meminfo::huge_pages(std::path::Path::new(crate::meminfo::HUGE_PAGES));
+    let reserved = sizes.into_iter().filter(|h| h.reserved > 0);
+    reserved.map(|h| (format!("huge_pages_used_{}", h.size().replace(' ', "")), h.used() as f64)).collect()
+}
+
 /// The host observer: host CPU, fathom's CPU, its programs' (source `programs`, in the
 /// seconds any ran: fio, pgbench and PostgreSQL, iperf3 do the work of a driver's
 /// workload, not fathom) and the figures of `devices` (as `iostat -x`) for each second
@@ -161,6 +170,7 @@ impl Observer for Local {
             if let (Some(a), Some(b)) = (&cpu, &cpu_now) {
                 rows.extend(percent(a, b).into_iter().map(|(n, v)| row("host", n, v)));
             }
+            rows.extend(huge_pages_used().into_iter().map(|(n, v)| row("host", &n, v)));
             for ((name, a), (_, b)) in disk.iter().zip(&disk_now) {
                 let source = format!("device:{name}");
                 rows.extend(diskstats::iostat(a, b, secs).into_iter().map(|(n, v)| row(&source, n, v)));

@@ -15,6 +15,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("pgbench-clients", include_str!("builtin/pgbench-clients.yaml")),
     ("commit-latency", include_str!("builtin/commit-latency.yaml")),
     ("pgbench-ab", include_str!("builtin/pgbench-ab.yaml")),
+    ("hugepages", include_str!("builtin/hugepages.yaml")),
     ("net-streams", include_str!("builtin/net-streams.yaml")),
     ("tpcc", include_str!("builtin/tpcc.yaml")),
     ("tpcc-clients", include_str!("builtin/tpcc-clients.yaml")),

@@ -585,9 +585,10 @@ fn net_streams() {
 
 #[test]
 fn checkpoint_tuning() {
-    // max_wal_size small, so that a shortened step still sees checkpoints (forced by WAL)
+    // max_wal_size small, so that a shortened step still sees checkpoints (forced by WAL),
+    // two a side even when a busy machine slows a side to a third of its rate
     let s = Scratch::new("builtin-checkpoint-tuning");
-    let show = run_builtin_in(&s, "checkpoint-tuning", Some(SCALE), &["warehouses=1", "clients=2", "max_wal=64MB"]);
+    let show = run_builtin_in(&s, "checkpoint-tuning", Some(SCALE), &["warehouses=1", "clients=2", "max_wal=32MB"]);
     each_side_measured_alone(&s, &show, ["tight", "spread"], "tpcc_");
     // the answer gives each side's NOPM and both halves of the question: the stalls, then
     // the verdict on p99
@@ -635,4 +636,96 @@ fn checkpoint_tuning() {
     let near = |x: f64, y: f64| (x - y).abs() <= 1e-6 * y.abs().max(1.0);
     assert!(near(e["measured"].as_f64().unwrap(), spread) && near(e["reference"].as_f64().unwrap(), tight), "{e}");
     assert_eq!(e["passed"], spread < tight, "{e}");
+}
+
+/// Tests that change the machine's huge page pools, which every PostgreSQL started
+/// meanwhile (`huge_pages = try`, its default) would take from: they hold the machine.
+mod alone {
+    use super::*;
+
+    /// The kernel's huge page pools, set for a test and put back as they were.
+    struct Pools(Vec<(std::path::PathBuf, String)>);
+
+    impl Pools {
+        const TWO_MB: &str = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+        const ONE_GB: &str = "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages";
+
+        fn reserve(two_mb: u64, one_gb: u64) -> Pools {
+            let mut was = Vec::new();
+            for (pool, n) in [(Self::TWO_MB, two_mb), (Self::ONE_GB, one_gb)] {
+                was.push((pool.into(), std::fs::read_to_string(pool).unwrap().trim().to_string()));
+                if n > 0 {
+                    // a 1 GB page needs a free gigabyte in one piece
+                    let _ = std::fs::write("/proc/sys/vm/compact_memory", "1");
+                }
+                std::fs::write(pool, n.to_string()).unwrap();
+            }
+            Pools(was)
+        }
+
+        /// How many pages of `pool` the kernel gave (it gives fewer when memory is fragmented).
+        fn reserved(pool: &str) -> u64 {
+            std::fs::read_to_string(pool).unwrap().trim().parse().unwrap()
+        }
+    }
+
+    impl Drop for Pools {
+        fn drop(&mut self) {
+            for (pool, n) in &self.0 {
+                let _ = std::fs::write(pool, n);
+            }
+        }
+    }
+
+    /// The field notes' study, shortened: default pages, 2 MB and 1 GB huge pages. With
+    /// no pages reserved, the first side that needs them is refused (exit 2) naming its
+    /// size and the pool to reserve them in; with them reserved, every side runs in its
+    /// pages, as the host's series and the run's environment show, each compared with
+    /// default pages.
+    #[test]
+    fn hugepages_runs_each_size_in_its_own_pages_or_says_which_are_missing() {
+        let s = Scratch::alone("builtin-hugepages");
+        let sets = ["scale=1", "shared_buffers=32MB", "clients=2"];
+        let mut args = vec!["run", "hugepages", "-q", "--time-scale", "0.1"];
+        sets.iter().for_each(|set| args.extend(["--set", set]));
+        let none = Pools::reserve(0, 0);
+        let out = s.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let said = String::from_utf8_lossy(&out.stderr);
+        let missing = "huge_2mb: PostgreSQL did not start: huge_pages = on in pages of 2 MB, and this machine has 0 of \
+                       them reserved";
+        assert!(said.contains(missing) && said.contains("hugepages-2048kB/nr_hugepages"), "{said}");
+        drop(none);
+        // 32 MB of shared_buffers and PostgreSQL's other shared memory: 25 pages of 2 MB
+        let _pools = Pools::reserve(40, 1);
+        if Pools::reserved(Pools::ONE_GB) == 0 {
+            // this kernel found no free gigabyte in one piece: that side is refused, in its words
+            let out = s.run(&args);
+            assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                said.contains(
+                    "huge_1gb: PostgreSQL did not start: huge_pages = on in pages of 1 GB, and this \
+                                   machine has 0 of them reserved"
+                ),
+                "{said}"
+            );
+            return;
+        }
+        let show = run_builtin_in(&s, "hugepages", Some("0.1"), &sets);
+        assert_eq!(labels(&show), vec!["default_pages", "huge_2mb", "huge_1gb"]);
+        let compared = show["analysis"]["compared"].as_array().unwrap();
+        let pairs: Vec<(&str, &str)> =
+            compared.iter().map(|c| (c["workload"].as_str().unwrap(), c["baseline"].as_str().unwrap())).collect();
+        assert_eq!(pairs, vec![("huge_2mb", "default_pages"), ("huge_1gb", "default_pages")]);
+        let most = |name: &str| {
+            let o = show["observed"].as_array().unwrap().iter().find(|o| o["source"] == "host" && o["name"] == name);
+            o.unwrap_or_else(|| panic!("no {name} observed")).get("max").and_then(|m| m.as_f64()).unwrap()
+        };
+        assert!(most("huge_pages_used_2MB") >= 16.0, "32 MB in 2 MB pages: {}", most("huge_pages_used_2MB"));
+        assert_eq!(most("huge_pages_used_1GB"), 1.0);
+        let environment = &show["run"]["environment"];
+        assert_eq!(environment["huge_pages"]["reserved"]["2 MB"], 40, "{environment}");
+        assert_eq!(environment["huge_pages"]["reserved"]["1 GB"], 1, "{environment}");
+    }
 }
