@@ -143,6 +143,8 @@ pub fn database_size(c: &mut Client, stop: &AtomicBool) -> Result<f64> {
 /// A throwaway MariaDB server, running until stopped or dropped.
 pub struct Server {
     dir: PathBuf,
+    /// The directory of its redo log, on the log's own disk, when apart.
+    log: Option<PathBuf>,
     /// The socket's directory: the server's own, or one of its own in the system's
     /// temporary directory when that path is too long for a socket's.
     socket_dir: PathBuf,
@@ -162,13 +164,21 @@ pub struct Server {
 impl Server {
     /// Creates a server in `made`, a directory just made new, with `settings` (options
     /// of mariadbd, `innodb_buffer_pool_size: 1G`), and starts it.
-    pub fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Server> {
-        let mut server = Self::made(made.path())?;
+    pub fn start(
+        made: crate::nofollow::Dir,
+        log: Option<crate::nofollow::Dir>,
+        settings: &[(String, String)],
+        stop: &AtomicBool,
+    ) -> Result<Server> {
+        let mut server = Self::made(made.path(), log.as_ref().map(|l| l.path()))?;
         match server.install(stop).and_then(|()| server.serve(settings, stop)) {
             Ok(()) => Ok(server),
             Err(e) => {
                 server.kill();
                 let _ = crate::nofollow::remove_tree(&server.data());
+                if let Some(log) = &server.log {
+                    let _ = crate::nofollow::remove_tree(log);
+                }
                 server.remove_socket_dir();
                 server.left.clear();
                 Err(e)
@@ -176,19 +186,19 @@ impl Server {
         }
     }
 
-    /// The server of the new directory `dir`: made private to the server's user, and
-    /// recorded with the run.
-    fn made(dir: &Path) -> Result<Server> {
+    /// The server of the new directory `dir` (its redo log in the new directory `log`,
+    /// when given): made private to the server's user, and recorded with the run.
+    fn made(dir: &Path, log: Option<&Path>) -> Result<Server> {
         let missing = "MariaDB does not run as root and there is no `mysql` user to run it as \
                        (Debian's mariadb-server package creates one), or give a `dsn`";
         let user = run_as_user(c"mysql", missing)?;
         // its directory's name is unique in the run, and the process's id across runs
         let unique = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let place = super::throwaway::place(dir, user, UNREACHABLE, SOCKET, ("mariadb", &unique))?;
-        let super::throwaway::Place { dir, socket_dir, left } = place;
+        let place = super::throwaway::place(dir, log, user, UNREACHABLE, SOCKET, ("mariadb", &unique))?;
+        let super::throwaway::Place { dir, socket_dir, log, left } = place;
         let me = os_user()?;
         let (workload, server, died, retired) = (String::new(), None, None, Default::default());
-        Ok(Server { dir, socket_dir, user, me, workload, server, died, retired, left })
+        Ok(Server { dir, log, socket_dir, user, me, workload, server, died, retired, left })
     }
 
     /// `mariadb-install-db`: the system tables, and fathom's OS user as the one account
@@ -196,6 +206,7 @@ impl Server {
     fn install(&mut self, stop: &AtomicBool) -> Result<()> {
         let mut install = self.command("mariadb-install-db");
         install.arg("--no-defaults").arg(format!("--datadir={}", self.data().display())).arg(self.tmpdir()?);
+        install.args(self.log_apart());
         install.args(["--auth-root-authentication-method=socket", "--skip-test-db"]);
         install.arg(format!("--auth-root-socket-user={}", self.me));
         let out = children::output(&mut install, "mariadb-install-db", stop)
@@ -207,6 +218,11 @@ impl Server {
         Ok(())
     }
 
+    /// The option that puts InnoDB's redo log in its own directory, when it has one.
+    fn log_apart(&self) -> Option<String> {
+        self.log.as_ref().map(|l| format!("--innodb-log-group-home-dir={}", l.display()))
+    }
+
     /// Starts mariadbd as fathom's child, its errors into its log, and waits until it
     /// answers.
     fn serve(&mut self, settings: &[(String, String)], stop: &AtomicBool) -> Result<()> {
@@ -214,6 +230,7 @@ impl Server {
         let (file, err) = super::throwaway::server_log(&log)?;
         let mut server = self.command(&mariadbd()?.display().to_string());
         server.arg("--no-defaults").arg(format!("--datadir={}", self.data().display())).arg(self.tmpdir()?);
+        server.args(self.log_apart());
         server.arg(format!("--socket={}", self.socket().display())).arg("--skip-networking");
         server.arg(format!("--pid-file={}", self.dir.join("mariadbd.pid").display()));
         // without --log-error its errors go to stderr: the log, from its first line on
@@ -332,8 +349,13 @@ impl super::throwaway::Throwaway for Server {
     const DBMS: &'static str = "MariaDB";
     const DIR: &'static str = "mariadb";
 
-    fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Server> {
-        Server::start(made, settings, stop)
+    fn start(
+        made: crate::nofollow::Dir,
+        log: Option<crate::nofollow::Dir>,
+        settings: &[(String, String)],
+        stop: &AtomicBool,
+    ) -> Result<Server> {
+        Server::start(made, log, settings, stop)
     }
 
     fn unreachable(e: &Error) -> bool {
@@ -390,8 +412,9 @@ impl super::throwaway::Throwaway for Server {
     fn stop(&mut self) -> Result<()> {
         let died = self.kill().or(self.died.take());
         self.remove_socket_dir();
-        let removed = crate::nofollow::remove_tree(&self.dir)
-            .map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())));
+        let removed = std::iter::once(&self.dir).chain(&self.log).try_for_each(|d| {
+            crate::nofollow::remove_tree(d).map_err(|e| Error::failed(format!("removing {}: {e}", d.display())))
+        });
         self.left.clear();
         if let Some(how) = died {
             return Err(Error::failed(format!("the MariaDB server of workload {} died ({how})", self.workload)));

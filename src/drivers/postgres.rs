@@ -96,6 +96,8 @@ pub const UNREACHABLE: &str = "PostgreSQL runs as the postgres user";
 /// (`COPY ... TO PROGRAM`). No password exists to keep or leak.
 pub struct Cluster {
     pub dir: PathBuf,
+    /// The directory of its WAL (`pg_wal` in it), on the log's own disk, when apart.
+    log: Option<PathBuf>,
     pub port: u16,
     /// The directory of the server's socket: the cluster's, or one of its own in the
     /// system's temporary directory when that path is too long for a socket's.
@@ -141,14 +143,22 @@ impl Cluster {
     /// with `settings` in its postgresql.conf, and starts it. Errors carry PostgreSQL's
     /// own message (from initdb, or the server's log); `stop` set while it waits ends it
     /// with [`INTERRUPTED`].
-    pub fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
-        let mut cluster = Self::made(made.path())?;
+    pub fn start(
+        made: crate::nofollow::Dir,
+        log: Option<crate::nofollow::Dir>,
+        settings: &[(String, String)],
+        stop: &AtomicBool,
+    ) -> Result<Cluster> {
+        let mut cluster = Self::made(made.path(), log.as_ref().map(|l| l.path()))?;
         match cluster.init(settings, stop).and_then(|()| cluster.serve(settings, stop)) {
             Ok(()) => Ok(cluster),
             Err(e) => {
-                // the server's log stays to read; the cluster's files go
+                // the server's log stays to read; the cluster's files go, its WAL's too
                 cluster.end();
                 let _ = std::fs::remove_dir_all(cluster.data());
+                if let Some(log) = &cluster.log {
+                    let _ = crate::nofollow::remove_tree(log);
+                }
                 cluster.remove_socket_dir();
                 cluster.left.clear();
                 Err(e)
@@ -156,18 +166,19 @@ impl Cluster {
         }
     }
 
-    /// The cluster of the new directory `dir`: made private to the server's user, and
-    /// recorded with the run.
-    fn made(dir: &Path) -> Result<Cluster> {
+    /// The cluster of the new directory `dir` (its WAL in the new directory `log`, when
+    /// given): made private to the server's user, and recorded with the run.
+    fn made(dir: &Path, log: Option<&Path>) -> Result<Cluster> {
         let bin = bindir()?;
         let user = run_as()?;
         let port = free_port()?;
         let socket = format!(".s.PGSQL.{port}");
-        let place = super::throwaway::place(dir, user, UNREACHABLE, &socket, ("postgres", &port.to_string()))?;
-        let super::throwaway::Place { dir, socket_dir: socket, left } = place;
+        let place = super::throwaway::place(dir, log, user, UNREACHABLE, &socket, ("postgres", &port.to_string()))?;
+        let super::throwaway::Place { dir, socket_dir: socket, log, left } = place;
         let retired = Arc::new(AtomicBool::new(false));
         Ok(Cluster {
             dir,
+            log,
             port,
             socket,
             bin,
@@ -187,6 +198,9 @@ impl Cluster {
         let mut initdb = self.command("initdb");
         initdb.args(["--auth-local=peer", "--auth-host=reject", "-U", SUPERUSER, "-E", "UTF8", "--no-instructions"]);
         initdb.arg("-D").arg(&data);
+        if let Some(log) = &self.log {
+            initdb.arg(format!("--waldir={}", log.join("pg_wal").display()));
+        }
         let out = children::output(&mut initdb, "initdb", stop)
             .map_err(|e| Error::failed(format!("starting initdb: {e}")))?
             .ok_or(Error::failed(INTERRUPTED))?;
@@ -373,16 +387,21 @@ impl Cluster {
     /// The files go while the server ends: on a busy disk both wait for its journal, and
     /// waits made together are shared.
     pub fn stop(&mut self) -> Result<()> {
-        let dir = self.dir.clone();
+        let dirs: Vec<PathBuf> = std::iter::once(self.dir.clone()).chain(self.log.clone()).collect();
+        let remove = |dirs: &[PathBuf]| -> Result<()> {
+            for d in dirs {
+                crate::nofollow::remove_tree(d).map_err(|e| Error::failed(format!("removing {}: {e}", d.display())))?;
+            }
+            Ok(())
+        };
         let mut removed = None;
-        let died = self.end_while(|| removed = Some(crate::nofollow::remove_tree(&dir))).or(self.died.take());
+        let died = self.end_while(|| removed = Some(remove(&dirs))).or(self.died.take());
         self.remove_socket_dir();
         // what the server wrote as it ended (nothing is expected) goes now that it has
         let removed = match removed {
             Some(Ok(())) => Ok(()),
-            _ => crate::nofollow::remove_tree(&self.dir),
+            _ => remove(&dirs),
         };
-        let removed = removed.map_err(|e| Error::failed(format!("removing {}: {e}", self.dir.display())));
         self.left.clear();
         if let Some(how) = died {
             return Err(Error::failed(format!("the PostgreSQL server of workload {} died ({how})", self.workload)));
@@ -395,8 +414,13 @@ impl super::throwaway::Throwaway for Cluster {
     const DBMS: &'static str = "PostgreSQL";
     const DIR: &'static str = "postgres";
 
-    fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Cluster> {
-        Cluster::start(made, settings, stop)
+    fn start(
+        made: crate::nofollow::Dir,
+        log: Option<crate::nofollow::Dir>,
+        settings: &[(String, String)],
+        stop: &AtomicBool,
+    ) -> Result<Cluster> {
+        Cluster::start(made, log, settings, stop)
     }
 
     fn unreachable(e: &Error) -> bool {

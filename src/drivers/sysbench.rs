@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::format::counted;
 use crate::scenario::program::dbms::Dbms;
+use crate::scenario::program::seam::Spec;
 use crate::scenario::program::sysbench::Sysbench;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::ObservationRow;
@@ -221,7 +222,7 @@ impl Databases {
                 Db::Mariadb(conn)
             }
             (Dbms::Postgresql, None) => {
-                let cluster = self.clusters.get((idx, name), &s.target, &s.settings, dir, stop, progress)?;
+                let cluster = self.clusters.get((idx, name), &s.server_dirs(), &s.settings, dir, stop, progress)?;
                 cluster.create_database(&database, None, stop).map_err(named)?;
                 Db::Postgres(Conn {
                     host: cluster.socket().display().to_string(),
@@ -232,7 +233,7 @@ impl Databases {
                 })
             }
             (Dbms::Mariadb, None) => {
-                let server = self.mariadbs.get((idx, name), &s.target, &s.settings, dir, stop, progress)?;
+                let server = self.mariadbs.get((idx, name), &s.server_dirs(), &s.settings, dir, stop, progress)?;
                 server.create_database(&database, stop).map_err(named)?;
                 Db::Mariadb(server.conn(&database))
             }

@@ -8,6 +8,7 @@ use super::driver::{DbServer, RunDir, bad_input};
 use super::pg_host::{RunAs, chown, unreachable_by};
 use super::postgres::Cluster;
 use crate::error::{Error, Result};
+use crate::scenario::program::seam::ServerDirs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,9 +35,15 @@ pub trait Throwaway: Sized {
     /// What its directories are called (`postgres`: `fathom-postgres-runN-K`).
     const DIR: &'static str;
 
-    /// Creates a server in `made`, a directory just made new, with `settings`, and
-    /// starts it; `stop` set while it waits ends it with an error.
-    fn start(made: crate::nofollow::Dir, settings: &[(String, String)], stop: &AtomicBool) -> Result<Self>;
+    /// Creates a server in `made`, a directory just made new, its transaction log in
+    /// `log` (another, on the log's own disk) when given, with `settings`, and starts it;
+    /// `stop` set while it waits ends it with an error.
+    fn start(
+        made: crate::nofollow::Dir,
+        log: Option<crate::nofollow::Dir>,
+        settings: &[(String, String)],
+        stop: &AtomicBool,
+    ) -> Result<Self>;
     /// Whether `e`, from [`Throwaway::start`], says the server's OS user cannot reach
     /// its directory.
     fn unreachable(e: &Error) -> bool;
@@ -59,6 +66,8 @@ pub struct Place {
     /// The directory of its socket: `dir`, or one of its own in the system's temporary
     /// directory when `dir` is too deep for the socket's path.
     pub socket_dir: PathBuf,
+    /// The directory of its transaction log, absolute, when it has one apart.
+    pub log: Option<PathBuf>,
     /// The directories recorded with the run until removed, for the next run to remove
     /// should this fathom die first.
     pub left: Vec<crate::children::Leftover>,
@@ -67,14 +76,15 @@ pub struct Place {
 /// The longest path of a Unix socket (`sun_path`, less its NUL).
 const SOCKET_PATH_MAX: usize = 107;
 
-/// Readies `dir`, a directory just made new, for a server run as `user` (when root runs
-/// fathom): recorded with the run, made private to that user, who must be able to reach
-/// it (`unreachable` begins the error that says it cannot, which
-/// [`Throwaway::unreachable`] recognises). Its socket `socket` (the file's name) goes in
-/// it, or, where that path would be too long, in a private directory
-/// `fathom-DIR-PID-socket-UNIQUE` of the system's temporary directory.
+/// Readies `dir`, a directory just made new, and `log` (the same, for its transaction
+/// log), for a server run as `user` (when root runs fathom): recorded with the run, made
+/// private to that user, who must be able to reach them (`unreachable` begins the error
+/// that says it cannot, which [`Throwaway::unreachable`] recognises). Its socket
+/// `socket` (the file's name) goes in `dir`, or, where that path would be too long, in a
+/// private directory `fathom-DIR-PID-socket-UNIQUE` of the system's temporary directory.
 pub fn place(
     dir: &Path,
+    log: Option<&Path>,
     user: Option<RunAs>,
     unreachable: &str,
     socket: &str,
@@ -83,20 +93,26 @@ pub fn place(
     let failed = |d: &Path, e: std::io::Error| Error::failed(format!("{}: {e}", d.display()));
     let private =
         |d: &Path| std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(|e| failed(d, e));
-    let dir = dir.canonicalize().map_err(|e| failed(dir, e))?;
-    let mut left = vec![crate::children::Leftover::new(&dir)];
-    private(&dir)?;
-    if let Some(u) = user {
-        if let Some((closed, mode)) = unreachable_by(&dir, u) {
-            let _ = std::fs::remove_dir(&dir);
-            return Err(Error::failed(format!(
-                "{unreachable}: {} is not searchable by it (mode {mode:o}), so it cannot reach {}",
-                closed.display(),
-                dir.display()
-            )));
+    let mut left = Vec::new();
+    let mut ready = |dir: &Path| -> Result<PathBuf> {
+        let dir = dir.canonicalize().map_err(|e| failed(dir, e))?;
+        left.push(crate::children::Leftover::new(&dir));
+        private(&dir)?;
+        if let Some(u) = user {
+            if let Some((closed, mode)) = unreachable_by(&dir, u) {
+                let _ = std::fs::remove_dir(&dir);
+                return Err(Error::failed(format!(
+                    "{unreachable}: {} is not searchable by it (mode {mode:o}), so it cannot reach {}",
+                    closed.display(),
+                    dir.display()
+                )));
+            }
+            chown(&dir, u)?;
         }
-        chown(&dir, u)?;
-    }
+        Ok(dir)
+    };
+    let dir = ready(dir)?;
+    let log = log.map(&mut ready).transpose()?;
     let mut socket_dir = dir.clone();
     if dir.join(socket).as_os_str().len() > SOCKET_PATH_MAX {
         socket_dir = std::env::temp_dir().join(format!("fathom-{kind}-{}-socket-{unique}", std::process::id()));
@@ -107,7 +123,7 @@ pub fn place(
             chown(&socket_dir, u)?;
         }
     }
-    Ok(Place { dir, socket_dir, left })
+    Ok(Place { dir, socket_dir, log, left })
 }
 
 /// A throwaway server's log, made new (never through a symlink), and a second handle of
@@ -126,8 +142,9 @@ pub fn server_log(path: &Path) -> Result<(std::fs::File, std::fs::File)> {
     Ok((file, err))
 }
 
-/// What makes two workloads' throwaway servers the same one: their place and settings.
-type ClusterKey = (Option<PathBuf>, Vec<(String, String)>);
+/// What makes two workloads' throwaway servers the same one: their places (data, log)
+/// and settings.
+type ClusterKey = (ServerDirs, Vec<(String, String)>);
 
 /// One server of a run, and the workloads (by index) it serves.
 struct Started<S> {
@@ -154,23 +171,24 @@ impl<S> Default for Clusters<S> {
 static CLUSTERS_STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 impl<S: Throwaway> Clusters<S> {
-    /// The server in `target` (else in `dir`, the run's directory) with `settings`,
-    /// started unless this run has it already, for workload `(index, name)`. One that
-    /// will not start is bad input, at that workload. `progress` hears that it starts.
+    /// The server in `dirs` (its data else in `dir`, the run's directory; its log apart
+    /// when given) with `settings`, started unless this run has it already, for workload
+    /// `(index, name)`. One that will not start is bad input, at that workload.
+    /// `progress` hears that it starts.
     pub fn get(
         &mut self,
         (idx, name): (usize, &str),
-        target: &Option<PathBuf>,
+        dirs: &ServerDirs,
         settings: &[(String, String)],
         dir: &Path,
         stop: &AtomicBool,
         progress: &dyn Fn(&str),
     ) -> Result<&S> {
-        let key = (target.clone(), settings.to_vec());
+        let key = (dirs.clone(), settings.to_vec());
         let at = match self.started.iter().position(|s| s.key == key) {
             Some(at) => at,
             None => {
-                let cluster = Self::start(name, target, settings, dir, stop, progress)?;
+                let cluster = Self::start(name, dirs, settings, dir, stop, progress)?;
                 self.started.push(Started { key, cluster: Mutex::new(cluster), workloads: Vec::new() });
                 self.started.len() - 1
             }
@@ -180,10 +198,11 @@ impl<S: Throwaway> Clusters<S> {
         Ok(s.cluster.get_mut().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// A new cluster for workload `name`: in `target`, else in the run's directory `dir`.
+    /// A new cluster for workload `name`: in `dirs`' data directory, else in the run's
+    /// directory `dir`, its log in a directory of its own under `dirs`' log directory.
     fn start(
         name: &str,
-        target: &Option<PathBuf>,
+        dirs: &ServerDirs,
         settings: &[(String, String)],
         dir: &Path,
         stop: &AtomicBool,
@@ -196,13 +215,21 @@ impl<S: Throwaway> Clusters<S> {
         let new = new_place;
         // in the run's directory, made through its descriptor: a symlink at `runs` or
         // `RUN` stops the run before anything is built
-        let made = match target {
+        let made = match &dirs.data {
             Some(t) => new(&t.join(format!("fathom-{}-run{run}-{n}", S::DIR))),
             None => RunDir::open(dir).and_then(|d| d.new_dir(&format!("{}-{n}", S::DIR))),
         }
         .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
-        progress(&format!("{name}: starting a throwaway {} in {}", S::DBMS, made.path().display()));
-        let mut cluster = match S::start(made, settings, stop) {
+        let new_log = |again: &str| {
+            let named = |l: &PathBuf| new(&l.join(format!("fathom-{}-log-run{run}-{n}{again}", S::DIR)));
+            dirs.log.as_ref().map(named).transpose().map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))
+        };
+        let log = new_log("")?;
+        let first_log = log.as_ref().map(|l| l.path().to_path_buf());
+        let apart = log.as_ref().map(|l| format!(", its log in {}", l.path().display())).unwrap_or_default();
+        progress(&format!("{name}: starting a throwaway {} in {}{apart}", S::DBMS, made.path().display()));
+        let target = &dirs.data;
+        let mut cluster = match S::start(made, log, settings, stop) {
             // the run's directory is behind a private one (fathom runs as root from
             // /root, say): the system's temporary directory is as good a place, the
             // run's directory being no storage under test; a `target` given stays an
@@ -210,7 +237,12 @@ impl<S: Throwaway> Clusters<S> {
             Err(e) if S::unreachable(&e) && target.is_none() => {
                 let tmp = std::env::temp_dir().join(format!("fathom-{}-{}-{run}-{n}", S::DIR, std::process::id()));
                 progress(&format!("{name}: {e}; using {} instead", tmp.display()));
-                new(&tmp).and_then(|made| S::start(made, settings, stop))
+                // the first log directory was made, and never used
+                if let Some(first) = &first_log {
+                    let _ = std::fs::remove_dir(first);
+                }
+                let log = new_log(&format!("-{}", std::process::id()))?;
+                new(&tmp).and_then(|made| S::start(made, log, settings, stop))
             }
             other => other,
         }

@@ -12,6 +12,7 @@ pub mod format;
 pub mod headline;
 pub mod hosts;
 pub mod html;
+pub mod log_disk;
 pub mod measured;
 pub mod node_scaling;
 pub mod results;

@@ -82,6 +82,9 @@ impl RunSummary {
             if let Some(stalls) = super::checkpoints::clause(&analysis.checkpoints) {
                 a.answer = format!("{stalls}; {}", a.answer);
             }
+            if let Some(log) = super::log_disk::clause(&workloads, &run.environment, &observed) {
+                a.answer = format!("{log}; {}", a.answer);
+            }
             if let Some(q) = sides(&workloads, &observed, &compare).as_ref().or(headline.as_ref()) {
                 a.lead(q, &expectations, &names);
             }

@@ -14,6 +14,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("hotspot", include_str!("builtin/hotspot.yaml")),
     ("pgbench-clients", include_str!("builtin/pgbench-clients.yaml")),
     ("commit-latency", include_str!("builtin/commit-latency.yaml")),
+    ("log-disk", include_str!("builtin/log-disk.yaml")),
     ("pgbench-ab", include_str!("builtin/pgbench-ab.yaml")),
     ("hugepages", include_str!("builtin/hugepages.yaml")),
     ("net-streams", include_str!("builtin/net-streams.yaml")),

@@ -247,7 +247,9 @@ fn environment_of(
         .iter()
         .zip(&scenario.workloads)
         .filter(|(_, w)| w.placement.is_none())
-        .flat_map(|(f, w)| f.iter().map(|f| f.path.clone()).chain(w.outside_targets().iter().cloned()))
+        .flat_map(|(f, w)| {
+            f.iter().map(|f| f.path.clone()).chain(w.outside_targets().iter().cloned()).chain(w.server_dirs())
+        })
         .collect();
     let mut env = environment::capture(&targets);
     // each host's machine, so that what is summed over hosts counts a shared machine once

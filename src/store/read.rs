@@ -59,6 +59,9 @@ pub struct StoredWorkload {
     /// What it is read by first, as its program declared it; None in stores written
     /// before programs declared one.
     pub headline: Option<Headline>,
+    /// Where its program's throwaway database server kept its data and, on a disk of
+    /// its own, its transaction log (`target`, `log_target`), when the scenario said.
+    pub server_dirs: (Option<String>, Option<String>),
 }
 
 /// Profile keys that say nothing about what a workload does to the storage: its name,
@@ -123,6 +126,10 @@ impl StoredWorkload {
             distribution: text("distribution").unwrap_or("uniform").to_string(),
             link_bps: number("link_bps"),
             as_written: text("driver") == Some("fio"),
+            server_dirs: match program {
+                true => (text("target").map(str::to_string), text("log_target").map(str::to_string)),
+                false => (None, None),
+            },
             other: p
                 .iter()
                 .filter(|(k, _)| !NOT_SETTINGS.contains(&k.as_str()) && !TYPED.contains(&k.as_str()))

@@ -638,6 +638,68 @@ fn checkpoint_tuning() {
     assert_eq!(e["passed"], spread < tight, "{e}");
 }
 
+/// log-disk, shortened: PostgreSQL's WAL lives in the log's directory while the run goes
+/// (its segments there, the data's `pg_wal` a link to them), both are removed after it,
+/// and the answer says what the log's disk saw in the figures its device observer
+/// stored. Here both directories are on the scratch's disk, so the answer says they share
+/// it. A log directory with a `dsn`, or the data's own, is refused at its key.
+#[test]
+fn log_disk_puts_the_wal_on_its_own_directory_and_answers_with_its_disks_writes() {
+    let s = Scratch::new("builtin-log-disk");
+    let (data, log) = (s.dir.join("data"), s.dir.join("log"));
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&log).unwrap();
+    let set_log = format!("log={}", log.display());
+    let args = ["run", "log-disk", "-q", "--time-scale", "0.1", "--set", "scale=1", "--set", &set_log, "--target"];
+    let mut child = crate::interrupt::spawn_job(&s, &[&args[..], &[data.to_str().unwrap()]].concat());
+    let wal = log.join("fathom-postgres-log-run1-0/pg_wal");
+    crate::interrupt::wait_for(&s, &mut child, "WAL in the log's directory", || {
+        wal.join("000000010000000000000001").is_file()
+    });
+    let linked = std::fs::read_link(data.join("fathom-postgres-run1-0/data/pg_wal")).unwrap();
+    assert_eq!(linked, wal);
+    let (out, _) = crate::interrupt::wait_exit(&s, child, std::time::Duration::from_secs(120));
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", text(&out));
+    for dir in [&data, &log] {
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "{} left", dir.display());
+    }
+    let show = s.show_json();
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    let device = show["run"]["environment"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == log.to_str().unwrap())
+        .and_then(|t| t["device"].as_str())
+        .unwrap_or_else(|| panic!("the log's directory is no target: {}", show["run"]["environment"]));
+    let device = device.rsplit('/').next().unwrap();
+    let mean = |name: &str| {
+        let source = format!("device:{device}");
+        let o = show["observed"].as_array().unwrap().iter().find(|o| o["source"] == source && o["name"] == name);
+        o.unwrap_or_else(|| panic!("no {source} {name}")).get("mean").and_then(|m| m.as_f64()).unwrap()
+    };
+    let (per_s, size, queue) = (mean("w_s"), mean("wkB_s") / mean("w_s"), mean("aqu_sz"));
+    let rate = format!("{}", per_s.round() as u64)
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    let said = format!("oltp's log and data share {device}: {rate} writes/s of {size:.1} kB at queue depth {queue:.2}");
+    assert!(answer.contains(&said), "{said}\n{answer}");
+    // where the log cannot be apart: the server's given, or the log's directory is the data's
+    let at_data = format!("log={}", data.display());
+    for (set, says) in [
+        ("dsn=host=/nonexistent dbname=x", "places the throwaway server's log; with a `dsn` the server is elsewhere"),
+        (&at_data as &str, "is `target` itself"),
+    ] {
+        let out = s.run(&["run", "log-disk", "--set", set, "--target", data.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{}", text(&out));
+    }
+}
+
 /// Tests that change the machine's huge page pools, which every PostgreSQL started
 /// meanwhile (`huge_pages = try`, its default) would take from: they hold the machine.
 mod alone {

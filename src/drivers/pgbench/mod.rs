@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::format::counted;
 use crate::scenario::program::pgbench::{Pgbench, Script};
+use crate::scenario::program::seam::Spec;
 use crate::scenario::{EngineKind, Scenario, Workload};
 use crate::store::ObservationRow;
 use crate::store::sink::Record;
@@ -78,7 +79,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             // reached by `connect` before the run was recorded
             Some(dsn) => dsn.clone(),
             None => {
-                let cluster = dbs.clusters.get((idx, &w.name), &p.target, &p.settings, dir, stop, progress)?;
+                let cluster = dbs.clusters.get((idx, &w.name), &p.server_dirs(), &p.settings, dir, stop, progress)?;
                 let db = format!("pgbench_s{}", p.scale);
                 cluster
                     .create_database(&db, None, stop)

@@ -24,6 +24,7 @@ use crate::metrics::Op;
 use crate::metrics::format::counted;
 use crate::metrics::summary::Throughput;
 use crate::scenario::program::dbms::Dbms;
+use crate::scenario::program::seam::Spec;
 use crate::scenario::program::tpcc::{Engine, Isolation, OPS, Tpcc};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use std::collections::HashMap;
@@ -95,7 +96,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let conn = match &p.dsn {
             Some(dsn) => Conn::parse(dsn).map_err(|e| bad_input(named(Error::failed(e))))?,
             None => {
-                let server = dbs.servers.get((idx, &w.name), &p.target, &p.settings, dir, stop, progress)?;
+                let server = dbs.servers.get((idx, &w.name), &p.server_dirs(), &p.settings, dir, stop, progress)?;
                 let database = format!("tpcc_{idx}");
                 server.create_database(&database, stop).map_err(|e| bad_input(named(e)))?;
                 server.conn(&database)

@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::format::counted;
 use crate::metrics::summary::Throughput;
+use crate::scenario::program::seam::Spec;
 use crate::scenario::program::tpcc::{Engine, Home, OPS, Tpcc, WAREHOUSE_BYTES};
 use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Scenario, Workload};
@@ -93,7 +94,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             Some(dsn) => (dsn.clone(), dsn.clone(), None),
             None => {
                 let settings = cluster_settings(scenario, p);
-                let cluster = dbs.clusters.get((idx, &w.name), &p.target, &settings, dir, stop, progress)?;
+                let cluster = dbs.clusters.get((idx, &w.name), &p.server_dirs(), &settings, dir, stop, progress)?;
                 let template = format!("tpcc_w{}", p.warehouses);
                 // the room for the template and every copy of it, checked once
                 if !loads.holds(&cluster.dsn(&template)) {
@@ -148,8 +149,11 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
 /// which ten clients per warehouse pass at ten warehouses).
 fn cluster_settings(scenario: &Scenario, p: &Tpcc) -> Vec<(String, String)> {
     let mut settings = p.settings.clone();
-    let on_it =
-        scenario.workloads.iter().filter_map(spec).filter(|q| (&q.target, &q.settings) == (&p.target, &p.settings));
+    let on_it = scenario
+        .workloads
+        .iter()
+        .filter_map(spec)
+        .filter(|q| (q.server_dirs(), &q.settings) == (p.server_dirs(), &p.settings));
     let most = on_it.filter(|q| q.dsn.is_none()).map(|q| q.clients).max().unwrap_or(p.clients);
     if most > 90 && !settings.iter().any(|(k, _)| k == "max_connections") {
         settings.push(("max_connections".into(), (most + 10).to_string()));
@@ -159,7 +163,7 @@ fn cluster_settings(scenario: &Scenario, p: &Tpcc) -> Vec<(String, String)> {
 
 /// Whether two workloads load the same template on the same throwaway cluster.
 fn same_cluster(p: &Tpcc, q: &Tpcc) -> bool {
-    q.dsn.is_none() && (&q.target, &q.settings, q.warehouses) == (&p.target, &p.settings, p.warehouses)
+    q.dsn.is_none() && (q.server_dirs(), &q.settings, q.warehouses) == (p.server_dirs(), &p.settings, p.warehouses)
 }
 
 /// Refuses, before anything is loaded, a cluster in `dir` whose storage has no room for

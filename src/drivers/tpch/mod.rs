@@ -23,6 +23,7 @@ use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
 use crate::metrics::summary::Throughput;
 use crate::metrics::{Op, OpStats, Sample};
+use crate::scenario::program::seam::Spec;
 use crate::scenario::program::tpch::{Tpch, op_name};
 use crate::scenario::units::Size;
 use crate::scenario::{EngineKind, Scenario, Workload};
@@ -144,7 +145,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let dsn = match &p.dsn {
             Some(dsn) => dsn.clone(),
             None => {
-                let cluster = dbs.clusters.get((idx, &w.name), &p.target, &p.settings, dir, stop, progress)?;
+                let cluster = dbs.clusters.get((idx, &w.name), &p.server_dirs(), &p.settings, dir, stop, progress)?;
                 let dsn = cluster.dsn(&p.database());
                 if !loads.holds(&dsn) {
                     room(&cluster.dir, p).map_err(|e| bad_input(named(e)))?;

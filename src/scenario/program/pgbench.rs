@@ -4,7 +4,7 @@
 //! `crate::drivers::pgbench` runs it.
 
 use super::dbms::Dbms;
-use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
+use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, ServerDirs, Spec};
 use crate::error::{Error, Result};
 use crate::metrics::Op;
 use crate::metrics::format::counted;
@@ -39,6 +39,9 @@ pub struct Pgbench {
     /// The directory the throwaway cluster lives in (`target`): the storage under test.
     /// `None`: the run's own directory.
     pub target: Option<PathBuf>,
+    /// The directory of its WAL (`log_target`), on a disk of its own; `None`: beside the data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_target: Option<PathBuf>,
 }
 
 /// What each transaction runs.
@@ -65,7 +68,7 @@ impl Program for PgbenchProgram {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"]
+        &["target", "log_target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -99,10 +102,22 @@ impl Program for PgbenchProgram {
         }
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
+        let log_target = log_target(keys, dsn.is_some(), &target)?;
         let (reuse, _) = keys.get::<bool>("reuse")?;
         let script = script(keys)?;
         let reuse = reuse.unwrap_or(false);
-        Ok(ProgramSpec::new(Pgbench { dsn, scale, reuse, clients, threads, script, rate, settings, target }))
+        Ok(ProgramSpec::new(Pgbench {
+            dsn,
+            scale,
+            reuse,
+            clients,
+            threads,
+            script,
+            rate,
+            settings,
+            target,
+            log_target,
+        }))
     }
 }
 
@@ -151,6 +166,28 @@ pub fn target(keys: &Keys, has_dsn: bool) -> Result<Option<PathBuf>> {
         Some([_]) | None => None,
         Some(_) => return Err(keys.fail(&target_at, "give one directory for the throwaway cluster")),
     })
+}
+
+/// The directory of the throwaway server's transaction log (`log_target`), on a disk of
+/// its own: one, none with a `dsn` (the server is elsewhere), and not `target` itself
+/// (the log would not be apart from the data). One on a kernel pseudo file system is
+/// refused.
+pub fn log_target(keys: &Keys, has_dsn: bool, data: &Option<PathBuf>) -> Result<Option<PathBuf>> {
+    let (log, at) = keys.line("log_target")?;
+    match log {
+        None => Ok(None),
+        Some(_) if has_dsn && keys.own_has("log_target") => {
+            Err(keys.fail(&at, "places the throwaway server's log; with a `dsn` the server is elsewhere"))
+        }
+        Some(_) if has_dsn => Ok(None),
+        Some(one) if data.as_deref() == Some(Path::new(&one)) => {
+            Err(keys.fail(&at, "is `target` itself: give a directory on the disk the log is to have to itself"))
+        }
+        Some(one) => {
+            keys.not_pseudo(Path::new(&one), &at)?;
+            Ok(Some(PathBuf::from(one)))
+        }
+    }
 }
 
 /// The throwaway cluster's server settings (`settings: {shared_buffers: 1GB}`), in order.
@@ -263,6 +300,10 @@ impl Spec for Pgbench {
 
     fn server_given(&self) -> bool {
         self.dsn.is_some()
+    }
+
+    fn server_dirs(&self) -> ServerDirs {
+        ServerDirs { data: self.target.clone(), log: self.log_target.clone() }
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use serde::de::DeserializeOwned;
 use std::any::Any;
 use std::fmt::Debug;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,6 +39,15 @@ pub trait Program: Sync {
 
     /// Its keys checked and turned into its spec, each error at the key that is wrong.
     fn check(&self, keys: &Keys) -> Result<ProgramSpec>;
+}
+
+/// Where a throwaway database server keeps its files: its data (`target`) and, on a disk
+/// of its own, its transaction log (`log_target`: PostgreSQL's WAL, InnoDB's redo log),
+/// which the field notes' studies put apart ("one is taking transaction log writes").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServerDirs {
+    pub data: Option<PathBuf>,
+    pub log: Option<PathBuf>,
 }
 
 /// A program's settings, checked: what its runner needs, and what the rest of fathom
@@ -102,6 +111,12 @@ pub trait Spec: Debug + Send + Sync + 'static {
     /// starts: what the run's first lines say it runs on.
     fn server_given(&self) -> bool {
         false
+    }
+
+    /// The directories its throwaway server keeps its files in, when the scenario gives
+    /// them: storage under test, whose devices the run observes.
+    fn server_dirs(&self) -> ServerDirs {
+        ServerDirs::default()
     }
 
     /// A copy of itself to run on another host of an inventory (`--hosts`), its

@@ -4,8 +4,8 @@
 //! `table_size`, `threads`); `crate::drivers::sysbench` runs it.
 
 use super::dbms::{Dbms, dbms};
-use super::pgbench::{fits_in, no_secret, settings, target};
-use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
+use super::pgbench::{fits_in, log_target, no_secret, settings, target};
+use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, ServerDirs, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
 use crate::metrics::format::counted;
@@ -39,6 +39,10 @@ pub struct Sysbench {
     pub settings: Vec<(String, String)>,
     /// The directory of the throwaway cluster (`target`); `None`: the run's directory.
     pub target: Option<PathBuf>,
+    /// The directory of its transaction log (`log_target`), on a disk of its own; `None`:
+    /// beside the data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_target: Option<PathBuf>,
 }
 
 /// sysbench's OLTP tests, as Debian's sysbench 1.0.20 ships them: each `event` one
@@ -65,7 +69,7 @@ impl Program for SysbenchProgram {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["dbms", "target", "dsn", "test", "tables", "table_size", "threads", "reuse", "settings"]
+        &["dbms", "target", "log_target", "dsn", "test", "tables", "table_size", "threads", "reuse", "settings"]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -96,8 +100,20 @@ impl Program for SysbenchProgram {
         let (threads, _) = keys.count("threads", 1, 1024)?;
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
+        let log_target = log_target(keys, dsn.is_some(), &target)?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        Ok(ProgramSpec::new(Sysbench { dbms, dsn, test, tables, table_size, threads, reuse, settings, target }))
+        Ok(ProgramSpec::new(Sysbench {
+            dbms,
+            dsn,
+            test,
+            tables,
+            table_size,
+            threads,
+            reuse,
+            settings,
+            target,
+            log_target,
+        }))
     }
 }
 
@@ -143,6 +159,10 @@ impl Spec for Sysbench {
 
     fn server_given(&self) -> bool {
         self.dsn.is_some()
+    }
+
+    fn server_dirs(&self) -> ServerDirs {
+        ServerDirs { data: self.target.clone(), log: self.log_target.clone() }
     }
 
     fn as_any(&self) -> &dyn Any {

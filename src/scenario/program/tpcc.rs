@@ -4,8 +4,8 @@
 //! server fathom creates on the storage under test or a server given by `dsn`. Each transaction type is an op of its own; `crate::drivers::tpcc` runs it.
 
 use super::dbms::{Dbms, MysqlDsn, dbms};
-use super::pgbench::{fits_in, no_secret, settings, target};
-use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
+use super::pgbench::{fits_in, log_target, no_secret, settings, target};
+use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, ServerDirs, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
 use crate::metrics::headline::{Figure, Headline};
@@ -59,6 +59,10 @@ pub struct Tpcc {
     pub settings: Vec<(String, String)>,
     /// The directory the throwaway cluster lives in: the storage under test.
     pub target: Option<PathBuf>,
+    /// The directory of its transaction log (`log_target`), on a disk of its own; `None`:
+    /// beside the data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_target: Option<PathBuf>,
     /// What runs the transactions; stored as the workload's `engine`.
     #[serde(skip)]
     pub engine: Engine,
@@ -234,6 +238,7 @@ impl Program for TpccProgram {
         &[
             "dbms",
             "target",
+            "log_target",
             "dsn",
             "warehouses",
             "clients",
@@ -297,6 +302,7 @@ impl Program for TpccProgram {
         let isolation = choice(keys, "isolation", &levels, Isolation::ReadCommitted)?;
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
+        let log_target = log_target(keys, dsn.is_some(), &target)?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
         let engine = engine(keys, dbms)?;
         let (hammerdb_dir, hammerdb_at) = keys.line("hammerdb_dir")?;
@@ -317,6 +323,7 @@ impl Program for TpccProgram {
             reuse,
             settings,
             target,
+            log_target,
             engine,
             hammerdb_dir,
         };
@@ -562,6 +569,10 @@ impl Spec for Tpcc {
 
     fn server_given(&self) -> bool {
         self.dsn.is_some()
+    }
+
+    fn server_dirs(&self) -> ServerDirs {
+        ServerDirs { data: self.target.clone(), log: self.log_target.clone() }
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -5,8 +5,8 @@
 //! (`q1` to `q22`); `crate::drivers::tpch` runs it.
 
 use super::dbms::Dbms;
-use super::pgbench::{no_secret, settings, target};
-use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, Spec};
+use super::pgbench::{log_target, no_secret, settings, target};
+use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, ServerDirs, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
 use crate::metrics::headline::{Figure, Headline};
@@ -53,6 +53,10 @@ pub struct Tpch {
     pub settings: Vec<(String, String)>,
     /// The directory the throwaway cluster lives in: the storage under test.
     pub target: Option<PathBuf>,
+    /// The directory of its transaction log (`log_target`), on a disk of its own; `None`:
+    /// beside the data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_target: Option<PathBuf>,
 }
 
 impl Tpch {
@@ -148,7 +152,19 @@ impl Program for TpchProgram {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["target", "dsn", "scale", "streams", "queries", "query_timeout", "repeat", "power", "reuse", "settings"]
+        &[
+            "target",
+            "log_target",
+            "dsn",
+            "scale",
+            "streams",
+            "queries",
+            "query_timeout",
+            "repeat",
+            "power",
+            "reuse",
+            "settings",
+        ]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -187,8 +203,10 @@ impl Program for TpchProgram {
         }
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
+        let log_target = log_target(keys, dsn.is_some(), &target)?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        let spec = Tpch { dsn, scale, streams, queries, query_timeout, repeat, power, reuse, settings, target };
+        let spec =
+            Tpch { dsn, scale, streams, queries, query_timeout, repeat, power, reuse, settings, target, log_target };
         Ok(ProgramSpec::new(spec))
     }
 }
@@ -257,6 +275,10 @@ impl Spec for Tpch {
 
     fn server_given(&self) -> bool {
         self.dsn.is_some()
+    }
+
+    fn server_dirs(&self) -> ServerDirs {
+        ServerDirs { data: self.target.clone(), log: self.log_target.clone() }
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::metrics::summary::Throughput;
 use crate::metrics::{Op, OpStats, Sample};
 use crate::scenario::program::dbms::Dbms;
+use crate::scenario::program::seam::Spec;
 use crate::scenario::program::tpcc::{Engine, Home, OPS, Tpcc, hammerdb_minutes};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use place::Place;
@@ -206,7 +207,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             },
         )?;
         if let (Place::Postgres { database: from, .. }, Place::Postgres { database, .. }) = (&template, &place) {
-            let cluster = dbs.clusters.get((idx, &w.name), &p.target, &server_settings(p), dir, stop, progress)?;
+            let cluster =
+                dbs.clusters.get((idx, &w.name), &p.server_dirs(), &server_settings(p), dir, stop, progress)?;
             cluster.create_database(database, Some(from), stop).map_err(named)?;
         }
         dbs.ready.insert(idx, Built { home, place, build_s, bytes_per_warehouse: per_wh, reused });
@@ -231,7 +233,7 @@ impl Databases {
         let settings = server_settings(p);
         Ok(match p.dbms {
             Dbms::Postgresql => {
-                let cluster = self.clusters.get((idx, name), &p.target, &settings, dir, stop, progress)?;
+                let cluster = self.clusters.get((idx, name), &p.server_dirs(), &settings, dir, stop, progress)?;
                 let at = |database: String| Place::Postgres {
                     host: cluster.socket().to_path_buf(),
                     port: cluster.port,
@@ -241,7 +243,7 @@ impl Databases {
                 (at(format!("hammerdb_w{}", p.warehouses)), at(format!("hammerdb_{idx}")))
             }
             Dbms::Mariadb => {
-                let server = self.mariadbs.get((idx, name), &p.target, &settings, dir, stop, progress)?;
+                let server = self.mariadbs.get((idx, name), &p.server_dirs(), &settings, dir, stop, progress)?;
                 let place = Place::Mariadb { conn: server.conn(&format!("hammerdb_{idx}")) };
                 (place.clone(), place)
             }
