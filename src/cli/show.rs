@@ -51,6 +51,11 @@ pub fn text(s: &RunSummary, said: &dyn Fn(&str) -> bool, width: usize, prose: us
     // the study's answer before anything else
     if let Some(a) = &s.answer {
         say(&mut out, &a.line());
+    } else if let Some(q) = crate::report::analysis::question(&s.run) {
+        // nothing judged: a declared figure (a pass's time) still answers the question
+        if let Some(h) = s.headline.as_ref().filter(|h| h.declared) {
+            say(&mut out, &format!("{q} {}", h.text));
+        }
     }
     let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
     let scale = r.time_scale.map(|f| format!(" · {}", crate::scenario::time_scale::describe(f))).unwrap_or_default();

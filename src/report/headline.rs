@@ -80,6 +80,11 @@ fn figure_value(
         Source::Seconds { program, name } => {
             recorded(program, name).map(|v| (v, format!("{} {} s", figure.label, sig3(v))))
         }
+        Source::Pass => {
+            let ops = w.ops.iter().filter(|o| o.op != "sync");
+            let (ios, seconds) = ops.fold((0, 0.0f64), |(n, s), o| (n + o.ops, s.max(o.seconds)));
+            (ios > 0).then(|| (seconds, format!("{} ({} IOs) in {} s", figure.label, count(ios as f64), sig3(seconds))))
+        }
     }
 }
 

@@ -25,6 +25,9 @@ pub struct Profile {
     pub bsrange: Option<String>,
     pub random_percent: Option<u32>,
     pub distribution: Option<String>,
+    /// Random offsets without replacement: each pass touches every block once (fio's
+    /// random map, its default without `norandommap`).
+    pub randommap: Option<bool>,
     pub offset: Option<Size>,
     /// Bytes of IO in each zone before the next (fio's strided `zonesize`).
     pub zonesize: Option<Size>,

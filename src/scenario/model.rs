@@ -341,6 +341,8 @@ impl Workload {
     pub fn headline(&self) -> Headline {
         match &self.kind {
             Kind::Program(p) => p.headline(),
+            // a bounded pass over every block once is read by the time it took
+            Kind::Io(io) if io.randommap && io.bound.is_some() => Headline::pass(Throughput::Iops),
             Kind::Io(_) | Kind::FioSection(_) => Headline::rate(Throughput::Iops),
         }
     }
@@ -412,6 +414,10 @@ pub struct IoProfile {
     /// Share of IOs at random positions (random `rw` only); the rest follow the last IO.
     pub random_percent: u32,
     pub distribution: Distribution,
+    /// Random offsets without replacement (fio's random map): each pass over the
+    /// working set touches every block once, in a random order.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub randommap: bool,
     /// Where the working set starts in the file or device.
     pub offset: u64,
     pub iodepth: u32,
@@ -542,6 +548,7 @@ impl IoProfile {
             bs: labels.and_then(|l| l.bs.clone()).unwrap_or_else(|| BlockSizes::single(4096)),
             random_percent: 100,
             distribution: Distribution::Uniform,
+            randommap: false,
             offset: 0,
             iodepth: labels.map_or(1, |l| l.iodepth),
             size: None,
@@ -739,6 +746,32 @@ workloads:
         for (keys, why) in refused {
             let err = load(keys).unwrap_err().to_string();
             assert!(err.contains(&format!("workloads.a.{why}")), "{keys}: {err}");
+        }
+    }
+
+    /// `randommap` is stored only when on, and refused at its key where a pass could not
+    /// touch every block once; a bounded pass is read by its time.
+    #[test]
+    fn randommap_is_stored_when_on_and_refused_where_a_pass_cannot_touch_every_block() {
+        let load = |keys: &str| {
+            let text = format!("name: m\nworkloads:\n  a: {{target: /tmp/x, size: 8m, {keys}}}\n");
+            Scenario::load(&Source { origin: "t".into(), text: &text }, &[])
+        };
+        let s = load("rw: randread, bs: 4k, randommap: true, loops: 1").unwrap();
+        assert_eq!(serde_json::to_value(&s.workloads[0]).unwrap()["randommap"], json!(true));
+        assert_eq!(s.workloads[0].headline().figure.label, "every block once");
+        let s = load("rw: randread, randommap: false, duration: 1s").unwrap();
+        assert!(serde_json::to_value(&s.workloads[0]).unwrap().get("randommap").is_none());
+        let refused = [
+            ("rw: read, randommap: true, duration: 1s", "randommap: only applies to random `rw`"),
+            ("rw: randread, random_percent: 50, randommap: true, duration: 1s", "leave out `random_percent`"),
+            ("rw: randread, distribution: zipf:1.2, randommap: true, duration: 1s", "leave out `distribution: zipf"),
+            ("rw: randread, bssplit: 4k/50:8k/50, randommap: true, duration: 1s", "give one `bs`"),
+            ("rw: randread, zonesize: 1m, randommap: true, duration: 1s", "leave out `zonesize`"),
+        ];
+        for (keys, why) in refused {
+            let err = load(keys).unwrap_err().to_string();
+            assert!(err.contains("workloads.a.randommap: ") && err.contains(why), "{keys}: {err}");
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod access;
 pub mod blocksize;
 pub mod data;
+mod permutation;
 mod rng;
 mod zones;
 
@@ -13,6 +14,7 @@ use crate::metrics::Op;
 use crate::scenario::IoProfile;
 use access::Sampler;
 use blocksize::BlockSizes;
+use permutation::Passes;
 use zones::ZoneWalk;
 
 /// One IO to issue: what, where (absolute offset in the data file) and how long.
@@ -42,6 +44,9 @@ pub struct IoGen {
     span: u64,
     units: u64,
     sampler: Sampler,
+    /// With `randommap`: the passes over every block of every file, each block once a
+    /// pass, which random IOs take their file and offset from instead of the sampler.
+    passes: Option<Passes>,
     /// Strided zones (`zonesize`): the IOs stay in the current zone of the working set.
     zones: Option<ZoneWalk>,
     /// Next sequential position in each file, relative to `base`.
@@ -82,6 +87,11 @@ impl IoGen {
             span,
             units,
             sampler: Sampler::new(&w.distribution, units),
+            // one pass covers the blocks of all the worker's files, so a pass over
+            // several targets touches each of their blocks once too
+            passes: w
+                .randommap
+                .then(|| Passes::new(units * files.max(1) as u64, Rng::seed_from(name, worker as u64, 3))),
             zones,
             next: vec![first; files.max(1) as usize],
             file: 0,
@@ -100,7 +110,7 @@ impl IoGen {
         if self.done() {
             return None;
         }
-        let file = self.file;
+        let mut file = self.file;
         self.file = (file + 1) % self.next.len() as u32;
         if self.fsync_every > 0 && self.unsynced >= self.fsync_every {
             self.unsynced = 0;
@@ -131,12 +141,18 @@ impl IoGen {
         };
         // the IOs go to the current zone, or anywhere in the working set
         let (lo, hi) = self.zones.as_ref().map_or((0, self.span), ZoneWalk::zone);
-        let next = &mut self.next[file as usize];
-        let mut pos = if random {
-            lo + self.sampler.next(&mut self.rng, self.units.min((hi - lo) / self.align).max(1)) * self.align
-        } else {
-            *next
+        let mut pos = match self.passes.as_mut() {
+            Some(passes) if random => {
+                let block = passes.next_block();
+                file = (block / self.units) as u32;
+                block % self.units * self.align
+            }
+            _ if random => {
+                lo + self.sampler.next(&mut self.rng, self.units.min((hi - lo) / self.align).max(1)) * self.align
+            }
+            _ => self.next[file as usize],
         };
+        let next = &mut self.next[file as usize];
         if pos + len > hi {
             let to_end = hi.saturating_sub(pos) / self.align * self.align;
             if random {
@@ -201,6 +217,7 @@ pub(crate) mod tests {
             bs: BlockSizes::single(4096),
             random_percent: 100,
             distribution: access::Distribution::Uniform,
+            randommap: false,
             offset: 0,
             iodepth: 1,
             size: None,

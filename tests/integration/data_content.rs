@@ -1,7 +1,7 @@
 //! What fathom writes, checked on disk: compressibility with gzip, duplicate blocks by
 //! hashing, and crc32c headers that a read workload verifies and that catch corruption.
 
-use crate::common::{Scratch, text};
+use crate::common::{Scratch, ops, text};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -88,4 +88,46 @@ fn crc_reads_verify_what_was_written_and_catch_corruption() {
     let (good, corrupt) = (v["good"].as_f64().unwrap(), v["corrupt"].as_f64().unwrap());
     let share = corrupt / (good + corrupt);
     assert!((share - 0.5).abs() < 0.1, "half the blocks are corrupt: {v}");
+}
+
+/// A random pass with `randommap` writes every block of a fresh file exactly once: its
+/// writes are as many as the blocks, and a read of the file checks a crc32c header in
+/// every block, which only a write of this run put there (the layout's blocks have
+/// none). Drawn with replacement, as without `randommap`, about a third of the blocks
+/// are never written, which the same check finds.
+#[test]
+fn a_random_pass_with_randommap_writes_every_block_exactly_once() {
+    let s = Scratch::new("randommap");
+    let blocks = 2048u64;
+    let body = "name: pass\nquestion: how long does one random pass over every block take?\ndefaults:\n  \
+                target: TARGET\n  bs: 4k\n  size: 8m\n  crc: crc32c\n  iodepth: 4\nworkloads:\n  pass:\n    \
+                file: PASS\n    rw: randwrite\n    randommap: RANDOMMAP\n    loops: 1\n  check:\n    file: PASS\n    \
+                rw: read\n    loops: 1\ntimeline:\n  - start: pass\n  - start: check\n";
+    let mut good = Vec::new();
+    for randommap in [true, false] {
+        let body = body.replace("RANDOMMAP", &randommap.to_string()).replace("PASS", &format!("p{randommap}"));
+        let scenario = s.scenario(&body);
+        let out = s.run(&["run", scenario.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let show = s.show_json();
+        let writes = &ops(&show, "pass")[0];
+        assert_eq!((writes["op"].as_str(), writes["ops"].as_u64()), (Some("write"), Some(blocks)), "{writes}");
+        let v = &ops(&show, "check")[0]["verify"];
+        assert_eq!((v["corrupt"].as_u64(), v["misplaced"].as_u64()), (Some(0), Some(0)), "{v}");
+        good.push(v["good"].as_u64().unwrap());
+        if randommap {
+            // the answer is the time the pass took, and its rate
+            let shown = String::from_utf8_lossy(&s.run(&["show", "last"]).stdout).to_string();
+            let first = shown.lines().next().unwrap_or_default();
+            assert!(
+                first.starts_with(
+                    "how long does one random pass over every block take? every block once (2,048 IOs) in "
+                ) && first.contains(" s, ")
+                    && first.ends_with("IOPS write"),
+                "{shown}"
+            );
+        }
+    }
+    assert_eq!(good[0], blocks, "with randommap every block was written");
+    assert!(good[1] < blocks * 3 / 4, "drawn with replacement, blocks were missed: {good:?}");
 }

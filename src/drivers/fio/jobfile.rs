@@ -87,9 +87,11 @@ fn write_pattern(g: &mut String, w: &IoProfile, files: &[FileSpec], engine: IoEn
         line(g, "bssplit", &split.join(":"));
     }
     if w.rw.is_random() {
-        // fathom draws with replacement; fio's default random map would not repeat a
-        // block until it has touched them all
-        line(g, "norandommap", &1);
+        // fathom draws with replacement unless `randommap` asks for fio's default: a
+        // map that does not repeat a block until the pass has touched them all
+        if !w.randommap {
+            line(g, "norandommap", &1);
+        }
         if w.random_percent < 100 {
             line(g, "percentage_random", &w.random_percent);
         }

@@ -147,6 +147,7 @@ impl Checker<'_> {
         let data = self.data_spec(name, p, d)?;
         let (prefill, extend, keep) = self.appending(&l, rw, targets.len(), workers)?;
         let zones = self.zones(&l, bs.max(), extend)?;
+        let randommap = self.random_map(&l, rw, &bs, (random_percent, &distribution), zones.is_some())?;
         if engine == EngineKind::Fio {
             self.refused_by_fio(&l, &data, extend, &engine_at)?;
         }
@@ -169,6 +170,7 @@ impl Checker<'_> {
                 bs,
                 random_percent: random_percent.unwrap_or(100),
                 distribution,
+                randommap,
                 offset: if extend { 0 } else { offset },
                 iodepth,
                 size: if extend { None } else { size.map(|s| s.0) },
@@ -381,6 +383,41 @@ impl Checker<'_> {
             }
         };
         Ok((random_percent, distribution))
+    }
+
+    /// `randommap`: a pass touches every block once, which holds only where random IOs
+    /// are whole blocks of one size, drawn uniformly from the whole working set.
+    fn random_map(
+        &self,
+        l: &Layers,
+        rw: Rw,
+        bs: &BlockSizes,
+        (random_percent, distribution): (Option<u32>, &Distribution),
+        zoned: bool,
+    ) -> Result<bool> {
+        let (randommap, at) = pick!(l, randommap);
+        if randommap != Some(true) {
+            return Ok(false);
+        }
+        let why = if !rw.is_random() {
+            Some("only applies to random `rw` (randread, randwrite, randrw)".to_string())
+        } else if random_percent.is_some_and(|p| p < 100) {
+            Some("a pass touches every block at random offsets: leave out `random_percent`".into())
+        } else if *distribution != Distribution::Uniform {
+            Some(format!("a pass touches every block once, which is uniform: leave out `distribution: {distribution}`"))
+        } else if !bs.is_single() {
+            Some(
+                "a pass touches every block once, so every IO is one block: give one `bs`, not a split or range".into(),
+            )
+        } else if zoned {
+            Some("a pass covers the whole working set: leave out `zonesize`".into())
+        } else {
+            None
+        };
+        match why {
+            Some(why) => Err(self.fail(&at, why)),
+            None => Ok(true),
+        }
     }
 
     /// `offset` and `iodepth`: where IO starts in each target, and how many IOs each
