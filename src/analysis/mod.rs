@@ -4,6 +4,7 @@ pub mod interference;
 pub mod knee;
 pub mod lint;
 pub mod noise;
+pub mod spread;
 pub mod stalls;
 pub mod steady_state;
 mod student;

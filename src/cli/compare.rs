@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Two or more run ids (or `last`); changes are from the first
-    #[arg(num_args = 2.., required = true)]
+    /// Two or more run ids (or `last`), or `group:ID`: the runs of `run --repeat`
+    /// whose first run is ID; changes are from the first
+    #[arg(num_args = 1.., required = true)]
     runs: Vec<String>,
     /// Print JSON instead of a table
     #[arg(long)]
@@ -22,7 +23,8 @@ pub struct Args {
 
 pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     let store = Store::open_existing(store_dir)?;
-    let reports = args.runs.iter().map(|r| Report::build(&store, r)).collect::<Result<Vec<_>>>()?;
+    let runs = runs(&store, &args.runs)?;
+    let reports = runs.iter().map(|r| Report::build(&store, r)).collect::<Result<Vec<_>>>()?;
     let comparison = Comparison::of(&reports);
     if args.json {
         crate::terminal::print(format!(
@@ -38,6 +40,31 @@ pub fn run(args: Args, store_dir: &Path, width: usize) -> Result<i32> {
         crate::terminal::eprint(format!("wrote {}\n", path.display()));
     }
     Ok(0)
+}
+
+/// The runs named: each `group:ID` stands for the runs of its group, in order. Fewer
+/// than two in all is refused, as there is nothing to compare.
+fn runs(store: &Store, named: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for n in named {
+        let Some(group) = n.strip_prefix("group:") else {
+            out.push(n.clone());
+            continue;
+        };
+        let id: i64 = group.parse().map_err(|_| Error::input(format!("`{n}`: a group is `group:ID`, ID a run id")))?;
+        let ids = store.repeat_group(id)?;
+        if ids.is_empty() {
+            return Err(Error::input(format!(
+                "`{n}`: no runs of group {id} (a group is the runs of one `fathom run --repeat N`, named by its \
+                 first run)"
+            )));
+        }
+        out.extend(ids.iter().map(i64::to_string));
+    }
+    if out.len() < 2 {
+        return Err(Error::input(format!("{} names {} run: compare needs two or more", named.join(" "), out.len())));
+    }
+    Ok(out)
 }
 
 /// `compare` read as a performance engineer reads it, from runs of a store fixture: the
@@ -300,8 +327,11 @@ mod tests {
         assert!(ts.contains("data-name=\"run 1: r\"") && ts.contains("data-name=\"run 2: r\""));
         assert!(html.contains("class=\"better\""), "a change beyond the noise is marked");
 
-        let one = Args::augment_args(Command::new("compare")).no_binary_name(true).try_get_matches_from(["1"]);
-        assert_eq!(one.map_err(|e| e.exit_code()).err(), Some(2), "one run is nothing to compare");
+        let one = super::runs(&store, &[a.to_string()]).unwrap_err();
+        assert_eq!(one.exit_code(), 2, "one run is nothing to compare: {one}");
+        assert!(one.to_string().contains("compare needs two or more"), "{one}");
+        let none = Args::augment_args(Command::new("compare")).no_binary_name(true).try_get_matches_from([""; 0]);
+        assert_eq!(none.map_err(|e| e.exit_code()).err(), Some(2), "no run is nothing to compare");
     }
 
     /// What `fathom compare RUNS -o PAGE` prints with `--json` and without it, and the

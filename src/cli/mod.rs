@@ -4,6 +4,7 @@ mod agent;
 mod compare;
 mod completions;
 mod convert;
+mod end;
 mod export;
 mod fit;
 mod lint;

@@ -1,11 +1,12 @@
 //! `fathom run [SCENARIO]`: the command line of a run session (see `crate::session`):
 //! load the scenario, run it with these options, print how it ended.
 
-use crate::error::{Error, Result};
+use super::end::End;
+use crate::error::{Result, exit};
 use crate::import::open::load_scenario;
 use crate::scenario::Override;
 use crate::scenario::time_scale;
-use crate::session::{self, Ended, RunOptions};
+use crate::session::{self, Repeat, RunOptions};
 use crate::transport::Inventory;
 use std::path::{Path, PathBuf};
 
@@ -58,6 +59,10 @@ pub struct Args {
     /// FILE (or `-`), to stdout, the summary people read then going to stderr
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub(super) json: Option<PathBuf>,
+    /// Run the scenario N times, one run after another, the runs stored as a group that
+    /// `fathom compare group:FIRST` reads (each timed event's spread)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(super) repeat: u32,
 }
 
 pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
@@ -67,7 +72,7 @@ pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
     let (scenario, is_builtin) =
         load_scenario(args.scenario.as_deref(), &args.target, args.engine.as_deref(), &args.sets, hosts.as_deref())?;
     let hooks = args.hooks.as_deref().map(crate::scenario::hooks::Hooks::load).transpose()?;
-    let opts = RunOptions {
+    let mut opts = RunOptions {
         // several were a job file's own targets, already in its scenario
         target: if args.target.len() == 1 { args.target.into_iter().next() } else { None },
         sets: args.sets,
@@ -80,67 +85,20 @@ pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
         hosts: args.hosts,
         push_agent: args.push_agent,
         hooks,
+        repeat: None,
     };
-    end.print(&session::run(scenario, is_builtin, &opts, store_dir)?, width)
-}
-
-/// How a run's end is told (also `sweep`'s): the summary people read, unless `quiet`
-/// only the final one, and the run as JSON where `--json` asks.
-pub(super) struct End {
-    quiet: bool,
-    json: Option<Json>,
-}
-
-/// Where `--json` writes.
-enum Json {
-    Stdout,
-    File(PathBuf),
-}
-
-impl End {
-    /// Refuses a `--json` file fathom would not write (a symbolic link, a missing
-    /// directory) before the run, not after it.
-    pub(super) fn new(quiet: bool, json: Option<PathBuf>) -> Result<End> {
-        let json = match json {
-            None => None,
-            Some(p) if p.as_os_str() == "-" => Some(Json::Stdout),
-            Some(p) => {
-                let bad = |e: String| Error::input(format!("--json {}: {e}", p.display()));
-                crate::nofollow::not_a_symlink(&p).map_err(|e| bad(e.to_string()))?;
-                let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                if !dir.is_dir() {
-                    return Err(bad(format!("no directory {}", dir.display())));
-                }
-                Some(Json::File(p))
-            }
-        };
-        Ok(End { quiet, json })
+    // a repeat runs the scenario as loaded; it stops at the first run that fails
+    let (mut code, mut first) = (0, None);
+    for _ in 0..args.repeat {
+        opts.repeat = (args.repeat > 1).then_some(first.map_or(Repeat::First, Repeat::Of));
+        let ended = session::run(scenario.clone(), is_builtin, &opts, store_dir)?;
+        (code, first) = (end.print(&ended, width)?, first.or(Some(ended.run)));
+        if ![exit::SUCCESS, exit::EXPECTATION_FAILED].contains(&code) {
+            break;
+        }
     }
-
-    /// Prints the summary a run ends with and writes its JSON; returns its exit status.
-    /// Lint's findings before the run were printed as it started, unless `quiet`: each
-    /// is said once. With the JSON on stdout, the summary goes to stderr, so stdout parses.
-    pub(super) fn print(&self, ended: &Ended, width: usize) -> Result<i32> {
-        let said = |code: &str| !self.quiet && crate::analysis::lint::said_before_run(code);
-        let mut text = format!("\n{}", super::show::text(&ended.summary, &said, width, super::show::prose(width)));
-        if ended.code == crate::error::exit::EXPECTATION_FAILED {
-            text.push_str("\nsome expectations failed (exit 3); `--no-expect` skips them\n");
-        }
-        if ended.code == crate::error::exit::SUCCESS {
-            text.push_str(&format!("\nsee it again with `fathom show {}`; all runs: `fathom runs`\n", ended.run));
-        }
-        let json = || serde_json::to_string_pretty(&ended.summary).expect("a summary serializes") + "\n";
-        match &self.json {
-            None => crate::terminal::print(&text),
-            Some(Json::Stdout) => {
-                crate::terminal::eprint(&text);
-                crate::terminal::print(json());
-            }
-            Some(Json::File(p)) => {
-                crate::terminal::print(&text);
-                crate::nofollow::write(p, json()).map_err(|e| Error::input(format!("--json {}: {e}", p.display())))?;
-            }
-        }
-        Ok(ended.code)
+    if let (Some(first), true) = (first, args.repeat > 1) {
+        crate::terminal::print(format!("runs of group {first}: `fathom compare group:{first}`\n"));
     }
+    Ok(code)
 }

@@ -59,7 +59,11 @@ pub fn text(s: &RunSummary, said: &dyn Fn(&str) -> bool, width: usize, prose: us
     }
     let duration = r.duration_s.map(seconds).unwrap_or_else(|| "still running".into());
     let scale = r.time_scale.map(|f| format!(" · {}", crate::scenario::time_scale::describe(f))).unwrap_or_default();
-    say(&mut out, &format!("run {} · {} · {} · {} · {}{scale}", r.id, r.scenario, r.started_at, duration, r.status));
+    let group = r.repeat_group.map(|g| format!(" · repeat group:{g}")).unwrap_or_default();
+    say(
+        &mut out,
+        &format!("run {} · {} · {} · {} · {}{scale}{group}", r.id, r.scenario, r.started_at, duration, r.status),
+    );
     if let Some(err) = &r.error {
         say(&mut out, &format!("error: {err}"));
     }

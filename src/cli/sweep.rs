@@ -110,7 +110,7 @@ pub fn run(mut args: Args, store_dir: &Path, width: usize) -> Result<i32> {
         quiet: args.quiet,
         ..RunOptions::default()
     };
-    super::run::End::new(args.quiet, None)?.print(&session::run(scenario, is_builtin, &opts, store_dir)?, width)
+    super::end::End::new(args.quiet, None)?.print(&session::run(scenario, is_builtin, &opts, store_dir)?, width)
 }
 
 /// `--min`, `--max` and `--round` in seconds, scaled as a scenario's durations are by

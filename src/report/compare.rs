@@ -14,6 +14,7 @@ use super::format::{count, latency_us, sig3};
 use super::headline::Quoted;
 use super::html::{Report, STYLE};
 use super::node_scaling::{Scaling, scaling};
+use super::repeats::{EventSpread, event_spreads};
 use super::summary::{RunSummary, phase_window};
 use super::table::{from_rows, text};
 use crate::analysis::noise::{Change, Interval};
@@ -46,6 +47,8 @@ pub struct Comparison {
     workloads: Vec<Vec<String>>,
     /// Per run, its headline (what its program declared it is read by).
     pub headlines: Vec<Option<Quoted>>,
+    /// The timed events every run has, with how far their durations spread.
+    pub events: Vec<EventSpread>,
 }
 
 /// A stretch compared: the first run's phase (or the whole run) and, per run, the
@@ -195,6 +198,7 @@ impl Comparison {
                 .map(|r| r.summary.workloads.iter().map(|w| w.workload.name.clone()).collect())
                 .collect(),
             headlines: reports.iter().map(|r| r.summary.headline.clone()).collect(),
+            events: event_spreads(&reports.iter().map(|r| &r.summary).collect::<Vec<_>>()),
         }
     }
 
@@ -287,6 +291,12 @@ impl Comparison {
             said(&mut out, &line);
         }
         out.push('\n');
+        let ids: Vec<i64> = self.runs.iter().map(|r| r.id).collect();
+        let events = super::repeats::text(&self.events, &ids, width);
+        if !events.is_empty() {
+            out.push_str(&events);
+            out.push('\n');
+        }
         if self.nothing_in_common {
             let _ = writeln!(out, "{}", self.nothing_in_common_text());
             return out;

@@ -15,6 +15,7 @@ pub mod html;
 pub mod log_disk;
 pub mod measured;
 pub mod node_scaling;
+pub mod repeats;
 pub mod results;
 pub mod results_print;
 pub mod run_charts;

@@ -16,7 +16,7 @@ use crate::scenario::Scenario;
 use std::path::Path;
 
 pub use prepare::check_layout;
-pub use state::{Ended, RunOptions};
+pub use state::{Ended, Repeat, RunOptions};
 
 /// Runs a loaded scenario (its `--set`s, target and engine already applied) through the
 /// three stages.

@@ -3,7 +3,7 @@
 //! before anything is laid out, agents are laid out before anything is stored, the
 //! store's reserve is taken as soon as it is open, and the run's row comes after layout.
 
-use super::state::{INTERRUPTED, RunOptions, Session, Staged};
+use super::state::{INTERRUPTED, Repeat, RunOptions, Session, Staged};
 use crate::analysis::lint::{self, Severity};
 use crate::children;
 use crate::drivers::ReadyDrivers;
@@ -86,6 +86,9 @@ pub(super) fn prepare(
         store.set_time_scale(run, scaled.factor)?;
     }
     store.set_resolved(run, &scenario.resolved, &serde_json::json!(scenario.vars))?;
+    if let Some(repeat) = opts.repeat {
+        store.set_repeat_group(run, if let Repeat::Of(first) = repeat { first } else { run })?;
+    }
     store_warnings(&store, run, &warnings, &findings, quiet)?;
     if let Some(d) = &scenario.description {
         progress(&format!("{}: {d}{}", scenario.name, servers(&scenario)));

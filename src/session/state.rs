@@ -52,6 +52,15 @@ pub struct RunOptions {
     pub push_agent: bool,
     /// The commands of the scenario's `hook:` steps (`--hooks`).
     pub hooks: Option<crate::scenario::hooks::Hooks>,
+    /// `--repeat`: the run is one of a group of repeats of one scenario.
+    pub repeat: Option<Repeat>,
+}
+
+/// A run of `run --repeat`: the group's first, whose id names the group, or a later one.
+#[derive(Debug, Clone, Copy)]
+pub enum Repeat {
+    First,
+    Of(i64),
 }
 
 /// How a run ended: its id, its exit status (0, 1 failed, 3 an expectation failed, 130

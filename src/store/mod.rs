@@ -71,6 +71,9 @@ pub struct RunRow {
     /// The variables' values the run used, after `--set`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vars: Option<serde_json::Value>,
+    /// `run --repeat`: the id of the first run of the runs repeated with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_group: Option<i64>,
 }
 
 /// A workload of a run with its place on the run's clock (seconds since the run began).
@@ -159,6 +162,19 @@ impl Store {
             params![run, redact_yaml(text, read_yaml), redact_json(vars).to_string()],
         )?;
         Ok(())
+    }
+
+    /// Records that a run is one of a `--repeat` group, named by its first run's id.
+    pub fn set_repeat_group(&self, run: i64, group: i64) -> Result<()> {
+        self.conn.execute("UPDATE runs SET repeat_group = ?2 WHERE id = ?1", params![run, group])?;
+        Ok(())
+    }
+
+    /// The runs of a `--repeat` group, in order (none: no such group).
+    pub fn repeat_group(&self, group: i64) -> Result<Vec<i64>> {
+        let mut stmt = self.conn.prepare("SELECT id FROM runs WHERE repeat_group = ?1 ORDER BY id")?;
+        let ids = stmt.query_map([group], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<Vec<i64>>>()?)
     }
 
     pub fn set_clock_start(&self, run: i64, unix_ms: i64) -> Result<()> {
@@ -262,7 +278,7 @@ impl Store {
     fn query_runs(&self, filter: &str, args: impl rusqlite::Params) -> Result<Vec<RunRow>> {
         let sql = format!(
             "SELECT id, scenario, started_unix_ms, ended_unix_ms, status, command, scenario_text, environment, error,
-                    time_scale, resolved_text, vars
+                    time_scale, resolved_text, vars, repeat_group
              FROM runs {filter} ORDER BY id"
         );
         let mut stmt = self.conn.prepare(&sql)?;
@@ -283,6 +299,7 @@ impl Store {
                 time_scale: r.get(9)?,
                 resolved_text: r.get(10)?,
                 vars: r.get::<_, Option<String>>(11)?.and_then(|v| serde_json::from_str(&v).ok()),
+                repeat_group: r.get(12)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

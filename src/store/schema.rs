@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 /// 2 added `io_sizes` and `verify`, 3 `phases`, `events` and `expectations`, 4
 /// `observations`, 5 `processes`, 6 `phase_workloads`, 7 `host_histograms` and
 /// `expectations.reference`, 8 `runs.time_scale`, 9 `runs.resolved_text` and `runs.vars`,
-/// 10 `ops`, 11 `expectations.noise` and `expectations.beyond_noise`, 12 `leftovers`;
-/// an older store gains the tables and columns when opened.
-const VERSION: i64 = 12;
+/// 10 `ops`, 11 `expectations.noise` and `expectations.beyond_noise`, 12 `leftovers`,
+/// 13 `runs.repeat_group`; an older store gains the tables and columns when opened.
+const VERSION: i64 = 13;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS runs (
     error              TEXT,
     time_scale         REAL,              -- --time-scale: the timeline's durations were multiplied by it
     resolved_text      TEXT,              -- the scenario as read after its variables and --set: what the read side reads
-    vars               TEXT               -- JSON: the variables' values the run used
+    vars               TEXT,              -- JSON: the variables' values the run used
+    repeat_group       INTEGER            -- `run --repeat`: the id of the group's first run
 );
 CREATE TABLE IF NOT EXISTS workloads (
     run_id     INTEGER NOT NULL REFERENCES runs(id),
@@ -206,13 +207,14 @@ CREATE TABLE IF NOT EXISTS warnings (
 
 /// Columns added to a table after it first existed: `CREATE TABLE IF NOT EXISTS` leaves
 /// an older store's table as it was, so these are added to it on opening.
-const ADDED_COLUMNS: [(&str, &str, &str); 6] = [
+const ADDED_COLUMNS: [(&str, &str, &str); 7] = [
     ("expectations", "reference", "REAL"),
     ("expectations", "noise", "REAL"),
     ("expectations", "beyond_noise", "INTEGER"),
     ("runs", "time_scale", "REAL"),
     ("runs", "resolved_text", "TEXT"),
     ("runs", "vars", "TEXT"),
+    ("runs", "repeat_group", "INTEGER"),
 ];
 
 /// fathom's mark on its stores, SQLite's `PRAGMA application_id`: "fath" in ASCII.

@@ -329,3 +329,57 @@ fn the_answer_comes_first_and_runs_marks_a_run_whose_expectations_failed() {
     let passed: Vec<&serde_json::Value> = runs.as_array().unwrap().iter().map(|r| &r["expectations_passed"]).collect();
     assert_eq!(passed, vec![&serde_json::json!(false), &serde_json::Value::Null], "{runs}");
 }
+
+/// `--repeat 3` runs the scenario three times as one group, which `show` names and
+/// `compare group:FIRST` reads: the wait's duration in each run, with its least, median
+/// and most and the range over the median. A group that does not exist is refused.
+#[test]
+fn repeated_runs_are_grouped_and_compare_gives_each_timed_events_spread() {
+    let s = Scratch::new("repeat");
+    let scenario = s.scenario(
+        "name: recover\nworkloads:\n  w: {engine: null, rw: randread, bs: 4k, duration: 1s}\ntimeline:\n  - start: w\n  \
+         - wait_until: {command: 'sleep 0.1', timeout: 10s, interval: 1s}\n",
+    );
+    let out = s.run(&["run", scenario.to_str().unwrap(), "--repeat", "3", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("runs of group 1: `fathom compare group:1`"),
+        "{}",
+        text(&out)
+    );
+    let groups: Vec<(i64, Option<i64>)> = {
+        let db = s.db();
+        let mut stmt = db.prepare("SELECT id, repeat_group FROM runs ORDER BY id").unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(groups, [(1, Some(1)), (2, Some(1)), (3, Some(1))]);
+    let shown = s.run(&["show", "2"]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains(" · repeat group:1"), "{}", text(&shown));
+
+    let out = s.run(&["compare", "group:1", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let events = cmp["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    let e = &events[0];
+    assert_eq!(e["kind"], "wait_until");
+    let took: Vec<f64> = e["took_ms"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
+    assert_eq!(took.len(), 3);
+    // each wait lasted at least the command's 0.1 s
+    assert!(took.iter().all(|&t| t >= 100.0), "{took:?}");
+    let mut sorted = took.clone();
+    sorted.sort_by(f64::total_cmp);
+    let spread = &e["spread"];
+    let figures = [&spread["min"], &spread["median"], &spread["max"]].map(|v| v.as_f64().unwrap());
+    assert_eq!(figures, [sorted[0], sorted[1], sorted[2]]);
+    let relative = spread["relative"].as_f64().unwrap();
+    assert!((relative - (sorted[2] - sorted[0]) / sorted[1]).abs() < 1e-9, "{spread}");
+    let table = s.run(&["compare", "group:1"]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("timed events over 3 runs"), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("wait_until") && l.ends_with('%')), "{table}");
+
+    let out = s.run(&["compare", "group:7"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`group:7`: no runs of group 7"), "{}", text(&out));
+}
