@@ -76,6 +76,8 @@ impl Workers {
                 worker_id: self.first_worker + index,
                 index,
                 files: match io.queue {
+                    // an appender writes its own file (see `target::prepare`)
+                    _ if io.extend => vec![self.files[index as usize % self.files.len()].clone()],
                     Queue::Shared => self.files.clone(),
                     // its workers on each target; on an agent, `index` counts on from the
                     // hosts before this one, each with its workers on every target

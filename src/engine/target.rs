@@ -88,6 +88,15 @@ fn refuse_pseudo(w: &Workload, target: &Path) -> Result<()> {
 fn place(w: &Workload, io: &IoProfile) -> Result<Placement> {
     let target = &io.targets[0];
     refuse_pseudo(w, target)?;
+    if io.extend && w.workers > 1 && !std::fs::metadata(target).is_ok_and(|m| m.is_dir()) {
+        return Err(Error::input(format!(
+            "workload {}: its {} jobs each append to a file of their own, which fathom makes in a directory: \
+             target {} is not one; give a directory (or `jobs: 1`)",
+            w.name,
+            w.workers,
+            target.display()
+        )));
+    }
     let bad = bad_target(w, target);
     let is_link = std::fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink());
     let meta = match std::fs::metadata(target) {
@@ -219,7 +228,9 @@ pub fn prepare(
             // a program's workload has no data files of fathom's; fio's own are its targets
             (None, _) => w.outside_targets().iter().try_for_each(|t| refuse_pseudo(w, t)).map(|_| Vec::new()),
             (Some(io), false) => Ok(vec![null_file(io)?]),
-            (Some(io), true) => Ok(io.targets.iter().map(|_| files.next().expect("one file per target")).collect()),
+            (Some(io), true) => {
+                Ok((0..files_of(w, io).len()).map(|_| files.next().expect("one file per target")).collect())
+            }
         })
         .collect()
 }
@@ -239,9 +250,21 @@ fn singles(workloads: &[Workload]) -> Result<Vec<(&Workload, IoProfile)>> {
         .iter()
         .filter(|w| needs_file(w))
         .filter_map(|w| Some((w, w.io()?)))
-        .flat_map(|(w, io)| io.targets.iter().map(move |t| (w, IoProfile { targets: vec![t.clone()], ..io.clone() })))
+        .flat_map(|(w, io)| files_of(w, io).into_iter().map(move |io| (w, io)))
         .map(|(w, io)| Ok((w, share_of_target(w, io)?)))
         .collect()
+}
+
+/// A workload's data files, each as the profile of a workload with that one file: one
+/// per target, or, appending with several jobs, one per job in its directory target
+/// (`fathom-FILE.JOB.dat`), each job growing a file of its own as vioperf's threads do:
+/// appenders sharing one end would serialise on it.
+fn files_of(w: &Workload, io: &IoProfile) -> Vec<IoProfile> {
+    if io.extend && w.workers > 1 {
+        let each = |job: u32| IoProfile { file: format!("{}.{job}", io.file), ..io.clone() };
+        return (0..w.workers).map(each).collect();
+    }
+    io.targets.iter().map(|t| IoProfile { targets: vec![t.clone()], ..io.clone() }).collect()
 }
 
 /// Whether a workload's IO goes to a file: not when its back end does no IO (`null`).
@@ -684,4 +707,35 @@ fn open(w: &Workload, io: &IoProfile, p: &Placement, size: u64, warn: &mut dyn F
         }
     };
     Ok(DataFile { path: path.to_path_buf(), file, size, direct, full_at_ms: AtomicU64::new(0) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Options, check, files_of};
+    use crate::scenario::{Scenario, Source};
+
+    fn appender(target: &std::path::Path) -> Scenario {
+        let text = format!(
+            "name: a\nworkloads:\n  log: {{target: {}, rw: write, bs: 1m, extend: true, jobs: 3, duration: 1s}}\n",
+            target.display()
+        );
+        Scenario::load(&Source { origin: "t".into(), text: &text }, &[]).unwrap()
+    }
+
+    /// Appenders of several jobs each grow a file of their own in a directory target
+    /// (one shared end would serialise them); a file target, which holds one, is refused.
+    #[test]
+    fn appenders_of_several_jobs_each_get_a_file_in_a_directory() {
+        let dir = std::env::temp_dir().join(format!("fathom-appenders-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = appender(&dir);
+        let w = &s.workloads[0];
+        let files: Vec<String> = files_of(w, w.io().unwrap()).into_iter().map(|io| io.file).collect();
+        assert_eq!(files, ["log.0", "log.1", "log.2"]);
+        let opts = Options { allow_device_write: false, shrink_to_fit: false };
+        check(&s.workloads, &opts).unwrap();
+        let err = check(&appender(&dir.join("one.dat")).workloads, &opts).unwrap_err().to_string();
+        assert!(err.contains("its 3 jobs each append to a file of their own") && err.contains("one.dat"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

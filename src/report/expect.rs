@@ -33,6 +33,10 @@ pub fn check(store: &Store, run: i64, expect: &[Expectation]) -> Result<Vec<Expe
     for e in expect {
         let (measured, own) = figure(e.workload, e.op, e.metric, e.during.as_deref(), e.beyond_noise)?;
         let (reference, theirs) = match &e.relative {
+            // a rate per core keeps the cores it was divided by, which its verdict says
+            None if e.metric == Metric::MbPerSPerCore => {
+                (workloads.iter().find(|w| w.idx == e.workload as i64).map(|w| w.workers as f64), Vec::new())
+            }
             None => (None, Vec::new()),
             Some(Reference::Phase(p)) => figure(e.workload, e.op, e.metric, Some(p), e.beyond_noise)?,
             Some(Reference::Workload { workload, op, .. }) => figure(*workload, *op, e.metric, None, e.beyond_noise)?,
@@ -86,7 +90,7 @@ pub fn judge(e: &Expectation, measured: Option<f64>, reference: Option<f64>, noi
     ExpectationRow {
         text: e.text.clone(),
         measured,
-        reference: reference.filter(|_| e.relative.is_some()),
+        reference: reference.filter(|_| e.relative.is_some() || e.metric == Metric::MbPerSPerCore),
         passed: holds && beyond,
         noise: noise.and_then(|n| n.margin),
         beyond_noise: e.beyond_noise.then(|| noise.is_some_and(|n| n.change != Change::Noise)),
@@ -183,6 +187,7 @@ impl Subject<'_> {
         Ok(match metric {
             Metric::Rate(unit) => Some(unit.rate(iops, mb_per_s)),
             Metric::MbPerS => Some(mb_per_s),
+            Metric::MbPerSPerCore => Some(mb_per_s / w.workers.max(1) as f64),
             Metric::MeanLatency => Some(s.latency_sum_ns as f64 / s.ops as f64),
             Metric::Latency(q) if q >= 1.0 => Some(s.latency.max() as f64),
             Metric::Latency(q) => Some(s.latency.value_at_quantile(q) as f64),
@@ -200,6 +205,7 @@ impl Subject<'_> {
         let rate = |ops: u64, bytes: u64| match self.metric {
             Metric::Rate(unit) => Some(unit.rate(ops as f64, bytes as f64 / 1e6)),
             Metric::MbPerS => Some(bytes as f64 / 1e6),
+            Metric::MbPerSPerCore => Some(bytes as f64 / 1e6 / self.w.workers.max(1) as f64),
             _ => None,
         };
         let mut out = Vec::new();
@@ -240,7 +246,7 @@ fn value(v: f64, metric: Option<Metric>) -> String {
     match metric {
         Some(Metric::Latency(_) | Metric::MeanLatency) => super::format::latency_us(v / 1000.0),
         Some(Metric::AchievedRate) => format!("{v:.3}"),
-        Some(Metric::MbPerS) => format!("{} MB/s", super::format::sig3(v)),
+        Some(Metric::MbPerS | Metric::MbPerSPerCore) => format!("{} MB/s", super::format::sig3(v)),
         Some(Metric::Rate(unit @ Throughput::Gbits)) => super::format::rate_in(v, unit),
         _ => super::format::count(v),
     }
@@ -273,13 +279,22 @@ pub fn measured_text(row: &ExpectationRow) -> String {
         None => "nothing measured".to_string(),
         Some(v) => value(v, metric),
     };
-    if let Some(r) = row.reference {
-        measured.push_str(&format!(" against {}", value(r, metric)));
+    match (row.reference, e.as_ref().and_then(|e| cores(row, e))) {
+        (_, Some(cores)) => {
+            measured.push_str(&format!(" over {}", crate::metrics::format::counted(cores as u64, "core")))
+        }
+        (Some(r), None) => measured.push_str(&format!(" against {}", value(r, metric))),
+        (None, None) => {}
     }
     if let (Some(_), Some(e)) = (row.beyond_noise, &e) {
         measured.push_str(&format!(", {}", noise_text(row, e)));
     }
     measured
+}
+
+/// The cores an absolute rate per core was divided by (the workload's workers).
+fn cores(row: &ExpectationRow, e: &Expectation) -> Option<f64> {
+    row.reference.filter(|_| e.relative.is_none() && e.metric == Metric::MbPerSPerCore)
 }
 
 /// What `beyond noise` found, in words: `within the noise of their per-second samples
@@ -348,8 +363,9 @@ impl Answer {
     /// about comes first, even when what is judged is only its response times.
     pub fn lead(&mut self, headline: &Quoted, rows: &[ExpectationRow], names: &[String]) {
         let rated = |r: &ExpectationRow| {
-            parsed(r, names)
-                .is_some_and(|e| matches!(e.metric, Metric::Rate(_) | Metric::MbPerS | Metric::AchievedRate))
+            parsed(r, names).is_some_and(|e| {
+                matches!(e.metric, Metric::Rate(_) | Metric::MbPerS | Metric::MbPerSPerCore | Metric::AchievedRate)
+            })
         };
         if headline.declared || !rows.iter().any(rated) {
             self.answer = format!("{}; {}", headline.text, self.answer);
@@ -406,6 +422,7 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
     let word = match e.metric {
         Metric::Rate(unit) => unit.label().to_string(),
         Metric::MbPerS => "MB/s".to_string(),
+        Metric::MbPerSPerCore => "MB/s per core".to_string(),
         Metric::MeanLatency => "mean latency".to_string(),
         Metric::Latency(q) if q >= 1.0 => "max latency".to_string(),
         Metric::Latency(q) => format!("p{}", q * 100.0),
@@ -423,6 +440,13 @@ fn clause(row: &ExpectationRow, names: &[String]) -> String {
             m * 100.0,
             e.cmp,
             e.threshold * 100.0
+        ),
+        (None, Some(cores)) if e.metric == Metric::MbPerSPerCore => format!(
+            "{subject}{during} {} over {} (limit {} {})",
+            value(m, metric),
+            crate::metrics::format::counted(cores as u64, "core"),
+            e.cmp,
+            value(e.threshold, metric)
         ),
         (None, _) => format!("{subject}{during} {} (limit {} {})", value(m, metric), e.cmp, value(e.threshold, metric)),
         (Some(_), None) => format!("{subject}{during} {}; nothing measured to compare with", value(m, metric)),

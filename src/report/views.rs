@@ -117,8 +117,10 @@ impl Settle {
 /// vioperf's figure of merit for one test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PerCore {
-    /// MB/s over the host's cores (vioperf runs a thread per core).
+    /// MB/s over the workers that ran the test (vioperf runs a thread per core, which
+    /// `jobs: cores` does).
     pub mb_per_s_per_core: f64,
+    /// The cores (workers, a thread each) that ran the test.
     pub cores: f64,
     /// Cores fathom itself kept busy in the phase (its CRC and IO), when observed.
     pub fathom_cores: Option<f64>,
@@ -268,8 +270,6 @@ pub fn merit(scenario: &str, columns: &[Column]) -> Merit {
 /// What the sweep view needs of the run besides its phases.
 pub struct RunFacts<'a> {
     pub scenario: &'a str,
-    /// The host's cores (vioperf's per-core figure).
-    pub cores: f64,
     /// Per phase index and workload name, its per-second mean latency in the phase.
     pub latency: &'a BTreeMap<(usize, String), Vec<f64>>,
     /// Per phase index, the cores fathom kept busy (mean), when observed.
@@ -318,7 +318,9 @@ pub fn sweep(phases: &[PhaseSummary], run: &RunFacts) -> std::result::Result<Swe
                 p99_9_us: l.p99_9_us,
                 timed: heaviest.timed(),
                 settle,
-                per_core: (merit == Merit::PerCore).then(|| PerCore::of(mb_per_s, run.cores, fathom)),
+                // vioperf's threads, one per core: the workers that ran the phase
+                per_core: (merit == Merit::PerCore)
+                    .then(|| PerCore::of(mb_per_s, p.facts.ran.iter().map(|r| r.workers).sum::<i64>() as f64, fathom)),
             },
         ));
     }
@@ -387,7 +389,6 @@ pub fn build(
     max_round_s: usize,
 ) -> Result<(Option<Sweep>, Vec<InterferenceRow>)> {
     let row = store.run(&run.to_string())?;
-    let cores = row.environment.get("cpus").and_then(Value::as_f64).unwrap_or(1.0);
     let busy = store.observation_series(run, "fathom", "cpu_cores", 1)?;
     let fathom_cores = phases
         .iter()
@@ -399,7 +400,7 @@ pub fn build(
         .collect();
     let leading =
         workloads.iter().filter_map(|w| Some((w.workload.name.clone(), w.leading_op()?.to_string()))).collect();
-    let facts = RunFacts { scenario: &row.scenario, cores, latency, fathom_cores, max_round_s, leading };
+    let facts = RunFacts { scenario: &row.scenario, latency, fathom_cores, max_round_s, leading };
     let sweep = sweep(phases, &facts).ok();
     let stretches: Vec<Stretch> = phases
         .iter()

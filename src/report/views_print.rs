@@ -33,12 +33,18 @@ fn note(sw: &Sweep) -> String {
             crate::analysis::steady_state::WINDOW,
             sw.rows.iter().find_map(|r| r.settle).map_or(1, |s| s.round_s)
         ),
-        Merit::PerCore => format!(
-            "MB/s per core: the test's MB/s over the host's {} cores (vioperf runs a thread per core); \
-             {PER_CORE_MINIMUM} is its minimum, {PER_CORE_RECOMMENDED} its recommendation. fathom CPU: the cores \
-             fathom kept busy (its CRC and IO).",
-            sw.rows.first().and_then(|r| r.per_core).map_or(1.0, |p| p.cores)
-        ),
+        Merit::PerCore => {
+            let cores: Vec<f64> = sw.rows.iter().filter_map(|r| r.per_core).map(|p| p.cores).collect();
+            let ran = match cores.first() {
+                Some(&n) if cores.iter().all(|&c| c == n) => format!("the {n} cores that ran it"),
+                _ => "the cores that ran it".into(),
+            };
+            format!(
+                "MB/s per core: the test's MB/s over {ran}, a thread each (vioperf runs a thread per core); \
+                 {PER_CORE_MINIMUM} is its minimum, {PER_CORE_RECOMMENDED} its recommendation. fathom CPU: the \
+                 cores fathom kept busy (its CRC and IO)."
+            )
+        }
         Merit::Rates => format!("Each phase ran one workload; {busiest}."),
     }
 }

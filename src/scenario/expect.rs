@@ -25,6 +25,9 @@ pub enum Metric {
     /// `gbit_per_s`), so a verdict is given in the unit the study measured in.
     Rate(Throughput),
     MbPerS,
+    /// MB/s over the workload's workers (`mb_per_s_per_core`): vioperf's MB/s per core,
+    /// as `jobs: cores` runs a worker per core.
+    MbPerSPerCore,
     /// Latency at a quantile (0.5, 0.99, ...) in ns; 1.0 is the maximum.
     Latency(f64),
     MeanLatency,
@@ -36,7 +39,7 @@ impl Metric {
     /// A latency is a figure of ops; a rate or a byte count is one of seconds, so a second
     /// that moved nothing measures it as zero.
     pub fn needs_ops(self) -> bool {
-        !matches!(self, Metric::Rate(_) | Metric::MbPerS)
+        !matches!(self, Metric::Rate(_) | Metric::MbPerS | Metric::MbPerSPerCore)
     }
 }
 
@@ -320,6 +323,7 @@ fn op_metric(rest: &str, subject: &str) -> Result<(Option<Op>, Metric)> {
         "tps" => Metric::Rate(Throughput::Tps),
         "gbit_per_s" | "gbps" => Metric::Rate(Throughput::Gbits),
         "mb_per_s" | "mbps" => Metric::MbPerS,
+        "mb_per_s_per_core" => Metric::MbPerSPerCore,
         "mean" => Metric::MeanLatency,
         "p50" => Metric::Latency(0.5),
         "p90" => Metric::Latency(0.9),
@@ -329,7 +333,8 @@ fn op_metric(rest: &str, subject: &str) -> Result<(Option<Op>, Metric)> {
         "achieved_rate" => Metric::AchievedRate,
         m => {
             return Err(Error::input(format!(
-                "`{m}` is not a metric: iops, tps, gbit_per_s, mb_per_s, mean, p50, p90, p99, p99.9, max or achieved_rate"
+                "`{m}` is not a metric: iops, tps, gbit_per_s, mb_per_s, mb_per_s_per_core, mean, p50, p90, p99, p99.9, \
+                 max or achieved_rate"
             )));
         }
     };

@@ -5,7 +5,7 @@
 use super::auth::{AuthFile, BasicAuthFile, TlsFile};
 use super::model::{Arrival, Crc, Queue, Rw};
 use super::steps;
-use super::units::{Size, Span};
+use super::units::{Jobs, Size, Span};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +36,7 @@ pub struct Profile {
     /// Bytes between a zone's end and the next zone's start (fio's `zoneskip`).
     pub zoneskip: Option<Size>,
     pub iodepth: Option<u32>,
-    pub jobs: Option<u32>,
+    pub jobs: Option<Jobs>,
     /// The worker group (top-level `groups`) whose workers run this workload.
     pub group: Option<String>,
     pub size: Option<Size>,

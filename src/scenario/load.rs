@@ -370,6 +370,20 @@ workloads:
         assert!(!s.workloads[1].io().unwrap().keep, "an appending workload starts from an empty file by default");
     }
 
+    /// `jobs: cores` is a worker per CPU online here, an appender's each with its own
+    /// file; a word other than `cores` is refused at its key.
+    #[test]
+    fn jobs_cores_is_a_worker_per_online_cpu() {
+        // SAFETY: sysconf reads a value and has no preconditions.
+        let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.clamp(1, 1024) as u32;
+        let s = load(&BASIC.replace("bs: 1m", "bs: 1m\n    extend: true\n    jobs: cores"), &[]).unwrap();
+        assert_eq!((s.workloads[1].workers, s.workloads[1].io().unwrap().extend), (online, true));
+        let err = load(&BASIC.replace("iodepth: 4", "iodepth: 4\n    jobs: many"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:9: workloads.a.jobs: ") && err.contains("`cores`"), "{err}");
+        let err = load(&BASIC.replace("iodepth: 4", "iodepth: 4\n    jobs: -1"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:9: workloads.a.jobs: "), "{err}");
+    }
+
     #[test]
     fn yaml_syntax_errors_are_located() {
         let err = load("name: x\nworkloads: [\n", &[]).unwrap_err().to_string();

@@ -128,6 +128,40 @@ impl fmt::Display for Span {
     }
 }
 
+/// `jobs`: a number of workers, or `cores`: one per online CPU of the machine fathom
+/// runs on, as vioperf runs a thread per core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jobs {
+    Count(u32),
+    Cores,
+}
+
+impl Jobs {
+    pub fn parse(text: &str) -> Result<Jobs> {
+        match text.trim() {
+            "cores" => Ok(Jobs::Cores),
+            t => t.parse().map(Jobs::Count).map_err(|_| {
+                Error::input(format!("`{text}` is not a number of jobs: expected a whole number, or `cores`"))
+            }),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Jobs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(TextOrNumber(Jobs::parse, "a number of jobs, or `cores`"))
+    }
+}
+
+impl Serialize for Jobs {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Jobs::Count(n) => s.serialize_u32(*n),
+            Jobs::Cores => s.serialize_str("cores"),
+        }
+    }
+}
+
 /// Deserializes from a YAML string or a bare number, so `bs: 4096` and `bs: 4k` both work.
 struct TextOrNumber<T>(fn(&str) -> Result<T>, &'static str);
 

@@ -76,7 +76,8 @@ impl IoGen {
         let align = w.bs.min();
         let zones = w.zones.map(|z| ZoneWalk::new(&z, span));
         let units = (zones.as_ref().map_or(span, |z| z.zone().1) / align).max(1);
-        let first = if zones.is_some() { 0 } else { units / workers as u64 * worker as u64 * align };
+        // an appender starts at its own file's end, zoned workers at the first zone
+        let first = if zones.is_some() || w.extend { 0 } else { units / workers as u64 * worker as u64 * align };
         IoGen {
             rng: Rng::new(Rng::seed_from(name, worker as u64, 0)),
             read_percent: w.rw.read_percent(w.rwmixread),

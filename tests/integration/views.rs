@@ -6,6 +6,17 @@
 use crate::common::{Scratch, text};
 use serde_json::Value;
 
+/// Three significant digits, as fathom prints a figure.
+fn sig3(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 /// Runs `args` to exit 0 (or `code`), then returns its stdout, `show --json` and the
 /// report page of the run.
 fn run(s: &Scratch, args: &[&str], code: i32) -> (String, Value, String) {
@@ -31,7 +42,29 @@ fn vioperf_judges_each_test_by_mb_per_s_per_core() {
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let (_, show, html) = run(&s, &["show", "last"], 0);
     assert!(stdout.contains("MB/s per core per test, vioperf"), "{stdout}");
-    let cores = show["run"]["environment"]["cpus"].as_f64().unwrap();
+    // a thread per online CPU in every test, each writer appending to a file of its own
+    // SAFETY: sysconf reads a value and has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as u64;
+    let workers: Vec<u64> =
+        show["workloads"].as_array().unwrap().iter().map(|w| w["workers"].as_u64().unwrap()).collect();
+    assert_eq!(workers, [online; 4], "{show}");
+    for job in 0..online {
+        let file = s.dir.join(format!("fathom-data/fathom-vioperf-write.{job}.dat"));
+        assert!(std::fs::metadata(&file).is_ok_and(|m| m.len() > 0), "{} is empty or missing", file.display());
+    }
+    let cores = online as f64;
+    // each expectation judges the MB/s per core stored, and the answer says over how many
+    let answer = show["answer"]["answer"].as_str().unwrap();
+    for e in show["expectations"].as_array().unwrap() {
+        let name = e["text"].as_str().unwrap().split('.').next().unwrap();
+        let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap();
+        let mb_per_s: f64 = w["ops"].as_array().unwrap().iter().map(|o| o["mb_per_s"].as_f64().unwrap()).sum();
+        let measured = e["measured"].as_f64().unwrap();
+        assert!((measured - mb_per_s / cores).abs() < 0.01 * measured.max(1.0), "{e} against {mb_per_s} MB/s");
+        assert_eq!(e["passed"], measured >= 20.0, "{e}");
+        let said = format!("{name} MB/s per core {} MB/s over {online} cores (limit >= 20.0 MB/s)", sig3(measured));
+        assert!(answer.contains(&said), "{said} not in {answer}");
+    }
     let sweep = &show["analysis"]["sweep"];
     assert_eq!(sweep["merit"], "per_core", "{sweep}");
     let rows = sweep["rows"].as_array().unwrap();

@@ -9,7 +9,7 @@ use crate::scenario::model::{Arrival, Bound, Crc, EngineKind, IoProfile, Kind, P
 use crate::scenario::pattern::{BlockSizes, Content, DataSpec, Distribution};
 use crate::scenario::program;
 use crate::scenario::text::{PLAIN_TEXT, plain_text};
-use crate::scenario::units::{Size, Span};
+use crate::scenario::units::{Jobs, Size, Span};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -145,7 +145,7 @@ impl Checker<'_> {
         let (arrival, think_time) = self.pacing(&l, rate.is_some() || per_host_rate.is_some())?;
         let (fsync_every, fdatasync) = self.syncs(&l, rw, mix)?;
         let data = self.data_spec(name, p, d)?;
-        let (prefill, extend, keep) = self.appending(&l, rw, targets.len(), workers)?;
+        let (prefill, extend, keep) = self.appending(&l, rw, targets.len())?;
         let zones = self.zones(&l, bs.max(), extend)?;
         let randommap = self.random_map(&l, rw, &bs, (random_percent, &distribution), zones.is_some())?;
         if engine == EngineKind::Fio {
@@ -462,7 +462,12 @@ impl Checker<'_> {
                     return Err(self.fail(&group_at, format!("no group named `{g}` (groups: {known})")));
                 }
             },
-            (_, jobs) => jobs.unwrap_or(1),
+            (_, None) => 1,
+            (_, Some(Jobs::Count(n))) => n,
+            (_, Some(Jobs::Cores)) if self.on_hosts => {
+                return Err(self.fail(&jobs_at, "counts this machine's CPUs: on hosts, `per_host` sets the workers"));
+            }
+            (_, Some(Jobs::Cores)) => online_cpus(),
         };
         if !(1..=1024).contains(&jobs) {
             return Err(self.fail(&jobs_at, format!("{jobs} must be between 1 and 1024")));
@@ -643,8 +648,8 @@ impl Checker<'_> {
 
     /// `prefill`, `extend` and `keep`: whether the working set is filled first, or the
     /// workload appends to its file (and keeps what it wrote).
-    /// An appending workload is one sequential writer of one file.
-    fn appending(&self, l: &Layers, rw: Rw, targets: usize, jobs: u32) -> Result<(bool, bool, bool)> {
+    /// An appending workload writes sequentially at the end of one file per job.
+    fn appending(&self, l: &Layers, rw: Rw, targets: usize) -> Result<(bool, bool, bool)> {
         let p = l.own;
         let (prefill, _) = pick!(l, prefill);
         let (extend, extend_at) = pick!(l, extend);
@@ -662,10 +667,6 @@ impl Checker<'_> {
             }
             if targets > 1 {
                 return Err(self.fail(&extend_at, "appends to one file: give it one target"));
-            }
-            if jobs != 1 {
-                return Err(self
-                    .fail(&extend_at, "one appender per file: set `jobs: 1` (give other workloads their own `file`)"));
             }
             // from `defaults`, they are meant for the other workloads
             if p.size.is_some() || p.size_percent.is_some() || p.offset.is_some() {
@@ -774,4 +775,12 @@ impl Checker<'_> {
         crate::scenario::text::file_name_part(&file).map_err(|why| self.fail(&file_at, why))?;
         Ok(file)
     }
+}
+
+/// The CPUs online on this machine (`jobs: cores`), at most the 1,024 workers a
+/// workload may have; 1 where the kernel does not say.
+fn online_cpus() -> u32 {
+    // SAFETY: sysconf reads a value and has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    n.clamp(1, 1024) as u32
 }

@@ -53,7 +53,7 @@ fn figure(w: &Workload, op: Option<Op>, metric: Metric) -> std::result::Result<(
         Metric::Rate(unit) if unit != m.unit => {
             Err(format!("`{name}` is measured in {}, not {}: write {rate}", m.unit.label(), unit.label()))
         }
-        Metric::MbPerS if !m.mb_per_s => {
+        Metric::MbPerS | Metric::MbPerSPerCore if !m.mb_per_s => {
             Err(format!("`{name}` is measured in {}, not MB/s: write {rate}", m.unit.label()))
         }
         Metric::Latency(_) | Metric::MeanLatency if !m.latency => {
