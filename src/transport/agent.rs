@@ -387,9 +387,10 @@ fn lay_out(
         }
         io.rate_iops = rate_iops;
     }
-    // `queue: per_target`: each target of this host gets its own `per_host` workers
+    // `queue: per_target`: each target of this host gets its own `per_host` workers;
+    // appenders: each of this host's `per_host` workers a file of its own
     if let Some(p) = &w.placement
-        && w.io().is_some_and(|io| io.queue == crate::scenario::Queue::PerTarget)
+        && w.io().is_some_and(|io| io.queue == crate::scenario::Queue::PerTarget || io.extend)
     {
         w.workers = p.per_host;
     }
