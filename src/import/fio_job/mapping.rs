@@ -227,8 +227,27 @@ impl<'a> JobMap<'a> {
         for o in &job.options {
             self.simple(o)?;
         }
+        self.random_map()?;
         self.time()?;
         Ok(Mapped { name: job.name.clone(), keys: self.keys, became: self.became, targets: self.targets })
+    }
+
+    /// fio's random map, on unless `norandommap`: a pass touches every block once. It
+    /// becomes `randommap` where fathom's holds, each random IO one block of one size
+    /// drawn uniformly from the whole working set; elsewhere offsets are drawn with
+    /// replacement, as with `norandommap`.
+    fn random_map(&mut self) -> Result<()> {
+        let off = self.opt("norandommap").map(Opt::flag).transpose()?.unwrap_or(false);
+        let holds = |(key, value): &(&str, String)| match *key {
+            "bssplit" | "bsrange" | "zonesize" => false,
+            "distribution" => value.trim_matches('"') == "uniform",
+            "random_percent" => value == "100",
+            _ => true,
+        };
+        if self.rw.is_random() && !off && self.keys.iter().all(holds) {
+            self.key("randommap", "true");
+        }
+        Ok(())
     }
 
     fn mixed(&self) -> bool {
@@ -599,6 +618,29 @@ pub(super) mod tests {
     }
 
     const TIMED: &str = "[global]\nruntime=2\ntime_based\n";
+
+    /// fio's default random map becomes `randommap` where fathom's holds (one block
+    /// size, uniform, every IO random); `norandommap`, a split or a skew keeps offsets
+    /// drawn with replacement, and a sequential job has no map.
+    #[test]
+    fn fios_default_random_map_becomes_randommap_where_it_holds() {
+        let on = |job: &str| {
+            let m = mapped(&format!("{TIMED}[a]\n{job}\n")).unwrap();
+            keys(&m, 0).contains(&"randommap: true".to_string())
+        };
+        assert!(on("rw=randread\nbs=4k"));
+        assert!(on("rw=randrw\nrandom_distribution=random\npercentage_random=100"));
+        for job in [
+            "rw=randread\nnorandommap",
+            "rw=randread\nbssplit=4k/50:8k/50",
+            "rw=randread\nrandom_distribution=zipf:1.2",
+            "rw=randread\npercentage_random=50",
+            "rw=read",
+        ] {
+            assert!(!on(job), "{job}");
+        }
+        assert!(on("rw=randread\nnorandommap=0"), "norandommap=0 keeps the map");
+    }
 
     #[test]
     fn one_rate_on_a_mixed_job_caps_each_direction() {

@@ -103,7 +103,7 @@ impl<'a> JobMap<'a> {
     fn data_and_sync(&mut self, o: &'a Opt) -> Result<()> {
         let v = o.value.as_deref().map(str::trim);
         match o.name.as_str() {
-            "norandommap" => self.said(o, "nothing: fathom draws random offsets with replacement, as norandommap"),
+            "norandommap" => self.said(o, "nothing: fathom draws random offsets with replacement unless `randommap`"),
             "randrepeat" | "randseed" => self.said(o, "nothing: fathom's offsets come from its own seeded generator"),
             "refill_buffers" => self.said(o, "nothing: fathom writes fresh random data by default"),
             "buffer_compress_percentage" => {
