@@ -291,10 +291,9 @@ impl Comparison {
             said(&mut out, &line);
         }
         out.push('\n');
-        let ids: Vec<i64> = self.runs.iter().map(|r| r.id).collect();
-        let events = super::repeats::text(&self.events, &ids, width);
+        let events = super::repeats::table(&self.events, &self.runs.iter().map(|r| r.id).collect::<Vec<_>>());
         if !events.is_empty() {
-            out.push_str(&events);
+            out.push_str(text::render(&events, width).trim_start_matches('\n'));
             out.push('\n');
         }
         if self.nothing_in_common {
@@ -422,7 +421,14 @@ impl Comparison {
             }
             .unwrap_or_default();
         }
-        h.push_str("</ul></section>\n<section id=\"comparison\"><h2>Figures</h2>");
+        h.push_str("</ul></section>\n");
+        let events = super::repeats::table(&self.events, &self.runs.iter().map(|r| r.id).collect::<Vec<_>>());
+        if !events.is_empty() {
+            h.push_str("<section id=\"repeats\"><h2>Timed events</h2>");
+            super::table::html::render(&events, &mut h);
+            h.push_str("</section>\n");
+        }
+        h.push_str("<section id=\"comparison\"><h2>Figures</h2>");
         if self.nothing_in_common {
             let _ = writeln!(h, "<p class=\"nothing\">{}</p></section>", esc(&self.nothing_in_common_text()));
         } else {

@@ -4,7 +4,7 @@
 
 use super::format::latency_us;
 use super::summary::RunSummary;
-use super::table::{from_rows, text};
+use super::table::{Table, from_rows};
 use crate::analysis::spread::Spread;
 use serde::Serialize;
 
@@ -43,11 +43,8 @@ pub fn event_spreads(runs: &[&RunSummary]) -> Vec<EventSpread> {
 }
 
 /// The events' table: per event its duration in each run, then min, median, max and
-/// the spread in percent of the median; empty when there is none.
-pub fn text(events: &[EventSpread], ids: &[i64], width: usize) -> String {
-    if events.is_empty() {
-        return String::new();
-    }
+/// the spread in percent of the median; no rows when there is none.
+pub fn table(events: &[EventSpread], ids: &[i64]) -> Table {
     let mut header: Vec<String> = vec!["event".into()];
     header.extend(ids.iter().map(|id| format!("run {id}")));
     header.extend(["min", "median", "max", "spread"].map(String::from));
@@ -68,7 +65,8 @@ pub fn text(events: &[EventSpread], ids: &[i64], width: usize) -> String {
         })
         .collect();
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut out = format!("timed events over {} runs (spread: max - min over the median):\n", ids.len());
-    out.push_str(&text::render(&from_rows(&header, rows, 1), width));
-    out
+    let mut t = from_rows(&header, rows, 1);
+    t.id = "events";
+    t.title = format!("timed events over {} runs (spread: max - min over the median)", ids.len());
+    t
 }

@@ -374,10 +374,14 @@ fn repeated_runs_are_grouped_and_compare_gives_each_timed_events_spread() {
     assert_eq!(figures, [sorted[0], sorted[1], sorted[2]]);
     let relative = spread["relative"].as_f64().unwrap();
     assert!((relative - (sorted[2] - sorted[0]) / sorted[1]).abs() < 1e-9, "{spread}");
-    let table = s.run(&["compare", "group:1"]);
+    let page = s.dir.join("group.html");
+    let table = s.run(&["compare", "group:1", "-o", page.to_str().unwrap()]);
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(table.contains("timed events over 3 runs"), "{table}");
     assert!(table.lines().any(|l| l.starts_with("wait_until") && l.ends_with('%')), "{table}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let section = &html[html.find("<section id=\"repeats\">").expect("the page's timed events")..];
+    assert!(section.contains("wait_until"), "{section}");
 
     let out = s.run(&["compare", "group:7"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
