@@ -28,7 +28,11 @@ pub struct Quoted {
 /// rate); None when the run holds none of its figure (a run that failed first).
 pub fn of(w: &WorkloadSummary, observed: &[Observed]) -> Option<Quoted> {
     let unit = w.ops.first().map(|o| o.unit)?;
-    let headline = w.stored.headline.clone().unwrap_or_else(|| Headline::rate(unit));
+    let mut headline = w.stored.headline.clone().unwrap_or_else(|| Headline::rate(unit));
+    // a pass cut short (by its duration, a stop) did not touch every block: its rate stands
+    if headline.figure.from == Source::Pass && !w.workload.ended_by_itself() {
+        headline = Headline::rate(unit);
+    }
     let leading = headline.leading_op.as_deref();
     let (value, figure) = figure_value(w, observed, &headline.figure, leading)?;
     // a count is quoted from the count it is part of (NOPM from TPM), a time beside another
@@ -116,5 +120,20 @@ mod tests {
         let q = RunSummary::load(&store, &io.to_string()).unwrap().headline.unwrap();
         assert_eq!(q.text, "1,000 IOPS read");
         assert!(!q.declared && q.label == "IOPS", "{q:?}");
+    }
+
+    /// A pass over every block is read by its time only when it ended by itself: cut
+    /// short (its duration ran out first, as here), it touched some blocks only.
+    #[test]
+    fn a_pass_cut_short_is_read_by_its_rate() {
+        let fx = Fixture::new("headline-pass");
+        let pass = fx
+            .run("name: p\nworkloads:\n  w: {engine: null, rw: randread, bs: 4k, size: 8m, randommap: true, loops: 1, duration: 2s}\n")
+            .phase("w", &[("w", 1)], 2, |_| Second::new(1000, 50_000))
+            .finish();
+        let s = RunSummary::load(&fx.store(), &pass.to_string()).unwrap();
+        assert_eq!(s.workloads[0].stored.headline.as_ref().unwrap().figure.label, "every block once");
+        let q = s.headline.unwrap();
+        assert_eq!((q.text.as_str(), q.declared), ("1,000 IOPS read", false), "{q:?}");
     }
 }
