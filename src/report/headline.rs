@@ -87,7 +87,9 @@ fn figure_value(
         Source::Pass => {
             let ops = w.ops.iter().filter(|o| o.op != "sync");
             let (ios, seconds) = ops.fold((0, 0.0f64), |(n, s), o| (n + o.ops, s.max(o.seconds)));
-            (ios > 0).then(|| (seconds, format!("{} ({} IOs) in {} s", figure.label, count(ios as f64), sig3(seconds))))
+            // a long pass in minutes and hours, as people say it
+            let took = if seconds >= 60.0 { super::format::seconds(seconds) } else { format!("{} s", sig3(seconds)) };
+            (ios > 0).then(|| (seconds, format!("{} ({} IOs) in {took}", figure.label, count(ios as f64))))
         }
     }
 }
