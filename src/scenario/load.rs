@@ -382,6 +382,10 @@ workloads:
         assert!(err.starts_with("s.yaml:9: workloads.a.jobs: ") && err.contains("`cores`"), "{err}");
         let err = load(&BASIC.replace("iodepth: 4", "iodepth: 4\n    jobs: -1"), &[]).unwrap_err().to_string();
         assert!(err.starts_with("s.yaml:9: workloads.a.jobs: "), "{err}");
+        // on hosts this machine's CPUs are not theirs
+        let text = "name: x\nworkloads:\n  a: {rw: read, jobs: cores, duration: 2s}\n";
+        let err = Scenario::load_on_hosts(&Source { origin: "s.yaml".into(), text }, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("s.yaml:3: workloads.a.jobs: `cores` counts the CPUs of this machine"), "{err}");
     }
 
     #[test]

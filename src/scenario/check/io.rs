@@ -465,7 +465,11 @@ impl Checker<'_> {
             (_, None) => 1,
             (_, Some(Jobs::Count(n))) => n,
             (_, Some(Jobs::Cores)) if self.on_hosts => {
-                return Err(self.fail(&jobs_at, "counts this machine's CPUs: on hosts, `per_host` sets the workers"));
+                return Err(self.fail(
+                    &jobs_at,
+                    "`cores` counts the CPUs of this machine, not of the hosts: give the workers on each host as a \
+                     number",
+                ));
             }
             (_, Some(Jobs::Cores)) => online_cpus(),
         };
