@@ -280,18 +280,6 @@ impl Workload {
         }
     }
 
-    /// The directories its program's throwaway database server keeps its data and its
-    /// log in, where the scenario gives them: storage under test, as a target is.
-    pub fn server_dirs(&self) -> Vec<PathBuf> {
-        match &self.kind {
-            Kind::Program(p) => {
-                let dirs = p.server_dirs();
-                dirs.data.into_iter().chain(dirs.log).collect()
-            }
-            Kind::Io(_) | Kind::FioSection(_) => Vec::new(),
-        }
-    }
-
     /// What runs it, by name: its IO back end, or its program.
     pub fn runner(&self) -> String {
         match (&self.kind, self.engine) {

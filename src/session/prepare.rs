@@ -251,7 +251,7 @@ fn environment_of(
         .zip(&scenario.workloads)
         .filter(|(_, w)| w.placement.is_none())
         .flat_map(|(f, w)| {
-            f.iter().map(|f| f.path.clone()).chain(w.outside_targets().iter().cloned()).chain(w.server_dirs())
+            f.iter().map(|f| f.path.clone()).chain(w.outside_targets().iter().cloned()).chain(server_dirs(w))
         })
         .collect();
     let mut env = environment::capture(&targets);
@@ -265,6 +265,13 @@ fn environment_of(
         env["hosts"] = serde_json::Value::Object(hosts);
     }
     (targets, env)
+}
+
+/// The directories a workload's throwaway database server keeps its data and its log
+/// in, where the scenario gives them: storage under test, as a target is.
+fn server_dirs(w: &crate::scenario::Workload) -> Vec<PathBuf> {
+    let dirs = w.program().map(|p| p.server_dirs()).unwrap_or_default();
+    dirs.data.into_iter().chain(dirs.log).collect()
 }
 
 /// Stores the run's warnings and lint findings, and shows them.
