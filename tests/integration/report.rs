@@ -3,19 +3,7 @@
 //! to the end without errors, every chart is there with data, and the headline figures
 //! are those of `fathom show --json`.
 
-use crate::common::{Scratch, text};
-use std::path::Path;
-use std::process::{Command, Output};
-
-/// Runs headless Chromium on a local file with `args`.
-fn chromium(page: &Path, args: &[&str]) -> Output {
-    Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"])
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium is installed by scripts/install-deps.sh test")
-}
+use crate::common::{Scratch, chromium, text};
 
 /// The value of `data-value` on the element with these data attributes.
 fn figure(dom: &str, attrs: &str) -> f64 {

@@ -162,6 +162,16 @@ impl Drop for Scratch {
 /// The names of the scratch directories tests hold now.
 static HELD: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// Runs headless Chromium (Debian's `chromium`) on a local file with `args`.
+pub fn chromium(page: &Path, args: &[&str]) -> Output {
+    Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"])
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium is installed by scripts/install-deps.sh test")
+}
+
 pub fn text(out: &Output) -> String {
     format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
