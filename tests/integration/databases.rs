@@ -4,10 +4,10 @@
 //! ran, from the throwaway cluster's log or, for a `dsn`, from the view's counters.
 
 use crate::common::servers::{self, Postgres};
-use crate::common::{Scratch, text};
+use crate::common::{Scratch, chromium, text};
 use crate::interrupt::{spawn_job, wait_exit, wait_for};
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A pgbench run of 7 s with a `CHECKPOINT` at 4 s, through the DSN the step is given.
 const FORCED: &str = "name: forced\n\
@@ -195,7 +195,8 @@ fn by_series(text: &str) -> Scrape {
 /// series' busiest second of the run. The run measures pgbench for 3 s, then waits
 /// while the test compares (its observer still sampling, its endpoint serving); the real
 /// Prometheus scrapes it throughout, and answers every query of the Grafana dashboard's
-/// PostgreSQL row with data.
+/// PostgreSQL row with data, which scripts/dashboard-preview.py draws: a series in each
+/// of the row's panels, on a page headless Chromium takes a screenshot of.
 #[test]
 fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_exporter_s() {
     let s = Scratch::new("databases-exporter");
@@ -208,7 +209,8 @@ fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_expo
         done.display()
     ));
     let (port, prom_port) = (servers::free_port(), servers::free_port());
-    let prom = servers::prometheus(&s.dir, prom_port, "fathom", &[format!("127.0.0.1:{port}")]);
+    let (prom, scraped) =
+        (servers::prometheus(&s.dir, prom_port, "fathom", &[format!("127.0.0.1:{port}")]), Instant::now());
     let mut child = spawn_job(&s, &["run", path.to_str().unwrap(), "--prometheus", &format!("127.0.0.1:{port}")]);
     let read = || std::fs::read_to_string(&address).unwrap_or_default().trim().to_string();
     wait_for(&s, &mut child, "the server's address", || read().contains("dbname="));
@@ -222,11 +224,23 @@ fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_expo
     std::thread::sleep(Duration::from_millis(2500));
     let after = servers::get(port, "/metrics").unwrap();
     drop(exporter);
-    servers::assert_answered(prom_port, &servers::dashboard_queries("PostgreSQL"));
+    let queries = servers::dashboard_queries("PostgreSQL");
+    servers::assert_answered(prom_port, &queries);
+    let page = s.dir.join("dashboard.html");
+    let drawn = servers::dashboard_preview(prom_port, scraped.elapsed(), &page);
     drop(prom);
     std::fs::write(&done, "").unwrap();
     let (out, _) = wait_exit(&s, child, Duration::from_secs(60));
     assert!(out.status.success(), "{}", text(&out));
+
+    // each panel of the row drew a series, and the page draws in a browser
+    for (title, _) in &queries {
+        assert!(drawn.get(title).is_some_and(|&n| n > 0), "panel {title} drew nothing: {drawn:?}");
+    }
+    let png = s.dir.join("dashboard.png");
+    let shot = chromium(&page, &["--window-size=1440,1960", &format!("--screenshot={}", png.display())]);
+    assert!(shot.status.success(), "{}", text(&shot));
+    assert!(std::fs::metadata(&png).unwrap().len() > 50_000, "the screenshot is nearly empty");
 
     servers::promtool_check(&before);
     let (ours, theirs, after) = (by_series(&before), by_series(&theirs), by_series(&after));

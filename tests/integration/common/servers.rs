@@ -138,6 +138,30 @@ pub fn assert_answered(port: u16, queries: &[(String, String)]) {
     }
 }
 
+/// The dashboard drawn by `scripts/dashboard-preview.py` from the Prometheus on `port`
+/// (scraping every second) over the last `since`, into `page`: each panel's title and
+/// the series it drew with at least one value.
+pub fn dashboard_preview(port: u16, since: Duration, page: &Path) -> std::collections::BTreeMap<String, usize> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new("python3")
+        .arg(format!("{root}/scripts/dashboard-preview.py"))
+        .arg(format!("{root}/deploy/grafana/fathom.json"))
+        .args(["--prometheus", &format!("http://127.0.0.1:{port}"), "--scrape-interval", "1s"])
+        .args(["--since", &format!("{}s", since.as_secs() + 1), "-o"])
+        .arg(page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "dashboard-preview.py: {}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(page).unwrap();
+    let mut drawn = std::collections::BTreeMap::new();
+    for figure in html.split("<figure class=\"panel\"").skip(1) {
+        let attribute = |name: &str| figure.split(&format!(" {name}=\"")).nth(1).and_then(|r| r.split('"').next());
+        let series = attribute("data-series").and_then(|n| n.parse().ok()).expect("data-series");
+        drawn.insert(attribute("data-title").expect("data-title").to_string(), series);
+    }
+    drawn
+}
+
 /// Debian's node exporter on 127.0.0.1:`port`; returns once it serves /metrics.
 pub fn node_exporter(port: u16) -> Server {
     let server = Server(
