@@ -147,24 +147,27 @@ fn an_https_prometheus_is_queried_with_a_token_or_a_password_and_its_ca() {
 
     // `wait_until: {http: ...}` reads with the same client and keys: Prometheus ready over
     // plain HTTP; the proxy's certificate, of no authority a probe trusts, never ready
-    // without its CA; with it and a token from the environment, ready
-    let probe = |url: &str, keys: &str| {
+    // without its CA; with it and a token from the environment, ready (a probe that is to
+    // be ready may take what a busy machine takes; one that never is gives up in 5 s)
+    let probe = |url: &str, keys: &str, timeout: &str| {
         let scenario = s.scenario(&format!(
             "name: probe\nworkloads:\n  r: {{engine: null, rw: read, duration: 1s}}\n\
-             timeline:\n  - wait_until: {{http: '{url}', timeout: 2s, interval: 200ms{keys}}}\n  - start: r\n"
+             timeline:\n  - wait_until: {{http: '{url}', timeout: {timeout}, interval: 200ms{keys}}}\n  - start: r\n"
         ));
         s.fathom(&["run", scenario.to_str().unwrap()]).env("PROBE_TOKEN", "t0ken-Sekr1t").output().unwrap()
     };
-    let out = probe(&format!("http://127.0.0.1:{prom_port}/-/ready"), "");
+    let (ready, never) = ("60s", "5s");
+    let out = probe(&format!("http://127.0.0.1:{prom_port}/-/ready"), "", ready);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let https = format!("https://127.0.0.1:{proxy_port}/-/ready");
-    let out = probe(&https, "");
+    let out = probe(&https, "", never);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("tls_config: {ca_file: PATH}"), "{}", text(&out));
-    let out = probe(&https, &format!(", bearer_token_env: PROBE_TOKEN, tls_config: {{ca_file: {ca}}}"));
+    let out = probe(&https, &format!(", bearer_token_env: PROBE_TOKEN, tls_config: {{ca_file: {ca}}}"), ready);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(!text(&out).contains("Sekr1t"), "{}", text(&out));
-    let out = probe(&https, &format!(", bearer_token_file: {}, tls_config: {{ca_file: {ca}}}", wrong.display()));
+    let wrong_token = format!(", bearer_token_file: {}, tls_config: {{ca_file: {ca}}}", wrong.display());
+    let out = probe(&https, &wrong_token, never);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("HTTP 401"), "{}", text(&out));
     let db = std::fs::read(s.dir.join("results/fathom.db")).unwrap();
