@@ -100,7 +100,7 @@ fn command(cli: Cli) -> Result<i32> {
         Command::Run(a) => run::run(a, store_dir, width),
         Command::Runs(a) => runs::run(a, store_dir, width),
         Command::Show(a) => show::run(a, store_dir, width),
-        Command::Scenarios(a) => scenarios::run(a),
+        Command::Scenarios(a) => scenarios::run(a, width),
         Command::Lint(a) => lint::run(a),
         Command::Fit(a) => fit::run(a, store_dir),
         Command::Sweep(a) => sweep::run(a, store_dir, width),

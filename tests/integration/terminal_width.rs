@@ -110,3 +110,19 @@ fn a_run_on_three_hosts_fits_80_columns() {
     let all = lines.join("\n");
     assert!(all.contains("per host") && all.contains("node-c"), "{all}");
 }
+
+/// `fathom scenarios` in tmux at 80 columns: every built-in listed, each description
+/// wrapped under its column, no line wider than the terminal.
+#[test]
+fn the_built_in_list_fits_80_columns() {
+    let lines =
+        Tmux::new("scenarios-80").printed(&format!("env -u COLUMNS {} scenarios", env!("CARGO_BIN_EXE_fathom")), 80);
+    fits(&lines, "fathom scenarios");
+    let all = lines.join("\n");
+    for name in ["quickstart", "vioperf", "hugepages", "log-disk", "db-colocation-sql"] {
+        assert!(lines.iter().any(|l| l.starts_with(&format!("{name} "))), "{name} not listed: {all}");
+    }
+    // a description's words go on, wrapped, under the description's column
+    let vioperf = all.split("\nvioperf ").nth(1).unwrap();
+    assert!(vioperf.contains("per core"), "{all}");
+}
