@@ -80,7 +80,9 @@ pub fn run(mut args: Args) -> Result<i32> {
     } else if found.is_empty() {
         crate::terminal::print(format!("{}: no findings\n", scenario.name));
     } else {
-        crate::terminal::print(describe(&found));
+        // wrapped at the terminal's width, as `fathom run` says them
+        let width = crate::terminal::prose_width();
+        describe(&found).lines().for_each(|line| crate::terminal::print(crate::terminal::wrap(line, width)));
     }
     let warned = found.iter().any(|f| f.severity == Severity::Warning);
     use crate::error::exit;

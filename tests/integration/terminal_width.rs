@@ -126,3 +126,11 @@ fn the_built_in_list_fits_80_columns() {
     let vioperf = all.split("\nvioperf ").nth(1).unwrap();
     assert!(vioperf.contains("per core"), "{all}");
 }
+
+/// `fathom lint` told 80 columns wraps its findings as `fathom run` does.
+#[test]
+fn lint_findings_fit_80_columns() {
+    let s = Scratch::new("lint-80");
+    let said = piped_at_80(&s, &["lint", "log-disk"], "fathom lint");
+    assert!(said.contains("lint warning [pgbench-in-memory]"), "{said}");
+}
