@@ -83,6 +83,16 @@ fn prepare(scenario: &Scenario, stop: &AtomicBool, progress: &dyn Fn(&str)) -> R
     Ok(servers)
 }
 
+/// Whether an iperf3 workload of `scenario` talks over this machine's loopback: to the
+/// server fathom starts on 127.0.0.1, or to a `server` that names a loopback address.
+pub fn on_loopback(scenario: &Scenario) -> bool {
+    let loopback = |server: &String| {
+        let (host, port) = split_host_port(server);
+        (host.as_str(), port).to_socket_addrs().is_ok_and(|mut a| a.any(|a| a.ip().is_loopback()))
+    };
+    scenario.workloads.iter().filter_map(spec_of).any(|spec| spec.server.as_ref().is_none_or(loopback))
+}
+
 fn split_host_port(server: &str) -> (String, u16) {
     match server.rsplit_once(':') {
         Some((host, port)) if !host.contains(':') || host.ends_with(']') => match port.parse() {

@@ -1,6 +1,7 @@
 //! What fathom observes besides its own IOs: the environment of a run, and, per second
-//! while it runs, the host's CPU, fathom's own, the devices under the targets, remote
-//! Prometheus queries and the PostgreSQL and MariaDB servers its workloads use. Each observer (an
+//! while it runs, the host's CPU, fathom's own, the devices under the targets, the
+//! network interfaces, remote Prometheus queries and the PostgreSQL and MariaDB servers
+//! its workloads use. Each observer (an
 //! [`Observer`], `seam.rs`) runs on a thread of its own and sends what it sees to the
 //! run sink as it goes, so an interrupted run keeps it.
 
@@ -8,6 +9,7 @@ pub mod diskstats;
 pub mod environment;
 pub mod host;
 pub mod mariadb;
+pub mod network;
 pub mod pglog;
 pub mod postgres;
 pub mod preflight;
@@ -20,9 +22,10 @@ pub use seam::{Observer, RunClock};
 
 /// Whether an observed series is a counter (read as its rise per second), as the
 /// observer that stores it says: PostgreSQL's statistics views and MariaDB's status hold
-/// most; the host's and devices' figures are stored as rates already.
+/// most, and the network interfaces' are all; the host's CPU and the devices' figures are
+/// stored as rates already.
 pub fn counter(name: &str) -> bool {
-    postgres::counter(name) || mariadb::counter(name)
+    postgres::counter(name) || mariadb::counter(name) || network::counter(name)
 }
 
 /// The help of a database observer's series `family` (its name without labels), which

@@ -5,7 +5,7 @@
 use super::format::{count, latency_us, sig3};
 use crate::error::Result;
 use crate::metrics::{Op, OpStats};
-use crate::scenario::results::{Aggregate, Band, Measure, ResultMetric, ResultView};
+use crate::scenario::results::{Aggregate, Band, Measure, NET_RECEIVED, NET_TRANSMITTED, ResultMetric, ResultView};
 use crate::store::{ExpectationRow, PhaseRow, RunRow, Store, WorkloadRow};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -242,7 +242,8 @@ fn combine(values: &[f64], aggregate: Aggregate) -> f64 {
 }
 
 /// An observed series, its unit and its values per second across the sources it names:
-/// `cpu` is every host's CPU busy % (100 - idle), else `SOURCE.NAME` as stored.
+/// `cpu` is every host's CPU busy % (100 - idle), `net_received` and `net_transmitted`
+/// every host's bytes over its interfaces but the loopback, else `SOURCE.NAME` as stored.
 fn observed_series(
     store: &Store,
     run: i64,
@@ -250,29 +251,61 @@ fn observed_series(
     aggregate: Aggregate,
     keep: &dyn Fn(i64) -> bool,
 ) -> Result<(String, Vec<Point>)> {
-    let (sources, name, unit): (Vec<String>, &str, String) = if what == "cpu" {
-        let hosts = store
-            .observation_summary(run, crate::observe::counter)?
-            .into_iter()
-            .filter(|o| o.name == "idle_pct" && (o.source == "host" || o.source.starts_with("host:")));
-        let machines = one_per_machine(hosts.map(|o| o.source).collect(), &store.run(&run.to_string())?.environment);
-        let unit = cpu_unit(machines.len(), aggregate);
-        (machines, "idle_pct", unit)
-    } else {
-        let (source, name) = what.rsplit_once('.').unwrap_or((what, ""));
-        (vec![source.to_string()], name, name.to_string())
-    };
     let mut seconds: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-    for source in &sources {
-        for (t, v) in store.observation_series(run, source, name, 1)? {
-            let v = if what == "cpu" { 100.0 - v } else { v };
-            if keep(t) {
+    let unit = match what {
+        "cpu" | NET_RECEIVED | NET_TRANSMITTED => {
+            let (unit, per_host) = per_machine(store, run, what, aggregate)?;
+            for (source, names) in per_host {
+                let series = match what {
+                    "cpu" => store.observation_series(run, &source, "idle_pct", 1)?,
+                    _ => store.observation_rises(run, &source, &names, 1)?,
+                };
+                for (t, v) in series.into_iter().filter(|(t, _)| keep(*t)) {
+                    seconds.entry(t).or_default().push(if what == "cpu" { 100.0 - v } else { v / 1024.0 });
+                }
+            }
+            unit
+        }
+        _ => {
+            let (source, name) = what.rsplit_once('.').unwrap_or((what, ""));
+            for (t, v) in store.observation_series(run, source, name, 1)?.into_iter().filter(|(t, _)| keep(*t)) {
                 seconds.entry(t).or_default().push(v);
             }
+            name.to_string()
         }
-    }
+    };
     let points = seconds.into_iter().map(|(t, vs)| Point { t, value: combine(&vs, aggregate), p50: None, p99: None });
     Ok((unit, points.collect()))
+}
+
+/// A host source and the observed series a view sums of it.
+type HostSeries = (String, Vec<String>);
+
+/// The unit of a view over hosts (`cpu`, `net_received`, `net_transmitted`) and its host
+/// sources, one per machine, each with the series it sums: the host's CPU, or its
+/// interfaces' byte counters (the loopback aside: what the machine says to itself).
+fn per_machine(store: &Store, run: i64, what: &str, aggregate: Aggregate) -> Result<(String, Vec<HostSeries>)> {
+    let family = match what {
+        NET_RECEIVED => "node_network_receive_bytes_total",
+        _ => "node_network_transmit_bytes_total",
+    };
+    let observed = store.observation_summary(run, crate::observe::counter)?;
+    let on_host = |o: &&crate::store::Observed| o.source == "host" || o.source.starts_with("host:");
+    let counted = |o: &&crate::store::Observed| match what {
+        "cpu" => o.name == "idle_pct",
+        _ => o.name.starts_with(family) && crate::observe::network::device(&o.name).is_some_and(|d| d != "lo"),
+    };
+    let mut sources: Vec<String> = observed.iter().filter(on_host).filter(counted).map(|o| o.source.clone()).collect();
+    sources.dedup();
+    let machines = one_per_machine(sources, &store.run(&run.to_string())?.environment);
+    let unit = match what {
+        "cpu" => cpu_unit(machines.len(), aggregate),
+        _ => "KiB/s".to_string(),
+    };
+    let names = |source: &String| -> Vec<String> {
+        observed.iter().filter(|o| &o.source == source).filter(counted).map(|o| o.name.clone()).collect()
+    };
+    Ok((unit, machines.iter().map(|m| (m.clone(), names(m))).collect()))
 }
 
 /// The host CPU sources of a run, one per machine: hosts on one machine (local agents,
@@ -367,5 +400,38 @@ mod tests {
         assert_eq!(kept, ["host", "host:c", "host:old"], "an agent that did not say its machine counts alone");
         assert_eq!(cpu_unit(2, Aggregate::Sum), "% busy of 200 %");
         assert_eq!((cpu_unit(1, Aggregate::Sum), cpu_unit(4, Aggregate::Mean)), ("% busy".into(), "% busy".into()));
+    }
+
+    /// The hosts' bytes received are their interfaces' rises per second summed, in KiB/s,
+    /// each host's loopback left out.
+    #[test]
+    fn network_views_sum_every_hosts_interfaces_but_the_loopback() {
+        use crate::store::ObservationRow;
+        use crate::store::fixture::{Fixture, Second};
+        use crate::store::sink::Record;
+        let fx = Fixture::new("net-view");
+        let rx = |dev: &str| format!("node_network_receive_bytes_total{{device=\"{dev}\"}}");
+        let row =
+            |t: i64, source: &str, name: String, value: f64| ObservationRow { t, source: source.into(), name, value };
+        let mut rows = Vec::new();
+        for t in 1..=3 {
+            let k = (t - 1) as f64;
+            rows.push(row(t, "host", rx("eth0"), 2048.0 * k));
+            rows.push(row(t, "host", rx("lo"), 1e9 * k));
+            rows.push(row(t, "host:b", rx("eth1"), 1024.0 * (k + 1.0)));
+        }
+        let run = fx
+            .run("name: o\nworkloads:\n  w: {engine: null, rw: read, duration: 3s}\n")
+            .phase("w", &[("w", 1)], 3, |_| Second::new(10, 1_000))
+            .record(Record::Observations(rows))
+            .finish();
+        let store = fx.store();
+        let (unit, points) = observed_series(&store, run, NET_RECEIVED, Aggregate::Sum, &|_| true).unwrap();
+        let got: Vec<(i64, f64)> = points.iter().map(|p| (p.t, p.value)).collect();
+        assert_eq!((unit.as_str(), got), ("KiB/s", vec![(2, 3.0), (3, 3.0)]));
+        let (_, mean) = observed_series(&store, run, NET_RECEIVED, Aggregate::Mean, &|_| true).unwrap();
+        assert_eq!(mean.iter().map(|p| p.value).collect::<Vec<_>>(), [1.5, 1.5]);
+        let (_, sent) = observed_series(&store, run, NET_TRANSMITTED, Aggregate::Sum, &|_| true).unwrap();
+        assert!(sent.is_empty(), "nothing transmitted was observed: {}", sent.len());
     }
 }

@@ -191,6 +191,7 @@ pub(super) fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result
         size.add("areq-sz", Style::Line, series(&d.source, "areq_sz_kB")?);
         charts.extend([io, wait, size]);
     }
+    charts.extend(network_charts(store, s, bin)?);
     charts.extend(postgres_charts(store, s, bin)?);
     charts.extend(mariadb_charts(store, s, bin)?);
     for c in &mut charts {
@@ -262,6 +263,31 @@ fn postgres_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
             }
         }
         charts.extend([xact, blocks, buffers, wal, waits]);
+    }
+    Ok(charts)
+}
+
+/// Each observed network interface's bytes received and transmitted per second, in
+/// Mbit/s (a link's unit): one chart per interface of each host, as a device has its own.
+fn network_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>> {
+    use crate::observe::network;
+    let received = s.observed.iter().filter(|o| o.name.starts_with("node_network_receive_bytes_total{"));
+    let mut charts = Vec::new();
+    for o in received {
+        let Some(dev) = network::device(&o.name) else { continue };
+        let at = match o.source.strip_prefix("host:") {
+            Some(host) => format!("{dev}@{host}"),
+            None => dev.to_string(),
+        };
+        let time = Axis::new("time into the run", Unit::Seconds);
+        let title = format!("Network {at}: received and transmitted");
+        let mut chart = Chart::new(&format!("obs-net-{at}"), &title, time, Axis::new("Mbit/s", Unit::Count));
+        for (family, label) in [("node_network_receive_bytes_total", "rx"), ("node_network_transmit_bytes_total", "tx")]
+        {
+            let names = [network::series(family, dev)];
+            chart.add(label, Style::Line, rise_per_second(store, s, &o.source, &names, bin, 8.0 / 1e6)?);
+        }
+        charts.push(chart);
     }
     Ok(charts)
 }

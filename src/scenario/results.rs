@@ -6,6 +6,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The observed view of every host's CPU busy %.
+pub const CPU: &str = "cpu";
+/// The observed view of every host's bytes received over its network interfaces, KiB/s.
+pub const NET_RECEIVED: &str = "net_received";
+/// The observed view of every host's bytes transmitted over its network interfaces, KiB/s.
+pub const NET_TRANSMITTED: &str = "net_transmitted";
+
 /// What a view's series is per second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -66,7 +73,8 @@ pub struct ResultFile {
     pub hint: Option<String>,
     pub expected: Option<f64>,
     pub bands: Option<Vec<BandFile>>,
-    /// An observed series instead of workloads: `cpu`, or `SOURCE.NAME` as stored.
+    /// An observed series instead of workloads: `cpu`, `net_received`, `net_transmitted`,
+    /// or `SOURCE.NAME` as stored.
     pub observed: Option<String>,
     /// Why fathom cannot show this result (a result X-Ray measured that fathom has no
     /// observer for): listed, so that nothing the study asked for disappears silently.
@@ -138,8 +146,9 @@ pub fn view(f: &ResultFile) -> std::result::Result<ResultView, Mistake> {
         if f.metric.is_some() {
             return Err((at(&["metric"]), "is for `workloads`: an observed series is its own metric".into()));
         }
-        if o != "cpu" && !o.contains('.') {
-            return Err((at(&["observed"]), format!("`{o}`: expected `cpu` or SOURCE.NAME (e.g. `host.usr_pct`)")));
+        if ![CPU, NET_RECEIVED, NET_TRANSMITTED].contains(&o.as_str()) && !o.contains('.') {
+            let expected = format!("expected `{CPU}`, `{NET_RECEIVED}`, `{NET_TRANSMITTED}` or SOURCE.NAME");
+            return Err((at(&["observed"]), format!("`{o}`: {expected} (e.g. `host.usr_pct`)")));
         }
         Measure::Observed(o.clone())
     } else {

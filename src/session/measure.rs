@@ -8,7 +8,7 @@ use crate::engine::demand::Demand;
 use crate::error::{Error, Result};
 use crate::export::prometheus::Endpoint;
 use crate::metrics::totals::{Totals, WorkloadInfo};
-use crate::observe::{Observer, Observers, RunClock, diskstats, host, mariadb, postgres, promql};
+use crate::observe::{Observer, Observers, RunClock, diskstats, host, mariadb, network, postgres, promql};
 use crate::report::status_line::View;
 use crate::store::collector::{self, Writer};
 use crate::store::sink::Sink;
@@ -105,12 +105,16 @@ pub(super) fn measure(s: &Session, staged: Staged, opts: &RunOptions, store_dir:
     Ok(Measured { outcome, stored, clock_start, cpu_before, demand_before, endpoint })
 }
 
-/// What the run observes: the host and the devices under the targets, the scenario's
-/// remote queries, and each PostgreSQL server its workloads use (one observer per
-/// server, whichever workloads share it: their names, joined, name it).
+/// What the run observes: the host and the devices under the targets, its network
+/// interfaces (the loopback when an iperf3 workload crosses it), the scenario's remote
+/// queries, and each PostgreSQL server its workloads use (one observer per server,
+/// whichever workloads share it: their names, joined, name it).
 fn observers(s: &Session, prepared: &ReadyDrivers, devices: Vec<String>) -> Vec<Box<dyn Observer>> {
-    let mut observers: Vec<Box<dyn Observer>> =
-        vec![Box::new(host::Local { devices, programs: crate::children::running })];
+    let loopback = crate::drivers::iperf3::on_loopback(&s.scenario);
+    let mut observers: Vec<Box<dyn Observer>> = vec![
+        Box::new(host::Local { devices, programs: crate::children::running }),
+        Box::new(network::Network::here(loopback)),
+    ];
     if let Some(remote) = s.scenario.remote.clone() {
         observers.push(Box::new(promql::Remote { remote, progress: s.progress.clone() }));
     }

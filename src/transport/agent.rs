@@ -9,7 +9,7 @@ use crate::drivers::{LaunchContext, Ready};
 use crate::engine::{self, WorkerThread, target};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::observe::{Observers, RunClock, diskstats, host};
+use crate::observe::{Observers, RunClock, diskstats, host, network};
 use crate::scenario::{Kind, Override, Scenario, Source};
 use crate::store::sink::{Record, Sink};
 use std::collections::HashMap;
@@ -425,8 +425,8 @@ fn ready_program(mut scenario: Scenario, targets: &[String], abort: &AtomicBool)
     Ok(LaidOut { workload, files: Vec::new(), stop: Arc::new(AtomicBool::new(false)), program })
 }
 
-/// The agent's observers (its own CPU, the host's, the devices under its targets) and
-/// the thread that sends what they see to the controller.
+/// The agent's observers (its own CPU, the host's, the devices under its targets, its
+/// network interfaces) and the thread that sends what they see to the controller.
 struct Observing {
     /// None when they could not start: the run goes on unobserved here.
     observers: Option<Observers>,
@@ -441,7 +441,9 @@ fn observe(out: &Out, clock_start: Instant, laid_out: &HashMap<usize, LaidOut>) 
     let host = host::Local { devices: diskstats::devices_of(&paths), programs: Vec::new };
     let clock =
         RunClock { start: clock_start, unix_ms: crate::clock::unix_ms() - clock_start.elapsed().as_millis() as i64 };
-    let observers = Observers::start(&sink, clock, vec![Box::new(host)]);
+    // what the agent runs talks to other hosts, not over its loopback
+    let network = network::Network::here(false);
+    let observers = Observers::start(&sink, clock, vec![Box::new(host), Box::new(network)]);
     Observing { observers: observers.ok(), forward }
 }
 

@@ -536,9 +536,9 @@ fn each_host_has_its_own_percentiles_and_charts() {
 }
 
 /// Each agent observes its host as fathom does here: its own CPU (`fathom:HOST`
-/// `cpu_cores`), the host's CPU (`host:HOST`) and the devices under its targets
-/// (`device:NAME@HOST`), sent to the controller and stored with the run; the report
-/// draws each host's device charts.
+/// `cpu_cores`), the host's CPU and network interfaces (`host:HOST`) and the devices
+/// under its targets (`device:NAME@HOST`), sent to the controller and stored with the
+/// run; the report draws each host's device charts.
 #[test]
 fn agents_send_their_cpu_and_devices() {
     use std::os::unix::fs::MetadataExt;
@@ -564,6 +564,13 @@ fn agents_send_their_cpu_and_devices() {
         assert!(cpu.len() >= 3, "{h}: {} seconds of the agent's CPU", cpu.len());
         assert!(cpu.iter().any(|&c| c > 0.0), "{h}: the agent did IO with no CPU: {cpu:?}");
         assert!(!values(&format!("host:{h}"), "usr_pct").is_empty(), "{h}: no host CPU");
+        // every interface that is up, its loopback aside, as a running count of bytes
+        for dev in up_interfaces() {
+            let rx = values(&format!("host:{h}"), &format!("node_network_receive_bytes_total{{device=\"{dev}\"}}"));
+            assert!(rx.len() >= 3 && rx.windows(2).all(|w| w[0] <= w[1]), "{h} {dev}: {rx:?}");
+        }
+        let lo = rows.iter().find(|r| r.0 == format!("host:{h}") && r.1.contains("device=\"lo\""));
+        assert!(lo.is_none(), "{h}: its loopback carried none of the run: {lo:?}");
         if on_device {
             let devices: Vec<&String> = rows
                 .iter()
@@ -588,6 +595,16 @@ fn agents_send_their_cpu_and_devices() {
             assert!(names.iter().any(|n| n.starts_with("obs-") && n.ends_with(&format!("@{h}-iops.svg"))), "{names:?}");
         }
     }
+}
+
+/// The interfaces of this machine that are up (IFF_UP in sysfs's flags), the loopback aside.
+fn up_interfaces() -> Vec<String> {
+    let up = |e: &std::fs::DirEntry| {
+        let flags = std::fs::read_to_string(e.path().join("flags")).unwrap_or_default();
+        u32::from_str_radix(flags.trim().trim_start_matches("0x"), 16).is_ok_and(|f| f & 0x1 != 0 && f & 0x8 == 0)
+    };
+    let entries = std::fs::read_dir("/sys/class/net").unwrap().map(Result::unwrap);
+    entries.filter(up).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
 }
 
 /// A placed workload's start line says how its hosts opened their files, as a local

@@ -89,8 +89,36 @@ fn streams_bytes_and_retransmits_match_iperf3s_report() {
         let want: u64 = intervals[i].iter().map(|s| s.1).sum();
         assert_eq!(*value as u64, want);
     }
+    // the loopback the streams crossed is observed: its bytes received, a counter stored
+    // each second, rose by iperf3's bytes at least, less the one interval by which
+    // iperf3's seconds and the observer's can be apart (other tests' traffic on the same
+    // loopback only adds to it)
+    let lo = "node_network_receive_bytes_total{device=\"lo\"}";
+    let samples: Vec<(i64, f64)> = s
+        .db()
+        .prepare("SELECT t, value FROM observations WHERE source = 'host' AND name = ?1 ORDER BY t")
+        .unwrap()
+        .query_map([lo], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let measure_t = w["measure_t"].as_i64().unwrap();
+    let first = samples.iter().find(|x| x.0 == measure_t).unwrap_or_else(|| panic!("{samples:?}"));
+    let last = samples.last().unwrap();
+    assert!(last.0 >= w["end_t"].as_i64().unwrap(), "no sample at the workload's end: {samples:?}");
+    let every: f64 = intervals.iter().map(|i| i.iter().map(|s| s.0).sum::<f64>()).sum();
+    let one = intervals.iter().map(|i| i.iter().map(|s| s.0).sum::<f64>()).fold(0.0, f64::max);
+    let rose = last.1 - first.1;
+    assert!(rose >= every - one, "lo received {rose} bytes, iperf3 sent {every} (one interval {one})");
+    // read back as a rate: show's mean is that rise per second of the seconds it spans
+    let seen = show["observed"].as_array().unwrap().iter().find(|o| o["source"] == "host" && o["name"] == lo);
+    let seen = seen.unwrap_or_else(|| panic!("{show}"));
+    let span = (samples.last().unwrap().0 - samples[0].0) as f64;
+    let delta = seen["delta"].as_f64().unwrap();
+    assert!((seen["mean"].as_f64().unwrap() - delta / span).abs() < 1e-6 * delta, "{seen}");
     // the table shows throughput against the link, and iperf3's own closing line
     let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().any(|l| l.starts_with("net:lo") && l.contains("rxMbit/s")), "{stdout}");
     assert!(stdout.contains("network (iperf3):") && stdout.contains("of link"), "{stdout}");
     assert!(stdout.contains("iperf3 s3 ok") && stdout.contains("Gbit/s"), "{stdout}");
     // fathom's server is gone (on the port it said: other tests run servers of their own)

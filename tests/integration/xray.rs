@@ -215,7 +215,14 @@ fn a_group_on_a_node_slice_writes_its_vms_data_disks_as_each_hosts_targets() {
         serde_json::json!(["Load:first", "Load:third", "Load:sixth"])
     );
     assert_eq!(views[1]["name"], "Cluster CPU Usage (host CPU busy %)");
-    assert!(views[2]["measure"]["not_measured"].as_str().unwrap().contains("NetReceived"), "{}", views[2]);
+    // and the network counter the hosts' interfaces, received bytes per second as KiB
+    let net = &views[2];
+    assert_eq!(
+        (&net["measure"]["observed"], &net["unit"]),
+        (&serde_json::json!("net_received"), &"KiB/s".into()),
+        "{net}"
+    );
+    assert!(net["series"].as_array().unwrap().iter().all(|p| p["value"].as_f64().unwrap() >= 0.0), "{net}");
 
     // a floor no second reaches fails the band, its share printed
     let out = s.run(&["run", &disks, "--hosts", &hosts, "-q", "--set", "floor=100000000"]);

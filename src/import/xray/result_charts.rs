@@ -7,7 +7,7 @@
 use super::placement::Placed;
 use super::timeline_steps::{Steps, Workload};
 use super::written::ResultEntry;
-use crate::scenario::results::{Aggregate, BandFile, ResultFile, ResultMetric};
+use crate::scenario::results::{Aggregate, BandFile, CPU, NET_RECEIVED, NET_TRANSMITTED, ResultFile, ResultMetric};
 use crate::scenario::yaml::Value;
 use crate::suggest;
 use indexmap::IndexMap;
@@ -40,10 +40,16 @@ pub fn view(
         notes.push(format!("result {name}: step left out: fathom's series are per second"));
     }
     if let Some(metric) = &r.metric {
+        let net = [("NetReceived", NET_RECEIVED), ("NetTransmitted", NET_TRANSMITTED)];
         if metric.starts_with("CpuUsage") {
             out.name = format!("{name} (host CPU busy %)");
-            out.observed = Some("cpu".into());
+            out.observed = Some(CPU.into());
             notes.push(format!("result {name}: X-Ray's {metric} is the hosts' CPU busy % here (not MHz)"));
+        } else if let Some((_, view)) = net.iter().find(|(counter, _)| metric.starts_with(counter)) {
+            // vSphere's KBps is of 1,024 bytes, as the hosts' byte counters are read here
+            out.name = format!("{name} (hosts' network KiB/s)");
+            out.observed = Some(view.to_string());
+            notes.push(format!("result {name}: X-Ray's {metric} is the hosts' network interfaces here (not the VMs')"));
         } else {
             out.not_measured = Some(format!("X-Ray's hypervisor counter {metric}: fathom has no observer for it"));
         }
@@ -250,7 +256,7 @@ mod tests {
     }
 
     #[test]
-    fn counters_become_the_cpu_or_are_listed_as_not_measured() {
+    fn counters_become_the_cpu_the_network_or_are_listed_as_not_measured() {
         let (w, s, g) = setting();
         let mut notes = Vec::new();
         let cpu = view(
@@ -266,7 +272,11 @@ mod tests {
         let net =
             view("Net", &entry("vm_group: G\nmetric: NetReceived.Avg.KilobytesPerSecond\n"), &w, &s, &g, &mut notes)
                 .unwrap();
-        assert!(net.not_measured.unwrap().contains("NetReceived.Avg.KilobytesPerSecond"));
+        assert_eq!((net.name.as_str(), net.observed.as_deref()), ("Net (hosts' network KiB/s)", Some("net_received")));
+        let sent = entry("vm_group: G\nmetric: NetTransmitted.Avg.KilobytesPerSecond\n");
+        assert_eq!(view("Tx", &sent, &w, &s, &g, &mut notes).unwrap().observed.as_deref(), Some("net_transmitted"));
+        let mem = entry("vm_group: G\nmetric: MemUsage.Avg.Percent\n");
+        assert!(view("Mem", &mem, &w, &s, &g, &mut notes).unwrap().not_measured.unwrap().contains("MemUsage.Avg"));
         let generic =
             view("Q", &entry("vm_group: G\nresult_type: generic\nquery: sum(x)\n"), &w, &s, &g, &mut notes).unwrap();
         assert!(generic.not_measured.is_some());

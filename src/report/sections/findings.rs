@@ -7,7 +7,7 @@ use crate::metrics::summary::Throughput;
 use crate::report::format::{count, latency_us, seconds, sig3};
 use crate::report::summary::RunSummary;
 use crate::report::table::{Cell, Column, Mark, Row, Table};
-use crate::store::RunRow;
+use crate::store::{Observed, RunRow};
 use std::collections::BTreeMap;
 
 /// The scenario's `compare:` workloads, each against the first, over their measured
@@ -157,7 +157,8 @@ pub fn observed(s: &RunSummary) -> Table {
     // remote series and the databases' are many, named as their exporters name them:
     // their charts and the checkpoints table show them
     let listed = |src: &&String| *src != "prometheus" && !src.starts_with("postgres:") && !src.starts_with("mariadb:");
-    for source in s.observed.iter().map(|o| &o.source).filter(listed) {
+    let rows: Vec<(String, &Observed)> = s.observed.iter().map(|o| (row_of(o), o)).collect();
+    for source in rows.iter().map(|(row, _)| row).filter(listed) {
         if !sources.contains(&source) {
             sources.push(source);
         }
@@ -174,7 +175,7 @@ pub fn observed(s: &RunSummary) -> Table {
         other => (3, workload(other)),
     });
     for source in sources {
-        let mut figures: Vec<_> = s.observed.iter().filter(|o| &o.source == source).collect();
+        let mut figures: Vec<_> = rows.iter().filter(|(row, _)| row == source).map(|(_, o)| *o).collect();
         figures.sort_by_key(|o| observed_label(&o.name).0);
         let figures: Vec<String> = figures
             .iter()
@@ -193,11 +194,24 @@ pub fn observed(s: &RunSummary) -> Table {
     t
 }
 
+/// The row a figure is shown on: its source's, but a network interface's own
+/// (`net:eth0`, an agent's `net:eth0@HOST`), as a device under a target has its own.
+fn row_of(o: &Observed) -> String {
+    match crate::observe::network::device(&o.name) {
+        Some(dev) => match o.source.strip_prefix("host:") {
+            Some(host) => format!("net:{dev}@{host}"),
+            None => format!("net:{dev}"),
+        },
+        None => o.source.clone(),
+    }
+}
+
 /// Observed figures on one row of the terminal's table.
 const FIGURES_A_ROW: usize = 4;
 
-/// The stored figure names with iostat's and mpstat's column names, in their order.
-const OBSERVED_LABELS: [(&str, &str); 16] = [
+/// The stored figure names with iostat's, mpstat's and `sar -n DEV,EDEV`'s column
+/// names (a link's bytes in its own unit, Mbit/s), in their order.
+const OBSERVED_LABELS: [(&str, &str); 24] = [
     ("usr_pct", "%usr"),
     ("sys_pct", "%sys"),
     ("iowait_pct", "%iowait"),
@@ -214,12 +228,22 @@ const OBSERVED_LABELS: [(&str, &str); 16] = [
     ("r_await_ms", "r_await"),
     ("w_await_ms", "w_await"),
     ("util_pct", "%util"),
+    ("node_network_receive_bytes_total", "rxMbit/s"),
+    ("node_network_transmit_bytes_total", "txMbit/s"),
+    ("node_network_receive_packets_total", "rxpck/s"),
+    ("node_network_transmit_packets_total", "txpck/s"),
+    ("node_network_receive_errs_total", "rxerr/s"),
+    ("node_network_transmit_errs_total", "txerr/s"),
+    ("node_network_receive_drop_total", "rxdrop/s"),
+    ("node_network_transmit_drop_total", "txdrop/s"),
 ];
 
 /// A figure's label and its place among the others. A figure not in
 /// [`OBSERVED_LABELS`] is named without its unit (`clock_offset_ms`: `clock offset`),
 /// which its value carries (`-4.67 ms`): one unit per figure.
 fn observed_label(name: &str) -> (usize, String) {
+    // a series' labels name its row
+    let name = name.split('{').next().unwrap_or(name);
     match OBSERVED_LABELS.iter().enumerate().find(|(_, (n, _))| *n == name) {
         Some((i, (_, label))) => (i, label.to_string()),
         None => {
@@ -234,14 +258,19 @@ fn observed_label(name: &str) -> (usize, String) {
 }
 
 fn observed_value(name: &str, v: f64) -> String {
-    match name {
+    match name.split('{').next().unwrap_or(name) {
+        n if n.ends_with("_bytes_total") => sig3_or_count(v * 8.0 / 1e6),
         n if n.ends_with("_ms") && v < 0.0 => format!("-{}", latency_us(-v * 1000.0)),
         n if n.ends_with("_ms") => latency_us(v * 1000.0),
         n if n.ends_with("_pct") => format!("{v:.1}"),
         "areq_sz_kB" => format!("{} kB", sig3(v)),
-        _ if v >= 1000.0 => count(v),
-        _ => sig3(v),
+        _ => sig3_or_count(v),
     }
+}
+
+/// A figure with its thousands grouped, or three significant digits below 1,000.
+fn sig3_or_count(v: f64) -> String {
+    if v >= 1000.0 { count(v) } else { sig3(v) }
 }
 
 /// A run's headline in the run list: the study's deciding figure, the first clause of
@@ -372,5 +401,8 @@ mod tests {
         assert_eq!(shown("r_await_ms", 1.5), "r_await 1.50 ms");
         assert_eq!(shown("generator_busy_pct", 97.0), "%generator busy 97.0");
         assert_eq!(shown("retransmits", 3.0), "retransmits 3.00");
+        // a counter's figure is its rise per second: bytes as the link's Mbit/s
+        assert_eq!(shown("node_network_receive_bytes_total{device=\"eth0\"}", 1.25e9), "rxMbit/s 10,000");
+        assert_eq!(shown("node_network_transmit_drop_total{device=\"eth0\"}", 2.0), "txdrop/s 2.00");
     }
 }
