@@ -21,7 +21,7 @@ pub fn capture(targets: &[PathBuf]) -> Value {
         "os": os_name(),
         "cpu_model": field("/proc/cpuinfo", "model name"),
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-        "cpu_topology": topology(Path::new("/sys/devices/system")),
+        "cpu_topology": cpu_topology(),
         "memory_bytes": crate::meminfo::bytes("MemTotal"),
         "huge_pages": huge_pages(),
         "targets": targets,
@@ -45,6 +45,12 @@ fn huge_pages() -> Value {
 /// one kernel share it, as they share the cores.
 pub fn machine() -> String {
     read("/proc/sys/kernel/random/boot_id")
+}
+
+/// This machine's CPUs' shape ([`topology`]): the controller's in the run's environment,
+/// an agent's in its hello.
+pub fn cpu_topology() -> Value {
+    topology(Path::new("/sys/devices/system"))
 }
 
 /// The CPUs' shape, from sysfs under `system` (`/sys/devices/system`): sockets, cores

@@ -8,6 +8,8 @@ use super::seam::{Observer, RunClock};
 use crate::error::Result;
 use crate::store::ObservationRow;
 use crate::store::sink::{Record, Sink};
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -30,16 +32,25 @@ impl CpuTimes {
         parse(&std::fs::read_to_string("/proc/stat").ok()?)
     }
 
+    /// Each CPU's, from /proc/stat's `cpuN` lines.
+    fn read_each() -> BTreeMap<usize, CpuTimes> {
+        per_cpu(&std::fs::read_to_string("/proc/stat").unwrap_or_default())
+    }
+
     fn total(&self) -> u64 {
         self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
     }
 }
 
 fn parse(stat: &str) -> Option<CpuTimes> {
-    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    stat.lines().find(|l| l.starts_with("cpu ")).map(times)
+}
+
+/// The times of one /proc/stat `cpu` line (`cpu  4837498 405835 ...`, or a `cpuN` one).
+fn times(line: &str) -> CpuTimes {
     let v: Vec<u64> = line.split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0)).collect();
     let at = |i: usize| v.get(i).copied().unwrap_or(0);
-    Some(CpuTimes {
+    CpuTimes {
         user: at(0),
         nice: at(1),
         system: at(2),
@@ -48,7 +59,75 @@ fn parse(stat: &str) -> Option<CpuTimes> {
         irq: at(5),
         softirq: at(6),
         steal: at(7),
-    })
+    }
+}
+
+/// Each CPU's times by its number, from /proc/stat's `cpuN` lines.
+fn per_cpu(stat: &str) -> BTreeMap<usize, CpuTimes> {
+    // `cpu3 ...`, never the all-cores line `cpu  ...`
+    let number = |l: &str| l.strip_prefix("cpu")?.split_once(' ')?.0.parse::<usize>().ok();
+    stat.lines().filter_map(|l| Some((number(l)?, times(l)))).collect()
+}
+
+/// The NUMA nodes under `node_dir` (`/sys/devices/system/node`), each with its CPUs (its
+/// `cpulist`, `0-3,8-11`), when there are more than one: a machine of one node has
+/// nothing to tell apart. A node without CPUs (memory only) is left out.
+pub fn numa_nodes(node_dir: &Path) -> Vec<(usize, Vec<usize>)> {
+    let mut nodes = Vec::new();
+    for entry in std::fs::read_dir(node_dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(node) = name.strip_prefix("node").and_then(|n| n.parse::<usize>().ok()) else { continue };
+        let list = std::fs::read_to_string(entry.path().join("cpulist")).unwrap_or_default();
+        let cpus = cpulist(&list);
+        if !cpus.is_empty() {
+            nodes.push((node, cpus));
+        }
+    }
+    nodes.sort();
+    if nodes.len() < 2 { Vec::new() } else { nodes }
+}
+
+/// The CPUs of a sysfs CPU list: ranges and single CPUs, comma-separated.
+fn cpulist(list: &str) -> Vec<usize> {
+    let mut cpus = Vec::new();
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        let (from, to) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(from), Ok(to)) = (from.trim().parse::<usize>(), to.trim().parse::<usize>()) {
+            cpus.extend(from..=to);
+        }
+    }
+    cpus
+}
+
+/// Each NUMA node's CPU busy between two per-CPU readings, as `numa_node_busy_pct{node="N"}`:
+/// usr + sys (as the host's) of the node's CPUs together, in percent of them. A node's
+/// CPUs at 100 % while another's idle is the imbalance a machine's mean hides.
+fn numa_busy(
+    nodes: &[(usize, Vec<usize>)],
+    before: &BTreeMap<usize, CpuTimes>,
+    after: &BTreeMap<usize, CpuTimes>,
+) -> Vec<(String, f64)> {
+    let sum = |times: &BTreeMap<usize, CpuTimes>, cpus: &[usize]| {
+        cpus.iter().filter_map(|c| times.get(c)).fold(CpuTimes::default(), |a, t| CpuTimes {
+            user: a.user + t.user,
+            nice: a.nice + t.nice,
+            system: a.system + t.system,
+            idle: a.idle + t.idle,
+            iowait: a.iowait + t.iowait,
+            irq: a.irq + t.irq,
+            softirq: a.softirq + t.softirq,
+            steal: a.steal + t.steal,
+        })
+    };
+    let mut out = Vec::new();
+    for (node, cpus) in nodes {
+        let shares = percent(&sum(before, cpus), &sum(after, cpus));
+        let busy: f64 = shares.iter().filter(|(n, _)| matches!(*n, "usr_pct" | "sys_pct")).map(|(_, v)| v).sum();
+        if !shares.is_empty() {
+            out.push((format!("numa_node_busy_pct{{node=\"{node}\"}}"), busy));
+        }
+    }
+    out
 }
 
 /// The host's CPU between two readings in percent of all cores, as `top` and `mpstat`
@@ -126,7 +205,7 @@ fn huge_pages_used() -> Vec<(String, f64)> {
     reserved.map(|h| (format!("huge_pages_used_{}", h.size().replace(' ', "")), h.used() as f64)).collect()
 }
 
-/// The host observer: host CPU, fathom's CPU, its programs' (source `programs`, in the
+/// The host observer: host CPU (and each NUMA node's, on a machine of several), fathom's CPU, its programs' (source `programs`, in the
 /// seconds any ran: fio, pgbench and PostgreSQL, iperf3 do the work of a driver's
 /// workload, not fathom) and the figures of `devices` (as `iostat -x`) for each second
 /// `[t, t+1)` of the run.
@@ -149,12 +228,15 @@ impl Observer for Local {
         };
         let (mut cpu, mut own, mut disk, mut at) = (CpuTimes::read(), process_cpu_seconds(), disks(), Instant::now());
         let mut theirs = programs_cpu_ticks(&programs());
+        let nodes = numa_nodes(Path::new("/sys/devices/system/node"));
+        let each = || if nodes.is_empty() { BTreeMap::new() } else { CpuTimes::read_each() };
+        let mut cpus = each();
         for t in clock.start.elapsed().as_secs() + 1.. {
             if !crate::clock::sleep_until(clock.start + Duration::from_secs(t), stop) {
                 return Ok(());
             }
             let (cpu_now, own_now, disk_now, now) = (CpuTimes::read(), process_cpu_seconds(), disks(), Instant::now());
-            let running = programs();
+            let (running, cpus_now) = (programs(), each());
             let theirs_now = programs_cpu_ticks(&running);
             let secs = now.duration_since(at).as_secs_f64();
             let row = |source: &str, name: &str, value: f64| ObservationRow {
@@ -170,13 +252,14 @@ impl Observer for Local {
             if let (Some(a), Some(b)) = (&cpu, &cpu_now) {
                 rows.extend(percent(a, b).into_iter().map(|(n, v)| row("host", n, v)));
             }
+            rows.extend(numa_busy(&nodes, &cpus, &cpus_now).into_iter().map(|(n, v)| row("host", &n, v)));
             rows.extend(huge_pages_used().into_iter().map(|(n, v)| row("host", &n, v)));
             for ((name, a), (_, b)) in disk.iter().zip(&disk_now) {
                 let source = format!("device:{name}");
                 rows.extend(diskstats::iostat(a, b, secs).into_iter().map(|(n, v)| row(&source, n, v)));
             }
             sink.send(Record::Observations(rows));
-            (cpu, own, disk, at, theirs) = (cpu_now, own_now, disk_now, now, theirs_now);
+            (cpu, own, disk, at, theirs, cpus) = (cpu_now, own_now, disk_now, now, theirs_now, cpus_now);
         }
         Ok(())
     }
@@ -198,5 +281,37 @@ mod tests {
         assert_eq!(p["steal_pct"], 5.0);
         assert_eq!(p.values().sum::<f64>(), 100.0);
         assert!(percent(&a, &a).is_empty());
+    }
+
+    /// A fake sysfs of two nodes (node 1's CPUs a list of ranges, node 2 memory only)
+    /// and /proc/stat read twice: each node's busy is usr + sys of its CPUs together.
+    #[test]
+    fn each_numa_nodes_busy_is_its_cpus_together() {
+        let root = std::env::temp_dir().join(format!("fathom-numa-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (node, list) in [("node0", "0-1\n"), ("node1", "2,4-5\n"), ("node2", "\n")] {
+            std::fs::create_dir_all(root.join(node)).unwrap();
+            std::fs::write(root.join(node).join("cpulist"), list).unwrap();
+        }
+        std::fs::create_dir_all(root.join("power")).unwrap();
+        let nodes = numa_nodes(&root);
+        std::fs::write(root.join("node1").join("cpulist"), "").unwrap();
+        let one = numa_nodes(&root);
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(nodes, [(0, vec![0, 1]), (1, vec![2, 4, 5])]);
+        assert!(one.is_empty(), "one node with CPUs is nothing to tell apart: {one:?}");
+        let before =
+            per_cpu("cpu  0 0 0 0 0 0 0 0\ncpu0 0 0 0 0\ncpu1 0 0 0 0\ncpu2 0 0 0 0\ncpu4 0 0 0 0\ncpu5 0 0 0 0\n");
+        // node 0: cpu0 all busy (60 user, 40 system), cpu1 idle: 100 of 200 ticks;
+        // node 1: 30 user + 10 nice + 5 irq + 5 softirq of 300 ticks, the rest idle and iowait
+        let after = per_cpu(
+            "cpu  1 1 1 1\ncpu0 60 0 40 0 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0\n\
+             cpu2 30 10 0 60 0 0 0 0\ncpu4 0 0 0 50 50 5 5 0\ncpu5 0 0 0 90 0 0 0 0\nintr 5\n",
+        );
+        let busy = numa_busy(&nodes, &before, &after);
+        assert_eq!(busy.len(), 2, "{busy:?}");
+        assert_eq!(busy[0], ("numa_node_busy_pct{node=\"0\"}".to_string(), 50.0));
+        assert_eq!(busy[1].0, "numa_node_busy_pct{node=\"1\"}");
+        assert!((busy[1].1 - 50.0 * 100.0 / 300.0).abs() < 1e-9, "{busy:?}");
     }
 }

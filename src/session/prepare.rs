@@ -255,12 +255,11 @@ fn environment_of(
         })
         .collect();
     let mut env = environment::capture(&targets);
-    // each host's machine, so that what is summed over hosts counts a shared machine once
-    let hosts: serde_json::Map<String, serde_json::Value> = fleet
-        .remotes
-        .iter()
-        .map(|(name, r)| (name.clone(), serde_json::json!({"machine": r.machine, "cores": r.cores})))
-        .collect();
+    // each host's machine, so that what is summed over hosts counts a shared machine
+    // once, and its CPUs' shape, which `compare` lists where two runs differ
+    let host = |r: &crate::transport::remote::Remote| serde_json::json!({"machine": r.machine, "cores": r.cores, "cpu_topology": r.cpu_topology});
+    let hosts: serde_json::Map<String, serde_json::Value> =
+        fleet.remotes.iter().map(|(name, r)| (name.clone(), host(r))).collect();
     if !hosts.is_empty() {
         env["hosts"] = serde_json::Value::Object(hosts);
     }

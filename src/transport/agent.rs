@@ -150,6 +150,7 @@ fn say_hello(out: &Out, name: &str) {
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         memory_bytes,
         machine: Some(crate::observe::environment::machine()),
+        cpu_topology: crate::observe::environment::cpu_topology(),
     });
 }
 

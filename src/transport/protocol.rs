@@ -9,7 +9,7 @@ use crate::store::{EventRow, ObservationRow};
 use serde::{Deserialize, Serialize};
 
 /// The protocol's version: bumped on any change to the messages below.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 /// The longest line either side reads from the other: a sample of every op and block
 /// size, or a scenario sent to prepare (itself bounded at 1 MiB), fits well within it;
@@ -130,6 +130,10 @@ pub enum Reply {
         /// The machine it runs on (its boot id): hosts on one machine share its CPU.
         #[serde(default)]
         machine: Option<String>,
+        /// Its CPUs' shape (sockets, cores per socket, threads per core, NUMA nodes), as
+        /// the run's environment records the controller's: null where sysfs hides it.
+        #[serde(default)]
+        cpu_topology: serde_json::Value,
     },
     Clock {
         id: u64,

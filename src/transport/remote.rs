@@ -45,6 +45,8 @@ pub struct Remote {
     pub cores: usize,
     /// The machine it runs on ([`crate::observe::environment::machine`]), if it said.
     pub machine: Option<String>,
+    /// Its CPUs' shape, as its hello said ([`crate::observe::environment::cpu_topology`]).
+    pub cpu_topology: serde_json::Value,
     /// Ids of clock requests, so a late answer is never taken for a later request's.
     next_clock: std::sync::atomic::AtomicU64,
 }
@@ -64,7 +66,7 @@ impl Remote {
         let (mut child, stderr) = spawn_transport(host, program, &who)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let (first, lines) = await_hello(&mut child, stdout, &stderr, program, &who)?;
-        let (cores, machine) = check_hello(&mut child, &first, program, &who)?;
+        let Said { cores, machine, cpu_topology } = check_hello(&mut child, &first, program, &who)?;
         let stdin = child.stdin.take();
         let (mailbox, leaving, lost_at) = read_replies(&host.name, &who, lines, samples, clock_unix_ms, lags)?;
         let mut remote = Remote {
@@ -79,6 +81,7 @@ impl Remote {
             rtt_ms: 0.0,
             cores,
             machine,
+            cpu_topology,
             next_clock: Default::default(),
         };
         let (offset, rtt) = remote.measure_clock().map_err(Error::into_input)?;
@@ -267,9 +270,16 @@ fn await_hello(
     Ok((first, lines))
 }
 
-/// The cores and machine an agent's hello names.
+/// What an agent's hello says of its host.
+struct Said {
+    cores: usize,
+    machine: Option<String>,
+    cpu_topology: serde_json::Value,
+}
+
+/// What an agent's hello says of its host.
 /// Anything but a hello from an agent of this very build kills the transport.
-fn check_hello(child: &mut Child, first: &str, program: &str, who: &str) -> Result<(usize, Option<String>)> {
+fn check_hello(child: &mut Child, first: &str, program: &str, who: &str) -> Result<Said> {
     let hello: Reply = serde_json::from_str(first).map_err(|_| {
         let _ = child.kill();
         Error::input(format!(
@@ -277,7 +287,7 @@ fn check_hello(child: &mut Child, first: &str, program: &str, who: &str) -> Resu
             first.chars().take(120).collect::<String>()
         ))
     })?;
-    let Reply::Hello { protocol, version, cores, machine, .. } = hello else {
+    let Reply::Hello { protocol, version, cores, machine, cpu_topology, .. } = hello else {
         let _ = child.kill();
         return Err(Error::input(format!("{who}: the agent did not begin with hello")));
     };
@@ -285,7 +295,7 @@ fn check_hello(child: &mut Child, first: &str, program: &str, who: &str) -> Resu
         let _ = child.kill();
         return Err(e);
     }
-    Ok((cores, machine))
+    Ok(Said { cores, machine, cpu_topology })
 }
 
 /// Reads the agent's output on a thread of its own until it ends.

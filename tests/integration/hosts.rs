@@ -631,7 +631,8 @@ fn a_placed_workload_says_how_its_hosts_opened_its_files() {
 }
 
 /// Local agents and the controller share one machine: summed, their CPU is that
-/// machine's, never more than its 100 %, and the environment says each host's machine.
+/// machine's, never more than its 100 %, and the environment says each host's machine
+/// and CPU topology.
 #[test]
 fn local_hosts_are_one_machines_cpu() {
     let s = Scratch::new("hosts-cpu");
@@ -650,6 +651,10 @@ fn local_hosts_are_one_machines_cpu() {
     let env = &show["run"]["environment"];
     let machine = env["machine"].as_str().unwrap();
     assert!(!machine.is_empty() && ["m1", "m2", "m3"].iter().all(|h| env["hosts"][h]["machine"] == machine), "{env}");
+    // and each host's CPU topology, this machine's
+    let topology = &env["cpu_topology"];
+    assert!(["m1", "m2", "m3"].iter().all(|h| &env["hosts"][h]["cpu_topology"] == topology), "{env}");
+    assert!(env["hosts"]["m1"]["cpu_topology"]["sockets"].as_u64().is_some_and(|n| n > 0), "{env}");
 }
 
 /// The tests that push this build's static twin to a host: `make test` builds it while the
@@ -711,7 +716,7 @@ mod pushed {
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
         let err = String::from_utf8_lossy(&out.stderr);
         let both =
-            format!("host older (ssh): its fathom is 0.1.0, agent protocol 3; this one is {}, protocol 5", build());
+            format!("host older (ssh): its fathom is 0.1.0, agent protocol 3; this one is {}, protocol 6", build());
         assert!(err.contains(&both) && err.contains("--push-agent"), "{err}");
         // --push-agent copies this build there, under its own name, and runs it
         let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);

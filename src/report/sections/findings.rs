@@ -242,7 +242,10 @@ const OBSERVED_LABELS: [(&str, &str); 24] = [
 /// [`OBSERVED_LABELS`] is named without its unit (`clock_offset_ms`: `clock offset`),
 /// which its value carries (`-4.67 ms`): one unit per figure.
 fn observed_label(name: &str) -> (usize, String) {
-    // a series' labels name its row
+    // a NUMA node's busy follows the host's idle; a series' labels name its row or its node
+    if let Some(node) = name.strip_prefix("numa_node_busy_pct{node=") {
+        return (5, format!("%busy node{}", node.trim_end_matches('}').trim_matches('"')));
+    }
     let name = name.split('{').next().unwrap_or(name);
     match OBSERVED_LABELS.iter().enumerate().find(|(_, (n, _))| *n == name) {
         Some((i, (_, label))) => (i, label.to_string()),
@@ -404,5 +407,6 @@ mod tests {
         // a counter's figure is its rise per second: bytes as the link's Mbit/s
         assert_eq!(shown("node_network_receive_bytes_total{device=\"eth0\"}", 1.25e9), "rxMbit/s 10,000");
         assert_eq!(shown("node_network_transmit_drop_total{device=\"eth0\"}", 2.0), "txdrop/s 2.00");
+        assert_eq!(shown("numa_node_busy_pct{node=\"1\"}", 97.04), "%busy node1 97.0");
     }
 }
