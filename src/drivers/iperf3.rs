@@ -1,6 +1,7 @@
 //! `driver: iperf3`: the real iperf3 client with `streams` parallel streams; each
 //! stream is a worker whose bytes per second (op `send`, or `recv` with `reverse`) come
-//! from iperf3's interval lines, and each second's retransmits go to the observations.
+//! from iperf3's interval lines, and each second's retransmits and its streams'
+//! round-trip time (from the kernel, [`super::tcp_rtt`]) go to the observations.
 //! Without a `server`, fathom starts `iperf3 -s` on loopback for the workload before the
 //! run clock starts and stops it afterwards.
 //!
@@ -328,8 +329,12 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     let op = if spec.reverse { Op::Recv } else { Op::Send };
     let mut intervals = Seconds::new(l.workload_idx, l.first_worker, l.begin_t(), l.end_t, op);
     let stdout = child.stdout();
+    let ended = AtomicBool::new(false);
     // each interval's samples are sent as iperf3 prints it; its output is kept as it was
     let (waited, took) = std::thread::scope(|scope| {
+        if !spec.reverse {
+            scope.spawn(|| sample_rtt(l, server, spec.streams, &ended));
+        }
         scope.spawn(|| {
             let Some(stdout) = stdout else { return };
             for line in BufReader::new(stdout).lines().map_while(std::io::Result::ok) {
@@ -341,6 +346,7 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
             }
         });
         let waited = child.wait_stopping(Some(libc::SIGINT), Some(deadline), &stopped);
+        ended.store(true, Ordering::Relaxed);
         (waited, started.elapsed())
     });
     let (status, signalled) = waited.map_err(|e| Error::failed(format!("{}: waiting for iperf3: {e}", w.name)))?;
@@ -354,6 +360,39 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
         return Err(Error::failed(format!("{}: iperf3 {status}: {err} (output in {})", w.name, l.dir.display())));
     }
     Ok(())
+}
+
+/// The round-trip time of iperf3's streams to `server`, sampled from the kernel at each
+/// whole second of the run clock until `ended`: per second `[t, t+1)`, `rtt_ms` (their
+/// mean) and `rtt_max_ms` (the highest), as iperf3's JSON gives a sender's `mean_rtt` and
+/// `max_rtt` (its text, which fathom reads as it comes, has none). Its control
+/// connection, to the same port, is the one that carried the fewest bytes: left out.
+fn sample_rtt(l: &LaunchContext, server: &(String, u16), streams: u32, ended: &AtomicBool) {
+    let Some(peer) = (server.0.as_str(), server.1).to_socket_addrs().ok().and_then(|mut a| a.next()) else { return };
+    let source = format!("iperf3:{}", l.workload.name);
+    for t in l.begin_t() + 1.. {
+        if !sleep_until(l.clock_start + Duration::from_secs(t), ended) {
+            return;
+        }
+        let Ok(mut found) = super::tcp_rtt::connections(peer) else { return };
+        found.sort_by_key(|c| std::cmp::Reverse(c.bytes));
+        found.truncate(streams as usize);
+        if found.is_empty() {
+            continue;
+        }
+        let rtts: Vec<f64> = found.iter().map(|c| c.rtt_us as f64 / 1000.0).collect();
+        let row = |name: &str, value: f64| ObservationRow {
+            t: t as i64 - 1,
+            source: source.clone(),
+            name: name.into(),
+            value,
+        };
+        let mean = rtts.iter().sum::<f64>() / rtts.len() as f64;
+        l.sink.send(Record::Observations(vec![
+            row("rtt_ms", mean),
+            row("rtt_max_ms", rtts.iter().copied().fold(0.0, f64::max)),
+        ]));
+    }
 }
 
 /// Records what iperf3's run said as it closed: each second's retransmits as

@@ -89,10 +89,36 @@ fn streams_bytes_and_retransmits_match_iperf3s_report() {
         let want: u64 = intervals[i].iter().map(|s| s.1).sum();
         assert_eq!(*value as u64, want);
     }
-    // the loopback the streams crossed is observed: its bytes received, a counter stored
-    // each second, rose by iperf3's bytes at least, less the one interval by which
-    // iperf3's seconds and the observer's can be apart (other tests' traffic on the same
-    // loopback only adds to it)
+    rtt_stored(&s, seconds);
+    loopback_carried(&s, &show, w, &intervals);
+    // the table shows throughput against the link, and iperf3's own closing line
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().any(|l| l.starts_with("net:lo") && l.contains("rxMbit/s")), "{stdout}");
+    assert!(stdout.contains("network (iperf3):") && stdout.contains("of link"), "{stdout}");
+    assert!(stdout.contains("iperf3 s3 ok") && stdout.contains("Gbit/s"), "{stdout}");
+    // fathom's server is gone (on the port it said: other tests run servers of their own)
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let port = stderr.split("iperf3 server on 127.0.0.1:").nth(1).and_then(|r| r.split_whitespace().next());
+    let port = port.unwrap_or_else(|| panic!("the server's port is said: {stderr}"));
+    assert!(servers::running(&format!("iperf3 -s -B 127.0.0.1 -p {port}")).is_empty());
+}
+
+/// The streams' round-trip time, from the kernel each second: on loopback, some µs.
+fn rtt_stored(s: &Scratch, seconds: usize) {
+    let rtt = |name: &str| -> Vec<f64> {
+        let sql = "SELECT value FROM observations WHERE source = 'iperf3:s3' AND name = ?1 ORDER BY t";
+        s.db().prepare(sql).unwrap().query_map([name], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    let (mean, max) = (rtt("rtt_ms"), rtt("rtt_max_ms"));
+    assert!(mean.len() >= seconds - 1 && mean.len() == max.len(), "{mean:?} {max:?}");
+    assert!(mean.iter().zip(&max).all(|(m, x)| 0.0 < *m && m <= x && *x < 1000.0), "{mean:?} {max:?}");
+}
+
+/// The loopback the streams crossed is observed: its bytes received, a counter stored
+/// each second, rose by iperf3's bytes at least, less the one interval by which
+/// iperf3's seconds and the observer's can be apart (other tests' traffic on the same
+/// loopback only adds to it).
+fn loopback_carried(s: &Scratch, show: &serde_json::Value, w: &serde_json::Value, intervals: &[Vec<(f64, u64)>]) {
     let lo = "node_network_receive_bytes_total{device=\"lo\"}";
     let samples: Vec<(i64, f64)> = s
         .db()
@@ -116,16 +142,6 @@ fn streams_bytes_and_retransmits_match_iperf3s_report() {
     let span = (samples.last().unwrap().0 - samples[0].0) as f64;
     let delta = seen["delta"].as_f64().unwrap();
     assert!((seen["mean"].as_f64().unwrap() - delta / span).abs() < 1e-6 * delta, "{seen}");
-    // the table shows throughput against the link, and iperf3's own closing line
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.lines().any(|l| l.starts_with("net:lo") && l.contains("rxMbit/s")), "{stdout}");
-    assert!(stdout.contains("network (iperf3):") && stdout.contains("of link"), "{stdout}");
-    assert!(stdout.contains("iperf3 s3 ok") && stdout.contains("Gbit/s"), "{stdout}");
-    // fathom's server is gone (on the port it said: other tests run servers of their own)
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let port = stderr.split("iperf3 server on 127.0.0.1:").nth(1).and_then(|r| r.split_whitespace().next());
-    let port = port.unwrap_or_else(|| panic!("the server's port is said: {stderr}"));
-    assert!(servers::running(&format!("iperf3 -s -B 127.0.0.1 -p {port}")).is_empty());
 }
 
 #[test]

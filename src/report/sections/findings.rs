@@ -211,7 +211,7 @@ const FIGURES_A_ROW: usize = 4;
 
 /// The stored figure names with iostat's, mpstat's and `sar -n DEV,EDEV`'s column
 /// names (a link's bytes in its own unit, Mbit/s), in their order.
-const OBSERVED_LABELS: [(&str, &str); 24] = [
+const OBSERVED_LABELS: [(&str, &str); 26] = [
     ("usr_pct", "%usr"),
     ("sys_pct", "%sys"),
     ("iowait_pct", "%iowait"),
@@ -228,6 +228,8 @@ const OBSERVED_LABELS: [(&str, &str); 24] = [
     ("r_await_ms", "r_await"),
     ("w_await_ms", "w_await"),
     ("util_pct", "%util"),
+    ("rtt_ms", "rtt"),
+    ("rtt_max_ms", "rtt max"),
     ("node_network_receive_bytes_total", "rxMbit/s"),
     ("node_network_transmit_bytes_total", "txMbit/s"),
     ("node_network_receive_packets_total", "rxpck/s"),
