@@ -38,7 +38,8 @@ type Meta = BTreeMap<String, (&'static str, &'static str)>;
 
 /// The observed series' points, through `put` (family, series, line), each family's type
 /// and help into `meta`: a database server's series under its exporter's name with the
-/// endpoint's `server` label, the others as `fathom_observed{source, series}`.
+/// endpoint's `server` label, a network interface's under node_exporter's with a `host`
+/// label (`localhost`, the controller's), the others as `fathom_observed{source, series}`.
 fn observed(
     store: &Store,
     run: i64,
@@ -49,8 +50,15 @@ fn observed(
 ) -> Result<()> {
     for o in seen {
         let server = ["postgres:", "mariadb:"].iter().find_map(|p| o.source.strip_prefix(p));
-        let (family, sample, labels) = match server {
-            Some(server) => {
+        let whose = match server {
+            Some(server) => Some(format!("server=\"{}\"", label(server))),
+            None if crate::observe::network::counter(&o.name) => {
+                Some(format!("host=\"{}\"", label(o.source.strip_prefix("host:").unwrap_or("localhost"))))
+            }
+            None => None,
+        };
+        let (family, sample, labels) = match whose {
+            Some(whose) => {
                 let (metric, own) = o.name.split_once('{').map_or((o.name.as_str(), ""), |(m, l)| (m, l));
                 let own = own.strip_suffix('}').map(|l| format!(",{l}")).unwrap_or_default();
                 let kind = match observed_type(metric) {
@@ -60,7 +68,7 @@ fn observed(
                 let family = if kind == "counter" { metric.trim_end_matches("_total") } else { metric };
                 let help = crate::observe::help(metric).unwrap_or("A database server's series, as observed.");
                 meta.insert(family.to_string(), (kind, help));
-                (family.to_string(), metric.to_string(), format!("{base},server=\"{}\"{own}", label(server)))
+                (family.to_string(), metric.to_string(), format!("{base},{whose}{own}"))
             }
             None => {
                 let help = "A figure observed around the run (fathom show's \"observed\"), per second.";

@@ -28,11 +28,11 @@ pub fn counter(name: &str) -> bool {
     postgres::counter(name) || mariadb::counter(name) || network::counter(name)
 }
 
-/// The help of a database observer's series `family` (its name without labels), which
-/// the Prometheus endpoint and the OpenMetrics export serve it with; None for the
-/// others (the host's, the devices').
+/// The help of a database observer's or a network interface's series `family` (its name
+/// without labels), which the Prometheus endpoint and the OpenMetrics export serve it
+/// with; None for the others (the host's CPU, the devices').
 pub fn help(family: &str) -> Option<&'static str> {
-    postgres::help(family).or_else(|| mariadb::help(family))
+    postgres::help(family).or_else(|| mariadb::help(family)).or_else(|| network::help(family))
 }
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -15,23 +15,29 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// node_exporter's families, in the order of a /proc/net/dev line's fields this reads:
-/// received bytes, packets, errs, drop (fields 1-4), transmitted the same (fields 9-12).
-const FAMILIES: [(&str, usize); 8] = [
-    ("node_network_receive_bytes_total", 0),
-    ("node_network_receive_packets_total", 1),
-    ("node_network_receive_errs_total", 2),
-    ("node_network_receive_drop_total", 3),
-    ("node_network_transmit_bytes_total", 8),
-    ("node_network_transmit_packets_total", 9),
-    ("node_network_transmit_errs_total", 10),
-    ("node_network_transmit_drop_total", 11),
+/// received bytes, packets, errs, drop (fields 1-4), transmitted the same (fields 9-12),
+/// each with node_exporter's help.
+const FAMILIES: [(&str, usize, &str); 8] = [
+    ("node_network_receive_bytes_total", 0, "Network device statistic receive_bytes."),
+    ("node_network_receive_packets_total", 1, "Network device statistic receive_packets."),
+    ("node_network_receive_errs_total", 2, "Network device statistic receive_errs."),
+    ("node_network_receive_drop_total", 3, "Network device statistic receive_drop."),
+    ("node_network_transmit_bytes_total", 8, "Network device statistic transmit_bytes."),
+    ("node_network_transmit_packets_total", 9, "Network device statistic transmit_packets."),
+    ("node_network_transmit_errs_total", 10, "Network device statistic transmit_errs."),
+    ("node_network_transmit_drop_total", 11, "Network device statistic transmit_drop."),
 ];
 
 /// Whether `name` (its labels aside) is one of this observer's series: every one is a
 /// counter.
 pub fn counter(name: &str) -> bool {
-    let family = name.split('{').next().unwrap_or(name);
-    FAMILIES.iter().any(|(f, _)| *f == family)
+    help(name.split('{').next().unwrap_or(name)).is_some()
+}
+
+/// The help of `family` (a series' name without its labels), if it is one of this
+/// observer's.
+pub fn help(family: &str) -> Option<&'static str> {
+    FAMILIES.iter().find(|(f, _, _)| *f == family).map(|(_, _, help)| *help)
 }
 
 /// The interface a series `name` counts (`eth0` of `...{device="eth0"}`), if it is one
@@ -59,7 +65,7 @@ fn parse(text: &str) -> BTreeMap<String, Vec<(String, f64)>> {
             continue;
         }
         let name = name.trim().to_string();
-        let rows = FAMILIES.iter().map(|(family, i)| (series(family, &name), f[*i] as f64)).collect();
+        let rows = FAMILIES.iter().map(|(family, i, _)| (series(family, &name), f[*i] as f64)).collect();
         out.insert(name, rows);
     }
     out

@@ -50,6 +50,23 @@ fn a_stored_run_backfills_into_prometheus_with_promtool() {
         let v: f64 = q[0]["value"][1].as_str().unwrap().parse().unwrap();
         assert_eq!(v as i64, stored, "{workload} {op}");
     }
+    // each network interface's counters, under node_exporter's names with the host's label
+    let received: Vec<(String, f64)> = db
+        .prepare(
+            "SELECT name, max(value) FROM observations \
+             WHERE source = 'host' AND name LIKE 'node_network_receive_bytes_total%' GROUP BY name",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (name, stored) in received {
+        let series = name.replace('{', "{host=\"localhost\",");
+        let q = query(port, &format!("last_over_time({series}[1h])"));
+        let v: f64 = q[0]["value"][1].as_str().unwrap_or_else(|| panic!("{series}: {q}")).parse().unwrap();
+        assert_eq!(v, stored, "{series}");
+    }
     let phases = query(port, "count by (phase) (count_over_time(fathom_phase_info[1h]))");
     let mut labels: Vec<&str> =
         phases.as_array().unwrap().iter().map(|p| p["metric"]["phase"].as_str().unwrap()).collect();
