@@ -191,6 +191,7 @@ pub(super) fn observed_charts(store: &Store, s: &RunSummary, bin: i64) -> Result
         size.add("areq-sz", Style::Line, series(&d.source, "areq_sz_kB")?);
         charts.extend([io, wait, size]);
     }
+    charts.extend(numa_chart(s, &series)?);
     charts.extend(network_charts(store, s, bin)?);
     charts.extend(postgres_charts(store, s, bin)?);
     charts.extend(mariadb_charts(store, s, bin)?);
@@ -265,6 +266,27 @@ fn postgres_charts(store: &Store, s: &RunSummary, bin: i64) -> Result<Vec<Chart>
         charts.extend([xact, blocks, buffers, wal, waits]);
     }
     Ok(charts)
+}
+
+/// An observed series' points by source and name, as a chart draws them.
+type SeriesOf<'a> = dyn Fn(&str, &str) -> Result<Vec<(f64, f64)>> + 'a;
+
+/// Each NUMA node's CPU busy (the controller's, on a machine of several), in percent of
+/// the node's CPUs: a chart of its own, as the host's is in percent of all cores.
+fn numa_chart(s: &RunSummary, series: &SeriesOf) -> Result<Option<Chart>> {
+    let nodes: Vec<&Observed> =
+        s.observed.iter().filter(|o| o.source == "host" && o.name.starts_with("numa_node_busy_pct{")).collect();
+    if nodes.is_empty() {
+        return Ok(None);
+    }
+    let time = Axis::new("time into the run", Unit::Seconds);
+    let title = "CPU busy per NUMA node (usr + sys, percent of the node's CPUs)";
+    let mut chart = Chart::new("obs-numa", title, time, Axis::new("CPU", Unit::Percent));
+    for o in nodes {
+        let node = o.name.trim_start_matches("numa_node_busy_pct{node=").trim_end_matches('}').trim_matches('"');
+        chart.add(&format!("node {node}"), Style::Line, series("host", &o.name)?);
+    }
+    Ok(Some(chart))
 }
 
 /// Each observed network interface's bytes received and transmitted per second, in
@@ -592,5 +614,40 @@ mod tests {
         let (_, marks) = timeline_decor(&s);
         let labels: Vec<&str> = marks.iter().map(|m| m.label.as_str()).collect();
         assert_eq!(labels, ["autovacuum", "", ""]);
+    }
+
+    /// The host's observed NUMA nodes and network interfaces each have a chart: a node's
+    /// busy as stored, an interface's bytes as their rise per second in Mbit/s.
+    #[test]
+    fn numa_nodes_and_network_interfaces_are_charted() {
+        use crate::store::ObservationRow;
+        use crate::store::fixture::{Fixture, Second};
+        use crate::store::sink::Record;
+        let fx = Fixture::new("numa-net");
+        let row =
+            |t: i64, name: &str, value: f64| ObservationRow { t, source: "host".into(), name: name.into(), value };
+        let mut rows = Vec::new();
+        for t in 0..3 {
+            rows.push(row(t, "numa_node_busy_pct{node=\"0\"}", 90.0));
+            rows.push(row(t, "numa_node_busy_pct{node=\"1\"}", 10.0));
+            rows.push(row(t, "node_network_receive_bytes_total{device=\"eth0\"}", 1.25e8 * t as f64));
+            rows.push(row(t, "node_network_transmit_bytes_total{device=\"eth0\"}", 0.0));
+        }
+        let run = fx
+            .run("name: n\nworkloads:\n  w: {engine: null, rw: read, duration: 3s}\n")
+            .phase("w", &[("w", 1)], 3, |_| Second::new(10, 1_000))
+            .record(Record::Observations(rows))
+            .finish();
+        let s = RunSummary::load(&fx.store(), &run.to_string()).unwrap();
+        let charts = observed_charts(&fx.store(), &s, 1).unwrap();
+        let chart = |id: &str| charts.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no {id}"));
+        let numa = chart("obs-numa");
+        let names: Vec<&str> = numa.series.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["node 0", "node 1"]);
+        assert!(numa.series[0].points.iter().all(|p| p.1 == 90.0), "{:?}", numa.series[0].points);
+        let net = chart("obs-net-eth0");
+        // 125 MB a second is 1,000 Mbit/s
+        assert_eq!(net.series[0].points.iter().map(|p| p.1).collect::<Vec<_>>(), [1000.0, 1000.0]);
+        assert_eq!(net.series[1].points.iter().map(|p| p.1).collect::<Vec<_>>(), [0.0, 0.0]);
     }
 }
