@@ -98,6 +98,35 @@ fn compared_in_its_own_terms(s: &Scratch) {
     assert!(html.contains("TPS: the whole run") && !html.contains("IOPS"), "a transaction's rate called IOPS");
 }
 
+/// The loaded warehouse of `dsn` run again with `reuse`, which says so and loads nothing,
+/// under `isolation: serializable`: 4 clients with `home: random` on one warehouse meet on
+/// its district rows, so serialization failures are retried and counted per transaction
+/// type, and every client runs to the end.
+fn reused_serializable(s: &Scratch, path: &Path, dsn: &str) {
+    let dsn = format!("dsn={dsn}");
+    let sets = [&dsn, "w1.reuse=true", "w1.clients=4", "w1.home=random", "w1.isolation=serializable", "w1.duration=5s"];
+    let mut args = vec!["run", path.to_str().unwrap()];
+    args.extend(sets.iter().flat_map(|set| ["--set", set]));
+    let again = s.run(&args);
+    assert!(again.status.success(), "{}", text(&again));
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(said.contains("reusing the TPC-C database of 1 warehouse") && !said.contains("1 warehouses"), "{said}");
+    let show = s.show_json();
+    let events = show["events"].as_array().unwrap();
+    let tpcc = events.iter().find(|e| e["kind"] == "tpcc").unwrap_or_else(|| panic!("{events:?}"));
+    let detail = tpcc["detail"].as_str().unwrap();
+    let retries: u64 = detail.split("; retries ").nth(1).and_then(|r| r.split(',').next()).unwrap().parse().unwrap();
+    assert!(retries > 0, "no serialization failure among 4 clients on one warehouse: {detail}");
+    // each type with retries says its own count
+    assert!(detail.contains(" retries, ") && detail.contains(" failed)"), "{detail}");
+    // pgbench ran every client to the end: no client aborted; the timeline names tpcc,
+    // not the pgbench that drives it
+    assert!(events.iter().all(|e| e["kind"] != "pgbench"), "{events:?}");
+    let run = show["run"]["id"].as_i64().unwrap();
+    let stderr = std::fs::read_to_string(s.dir.join(format!("results/runs/{run}/w1.pgbench.stderr"))).unwrap();
+    assert!(!stderr.contains("aborted"), "{stderr}");
+}
+
 #[test]
 fn a_warehouse_is_loaded_run_and_consistent() {
     let s = Scratch::new("tpcc-dsn");
@@ -161,10 +190,7 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     );
     assert!((15..=65).contains(&unused), "{unused} of 4000 new-orders had an unused item, not about 1%");
     // `reuse` keeps the loaded tables as the run left them: no load, more orders
-    let again = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}"), "--set", "w1.reuse=true"]);
-    assert!(again.status.success(), "{}", text(&again));
-    let said = String::from_utf8_lossy(&again.stderr);
-    assert!(said.contains("reusing the TPC-C database of 1 warehouse") && !said.contains("1 warehouses"), "{said}");
+    reused_serializable(&s, &path, &dsn);
     compared_in_its_own_terms(&s);
     assert!(count(&dsn, "SELECT sum(d_next_o_id) - 30010 FROM district") > committed);
     // a warehouse's year-to-date figure changed behind the transactions' back: condition
@@ -291,33 +317,6 @@ fn a_server_that_dies_mid_run_fails_the_run_and_keeps_its_seconds() {
     assert_eq!(runs[0].0, "failed", "{runs:?}");
     assert!(samples() >= 2, "its seconds were not kept");
     assert!(!text(&out).contains("panicked"), "{}", text(&out));
-}
-
-/// Under `isolation: serializable`, clients on one warehouse meet on its district rows:
-/// serialization failures are retried and counted per transaction type, and every
-/// client runs to the end.
-#[test]
-fn serialization_failures_are_retried_and_counted_per_type() {
-    let s = Scratch::new("tpcc-serializable");
-    let path = s.scenario(
-        "name: ser\nworkloads:\n  w: {driver: tpcc, warehouses: 1, clients: 4, home: random, isolation: serializable, \
-         duration: 5s}\n",
-    );
-    let out = s.run(&["run", path.to_str().unwrap(), "-q"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let show = s.show_json();
-    let events = show["events"].as_array().unwrap();
-    let tpcc = events.iter().find(|e| e["kind"] == "tpcc").unwrap_or_else(|| panic!("{events:?}"));
-    let detail = tpcc["detail"].as_str().unwrap();
-    let retries: u64 = detail.split("; retries ").nth(1).and_then(|r| r.split(',').next()).unwrap().parse().unwrap();
-    assert!(retries > 0, "no serialization failure among 4 clients on one warehouse: {detail}");
-    // each type with retries says its own count
-    assert!(detail.contains(" retries, ") && detail.contains(" failed)"), "{detail}");
-    // pgbench ran every client to the end: no client aborted; the timeline names tpcc,
-    // not the pgbench that drives it
-    assert!(events.iter().all(|e| e["kind"] != "pgbench"), "{events:?}");
-    let stderr = std::fs::read_to_string(s.dir.join("results/runs/1/w.pgbench.stderr")).unwrap();
-    assert!(!stderr.contains("aborted"), "{stderr}");
 }
 
 /// Ctrl-C (SIGINT) while fathom loads a `dsn`'s database: the load stops, no loading
