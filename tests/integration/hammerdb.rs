@@ -18,6 +18,27 @@ fn observed(show: &serde_json::Value) -> Vec<(String, f64)> {
     all.map(|o| (o["name"].as_str().unwrap().to_string(), o["mean"].as_f64().unwrap())).collect()
 }
 
+/// A HammerDB run's line ("System achieved N NOPM from M DBMS TPM") and fathom's figures
+/// of it: stored under the names pgbench's runs use, HammerDB's NOPM and TPM as printed,
+/// and fathom's two counts over its window in agreement, the new-order calls counted
+/// each second from the server (rolled-back ones too, about 1%) and the database's new
+/// orders. HammerDB's own line times its window from its monitor, which a busy machine
+/// starts seconds apart from its virtual users: it is only near them.
+fn hammerdbs_line_and_fathoms_counts_agree(stdout: &str, show: &serde_json::Value, dbms: &str) {
+    let line = stdout.split("System achieved ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!((f[1], f[2], f[4], f[5]), ("NOPM", "from", dbms, "TPM"), "{stdout}");
+    let (nopm, tpm): (f64, f64) = (f[0].parse().unwrap(), f[3].parse().unwrap());
+    assert!(nopm > 0.0 && tpm > nopm, "{stdout}");
+    let figures = observed(show);
+    let value = |name: &str| figures.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{figures:?}")).1;
+    assert_eq!((value("nopm"), value("tpm"), value("consistent")), (nopm, tpm, 1.0));
+    let detail = stdout.split("the database ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
+    let database: f64 = detail.split_whitespace().next().unwrap().parse().unwrap();
+    assert!((value("log_nopm") - database).abs() < 0.05 * database, "{database}: {figures:?}");
+    assert!(nopm > 0.2 * database && nopm < 5.0 * database, "{database}: {figures:?}");
+}
+
 #[test]
 fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
     let s = Scratch::new("hammerdb");
@@ -28,27 +49,10 @@ fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
     let out = s.run(&["run", path.to_str().unwrap()]);
     assert!(out.status.success(), "(is HammerDB built? scripts/install-deps.sh test) {}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // HammerDB's own line, beside fathom's readings of the same database
-    let line = stdout.split("System achieved ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
-    let f: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!((f[1], f[2], f[4], f[5]), ("NOPM", "from", "PostgreSQL", "TPM"), "{stdout}");
-    let (nopm, tpm): (f64, f64) = (f[0].parse().unwrap(), f[3].parse().unwrap());
-    assert!(nopm > 0.0 && tpm > nopm, "{stdout}");
     let hammerdb = s.show_json();
     let w = &hammerdb["workloads"][0];
     assert_eq!(w["engine"], "hammerdb");
-    // its figures stored under the names pgbench's runs use, HammerDB's NOPM and TPM as printed
-    let figures = observed(&hammerdb);
-    let value = |name: &str| figures.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{figures:?}")).1;
-    assert_eq!((value("nopm"), value("tpm"), value("consistent")), (nopm, tpm, 1.0));
-    // fathom's two counts over its window agree: the new-order calls counted each second
-    // from the server and the database's new orders (HammerDB commits the unused item's
-    // orders too). HammerDB's own line times its window from its monitor, which a busy
-    // machine starts seconds apart from its virtual users: it is only near them.
-    let detail = stdout.split("the database ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
-    let database: f64 = detail.split_whitespace().next().unwrap().parse().unwrap();
-    assert!((value("log_nopm") - database).abs() < 0.05 * database, "{database}: {figures:?}");
-    assert!(nopm > 0.2 * database && nopm < 5.0 * database, "{database}: {figures:?}");
+    hammerdbs_line_and_fathoms_counts_agree(&stdout, &hammerdb, "PostgreSQL");
     // its server is observed as every PostgreSQL workload's is: HammerDB's database
     // commits throughout its seconds, one sample a second
     let observations = s.observations();
@@ -131,23 +135,8 @@ fn hammerdb_runs_tpcc_on_mariadb_and_its_run_reads_like_pgbenchs() {
     let out = s.run(&["run", path.to_str().unwrap()]);
     assert!(out.status.success(), "(is HammerDB built? scripts/install-deps.sh test) {}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.split("System achieved ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
-    let f: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!((f[1], f[2], f[4], f[5]), ("NOPM", "from", "MariaDB", "TPM"), "{stdout}");
-    let (nopm, tpm): (f64, f64) = (f[0].parse().unwrap(), f[3].parse().unwrap());
-    assert!(nopm > 0.0 && tpm > nopm, "{stdout}");
     let show = s.show_json();
-    let figures = observed(&show);
-    let value = |name: &str| figures.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{figures:?}")).1;
-    assert_eq!((value("nopm"), value("tpm"), value("consistent")), (nopm, tpm, 1.0));
-    // fathom's two counts over its window agree: the new-order calls counted each second
-    // (rolled-back ones too, about 1%) and the database's new orders; HammerDB times its
-    // own window from when its virtual users start, seconds later, so a 12 s run's line
-    // is further from them
-    let detail = stdout.split("the database ").nth(1).unwrap_or_else(|| panic!("{stdout}"));
-    let database: f64 = detail.split_whitespace().next().unwrap().parse().unwrap();
-    assert!((value("log_nopm") - database).abs() < 0.05 * database, "{database}: {figures:?}");
-    assert!(nopm > 0.2 * database && nopm < 5.0 * database, "{database}: {figures:?}");
+    hammerdbs_line_and_fathoms_counts_agree(&stdout, &show, "MariaDB");
     // HammerDB's calls are counted, not timed: no latency is shown for them, never 0,
     // and the report draws no latency chart (it drew two empty ones)
     assert!(!text(&out).contains("0.00 ns"), "{}", text(&out));
