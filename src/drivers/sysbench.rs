@@ -15,7 +15,7 @@ use super::driver::{
 use super::mariadb;
 use super::pgbench::log;
 use super::postgres;
-use super::throwaway::Clusters;
+use super::throwaway::Servers;
 use crate::children::{self, Group};
 use crate::clock::sleep_until;
 use crate::engine::WorkerThread;
@@ -164,8 +164,7 @@ impl Db {
 #[derive(Default)]
 pub struct Databases {
     db: HashMap<usize, Db>,
-    clusters: Clusters,
-    mariadbs: Clusters<mariadb::Server>,
+    servers: Servers,
 }
 
 /// The sysbench settings of workload `w`, if sysbench runs it.
@@ -196,8 +195,7 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         loads.once(&db.key(), |done| *done == shape, || load(&w.name, &db, s, stop, progress).map(|()| shape))?;
         dbs.db.insert(idx, db);
     }
-    dbs.clusters.settle(stop)?;
-    dbs.mariadbs.settle(stop)?;
+    dbs.servers.settle(stop)?;
     Ok(dbs)
 }
 
@@ -222,7 +220,8 @@ impl Databases {
                 Db::Mariadb(conn)
             }
             (Dbms::Postgresql, None) => {
-                let cluster = self.clusters.get((idx, name), &s.server_dirs(), &s.settings, dir, stop, progress)?;
+                let cluster =
+                    self.servers.postgres.get((idx, name), &s.server_dirs(), &s.settings, dir, stop, progress)?;
                 cluster.create_database(&database, None, stop).map_err(named)?;
                 Db::Postgres(Conn {
                     host: cluster.socket().display().to_string(),
@@ -233,7 +232,8 @@ impl Databases {
                 })
             }
             (Dbms::Mariadb, None) => {
-                let server = self.mariadbs.get((idx, name), &s.server_dirs(), &s.settings, dir, stop, progress)?;
+                let server =
+                    self.servers.mariadb.get((idx, name), &s.server_dirs(), &s.settings, dir, stop, progress)?;
                 server.create_database(&database, stop).map_err(named)?;
                 Db::Mariadb(server.conn(&database))
             }
@@ -346,8 +346,7 @@ impl Ready for Databases {
 
     /// Stops every throwaway server; the first error, if any.
     fn stop(mut self: Box<Self>) -> Result<()> {
-        let postgres = self.clusters.stop();
-        postgres.and(self.mariadbs.stop())
+        self.servers.stop()
     }
 
     /// The servers of both DBMSs, which the run observes.
@@ -360,15 +359,11 @@ impl Ready for Databases {
             Db::Mariadb(c) => Some((*workload, c)),
             Db::Postgres(_) => None,
         });
-        let mut all = self.clusters.servers(pg);
-        all.extend(self.mariadbs.servers(mariadb));
-        all
+        self.servers.servers(pg, mariadb)
     }
 
     fn retire(&self, over: &[usize]) -> Vec<String> {
-        let mut ended = self.clusters.retire(over);
-        ended.extend(self.mariadbs.retire(over));
-        ended
+        self.servers.retire(over)
     }
 }
 

@@ -198,6 +198,12 @@ impl<S: Throwaway> Clusters<S> {
         Ok(s.cluster.get_mut().unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// The server already started for workload `idx` ([`Clusters::get`]), if any.
+    pub fn serving(&mut self, idx: usize) -> Option<&S> {
+        let s = self.started.iter_mut().find(|s| s.workloads.contains(&idx))?;
+        Some(s.cluster.get_mut().unwrap_or_else(PoisonError::into_inner))
+    }
+
     /// A new cluster for workload `name`: in `dirs`' data directory, else in the run's
     /// directory `dir`, its log in a directory of its own under `dirs`' log directory.
     fn start(
@@ -287,6 +293,45 @@ impl<S: Throwaway> Clusters<S> {
             }
         }
         first
+    }
+}
+
+/// The throwaway servers of a driver that runs on either DBMS (sysbench, HammerDB's):
+/// one set per DBMS, settled, retired, listed and stopped together.
+#[derive(Default)]
+pub struct Servers {
+    pub postgres: Clusters<Cluster>,
+    pub mariadb: Clusters<super::mariadb::Server>,
+}
+
+impl Servers {
+    pub fn settle(&self, stop: &AtomicBool) -> Result<()> {
+        self.postgres.settle(stop)?;
+        self.mariadb.settle(stop)
+    }
+
+    /// Stops every server; the first error, if any.
+    pub fn stop(&mut self) -> Result<()> {
+        let postgres = self.postgres.stop();
+        postgres.and(self.mariadb.stop())
+    }
+
+    pub fn retire(&self, over: &[usize]) -> Vec<String> {
+        let mut ended = self.postgres.retire(over);
+        ended.extend(self.mariadb.retire(over));
+        ended
+    }
+
+    /// The servers of workloads readied on PostgreSQL as `(workload, dsn)` and on
+    /// MariaDB as `(workload, conn)`, which the run observes.
+    pub fn servers<'a>(
+        &self,
+        postgres: impl Iterator<Item = (usize, &'a str)>,
+        mariadb: impl Iterator<Item = (usize, &'a super::mariadb::Conn)>,
+    ) -> Vec<DbServer> {
+        let mut all = self.postgres.servers(postgres);
+        all.extend(self.mariadb.servers(mariadb));
+        all
     }
 }
 

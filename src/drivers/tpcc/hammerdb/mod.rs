@@ -18,9 +18,8 @@ mod place;
 use super::figures::{Profile, Reading};
 use crate::clock::sleep_until;
 use crate::drivers::driver::{DbServer, Driver, LaunchContext, Ready, RunDir, bad_input_unless, spawn_program};
-use crate::drivers::mariadb;
 use crate::drivers::postgres;
-use crate::drivers::throwaway::Clusters;
+use crate::drivers::throwaway::Servers;
 use crate::engine::WorkerThread;
 use crate::engine::target::DataFile;
 use crate::error::{Error, Result};
@@ -107,8 +106,7 @@ struct Built {
 #[derive(Default)]
 struct Databases {
     ready: HashMap<usize, Built>,
-    clusters: Clusters,
-    mariadbs: Clusters<mariadb::Server>,
+    servers: Servers,
 }
 
 /// The settings of `p`'s throwaway server: its own, and the count of procedure calls the
@@ -207,14 +205,14 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
             },
         )?;
         if let (Place::Postgres { database: from, .. }, Place::Postgres { database, .. }) = (&template, &place) {
+            // the cluster `place` started for this workload, its template now built
             let cluster =
-                dbs.clusters.get((idx, &w.name), &p.server_dirs(), &server_settings(p), dir, stop, progress)?;
+                dbs.servers.postgres.serving(idx).ok_or_else(|| named(Error::failed("its cluster is gone")))?;
             cluster.create_database(database, Some(from), stop).map_err(named)?;
         }
         dbs.ready.insert(idx, Built { home, place, build_s, bytes_per_warehouse: per_wh, reused });
     }
-    dbs.clusters.settle(stop)?;
-    dbs.mariadbs.settle(stop)?;
+    dbs.servers.settle(stop)?;
     Ok(dbs)
 }
 
@@ -233,7 +231,8 @@ impl Databases {
         let settings = server_settings(p);
         Ok(match p.dbms {
             Dbms::Postgresql => {
-                let cluster = self.clusters.get((idx, name), &p.server_dirs(), &settings, dir, stop, progress)?;
+                let cluster =
+                    self.servers.postgres.get((idx, name), &p.server_dirs(), &settings, dir, stop, progress)?;
                 let at = |database: String| Place::Postgres {
                     host: cluster.socket().to_path_buf(),
                     port: cluster.port,
@@ -243,7 +242,7 @@ impl Databases {
                 (at(format!("hammerdb_w{}", p.warehouses)), at(format!("hammerdb_{idx}")))
             }
             Dbms::Mariadb => {
-                let server = self.mariadbs.get((idx, name), &p.server_dirs(), &settings, dir, stop, progress)?;
+                let server = self.servers.mariadb.get((idx, name), &p.server_dirs(), &settings, dir, stop, progress)?;
                 let place = Place::Mariadb { conn: server.conn(&format!("hammerdb_{idx}")) };
                 (place.clone(), place)
             }
@@ -309,8 +308,7 @@ impl Ready for Databases {
 
     /// Stops every throwaway server; the first error, if any.
     fn stop(mut self: Box<Self>) -> Result<()> {
-        let postgres = self.clusters.stop();
-        postgres.and(self.mariadbs.stop())
+        self.servers.stop()
     }
 
     fn servers(&self) -> Vec<DbServer> {
@@ -322,15 +320,11 @@ impl Ready for Databases {
             Place::Mariadb { conn } => Some((*workload, conn)),
             Place::Postgres { .. } => None,
         });
-        let mut all = self.clusters.servers(pg);
-        all.extend(self.mariadbs.servers(mariadb));
-        all
+        self.servers.servers(pg, mariadb)
     }
 
     fn retire(&self, over: &[usize]) -> Vec<String> {
-        let mut ended = self.clusters.retire(over);
-        ended.extend(self.mariadbs.retire(over));
-        ended
+        self.servers.retire(over)
     }
 }
 
