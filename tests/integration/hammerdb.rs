@@ -39,6 +39,17 @@ fn hammerdbs_line_and_fathoms_counts_agree(stdout: &str, show: &serde_json::Valu
     assert!(nopm > 0.2 * database && nopm < 5.0 * database, "{database}: {figures:?}");
 }
 
+/// A HammerDB run's ops: its five transaction types in their order, in HammerDB's mix
+/// (new-order as often as payment, ten times delivery).
+fn its_ops_are_hammerdbs_mix(show: &serde_json::Value) {
+    let by_op: Vec<(String, u64)> =
+        ops(show, "oltp").iter().map(|o| (o["op"].as_str().unwrap().to_string(), o["ops"].as_u64().unwrap())).collect();
+    let names: Vec<&str> = by_op.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
+    let (new_orders, delivery) = (by_op[0].1 as f64, by_op[2].1 as f64);
+    assert!(new_orders > 5.0 * delivery && delivery > 0.0, "{by_op:?}");
+}
+
 #[test]
 fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
     let s = Scratch::new("hammerdb");
@@ -80,14 +91,7 @@ fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
     let started = per_second.iter().skip_while(|(_, n)| *n == 0).collect::<Vec<_>>();
     assert!(per_second.len() >= 12 && started.len() >= 3, "{per_second:?}");
     assert!(started[..started.len() - 1].iter().all(|(_, n)| *n > 0), "{per_second:?}");
-    let by_op: Vec<(String, u64)> = ops(&hammerdb, "oltp")
-        .iter()
-        .map(|o| (o["op"].as_str().unwrap().to_string(), o["ops"].as_u64().unwrap()))
-        .collect();
-    let names: Vec<&str> = by_op.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
-    let (new_orders, delivery) = (by_op[0].1 as f64, by_op[2].1 as f64);
-    assert!(new_orders > 5.0 * delivery && delivery > 0.0, "{by_op:?}");
+    its_ops_are_hammerdbs_mix(&hammerdb);
     // HammerDB's time profile per transaction type
     let event = hammerdb["events"].as_array().unwrap().iter().find(|e| e["kind"] == "tpcc").unwrap();
     let detail = event["detail"].as_str().unwrap();
@@ -154,13 +158,6 @@ fn hammerdb_runs_tpcc_on_mariadb_and_its_run_reads_like_pgbenchs() {
         .unwrap_or_else(|| panic!("no commits: {:?}", observations.keys().collect::<Vec<_>>()));
     assert!(commits.len() >= 11 && commits.last().unwrap().1 > commits[0].1, "{commits:?}");
     // per-second samples of each procedure's calls, in HammerDB's mix
-    let by_op: Vec<(String, u64)> = ops(&show, "oltp")
-        .iter()
-        .map(|o| (o["op"].as_str().unwrap().to_string(), o["ops"].as_u64().unwrap()))
-        .collect();
-    let names: Vec<&str> = by_op.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["new-order", "payment", "delivery", "order-status", "stock-level"]);
-    let (new_orders, delivery) = (by_op[0].1 as f64, by_op[2].1 as f64);
-    assert!(new_orders > 5.0 * delivery && delivery > 0.0, "{by_op:?}");
+    its_ops_are_hammerdbs_mix(&show);
     assert!(servers::running(&s.dir.display().to_string()).is_empty());
 }
