@@ -86,11 +86,13 @@ fn assert_aborted(s: &Scratch, out: &Output, took: Duration) {
     assert!(!text(out).contains("panicked"), "{}", text(out));
 }
 
-/// PostgreSQL servers of fathom's throwaway clusters under `results` (or in the system's
-/// temporary directory, where they go when the postgres user cannot reach the results).
-fn postmasters(results: &Path) -> Vec<String> {
+/// PostgreSQL servers of the throwaway clusters of the fathom whose process is `pid`:
+/// under `results`, or in the system's temporary directory, where they go when the
+/// postgres user cannot reach the results. Other tests' and other fathoms' clusters on
+/// the machine are not this run's.
+fn postmasters(results: &Path, pid: u32) -> Vec<String> {
     let mut found = servers::running(&format!("-D {}", results.display()));
-    found.extend(servers::running("/fathom-postgres-"));
+    found.extend(servers::running(&format!("/fathom-postgres-{pid}-")));
     found.retain(|c| c.contains("bin/postgres"));
     found
 }
@@ -171,6 +173,7 @@ fn a_signal_stops_pgbench_keeps_every_transaction_and_its_postgresql(name: &str,
          duration: 60s\n",
     );
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
+    let pid = child.id();
     let logs = s.dir.join("results/runs/1/tx.pgbench-log");
     let clock = || count(&s, "SELECT clock_start_unix_ms FROM runs WHERE id = 1");
     // pgbench writes its log in blocks: some transactions are on disk
@@ -186,7 +189,8 @@ fn a_signal_stops_pgbench_keeps_every_transaction_and_its_postgresql(name: &str,
     // pgbench ended writing out its log: every transaction it logged is stored
     let measure_t = count(&s, "SELECT measure_t FROM workloads");
     assert_eq!(stored, logged_txns(&logs, clock(), measure_t));
-    assert!(postmasters(&s.dir.join("results")).is_empty(), "{:?}", postmasters(&s.dir.join("results")));
+    let left = postmasters(&s.dir.join("results"), pid);
+    assert!(left.is_empty(), "{left:?}");
     assert!(servers::running("pgbench -n").iter().all(|c| !c.contains(&s.dir.display().to_string())));
 }
 
@@ -242,6 +246,7 @@ fn sigterm_during_pgbench_initialisation_stops_at_once() {
     let s = Scratch::new("int-pginit");
     let scenario = s.scenario("name: pg\nworkloads:\n  tx:\n    driver: pgbench\n    scale: 100\n    duration: 60s\n");
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
+    let pid = child.id();
     let needle = "pgbench -i -q -s 100";
     wait_for(&s, &mut child, "pgbench -i", || !servers::running(needle).is_empty());
     std::thread::sleep(Duration::from_millis(500));
@@ -250,7 +255,8 @@ fn sigterm_during_pgbench_initialisation_stops_at_once() {
     let (out, took) = wait_exit(&s, child, PROMPT);
     assert_aborted(&s, &out, took);
     assert!(servers::running(needle).is_empty(), "pgbench -i left running");
-    assert!(postmasters(&s.dir.join("results")).is_empty(), "{:?}", postmasters(&s.dir.join("results")));
+    let left = postmasters(&s.dir.join("results"), pid);
+    assert!(left.is_empty(), "{left:?}");
 }
 
 const TPCC_LOAD: &str = "name: pg\nworkloads:\n  oltp:\n    driver: tpcc\n    warehouses: 4\n    duration: 60s\n";
@@ -300,12 +306,11 @@ fn a_signal_during_a_load_stops_its_sessions_and_cluster(
 ) -> Duration {
     let scenario = s.scenario(scenario);
     let mut child = spawn_job(s, &["run", scenario.to_str().unwrap()]);
-    let results = s.dir.join("results");
+    let (results, pid) = (s.dir.join("results"), child.id());
     // this run's loading sessions are those connected to its cluster's port (other
     // tests load databases too)
-    let (mine, fallback) = (results.display().to_string(), format!("/fathom-postgres-{}-", child.id()));
     let ours = || {
-        let postmaster = postmasters(&results).into_iter().find(|c| c.contains(&mine) || c.contains(&fallback))?;
+        let postmaster = postmasters(&results, pid).into_iter().next()?;
         let data = postmaster.split(" -D ").nth(1)?.split_whitespace().next()?.to_string();
         let pid = std::fs::read_to_string(Path::new(&data).join("postmaster.pid")).ok()?;
         let port = pid.lines().nth(3)?.trim().to_string();
@@ -324,8 +329,7 @@ fn a_signal_during_a_load_stops_its_sessions_and_cluster(
     let (out, took) = wait_exit(s, child, PROMPT);
     assert_aborted(s, &out, took);
     assert_eq!(loading(&needle), 0, "a loading session left running");
-    let left: Vec<String> =
-        postmasters(&results).into_iter().filter(|c| c.contains(&mine) || c.contains(&fallback)).collect();
+    let left = postmasters(&results, pid);
     assert!(left.is_empty(), "{left:?}");
     took
 }
@@ -362,21 +366,21 @@ fn the_next_run_stops_what_a_killed_fathom_left_and_aborts_its_run() {
          duration: 60s\n",
     );
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
-    let results = s.dir.join("results");
+    let (results, pid) = (s.dir.join("results"), child.id());
     wait_for(&s, &mut child, "PostgreSQL and pgbench", || {
-        !postmasters(&results).is_empty() && count(&s, "SELECT count(*) FROM workloads") > 0
+        !postmasters(&results, pid).is_empty() && count(&s, "SELECT count(*) FROM workloads") > 0
     });
     std::thread::sleep(Duration::from_millis(1000));
     child.kill().unwrap(); // SIGKILL: fathom cannot stop anything
     child.wait().unwrap();
-    assert!(!postmasters(&results).is_empty(), "PostgreSQL is left running by a killed fathom");
+    assert!(!postmasters(&results, pid).is_empty(), "PostgreSQL is left running by a killed fathom");
     assert_eq!(status(&s, 1).0, "running");
 
     let out = short_run(&s);
     assert!(out.status.success(), "{}", text(&out));
     let started = Instant::now();
-    while !postmasters(&results).is_empty() {
-        assert!(started.elapsed() < PROMPT, "left running: {:?}", postmasters(&results));
+    while !postmasters(&results, pid).is_empty() {
+        assert!(started.elapsed() < PROMPT, "left running: {:?}", postmasters(&results, pid));
         std::thread::sleep(Duration::from_millis(100));
     }
     let (status, error) = status(&s, 1);
@@ -394,9 +398,9 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
          timeline:\n  - start: tx\n    async: true\n  - start: net\n",
     );
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
-    let results = s.dir.join("results");
+    let (results, pid) = (s.dir.join("results"), child.id());
     let output = results.join("runs/1/net.iperf3.out");
-    wait_for(&s, &mut child, "PostgreSQL and iperf3", || !postmasters(&results).is_empty() && output.exists());
+    wait_for(&s, &mut child, "PostgreSQL and iperf3", || !postmasters(&results, pid).is_empty() && output.exists());
     std::thread::sleep(Duration::from_millis(1000));
     let port = iperf3_port(&s);
     ctrl_c(&child);
@@ -413,7 +417,7 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
     let dir = s.dir.display().to_string();
     let started = Instant::now();
     let left = || {
-        let mut left = postmasters(&results);
+        let mut left = postmasters(&results, pid);
         left.extend(iperf3s(&port));
         left.extend(servers::running("pgbench -n").into_iter().filter(|c| c.contains(&dir)));
         left
