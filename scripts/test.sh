@@ -46,6 +46,11 @@ background() {
   "$@" >"$logs/$name.log" 2>&1 &
   pids[$name]=$!
 }
+# Says when each step of the suite begins, in seconds since the suite began, so that a
+# slow suite shows which step grew.
+step() {
+  echo "suite: $1 at ${SECONDS} s"
+}
 finish() {
   if ! wait "${pids[$1]}"; then
     cat "$logs/$1.log" >&2
@@ -79,6 +84,7 @@ build_static() {
   rm -f "$exe_dir/fathom-static.building"
   return $status
 }
+step "the static build (in the background), the integration tests' build"
 background static build_static
 # Clippy's lints run as the test binaries are built, as `cargo clippy --all-targets -- -D
 # warnings` runs them (it is this wrapper over `cargo check`), so the code is compiled once,
@@ -109,6 +115,7 @@ echo "$exe_dir" >"$logs/exe_dir"
 
 # First the integration tests that share the machine, $threads at once: they keep both cores
 # busy.
+step "the integration tests that share the machine"
 "$integration" --skip ::alone:: --skip ::pushed:: --test-threads "$threads"
 
 # Then the tests that judge a rate or a time, one at a time. They leave most of the cores
@@ -121,10 +128,14 @@ unit_tests() {
   built=$(lint_build --all-targets --message-format=json-render-diagnostics) || return 1
   "$(executable fathom test)"
 }
+step "the tests that hold the machine alone (the unit tests beside them)"
 background unit unit_tests
 "$integration" ::alone:: --test-threads 1
+step "waiting for the unit tests and the static build"
 finish unit
 finish static
 
 # Last, the tests that push the static build to a host.
+step "the tests that push the static build"
 "$integration" ::pushed:: --test-threads "$threads"
+step "done"
