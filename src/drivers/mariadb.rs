@@ -145,6 +145,8 @@ pub struct Server {
     dir: PathBuf,
     /// The directory of its redo log, on the log's own disk, when apart.
     log: Option<PathBuf>,
+    /// The directories its tables may be put in (`DATA DIRECTORY`), one per table disk.
+    tables: Vec<PathBuf>,
     /// The socket's directory: the server's own, or one of its own in the system's
     /// temporary directory when that path is too long for a socket's.
     socket_dir: PathBuf,
@@ -163,21 +165,22 @@ pub struct Server {
 
 impl Server {
     /// Creates a server in `made`, a directory just made new, with `settings` (options
-    /// of mariadbd, `innodb_buffer_pool_size: 1G`), and starts it.
+    /// of mariadbd, `innodb_buffer_pool_size: 1G`), its redo log and room for tables in
+    /// `apart`'s directories, and starts it.
     pub fn start(
         made: crate::nofollow::Dir,
-        log: Option<crate::nofollow::Dir>,
+        apart: super::throwaway::Apart,
         settings: &[(String, String)],
         stop: &AtomicBool,
     ) -> Result<Server> {
-        let mut server = Self::made(made.path(), log.as_ref().map(|l| l.path()))?;
+        let mut server = Self::made(made.path(), &apart)?;
         match server.install(stop).and_then(|()| server.serve(settings, stop)) {
             Ok(()) => Ok(server),
             Err(e) => {
                 server.kill();
                 let _ = crate::nofollow::remove_tree(&server.data());
-                if let Some(log) = &server.log {
-                    let _ = crate::nofollow::remove_tree(log);
+                for apart in server.log.iter().chain(&server.tables) {
+                    let _ = crate::nofollow::remove_tree(apart);
                 }
                 server.remove_socket_dir();
                 server.left.clear();
@@ -186,19 +189,20 @@ impl Server {
         }
     }
 
-    /// The server of the new directory `dir` (its redo log in the new directory `log`,
-    /// when given): made private to the server's user, and recorded with the run.
-    fn made(dir: &Path, log: Option<&Path>) -> Result<Server> {
+    /// The server of the new directory `dir` (its redo log and tables in `apart`'s new
+    /// directories, when given): made private to the server's user, and recorded with the
+    /// run.
+    fn made(dir: &Path, apart: &super::throwaway::Apart) -> Result<Server> {
         let missing = "MariaDB does not run as root and there is no `mysql` user to run it as \
                        (Debian's mariadb-server package creates one), or give a `dsn`";
         let user = run_as_user(c"mysql", missing)?;
         // its directory's name is unique in the run, and the process's id across runs
         let unique = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let place = super::throwaway::place(dir, log, user, UNREACHABLE, SOCKET, ("mariadb", &unique))?;
-        let super::throwaway::Place { dir, socket_dir, log, left } = place;
+        let place = super::throwaway::place(dir, apart, user, UNREACHABLE, SOCKET, ("mariadb", &unique))?;
+        let super::throwaway::Place { dir, socket_dir, log, tables, left } = place;
         let me = os_user()?;
         let (workload, server, died, retired) = (String::new(), None, None, Default::default());
-        Ok(Server { dir, log, socket_dir, user, me, workload, server, died, retired, left })
+        Ok(Server { dir, log, tables, socket_dir, user, me, workload, server, died, retired, left })
     }
 
     /// `mariadb-install-db`: the system tables, and fathom's OS user as the one account
@@ -216,6 +220,12 @@ impl Server {
             return Err(Error::failed(format!("mariadb-install-db failed: {}", super::postgres::last_lines(&out, 5))));
         }
         Ok(())
+    }
+
+    /// The directories its tables may be put in, one per table disk (`table_targets`),
+    /// for fathom's DDL to name in `DATA DIRECTORY`.
+    pub fn table_dirs(&self) -> &[PathBuf] {
+        &self.tables
     }
 
     /// The option that puts InnoDB's redo log in its own directory, when it has one.
@@ -351,11 +361,11 @@ impl super::throwaway::Throwaway for Server {
 
     fn start(
         made: crate::nofollow::Dir,
-        log: Option<crate::nofollow::Dir>,
+        apart: super::throwaway::Apart,
         settings: &[(String, String)],
         stop: &AtomicBool,
     ) -> Result<Server> {
-        Server::start(made, log, settings, stop)
+        Server::start(made, apart, settings, stop)
     }
 
     fn unreachable(e: &Error) -> bool {
@@ -412,7 +422,7 @@ impl super::throwaway::Throwaway for Server {
     fn stop(&mut self) -> Result<()> {
         let died = self.kill().or(self.died.take());
         self.remove_socket_dir();
-        let removed = std::iter::once(&self.dir).chain(&self.log).try_for_each(|d| {
+        let removed = std::iter::once(&self.dir).chain(&self.log).chain(&self.tables).try_for_each(|d| {
             crate::nofollow::remove_tree(d).map_err(|e| Error::failed(format!("removing {}: {e}", d.display())))
         });
         self.left.clear();

@@ -15,6 +15,7 @@ pub mod postgres;
 #[cfg(test)]
 pub mod sleep;
 pub mod sysbench;
+pub mod table_disks;
 pub mod tcp_rtt;
 pub mod throwaway;
 pub mod tpcc;

@@ -98,6 +98,8 @@ pub struct Cluster {
     pub dir: PathBuf,
     /// The directory of its WAL (`pg_wal` in it), on the log's own disk, when apart.
     log: Option<PathBuf>,
+    /// The directories of its tablespaces, one per table disk ([`Cluster::tablespaces`]).
+    tables: Vec<PathBuf>,
     pub port: u16,
     /// The directory of the server's socket: the cluster's, or one of its own in the
     /// system's temporary directory when that path is too long for a socket's.
@@ -140,24 +142,27 @@ pub const SCHEMA_OWNER: &str = "tpcc";
 impl Cluster {
     /// Creates a cluster in `made`, a directory just made new (whatever was planted at
     /// its guessable path is neither used nor, on failure, removed: see [`new_place`]),
-    /// with `settings` in its postgresql.conf, and starts it. Errors carry PostgreSQL's
-    /// own message (from initdb, or the server's log); `stop` set while it waits ends it
-    /// with [`INTERRUPTED`].
+    /// with `settings` in its postgresql.conf, its WAL in `apart`'s log directory and a
+    /// tablespace in each of its table directories, and starts it. Errors carry
+    /// PostgreSQL's own message (from initdb, or the server's log); `stop` set while it
+    /// waits ends it with [`INTERRUPTED`].
     pub fn start(
         made: crate::nofollow::Dir,
-        log: Option<crate::nofollow::Dir>,
+        apart: super::throwaway::Apart,
         settings: &[(String, String)],
         stop: &AtomicBool,
     ) -> Result<Cluster> {
-        let mut cluster = Self::made(made.path(), log.as_ref().map(|l| l.path()))?;
-        match cluster.init(settings, stop).and_then(|()| cluster.serve(settings, stop)) {
+        let mut cluster = Self::made(made.path(), &apart)?;
+        let started = cluster.init(settings, stop).and_then(|()| cluster.serve(settings, stop));
+        match started.and_then(|()| cluster.make_tablespaces(stop)) {
             Ok(()) => Ok(cluster),
             Err(e) => {
-                // the server's log stays to read; the cluster's files go, its WAL's too
+                // the server's log stays to read; the cluster's files go, its WAL's and
+                // tables' too
                 cluster.end();
                 let _ = std::fs::remove_dir_all(cluster.data());
-                if let Some(log) = &cluster.log {
-                    let _ = crate::nofollow::remove_tree(log);
+                for apart in cluster.log.iter().chain(&cluster.tables) {
+                    let _ = crate::nofollow::remove_tree(apart);
                 }
                 cluster.remove_socket_dir();
                 cluster.left.clear();
@@ -166,19 +171,21 @@ impl Cluster {
         }
     }
 
-    /// The cluster of the new directory `dir` (its WAL in the new directory `log`, when
-    /// given): made private to the server's user, and recorded with the run.
-    fn made(dir: &Path, log: Option<&Path>) -> Result<Cluster> {
+    /// The cluster of the new directory `dir` (its WAL and tablespaces in `apart`'s new
+    /// directories, when given): made private to the server's user, and recorded with the
+    /// run.
+    fn made(dir: &Path, apart: &super::throwaway::Apart) -> Result<Cluster> {
         let bin = bindir()?;
         let user = run_as()?;
         let port = free_port()?;
         let socket = format!(".s.PGSQL.{port}");
-        let place = super::throwaway::place(dir, log, user, UNREACHABLE, &socket, ("postgres", &port.to_string()))?;
-        let super::throwaway::Place { dir, socket_dir: socket, log, left } = place;
+        let place = super::throwaway::place(dir, apart, user, UNREACHABLE, &socket, ("postgres", &port.to_string()))?;
+        let super::throwaway::Place { dir, socket_dir: socket, log, tables, left } = place;
         let retired = Arc::new(AtomicBool::new(false));
         Ok(Cluster {
             dir,
             log,
+            tables,
             port,
             socket,
             bin,
@@ -276,6 +283,30 @@ impl Cluster {
 
     fn data(&self) -> PathBuf {
         self.dir.join("data")
+    }
+
+    /// One tablespace in each of its table directories, named in their order
+    /// ([`Cluster::tablespaces`]): fathom's DDL (or pgbench's options) then puts tables
+    /// there by name.
+    fn make_tablespaces(&self, stop: &AtomicBool) -> Result<()> {
+        let sql: Vec<String> = self
+            .tablespaces()
+            .iter()
+            .zip(&self.tables)
+            .map(|(name, dir)| {
+                format!("CREATE TABLESPACE {name} LOCATION '{}';", dir.display().to_string().replace('\'', "''"))
+            })
+            .collect();
+        if sql.is_empty() {
+            return Ok(());
+        }
+        psql(&self.dsn("postgres"), &sql.join("\n"), stop).map(drop)
+    }
+
+    /// The names of its tablespaces, one per table directory in the order the scenario
+    /// gives them (`table_targets`); empty when its tables stay with its data.
+    pub fn tablespaces(&self) -> Vec<String> {
+        (1..=self.tables.len()).map(|i| format!("fathom_tables_{i}")).collect()
     }
 
     /// A command for one of the server's programs, as the cluster's user.
@@ -387,7 +418,8 @@ impl Cluster {
     /// The files go while the server ends: on a busy disk both wait for its journal, and
     /// waits made together are shared.
     pub fn stop(&mut self) -> Result<()> {
-        let dirs: Vec<PathBuf> = std::iter::once(self.dir.clone()).chain(self.log.clone()).collect();
+        let dirs: Vec<PathBuf> =
+            std::iter::once(self.dir.clone()).chain(self.log.clone()).chain(self.tables.clone()).collect();
         let remove = |dirs: &[PathBuf]| -> Result<()> {
             for d in dirs {
                 crate::nofollow::remove_tree(d).map_err(|e| Error::failed(format!("removing {}: {e}", d.display())))?;
@@ -416,11 +448,11 @@ impl super::throwaway::Throwaway for Cluster {
 
     fn start(
         made: crate::nofollow::Dir,
-        log: Option<crate::nofollow::Dir>,
+        apart: super::throwaway::Apart,
         settings: &[(String, String)],
         stop: &AtomicBool,
     ) -> Result<Cluster> {
-        Cluster::start(made, log, settings, stop)
+        Cluster::start(made, apart, settings, stop)
     }
 
     fn unreachable(e: &Error) -> bool {
@@ -573,6 +605,15 @@ impl<W: Write> Write for Stoppable<'_, W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
     }
+}
+
+/// The database a load of fathom's fills: its `dsn`, whether it is the user's (a `dsn`,
+/// which a failed load leaves as found) and the tablespaces its tables are spread over (a
+/// throwaway cluster's table disks, [`Cluster::tablespaces`]).
+pub struct Database<'a> {
+    pub dsn: &'a str,
+    pub users: bool,
+    pub tablespaces: Vec<String>,
 }
 
 /// Runs `fill`, which loads fathom's tables into `dsn`'s database. Into the user's

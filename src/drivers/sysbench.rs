@@ -223,6 +223,11 @@ impl Databases {
                 let cluster =
                     self.servers.postgres.get((idx, name), &s.server_dirs(), &s.settings, dir, stop, progress)?;
                 cluster.create_database(&database, None, stop).map_err(named)?;
+                // sysbench makes its tables itself: the database's default places them
+                if let Some(space) = cluster.tablespaces().first() {
+                    let sql = format!("ALTER DATABASE {database} SET default_tablespace = {space}");
+                    postgres::psql(&cluster.dsn("postgres"), &sql, stop).map_err(named)?;
+                }
                 Db::Postgres(Conn {
                     host: cluster.socket().display().to_string(),
                     port: cluster.port.to_string(),

@@ -36,11 +36,12 @@ pub trait Throwaway: Sized {
     const DIR: &'static str;
 
     /// Creates a server in `made`, a directory just made new, its transaction log in
-    /// `log` (another, on the log's own disk) when given, with `settings`, and starts it;
-    /// `stop` set while it waits ends it with an error.
+    /// `apart`'s log directory (another, on the log's own disk) when given and room for
+    /// tables in each of its table directories, with `settings`, and starts it; `stop`
+    /// set while it waits ends it with an error.
     fn start(
         made: crate::nofollow::Dir,
-        log: Option<crate::nofollow::Dir>,
+        apart: Apart,
         settings: &[(String, String)],
         stop: &AtomicBool,
     ) -> Result<Self>;
@@ -59,6 +60,23 @@ pub trait Throwaway: Sized {
     fn stop(&mut self) -> Result<()>;
 }
 
+/// A throwaway server's directories on disks of their own, each just made new: its
+/// transaction log's, and one for tables on each table disk (`table_targets`).
+#[derive(Default)]
+pub struct Apart {
+    pub log: Option<crate::nofollow::Dir>,
+    pub tables: Vec<crate::nofollow::Dir>,
+}
+
+impl Apart {
+    /// Removes the directories, made and never used (a server that did not start).
+    fn remove(&self) {
+        for d in self.log.iter().chain(&self.tables) {
+            let _ = std::fs::remove_dir(d.path());
+        }
+    }
+}
+
 /// Where a throwaway server lives, made ready for it by [`place`].
 pub struct Place {
     /// Its directory, absolute (its programs run in it).
@@ -68,6 +86,8 @@ pub struct Place {
     pub socket_dir: PathBuf,
     /// The directory of its transaction log, absolute, when it has one apart.
     pub log: Option<PathBuf>,
+    /// Its directories for tables, absolute, one per table disk.
+    pub tables: Vec<PathBuf>,
     /// The directories recorded with the run until removed, for the next run to remove
     /// should this fathom die first.
     pub left: Vec<crate::children::Leftover>,
@@ -76,15 +96,15 @@ pub struct Place {
 /// The longest path of a Unix socket (`sun_path`, less its NUL).
 const SOCKET_PATH_MAX: usize = 107;
 
-/// Readies `dir`, a directory just made new, and `log` (the same, for its transaction
-/// log), for a server run as `user` (when root runs fathom): recorded with the run, made
-/// private to that user, who must be able to reach them (`unreachable` begins the error
-/// that says it cannot, which [`Throwaway::unreachable`] recognises). Its socket
+/// Readies `dir`, a directory just made new, and `apart`'s (the same, for its transaction
+/// log and its tables), for a server run as `user` (when root runs fathom): recorded with
+/// the run, made private to that user, who must be able to reach them (`unreachable`
+/// begins the error that says it cannot, which [`Throwaway::unreachable`] recognises). Its socket
 /// `socket` (the file's name) goes in `dir`, or, where that path would be too long, in a
 /// private directory `fathom-DIR-PID-socket-UNIQUE` of the system's temporary directory.
 pub fn place(
     dir: &Path,
-    log: Option<&Path>,
+    apart: &Apart,
     user: Option<RunAs>,
     unreachable: &str,
     socket: &str,
@@ -112,7 +132,8 @@ pub fn place(
         Ok(dir)
     };
     let dir = ready(dir)?;
-    let log = log.map(&mut ready).transpose()?;
+    let log = apart.log.as_ref().map(|l| ready(l.path())).transpose()?;
+    let tables = apart.tables.iter().map(|t| ready(t.path())).collect::<Result<Vec<_>>>()?;
     let mut socket_dir = dir.clone();
     if dir.join(socket).as_os_str().len() > SOCKET_PATH_MAX {
         socket_dir = std::env::temp_dir().join(format!("fathom-{kind}-{}-socket-{unique}", std::process::id()));
@@ -123,7 +144,7 @@ pub fn place(
             chown(&socket_dir, u)?;
         }
     }
-    Ok(Place { dir, socket_dir, log, left })
+    Ok(Place { dir, socket_dir, log, tables, left })
 }
 
 /// A throwaway server's log, made new (never through a symlink), and a second handle of
@@ -205,7 +226,8 @@ impl<S: Throwaway> Clusters<S> {
     }
 
     /// A new cluster for workload `name`: in `dirs`' data directory, else in the run's
-    /// directory `dir`, its log in a directory of its own under `dirs`' log directory.
+    /// directory `dir`, its log in a directory of its own under `dirs`' log directory,
+    /// and its tables in one of its own under each of `dirs`' table directories.
     fn start(
         name: &str,
         dirs: &ServerDirs,
@@ -226,16 +248,30 @@ impl<S: Throwaway> Clusters<S> {
             None => RunDir::open(dir).and_then(|d| d.new_dir(&format!("{}-{n}", S::DIR))),
         }
         .map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))?;
-        let new_log = |again: &str| {
-            let named = |l: &PathBuf| new(&l.join(format!("fathom-{}-log-run{run}-{n}{again}", S::DIR)));
-            dirs.log.as_ref().map(named).transpose().map_err(|e| bad_input(Error::failed(format!("{name}: {e}"))))
+        let new_apart = |again: &str| -> Result<Apart> {
+            let named = |l: &PathBuf, what: &str| new(&l.join(format!("fathom-{}-{what}-run{run}-{n}{again}", S::DIR)));
+            let fail = |e: Error| bad_input(Error::failed(format!("{name}: {e}")));
+            let mut apart = Apart {
+                log: dirs.log.as_ref().map(|l| named(l, "log")).transpose().map_err(fail)?,
+                ..Apart::default()
+            };
+            for t in &dirs.tables {
+                match named(t, "tables") {
+                    Ok(made) => apart.tables.push(made),
+                    Err(e) => {
+                        apart.remove();
+                        return Err(fail(e));
+                    }
+                }
+            }
+            Ok(apart)
         };
-        let log = new_log("")?;
-        let first_log = log.as_ref().map(|l| l.path().to_path_buf());
-        let apart = log.as_ref().map(|l| format!(", its log in {}", l.path().display())).unwrap_or_default();
-        progress(&format!("{name}: starting a throwaway {} in {}{apart}", S::DBMS, made.path().display()));
+        let apart = new_apart("")?;
+        let first: Vec<PathBuf> = apart.log.iter().chain(&apart.tables).map(|d| d.path().to_path_buf()).collect();
+        let said = apart.log.as_ref().map(|l| format!(", its log in {}", l.path().display())).unwrap_or_default();
+        progress(&format!("{name}: starting a throwaway {} in {}{said}", S::DBMS, made.path().display()));
         let target = &dirs.data;
-        let mut cluster = match S::start(made, log, settings, stop) {
+        let mut cluster = match S::start(made, apart, settings, stop) {
             // the run's directory is behind a private one (fathom runs as root from
             // /root, say): the system's temporary directory is as good a place, the
             // run's directory being no storage under test; a `target` given stays an
@@ -243,12 +279,12 @@ impl<S: Throwaway> Clusters<S> {
             Err(e) if S::unreachable(&e) && target.is_none() => {
                 let tmp = std::env::temp_dir().join(format!("fathom-{}-{}-{run}-{n}", S::DIR, std::process::id()));
                 progress(&format!("{name}: {e}; using {} instead", tmp.display()));
-                // the first log directory was made, and never used
-                if let Some(first) = &first_log {
-                    let _ = std::fs::remove_dir(first);
+                // the first log and table directories were made, and never used
+                for d in &first {
+                    let _ = std::fs::remove_dir(d);
                 }
-                let log = new_log(&format!("-{}", std::process::id()))?;
-                new(&tmp).and_then(|made| S::start(made, log, settings, stop))
+                let apart = new_apart(&format!("-{}", std::process::id()))?;
+                new(&tmp).and_then(|made| S::start(made, apart, settings, stop))
             }
             other => other,
         }

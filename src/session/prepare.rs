@@ -266,11 +266,11 @@ fn environment_of(
     (targets, env)
 }
 
-/// The directories a workload's throwaway database server keeps its data and its log
-/// in, where the scenario gives them: storage under test, as a target is.
+/// The directories a workload's throwaway database server keeps its data, its log and
+/// its tables in, where the scenario gives them: storage under test, as a target is.
 fn server_dirs(w: &crate::scenario::Workload) -> Vec<PathBuf> {
     let dirs = w.program().map(|p| p.server_dirs()).unwrap_or_default();
-    dirs.data.into_iter().chain(dirs.log).collect()
+    dirs.all().cloned().collect()
 }
 
 /// Stores the run's warnings and lint findings, and shows them.

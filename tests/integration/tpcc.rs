@@ -346,3 +346,83 @@ fn ctrl_c_during_a_dsn_load_removes_the_partial_tables() {
     let tables = "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'";
     assert_eq!(count(&dsn, tables), 0, "the partial load's tables were left");
 }
+
+/// The one directory fathom made in `dir` whose name begins with `prefix`.
+fn made_in(dir: &Path, prefix: &str) -> Option<std::path::PathBuf> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries.flatten().map(|e| e.path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+}
+
+/// What the throwaway cluster in `data` (fathom's `target`) says of `sql` in the
+/// workload's database, reached by its socket as fathom's OS user; None until it answers.
+fn ask_throwaway(data: &Path, sql: &str) -> Option<String> {
+    let pid = std::fs::read_to_string(made_in(data, "fathom-postgres-run")?.join("data/postmaster.pid")).ok()?;
+    let lines: Vec<&str> = pid.lines().collect();
+    let dsn = format!("host={} port={} user=fathom dbname=tpcc_0", lines.get(4)?, lines.get(3)?);
+    let out = std::process::Command::new("psql").args(["-X", "-q", "-A", "-t", "-d", &dsn, "-c", sql]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `table_targets`: the tables of a throwaway cluster dealt over two directories, one
+/// tablespace each, largest first (stock on the first, customer on the second), each
+/// index with its table; the WAL stays with the data; both are emptied with the cluster,
+/// and each is a recorded target. Where the tables cannot go there, the key is refused.
+#[test]
+fn table_targets_deal_the_tables_over_a_tablespace_in_each_directory() {
+    let s = Scratch::new("tpcc-table-targets");
+    let (t1, t2) = (s.dir.join("t1"), s.dir.join("t2"));
+    for d in [&s.data(), &t1, &t2] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let scenario = |more: &str| {
+        s.scenario(&format!("name: spread\nworkloads:\n  db: {{driver: tpcc, warehouses: 1, duration: 3s{more}}}\n"))
+    };
+    let path = scenario(&format!(", target: TARGET, table_targets: [{}, {}]", t1.display(), t2.display()));
+    let mut child = crate::interrupt::spawn_job(&s, &["run", path.to_str().unwrap(), "-q"]);
+    let sql = "SELECT string_agg(c.relname || ':' || coalesce(t.spcname, 'default'), ' ' ORDER BY c.relname) \
+               FROM pg_class c LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace \
+               WHERE c.relname IN ('stock', 'stock_pkey', 'customer', 'customer_i2', 'tpcc_load')";
+    let mut placed = String::new();
+    crate::interrupt::wait_for(&s, &mut child, "the workload's database", || {
+        placed = ask_throwaway(&s.data(), sql).unwrap_or_default();
+        !placed.is_empty()
+    });
+    // the five tables and indexes dealt: stock, customer, ..., tpcc_load (the tenth) on the second
+    let want = "customer:fathom_tables_2 customer_i2:fathom_tables_2 stock:fathom_tables_1 \
+                stock_pkey:fathom_tables_1 tpcc_load:fathom_tables_2";
+    assert_eq!(placed, want);
+    for t in [&t1, &t2] {
+        // PostgreSQL's layout: LOCATION/PG_15_CATALOG/DATABASE/RELFILENODE
+        let made = made_in(t, "fathom-postgres-tables-run").unwrap_or_else(|| panic!("nothing in {}", t.display()));
+        let version = made_in(&made, "PG_").unwrap();
+        let files: usize =
+            std::fs::read_dir(&version).unwrap().flatten().map(|db| db.path().read_dir().unwrap().count()).sum();
+        assert!(files > 0, "no table files in {}", version.display());
+    }
+    let cluster = made_in(&s.data(), "fathom-postgres-run").unwrap();
+    assert!(cluster.join("data/pg_wal").is_dir() && cluster.join("data/pg_wal").read_dir().unwrap().count() > 0);
+    assert_eq!(cluster.join("data/pg_tblspc").read_dir().unwrap().count(), 2);
+    let (out, _) = crate::interrupt::wait_exit(&s, child, Duration::from_secs(120));
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", std::fs::read_to_string(s.dir.join("stderr")).unwrap());
+    for dir in [&s.data(), &t1, &t2] {
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "{} left", dir.display());
+    }
+    let show = s.show_json();
+    let targets = show["run"]["environment"]["targets"].as_array().unwrap();
+    for t in [&t1, &t2] {
+        let target = targets.iter().find(|x| x["path"] == t.to_str().unwrap());
+        assert!(target.is_some_and(|x| x["device"].is_string()), "{} is no target: {targets:?}", t.display());
+    }
+    // where the tables cannot go: the server is given, the directory is the data's, or missing
+    let missing = s.dir.join("missing");
+    for (more, says) in [
+        (format!(", dsn: 'dbname=x', table_targets: [{}]", t1.display()), "with a `dsn` the server is elsewhere"),
+        (format!(", target: TARGET, table_targets: [{}]", s.data().display()), "is `target` itself"),
+        (format!(", table_targets: [{}, {}]", t1.display(), missing.display()), "give an existing directory"),
+    ] {
+        let out = s.run(&["run", scenario(&more).to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("scenario.yaml:3: workloads.db.table_targets") && said.contains(says), "{said}");
+    }
+}

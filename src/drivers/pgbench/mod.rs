@@ -75,22 +75,22 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
     let mut loads: crate::drivers::loading::Loads<u32> = Default::default();
     for (idx, w) in scenario.workloads.iter().enumerate() {
         let Some(p) = spec(w) else { continue };
-        let dsn = match &p.dsn {
+        let (dsn, spaces) = match &p.dsn {
             // reached by `connect` before the run was recorded
-            Some(dsn) => dsn.clone(),
+            Some(dsn) => (dsn.clone(), Vec::new()),
             None => {
                 let cluster = dbs.clusters.get((idx, &w.name), &p.server_dirs(), &p.settings, dir, stop, progress)?;
                 let db = format!("pgbench_s{}", p.scale);
                 cluster
                     .create_database(&db, None, stop)
                     .map_err(|e| bad_input(Error::failed(format!("{}: {e}", w.name))))?;
-                cluster.dsn(&db)
+                (cluster.dsn(&db), cluster.tablespaces())
             }
         };
         loads.once(
             &dsn,
             |scale| *scale == p.scale,
-            || initialise(&w.name, &dsn, p, stop, progress).map(|()| p.scale),
+            || initialise(&w.name, (&dsn, &spaces), p, stop, progress).map(|()| p.scale),
         )?;
         dbs.dsn.insert(idx, dsn);
     }
@@ -104,16 +104,29 @@ fn scale_of(dsn: &str, stop: &AtomicBool) -> Option<u32> {
     postgres::ask(dsn, sql, "reading the scale of an earlier load", stop).ok()?.parse().ok()
 }
 
-/// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale.
+/// `pgbench -i -s SCALE`, unless `reuse` and the database is already at that scale, its
+/// tables in the first of the cluster's tablespaces `spaces` and its indexes in the
+/// second (the first, when there is one; both with the data, when none).
 /// Killed at once when `stop` is set.
-fn initialise(name: &str, dsn: &str, p: &Pgbench, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<()> {
+fn initialise(
+    name: &str,
+    (dsn, spaces): (&str, &[String]),
+    p: &Pgbench,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<()> {
     if p.reuse && scale_of(dsn, stop) == Some(p.scale) {
         progress(&format!("{name}: reusing the pgbench database at scale {}", p.scale));
         return Ok(());
     }
     progress(&format!("{name}: initialising pgbench at scale {} (about {} MB)", p.scale, p.database_bytes() >> 20));
     let mut init = Command::new(postgres::client("pgbench")?);
-    postgres::connect_bounded(&mut init).args(["-i", "-q", "-s", &p.scale.to_string(), dsn]).stdin(Stdio::null());
+    postgres::connect_bounded(&mut init).args(["-i", "-q", "-s", &p.scale.to_string()]);
+    if let Some(tables) = spaces.first() {
+        let indexes = spaces.get(1).unwrap_or(tables);
+        init.arg(format!("--tablespace={tables}")).arg(format!("--index-tablespace={indexes}"));
+    }
+    init.arg(dsn).stdin(Stdio::null());
     let out = children::output(&mut init, "pgbench -i", stop)
         .map_err(|e| Error::failed(format!("{name}: starting pgbench: {e}")))?
         .ok_or_else(|| Error::failed(format!("{name}: pgbench -i {}", crate::drivers::client::INTERRUPTED)))?;

@@ -7,6 +7,7 @@
 use crate::drivers::client::Client;
 use crate::drivers::loading;
 use crate::drivers::postgres;
+use crate::drivers::table_disks;
 use crate::error::Result;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -14,6 +15,12 @@ use std::time::Instant;
 /// The tables fathom creates: TPC-C's nine, and its record of the load.
 pub const TABLES: [&str; 10] =
     ["warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock", "tpcc_load"];
+
+/// The tables by their expected size per warehouse, largest first (stock's 100,000 rows
+/// of about 300 bytes, then customer's 30,000 of 650 and order_line's 300,000 of 55),
+/// as [`crate::drivers::table_disks`] deals them over the table disks.
+pub const BY_SIZE: [&str; 10] =
+    ["stock", "customer", "order_line", "item", "history", "orders", "new_order", "district", "warehouse", "tpcc_load"];
 
 /// The schema, the functions the load calls, and the transactions', in order.
 const SCHEMA: &str = include_str!("sql/schema.sql");
@@ -66,18 +73,18 @@ fn loaded_at(dsn: &str, stop: &AtomicBool) -> Option<(u32, u32)> {
     Some((f.next()??, f.next()??))
 }
 
-/// Loads `warehouses` into `dsn`'s database (empty of other tables; the user's when
-/// `users`), in `sessions` parallel sessions; with `reuse`, a database loaded at as many
-/// warehouses is kept. `progress` hears each stage.
+/// Loads `warehouses` into `db` (empty of other tables), its tables over its
+/// tablespaces, in `sessions` parallel sessions; with `reuse`, a database loaded at as
+/// many warehouses is kept. `progress` hears each stage.
 pub fn load(
-    dsn: &str,
-    users: bool,
+    db: &postgres::Database,
     warehouses: u32,
     reuse: bool,
     sessions: u32,
     stop: &AtomicBool,
     progress: &dyn Fn(&str),
 ) -> Result<Loaded> {
+    let (dsn, users) = (db.dsn, db.users);
     let started = Instant::now();
     if let Some((at, c_last)) = loaded_at(dsn, stop).filter(|(at, _)| reuse && *at == warehouses) {
         progress(&format!("reusing the TPC-C database of {}", crate::metrics::format::counted(at, "warehouse")));
@@ -89,7 +96,7 @@ pub fn load(
     c.run(&drop_ours(), stop)?;
     // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
     let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
-    let fill = || fill(&mut c, dsn, warehouses, c_last, sessions, stop, progress);
+    let fill = || fill(&mut c, db, (warehouses, c_last), sessions, stop, progress);
     postgres::filled_or_dropped(dsn, users, &drop_ours(), fill)?;
     let per = postgres::database_size(&mut c, stop)? / warehouses as f64;
     Ok(Loaded { warehouses, seconds: started.elapsed().as_secs_f64(), bytes_per_warehouse: per, c_last, reused: false })
@@ -104,19 +111,19 @@ fn drop_ours() -> String {
     format!("{}\n{functions}", tables.join("\n"))
 }
 
-/// Creates and fills the tables of `warehouses` through `c` (on `dsn`) and `sessions`
-/// parallel sessions, the customers' last names drawn with constant `c_last`; keys,
-/// vacuums, analyses and checkpoints them.
+/// Creates and fills the tables of `warehouses` through `c` (on `db`, over its
+/// tablespaces) and `sessions` parallel sessions, the customers' last names drawn with
+/// constant `c_last`; keys, vacuums, analyses and checkpoints them.
 fn fill(
     c: &mut Client,
-    dsn: &str,
-    warehouses: u32,
-    c_last: u32,
+    db: &postgres::Database,
+    (warehouses, c_last): (u32, u32),
     sessions: u32,
     stop: &AtomicBool,
     progress: &dyn Fn(&str),
 ) -> Result<()> {
-    c.run(&[SCHEMA, RANDOM, LOAD].concat(), stop)?;
+    let (dsn, spaces) = (db.dsn, &db.tablespaces);
+    c.run(&[&table_disks::postgres(SCHEMA, &BY_SIZE, spaces), RANDOM, LOAD].concat(), stop)?;
     c.run(&TRANSACTIONS.concat(), stop)?;
     progress(&format!(
         "loading {} in {}",
@@ -126,7 +133,8 @@ fn fill(
     let jobs = jobs(warehouses, c_last, "SELECT");
     loading::metered("loading", &jobs, sessions, stop, progress, || postgres::session(dsn))?;
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
-    loading::metered("indexing", &loading::lines_of(KEYS), sessions, stop, progress, || postgres::session(dsn))?;
+    let keys = table_disks::postgres(KEYS, &BY_SIZE, spaces);
+    loading::metered("indexing", &loading::lines_of(&keys), sessions, stop, progress, || postgres::session(dsn))?;
     c.run(&format!("INSERT INTO tpcc_load VALUES ({warehouses}, {c_last})"), stop)?;
     c.run("VACUUM ANALYZE", stop)?;
     postgres::checkpoint(c, stop, progress)?;

@@ -28,7 +28,7 @@ use crate::scenario::program::seam::Spec;
 use crate::scenario::program::tpcc::{Engine, Isolation, OPS, Tpcc};
 use crate::scenario::{EngineKind, Scenario, Workload};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -93,20 +93,20 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
         let say = |m: &str| progress(&format!("{}: {m}", w.name));
-        let conn = match &p.dsn {
-            Some(dsn) => Conn::parse(dsn).map_err(|e| bad_input(named(Error::failed(e))))?,
+        let (conn, tables) = match &p.dsn {
+            Some(dsn) => (Conn::parse(dsn).map_err(|e| bad_input(named(Error::failed(e))))?, Vec::new()),
             None => {
                 let server = dbs.servers.get((idx, &w.name), &p.server_dirs(), &p.settings, dir, stop, progress)?;
                 let database = format!("tpcc_{idx}");
                 server.create_database(&database, stop).map_err(|e| bad_input(named(e)))?;
-                server.conn(&database)
+                (server.conn(&database), server.table_dirs().to_vec())
             }
         };
         let loaded = loads.once(
             &conn.key(),
             |l| l.warehouses == p.warehouses,
             || {
-                let l = load(&conn, p, stop, &say).map_err(named)?;
+                let l = load(&conn, p, &tables, stop, &say).map_err(named)?;
                 let broken = violations(&conn, stop).map_err(named)?;
                 if !broken.is_empty() {
                     return Err(named(Error::failed(format!(
@@ -139,9 +139,10 @@ fn drop_ours() -> String {
     std::iter::once(tables).chain(routines).collect()
 }
 
-/// Loads `p`'s warehouses into `conn`'s database (empty of other tables), in parallel
-/// sessions; with `reuse`, a database loaded at as many warehouses is kept.
-fn load(conn: &Conn, p: &Tpcc, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Loaded> {
+/// Loads `p`'s warehouses into `conn`'s database (empty of other tables), its tables in
+/// the server's table directories `tables` when it has any, in parallel sessions; with
+/// `reuse`, a database loaded at as many warehouses is kept.
+fn load(conn: &Conn, p: &Tpcc, tables: &[PathBuf], stop: &AtomicBool, progress: &dyn Fn(&str)) -> Result<Loaded> {
     let started = Instant::now();
     let warehouses = p.warehouses;
     if let Some((at, c_last)) = loaded_at(conn, stop).filter(|(at, _)| p.reuse && *at == warehouses) {
@@ -153,7 +154,7 @@ fn load(conn: &Conn, p: &Tpcc, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Re
     c.run(&drop_ours(), stop)?;
     // the load's constant for C_LAST; the run's differs from it as clause 2.1.6.1 asks
     let c_last = (std::process::id() ^ started.elapsed().subsec_nanos()) % 256;
-    let filled = fill(&mut c, conn, warehouses, c_last, stop, progress);
+    let filled = fill(&mut c, conn, tables, (warehouses, c_last), stop, progress);
     if filled.is_err() && p.dsn.is_some() {
         // the user's database is left as it was found
         let _ = mariadb::script(conn, &drop_ours(), &AtomicBool::new(false));
@@ -165,17 +166,19 @@ fn load(conn: &Conn, p: &Tpcc, stop: &AtomicBool, progress: &dyn Fn(&str)) -> Re
     Ok(Loaded { warehouses, seconds: secs, bytes_per_warehouse: per, c_last, reused: false })
 }
 
-/// Creates and fills the tables of `warehouses` through `c` (on `conn`) and parallel
-/// sessions, the customers' last names drawn with constant `c_last`, and analyses them.
+/// Creates and fills the tables of `warehouses` through `c` (on `conn`, in the table
+/// directories `tables`) and parallel sessions, the customers' last names drawn with
+/// constant `c_last`, and analyses them.
 fn fill(
     c: &mut Client,
     conn: &Conn,
-    warehouses: u32,
-    c_last: u32,
+    tables: &[PathBuf],
+    (warehouses, c_last): (u32, u32),
     stop: &AtomicBool,
     progress: &dyn Fn(&str),
 ) -> Result<()> {
-    c.run(&[SCHEMA, LOAD, TRANSACTIONS].concat(), stop)?;
+    let schema = crate::drivers::table_disks::mariadb(SCHEMA, &super::load::BY_SIZE, tables);
+    c.run(&[&schema, LOAD, TRANSACTIONS].concat(), stop)?;
     let sessions = crate::drivers::loading::sessions();
     progress(&format!("loading {} in {}", counted(warehouses, "TPC-C warehouse"), counted(sessions, "session")));
     let jobs = super::load::jobs(warehouses, c_last, "CALL");

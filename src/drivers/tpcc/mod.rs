@@ -90,8 +90,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
         let say = |m: &str| progress(&format!("{}: {m}", w.name));
-        let (source, run_dsn, copy) = match &p.dsn {
-            Some(dsn) => (dsn.clone(), dsn.clone(), None),
+        let (source, run_dsn, copy, tablespaces) = match &p.dsn {
+            Some(dsn) => (dsn.clone(), dsn.clone(), None, Vec::new()),
             None => {
                 let settings = cluster_settings(scenario, p);
                 let cluster = dbs.clusters.get((idx, &w.name), &p.server_dirs(), &settings, dir, stop, progress)?;
@@ -103,23 +103,16 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                 }
                 cluster.create_database(&template, None, stop).map_err(|e| bad_input(named(e)))?;
                 let copy = format!("tpcc_{idx}");
-                (cluster.dsn(&template), cluster.dsn(&copy), Some((cluster, template, copy)))
+                (cluster.dsn(&template), cluster.dsn(&copy), Some((cluster, template, copy)), cluster.tablespaces())
             }
         };
         let done = loads.once(
             &source,
             |l| l.warehouses == p.warehouses,
             || {
-                let l = load::load(
-                    &source,
-                    p.dsn.is_some(),
-                    p.warehouses,
-                    p.reuse,
-                    crate::drivers::loading::sessions(),
-                    stop,
-                    &say,
-                )
-                .map_err(named)?;
+                let db = postgres::Database { dsn: &source, users: p.dsn.is_some(), tablespaces };
+                let l = load::load(&db, p.warehouses, p.reuse, crate::drivers::loading::sessions(), stop, &say)
+                    .map_err(named)?;
                 let violations = figures::violations(&source, !l.reused, stop).map_err(named)?;
                 if !violations.is_empty() {
                     let broken = violations.join("; ");

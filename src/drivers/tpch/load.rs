@@ -9,6 +9,7 @@
 use crate::drivers::client::Client;
 use crate::drivers::loading;
 use crate::drivers::postgres;
+use crate::drivers::table_disks;
 use crate::error::{Error, Result};
 use crate::terminal::Meter;
 use std::fmt::Display;
@@ -24,6 +25,12 @@ use tpchgen::generators::{
 /// The tables fathom creates: TPC-H's eight, and its record of the load.
 pub const TABLES: [&str; 9] =
     ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem", "tpch_load"];
+
+/// The tables by their size at any scale, largest first (lineitem's 6 million rows per
+/// scale unit, orders' 1.5 million, partsupp's 800,000), as
+/// [`crate::drivers::table_disks`] deals them over the table disks.
+const BY_SIZE: [&str; 9] =
+    ["lineitem", "orders", "partsupp", "part", "customer", "supplier", "nation", "region", "tpch_load"];
 
 const SCHEMA: &str = include_str!("sql/schema.sql");
 const KEYS: &str = include_str!("sql/keys.sql");
@@ -52,18 +59,18 @@ struct Job {
     parts: i32,
 }
 
-/// Loads scale factor `scale` into `dsn`'s database (empty of other tables; the
-/// user's when `users`), in `sessions` parallel sessions; with `reuse`, a database
-/// loaded at this scale is kept. `progress` hears each stage.
+/// Loads scale factor `scale` into `db` (empty of other tables), its tables over its
+/// tablespaces, in `sessions` parallel sessions; with `reuse`, a database loaded at
+/// this scale is kept. `progress` hears each stage.
 pub fn load(
-    dsn: &str,
-    users: bool,
+    db: &postgres::Database,
     scale: f64,
     reuse: bool,
     sessions: u32,
     stop: &AtomicBool,
     progress: &dyn Fn(&str),
 ) -> Result<Loaded> {
+    let (dsn, users) = (db.dsn, db.users);
     let started = Instant::now();
     if reuse && loaded_at(dsn, stop) == Some(scale) {
         progress(&format!("reusing the TPC-H database of scale {scale}"));
@@ -74,22 +81,23 @@ pub fn load(
     let drop = drop.join("\n");
     let mut c = postgres::session(dsn)?;
     c.run(&drop, stop)?;
-    postgres::filled_or_dropped(dsn, users, &drop, || fill(&mut c, dsn, scale, sessions, stop, progress))?;
+    postgres::filled_or_dropped(dsn, users, &drop, || fill(&mut c, db, scale, sessions, stop, progress))?;
     let bytes = postgres::database_size(&mut c, stop)?;
     Ok(Loaded { scale, seconds: started.elapsed().as_secs_f64(), bytes, reused: false })
 }
 
-/// Creates TPC-H's tables through `c` (on `dsn`) and fills them at `scale` in
-/// `sessions` parallel sessions; keys, vacuums, analyses and checkpoints them.
+/// Creates TPC-H's tables through `c` (on `db`, over its tablespaces) and fills them at
+/// `scale` in `sessions` parallel sessions; keys, vacuums, analyses and checkpoints them.
 fn fill(
     c: &mut Client,
-    dsn: &str,
+    db: &postgres::Database,
     scale: f64,
     sessions: u32,
     stop: &AtomicBool,
     progress: &dyn Fn(&str),
 ) -> Result<()> {
-    c.run(SCHEMA, stop)?;
+    let (dsn, spaces) = (db.dsn, &db.tablespaces);
+    c.run(&table_disks::postgres(SCHEMA, &BY_SIZE, spaces), stop)?;
     progress(&format!("generating and loading TPC-H's tables at scale {scale} in {sessions} sessions"));
     text_pool(stop)?;
     // the large tables in parts, largest first, so that the sessions end together
@@ -117,8 +125,8 @@ fn fill(
     )?;
     drop(meter);
     progress("adding the keys and indexes, then VACUUM ANALYZE and CHECKPOINT");
-    for stage in [KEYS, FOREIGN] {
-        let jobs = loading::lines_of(stage);
+    for stage in [table_disks::postgres(KEYS, &BY_SIZE, spaces), FOREIGN.to_string()] {
+        let jobs = loading::lines_of(&stage);
         loading::metered("indexing", &jobs, sessions, stop, progress, || postgres::session(dsn))?;
     }
     c.run(&format!("INSERT INTO tpch_load VALUES ({scale})"), stop)?;

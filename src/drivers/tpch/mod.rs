@@ -142,8 +142,8 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
         let Some(p) = spec(w) else { continue };
         let named = |e: Error| Error::failed(format!("{}: {e}", w.name));
         let say = |m: &str| progress(&format!("{}: {m}", w.name));
-        let dsn = match &p.dsn {
-            Some(dsn) => dsn.clone(),
+        let (dsn, tablespaces) = match &p.dsn {
+            Some(dsn) => (dsn.clone(), Vec::new()),
             None => {
                 let cluster = dbs.clusters.get((idx, &w.name), &p.server_dirs(), &p.settings, dir, stop, progress)?;
                 let dsn = cluster.dsn(&p.database());
@@ -151,23 +151,16 @@ fn prepare(scenario: &Scenario, dir: &Path, stop: &AtomicBool, progress: &dyn Fn
                     room(&cluster.dir, p).map_err(|e| bad_input(named(e)))?;
                 }
                 cluster.create_database(&p.database(), None, stop).map_err(|e| bad_input(named(e)))?;
-                dsn
+                (dsn, cluster.tablespaces())
             }
         };
         let done = loads.once(
             &dsn,
             |l| l.scale == p.scale,
             || {
-                let l = load::load(
-                    &dsn,
-                    p.dsn.is_some(),
-                    p.scale,
-                    p.reuse,
-                    crate::drivers::loading::sessions(),
-                    stop,
-                    &say,
-                )
-                .map_err(named)?;
+                let db = postgres::Database { dsn: &dsn, users: p.dsn.is_some(), tablespaces };
+                let l = load::load(&db, p.scale, p.reuse, crate::drivers::loading::sessions(), stop, &say)
+                    .map_err(named)?;
                 if !l.reused {
                     say(&format!("loaded scale {} in {:.1} s, {:.0} MB", p.scale, l.seconds, l.bytes / 1e6));
                 }

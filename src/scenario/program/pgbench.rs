@@ -42,6 +42,10 @@ pub struct Pgbench {
     /// The directory of its WAL (`log_target`), on a disk of its own; `None`: beside the data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_target: Option<PathBuf>,
+    /// The directories its tables are spread over (`table_targets`), one per disk; empty:
+    /// with the data.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub table_targets: Vec<PathBuf>,
 }
 
 /// What each transaction runs.
@@ -68,7 +72,20 @@ impl Program for PgbenchProgram {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["target", "log_target", "dsn", "scale", "reuse", "clients", "threads", "script", "sql", "rate", "settings"]
+        &[
+            "target",
+            "log_target",
+            "table_targets",
+            "dsn",
+            "scale",
+            "reuse",
+            "clients",
+            "threads",
+            "script",
+            "sql",
+            "rate",
+            "settings",
+        ]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -103,6 +120,10 @@ impl Program for PgbenchProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let log_target = log_target(keys, dsn.is_some(), &target)?;
+        let table_targets = table_targets(keys, dsn.is_some(), &target, &log_target)?;
+        let why = "pgbench puts its tables in one tablespace (`--tablespace`) and its indexes in another \
+                   (`--index-tablespace`)";
+        tables_at_most(keys, &table_targets, 2, why)?;
         let (reuse, _) = keys.get::<bool>("reuse")?;
         let script = script(keys)?;
         let reuse = reuse.unwrap_or(false);
@@ -117,6 +138,7 @@ impl Program for PgbenchProgram {
             settings,
             target,
             log_target,
+            table_targets,
         }))
     }
 }
@@ -187,6 +209,72 @@ pub fn log_target(keys: &Keys, has_dsn: bool, data: &Option<PathBuf>) -> Result<
             keys.not_pseudo(Path::new(&one), &at)?;
             Ok(Some(PathBuf::from(one)))
         }
+    }
+}
+
+/// The directories the throwaway server's tables are spread over (`table_targets`), one
+/// per disk: none with a `dsn` (the server is elsewhere), and at least one. Each is an
+/// existing directory, in which fathom makes one of its own: a missing one is a typo
+/// caught before a server starts, not a directory to create. Each is given once and is
+/// neither `target` nor `log_target`, or those tables would not be on a disk apart.
+pub fn table_targets(
+    keys: &Keys,
+    has_dsn: bool,
+    data: &Option<PathBuf>,
+    log: &Option<PathBuf>,
+) -> Result<Vec<PathBuf>> {
+    let (dirs, at) = keys.get::<Vec<String>>("table_targets")?;
+    match dirs {
+        None => Ok(Vec::new()),
+        Some(_) if has_dsn && keys.own_has("table_targets") => {
+            Err(keys.fail(&at, "places the throwaway server's tables; with a `dsn` the server is elsewhere"))
+        }
+        Some(_) if has_dsn => Ok(Vec::new()),
+        Some(dirs) if dirs.is_empty() => {
+            Err(keys.fail(&at, "is empty: give one directory for each disk the tables are to be spread over"))
+        }
+        Some(dirs) => {
+            let mut seen: Vec<PathBuf> = Vec::new();
+            for dir in &dirs {
+                let path = PathBuf::from(dir);
+                let why = table_dir(&path, data, log, &seen);
+                why.map_or(Ok(()), |why| Err(keys.fail(&at, &format!("`{dir}` {why}"))))?;
+                keys.not_pseudo(&path, &at)?;
+                seen.push(path);
+            }
+            Ok(seen)
+        }
+    }
+}
+
+/// Refuses more table directories (`table_targets`) than a runner can place tables in,
+/// `why` saying what it can: a directory left unused would be recorded, and observed,
+/// as storage under test.
+pub fn tables_at_most(keys: &Keys, dirs: &[PathBuf], most: usize, why: &str) -> Result<()> {
+    let at = keys.at("table_targets");
+    match dirs.len() {
+        n if n <= most => Ok(()),
+        _ if most == 0 => Err(keys.fail(&at, &format!("{why}: leave `table_targets` out"))),
+        n => Err(keys.fail(&at, &format!("gives {n} directories; {why}: give at most {most}"))),
+    }
+}
+
+/// Why `dir` cannot hold tables apart (`table_targets`), given the data's and the log's
+/// directories and the table directories before it; None when it can.
+fn table_dir(dir: &Path, data: &Option<PathBuf>, log: &Option<PathBuf>, before: &[PathBuf]) -> Option<String> {
+    // one directory written two ways (`/mnt/a/`, `/mnt/x/../a`) is still one
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let same = |other: &Option<PathBuf>| other.as_deref().is_some_and(|o| real(o) == real(dir));
+    match std::fs::metadata(dir) {
+        _ if !crate::scenario::text::one_line(&dir.to_string_lossy()) => Some("is more than one line".into()),
+        Err(e) => Some(format!("cannot be used ({e}): give an existing directory")),
+        Ok(m) if !m.is_dir() => Some("is not a directory".into()),
+        _ if same(data) => Some("is `target` itself: give a directory on a disk the tables are to have".into()),
+        _ if same(log) => Some("is `log_target`: the log's disk is the log's alone".into()),
+        _ if before.iter().any(|b| same(&Some(b.clone()))) => {
+            Some("is given twice: give each directory (one per disk) once".into())
+        }
+        Ok(_) => None,
     }
 }
 
@@ -303,7 +391,7 @@ impl Spec for Pgbench {
     }
 
     fn server_dirs(&self) -> ServerDirs {
-        ServerDirs { data: self.target.clone(), log: self.log_target.clone() }
+        ServerDirs { data: self.target.clone(), log: self.log_target.clone(), tables: self.table_targets.clone() }
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -333,5 +421,47 @@ pub fn fits_in(size: u64, cache: Option<(&str, u64)>, memory_bytes: Option<u64>)
         (Some((name, bytes)), _) if size <= bytes => Some(format!("{name} ({})", Size(bytes).human())),
         (_, Some(ram)) if size < ram => Some(format!("the {} of RAM", Size(ram).human())),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{Scenario, Source};
+
+    fn load(workload: &str) -> crate::error::Result<Scenario> {
+        let text = format!("name: t\nworkloads:\n  db: {{duration: 5s, {workload}}}\n");
+        Scenario::load(&Source { origin: "t.yaml".into(), text: &text }, &[])
+    }
+
+    #[test]
+    fn table_targets_are_existing_directories_apart_each_runner_taking_what_it_can_place() {
+        let dir = std::env::temp_dir().join(format!("fathom-table-targets-{}", std::process::id()));
+        let (a, b, c, file) = (dir.join("a"), dir.join("b"), dir.join("c"), dir.join("f"));
+        for d in [&a, &b, &c] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(&file, "").unwrap();
+        let [a, b, c, file, dir] = [a, b, c, file, dir.clone()].map(|p| p.display().to_string());
+        let s = load(&format!("driver: tpcc, table_targets: [{a}, {b}, {c}]")).unwrap();
+        let dirs = s.workloads[0].program().unwrap().server_dirs();
+        assert_eq!(dirs.tables, [&a, &b, &c].map(std::path::PathBuf::from));
+        assert_eq!(dirs.all().count(), 3);
+        for (workload, says) in [
+            ("driver: tpcc, table_targets: []".to_string(), "is empty"),
+            (format!("driver: tpcc, table_targets: [{a}, {a}/]"), "is given twice"),
+            (format!("driver: tpcc, target: {a}, table_targets: [{a}]"), "is `target` itself"),
+            (format!("driver: tpch, log_target: {b}, table_targets: [{a}, {b}]"), "is `log_target`"),
+            (format!("driver: tpcc, table_targets: [{file}]"), "is not a directory"),
+            (format!("driver: tpcc, table_targets: [{dir}/missing]"), "give an existing directory"),
+            (format!("driver: pgbench, dsn: dbname=x, table_targets: [{a}]"), "with a `dsn` the server is elsewhere"),
+            (format!("driver: tpcc, engine: hammerdb, table_targets: [{a}]"), "HammerDB builds its own schema"),
+            (format!("driver: pgbench, table_targets: [{a}, {b}, {c}]"), "give at most 2"),
+            (format!("driver: sysbench, table_targets: [{a}, {b}]"), "one `default_tablespace`: give at most 1"),
+            (format!("driver: sysbench, dbms: mariadb, table_targets: [{a}]"), "leave `table_targets` out"),
+        ] {
+            let e = load(&workload).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("t.yaml:3") && e.contains("table_targets"), "{workload}: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -41,13 +41,24 @@ pub trait Program: Sync {
     fn check(&self, keys: &Keys) -> Result<ProgramSpec>;
 }
 
-/// Where a throwaway database server keeps its files: its data (`target`) and, on a disk
-/// of its own, its transaction log (`log_target`: PostgreSQL's WAL, InnoDB's redo log),
-/// which the field notes' studies put apart ("one is taking transaction log writes").
+/// Where a throwaway database server keeps its files: its data (`target`), on a disk of
+/// its own its transaction log (`log_target`: PostgreSQL's WAL, InnoDB's redo log), and
+/// the workload's tables over disks of their own (`table_targets`), as the field notes'
+/// studies lay a database out ("one log disk and six data disks").
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ServerDirs {
     pub data: Option<PathBuf>,
     pub log: Option<PathBuf>,
+    /// One directory per disk, in the order the scenario gives them; empty: the tables
+    /// stay with the data.
+    pub tables: Vec<PathBuf>,
+}
+
+impl ServerDirs {
+    /// Every directory given, each storage under test: the data's, the log's, the tables'.
+    pub fn all(&self) -> impl Iterator<Item = &PathBuf> {
+        self.data.iter().chain(&self.log).chain(&self.tables)
+    }
 }
 
 /// A program's settings, checked: what its runner needs, and what the rest of fathom

@@ -4,7 +4,7 @@
 //! `table_size`, `threads`); `crate::drivers::sysbench` runs it.
 
 use super::dbms::{Dbms, dbms};
-use super::pgbench::{fits_in, log_target, no_secret, settings, target};
+use super::pgbench::{fits_in, log_target, no_secret, settings, table_targets, tables_at_most, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, ServerDirs, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -43,6 +43,10 @@ pub struct Sysbench {
     /// beside the data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_target: Option<PathBuf>,
+    /// The directories its tables are spread over (`table_targets`), one per disk; empty:
+    /// with the data.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub table_targets: Vec<PathBuf>,
 }
 
 /// sysbench's OLTP tests, as Debian's sysbench 1.0.20 ships them: each `event` one
@@ -69,7 +73,19 @@ impl Program for SysbenchProgram {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["dbms", "target", "log_target", "dsn", "test", "tables", "table_size", "threads", "reuse", "settings"]
+        &[
+            "dbms",
+            "target",
+            "log_target",
+            "table_targets",
+            "dsn",
+            "test",
+            "tables",
+            "table_size",
+            "threads",
+            "reuse",
+            "settings",
+        ]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -101,6 +117,16 @@ impl Program for SysbenchProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let log_target = log_target(keys, dsn.is_some(), &target)?;
+        let table_targets = table_targets(keys, dsn.is_some(), &target, &log_target)?;
+        let (most, why) = match dbms {
+            Dbms::Postgresql => {
+                (1, "sysbench makes its own tables, which fathom places by the database's one `default_tablespace`")
+            }
+            Dbms::Mariadb => {
+                (0, "sysbench makes its own tables and takes no table options for MariaDB to place them by")
+            }
+        };
+        tables_at_most(keys, &table_targets, most, why)?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
         Ok(ProgramSpec::new(Sysbench {
             dbms,
@@ -113,6 +139,7 @@ impl Program for SysbenchProgram {
             settings,
             target,
             log_target,
+            table_targets,
         }))
     }
 }
@@ -162,7 +189,7 @@ impl Spec for Sysbench {
     }
 
     fn server_dirs(&self) -> ServerDirs {
-        ServerDirs { data: self.target.clone(), log: self.log_target.clone() }
+        ServerDirs { data: self.target.clone(), log: self.log_target.clone(), tables: self.table_targets.clone() }
     }
 
     fn as_any(&self) -> &dyn Any {

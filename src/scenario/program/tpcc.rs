@@ -4,7 +4,7 @@
 //! server fathom creates on the storage under test or a server given by `dsn`. Each transaction type is an op of its own; `crate::drivers::tpcc` runs it.
 
 use super::dbms::{Dbms, MysqlDsn, dbms};
-use super::pgbench::{fits_in, log_target, no_secret, settings, target};
+use super::pgbench::{fits_in, log_target, no_secret, settings, table_targets, tables_at_most, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, ServerDirs, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -63,6 +63,10 @@ pub struct Tpcc {
     /// beside the data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_target: Option<PathBuf>,
+    /// The directories its tables are spread over (`table_targets`), one per disk; empty:
+    /// with the data.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub table_targets: Vec<PathBuf>,
     /// What runs the transactions; stored as the workload's `engine`.
     #[serde(skip)]
     pub engine: Engine,
@@ -239,6 +243,7 @@ impl Program for TpccProgram {
             "dbms",
             "target",
             "log_target",
+            "table_targets",
             "dsn",
             "warehouses",
             "clients",
@@ -303,6 +308,7 @@ impl Program for TpccProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let log_target = log_target(keys, dsn.is_some(), &target)?;
+        let table_targets = table_targets(keys, dsn.is_some(), &target, &log_target)?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
         let engine = engine(keys, dbms)?;
         let (hammerdb_dir, hammerdb_at) = keys.line("hammerdb_dir")?;
@@ -324,6 +330,7 @@ impl Program for TpccProgram {
             settings,
             target,
             log_target,
+            table_targets,
             engine,
             hammerdb_dir,
         };
@@ -396,6 +403,12 @@ fn beyond_hammerdb(keys: &Keys, t: &Tpcc) -> Result<()> {
         let at = if keys.own_has(key) || !keys.own_has("engine") { keys.at(key) } else { keys.at("engine") };
         Err(keys.fail(&at, &format!("with `engine: hammerdb`: {why}")))
     };
+    tables_at_most(
+        keys,
+        &t.table_targets,
+        0,
+        "with `engine: hammerdb`: HammerDB builds its own schema, in the default tablespace",
+    )?;
     if t.dsn.is_some() {
         return refused(
             "dsn",
@@ -572,7 +585,7 @@ impl Spec for Tpcc {
     }
 
     fn server_dirs(&self) -> ServerDirs {
-        ServerDirs { data: self.target.clone(), log: self.log_target.clone() }
+        ServerDirs { data: self.target.clone(), log: self.log_target.clone(), tables: self.table_targets.clone() }
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -5,7 +5,7 @@
 //! (`q1` to `q22`); `crate::drivers::tpch` runs it.
 
 use super::dbms::Dbms;
-use super::pgbench::{log_target, no_secret, settings, target};
+use super::pgbench::{log_target, no_secret, settings, table_targets, target};
 use super::seam::{Keys, Measures, Program, ProgramSpec, Risk, ServerDirs, Spec};
 use crate::error::Result;
 use crate::metrics::Op;
@@ -57,6 +57,10 @@ pub struct Tpch {
     /// beside the data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_target: Option<PathBuf>,
+    /// The directories its tables are spread over (`table_targets`), one per disk; empty:
+    /// with the data.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub table_targets: Vec<PathBuf>,
 }
 
 impl Tpch {
@@ -155,6 +159,7 @@ impl Program for TpchProgram {
         &[
             "target",
             "log_target",
+            "table_targets",
             "dsn",
             "scale",
             "streams",
@@ -204,9 +209,22 @@ impl Program for TpchProgram {
         let settings = settings(keys, dsn.is_some())?;
         let target = target(keys, dsn.is_some())?;
         let log_target = log_target(keys, dsn.is_some(), &target)?;
+        let table_targets = table_targets(keys, dsn.is_some(), &target, &log_target)?;
         let reuse = keys.get::<bool>("reuse")?.0.unwrap_or(false);
-        let spec =
-            Tpch { dsn, scale, streams, queries, query_timeout, repeat, power, reuse, settings, target, log_target };
+        let spec = Tpch {
+            dsn,
+            scale,
+            streams,
+            queries,
+            query_timeout,
+            repeat,
+            power,
+            reuse,
+            settings,
+            target,
+            log_target,
+            table_targets,
+        };
         Ok(ProgramSpec::new(spec))
     }
 }
@@ -278,7 +296,7 @@ impl Spec for Tpch {
     }
 
     fn server_dirs(&self) -> ServerDirs {
-        ServerDirs { data: self.target.clone(), log: self.log_target.clone() }
+        ServerDirs { data: self.target.clone(), log: self.log_target.clone(), tables: self.table_targets.clone() }
     }
 
     fn as_any(&self) -> &dyn Any {
