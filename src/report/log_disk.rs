@@ -1,35 +1,66 @@
-//! What the disk of a database's transaction log saw, when a workload's throwaway server
-//! kept its log on a disk of its own (`log_target`): the field notes read a log disk by
-//! its writes, "low concurrency and small size (16K-32K)", so the answer says them, the
-//! writes' rate, size and queue depth, beside what the data's disk saw.
+//! What the disks of a database saw, when a workload's throwaway server kept its
+//! transaction log on a disk of its own (`log_target`), and maybe its tables on others
+//! (`table_targets`): the field notes read a log disk by its writes, "low concurrency and
+//! small size (16K-32K)", so the answer says them, the writes' rate, size and queue
+//! depth, and the same of the data's disk and each table disk beside it.
 
 use super::measured::WorkloadSummary;
+use crate::scenario::program::seam::ServerDirs;
 use crate::store::Observed;
 use serde_json::Value;
 
 /// The clause for every workload whose log was apart (`oltp's log disk vdb: 2,275
-/// writes/s of 23.9 kB at queue depth 2.45 (w_await 410 µs); its data disk vdc: ...`);
-/// None when no workload's was, or its disk was not observed.
+/// writes/s of 23.9 kB at queue depth 2.45 (w_await 410 µs); its data disk vdc: ...;
+/// its table disk vdd: ...`); None when no workload's was, or its disk was not observed.
 pub fn clause(workloads: &[WorkloadSummary], environment: &Value, observed: &[Observed]) -> Option<String> {
     let said: Vec<String> = workloads
         .iter()
         .filter_map(|w| {
-            let (data, log) = &w.stored.server_dirs;
-            let log_disk = device_of(environment, log.as_deref()?)?;
-            let log_saw = writes(observed, &log_disk)?;
-            let name = &w.stored.name;
-            let data_disk = data.as_deref().and_then(|d| device_of(environment, d));
-            Some(match data_disk {
-                Some(d) if d == log_disk => format!("{name}'s log and data share {d}: {log_saw}"),
-                Some(d) => match writes(observed, &d) {
-                    Some(data_saw) => format!("{name}'s log disk {log_disk}: {log_saw}; its data disk {d}: {data_saw}"),
-                    None => format!("{name}'s log disk {log_disk}: {log_saw}"),
-                },
-                None => format!("{name}'s log disk {log_disk}: {log_saw}"),
-            })
+            let disks = disks(&w.stored.server_dirs, environment)?;
+            let mut parts = disks.iter().filter_map(|(roles, d)| Some((roles, d, writes(observed, d)?)));
+            let (roles, d, saw) = parts.next().filter(|(roles, _, _)| roles[0] == LOG)?;
+            let first = format!("{}'s {}: {saw}", w.stored.name, named(roles, d));
+            let rest = parts.map(|(roles, d, saw)| format!("its {}: {saw}", named(roles, d)));
+            Some(std::iter::once(first).chain(rest).collect::<Vec<_>>().join("; "))
         })
         .collect();
     (!said.is_empty()).then(|| said.join("; "))
+}
+
+/// What a directory of a server is, as a disk is named by it (`log disk`) and as disks
+/// share (`log and data share`).
+type Role = (&'static str, &'static str);
+const LOG: Role = ("log", "log");
+const DATA: Role = ("data", "data");
+const TABLES: Role = ("table", "tables");
+
+/// The devices of a server's directories, the log's first, each once with what it
+/// holds; None when its log was not apart or its device is not known.
+fn disks(dirs: &ServerDirs, environment: &Value) -> Option<Vec<(Vec<Role>, String)>> {
+    let log = device_of(environment, dirs.log.as_deref()?.to_str()?)?;
+    let mut disks: Vec<(Vec<Role>, String)> = vec![(vec![LOG], log)];
+    let others = dirs.data.iter().map(|d| (DATA, d)).chain(dirs.tables.iter().map(|t| (TABLES, t)));
+    for (role, dir) in others {
+        let Some(device) = dir.to_str().and_then(|d| device_of(environment, d)) else { continue };
+        match disks.iter_mut().find(|(_, d)| *d == device) {
+            Some((roles, _)) if !roles.contains(&role) => roles.push(role),
+            Some(_) => {}
+            None => disks.push((vec![role], device)),
+        }
+    }
+    Some(disks)
+}
+
+/// A disk as its roles name it: `log disk vdb`, `log and data share vdb`, `log, data
+/// and tables share vdb`.
+fn named(roles: &[Role], device: &str) -> String {
+    let words: Vec<&str> = roles.iter().map(|r| r.1).collect();
+    match (roles, words.split_last()) {
+        ([(one, _)], _) => format!("{one} disk {device}"),
+        (_, Some((last, [first]))) => format!("{first} and {last} share {device}"),
+        (_, Some((last, rest))) => format!("{} and {last} share {device}", rest.join(", ")),
+        (_, None) => format!("disk {device}"),
+    }
 }
 
 /// The device (`vdb`) under `path`, as the run's environment recorded its targets.
@@ -78,5 +109,27 @@ mod tests {
         assert_eq!(device_of(&env, "/mnt/log").as_deref(), Some("vdb"));
         assert_eq!(device_of(&env, "/elsewhere"), None);
         assert_eq!(writes(&seen, "vdz"), None);
+    }
+
+    #[test]
+    fn each_table_disk_is_said_beside_the_log_s_and_a_shared_disk_once() {
+        let env = json!({"targets": [
+            {"path": "/mnt/log", "device": "/dev/vdb"}, {"path": "/mnt/data", "device": "/dev/vdc"},
+            {"path": "/mnt/t1", "device": "/dev/vdd"}, {"path": "/mnt/t2", "device": "/dev/vdc"}
+        ]});
+        let dirs = |tables: &[&str]| ServerDirs {
+            data: Some("/mnt/data".into()),
+            log: Some("/mnt/log".into()),
+            tables: tables.iter().map(std::path::PathBuf::from).collect(),
+        };
+        let said = |tables: &[&str]| {
+            let disks = disks(&dirs(tables), &env).unwrap();
+            disks.iter().map(|(roles, d)| named(roles, d)).collect::<Vec<_>>()
+        };
+        assert_eq!(said(&["/mnt/t1", "/mnt/t2"]), ["log disk vdb", "data and tables share vdc", "table disk vdd"]);
+        assert_eq!(said(&[]), ["log disk vdb", "data disk vdc"]);
+        let all = [LOG, DATA, TABLES];
+        assert_eq!(named(&all, "vda"), "log, data and tables share vda");
+        assert_eq!(disks(&ServerDirs { log: None, ..dirs(&["/mnt/t1"]) }, &env), None);
     }
 }

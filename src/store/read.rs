@@ -11,10 +11,12 @@ use crate::error::Result;
 use crate::metrics::headline::Headline;
 use crate::scenario::Rw;
 use crate::scenario::program;
+use crate::scenario::program::seam::ServerDirs;
 use crate::workload::blocksize::BlockSizes;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// A workload as it ran, typed: what its stored profile says, with the engine that
 /// was actually used and the workers it was given.
@@ -59,9 +61,10 @@ pub struct StoredWorkload {
     /// What it is read by first, as its program declared it; None in stores written
     /// before programs declared one.
     pub headline: Option<Headline>,
-    /// Where its program's throwaway database server kept its data and, on a disk of
-    /// its own, its transaction log (`target`, `log_target`), when the scenario said.
-    pub server_dirs: (Option<String>, Option<String>),
+    /// Where its program's throwaway database server kept its data and, on disks of
+    /// their own, its transaction log and its tables (`target`, `log_target`,
+    /// `table_targets`), when the scenario said.
+    pub server_dirs: ServerDirs,
 }
 
 /// Profile keys that say nothing about what a workload does to the storage: its name,
@@ -127,8 +130,19 @@ impl StoredWorkload {
             link_bps: number("link_bps"),
             as_written: text("driver") == Some("fio"),
             server_dirs: match program {
-                true => (text("target").map(str::to_string), text("log_target").map(str::to_string)),
-                false => (None, None),
+                true => ServerDirs {
+                    data: text("target").map(PathBuf::from),
+                    log: text("log_target").map(PathBuf::from),
+                    tables: p
+                        .get("table_targets")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(PathBuf::from)
+                        .collect(),
+                },
+                false => ServerDirs::default(),
             },
             other: p
                 .iter()

@@ -651,10 +651,14 @@ fn checkpoint_tuning() {
 fn log_disk_puts_the_wal_on_its_own_directory_and_answers_with_its_disks_writes() {
     let s = Scratch::new("builtin-log-disk");
     let (data, log) = (s.dir.join("data"), s.dir.join("log"));
-    std::fs::create_dir_all(&data).unwrap();
-    std::fs::create_dir_all(&log).unwrap();
+    let (tables, indexes) = (s.dir.join("tables"), s.dir.join("indexes"));
+    for dir in [&data, &log, &tables, &indexes] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
     let set_log = format!("log={}", log.display());
-    let args = ["run", "log-disk", "-q", "--time-scale", "0.1", "--set", "scale=1", "--set", &set_log, "--target"];
+    let set_tables = format!("tables=[{}, {}]", tables.display(), indexes.display());
+    let args = ["run", "log-disk", "-q", "--time-scale", "0.1", "--set", "scale=1", "--set", &set_log, "--set"];
+    let args = [&args[..], &[&set_tables, "--target"]].concat();
     let mut child = crate::interrupt::spawn_job(&s, &[&args[..], &[data.to_str().unwrap()]].concat());
     let wal = log.join("fathom-postgres-log-run1-0/pg_wal");
     crate::interrupt::wait_for(&s, &mut child, "WAL in the log's directory", || {
@@ -662,9 +666,13 @@ fn log_disk_puts_the_wal_on_its_own_directory_and_answers_with_its_disks_writes(
     });
     let linked = std::fs::read_link(data.join("fathom-postgres-run1-0/data/pg_wal")).unwrap();
     assert_eq!(linked, wal);
+    // pgbench's tables in the first table directory's tablespace, its indexes in the second's
+    for dir in [&tables, &indexes] {
+        assert!(dir.join("fathom-postgres-tables-run1-0").is_dir(), "no tablespace in {}", dir.display());
+    }
     let (out, _) = crate::interrupt::wait_exit(&s, child, std::time::Duration::from_secs(120));
     assert!(matches!(out.status.code(), Some(0 | 3)), "{}", text(&out));
-    for dir in [&data, &log] {
+    for dir in [&data, &log, &tables, &indexes] {
         assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "{} left", dir.display());
     }
     let show = s.show_json();
@@ -690,7 +698,9 @@ fn log_disk_puts_the_wal_on_its_own_directory_and_answers_with_its_disks_writes(
         .map(|c| std::str::from_utf8(c).unwrap())
         .collect::<Vec<_>>()
         .join(",");
-    let said = format!("oltp's log and data share {device}: {rate} writes/s of {size:.1} kB at queue depth {queue:.2}");
+    let said = format!(
+        "oltp's log, data and tables share {device}: {rate} writes/s of {size:.1} kB at queue depth {queue:.2}"
+    );
     assert!(answer.contains(&said), "{said}\n{answer}");
     // where the log cannot be apart: the server's given, or the log's directory is the data's
     let at_data = format!("log={}", data.display());
