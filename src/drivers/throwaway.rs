@@ -268,7 +268,11 @@ impl<S: Throwaway> Clusters<S> {
         };
         let apart = new_apart("")?;
         let first: Vec<PathBuf> = apart.log.iter().chain(&apart.tables).map(|d| d.path().to_path_buf()).collect();
-        let said = apart.log.as_ref().map(|l| format!(", its log in {}", l.path().display())).unwrap_or_default();
+        let mut said = apart.log.as_ref().map(|l| format!(", its log in {}", l.path().display())).unwrap_or_default();
+        let tables: Vec<String> = apart.tables.iter().map(|t| t.path().display().to_string()).collect();
+        if !tables.is_empty() {
+            said.push_str(&format!(", its tables in {}", tables.join(", ")));
+        }
         progress(&format!("{name}: starting a throwaway {} in {}{said}", S::DBMS, made.path().display()));
         let target = &dirs.data;
         let mut cluster = match S::start(made, apart, settings, stop) {
