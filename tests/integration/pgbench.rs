@@ -170,7 +170,7 @@ fn transactions_are_live_while_pgbench_runs() {
     let port = servers::free_port();
     let path = s.scenario(&format!(
         "name: pg-live\nprometheus: 127.0.0.1:{port}\nworkloads:\n  \
-         oltp: {{driver: pgbench, script: select-only, clients: 2, duration: 8s}}\n"
+         oltp: {{driver: pgbench, script: select-only, clients: 2, rate: 300, duration: 8s}}\n"
     ));
     let mut child =
         s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(std::process::Stdio::null()).spawn().unwrap();

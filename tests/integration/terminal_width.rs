@@ -46,7 +46,7 @@ fn piped_at_80(s: &Scratch, args: &[&str], what: &str) -> String {
 #[test]
 fn the_quickstart_fits_80_columns_and_wide_shows_every_column() {
     let s = Scratch::new("width-quickstart");
-    let args = ["run", "quickstart", "--target", "data", "--time-scale", "0.02"];
+    let args = ["run", "quickstart", "--target", "data", "--time-scale", "0.02", "--set", "size=64m"];
     let printed = piped_at_80(&s, &args, "quickstart piped");
     // its progress, lint's note and the answer were all there, wrapped
     for said in ["[ 0s] qd1: randread 4k", "lint note [short-run]", "how many IOPS does queue depth buy"] {
