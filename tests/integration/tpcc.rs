@@ -133,7 +133,7 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     let (_pg, dsn) = empty_database(&s);
     let path = s.scenario(
         "name: oltp\ndescription: one warehouse\n\
-         workloads:\n  w1: {driver: tpcc, warehouses: 1, clients: 2, mix: spec, duration: 4s}\n",
+         workloads:\n  w1: {driver: tpcc, warehouses: 1, clients: 2, mix: spec, rate: 200, duration: 4s}\n",
     );
     let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={dsn}")]);
     assert!(out.status.success(), "{}", text(&out));
@@ -253,7 +253,7 @@ fn bad_warehouses_and_a_database_of_others_are_refused() {
 fn two_hosts_each_run_their_own_cluster_and_the_total_is_their_sum() {
     let s = Scratch::new("tpcc-hosts");
     let hosts = s.local_inventory(&["n1", "n2"]);
-    let path = s.scenario("name: nodes\nworkloads:\n  oltp: {driver: tpcc, warehouses: 1, clients: 1, duration: 3s}\n");
+    let path = s.scenario("name: nodes\nworkloads:\n  oltp: {driver: tpcc, warehouses: 1, clients: 1, rate: 100, duration: 3s}\n");
     let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
     assert!(out.status.success(), "{}", text(&out));
     let show = s.show_json();
@@ -294,7 +294,7 @@ fn a_server_that_dies_mid_run_fails_the_run_and_keeps_its_seconds() {
     let s = Scratch::new("tpcc-crash");
     let (mut pg, dsn) = empty_database(&s);
     let path = s.scenario(&format!(
-        "name: crash\nworkloads:\n  w: {{driver: tpcc, clients: 2, duration: 30s, dsn: '{dsn}'}}\n"
+        "name: crash\nworkloads:\n  w: {{driver: tpcc, clients: 2, rate: 200, duration: 30s, dsn: '{dsn}'}}\n"
     ));
     let child = s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
     let child = child.unwrap();
