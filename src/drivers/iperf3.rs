@@ -313,6 +313,10 @@ fn run(l: &LaunchContext, spec: &Iperf3, server: &(String, u16)) -> Result<()> {
     if spec.reverse {
         cmd.arg("-R");
     }
+    if let Some(total) = spec.bitrate_bps {
+        let per_stream = (total / spec.streams as f64).round().max(1.0);
+        cmd.args(["-b", &format!("{per_stream:.0}")]);
+    }
     let (mut copy, _) = dir.create_file(&format!("{}.iperf3.out", w.name))?;
     let (err, err_path) = dir.create_file(&format!("{}.iperf3.stderr", w.name))?;
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(err);

@@ -197,8 +197,9 @@ fn a_signal_stops_pgbench_keeps_every_transaction_and_its_postgresql(name: &str,
 #[test]
 fn ctrl_c_stops_iperf3_keeps_its_seconds_and_its_server() {
     let s = Scratch::new("int-iperf3");
-    let scenario =
-        s.scenario("name: net\nworkloads:\n  s:\n    driver: iperf3\n    link: 100gbit\n    duration: 60s\n");
+    let scenario = s.scenario(
+        "name: net\nworkloads:\n  s:\n    driver: iperf3\n    link: 100gbit\n    bitrate: 1gbit\n    duration: 60s\n",
+    );
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);
     let output = s.dir.join("results/runs/1/s.iperf3.out");
     wait_for(&s, &mut child, "the iperf3 client", || output.exists());
@@ -394,7 +395,7 @@ fn a_second_ctrl_c_exits_at_once_and_kills_postgresql_and_iperf3() {
     let s = Scratch::new("int-twice");
     let scenario = s.scenario(
         "name: both\nworkloads:\n  tx:\n    driver: pgbench\n    script: select-only\n    duration: 60s\n  \
-         net:\n    driver: iperf3\n    link: 100gbit\n    duration: 60s\n\
+         net:\n    driver: iperf3\n    link: 100gbit\n    bitrate: 1gbit\n    duration: 60s\n\
          timeline:\n  - start: tx\n    async: true\n  - start: net\n",
     );
     let mut child = spawn_job(&s, &["run", scenario.to_str().unwrap()]);

@@ -167,7 +167,11 @@ fn a_server_that_is_not_there_stops_the_run_before_it_starts() {
 fn seconds_are_stored_while_iperf3_runs() {
     use common::live::{stored, watch};
     let s = Scratch::new("iperf3-live");
-    let path = s.scenario("name: net-live\nworkloads:\n  s: {driver: iperf3, link: 100gbit, duration: 6s}\n");
+    // paced at 1 Gbit/s over two streams: what is judged is when its seconds are stored,
+    // and that each second keeps to the bitrate asked
+    let path = s.scenario(
+        "name: net-live\nworkloads:\n  s: {driver: iperf3, link: 100gbit, streams: 2, bitrate: 1gbit, duration: 6s}\n",
+    );
     let mut child =
         s.fathom(&["run", path.to_str().unwrap(), "-q"]).stdout(std::process::Stdio::null()).spawn().unwrap();
     let results = s.dir.join("results");
@@ -181,6 +185,16 @@ fn seconds_are_stored_while_iperf3_runs() {
     let running: Vec<i64> = seen.into_iter().flatten().collect();
     let most = running.iter().max().copied().unwrap_or(0);
     assert!(most >= 3, "only {most} seconds stored before iperf3 ended: {running:?}");
+    let gbit: Vec<f64> = s
+        .db()
+        .prepare("SELECT sum(bytes) * 8 / 1e9 FROM samples WHERE op = 4 GROUP BY t ORDER BY t")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    // (each stream paced at half of it: paced at the whole, two streams would carry 2)
+    assert!(gbit.len() >= 5 && gbit.iter().all(|g| *g > 0.0 && *g < 1.1), "{gbit:?} Gbit/s, paced at 1");
 }
 
 /// A stream is Gbit/s: no op count, no latency, and no share of a link nobody named.

@@ -253,7 +253,9 @@ fn bad_warehouses_and_a_database_of_others_are_refused() {
 fn two_hosts_each_run_their_own_cluster_and_the_total_is_their_sum() {
     let s = Scratch::new("tpcc-hosts");
     let hosts = s.local_inventory(&["n1", "n2"]);
-    let path = s.scenario("name: nodes\nworkloads:\n  oltp: {driver: tpcc, warehouses: 1, clients: 1, rate: 100, duration: 3s}\n");
+    let path = s.scenario(
+        "name: nodes\nworkloads:\n  oltp: {driver: tpcc, warehouses: 1, clients: 1, rate: 100, duration: 3s}\n",
+    );
     let out = s.run(&["run", path.to_str().unwrap(), "--hosts", &hosts, "-q"]);
     assert!(out.status.success(), "{}", text(&out));
     let show = s.show_json();

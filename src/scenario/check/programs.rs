@@ -219,7 +219,12 @@ workloads:
         assert_eq!(p.target, Some(PathBuf::from("/tmp")));
         assert_eq!((net.runner().as_str(), net.workers), ("iperf3", 2));
         let Some(i) = net.program().and_then(|p| p.get::<Iperf3>()) else { panic!() };
-        assert_eq!(i.link_bps, Some(25e9));
+        assert_eq!((i.link_bps, i.bitrate_bps), (Some(25e9), None));
+        let s = load(MIXED, &["net.bitrate=2gbit"]).unwrap();
+        let Some(i) = s.workloads[2].program().and_then(|p| p.get::<Iperf3>()) else { panic!() };
+        assert_eq!(i.bitrate_bps, Some(2e9));
+        let err = load(MIXED, &["net.bitrate=fast"]).unwrap_err().to_string();
+        assert!(err.contains("workloads.net.bitrate") && err.contains("not a speed in bits per second"), "{err}");
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub struct Iperf3 {
     pub reverse: bool,
     /// The link's speed in bits per second, to show throughput as a share of it.
     pub link_bps: Option<f64>,
+    /// The streams' bitrate together in bits per second (`-b`, split evenly over the
+    /// streams, as iperf3 paces each stream on its own): a load of a chosen size, whose
+    /// RTT and retransmits say what the network does at that load, not only when full.
+    pub bitrate_bps: Option<f64>,
 }
 
 impl Program for Iperf3Program {
@@ -31,7 +35,7 @@ impl Program for Iperf3Program {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["server", "streams", "reverse", "link"]
+        &["server", "streams", "reverse", "link", "bitrate"]
     }
 
     fn concurrency(&self) -> &'static [&'static str] {
@@ -49,12 +53,18 @@ impl Program for Iperf3Program {
         let (streams, _) = keys.count("streams", 1, 128)?;
         let (reverse, _) = keys.get::<bool>("reverse")?;
         // empty (a built-in's default): no link speed, so no share of one
-        let (link, link_at) = keys.line("link")?;
-        let link_bps = match link.filter(|t| !t.trim().is_empty()) {
-            Some(text) => Some(parse_bits(&text).map_err(|e| keys.fail(&link_at, &e.to_string()))?),
-            None => None,
-        };
-        Ok(ProgramSpec::new(Iperf3 { server, streams, reverse: reverse.unwrap_or(false), link_bps }))
+        let link_bps = bits(keys, "link")?;
+        let bitrate_bps = bits(keys, "bitrate")?;
+        Ok(ProgramSpec::new(Iperf3 { server, streams, reverse: reverse.unwrap_or(false), link_bps, bitrate_bps }))
+    }
+}
+
+/// A key in bits per second (`link`, `bitrate`); empty (a built-in's default) is none.
+fn bits(keys: &Keys, key: &str) -> Result<Option<f64>> {
+    let (text, at) = keys.line(key)?;
+    match text.filter(|t| !t.trim().is_empty()) {
+        Some(text) => Ok(Some(parse_bits(&text).map_err(|e| keys.fail(&at, &e.to_string()))?)),
+        None => Ok(None),
     }
 }
 
@@ -94,7 +104,7 @@ impl Spec for Iperf3 {
     }
 }
 
-/// A link speed such as `25gbit`, `10G`, `100mbit`, `1e9` (bits per second).
+/// A speed in bits per second such as `25gbit`, `10G`, `100mbit`, `1e9`.
 pub fn parse_bits(text: &str) -> Result<f64> {
     let t = text.trim().to_ascii_lowercase();
     let t = t.strip_suffix("/s").unwrap_or(&t);
@@ -108,7 +118,7 @@ pub fn parse_bits(text: &str) -> Result<f64> {
     };
     match number.trim().parse::<f64>() {
         Ok(n) if n > 0.0 && n.is_finite() => Ok(n * scale),
-        _ => Err(Error::input(format!("`{text}` is not a link speed (e.g. 10gbit, 25G, 100mbit)"))),
+        _ => Err(Error::input(format!("`{text}` is not a speed in bits per second (e.g. 10gbit, 25G, 100mbit)"))),
     }
 }
 
