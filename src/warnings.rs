@@ -24,6 +24,8 @@ pub enum Warning {
     HostLost { host: String, after_s: f64 },
     /// A run a fathom that is gone left `running` was cleaned up: what it left.
     LeftBehind { what: String },
+    /// An open-loop workload ended with IOs its rate had due and never sent.
+    RateNotKept { workload: String, unsent: u64, rate_iops: f64 },
 }
 
 impl Warning {
@@ -39,6 +41,7 @@ impl Warning {
             Warning::TimeScaleRaised { .. } => "time-scale-raised",
             Warning::HostLost { .. } => "host-lost",
             Warning::LeftBehind { .. } => "left-behind",
+            Warning::RateNotKept { .. } => "rate-not-kept",
         }
     }
 
@@ -82,6 +85,13 @@ impl Warning {
                 "host {host} was lost {after_s:.1} s into the run: its samples up to then are kept, the other hosts ran on"
             ),
             Warning::LeftBehind { what } => what.clone(),
+            Warning::RateNotKept { workload, unsent, rate_iops } => format!(
+                "{workload} did not keep its rate: {} IOs that rate_iops {} had due were never sent, as its \
+                 workers' slots were all busy or their threads kept off the CPU. Its IOPS is short of the rate \
+                 by them; raise iodepth or jobs, or lower the rate",
+                crate::metrics::format::count(*unsent as f64),
+                crate::metrics::format::count(*rate_iops)
+            ),
         }
     }
 

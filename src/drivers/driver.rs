@@ -12,7 +12,7 @@ use crate::store::ObservationRow;
 use crate::store::sink::{Record, Sink};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -183,6 +183,8 @@ pub struct LaunchContext {
     pub abort: Arc<AtomicBool>,
     /// Where a program says when a bounded workload's IO ended.
     pub io_end: Arc<IoEnd>,
+    /// Where fathom's engine counts the IOs an open-loop schedule gave up.
+    pub unsent: Arc<AtomicU64>,
 }
 
 /// When a bounded workload's IO ended, in seconds of the run clock, as its program

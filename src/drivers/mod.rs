@@ -205,6 +205,7 @@ workloads:
             stop: Arc::new(AtomicBool::new(false)),
             abort: Arc::new(AtomicBool::new(false)),
             io_end: Arc::new(IoEnd::default()),
+            unsent: Default::default(),
         };
         for (thread, _) in ready.start(&cx).unwrap() {
             thread.join().unwrap().unwrap();

@@ -47,6 +47,7 @@ impl Ready for Native {
             tx: cx.tx.clone(),
             stop: cx.stop.clone(),
             abort: cx.abort.clone(),
+            unsent: cx.unsent.clone(),
         };
         let count = cx.workers.end - cx.workers.start;
         workers

@@ -71,6 +71,25 @@ impl Schedule {
         };
         due
     }
+
+    /// Gives up the IOs due before `until` that were never claimed, and says how many:
+    /// IOs a worker could not send in time (its slots all busy, or its thread kept off
+    /// the CPU) when its window ends. An open loop that drops them silently would
+    /// report a rate it never asked the target for, as k6 counts `dropped_iterations`.
+    pub fn abandon(&self, until: Instant) -> u64 {
+        let until_ns = until.saturating_duration_since(self.begin).as_nanos() as f64;
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        let mut given_up = 0;
+        while next.due_ns < until_ns {
+            given_up += 1;
+            next.k += 1;
+            next.due_ns = match self.arrival {
+                Arrival::Uniform => self.uniform_due(next.k),
+                Arrival::Poisson => next.due_ns + exponential(&mut next.rng, self.period_ns),
+            };
+        }
+        given_up
+    }
 }
 
 /// An exponentially distributed gap with the given mean.
@@ -94,6 +113,27 @@ mod tests {
         assert_eq!(b.peek() - t0, Duration::from_millis(3));
         // no drift over a long run: IO 500,000 of a 500/s stream is due at exactly 1000 s
         assert_eq!(a.at(a.uniform_due(500_000)) - t0, Duration::from_secs(1000));
+    }
+
+    #[test]
+    fn ios_due_but_never_claimed_are_given_up_once() {
+        let t0 = Instant::now();
+        for arrival in [Arrival::Uniform, Arrival::Poisson] {
+            let s = Schedule::new(t0, 1000.0, arrival, 3, 0, 1);
+            for _ in 0..3 {
+                s.claim();
+            }
+            // about 10 due in the first 10 ms (exactly 10 when uniform: at 0, 1, ... 9 ms)
+            let given_up = s.abandon(t0 + Duration::from_millis(10));
+            let due = 3 + given_up;
+            match arrival {
+                Arrival::Uniform => assert_eq!(due, 10),
+                Arrival::Poisson => assert!((2..=30).contains(&due), "{due}"),
+            }
+            // given up once: the next IO is due after `until`, and asking again gives none
+            assert!(s.peek() >= t0 + Duration::from_millis(10));
+            assert_eq!(s.abandon(t0 + Duration::from_millis(10)), 0);
+        }
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::scenario::{EngineKind, Queue, Workload};
 use arrivals::Schedule;
 use datafile::DataFile;
 pub use kinds::backend;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -47,6 +47,9 @@ pub struct Workers {
     pub tx: Sender<Sample>,
     pub stop: Arc<AtomicBool>,
     pub abort: Arc<AtomicBool>,
+    /// The IOs its open-loop schedules were due to send and never sent, counted as its
+    /// workers end.
+    pub unsent: Arc<AtomicU64>,
 }
 
 impl Workers {
@@ -91,6 +94,7 @@ impl Workers {
                     let seed = crate::workload::Rng::seed_from(&w.name, index as u64, 2);
                     Arc::new(Schedule::new(begin, r, io.arrival, seed, index, self.planned))
                 }),
+                unsent: self.unsent.clone(),
                 tx: self.tx.clone(),
                 stop: self.stop.clone(),
                 abort: self.abort.clone(),
@@ -116,6 +120,7 @@ fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
                 precise_timers();
                 crate::clock::sleep_until(spec.begin, &spec.stop);
                 let result = demand::measured(|| spec.backend.run(&spec, stream, &io));
+                give_up_unsent(&spec);
                 if result.is_err() {
                     // a failed IO ends the whole run now, not when this thread is joined
                     spec.abort.store(true, Ordering::Relaxed);
@@ -124,6 +129,16 @@ fn spawn(spec: Arc<WorkerSpec>) -> std::io::Result<Vec<WorkerThread>> {
             })
         })
         .collect()
+}
+
+/// An open-loop worker stopped (its window's end, a stop, a failure) counts the IOs its
+/// schedule had due by then and never sent; one that ran out of IOs to do (a bounded
+/// pass) owes none. Each of a worker's threads asks, and the schedule gives them up once.
+fn give_up_unsent(spec: &WorkerSpec) {
+    let now = Instant::now();
+    if let Some(schedule) = spec.schedule.as_ref().filter(|_| spec.stopped(now)) {
+        spec.unsent.fetch_add(schedule.abandon(now.min(spec.end)), Ordering::Relaxed);
+    }
 }
 
 /// Checks that io_uring can be used here (kernel support, not blocked by seccomp, and

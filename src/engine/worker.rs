@@ -13,7 +13,7 @@ use crate::scenario::{IoProfile, Queue, Workload};
 use crate::workload::data::{DataGen, Verify, verify};
 use crate::workload::{Io, IoGen, Rng};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -57,6 +57,8 @@ pub struct WorkerSpec {
     pub end: Instant,
     /// This worker's share of `rate_iops`, if open loop.
     pub schedule: Option<Arc<Schedule>>,
+    /// The IOs its schedule gave up, added to its workload's count as it ends.
+    pub unsent: Arc<AtomicU64>,
     pub tx: Sender<Sample>,
     /// Set to stop this worker's workload (a timeline `stop`, or the run ending).
     pub stop: Arc<AtomicBool>,

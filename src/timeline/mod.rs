@@ -645,6 +645,12 @@ impl Executor<'_> {
             cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
             w.say();
         }
+        let unsent = l.unsent.load(Ordering::Relaxed);
+        if let Some(rate_iops) = l.w.io().and_then(|io| io.rate_iops).filter(|_| unsent > 0) {
+            let w = Warning::RateNotKept { workload: l.w.name.clone(), unsent, rate_iops };
+            cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
+            w.say();
+        }
         cx.sink.send(Record::WorkloadStopped { idx, at: stopped });
         Ok(())
     }

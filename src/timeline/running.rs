@@ -12,7 +12,7 @@ use crate::store::sink::Record;
 use crate::transport::protocol::{Command, Reply};
 use crate::transport::remote::Remote;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub struct RunningWorkload {
@@ -36,6 +36,8 @@ pub struct RunningWorkload {
     pub over: bool,
     /// When its IO ended, if its program (fio) says so before its thread ends.
     pub io_end: Arc<IoEnd>,
+    /// The IOs its open-loop schedules gave up (fathom's engine on this host).
+    pub unsent: Arc<AtomicU64>,
 }
 
 /// Workers a workload runs: its `workers` (on each target with a queue per target).
@@ -90,6 +92,7 @@ impl RunningWorkload {
             threads: Vec::new(),
             over: false,
             io_end: Arc::new(IoEnd::default()),
+            unsent: Default::default(),
         })
     }
 
@@ -169,6 +172,7 @@ impl RunningWorkload {
             stop: self.stop.clone(),
             abort: cx.stop.clone(),
             io_end: self.io_end.clone(),
+            unsent: self.unsent.clone(),
         };
         self.threads.extend(cx.drivers.start(&launch)?);
         Ok(())

@@ -237,6 +237,7 @@ impl Agent {
             tx: self.tx.clone(),
             stop: p.stop.clone(),
             abort: self.abort.clone(),
+            unsent: Default::default(),
         };
         let begin = clock_start + Duration::from_millis(begin_ms);
         if let Some(program) = &p.program {
@@ -261,6 +262,7 @@ impl Agent {
                 stop: p.stop.clone(),
                 abort: self.abort.clone(),
                 io_end: Default::default(),
+                unsent: Default::default(),
             };
             match program.ready.start(&launch) {
                 Ok(threads) => self.joiners.push(join_later(idx, threads, self.ended_tx.clone())),

@@ -203,13 +203,12 @@ mod alone {
         let lat = &o["latency"];
         let svc = &o["service_time"];
         // A stall that dropped the IOs due during it would lose 500 of them. The run can also
-        // fall short when the device itself cannot keep the rate (a disk shared with a busy
-        // machine): then its 8 slots were the limit, which the service time recorded shows.
-        let capacity = 8.0 / (svc["mean_us"].as_f64().unwrap() / 1e6);
+        // end with IOs due and never sent, when the device or a busy machine could not catch
+        // up before its end: those it counts, and they are not lost either.
+        let unsent = crate::common::unsent(&show, "w");
         assert!(
-            total >= asked - 50.0 || capacity < 1.2 * 1000.0,
-            "{total} IOs of {asked} scheduled, while 8 slots at the recorded service time allow {capacity:.0}/s: \
-         a stall must not remove IOs"
+            total + unsent >= asked - 8.0,
+            "{total} IOs done and {unsent} unsent of {asked}: a stall must not remove IOs"
         );
         let max_ms = lat["max_us"].as_f64().unwrap() / 1000.0;
         let p99_ms = lat["p99_us"].as_f64().unwrap() / 1000.0;

@@ -182,6 +182,16 @@ pub fn ops<'a>(show: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::V
     w["ops"].as_array().unwrap()
 }
 
+/// The IOs open-loop workload `name` had due and never sent, as its `rate-not-kept`
+/// warning counts them (none without the warning).
+pub fn unsent(show: &serde_json::Value, name: &str) -> f64 {
+    let lead = format!("{name} did not keep its rate: ");
+    let warnings = show["warnings"].as_array().unwrap();
+    let said = warnings.iter().filter(|w| w["code"] == "rate-not-kept").filter_map(|w| w["message"].as_str());
+    let count = said.filter_map(|m| m.strip_prefix(&lead)).filter_map(|m| m.split_whitespace().next()).next();
+    count.map_or(0.0, |n| n.replace(',', "").parse().unwrap())
+}
+
 /// How far a bounded fathom may go before it is killed: how much CPU it may work (time
 /// on the clock would fail it on a machine busy with other tests), and how long it may
 /// wait on the clock (reading a FIFO works nothing and would wait forever).
