@@ -43,7 +43,8 @@ check:
 # How many integration tests share the machine at once. Most of them wait on real
 # seconds (a run, a server starting), not on the cores, so more than one per core finishes
 # sooner; a test that judges a rate or a time holds the machine alone (`Scratch::alone`, in
-# its file's `alone` module), and those run last, one at a time.
+# its file's `alone` module), or with one other light one (`Scratch::paired`), and those
+# run last.
 INTEGRATION_THREADS ?= 8
 
 # Formatting, the code's shape (scripts/shape.py: layers, circles, file sizes), the supply

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The integration suite's time, test by test: runs `cargo test --test integration` once
 with SUITE_TEST_TIMES set (each test's scratch directory appends its test's name,
-whether it held the machine alone, how long it waited for the machine and how long it
-held it), then prints the whole run's time, the slowest tests, and how long the
-machine-exclusive tests (`Scratch::alone`) held the machine, during which nothing else
-ran. Usage: python3 bench/suite-times.py [--threads 8] [--most 30] [-- FILTER...]
+how it held the machine (shared, paired or alone), how long it waited for the machine
+and how long it held it), then prints the whole run's time, the slowest tests, and how
+long the machine-exclusive tests (`Scratch::alone`) held the machine, during which
+nothing else ran, and the paired ones (`Scratch::paired`, two at most at once). Usage: python3 bench/suite-times.py [--threads 8] [--most 30] [-- FILTER...]
 
 A test that makes no scratch directory is not timed (it is counted, and said)."""
 
@@ -58,10 +58,11 @@ def main():
         print(f"{k}: {v}")
     print(f"integration tests: {ran} run in {took:.0f} s with {a.threads} threads (exit {code}); "
           f"{len({r[0] for r in rows})} of them timed by their scratch directory")
-    alone = [r for r in rows if r[1] == "alone"]
-    held_alone = sum(r[3] for r in alone)
-    print(f"machine-exclusive tests: {len(alone)}, holding the machine {held_alone:.0f} s "
-          f"({100 * held_alone / took:.0f}% of the run)" if took else "")
+    for kind, what in [("alone", "machine-exclusive tests"), ("paired", "paired tests (two at most at once)")]:
+        apart = [r for r in rows if r[1] == kind]
+        held = sum(r[3] for r in apart)
+        print(f"{what}: {len(apart)}, holding the machine {held:.0f} s "
+              f"({100 * held / took:.0f}% of the run)" if took else "")
     print(f"\nthe {a.most} slowest (seconds held; waited: for the machine first)")
     print(f"{'test':<72} {'kind':<6} {'held':>6} {'waited':>7}")
     for test, kind, waited, held, _ in sorted(rows, key=lambda r: -r[3])[:a.most]:

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The whole suite, as `make test` runs it: the checks, the builds and the tests, in the order
-# that keeps both cores busy. The tests that judge a rate or a time run one at a time and
-# leave the cores mostly idle, so the work no other test waits for fills them.
+# that keeps both cores busy. The tests that judge a rate or a time run apart and leave the
+# cores mostly idle, so the work no other test waits for fills them.
 #
 # Order: formatting, the code's shape and the supply chain (seconds); the static build,
 # from here on in the background at the lowest priority; the integration tests' build, with
 # clippy's lints; the integration tests that share the machine; the tests that judge a rate
-# or a time, one at a time with the machine to themselves (the `alone` module of their file,
-# see tests/integration/common/mod.rs), the unit tests' build and run beside them at the
+# or a time, two light ones at once (the `paired` module of their file), then the others
+# with the machine to themselves (the `alone` module; see
+# tests/integration/common/machine.rs), the unit tests' build and run beside them at the
 # lowest priority; last, the tests that push the static build to a host.
 #
 # Environment: CARGO (cargo), INTEGRATION_THREADS (how many integration tests share the
@@ -116,11 +117,13 @@ echo "$exe_dir" >"$logs/exe_dir"
 # First the integration tests that share the machine, $threads at once: they keep both cores
 # busy.
 step "the integration tests that share the machine"
-"$integration" --skip ::alone:: --skip ::pushed:: --test-threads "$threads"
+"$integration" --skip ::alone:: --skip ::paired:: --skip ::pushed:: --test-threads "$threads"
 
-# Then the tests that judge a rate or a time, one at a time. They leave most of the cores
-# idle, so the unit tests run beside them (and the static build goes on) at the lowest
-# priority (`nice -n 19`), which gives way to the test at once.
+# Then the tests that judge a rate or a time: those of a light load (the `paired` modules,
+# well under a core each) two at once, then the others (the `alone` modules) one at a
+# time. They leave most of the cores idle, so the unit tests run beside them (and the
+# static build goes on) at the lowest priority (`nice -n 19`), which gives way to the test
+# at once.
 # every other target, the unit tests among them, built with the same lints, then the unit
 # tests run (in a subshell at the lowest priority, which what it starts inherits)
 unit_tests() {
@@ -128,8 +131,9 @@ unit_tests() {
   built=$(lint_build --all-targets --message-format=json-render-diagnostics) || return 1
   "$(executable fathom test)"
 }
-step "the tests that hold the machine alone (the unit tests beside them)"
+step "the tests that hold the machine two at once, then alone (the unit tests beside them)"
 background unit unit_tests
+"$integration" ::paired:: --test-threads 2
 "$integration" ::alone:: --test-threads 1
 step "waiting for the unit tests and the static build"
 finish unit

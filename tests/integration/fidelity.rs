@@ -103,62 +103,6 @@ mod alone {
     use super::*;
 
     #[test]
-    fn rate_is_ios_per_second_whatever_the_block_size_mix() {
-        // fio turns rate_iops into a byte rate at the smallest size and delivers ~150 IOPS
-        // of 1000 with this split; fathom must deliver 1000.
-        let s = Scratch::alone("rate-bssplit");
-        let scenario = s.scenario(
-            "name: mix\nworkloads:\n  w:\n    target: TARGET\n    rw: randrw\n    rwmixread: 70\n    \
-         bssplit: 4k/50:64k/50\n    size: 32m\n    iodepth: 4\n    rate_iops: 1000\n    duration: 3s\n",
-        );
-        let out = s.run(&["run", scenario.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        assert!(String::from_utf8_lossy(&out.stdout).contains("asked -> achieved"), "{}", text(&out));
-        let show = s.show_json();
-        let f = fidelity(&show, "w");
-        let iops = f["iops"]["achieved"].as_f64().unwrap();
-        assert_eq!(f["iops"]["asked"].as_f64(), Some(1000.0));
-        assert!((990.0..=1005.0).contains(&iops), "{iops} IOPS for 1000 asked");
-        // 1000 IOs/s of 34 KiB on average
-        let mbps = f["mb_per_s"]["achieved"].as_f64().unwrap();
-        let asked_mbps = f["mb_per_s"]["asked"].as_f64().unwrap();
-        assert!((asked_mbps - 1000.0 * 34816.0 / 1e6).abs() < 0.01, "{asked_mbps}");
-        assert!((mbps / asked_mbps - 1.0).abs() < 0.1, "{mbps} MB/s for {asked_mbps}");
-        let reads = f["read_percent"]["achieved"].as_f64().unwrap();
-        assert!((reads - 70.0).abs() < 4.0, "{reads}% reads");
-        let sizes = f["block_sizes"].as_array().unwrap();
-        assert_eq!(sizes.len(), 2, "{sizes:?}");
-        for b in sizes {
-            let got = b["achieved_percent"].as_f64().unwrap();
-            assert!((got - 50.0).abs() < 4.0, "{b}");
-        }
-    }
-
-    #[test]
-    fn think_time_paces_a_closed_loop() {
-        // 2 slots, each pausing 20 ms after every IO: at most 100 IOPS. One workload per
-        // engine, side by side in one run (no timeline: both start at second 0): together
-        // they keep at most 4 IOs and 2 threads' pauses going, which leave the cores idle,
-        // and the run takes one workload's time, not two
-        let s = Scratch::alone("think");
-        let scenario = s.scenario(
-            "name: think\ndefaults:\n  target: TARGET\n  rw: randread\n  size: 16m\n  iodepth: 2\n  think_time: 20ms\n  \
-         duration: 3s\nworkloads:\n  io_uring:\n    engine: io_uring\n  psync:\n    engine: psync\n",
-        );
-        let out = s.run(&["run", scenario.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        let show = s.show_json();
-        for engine in ["io_uring", "psync"] {
-            let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == engine).unwrap();
-            assert_eq!(w["engine"], engine, "{show}");
-            let iops: f64 = ops(&show, engine).iter().map(|o| o["iops"].as_f64().unwrap()).sum();
-            // paced: never above 100 (unpaced, a 16 MiB file gives thousands); how far below
-            // depends on how quickly a busy machine wakes the slots, so the floor is loose
-            assert!((30.0..=100.5).contains(&iops), "{engine}: {iops} IOPS, expected at most 100");
-        }
-    }
-
-    #[test]
     fn a_stall_shows_in_open_loop_latency_but_not_in_service_time() {
         // 1000 IOPS; the whole process is stopped for 500 ms mid-run. The IOs due during the
         // stall are issued late: their latency from the intended start shows it, their
@@ -219,6 +163,38 @@ mod alone {
     }
 
     #[test]
+    fn rate_is_ios_per_second_whatever_the_block_size_mix() {
+        // fio turns rate_iops into a byte rate at the smallest size and delivers ~150 IOPS
+        // of 1000 with this split; fathom must deliver 1000.
+        let s = Scratch::alone("rate-bssplit");
+        let scenario = s.scenario(
+            "name: mix\nworkloads:\n  w:\n    target: TARGET\n    rw: randrw\n    rwmixread: 70\n    \
+         bssplit: 4k/50:64k/50\n    size: 32m\n    iodepth: 4\n    rate_iops: 1000\n    duration: 3s\n",
+        );
+        let out = s.run(&["run", scenario.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("asked -> achieved"), "{}", text(&out));
+        let show = s.show_json();
+        let f = fidelity(&show, "w");
+        let iops = f["iops"]["achieved"].as_f64().unwrap();
+        assert_eq!(f["iops"]["asked"].as_f64(), Some(1000.0));
+        assert!((990.0..=1005.0).contains(&iops), "{iops} IOPS for 1000 asked");
+        // 1000 IOs/s of 34 KiB on average
+        let mbps = f["mb_per_s"]["achieved"].as_f64().unwrap();
+        let asked_mbps = f["mb_per_s"]["asked"].as_f64().unwrap();
+        assert!((asked_mbps - 1000.0 * 34816.0 / 1e6).abs() < 0.01, "{asked_mbps}");
+        assert!((mbps / asked_mbps - 1.0).abs() < 0.1, "{mbps} MB/s for {asked_mbps}");
+        let reads = f["read_percent"]["achieved"].as_f64().unwrap();
+        assert!((reads - 70.0).abs() < 4.0, "{reads}% reads");
+        let sizes = f["block_sizes"].as_array().unwrap();
+        assert_eq!(sizes.len(), 2, "{sizes:?}");
+        for b in sizes {
+            let got = b["achieved_percent"].as_f64().unwrap();
+            assert!((got - 50.0).abs() < 4.0, "{b}");
+        }
+    }
+
+    #[test]
     fn a_shared_queue_is_held_back_by_its_slowest_target_and_separate_queues_are_not() {
         // One fast target (tmpfs, page cache) and one slow (O_DIRECT on disk). A shared
         // queue deals IOs round-robin, so the slow target sets the pace for both, like a
@@ -247,5 +223,36 @@ mod alone {
         }
         let _ = std::fs::remove_dir_all(&shm);
         assert!(iops[1] > 5.0 * iops[0], "shared {} IOPS vs per target {}", iops[0], iops[1]);
+    }
+}
+
+/// The tests that judge a rate or a time of a light load (well under a core each), and so
+/// hold the machine with at most one other such test: `make test` runs them after the
+/// shared tests, two at once (see `Scratch::paired`).
+mod paired {
+    use super::*;
+
+    #[test]
+    fn think_time_paces_a_closed_loop() {
+        // 2 slots, each pausing 20 ms after every IO: at most 100 IOPS. One workload per
+        // engine, side by side in one run (no timeline: both start at second 0): together
+        // they keep at most 4 IOs and 2 threads' pauses going, which leave the cores idle,
+        // and the run takes one workload's time, not two
+        let s = Scratch::paired("think");
+        let scenario = s.scenario(
+            "name: think\ndefaults:\n  target: TARGET\n  rw: randread\n  size: 16m\n  iodepth: 2\n  think_time: 20ms\n  \
+         duration: 3s\nworkloads:\n  io_uring:\n    engine: io_uring\n  psync:\n    engine: psync\n",
+        );
+        let out = s.run(&["run", scenario.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let show = s.show_json();
+        for engine in ["io_uring", "psync"] {
+            let w = show["workloads"].as_array().unwrap().iter().find(|w| w["name"] == engine).unwrap();
+            assert_eq!(w["engine"], engine, "{show}");
+            let iops: f64 = ops(&show, engine).iter().map(|o| o["iops"].as_f64().unwrap()).sum();
+            // paced: never above 100 (unpaced, a 16 MiB file gives thousands); how far below
+            // depends on how quickly a busy machine wakes the slots, so the floor is loose
+            assert!((30.0..=100.5).contains(&iops), "{engine}: {iops} IOPS, expected at most 100");
+        }
     }
 }

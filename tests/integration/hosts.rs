@@ -761,14 +761,15 @@ mod pushed {
     }
 }
 
-/// The tests that judge a rate or a time, and so hold the machine alone: `make test` runs
-/// them last, one at a time (see `Scratch::alone`).
-mod alone {
+/// The tests that judge a rate or a time of a light load (well under a core each), and so
+/// hold the machine with at most one other such test: `make test` runs them after the
+/// shared tests, two at once (see `Scratch::paired`).
+mod paired {
     use super::*;
 
     #[test]
     fn local_agents_make_one_run_and_a_lost_one_makes_it_partial() {
-        let s = Scratch::alone("hosts-local");
+        let s = Scratch::paired("hosts-local");
         let hosts = s.local_inventory(&["la1", "la2", "la3"]);
         // 6 s: la2 is lost at its third second or so, the others run on to the end
         let path = scenario(&s, 6);
@@ -840,7 +841,7 @@ mod alone {
 
     #[test]
     fn three_hosts_over_ssh_and_one_lost() {
-        let s = Scratch::alone("hosts-ssh");
+        let s = Scratch::paired("hosts-ssh");
         let hosts = ssh_hosts(&s, &["ssh1", "ssh2", "ssh3"], known_all);
         let path = scenario(&s, 6);
         let run = spawn_run(&s, &["run", &path, "--hosts", &hosts.inventory]);
@@ -873,7 +874,7 @@ mod alone {
 
     #[test]
     fn ctrl_c_tells_every_agent_to_stop_and_keeps_their_seconds() {
-        let s = Scratch::alone("hosts-interrupt");
+        let s = Scratch::paired("hosts-interrupt");
         let hosts = s.local_inventory(&["int1", "int2"]);
         let path = scenario(&s, 30);
         let run = spawn_run(&s, &["run", &path, "--hosts", &hosts, "-q"]);
@@ -899,7 +900,7 @@ mod alone {
     /// (also with no `hosts:`, on every host of the inventory); checked as `rate_iops` is.
     #[test]
     fn a_rate_per_host_is_each_hosts_rate() {
-        let s = Scratch::alone("hosts-rate");
+        let s = Scratch::paired("hosts-rate");
         let hosts = s.local_inventory(&["r1", "r2"]);
         let body = |extra: &str| {
             format!(

@@ -449,27 +449,6 @@ mod alone {
         assert!(list[0]["headline"]["iops"].as_f64().unwrap() > 0.0);
     }
 
-    /// A run told to stop while it measures stops within 3 s: a time, which a busy machine
-    /// stretches. Signalled as soon as its first second is stored, as the time to stop does
-    /// not grow with the seconds before it (what those are kept as is judged by the shared
-    /// `*_leaves_an_aborted_run_with_samples`).
-    fn interrupt_stops_a_run_within_3_s(signal: i32) {
-        let s = Scratch::alone(&format!("stop-{signal}"));
-        let (out, took) = interrupt_run(&s, &long(None), signal, Duration::ZERO);
-        assert_eq!(out.status.code(), Some(130), "{}", text(&out));
-        assert!(took < Duration::from_secs(3), "stopping took {took:?}");
-    }
-
-    #[test]
-    fn ctrl_c_stops_a_run_within_3_s() {
-        interrupt_stops_a_run_within_3_s(libc::SIGINT);
-    }
-
-    #[test]
-    fn sigterm_stops_a_run_within_3_s() {
-        interrupt_stops_a_run_within_3_s(libc::SIGTERM);
-    }
-
     #[test]
     fn io_uring_fallback_is_recorded_as_a_warning() {
         let s = Scratch::alone("fallback");
@@ -483,5 +462,33 @@ mod alone {
         assert_eq!(show["warnings"][0]["code"], "io-uring-unavailable");
         let n = ops(&show, "r")[0]["littles_n"].as_f64().unwrap();
         assert!((n - 4.0).abs() < 0.6, "psync keeps depth 4 with four threads: {n}");
+    }
+}
+
+/// The tests that judge a rate or a time of a light load (well under a core each), and so
+/// hold the machine with at most one other such test: `make test` runs them after the
+/// shared tests, two at once (see `Scratch::paired`).
+mod paired {
+    use super::*;
+
+    /// A run told to stop while it measures stops within 3 s: a time, which a busy machine
+    /// stretches. Signalled as soon as its first second is stored, as the time to stop does
+    /// not grow with the seconds before it (what those are kept as is judged by the shared
+    /// `*_leaves_an_aborted_run_with_samples`).
+    fn interrupt_stops_a_run_within_3_s(signal: i32) {
+        let s = Scratch::paired(&format!("stop-{signal}"));
+        let (out, took) = interrupt_run(&s, &long(None), signal, Duration::ZERO);
+        assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+        assert!(took < Duration::from_secs(3), "stopping took {took:?}");
+    }
+
+    #[test]
+    fn ctrl_c_stops_a_run_within_3_s() {
+        interrupt_stops_a_run_within_3_s(libc::SIGINT);
+    }
+
+    #[test]
+    fn sigterm_stops_a_run_within_3_s() {
+        interrupt_stops_a_run_within_3_s(libc::SIGTERM);
     }
 }

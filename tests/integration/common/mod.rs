@@ -2,37 +2,30 @@
 //! store, and ways to run the real `fathom` binary against it.
 
 pub mod live;
+pub mod machine;
 pub mod servers;
 pub mod tmpfs;
 pub mod tmux;
 
+use machine::{Held, Hold};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A scratch directory (on the build disk, so O_DIRECT works) with a target and a
 /// results store, removed at the end.
 pub struct Scratch {
     pub dir: PathBuf,
-    /// The machine held with other tests, for as long as the directory is there.
-    _shared: Option<RwLockReadGuard<'static, ()>>,
-    /// The machine held alone, for as long as the directory is there.
-    _alone: Option<RwLockWriteGuard<'static, ()>>,
+    /// The machine, held for as long as the directory is there.
+    held: Option<Held>,
     /// How long the test waited for the machine, and since when it holds it.
     timing: (std::time::Duration, std::time::Instant),
 }
 
 /// Where each test's timing is appended when set (`bench/suite-times.py` sets it): a
-/// line per scratch directory, `test<TAB>shared|alone<TAB>waited s<TAB>held s<TAB>held
-/// since (seconds since the epoch)`.
+/// line per scratch directory, `test<TAB>shared|paired|alone<TAB>waited s<TAB>held
+/// s<TAB>held since (seconds since the epoch)`.
 const TIMES: &str = "SUITE_TEST_TIMES";
-
-/// The machine the tests run on: a test holds it with the others through its scratch
-/// directory, and one that judges a rate or a time holds it alone. Tests of every file run
-/// at once in one binary, and a core kept busy by another test leaves a paced run short of
-/// its rate, or a bounded wait past its bound.
-static MACHINE: RwLock<()> = RwLock::new(());
 
 impl Scratch {
     /// An inventory (hosts.yaml, its path returned) of local-transport hosts named
@@ -51,25 +44,39 @@ impl Scratch {
 
     /// The scratch directory `run-NAME`, the machine held with other tests.
     pub fn new(name: &str) -> Scratch {
-        let asked = std::time::Instant::now();
-        let shared = MACHINE.read().unwrap_or_else(|e| e.into_inner());
-        let mut s = Scratch::at(name);
-        s._shared = Some(shared);
-        s.timing = (asked.elapsed(), std::time::Instant::now());
-        s
+        Scratch::holding(name, Hold::Shared)
     }
 
     /// The scratch directory `run-NAME`, once no other test runs: for a test that judges
     /// a rate or a time, which a busy machine would fail. Such a test lives in its file's
-    /// `alone` module, which `make test` runs on its own after the rest (scripts/test.sh):
-    /// there it waits for no other test, and no other test waits for it.
+    /// `alone` module, which `make test` runs after the rest (scripts/test.sh): there it
+    /// waits for no other test, and no other test waits for it.
     pub fn alone(name: &str) -> Scratch {
+        Scratch::holding(name, Hold::Alone)
+    }
+
+    /// The scratch directory `run-NAME`, once no test runs but at most one other paired
+    /// one: for a test that judges a rate or a time of a light load (well under a core,
+    /// as paced IO, agents at a rate, a signal's stop), which a busy machine would fail
+    /// and one other such test, leaving it a core, does not. Such a test lives in its
+    /// file's `paired` module, which `make test` runs after the shared tests, two at once.
+    pub fn paired(name: &str) -> Scratch {
+        Scratch::holding(name, Hold::Paired)
+    }
+
+    /// The scratch directory `run-NAME`, the machine held as `hold` says.
+    fn holding(name: &str, hold: Hold) -> Scratch {
         let test = std::thread::current().name().unwrap_or_default().to_string();
-        assert!(test.contains("::alone::"), "{test} holds the machine alone outside an `alone` module");
+        // a test that holds the machine apart lives in the module `make test` runs apart
+        let (apart, module) = (hold != Hold::Shared, hold.name());
+        assert!(
+            !apart || test.contains(&format!("::{module}::")),
+            "{test} holds the machine {module} outside `mod {module}`"
+        );
         let asked = std::time::Instant::now();
-        let alone = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+        let held = machine::hold(hold);
         let mut s = Scratch::at(name);
-        s._alone = Some(alone);
+        s.held = Some(held);
         s.timing = (asked.elapsed(), std::time::Instant::now());
         s
     }
@@ -85,7 +92,7 @@ impl Scratch {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("data")).unwrap();
         let timing = (std::time::Duration::ZERO, std::time::Instant::now());
-        Scratch { dir, _shared: None, _alone: None, timing }
+        Scratch { dir, held: None, timing }
     }
 
     pub fn data(&self) -> PathBuf {
@@ -145,7 +152,7 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         if let Some(path) = std::env::var_os(TIMES) {
             let test = std::thread::current().name().unwrap_or("?").to_string();
-            let kind = if self._alone.is_some() { "alone" } else { "shared" };
+            let kind = self.held.as_ref().map_or("shared", |h| h.hold().name());
             let (waited, held) = (self.timing.0.as_secs_f64(), self.timing.1.elapsed().as_secs_f64());
             let since =
                 std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() - held;
