@@ -154,6 +154,16 @@ fn a_warehouse_is_loaded_run_and_consistent() {
     assert!((2_400..3_600).contains(&bc), "{bc} of 30000 customers have bad credit, not about 10%");
     let original = count(&dsn, "SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%'");
     assert!((8_500..11_500).contains(&original), "{original} of 100000 items are ORIGINAL, not about 10%");
+    // a-strings (clause 4.3.2.2) of random hexadecimal digits, each as long as asked; the
+    // long ones (C_DATA of the customers no payment rewrote) never repeat their first 32
+    let astrings = "SELECT (SELECT count(*) FROM item WHERE i_name !~ '^[0-9a-f]{14,24}$' \
+                    OR replace(i_data, 'ORIGINAL', '') !~ '^[0-9a-f]{18,50}$' OR length(i_data) NOT BETWEEN 26 AND 50) \
+                    + (SELECT count(*) FROM stock WHERE s_dist_01 !~ '^[0-9a-f]{24}$' OR s_dist_10 !~ '^[0-9a-f]{24}$') \
+                    + (SELECT count(*) FROM customer WHERE c_credit = 'GC' AND (c_data !~ '^[0-9a-f]+$' \
+                    OR length(c_data) NOT BETWEEN 300 AND 500 OR position(left(c_data, 32) IN substr(c_data, 2)) > 0))";
+    assert_eq!(count(&dsn, astrings), 0);
+    let mean = count(&dsn, "SELECT avg(length(c_data))::integer FROM customer WHERE c_credit = 'GC'");
+    assert!((390..=410).contains(&mean), "C_DATA of {mean} characters on average, not about 400");
     assert_eq!(conditions(&dsn), [0; 4], "consistency conditions 1 to 4 after the run");
     // and two that fathom checks only after the load, which hold after a run too: 8
     // (W_YTD = sum(H_AMOUNT)) and 12 (C_BALANCE + C_YTD_PAYMENT = what was delivered)
@@ -347,6 +357,8 @@ fn ctrl_c_during_a_dsn_load_removes_the_partial_tables() {
     assert_eq!(count(&pg.dsn("postgres"), loading), 0, "a loading session left running");
     let tables = "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'";
     assert_eq!(count(&dsn, tables), 0, "the partial load's tables were left");
+    let functions = "SELECT count(*) FROM pg_proc WHERE proname LIKE 'tpcc\\_%'";
+    assert_eq!(count(&dsn, functions), 0, "the partial load's functions were left");
 }
 
 /// The one directory fathom made in `dir` whose name begins with `prefix`.

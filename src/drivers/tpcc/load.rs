@@ -105,8 +105,8 @@ pub fn load(
 /// What drops fathom's tables and functions from a database, if there.
 fn drop_ours() -> String {
     let tables: Vec<String> = TABLES.iter().map(|t| format!("DROP TABLE IF EXISTS {t};")).collect();
-    let functions = "DROP FUNCTION IF EXISTS tpcc_nurand, tpcc_last_name, tpcc_astring, tpcc_nstring, \
-         tpcc_original, tpcc_other, tpcc_load_items, tpcc_load_stock, tpcc_load_warehouse, tpcc_customer, tpcc_new_order, \
+    let functions = "DROP FUNCTION IF EXISTS tpcc_nurand, tpcc_last_name, tpcc_hex13, tpcc_hex52, tpcc_astring, \
+         tpcc_nstring, tpcc_original, tpcc_other, tpcc_load_items, tpcc_load_stock, tpcc_load_warehouse, tpcc_customer, tpcc_new_order, \
          tpcc_payment, tpcc_order_status, tpcc_delivery, tpcc_stock_level;";
     format!("{}\n{functions}", tables.join("\n"))
 }
