@@ -4,7 +4,7 @@ with SUITE_TEST_TIMES set (each test's scratch directory appends its test's name
 how it held the machine (shared, paired or alone), how long it waited for the machine
 and how long it held it), then prints the whole run's time, the slowest tests, and how
 long the machine-exclusive tests (`Scratch::alone`) held the machine, during which
-nothing else ran, and the paired ones (`Scratch::paired`, two at most at once). Usage: python3 bench/suite-times.py [--threads 8] [--most 30] [-- FILTER...]
+nothing else ran, and the paired ones (`Scratch::paired`, two at most at once). Usage: python3 bench/suite-times.py [--threads 12] [--most 30] [-- FILTER...]
 
 A test that makes no scratch directory is not timed (it is counted, and said)."""
 
@@ -46,7 +46,7 @@ def read(times):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=8, help="--test-threads, as make test gives (8)")
+    ap.add_argument("--threads", type=int, default=12, help="--test-threads, as make test gives (12)")
     ap.add_argument("--most", type=int, default=30, help="how many of the slowest tests to list (30)")
     ap.add_argument("filters", nargs="*", help="test name filters, as cargo test takes them")
     a = ap.parse_args()

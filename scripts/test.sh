@@ -12,12 +12,12 @@
 # lowest priority; last, the tests that push the static build to a host.
 #
 # Environment: CARGO (cargo), INTEGRATION_THREADS (how many integration tests share the
-# machine at once, 8). Background steps write their output to target/suite/NAME.log.
+# machine at once, 12). Background steps write their output to target/suite/NAME.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo="${CARGO:-cargo}"
-threads="${INTEGRATION_THREADS:-8}"
+threads="${INTEGRATION_THREADS:-12}"
 logs=target/suite
 mkdir -p "$logs"
 
