@@ -148,7 +148,8 @@ fn an_https_prometheus_is_queried_with_a_token_or_a_password_and_its_ca() {
     // `wait_until: {http: ...}` reads with the same client and keys: Prometheus ready over
     // plain HTTP; the proxy's certificate, of no authority a probe trusts, never ready
     // without its CA; with it and a token from the environment, ready (a probe that is to
-    // be ready may take what a busy machine takes; one that never is gives up in 5 s)
+    // be ready, or must see the server's answer, may take what a busy machine takes; one
+    // that never is and needs no answer gives up in 5 s)
     let probe = |url: &str, keys: &str, timeout: &str| {
         let scenario = s.scenario(&format!(
             "name: probe\nworkloads:\n  r: {{engine: null, rw: read, duration: 1s}}\n\
@@ -156,7 +157,7 @@ fn an_https_prometheus_is_queried_with_a_token_or_a_password_and_its_ca() {
         ));
         s.fathom(&["run", scenario.to_str().unwrap()]).env("PROBE_TOKEN", "t0ken-Sekr1t").output().unwrap()
     };
-    let (ready, never) = ("60s", "5s");
+    let (ready, never, answered) = ("60s", "5s", "20s");
     let out = probe(&format!("http://127.0.0.1:{prom_port}/-/ready"), "", ready);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let https = format!("https://127.0.0.1:{proxy_port}/-/ready");
@@ -167,7 +168,9 @@ fn an_https_prometheus_is_queried_with_a_token_or_a_password_and_its_ca() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(!text(&out).contains("Sekr1t"), "{}", text(&out));
     let wrong_token = format!(", bearer_token_file: {}, tls_config: {{ca_file: {ca}}}", wrong.display());
-    let out = probe(&https, &wrong_token, never);
+    // (its first answer, a 401, can take a busy machine more than 5 s: a TLS handshake
+    // through the proxy in a debug build)
+    let out = probe(&https, &wrong_token, answered);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("HTTP 401"), "{}", text(&out));
     let db = std::fs::read(s.dir.join("results/fathom.db")).unwrap();
