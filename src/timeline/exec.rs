@@ -257,36 +257,68 @@ impl Background {
 /// `timeout` passes or `stop` is set (Err: the last failure, a failure of the run).
 pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &AtomicBool) -> Result<Duration> {
     let started = Instant::now();
+    let mut answered = None;
     loop {
         let attempt = Instant::now();
         let left = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(100));
-        let result = match probe {
-            Probe::Command(c) => {
-                let ran = exec(c, &[], left, &|| stop.load(Ordering::Relaxed));
-                match ran.status {
-                    Some(0) => Ok(()),
-                    Some(n) => Err(Error::failed(format!("exit status {n}: {}", ran.output.trim()))),
-                    None => Err(Error::failed(ran.output.trim())),
-                }
+        let failed = match try_probe(probe, left, interval, stop) {
+            Attempt::Ready => return Ok(started.elapsed()),
+            Attempt::Answered(e) => {
+                answered = Some(e.to_string());
+                e
             }
-            Probe::Tcp(addr) => http::connect(addr, left.min(interval.max(Duration::from_secs(1)))).map(|_| ()),
-            Probe::Http { url, auth } => {
-                match http::Client::new(auth, left.min(Duration::from_secs(5))).and_then(|c| c.get(url)) {
-                    Ok((code, _)) if (200..300).contains(&code) => Ok(()),
-                    Ok((code, _)) => Err(Error::failed(format!("{url}: HTTP {code}"))),
-                    Err(e) => Err(e),
-                }
-            }
+            Attempt::Unanswered(e) => e,
         };
-        match result {
-            Ok(()) => return Ok(started.elapsed()),
-            Err(e) if started.elapsed() >= timeout || stop.load(Ordering::Relaxed) => return Err(e),
-            Err(_) => {}
+        if started.elapsed() >= timeout || stop.load(Ordering::Relaxed) {
+            return Err(gave_up(failed, answered));
         }
         let next = attempt + interval;
         while Instant::now() < next && !stop.load(Ordering::Relaxed) && started.elapsed() < timeout {
             std::thread::sleep(Duration::from_millis(20).min(next.saturating_duration_since(Instant::now())));
         }
+    }
+}
+
+/// What one attempt of a probe saw.
+enum Attempt {
+    Ready,
+    /// What was probed answered, but not ready: an HTTP status, a command's exit status.
+    Answered(Error),
+    /// No answer: a refused connection, or an attempt out of time.
+    Unanswered(Error),
+}
+
+fn try_probe(probe: &Probe, left: Duration, interval: Duration, stop: &AtomicBool) -> Attempt {
+    match probe {
+        Probe::Command(c) => {
+            let ran = exec(c, &[], left, &|| stop.load(Ordering::Relaxed));
+            match ran.status {
+                Some(0) => Attempt::Ready,
+                Some(n) => Attempt::Answered(Error::failed(format!("exit status {n}: {}", ran.output.trim()))),
+                None => Attempt::Unanswered(Error::failed(ran.output.trim())),
+            }
+        }
+        Probe::Tcp(addr) => match http::connect(addr, left.min(interval.max(Duration::from_secs(1)))) {
+            Ok(_) => Attempt::Ready,
+            Err(e) => Attempt::Unanswered(e),
+        },
+        Probe::Http { url, auth } => {
+            match http::Client::new(auth, left.min(Duration::from_secs(5))).and_then(|c| c.get(url)) {
+                Ok((code, _)) if (200..300).contains(&code) => Attempt::Ready,
+                Ok((code, _)) => Attempt::Answered(Error::failed(format!("{url}: HTTP {code}"))),
+                Err(e) => Attempt::Unanswered(e),
+            }
+        }
+    }
+}
+
+/// Why a probe never became ready. The last attempt, cut short by the deadline, may have
+/// seen nothing, so the last answer seen before it (an HTTP 401 says what to fix) is said
+/// with it.
+fn gave_up(last: Error, answered: Option<String>) -> Error {
+    match answered {
+        Some(answer) if answer != last.to_string() => Error::failed(format!("{answer} (its last attempt: {last})")),
+        _ => last,
     }
 }
 
@@ -333,5 +365,44 @@ mod tests {
         t.join().unwrap();
         let _ = std::fs::remove_file(&dir);
         assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(2), "{took:?}");
+    }
+
+    /// A server that answers its first two connections 401 and then holds every later one
+    /// without a word, as a busy server may at the deadline.
+    fn answers_twice_then_hangs() -> String {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for (n, stream) in listener.incoming().enumerate() {
+                let mut stream = stream.unwrap();
+                if n < 2 {
+                    let _ = stream.read(&mut [0; 4096]);
+                    let _ = stream
+                        .write_all(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                } else {
+                    held.push(stream);
+                }
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn a_probe_that_gives_up_says_its_last_answer_though_its_last_attempt_saw_none() {
+        let stop = AtomicBool::new(false);
+        let url = format!("http://{}/-/ready", answers_twice_then_hangs());
+        let probe = Probe::Http { url: url.clone(), auth: crate::http::Auth::default() };
+        let err = wait_until(&probe, Duration::from_secs(1), Duration::from_millis(50), &stop).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{url}: HTTP 401 (its last attempt: ")), "{err}");
+        // a command's exit status is its answer; one killed at the deadline said nothing
+        let flag = std::env::temp_dir().join(format!("fathom-probe-{}", std::process::id()));
+        let _ = std::fs::remove_file(&flag);
+        let probe = Probe::Command(format!("test -e {0} && exec sleep 5; touch {0}; exit 3", flag.display()));
+        let err =
+            wait_until(&probe, Duration::from_millis(600), Duration::from_millis(50), &stop).unwrap_err().to_string();
+        let _ = std::fs::remove_file(&flag);
+        assert!(err.starts_with("exit status 3") && err.contains("its last attempt: "), "{err}");
     }
 }
