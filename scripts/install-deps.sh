@@ -20,7 +20,7 @@ case "$purpose" in
   # tmux: a real terminal at 80 columns for the live view's test (tests/integration/live_view.rs);
   # man-db: `man` reads the pages `fathom man` writes (tests/integration/completions.rs);
   # openssl: a CA and a certificate for the HTTPS observer's test (tests/integration/observe.rs);
-  # musl-tools: the C compiler of the static build (`make static`; its agent's test, tests/integration/hosts.rs);
+  # musl-tools: the C compiler of the static build (`make static`, and `make test`, whose tests run it);
   # sysbench, mariadb-server: driver: sysbench on both databases; prometheus-mysqld-exporter: the
   # names MariaDB's observer publishes, checked against the real exporter's (tests/integration/sysbench.rs);
   # prometheus-postgres-exporter: the same for PostgreSQL's (tests/integration/databases.rs)

@@ -3,13 +3,12 @@
 # that keeps both cores busy. The tests that judge a rate or a time run apart and leave the
 # cores mostly idle, so the work no other test waits for fills them.
 #
-# Order: formatting, the code's shape and the supply chain (seconds); the static build,
-# from here on in the background at the lowest priority; the integration tests' build, with
-# clippy's lints; the integration tests that share the machine; the tests that judge a rate
-# or a time, two light ones at once (the `paired` module of their file), then the others
-# with the machine to themselves (the `alone` module; see
+# Order: formatting, the code's shape and the supply chain (seconds); the integration
+# tests' build, with clippy's lints; the integration tests that share the machine; the
+# tests that judge a rate or a time, two light ones at once (the `paired` module of their
+# file), then the others with the machine to themselves (the `alone` module; see
 # tests/integration/common/machine.rs), the unit tests' build and run beside them at the
-# lowest priority; last, the tests that push the static build to a host.
+# lowest priority.
 #
 # Environment: CARGO (cargo), INTEGRATION_THREADS (how many integration tests share the
 # machine at once, 12). Background steps write their output to target/suite/NAME.log.
@@ -64,35 +63,18 @@ finish() {
 # A clean build gains nothing from incremental compilation's bookkeeping.
 export CARGO_INCREMENTAL=0
 
-# The static build, from the start at the lowest priority (`nice -n 19`, which gives way to
-# any other work at once): it is the longest of the builds (about two minutes of one core,
-# its last crate compiled alone), and the cores the others leave idle (the test build's
-# last crates, compiled one at a time; what the shared tests leave; the one-at-a-time
-# tests) are enough for it only if it begins with them. It goes where `--push-agent` looks for this fathom's static twin
-# (`fathom-static` beside it), once the test build says where that is ($logs/exe_dir), and
-# its marker there tells a test that needs it to wait.
+# Every test runs fathom's static build (musl), the one `--push-agent` copies to hosts: the
+# suite then compiles fathom and its dependencies once, not once for this machine's C
+# library and once more for musl (about 100 s of one core, half the suite's build).
 static_target=x86_64-unknown-linux-musl
-rm -f "$logs/exe_dir"
-build_static() {
-  local status=0
-  # no debug info: only the tests that push it as an agent run it
-  CARGO_TARGET_DIR=target/static CARGO_PROFILE_DEV_DEBUG=0 nice -n 19 \
-    "$cargo" build --locked --target "$static_target" || status=$?
-  while [ ! -s "$logs/exe_dir" ]; do sleep 1; done
-  local exe_dir
-  exe_dir=$(cat "$logs/exe_dir")
-  [ $status -ne 0 ] || cp "target/static/$static_target/debug/fathom" "$exe_dir/fathom-static"
-  rm -f "$exe_dir/fathom-static.building"
-  return $status
-}
-step "the static build (in the background), the integration tests' build"
-background static build_static
+step "the integration tests' build"
 # Clippy's lints run as the test binaries are built, as `cargo clippy --all-targets -- -D
 # warnings` runs them (it is this wrapper over `cargo check`), so the code is compiled once,
 # not once checked and once built. The test binaries are run directly, not through cargo,
 # so that no cargo waits on another's lock of the build directory while tests run.
 lint_build() {
-  RUSTFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)" "$cargo" test --locked "$@" --no-run
+  RUSTFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)" \
+    "$cargo" test --locked --target "$static_target" "$@" --no-run
 }
 # The integration tests and the fathom they run first; the unit tests' build (the crate a
 # second time) waits for the idle cores of the one-at-a-time tests, below.
@@ -108,21 +90,20 @@ for line in sys.stdin:
 }
 integration=$(executable integration test)
 fathom=$(executable fathom bin)
-# where the static build goes (above): its marker first, then the place it waits for
-exe_dir=$(dirname "$fathom")
-rm -f "$exe_dir/fathom-static"
-touch "$exe_dir/fathom-static.building"
-echo "$exe_dir" >"$logs/exe_dir"
+# The static build is where `--push-agent` looks for this fathom's static twin
+# (`fathom-static` beside it, as `make install` puts it), for the tests that push it to a
+# host.
+ln -f "$fathom" "$(dirname "$fathom")/fathom-static"
 
 # First the integration tests that share the machine, $threads at once: they keep both cores
 # busy.
 step "the integration tests that share the machine"
-"$integration" --skip ::alone:: --skip ::paired:: --skip ::pushed:: --test-threads "$threads"
+"$integration" --skip ::alone:: --skip ::paired:: --test-threads "$threads"
 
 # Then the tests that judge a rate or a time: those of a light load (the `paired` modules,
 # well under a core each) two at once, then the others (the `alone` modules) one at a
-# time. They leave most of the cores idle, so the unit tests run beside them (and the
-# static build goes on) at the lowest priority (`nice -n 19`), which gives way to the test
+# time. They leave most of the cores idle, so the unit tests run beside them at the lowest
+# priority (`nice -n 19`), which gives way to the test
 # at once.
 # every other target, the unit tests among them, built with the same lints, then the unit
 # tests run (in a subshell at the lowest priority, which what it starts inherits)
@@ -135,11 +116,6 @@ step "the tests that hold the machine two at once, then alone (the unit tests be
 background unit unit_tests
 "$integration" ::paired:: --test-threads 2
 "$integration" ::alone:: --test-threads 1
-step "waiting for the unit tests and the static build"
+step "waiting for the unit tests"
 finish unit
-finish static
-
-# Last, the tests that push the static build to a host.
-step "the tests that push the static build"
-"$integration" ::pushed:: --test-threads "$threads"
 step "done"

@@ -224,21 +224,12 @@ fn an_unreachable_host_stops_the_run_before_it_starts() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--hosts FILE"), "{}", text(&out));
 }
 
-/// This build's static twin, `fathom-static` beside the fathom under test, where `make test`
-/// puts it when its build ends (scripts/test.sh builds it while other tests run): waited
-/// for while the build's marker, `fathom-static.building`, is there.
+/// This build's static twin, `fathom-static` beside the fathom under test, which
+/// `--push-agent` copies to hosts: `make test` builds the tests and the fathom they run
+/// statically (musl), and puts it there.
 fn static_build() -> std::path::PathBuf {
-    let dir = Path::new(FATHOM).parent().unwrap();
-    let (built, building) = (dir.join("fathom-static"), dir.join("fathom-static.building"));
-    let began = Instant::now();
-    while building.exists() && began.elapsed() < Duration::from_secs(900) {
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    assert!(
-        built.is_file(),
-        "no static build at {}: `make test` builds it (its output: target/suite/static.log)",
-        built.display()
-    );
+    let built = Path::new(FATHOM).parent().unwrap().join("fathom-static");
+    assert!(built.is_file(), "no static build at {}: `make test` puts it there (scripts/test.sh)", built.display());
     built
 }
 
@@ -657,108 +648,100 @@ fn local_hosts_are_one_machines_cpu() {
     assert!(env["hosts"]["m1"]["cpu_topology"]["sockets"].as_u64().is_some_and(|n| n > 0), "{env}");
 }
 
-/// The tests that push this build's static twin to a host: `make test` builds it while the
-/// other tests run and runs these once it is built (see [`static_build`]).
-mod pushed {
-    use super::*;
+#[test]
+fn push_agent_copies_this_fathom_where_it_is_missing() {
+    let static_build = static_build();
+    let s = Scratch::new("hosts-push");
+    let hosts = ssh_hosts(&s, &["bare"], known_all);
+    let push_dir = s.dir.join("pushed");
+    let inventory = std::fs::read_to_string(&hosts.inventory).unwrap().replace(
+        &format!("fathom: {FATHOM}"),
+        &format!("fathom: /nonexistent/fathom\n    push_dir: {}", push_dir.display()),
+    );
+    std::fs::write(&hosts.inventory, inventory).unwrap();
+    let path = scenario(&s, 2);
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not on that host (install it, or use --push-agent)"));
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // the copy is this build's static twin (`make test` puts it there), which needs no C
+    // library on the host, and it served the run as its agent
+    let pushed = push_dir.join(pushed_name());
+    assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(&static_build).unwrap());
+    let ldd = Command::new("ldd").arg(&pushed).output().unwrap();
+    let said = String::from_utf8_lossy(&ldd.stdout) + String::from_utf8_lossy(&ldd.stderr);
+    assert!(!said.contains("libc.so"), "the pushed fathom links the C library: {said}");
+    assert_eq!(per_host(&s.show_json())[0].1, 2);
+}
 
-    #[test]
-    fn push_agent_copies_this_fathom_where_it_is_missing() {
-        let static_build = static_build();
-        let s = Scratch::new("hosts-push");
-        let hosts = ssh_hosts(&s, &["bare"], known_all);
-        let push_dir = s.dir.join("pushed");
-        let inventory = std::fs::read_to_string(&hosts.inventory).unwrap().replace(
-            &format!("fathom: {FATHOM}"),
-            &format!("fathom: /nonexistent/fathom\n    push_dir: {}", push_dir.display()),
-        );
+#[test]
+fn an_agent_of_another_build_is_refused_naming_both_and_replaced_by_push_agent() {
+    let static_build = static_build();
+    let s = Scratch::new("hosts-build-other");
+    let hosts = ssh_hosts(&s, &["older"], known_all);
+    // what a fathom built from an older commit says: the same version and protocol
+    let push_dir = s.dir.join("pushed");
+    std::fs::create_dir_all(&push_dir).unwrap();
+    let stale = push_dir.join("fathom-0.1.0");
+    let script = "#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":3,\"version\":\"0.1.0\",\"host\":\"older\",\"cores\":1,\"memory_bytes\":null}'\ncat >/dev/null\n";
+    // written by a child process, so that no descriptor of it leaks into a forked one
+    let wrote = Command::new("sh")
+        .args(["-c", "printf '%s' \"$1\" > \"$2\" && chmod +x \"$2\"", "sh", script])
+        .arg(&stale)
+        .status()
+        .unwrap();
+    assert!(wrote.success());
+    let inventory = std::fs::read_to_string(&hosts.inventory).unwrap().replace(
+        &format!("fathom: {FATHOM}"),
+        &format!("fathom: {}\n    push_dir: {}", stale.display(), push_dir.display()),
+    );
+    std::fs::write(&hosts.inventory, inventory).unwrap();
+    let path = scenario(&s, 2);
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let both = format!("host older (ssh): its fathom is 0.1.0, agent protocol 3; this one is {}, protocol 6", build());
+    assert!(err.contains(&both) && err.contains("--push-agent"), "{err}");
+    // --push-agent copies this build there, under its own name, and runs it
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(&static_build).unwrap());
+    assert_eq!(per_host(&s.show_json())[0].1, 2);
+}
+
+#[test]
+fn hostile_inventory_values_run_no_shell_on_the_host() {
+    let static_build = static_build();
+    let s = Scratch::new("hosts-quoting");
+    let hosts = ssh_hosts(&s, &["quoted"], known_all);
+    let original = std::fs::read_to_string(&hosts.inventory).unwrap();
+    let (semi, subst) = (Pwned::new("semicolon"), Pwned::new("substitution"));
+    let path = scenario(&s, 2);
+    // a program path that would be shell: it is a path that is not there
+    for program in [format!("/nonexistent/fathom; touch {} #", semi.path()), format!("/x$(touch {})", subst.path())] {
+        let inventory = original.replace(&format!("fathom: {FATHOM}"), &format!("fathom: \"{program}\""));
         std::fs::write(&hosts.inventory, inventory).unwrap();
-        let path = scenario(&s, 2);
         let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("is not on that host (install it, or use --push-agent)"));
-        let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
-        assert!(out.status.success(), "{}", text(&out));
-        // the copy is this build's static twin (`make test` builds it), which needs no C
-        // library on the host, and it served the run as its agent
-        let pushed = push_dir.join(pushed_name());
-        assert_eq!(std::fs::read(&pushed).unwrap(), std::fs::read(&static_build).unwrap());
-        let ldd = Command::new("ldd").arg(&pushed).output().unwrap();
-        let said = String::from_utf8_lossy(&ldd.stdout) + String::from_utf8_lossy(&ldd.stderr);
-        assert!(!said.contains("libc.so"), "the pushed fathom links the C library: {said}");
-        assert_eq!(per_host(&s.show_json())[0].1, 2);
-    }
-
-    #[test]
-    fn an_agent_of_another_build_is_refused_naming_both_and_replaced_by_push_agent() {
-        let static_build = static_build();
-        let s = Scratch::new("hosts-build-other");
-        let hosts = ssh_hosts(&s, &["older"], known_all);
-        // what a fathom built from an older commit says: the same version and protocol
-        let push_dir = s.dir.join("pushed");
-        std::fs::create_dir_all(&push_dir).unwrap();
-        let stale = push_dir.join("fathom-0.1.0");
-        let script = "#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":3,\"version\":\"0.1.0\",\"host\":\"older\",\"cores\":1,\"memory_bytes\":null}'\ncat >/dev/null\n";
-        // written by a child process, so that no descriptor of it leaks into a forked one
-        let wrote = Command::new("sh")
-            .args(["-c", "printf '%s' \"$1\" > \"$2\" && chmod +x \"$2\"", "sh", script])
-            .arg(&stale)
-            .status()
-            .unwrap();
-        assert!(wrote.success());
-        let inventory = std::fs::read_to_string(&hosts.inventory).unwrap().replace(
-            &format!("fathom: {FATHOM}"),
-            &format!("fathom: {}\n    push_dir: {}", stale.display(), push_dir.display()),
-        );
-        std::fs::write(&hosts.inventory, inventory).unwrap();
-        let path = scenario(&s, 2);
-        let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        let err = String::from_utf8_lossy(&out.stderr);
-        let both =
-            format!("host older (ssh): its fathom is 0.1.0, agent protocol 3; this one is {}, protocol 6", build());
-        assert!(err.contains(&both) && err.contains("--push-agent"), "{err}");
-        // --push-agent copies this build there, under its own name, and runs it
-        let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
-        assert!(out.status.success(), "{}", text(&out));
-        assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(&static_build).unwrap());
-        assert_eq!(per_host(&s.show_json())[0].1, 2);
-    }
-
-    #[test]
-    fn hostile_inventory_values_run_no_shell_on_the_host() {
-        let static_build = static_build();
-        let s = Scratch::new("hosts-quoting");
-        let hosts = ssh_hosts(&s, &["quoted"], known_all);
-        let original = std::fs::read_to_string(&hosts.inventory).unwrap();
-        let (semi, subst) = (Pwned::new("semicolon"), Pwned::new("substitution"));
-        let path = scenario(&s, 2);
-        // a program path that would be shell: it is a path that is not there
-        for program in [format!("/nonexistent/fathom; touch {} #", semi.path()), format!("/x$(touch {})", subst.path())]
-        {
-            let inventory = original.replace(&format!("fathom: {FATHOM}"), &format!("fathom: \"{program}\""));
-            std::fs::write(&hosts.inventory, inventory).unwrap();
-            let out = s.run(&["run", &path, "--hosts", &hosts.inventory]);
-            semi.assert_untouched();
-            subst.assert_untouched();
-            assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-            assert!(String::from_utf8_lossy(&out.stderr).contains("is not on that host"), "{}", text(&out));
-        }
-        // a push_dir with a space, `$(...)` and `;`: fathom is copied to exactly that
-        // directory and runs from there
-        let push_dir = s.dir.join(format!("push dir/$(touch {}); touch {} #", subst.path(), semi.path()));
-        let inventory = original.replace(
-            &format!("fathom: {FATHOM}"),
-            &format!("fathom: /nonexistent/fathom\n    push_dir: \"{}\"", push_dir.display()),
-        );
-        std::fs::write(&hosts.inventory, inventory).unwrap();
-        let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
-        assert!(out.status.success(), "{}", text(&out));
-        assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(&static_build).unwrap());
-        assert_eq!(per_host(&s.show_json())[0].1, 2);
         semi.assert_untouched();
         subst.assert_untouched();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("is not on that host"), "{}", text(&out));
     }
+    // a push_dir with a space, `$(...)` and `;`: fathom is copied to exactly that
+    // directory and runs from there
+    let push_dir = s.dir.join(format!("push dir/$(touch {}); touch {} #", subst.path(), semi.path()));
+    let inventory = original.replace(
+        &format!("fathom: {FATHOM}"),
+        &format!("fathom: /nonexistent/fathom\n    push_dir: \"{}\"", push_dir.display()),
+    );
+    std::fs::write(&hosts.inventory, inventory).unwrap();
+    let out = s.run(&["run", &path, "--hosts", &hosts.inventory, "--push-agent"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read(push_dir.join(pushed_name())).unwrap(), std::fs::read(&static_build).unwrap());
+    assert_eq!(per_host(&s.show_json())[0].1, 2);
+    semi.assert_untouched();
+    subst.assert_untouched();
 }
 
 /// The tests that judge a rate or a time of a light load (well under a core each), and so
