@@ -7,6 +7,10 @@ use crate::common::{Scratch, servers, text};
 /// The time scale the built-ins run at here: a minute's study in about six seconds.
 const SCALE: &str = "0.1";
 
+/// The data file of a built-in whose study is not about its size (`vars: size`): 64 MiB,
+/// not its 1 GiB, laid out as random data before the first step.
+const SMALL: &[&str] = &["size=64m"];
+
 /// Runs built-in `name` at [`SCALE`] and returns `show --json` of the run. A threshold
 /// may fail on a slow machine (exit 3), but every expectation must have been measured.
 fn run_builtin(name: &str) -> serde_json::Value {
@@ -175,7 +179,7 @@ fn iops_in(show: &serde_json::Value, label: &str, workload: &str) -> f64 {
 
 #[test]
 fn four_corners() {
-    let show = run_builtin("four-corners");
+    let show = run_builtin_with("four-corners", SMALL);
     assert_eq!(labels(&show), vec!["randread-4k", "randwrite-4k", "read-1m", "write-1m"]);
     for l in labels(&show) {
         assert!(iops_in(&show, &l, &l) > 0.0, "{l}");
@@ -184,7 +188,7 @@ fn four_corners() {
 
 #[test]
 fn you_are_here() {
-    let show = run_builtin("you-are-here");
+    let show = run_builtin_with("you-are-here", SMALL);
     let l = labels(&show);
     assert_eq!(l, (1..=6).map(|n| format!("vm x{n}")).collect::<Vec<_>>());
     // depth 1 per worker: in phase n, at most n IOs in flight (Little's law); a busy
@@ -199,7 +203,7 @@ fn you_are_here() {
 
 #[test]
 fn db_colocation() {
-    let show = run_builtin("db-colocation");
+    let show = run_builtin_with("db-colocation", SMALL);
     assert_eq!(labels(&show), ["before", "during", "after"]);
     // judged on rate and latency: OLTP's p99 during and after DSS against before
     assert_eq!(show["expectations"].as_array().unwrap().len(), 4);
@@ -213,7 +217,7 @@ fn db_colocation() {
 
 #[test]
 fn ilm_warmup() {
-    let show = run_builtin("ilm-warmup");
+    let show = run_builtin_with("ilm-warmup", SMALL);
     let kinds: Vec<&str> = show["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, vec!["prefill", "zero", "prefill", "zero", "prefill"]);
     assert_eq!(labels(&show), vec!["read-16k", "read-32k", "read-64k"]);
@@ -221,7 +225,7 @@ fn ilm_warmup() {
 
 #[test]
 fn restore_ingest() {
-    let show = run_builtin("restore-ingest");
+    let show = run_builtin_with("restore-ingest", SMALL);
     let sizes = show["workloads"][0]["fidelity"]["block_sizes"].as_array().unwrap();
     assert_eq!(sizes.len(), 5);
     for b in sizes {
@@ -247,7 +251,7 @@ fn seek_sweep() {
 
 #[test]
 fn hotspot() {
-    let show = run_builtin("hotspot");
+    let show = run_builtin_with("hotspot", SMALL);
     assert_eq!(labels(&show), vec!["uniform", "pareto-0.8", "zipf-1.2"]);
 }
 

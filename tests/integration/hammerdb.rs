@@ -98,7 +98,7 @@ fn hammerdb_runs_tpcc_and_its_run_reads_like_pgbenchs() {
     assert!(detail.contains("HammerDB's time profile in ms") && detail.contains("; payment "), "{detail}");
     assert!(detail.contains("fathom's readings: the database") && detail.contains("conditions 1-4 hold"), "{detail}");
     // a run of pgbench's stores the same keys
-    let out = s.run(&["run", path.to_str().unwrap(), "--set", "oltp.engine=pgbench", "--set", "oltp.duration=3s"]);
+    let out = s.run(&["run", path.to_str().unwrap(), "--set", "oltp.engine=pgbench", "--set", "oltp.duration=1s"]);
     assert!(out.status.success(), "{}", text(&out));
     let pgbench = s.show_json();
     assert_eq!(pgbench["workloads"][0]["engine"], "tpcc");

@@ -44,6 +44,7 @@ fn streams_bytes_and_retransmits_match_iperf3s_report() {
          \x20   driver: iperf3\n\
          \x20   streams: 3\n\
          \x20   link: 100gbit\n\
+         \x20   bitrate: 3gbit\n\
          \x20   duration: 4s\n",
     );
     let out = s.run(&["run", path.to_str().unwrap()]);
@@ -206,6 +207,7 @@ fn a_stream_is_gbit_per_s_with_no_latency_and_no_link_unless_given() {
          workloads:\n\
          \x20 one:\n\
          \x20   driver: iperf3\n\
+         \x20   bitrate: 1gbit\n\
          \x20   duration: 2s\n",
     );
     let out = s.run(&["run", path.to_str().unwrap()]);
