@@ -9,10 +9,11 @@ use crate::interrupt::{spawn_job, wait_exit, wait_for};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// A pgbench run of 7 s with a `CHECKPOINT` at 4 s, through the DSN the step is given.
+/// A pgbench run of 7 s at 200 TPS with a `CHECKPOINT` at 4 s, through the DSN the step
+/// is given.
 const FORCED: &str = "name: forced\n\
      workloads:\n\
-     \x20 w: {driver: pgbench, scale: 1, clients: 2, duration: 7s}\n\
+     \x20 w: {driver: pgbench, scale: 1, clients: 2, rate: 200, duration: 7s}\n\
      timeline:\n\
      \x20 - start: w\n\
      \x20   async: true\n\
@@ -127,7 +128,7 @@ fn loads_by_a_role_that_may_not_checkpoint_succeed_and_say_it_was_skipped() {
     let dsn = |db: &str| format!("host=127.0.0.1 port={} user=plain dbname={db}", pg.port);
     for (db, workload) in [
         ("tpch", "{driver: tproch, scale: 0.01, duration: 300s}"),
-        ("tpcc", "{driver: tpcc, warehouses: 1, duration: 3s}"),
+        ("tpcc", "{driver: tpcc, warehouses: 1, rate: 100, duration: 3s}"),
     ] {
         let path = s.scenario(&format!("name: {db}\nworkloads:\n  w: {workload}\n"));
         let out = s.run(&["run", path.to_str().unwrap(), "--set", &format!("dsn={}", dsn(db))]);
@@ -148,7 +149,7 @@ fn loads_by_a_role_that_may_not_checkpoint_succeed_and_say_it_was_skipped() {
 fn the_observer_sits_outside_the_measured_database_and_counters_read_as_rates() {
     let s = Scratch::new("databases-observer");
     let path = s.scenario(
-        "name: where\nworkloads:\n  w: {driver: pgbench, scale: 1, clients: 1, duration: 5s}\ntimeline:\n  \
+        "name: where\nworkloads:\n  w: {driver: pgbench, scale: 1, clients: 1, rate: 100, duration: 5s}\ntimeline:\n  \
          - start: w\n    async: true\n  - exec: psql -X -A -t -d \"$FATHOM_DSN_W\" -c \"SELECT 'in:' || datname FROM \
          pg_stat_activity WHERE application_name = 'fathom-observe'\"\n    at: 3s\n  - wait_for: w\n",
     );
@@ -202,7 +203,7 @@ fn a_database_run_s_scrape_passes_promtool_and_its_pg_families_are_postgres_expo
     let s = Scratch::new("databases-exporter");
     let (address, done) = (s.dir.join("address"), s.dir.join("done"));
     let path = s.scenario(&format!(
-        "name: parity\nworkloads:\n  w: {{driver: pgbench, scale: 1, clients: 2, duration: 3s}}\ntimeline:\n  \
+        "name: parity\nworkloads:\n  w: {{driver: pgbench, scale: 1, clients: 2, rate: 200, duration: 3s}}\ntimeline:\n  \
          - start: w\n    async: true\n  - wait_for: w\n  - exec: echo \"$FATHOM_DSN_W\" > {}\n  \
          - wait_until: {{command: test -f {}, timeout: 60s}}\n",
         address.display(),
