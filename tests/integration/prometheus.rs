@@ -285,7 +285,7 @@ mod alone {
         // the scenario asks for the endpoint itself; two workers of group db share the rate
         let scenario = s.scenario(&format!(
             "name: scraped\nprometheus: 127.0.0.1:{fathom_port}\ngroups:\n  db: {{count: 2}}\nworkloads:\n  \
-         w: {{target: TARGET, size: 16m, rw: randread, iodepth: 4, rate_iops: 1500, duration: 8s, group: db}}\n"
+         w: {{target: TARGET, size: 16m, rw: randread, iodepth: 4, rate_iops: 1500, duration: 10s, group: db}}\n"
         ));
         let out = s.run(&["run", scenario.to_str().unwrap(), "-q"]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -309,7 +309,7 @@ mod alone {
             }
         }
         let k = k.unwrap_or_else(|| panic!("scraped {scraped} is no prefix of {per_second:?}"));
-        assert!(k >= 6, "Prometheus saw most of the run (up to second {k})");
+        assert!(k >= 7, "Prometheus saw most of the run (up to second {k})");
 
         // The IOPS Prometheus computes agree with fathom's (1,500 asked).
         let rate = query(prom_port, "max_over_time(sum(rate(fathom_ops_total[3s]))[1m:1s])");
