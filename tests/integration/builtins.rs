@@ -188,7 +188,7 @@ fn four_corners() {
 
 #[test]
 fn you_are_here() {
-    let show = run_builtin_with("you-are-here", SMALL);
+    let show = run_builtin("you-are-here");
     let l = labels(&show);
     assert_eq!(l, (1..=6).map(|n| format!("vm x{n}")).collect::<Vec<_>>());
     // depth 1 per worker: in phase n, at most n IOs in flight (Little's law); a busy
