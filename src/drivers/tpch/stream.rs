@@ -37,6 +37,8 @@ pub struct Session {
     lines: Receiver<String>,
     /// What psql said on stderr since the last query began.
     said: Arc<Mutex<String>>,
+    /// Each query's `statement_timeout`.
+    timeout: Option<Duration>,
 }
 
 impl Session {
@@ -66,7 +68,7 @@ impl Session {
                 said.push(' ');
             }
         });
-        let mut session = Session { group, stdin, lines, said };
+        let mut session = Session { group, stdin, lines, said, timeout };
         let ms = timeout.map_or(0, |t| t.as_millis().max(1));
         session.send(&format!("SET statement_timeout = {ms};\n\\o /dev/null\n"))?;
         Ok(session)
@@ -102,13 +104,7 @@ impl Session {
             let seconds = began.elapsed().as_secs_f64();
             match line.trim() {
                 DONE => return Ok(Outcome::Done(seconds)),
-                FAILED => {
-                    let said = self.error();
-                    return Ok(match said.contains("statement timeout") {
-                        true => Outcome::TimedOut(seconds),
-                        false => Outcome::Failed(said),
-                    });
-                }
+                FAILED => return Ok(failed(self.error(), seconds, self.timeout)),
                 _ => {}
             }
         }
@@ -132,5 +128,38 @@ impl Session {
         let _ = self.send("\\q\n");
         let deadline = Some(Instant::now() + Duration::from_secs(2));
         let _ = self.group.wait_stopping(None, deadline, &|| false);
+    }
+}
+
+/// How a query that failed ended. A query cut by its `statement_timeout` is said so by
+/// the server, or, when a parallel worker's cancel reaches the leader first, as a cancel
+/// "due to user request" that fathom never sent (it stops a query only when the
+/// workload stops): a cancel once the timeout has passed is the timeout's.
+fn failed(said: String, seconds: f64, timeout: Option<Duration>) -> Outcome {
+    let cancelled = said.contains("canceling statement");
+    let timed_out =
+        said.contains("statement timeout") || (cancelled && timeout.is_some_and(|t| seconds >= t.as_secs_f64()));
+    match timed_out {
+        true => Outcome::TimedOut(seconds),
+        false => Outcome::Failed(said),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancel_past_the_timeout_is_the_timeout_and_any_other_failure_is_said() {
+        let ms = Some(Duration::from_millis(1));
+        let user = "ERROR:  canceling statement due to user request".to_string();
+        assert_eq!(failed(user.clone(), 0.004, ms), Outcome::TimedOut(0.004));
+        let timeout = "ERROR:  canceling statement due to statement timeout".to_string();
+        assert_eq!(failed(timeout, 0.004, ms), Outcome::TimedOut(0.004));
+        // before its timeout, or without one, a cancel is no timeout
+        assert_eq!(failed(user.clone(), 0.5, Some(Duration::from_secs(1))), Outcome::Failed(user.clone()));
+        assert_eq!(failed(user.clone(), 0.5, None), Outcome::Failed(user));
+        let syntax = "ERROR:  syntax error at or near \"x\"".to_string();
+        assert_eq!(failed(syntax.clone(), 2.0, ms), Outcome::Failed(syntax));
     }
 }
