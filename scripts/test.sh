@@ -103,8 +103,7 @@ step "the integration tests that share the machine"
 # Then the tests that judge a rate or a time: those of a light load (the `paired` modules,
 # well under a core each) two at once, then the others (the `alone` modules) one at a
 # time. They leave most of the cores idle, so the unit tests run beside them at the lowest
-# priority (`nice -n 19`), which gives way to the test
-# at once.
+# priority (`nice -n 19`), which gives way to the test at once.
 # every other target, the unit tests among them, built with the same lints, then the unit
 # tests run (in a subshell at the lowest priority, which what it starts inherits)
 unit_tests() {

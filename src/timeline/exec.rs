@@ -254,7 +254,8 @@ impl Background {
 }
 
 /// Polls `probe` every `interval` until it succeeds (Ok: how long it took) or
-/// `timeout` passes or `stop` is set (Err: the last failure, a failure of the run).
+/// `timeout` passes or `stop` is set (Err: the last failure, with the last answer seen
+/// before it; a failure of the run).
 pub fn wait_until(probe: &Probe, timeout: Duration, interval: Duration, stop: &AtomicBool) -> Result<Duration> {
     let started = Instant::now();
     let mut answered = None;

@@ -641,15 +641,11 @@ impl Executor<'_> {
         let full = cx.files[idx].first().map(|data| (data, data.full_at_ms.load(Ordering::Relaxed)));
         if let Some((data, full_at_ms)) = full.filter(|(_, ms)| *ms > 0) {
             stopped = stopped.min((full_at_ms - 1) as f64 / 1000.0);
-            let w = Warning::TargetFull { workload: l.w.name.clone(), path: data.path.clone(), at_s: stopped };
-            cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
-            w.say();
+            warn(cx, &Warning::TargetFull { workload: l.w.name.clone(), path: data.path.clone(), at_s: stopped });
         }
         let unsent = l.unsent.load(Ordering::Relaxed);
         if let Some(rate_iops) = l.w.io().and_then(|io| io.rate_iops).filter(|_| unsent > 0) {
-            let w = Warning::RateNotKept { workload: l.w.name.clone(), unsent, rate_iops };
-            cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
-            w.say();
+            warn(cx, &Warning::RateNotKept { workload: l.w.name.clone(), unsent, rate_iops });
         }
         cx.sink.send(Record::WorkloadStopped { idx, at: stopped });
         Ok(())
@@ -746,6 +742,12 @@ impl Executor<'_> {
         let closed = if self.cx.stop.load(Ordering::Relaxed) { now.floor() as u64 } else { end };
         result.and(self.close_phase(closed))
     }
+}
+
+/// Records a warning with the run and says it on the terminal.
+fn warn(cx: &Context, w: &Warning) {
+    cx.sink.send(Record::Warning { code: w.code().into(), message: w.message() });
+    w.say();
 }
 
 /// A step that starts a workload.

@@ -56,8 +56,8 @@ impl Scratch {
     }
 
     /// The scratch directory `run-NAME`, once no test runs but at most one other paired
-    /// one: for a test that judges a rate or a time of a light load (well under a core,
-    /// as paced IO, agents at a rate, a signal's stop), which a busy machine would fail
+    /// one: for a test that judges a rate or a time of a light load (well under a core and
+    /// little IO: agents at a rate, a signal's stop, think time), which a busy machine would fail
     /// and one other such test, leaving it a core, does not. Such a test lives in its
     /// file's `paired` module, which `make test` runs after the shared tests, two at once.
     pub fn paired(name: &str) -> Scratch {
